@@ -1,0 +1,115 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/fatih/color"
+	"github.com/spf13/cobra"
+
+	"github.com/agentx-cli/agentx/internal/clock"
+	"github.com/agentx-cli/agentx/internal/workspace"
+)
+
+// app is what every command is built from: its streams, environment and
+// global options. Tests build one with buffers and run commands in-process.
+type app struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	getenv         func(string) string
+	isTTY          bool
+
+	// global flags
+	root    string
+	json    bool
+	noColor bool
+
+	now     clock.Clock
+	started bool // set once flags parsed and a command began to run
+}
+
+// run executes the command line and returns the exit code.
+func run(ctx context.Context, a *app, args []string) int {
+	cmd := newRootCmd(a)
+	cmd.SetArgs(args)
+	cmd.SetIn(a.stdin)
+	cmd.SetOut(a.stdout)
+	cmd.SetErr(a.stderr)
+	err := cmd.ExecuteContext(ctx)
+	if err == nil {
+		return 0
+	}
+	if !a.started {
+		err = &usageError{err: err}
+	}
+	if ctx.Err() != nil {
+		err = &interruptedError{err: err}
+	}
+	return a.fail(err)
+}
+
+// prepare resolves the global options; it runs before every command.
+func (a *app) prepare() error {
+	a.started = true
+	if a.root == "" {
+		a.root = a.getenv("AGENTX_ROOT")
+	}
+	now, err := clock.FromEnv(a.getenv(clock.EnvVar))
+	if err != nil {
+		return &usageError{err: err}
+	}
+	a.now = now
+	return nil
+}
+
+// colorOn reports whether output may be coloured: a terminal, and none of
+// --no-color, NO_COLOR or CLICOLOR=0.
+func (a *app) colorOn() bool {
+	return a.isTTY && !a.noColor && !a.json && a.getenv("NO_COLOR") == "" && a.getenv("CLICOLOR") != "0"
+}
+
+// paint returns a function that colours text when colour is on.
+func (a *app) paint(attrs ...color.Attribute) func(string) string {
+	c := color.New(attrs...)
+	if a.colorOn() {
+		c.EnableColor()
+	} else {
+		c.DisableColor()
+	}
+	return func(s string) string { return c.Sprint(s) }
+}
+
+// startDir is where a workspace search begins: --root, AGENTX_ROOT or the
+// working directory.
+func (a *app) startDir() (string, error) {
+	if a.root != "" {
+		return filepath.Abs(a.root)
+	}
+	return os.Getwd()
+}
+
+// open finds the workspace and loads its configuration and workflows.
+func (a *app) open() (*workspace.Workspace, error) {
+	cwd, err := os.Getwd()
+	if err != nil {
+		return nil, err
+	}
+	return workspace.Open(a.root, cwd, a.now)
+}
+
+// runE adapts a command body to cobra, with the context.
+func runE(fn func(ctx context.Context, cmd *cobra.Command, args []string) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		return fn(cmd.Context(), cmd, args)
+	}
+}
+
+// printf writes text output (never used under --json).
+func (a *app) printf(format string, args ...any) {
+	fmt.Fprintf(a.stdout, format, args...)
+}
+
+const boldAttr = color.Bold

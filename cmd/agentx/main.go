@@ -1,0 +1,29 @@
+// Command agentx lets AI coding agents ask the agents upstream of them, or a
+// human, clarifying questions while they work on an issue, with every round
+// recorded in a per-issue ledger under .agentx/.
+//
+// This package is thin: it parses flags, calls the packages that do the
+// work, prints the result and maps errors to exit codes.
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/mattn/go-isatty"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, &app{
+		stdin:  os.Stdin,
+		stdout: os.Stdout,
+		stderr: os.Stderr,
+		getenv: os.Getenv,
+		isTTY:  isatty.IsTerminal(os.Stdout.Fd()),
+	}, os.Args[1:])
+	stop()
+	os.Exit(code)
+}

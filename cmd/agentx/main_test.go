@@ -1,0 +1,87 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// TestMain lets testscript run this test binary as the agentx command.
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){"agentx": main})
+}
+
+// TestScripts runs the user stories under testdata/script, one per file.
+// Run with -update to rewrite the expected output in the scripts.
+func TestScripts(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir:                 "testdata/script",
+		UpdateScripts:       os.Getenv("UPDATE_SCRIPTS") != "",
+		RequireExplicitExec: true,
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"exitcode": cmdExitcode,
+		},
+		Setup: func(e *testscript.Env) error {
+			e.Setenv("NO_COLOR", "")
+			e.Setenv("AGENTX_ROOT", "")
+			e.Setenv("HOME", e.WorkDir)
+			return nil
+		},
+	})
+}
+
+// cmdExitcode runs a program and checks its exit status:
+//
+//	exitcode 7 agentx workflow validate bad.toml
+//
+// stdout and stderr are kept for the following stdout/stderr checks.
+func cmdExitcode(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: exitcode N program [args...]")
+	}
+	want, err := strconv.Atoi(args[0])
+	ts.Check(err)
+	got := 0
+	if err := ts.Exec(args[1], args[2:]...); err != nil {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			ts.Fatalf("%s: %v", args[1], err)
+		}
+		got = ee.ExitCode()
+	}
+	if got != want {
+		ts.Logf("stdout:\n%s", ts.ReadFile("stdout"))
+		ts.Logf("stderr:\n%s", ts.ReadFile("stderr"))
+		ts.Fatalf("%s exited %d, want %d", strings.Join(args[1:], " "), got, want)
+	}
+}
+
+// result is what an in-process command run produced.
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+// runCmd runs agentx in-process with buffers, in dir, with env.
+func runCmd(t *testing.T, dir string, env map[string]string, stdin string, args ...string) result {
+	t.Helper()
+	if dir != "" {
+		t.Chdir(dir)
+	}
+	var out, errb bytes.Buffer
+	a := &app{
+		stdin:  strings.NewReader(stdin),
+		stdout: &out,
+		stderr: &errb,
+		getenv: func(k string) string { return env[k] },
+	}
+	code := run(context.Background(), a, args)
+	return result{code: code, stdout: out.String(), stderr: errb.String()}
+}

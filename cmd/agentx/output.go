@@ -1,0 +1,59 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// schemaVersion is the version of every --json document agentx prints.
+const schemaVersion = 1
+
+type envelope struct {
+	SchemaVersion int `json:"schema_version"`
+	Data          any `json:"data"`
+}
+
+type errorBody struct {
+	Code     string `json:"code"`
+	ExitCode int    `json:"exit_code"`
+	Message  string `json:"message"`
+	Hint     string `json:"hint,omitempty"`
+}
+
+type errorEnvelope struct {
+	SchemaVersion int       `json:"schema_version"`
+	Error         errorBody `json:"error"`
+}
+
+// emit prints a command's result: under --json the envelope with data,
+// otherwise whatever text does.
+func (a *app) emit(data any, text func()) error {
+	if a.json {
+		b, err := json.MarshalIndent(envelope{SchemaVersion: schemaVersion, Data: data}, "", "  ")
+		if err != nil {
+			return fmt.Errorf("encode json: %w", err)
+		}
+		_, err = fmt.Fprintf(a.stdout, "%s\n", b)
+		return err
+	}
+	text()
+	return nil
+}
+
+// fail prints err the way the output mode asks and returns its exit code.
+func (a *app) fail(err error) int {
+	code := errorExit(err)
+	hint := hintOf(err)
+	if a.json {
+		b, _ := json.Marshal(errorEnvelope{SchemaVersion: schemaVersion, Error: errorBody{
+			Code: code.Name, ExitCode: code.N, Message: err.Error(), Hint: hint,
+		}})
+		fmt.Fprintf(a.stderr, "%s\n", b)
+		return code.N
+	}
+	fmt.Fprintf(a.stderr, "agentx: %s\n", err)
+	if hint != "" {
+		fmt.Fprintf(a.stderr, "hint: %s\n", hint)
+	}
+	return code.N
+}

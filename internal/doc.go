@@ -1,0 +1,3 @@
+// Package internal holds agentx's plumbing: atomic file writes, the clock,
+// terminal detection. Nothing in it knows about clarifications.
+package internal

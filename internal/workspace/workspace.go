@@ -1,0 +1,124 @@
+// Package workspace finds and opens an agentx workspace: the .agentx
+// directory of a repository, its configuration and workflows, and its state.
+package workspace
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+)
+
+// Dir is the name of the workspace directory inside a repository.
+const Dir = ".agentx"
+
+// NotFoundError means no .agentx directory was found.
+type NotFoundError struct {
+	Start string // where the search began
+	Root  string // the root that was given explicitly, if any
+}
+
+func (e *NotFoundError) Error() string {
+	if e.Root != "" {
+		return fmt.Sprintf("no agentx workspace at %s (no %s directory)", e.Root, Dir)
+	}
+	return fmt.Sprintf("no agentx workspace in %s or any parent directory", e.Start)
+}
+
+// Hint says how to make one.
+func (e *NotFoundError) Hint() string {
+	return "run `agentx init` in the repository's top directory, or point --root (or AGENTX_ROOT) at it"
+}
+
+// Find returns the root to use: explicit if given (it must hold .agentx),
+// else the nearest ancestor of start that holds .agentx.
+func Find(explicit, start string) (string, error) {
+	if explicit != "" {
+		abs, err := filepath.Abs(explicit)
+		if err != nil {
+			return "", fmt.Errorf("--root %s: %w", explicit, err)
+		}
+		if !isDir(filepath.Join(abs, Dir)) {
+			return "", &NotFoundError{Root: abs}
+		}
+		return abs, nil
+	}
+	dir, err := filepath.Abs(start)
+	if err != nil {
+		return "", fmt.Errorf("find workspace from %s: %w", start, err)
+	}
+	for {
+		if isDir(filepath.Join(dir, Dir)) {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", &NotFoundError{Start: start}
+		}
+		dir = parent
+	}
+}
+
+func isDir(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
+}
+
+// ExistsError is returned by Init when the workspace already has files it
+// would overwrite.
+type ExistsError struct{ Paths []string }
+
+func (e *ExistsError) Error() string {
+	return fmt.Sprintf("%s already exists; agentx init will not overwrite it", e.Paths[0])
+}
+
+// Hint says how to go on.
+func (e *ExistsError) Hint() string {
+	return "pass --force to replace the default files (your state/ directory is kept)"
+}
+
+// StateGitignore keeps lock files out of version control.
+const StateGitignore = "# agentx: lock files are transient and never committed\n*.lock\n*.lock.takeover\n"
+
+// Init writes the default files (relative path → content) under
+// root/.agentx, plus state/.gitignore. Without force it refuses if any of
+// them exists, and writes nothing. It returns the paths written.
+func Init(root string, files map[string][]byte, force bool) ([]string, error) {
+	base := filepath.Join(root, Dir)
+	all := make(map[string][]byte, len(files)+1)
+	for k, v := range files {
+		all[k] = v
+	}
+	all[filepath.Join("state", ".gitignore")] = []byte(StateGitignore)
+	var exists []string
+	for rel := range all {
+		p := filepath.Join(base, rel)
+		if _, err := os.Stat(p); err == nil {
+			exists = append(exists, p)
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("init %s: %w", p, err)
+		}
+	}
+	if len(exists) > 0 && !force {
+		slices.Sort(exists)
+		return nil, &ExistsError{Paths: exists}
+	}
+	var written []string
+	for _, rel := range slices.Sorted(maps.Keys(all)) {
+		p := filepath.Join(base, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return written, fmt.Errorf("init: %w", err)
+		}
+		if err := os.WriteFile(p, all[rel], 0o644); err != nil {
+			return written, fmt.Errorf("init: %w", err)
+		}
+		written = append(written, p)
+	}
+	if err := os.MkdirAll(filepath.Join(base, "state", "clarifications"), 0o755); err != nil {
+		return written, fmt.Errorf("init: %w", err)
+	}
+	return written, nil
+}

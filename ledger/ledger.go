@@ -1,0 +1,259 @@
+package ledger
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// EntryType is the kind of a thread entry.
+type EntryType string
+
+// The thread entry types of the AgentX ledger format.
+const (
+	Question   EntryType = "question"
+	Answer     EntryType = "answer"
+	Resolution EntryType = "resolution"
+	Escalation EntryType = "escalation"
+)
+
+// Record types.
+const (
+	RecordClarification = "clarification"
+	RecordBrainstorm    = "brainstorm"
+)
+
+// Human is the built-in agent name for a person.
+const Human = "human"
+
+// Limits on what a ledger may hold, so one bad input cannot bloat a file
+// every agent reads.
+const (
+	MaxTopicLen = 200       // bytes
+	MaxBodyLen  = 64 * 1024 // bytes
+	MaxAgentLen = 64        // bytes
+)
+
+// ThreadEntry is one message in a clarification's thread.
+type ThreadEntry struct {
+	Round     int       `json:"round"`
+	From      string    `json:"from"`
+	Type      EntryType `json:"type"`
+	Body      string    `json:"body"`
+	Timestamp Time      `json:"timestamp"`
+}
+
+// Clarification is one question thread between two agents (or an agent and
+// a human). Field names are the AgentX ledger's.
+type Clarification struct {
+	ID         string        `json:"id"`
+	From       string        `json:"from"`
+	To         string        `json:"to"`
+	Topic      string        `json:"topic"`
+	Blocking   bool          `json:"blocking"`
+	Status     Status        `json:"status"`
+	Round      int           `json:"round"`
+	MaxRounds  int           `json:"maxRounds"`
+	Created    Time          `json:"created"`
+	StaleAfter Time          `json:"staleAfter"`
+	ResolvedAt *Time         `json:"resolvedAt"`
+	Thread     []ThreadEntry `json:"thread"`
+	RecordType string        `json:"recordType,omitempty"`
+}
+
+// Ledger is the content of one issue-N.json file.
+type Ledger struct {
+	IssueNumber    int              `json:"issueNumber"`
+	Clarifications []*Clarification `json:"clarifications"`
+}
+
+// Find returns the clarification with id, or nil.
+func (l *Ledger) Find(id string) *Clarification {
+	for _, c := range l.Clarifications {
+		if c.ID == id {
+			return c
+		}
+	}
+	return nil
+}
+
+// NextID is the id for a new clarification: CLR-{issue}-{seq:03d} with seq
+// one past the highest in the ledger, so an id is never reused after a gap.
+func (l *Ledger) NextID() string {
+	max := 0
+	for _, c := range l.Clarifications {
+		if _, seq, err := ParseID(c.ID); err == nil && seq > max {
+			max = seq
+		}
+	}
+	return FormatID(l.IssueNumber, max+1)
+}
+
+// FormatID builds a clarification id.
+func FormatID(issue, seq int) string { return fmt.Sprintf("CLR-%d-%03d", issue, seq) }
+
+var idRe = regexp.MustCompile(`^CLR-([0-9]{1,9})-([0-9]{3,9})$`)
+
+// ParseID splits a clarification id into its issue and sequence numbers.
+func ParseID(id string) (issue, seq int, err error) {
+	m := idRe.FindStringSubmatch(id)
+	if m == nil {
+		return 0, 0, &InputError{Field: "id", Value: id, Msg: "is not a clarification id (example: CLR-42-001)"}
+	}
+	issue, _ = strconv.Atoi(m[1])
+	seq, _ = strconv.Atoi(m[2])
+	return issue, seq, nil
+}
+
+// Current is the latest entry of type t in the thread, or nil.
+func (c *Clarification) Current(t EntryType) *ThreadEntry {
+	for i := len(c.Thread) - 1; i >= 0; i-- {
+		if c.Thread[i].Type == t {
+			return &c.Thread[i]
+		}
+	}
+	return nil
+}
+
+// Move changes c's status through the transition table.
+func (c *Clarification) Move(to Status) error {
+	if !CanMove(c.Status, to) {
+		return &TransitionError{ID: c.ID, From: c.Status, To: to}
+	}
+	c.Status = to
+	return nil
+}
+
+// InputError is user-supplied text that agentx will not store.
+type InputError struct {
+	Field string
+	Value string
+	Msg   string
+}
+
+func (e *InputError) Error() string {
+	v := e.Value
+	if len(v) > 40 {
+		v = v[:40] + "..."
+	}
+	return fmt.Sprintf("%s %q %s", e.Field, v, e.Msg)
+}
+
+var agentRe = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
+
+// ValidateAgent checks an agent name: lowercase letters, digits and dashes,
+// starting with a letter or digit.
+func ValidateAgent(field, name string) error {
+	switch {
+	case name == "":
+		return &InputError{Field: field, Value: name, Msg: "is empty: give an agent name such as engineer"}
+	case len(name) > MaxAgentLen:
+		return &InputError{Field: field, Value: name, Msg: fmt.Sprintf("is longer than %d bytes", MaxAgentLen)}
+	case !agentRe.MatchString(name):
+		return &InputError{Field: field, Value: name, Msg: "is not an agent name: use lowercase letters, digits and dashes (example: product-manager)"}
+	}
+	return nil
+}
+
+// ValidateText checks a topic or body: non-blank, valid UTF-8, within max bytes.
+func ValidateText(field, s string, max int) error {
+	switch {
+	case strings.TrimSpace(s) == "":
+		return &InputError{Field: field, Value: s, Msg: "is empty"}
+	case !utf8.ValidString(s):
+		return &InputError{Field: field, Value: s, Msg: "is not valid UTF-8"}
+	case len(s) > max:
+		return &InputError{Field: field, Value: s, Msg: fmt.Sprintf("is %d bytes; the limit is %d", len(s), max)}
+	}
+	return nil
+}
+
+// ValidateIssue checks an issue number.
+func ValidateIssue(n int) error {
+	if n < 0 || n > 999_999_999 {
+		return &InputError{Field: "issue", Value: strconv.Itoa(n), Msg: "must be a non-negative integer (0 = no issue)"}
+	}
+	return nil
+}
+
+// ParseIssue parses an issue number given as text ("42" or "#42").
+func ParseIssue(s string) (int, error) {
+	t := strings.TrimPrefix(strings.TrimSpace(s), "#")
+	n, err := strconv.Atoi(t)
+	if err != nil || t == "" || t[0] == '+' || t[0] == '-' {
+		return 0, &InputError{Field: "issue", Value: s, Msg: "must be a non-negative integer (0 = no issue)"}
+	}
+	return n, ValidateIssue(n)
+}
+
+// Validate checks the whole ledger before it is written: ids well formed,
+// unique and of this issue; known statuses; valid agent names; text within
+// limits. Records written by other AgentX tools (round 0, empty thread) pass.
+func (l *Ledger) Validate() error {
+	if err := ValidateIssue(l.IssueNumber); err != nil {
+		return err
+	}
+	seen := make(map[string]bool, len(l.Clarifications))
+	for _, c := range l.Clarifications {
+		if c == nil {
+			return fmt.Errorf("ledger issue %d: null clarification record", l.IssueNumber)
+		}
+		issue, _, err := ParseID(c.ID)
+		if err != nil {
+			return err
+		}
+		if issue != l.IssueNumber {
+			return fmt.Errorf("%s: belongs to issue %d, not %d", c.ID, issue, l.IssueNumber)
+		}
+		if seen[c.ID] {
+			return fmt.Errorf("%s: duplicate id in issue %d", c.ID, l.IssueNumber)
+		}
+		seen[c.ID] = true
+		if err := c.validate(); err != nil {
+			return fmt.Errorf("%s: %w", c.ID, err)
+		}
+	}
+	return nil
+}
+
+func (c *Clarification) validate() error {
+	if err := ValidateAgent("from", c.From); err != nil {
+		return err
+	}
+	if err := ValidateAgent("to", c.To); err != nil {
+		return err
+	}
+	if c.From == c.To {
+		return &InputError{Field: "to", Value: c.To, Msg: "is the asker: an agent cannot ask itself"}
+	}
+	if err := ValidateText("topic", c.Topic, MaxTopicLen); err != nil {
+		return err
+	}
+	if !c.Status.Valid() {
+		return &InputError{Field: "status", Value: string(c.Status), Msg: "is not a status"}
+	}
+	if c.Round < 0 || c.MaxRounds < 0 {
+		return fmt.Errorf("round %d of maxRounds %d is out of range", c.Round, c.MaxRounds)
+	}
+	switch c.RecordType {
+	case "", RecordClarification, RecordBrainstorm:
+	default:
+		return &InputError{Field: "recordType", Value: c.RecordType, Msg: "must be clarification or brainstorm"}
+	}
+	for i, e := range c.Thread {
+		if err := ValidateAgent(fmt.Sprintf("thread[%d].from", i), e.From); err != nil {
+			return err
+		}
+		switch e.Type {
+		case Question, Answer, Resolution, Escalation:
+		default:
+			return &InputError{Field: fmt.Sprintf("thread[%d].type", i), Value: string(e.Type), Msg: "must be question, answer, resolution or escalation"}
+		}
+		if err := ValidateText(fmt.Sprintf("thread[%d].body", i), e.Body, MaxBodyLen); err != nil {
+			return err
+		}
+	}
+	return nil
+}

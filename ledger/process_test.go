@@ -1,0 +1,147 @@
+package ledger
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentx-cli/agentx/lock"
+)
+
+// The test binary doubles as a writer process: with AGENTX_LEDGER_HELPER set
+// it appends clarifications to a ledger and prints "ACK <id>" after each
+// Update returns, so the parent knows which writes were acknowledged.
+func TestMain(m *testing.M) {
+	if mode := os.Getenv("AGENTX_LEDGER_HELPER"); mode != "" {
+		os.Exit(helper(mode))
+	}
+	os.Exit(m.Run())
+}
+
+func helper(mode string) int {
+	dir := os.Getenv("AGENTX_LEDGER_DIR")
+	n, _ := strconv.Atoi(os.Getenv("AGENTX_LEDGER_N"))
+	s := NewStore(dir, lock.Options{Agent: "helper"}, nil)
+	w := bufio.NewWriter(os.Stdout)
+	for i := 0; i < n; i++ {
+		var id string
+		_, err := s.Update(context.Background(), 7, func(l *Ledger) error {
+			if err := ask(s, "engineer", "architect", fmt.Sprintf("question %d from %d", i, os.Getpid()))(l); err != nil {
+				return err
+			}
+			id = l.Clarifications[len(l.Clarifications)-1].ID
+			return nil
+		})
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "update:", err)
+			return 1
+		}
+		fmt.Fprintln(w, "ACK", id)
+		w.Flush()
+	}
+	return 0
+}
+
+func helperCmd(dir string, n int) *exec.Cmd {
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "AGENTX_LEDGER_HELPER=append", "AGENTX_LEDGER_DIR="+dir, "AGENTX_LEDGER_N="+strconv.Itoa(n))
+	return cmd
+}
+
+// TestConcurrentProcessesNeverLoseAWrite: 16 processes append 25
+// clarifications each to one ledger; all 400 are there, ids dense and unique.
+func TestConcurrentProcessesNeverLoseAWrite(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	dir := t.TempDir()
+	const procs, each = 16, 25
+	var wg sync.WaitGroup
+	errs := make(chan error, procs)
+	for p := 0; p < procs; p++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out, err := helperCmd(dir, each).CombinedOutput()
+			if err != nil {
+				errs <- fmt.Errorf("%v: %s", err, out)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	l, err := NewStore(dir, lock.Options{}, nil).Read(7)
+	require.NoError(t, err)
+	require.Len(t, l.Clarifications, procs*each)
+	for i, c := range l.Clarifications {
+		assert.Equal(t, FormatID(7, i+1), c.ID)
+	}
+}
+
+// TestCrashMidWriteLosesNothing SIGKILLs a writer at random moments, over
+// and over, and checks after each kill that the ledger parses and holds every
+// write that was acknowledged.
+func TestCrashMidWriteLosesNothing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	iterations := 200
+	dir := t.TempDir()
+	s := NewStore(dir, lock.Options{}, nil)
+	acked := map[string]bool{}
+	killedMidRun := 0
+	for it := 0; it < iterations; it++ {
+		cmd := helperCmd(dir, 1000)
+		stdout, err := cmd.StdoutPipe()
+		require.NoError(t, err)
+		require.NoError(t, cmd.Start())
+		lines := make(chan string, 1024)
+		go func() {
+			sc := bufio.NewScanner(stdout)
+			for sc.Scan() {
+				lines <- sc.Text()
+			}
+			close(lines)
+		}()
+		time.Sleep(time.Duration(2000+rand.IntN(40000)) * time.Microsecond)
+		_ = cmd.Process.Signal(syscall.SIGKILL)
+		for line := range lines {
+			if id, ok := strings.CutPrefix(line, "ACK "); ok {
+				acked[id] = true
+			}
+		}
+		werr := cmd.Wait()
+		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			killedMidRun++
+		} else if werr != nil {
+			t.Fatalf("iteration %d: writer failed: %v", it, werr)
+		}
+		l, err := s.Read(7)
+		require.NoError(t, err, "iteration %d: the ledger must parse after a kill", it)
+		have := make(map[string]bool, len(l.Clarifications))
+		for _, c := range l.Clarifications {
+			have[c.ID] = true
+		}
+		for id := range acked {
+			require.True(t, have[id], "iteration %d: acknowledged %s is missing", it, id)
+		}
+	}
+	t.Logf("%d kills, %d landed mid-run, %d acknowledged writes all present", iterations, killedMidRun, len(acked))
+	assert.Greater(t, killedMidRun, iterations/2, "most kills must land while the writer runs")
+	assert.NotEmpty(t, acked)
+}

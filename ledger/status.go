@@ -1,0 +1,78 @@
+package ledger
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Status is a clarification's place in its lifecycle.
+type Status string
+
+// The statuses of the AgentX ledger format.
+const (
+	Pending   Status = "pending"
+	Answered  Status = "answered"
+	Resolved  Status = "resolved"
+	Stale     Status = "stale"
+	Escalated Status = "escalated"
+	Abandoned Status = "abandoned"
+)
+
+// Statuses lists every status in lifecycle order.
+var Statuses = []Status{Pending, Answered, Stale, Escalated, Resolved, Abandoned}
+
+// transitions is the lifecycle: the only moves a clarification may make.
+// resolved and abandoned are final.
+var transitions = map[Status][]Status{
+	Pending:   {Answered, Stale, Escalated, Abandoned},
+	Answered:  {Pending, Resolved, Escalated, Abandoned},
+	Stale:     {Pending, Answered, Escalated, Abandoned},
+	Escalated: {Resolved},
+	Resolved:  nil,
+	Abandoned: nil,
+}
+
+// Valid reports whether s is a known status.
+func (s Status) Valid() bool {
+	_, ok := transitions[s]
+	return ok
+}
+
+// Final reports whether no move leaves s.
+func (s Status) Final() bool { return s.Valid() && len(transitions[s]) == 0 }
+
+// Open reports whether a clarification in s still needs someone to act:
+// everything but resolved and abandoned.
+func (s Status) Open() bool { return s.Valid() && !s.Final() }
+
+// Allowed returns the statuses that s may move to.
+func (s Status) Allowed() []Status { return append([]Status(nil), transitions[s]...) }
+
+// CanMove reports whether the lifecycle allows from → to.
+func CanMove(from, to Status) bool {
+	for _, s := range transitions[from] {
+		if s == to {
+			return true
+		}
+	}
+	return false
+}
+
+// TransitionError is a move the lifecycle forbids.
+type TransitionError struct {
+	ID       string
+	From, To Status
+}
+
+func (e *TransitionError) Error() string {
+	allowed := transitions[e.From]
+	if len(allowed) == 0 {
+		return fmt.Sprintf("%s is %s, which is final: it cannot become %s", e.ID, e.From, e.To)
+	}
+	names := make([]string, len(allowed))
+	for i, s := range allowed {
+		names[i] = string(s)
+	}
+	return fmt.Sprintf("%s is %s: it cannot become %s (from %s it may become %s)",
+		e.ID, e.From, e.To, e.From, strings.Join(names, ", "))
+}

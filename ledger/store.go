@@ -1,0 +1,290 @@
+package ledger
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/agentx-cli/agentx/internal/atomicfile"
+	"github.com/agentx-cli/agentx/lock"
+)
+
+// ErrNotFound is returned when a clarification or ledger does not exist.
+var ErrNotFound = errors.New("not found")
+
+// CorruptError is a data file that does not parse. agentx never overwrites
+// such a file.
+type CorruptError struct {
+	Path   string
+	Offset int64 // byte offset of the problem, when known
+	Line   int   // 1-based line, when known
+	Col    int
+	Err    error
+}
+
+func (e *CorruptError) Error() string {
+	where := e.Path
+	if e.Line > 0 {
+		where = fmt.Sprintf("%s:%d:%d (byte %d)", e.Path, e.Line, e.Col, e.Offset)
+	}
+	return fmt.Sprintf("%s: cannot be parsed: %v", where, e.Err)
+}
+
+// Hint says what to do about it.
+func (e *CorruptError) Hint() string {
+	return fmt.Sprintf("agentx left %s untouched. Fix the JSON by hand, or move it aside (mv %s %s.corrupt) to start that issue afresh.", e.Path, e.Path, e.Path)
+}
+
+func (e *CorruptError) Unwrap() error { return e.Err }
+
+// StateDir layout.
+const (
+	ClarificationsDir = "clarifications"
+	perm              = 0o644
+)
+
+// Store reads and writes the ledgers under a state directory
+// (.agentx/state). Update is the only write path.
+type Store struct {
+	dir  string
+	lock lock.Options
+	now  func() time.Time
+}
+
+// NewStore returns a store for stateDir. opts tunes locking; now is the
+// clock (nil: time.Now).
+func NewStore(stateDir string, opts lock.Options, now func() time.Time) *Store {
+	if now == nil {
+		now = time.Now
+	}
+	if opts.Now == nil {
+		opts.Now = now
+	}
+	return &Store{dir: stateDir, lock: opts, now: now}
+}
+
+// Dir is the state directory.
+func (s *Store) Dir() string { return s.dir }
+
+// Now is the store's clock.
+func (s *Store) Now() time.Time { return s.now().UTC() }
+
+// Path is the ledger file of an issue.
+func (s *Store) Path(issue int) string {
+	return filepath.Join(s.dir, ClarificationsDir, "issue-"+strconv.Itoa(issue)+".json")
+}
+
+// Read returns an issue's ledger without locking: writes are atomic renames,
+// so it sees a whole file, old or new. A missing file is an empty ledger.
+func (s *Store) Read(issue int) (*Ledger, error) {
+	if err := ValidateIssue(issue); err != nil {
+		return nil, err
+	}
+	return readLedger(s.Path(issue), issue)
+}
+
+func readLedger(path string, issue int) (*Ledger, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return &Ledger{IssueNumber: issue, Clarifications: []*Clarification{}}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read ledger %s: %w", path, err)
+	}
+	l, err := Decode(path, data)
+	if err != nil {
+		return nil, err
+	}
+	if l.IssueNumber != issue {
+		return nil, &CorruptError{Path: path, Err: fmt.Errorf("issueNumber is %d but the file is for issue %d", l.IssueNumber, issue)}
+	}
+	return l, nil
+}
+
+// Decode parses ledger JSON. A syntax or type error becomes a *CorruptError
+// with the byte offset, line and column.
+func Decode(path string, data []byte) (*Ledger, error) {
+	var l Ledger
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, &CorruptError{Path: path, Err: errors.New("file is empty")}
+	}
+	if err := json.Unmarshal(data, &l); err != nil {
+		return nil, corrupt(path, data, err)
+	}
+	if l.Clarifications == nil {
+		l.Clarifications = []*Clarification{}
+	}
+	for _, c := range l.Clarifications {
+		if c == nil {
+			return nil, &CorruptError{Path: path, Err: errors.New("a clarification record is null")}
+		}
+		if c.Thread == nil {
+			c.Thread = []ThreadEntry{}
+		}
+	}
+	return &l, nil
+}
+
+// corrupt turns a JSON decoding error into a *CorruptError that points at
+// the byte, line and column where it went wrong.
+func corrupt(path string, data []byte, err error) *CorruptError {
+	ce := &CorruptError{Path: path, Err: err}
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syn):
+		ce.Offset = syn.Offset
+	case errors.As(err, &typ):
+		ce.Offset = typ.Offset
+	default:
+		return ce
+	}
+	ce.Line, ce.Col = lineCol(data, ce.Offset)
+	return ce
+}
+
+func lineCol(data []byte, off int64) (line, col int) {
+	if off > int64(len(data)) {
+		off = int64(len(data))
+	}
+	line = 1 + bytes.Count(data[:off], []byte("\n"))
+	col = int(off) - bytes.LastIndexByte(data[:off], '\n')
+	return line, col
+}
+
+// Encode renders a ledger as the file content agentx writes.
+func Encode(l *Ledger) ([]byte, error) {
+	b, err := json.MarshalIndent(l, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
+
+// Update is the only way a ledger is written: it takes the issue's lock,
+// reads the ledger (a missing one starts empty; a corrupt one is an error and
+// is never overwritten), calls fn, checks every status change against the
+// transition table and that no record vanished, validates, writes the file
+// atomically and releases the lock. If fn returns an error nothing is
+// written. The ledger as written is returned.
+func (s *Store) Update(ctx context.Context, issue int, fn func(*Ledger) error) (*Ledger, error) {
+	if err := ValidateIssue(issue); err != nil {
+		return nil, err
+	}
+	path := s.Path(issue)
+	var out *Ledger
+	err := s.locked(ctx, path, func() ([]byte, error) {
+		l, err := readLedger(path, issue)
+		if err != nil {
+			return nil, err
+		}
+		before := make(map[string]Status, len(l.Clarifications))
+		for _, c := range l.Clarifications {
+			before[c.ID] = c.Status
+		}
+		if err := fn(l); err != nil {
+			return nil, err
+		}
+		if err := checkChanges(before, l); err != nil {
+			return nil, err
+		}
+		if err := l.Validate(); err != nil {
+			return nil, fmt.Errorf("ledger issue %d: %w", issue, err)
+		}
+		out = l
+		return Encode(l)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// locked runs produce under path's lock and writes what it returns to path
+// atomically. It is the one place agentx writes a state file.
+func (s *Store) locked(ctx context.Context, path string, produce func() ([]byte, error)) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	lk, err := lock.Acquire(ctx, path, s.lock)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = lk.Release() }()
+	data, err := produce()
+	if err != nil {
+		return err
+	}
+	return atomicfile.Write(path, data, perm)
+}
+
+// checkChanges enforces the lifecycle at the write path, whatever fn did:
+// records are never removed and every status change is an allowed move.
+func checkChanges(before map[string]Status, l *Ledger) error {
+	after := make(map[string]bool, len(l.Clarifications))
+	for _, c := range l.Clarifications {
+		after[c.ID] = true
+		was, existed := before[c.ID]
+		if existed && was != c.Status && !CanMove(was, c.Status) {
+			return &TransitionError{ID: c.ID, From: was, To: c.Status}
+		}
+	}
+	for id := range before {
+		if !after[id] {
+			return fmt.Errorf("%s: a clarification may not be deleted from the ledger", id)
+		}
+	}
+	return nil
+}
+
+// Issues lists the issue numbers that have a ledger file, ascending.
+func (s *Store) Issues() ([]int, error) {
+	dir := filepath.Join(s.dir, ClarificationsDir)
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list ledgers in %s: %w", dir, err)
+	}
+	var out []int
+	for _, e := range ents {
+		name := e.Name()
+		if !strings.HasPrefix(name, "issue-") || !strings.HasSuffix(name, ".json") {
+			continue
+		}
+		n, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(name, "issue-"), ".json"))
+		if err != nil || n < 0 {
+			continue
+		}
+		out = append(out, n)
+	}
+	sort.Ints(out)
+	return out, nil
+}
+
+// Get returns the clarification with id and its ledger.
+func (s *Store) Get(id string) (*Clarification, *Ledger, error) {
+	issue, _, err := ParseID(id)
+	if err != nil {
+		return nil, nil, err
+	}
+	l, err := s.Read(issue)
+	if err != nil {
+		return nil, nil, err
+	}
+	c := l.Find(id)
+	if c == nil {
+		return nil, nil, fmt.Errorf("clarification %s: %w", id, ErrNotFound)
+	}
+	return c, l, nil
+}

@@ -1,0 +1,229 @@
+package ledger
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentx-cli/agentx/lock"
+)
+
+var t0 = time.Date(2026, 2, 26, 10, 0, 0, 0, time.UTC)
+
+func newTestStore(t *testing.T) *Store {
+	t.Helper()
+	return NewStore(t.TempDir(), lock.Options{Agent: "test"}, func() time.Time { return t0 })
+}
+
+// ask appends a new pending clarification, the way the hub does.
+func ask(s *Store, from, to, q string) func(*Ledger) error {
+	return func(l *Ledger) error {
+		now := T(s.Now())
+		l.Clarifications = append(l.Clarifications, &Clarification{
+			ID: l.NextID(), From: from, To: to, Topic: "topic", Blocking: true,
+			Status: Pending, Round: 1, MaxRounds: 5, Created: now,
+			StaleAfter: T(s.Now().Add(30 * time.Minute)),
+			Thread:     []ThreadEntry{{Round: 1, From: from, Type: Question, Body: q, Timestamp: now}},
+		})
+		return nil
+	}
+}
+
+func TestUpdateCreatesAndReads(t *testing.T) {
+	s := newTestStore(t)
+	ctx := context.Background()
+	l, err := s.Read(42)
+	require.NoError(t, err)
+	assert.Empty(t, l.Clarifications, "a missing ledger reads as empty")
+
+	_, err = s.Update(ctx, 42, ask(s, "engineer", "architect", "Dual adapter?"))
+	require.NoError(t, err)
+	_, err = s.Update(ctx, 42, ask(s, "engineer", "product-manager", "Which export?"))
+	require.NoError(t, err)
+
+	l, err = s.Read(42)
+	require.NoError(t, err)
+	require.Len(t, l.Clarifications, 2)
+	assert.Equal(t, "CLR-42-001", l.Clarifications[0].ID)
+	assert.Equal(t, "CLR-42-002", l.Clarifications[1].ID)
+	c, _, err := s.Get("CLR-42-002")
+	require.NoError(t, err)
+	assert.Equal(t, "product-manager", c.To)
+	_, _, err = s.Get("CLR-42-003")
+	assert.ErrorIs(t, err, ErrNotFound)
+
+	issues, err := s.Issues()
+	require.NoError(t, err)
+	assert.Equal(t, []int{42}, issues)
+	assert.NoFileExists(t, s.Path(42)+".lock", "the lock is released")
+	leftovers, _ := filepath.Glob(filepath.Join(s.Dir(), ClarificationsDir, ".*"))
+	assert.Empty(t, leftovers, "no temp files are left")
+}
+
+func TestUpdateEnforcesLifecycle(t *testing.T) {
+	s := newTestStore(t)
+	ctx := context.Background()
+	_, err := s.Update(ctx, 1, ask(s, "engineer", "architect", "Q?"))
+	require.NoError(t, err)
+	before, err := os.ReadFile(s.Path(1))
+	require.NoError(t, err)
+
+	tests := []struct {
+		name   string
+		fn     func(*Ledger) error
+		target any
+	}{
+		{"forbidden move", func(l *Ledger) error { l.Clarifications[0].Status = Resolved; return nil }, new(*TransitionError)},
+		{"deletion", func(l *Ledger) error { l.Clarifications = nil; return nil }, nil},
+		{"bad agent", func(l *Ledger) error { l.Clarifications[0].To = "Arch Itect"; return nil }, new(*InputError)},
+		{"ask yourself", func(l *Ledger) error { l.Clarifications[0].To = "engineer"; return nil }, new(*InputError)},
+		{"duplicate id", func(l *Ledger) error {
+			c := *l.Clarifications[0]
+			l.Clarifications = append(l.Clarifications, &c)
+			return nil
+		}, nil},
+		{"foreign issue id", func(l *Ledger) error {
+			c := *l.Clarifications[0]
+			c.ID = "CLR-2-001"
+			l.Clarifications = append(l.Clarifications, &c)
+			return nil
+		}, nil},
+		{"fn error", func(l *Ledger) error { l.Clarifications[0].Status = Answered; return errors.New("boom") }, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := s.Update(ctx, 1, tt.fn)
+			require.Error(t, err)
+			if tt.target != nil {
+				assert.True(t, errors.As(err, tt.target), "got %T: %v", err, err)
+			}
+			after, err := os.ReadFile(s.Path(1))
+			require.NoError(t, err)
+			assert.Equal(t, string(before), string(after), "a refused update writes nothing")
+		})
+	}
+	// an allowed move goes through
+	_, err = s.Update(ctx, 1, func(l *Ledger) error { return l.Clarifications[0].Move(Answered) })
+	require.NoError(t, err)
+}
+
+func TestCorruptLedgerIsNeverOverwritten(t *testing.T) {
+	s := newTestStore(t)
+	ctx := context.Background()
+	path := s.Path(3)
+	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+	tests := []struct {
+		name, content string
+		line          int
+	}{
+		{"syntax", "{\n  \"issueNumber\": 3,\n  \"clarifications\": [\n    {\"id\": \"CLR-3-001\",,}\n  ]\n}\n", 4},
+		{"type", "{\n  \"issueNumber\": \"three\",\n  \"clarifications\": []\n}\n", 2},
+		{"truncated", "{\n  \"issueNumber\": 3,\n  \"clarif", 0},
+		{"empty", "", 0},
+		{"wrong issue", `{"issueNumber": 4, "clarifications": []}`, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			require.NoError(t, os.WriteFile(path, []byte(tt.content), 0o644))
+			_, err := s.Update(ctx, 3, ask(s, "engineer", "architect", "Q?"))
+			var ce *CorruptError
+			require.True(t, errors.As(err, &ce), "got %v", err)
+			assert.Equal(t, path, ce.Path)
+			if tt.line > 0 {
+				assert.Equal(t, tt.line, ce.Line)
+				assert.Contains(t, ce.Error(), fmt.Sprintf("%s:%d:", path, tt.line))
+			}
+			assert.Contains(t, ce.Hint(), "untouched")
+			got, _ := os.ReadFile(path)
+			assert.Equal(t, tt.content, string(got), "the corrupt file is left as it was")
+			_, err = s.Read(3)
+			assert.True(t, errors.As(err, &ce))
+		})
+	}
+}
+
+func TestWrittenLedgersValidateAgainstSchema(t *testing.T) {
+	c := jsonschema.NewCompiler()
+	c.AssertFormat()
+	sch, err := c.Compile("../testdata/interop/agentx-clarification-ledger.schema.json")
+	require.NoError(t, err)
+
+	s := newTestStore(t)
+	ctx := context.Background()
+	_, err = s.Update(ctx, 42, ask(s, "engineer", "architect", "Dual adapter?"))
+	require.NoError(t, err)
+	_, err = s.Update(ctx, 42, func(l *Ledger) error {
+		c := l.Clarifications[0]
+		now := T(s.Now())
+		c.Thread = append(c.Thread,
+			ThreadEntry{Round: 1, From: "architect", Type: Answer, Body: "Repository pattern.", Timestamp: now})
+		return c.Move(Answered)
+	})
+	require.NoError(t, err)
+	_, err = s.Update(ctx, 42, func(l *Ledger) error {
+		c := l.Clarifications[0]
+		now := T(s.Now())
+		c.Thread = append(c.Thread, ThreadEntry{Round: 1, From: "engineer", Type: Resolution, Body: "Proceeding.", Timestamp: now})
+		c.ResolvedAt = &now
+		return c.Move(Resolved)
+	})
+	require.NoError(t, err)
+	_, err = s.Update(ctx, 42, ask(s, "engineer", Human, "Ship on Friday?"))
+	require.NoError(t, err)
+
+	data, err := os.ReadFile(s.Path(42))
+	require.NoError(t, err)
+	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(string(data)))
+	require.NoError(t, err)
+	require.NoError(t, sch.Validate(doc), "agentx's own ledger validates:\n%s", data)
+
+	// the validator is real: a record the schema forbids fails it
+	var bad map[string]any
+	require.NoError(t, json.Unmarshal(data, &bad))
+	bad["clarifications"].([]any)[0].(map[string]any)["status"] = "bogus"
+	assert.Error(t, sch.Validate(bad))
+}
+
+func TestAgentStatuses(t *testing.T) {
+	s := newTestStore(t)
+	ctx := context.Background()
+	m, err := s.ReadAgents()
+	require.NoError(t, err)
+	assert.Empty(t, m)
+	issue := 42
+	now := T(s.Now())
+	_, err = s.UpdateAgents(ctx, func(m AgentStatuses) error {
+		m["engineer"] = &AgentStatus{Status: BlockedClarification, Issue: &issue, LastActivity: &now, ClarificationID: "CLR-42-001", WaitingOn: "architect"}
+		m["architect"] = &AgentStatus{Status: Clarifying, Issue: &issue, LastActivity: &now, ClarificationID: "CLR-42-001", RespondingTo: "engineer"}
+		return nil
+	})
+	require.NoError(t, err)
+	data, err := os.ReadFile(s.AgentStatusPath())
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"engineer":{"status":"blocked-clarification","issue":42,"lastActivity":"2026-02-26T10:00:00.000Z","clarificationId":"CLR-42-001","waitingOn":"architect"},
+		"architect":{"status":"clarifying","issue":42,"lastActivity":"2026-02-26T10:00:00.000Z","clarificationId":"CLR-42-001","respondingTo":"engineer"}}`, string(data))
+
+	_, err = s.UpdateAgents(ctx, func(m AgentStatuses) error {
+		m["engineer"].Status = "sleeping"
+		return nil
+	})
+	var ie *InputError
+	assert.True(t, errors.As(err, &ie))
+
+	require.NoError(t, os.WriteFile(s.AgentStatusPath(), []byte("{\"engineer\": [}"), 0o644))
+	_, err = s.UpdateAgents(ctx, func(AgentStatuses) error { return nil })
+	var ce *CorruptError
+	assert.True(t, errors.As(err, &ce))
+	got, _ := os.ReadFile(s.AgentStatusPath())
+	assert.Equal(t, "{\"engineer\": [}", string(got))
+}

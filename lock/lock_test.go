@@ -1,0 +1,680 @@
+package lock
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gofrs/flock"
+)
+
+// helperEnv makes the test binary act as a helper process (see helper_test.go).
+const helperEnv = "AGENTX_LOCK_HELPER"
+
+func TestMain(m *testing.M) {
+	if mode := os.Getenv(helperEnv); mode != "" {
+		os.Exit(runHelper(mode))
+	}
+	os.Exit(m.Run())
+}
+
+var stampRE = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$`)
+
+// TestLockFileContent: the lock file is JSON with pid, host, agent, a random
+// hex token and equal timestamp/created in RFC 3339 UTC with milliseconds;
+// no temp file is left; Release removes the lock but not the guard file.
+func TestLockFileContent(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "issue-42.json")
+	before := time.Now().UTC().Truncate(time.Millisecond)
+	l, err := Acquire(t.Context(), data, Options{Agent: "engineer"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Path() != data+".lock" {
+		t.Errorf("Path = %q", l.Path())
+	}
+	raw, err := os.ReadFile(data + ".lock")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatalf("lock content %q: %v", raw, err)
+	}
+	if len(m) != 6 {
+		t.Errorf("lock has fields %v, want pid host agent token timestamp created", m)
+	}
+	var info Info
+	if err := json.Unmarshal(raw, &info); err != nil {
+		t.Fatal(err)
+	}
+	host, _ := os.Hostname()
+	if info.PID != os.Getpid() || info.Host != host || info.Agent != "engineer" {
+		t.Errorf("lock = %+v", info)
+	}
+	if !regexp.MustCompile(`^[0-9a-f]{32}$`).MatchString(info.Token) {
+		t.Errorf("token %q is not 32 hex digits", info.Token)
+	}
+	if info.Timestamp != info.Created || !stampRE.MatchString(info.Created) {
+		t.Errorf("timestamp %q, created %q: want equal RFC 3339 UTC with ms", info.Timestamp, info.Created)
+	}
+	if at, _ := info.CreatedAt(); at.Before(before) || at.After(time.Now()) {
+		t.Errorf("created %v not within the call", at)
+	}
+	if l.Info() != info {
+		t.Errorf("Lock.Info() = %+v, file has %+v", l.Info(), info)
+	}
+	if prev, _ := l.TakenOver(); prev != nil {
+		t.Errorf("TakenOver = %+v on a free lock", prev)
+	}
+	assertNoTemps(t, dir)
+
+	l2, err := Acquire(t.Context(), data, Options{Wait: 20 * time.Millisecond})
+	if err == nil {
+		l2.Release()
+		t.Fatal("second Acquire succeeded while held")
+	}
+	if err := l.Release(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(data + ".lock"); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("lock file after Release: %v", err)
+	}
+	if _, err := os.Stat(data + ".lock.takeover"); err != nil {
+		t.Errorf("guard file: %v", err)
+	}
+	assertNoTemps(t, dir)
+}
+
+func assertNoTemps(t *testing.T, dir string) {
+	t.Helper()
+	temps, _ := filepath.Glob(filepath.Join(dir, "*"+TempInfix+"*"))
+	if len(temps) > 0 {
+		t.Errorf("temp files left: %v", temps)
+	}
+}
+
+// TestTimeout: a lock held by a live process (this one, another token) makes
+// Acquire with Wait 100ms return *TimeoutError naming the holder and saying
+// how to clear it.
+func TestTimeout(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "issue-7.json")
+	held, err := Acquire(t.Context(), data, Options{Agent: "engineer"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Release()
+
+	start := time.Now()
+	_, err = Acquire(t.Context(), data, Options{Wait: 100 * time.Millisecond, Agent: "architect"})
+	elapsed := time.Since(start)
+	var te *TimeoutError
+	if !errors.As(err, &te) {
+		t.Fatalf("err = %v, want *TimeoutError", err)
+	}
+	if elapsed < 100*time.Millisecond || elapsed > time.Second {
+		t.Errorf("returned after %v, want ~100ms", elapsed)
+	}
+	if te.Path != data+".lock" || te.Holder == nil || te.Holder.Token != held.Info().Token ||
+		te.Holder.PID != os.Getpid() || te.Waited < 100*time.Millisecond || te.Age <= 0 || te.Age > time.Second {
+		t.Errorf("TimeoutError = %+v holder %+v", te, te.Holder)
+	}
+	msg := err.Error()
+	for _, want := range []string{
+		data + ".lock", `agent "engineer"`, fmt.Sprintf("pid %d", os.Getpid()),
+		fmt.Sprintf("host %q", Hostname()), "if that process is gone, delete", "wait 30s for it to go stale",
+		"`agentx doctor --fix` removes stale locks",
+	} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("message %q lacks %q", msg, want)
+		}
+	}
+	t.Log(msg)
+	assertNoTemps(t, dir)
+}
+
+// TestContextCancel: cancelling ctx makes a waiting Acquire return promptly
+// with an error matching context.Canceled (not a TimeoutError); so does an
+// already-cancelled ctx, and a ctx deadline gives context.DeadlineExceeded.
+func TestContextCancel(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "d.json")
+	held, err := Acquire(t.Context(), data, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Release()
+
+	ctx, cancel := context.WithCancel(t.Context())
+	time.AfterFunc(50*time.Millisecond, cancel)
+	start := time.Now()
+	_, err = Acquire(ctx, data, Options{Wait: 10 * time.Second})
+	if elapsed := time.Since(start); elapsed > 500*time.Millisecond {
+		t.Errorf("cancel took %v to take effect", elapsed)
+	}
+	var te *TimeoutError
+	if !errors.Is(err, context.Canceled) || errors.As(err, &te) || !strings.Contains(err.Error(), data+".lock") {
+		t.Errorf("err = %v, want wrapped context.Canceled", err)
+	}
+
+	if _, err := Acquire(ctx, filepath.Join(dir, "free.json"), Options{}); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled ctx, free lock: err = %v", err)
+	}
+
+	dctx, dcancel := context.WithTimeout(t.Context(), 30*time.Millisecond)
+	defer dcancel()
+	if _, err := Acquire(dctx, data, Options{Wait: 10 * time.Second}); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("ctx deadline: err = %v", err)
+	}
+	assertNoTemps(t, dir)
+}
+
+// TestReleaseForeignToken: Release leaves alone a lock file that now carries
+// another token, or that is gone, and returns ErrNotHeld; a second Release
+// also gives ErrNotHeld.
+func TestReleaseForeignToken(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "r.json")
+	l, err := Acquire(t.Context(), data, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Someone took it over (as if ours had gone stale) and holds it now.
+	foreign := fmt.Sprintf(`{"pid":%d,"host":"other","agent":"x","token":"feedface","timestamp":"%s","created":"%s"}`,
+		os.Getpid(), stamp(time.Now()), stamp(time.Now()))
+	if err := os.Remove(data + ".lock"); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, data+".lock", foreign)
+
+	err = l.Release()
+	if !errors.Is(err, ErrNotHeld) || !strings.Contains(err.Error(), `agent "x"`) {
+		t.Errorf("Release = %v, want ErrNotHeld naming the holder", err)
+	}
+	if got, _ := os.ReadFile(data + ".lock"); string(got) != foreign {
+		t.Errorf("foreign lock changed to %q", got)
+	}
+	if err := l.Release(); !errors.Is(err, ErrNotHeld) {
+		t.Errorf("second Release = %v, want ErrNotHeld", err)
+	}
+
+	// The lock file is gone.
+	os.Remove(data + ".lock")
+	l, err = Acquire(t.Context(), data, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(data + ".lock")
+	if err := l.Release(); !errors.Is(err, ErrNotHeld) {
+		t.Errorf("Release of a vanished lock = %v, want ErrNotHeld", err)
+	}
+
+	// Normal double release.
+	l, err = Acquire(t.Context(), data, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Release(); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Release(); !errors.Is(err, ErrNotHeld) {
+		t.Errorf("double Release = %v, want ErrNotHeld", err)
+	}
+}
+
+// TestOtherHostRecoveredOnlyAfterStaleAge: a lock from host "elsewhere"
+// (whose pid means nothing here) is respected while fresh and taken over once
+// older than StaleAge, with a fake clock and with a real short wait.
+func TestOtherHostRecoveredOnlyAfterStaleAge(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "o.json")
+	base := time.Now()
+	writeFile(t, data+".lock", fmt.Sprintf(`{"pid":%d,"host":"elsewhere","agent":"engineer","token":"remote","timestamp":"%s","created":"%s"}`,
+		1<<30, stamp(base), stamp(base))) // pid 1<<30 does not exist here
+
+	at := func(d time.Duration) func() time.Time { return func() time.Time { return base.Add(d) } }
+	_, err := Acquire(t.Context(), data, Options{Wait: 100 * time.Millisecond, Now: at(29 * time.Second)})
+	var te *TimeoutError
+	if !errors.As(err, &te) || te.Holder == nil || te.Holder.Host != "elsewhere" {
+		t.Fatalf("fresh foreign lock: err = %v, want TimeoutError naming host elsewhere", err)
+	}
+	if !strings.Contains(err.Error(), "wait 1s for it to go stale") {
+		t.Errorf("message %q does not say when it goes stale", err)
+	}
+	l, err := Acquire(t.Context(), data, Options{Wait: 100 * time.Millisecond, Now: at(31 * time.Second)})
+	if err != nil {
+		t.Fatalf("stale foreign lock not taken over: %v", err)
+	}
+	prev, reason := l.TakenOver()
+	if prev == nil || prev.Token != "remote" || !strings.Contains(reason, "older than the stale age") {
+		t.Errorf("TakenOver = %+v, %q", prev, reason)
+	}
+	if err := l.Release(); err != nil {
+		t.Fatal(err)
+	}
+
+	// Real clock: StaleAge 300ms.
+	now := time.Now()
+	writeFile(t, data+".lock", fmt.Sprintf(`{"pid":1,"host":"elsewhere","agent":"engineer","token":"remote2","timestamp":"%s","created":"%s"}`,
+		stamp(now), stamp(now)))
+	start := time.Now()
+	l, err = Acquire(t.Context(), data, Options{StaleAge: 300 * time.Millisecond, Wait: 3 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if waited := time.Since(start); waited < 250*time.Millisecond || waited > 2*time.Second {
+		t.Errorf("taken over after %v, want about 300ms", waited)
+	}
+	if prev, _ := l.TakenOver(); prev == nil || prev.Token != "remote2" {
+		t.Errorf("TakenOver = %+v", prev)
+	}
+	l.Release()
+}
+
+// TestForeignToolLocks: locks written by the AgentX TypeScript and PowerShell
+// tools (no host, no token) are respected while fresh and taken over when
+// old; an empty lock is respected for the grace window only.
+func TestForeignToolLocks(t *testing.T) {
+	now := time.Now()
+	tests := []struct {
+		name    string
+		content string
+		modAgo  time.Duration
+		stale   bool
+	}{
+		{"TS fresh, dead pid", fmt.Sprintf(`{"pid":%d,"timestamp":"%s","agent":"engineer"}`, 1<<30, stamp(now)), 0, false},
+		{"TS old", fmt.Sprintf(`{"pid":%d,"timestamp":"%s","agent":"engineer"}`, os.Getpid(), stamp(now.Add(-time.Minute))), 0, true},
+		{"PowerShell fresh", fmt.Sprintf(`{"agent":"cli","created":"%s"}`, stamp(now)), 0, false},
+		{"PowerShell old", fmt.Sprintf(`{"agent":"cli","created":"%s"}`, stamp(now.Add(-time.Minute))), 0, true},
+		{"empty, just created", ``, 0, false},
+		{"empty, 3s old", ``, 3 * time.Second, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			data := filepath.Join(t.TempDir(), "f.json")
+			writeFile(t, data+".lock", tt.content)
+			mt := now.Add(-tt.modAgo)
+			if err := os.Chtimes(data+".lock", mt, mt); err != nil {
+				t.Fatal(err)
+			}
+			l, err := Acquire(t.Context(), data, Options{Wait: 50 * time.Millisecond})
+			if !tt.stale {
+				var te *TimeoutError
+				if !errors.As(err, &te) {
+					t.Fatalf("err = %v, want TimeoutError", err)
+				}
+				if got, _ := os.ReadFile(data + ".lock"); string(got) != tt.content {
+					t.Errorf("lock changed to %q", got)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("not taken over: %v", err)
+			}
+			if prev, _ := l.TakenOver(); prev == nil {
+				t.Error("TakenOver = nil")
+			}
+			l.Release()
+		})
+	}
+}
+
+// TestNeverHalfWritten: while goroutines churn the lock, readers never see a
+// lock file that exists but is not complete JSON; and the goroutines (each
+// with its own token) exclude each other.
+func TestNeverHalfWritten(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "h.json")
+	var inside, violations, reads atomic.Int64
+	stop := make(chan struct{})
+	var readers sync.WaitGroup
+	for range 2 {
+		readers.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				raw, err := os.ReadFile(data + ".lock")
+				if err != nil {
+					continue
+				}
+				reads.Add(1)
+				var info Info
+				if err := json.Unmarshal(raw, &info); err != nil || info.Token == "" || info.Created == "" || info.Created != info.Timestamp {
+					t.Errorf("reader saw %q (%v)", raw, err)
+					violations.Add(1)
+				}
+			}
+		})
+	}
+	var writers sync.WaitGroup
+	for range 4 {
+		writers.Go(func() {
+			for range 50 {
+				l, err := Acquire(t.Context(), data, Options{})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if inside.Add(1) != 1 {
+					violations.Add(1)
+				}
+				time.Sleep(50 * time.Microsecond)
+				inside.Add(-1)
+				if err := l.Release(); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+	writers.Wait()
+	close(stop)
+	readers.Wait()
+	if violations.Load() != 0 {
+		t.Errorf("%d violations", violations.Load())
+	}
+	if reads.Load() == 0 {
+		t.Error("readers never saw the lock")
+	}
+	t.Logf("%d reads of the lock file, all complete", reads.Load())
+}
+
+// TestTakeoverRechecks: if the stale lock is replaced between seeing it and
+// taking the guard (by a new inode or by rewriting in place), the takeover
+// does not remove the new lock.
+func TestTakeoverRechecks(t *testing.T) {
+	for _, inPlace := range []bool{false, true} {
+		t.Run(fmt.Sprintf("inPlace=%v", inPlace), func(t *testing.T) {
+			data := filepath.Join(t.TempDir(), "t.json")
+			old := stamp(time.Now().Add(-time.Hour))
+			writeFile(t, data+".lock", `{"pid":1,"host":"elsewhere","agent":"a","token":"stale","timestamp":"`+old+`","created":"`+old+`"}`)
+			fresh := `{"pid":1,"host":"elsewhere","agent":"b","token":"fresh","timestamp":"` + stamp(time.Now()) + `","created":"` + stamp(time.Now()) + `"}`
+			var once sync.Once
+			testHookBeforeTakeover = func() {
+				once.Do(func() {
+					if !inPlace {
+						os.Remove(data + ".lock")
+					}
+					writeFile(t, data+".lock", fresh)
+				})
+			}
+			defer func() { testHookBeforeTakeover = nil }()
+
+			_, err := Acquire(t.Context(), data, Options{Wait: 100 * time.Millisecond})
+			var te *TimeoutError
+			if !errors.As(err, &te) || te.Holder == nil || te.Holder.Token != "fresh" {
+				t.Fatalf("err = %v, want TimeoutError held by the fresh lock", err)
+			}
+			if got, _ := os.ReadFile(data + ".lock"); string(got) != fresh {
+				t.Errorf("fresh lock replaced by %q", got)
+			}
+		})
+	}
+}
+
+// TestTakeoverGuardSerialises: while another holder has the takeover guard,
+// a stale lock is not removed (Acquire times out, or returns at ctx
+// cancellation); once the guard is free it is taken over.
+func TestTakeoverGuardSerialises(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "g.json")
+	old := stamp(time.Now().Add(-time.Hour))
+	stale := `{"pid":1,"host":"elsewhere","agent":"a","token":"stale","timestamp":"` + old + `","created":"` + old + `"}`
+	writeFile(t, data+".lock", stale)
+
+	guard := flock.New(data + ".lock" + TakeoverSuffix)
+	if err := guard.Lock(); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Acquire(t.Context(), data, Options{Wait: 100 * time.Millisecond})
+	var te *TimeoutError
+	if !errors.As(err, &te) {
+		t.Errorf("err = %v, want TimeoutError", err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+	defer cancel()
+	if _, err := Acquire(ctx, data, Options{Wait: 10 * time.Second}); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("err = %v, want DeadlineExceeded", err)
+	}
+	if got, _ := os.ReadFile(data + ".lock"); string(got) != stale {
+		t.Errorf("stale lock removed without the guard: %q", got)
+	}
+	if err := guard.Unlock(); err != nil {
+		t.Fatal(err)
+	}
+	l, err := Acquire(t.Context(), data, Options{Wait: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if prev, _ := l.TakenOver(); prev == nil || prev.Token != "stale" {
+		t.Errorf("TakenOver = %+v", prev)
+	}
+	l.Release()
+}
+
+// TestLinkFallback: where the file system has no hard links, the lock is
+// created in place with O_CREAT|O_EXCL and still excludes.
+func TestLinkFallback(t *testing.T) {
+	linkFile = func(oldname, newname string) error {
+		return &os.LinkError{Op: "link", Old: oldname, New: newname, Err: syscall.EPERM}
+	}
+	defer func() { linkFile = os.Link }()
+	dir := t.TempDir()
+	data := filepath.Join(dir, "n.json")
+	l, err := Acquire(t.Context(), data, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, _, err := Inspect(data + ".lock")
+	if err != nil || info.Token != l.Info().Token {
+		t.Errorf("Inspect = %+v, %v", info, err)
+	}
+	var te *TimeoutError
+	if _, err := Acquire(t.Context(), data, Options{Wait: 30 * time.Millisecond}); !errors.As(err, &te) {
+		t.Errorf("second Acquire: %v, want TimeoutError", err)
+	}
+	assertNoTemps(t, dir)
+	if err := l.Release(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestPreparedLockIsRefreshed: a waiter's prepared lock is rewritten while it
+// waits, so the lock it finally links is not born old.
+func TestPreparedLockIsRefreshed(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "p.json")
+	base, realStart := time.Now(), time.Now()
+	fast := func() time.Time { return base.Add(50 * time.Since(realStart)) } // 50x clock
+	held, err := Acquire(t.Context(), data, Options{Now: fast})
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.AfterFunc(100*time.Millisecond, func() { held.Release() }) // 5s on the fast clock
+	l, err := Acquire(t.Context(), data, Options{Now: fast})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Release()
+	created, _ := l.Info().CreatedAt()
+	if lag := fast().Sub(created); lag > 2*time.Second {
+		t.Errorf("lock created %v before it was linked (fast clock)", lag)
+	}
+	info, _, _ := Inspect(data + ".lock")
+	if info == nil || *info != l.Info() {
+		t.Errorf("file %+v, Lock %+v", info, l.Info())
+	}
+	assertNoTemps(t, dir)
+}
+
+// TestRemoveIfStale: the doctor entry point removes stale locks only.
+func TestRemoveIfStale(t *testing.T) {
+	dir := t.TempDir()
+	lockPath := filepath.Join(dir, "x.json.lock")
+	if removed, _, err := RemoveIfStale(t.Context(), lockPath, Options{}); removed || err != nil {
+		t.Errorf("missing: %v, %v", removed, err)
+	}
+	l, err := Acquire(t.Context(), filepath.Join(dir, "x.json"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if removed, reason, err := RemoveIfStale(t.Context(), lockPath, Options{}); removed || err != nil {
+		t.Errorf("fresh: %v, %q, %v", removed, reason, err)
+	}
+	later := func() time.Time { return time.Now().Add(time.Minute) }
+	removed, reason, err := RemoveIfStale(t.Context(), lockPath, Options{Now: later})
+	if !removed || err != nil || !strings.Contains(reason, "older") {
+		t.Errorf("old: %v, %q, %v", removed, reason, err)
+	}
+	if err := l.Release(); !errors.Is(err, ErrNotHeld) {
+		t.Errorf("Release after removal = %v", err)
+	}
+}
+
+// BenchmarkAcquireRelease: one uncontended Acquire + Release.
+func BenchmarkAcquireRelease(b *testing.B) {
+	data := filepath.Join(b.TempDir(), "bench.json")
+	ctx := context.Background()
+	for b.Loop() {
+		l, err := Acquire(ctx, data, Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := l.Release(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// runHelper is the body of a helper process; its exit code is checked.
+func runHelper(mode string) int {
+	data := os.Getenv("AGENTX_LOCK_DATA")
+	fail := func(format string, args ...any) int {
+		fmt.Fprintf(os.Stderr, "helper %s pid %d: %s\n", mode, os.Getpid(), fmt.Sprintf(format, args...))
+		return 1
+	}
+	ctx := context.Background()
+	switch mode {
+	case "exit":
+		return 0
+
+	case "counter":
+		// Increment the counter file n times through the lock, non-atomically.
+		n, _ := strconv.Atoi(os.Getenv("AGENTX_LOCK_N"))
+		for i := range n {
+			l, err := Acquire(ctx, data, Options{})
+			if err != nil {
+				var te *TimeoutError
+				if errors.As(err, &te) {
+					fmt.Fprintf(os.Stderr, "TIMEOUT at %d: %v\n", i, err)
+					return 3
+				}
+				return fail("acquire %d: %v", i, err)
+			}
+			raw, err := os.ReadFile(data)
+			if err != nil && !errors.Is(err, os.ErrNotExist) {
+				return fail("read: %v", err)
+			}
+			v := 0
+			if s := strings.TrimSpace(string(raw)); s != "" {
+				if v, err = strconv.Atoi(s); err != nil {
+					return fail("counter %q: %v", raw, err)
+				}
+			}
+			if err := os.WriteFile(data, []byte(strconv.Itoa(v+1)), 0o644); err != nil {
+				return fail("write: %v", err)
+			}
+			if err := l.Release(); err != nil {
+				return fail("release %d: %v", i, err)
+			}
+		}
+		return 0
+
+	case "hold":
+		// Acquire, say so, then sleep until killed.
+		l, err := Acquire(ctx, data, Options{})
+		if err != nil {
+			return fail("acquire: %v", err)
+		}
+		if err := os.WriteFile(os.Getenv("AGENTX_LOCK_READY"), []byte(l.Info().Token), 0o644); err != nil {
+			return fail("ready: %v", err)
+		}
+		time.Sleep(time.Hour)
+		return 0
+
+	case "takeover":
+		return takeoverHelper(data, fail)
+	}
+	return fail("unknown helper mode")
+}
+
+// takeoverHelper waits at a barrier, then acquires the (stale) lock once and
+// checks that it is alone while holding it. It appends to the shared log
+// "enter <pid> <token of the lock it took over, or -> <times it saw a stale
+// lock>" and "exit <pid>".
+func takeoverHelper(data string, fail func(string, ...any) int) int {
+	dir := filepath.Dir(data)
+	inside := filepath.Join(dir, "inside")
+	var sawStale int
+	delay, _ := time.ParseDuration(os.Getenv("AGENTX_LOCK_TAKEOVER_DELAY"))
+	testHookBeforeTakeover = func() {
+		sawStale++
+		time.Sleep(delay) // widen the race: everyone sees the stale lock first
+	}
+	if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("ready-%d", os.Getpid())), nil, 0o644); err != nil {
+		return fail("ready: %v", err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go")); err == nil {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+
+	l, err := Acquire(context.Background(), data, Options{})
+	if err != nil {
+		return fail("acquire: %v", err)
+	}
+	logf, err := os.OpenFile(filepath.Join(dir, "holders.log"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return fail("log: %v", err)
+	}
+	defer logf.Close()
+	code := 0
+	if raw, _ := os.ReadFile(inside); strings.TrimSpace(string(raw)) != "" && strings.TrimSpace(string(raw)) != "0" {
+		code = fail("entered while %q was inside", raw)
+	}
+	if err := os.WriteFile(inside, []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
+		return fail("inside: %v", err)
+	}
+	took := "-"
+	if prev, _ := l.TakenOver(); prev != nil {
+		took = prev.Token
+	}
+	fmt.Fprintf(logf, "enter %d %s %d\n", os.Getpid(), took, sawStale)
+	time.Sleep(5 * time.Millisecond)
+	if raw, _ := os.ReadFile(inside); string(raw) != strconv.Itoa(os.Getpid()) {
+		code = fail("someone else (%q) got in while I held the lock", raw)
+	}
+	if err := os.WriteFile(inside, []byte("0"), 0o644); err != nil {
+		return fail("inside: %v", err)
+	}
+	fmt.Fprintf(logf, "exit %d\n", os.Getpid())
+	if err := l.Release(); err != nil {
+		return fail("release: %v", err)
+	}
+	return code
+}

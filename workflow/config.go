@@ -1,0 +1,214 @@
+package workflow
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"time"
+
+	"github.com/BurntSushi/toml"
+)
+
+// Defaults for config.toml keys that are left out.
+const (
+	DefaultWorkflowName = "feature"
+	DefaultLockWait     = 5 * time.Second
+	DefaultLockStaleAge = 30 * time.Second
+	DefaultAgentTimeout = 10 * time.Minute
+)
+
+// DefaultPriority is the upstream precedence used to break deadlocks, most upstream first.
+var DefaultPriority = []string{
+	"product-manager", "architect", "ux-designer", "engineer", "reviewer",
+	"devops", "data-scientist", "tester", "customer-coach",
+}
+
+// Duration is a time.Duration written in TOML as a Go duration string ("5s", "10m").
+type Duration struct {
+	time.Duration
+}
+
+// UnmarshalText parses a Go duration string.
+func (d *Duration) UnmarshalText(text []byte) error {
+	v, err := time.ParseDuration(string(text))
+	if err != nil {
+		return fmt.Errorf("invalid duration %q: want a Go duration like \"30s\" or \"10m\"", text)
+	}
+	d.Duration = v
+	return nil
+}
+
+// MarshalText writes the duration as a Go duration string.
+func (d Duration) MarshalText() ([]byte, error) {
+	return []byte(d.String()), nil
+}
+
+// Config is .agentx/config.toml with defaults applied.
+type Config struct {
+	DefaultWorkflow string                 `json:"default_workflow"`
+	Priority        []string               `json:"priority"`      // upstream precedence, most upstream first
+	MaxQuestions    int                    `json:"max_questions"` // per asker per issue; 0 = unlimited
+	Lock            LockConfig             `json:"lock"`
+	Agents          map[string]AgentConfig `json:"agents"`           // responders by agent name; never nil
+	Notify          *NotifyConfig          `json:"notify,omitempty"` // nil when [notify] is absent
+	File            string                 `json:"file,omitempty"`   // "" for DefaultConfig
+
+	defaultWorkflowSet  bool // default_workflow was written in the file
+	defaultWorkflowLine int  // and its line
+}
+
+// LockConfig is the [lock] table.
+type LockConfig struct {
+	Wait     Duration `json:"wait"`      // how long a writer waits for a ledger lock
+	StaleAge Duration `json:"stale_age"` // a lock older than this may be taken over
+}
+
+// AgentConfig is one [agents.NAME] table: how to run that agent as a responder.
+type AgentConfig struct {
+	Command []string `json:"command"` // argv; the question arrives on stdin, the answer is stdout
+	Timeout Duration `json:"timeout"`
+}
+
+// NotifyConfig is the [notify] table: the command run when a human is asked or a
+// clarification escalates.
+type NotifyConfig struct {
+	Command []string `json:"command"`
+}
+
+// DefaultConfig returns the configuration used when config.toml is absent.
+func DefaultConfig() *Config {
+	return &Config{
+		DefaultWorkflow: DefaultWorkflowName,
+		Priority:        slices.Clone(DefaultPriority),
+		Lock:            LockConfig{Wait: Duration{DefaultLockWait}, StaleAge: Duration{DefaultLockStaleAge}},
+		Agents:          map[string]AgentConfig{},
+	}
+}
+
+// LoadConfigFile reads and validates config.toml. Invalid content gives Errors
+// listing every problem; a read failure (including a missing file) gives the wrapped
+// *fs.PathError.
+func LoadConfigFile(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	return parseConfig(path, data)
+}
+
+func parseConfig(file string, data []byte) (*Config, error) {
+	d, top, ok := parseDoc(file, data)
+	if !ok {
+		return nil, d.result()
+	}
+	c := DefaultConfig()
+	c.File = file
+	var lock, agents, notify toml.Primitive
+	defined := d.decodeTable(top, nil, nil, []field{
+		{"default_workflow", &c.DefaultWorkflow, "a string"},
+		{"priority", &c.Priority, "an array of strings"},
+		{"max_questions", &c.MaxQuestions, "an integer"},
+		{"lock", &lock, "a table"},
+		{"agents", &agents, "a table"},
+		{"notify", &notify, "a table"},
+	})
+	c.defaultWorkflowSet = defined["default_workflow"]
+	c.defaultWorkflowLine = d.ix.line("default_workflow")
+	if defined["default_workflow"] && c.DefaultWorkflow == "" {
+		d.addf([]string{"default_workflow"}, []string{"default_workflow"}, "", "must not be empty")
+	}
+	if defined["priority"] {
+		for i, name := range c.Priority {
+			p := []string{"priority"}
+			switch {
+			case !agentName.MatchString(name):
+				d.addf(p, p, agentNameHint, "invalid agent name %q", name)
+			case slices.Index(c.Priority, name) < i:
+				d.addf(p, p, "", "%q is listed twice", name)
+			}
+		}
+	}
+	if defined["max_questions"] && c.MaxQuestions < 0 {
+		p := []string{"max_questions"}
+		d.addf(p, p, "0 means unlimited", "must be 0 or more, got %d", c.MaxQuestions)
+	}
+	if defined["lock"] {
+		p := []string{"lock"}
+		if t, ok := d.table(lock, p, p); ok {
+			def := d.decodeTable(t, p, p, []field{
+				{"wait", &c.Lock.Wait, "a duration string"},
+				{"stale_age", &c.Lock.StaleAge, "a duration string"},
+			})
+			d.positive(def["wait"], c.Lock.Wait, with(p, "wait"))
+			d.positive(def["stale_age"], c.Lock.StaleAge, with(p, "stale_age"))
+		}
+	}
+	if defined["agents"] {
+		p := []string{"agents"}
+		if t, ok := d.table(agents, p, p); ok {
+			for _, name := range sortedKeys(t) {
+				if a, ok := d.agent(name, t[name]); ok {
+					c.Agents[name] = a
+				}
+			}
+		}
+	}
+	if defined["notify"] {
+		p := []string{"notify"}
+		if t, ok := d.table(notify, p, p); ok {
+			n := &NotifyConfig{}
+			def := d.decodeTable(t, p, p, []field{{"command", &n.Command, "an array of strings"}})
+			d.command(def["command"], n.Command, with(p, "command"))
+			c.Notify = n
+		}
+	}
+	d.checkUndecoded()
+	if err := d.result(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// agent decodes one [agents.NAME] table.
+func (d *doc) agent(name string, prim toml.Primitive) (AgentConfig, bool) {
+	p := []string{"agents", name}
+	a := AgentConfig{Timeout: Duration{DefaultAgentTimeout}}
+	t, ok := d.table(prim, p, p)
+	if !ok {
+		return a, false
+	}
+	n := len(d.errs)
+	switch {
+	case !agentName.MatchString(name):
+		d.addf(p, p, agentNameHint, "invalid agent name %q", name)
+	case name == Human:
+		d.addf(p, p, "configure [notify] to reach people", "%q is a built-in target and is never run", Human)
+	}
+	def := d.decodeTable(t, p, p, []field{
+		{"command", &a.Command, "an array of strings"},
+		{"timeout", &a.Timeout, "a duration string"},
+	})
+	d.command(def["command"], a.Command, with(p, "command"))
+	if _, present := t["command"]; !present {
+		d.addf(with(p, "command"), with(p, "command"), `e.g. command = ["claude", "-p"]; leave the agent out to answer by hand`, "required")
+	}
+	d.positive(def["timeout"], a.Timeout, with(p, "timeout"))
+	return a, len(d.errs) == n
+}
+
+// command checks a decoded argv.
+func (d *doc) command(defined bool, argv []string, p []string) {
+	if !defined {
+		return
+	}
+	if len(argv) == 0 || argv[0] == "" {
+		d.addf(p, p, `an argv array, e.g. ["claude", "-p"]`, "must not be empty")
+	}
+}
+
+// positive checks a decoded duration.
+func (d *doc) positive(defined bool, v Duration, p []string) {
+	if defined && v.Duration <= 0 {
+		d.addf(p, p, "", "must be greater than 0, got %q", v.String())
+	}
+}

@@ -1,0 +1,264 @@
+package workflow
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/BurntSushi/toml"
+)
+
+// agentName is the shape of an agent name: lowercase letters, digits and '-'.
+var agentName = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
+
+const agentNameHint = `agent names are lowercase letters, digits and '-', e.g. "product-manager"`
+
+// doc is one TOML file being decoded: the decoder's metadata, the key line index and
+// the problems found so far. Every key is decoded on its own (through toml.Primitive),
+// so one bad value does not hide the others.
+type doc struct {
+	file     string
+	md       toml.MetaData
+	ix       *keyIndex
+	errs     Errors
+	reported map[string]bool // plain paths with a reported problem
+}
+
+// parseDoc decodes the top level of data. It returns false after a syntax error,
+// which is then the only problem reported.
+func parseDoc(file string, data []byte) (*doc, map[string]toml.Primitive, bool) {
+	d := &doc{file: file, reported: map[string]bool{}}
+	var top map[string]toml.Primitive
+	md, err := toml.Decode(string(data), &top)
+	if err != nil {
+		var pe toml.ParseError
+		if errors.As(err, &pe) {
+			d.errs = append(d.errs, &Error{File: file, Line: pe.Position.Line, Key: pe.LastKey, Msg: "invalid TOML: " + pe.Message})
+		} else {
+			d.errs = append(d.errs, &Error{File: file, Msg: "invalid TOML: " + tomlMsg(err)})
+		}
+		return d, nil, false
+	}
+	d.md = md
+	d.ix = indexKeys(string(data))
+	return d, top, true
+}
+
+// addf records a problem at the line of the indexed path, under the display key of
+// the plain path.
+func (d *doc) addf(path, plain []string, hint, format string, args ...any) {
+	d.reported[strings.Join(plain, sep)] = true
+	d.errs = append(d.errs, &Error{
+		File: d.file,
+		Line: d.ix.line(path...),
+		Key:  displayKey(plain),
+		Msg:  fmt.Sprintf(format, args...),
+		Hint: hint,
+	})
+}
+
+// field binds a TOML key to the Go value it decodes into.
+type field struct {
+	key  string
+	dst  any    // pointer
+	want string // "a string", for messages
+}
+
+// decodeTable decodes the known keys of a table into their fields and reports the
+// unknown ones. It returns the keys that decoded successfully.
+func (d *doc) decodeTable(t map[string]toml.Primitive, path, plain []string, fields []field) map[string]bool {
+	defined := map[string]bool{}
+	names := make([]string, len(fields))
+	for i, f := range fields {
+		names[i] = f.key
+	}
+	keys := make([]string, 0, len(t))
+	for k := range t {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		kp, pp := with(path, k), with(plain, k)
+		i := slices.Index(names, k)
+		if i < 0 {
+			d.unknown(kp, pp, names)
+			continue
+		}
+		if err := d.md.PrimitiveDecode(t[k], fields[i].dst); err != nil {
+			d.badValue(t[k], kp, pp, fields[i].want, err)
+			continue
+		}
+		defined[k] = true
+	}
+	return defined
+}
+
+// table decodes a primitive that must be a TOML table.
+func (d *doc) table(p toml.Primitive, path, plain []string) (map[string]toml.Primitive, bool) {
+	var raw any
+	if err := d.md.PrimitiveDecode(p, &raw); err != nil {
+		d.addf(path, plain, "", "%s", tomlMsg(err))
+		return nil, false
+	}
+	if _, ok := raw.(map[string]any); !ok {
+		d.addf(path, plain, "", "want a table, got %s", typeName(raw))
+		return nil, false
+	}
+	var t map[string]toml.Primitive
+	if err := d.md.PrimitiveDecode(p, &t); err != nil {
+		d.addf(path, plain, "", "%s", tomlMsg(err))
+		return nil, false
+	}
+	return t, true
+}
+
+func (d *doc) unknown(path, plain, known []string) {
+	d.addf(path, plain, suggest(plain[len(plain)-1], known, "keys"), "unknown key")
+}
+
+func (d *doc) badValue(p toml.Primitive, path, plain []string, want string, err error) {
+	var pe toml.ParseError
+	if errors.As(err, &pe) { // from an UnmarshalText method: its message is the point
+		d.addf(path, plain, "", "%s", pe.Message)
+		return
+	}
+	var raw any
+	if d.md.PrimitiveDecode(p, &raw) == nil {
+		if got := typeName(raw); got != want {
+			d.addf(path, plain, "", "want %s, got %s", want, got)
+			return
+		}
+	}
+	d.addf(path, plain, "", "%s", tomlMsg(err))
+}
+
+// checkUndecoded reports keys the decoder saw but nothing consumed and no reported
+// problem explains. It is a safety net: decodeTable already reports unknown keys.
+func (d *doc) checkUndecoded() {
+	for _, k := range d.md.Undecoded() {
+		if d.covered(k) {
+			continue
+		}
+		d.reported[strings.Join(k, sep)] = true
+		lines := d.ix.plainLines(k...)
+		if len(lines) == 0 {
+			lines = []int{0}
+		}
+		for _, l := range lines {
+			d.errs = append(d.errs, &Error{File: d.file, Line: l, Key: k.String(), Msg: "unknown key"})
+		}
+	}
+}
+
+func (d *doc) covered(k toml.Key) bool {
+	for n := 1; n <= len(k); n++ {
+		if d.reported[strings.Join(k[:n], sep)] {
+			return true
+		}
+	}
+	return false
+}
+
+// result returns the problems found, sorted, or nil.
+func (d *doc) result() error {
+	if len(d.errs) == 0 {
+		return nil
+	}
+	sortErrors(d.errs)
+	return d.errs
+}
+
+func with(path []string, more ...string) []string {
+	return append(append(make([]string, 0, len(path)+len(more)), path...), more...)
+}
+
+func displayKey(plain []string) string { return toml.Key(plain).String() }
+
+// tomlMsg strips the decoder's "toml: line N (last key ...): " prefix.
+func tomlMsg(err error) string {
+	msg := err.Error()
+	if !strings.HasPrefix(msg, "toml: ") {
+		return msg
+	}
+	msg = strings.TrimPrefix(msg, "toml: ")
+	if strings.HasPrefix(msg, "line ") || strings.HasPrefix(msg, "(last key ") {
+		if i := strings.Index(msg, "): "); i >= 0 {
+			return msg[i+3:]
+		}
+	}
+	return msg
+}
+
+// typeName names the TOML type of a decoded value the way messages use it.
+func typeName(v any) string {
+	switch v := v.(type) {
+	case string:
+		return "a string"
+	case int64:
+		return "an integer"
+	case float64:
+		return "a float"
+	case bool:
+		return "a boolean"
+	case time.Time:
+		return "a datetime"
+	case map[string]any:
+		return "a table"
+	case []map[string]any:
+		return "an array of tables"
+	case []any:
+		for _, e := range v {
+			if _, ok := e.(string); !ok {
+				return "an array containing " + typeName(e)
+			}
+		}
+		return "an array of strings"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+// suggest returns a hint naming the known name closest to k, or listing them all
+// ("known <what>: a, b").
+func suggest(k string, known []string, what string) string {
+	// Close enough: about one edit per four characters, at least one.
+	best, bestDist := "", max(1, len(k)/4)+1
+	for _, c := range known {
+		if strings.EqualFold(c, k) {
+			return fmt.Sprintf("did you mean %q? names are case-sensitive", c)
+		}
+		if dist := levenshtein(k, c); dist < bestDist {
+			best, bestDist = c, dist
+		}
+	}
+	if best != "" {
+		return fmt.Sprintf("did you mean %q?", best)
+	}
+	if len(known) == 0 {
+		return ""
+	}
+	return "known " + what + ": " + strings.Join(known, ", ")
+}
+
+func levenshtein(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}

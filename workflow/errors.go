@@ -1,0 +1,117 @@
+package workflow
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Error is one problem in a workflow or config file. Line is 0 when the position is
+// unknown; Key is the dotted TOML key (e.g. "steps.clarify_max_rounds"), empty for
+// syntax errors without a key.
+type Error struct {
+	File string
+	Line int
+	Key  string
+	Msg  string
+	Hint string
+}
+
+// Error formats the problem as "file:line: key: msg (hint: ...)".
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString(e.File)
+	if e.Line > 0 {
+		fmt.Fprintf(&b, ":%d", e.Line)
+	}
+	b.WriteString(": ")
+	if e.Key != "" {
+		b.WriteString(e.Key)
+		b.WriteString(": ")
+	}
+	b.WriteString(e.Msg)
+	if e.Hint != "" {
+		b.WriteString(" (hint: ")
+		b.WriteString(e.Hint)
+		b.WriteString(")")
+	}
+	return b.String()
+}
+
+// Errors is every problem found in one or more files, in file then line order. The
+// loaders return it (never an empty one) for invalid content, so callers can map it to
+// the "invalid data" exit code with errors.As.
+type Errors []*Error
+
+// Error lists the problems one per line.
+func (es Errors) Error() string {
+	lines := make([]string, len(es))
+	for i, e := range es {
+		lines[i] = e.Error()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Unwrap gives errors.As access to each *Error.
+func (es Errors) Unwrap() []error {
+	out := make([]error, len(es))
+	for i, e := range es {
+		out[i] = e
+	}
+	return out
+}
+
+// sortErrors orders problems by file, then line, keeping discovery order otherwise.
+func sortErrors(es Errors) {
+	sort.SliceStable(es, func(i, j int) bool {
+		if es[i].File != es[j].File {
+			return es[i].File < es[j].File
+		}
+		return es[i].Line < es[j].Line
+	})
+}
+
+// Sentinels for LookupError.Kind; test with errors.Is.
+var (
+	// ErrNoStep: the agent has no step in the workflow (callers: "rejected by rules").
+	ErrNoStep = errors.New("agent has no step in workflow")
+	// ErrUnknownStep: no step has the requested id.
+	ErrUnknownStep = errors.New("unknown step")
+	// ErrStepAgentMismatch: the requested step belongs to another agent.
+	ErrStepAgentMismatch = errors.New("step belongs to another agent")
+	// ErrUnknownWorkflow: no loaded workflow has the requested name.
+	ErrUnknownWorkflow = errors.New("unknown workflow")
+)
+
+// LookupError reports a failed Workflow.Rule or Set.Workflow lookup. Kind is one of
+// ErrNoStep, ErrUnknownStep, ErrStepAgentMismatch or ErrUnknownWorkflow, and
+// errors.Is(err, Kind) holds.
+type LookupError struct {
+	Kind      error
+	Workflow  string
+	Step      string
+	Agent     string   // the agent that asked
+	StepAgent string   // ErrStepAgentMismatch: the agent that owns Step
+	Known     []string // ErrUnknownWorkflow: workflow names; ErrUnknownStep: step ids
+}
+
+func (e *LookupError) Error() string {
+	switch e.Kind {
+	case ErrNoStep:
+		return fmt.Sprintf("agent %q has no step in workflow %q", e.Agent, e.Workflow)
+	case ErrUnknownStep:
+		return fmt.Sprintf("workflow %q has no step %q (steps: %s)", e.Workflow, e.Step, strings.Join(e.Known, ", "))
+	case ErrStepAgentMismatch:
+		return fmt.Sprintf("step %q of workflow %q belongs to agent %q, not %q", e.Step, e.Workflow, e.StepAgent, e.Agent)
+	case ErrUnknownWorkflow:
+		if len(e.Known) == 0 {
+			return fmt.Sprintf("unknown workflow %q (no workflows loaded)", e.Workflow)
+		}
+		return fmt.Sprintf("unknown workflow %q (known: %s)", e.Workflow, strings.Join(e.Known, ", "))
+	}
+	return fmt.Sprintf("workflow %q: lookup failed", e.Workflow)
+}
+
+// Unwrap returns Kind so errors.Is(err, ErrNoStep) works.
+func (e *LookupError) Unwrap() error { return e.Kind }

@@ -1,0 +1,107 @@
+package workflow
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Set is the configuration and workflows of one workspace.
+type Set struct {
+	Config    *Config
+	Workflows map[string]*Workflow // by Workflow.Name
+}
+
+// Load reads agentxDir/config.toml (absent: DefaultConfig) and every
+// agentxDir/workflows/*.toml in name order (files starting with "." are skipped). It
+// checks every file and returns all their problems together as Errors, including a
+// workflow name defined twice and a default_workflow, when config.toml sets one, that
+// names no workflow. I/O failures, such as a missing agentxDir, are returned wrapped.
+func Load(agentxDir string) (*Set, error) {
+	if _, err := os.Stat(agentxDir); err != nil {
+		return nil, fmt.Errorf("workflow: %w", err)
+	}
+	var errs Errors
+	collect := func(err error) error {
+		var es Errors
+		if errors.As(err, &es) {
+			errs = append(errs, es...)
+			return nil
+		}
+		return err
+	}
+
+	cfg, err := LoadConfigFile(filepath.Join(agentxDir, "config.toml"))
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		cfg = DefaultConfig()
+	case err != nil:
+		if err := collect(err); err != nil {
+			return nil, err
+		}
+	}
+
+	set := &Set{Config: cfg, Workflows: map[string]*Workflow{}}
+	dir := filepath.Join(agentxDir, "workflows")
+	entries, err := os.ReadDir(dir)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("workflow: %w", err)
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if e.IsDir() || strings.HasPrefix(name, ".") || !strings.HasSuffix(name, ".toml") {
+			continue
+		}
+		w, err := LoadWorkflowFile(filepath.Join(dir, name))
+		if err != nil {
+			if err := collect(err); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if prev, dup := set.Workflows[w.Name]; dup {
+			errs = append(errs, &Error{
+				File: w.File, Line: w.nameLine, Key: "workflow.name",
+				Msg:  fmt.Sprintf("workflow %q is already defined in %s", w.Name, prev.File),
+				Hint: "workflow names must be unique; the name defaults to the file name",
+			})
+			continue
+		}
+		set.Workflows[w.Name] = w
+	}
+
+	if cfg != nil && cfg.defaultWorkflowSet && len(errs) == 0 {
+		if _, ok := set.Workflows[cfg.DefaultWorkflow]; !ok {
+			errs = append(errs, &Error{
+				File: cfg.File, Line: cfg.defaultWorkflowLine, Key: "default_workflow",
+				Msg:  fmt.Sprintf("no workflow named %q in %s", cfg.DefaultWorkflow, dir),
+				Hint: suggest(cfg.DefaultWorkflow, set.Names(), "workflows"),
+			})
+		}
+	}
+	if len(errs) > 0 {
+		sortErrors(errs)
+		return nil, errs
+	}
+	return set, nil
+}
+
+// Workflow returns the named workflow; "" means the config's default_workflow. An
+// unknown name gives a *LookupError with ErrUnknownWorkflow.
+func (s *Set) Workflow(name string) (*Workflow, error) {
+	if name == "" && s.Config != nil {
+		name = s.Config.DefaultWorkflow
+	}
+	if w, ok := s.Workflows[name]; ok {
+		return w, nil
+	}
+	return nil, &LookupError{Kind: ErrUnknownWorkflow, Workflow: name, Known: s.Names()}
+}
+
+// Names returns the workflow names, sorted.
+func (s *Set) Names() []string {
+	return sortedKeys(s.Workflows)
+}
