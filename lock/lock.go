@@ -165,7 +165,8 @@ func (l *Lock) Path() string { return l.path }
 func (l *Lock) Info() Info { return l.info }
 
 // TakenOver reports the stale lock this Acquire removed to get the lock, and
-// why it was stale; prev is nil if there was none.
+// why it was stale; prev is nil if there was none, and an empty Info if the
+// stale lock was unparseable.
 func (l *Lock) TakenOver() (prev *Info, reason string) { return l.prev, l.reason }
 
 var hostname = sync.OnceValue(func() string {

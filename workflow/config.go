@@ -17,8 +17,8 @@ const (
 	DefaultAgentTimeout = 10 * time.Minute
 )
 
-// DefaultPriority is the upstream precedence used to break deadlocks, most upstream first.
-var DefaultPriority = []string{
+// defaultPriority is the upstream precedence used to break deadlocks, most upstream first.
+var defaultPriority = []string{
 	"product-manager", "architect", "ux-designer", "engineer", "reviewer",
 	"devops", "data-scientist", "tester", "customer-coach",
 }
@@ -79,7 +79,7 @@ type NotifyConfig struct {
 func DefaultConfig() *Config {
 	return &Config{
 		DefaultWorkflow: DefaultWorkflowName,
-		Priority:        slices.Clone(DefaultPriority),
+		Priority:        slices.Clone(defaultPriority),
 		Lock:            LockConfig{Wait: Duration{DefaultLockWait}, StaleAge: Duration{DefaultLockStaleAge}},
 		Agents:          map[string]AgentConfig{},
 	}

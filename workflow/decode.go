@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -76,12 +75,7 @@ func (d *doc) decodeTable(t map[string]toml.Primitive, path, plain []string, fie
 	for i, f := range fields {
 		names[i] = f.key
 	}
-	keys := make([]string, 0, len(t))
-	for k := range t {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range sortedKeys(t) {
 		kp, pp := with(path, k), with(plain, k)
 		i := slices.Index(names, k)
 		if i < 0 {

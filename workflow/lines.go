@@ -67,7 +67,7 @@ func (ix *keyIndex) add(indexed, plain []string, line int, explicit bool) {
 
 func indexKeys(src string) *keyIndex {
 	ix := &keyIndex{lines: map[string]int{}, explicit: map[string][]int{}, implicit: map[string]int{}}
-	s := &scanner{src: src, line: 1}
+	s := &scanner{src: strings.TrimPrefix(src, "\ufeff"), line: 1}
 	arrays := map[string]int{} // indexed path of an array of tables -> elements so far
 	var table, tablePlain []string
 	for {

@@ -145,15 +145,7 @@ func (d *doc) steps(p toml.Primitive) []map[string]toml.Primitive {
 		d.addf(path, path, "", "%s", tomlMsg(err))
 		return nil
 	}
-	switch v := raw.(type) {
-	case []map[string]any:
-	case []any:
-		if len(v) == 0 {
-			return nil
-		}
-		d.addf(path, path, "write each step as a [[steps]] table", "want an array of tables, got %s", typeName(raw))
-		return nil
-	default:
+	if !isTableArray(raw) {
 		d.addf(path, path, "write each step as a [[steps]] table", "want an array of tables, got %s", typeName(raw))
 		return nil
 	}
@@ -167,6 +159,23 @@ func (d *doc) steps(p toml.Primitive) []map[string]toml.Primitive {
 		tables[i], _ = d.table(sp, []string{"steps", idx(i)}, path)
 	}
 	return tables
+}
+
+// isTableArray reports whether v is an array of tables: [[steps]] tables, or an
+// inline array whose elements are all tables (an empty array counts).
+func isTableArray(v any) bool {
+	switch v := v.(type) {
+	case []map[string]any:
+		return true
+	case []any:
+		for _, e := range v {
+			if _, ok := e.(map[string]any); !ok {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
 
 // step decodes and checks the i-th step on its own; validateGraph checks the steps
@@ -205,7 +214,10 @@ func (d *doc) step(i int, t map[string]toml.Primitive) Step {
 		p, pp := at("id")
 		d.addf(p, pp, "", "must not be empty")
 	}
-	if defined["agent"] && !agentName.MatchString(s.Agent) {
+	if defined["agent"] && s.Agent == "" {
+		p, pp := at("agent")
+		d.addf(p, pp, "", "must not be empty")
+	} else if defined["agent"] && !agentName.MatchString(s.Agent) {
 		p, pp := at("agent")
 		d.addf(p, pp, agentNameHint, "invalid agent name %q", s.Agent)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/agentx-cli/agentx/internal/workspace"
 	"github.com/agentx-cli/agentx/ledger"
 	"github.com/agentx-cli/agentx/lock"
+	"github.com/agentx-cli/agentx/router"
 	"github.com/agentx-cli/agentx/workflow"
 )
 
@@ -54,9 +55,10 @@ func (e *interruptedError) Unwrap() error { return e.err }
 // codedError carries an explicit exit code, for outcomes that are not
 // failures of a package (a ready gate that finds the issue blocked).
 type codedError struct {
-	code exitCode
-	msg  string
-	hint string
+	code  exitCode
+	msg   string
+	hint  string
+	quiet bool // the outcome is already on stdout: print no error
 }
 
 func (e *codedError) Error() string { return e.msg }
@@ -77,6 +79,8 @@ func errorExit(err error) exitCode {
 		wfErrs     workflow.Errors
 		lookup     *workflow.LookupError
 		interrupt  *interruptedError
+		ruleErr    *router.RuleError
+		waitErr    *router.WaitTimeoutError
 	)
 	switch {
 	case errors.As(err, &coded):
@@ -87,6 +91,10 @@ func errorExit(err error) exitCode {
 		return exitNoWorkspace
 	case errors.As(err, &usage), errors.As(err, &input):
 		return exitUsage
+	case errors.As(err, &ruleErr):
+		return exitRejected
+	case errors.As(err, &waitErr):
+		return exitWaitTimeout
 	case errors.As(err, &timeout):
 		return exitLockTimeout
 	case errors.As(err, &transition):

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 )
 
@@ -43,6 +44,10 @@ func (a *app) emit(data any, text func()) error {
 // fail prints err the way the output mode asks and returns its exit code.
 func (a *app) fail(err error) int {
 	code := errorExit(err)
+	var coded *codedError
+	if errors.As(err, &coded) && coded.quiet {
+		return code.N
+	}
 	hint := hintOf(err)
 	if a.json {
 		b, _ := json.Marshal(errorEnvelope{SchemaVersion: schemaVersion, Error: errorBody{

@@ -1,0 +1,161 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/fatih/color"
+
+	"github.com/agentx-cli/agentx/ledger"
+	"github.com/agentx-cli/agentx/router"
+)
+
+const (
+	formatText     = "text"
+	formatMarkdown = "markdown"
+)
+
+func checkFormat(f string) error {
+	if f != formatText && f != formatMarkdown {
+		return &usageError{err: fmt.Errorf("--format %q: use text or markdown (or --json)", f)}
+	}
+	return nil
+}
+
+// statusColor is the colour of each status on a terminal.
+var statusColor = map[ledger.Status]color.Attribute{
+	ledger.Pending:   color.FgYellow,
+	ledger.Answered:  color.FgGreen,
+	ledger.Stale:     color.FgRed,
+	ledger.Escalated: color.FgMagenta,
+	ledger.Resolved:  color.FgCyan,
+	ledger.Abandoned: color.Faint,
+}
+
+func (a *app) status(s ledger.Status) string {
+	return a.paint(statusColor[s])(string(s))
+}
+
+func stamp(t ledger.Time) string { return t.UTC().Format("2006-01-02 15:04") }
+
+const rule = "  -----------------------------------------------"
+
+// renderThread writes one clarification as a terminal thread.
+func (a *app) renderThread(w io.Writer, r router.Record) {
+	c := r.Clarification
+	bold := a.paint(color.Bold)
+	where := fmt.Sprintf("#%d", r.IssueNumber)
+	fmt.Fprintf(w, "  %s (%s)  %s\n", bold("Clarification Thread: "+c.ID), where, a.status(c.Status))
+	mode := "blocking"
+	if !c.Blocking {
+		mode = "non-blocking"
+	}
+	fmt.Fprintf(w, "  Topic: %s · %s -> %s · %s · round %d of %d\n", c.Topic, c.From, c.To, mode, c.Round, c.MaxRounds)
+	fmt.Fprintln(w, rule)
+	for i, e := range c.Thread {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		switch e.Type {
+		case ledger.Question:
+			fmt.Fprintf(w, "  [Round %d] %s -> %s  (%s)\n", e.Round, e.From, c.To, stamp(e.Timestamp))
+			fmt.Fprint(w, indent("    Q: ", e.Body))
+		case ledger.Answer:
+			fmt.Fprintf(w, "  [Round %d] %s -> %s  (%s)\n", e.Round, e.From, c.From, stamp(e.Timestamp))
+			fmt.Fprint(w, indent("    A: ", e.Body))
+		case ledger.Resolution:
+			label := "[RESOLVED]"
+			if strings.HasPrefix(e.Body, "Abandoned: ") {
+				label = "[ABANDONED]"
+			}
+			fmt.Fprintf(w, "  %s %s  (%s)\n", a.paint(statusColor[ledger.Resolved])(label), e.From, stamp(e.Timestamp))
+			fmt.Fprint(w, indent("    ", e.Body))
+		case ledger.Escalation:
+			mag := a.paint(color.FgMagenta, color.Bold)
+			fmt.Fprintf(w, "  %s %s  (%s)\n", mag("!! [ESCALATED]"), e.From, stamp(e.Timestamp))
+			fmt.Fprint(w, indent("  | ", e.Body))
+		}
+	}
+	if c.Status == ledger.Pending || c.Status == ledger.Stale {
+		fmt.Fprintf(w, "\n  ... waiting for %s (stale after %s)\n", c.To, stamp(c.StaleAfter))
+	}
+	fmt.Fprintln(w, rule)
+}
+
+// indent prefixes the first line with first and the rest with spaces of
+// the same width.
+func indent(first, body string) string {
+	pad := strings.Repeat(" ", len(first))
+	lines := strings.Split(strings.TrimRight(body, "\n"), "\n")
+	var b strings.Builder
+	for i, l := range lines {
+		p := pad
+		if i == 0 {
+			p = first
+		}
+		b.WriteString(strings.TrimRight(p+l, " ") + "\n")
+	}
+	return b.String()
+}
+
+// renderMarkdown writes one clarification for chat or a PR comment.
+func renderMarkdown(w io.Writer, r router.Record) {
+	c := r.Clarification
+	for _, e := range c.Thread {
+		switch e.Type {
+		case ledger.Question:
+			label := "Clarification"
+			if e.Round > 1 {
+				label = fmt.Sprintf("Follow-up, round %d", e.Round)
+			}
+			fmt.Fprintf(w, "**[%s -> %s] %s (%s):** %s\n\n", e.From, c.To, label, c.ID, e.Body)
+		case ledger.Answer:
+			fmt.Fprintf(w, "**[%s]** %s\n\n", e.From, e.Body)
+		case ledger.Resolution:
+			fmt.Fprintf(w, "**[%s] Resolved:** %s\n\n", e.From, e.Body)
+		case ledger.Escalation:
+			fmt.Fprintf(w, "**[ESCALATED]** %s\n\n", router.EscalationReason(c))
+			for _, l := range strings.Split(e.Body, "\n") {
+				fmt.Fprintf(w, "> %s\n", l)
+			}
+			fmt.Fprintln(w)
+		}
+	}
+	fmt.Fprintf(w, "_%s · #%d · %s · round %d of %d_\n", c.ID, r.IssueNumber, c.Status, c.Round, c.MaxRounds)
+}
+
+// renderList writes records as a table: aligned with a header on a
+// terminal, tab-separated without one for scripts.
+func (a *app) renderList(w io.Writer, recs []router.Record, now time.Time) {
+	if !a.isTTY {
+		for _, r := range recs {
+			c := r.Clarification
+			fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%s\t%d/%d\t%s\n", c.ID, r.IssueNumber, c.Status, c.From, c.To, c.Round, c.MaxRounds, c.Topic)
+		}
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tISSUE\tSTATUS\tFROM -> TO\tROUND\tAGE\tTOPIC")
+	for _, r := range recs {
+		c := r.Clarification
+		// pad before colouring so the escape codes do not upset alignment
+		st := a.status(c.Status) + strings.Repeat(" ", max(0, 9-len(c.Status)))
+		fmt.Fprintf(tw, "%s\t#%d\t%s\t%s -> %s\t%d/%d\t%s\t%s\n", c.ID, r.IssueNumber, st, c.From, c.To, c.Round, c.MaxRounds, age(now.Sub(c.Created.Time)), c.Topic)
+	}
+	tw.Flush()
+}
+
+func age(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return "now"
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh", int(d.Hours()))
+	}
+	return fmt.Sprintf("%dd", int(d.Hours()/24))
+}

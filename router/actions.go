@@ -1,0 +1,257 @@
+package router
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/agentx-cli/agentx/ledger"
+)
+
+// change applies fn to clarification id inside one ledger update and
+// returns the record as written.
+func (h *Hub) change(ctx context.Context, id string, fn func(c *ledger.Clarification, now time.Time) error) (Record, error) {
+	issue, _, err := ledger.ParseID(id)
+	if err != nil {
+		return Record{}, err
+	}
+	var rec Record
+	_, err = h.Store.Update(ctx, issue, func(l *ledger.Ledger) error {
+		c := l.Find(id)
+		if c == nil {
+			return fmt.Errorf("clarification %s: %w", id, ledger.ErrNotFound)
+		}
+		if err := fn(c, h.now()); err != nil {
+			return err
+		}
+		rec = Record{IssueNumber: issue, Clarification: c}
+		return nil
+	})
+	return rec, err
+}
+
+func entry(c *ledger.Clarification, from string, t ledger.EntryType, body string, now time.Time) ledger.ThreadEntry {
+	round := c.Round
+	if round < 1 {
+		round = 1
+	}
+	return ledger.ThreadEntry{Round: round, From: from, Type: t, Body: body, Timestamp: ledger.T(now)}
+}
+
+// partyError refuses an agent that is not allowed to act on c.
+func partyError(c *ledger.Clarification, who, action string, allowed ...string) error {
+	return &RuleError{
+		Kind:   RuleParty,
+		Msg:    fmt.Sprintf("%s may not %s %s: only %s may", who, action, c.ID, joinOr(allowed)),
+		Advice: fmt.Sprintf("pass --from %s", allowed[0]),
+	}
+}
+
+func joinOr(names []string) string {
+	switch len(names) {
+	case 0:
+		return "nobody"
+	case 1:
+		return names[0]
+	}
+	out := names[0]
+	for _, n := range names[1 : len(names)-1] {
+		out += ", " + n
+	}
+	return out + " or " + names[len(names)-1]
+}
+
+// Answer records the target's (or a human's) answer to the current round.
+func (h *Hub) Answer(ctx context.Context, id, from, body string) (Record, error) {
+	if err := ledger.ValidateText("answer", body, ledger.MaxBodyLen); err != nil {
+		return Record{}, err
+	}
+	rec, err := h.change(ctx, id, func(c *ledger.Clarification, now time.Time) error {
+		if from == "" {
+			from = c.To
+		}
+		if from != c.To && from != ledger.Human {
+			return partyError(c, from, "answer", c.To, ledger.Human)
+		}
+		if err := c.Move(ledger.Answered); err != nil {
+			return err
+		}
+		c.Thread = append(c.Thread, entry(c, from, ledger.Answer, body, now))
+		return nil
+	})
+	if err != nil {
+		return Record{}, err
+	}
+	h.changed(ctx, EventAnswered, rec, from, "")
+	return rec, nil
+}
+
+// Followup asks the next round. At the round limit it escalates instead,
+// with the follow-up as the asker's latest position.
+func (h *Hub) Followup(ctx context.Context, id, from, body string) (Record, error) {
+	if err := ledger.ValidateText("follow-up", body, ledger.MaxBodyLen); err != nil {
+		return Record{}, err
+	}
+	atLimit := false
+	rec, err := h.change(ctx, id, func(c *ledger.Clarification, now time.Time) error {
+		if from == "" {
+			from = c.From
+		}
+		if from != c.From {
+			return partyError(c, from, "follow up on", c.From)
+		}
+		if c.Status != ledger.Answered {
+			return &ledger.TransitionError{ID: c.ID, From: c.Status, To: ledger.Pending}
+		}
+		if c.MaxRounds > 0 && c.Round >= c.MaxRounds {
+			atLimit = true
+			reason := fmt.Sprintf("round limit reached (%d of %d) without resolution", c.Round, c.MaxRounds)
+			return escalate(c, issueOf(c), reason, body, now)
+		}
+		sla := roundSLA(c)
+		if err := c.Move(ledger.Pending); err != nil {
+			return err
+		}
+		c.Round++
+		c.Thread = append(c.Thread, entry(c, from, ledger.Question, body, now))
+		c.StaleAfter = ledger.T(now.Add(sla))
+		return nil
+	})
+	if err != nil {
+		return Record{}, err
+	}
+	if atLimit {
+		h.escalated(ctx, rec)
+		return rec, nil
+	}
+	h.changed(ctx, EventFollowedUp, rec, from, "")
+	return h.respond(ctx, rec)
+}
+
+// DefaultSLA applies when a record carries no usable SLA.
+const DefaultSLA = 30 * time.Minute
+
+// roundSLA is how long the current round was given before going stale: the
+// time from its question to staleAfter. Each new round gets the same.
+func roundSLA(c *ledger.Clarification) time.Duration {
+	start := c.Created.Time
+	if q := c.Current(ledger.Question); q != nil {
+		start = q.Timestamp.Time
+	}
+	if d := c.StaleAfter.Sub(start); d > 0 {
+		return d
+	}
+	return DefaultSLA
+}
+
+func issueOf(c *ledger.Clarification) int {
+	issue, _, _ := ledger.ParseID(c.ID)
+	return issue
+}
+
+// Resolve closes a clarification: by its asker once answered, or by a human
+// (also after escalation).
+func (h *Hub) Resolve(ctx context.Context, id, from, body string) (Record, error) {
+	if body != "" {
+		if err := ledger.ValidateText("resolution", body, ledger.MaxBodyLen); err != nil {
+			return Record{}, err
+		}
+	}
+	rec, err := h.change(ctx, id, func(c *ledger.Clarification, now time.Time) error {
+		if from == "" {
+			from = c.From
+		}
+		if from != c.From && from != ledger.Human && from != HubAgent {
+			return partyError(c, from, "resolve", c.From, ledger.Human)
+		}
+		if err := c.Move(ledger.Resolved); err != nil {
+			return err
+		}
+		text := body
+		if text == "" {
+			text = "Resolved."
+			if a := c.Current(ledger.Answer); a != nil {
+				text = "Resolved with the answer: " + a.Body
+			}
+		}
+		c.Thread = append(c.Thread, entry(c, from, ledger.Resolution, text, now))
+		t := ledger.T(now)
+		c.ResolvedAt = &t
+		return nil
+	})
+	if err != nil {
+		return Record{}, err
+	}
+	h.changed(ctx, EventResolved, rec, from, "")
+	return rec, nil
+}
+
+// Escalate hands a clarification to a human, with a summary a person can
+// act on.
+func (h *Hub) Escalate(ctx context.Context, id, reason string) (Record, error) {
+	if reason == "" {
+		reason = "escalated by hand"
+	}
+	rec, err := h.change(ctx, id, func(c *ledger.Clarification, now time.Time) error {
+		return escalate(c, issueOf(c), reason, "", now)
+	})
+	if err != nil {
+		return Record{}, err
+	}
+	h.escalated(ctx, rec)
+	return rec, nil
+}
+
+// escalate moves c to escalated and appends the summary entry, in one write.
+func escalate(c *ledger.Clarification, issue int, reason, askerLatest string, now time.Time) error {
+	if err := c.Move(ledger.Escalated); err != nil {
+		return err
+	}
+	c.Thread = append(c.Thread, entry(c, HubAgent, ledger.Escalation, EscalationBody(issue, c, reason, askerLatest), now))
+	return nil
+}
+
+// escalated records the event and notifies a human.
+func (h *Hub) escalated(ctx context.Context, rec Record) {
+	h.changed(ctx, EventEscalated, rec, HubAgent, EscalationReason(rec.Clarification))
+	h.notify(ctx, "escalation", rec)
+}
+
+// Abandon closes a clarification nobody will finish.
+func (h *Hub) Abandon(ctx context.Context, id, by, reason string) (Record, error) {
+	if reason == "" {
+		reason = "abandoned"
+	}
+	rec, err := h.change(ctx, id, func(c *ledger.Clarification, now time.Time) error {
+		if err := c.Move(ledger.Abandoned); err != nil {
+			return err
+		}
+		who := by
+		if who == "" {
+			who = HubAgent
+		}
+		c.Thread = append(c.Thread, entry(c, who, ledger.Resolution, "Abandoned: "+reason, now))
+		return nil
+	})
+	if err != nil {
+		return Record{}, err
+	}
+	h.changed(ctx, EventAbandoned, rec, by, reason)
+	return rec, nil
+}
+
+// Cancel is the asker withdrawing its question (recorded as abandoned,
+// reason "cancelled").
+func (h *Hub) Cancel(ctx context.Context, id, from string) (Record, error) {
+	c, _, err := h.Store.Get(id)
+	if err != nil {
+		return Record{}, err
+	}
+	if from == "" {
+		from = c.From
+	}
+	if from != c.From {
+		return Record{}, partyError(c, from, "cancel", c.From)
+	}
+	return h.Abandon(ctx, id, from, "cancelled")
+}

@@ -1,0 +1,62 @@
+package router
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// RuleKind says which rule refused a request.
+type RuleKind string
+
+// The rules the hub enforces.
+const (
+	RuleScope    RuleKind = "scope"    // the target is not in can_clarify
+	RuleBlocking RuleKind = "blocking" // blocking is not allowed for this step
+	RuleCap      RuleKind = "cap"      // the asker has used its questions
+	RuleParty    RuleKind = "party"    // the agent is not a party to the clarification
+)
+
+// RuleError is a request the workflow rules refuse.
+type RuleError struct {
+	Kind    RuleKind
+	Msg     string
+	Advice  string
+	Allowed []string // RuleScope: whom the asker may ask
+}
+
+func (e *RuleError) Error() string { return e.Msg }
+
+// Hint says what to do instead.
+func (e *RuleError) Hint() string { return e.Advice }
+
+// WaitTimeoutError means no answer came within the wait.
+type WaitTimeoutError struct {
+	ID     string
+	Waited time.Duration
+}
+
+// Guidance is what an agent should do when its question goes unanswered.
+const Guidance = "no answer; proceed on your best judgment and record your assumption"
+
+func (e *WaitTimeoutError) Error() string {
+	return fmt.Sprintf("%s: no answer after %s", e.ID, e.Waited.Round(time.Second))
+}
+
+// Hint is the guidance for the asker.
+func (e *WaitTimeoutError) Hint() string {
+	return Guidance + fmt.Sprintf(" (the question stays open: `agentx clarify wait %s` picks the answer up later)", e.ID)
+}
+
+func scopeError(from, to string, allowed []string, workflow, step string) *RuleError {
+	who := "nobody"
+	if len(allowed) > 0 {
+		who = strings.Join(allowed, ", ")
+	}
+	return &RuleError{
+		Kind:    RuleScope,
+		Msg:     fmt.Sprintf("%s may not ask %s in step %q of workflow %q (may ask: %s)", from, to, step, workflow, who),
+		Advice:  "ask one of the allowed agents or human, or add " + to + " to can_clarify of that step",
+		Allowed: allowed,
+	}
+}

@@ -1,0 +1,71 @@
+package router
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/agentx-cli/agentx/ledger"
+)
+
+const escalationPrefix = "ESCALATED: "
+
+// EscalationBody is the text of an escalation entry: what a human needs to
+// decide without reading the whole thread. askerLatest, when set, is the
+// asker's newest position if it is not in the thread (a follow-up refused
+// at the round limit).
+func EscalationBody(issue int, c *ledger.Clarification, reason, askerLatest string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s%s\n", escalationPrefix, reason)
+	where := fmt.Sprintf("issue #%d", issue)
+	if issue == 0 {
+		where = "no issue"
+	}
+	fmt.Fprintf(&b, "Topic: %s (%s, %s)\n", c.Topic, where, c.ID)
+	fmt.Fprintf(&b, "Rounds used: %d of %d\n\n", c.Round, c.MaxRounds)
+
+	q := askerLatest
+	if q == "" {
+		if e := c.Current(ledger.Question); e != nil {
+			q = e.Body
+		}
+	}
+	fmt.Fprintf(&b, "%s (asker), latest question:\n%s\n", c.From, quote(q))
+	if a := c.Current(ledger.Answer); a != nil {
+		fmt.Fprintf(&b, "%s (asked), latest answer:\n%s\n", a.From, quote(a.Body))
+	} else {
+		fmt.Fprintf(&b, "%s (asked) has not answered.\n", c.To)
+	}
+	b.WriteString("\nA human decides. Options:\n")
+	if a := c.Current(ledger.Answer); a != nil {
+		fmt.Fprintf(&b, "  1. Accept %s's answer.\n", a.From)
+		fmt.Fprintf(&b, "  2. Accept %s's proposal.\n", c.From)
+		b.WriteString("  3. Give a new decision.\n")
+	} else {
+		fmt.Fprintf(&b, "  1. Answer %s's question yourself.\n", c.From)
+		b.WriteString("  2. Give a new decision.\n")
+	}
+	fmt.Fprintf(&b, "\nResolve with:\n  agentx clarify resolve %s --from human --body \"decision: ...\"", c.ID)
+	return b.String()
+}
+
+func quote(s string) string {
+	if strings.TrimSpace(s) == "" {
+		return "  > (none)"
+	}
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	for i, l := range lines {
+		lines[i] = "  > " + l
+	}
+	return strings.Join(lines, "\n")
+}
+
+// EscalationReason is the reason of a clarification's latest escalation,
+// or "" if it has none.
+func EscalationReason(c *ledger.Clarification) string {
+	e := c.Current(ledger.Escalation)
+	if e == nil {
+		return ""
+	}
+	first, _, _ := strings.Cut(e.Body, "\n")
+	return strings.TrimPrefix(first, escalationPrefix)
+}

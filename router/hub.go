@@ -1,0 +1,198 @@
+package router
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/agentx-cli/agentx/ledger"
+	"github.com/agentx-cli/agentx/workflow"
+)
+
+// HubAgent is the name the hub writes on entries it makes itself
+// (escalations, automatic resolutions).
+const HubAgent = "agentx"
+
+// EventsFile is the event log's name in the state directory.
+const EventsFile = "events.jsonl"
+
+// Hub routes clarifications. Build it with New.
+type Hub struct {
+	Store  *ledger.Store
+	Rules  *workflow.Set
+	Runner Runner
+	Events EventLog
+	Dir    string // the repository root: responders run here
+	// Warn receives problems that do not undo a change already recorded
+	// (an event that could not be appended, a notify command that failed).
+	Warn func(error)
+}
+
+// New returns a hub over a workspace's store and rules, running responders
+// as real processes in dir.
+func New(store *ledger.Store, rules *workflow.Set, dir string) *Hub {
+	return &Hub{
+		Store:  store,
+		Rules:  rules,
+		Runner: ExecRunner{Dir: dir},
+		Events: EventLog{Path: filepath.Join(store.Dir(), EventsFile)},
+		Dir:    dir,
+		Warn:   func(error) {},
+	}
+}
+
+func (h *Hub) now() time.Time { return h.Store.Now() }
+
+// Record is a clarification with the issue it belongs to, as commands print it.
+type Record struct {
+	IssueNumber int `json:"issueNumber"`
+	*ledger.Clarification
+}
+
+// AskRequest is one new question.
+type AskRequest struct {
+	Issue       int
+	From, To    string
+	Topic       string
+	Question    string
+	NonBlocking bool
+	Workflow    string // "" = the default workflow
+	Step        string // "" = the asker's step in the workflow
+}
+
+// Rule returns the rule that governs from's questions.
+func (h *Hub) Rule(workflowName, from, step string) (workflow.Rule, error) {
+	w, err := h.Rules.Workflow(workflowName)
+	if err != nil {
+		return workflow.Rule{}, err
+	}
+	return w.Rule(from, step)
+}
+
+// Ask records a new question after checking the rules, then, if the target
+// has a responder, runs it and records its answer. It returns the record as
+// it stands when Ask is done.
+func (h *Hub) Ask(ctx context.Context, req AskRequest) (Record, error) {
+	if err := validateAsk(req); err != nil {
+		return Record{}, err
+	}
+	rule, err := h.Rule(req.Workflow, req.From, req.Step)
+	if err != nil {
+		return Record{}, err
+	}
+	if req.To != ledger.Human && !rule.Allows(req.To) {
+		return Record{}, scopeError(req.From, req.To, rule.CanClarify, rule.Workflow, rule.Step)
+	}
+	blocking := !req.NonBlocking
+	if blocking && !rule.BlockingAllowed {
+		return Record{}, &RuleError{
+			Kind:   RuleBlocking,
+			Msg:    fmt.Sprintf("step %q of workflow %q does not allow blocking questions", rule.Step, rule.Workflow),
+			Advice: "ask with --non-blocking and keep working; pick the answer up with `agentx clarify wait` or the inbox",
+		}
+	}
+	maxQ := h.Rules.Config.MaxQuestions
+	var rec Record
+	_, err = h.Store.Update(ctx, req.Issue, func(l *ledger.Ledger) error {
+		if maxQ > 0 {
+			n := 0
+			for _, c := range l.Clarifications {
+				if c.From == req.From {
+					n++
+				}
+			}
+			if n >= maxQ {
+				return &RuleError{
+					Kind:   RuleCap,
+					Msg:    fmt.Sprintf("%s has asked %d questions on issue #%d, the limit (max_questions = %d): no more questions: proceed on your best judgment", req.From, n, req.Issue, maxQ),
+					Advice: "proceed on your best judgment and record your assumption",
+				}
+			}
+		}
+		now := h.now()
+		c := &ledger.Clarification{
+			ID: l.NextID(), From: req.From, To: req.To, Topic: req.Topic,
+			Blocking: blocking, Status: ledger.Pending, Round: 1, MaxRounds: rule.MaxRounds,
+			Created: ledger.T(now), StaleAfter: ledger.T(now.Add(rule.SLA)),
+			Thread: []ledger.ThreadEntry{{Round: 1, From: req.From, Type: ledger.Question, Body: req.Question, Timestamp: ledger.T(now)}},
+		}
+		l.Clarifications = append(l.Clarifications, c)
+		rec = Record{IssueNumber: req.Issue, Clarification: c}
+		return nil
+	})
+	if err != nil {
+		return Record{}, err
+	}
+	h.changed(ctx, EventRequested, rec, req.From, "")
+	return h.respond(ctx, rec)
+}
+
+func validateAsk(req AskRequest) error {
+	if err := ledger.ValidateIssue(req.Issue); err != nil {
+		return err
+	}
+	if err := ledger.ValidateAgent("--from", req.From); err != nil {
+		return err
+	}
+	if err := ledger.ValidateAgent("--to", req.To); err != nil {
+		return err
+	}
+	if req.From == req.To {
+		return &ledger.InputError{Field: "--to", Value: req.To, Msg: "is the asker: an agent cannot ask itself"}
+	}
+	if req.From == ledger.Human {
+		return &ledger.InputError{Field: "--from", Value: req.From, Msg: "is not an agent: a human answers and resolves, but does not ask through agentx"}
+	}
+	if err := ledger.ValidateText("--topic", req.Topic, ledger.MaxTopicLen); err != nil {
+		return err
+	}
+	return ledger.ValidateText("question", req.Question, ledger.MaxBodyLen)
+}
+
+// respond runs the target's responder for the current round, if it has one,
+// retrying once; a second failure escalates with the error. A question to
+// human runs the notify command instead. The lock is not held meanwhile.
+func (h *Hub) respond(ctx context.Context, rec Record) (Record, error) {
+	c := rec.Clarification
+	if c.To == ledger.Human {
+		h.notify(ctx, "question", rec)
+		return rec, nil
+	}
+	agent, ok := h.Rules.Config.Agents[c.To]
+	if !ok || len(agent.Command) == 0 {
+		return rec, nil
+	}
+	r := Responder{Agent: c.To, Command: agent.Command, Timeout: agent.Timeout.Duration}
+	inv := Invocation{ClarificationID: c.ID, Issue: rec.IssueNumber, From: c.From, To: c.To, Round: c.Round, Prompt: BuildPrompt(rec.IssueNumber, c)}
+	var answer string
+	var err error
+	for attempt := 0; attempt < 2; attempt++ {
+		if answer, err = h.Runner.Run(ctx, r, inv); err == nil || ctx.Err() != nil {
+			break
+		}
+	}
+	if ctx.Err() != nil {
+		return rec, ctx.Err()
+	}
+	if err != nil {
+		return h.escalateIfOpen(ctx, rec, fmt.Sprintf("the %s responder failed twice: %v", c.To, err))
+	}
+	return h.Answer(ctx, c.ID, c.To, answer)
+}
+
+// escalateIfOpen escalates a clarification unless someone moved it on
+// while its responder ran.
+func (h *Hub) escalateIfOpen(ctx context.Context, rec Record, reason string) (Record, error) {
+	out, err := h.Escalate(ctx, rec.ID, reason)
+	var te *ledger.TransitionError
+	if errors.As(err, &te) {
+		cur, _, gerr := h.Store.Get(rec.ID)
+		if gerr != nil {
+			return rec, gerr
+		}
+		return Record{IssueNumber: rec.IssueNumber, Clarification: cur}, nil
+	}
+	return out, err
+}

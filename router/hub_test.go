@@ -1,0 +1,325 @@
+package router
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentx-cli/agentx/ledger"
+	"github.com/agentx-cli/agentx/lock"
+	"github.com/agentx-cli/agentx/workflow"
+)
+
+var t0 = time.Date(2026, 2, 26, 10, 0, 0, 0, time.UTC)
+
+// fakeRunner answers from a script of results, recording each invocation.
+type fakeRunner struct {
+	results []fakeResult
+	calls   []Invocation
+}
+
+type fakeResult struct {
+	answer string
+	err    error
+}
+
+func (f *fakeRunner) Run(ctx context.Context, r Responder, inv Invocation) (string, error) {
+	f.calls = append(f.calls, inv)
+	if len(f.results) == 0 {
+		return "", errors.New("no scripted result")
+	}
+	res := f.results[0]
+	f.results = f.results[1:]
+	return res.answer, res.err
+}
+
+// newTestHub builds a hub over a fresh workspace with the default workflows
+// and config.toml extra appended.
+func newTestHub(t *testing.T, extraConfig string) (*Hub, *fakeRunner) {
+	t.Helper()
+	dir := t.TempDir()
+	for name, data := range workflow.DefaultFiles() {
+		p := filepath.Join(dir, ".agentx", name)
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		if name == "config.toml" {
+			data = append(data, []byte("\n"+extraConfig+"\n")...)
+		}
+		require.NoError(t, os.WriteFile(p, data, 0o644))
+	}
+	rules, err := workflow.Load(filepath.Join(dir, ".agentx"))
+	require.NoError(t, err)
+	now := t0
+	store := ledger.NewStore(filepath.Join(dir, ".agentx", "state"), lock.Options{}, func() time.Time { return now })
+	h := New(store, rules, dir)
+	fr := &fakeRunner{}
+	h.Runner = fr
+	h.Warn = func(err error) { t.Errorf("unexpected warning: %v", err) }
+	return h, fr
+}
+
+func askReq(from, to string) AskRequest {
+	return AskRequest{Issue: 42, From: from, To: to, Topic: "Database adapter", Question: "PostgreSQL or SQLite for local dev?"}
+}
+
+func TestAskScope(t *testing.T) {
+	h, _ := newTestHub(t, "")
+	ctx := context.Background()
+	tests := []struct {
+		name string
+		req  AskRequest
+		kind RuleKind
+		msg  string
+	}{
+		{"engineer may ask architect", askReq("engineer", "architect"), "", ""},
+		{"engineer may ask human", askReq("engineer", "human"), "", ""},
+		{"engineer may not ask reviewer", askReq("engineer", "reviewer"), RuleScope, `engineer may not ask reviewer in step "implement" of workflow "feature" (may ask: architect, product-manager)`},
+		{"product-manager may ask nobody", askReq("product-manager", "architect"), RuleScope, "(may ask: nobody)"},
+		{"bug workflow forbids blocking", AskRequest{Issue: 7, From: "engineer", To: "architect", Topic: "t", Question: "q", Workflow: "bug"}, RuleBlocking, `step "fix" of workflow "bug" does not allow blocking questions`},
+		{"bug workflow allows non-blocking", AskRequest{Issue: 7, From: "engineer", To: "architect", Topic: "t", Question: "q", Workflow: "bug", NonBlocking: true}, "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec, err := h.Ask(ctx, tt.req)
+			if tt.kind == "" {
+				require.NoError(t, err)
+				assert.Equal(t, ledger.Pending, rec.Status)
+				return
+			}
+			var re *RuleError
+			require.True(t, errors.As(err, &re), "got %v", err)
+			assert.Equal(t, tt.kind, re.Kind)
+			assert.Contains(t, re.Error(), tt.msg)
+		})
+	}
+	_, err := h.Ask(ctx, AskRequest{Issue: 1, From: "ux-designer", To: "architect", Topic: "t", Question: "q", Workflow: "bug"})
+	assert.ErrorIs(t, err, workflow.ErrNoStep)
+}
+
+func TestAskRecordsAndSetsStatuses(t *testing.T) {
+	h, _ := newTestHub(t, "")
+	ctx := context.Background()
+	rec, err := h.Ask(ctx, askReq("engineer", "architect"))
+	require.NoError(t, err)
+	assert.Equal(t, "CLR-42-001", rec.ID)
+	assert.Equal(t, 42, rec.IssueNumber)
+	assert.Equal(t, 1, rec.Round)
+	assert.Equal(t, 5, rec.MaxRounds)
+	assert.True(t, rec.Blocking)
+	assert.Equal(t, t0.Add(30*time.Minute), rec.StaleAfter.Time)
+	require.Len(t, rec.Thread, 1)
+	assert.Equal(t, ledger.Question, rec.Thread[0].Type)
+
+	m, err := h.Store.ReadAgents()
+	require.NoError(t, err)
+	assert.Equal(t, ledger.BlockedClarification, m["engineer"].Status)
+	assert.Equal(t, "architect", m["engineer"].WaitingOn)
+	assert.Equal(t, "CLR-42-001", m["engineer"].ClarificationID)
+	assert.Equal(t, ledger.Clarifying, m["architect"].Status)
+	assert.Equal(t, "engineer", m["architect"].RespondingTo)
+
+	_, err = h.Answer(ctx, rec.ID, "architect", "SQLite locally, PostgreSQL in CI.")
+	require.NoError(t, err)
+	m, _ = h.Store.ReadAgents()
+	assert.Equal(t, ledger.Working, m["engineer"].Status)
+	assert.Empty(t, m["engineer"].WaitingOn)
+	assert.Equal(t, ledger.Working, m["architect"].Status)
+
+	evs, err := h.Events.Read(EventFilter{})
+	require.NoError(t, err)
+	var types []EventType
+	for _, e := range evs.Events {
+		types = append(types, e.Type)
+	}
+	assert.Equal(t, []EventType{EventRequested, EventAnswered}, types)
+}
+
+func TestLifecycleToEscalationAndHumanResolve(t *testing.T) {
+	h, _ := newTestHub(t, "")
+	ctx := context.Background()
+	req := askReq("architect", "product-manager") // architecture step: 3 rounds
+	rec, err := h.Ask(ctx, req)
+	require.NoError(t, err)
+	require.Equal(t, 3, rec.MaxRounds)
+
+	_, err = h.Followup(ctx, rec.ID, "architect", "too early")
+	var te *ledger.TransitionError
+	require.True(t, errors.As(err, &te), "a follow-up needs an answer first")
+
+	_, err = h.Answer(ctx, rec.ID, "engineer", "not mine")
+	var re *RuleError
+	require.True(t, errors.As(err, &re))
+	assert.Equal(t, RuleParty, re.Kind)
+
+	for round := 1; round <= 3; round++ {
+		rec, err = h.Answer(ctx, rec.ID, "", "answer "+string(rune('0'+round)))
+		require.NoError(t, err)
+		rec, err = h.Followup(ctx, rec.ID, "", "follow-up "+string(rune('0'+round)))
+		require.NoError(t, err)
+	}
+	assert.Equal(t, ledger.Escalated, rec.Status, "the follow-up past the limit escalates")
+	assert.Equal(t, 3, rec.Round)
+	esc := rec.Current(ledger.Escalation)
+	require.NotNil(t, esc)
+	assert.Equal(t, HubAgent, esc.From)
+	assert.Contains(t, esc.Body, "ESCALATED: round limit reached (3 of 3) without resolution")
+	assert.Contains(t, esc.Body, "  > follow-up 3", "the refused follow-up is the asker's latest position")
+	assert.Contains(t, esc.Body, "  > answer 3")
+	assert.Contains(t, esc.Body, "agentx clarify resolve CLR-42-001 --from human")
+	assert.Equal(t, "round limit reached (3 of 3) without resolution", EscalationReason(rec.Clarification))
+
+	_, err = h.Resolve(ctx, rec.ID, "engineer", "")
+	require.True(t, errors.As(err, &re), "only the asker or a human resolves")
+	rec, err = h.Resolve(ctx, rec.ID, "human", "decision: multi-tenant")
+	require.NoError(t, err)
+	assert.Equal(t, ledger.Resolved, rec.Status)
+	require.NotNil(t, rec.ResolvedAt)
+	assert.Equal(t, "decision: multi-tenant", rec.Current(ledger.Resolution).Body)
+
+	_, err = h.Answer(ctx, rec.ID, "", "late")
+	require.True(t, errors.As(err, &te), "resolved is final")
+}
+
+func TestResponderAnswersAndRetries(t *testing.T) {
+	cfg := "[agents.architect]\ncommand = [\"respond\"]\ntimeout = \"5s\"\n"
+	t.Run("answers", func(t *testing.T) {
+		h, fr := newTestHub(t, cfg)
+		fr.results = []fakeResult{{answer: "Repository pattern."}}
+		rec, err := h.Ask(context.Background(), askReq("engineer", "architect"))
+		require.NoError(t, err)
+		assert.Equal(t, ledger.Answered, rec.Status)
+		assert.Equal(t, "Repository pattern.", rec.Current(ledger.Answer).Body)
+		assert.Equal(t, "architect", rec.Current(ledger.Answer).From)
+		require.Len(t, fr.calls, 1)
+		assert.Equal(t, "CLR-42-001", fr.calls[0].ClarificationID)
+		assert.Contains(t, fr.calls[0].Prompt, "PostgreSQL or SQLite for local dev?")
+	})
+	t.Run("retried once", func(t *testing.T) {
+		h, fr := newTestHub(t, cfg)
+		fr.results = []fakeResult{{err: errors.New("exit 1")}, {answer: "Second time lucky."}}
+		rec, err := h.Ask(context.Background(), askReq("engineer", "architect"))
+		require.NoError(t, err)
+		assert.Equal(t, ledger.Answered, rec.Status)
+		assert.Len(t, fr.calls, 2)
+	})
+	t.Run("escalates after two failures", func(t *testing.T) {
+		h, fr := newTestHub(t, cfg)
+		fr.results = []fakeResult{{err: errors.New("boom one")}, {err: errors.New("boom two")}}
+		rec, err := h.Ask(context.Background(), askReq("engineer", "architect"))
+		require.NoError(t, err)
+		assert.Equal(t, ledger.Escalated, rec.Status)
+		assert.Contains(t, rec.Current(ledger.Escalation).Body, "the architect responder failed twice: boom two")
+		m, _ := h.Store.ReadAgents()
+		assert.Equal(t, ledger.Working, m["engineer"].Status, "escalation unblocks the asker")
+	})
+	t.Run("follow-up runs the responder again", func(t *testing.T) {
+		h, fr := newTestHub(t, cfg)
+		fr.results = []fakeResult{{answer: "A1"}, {answer: "A2"}}
+		rec, err := h.Ask(context.Background(), askReq("engineer", "architect"))
+		require.NoError(t, err)
+		rec, err = h.Followup(context.Background(), rec.ID, "engineer", "And in CI?")
+		require.NoError(t, err)
+		assert.Equal(t, ledger.Answered, rec.Status)
+		assert.Equal(t, 2, rec.Round)
+		assert.Equal(t, "A2", rec.Current(ledger.Answer).Body)
+		assert.Equal(t, 2, fr.calls[1].Round)
+		assert.Contains(t, fr.calls[1].Prompt, "A1", "the prompt carries the thread so far")
+	})
+}
+
+func TestQuestionCap(t *testing.T) {
+	h, _ := newTestHub(t, "")
+	h.Rules.Config.MaxQuestions = 2
+	ctx := context.Background()
+	for i := 0; i < 2; i++ {
+		_, err := h.Ask(ctx, askReq("engineer", "architect"))
+		require.NoError(t, err)
+	}
+	_, err := h.Ask(ctx, askReq("engineer", "human"))
+	var re *RuleError
+	require.True(t, errors.As(err, &re))
+	assert.Equal(t, RuleCap, re.Kind)
+	assert.Contains(t, re.Error(), "no more questions: proceed on your best judgment")
+	_, err = h.Ask(ctx, askReq("architect", "product-manager"))
+	assert.NoError(t, err, "the cap is per asker")
+}
+
+func TestCancelAbandonEscalate(t *testing.T) {
+	h, _ := newTestHub(t, "")
+	ctx := context.Background()
+	a, _ := h.Ask(ctx, askReq("engineer", "architect"))
+	_, err := h.Cancel(ctx, a.ID, "architect")
+	var re *RuleError
+	require.True(t, errors.As(err, &re), "only the asker cancels")
+	rec, err := h.Cancel(ctx, a.ID, "engineer")
+	require.NoError(t, err)
+	assert.Equal(t, ledger.Abandoned, rec.Status)
+	assert.Equal(t, "Abandoned: cancelled", rec.Current(ledger.Resolution).Body)
+
+	b, _ := h.Ask(ctx, askReq("engineer", "architect"))
+	rec, err = h.Escalate(ctx, b.ID, "needs a product call")
+	require.NoError(t, err)
+	assert.Equal(t, ledger.Escalated, rec.Status)
+	assert.True(t, strings.HasPrefix(rec.Current(ledger.Escalation).Body, "ESCALATED: needs a product call\nTopic: Database adapter (issue #42, CLR-42-002)"))
+	assert.Contains(t, rec.Current(ledger.Escalation).Body, "architect (asked) has not answered.")
+	_, err = h.Abandon(ctx, b.ID, "", "")
+	var te *ledger.TransitionError
+	assert.True(t, errors.As(err, &te), "escalated only resolves")
+}
+
+func TestIssueReadiness(t *testing.T) {
+	mk := func(id string, st ledger.Status, blocking bool) *ledger.Clarification {
+		return &ledger.Clarification{ID: id, From: "engineer", To: "architect", Status: st, Blocking: blocking}
+	}
+	tests := []struct {
+		name   string
+		cs     []*ledger.Clarification
+		state  string
+		reason string
+	}{
+		{"empty", nil, StateReady, ""},
+		{"resolved", []*ledger.Clarification{mk("CLR-1-001", ledger.Resolved, true)}, StateReady, ""},
+		{"answered", []*ledger.Clarification{mk("CLR-1-001", ledger.Answered, true)}, StateReady, ""},
+		{"non-blocking pending", []*ledger.Clarification{mk("CLR-1-001", ledger.Pending, false)}, StateReady, ""},
+		{"blocking pending", []*ledger.Clarification{mk("CLR-1-001", ledger.Pending, true)}, StateBlocked, "Clarification CLR-1-001 pending from architect"},
+		{"blocking stale", []*ledger.Clarification{mk("CLR-1-002", ledger.Stale, true)}, StateBlocked, "Clarification CLR-1-002 stale from architect"},
+		{"escalated wins", []*ledger.Clarification{mk("CLR-1-001", ledger.Pending, true), mk("CLR-1-002", ledger.Escalated, false)}, StateEscalated, "Clarification CLR-1-002 needs a human decision"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := IssueReadiness(1, tt.cs)
+			assert.Equal(t, tt.state, r.State)
+			assert.Contains(t, r.Reason, tt.reason)
+		})
+	}
+}
+
+func TestWait(t *testing.T) {
+	h, _ := newTestHub(t, "")
+	ctx := context.Background()
+	rec, _ := h.Ask(ctx, askReq("engineer", "architect"))
+	_, err := h.Wait(ctx, rec.ID, 120*time.Millisecond)
+	var we *WaitTimeoutError
+	require.True(t, errors.As(err, &we))
+	assert.Contains(t, we.Hint(), Guidance)
+
+	go func() {
+		time.Sleep(100 * time.Millisecond)
+		_, _ = h.Answer(context.Background(), rec.ID, "architect", "Use SQLite.")
+	}()
+	got, err := h.Wait(ctx, rec.ID, 5*time.Second)
+	require.NoError(t, err)
+	assert.Equal(t, ledger.Answered, got.Status)
+
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	rec2, _ := h.Ask(ctx, askReq("engineer", "architect"))
+	_, err = h.Wait(cctx, rec2.ID, time.Minute)
+	assert.ErrorIs(t, err, context.Canceled)
+}

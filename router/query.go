@@ -1,0 +1,184 @@
+package router
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/agentx-cli/agentx/ledger"
+)
+
+// Get returns one clarification.
+func (h *Hub) Get(id string) (Record, error) {
+	c, l, err := h.Store.Get(id)
+	if err != nil {
+		return Record{}, err
+	}
+	return Record{IssueNumber: l.IssueNumber, Clarification: c}, nil
+}
+
+// Issue returns every clarification of an issue, oldest first.
+func (h *Hub) Issue(issue int) ([]Record, error) {
+	l, err := h.Store.Read(issue)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Record, 0, len(l.Clarifications))
+	for _, c := range l.Clarifications {
+		out = append(out, Record{IssueNumber: issue, Clarification: c})
+	}
+	return out, nil
+}
+
+// Filter selects clarifications for List.
+type Filter struct {
+	Issue    *int            // only this issue
+	Statuses []ledger.Status // only these statuses; empty: open ones unless All
+	Agent    string          // only where this agent asks or is asked
+	All      bool            // include resolved and abandoned
+}
+
+func (f Filter) match(c *ledger.Clarification) bool {
+	if len(f.Statuses) > 0 {
+		if !slices.Contains(f.Statuses, c.Status) {
+			return false
+		}
+	} else if !f.All && !c.Status.Open() {
+		return false
+	}
+	return f.Agent == "" || c.From == f.Agent || c.To == f.Agent
+}
+
+// List returns the clarifications that match f, by issue then id. A ledger
+// that cannot be read is reported in errs and the rest still listed.
+func (h *Hub) List(f Filter) (recs []Record, errs []error, err error) {
+	issues := []int{}
+	if f.Issue != nil {
+		issues = append(issues, *f.Issue)
+	} else if issues, err = h.Store.Issues(); err != nil {
+		return nil, nil, err
+	}
+	for _, n := range issues {
+		l, err := h.Store.Read(n)
+		if err != nil {
+			if f.Issue != nil {
+				return nil, nil, err
+			}
+			errs = append(errs, err)
+			continue
+		}
+		for _, c := range l.Clarifications {
+			if f.match(c) {
+				recs = append(recs, Record{IssueNumber: n, Clarification: c})
+			}
+		}
+	}
+	return recs, errs, nil
+}
+
+// Settled reports whether the asker has something to act on: the current
+// round is answered, or the clarification is escalated, resolved or
+// abandoned.
+func Settled(c *ledger.Clarification) bool {
+	return c.Status != ledger.Pending && c.Status != ledger.Stale
+}
+
+// Wait blocks until the clarification is settled or timeout passes (then a
+// *WaitTimeoutError) or ctx ends. It polls the ledger, which is cheap: an
+// unlocked read of one small file.
+func (h *Hub) Wait(ctx context.Context, id string, timeout time.Duration) (Record, error) {
+	start := time.Now()
+	deadline := start.Add(timeout)
+	poll := 50 * time.Millisecond
+	for {
+		rec, err := h.Get(id)
+		if err != nil {
+			return Record{}, err
+		}
+		if Settled(rec.Clarification) {
+			return rec, nil
+		}
+		left := time.Until(deadline)
+		if left <= 0 {
+			return rec, &WaitTimeoutError{ID: id, Waited: time.Since(start)}
+		}
+		t := time.NewTimer(min(poll, left))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return rec, fmt.Errorf("wait for %s: %w", id, ctx.Err())
+		case <-t.C:
+		}
+		poll = min(poll*2, time.Second)
+	}
+}
+
+// Readiness is whether an issue may proceed.
+type Readiness struct {
+	Issue   int      `json:"issue"`
+	State   string   `json:"state"` // READY, BLOCKED or ESCALATED
+	Reason  string   `json:"reason,omitempty"`
+	Blocked []string `json:"blockedBy"` // ids of the clarifications in the way
+}
+
+// The readiness states.
+const (
+	StateReady     = "READY"
+	StateBlocked   = "BLOCKED"
+	StateEscalated = "ESCALATED"
+)
+
+// IssueReadiness is pure: an issue is ESCALATED while any clarification
+// awaits a human decision, BLOCKED while a blocking one is pending or stale,
+// else READY.
+func IssueReadiness(issue int, cs []*ledger.Clarification) Readiness {
+	r := Readiness{Issue: issue, State: StateReady, Blocked: []string{}}
+	var blocking []*ledger.Clarification
+	for _, c := range cs {
+		switch {
+		case c.Status == ledger.Escalated:
+			if r.State != StateEscalated {
+				r.State = StateEscalated
+				r.Reason = fmt.Sprintf("Clarification %s needs a human decision (agentx clarify show %s)", c.ID, c.ID)
+			}
+			r.Blocked = append(r.Blocked, c.ID)
+		case c.Blocking && (c.Status == ledger.Pending || c.Status == ledger.Stale):
+			blocking = append(blocking, c)
+			r.Blocked = append(r.Blocked, c.ID)
+		}
+	}
+	if r.State == StateReady && len(blocking) > 0 {
+		c := blocking[0]
+		r.State = StateBlocked
+		r.Reason = fmt.Sprintf("Clarification %s %s from %s", c.ID, c.Status, c.To)
+	}
+	return r
+}
+
+// Ready reports every known issue's readiness (or one issue's).
+func (h *Hub) Ready(issue *int) ([]Readiness, []error, error) {
+	issues := []int{}
+	if issue != nil {
+		issues = append(issues, *issue)
+	} else {
+		var err error
+		if issues, err = h.Store.Issues(); err != nil {
+			return nil, nil, err
+		}
+	}
+	var out []Readiness
+	var errs []error
+	for _, n := range issues {
+		l, err := h.Store.Read(n)
+		if err != nil {
+			if issue != nil {
+				return nil, nil, err
+			}
+			errs = append(errs, err)
+			continue
+		}
+		out = append(out, IssueReadiness(n, l.Clarifications))
+	}
+	return out, errs, nil
+}

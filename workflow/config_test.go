@@ -1,0 +1,138 @@
+package workflow
+
+import (
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestConfigDefaults proves the defaults of every config key, for an absent file
+// (DefaultConfig), an empty file, and partial tables.
+func TestConfigDefaults(t *testing.T) {
+	def := DefaultConfig()
+	assert.Equal(t, "feature", def.DefaultWorkflow)
+	assert.Equal(t, []string{"product-manager", "architect", "ux-designer", "engineer", "reviewer",
+		"devops", "data-scientist", "tester", "customer-coach"}, def.Priority)
+	assert.Equal(t, 0, def.MaxQuestions)
+	assert.Equal(t, 5*time.Second, def.Lock.Wait.Duration)
+	assert.Equal(t, 30*time.Second, def.Lock.StaleAge.Duration)
+	assert.NotNil(t, def.Agents)
+	assert.Empty(t, def.Agents)
+	assert.Nil(t, def.Notify)
+	def.Priority[0] = "changed"
+	assert.Equal(t, "product-manager", DefaultConfig().Priority[0], "DefaultConfig returns a fresh copy")
+
+	tests := []struct {
+		name  string
+		text  string
+		check func(t *testing.T, c *Config)
+	}{
+		{"empty file", "", func(t *testing.T, c *Config) {
+			want := DefaultConfig()
+			want.File = "config.toml"
+			assert.Equal(t, want, c)
+		}},
+		{"partial lock", "[lock]\nwait = \"1s\"\n", func(t *testing.T, c *Config) {
+			assert.Equal(t, time.Second, c.Lock.Wait.Duration)
+			assert.Equal(t, DefaultLockStaleAge, c.Lock.StaleAge.Duration)
+		}},
+		{"agent timeout defaults to 10m", "[agents.architect]\ncommand = [\"claude\", \"-p\"]\n", func(t *testing.T, c *Config) {
+			assert.Equal(t, map[string]AgentConfig{
+				"architect": {Command: []string{"claude", "-p"}, Timeout: Duration{10 * time.Minute}},
+			}, c.Agents)
+			assert.Nil(t, c.Notify)
+		}},
+		{"everything set", `default_workflow = "bug"
+priority = ["architect", "engineer"]
+max_questions = 3
+
+[lock]
+wait = "250ms"
+stale_age = "1m"
+
+[agents.architect]
+command = ["claude", "-p"]
+timeout = "2m30s"
+
+[agents.product-manager]
+command = ["./ask-pm.sh"]
+
+[notify]
+command = ["./notify.sh", "--channel", "agents"]
+`, func(t *testing.T, c *Config) {
+			assert.Equal(t, "bug", c.DefaultWorkflow)
+			assert.Equal(t, []string{"architect", "engineer"}, c.Priority)
+			assert.Equal(t, 3, c.MaxQuestions)
+			assert.Equal(t, 250*time.Millisecond, c.Lock.Wait.Duration)
+			assert.Equal(t, time.Minute, c.Lock.StaleAge.Duration)
+			assert.Equal(t, 150*time.Second, c.Agents["architect"].Timeout.Duration)
+			assert.Equal(t, DefaultAgentTimeout, c.Agents["product-manager"].Timeout.Duration)
+			require.NotNil(t, c.Notify)
+			assert.Equal(t, []string{"./notify.sh", "--channel", "agents"}, c.Notify.Command)
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := parseConfig("config.toml", []byte(tt.text))
+			require.NoError(t, err)
+			tt.check(t, c)
+		})
+	}
+}
+
+// TestLoadConfigFileMissing proves a missing file is an I/O error (fs.ErrNotExist),
+// not invalid data.
+func TestLoadConfigFileMissing(t *testing.T) {
+	_, err := LoadConfigFile(filepath.Join(t.TempDir(), "config.toml"))
+	require.ErrorIs(t, err, fs.ErrNotExist)
+	var es Errors
+	assert.False(t, errors.As(err, &es))
+}
+
+// TestDuration proves Duration reads and writes Go duration strings.
+func TestDuration(t *testing.T) {
+	var d Duration
+	require.NoError(t, d.UnmarshalText([]byte("1h2m")))
+	assert.Equal(t, time.Hour+2*time.Minute, d.Duration)
+	text, err := d.MarshalText()
+	require.NoError(t, err)
+	assert.Equal(t, "1h2m0s", string(text))
+
+	for _, bad := range []string{"", "5", "5 seconds", "soon"} {
+		assert.Error(t, d.UnmarshalText([]byte(bad)), bad)
+	}
+
+	data, err := json.Marshal(DefaultConfig().Lock)
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"wait":"5s","stale_age":"30s"}`, string(data))
+}
+
+// TestConfigTypeErrors proves wrong TOML types are reported per key, all of them.
+func TestConfigTypeErrors(t *testing.T) {
+	_, err := parseConfig("config.toml", []byte(`default_workflow = 1
+priority = "engineer"
+lock = 5
+notify = { command = "./n.sh" }
+
+[agents]
+architect = "claude"
+`))
+	require.EqualError(t, err, `config.toml:1: default_workflow: want a string, got an integer
+config.toml:2: priority: want an array of strings, got a string
+config.toml:3: lock: want a table, got an integer
+config.toml:4: notify.command: want an array of strings, got a string
+config.toml:7: agents.architect: want a table, got a string`)
+
+	dir := t.TempDir()
+	path := filepath.Join(dir, "config.toml")
+	require.NoError(t, os.WriteFile(path, []byte("max_questions = 1.5\n"), 0o644))
+	_, err = LoadConfigFile(path)
+	require.EqualError(t, err, path+":1: max_questions: want an integer, got a float")
+}
