@@ -3,6 +3,7 @@ package router
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/agentx-cli/agentx/ledger"
@@ -40,6 +41,7 @@ func entry(c *ledger.Clarification, from string, t ledger.EntryType, body string
 
 // partyError refuses an agent that is not allowed to act on c.
 func partyError(c *ledger.Clarification, who, action string, allowed ...string) error {
+	allowed = slices.Compact(allowed)
 	return &RuleError{
 		Kind:   RuleParty,
 		Msg:    fmt.Sprintf("%s may not %s %s: only %s may", who, action, c.ID, joinOr(allowed)),

@@ -126,5 +126,3 @@ func (a *app) readyState(s string) string {
 	}
 	return a.paint(statusColor[ledger.Escalated])(s)
 }
-
-

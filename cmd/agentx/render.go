@@ -76,7 +76,9 @@ func (a *app) renderThread(w io.Writer, r router.Record) {
 		case ledger.Escalation:
 			mag := a.paint(color.FgMagenta, color.Bold)
 			fmt.Fprintf(w, "  %s %s  (%s)\n", mag("!! [ESCALATED]"), e.From, stamp(e.Timestamp))
-			fmt.Fprint(w, indent("  | ", e.Body))
+			for _, l := range strings.Split(strings.TrimRight(e.Body, "\n"), "\n") {
+				fmt.Fprintln(w, strings.TrimRight("  | "+l, " "))
+			}
 		}
 	}
 	if c.Status == ledger.Pending || c.Status == ledger.Stale {
