@@ -2,11 +2,6 @@ package ledger
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
-	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
 )
@@ -69,17 +64,9 @@ func (s *Store) AgentStatusPath() string { return filepath.Join(s.dir, AgentStat
 
 // ReadAgents returns the agent statuses without locking (a missing file is empty).
 func (s *Store) ReadAgents() (AgentStatuses, error) {
-	path := s.AgentStatusPath()
-	data, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return AgentStatuses{}, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
-	}
 	m := AgentStatuses{}
-	if err := json.Unmarshal(data, &m); err != nil {
-		return nil, corrupt(path, data, err)
+	if err := s.ReadState(AgentStatusFile, &m); err != nil {
+		return nil, err
 	}
 	for k, v := range m {
 		if v == nil {
@@ -89,32 +76,30 @@ func (s *Store) ReadAgents() (AgentStatuses, error) {
 	return m, nil
 }
 
-// UpdateAgents changes agent-status.json under its lock, atomically, like
-// Update does for ledgers.
+// UpdateAgents changes agent-status.json under its lock, atomically.
 func (s *Store) UpdateAgents(ctx context.Context, fn func(AgentStatuses) error) (AgentStatuses, error) {
-	var out AgentStatuses
-	err := s.locked(ctx, s.AgentStatusPath(), func() ([]byte, error) {
-		m, err := s.ReadAgents()
-		if err != nil {
-			return nil, err
+	m := AgentStatuses{}
+	err := s.UpdateState(ctx, AgentStatusFile, &m, func() error {
+		for k, v := range m {
+			if v == nil {
+				delete(m, k)
+			}
 		}
 		if err := fn(m); err != nil {
-			return nil, err
+			return err
 		}
 		for name, st := range m {
 			if err := ValidateAgent("agent", name); err != nil {
-				return nil, err
+				return err
 			}
 			if !st.Status.Valid() {
-				return nil, &InputError{Field: "status of " + name, Value: string(st.Status), Msg: "is not an agent status"}
+				return &InputError{Field: "status of " + name, Value: string(st.Status), Msg: "is not an agent status"}
 			}
 		}
-		out = m
-		b, err := json.MarshalIndent(m, "", "  ")
-		return append(b, '\n'), err
+		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	return out, nil
+	return m, nil
 }

@@ -61,6 +61,46 @@ type Clarification struct {
 	ResolvedAt *Time         `json:"resolvedAt"`
 	Thread     []ThreadEntry `json:"thread"`
 	RecordType string        `json:"recordType,omitempty"`
+
+	// X holds agentx's own additions, under the one key "agentx" so that
+	// the AgentX schema's fields are untouched; nil when there are none.
+	X *Extra `json:"agentx,omitempty"`
+}
+
+// ExtraKey is the JSON key of agentx's additions to a record.
+const ExtraKey = "agentx"
+
+// Extra is what agentx records beyond the AgentX format.
+type Extra struct {
+	Workflow    string        `json:"workflow,omitempty"`    // whose rules applied when asked
+	Step        string        `json:"step,omitempty"`        // the asker's step
+	Options     []string      `json:"options,omitempty"`     // choices offered to a human
+	Assumptions []Assumption  `json:"assumptions,omitempty"` // what the asker proceeded on without an answer
+	Monitor     *MonitorState `json:"monitor,omitempty"`     // what the monitor has done to this record
+}
+
+// Assumption is what an asker proceeded on when no answer came in time.
+type Assumption struct {
+	Round     int    `json:"round"`
+	By        string `json:"by"`
+	Body      string `json:"body"`
+	Timestamp Time   `json:"timestamp"`
+}
+
+// MonitorState is persisted so the monitor acts once per condition.
+type MonitorState struct {
+	StaleAt   *Time  `json:"staleAt,omitempty"`   // when it was found stale
+	Retries   int    `json:"retries,omitempty"`   // automatic responder retries or re-notifications
+	RetriedAt *Time  `json:"retriedAt,omitempty"` // when the last retry ran
+	Reason    string `json:"reason,omitempty"`    // why the monitor last acted
+}
+
+// Ext returns the record's additions, creating them if absent.
+func (c *Clarification) Ext() *Extra {
+	if c.X == nil {
+		c.X = &Extra{}
+	}
+	return c.X
 }
 
 // Ledger is the content of one issue-N.json file.

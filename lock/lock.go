@@ -372,7 +372,7 @@ func (a *acquirer) prepare() error {
 }
 
 // writeTemp writes data to a new file <lock>.tmp-* in the lock's directory
-// (created O_CREAT|O_EXCL), syncs and closes it.
+// (created O_CREAT|O_EXCL) and closes it.
 func writeTemp(lockPath string, data []byte) (name string, err error) {
 	f, err := os.CreateTemp(filepath.Dir(lockPath), filepath.Base(lockPath)+TempInfix+"*")
 	if err != nil {
@@ -387,10 +387,11 @@ func writeTemp(lockPath string, data []byte) (name string, err error) {
 	if err := f.Chmod(0o644); err != nil {
 		return "", err
 	}
+	// No fsync: other processes see the content through the page cache
+	// before link() makes it the lock, which is all "never half-written"
+	// needs. A lock need not survive a power loss: after a reboot its
+	// holder is gone, and an empty or garbled lock is stale after Grace.
 	if _, err := f.Write(data); err != nil {
-		return "", err
-	}
-	if err := f.Sync(); err != nil {
 		return "", err
 	}
 	if err := f.Close(); err != nil {
@@ -451,9 +452,6 @@ func (a *acquirer) createExcl() (bool, error) {
 		return false, fmt.Errorf("lock %s: create: %w", a.path, err)
 	}
 	_, werr := f.Write(a.data)
-	if werr == nil {
-		werr = f.Sync()
-	}
 	if cerr := f.Close(); werr == nil {
 		werr = cerr
 	}

@@ -257,3 +257,25 @@ func (h *Hub) Cancel(ctx context.Context, id, from string) (Record, error) {
 	}
 	return h.Abandon(ctx, id, from, "cancelled")
 }
+
+// Assume records the assumption the asker proceeded on while its question
+// was unanswered, so a late answer can be checked against it.
+func (h *Hub) Assume(ctx context.Context, id, by, assumption string) (Record, error) {
+	if err := ledger.ValidateText("assumption", assumption, ledger.MaxBodyLen); err != nil {
+		return Record{}, err
+	}
+	return h.change(ctx, id, func(c *ledger.Clarification, now time.Time) error {
+		if by == "" {
+			by = c.From
+		}
+		if by != c.From {
+			return partyError(c, by, "record an assumption on", c.From)
+		}
+		if c.Status.Final() {
+			return &ledger.TransitionError{ID: c.ID, From: c.Status, To: c.Status}
+		}
+		x := c.Ext()
+		x.Assumptions = append(x.Assumptions, ledger.Assumption{Round: c.Round, By: by, Body: assumption, Timestamp: ledger.T(now)})
+		return nil
+	})
+}

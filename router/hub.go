@@ -60,6 +60,7 @@ type AskRequest struct {
 	NonBlocking bool
 	Workflow    string // "" = the default workflow
 	Step        string // "" = the asker's step in the workflow
+	Options     []string // choices offered to the one asked (for a human: multiple choice)
 }
 
 // Rule returns the rule that governs from's questions.
@@ -117,6 +118,7 @@ func (h *Hub) Ask(ctx context.Context, req AskRequest) (Record, error) {
 			Blocking: blocking, Status: ledger.Pending, Round: 1, MaxRounds: rule.MaxRounds,
 			Created: ledger.T(now), StaleAfter: ledger.T(now.Add(rule.SLA)),
 			Thread: []ledger.ThreadEntry{{Round: 1, From: req.From, Type: ledger.Question, Body: req.Question, Timestamp: ledger.T(now)}},
+			X:      &ledger.Extra{Workflow: rule.Workflow, Step: rule.Step, Options: req.Options},
 		}
 		l.Clarifications = append(l.Clarifications, c)
 		rec = Record{IssueNumber: req.Issue, Clarification: c}
@@ -147,6 +149,11 @@ func validateAsk(req AskRequest) error {
 	}
 	if err := ledger.ValidateText("--topic", req.Topic, ledger.MaxTopicLen); err != nil {
 		return err
+	}
+	for i, o := range req.Options {
+		if err := ledger.ValidateText(fmt.Sprintf("option %d", i+1), o, ledger.MaxTopicLen); err != nil {
+			return err
+		}
 	}
 	return ledger.ValidateText("question", req.Question, ledger.MaxBodyLen)
 }

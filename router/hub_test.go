@@ -323,3 +323,25 @@ func TestWait(t *testing.T) {
 	_, err = h.Wait(cctx, rec2.ID, time.Minute)
 	assert.ErrorIs(t, err, context.Canceled)
 }
+
+func TestAssumeAndOptions(t *testing.T) {
+	h, _ := newTestHub(t, "")
+	ctx := context.Background()
+	req := askReq("engineer", "human")
+	req.Options = []string{"ship Friday", "ship Monday"}
+	rec, err := h.Ask(ctx, req)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"ship Friday", "ship Monday"}, rec.X.Options)
+	assert.Equal(t, "feature", rec.X.Workflow)
+	assert.Equal(t, "implement", rec.X.Step)
+
+	_, err = h.Assume(ctx, rec.ID, "architect", "x")
+	var re *RuleError
+	require.True(t, errors.As(err, &re), "only the asker records its assumption")
+	rec, err = h.Assume(ctx, rec.ID, "", "Shipping Friday")
+	require.NoError(t, err)
+	require.Len(t, rec.X.Assumptions, 1)
+	assert.Equal(t, "Shipping Friday", rec.X.Assumptions[0].Body)
+	assert.Equal(t, 1, rec.X.Assumptions[0].Round)
+	assert.Equal(t, ledger.Pending, rec.Status, "an assumption does not change the status")
+}
