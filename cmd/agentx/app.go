@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/fatih/color"
 	"github.com/spf13/cobra"
@@ -43,6 +44,9 @@ func run(ctx context.Context, a *app, args []string) int {
 		return 0
 	}
 	if !a.started {
+		// cobra failed before parsing flags (unknown command or flag): honour
+		// --json all the same, so scripts always get JSON errors.
+		a.json = a.json || slices.Contains(args, "--json")
 		err = &usageError{err: err}
 	}
 	if ctx.Err() != nil {

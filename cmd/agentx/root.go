@@ -33,6 +33,7 @@ recorded in a per-issue ledger under .agentx/state/clarifications/.`,
 		newClarifyCmd(a),
 		newStateCmd(a),
 		newReadyCmd(a),
+		newEventsCmd(a),
 		&cobra.Command{
 			Use:   "exit-codes",
 			Short: "The exit codes agentx returns, and the JSON error codes",

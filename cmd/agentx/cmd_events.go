@@ -1,0 +1,111 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentx-cli/agentx/ledger"
+	"github.com/agentx-cli/agentx/router"
+)
+
+func newEventsCmd(a *app) *cobra.Command {
+	var (
+		issue  issueFlag
+		since  string
+		id     string
+		follow bool
+	)
+	cmd := &cobra.Command{
+		Use:   "events [--issue N] [--since T] [--id ID] [--follow]",
+		Short: "Read the event log: one line per clarification change",
+		Long: `Every change to a clarification appends one JSON line to
+.agentx/state/events.jsonl: clarification-requested, -answered, -followed-up,
+-stale, -resolved, -escalated, -abandoned, with the clarification id, issue,
+agents, topic, blocking flag, round and time.
+
+--since takes an RFC 3339 time or a duration back from now (90m, 24h).
+--follow keeps printing new events until interrupted. With --json each event
+is printed as one JSON envelope per line (JSON Lines) when following, or as
+one envelope holding the list otherwise.`,
+		Args: cobra.NoArgs,
+		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+			n, err := issue.get(a)
+			if err != nil {
+				return err
+			}
+			f := router.EventFilter{Issue: n, ID: id}
+			if since != "" {
+				if f.Since, err = parseSince(since, a.now()); err != nil {
+					return err
+				}
+			}
+			_, h, err := a.hub()
+			if err != nil {
+				return err
+			}
+			if follow {
+				err := h.Events.Follow(ctx, f, 100*time.Millisecond, func(e router.Event) error {
+					if a.json {
+						b, err := json.Marshal(envelope{SchemaVersion: schemaVersion, Data: e})
+						if err != nil {
+							return err
+						}
+						_, err = fmt.Fprintf(a.stdout, "%s\n", b)
+						return err
+					}
+					a.printEvent(e)
+					return nil
+				})
+				if err == nil {
+					err = ctx.Err() // stopped by a signal: exit 130 like any interrupted command
+				}
+				return err
+			}
+			res, err := h.Events.Read(f)
+			if err != nil {
+				return err
+			}
+			if res.Skipped > 0 {
+				fmt.Fprintf(a.stderr, "agentx: warning: skipped %d malformed line(s) in %s\n", res.Skipped, h.Events.Path)
+			}
+			evs := res.Events
+			if evs == nil {
+				evs = []router.Event{}
+			}
+			return a.emit(evs, func() {
+				for _, e := range evs {
+					a.printEvent(e)
+				}
+			})
+		}),
+	}
+	issue.register(cmd, "only this issue")
+	cmd.Flags().StringVar(&since, "since", "", "only events at or after this time (RFC 3339, or a duration such as 2h)")
+	cmd.Flags().StringVar(&id, "id", "", "only this clarification")
+	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing new events")
+	return cmd
+}
+
+func (a *app) printEvent(e router.Event) {
+	line := fmt.Sprintf("%s  %-27s %s #%d %s -> %s round %d", stamp(e.Timestamp), e.Type, e.ClarificationID, e.IssueNumber, e.FromAgent, e.ToAgent, e.Round)
+	if e.Reason != "" {
+		line += "  (" + e.Reason + ")"
+	}
+	a.printf("%s\n", line)
+}
+
+// parseSince reads an absolute time or a duration back from now.
+func parseSince(s string, now time.Time) (time.Time, error) {
+	if d, err := time.ParseDuration(s); err == nil && d >= 0 {
+		return now.Add(-d), nil
+	}
+	t, err := ledger.ParseTime(s)
+	if err != nil {
+		return time.Time{}, &usageError{err: fmt.Errorf("--since %q: give an RFC 3339 time or a duration such as 90m", s)}
+	}
+	return t, nil
+}

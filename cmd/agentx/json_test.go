@@ -1,0 +1,136 @@
+package main
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// jsonCases run every command that prints data with --json, in one
+// workspace, in order. The contract: stdout is one JSON document with
+// schema_version 1 and a data member; nothing else is on stdout.
+var jsonCases = []struct {
+	cmd   string // the command path, as cobra names it
+	args  []string
+	stdin string
+}{
+	{"agentx init", []string{"init"}, ""},
+	{"agentx version", []string{"version"}, ""},
+	{"agentx workflow list", []string{"workflow", "list"}, ""},
+	{"agentx workflow show", []string{"workflow", "show", "feature"}, ""},
+	{"agentx workflow validate", []string{"workflow", "validate"}, ""},
+	{"agentx clarify ask", []string{"clarify", "ask", "--issue", "42", "--from", "engineer", "--to", "architect", "--topic", "Cache", "--question", "TTL?"}, ""},
+	{"agentx clarify answer", []string{"clarify", "answer", "CLR-42-001", "--from", "architect"}, "Five minutes."},
+	{"agentx clarify followup", []string{"clarify", "followup", "CLR-42-001", "--body", "Per key?"}, ""},
+	{"agentx clarify wait", []string{"clarify", "wait", "CLR-42-001", "--timeout", "1ms"}, ""}, // times out: error JSON, checked below
+	{"agentx clarify show", []string{"clarify", "show", "CLR-42-001"}, ""},
+	{"agentx clarify list", []string{"clarify", "list", "--all"}, ""},
+	{"agentx clarify", []string{"clarify"}, ""},
+	{"agentx state", []string{"state"}, ""},
+	{"agentx ready", []string{"ready"}, ""},
+	{"agentx events", []string{"events"}, ""},
+	{"agentx clarify escalate", []string{"clarify", "escalate", "CLR-42-001", "--reason", "needs a call"}, ""},
+	{"agentx clarify resolve", []string{"clarify", "resolve", "CLR-42-001", "--from", "human", "--body", "decision: per key"}, ""},
+	{"agentx clarify ask", []string{"clarify", "ask", "--issue", "42", "--from", "engineer", "--to", "human", "--topic", "Flag", "--question", "On?"}, ""},
+	{"agentx clarify cancel", []string{"clarify", "cancel", "CLR-42-002"}, ""},
+	{"agentx clarify ask", []string{"clarify", "ask", "--issue", "42", "--from", "engineer", "--to", "human", "--topic", "Flag", "--question", "Off?"}, ""},
+	{"agentx clarify abandon", []string{"clarify", "abandon", "CLR-42-003"}, ""},
+}
+
+// noJSON are commands whose output is not data: protocol servers, help,
+// shell completion scripts.
+var noJSON = []string{"agentx mcp", "agentx completion", "agentx help", "agentx exit-codes"}
+
+func TestJSONContract(t *testing.T) {
+	dir := t.TempDir()
+	env := map[string]string{"AGENTX_NOW": "2026-02-26T10:00:00Z"}
+	for _, c := range jsonCases {
+		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
+			r := runCmd(t, dir, env, c.stdin, append(c.args, "--json")...)
+			if c.cmd == "agentx clarify wait" {
+				assert.Equal(t, exitWaitTimeout.N, r.code)
+				assert.Empty(t, r.stdout)
+				assertErrorJSON(t, r.stderr, "wait_timeout")
+				return
+			}
+			require.Equal(t, 0, r.code, "stderr: %s", r.stderr)
+			var doc map[string]json.RawMessage
+			require.NoError(t, json.Unmarshal([]byte(r.stdout), &doc), "stdout must be one JSON document:\n%s", r.stdout)
+			assert.JSONEq(t, "1", string(doc["schema_version"]))
+			assert.Contains(t, doc, "data")
+		})
+	}
+}
+
+func assertErrorJSON(t *testing.T, stderr, code string) {
+	t.Helper()
+	var doc struct {
+		SchemaVersion int `json:"schema_version"`
+		Error         struct {
+			Code     string `json:"code"`
+			ExitCode int    `json:"exit_code"`
+			Message  string `json:"message"`
+			Hint     string `json:"hint"`
+		} `json:"error"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(stderr), &doc), "stderr must be one JSON document:\n%s", stderr)
+	assert.Equal(t, 1, doc.SchemaVersion)
+	assert.Equal(t, code, doc.Error.Code)
+	assert.NotEmpty(t, doc.Error.Message)
+}
+
+// TestEveryCommandHasAJSONCase fails when a command is added without a
+// case above (or a place in noJSON).
+func TestEveryCommandHasAJSONCase(t *testing.T) {
+	covered := map[string]bool{}
+	for _, c := range jsonCases {
+		covered[c.cmd] = true
+	}
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		path := c.CommandPath()
+		if slices.ContainsFunc(noJSON, func(p string) bool { return path == p || strings.HasPrefix(path, p+" ") }) {
+			return
+		}
+		if c.Runnable() && !c.Hidden {
+			assert.True(t, covered[path], "%q has no case in jsonCases", path)
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(newRootCmd(&app{}))
+}
+
+// TestErrorsAreJSONUnderJSON: a failing command under --json prints only
+// JSON, on stderr, with the code name and the exit code.
+func TestErrorsAreJSONUnderJSON(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct {
+		args []string
+		code exitCode
+	}{
+		{[]string{"workflow", "list"}, exitNoWorkspace},
+		{[]string{"frobnicate"}, exitUsage},
+		{[]string{"init"}, exitOK},
+		{[]string{"clarify", "show", "CLR-1-001"}, exitNotFound},
+		{[]string{"clarify", "ask", "--issue", "1", "--from", "engineer", "--to", "reviewer", "--topic", "t", "--question", "q"}, exitRejected},
+		{[]string{"ready", "--issue", "1"}, exitOK},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			r := runCmd(t, dir, nil, "", append(tt.args, "--json")...)
+			assert.Equal(t, tt.code.N, r.code)
+			if tt.code == exitOK {
+				return
+			}
+			assert.Empty(t, r.stdout)
+			assertErrorJSON(t, r.stderr, tt.code.Name)
+		})
+	}
+}
