@@ -10,44 +10,11 @@ import (
 	"github.com/agentx-cli/agentx/workflow"
 )
 
-// stepView is a workflow step as --json prints it (the TOML key names).
-type stepView struct {
-	ID                     string   `json:"id"`
-	Title                  string   `json:"title,omitempty"`
-	Agent                  string   `json:"agent"`
-	Needs                  []string `json:"needs"`
-	CanClarify             []string `json:"can_clarify"`
-	ClarifyMaxRounds       int      `json:"clarify_max_rounds"`
-	ClarifySLAMinutes      int      `json:"clarify_sla_minutes"`
-	ClarifyBlockingAllowed bool     `json:"clarify_blocking_allowed"`
-}
-
+// workflowView is a workflow as --json prints it: the workflow's own fields
+// (the TOML key names) and whether it is the default.
 type workflowView struct {
-	Name        string     `json:"name"`
-	Description string     `json:"description,omitempty"`
-	File        string     `json:"file"`
-	Default     bool       `json:"default"`
-	Steps       []stepView `json:"steps"`
-}
-
-func viewWorkflow(w *workflow.Workflow, isDefault bool) workflowView {
-	v := workflowView{Name: w.Name, Description: w.Description, File: w.File, Default: isDefault, Steps: []stepView{}}
-	for _, s := range w.Steps {
-		v.Steps = append(v.Steps, stepView{
-			ID: s.ID, Title: s.Title, Agent: s.Agent,
-			Needs: nonNil(s.Needs), CanClarify: nonNil(s.CanClarify),
-			ClarifyMaxRounds: s.ClarifyMaxRounds, ClarifySLAMinutes: s.ClarifySLAMinutes,
-			ClarifyBlockingAllowed: s.ClarifyBlockingAllowed,
-		})
-	}
-	return v
-}
-
-func nonNil(s []string) []string {
-	if s == nil {
-		return []string{}
-	}
-	return s
+	*workflow.Workflow
+	Default bool `json:"default"`
 }
 
 func newWorkflowCmd(a *app) *cobra.Command {
@@ -69,7 +36,7 @@ func newWorkflowCmd(a *app) *cobra.Command {
 				var views []workflowView
 				for _, name := range ws.Rules.Names() {
 					w, _ := ws.Rules.Workflow(name)
-					views = append(views, viewWorkflow(w, name == def))
+					views = append(views, workflowView{w, name == def})
 				}
 				return a.emit(views, func() {
 					bold := a.paint(boldAttr)
@@ -99,7 +66,7 @@ func newWorkflowCmd(a *app) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				v := viewWorkflow(w, w.Name == ws.Rules.Config.DefaultWorkflow)
+				v := workflowView{w, w.Name == ws.Rules.Config.DefaultWorkflow}
 				return a.emit(v, func() { a.printWorkflow(ws.Root, v) })
 			}),
 		},
