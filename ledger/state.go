@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/agentx-cli/agentx/internal/atomicfile"
 )
 
 // statePath resolves a state file name (a relative path under the state
@@ -45,12 +47,17 @@ func (s *Store) ReadState(name string, v any) error {
 // statuses, inbox marks, indexes): under its lock it decodes the file into
 // v, calls fn, and writes v back atomically. If fn fails nothing is written;
 // a file that does not parse is never overwritten.
+//
+// These files are derived or advisory (a ledger is the record), so they are
+// written without fsync: agent-status.json is updated by every change on
+// every issue, and fsyncs there would lengthen the hottest lock in agentx.
+// After a power loss one may hold its previous content.
 func (s *Store) UpdateState(ctx context.Context, name string, v any, fn func() error) error {
 	path, err := s.statePath(name)
 	if err != nil {
 		return err
 	}
-	return s.locked(ctx, path, func() ([]byte, error) {
+	return s.locked(ctx, path, atomicfile.WriteVolatile, func() ([]byte, error) {
 		if err := s.ReadState(name, v); err != nil {
 			return nil, err
 		}

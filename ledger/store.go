@@ -182,7 +182,7 @@ func (s *Store) Update(ctx context.Context, issue int, fn func(*Ledger) error) (
 	}
 	path := s.Path(issue)
 	var out *Ledger
-	err := s.locked(ctx, path, func() ([]byte, error) {
+	err := s.locked(ctx, path, s.thenIndex(ctx, atomicfile.Write, &out), func() ([]byte, error) {
 		l, err := readLedger(path, issue)
 		if err != nil {
 			return nil, err
@@ -210,8 +210,9 @@ func (s *Store) Update(ctx context.Context, issue int, fn func(*Ledger) error) (
 }
 
 // locked runs produce under path's lock and writes what it returns to path
-// atomically. It is the one place agentx writes a state file.
-func (s *Store) locked(ctx context.Context, path string, produce func() ([]byte, error)) error {
+// with write (atomicfile.Write or WriteVolatile). It is the one place agentx
+// writes a state file.
+func (s *Store) locked(ctx context.Context, path string, write func(string, []byte, os.FileMode) error, produce func() ([]byte, error)) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
@@ -224,7 +225,7 @@ func (s *Store) locked(ctx context.Context, path string, produce func() ([]byte,
 	if err != nil {
 		return err
 	}
-	return atomicfile.Write(path, data, perm)
+	return write(path, data, perm)
 }
 
 // checkChanges enforces the lifecycle at the write path, whatever fn did:

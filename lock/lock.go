@@ -42,8 +42,11 @@ const (
 )
 
 const (
-	backoffBase = time.Millisecond      // first retry sleeps up to this
-	backoffCap  = 50 * time.Millisecond // retries never sleep longer
+	backoffBase = time.Millisecond // first retry sleeps up to this
+	// backoffCap is kept short so a process that has waited long polls as
+	// often as a newcomer: a long cap lets fresh arrivals barge ahead of old
+	// waiters, which then starve under steady contention.
+	backoffCap = 8 * time.Millisecond
 	// tempRefresh: a prepared lock whose timestamp is older than this is
 	// rewritten before the next link attempt, so a lock is never born old.
 	tempRefresh = time.Second
@@ -182,7 +185,7 @@ var hostname = sync.OnceValue(func() string {
 func Hostname() string { return hostname() }
 
 // Acquire takes the lock file dataPath+".lock". It retries with short
-// exponential backoff and full jitter (1 ms doubling to 50 ms) until
+// exponential backoff and full jitter (1 ms doubling to 8 ms) until
 // opts.Wait has passed, then returns a *TimeoutError; if ctx ends first it
 // returns ctx.Err(), wrapped. A stale lock (see IsStale) is taken over:
 // under the flock guard <lock>.takeover it is re-read, removed only if it is

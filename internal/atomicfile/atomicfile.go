@@ -12,7 +12,19 @@ import (
 
 // Write replaces path with data: a temp file in the same directory is
 // written, fsynced and closed, renamed over path, and the directory fsynced.
-func Write(path string, data []byte, perm os.FileMode) (err error) {
+func Write(path string, data []byte, perm os.FileMode) error {
+	return write(path, data, perm, true)
+}
+
+// WriteVolatile replaces path with data like Write, atomically for readers,
+// but without the fsyncs: after a power loss the file may hold its previous
+// content. For derived state that can be rebuilt, where the fsyncs would only
+// lengthen the time a hot lock is held.
+func WriteVolatile(path string, data []byte, perm os.FileMode) error {
+	return write(path, data, perm, false)
+}
+
+func write(path string, data []byte, perm os.FileMode, durable bool) (err error) {
 	dir := filepath.Dir(path)
 	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
@@ -32,15 +44,20 @@ func Write(path string, data []byte, perm os.FileMode) (err error) {
 		_ = f.Close()
 		return fmt.Errorf("chmod %s: %w", tmp, err)
 	}
-	if err = f.Sync(); err != nil {
-		_ = f.Close()
-		return fmt.Errorf("fsync %s: %w", tmp, err)
+	if durable {
+		if err = f.Sync(); err != nil {
+			_ = f.Close()
+			return fmt.Errorf("fsync %s: %w", tmp, err)
+		}
 	}
 	if err = f.Close(); err != nil {
 		return fmt.Errorf("close %s: %w", tmp, err)
 	}
 	if err = os.Rename(tmp, path); err != nil {
 		return fmt.Errorf("rename %s: %w", path, err)
+	}
+	if !durable {
+		return nil
 	}
 	return SyncDir(dir)
 }
