@@ -122,6 +122,8 @@ Bare "agentx clarify" lists the open clarifications (like "clarify list").`,
 		newShowCmd(a),
 		list,
 		newWaitCmd(a),
+		newStatsCmd(a),
+		newAssumeCmd(a),
 	)
 	return cmd
 }

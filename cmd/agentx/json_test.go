@@ -27,6 +27,7 @@ var jsonCases = []struct {
 	{"agentx clarify ask", []string{"clarify", "ask", "--issue", "42", "--from", "engineer", "--to", "architect", "--topic", "Cache", "--question", "TTL?"}, ""},
 	{"agentx clarify answer", []string{"clarify", "answer", "CLR-42-001", "--from", "architect"}, "Five minutes."},
 	{"agentx clarify followup", []string{"clarify", "followup", "CLR-42-001", "--body", "Per key?"}, ""},
+	{"agentx clarify assume", []string{"clarify", "assume", "CLR-42-001", "--from", "engineer", "--assumption", "Per key."}, ""},
 	{"agentx clarify wait", []string{"clarify", "wait", "CLR-42-001", "--timeout", "1ms"}, ""}, // times out: error JSON, checked below
 	{"agentx clarify show", []string{"clarify", "show", "CLR-42-001"}, ""},
 	{"agentx clarify list", []string{"clarify", "list", "--all"}, ""},
@@ -34,12 +35,14 @@ var jsonCases = []struct {
 	{"agentx state", []string{"state"}, ""},
 	{"agentx ready", []string{"ready"}, ""},
 	{"agentx events", []string{"events"}, ""},
+	{"agentx clarify stats", []string{"clarify", "stats"}, ""},
 	{"agentx clarify escalate", []string{"clarify", "escalate", "CLR-42-001", "--reason", "needs a call"}, ""},
 	{"agentx clarify resolve", []string{"clarify", "resolve", "CLR-42-001", "--from", "human", "--body", "decision: per key"}, ""},
 	{"agentx clarify ask", []string{"clarify", "ask", "--issue", "42", "--from", "engineer", "--to", "human", "--topic", "Flag", "--question", "On?"}, ""},
 	{"agentx clarify cancel", []string{"clarify", "cancel", "CLR-42-002"}, ""},
 	{"agentx clarify ask", []string{"clarify", "ask", "--issue", "42", "--from", "engineer", "--to", "human", "--topic", "Flag", "--question", "Off?"}, ""},
 	{"agentx clarify abandon", []string{"clarify", "abandon", "CLR-42-003"}, ""},
+	{"agentx inbox", []string{"inbox", "--agent", "engineer"}, ""},
 }
 
 // noJSON are commands whose output is not data: protocol servers, help,

@@ -1,0 +1,192 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentx-cli/agentx/router"
+)
+
+func newStatsCmd(a *app) *cobra.Command {
+	var (
+		issue  issueFlag
+		since  string
+		format string
+	)
+	cmd := &cobra.Command{
+		Use:   "stats [--since D] [--issue N] [--format text|markdown]",
+		Short: "The digest: statuses, resolution and escalation rates, time to answer, topics, agent pairs",
+		Long: `A digest of clarifications: totals by status, resolved and escalated rates,
+average and maximum rounds to resolution, median time to answer and to
+resolve, the most common topic words, and per agent pair and per agent what
+was asked, answered and escalated. On a terminal the distributions are bar
+charts. --format markdown gives a report for a pull request or an issue.
+
+--since takes a duration back from now (7d is 168h: write 168h) or an RFC 3339
+time, and counts clarifications created since then.`,
+		Args: cobra.NoArgs,
+		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+			if err := checkFormat(format); err != nil {
+				return err
+			}
+			n, err := issue.get(a)
+			if err != nil {
+				return err
+			}
+			var from time.Time
+			if since != "" {
+				if from, err = parseSince(since, a.now()); err != nil {
+					return err
+				}
+			}
+			_, h, err := a.hub()
+			if err != nil {
+				return err
+			}
+			recs, errs, err := h.List(router.Filter{Issue: n, All: true})
+			if err != nil {
+				return err
+			}
+			for _, e := range errs {
+				fmt.Fprintf(a.stderr, "agentx: warning: skipped %v\n", e)
+			}
+			kept := recs[:0]
+			for _, r := range recs {
+				if !r.Created.Before(from) {
+					kept = append(kept, r)
+				}
+			}
+			st := router.ComputeStats(kept)
+			return a.emit(st, func() {
+				if format == formatMarkdown {
+					statsMarkdown(a.stdout, st)
+					return
+				}
+				a.statsText(a.stdout, st)
+			})
+		}),
+	}
+	issue.register(cmd, "only this issue")
+	cmd.Flags().StringVar(&since, "since", "", "only clarifications created since (a duration such as 168h, or an RFC 3339 time)")
+	cmd.Flags().StringVar(&format, "format", formatText, "text or markdown")
+	return cmd
+}
+
+// bar draws value against max in width cells with unicode eighth blocks.
+func bar(value, max float64, width int) string {
+	if max <= 0 || value <= 0 {
+		return ""
+	}
+	eighths := int(math.Round(value / max * float64(width*8)))
+	if eighths == 0 {
+		eighths = 1
+	}
+	partial := []string{"", "▏", "▎", "▍", "▌", "▋", "▊", "▉"}
+	return strings.Repeat("█", eighths/8) + partial[eighths%8]
+}
+
+func pct(f float64) string { return fmt.Sprintf("%.0f%%", f*100) }
+
+func dur(d router.Duration) string {
+	if d.Duration == 0 {
+		return "-"
+	}
+	switch {
+	case d.Duration < time.Minute:
+		return d.Round(time.Second).String()
+	case d.Duration < 48*time.Hour:
+		return d.Round(time.Minute).String()
+	}
+	return fmt.Sprintf("%.1fd", d.Hours()/24)
+}
+
+func (a *app) statsText(w io.Writer, st router.Stats) {
+	bold := a.paint(boldAttr)
+	fmt.Fprintf(w, "%s  %d clarifications · %s resolved · %s escalated\n", bold("Clarifications"), st.Total, pct(st.ResolvedRate), pct(st.EscalatedRate))
+	fmt.Fprintf(w, "  rounds to resolution: avg %.1f, max %d · median time to answer %s, to resolve %s\n\n",
+		st.AvgRounds, st.MaxRounds, dur(st.MedianAnswer), dur(st.MedianResolve))
+
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, bold("By status")+"\t\t")
+	maxStatus := 0
+	for _, n := range st.ByStatus {
+		maxStatus = max(maxStatus, n)
+	}
+	for _, s := range []string{"pending", "answered", "stale", "escalated", "resolved", "abandoned"} {
+		fmt.Fprintf(tw, "  %s\t%d\t%s\n", s, st.ByStatus[s], a.maybeBar(float64(st.ByStatus[s]), float64(maxStatus)))
+	}
+	if len(st.Topics) > 0 {
+		fmt.Fprintln(tw, "\t\t")
+		fmt.Fprintln(tw, bold("Top topics")+"\t\t")
+		for _, t := range st.Topics {
+			fmt.Fprintf(tw, "  %s\t%d\t%s\n", t.Key, t.Count, a.maybeBar(float64(t.Count), float64(st.Topics[0].Count)))
+		}
+	}
+	tw.Flush()
+	if len(st.Pairs) > 0 {
+		fmt.Fprintf(w, "\n%s\n", bold("Agent pairs"))
+		tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "  FROM -> TO\tASKED\tANSWERED\tESCALATED\t")
+		for _, p := range st.Pairs {
+			fmt.Fprintf(tw, "  %s -> %s\t%d\t%d\t%d\t%s\n", p.From, p.To, p.Asked, p.Answered, p.Escalated, a.maybeBar(float64(p.Asked), float64(st.Pairs[0].Asked)))
+		}
+		tw.Flush()
+		fmt.Fprintf(w, "\n%s\n", bold("Agents"))
+		tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "  AGENT\tASKED\tWAS ASKED\tANSWER RATE\t")
+		for _, ag := range st.Agents {
+			rate := "-"
+			if ag.Received > 0 {
+				rate = pct(ag.AnswerRate)
+			}
+			fmt.Fprintf(tw, "  %s\t%d\t%d\t%s\t%s\n", ag.Agent, ag.Asked, ag.Received, rate, a.maybeBar(ag.AnswerRate, 1))
+		}
+		tw.Flush()
+	}
+}
+
+// maybeBar draws a bar on a terminal only: in a pipe the numbers suffice.
+func (a *app) maybeBar(value, max float64) string {
+	if !a.isTTY {
+		return ""
+	}
+	return bar(value, max, 20)
+}
+
+func statsMarkdown(w io.Writer, st router.Stats) {
+	fmt.Fprintf(w, "### Clarifications digest\n\n")
+	fmt.Fprintf(w, "**%d** clarifications · **%s** resolved · **%s** escalated · rounds to resolution avg **%.1f**, max **%d** · median time to answer **%s**, to resolve **%s**\n\n",
+		st.Total, pct(st.ResolvedRate), pct(st.EscalatedRate), st.AvgRounds, st.MaxRounds, dur(st.MedianAnswer), dur(st.MedianResolve))
+	fmt.Fprintf(w, "| status | count |\n|---|---:|\n")
+	for _, s := range []string{"pending", "answered", "stale", "escalated", "resolved", "abandoned"} {
+		fmt.Fprintf(w, "| %s | %d |\n", s, st.ByStatus[s])
+	}
+	if len(st.Topics) > 0 {
+		words := make([]string, len(st.Topics))
+		for i, t := range st.Topics {
+			words[i] = fmt.Sprintf("%s (%d)", t.Key, t.Count)
+		}
+		fmt.Fprintf(w, "\n**Top topics:** %s\n", strings.Join(words, ", "))
+	}
+	if len(st.Pairs) > 0 {
+		fmt.Fprintf(w, "\n| from → to | asked | answered | escalated |\n|---|---:|---:|---:|\n")
+		for _, p := range st.Pairs {
+			fmt.Fprintf(w, "| %s → %s | %d | %d | %d |\n", p.From, p.To, p.Asked, p.Answered, p.Escalated)
+		}
+		fmt.Fprintf(w, "\n| agent | asked | was asked | answer rate |\n|---|---:|---:|---:|\n")
+		for _, ag := range st.Agents {
+			rate := "-"
+			if ag.Received > 0 {
+				rate = pct(ag.AnswerRate)
+			}
+			fmt.Fprintf(w, "| %s | %d | %d | %s |\n", ag.Agent, ag.Asked, ag.Received, rate)
+		}
+	}
+}

@@ -1,0 +1,185 @@
+package router
+
+import (
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/agentx-cli/agentx/ledger"
+)
+
+// Stats is the digest of a set of clarifications.
+type Stats struct {
+	Total          int            `json:"total"`
+	ByStatus       map[string]int `json:"byStatus"`
+	ResolvedRate   float64        `json:"resolvedRate"`  // resolved / total
+	EscalatedRate  float64        `json:"escalatedRate"` // ever escalated / total
+	AvgRounds      float64        `json:"avgRoundsToResolution"`
+	MaxRounds      int            `json:"maxRoundsToResolution"`
+	MedianAnswer   Duration       `json:"medianTimeToAnswer"`  // first answer - created
+	MedianResolve  Duration       `json:"medianTimeToResolve"` // resolvedAt - created
+	Topics         []Count        `json:"topics"`              // most common topic words
+	Pairs          []PairStats    `json:"pairs"`
+	Agents         []AgentStats   `json:"agents"`
+	AnsweredCount  int            `json:"answered"` // clarifications with at least one answer
+	EscalatedCount int            `json:"escalated"`
+}
+
+// Duration is a time span that JSON prints in seconds.
+type Duration struct{ time.Duration }
+
+// MarshalJSON writes whole seconds.
+func (d Duration) MarshalJSON() ([]byte, error) {
+	return strconv.AppendInt(nil, int64(d.Seconds()), 10), nil
+}
+
+// Count is a word and how often it appears.
+type Count struct {
+	Key   string `json:"key"`
+	Count int    `json:"count"`
+}
+
+// PairStats counts what one agent asked another.
+type PairStats struct {
+	From      string `json:"from"`
+	To        string `json:"to"`
+	Asked     int    `json:"asked"`
+	Answered  int    `json:"answered"`
+	Escalated int    `json:"escalated"`
+}
+
+// AgentStats is one agent's share.
+type AgentStats struct {
+	Agent      string  `json:"agent"`
+	Asked      int     `json:"asked"`      // questions it asked
+	Received   int     `json:"received"`   // questions asked of it
+	AnswerRate float64 `json:"answerRate"` // share of those it (or a human for it) answered
+}
+
+// stopWords are left out of the topic counts.
+var stopWords = map[string]bool{"the": true, "and": true, "for": true, "with": true, "what": true, "which": true, "how": true, "should": true, "from": true, "into": true, "this": true, "that": true, "are": true, "not": true, "use": true}
+
+// TopicWords normalises a topic into the words counted: lowercase letters
+// and digits, at least three long, no common words, each once.
+func TopicWords(topic string) []string {
+	fields := strings.FieldsFunc(strings.ToLower(topic), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
+	})
+	var out []string
+	for _, f := range fields {
+		if len([]rune(f)) >= 3 && !stopWords[f] && !slices.Contains(out, f) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// ComputeStats digests recs. It is pure: the same records give the same
+// figures.
+func ComputeStats(recs []Record) Stats {
+	st := Stats{ByStatus: map[string]int{}, Topics: []Count{}, Pairs: []PairStats{}, Agents: []AgentStats{}}
+	for _, s := range ledger.Statuses {
+		st.ByStatus[string(s)] = 0
+	}
+	var toAnswer, toResolve []time.Duration
+	roundsSum, resolved := 0, 0
+	topics := map[string]int{}
+	pairs := map[[2]string]*PairStats{}
+	agents := map[string]*AgentStats{}
+	agent := func(name string) *AgentStats {
+		if agents[name] == nil {
+			agents[name] = &AgentStats{Agent: name}
+		}
+		return agents[name]
+	}
+	for _, r := range recs {
+		c := r.Clarification
+		st.Total++
+		st.ByStatus[string(c.Status)]++
+		key := [2]string{c.From, c.To}
+		if pairs[key] == nil {
+			pairs[key] = &PairStats{From: c.From, To: c.To}
+		}
+		p := pairs[key]
+		p.Asked++
+		agent(c.From).Asked++
+		agent(c.To).Received++
+		if a := firstOf(c, ledger.Answer); a != nil {
+			st.AnsweredCount++
+			p.Answered++
+			agents[c.To].AnswerRate++ // a count until the end
+			toAnswer = append(toAnswer, a.Timestamp.Sub(c.Created.Time))
+		}
+		if c.Status == ledger.Escalated || c.Current(ledger.Escalation) != nil {
+			st.EscalatedCount++
+			p.Escalated++
+		}
+		if c.Status == ledger.Resolved {
+			resolved++
+			roundsSum += c.Round
+			st.MaxRounds = max(st.MaxRounds, c.Round)
+			if c.ResolvedAt != nil {
+				toResolve = append(toResolve, c.ResolvedAt.Sub(c.Created.Time))
+			}
+		}
+		for _, w := range TopicWords(c.Topic) {
+			topics[w]++
+		}
+	}
+	if st.Total > 0 {
+		st.ResolvedRate = float64(resolved) / float64(st.Total)
+		st.EscalatedRate = float64(st.EscalatedCount) / float64(st.Total)
+	}
+	if resolved > 0 {
+		st.AvgRounds = float64(roundsSum) / float64(resolved)
+	}
+	st.MedianAnswer = Duration{median(toAnswer)}
+	st.MedianResolve = Duration{median(toResolve)}
+	for w, n := range topics {
+		st.Topics = append(st.Topics, Count{w, n})
+	}
+	sort.Slice(st.Topics, func(i, j int) bool {
+		a, b := st.Topics[i], st.Topics[j]
+		return a.Count > b.Count || a.Count == b.Count && a.Key < b.Key
+	})
+	st.Topics = st.Topics[:min(len(st.Topics), 10)]
+	for _, p := range pairs {
+		st.Pairs = append(st.Pairs, *p)
+	}
+	sort.Slice(st.Pairs, func(i, j int) bool {
+		a, b := st.Pairs[i], st.Pairs[j]
+		return a.Asked > b.Asked || a.Asked == b.Asked && a.From+" "+a.To < b.From+" "+b.To
+	})
+	for _, a := range agents {
+		if a.Received > 0 {
+			a.AnswerRate /= float64(a.Received)
+		}
+		st.Agents = append(st.Agents, *a)
+	}
+	sort.Slice(st.Agents, func(i, j int) bool { return st.Agents[i].Agent < st.Agents[j].Agent })
+	return st
+}
+
+func firstOf(c *ledger.Clarification, t ledger.EntryType) *ledger.ThreadEntry {
+	for i := range c.Thread {
+		if c.Thread[i].Type == t {
+			return &c.Thread[i]
+		}
+	}
+	return nil
+}
+
+func median(ds []time.Duration) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}

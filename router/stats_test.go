@@ -1,0 +1,76 @@
+package router
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/agentx-cli/agentx/ledger"
+)
+
+func TestTopicWords(t *testing.T) {
+	tests := []struct {
+		topic string
+		want  []string
+	}{
+		{"Database adapter", []string{"database", "adapter"}},
+		{"Which DB for the adapter?", []string{"adapter"}},
+		{"cache-TTL / cache size", []string{"cache", "ttl", "size"}},
+		{"UI: a to z", nil},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, TopicWords(tt.topic), tt.topic)
+	}
+}
+
+func TestComputeStats(t *testing.T) {
+	at := func(m int) ledger.Time { return ledger.T(t0.Add(time.Duration(m) * time.Minute)) }
+	rec := func(id, from, to, topic string, st ledger.Status, round int, answerAfter, resolveAfter int, escalated bool) Record {
+		c := &ledger.Clarification{ID: id, From: from, To: to, Topic: topic, Status: st, Round: round, MaxRounds: 5, Created: at(0)}
+		c.Thread = []ledger.ThreadEntry{{Round: 1, From: from, Type: ledger.Question, Body: "q", Timestamp: at(0)}}
+		if answerAfter >= 0 {
+			c.Thread = append(c.Thread, ledger.ThreadEntry{Round: 1, From: to, Type: ledger.Answer, Body: "a", Timestamp: at(answerAfter)})
+		}
+		if escalated {
+			c.Thread = append(c.Thread, ledger.ThreadEntry{Round: round, From: HubAgent, Type: ledger.Escalation, Body: "ESCALATED: x", Timestamp: at(50)})
+		}
+		if resolveAfter >= 0 {
+			r := at(resolveAfter)
+			c.ResolvedAt = &r
+		}
+		return Record{IssueNumber: 1, Clarification: c}
+	}
+	recs := []Record{
+		rec("CLR-1-001", "engineer", "architect", "Database adapter", ledger.Resolved, 1, 2, 10, false),
+		rec("CLR-1-002", "engineer", "architect", "Database pooling", ledger.Resolved, 3, 4, 30, false),
+		rec("CLR-1-003", "engineer", "product-manager", "Export format", ledger.Escalated, 5, 6, -1, true),
+		rec("CLR-1-004", "architect", "product-manager", "Tenancy", ledger.Pending, 1, -1, -1, false),
+		rec("CLR-1-005", "engineer", "human", "Rollout flag", ledger.Resolved, 2, 8, 60, true),
+	}
+	st := ComputeStats(recs)
+	assert.Equal(t, 5, st.Total)
+	assert.Equal(t, 3, st.ByStatus["resolved"])
+	assert.Equal(t, 1, st.ByStatus["pending"])
+	assert.Equal(t, 0, st.ByStatus["abandoned"], "every status is present")
+	assert.InDelta(t, 0.6, st.ResolvedRate, 1e-9)
+	assert.InDelta(t, 0.4, st.EscalatedRate, 1e-9, "escalated ever, even if later resolved")
+	assert.InDelta(t, 2.0, st.AvgRounds, 1e-9)
+	assert.Equal(t, 3, st.MaxRounds)
+	assert.Equal(t, 5*time.Minute, st.MedianAnswer.Duration, "median of 2, 4, 6, 8")
+	assert.Equal(t, 30*time.Minute, st.MedianResolve.Duration)
+	assert.Equal(t, Count{"database", 2}, st.Topics[0])
+	assert.Equal(t, PairStats{From: "engineer", To: "architect", Asked: 2, Answered: 2}, st.Pairs[0])
+	var pm AgentStats
+	for _, a := range st.Agents {
+		if a.Agent == "product-manager" {
+			pm = a
+		}
+	}
+	assert.Equal(t, 2, pm.Received)
+	assert.InDelta(t, 0.5, pm.AnswerRate, 1e-9)
+
+	empty := ComputeStats(nil)
+	assert.Equal(t, 0, empty.Total)
+	assert.Zero(t, empty.ResolvedRate)
+}
