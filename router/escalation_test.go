@@ -1,0 +1,77 @@
+package router
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/agentx-cli/agentx/ledger"
+)
+
+func TestEscalationBody(t *testing.T) {
+	q := func(round int, body string) ledger.ThreadEntry {
+		return ledger.ThreadEntry{Round: round, From: "engineer", Type: ledger.Question, Body: body}
+	}
+	a := func(round int, body string) ledger.ThreadEntry {
+		return ledger.ThreadEntry{Round: round, From: "architect", Type: ledger.Answer, Body: body}
+	}
+	tests := []struct {
+		name        string
+		issue       int
+		thread      []ledger.ThreadEntry
+		askerLatest string
+		want        string
+	}{
+		{
+			name:   "answered: three options",
+			issue:  42,
+			thread: []ledger.ThreadEntry{q(1, "SQLite or Postgres?"), a(1, "Postgres."), q(2, "Even locally?\nIt is slow."), a(2, "Yes.")},
+			want: `ESCALATED: round limit reached
+Topic: Database (issue #42, CLR-42-001)
+Rounds used: 2 of 2
+
+engineer (asker), latest question:
+  > Even locally?
+  > It is slow.
+architect (asked), latest answer:
+  > Yes.
+
+A human decides. Options:
+  1. Accept architect's answer.
+  2. Accept engineer's proposal.
+  3. Give a new decision.
+
+Resolve with:
+  agentx clarify resolve CLR-42-001 --from human --body "decision: ..."`,
+		},
+		{
+			name:        "unanswered, no issue, refused follow-up as latest position",
+			issue:       0,
+			thread:      []ledger.ThreadEntry{q(1, "Tabs?")},
+			askerLatest: "I propose tabs.",
+			want: `ESCALATED: round limit reached
+Topic: Database (no issue, CLR-42-001)
+Rounds used: 2 of 2
+
+engineer (asker), latest question:
+  > I propose tabs.
+architect (asked) has not answered.
+
+A human decides. Options:
+  1. Answer engineer's question yourself.
+  2. Give a new decision.
+
+Resolve with:
+  agentx clarify resolve CLR-42-001 --from human --body "decision: ..."`,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := &ledger.Clarification{ID: "CLR-42-001", From: "engineer", To: "architect", Topic: "Database", Round: 2, MaxRounds: 2, Thread: tt.thread}
+			got := EscalationBody(tt.issue, c, "round limit reached", tt.askerLatest)
+			assert.Equal(t, tt.want, got)
+			c.Thread = append(c.Thread, ledger.ThreadEntry{Type: ledger.Escalation, Body: got})
+			assert.Equal(t, "round limit reached", EscalationReason(c))
+		})
+	}
+}
