@@ -163,6 +163,9 @@ func (h *Hub) Resolve(ctx context.Context, id, from, body string) (Record, error
 		if from == "" {
 			from = c.From
 		}
+		if c.Status == ledger.Escalated && from != ledger.Human {
+			return partyError(c, from, "resolve the escalated", ledger.Human)
+		}
 		if from != c.From && from != ledger.Human && from != HubAgent {
 			return partyError(c, from, "resolve", c.From, ledger.Human)
 		}
