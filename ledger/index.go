@@ -57,14 +57,19 @@ type IndexEntry struct {
 }
 
 // EntryOf is the index entry of clarification c of issue, open or not.
-func EntryOf(issue int, c *Clarification) IndexEntry {
+func EntryOf(issue int, c *Clarification) IndexEntry { return entryOf(issue, c, true) }
+
+func entryOf(issue int, c *Clarification, sketch bool) IndexEntry {
 	e := IndexEntry{
 		Issue: issue, ID: c.ID, From: c.From, To: c.To, Blocking: c.Blocking,
-		Status: c.Status, Round: c.Round, Asked: c.Created, StaleAfter: c.StaleAfter,
+		Status: c.Status, Round: c.Round, Asked: askedAt(c), StaleAfter: c.StaleAfter,
 	}
 	if c.X != nil && c.X.Monitor != nil {
 		m := *c.X.Monitor
 		e.Monitor = &m
+	}
+	if !sketch {
+		return e
 	}
 	var qs []*ThreadEntry
 	for i := len(c.Thread) - 1; i >= 0 && len(qs) < 2; i-- {
@@ -73,7 +78,6 @@ func EntryOf(issue int, c *Clarification) IndexEntry {
 		}
 	}
 	if len(qs) > 0 {
-		e.Asked = qs[0].Timestamp
 		e.Q = textsim.Of(qs[0].Body)
 	}
 	if len(qs) > 1 {
@@ -97,13 +101,42 @@ func EntriesOf(l *Ledger) []IndexEntry {
 // NewIndex returns an empty index.
 func NewIndex() *Index { return &Index{Version: IndexVersion, Issues: map[int][]IndexEntry{}} }
 
-// Set replaces issue's entries with l's open clarifications.
+// Set replaces issue's entries with l's open clarifications. The question
+// sketches of entries already in the index are kept when their round and
+// question time are unchanged (the hub never edits a question), so a write
+// costs O(changed questions), not O(open clarifications of the issue).
 func (ix *Index) Set(l *Ledger) {
-	if es := EntriesOf(l); len(es) > 0 {
+	prev := map[string]*IndexEntry{}
+	for i, e := range ix.Issues[l.IssueNumber] {
+		prev[e.ID] = &ix.Issues[l.IssueNumber][i]
+	}
+	var es []IndexEntry
+	for _, c := range l.Clarifications {
+		if !c.Status.Open() {
+			continue
+		}
+		if p := prev[c.ID]; p != nil && p.Round == c.Round && p.Asked.Equal(askedAt(c).Time) {
+			e := entryOf(l.IssueNumber, c, false)
+			e.Q, e.PrevQ = p.Q, p.PrevQ
+			es = append(es, e)
+			continue
+		}
+		es = append(es, EntryOf(l.IssueNumber, c))
+	}
+	if len(es) > 0 {
 		ix.Issues[l.IssueNumber] = es
 	} else {
 		delete(ix.Issues, l.IssueNumber)
 	}
+}
+
+// askedAt is when c's current question was asked (its creation, when its
+// thread holds no question).
+func askedAt(c *Clarification) Time {
+	if q := c.Current(Question); q != nil {
+		return q.Timestamp
+	}
+	return c.Created
 }
 
 // OpenIssues returns the issues with an open clarification, ascending.

@@ -116,7 +116,7 @@ func (h *Hub) Ask(ctx context.Context, req AskRequest) (Record, error) {
 		c := &ledger.Clarification{
 			ID: l.NextID(), From: req.From, To: req.To, Topic: req.Topic,
 			Blocking: blocking, Status: ledger.Pending, Round: 1, MaxRounds: rule.MaxRounds,
-			Created: ledger.T(now), StaleAfter: ledger.T(now.Add(rule.SLA)),
+			Created: ledger.T(now), StaleAfter: ledger.T(now.Add(h.sla(rule, req.To))),
 			Thread: []ledger.ThreadEntry{{Round: 1, From: req.From, Type: ledger.Question, Body: req.Question, Timestamp: ledger.T(now)}},
 			X:      &ledger.Extra{Workflow: rule.Workflow, Step: rule.Step, Options: req.Options},
 		}

@@ -56,7 +56,7 @@ func (h *Hub) List(f Filter) (recs []Record, errs []error, err error) {
 	issues := []int{}
 	if f.Issue != nil {
 		issues = append(issues, *f.Issue)
-	} else if issues, err = h.Store.Issues(); err != nil {
+	} else if issues, err = h.listIssues(f); err != nil {
 		return nil, nil, err
 	}
 	for _, n := range issues {
@@ -156,17 +156,13 @@ func IssueReadiness(issue int, cs []*ledger.Clarification) Readiness {
 	return r
 }
 
-// Ready reports every known issue's readiness (or one issue's).
+// Ready reports the readiness of every issue with an open clarification
+// (or of one issue).
 func (h *Hub) Ready(issue *int) ([]Readiness, []error, error) {
-	issues := []int{}
-	if issue != nil {
-		issues = append(issues, *issue)
-	} else {
-		var err error
-		if issues, err = h.Store.Issues(); err != nil {
-			return nil, nil, err
-		}
+	if issue == nil {
+		return h.readyAll()
 	}
+	issues := []int{*issue}
 	var out []Readiness
 	var errs []error
 	for _, n := range issues {

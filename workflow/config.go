@@ -15,6 +15,19 @@ const (
 	DefaultLockWait     = 5 * time.Second
 	DefaultLockStaleAge = 30 * time.Second
 	DefaultAgentTimeout = 10 * time.Minute
+
+	// DefaultHumanSLAMinutes is how long a question to a human may stay
+	// pending before the monitor calls it stale: a day.
+	DefaultHumanSLAMinutes = 24 * 60
+	// DefaultStuckSimilarity is the word-set (Jaccard) similarity at or above
+	// which two questions count as the same question.
+	DefaultStuckSimilarity = 0.8
+)
+
+// The values of deadlock_scope.
+const (
+	ScopeIssue  = "issue"  // each issue's agents are separate workers
+	ScopeGlobal = "global" // one worker per role across all issues
 )
 
 // defaultPriority is the upstream precedence used to break deadlocks, most upstream first.
@@ -46,8 +59,11 @@ func (d Duration) MarshalText() ([]byte, error) {
 // Config is .agentx/config.toml with defaults applied.
 type Config struct {
 	DefaultWorkflow string                 `json:"default_workflow"`
-	Priority        []string               `json:"priority"`      // upstream precedence, most upstream first
-	MaxQuestions    int                    `json:"max_questions"` // per asker per issue; 0 = unlimited
+	Priority        []string               `json:"priority"`          // upstream precedence, most upstream first
+	MaxQuestions    int                    `json:"max_questions"`     // per asker per issue; 0 = unlimited
+	HumanSLAMinutes int                    `json:"human_sla_minutes"` // a question to human is stale after this
+	DeadlockScope   string                 `json:"deadlock_scope"`    // ScopeIssue or ScopeGlobal
+	StuckSimilarity float64                `json:"stuck_similarity"`  // 0 < x <= 1
 	Lock            LockConfig             `json:"lock"`
 	Agents          map[string]AgentConfig `json:"agents"`           // responders by agent name; never nil
 	Notify          *NotifyConfig          `json:"notify,omitempty"` // nil when [notify] is absent
@@ -80,10 +96,16 @@ func DefaultConfig() *Config {
 	return &Config{
 		DefaultWorkflow: DefaultWorkflowName,
 		Priority:        slices.Clone(defaultPriority),
+		HumanSLAMinutes: DefaultHumanSLAMinutes,
+		DeadlockScope:   ScopeIssue,
+		StuckSimilarity: DefaultStuckSimilarity,
 		Lock:            LockConfig{Wait: Duration{DefaultLockWait}, StaleAge: Duration{DefaultLockStaleAge}},
 		Agents:          map[string]AgentConfig{},
 	}
 }
+
+// HumanSLA is how long a question to a human may stay pending before it is stale.
+func (c *Config) HumanSLA() time.Duration { return time.Duration(c.HumanSLAMinutes) * time.Minute }
 
 // LoadConfigFile reads and validates config.toml. Invalid content gives Errors
 // listing every problem; a read failure (including a missing file) gives the wrapped
@@ -108,6 +130,9 @@ func parseConfig(file string, data []byte) (*Config, error) {
 		{"default_workflow", &c.DefaultWorkflow, "a string"},
 		{"priority", &c.Priority, "an array of strings"},
 		{"max_questions", &c.MaxQuestions, "an integer"},
+		{"human_sla_minutes", &c.HumanSLAMinutes, "an integer"},
+		{"deadlock_scope", &c.DeadlockScope, "a string"},
+		{"stuck_similarity", &c.StuckSimilarity, "a float"},
 		{"lock", &lock, "a table"},
 		{"agents", &agents, "a table"},
 		{"notify", &notify, "a table"},
@@ -131,6 +156,19 @@ func parseConfig(file string, data []byte) (*Config, error) {
 	if defined["max_questions"] && c.MaxQuestions < 0 {
 		p := []string{"max_questions"}
 		d.addf(p, p, "0 means unlimited", "must be 0 or more, got %d", c.MaxQuestions)
+	}
+	if defined["human_sla_minutes"] && c.HumanSLAMinutes <= 0 {
+		p := []string{"human_sla_minutes"}
+		d.addf(p, p, "1440 is a day", "must be greater than 0, got %d", c.HumanSLAMinutes)
+	}
+	if defined["deadlock_scope"] && c.DeadlockScope != ScopeIssue && c.DeadlockScope != ScopeGlobal {
+		p := []string{"deadlock_scope"}
+		d.addf(p, p, `"issue": each issue's agents are separate workers; "global": one worker per role across issues`,
+			"must be %q or %q, got %q", ScopeIssue, ScopeGlobal, c.DeadlockScope)
+	}
+	if defined["stuck_similarity"] && (c.StuckSimilarity <= 0 || c.StuckSimilarity > 1) {
+		p := []string{"stuck_similarity"}
+		d.addf(p, p, "a fraction of shared words, e.g. 0.8; 1 flags only identical questions", "must be greater than 0 and at most 1, got %v", c.StuckSimilarity)
 	}
 	if defined["lock"] {
 		p := []string{"lock"}

@@ -21,6 +21,10 @@ func TestConfigDefaults(t *testing.T) {
 	assert.Equal(t, []string{"product-manager", "architect", "ux-designer", "engineer", "reviewer",
 		"devops", "data-scientist", "tester", "customer-coach"}, def.Priority)
 	assert.Equal(t, 0, def.MaxQuestions)
+	assert.Equal(t, 1440, def.HumanSLAMinutes)
+	assert.Equal(t, 24*time.Hour, def.HumanSLA())
+	assert.Equal(t, "issue", def.DeadlockScope)
+	assert.Equal(t, 0.8, def.StuckSimilarity)
 	assert.Equal(t, 5*time.Second, def.Lock.Wait.Duration)
 	assert.Equal(t, 30*time.Second, def.Lock.StaleAge.Duration)
 	assert.NotNil(t, def.Agents)
@@ -49,9 +53,17 @@ func TestConfigDefaults(t *testing.T) {
 			}, c.Agents)
 			assert.Nil(t, c.Notify)
 		}},
+		{"monitor keys", "human_sla_minutes = 90\ndeadlock_scope = \"global\"\nstuck_similarity = 1\n", func(t *testing.T, c *Config) {
+			assert.Equal(t, 90*time.Minute, c.HumanSLA())
+			assert.Equal(t, ScopeGlobal, c.DeadlockScope)
+			assert.Equal(t, 1.0, c.StuckSimilarity, "an integer is accepted as a float")
+		}},
 		{"everything set", `default_workflow = "bug"
 priority = ["architect", "engineer"]
 max_questions = 3
+human_sla_minutes = 60
+deadlock_scope = "issue"
+stuck_similarity = 0.75
 
 [lock]
 wait = "250ms"
@@ -70,6 +82,9 @@ command = ["./notify.sh", "--channel", "agents"]
 			assert.Equal(t, "bug", c.DefaultWorkflow)
 			assert.Equal(t, []string{"architect", "engineer"}, c.Priority)
 			assert.Equal(t, 3, c.MaxQuestions)
+			assert.Equal(t, 60, c.HumanSLAMinutes)
+			assert.Equal(t, ScopeIssue, c.DeadlockScope)
+			assert.Equal(t, 0.75, c.StuckSimilarity)
 			assert.Equal(t, 250*time.Millisecond, c.Lock.Wait.Duration)
 			assert.Equal(t, time.Minute, c.Lock.StaleAge.Duration)
 			assert.Equal(t, 150*time.Second, c.Agents["architect"].Timeout.Duration)

@@ -30,6 +30,8 @@ type app struct {
 
 	now     clock.Clock
 	started bool // set once flags parsed and a command began to run
+
+	side *sideMonitor // the monitor run as a side effect, when armed
 }
 
 // run executes the command line and returns the exit code.
@@ -41,6 +43,7 @@ func run(ctx context.Context, a *app, args []string) int {
 	cmd.SetErr(a.stderr)
 	err := cmd.ExecuteContext(ctx)
 	if err == nil {
+		a.flushMonitor(nil)
 		return 0
 	}
 	if !a.started {
@@ -52,6 +55,7 @@ func run(ctx context.Context, a *app, args []string) int {
 	if ctx.Err() != nil {
 		err = &interruptedError{err: err}
 	}
+	a.flushMonitor(err)
 	return a.fail(err)
 }
 
@@ -116,4 +120,7 @@ func (a *app) printf(format string, args ...any) {
 	fmt.Fprintf(a.stdout, format, args...)
 }
 
-const boldAttr = color.Bold
+const (
+	boldAttr  = color.Bold
+	faintAttr = color.Faint
+)

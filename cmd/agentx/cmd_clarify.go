@@ -109,6 +109,14 @@ rounds, and escalation to a human when the round limit is reached.
 Bare "agentx clarify" lists the open clarifications (like "clarify list").`,
 		Args: cobra.NoArgs,
 		RunE: list.RunE,
+		// Every clarify subcommand runs the monitor as a side effect.
+		PersistentPreRunE: func(c *cobra.Command, args []string) error {
+			if err := a.prepare(); err != nil {
+				return err
+			}
+			a.armMonitor(c.Context())
+			return nil
+		},
 	}
 	cmd.Flags().AddFlagSet(list.Flags())
 	cmd.AddCommand(
@@ -124,6 +132,7 @@ Bare "agentx clarify" lists the open clarifications (like "clarify list").`,
 		newWaitCmd(a),
 		newStatsCmd(a),
 		newAssumeCmd(a),
+		newClarifyStaleCmd(a),
 	)
 	return cmd
 }
@@ -433,6 +442,7 @@ func newClarifyListCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			a.monitorNow(h) // list the state the monitor leaves
 			recs, errs, err := h.List(f)
 			if err != nil {
 				return err

@@ -68,8 +68,9 @@ func newReadyCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "ready [--issue N]",
 		Short: "Which issues may proceed; with --issue, a CI gate (exit 9 when blocked or escalated)",
-		Long: `List each issue with a ledger as READY, BLOCKED (a blocking clarification is
-pending or stale) or ESCALATED (a clarification needs a human decision).
+		Long: `List each issue with an open clarification as READY, BLOCKED (a blocking
+clarification is pending or stale) or ESCALATED (a clarification needs a human
+decision).
 
 With --issue N it is a gate for CI and hooks: exit 0 when the issue is ready,
 9 when it is blocked or escalated.`,
@@ -83,6 +84,8 @@ With --issue N it is a gate for CI and hooks: exit 0 when the issue is ready,
 			if err != nil {
 				return err
 			}
+			a.armMonitor(ctx)
+			a.monitorNow(h) // gate on the state the monitor leaves
 			rs, errs, err := h.Ready(n)
 			if err != nil {
 				return err
@@ -95,7 +98,7 @@ With --issue N it is a gate for CI and hooks: exit 0 when the issue is ready,
 			}
 			if err := a.emit(rs, func() {
 				if len(rs) == 0 {
-					a.printf("No issues with clarifications.\n")
+					a.printf("No issues with open clarifications.\n")
 				}
 				for _, r := range rs {
 					line := fmt.Sprintf("#%d %s", r.Issue, a.readyState(r.State))

@@ -36,6 +36,7 @@ var jsonCases = []struct {
 	{"agentx ready", []string{"ready"}, ""},
 	{"agentx events", []string{"events"}, ""},
 	{"agentx clarify stats", []string{"clarify", "stats"}, ""},
+	{"agentx demo", []string{"demo"}, ""},
 	{"agentx clarify escalate", []string{"clarify", "escalate", "CLR-42-001", "--reason", "needs a call"}, ""},
 	{"agentx clarify resolve", []string{"clarify", "resolve", "CLR-42-001", "--from", "human", "--body", "decision: per key"}, ""},
 	{"agentx clarify ask", []string{"clarify", "ask", "--issue", "42", "--from", "engineer", "--to", "human", "--topic", "Flag", "--question", "On?"}, ""},
@@ -43,6 +44,11 @@ var jsonCases = []struct {
 	{"agentx clarify ask", []string{"clarify", "ask", "--issue", "42", "--from", "engineer", "--to", "human", "--topic", "Flag", "--question", "Off?"}, ""},
 	{"agentx clarify abandon", []string{"clarify", "abandon", "CLR-42-003"}, ""},
 	{"agentx inbox", []string{"inbox", "--agent", "engineer"}, ""},
+	{"agentx clarify stale", []string{"clarify", "stale"}, ""},
+	{"agentx monitor", []string{"monitor", "--dry-run"}, ""},
+	{"agentx hook start", []string{"hook", "start", "--issue", "43", "--agent", "engineer"}, ""},
+	{"agentx hook finish", []string{"hook", "finish", "--issue", "43", "--agent", "engineer"}, ""},
+	{"agentx doctor", []string{"doctor"}, ""},
 }
 
 // noJSON are commands whose output is not data: protocol servers, help,

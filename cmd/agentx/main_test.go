@@ -15,6 +15,12 @@ import (
 
 // TestMain lets testscript run this test binary as the agentx command.
 func TestMain(m *testing.M) {
+	// `agentx demo` run in-process by a test configures the running binary
+	// (this test binary) as its responder: act as agentx for that call.
+	if len(os.Args) > 1 && os.Args[1] == "demo-responder" {
+		main()
+		return
+	}
 	testscript.Main(m, map[string]func(){"agentx": main})
 }
 

@@ -12,6 +12,7 @@ const schemaVersion = 1
 type envelope struct {
 	SchemaVersion int `json:"schema_version"`
 	Data          any `json:"data"`
+	Monitor       any `json:"monitor,omitempty"` // side-effect monitor findings, if any
 }
 
 type errorBody struct {
@@ -24,13 +25,15 @@ type errorBody struct {
 type errorEnvelope struct {
 	SchemaVersion int       `json:"schema_version"`
 	Error         errorBody `json:"error"`
+	Monitor       any       `json:"monitor,omitempty"`
 }
 
 // emit prints a command's result: under --json the envelope with data,
 // otherwise whatever text does.
 func (a *app) emit(data any, text func()) error {
 	if a.json {
-		b, err := json.MarshalIndent(envelope{SchemaVersion: schemaVersion, Data: data}, "", "  ")
+		a.monitorNow(nil)
+		b, err := json.MarshalIndent(envelope{SchemaVersion: schemaVersion, Data: data, Monitor: a.sideView()}, "", "  ")
 		if err != nil {
 			return fmt.Errorf("encode json: %w", err)
 		}
@@ -52,7 +55,7 @@ func (a *app) fail(err error) int {
 	if a.json {
 		b, _ := json.Marshal(errorEnvelope{SchemaVersion: schemaVersion, Error: errorBody{
 			Code: code.Name, ExitCode: code.N, Message: err.Error(), Hint: hint,
-		}})
+		}, Monitor: a.sideView()})
 		fmt.Fprintf(a.stderr, "%s\n", b)
 		return code.N
 	}

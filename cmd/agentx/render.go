@@ -54,6 +54,9 @@ func (a *app) renderThread(w io.Writer, r router.Record) {
 		mode = "non-blocking"
 	}
 	fmt.Fprintf(w, "  Topic: %s · %s -> %s · %s · round %d of %d\n", c.Topic, c.From, c.To, mode, c.Round, c.MaxRounds)
+	if c.X != nil && len(c.X.Options) > 0 { // choices offered with the question (ask_human)
+		fmt.Fprintf(w, "  Options: %s\n", strings.Join(c.X.Options, " | "))
+	}
 	fmt.Fprintln(w, rule)
 	for i, e := range c.Thread {
 		if i > 0 {

@@ -1,0 +1,75 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentx-cli/agentx/doctor"
+)
+
+func newDoctorCmd(a *app) *cobra.Command {
+	var fix bool
+	cmd := &cobra.Command{
+		Use:   "doctor [--fix]",
+		Short: "Check the workspace's state: ledgers, schema, stale locks, temp files, the index (--fix repairs)",
+		Long: `Check every ledger under .agentx/state/clarifications/: it must parse, pass
+agentx's validation and the AgentX ledger schema (agentx's own "agentx" key
+aside; a ledger from another AgentX tool that bends the schema is a warning).
+Find lock files left by dead processes and temp files left by killed writers,
+and verify the index of open clarifications (.agentx/state/index/open.json)
+against the ledgers.
+
+With --fix, stale locks and old temp files are removed and the index is
+rebuilt from the ledgers. A corrupt ledger is never rewritten: fix it by hand
+or move it aside. Exits 7 while errors remain.`,
+		Args: cobra.NoArgs,
+		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+			ws, err := a.open()
+			if err != nil {
+				return err
+			}
+			r, err := doctor.Run(ctx, ws.Store, doctor.Options{Fix: fix, StaleAge: ws.Rules.Config.Lock.StaleAge.Duration, Now: a.now})
+			if err != nil {
+				return err
+			}
+			if err := a.emit(r, func() {
+				a.printf("Checked %d %s (%d clarifications, %d open) and %d lock %s.\n",
+					r.Ledgers, plural(r.Ledgers, "ledger", "ledgers"), r.Clarifications, r.Open, r.LockFiles, plural(r.LockFiles, "file", "files"))
+				for _, f := range r.Findings {
+					path := f.Path
+					if rel, err := filepath.Rel(ws.Root, path); err == nil {
+						path = rel
+					}
+					state := ""
+					if f.Fixed {
+						state = " [fixed]"
+					}
+					a.printf("  %-7s %-6s %s: %s%s\n", f.Severity, f.Check, path, f.Problem, state)
+					if f.Action != "" {
+						a.printf("          -> %s\n", f.Action)
+					}
+				}
+				if r.Remaining == 0 {
+					a.printf("Healthy.\n")
+				} else {
+					a.printf("%d %s remain.\n", r.Remaining, plural(r.Remaining, "problem", "problems"))
+				}
+			}); err != nil {
+				return err
+			}
+			if r.Remaining > 0 {
+				hint := "run agentx doctor --fix"
+				if fix {
+					hint = "what --fix cannot repair needs a person: see each problem's note"
+				}
+				return &codedError{code: exitInvalidData, msg: fmt.Sprintf("%d %s remain in the workspace", r.Remaining, plural(r.Remaining, "problem", "problems")), hint: hint, quiet: !a.json}
+			}
+			return nil
+		}),
+	}
+	cmd.Flags().BoolVar(&fix, "fix", false, "remove stale locks and old temp files, rebuild the index")
+	return cmd
+}

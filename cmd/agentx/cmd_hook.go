@@ -1,0 +1,134 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentx-cli/agentx/ledger"
+	"github.com/agentx-cli/agentx/monitor"
+	"github.com/agentx-cli/agentx/router"
+)
+
+func newHookCmd(a *app) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "hook",
+		Short: "Lifecycle hooks: an agent starts or finishes work on an issue (runs the monitor)",
+		Long: `Call "agentx hook start" when an agent begins work on an issue and
+"agentx hook finish" when it is done (from an agent's hooks, a script or CI).
+Each records the agent's status, then runs the monitor (see "agentx monitor"),
+which after a hook also closes the questions the agent left behind:
+
+  start   the agent's pending or answered-but-unresolved questions on OTHER
+          issues are abandoned (it moved on)
+  finish  its pending questions on this issue are abandoned, and its answered
+          ones resolved with their last answer (it finished: the answer stood)
+
+Both exit 0 unless the hook itself failed; "finish --strict" exits 9 while
+the issue has an open blocking clarification, as a CI gate.`,
+	}
+	cmd.AddCommand(newHookPhaseCmd(a, router.HookStart), newHookPhaseCmd(a, router.HookFinish))
+	return cmd
+}
+
+// hookResult is what a hook prints.
+type hookResult struct {
+	Hook    string            `json:"hook"`
+	Agent   string            `json:"agent"`
+	Issue   int               `json:"issue"`
+	Status  ledger.AgentState `json:"status"`
+	Monitor *monitor.Report   `json:"monitor,omitempty"` // nil with AGENTX_NO_MONITOR
+	Blocked []string          `json:"blockedBy,omitempty"`
+}
+
+func newHookPhaseCmd(a *app, phase string) *cobra.Command {
+	var (
+		issue    issueFlag
+		agent    string
+		workflow string
+		strict   bool
+	)
+	short := "An agent starts work on an issue: status working, then the monitor"
+	if phase == router.HookFinish {
+		short = "An agent finished an issue: status done, then the monitor (--strict: exit 9 while blocked)"
+	}
+	cmd := &cobra.Command{
+		Use:   phase + " --issue N --agent A",
+		Short: short,
+		Args:  cobra.NoArgs,
+		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+			n, err := issue.require(a)
+			if err != nil {
+				return err
+			}
+			who := a.agentDefault(agent)
+			if who == "" {
+				return &usageError{err: fmt.Errorf("--agent is required (or set AGENTX_AGENT)")}
+			}
+			_, h, err := a.hub()
+			if err != nil {
+				return err
+			}
+			if workflow != "" {
+				if _, err := h.Rules.Workflow(workflow); err != nil {
+					return err
+				}
+			}
+			res := hookResult{Hook: phase, Agent: who, Issue: n}
+			if res.Status, err = h.Hook(ctx, phase, who, n); err != nil {
+				return err
+			}
+			if !a.monitorOff() {
+				res.Monitor = monitor.New(h).Run(ctx, &monitor.Hook{Phase: phase, Agent: who, Issue: n})
+			}
+			if strict {
+				if res.Blocked, err = h.OpenBlocking(n); err != nil {
+					return err
+				}
+			}
+			if err := a.emit(res, func() { a.renderHook(res) }); err != nil {
+				return err
+			}
+			if len(res.Blocked) > 0 {
+				return &codedError{code: exitBlocked,
+					msg:  fmt.Sprintf("issue #%d has open blocking clarifications: %s", n, strings.Join(res.Blocked, ", ")),
+					hint: "answer or resolve them (agentx clarify show --issue " + fmt.Sprint(n) + ")"}
+			}
+			return nil
+		}),
+	}
+	issue.register(cmd, "the issue")
+	cmd.Flags().StringVar(&agent, "agent", "", "the agent (default $AGENTX_AGENT)")
+	if phase == router.HookStart {
+		cmd.Flags().StringVar(&workflow, "workflow", "", "the workflow the agent works in (checked to exist)")
+	} else {
+		cmd.Flags().BoolVar(&strict, "strict", false, "exit 9 while the issue has an open blocking clarification")
+	}
+	return cmd
+}
+
+func (a *app) renderHook(res hookResult) {
+	a.printf("hook %s: %s %s on #%d\n", res.Hook, res.Agent, res.Status, res.Issue)
+	r := res.Monitor
+	switch {
+	case r == nil:
+		a.printf("monitor: off (%s)\n", envNoMonitor)
+	case r.Quiet():
+		a.printf("monitor: nothing to do (%d open)\n", r.Open)
+	default:
+		if r.Index != "" {
+			a.printf("monitor: index %s\n", r.Index)
+		}
+		for _, f := range r.Findings {
+			a.printf("monitor: %s\n", findingLine(f))
+		}
+		for _, p := range r.Problems {
+			a.printf("monitor: problem: %s\n", p.Message)
+		}
+	}
+	if len(res.Blocked) > 0 {
+		a.printf("blocked by: %s\n", strings.Join(res.Blocked, ", "))
+	}
+}

@@ -1,0 +1,93 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentx-cli/agentx/mcpserver"
+)
+
+// TestMCPCommand runs `agentx mcp` in-process over pipes and checks that a
+// tool error carries exactly what the CLI prints for the same failure: the
+// classifier is the CLI's, injected, not a copy.
+func TestMCPCommand(t *testing.T) {
+	dir := t.TempDir()
+	require.Equal(t, 0, runCmd(t, dir, nil, "", "init").code)
+	env := map[string]string{"AGENTX_AGENT": "engineer", "AGENTX_MCP_MAX_WAIT": "300ms"}
+	require.Equal(t, 0, runCmd(t, "", env, "", "clarify", "ask", "--issue", "42", "--to", "architect", "--topic", "t", "--question", "q?").code)
+	require.Equal(t, 0, runCmd(t, "", env, "", "clarify", "ask", "--issue", "42", "--to", "architect", "--topic", "t", "--question", "q2?").code)
+	require.Equal(t, 0, runCmd(t, "", env, "", "clarify", "cancel", "CLR-42-002").code)
+
+	serverIn, clientOut := io.Pipe()
+	clientIn, serverOut := io.Pipe()
+	var stderr bytes.Buffer
+	a := &app{stdin: serverIn, stdout: serverOut, stderr: &stderr, getenv: func(k string) string { return env[k] }}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	exit := make(chan int, 1)
+	go func() { exit <- run(ctx, a, []string{"mcp"}) }()
+
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(ctx, &mcp.IOTransport{Reader: clientIn, Writer: clientOut}, nil)
+	require.NoError(t, err)
+
+	tests := []struct {
+		name string
+		tool string
+		args map[string]any
+		cli  []string
+	}{
+		{"scope violation", "clarify_ask", map[string]any{"issue": 42, "to": "reviewer", "topic": "t", "question": "q"},
+			[]string{"clarify", "ask", "--issue", "42", "--to", "reviewer", "--topic", "t", "--question", "q"}},
+		{"unknown id", "clarify_show", map[string]any{"id": "CLR-42-099"}, []string{"clarify", "show", "CLR-42-099"}},
+		{"invalid transition", "clarify_answer", map[string]any{"id": "CLR-42-002", "body": "a", "from": "architect"},
+			[]string{"clarify", "answer", "CLR-42-002", "--from", "architect", "--body", "a"}},
+		{"not a party", "clarify_resolve", map[string]any{"id": "CLR-42-001", "from": "architect"},
+			[]string{"clarify", "resolve", "CLR-42-001", "--from", "architect"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tt.tool, Arguments: tt.args})
+			require.NoError(t, err)
+			require.True(t, res.IsError)
+			b, err := json.Marshal(res.Meta[mcpserver.ErrorMetaKey])
+			require.NoError(t, err)
+			var got mcpserver.ErrorInfo
+			require.NoError(t, json.Unmarshal(b, &got))
+
+			r := runCmd(t, "", env, "", append(tt.cli, "--json")...)
+			var want errorEnvelope
+			require.NoError(t, json.Unmarshal([]byte(r.stderr), &want), r.stderr)
+			assert.Equal(t, r.code, got.ExitCode)
+			assert.Equal(t, want.Error.Code, got.Code)
+			assert.Equal(t, want.Error.ExitCode, got.ExitCode)
+			assert.Equal(t, want.Error.Message, got.Message)
+			assert.Equal(t, want.Error.Hint, got.Hint)
+		})
+	}
+
+	// AGENTX_MCP_MAX_WAIT caps the wait
+	start := time.Now()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "clarify_wait", Arguments: map[string]any{"id": "CLR-42-001", "wait_seconds": 30}})
+	require.NoError(t, err)
+	require.False(t, res.IsError)
+	assert.Contains(t, res.Content[0].(*mcp.TextContent).Text, "timed out")
+	assert.Less(t, time.Since(start), 10*time.Second)
+
+	// the end of the client's input stops the server: exit 0
+	require.NoError(t, cs.Close())
+	require.NoError(t, clientOut.Close())
+	select {
+	case code := <-exit:
+		assert.Equal(t, 0, code, "stderr: %s", stderr.String())
+	case <-ctx.Done():
+		t.Fatal("agentx mcp did not stop at the end of its input")
+	}
+}

@@ -1,0 +1,341 @@
+package doctor
+
+import (
+	"bytes"
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/agentx-cli/agentx/internal/atomicfile"
+	"github.com/agentx-cli/agentx/ledger"
+	"github.com/agentx-cli/agentx/lock"
+)
+
+// LedgerSchema is the AgentX clarification ledger schema (a copy of
+// testdata/interop/agentx-clarification-ledger.schema.json).
+//
+//go:embed ledger.schema.json
+var LedgerSchema []byte
+
+// The checks.
+const (
+	CheckLedger = "ledger" // parses and passes agentx's validation
+	CheckSchema = "schema" // passes the AgentX schema
+	CheckLock   = "lock"   // no stale lock files
+	CheckTemp   = "temp"   // no temp files left by killed writers
+	CheckIndex  = "index"  // the index matches the ledgers
+)
+
+// The severities. Only errors make the workspace unhealthy: a warning is
+// something agentx copes with (a ledger from another AgentX tool that bends
+// the schema, a temp file that may still be in use).
+const (
+	Error   = "error"
+	Warning = "warning"
+)
+
+// Finding is one problem found, and what was done about it.
+type Finding struct {
+	Check    string `json:"check"`
+	Severity string `json:"severity"`
+	Path     string `json:"path"`
+	Problem  string `json:"problem"`
+	Fixed    bool   `json:"fixed"`
+	Action   string `json:"action,omitempty"` // what --fix did, or what to do
+}
+
+// Report is what a doctor run found.
+type Report struct {
+	Ledgers        int       `json:"ledgers"`
+	Clarifications int       `json:"clarifications"`
+	Open           int       `json:"open"`
+	LockFiles      int       `json:"lockFiles"`
+	Findings       []Finding `json:"findings"`
+	Remaining      int       `json:"remaining"` // errors not fixed
+}
+
+// Options tune a run.
+type Options struct {
+	Fix      bool
+	StaleAge time.Duration    // a lock or temp file older than this is stale; 0: lock.DefaultStaleAge
+	Now      func() time.Time // the clock; nil: time.Now
+}
+
+// Run checks the state under store and, with opts.Fix, repairs stale lock
+// files, leftover temp files and the index. A corrupt or invalid ledger is
+// reported, never rewritten.
+func Run(ctx context.Context, store *ledger.Store, opts Options) (*Report, error) {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.StaleAge <= 0 {
+		opts.StaleAge = lock.DefaultStaleAge
+	}
+	r := &Report{Findings: []Finding{}}
+	if err := checkLedgers(store, r); err != nil {
+		return nil, err
+	}
+	if err := checkFiles(ctx, store, opts, r); err != nil {
+		return nil, err
+	}
+	checkIndex(ctx, store, opts, r)
+	for _, f := range r.Findings {
+		if f.Severity == Error && !f.Fixed {
+			r.Remaining++
+		}
+	}
+	return r, nil
+}
+
+var compileSchema = sync.OnceValues(func() (*jsonschema.Schema, error) {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(LedgerSchema))
+	if err != nil {
+		return nil, fmt.Errorf("ledger schema: %w", err)
+	}
+	c := jsonschema.NewCompiler()
+	c.AssertFormat()
+	if err := c.AddResource("agentx-clarification-ledger.schema.json", doc); err != nil {
+		return nil, fmt.Errorf("ledger schema: %w", err)
+	}
+	return c.Compile("agentx-clarification-ledger.schema.json")
+})
+
+// ValidateSchema checks ledger JSON against the AgentX schema, with
+// agentx's own additions (the "agentx" key of each record) left out.
+func ValidateSchema(data []byte) error {
+	sch, err := compileSchema()
+	if err != nil {
+		return err
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
+	if err != nil {
+		return err
+	}
+	if m, ok := doc.(map[string]any); ok {
+		if cs, ok := m["clarifications"].([]any); ok {
+			for _, c := range cs {
+				if rec, ok := c.(map[string]any); ok {
+					delete(rec, ledger.ExtraKey)
+				}
+			}
+		}
+	}
+	if err := sch.Validate(doc); err != nil {
+		var ve *jsonschema.ValidationError
+		if errors.As(err, &ve) {
+			return errors.New(flatten(ve.Error()))
+		}
+		return err
+	}
+	return nil
+}
+
+// flatten puts a validator's indented error tree on one line.
+func flatten(s string) string {
+	var parts []string
+	for _, l := range strings.Split(s, "\n") {
+		l = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(l), "- "))
+		if l != "" && !strings.HasPrefix(l, "jsonschema validation failed") {
+			parts = append(parts, l)
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+func checkLedgers(store *ledger.Store, r *Report) error {
+	issues, err := store.Issues()
+	if err != nil {
+		return err
+	}
+	for _, n := range issues {
+		path := store.Path(n)
+		data, err := os.ReadFile(path)
+		if err != nil {
+			r.add(Finding{Check: CheckLedger, Severity: Error, Path: path, Problem: err.Error()})
+			continue
+		}
+		r.Ledgers++
+		l, err := ledger.Decode(path, data)
+		if err == nil && l.IssueNumber != n {
+			err = fmt.Errorf("issueNumber is %d but the file is for issue %d", l.IssueNumber, n)
+		}
+		if err == nil {
+			if verr := l.Validate(); verr != nil {
+				err = fmt.Errorf("invalid: %w", verr)
+			}
+		}
+		if err != nil {
+			r.add(Finding{Check: CheckLedger, Severity: Error, Path: path, Problem: err.Error(),
+				Action: "fix it by hand, or move it aside (mv " + path + " " + path + ".corrupt); agentx never overwrites it"})
+			continue
+		}
+		r.Clarifications += len(l.Clarifications)
+		for _, c := range l.Clarifications {
+			if c.Status.Open() {
+				r.Open++
+			}
+		}
+		if err := ValidateSchema(data); err != nil {
+			r.add(Finding{Check: CheckSchema, Severity: Warning, Path: path, Problem: "does not match the AgentX ledger schema: " + err.Error(),
+				Action: "agentx reads it; other AgentX tools may not"})
+		}
+	}
+	return nil
+}
+
+// checkFiles walks the state directory for lock files and temp files.
+func checkFiles(ctx context.Context, store *ledger.Store, opts Options, r *Report) error {
+	var locks, temps []string
+	err := filepath.WalkDir(store.Dir(), func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		if d.IsDir() {
+			return nil
+		}
+		name := d.Name()
+		switch {
+		case strings.Contains(name, lock.Suffix+lock.TempInfix) || atomicfile.IsTemp(name):
+			temps = append(temps, p)
+		case strings.HasSuffix(name, lock.Suffix):
+			locks = append(locks, p)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("doctor: walk %s: %w", store.Dir(), err)
+	}
+	r.LockFiles = len(locks)
+	lopts := lock.Options{StaleAge: opts.StaleAge, Now: opts.Now}
+	for _, p := range locks {
+		info, mod, ierr := lock.Inspect(p)
+		if errors.Is(ierr, fs.ErrNotExist) {
+			continue // released meanwhile
+		}
+		in := lock.StaleInput{Info: info, ModTime: mod, Now: opts.Now(), Hostname: lock.Hostname(),
+			PIDAlive: lock.PIDAlive, StaleAge: opts.StaleAge}
+		if ierr != nil {
+			in.ParseErr = ierr
+		}
+		stale, reason := lock.IsStale(in)
+		if !stale {
+			continue
+		}
+		f := Finding{Check: CheckLock, Severity: Error, Path: p, Problem: "stale lock: " + reason,
+			Action: "agentx doctor --fix removes it (a writer would take it over anyway)"}
+		if opts.Fix {
+			removed, why, err := lock.RemoveIfStale(ctx, p, lopts)
+			switch {
+			case err != nil:
+				f.Action = "could not remove it: " + err.Error()
+			case removed:
+				f.Fixed, f.Action = true, "removed"
+			default:
+				f.Fixed, f.Action = true, "left alone: "+why
+			}
+		}
+		r.add(f)
+	}
+	for _, p := range temps {
+		fi, err := os.Stat(p)
+		if err != nil {
+			continue // gone meanwhile
+		}
+		age := opts.Now().Sub(fi.ModTime())
+		f := Finding{Check: CheckTemp, Severity: Warning, Path: p,
+			Problem: fmt.Sprintf("temp file modified %s ago: it may still be being written", age.Round(time.Second)),
+			Action:  fmt.Sprintf("left alone until it is older than %s", opts.StaleAge)}
+		if age > opts.StaleAge {
+			f.Severity = Error
+			f.Problem = fmt.Sprintf("temp file left by a killed writer (modified %s ago)", age.Round(time.Second))
+			f.Action = "agentx doctor --fix removes it"
+			if opts.Fix {
+				if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+					f.Action = "could not remove it: " + err.Error()
+				} else {
+					f.Fixed, f.Action = true, "removed"
+				}
+			}
+		}
+		r.add(f)
+	}
+	return nil
+}
+
+// checkIndex compares the index with what the ledgers say.
+func checkIndex(ctx context.Context, store *ledger.Store, opts Options, r *Report) {
+	path := store.IndexPath()
+	built, _, err := store.BuildIndex()
+	if err != nil {
+		r.add(Finding{Check: CheckIndex, Severity: Error, Path: path, Problem: "cannot scan the ledgers: " + err.Error()})
+		return
+	}
+	var problem string
+	ix, err := store.ReadIndex()
+	switch {
+	case err != nil:
+		problem = err.Error()
+	case !ix.Equal(built):
+		problem = "does not match the ledgers: " + diff(ix, built)
+	default:
+		return
+	}
+	f := Finding{Check: CheckIndex, Severity: Error, Path: path, Problem: problem, Action: "agentx doctor --fix rebuilds it from the ledgers"}
+	if opts.Fix {
+		if _, _, err := store.RebuildIndex(ctx); err != nil {
+			f.Action = "could not rebuild it: " + err.Error()
+		} else {
+			f.Fixed, f.Action = true, "rebuilt from the ledgers"
+		}
+	}
+	r.add(f)
+}
+
+// diff names the issues whose entries differ.
+func diff(have, want *ledger.Index) string {
+	seen := map[int]bool{}
+	var bad []int
+	for _, ix := range []*ledger.Index{have, want} {
+		for n := range ix.Issues {
+			if seen[n] {
+				continue
+			}
+			seen[n] = true
+			a := &ledger.Index{Issues: map[int][]ledger.IndexEntry{n: have.Issues[n]}}
+			b := &ledger.Index{Issues: map[int][]ledger.IndexEntry{n: want.Issues[n]}}
+			if len(have.Issues[n]) == 0 {
+				delete(a.Issues, n)
+			}
+			if len(want.Issues[n]) == 0 {
+				delete(b.Issues, n)
+			}
+			if !a.Equal(b) {
+				bad = append(bad, n)
+			}
+		}
+	}
+	sort.Ints(bad)
+	parts := make([]string, 0, len(bad))
+	for _, n := range bad {
+		parts = append(parts, fmt.Sprintf("#%d (index: %d open, ledger: %d open)", n, len(have.Issues[n]), len(want.Issues[n])))
+	}
+	if len(parts) > 5 {
+		parts = append(parts[:5], fmt.Sprintf("and %d more", len(parts)-5))
+	}
+	return "issues " + strings.Join(parts, ", ")
+}
+
+func (r *Report) add(f Finding) { r.Findings = append(r.Findings, f) }

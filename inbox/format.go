@@ -1,0 +1,150 @@
+package inbox
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Text renders a look for an agent to read: each item with what to do next.
+// It is "" when there is nothing new.
+func Text(res Result) string {
+	if len(res.Items) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	n := "1 new item"
+	if len(res.Items) > 1 {
+		n = fmt.Sprintf("%d new items", len(res.Items))
+	}
+	fmt.Fprintf(&b, "agentx inbox for %s: %s.\n", res.Agent, n)
+	for _, it := range res.Items {
+		b.WriteString("\n")
+		writeItem(&b, it)
+	}
+	return b.String()
+}
+
+func where(it Item) string {
+	if it.Issue == 0 {
+		return fmt.Sprintf("%s (no issue, %q)", it.ID, it.Topic)
+	}
+	return fmt.Sprintf("%s (issue #%d, %q)", it.ID, it.Issue, it.Topic)
+}
+
+func writeItem(b *strings.Builder, it Item) {
+	switch it.Kind {
+	case KindAnswer:
+		if it.Late {
+			fmt.Fprintf(b, "* LATE answer from %s to your question %s, round %d. It arrived after you proceeded on an assumption:\n", it.By, where(it), it.Round)
+		} else {
+			fmt.Fprintf(b, "* Answer from %s to your question %s, round %d:\n", it.By, where(it), it.Round)
+		}
+		block(b, "Q: ", it.Question)
+		block(b, "A: ", it.Body)
+		assumptions(b, it)
+		if it.Late {
+			fmt.Fprintf(b, "  Next: check whether your work still holds with this answer and redo what depended on the assumption; then resolve %s.\n", it.ID)
+		} else {
+			fmt.Fprintf(b, "  Next: use the answer; resolve %s (clarify_resolve, or agentx clarify resolve %s), or ask a follow-up (clarify_followup).\n", it.ID, it.ID)
+		}
+	case KindQuestion:
+		fmt.Fprintf(b, "* Question for you from %s: %s, round %d:\n", it.By, where(it), it.Round)
+		block(b, "Q: ", it.Body)
+		for i, o := range it.Options {
+			fmt.Fprintf(b, "    option %d: %s\n", i+1, o)
+		}
+		fmt.Fprintf(b, "  Next: answer it (clarify_answer, or agentx clarify answer %s --body \"...\").\n", it.ID)
+	case KindResolved:
+		fmt.Fprintf(b, "* Decision by %s on %s:\n", it.By, where(it))
+		block(b, "Q: ", it.Question)
+		block(b, "Decision: ", it.Body)
+		assumptions(b, it)
+		if it.Late {
+			b.WriteString("  Next: follow the decision; check whether your work still holds and redo what depended on the assumption.\n")
+		} else {
+			b.WriteString("  Next: follow the decision.\n")
+		}
+	case KindEscalated:
+		fmt.Fprintf(b, "* Your question %s was escalated to a human: %s\n", where(it), it.Body)
+		fmt.Fprintf(b, "  Next: proceed on your best judgment and record your assumption (clarify_assume, or agentx clarify assume %s --assumption \"...\"); the decision will arrive here.\n", it.ID)
+	case KindAbandoned:
+		reason := it.Body
+		if reason == "" {
+			reason = "abandoned"
+		}
+		by := it.By
+		if by == "" {
+			by = "someone"
+		}
+		fmt.Fprintf(b, "* Your question %s was closed by %s: %s\n", where(it), by, reason)
+		b.WriteString("  Next: nobody will answer it; proceed on your best judgment.\n")
+	}
+}
+
+func assumptions(b *strings.Builder, it Item) {
+	for _, a := range it.Assumptions {
+		block(b, fmt.Sprintf("You assumed (round %d, %s): ", a.Round, a.Timestamp.UTC().Format("2006-01-02 15:04 UTC")), a.Body)
+	}
+}
+
+// block writes label and body indented, continuation lines aligned.
+func block(b *strings.Builder, label, body string) {
+	if body == "" {
+		return
+	}
+	pad := strings.Repeat(" ", 4+len(label))
+	for i, l := range strings.Split(strings.TrimRight(body, "\n"), "\n") {
+		if i == 0 {
+			b.WriteString(strings.TrimRight("    "+label+l, " ") + "\n")
+			continue
+		}
+		b.WriteString(strings.TrimRight(pad+l, " ") + "\n")
+	}
+}
+
+// The Claude Code hook events whose JSON output may add context to the
+// agent's turn.
+const (
+	HookUserPromptSubmit = "UserPromptSubmit"
+	HookSessionStart     = "SessionStart"
+	HookPostToolUse      = "PostToolUse"
+)
+
+// HookEvents lists the events ClaudeHook accepts.
+var HookEvents = []string{HookUserPromptSubmit, HookSessionStart, HookPostToolUse}
+
+// ClaudeHook renders a look as the JSON a Claude Code command hook prints
+// on stdout (exit 0) to add context to the agent's turn:
+//
+//	{"hookSpecificOutput":{"hookEventName":"UserPromptSubmit","additionalContext":"..."}}
+//
+// It returns nil when there is nothing new, so the hook prints nothing.
+func ClaudeHook(event string, res Result) ([]byte, error) {
+	if !ValidHookEvent(event) {
+		return nil, fmt.Errorf("hook event %q: use one of %s", event, strings.Join(HookEvents, ", "))
+	}
+	text := Text(res)
+	if text == "" {
+		return nil, nil
+	}
+	out := hookOutput{HookSpecificOutput: hookSpecific{HookEventName: event, AdditionalContext: text}}
+	b, err := json.Marshal(out)
+	if err != nil {
+		return nil, fmt.Errorf("encode hook output: %w", err)
+	}
+	return append(b, '\n'), nil
+}
+
+// ValidHookEvent reports whether ClaudeHook accepts event.
+func ValidHookEvent(event string) bool { return slices.Contains(HookEvents, event) }
+
+type hookOutput struct {
+	HookSpecificOutput hookSpecific `json:"hookSpecificOutput"`
+}
+
+type hookSpecific struct {
+	HookEventName     string `json:"hookEventName"`
+	AdditionalContext string `json:"additionalContext"`
+}

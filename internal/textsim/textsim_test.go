@@ -1,0 +1,52 @@
+package textsim
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+func TestWords(t *testing.T) {
+	assert.Equal(t, []string{"use", "postgresql", "sqlite", "local", "dev"}, Words("Should we use PostgreSQL or SQLite for local dev?"))
+	assert.Empty(t, Words("  ?! the of "))
+	assert.Equal(t, []string{"größe", "42"}, Words("Größe: 42"))
+}
+
+func TestJaccard(t *testing.T) {
+	long := func(n, from int) string {
+		var b strings.Builder
+		for i := range n {
+			fmt.Fprintf(&b, "word%d ", from+i)
+		}
+		return b.String()
+	}
+	tests := []struct {
+		name string
+		a, b string
+		want float64
+	}{
+		{"identical", "PostgreSQL or SQLite for local dev?", "PostgreSQL or SQLite for local dev?", 1},
+		{"case and punctuation do not matter", "PostgreSQL or SQLite, for local dev?", "postgresql or sqlite for LOCAL dev", 1},
+		{"word order does not matter", "sqlite or postgresql for dev local", "PostgreSQL or SQLite for local dev?", 1},
+		{"one word of five changed", "PostgreSQL or SQLite for local dev?", "PostgreSQL or SQLite for staging dev?", 3.0 / 5},
+		{"nothing shared", "Which cache eviction policy?", "PostgreSQL or SQLite for local dev?", 0},
+		{"stopwords alone are not shared meaning", "what should we do with the cache", "what should we do with the queue", 0},
+		{"empty is similar to nothing", "", "", 0},
+		{"exact below K", long(20, 0), long(20, 10), 10.0 / 30},
+		{"long identical texts", long(200, 0), long(200, 0), 1},
+		{"long disjoint texts", long(200, 0), long(200, 1000), 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := Jaccard(Of(tt.a), Of(tt.b))
+			assert.InDelta(t, tt.want, got, 1e-9)
+			assert.InDelta(t, got, Jaccard(Of(tt.b), Of(tt.a)), 1e-9, "symmetric")
+		})
+	}
+	// A bottom-k estimate of a large overlap stays near the truth.
+	got := Jaccard(Of(long(300, 0)), Of(long(300, 30)))
+	assert.InDelta(t, 270.0/330, got, 0.2)
+	assert.LessOrEqual(t, Of(long(300, 0)).Len(), K)
+}

@@ -1,0 +1,155 @@
+package ledger
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentx-cli/agentx/internal/textsim"
+)
+
+func indexIDs(t *testing.T, s *Store) map[int][]string {
+	t.Helper()
+	ix, err := s.ReadIndex()
+	require.NoError(t, err)
+	out := map[int][]string{}
+	for n, es := range ix.Issues {
+		for _, e := range es {
+			out[n] = append(out[n], e.ID+" "+string(e.Status))
+		}
+	}
+	return out
+}
+
+func move(to Status) func(*Ledger) error {
+	return func(l *Ledger) error {
+		c := l.Clarifications[0]
+		if to == Answered {
+			c.Thread = append(c.Thread, ThreadEntry{Round: 1, From: c.To, Type: Answer, Body: "yes", Timestamp: c.Created})
+		}
+		return c.Move(to)
+	}
+}
+
+// TestUpdateMaintainsIndex proves every Update leaves the index holding
+// exactly the open clarifications, and that it equals a rebuild.
+func TestUpdateMaintainsIndex(t *testing.T) {
+	s := newTestStore(t)
+	ctx := context.Background()
+	steps := []struct {
+		issue int
+		fn    func(*Ledger) error
+		want  map[int][]string
+	}{
+		{42, ask(s, "engineer", "architect", "Dual adapter?"), map[int][]string{42: {"CLR-42-001 pending"}}},
+		{43, ask(s, "engineer", Human, "Ship Friday?"), map[int][]string{42: {"CLR-42-001 pending"}, 43: {"CLR-43-001 pending"}}},
+		{42, move(Answered), map[int][]string{42: {"CLR-42-001 answered"}, 43: {"CLR-43-001 pending"}}},
+		{42, move(Resolved), map[int][]string{43: {"CLR-43-001 pending"}}},
+		{43, move(Escalated), map[int][]string{43: {"CLR-43-001 escalated"}}},
+		{43, move(Resolved), map[int][]string{}},
+	}
+	for i, st := range steps {
+		_, err := s.Update(ctx, st.issue, st.fn)
+		require.NoError(t, err, "step %d", i)
+		assert.Equal(t, st.want, indexIDs(t, s), "step %d", i)
+		built, skipped, err := s.BuildIndex()
+		require.NoError(t, err)
+		require.Empty(t, skipped)
+		ix, err := s.ReadIndex()
+		require.NoError(t, err)
+		assert.True(t, ix.Equal(built), "step %d: the maintained index equals a rebuild", i)
+	}
+	// a failed Update changes neither the ledger nor the index
+	before, err := os.ReadFile(s.IndexPath())
+	require.NoError(t, err)
+	_, err = s.Update(ctx, 44, func(*Ledger) error { return errors.New("no") })
+	require.Error(t, err)
+	after, err := os.ReadFile(s.IndexPath())
+	require.NoError(t, err)
+	assert.Equal(t, string(before), string(after))
+}
+
+// TestIndexEntry proves an entry carries what the monitor needs: the
+// current round's question time and sketches of the last two questions.
+func TestIndexEntry(t *testing.T) {
+	c := &Clarification{
+		ID: "CLR-42-001", From: "engineer", To: "architect", Topic: "t", Blocking: true, Status: Pending, Round: 2,
+		Created: T(t0), StaleAfter: T(t0.Add(time.Hour)),
+		Thread: []ThreadEntry{
+			{Round: 1, From: "engineer", Type: Question, Body: "PostgreSQL or SQLite?", Timestamp: T(t0)},
+			{Round: 1, From: "architect", Type: Answer, Body: "SQLite.", Timestamp: T(t0.Add(time.Minute))},
+			{Round: 2, From: "engineer", Type: Question, Body: "And for production?", Timestamp: T(t0.Add(30 * time.Minute))},
+		},
+		X: &Extra{Monitor: &MonitorState{Retries: 1}},
+	}
+	e := EntryOf(42, c)
+	assert.Equal(t, t0.Add(30*time.Minute), e.Asked.Time)
+	assert.Equal(t, textsim.Of("And for production?"), e.Q)
+	assert.Equal(t, textsim.Of("PostgreSQL or SQLite?"), e.PrevQ)
+	e.Monitor.Retries = 5
+	assert.Equal(t, 1, c.X.Monitor.Retries, "the entry does not alias the record")
+
+	c.Thread = nil
+	e = EntryOf(42, c)
+	assert.Equal(t, t0, e.Asked.Time, "no question: asked when created")
+	assert.Nil(t, e.Q)
+}
+
+// TestIndexRecovers proves the index is rebuilt from the ledgers when it is
+// missing (the first write builds it whole), corrupt or marked dirty, and
+// that readers never trust it meanwhile.
+func TestIndexRecovers(t *testing.T) {
+	ctx := context.Background()
+	s := newTestStore(t)
+	// ledgers written before there was an index
+	for _, n := range []int{1, 2, 3} {
+		l := &Ledger{IssueNumber: n}
+		require.NoError(t, ask(s, "engineer", "architect", "q")(l))
+		data, err := Encode(l)
+		require.NoError(t, err)
+		require.NoError(t, os.MkdirAll(filepath.Dir(s.Path(n)), 0o755))
+		require.NoError(t, os.WriteFile(s.Path(n), data, 0o644))
+	}
+	_, err := s.ReadIndex()
+	var unusable *IndexUnusableError
+	require.True(t, errors.As(err, &unusable), "got %v", err)
+	assert.Equal(t, "missing", unusable.Reason)
+
+	_, err = s.Update(ctx, 4, ask(s, "engineer", "architect", "q"))
+	require.NoError(t, err)
+	assert.Len(t, indexIDs(t, s), 4, "a missing index is built whole by the first write")
+
+	// corrupt: the write goes through and marks the index dirty
+	require.NoError(t, os.WriteFile(s.IndexPath(), []byte("{not json"), 0o644))
+	_, err = s.Update(ctx, 5, ask(s, "engineer", "architect", "q"))
+	require.NoError(t, err, "the ledger write is not undone by a broken index")
+	_, err = s.ReadIndex()
+	require.True(t, errors.As(err, &unusable), "got %v", err)
+	assert.Contains(t, unusable.Reason, "dirty")
+
+	ix, rebuilt, skipped, err := s.LoadIndex(ctx)
+	require.NoError(t, err)
+	assert.True(t, rebuilt)
+	assert.Empty(t, skipped)
+	assert.Equal(t, []int{1, 2, 3, 4, 5}, ix.OpenIssues())
+	assert.NoFileExists(t, filepath.Join(s.Dir(), IndexDirtyFile))
+	_, rebuilt, _, err = s.LoadIndex(ctx)
+	require.NoError(t, err)
+	assert.False(t, rebuilt, "a good index is used as it is")
+
+	// a corrupt ledger is left out of a rebuild and reported
+	require.NoError(t, os.WriteFile(s.Path(2), []byte("{"), 0o644))
+	ix, skipped, err = s.RebuildIndex(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, []int{1, 3, 4, 5}, ix.OpenIssues())
+	require.Len(t, skipped, 1)
+	var ce *CorruptError
+	assert.True(t, errors.As(skipped[0], &ce))
+	assert.Equal(t, s.Path(2), ce.Path)
+}

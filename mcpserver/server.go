@@ -1,0 +1,262 @@
+package mcpserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"reflect"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentx-cli/agentx/ledger"
+	"github.com/agentx-cli/agentx/router"
+)
+
+// DefaultMaxWait is the longest a tool call waits for an answer unless
+// configured otherwise: under the 60 s many MCP clients allow a call.
+const DefaultMaxWait = 45 * time.Second
+
+// ErrorMetaKey is the _meta key under which a tool error carries its
+// details (ErrorInfo), for clients that read more than the text.
+const ErrorMetaKey = "agentx/error"
+
+// Instructions is what the server tells a connecting client about itself;
+// clients may show it to the model.
+const Instructions = `agentx records clarifying questions between coding agents (engineer -> architect -> product-manager) and humans, one ledger per issue.
+Ask (clarify_ask, or ask_human for a person) only when a wrong guess would be costly to undo; otherwise proceed and record your assumption with clarify_assume.
+Asking returns at once: end your turn or go on with work that does not depend on the answer. The answer reaches you in a later turn (the agentx inbox hook) or through clarify_wait.
+Answer questions addressed to you with clarify_answer; close your own once settled with clarify_resolve.`
+
+// Options configures a server.
+type Options struct {
+	// Agent is the caller's identity (AGENTX_AGENT); a call's "from"
+	// overrides it.
+	Agent string
+	// Issue is the default issue for ask_human (AGENTX_ISSUE); nil: 0, no issue.
+	Issue *int
+	// MaxWait caps every wait_seconds; 0 means DefaultMaxWait.
+	MaxWait time.Duration
+	// Classify maps an error to the CLI's exit code, code name and hint, so
+	// that a tool error says what the same failure says on the command line.
+	// Nil: every error is 1, "failure", with the error's own hint if any.
+	Classify func(error) (code int, name, hint string)
+	// Version is reported to clients.
+	Version string
+	// Logger receives the server's log (never stdout); nil discards it.
+	Logger *slog.Logger
+}
+
+// ErrorInfo is a tool error's details: the CLI's JSON error body.
+type ErrorInfo struct {
+	Code     string `json:"code"`
+	ExitCode int    `json:"exit_code"`
+	Message  string `json:"message"`
+	Hint     string `json:"hint,omitempty"`
+	Rule     string `json:"rule,omitempty"` // for code rejected: scope, blocking, cap or party
+}
+
+type server struct {
+	hub  *router.Hub
+	opts Options
+	log  *slog.Logger
+	mcp  *mcp.Server
+	life context.Context // nil, or the server's lifetime: its end cancels calls in flight
+}
+
+// New returns an MCP server with the clarification tools over hub h, to be
+// connected to a transport (Run serves one on stdio).
+func New(h *router.Hub, opts Options) *mcp.Server {
+	return newServer(h, opts, nil).mcp
+}
+
+// Run serves the tools over transport t until the client ends its input or
+// ctx is done. The end of ctx (a signal) also cancels the calls in flight,
+// so a call waiting for an answer returns at once instead of holding the
+// shutdown for up to MaxWait. It returns ctx's error if ctx ended it.
+func Run(ctx context.Context, h *router.Hub, opts Options, t mcp.Transport) error {
+	return newServer(h, opts, ctx).mcp.Run(ctx, t)
+}
+
+func newServer(h *router.Hub, opts Options, life context.Context) *server {
+	if opts.MaxWait <= 0 {
+		opts.MaxWait = DefaultMaxWait
+	}
+	if opts.Classify == nil {
+		opts.Classify = defaultClassify
+	}
+	if opts.Version == "" {
+		opts.Version = "dev"
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	s := &server{hub: h, opts: opts, log: log, life: life}
+	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "agentx", Title: "agentx clarifications", Version: opts.Version}, &mcp.ServerOptions{
+		Instructions: Instructions,
+		Logger:       log,
+	})
+	s.addTools()
+	return s
+}
+
+// bound returns a call's context, also cancelled when the server's
+// lifetime ends: the SDK keeps a call's context alive through a shutdown.
+func (s *server) bound(ctx context.Context) (context.Context, context.CancelFunc) {
+	if s.life == nil {
+		return ctx, func() {}
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	stop := context.AfterFunc(s.life, func() { cancel(context.Cause(s.life)) })
+	return ctx, func() {
+		stop()
+		cancel(nil)
+	}
+}
+
+func defaultClassify(err error) (int, string, string) {
+	var h interface{ Hint() string }
+	hint := ""
+	if errors.As(err, &h) {
+		hint = h.Hint()
+	}
+	return 1, "failure", hint
+}
+
+// typeSchemas are the JSON schemas of types whose JSON is not what their Go
+// shape says.
+var typeSchemas = map[reflect.Type]*jsonschema.Schema{
+	reflect.TypeFor[ledger.Time](): {Type: "string", Description: "RFC 3339 time, UTC"},
+	reflect.TypeFor[ledger.Status](): {Type: "string", Enum: func() []any {
+		out := make([]any, len(ledger.Statuses))
+		for i, s := range ledger.Statuses {
+			out[i] = string(s)
+		}
+		return out
+	}()},
+	reflect.TypeFor[Outcome](): {Type: "string", Enum: []any{
+		string(OutcomeAnswered), string(OutcomePending), string(OutcomeTimedOut),
+		string(OutcomeEscalated), string(OutcomeResolved), string(OutcomeAbandoned),
+	}},
+}
+
+func schemaFor[T any]() *jsonschema.Schema {
+	s, err := jsonschema.For[T](&jsonschema.ForOptions{TypeSchemas: typeSchemas})
+	if err != nil {
+		panic(fmt.Sprintf("mcpserver: schema for %T: %v", *new(T), err))
+	}
+	return s
+}
+
+// handler is a tool's body: it returns the structured result and its text
+// rendering, or an error.
+type handler[In, Out any] func(ctx context.Context, in In) (Out, string, error)
+
+// addTool registers a tool whose schemas come from In and Out. It does what
+// mcp.AddTool does (validate the arguments against the input schema, decode
+// them, fill in the structured result) except on failure: an error result
+// carries its text and ErrorInfo, never a zero output passed off as
+// structured content, which would not even match the output schema.
+func addTool[In, Out any](s *server, t *mcp.Tool, h handler[In, Out]) {
+	in := schemaFor[In]()
+	resolved, err := in.Resolve(&jsonschema.ResolveOptions{ValidateDefaults: true})
+	if err != nil {
+		panic(fmt.Sprintf("mcpserver: tool %s: input schema: %v", t.Name, err))
+	}
+	t.InputSchema = in
+	t.OutputSchema = schemaFor[Out]()
+	s.mcp.AddTool(t, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		args, err := decodeArgs[In](req.Params.Arguments, resolved)
+		if err != nil {
+			return s.toolError(t.Name, err), nil
+		}
+		ctx, done := s.bound(ctx)
+		defer done()
+		out, text, err := h(ctx, args)
+		if err != nil {
+			return s.toolError(t.Name, err), nil
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, StructuredContent: out}, nil
+	})
+}
+
+// decodeArgs validates raw arguments against the input schema and decodes
+// them. A mismatch is an *ledger.InputError: a usage error, as a bad flag
+// is on the command line.
+func decodeArgs[In any](raw json.RawMessage, schema *jsonschema.Resolved) (In, error) {
+	var in In
+	if len(bytes.TrimSpace(raw)) == 0 || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+		raw = json.RawMessage("{}")
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return in, &ledger.InputError{Field: "arguments", Value: string(raw), Msg: "are not a JSON object: " + err.Error()}
+	}
+	if err := schema.Validate(m); err != nil {
+		return in, &ledger.InputError{Field: "arguments", Value: string(raw), Msg: "do not match the tool's input schema: " + err.Error()}
+	}
+	if err := json.Unmarshal(raw, &in); err != nil {
+		return in, &ledger.InputError{Field: "arguments", Value: string(raw), Msg: "cannot be decoded: " + err.Error()}
+	}
+	return in, nil
+}
+
+// toolError is the result of a failed call: the same code name, exit code
+// and hint the CLI gives, as text for the model and ErrorInfo in _meta.
+func (s *server) toolError(tool string, err error) *mcp.CallToolResult {
+	code, name, hint := s.opts.Classify(err)
+	info := ErrorInfo{Code: name, ExitCode: code, Message: err.Error(), Hint: hint}
+	var re *router.RuleError
+	if errors.As(err, &re) {
+		info.Rule = string(re.Kind)
+	}
+	text := fmt.Sprintf("error %s (exit %d): %s", name, code, err)
+	if hint != "" {
+		text += "\nhint: " + hint
+	}
+	s.log.Info("tool error", "tool", tool, "code", name, "error", err)
+	return &mcp.CallToolResult{
+		Meta:    mcp.Meta{ErrorMetaKey: info},
+		Content: []mcp.Content{&mcp.TextContent{Text: text}},
+		IsError: true,
+	}
+}
+
+// from is who acts: the call's from, else the server's agent.
+func (s *server) from(given string) string {
+	if given != "" {
+		return given
+	}
+	return s.opts.Agent
+}
+
+// asker is who asks: like from, but someone must be named.
+func (s *server) asker(given string) (string, error) {
+	who := s.from(given)
+	if who == "" {
+		return "", &ledger.InputError{Field: "from", Value: "", Msg: "is empty: set AGENTX_AGENT in the MCP server's environment, or pass from"}
+	}
+	return who, nil
+}
+
+// wait turns wait_seconds into a duration within [0, MaxWait]; def applies
+// when it is absent.
+func (s *server) wait(seconds *float64, def time.Duration) time.Duration {
+	if seconds == nil {
+		return min(def, s.opts.MaxWait)
+	}
+	v := *seconds
+	if math.IsNaN(v) || v <= 0 {
+		return 0
+	}
+	if v >= s.opts.MaxWait.Seconds() {
+		return s.opts.MaxWait
+	}
+	return time.Duration(v * float64(time.Second))
+}

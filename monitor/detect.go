@@ -1,0 +1,482 @@
+package monitor
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/agentx-cli/agentx/internal/textsim"
+	"github.com/agentx-cli/agentx/ledger"
+	"github.com/agentx-cli/agentx/workflow"
+)
+
+// Kind is the condition the monitor found.
+type Kind string
+
+// The conditions.
+const (
+	KindStale     Kind = "stale"     // pending past its SLA
+	KindStuck     Kind = "stuck"     // the same question again, or bounced back
+	KindDeadlock  Kind = "deadlock"  // blocking questions waiting on each other in a cycle
+	KindAbandoned Kind = "abandoned" // the asker moved on
+)
+
+// Action is what the monitor does about a finding.
+type Action string
+
+// The actions.
+const (
+	ActMarkStale Action = "mark-stale" // pending → stale, then one retry when one is possible
+	ActRetry     Action = "retry"      // run the responder again, or re-notify the human
+	ActEscalate  Action = "escalate"   // hand it to a human
+	ActAbandon   Action = "abandon"    // close it: nobody is waiting for the answer
+	ActResolve   Action = "resolve"    // close it with its last answer
+)
+
+// Result is how an action went.
+type Result string
+
+// The results.
+const (
+	Planned Result = "planned" // --dry-run: found, not acted on
+	Done    Result = "done"
+	Skipped Result = "skipped" // the re-check under the lock found it no longer applies
+	Failed  Result = "failed"
+)
+
+// Finding is one clarification the monitor acts on, and how that went.
+type Finding struct {
+	Kind    Kind          `json:"kind"`
+	Action  Action        `json:"action"`
+	ID      string        `json:"id"`
+	Issue   int           `json:"issue"`
+	From    string        `json:"from"`
+	To      string        `json:"to"`
+	Status  ledger.Status `json:"status"` // when found
+	Reason  string        `json:"reason"`
+	Retry   bool          `json:"retry,omitempty"`   // mark-stale: an automatic retry follows
+	Cycle   []string      `json:"cycle,omitempty"`   // deadlock: the agents, the escalated one's asker first
+	Related []string      `json:"related,omitempty"` // the other clarifications involved
+
+	Result Result `json:"result"`
+	Detail string `json:"detail,omitempty"` // what happened
+	Error  string `json:"error,omitempty"`
+	File   string `json:"file,omitempty"` // the file an error is about
+}
+
+// Config is what the detectors need from config.toml.
+type Config struct {
+	Similarity float64                  // stuck_similarity
+	Scope      string                   // deadlock_scope: workflow.ScopeIssue or ScopeGlobal
+	Priority   []string                 // upstream precedence, most upstream first
+	CanRetry   func(target string) bool // whether a question to target can be retried; nil: never
+}
+
+// ConfigFrom takes the detectors' settings from a workspace config.
+func ConfigFrom(c *workflow.Config, canRetry func(string) bool) Config {
+	return Config{Similarity: c.StuckSimilarity, Scope: c.DeadlockScope, Priority: c.Priority, CanRetry: canRetry}
+}
+
+func (c Config) canRetry(target string) bool { return c.CanRetry != nil && c.CanRetry(target) }
+
+func (c Config) similarity() float64 {
+	if c.Similarity <= 0 || c.Similarity > 1 {
+		return workflow.DefaultStuckSimilarity
+	}
+	return c.Similarity
+}
+
+// Hook is the lifecycle event a monitor run follows, if any: Agent starts
+// or finishes (Phase "start" or "finish") its work on Issue.
+type Hook struct {
+	Phase string
+	Agent string
+	Issue int
+}
+
+// The hook phases.
+const (
+	PhaseStart  = "start"
+	PhaseFinish = "finish"
+)
+
+// DefaultSLA applies when an entry carries no usable SLA.
+const DefaultSLA = 30 * time.Minute
+
+func finding(k Kind, a Action, e ledger.IndexEntry, reason string) Finding {
+	return Finding{Kind: k, Action: a, ID: e.ID, Issue: e.Issue, From: e.From, To: e.To, Status: e.Status, Reason: reason}
+}
+
+func clock(t time.Time) string { return t.UTC().Format("2006-01-02 15:04") }
+
+// SLA is how long the entry's current round was given: from its question
+// to staleAfter.
+func SLA(e ledger.IndexEntry) time.Duration {
+	if d := e.StaleAfter.Sub(e.Asked.Time); d > 0 {
+		return d
+	}
+	return DefaultSLA
+}
+
+// StaleSince is when the entry went stale: as the monitor recorded it, else
+// (marked stale by another tool) its staleAfter.
+func StaleSince(e ledger.IndexEntry) time.Time {
+	if e.Monitor != nil && e.Monitor.StaleAt != nil {
+		return e.Monitor.StaleAt.Time
+	}
+	return e.StaleAfter.Time
+}
+
+// Retried reports whether the automatic retry of the current round was
+// made: a retry recorded at or after the round's question. (Not "after it
+// went stale": StaleAt and RetriedAt may come from different processes,
+// whose clocks may disagree by a little; a round lasts at least its SLA.)
+func Retried(e ledger.IndexEntry) bool {
+	return e.Monitor != nil && e.Monitor.RetriedAt != nil && !e.Monitor.RetriedAt.Before(e.Asked.Time)
+}
+
+// EscalatesAt is when a stale entry is escalated: one SLA after it went stale.
+func EscalatesAt(e ledger.IndexEntry) time.Time { return StaleSince(e).Add(SLA(e)) }
+
+// CheckStale is the stale rule for one clarification at now:
+//
+//   - pending past staleAfter: mark it stale, and retry once if a retry is
+//     possible (the target has a responder, or the human a notify command);
+//   - stale one SLA after it went stale: escalate;
+//   - stale and not yet retried (a retry that was never made): retry.
+//
+// Anything else, and a clarification already acted on, gives ok false, so
+// running the rule again changes nothing.
+func CheckStale(e ledger.IndexEntry, now time.Time, cfg Config) (f Finding, ok bool) {
+	switch e.Status {
+	case ledger.Pending:
+		if e.StaleAfter.IsZero() || !now.After(e.StaleAfter.Time) {
+			return f, false
+		}
+		f = finding(KindStale, ActMarkStale, e, fmt.Sprintf("stale: no answer from %s within its SLA of %s (asked %s, stale after %s)",
+			e.To, SLA(e), clock(e.Asked.Time), clock(e.StaleAfter.Time)))
+		f.Retry = cfg.canRetry(e.To)
+		return f, true
+	case ledger.Stale:
+		if at := EscalatesAt(e); !now.Before(at) {
+			return finding(KindStale, ActEscalate, e, fmt.Sprintf("stale: still no answer from %s one SLA (%s) after it went stale at %s",
+				e.To, SLA(e), clock(StaleSince(e)))), true
+		}
+		if !Retried(e) && cfg.canRetry(e.To) {
+			return finding(KindStale, ActRetry, e, fmt.Sprintf("stale since %s and not yet retried", clock(StaleSince(e)))), true
+		}
+	}
+	return f, false
+}
+
+// DetectStale applies CheckStale to every entry.
+func DetectStale(entries []ledger.IndexEntry, now time.Time, cfg Config) []Finding {
+	var out []Finding
+	for _, e := range entries {
+		if f, ok := CheckStale(e, now, cfg); ok {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// live reports whether a clarification is still being worked between its
+// agents (not escalated: a human has it then).
+func live(e ledger.IndexEntry) bool {
+	return e.Status == ledger.Pending || e.Status == ledger.Answered || e.Status == ledger.Stale
+}
+
+// DetectStuck finds clarifications going round in circles, on one issue:
+//
+//   - the same question again: the current question shares at least
+//     cfg.Similarity of its words (Jaccard similarity of the word sets) with
+//     the previous round's question;
+//   - the direction flipped: A asks B what B asked A (the current or the
+//     previous question of B's live clarification to A). The newer of the
+//     two is the one flagged.
+//
+// Each is escalated. Escalated, resolved and abandoned clarifications are
+// never flagged.
+func DetectStuck(entries []ledger.IndexEntry, cfg Config) []Finding {
+	t := cfg.similarity()
+	var out []Finding
+	flagged := map[string]bool{}
+	for _, e := range entries {
+		if !live(e) || e.Round < 2 {
+			continue
+		}
+		if s := textsim.Jaccard(e.Q, e.PrevQ); s >= t {
+			out = append(out, finding(KindStuck, ActEscalate, e, fmt.Sprintf("stuck: round %d asks what round %d asked (%.0f%% of the words are the same)", e.Round, e.Round-1, 100*s)))
+			flagged[e.ID] = true
+		}
+	}
+	byIssue := map[int][]ledger.IndexEntry{}
+	var issues []int
+	for _, e := range entries {
+		if live(e) {
+			if byIssue[e.Issue] == nil {
+				issues = append(issues, e.Issue)
+			}
+			byIssue[e.Issue] = append(byIssue[e.Issue], e)
+		}
+	}
+	for _, n := range issues {
+		out = append(out, flips(byIssue[n], t, flagged)...)
+	}
+	return out
+}
+
+// flips finds, among one issue's live clarifications, a question bounced
+// back: the newer of two opposite clarifications asking what the older one
+// asked.
+func flips(es []ledger.IndexEntry, t float64, flagged map[string]bool) []Finding {
+	var out []Finding
+	for i, x := range es {
+		for _, y := range es[i+1:] {
+			if x.From != y.To || x.To != y.From {
+				continue
+			}
+			newer, older := x, y
+			if older.Asked.After(newer.Asked.Time) || (older.Asked.Equal(newer.Asked.Time) && older.ID > newer.ID) {
+				newer, older = older, newer
+			}
+			if flagged[newer.ID] {
+				continue
+			}
+			s := max(textsim.Jaccard(newer.Q, older.Q), textsim.Jaccard(newer.Q, older.PrevQ))
+			if s < t {
+				continue
+			}
+			f := finding(KindStuck, ActEscalate, newer, fmt.Sprintf("stuck: the direction flipped: %s asks %s what %s asked %s in %s (%.0f%% of the words are the same)",
+				newer.From, newer.To, older.From, older.To, older.ID, 100*s))
+			f.Related = []string{older.ID}
+			out = append(out, f)
+			flagged[newer.ID] = true
+		}
+	}
+	return out
+}
+
+// waits reports whether e is an edge of the wait-for graph: a blocking
+// question still unanswered, its asker waiting on its target. A human is
+// never part of a deadlock: people are not blocked workers here.
+func waits(e ledger.IndexEntry) bool {
+	return e.Blocking && (e.Status == ledger.Pending || e.Status == ledger.Stale) &&
+		e.To != ledger.Human && e.From != e.To
+}
+
+// rank orders agents by precedence: a smaller rank is more upstream.
+// Agents missing from the list come after it, by name.
+type rank struct {
+	pos  int
+	name string
+}
+
+func rankOf(priority []string, agent string) rank {
+	if i := slices.Index(priority, agent); i >= 0 {
+		return rank{i, ""}
+	}
+	return rank{len(priority), agent}
+}
+
+func cmpRank(a, b rank) int {
+	return cmp.Or(cmp.Compare(a.pos, b.pos), cmp.Compare(a.name, b.name))
+}
+
+// graph is a wait-for graph: asker → target → the clarifications making
+// that edge.
+type graph map[string]map[string][]ledger.IndexEntry
+
+func (g graph) add(e ledger.IndexEntry) {
+	if g[e.From] == nil {
+		g[e.From] = map[string][]ledger.IndexEntry{}
+	}
+	g[e.From][e.To] = append(g[e.From][e.To], e)
+}
+
+// cycle returns the agents of one cycle in g, in wait order (each waits on
+// the next, the last on the first), or nil. The search is deterministic:
+// agents and their targets in name order.
+func (g graph) cycle() []string {
+	const (
+		white = iota
+		grey
+		black
+	)
+	color := map[string]int{}
+	var stack []string
+	var found []string
+	var visit func(a string) bool
+	visit = func(a string) bool {
+		color[a] = grey
+		stack = append(stack, a)
+		for _, b := range sortedKeys(g[a]) {
+			switch color[b] {
+			case grey:
+				i := slices.Index(stack, b)
+				found = slices.Clone(stack[i:])
+				return true
+			case white:
+				if visit(b) {
+					return true
+				}
+			}
+		}
+		stack = stack[:len(stack)-1]
+		color[a] = black
+		return false
+	}
+	for _, a := range sortedKeys(g) {
+		if color[a] == white && visit(a) {
+			return found
+		}
+	}
+	return nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func ids(es []ledger.IndexEntry) []string {
+	out := make([]string, len(es))
+	for i, e := range es {
+		out[i] = e.ID
+	}
+	return out
+}
+
+// DetectDeadlocks builds the wait-for graph of blocking, unanswered
+// questions (asker waits on target) and breaks every cycle in it, of any
+// length: in each cycle the questions of its lowest-precedence agent (by
+// cfg.Priority, most upstream first) to the next agent in the cycle are
+// escalated, and the others continue. With cfg.Scope "issue" each issue has
+// its own graph; with "global" one graph spans all issues.
+func DetectDeadlocks(entries []ledger.IndexEntry, cfg Config) []Finding {
+	groups := map[int]graph{}
+	for _, e := range entries {
+		if !waits(e) {
+			continue
+		}
+		key := e.Issue
+		if cfg.Scope == workflow.ScopeGlobal {
+			key = -1
+		}
+		if groups[key] == nil {
+			groups[key] = graph{}
+		}
+		groups[key].add(e)
+	}
+	keys := make([]int, 0, len(groups))
+	for k := range groups {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	var out []Finding
+	for _, k := range keys {
+		g := groups[k]
+		for {
+			cyc := g.cycle()
+			if cyc == nil {
+				break
+			}
+			low := 0
+			for i, a := range cyc {
+				if cmpRank(rankOf(cfg.Priority, a), rankOf(cfg.Priority, cyc[low])) > 0 {
+					low = i
+				}
+			}
+			cyc = append(cyc[low:], cyc[:low]...) // the escalated agent first
+			var parts, related []string
+			for i, a := range cyc {
+				b := cyc[(i+1)%len(cyc)]
+				es := g[a][b]
+				parts = append(parts, fmt.Sprintf("%s waits on %s (%s)", a, b, strings.Join(ids(es), ", ")))
+				if i > 0 {
+					related = append(related, ids(es)...)
+				}
+			}
+			byRank := slices.Clone(cyc)
+			slices.SortFunc(byRank, func(a, b string) int { return cmpRank(rankOf(cfg.Priority, a), rankOf(cfg.Priority, b)) })
+			reason := fmt.Sprintf("deadlock: %s; by precedence %s, %s's question is escalated and the others continue",
+				strings.Join(parts, ", "), strings.Join(byRank, " > "), cyc[0])
+			for _, e := range g[cyc[0]][cyc[1]] {
+				f := finding(KindDeadlock, ActEscalate, e, reason)
+				f.Cycle = slices.Clone(cyc)
+				f.Related = related
+				out = append(out, f)
+			}
+			delete(g[cyc[0]], cyc[1])
+		}
+	}
+	return out
+}
+
+// DetectAbandoned finds the questions whose asker moved on, given the hook
+// that ran: at "start" on an issue, the agent's pending, stale or
+// answered-but-unresolved questions on other issues are abandoned; at
+// "finish" on an issue, its pending and stale questions there are abandoned
+// and its answered ones resolved with their last answer (the asker had its
+// answer and finished: the answer stood).
+func DetectAbandoned(entries []ledger.IndexEntry, hook Hook) []Finding {
+	var out []Finding
+	for _, e := range entries {
+		if e.From != hook.Agent || !live(e) {
+			continue
+		}
+		switch {
+		case hook.Phase == PhaseStart && e.Issue != hook.Issue:
+			state := "still " + string(e.Status)
+			if e.Status == ledger.Answered {
+				state = "answered but not resolved"
+			}
+			out = append(out, finding(KindAbandoned, ActAbandon, e, fmt.Sprintf("abandoned: %s started work on issue #%d while this question on #%d was %s", e.From, hook.Issue, e.Issue, state)))
+		case hook.Phase == PhaseFinish && e.Issue == hook.Issue && e.Status == ledger.Answered:
+			out = append(out, finding(KindAbandoned, ActResolve, e, fmt.Sprintf("%s finished issue #%d without resolving it", e.From, hook.Issue)))
+		case hook.Phase == PhaseFinish && e.Issue == hook.Issue:
+			out = append(out, finding(KindAbandoned, ActAbandon, e, fmt.Sprintf("abandoned: %s finished issue #%d while this question was still %s", e.From, hook.Issue, e.Status)))
+		}
+	}
+	return out
+}
+
+// Detect runs every detector over the open clarifications at now, in order
+// of precedence — abandoned (only after a hook), deadlock, stuck, stale —
+// each seeing the state the earlier ones' actions will leave, so that a
+// clarification gets at most one action.
+func Detect(entries []ledger.IndexEntry, now time.Time, cfg Config, hook *Hook) []Finding {
+	work := slices.Clone(entries)
+	var out []Finding
+	take := func(fs []Finding) {
+		acted := map[string]Action{}
+		for _, f := range fs {
+			if _, dup := acted[f.ID]; !dup {
+				acted[f.ID] = f.Action
+				out = append(out, f)
+			}
+		}
+		work = slices.DeleteFunc(work, func(e ledger.IndexEntry) bool {
+			a, ok := acted[e.ID]
+			return ok && (a == ActAbandon || a == ActResolve)
+		})
+		for i := range work {
+			if acted[work[i].ID] == ActEscalate {
+				work[i].Status = ledger.Escalated
+			}
+		}
+	}
+	if hook != nil {
+		take(DetectAbandoned(work, *hook))
+	}
+	take(DetectDeadlocks(work, cfg))
+	take(DetectStuck(work, cfg))
+	take(DetectStale(work, now, cfg))
+	return out
+}

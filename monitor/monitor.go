@@ -1,0 +1,304 @@
+package monitor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/agentx-cli/agentx/ledger"
+	"github.com/agentx-cli/agentx/router"
+	"github.com/agentx-cli/agentx/workflow"
+)
+
+// Monitor runs the detectors over a workspace's open clarifications and
+// acts on the findings through the hub.
+type Monitor struct {
+	Hub    *router.Hub
+	Config Config
+	DryRun bool // find, but change nothing (not even the index)
+}
+
+// New returns a monitor over the hub, configured from its workspace.
+func New(h *router.Hub) *Monitor {
+	return &Monitor{Hub: h, Config: ConfigFrom(h.Rules.Config, h.CanRetry)}
+}
+
+// Problem is something the monitor could not look at or act on, with the
+// file it concerns when there is one (a corrupt ledger).
+type Problem struct {
+	File    string `json:"file,omitempty"`
+	Message string `json:"message"`
+}
+
+// Waiting is a stale clarification that has had its retry and is waiting
+// for an answer until it escalates.
+type Waiting struct {
+	ID          string    `json:"id"`
+	Issue       int       `json:"issue"`
+	From        string    `json:"from"`
+	To          string    `json:"to"`
+	StaleSince  ledger.Time `json:"staleSince"`
+	EscalatesAt ledger.Time `json:"escalatesAt"`
+	Retries     int       `json:"retries"`
+}
+
+// Report is what one monitor run found and did.
+type Report struct {
+	Now      ledger.Time `json:"now"`
+	DryRun   bool      `json:"dryRun,omitempty"`
+	Open     int       `json:"open"`            // open clarifications looked at
+	Index    string    `json:"index,omitempty"` // what was done to the index, if anything
+	Findings []Finding `json:"findings"`
+	Waiting  []Waiting `json:"waiting,omitempty"`
+	Problems []Problem `json:"problems,omitempty"`
+}
+
+// Quiet reports whether the run has nothing to tell a command's user:
+// no findings, no problems, no index repair.
+func (r *Report) Quiet() bool {
+	return len(r.Findings) == 0 && len(r.Problems) == 0 && r.Index == ""
+}
+
+func problem(err error) Problem {
+	var ce *ledger.CorruptError
+	if errors.As(err, &ce) {
+		return Problem{File: ce.Path, Message: err.Error()}
+	}
+	return Problem{Message: err.Error()}
+}
+
+// load returns the open clarifications: from the index, which is rebuilt
+// first when it cannot be trusted (in a dry run it is built in memory and
+// not written).
+func (m *Monitor) load(ctx context.Context, r *Report) []ledger.IndexEntry {
+	s := m.Hub.Store
+	ix, err0 := s.ReadIndex()
+	if err0 == nil {
+		return ix.Entries()
+	}
+	why := err0.Error()
+	var err error
+	var skipped []error
+	if !m.DryRun {
+		ix, skipped, err = s.RebuildIndex(ctx)
+		var unusable *ledger.IndexUnusableError
+		fresh := errors.As(err0, &unusable) && unusable.Reason == "missing" && err == nil && len(ix.Issues) == 0
+		if err == nil && !fresh { // a new workspace's first index is no news
+			r.Index = "rebuilt (" + why + ")"
+		}
+	}
+	if ix == nil {
+		if err != nil {
+			r.Problems = append(r.Problems, problem(err))
+		}
+		ix, skipped, err = s.BuildIndex()
+		if err != nil {
+			r.Problems = append(r.Problems, problem(err))
+			return nil
+		}
+		r.Index = "not usable (" + why + "): scanned the ledgers"
+	}
+	for _, e := range skipped {
+		r.Problems = append(r.Problems, problem(e))
+	}
+	return ix.Entries()
+}
+
+// Run looks at every open clarification once and acts on what it finds:
+// after hook, if given, abandoned questions too. Problems (a corrupt
+// ledger, a lock that timed out) are reported in the report and the rest
+// still runs; only a cancelled ctx stops it early.
+func (m *Monitor) Run(ctx context.Context, hook *Hook) *Report {
+	now := m.Hub.Store.Now()
+	r := &Report{Now: ledger.T(now), DryRun: m.DryRun}
+	entries := m.load(ctx, r)
+	r.Open = len(entries)
+	r.Findings = append([]Finding{}, Detect(entries, now, m.Config, hook)...)
+	for i := range r.Findings {
+		f := &r.Findings[i]
+		if m.DryRun {
+			f.Result = Planned
+			continue
+		}
+		if ctx.Err() != nil {
+			f.Result, f.Error = Failed, ctx.Err().Error()
+			continue
+		}
+		m.act(ctx, f, hook)
+	}
+	r.Waiting = waiting(entries, r.Findings, now, m.Config)
+	return r
+}
+
+// waiting lists the stale clarifications no finding touched: retried (or
+// not retryable), waiting until they escalate.
+func waiting(entries []ledger.IndexEntry, fs []Finding, now time.Time, cfg Config) []Waiting {
+	var out []Waiting
+	for _, e := range entries {
+		if e.Status != ledger.Stale || slices.ContainsFunc(fs, func(f Finding) bool { return f.ID == e.ID }) {
+			continue
+		}
+		if _, due := CheckStale(e, now, cfg); due {
+			continue
+		}
+		w := Waiting{ID: e.ID, Issue: e.Issue, From: e.From, To: e.To, StaleSince: ledger.T(StaleSince(e)), EscalatesAt: ledger.T(EscalatesAt(e))}
+		if e.Monitor != nil {
+			w.Retries = e.Monitor.Retries
+		}
+		out = append(out, w)
+	}
+	return out
+}
+
+// act carries out one finding and records how it went.
+func (m *Monitor) act(ctx context.Context, f *Finding, hook *Hook) {
+	h := m.Hub
+	guard := m.guard(*f, hook)
+	var err error
+	switch f.Action {
+	case ActMarkStale:
+		var rec router.Record
+		if rec, err = h.MarkStale(ctx, f.ID, f.Reason, guard); err == nil {
+			f.Detail = "marked stale"
+			if f.Retry {
+				m.retry(ctx, f)
+				return
+			}
+			f.Detail += fmt.Sprintf("; no retry is possible (%s)", noRetry(rec.To))
+		}
+	case ActRetry:
+		m.retry(ctx, f)
+		return
+	case ActEscalate:
+		if _, err = h.EscalateIf(ctx, f.ID, f.Reason, guard); err == nil {
+			f.Detail = "escalated to a human"
+		}
+	case ActAbandon:
+		if _, err = h.AbandonIf(ctx, f.ID, f.Reason, guard); err == nil {
+			f.Detail = "abandoned"
+		}
+	case ActResolve:
+		if _, err = h.ResolveIf(ctx, f.ID, f.Reason, guard); err == nil {
+			f.Detail = "resolved with its last answer"
+		}
+	default:
+		err = fmt.Errorf("unknown action %q", f.Action)
+	}
+	m.record(f, err)
+}
+
+func noRetry(to string) string {
+	if to == ledger.Human {
+		return "no notify command is configured"
+	}
+	return to + " has no responder configured"
+}
+
+// record sets the result of a finding from the error of its action.
+func (m *Monitor) record(f *Finding, err error) {
+	var skip *router.SkippedError
+	switch {
+	case err == nil:
+		f.Result = Done
+	case errors.As(err, &skip):
+		f.Result, f.Detail = Skipped, joinDetail(f.Detail, "no longer applies: "+skip.Reason)
+	default:
+		f.Result, f.Error = Failed, err.Error()
+		f.File = problem(err).File
+	}
+}
+
+func joinDetail(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
+}
+
+// retry claims the stale clarification's one automatic retry under the
+// lock, then (without the lock) runs it.
+func (m *Monitor) retry(ctx context.Context, f *Finding) {
+	h := m.Hub
+	claimGuard := func(l *ledger.Ledger, c *ledger.Clarification, now time.Time) string {
+		g, ok := CheckStale(ledger.EntryOf(l.IssueNumber, c), now, m.Config)
+		if !ok || g.Action != ActRetry {
+			return fmt.Sprintf("%s is %s and its retry is not due", c.ID, c.Status)
+		}
+		return ""
+	}
+	rec, err := h.ClaimRetry(ctx, f.ID, claimGuard)
+	if err != nil {
+		m.record(f, err)
+		return
+	}
+	res, err := h.Retry(ctx, rec)
+	via := "re-ran the " + rec.To + " responder"
+	if res.Via == "notify" {
+		via = "re-sent the notification"
+	}
+	if err != nil {
+		// The retry was made and failed: the clarification stays stale
+		// and escalates one SLA later. The finding itself went through.
+		f.Result = Done
+		f.Detail = joinDetail(f.Detail, fmt.Sprintf("%s: it failed (%v); it stays stale and escalates at %s",
+			via, err, clock(EscalatesAt(ledger.EntryOf(rec.IssueNumber, rec.Clarification)))))
+		return
+	}
+	f.Result = Done
+	f.Detail = joinDetail(f.Detail, via+": "+res.Detail)
+}
+
+// guard is the re-check of a finding under the ledger's lock: the same
+// detector, run again on the ledger as it is now (and, for a deadlock, on
+// the other ledgers of its cycle as they are now), must still reach the
+// same decision about the same clarification.
+func (m *Monitor) guard(f Finding, hook *Hook) router.Guard {
+	return func(l *ledger.Ledger, c *ledger.Clarification, now time.Time) string {
+		e := ledger.EntryOf(l.IssueNumber, c)
+		var again []Finding
+		switch f.Kind {
+		case KindStale:
+			if g, ok := CheckStale(e, now, m.Config); ok {
+				again = []Finding{g}
+			}
+		case KindAbandoned:
+			if hook != nil {
+				again = DetectAbandoned([]ledger.IndexEntry{e}, *hook)
+			}
+		case KindStuck:
+			again = DetectStuck(ledger.EntriesOf(l), m.Config)
+		case KindDeadlock:
+			again = DetectDeadlocks(m.cycleEntries(l, f), m.Config)
+		}
+		for _, g := range again {
+			if g.ID == f.ID && g.Action == f.Action {
+				return ""
+			}
+		}
+		return fmt.Sprintf("%s is %s now; the %s condition no longer holds", c.ID, c.Status, f.Kind)
+	}
+}
+
+// cycleEntries is the open clarifications of l and, when the deadlock
+// spans issues, of the other issues in it (read without their locks: only
+// l's lock is held, so those may change after this read).
+func (m *Monitor) cycleEntries(l *ledger.Ledger, f Finding) []ledger.IndexEntry {
+	entries := ledger.EntriesOf(l)
+	if m.Config.Scope != workflow.ScopeGlobal {
+		return entries
+	}
+	seen := map[int]bool{l.IssueNumber: true}
+	for _, id := range f.Related {
+		n, _, err := ledger.ParseID(id)
+		if err != nil || seen[n] {
+			continue
+		}
+		seen[n] = true
+		if other, err := m.Hub.Store.Read(n); err == nil {
+			entries = append(entries, ledger.EntriesOf(other)...)
+		}
+	}
+	return entries
+}

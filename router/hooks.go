@@ -1,0 +1,67 @@
+package router
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/agentx-cli/agentx/ledger"
+)
+
+// The hook phases: an agent starts or finishes its work on an issue.
+const (
+	HookStart  = "start"
+	HookFinish = "finish"
+)
+
+// Hook records an agent starting or finishing work on an issue in
+// agent-status.json: at start it is working (a reviewer: reviewing), at
+// finish done. It returns the status set.
+func (h *Hub) Hook(ctx context.Context, phase, agent string, issue int) (ledger.AgentState, error) {
+	if err := ledger.ValidateAgent("--agent", agent); err != nil {
+		return "", err
+	}
+	if agent == ledger.Human || agent == HubAgent {
+		return "", &ledger.InputError{Field: "--agent", Value: agent, Msg: "is not an agent that works on issues"}
+	}
+	if err := ledger.ValidateIssue(issue); err != nil {
+		return "", err
+	}
+	var st ledger.AgentState
+	switch phase {
+	case HookStart:
+		st = ledger.Working
+		if agent == "reviewer" {
+			st = ledger.Reviewing
+		}
+	case HookFinish:
+		st = ledger.Done
+	default:
+		return "", fmt.Errorf("hook phase %q: want %s or %s", phase, HookStart, HookFinish)
+	}
+	now := ledger.T(h.now())
+	_, err := h.Store.UpdateAgents(ctx, func(m ledger.AgentStatuses) error {
+		m[agent] = &ledger.AgentStatus{Status: st, Issue: &issue, LastActivity: &now}
+		return nil
+	})
+	if err != nil {
+		return "", fmt.Errorf("hook %s: agent status of %s: %w", phase, agent, err)
+	}
+	return st, nil
+}
+
+// OpenBlocking returns the ids of issue's blocking clarifications that are
+// still open and unanswered (pending, stale or escalated): what `hook
+// finish --strict` gates on.
+func (h *Hub) OpenBlocking(issue int) ([]string, error) {
+	l, err := h.Store.Read(issue)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, c := range l.Clarifications {
+		if c.Blocking && (c.Status == ledger.Pending || c.Status == ledger.Stale || c.Status == ledger.Escalated) {
+			out = append(out, c.ID)
+		}
+	}
+	return out, nil
+}

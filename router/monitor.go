@@ -1,0 +1,251 @@
+package router
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+	"unicode/utf8"
+
+	"github.com/agentx-cli/agentx/ledger"
+	"github.com/agentx-cli/agentx/workflow"
+)
+
+// The monitor (package monitor) decides; these methods act. Each one
+// re-checks the decision with a Guard inside the ledger update, under the
+// ledger's lock, so that any number of monitors running at once change a
+// clarification once: the first to take the lock acts, the others find the
+// guard no longer holds and write nothing.
+
+// Guard re-checks a monitor decision under the ledger's lock: l is the
+// whole ledger as read under the lock and c the clarification in it. It
+// returns "" when the change should go ahead, else why it no longer applies.
+type Guard func(l *ledger.Ledger, c *ledger.Clarification, now time.Time) string
+
+// SkippedError is a guarded change that did not happen because its guard
+// no longer held (typically: another process did it first). Nothing was
+// written.
+type SkippedError struct {
+	ID     string
+	Reason string
+}
+
+func (e *SkippedError) Error() string { return fmt.Sprintf("%s: skipped: %s", e.ID, e.Reason) }
+
+// sla is how long a new question to target may stay pending: the step's
+// clarify_sla_minutes for an agent, human_sla_minutes for a human.
+func (h *Hub) sla(rule workflow.Rule, target string) time.Duration {
+	if target == ledger.Human && h.Rules.Config.HumanSLAMinutes > 0 {
+		return h.Rules.Config.HumanSLA()
+	}
+	return rule.SLA
+}
+
+// changeIf applies fn to clarification id inside one ledger update, if
+// guard (run first, under the lock) allows it.
+func (h *Hub) changeIf(ctx context.Context, id string, guard Guard, fn func(c *ledger.Clarification, now time.Time) error) (Record, error) {
+	issue, _, err := ledger.ParseID(id)
+	if err != nil {
+		return Record{}, err
+	}
+	var rec Record
+	_, err = h.Store.Update(ctx, issue, func(l *ledger.Ledger) error {
+		c := l.Find(id)
+		if c == nil {
+			return fmt.Errorf("clarification %s: %w", id, ledger.ErrNotFound)
+		}
+		now := h.now()
+		if guard != nil {
+			if why := guard(l, c, now); why != "" {
+				return &SkippedError{ID: id, Reason: why}
+			}
+		}
+		if err := fn(c, now); err != nil {
+			return err
+		}
+		rec = Record{IssueNumber: issue, Clarification: c}
+		return nil
+	})
+	return rec, err
+}
+
+func monitorState(c *ledger.Clarification) *ledger.MonitorState {
+	x := c.Ext()
+	if x.Monitor == nil {
+		x.Monitor = &ledger.MonitorState{}
+	}
+	return x.Monitor
+}
+
+// MarkStale moves a pending clarification to stale, recording when and why
+// in its monitor state, and logs a clarification-stale event.
+func (h *Hub) MarkStale(ctx context.Context, id, reason string, guard Guard) (Record, error) {
+	rec, err := h.changeIf(ctx, id, guard, func(c *ledger.Clarification, now time.Time) error {
+		if err := c.Move(ledger.Stale); err != nil {
+			return err
+		}
+		m := monitorState(c)
+		t := ledger.T(now)
+		m.StaleAt, m.Reason = &t, reason
+		return nil
+	})
+	if err != nil {
+		return Record{}, err
+	}
+	h.changed(ctx, EventStale, rec, HubAgent, reason)
+	return rec, nil
+}
+
+// ClaimRetry records, under the lock, that the automatic retry of a stale
+// clarification is being made (Retries and RetriedAt), so that no other
+// monitor makes it too. The caller then runs it with Retry, without the lock.
+func (h *Hub) ClaimRetry(ctx context.Context, id string, guard Guard) (Record, error) {
+	return h.changeIf(ctx, id, guard, func(c *ledger.Clarification, now time.Time) error {
+		if c.Status.Final() {
+			return &ledger.TransitionError{ID: c.ID, From: c.Status, To: c.Status}
+		}
+		m := monitorState(c)
+		t := ledger.T(now)
+		m.Retries++
+		m.RetriedAt = &t
+		return nil
+	})
+}
+
+// CanRetry reports whether a question to target can be retried: an agent
+// with a responder is run again, a human is notified again (when a notify
+// command is configured).
+func (h *Hub) CanRetry(target string) bool {
+	if target == ledger.Human {
+		n := h.Rules.Config.Notify
+		return n != nil && len(n.Command) > 0
+	}
+	a, ok := h.Rules.Config.Agents[target]
+	return ok && len(a.Command) > 0
+}
+
+// RetryResult is what an automatic retry did.
+type RetryResult struct {
+	Via      string // "responder" or "notify"
+	Answered bool   // the responder answered and the answer was recorded
+	Detail   string // what happened, for the report
+	Record   Record // the record afterwards
+}
+
+// Retry makes the automatic retry claimed with ClaimRetry: the target's
+// responder is run once more (no lock is held meanwhile) and its answer
+// recorded, or for a human the notify command is run again. A failed run
+// is an error; the clarification then stays stale.
+func (h *Hub) Retry(ctx context.Context, rec Record) (RetryResult, error) {
+	c := rec.Clarification
+	if c.To == ledger.Human {
+		res := RetryResult{Via: "notify", Record: rec}
+		n := h.Rules.Config.Notify
+		if n == nil || len(n.Command) == 0 {
+			return res, errors.New("no notify command is configured")
+		}
+		payload := struct {
+			Kind string `json:"kind"`
+			Record
+		}{"question", rec}
+		if err := Notify(ctx, n.Command, h.Dir, payload, 0); err != nil {
+			return res, fmt.Errorf("re-notify %s: %w", c.ID, err)
+		}
+		res.Detail = "notified the human again"
+		return res, nil
+	}
+	res := RetryResult{Via: "responder", Record: rec}
+	agent, ok := h.Rules.Config.Agents[c.To]
+	if !ok || len(agent.Command) == 0 {
+		return res, fmt.Errorf("agent %s has no responder", c.To)
+	}
+	r := Responder{Agent: c.To, Command: agent.Command, Timeout: agent.Timeout.Duration}
+	inv := Invocation{ClarificationID: c.ID, Issue: rec.IssueNumber, From: c.From, To: c.To, Round: c.Round, Prompt: BuildPrompt(rec.IssueNumber, c)}
+	answer, err := h.Runner.Run(ctx, r, inv)
+	if err != nil {
+		return res, err // a *ResponderError names the agent and what went wrong
+	}
+	out, err := h.Answer(ctx, c.ID, c.To, answer)
+	var te *ledger.TransitionError
+	if errors.As(err, &te) {
+		res.Detail = fmt.Sprintf("the %s responder answered, but %s had moved on meanwhile (%s); the answer was not recorded", c.To, c.ID, te.From)
+		return res, nil
+	}
+	if err != nil {
+		return res, err
+	}
+	res.Answered, res.Record = true, out
+	res.Detail = fmt.Sprintf("the %s responder answered", c.To)
+	return res, nil
+}
+
+// EscalateIf escalates a clarification for the monitor (stale too long,
+// stuck, deadlocked), with reason in the escalation entry and its monitor
+// state.
+func (h *Hub) EscalateIf(ctx context.Context, id, reason string, guard Guard) (Record, error) {
+	rec, err := h.changeIf(ctx, id, guard, func(c *ledger.Clarification, now time.Time) error {
+		if err := escalate(c, issueOf(c), reason, "", now); err != nil {
+			return err
+		}
+		monitorState(c).Reason = reason
+		return nil
+	})
+	if err != nil {
+		return Record{}, err
+	}
+	h.escalated(ctx, rec)
+	return rec, nil
+}
+
+// AbandonIf abandons a clarification for the monitor (its asker moved on).
+func (h *Hub) AbandonIf(ctx context.Context, id, reason string, guard Guard) (Record, error) {
+	rec, err := h.changeIf(ctx, id, guard, func(c *ledger.Clarification, now time.Time) error {
+		if err := c.Move(ledger.Abandoned); err != nil {
+			return err
+		}
+		c.Thread = append(c.Thread, entry(c, HubAgent, ledger.Resolution, "Abandoned: "+reason, now))
+		monitorState(c).Reason = reason
+		return nil
+	})
+	if err != nil {
+		return Record{}, err
+	}
+	h.changed(ctx, EventAbandoned, rec, HubAgent, reason)
+	return rec, nil
+}
+
+// ResolveIf resolves an answered clarification for the monitor, with its
+// last answer as the resolution (its asker finished without resolving it).
+func (h *Hub) ResolveIf(ctx context.Context, id, reason string, guard Guard) (Record, error) {
+	rec, err := h.changeIf(ctx, id, guard, func(c *ledger.Clarification, now time.Time) error {
+		if err := c.Move(ledger.Resolved); err != nil {
+			return err
+		}
+		text := "Resolved automatically: " + reason + "."
+		if a := c.Current(ledger.Answer); a != nil {
+			text += " The last answer stands: " + a.Body
+		}
+		c.Thread = append(c.Thread, entry(c, HubAgent, ledger.Resolution, clip(text, ledger.MaxBodyLen), now))
+		t := ledger.T(now)
+		c.ResolvedAt = &t
+		monitorState(c).Reason = reason
+		return nil
+	})
+	if err != nil {
+		return Record{}, err
+	}
+	h.changed(ctx, EventResolved, rec, HubAgent, reason)
+	return rec, nil
+}
+
+// clip cuts s to at most max bytes, at a rune boundary.
+func clip(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	i := max
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i]
+}
