@@ -17,12 +17,15 @@ import (
 	"time"
 
 	"github.com/gofrs/flock"
+
+	"github.com/agentx-cli/agentx/internal/testenv"
 )
 
 // helperEnv makes the test binary act as a helper process (runHelper).
 const helperEnv = "AGENTX_LOCK_HELPER"
 
 func TestMain(m *testing.M) {
+	testenv.QuickRaceExit()
 	if mode := os.Getenv(helperEnv); mode != "" {
 		os.Exit(runHelper(mode))
 	}

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentx-cli/agentx/internal/testenv"
 )
 
 // helper starts this test binary as a helper process (see TestMain).
@@ -49,7 +51,10 @@ func deadPID(t *testing.T) int {
 // times, read-modify-write, through the lock at default Options: the count is
 // exactly 3200 and no process timed out.
 func TestMultiProcessCounter(t *testing.T) {
-	const procs, each = 16, 200
+	procs, each := 16, 200
+	if testenv.Race {
+		each = 40 // see testenv.Race
+	}
 	data := filepath.Join(t.TempDir(), "counter")
 	start := time.Now()
 	cmds := make([]*exec.Cmd, procs)

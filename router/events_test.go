@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentx-cli/agentx/internal/testenv"
 	"github.com/agentx-cli/agentx/ledger"
 )
 
@@ -29,6 +30,7 @@ var helpers = map[string]func() int{}
 
 // TestMain is the only TestMain of package router; see helpers.
 func TestMain(m *testing.M) {
+	testenv.QuickRaceExit()
 	if name := os.Getenv("AGENTX_ROUTER_HELPER"); name != "" {
 		h, ok := helpers[name]
 		if !ok {

@@ -11,10 +11,13 @@ import (
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/agentx-cli/agentx/internal/testenv"
 )
 
 // TestMain lets testscript run this test binary as the agentx command.
 func TestMain(m *testing.M) {
+	testenv.QuickRaceExit()
 	// `agentx demo` run in-process by a test configures the running binary
 	// (this test binary) as its responder: act as agentx for that call.
 	if len(os.Args) > 1 && os.Args[1] == "demo-responder" {
@@ -38,6 +41,9 @@ func TestScripts(t *testing.T) {
 			e.Setenv("NO_COLOR", "")
 			e.Setenv("AGENTX_ROOT", "")
 			e.Setenv("HOME", e.WorkDir)
+			e.Setenv("GORACE", testenv.RaceEnv) // -race children: no 1 s sleep at exit
+			// under -race every agentx process would sleep 1s at exit
+			e.Setenv("GORACE", "atexit_sleep_ms=0")
 			return nil
 		},
 	})
