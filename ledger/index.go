@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentx-cli/agentx/internal/atomicfile"
 	"github.com/agentx-cli/agentx/internal/textsim"
+	"github.com/agentx-cli/agentx/lock"
 )
 
 // The index of open clarifications lets the monitor and `ready` cost
@@ -167,14 +168,8 @@ func (ix *Index) Equal(o *Index) bool {
 		return false
 	}
 	for n, es := range ix.Issues {
-		os, ok := o.Issues[n]
-		if !ok || len(os) != len(es) {
+		if other, ok := o.Issues[n]; !ok || !sameEntries(es, other) {
 			return false
-		}
-		for i := range es {
-			if !entryEqual(es[i], os[i]) {
-				return false
-			}
 		}
 	}
 	return true
@@ -362,4 +357,41 @@ func (s *Store) markIndexDirty() error {
 		return err
 	}
 	return f.Close()
+}
+
+// SyncIndex brings issue's entries in the index in step with its ledger:
+// under the ledger's lock (then the index's, the usual order) it compares
+// them and rewrites the index only if they differ. It heals an index left
+// one write behind by a writer killed between its two writes; the monitor
+// calls it when a decision taken on the index turns out stale under the lock.
+func (s *Store) SyncIndex(ctx context.Context, issue int) (changed bool, err error) {
+	if err := ValidateIssue(issue); err != nil {
+		return false, err
+	}
+	path := s.Path(issue)
+	lk, err := lock.Acquire(ctx, path, s.lock)
+	if err != nil {
+		return false, err
+	}
+	defer func() { _ = lk.Release() }()
+	l, err := readLedger(path, issue)
+	if err != nil {
+		return false, err
+	}
+	if ix, err := s.ReadIndex(); err == nil && sameEntries(ix.Issues[issue], EntriesOf(l)) {
+		return false, nil
+	}
+	return true, s.indexAfterWrite(ctx, l)
+}
+
+func sameEntries(a, b []IndexEntry) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if !entryEqual(a[i], b[i]) {
+			return false
+		}
+	}
+	return true
 }

@@ -153,3 +153,24 @@ func TestIndexRecovers(t *testing.T) {
 	assert.True(t, errors.As(skipped[0], &ce))
 	assert.Equal(t, s.Path(2), ce.Path)
 }
+
+func TestSyncIndex(t *testing.T) {
+	ctx := context.Background()
+	s := newTestStore(t)
+	_, err := s.Update(ctx, 42, ask(s, "engineer", "architect", "q"))
+	require.NoError(t, err)
+	changed, err := s.SyncIndex(ctx, 42)
+	require.NoError(t, err)
+	assert.False(t, changed, "in step: nothing written")
+
+	behind, err := os.ReadFile(s.IndexPath())
+	require.NoError(t, err)
+	_, err = s.Update(ctx, 42, move(Answered))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(s.IndexPath(), behind, 0o644))
+	assert.Equal(t, map[int][]string{42: {"CLR-42-001 pending"}}, indexIDs(t, s))
+	changed, err = s.SyncIndex(ctx, 42)
+	require.NoError(t, err)
+	assert.True(t, changed)
+	assert.Equal(t, map[int][]string{42: {"CLR-42-001 answered"}}, indexIDs(t, s))
+}

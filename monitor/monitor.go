@@ -35,30 +35,42 @@ type Problem struct {
 // Waiting is a stale clarification that has had its retry and is waiting
 // for an answer until it escalates.
 type Waiting struct {
-	ID          string    `json:"id"`
-	Issue       int       `json:"issue"`
-	From        string    `json:"from"`
-	To          string    `json:"to"`
+	ID          string      `json:"id"`
+	Issue       int         `json:"issue"`
+	From        string      `json:"from"`
+	To          string      `json:"to"`
 	StaleSince  ledger.Time `json:"staleSince"`
 	EscalatesAt ledger.Time `json:"escalatesAt"`
-	Retries     int       `json:"retries"`
+	Retries     int         `json:"retries"`
 }
 
 // Report is what one monitor run found and did.
 type Report struct {
 	Now      ledger.Time `json:"now"`
-	DryRun   bool      `json:"dryRun,omitempty"`
-	Open     int       `json:"open"`            // open clarifications looked at
-	Index    string    `json:"index,omitempty"` // what was done to the index, if anything
-	Findings []Finding `json:"findings"`
-	Waiting  []Waiting `json:"waiting,omitempty"`
-	Problems []Problem `json:"problems,omitempty"`
+	DryRun   bool        `json:"dryRun,omitempty"`
+	Open     int         `json:"open"`            // open clarifications looked at
+	Index    string      `json:"index,omitempty"` // what was done to the index, if anything
+	Findings []Finding   `json:"findings"`
+	Waiting  []Waiting   `json:"waiting,omitempty"`
+	Problems []Problem   `json:"problems,omitempty"`
 }
 
-// Quiet reports whether the run has nothing to tell a command's user:
-// no findings, no problems, no index repair.
+// Quiet reports whether the run has nothing to tell a command's user: no
+// finding it acted on (or failed to), no problems, no index repair.
 func (r *Report) Quiet() bool {
-	return len(r.Findings) == 0 && len(r.Problems) == 0 && r.Index == ""
+	return len(r.Acted()) == 0 && len(r.Problems) == 0 && r.Index == ""
+}
+
+// Acted returns the findings other than those skipped because the re-check
+// under the lock found them already handled (by another process).
+func (r *Report) Acted() []Finding {
+	out := []Finding{}
+	for _, f := range r.Findings {
+		if f.Result != Skipped {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 func problem(err error) Problem {
@@ -163,13 +175,13 @@ func (m *Monitor) act(ctx context.Context, f *Finding, hook *Hook) {
 		if rec, err = h.MarkStale(ctx, f.ID, f.Reason, guard); err == nil {
 			f.Detail = "marked stale"
 			if f.Retry {
-				m.retry(ctx, f)
+				m.retry(ctx, f, true)
 				return
 			}
 			f.Detail += fmt.Sprintf("; no retry is possible (%s)", noRetry(rec.To))
 		}
 	case ActRetry:
-		m.retry(ctx, f)
+		m.retry(ctx, f, false)
 		return
 	case ActEscalate:
 		if _, err = h.EscalateIf(ctx, f.ID, f.Reason, guard); err == nil {
@@ -186,7 +198,7 @@ func (m *Monitor) act(ctx context.Context, f *Finding, hook *Hook) {
 	default:
 		err = fmt.Errorf("unknown action %q", f.Action)
 	}
-	m.record(f, err)
+	m.record(ctx, f, err)
 }
 
 func noRetry(to string) string {
@@ -197,13 +209,20 @@ func noRetry(to string) string {
 }
 
 // record sets the result of a finding from the error of its action.
-func (m *Monitor) record(f *Finding, err error) {
+func (m *Monitor) record(ctx context.Context, f *Finding, err error) {
 	var skip *router.SkippedError
 	switch {
 	case err == nil:
 		f.Result = Done
 	case errors.As(err, &skip):
 		f.Result, f.Detail = Skipped, joinDetail(f.Detail, "no longer applies: "+skip.Reason)
+		// Usually another monitor got there first and the index already
+		// says so; if the index was behind the ledger, this heals it.
+		if healed, err := m.Hub.Store.SyncIndex(ctx, f.Issue); err != nil {
+			f.Detail = joinDetail(f.Detail, "could not bring the index in step: "+err.Error())
+		} else if healed {
+			f.Detail = joinDetail(f.Detail, "the index was behind the ledger and was brought in step")
+		}
 	default:
 		f.Result, f.Error = Failed, err.Error()
 		f.File = problem(err).File
@@ -218,8 +237,9 @@ func joinDetail(a, b string) string {
 }
 
 // retry claims the stale clarification's one automatic retry under the
-// lock, then (without the lock) runs it.
-func (m *Monitor) retry(ctx context.Context, f *Finding) {
+// lock, then (without the lock) runs it. After this run marked it stale
+// (marked), a claim another monitor made first leaves the finding done.
+func (m *Monitor) retry(ctx context.Context, f *Finding, marked bool) {
 	h := m.Hub
 	claimGuard := func(l *ledger.Ledger, c *ledger.Clarification, now time.Time) string {
 		g, ok := CheckStale(ledger.EntryOf(l.IssueNumber, c), now, m.Config)
@@ -229,8 +249,13 @@ func (m *Monitor) retry(ctx context.Context, f *Finding) {
 		return ""
 	}
 	rec, err := h.ClaimRetry(ctx, f.ID, claimGuard)
+	var skip *router.SkippedError
+	if marked && errors.As(err, &skip) {
+		f.Result, f.Detail = Done, f.Detail+"; another monitor made the retry"
+		return
+	}
 	if err != nil {
-		m.record(f, err)
+		m.record(ctx, f, err)
 		return
 	}
 	res, err := h.Retry(ctx, rec)

@@ -58,8 +58,8 @@ type AskRequest struct {
 	Topic       string
 	Question    string
 	NonBlocking bool
-	Workflow    string // "" = the default workflow
-	Step        string // "" = the asker's step in the workflow
+	Workflow    string   // "" = the default workflow
+	Step        string   // "" = the asker's step in the workflow
 	Options     []string // choices offered to the one asked (for a human: multiple choice)
 }
 

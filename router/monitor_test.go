@@ -41,7 +41,9 @@ func TestGuardedChanges(t *testing.T) {
 			func(h *Hub, id string, g Guard) (Record, error) { return h.EscalateIf(ctx, id, "deadlock: test", g) },
 			ledger.Escalated, EventEscalated, EscalationReason},
 		{"abandon", nil,
-			func(h *Hub, id string, g Guard) (Record, error) { return h.AbandonIf(ctx, id, "abandoned: moved on", g) },
+			func(h *Hub, id string, g Guard) (Record, error) {
+				return h.AbandonIf(ctx, id, "abandoned: moved on", g)
+			},
 			ledger.Abandoned, EventAbandoned, func(c *ledger.Clarification) string { return c.Current(ledger.Resolution).Body }},
 		{"resolve", func(h *Hub, id string) {
 			_, err := h.Answer(ctx, id, "architect", "SQLite.")

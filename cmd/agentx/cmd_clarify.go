@@ -381,6 +381,7 @@ func newShowCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			a.monitorNow(h) // show the state the monitor leaves
 			if len(args) == 1 {
 				rec, err := h.Get(args[0])
 				if err != nil {

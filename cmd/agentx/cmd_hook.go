@@ -121,7 +121,7 @@ func (a *app) renderHook(res hookResult) {
 		if r.Index != "" {
 			a.printf("monitor: index %s\n", r.Index)
 		}
-		for _, f := range r.Findings {
+		for _, f := range r.Acted() {
 			a.printf("monitor: %s\n", findingLine(f))
 		}
 		for _, p := range r.Problems {

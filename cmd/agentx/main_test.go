@@ -42,8 +42,6 @@ func TestScripts(t *testing.T) {
 			e.Setenv("AGENTX_ROOT", "")
 			e.Setenv("HOME", e.WorkDir)
 			e.Setenv("GORACE", testenv.RaceEnv) // -race children: no 1 s sleep at exit
-			// under -race every agentx process would sleep 1s at exit
-			e.Setenv("GORACE", "atexit_sleep_ms=0")
 			return nil
 		},
 	})

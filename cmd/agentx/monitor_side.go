@@ -61,7 +61,8 @@ func (a *app) monitorNow(h *router.Hub) *monitor.Report {
 }
 
 // sideView is what a command's JSON envelope carries in its monitor field:
-// nil when the monitor had nothing to say.
+// nil when the monitor had nothing to say. Findings another process had
+// already handled are left out: this command did nothing about them.
 func (a *app) sideView() any {
 	if a.side == nil || a.side.report == nil || a.side.report.Quiet() {
 		return nil
@@ -71,7 +72,7 @@ func (a *app) sideView() any {
 		Findings []monitor.Finding `json:"findings"`
 		Problems []monitor.Problem `json:"problems,omitempty"`
 		Index    string            `json:"index,omitempty"`
-	}{r.Findings, r.Problems, r.Index}
+	}{r.Acted(), r.Problems, r.Index}
 }
 
 // flushMonitor ends the side monitor's part in a command that finished
@@ -96,7 +97,7 @@ func writeSide(w io.Writer, r *monitor.Report) {
 	if r.Index != "" {
 		fmt.Fprintf(w, "agentx: monitor: index %s\n", r.Index)
 	}
-	for _, f := range r.Findings {
+	for _, f := range r.Acted() {
 		fmt.Fprintf(w, "agentx: monitor: %s\n", findingLine(f))
 	}
 	for _, p := range r.Problems {
@@ -118,7 +119,7 @@ func outcome(f monitor.Finding) string {
 	case monitor.Skipped:
 		return "skipped (" + f.Detail + ")"
 	case monitor.Failed:
-		return "could not " + planned(f) + ": " + f.Error
+		return "could not " + planned(f) + " (" + f.Error + ")"
 	}
 	return f.Detail
 }
