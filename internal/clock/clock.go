@@ -17,8 +17,8 @@ type Clock func() time.Time
 func Real() time.Time { return time.Now().UTC() }
 
 // FromEnv returns a clock for the value of AGENTX_NOW: the real clock when
-// value is empty, else a clock that starts at that instant and advances with
-// real time, so that waits and timeouts still work under a fixed start.
+// value is empty, else a clock fixed at that instant. Waits and lock
+// budgets are measured on the real clock, so a fixed one never stalls them.
 func FromEnv(value string) (Clock, error) {
 	if value == "" {
 		return Real, nil
@@ -27,9 +27,7 @@ func FromEnv(value string) (Clock, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s=%q: not an RFC 3339 time (example: 2026-02-26T10:00:00Z)", EnvVar, value)
 	}
-	start := time.Now()
-	t = t.UTC()
-	return func() time.Time { return t.Add(time.Since(start)) }, nil
+	return Fixed(t.UTC()), nil
 }
 
 // Fixed returns a clock that always answers t.
