@@ -97,11 +97,34 @@ func (d *demo) setup() error {
 		return err
 	}
 	cfg := fmt.Sprintf(`
-# added by agentx demo: agentx itself plays the architect
+# added by agentx demo: agentx itself plays the architect, and stands in
+# for the notify command that would page a person
 [agents.architect]
 command = [%q, "demo-responder", "architect"]
 timeout = "30s"
-`, d.exe)
+
+[notify]
+command = [%q, "demo-responder", "notify"]
+`, d.exe, d.exe)
+	platform := []byte(`# added by agentx demo: a workflow where designer and engineer work together
+[workflow]
+name = "platform"
+description = "Design and build together: UX designer and engineer may ask each other"
+
+[[steps]]
+id = "design"
+agent = "ux-designer"
+can_clarify = ["engineer", "product-manager"]
+
+[[steps]]
+id = "build"
+agent = "engineer"
+needs = ["design"]
+can_clarify = ["ux-designer", "architect"]
+`)
+	if err := os.WriteFile(filepath.Join(d.root, workspace.Dir, "workflows", "platform.toml"), platform, 0o644); err != nil {
+		return fmt.Errorf("demo: %w", err)
+	}
 	f, err := os.OpenFile(filepath.Join(d.root, workspace.Dir, "config.toml"), os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		return fmt.Errorf("demo: %w", err)
@@ -197,6 +220,18 @@ func (d *demo) run(ctx context.Context) error {
 	d.brief(ctx, "clarify", "answer", "CLR-42-002", "--from", "product-manager", "--body", "JSON only; CSV next quarter.")
 	d.agentx(ctx, "ready", "--issue", "42")
 
+	d.say("3. On issue 43 the UX designer and the engineer each block on a question to the other: a deadlock.")
+	d.say("   The monitor, run by every command, finds the cycle and escalates the less upstream agent's question.")
+	d.agentx(ctx, "clarify", "ask", "--workflow", "platform", "--issue", "43", "--from", "ux-designer", "--to", "engineer",
+		"--topic", "Offline mode", "--question", "Can the client cache the last 7 days of data offline?")
+	d.agentx(ctx, "clarify", "ask", "--workflow", "platform", "--issue", "43", "--from", "engineer", "--to", "ux-designer",
+		"--topic", "Offline mode", "--question", "Which screens must work offline?")
+	d.agentx(ctx, "clarify", "list", "--issue", "43", "--all")
+	d.say("   The UX designer's question goes on; the engineer answers it, and a human settles the other.")
+	d.brief(ctx, "clarify", "answer", "CLR-43-001", "--from", "engineer", "--body", "Yes: 7 days fits in 50 MB on the devices we support.")
+	d.brief(ctx, "clarify", "resolve", "CLR-43-002", "--from", "human", "--body", "decision: feed and profile screens only")
+	d.agentx(ctx, "ready", "--issue", "43")
+
 	d.say("4. Architect and product manager go three rounds on tenancy without agreeing: escalated to a human.")
 	d.agentx(ctx, "clarify", "ask", "--issue", "44", "--from", "architect", "--to", "product-manager",
 		"--topic", "Tenancy", "--question", "Single or multi tenant for v1?")
@@ -214,6 +249,17 @@ func (d *demo) run(ctx context.Context) error {
 	d.say("   A human decides.")
 	d.brief(ctx, "clarify", "resolve", "CLR-44-001", "--from", "human", "--body", "decision: schema-per-tenant, behind a flag")
 	d.agentx(ctx, "ready", "--issue", "44")
+
+	d.say("5. The engineer asks a person a blocking question on issue 45, and nobody answers.")
+	d.agentx(ctx, "clarify", "ask", "--issue", "45", "--from", "engineer", "--to", "human",
+		"--topic", "Launch date", "--question", "Can we launch on Monday, or do we wait for the security review?")
+	d.now = d.now.Add(25 * time.Hour)
+	d.say("   A day passes (the demo moves its clock): past the human SLA it is stale, and the person is notified again.")
+	d.agentx(ctx, "monitor")
+	d.now = d.now.Add(25 * time.Hour)
+	d.say("   Another day without an answer: escalated, so it cannot be forgotten.")
+	d.agentx(ctx, "monitor")
+	d.agentx(ctx, "ready", "--issue", "45")
 
 	d.say("Where things stand.")
 	d.agentx(ctx, "state")
@@ -249,6 +295,9 @@ func newDemoResponderCmd(a *app) *cobra.Command {
 			prompt, err := io.ReadAll(io.LimitReader(a.stdin, 1<<20))
 			if err != nil {
 				return err
+			}
+			if args[0] == "notify" {
+				return nil // a real notify command would page someone with the JSON it read
 			}
 			a.printf("%s\n", demoAnswer(args[0], string(prompt)))
 			return nil

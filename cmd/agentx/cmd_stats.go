@@ -94,8 +94,9 @@ func bar(value, max float64, width int) string {
 
 func pct(f float64) string { return fmt.Sprintf("%.0f%%", f*100) }
 
-func dur(d router.Duration) string {
-	if d.Duration == 0 {
+// dur formats a median; "-" when there was nothing to measure.
+func dur(d router.Duration, samples int) string {
+	if samples == 0 {
 		return "-"
 	}
 	switch {
@@ -111,7 +112,7 @@ func (a *app) statsText(w io.Writer, st router.Stats) {
 	bold := a.paint(boldAttr)
 	fmt.Fprintf(w, "%s  %d clarifications · %s resolved · %s escalated\n", bold("Clarifications"), st.Total, pct(st.ResolvedRate), pct(st.EscalatedRate))
 	fmt.Fprintf(w, "  rounds to resolution: avg %.1f, max %d · median time to answer %s, to resolve %s\n\n",
-		st.AvgRounds, st.MaxRounds, dur(st.MedianAnswer), dur(st.MedianResolve))
+		st.AvgRounds, st.MaxRounds, dur(st.MedianAnswer, st.AnsweredCount), dur(st.MedianResolve, st.ByStatus["resolved"]))
 
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, bold("By status")+"\t\t")
@@ -163,7 +164,7 @@ func (a *app) maybeBar(value, max float64) string {
 func statsMarkdown(w io.Writer, st router.Stats) {
 	fmt.Fprintf(w, "### Clarifications digest\n\n")
 	fmt.Fprintf(w, "**%d** clarifications · **%s** resolved · **%s** escalated · rounds to resolution avg **%.1f**, max **%d** · median time to answer **%s**, to resolve **%s**\n\n",
-		st.Total, pct(st.ResolvedRate), pct(st.EscalatedRate), st.AvgRounds, st.MaxRounds, dur(st.MedianAnswer), dur(st.MedianResolve))
+		st.Total, pct(st.ResolvedRate), pct(st.EscalatedRate), st.AvgRounds, st.MaxRounds, dur(st.MedianAnswer, st.AnsweredCount), dur(st.MedianResolve, st.ByStatus["resolved"]))
 	fmt.Fprintf(w, "| status | count |\n|---|---:|\n")
 	for _, s := range []string{"pending", "answered", "stale", "escalated", "resolved", "abandoned"} {
 		fmt.Fprintf(w, "| %s | %d |\n", s, st.ByStatus[s])
