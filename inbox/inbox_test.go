@@ -14,10 +14,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentx-cli/agentx/internal/testenv"
 	"github.com/agentx-cli/agentx/ledger"
 	"github.com/agentx-cli/agentx/lock"
 	"github.com/agentx-cli/agentx/router"
-	"github.com/agentx-cli/agentx/workflow"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata")
@@ -33,14 +33,7 @@ type world struct {
 
 func newWorld(t testing.TB) *world {
 	t.Helper()
-	dir := t.TempDir()
-	for name, data := range workflow.DefaultFiles() {
-		p := filepath.Join(dir, ".agentx", name)
-		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
-		require.NoError(t, os.WriteFile(p, data, 0o644))
-	}
-	rules, err := workflow.Load(filepath.Join(dir, ".agentx"))
-	require.NoError(t, err)
+	dir, rules := testenv.Workspace(t, "")
 	w := &world{now: t0}
 	store := ledger.NewStore(filepath.Join(dir, ".agentx", "state"), lock.Options{}, w.clock)
 	w.hub = router.New(store, rules, dir)

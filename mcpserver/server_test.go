@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -15,10 +14,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentx-cli/agentx/internal/testenv"
 	"github.com/agentx-cli/agentx/ledger"
 	"github.com/agentx-cli/agentx/lock"
 	"github.com/agentx-cli/agentx/router"
-	"github.com/agentx-cli/agentx/workflow"
 )
 
 // testClassify mirrors the CLI's table for the errors these tests provoke
@@ -50,14 +49,7 @@ func testClassify(err error) (int, string, string) {
 // newHub builds a hub over a fresh workspace with the default workflows.
 func newHub(t *testing.T) *router.Hub {
 	t.Helper()
-	dir := t.TempDir()
-	for name, data := range workflow.DefaultFiles() {
-		p := filepath.Join(dir, ".agentx", name)
-		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
-		require.NoError(t, os.WriteFile(p, data, 0o644))
-	}
-	rules, err := workflow.Load(filepath.Join(dir, ".agentx"))
-	require.NoError(t, err)
+	dir, rules := testenv.Workspace(t, "")
 	store := ledger.NewStore(filepath.Join(dir, ".agentx", "state"), lock.Options{}, nil)
 	h := router.New(store, rules, dir)
 	h.Warn = func(err error) { t.Errorf("unexpected warning: %v", err) }

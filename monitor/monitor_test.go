@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentx-cli/agentx/internal/testenv"
 	"github.com/agentx-cli/agentx/ledger"
 	"github.com/agentx-cli/agentx/lock"
 	"github.com/agentx-cli/agentx/router"
@@ -90,14 +91,7 @@ func newWorld(t *testing.T, topKeys, tables string) *world {
 		}
 	}
 	files["config.toml"] = []byte(config + "\n" + tables + "\n")
-	for name, data := range files {
-		p := filepath.Join(w.dir, ".agentx", name)
-		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
-		require.NoError(t, os.WriteFile(p, data, 0o644))
-	}
-	rules, err := workflow.Load(filepath.Join(w.dir, ".agentx"))
-	require.NoError(t, err)
-	w.rules = rules
+	w.rules = testenv.WriteWorkspace(t, w.dir, files)
 	return w
 }
 

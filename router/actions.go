@@ -12,23 +12,7 @@ import (
 // change applies fn to clarification id inside one ledger update and
 // returns the record as written.
 func (h *Hub) change(ctx context.Context, id string, fn func(c *ledger.Clarification, now time.Time) error) (Record, error) {
-	issue, _, err := ledger.ParseID(id)
-	if err != nil {
-		return Record{}, err
-	}
-	var rec Record
-	_, err = h.Store.Update(ctx, issue, func(l *ledger.Ledger) error {
-		c := l.Find(id)
-		if c == nil {
-			return fmt.Errorf("clarification %s: %w", id, ledger.ErrNotFound)
-		}
-		if err := fn(c, h.now()); err != nil {
-			return err
-		}
-		rec = Record{IssueNumber: issue, Clarification: c}
-		return nil
-	})
-	return rec, err
+	return h.changeIf(ctx, id, nil, fn)
 }
 
 func entry(c *ledger.Clarification, from string, t ledger.EntryType, body string, now time.Time) ledger.ThreadEntry {

@@ -3,7 +3,6 @@ package router
 import (
 	"context"
 	"errors"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentx-cli/agentx/internal/testenv"
 	"github.com/agentx-cli/agentx/ledger"
 	"github.com/agentx-cli/agentx/lock"
 	"github.com/agentx-cli/agentx/workflow"
@@ -44,17 +44,7 @@ func (f *fakeRunner) Run(ctx context.Context, r Responder, inv Invocation) (stri
 // and config.toml extra appended.
 func newTestHub(t *testing.T, extraConfig string) (*Hub, *fakeRunner) {
 	t.Helper()
-	dir := t.TempDir()
-	for name, data := range workflow.DefaultFiles() {
-		p := filepath.Join(dir, ".agentx", name)
-		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
-		if name == "config.toml" {
-			data = append(data, []byte("\n"+extraConfig+"\n")...)
-		}
-		require.NoError(t, os.WriteFile(p, data, 0o644))
-	}
-	rules, err := workflow.Load(filepath.Join(dir, ".agentx"))
-	require.NoError(t, err)
+	dir, rules := testenv.Workspace(t, extraConfig)
 	now := t0
 	store := ledger.NewStore(filepath.Join(dir, ".agentx", "state"), lock.Options{}, func() time.Time { return now })
 	h := New(store, rules, dir)
