@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"text/tabwriter"
+	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -118,18 +118,19 @@ func newClarifyStaleCmd(a *app) *cobra.Command {
 					}
 					return
 				}
-				tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+				var t table
 				if a.isTTY {
-					fmt.Fprintln(tw, "ID\tISSUE\tSTATUS\tKIND\tFROM\tTO\tWHY")
+					t.add(plain("ID", "ISSUE", "STATUS", "KIND", "FROM", "TO", "WHY")...)
 				}
 				for _, it := range items {
 					why := it.Reason
 					if it.EscalatesAt != nil {
 						why += "; escalates at " + minute(it.EscalatesAt.Time)
 					}
-					fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\n", it.ID, it.Issue, a.status(it.Status), it.Kind, it.From, it.To, why)
+					t.add(cell{text: it.ID}, cell{text: strconv.Itoa(it.Issue)}, cell{text: string(it.Status), paint: a.paint(statusColor[it.Status])},
+						cell{text: string(it.Kind)}, cell{text: it.From}, cell{text: it.To}, cell{text: why})
 				}
-				tw.Flush()
+				t.write(a.stdout, "")
 			})
 		}),
 	}

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -39,8 +38,8 @@ func newStateCmd(a *app) *cobra.Command {
 					a.printf("No agent has reported a status yet.\n")
 					return
 				}
-				tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-				fmt.Fprintln(tw, "AGENT\tSTATUS\tISSUE\tDETAIL\tSINCE")
+				var t table
+				t.add(plain("AGENT", "STATUS", "ISSUE", "DETAIL", "SINCE")...)
 				for _, r := range rows {
 					issue, since, detail := "-", "-", ""
 					if r.Issue != nil {
@@ -55,9 +54,9 @@ func newStateCmd(a *app) *cobra.Command {
 					case r.RespondingTo != "":
 						detail = fmt.Sprintf("answering %s (%s)", r.RespondingTo, r.ClarificationID)
 					}
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Agent, r.Status, issue, detail, since)
+					t.add(plain(r.Agent, string(r.Status), issue, detail, since)...)
 				}
-				tw.Flush()
+				t.write(a.stdout, "")
 			})
 		}),
 	}

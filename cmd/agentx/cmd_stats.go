@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -114,42 +114,44 @@ func (a *app) statsText(w io.Writer, st router.Stats) {
 	fmt.Fprintf(w, "  rounds to resolution: avg %.1f, max %d · median time to answer %s, to resolve %s\n\n",
 		st.AvgRounds, st.MaxRounds, dur(st.MedianAnswer, st.AnsweredCount), dur(st.MedianResolve, st.ByStatus["resolved"]))
 
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, bold("By status")+"\t\t")
+	fmt.Fprintf(w, "%s\n", bold("By status"))
 	maxStatus := 0
 	for _, n := range st.ByStatus {
 		maxStatus = max(maxStatus, n)
 	}
+	var t table
 	for _, s := range []string{"pending", "answered", "stale", "escalated", "resolved", "abandoned"} {
-		fmt.Fprintf(tw, "  %s\t%d\t%s\n", s, st.ByStatus[s], a.maybeBar(float64(st.ByStatus[s]), float64(maxStatus)))
+		t.add(plain(s, strconv.Itoa(st.ByStatus[s]), a.maybeBar(float64(st.ByStatus[s]), float64(maxStatus)))...)
 	}
+	t.write(w, "  ")
 	if len(st.Topics) > 0 {
-		fmt.Fprintln(tw, "\t\t")
-		fmt.Fprintln(tw, bold("Top topics")+"\t\t")
-		for _, t := range st.Topics {
-			fmt.Fprintf(tw, "  %s\t%d\t%s\n", t.Key, t.Count, a.maybeBar(float64(t.Count), float64(st.Topics[0].Count)))
+		fmt.Fprintf(w, "\n%s\n", bold("Top topics"))
+		t = table{}
+		for _, tp := range st.Topics {
+			t.add(plain(tp.Key, strconv.Itoa(tp.Count), a.maybeBar(float64(tp.Count), float64(st.Topics[0].Count)))...)
 		}
+		t.write(w, "  ")
 	}
-	tw.Flush()
 	if len(st.Pairs) > 0 {
 		fmt.Fprintf(w, "\n%s\n", bold("Agent pairs"))
-		tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "  FROM -> TO\tASKED\tANSWERED\tESCALATED\t")
+		t = table{}
+		t.add(plain("FROM -> TO", "ASKED", "ANSWERED", "ESCALATED", "")...)
 		for _, p := range st.Pairs {
-			fmt.Fprintf(tw, "  %s -> %s\t%d\t%d\t%d\t%s\n", p.From, p.To, p.Asked, p.Answered, p.Escalated, a.maybeBar(float64(p.Asked), float64(st.Pairs[0].Asked)))
+			t.add(plain(p.From+" -> "+p.To, strconv.Itoa(p.Asked), strconv.Itoa(p.Answered), strconv.Itoa(p.Escalated),
+				a.maybeBar(float64(p.Asked), float64(st.Pairs[0].Asked)))...)
 		}
-		tw.Flush()
+		t.write(w, "  ")
 		fmt.Fprintf(w, "\n%s\n", bold("Agents"))
-		tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "  AGENT\tASKED\tWAS ASKED\tANSWER RATE\t")
+		t = table{}
+		t.add(plain("AGENT", "ASKED", "WAS ASKED", "ANSWER RATE", "")...)
 		for _, ag := range st.Agents {
 			rate := "-"
 			if ag.Received > 0 {
 				rate = pct(ag.AnswerRate)
 			}
-			fmt.Fprintf(tw, "  %s\t%d\t%d\t%s\t%s\n", ag.Agent, ag.Asked, ag.Received, rate, a.maybeBar(ag.AnswerRate, 1))
+			t.add(plain(ag.Agent, strconv.Itoa(ag.Asked), strconv.Itoa(ag.Received), rate, a.maybeBar(ag.AnswerRate, 1))...)
 		}
-		tw.Flush()
+		t.write(w, "  ")
 	}
 }
 

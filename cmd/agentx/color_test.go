@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -44,4 +45,25 @@ func TestColourOnlyOnATerminal(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestDemoReadsWithAndWithoutColour: on a terminal the demo is coloured;
+// under NO_COLOR it is plain text, and both tell the same story.
+func TestDemoReadsWithAndWithoutColour(t *testing.T) {
+	demo := func(env map[string]string) string {
+		var out, errb bytes.Buffer
+		a := &app{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, isTTY: true,
+			getenv: func(k string) string { return env[k] }}
+		require.Equal(t, 0, run(context.Background(), a, []string{"demo"}), errb.String())
+		return out.String()
+	}
+	coloured := demo(nil)
+	plain := demo(map[string]string{"NO_COLOR": "1"})
+	assert.Contains(t, coloured, "\x1b[", "colour on a terminal")
+	assert.NotContains(t, plain, "\x1b[", "none under NO_COLOR")
+	strip := regexp.MustCompile("\x1b\\[[0-9;]*m")
+	tmp := regexp.MustCompile(`agentx-demo-[0-9]+|Done in [0-9.]+s`)
+	assert.Equal(t, tmp.ReplaceAllString(plain, ""), tmp.ReplaceAllString(strip.ReplaceAllString(coloured, ""), ""),
+		"the same text either way")
+	assert.Contains(t, plain, "█", "the digest draws bars on a terminal")
 }

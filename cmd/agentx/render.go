@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/fatih/color"
@@ -142,15 +141,16 @@ func (a *app) renderList(w io.Writer, recs []router.Record, now time.Time) {
 		}
 		return
 	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tISSUE\tSTATUS\tFROM -> TO\tROUND\tAGE\tTOPIC")
+	var t table
+	t.add(plain("ID", "ISSUE", "STATUS", "FROM -> TO", "ROUND", "AGE", "TOPIC")...)
 	for _, r := range recs {
 		c := r.Clarification
-		// pad before colouring so the escape codes do not upset alignment
-		st := a.status(c.Status) + strings.Repeat(" ", max(0, 9-len(c.Status)))
-		fmt.Fprintf(tw, "%s\t#%d\t%s\t%s -> %s\t%d/%d\t%s\t%s\n", c.ID, r.IssueNumber, st, c.From, c.To, c.Round, c.MaxRounds, age(now.Sub(c.Created.Time)), c.Topic)
+		t.add(cell{text: c.ID}, cell{text: fmt.Sprintf("#%d", r.IssueNumber)},
+			cell{text: string(c.Status), paint: a.paint(statusColor[c.Status])},
+			cell{text: c.From + " -> " + c.To}, cell{text: fmt.Sprintf("%d/%d", c.Round, c.MaxRounds)},
+			cell{text: age(now.Sub(c.Created.Time))}, cell{text: c.Topic})
 	}
-	tw.Flush()
+	t.write(w, "")
 }
 
 func age(d time.Duration) string {
