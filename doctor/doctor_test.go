@@ -42,6 +42,14 @@ func TestValidateSchema(t *testing.T) {
 	roundZero, err := os.ReadFile("../testdata/interop/round-zero.json")
 	require.NoError(t, err)
 	assert.ErrorContains(t, ValidateSchema(roundZero), "/clarifications/0/round")
+
+	over999, err := os.ReadFile("../testdata/interop/seq-over-999.json")
+	require.NoError(t, err)
+	assert.NoError(t, ValidateSchema(over999), "CLR-N-1000 and beyond are a documented deviation, not a problem")
+	rec["status"] = "pending"
+	rec["id"] = "CLR-0-01"
+	shortID, _ := json.Marshal(doc)
+	assert.ErrorContains(t, ValidateSchema(shortID), "/clarifications/0/id", "other bad ids still fail")
 }
 
 func write(t *testing.T, path, content string, mod time.Time) {

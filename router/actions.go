@@ -208,8 +208,9 @@ func (h *Hub) escalated(ctx context.Context, rec Record) {
 
 // Abandon closes a clarification nobody will finish.
 func (h *Hub) Abandon(ctx context.Context, id, by, reason string) (Record, error) {
-	if reason == "" {
-		reason = "abandoned"
+	body := "Abandoned."
+	if reason != "" {
+		body = "Abandoned: " + reason
 	}
 	rec, err := h.change(ctx, id, func(c *ledger.Clarification, now time.Time) error {
 		if err := c.Move(ledger.Abandoned); err != nil {
@@ -219,7 +220,7 @@ func (h *Hub) Abandon(ctx context.Context, id, by, reason string) (Record, error
 		if who == "" {
 			who = HubAgent
 		}
-		c.Thread = append(c.Thread, entry(c, who, ledger.Resolution, "Abandoned: "+reason, now))
+		c.Thread = append(c.Thread, entry(c, who, ledger.Resolution, body, now))
 		return nil
 	})
 	if err != nil {

@@ -40,7 +40,11 @@ type WaitTimeoutError struct {
 const Guidance = "no answer; proceed on your best judgment and record your assumption"
 
 func (e *WaitTimeoutError) Error() string {
-	return fmt.Sprintf("%s: no answer after %s", e.ID, e.Waited.Round(time.Second))
+	waited := e.Waited.Round(time.Second)
+	if e.Waited < time.Second {
+		waited = e.Waited.Round(time.Millisecond)
+	}
+	return fmt.Sprintf("%s: no answer after %s", e.ID, waited)
 }
 
 // Hint is the guidance for the asker.

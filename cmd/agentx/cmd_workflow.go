@@ -33,7 +33,7 @@ func newWorkflowCmd(a *app) *cobra.Command {
 					return err
 				}
 				def := ws.Rules.Config.DefaultWorkflow
-				var views []workflowView
+				views := []workflowView{}
 				for _, name := range ws.Rules.Names() {
 					w, _ := ws.Rules.Workflow(name)
 					views = append(views, workflowView{w, name == def})

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -13,7 +14,10 @@ import (
 
 // jsonCases run every command that prints data with --json, in one
 // workspace, in order. The contract: stdout is one JSON document with
-// schema_version 1 and a data member; nothing else is on stdout.
+// schema_version 1 and a data member, valid against docs/schemas/envelope.json
+// with data valid against the command's schema (jsonSchemas); nothing else
+// is on stdout. Errors are one JSON document on stderr, valid against
+// docs/schemas/error.json.
 var jsonCases = []struct {
 	cmd   string // the command path, as cobra names it
 	args  []string
@@ -30,6 +34,7 @@ var jsonCases = []struct {
 	{"agentx clarify assume", []string{"clarify", "assume", "CLR-42-001", "--from", "engineer", "--assumption", "Per key."}, ""},
 	{"agentx clarify wait", []string{"clarify", "wait", "CLR-42-001", "--timeout", "1ms"}, ""}, // times out: error JSON, checked below
 	{"agentx clarify show", []string{"clarify", "show", "CLR-42-001"}, ""},
+	{"agentx clarify show", []string{"clarify", "show", "--issue", "42"}, ""},
 	{"agentx clarify list", []string{"clarify", "list", "--all"}, ""},
 	{"agentx clarify", []string{"clarify"}, ""},
 	{"agentx state", []string{"state"}, ""},
@@ -51,6 +56,40 @@ var jsonCases = []struct {
 	{"agentx doctor", []string{"doctor"}, ""},
 }
 
+// jsonSchemas names, for each command path of jsonCases, the schema of its
+// data under docs/schemas. docs/json.md has the same table
+// (TestDocsJSONTable checks it).
+var jsonSchemas = map[string]string{
+	"agentx init":              "init.json",
+	"agentx version":           "version.json",
+	"agentx workflow list":     "workflow-list.json",
+	"agentx workflow show":     "workflow.json",
+	"agentx workflow validate": "workflow-validate.json",
+	"agentx clarify ask":       "clarification.json",
+	"agentx clarify answer":    "clarification.json",
+	"agentx clarify followup":  "clarification.json",
+	"agentx clarify assume":    "clarification.json",
+	"agentx clarify wait":      "clarification.json",
+	"agentx clarify resolve":   "clarification.json",
+	"agentx clarify escalate":  "clarification.json",
+	"agentx clarify abandon":   "clarification.json",
+	"agentx clarify cancel":    "clarification.json",
+	"agentx clarify show":      "clarify-show.json",
+	"agentx clarify list":      "clarify-list.json",
+	"agentx clarify":           "clarify-list.json",
+	"agentx clarify stale":     "clarify-stale.json",
+	"agentx clarify stats":     "stats.json",
+	"agentx state":             "state.json",
+	"agentx ready":             "ready.json",
+	"agentx events":            "events.json",
+	"agentx inbox":             "inbox.json",
+	"agentx monitor":           "monitor.json",
+	"agentx hook start":        "hook.json",
+	"agentx hook finish":       "hook.json",
+	"agentx doctor":            "doctor.json",
+	"agentx demo":              "demo.json",
+}
+
 // noJSON are commands whose output is not data: protocol servers, help,
 // shell completion scripts.
 var noJSON = []string{"agentx mcp", "agentx completion", "agentx help", "agentx exit-codes"}
@@ -60,6 +99,8 @@ func TestJSONContract(t *testing.T) {
 	env := map[string]string{"AGENTX_NOW": "2026-02-26T10:00:00Z"}
 	for _, c := range jsonCases {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
+			schema, ok := jsonSchemas[c.cmd]
+			require.True(t, ok, "%q has no schema in jsonSchemas", c.cmd)
 			r := runCmd(t, dir, env, c.stdin, append(c.args, "--json")...)
 			if c.cmd == "agentx clarify wait" {
 				assert.Equal(t, exitWaitTimeout.N, r.code)
@@ -72,7 +113,25 @@ func TestJSONContract(t *testing.T) {
 			require.NoError(t, json.Unmarshal([]byte(r.stdout), &doc), "stdout must be one JSON document:\n%s", r.stdout)
 			assert.JSONEq(t, "1", string(doc["schema_version"]))
 			assert.Contains(t, doc, "data")
+			validateDoc(t, schema, r.stdout)
 		})
+	}
+	t.Run("state files", func(t *testing.T) { validateStateFiles(t, dir) })
+}
+
+// TestEveryJSONCaseHasASchema: every command in jsonCases has a schema in
+// jsonSchemas, every schema named there exists, and jsonSchemas names no
+// command without a case.
+func TestEveryJSONCaseHasASchema(t *testing.T) {
+	cased := map[string]bool{}
+	for _, c := range jsonCases {
+		cased[c.cmd] = true
+		assert.Contains(t, jsonSchemas, c.cmd, "%q has a case in jsonCases but no schema in jsonSchemas", c.cmd)
+	}
+	for cmd, file := range jsonSchemas {
+		assert.True(t, cased[cmd], "jsonSchemas names %q, which has no case in jsonCases", cmd)
+		assert.FileExists(t, filepath.Join(schemaDir, file), "schema of %q", cmd)
+		compiledSchema(t, "envelope:"+file)
 	}
 }
 
@@ -88,6 +147,7 @@ func assertErrorJSON(t *testing.T, stderr, code string) {
 		} `json:"error"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(stderr), &doc), "stderr must be one JSON document:\n%s", stderr)
+	validateJSON(t, "error.json", stderr)
 	assert.Equal(t, 1, doc.SchemaVersion)
 	assert.Equal(t, code, doc.Error.Code)
 	assert.NotEmpty(t, doc.Error.Message)

@@ -70,7 +70,7 @@ func (a *app) renderThread(w io.Writer, r router.Record) {
 			fmt.Fprint(w, indent("    A: ", e.Body))
 		case ledger.Resolution:
 			label := "[RESOLVED]"
-			if strings.HasPrefix(e.Body, "Abandoned: ") {
+			if strings.HasPrefix(e.Body, "Abandoned") {
 				label = "[ABANDONED]"
 			}
 			fmt.Fprintf(w, "  %s %s  (%s)\n", a.paint(statusColor[ledger.Resolved])(label), e.From, stamp(e.Timestamp))
