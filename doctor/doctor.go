@@ -1,9 +1,9 @@
 package doctor
 
 import (
-	"bytes"
 	"context"
 	_ "embed"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -14,7 +14,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/agentx-cli/agentx/internal/atomicfile"
 	"github.com/agentx-cli/agentx/ledger"
@@ -97,29 +97,33 @@ func Run(ctx context.Context, store *ledger.Store, opts Options) (*Report, error
 	return r, nil
 }
 
-var compileSchema = sync.OnceValues(func() (*jsonschema.Schema, error) {
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(LedgerSchema))
+// compileSchema resolves the embedded schema once. It uses
+// github.com/google/jsonschema-go, which the MCP SDK already brings in and
+// whose package start-up costs well under a millisecond: every hook runs
+// agentx, and a validator that compiles its meta-schemas at init would tax
+// each of them.
+var compileSchema = sync.OnceValues(func() (*jsonschema.Resolved, error) {
+	var sch jsonschema.Schema
+	if err := json.Unmarshal(LedgerSchema, &sch); err != nil {
+		return nil, fmt.Errorf("ledger schema: %w", err)
+	}
+	rs, err := sch.Resolve(nil)
 	if err != nil {
 		return nil, fmt.Errorf("ledger schema: %w", err)
 	}
-	c := jsonschema.NewCompiler()
-	c.AssertFormat()
-	if err := c.AddResource("agentx-clarification-ledger.schema.json", doc); err != nil {
-		return nil, fmt.Errorf("ledger schema: %w", err)
-	}
-	return c.Compile("agentx-clarification-ledger.schema.json")
+	return rs, nil
 })
 
 // ValidateSchema checks ledger JSON against the AgentX schema, with
 // agentx's own additions (the "agentx" key of each record) left out and
 // ids past CLR-N-999 accepted.
 func ValidateSchema(data []byte) error {
-	sch, err := compileSchema()
+	rs, err := compileSchema()
 	if err != nil {
 		return err
 	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
-	if err != nil {
+	var doc any
+	if err := json.Unmarshal(data, &doc); err != nil {
 		return err
 	}
 	if m, ok := doc.(map[string]any); ok {
@@ -139,14 +143,36 @@ func ValidateSchema(data []byte) error {
 			}
 		}
 	}
-	if err := sch.Validate(doc); err != nil {
-		var ve *jsonschema.ValidationError
-		if errors.As(err, &ve) {
-			return errors.New(flatten(ve.Error()))
-		}
-		return err
+	if err := rs.Validate(doc); err != nil {
+		return errors.New(locate(rs, doc, err))
 	}
 	return nil
+}
+
+// locate names where a ledger breaks the schema: the validator reports
+// schema paths, so each record is checked alone to find the first bad one,
+// and its message is cut to "/clarifications/N/field: problem".
+func locate(rs *jsonschema.Resolved, doc any, err error) string {
+	m, _ := doc.(map[string]any)
+	cs, _ := m["clarifications"].([]any)
+	for i, rec := range cs {
+		single := map[string]any{"issueNumber": m["issueNumber"], "clarifications": []any{rec}}
+		if e := rs.Validate(single); e != nil {
+			msg := e.Error()
+			if k := strings.LastIndex(msg, "validating "); k >= 0 {
+				msg = msg[k+len("validating "):]
+			}
+			field := ""
+			if k := strings.LastIndex(msg, "/properties/"); k >= 0 {
+				msg = msg[k+len("/properties/"):]
+				field = "/"
+			} else if k := strings.Index(msg, ": "); k >= 0 {
+				msg = msg[k+2:]
+			}
+			return fmt.Sprintf("/clarifications/%d%s%s", i, field, msg)
+		}
+	}
+	return flatten(err.Error())
 }
 
 // flatten puts a validator's indented error tree on one line.

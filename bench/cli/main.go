@@ -26,14 +26,15 @@ func main() {
 	issues := flag.Int("issues", 1000, "issue ledgers in the generated workspace")
 	perIssue := flag.Int("per-issue", 5, "clarifications per ledger")
 	runs := flag.Int("runs", 30, "runs per command")
+	keep := flag.String("keep", "", "generate the workspace in this directory and keep it")
 	flag.Parse()
-	if err := run(*issues, *perIssue, *runs); err != nil {
+	if err := run(*issues, *perIssue, *runs, *keep); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(issues, perIssue, runs int) error {
+func run(issues, perIssue, runs int, keep string) error {
 	tmp, err := os.MkdirTemp("", "agentx-bench-")
 	if err != nil {
 		return err
@@ -46,6 +47,9 @@ func run(issues, perIssue, runs int) error {
 		return fmt.Errorf("build: %w", err)
 	}
 	root := filepath.Join(tmp, "repo")
+	if keep != "" {
+		root = keep
+	}
 	if _, err := workspace.Init(root, workflow.DefaultFiles(), false); err != nil {
 		return err
 	}
@@ -119,7 +123,9 @@ func generate(stateDir string, issues, perIssue int) error {
 					ResolvedAt: &at,
 				}
 				if (i*perIssue+j)%10 == 0 {
+					// open and not yet stale, so the monitor has nothing to do
 					c.Status, c.Thread, c.ResolvedAt = ledger.Pending, c.Thread[:1], nil
+					c.StaleAfter = ledger.T(time.Now().Add(24 * time.Hour))
 				}
 				l.Clarifications = append(l.Clarifications, c)
 			}
