@@ -85,6 +85,20 @@ func (f *issueFlag) require(a *app) (int, error) {
 	return *n, nil
 }
 
+// act opens the hub, runs one action on a clarification and prints the
+// record it returns.
+func (a *app) act(format string, fn func(h *router.Hub) (router.Record, error)) error {
+	_, h, err := a.hub()
+	if err != nil {
+		return err
+	}
+	rec, err := fn(h)
+	if err != nil {
+		return err
+	}
+	return a.printRecord(rec, format)
+}
+
 // printRecord prints one clarification in the chosen rendering.
 func (a *app) printRecord(r router.Record, format string) error {
 	return a.emit(r, func() {
@@ -228,15 +242,9 @@ func newAnswerCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			_, h, err := a.hub()
-			if err != nil {
-				return err
-			}
-			rec, err := h.Answer(ctx, args[0], a.agentDefault(from), text)
-			if err != nil {
-				return err
-			}
-			return a.printRecord(rec, format)
+			return a.act(format, func(h *router.Hub) (router.Record, error) {
+				return h.Answer(ctx, args[0], a.agentDefault(from), text)
+			})
 		}),
 	}
 	cmd.Flags().StringVar(&from, "from", "", "who answers: the asked agent or human (default $AGENTX_AGENT, else the asked agent)")
@@ -258,20 +266,13 @@ func newFollowupCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			_, h, err := a.hub()
-			if err != nil {
-				return err
-			}
-			rec, err := h.Followup(ctx, args[0], a.agentDefault(from), text)
-			if err != nil {
-				return err
-			}
-			if wait && !router.Settled(rec.Clarification) {
-				if rec, err = h.Wait(ctx, rec.ID, timeout); err != nil {
-					return err
+			return a.act(format, func(h *router.Hub) (router.Record, error) {
+				rec, err := h.Followup(ctx, args[0], a.agentDefault(from), text)
+				if err != nil || !wait || router.Settled(rec.Clarification) {
+					return rec, err
 				}
-			}
-			return a.printRecord(rec, format)
+				return h.Wait(ctx, rec.ID, timeout)
+			})
 		}),
 	}
 	cmd.Flags().StringVar(&from, "from", "", "the asking agent (default $AGENTX_AGENT, else the asker)")
@@ -291,15 +292,9 @@ func newResolveCmd(a *app) *cobra.Command {
   agentx clarify resolve CLR-42-003 --from human --body "decision: ship JSON only"`,
 		Args: cobra.ExactArgs(1),
 		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			_, h, err := a.hub()
-			if err != nil {
-				return err
-			}
-			rec, err := h.Resolve(ctx, args[0], a.agentDefault(from), body)
-			if err != nil {
-				return err
-			}
-			return a.printRecord(rec, format)
+			return a.act(format, func(h *router.Hub) (router.Record, error) {
+				return h.Resolve(ctx, args[0], a.agentDefault(from), body)
+			})
 		}),
 	}
 	cmd.Flags().StringVar(&from, "from", "", "the asker or human (default $AGENTX_AGENT, else the asker)")
@@ -316,20 +311,12 @@ func newCloseCmd(a *app, name, short string) *cobra.Command {
 		Short: short,
 		Args:  cobra.ExactArgs(1),
 		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			_, h, err := a.hub()
-			if err != nil {
-				return err
-			}
-			var rec router.Record
-			if name == "escalate" {
-				rec, err = h.Escalate(ctx, args[0], reason)
-			} else {
-				rec, err = h.Abandon(ctx, args[0], a.getenv("AGENTX_AGENT"), reason)
-			}
-			if err != nil {
-				return err
-			}
-			return a.printRecord(rec, format)
+			return a.act(format, func(h *router.Hub) (router.Record, error) {
+				if name == "escalate" {
+					return h.Escalate(ctx, args[0], reason)
+				}
+				return h.Abandon(ctx, args[0], a.getenv("AGENTX_AGENT"), reason)
+			})
 		}),
 	}
 	cmd.Flags().StringVar(&reason, "reason", "", "why")
@@ -344,15 +331,9 @@ func newCancelCmd(a *app) *cobra.Command {
 		Short: "Withdraw your own question (recorded as abandoned, reason cancelled)",
 		Args:  cobra.ExactArgs(1),
 		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			_, h, err := a.hub()
-			if err != nil {
-				return err
-			}
-			rec, err := h.Cancel(ctx, args[0], a.agentDefault(from))
-			if err != nil {
-				return err
-			}
-			return a.printRecord(rec, formatText)
+			return a.act(formatText, func(h *router.Hub) (router.Record, error) {
+				return h.Cancel(ctx, args[0], a.agentDefault(from))
+			})
 		}),
 	}
 	cmd.Flags().StringVar(&from, "from", "", "the asker (default $AGENTX_AGENT, else the asker)")
@@ -478,15 +459,9 @@ func newWaitCmd(a *app) *cobra.Command {
 		Short: "Wait until a clarification is answered, escalated or closed (exit 8 on timeout)",
 		Args:  cobra.ExactArgs(1),
 		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			_, h, err := a.hub()
-			if err != nil {
-				return err
-			}
-			rec, err := h.Wait(ctx, args[0], timeout)
-			if err != nil {
-				return err
-			}
-			return a.printRecord(rec, format)
+			return a.act(format, func(h *router.Hub) (router.Record, error) {
+				return h.Wait(ctx, args[0], timeout)
+			})
 		}),
 	}
 	cmd.Flags().DurationVar(&timeout, "timeout", 10*time.Minute, "how long to wait")
