@@ -1,4 +1,3 @@
-// Package testenv holds what the tests that start real processes share.
 package testenv
 
 import "os"

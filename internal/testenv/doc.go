@@ -1,0 +1,2 @@
+// Package testenv holds what the tests that start real processes share.
+package testenv
