@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"math"
 	"reflect"
+	"sync"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -79,8 +80,22 @@ func New(h *router.Hub, opts Options) *mcp.Server {
 // ctx is done. The end of ctx (a signal) also cancels the calls in flight,
 // so a call waiting for an answer returns at once instead of holding the
 // shutdown for up to MaxWait. It returns ctx's error if ctx ended it.
+//
+// Responders run detached from the tool calls (see router.Hub.Detach): a
+// clarify_ask returns as soon as the question is recorded, or after its
+// wait, however slow the responder. When Run returns, responders still
+// running are stopped (their process groups killed) and waited for; their
+// questions stay pending in the ledger for the monitor's stale retry.
 func Run(ctx context.Context, h *router.Hub, opts Options, t mcp.Transport) error {
-	return newServer(h, opts, ctx).mcp.Run(ctx, t)
+	work, stop := context.WithCancel(context.WithoutCancel(ctx))
+	var running sync.WaitGroup
+	h.Detach = func(run func(ctx context.Context)) {
+		running.Go(func() { run(work) })
+	}
+	err := newServer(h, opts, ctx).mcp.Run(ctx, t)
+	stop()
+	running.Wait()
+	return err
 }
 
 func newServer(h *router.Hub, opts Options, life context.Context) *server {

@@ -28,6 +28,12 @@ type Hub struct {
 	// Warn receives problems that do not undo a change already recorded
 	// (an event that could not be appended, a notify command that failed).
 	Warn func(error)
+	// Detach, when set, takes responder runs off the caller's path: Ask and
+	// Followup return the question as recorded and the answer lands in the
+	// ledger when the responder is done. Detach must call run, with a
+	// context that ends when the work should stop. A long-lived server
+	// (agentx mcp) sets it, so a slow responder never holds up a tool call.
+	Detach func(run func(ctx context.Context))
 }
 
 // New returns a hub over a workspace's store and rules, running responders
@@ -173,6 +179,21 @@ func (h *Hub) respond(ctx context.Context, rec Record) (Record, error) {
 	}
 	r := Responder{Agent: c.To, Command: agent.Command, Timeout: agent.Timeout.Duration}
 	inv := Invocation{ClarificationID: c.ID, Issue: rec.IssueNumber, From: c.From, To: c.To, Round: c.Round, Prompt: BuildPrompt(rec.IssueNumber, c)}
+	if h.Detach != nil {
+		h.Detach(func(ctx context.Context) {
+			if _, err := h.runResponder(ctx, rec, r, inv); err != nil {
+				h.Warn(fmt.Errorf("%s: responder for %s: %w", rec.ID, c.To, err))
+			}
+		})
+		return rec, nil
+	}
+	return h.runResponder(ctx, rec, r, inv)
+}
+
+// runResponder runs r for the current round, retrying once, and records
+// the answer, or escalates after a second failure.
+func (h *Hub) runResponder(ctx context.Context, rec Record, r Responder, inv Invocation) (Record, error) {
+	c := rec.Clarification
 	var answer string
 	var err error
 	for attempt := 0; attempt < 2; attempt++ {
