@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentx-cli/agentx/internal/clock"
 	"github.com/agentx-cli/agentx/internal/workspace"
+	"github.com/agentx-cli/agentx/router"
 )
 
 // app is what every command is built from: its streams, environment and
@@ -32,6 +33,11 @@ type app struct {
 	started bool // set once flags parsed and a command began to run
 
 	side *sideMonitor // the monitor run as a side effect, when armed
+
+	// the workspace and hub, opened once per command and shared with the
+	// side-effect monitor
+	ws *workspace.Workspace
+	hb *router.Hub
 }
 
 // run executes the command line and returns the exit code.
@@ -101,11 +107,19 @@ func (a *app) startDir() (string, error) {
 
 // open finds the workspace and loads its configuration and workflows.
 func (a *app) open() (*workspace.Workspace, error) {
+	if a.ws != nil {
+		return a.ws, nil
+	}
 	cwd, err := os.Getwd()
 	if err != nil {
 		return nil, err
 	}
-	return workspace.Open(a.root, cwd, a.now)
+	ws, err := workspace.Open(a.root, cwd, a.now)
+	if err != nil {
+		return nil, err
+	}
+	a.ws = ws
+	return ws, nil
 }
 
 // runE adapts a command body to cobra, with the context.

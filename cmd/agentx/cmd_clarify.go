@@ -21,9 +21,11 @@ func (a *app) hub() (*workspace.Workspace, *router.Hub, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	h := router.New(ws.Store, ws.Rules, ws.Root)
-	h.Warn = func(err error) { fmt.Fprintf(a.stderr, "agentx: warning: %v\n", err) }
-	return ws, h, nil
+	if a.hb == nil {
+		a.hb = router.New(ws.Store, ws.Rules, ws.Root)
+		a.hb.Warn = func(err error) { fmt.Fprintf(a.stderr, "agentx: warning: %v\n", err) }
+	}
+	return ws, a.hb, nil
 }
 
 // text returns flag's value, or else stdin when it is not a terminal.
@@ -88,6 +90,9 @@ func (f *issueFlag) require(a *app) (int, error) {
 // act opens the hub, runs one action on a clarification and prints the
 // record it returns.
 func (a *app) act(format string, fn func(h *router.Hub) (router.Record, error)) error {
+	if err := checkFormat(format); err != nil {
+		return err // before acting: a bad flag changes nothing
+	}
 	_, h, err := a.hub()
 	if err != nil {
 		return err
@@ -225,7 +230,7 @@ on your best judgment and record your assumption).`,
 	f.StringVar(&step, "step", "", "step id whose rules apply (default: the asker's step)")
 	f.BoolVar(&wait, "wait", false, "wait for the answer")
 	f.DurationVar(&timeout, "timeout", 10*time.Minute, "how long --wait waits")
-	f.StringVar(&format, "format", formatText, "text or markdown")
+	formatFlag(cmd, &format)
 	_ = cmd.MarkFlagRequired("to")
 	_ = cmd.MarkFlagRequired("topic")
 	return cmd
@@ -249,7 +254,7 @@ func newAnswerCmd(a *app) *cobra.Command {
 	}
 	cmd.Flags().StringVar(&from, "from", "", "who answers: the asked agent or human (default $AGENTX_AGENT, else the asked agent)")
 	cmd.Flags().StringVar(&body, "body", "", "the answer (default: read stdin)")
-	cmd.Flags().StringVar(&format, "format", formatText, "text or markdown")
+	formatFlag(cmd, &format)
 	return cmd
 }
 
@@ -279,7 +284,7 @@ func newFollowupCmd(a *app) *cobra.Command {
 	cmd.Flags().StringVar(&body, "body", "", "the follow-up question (default: read stdin)")
 	cmd.Flags().BoolVar(&wait, "wait", false, "wait for the answer")
 	cmd.Flags().DurationVar(&timeout, "timeout", 10*time.Minute, "how long --wait waits")
-	cmd.Flags().StringVar(&format, "format", formatText, "text or markdown")
+	formatFlag(cmd, &format)
 	return cmd
 }
 
@@ -299,7 +304,7 @@ func newResolveCmd(a *app) *cobra.Command {
 	}
 	cmd.Flags().StringVar(&from, "from", "", "the asker or human (default $AGENTX_AGENT, else the asker)")
 	cmd.Flags().StringVar(&body, "body", "", "the resolution or decision (default: the last answer)")
-	cmd.Flags().StringVar(&format, "format", formatText, "text or markdown")
+	formatFlag(cmd, &format)
 	return cmd
 }
 
@@ -320,7 +325,7 @@ func newCloseCmd(a *app, name, short string) *cobra.Command {
 		}),
 	}
 	cmd.Flags().StringVar(&reason, "reason", "", "why")
-	cmd.Flags().StringVar(&format, "format", formatText, "text or markdown")
+	formatFlag(cmd, &format)
 	return cmd
 }
 
@@ -392,7 +397,7 @@ func newShowCmd(a *app) *cobra.Command {
 		}),
 	}
 	issue.register(cmd, "show every thread of this issue")
-	cmd.Flags().StringVar(&format, "format", formatText, "text or markdown")
+	formatFlag(cmd, &format)
 	return cmd
 }
 
@@ -465,6 +470,6 @@ func newWaitCmd(a *app) *cobra.Command {
 		}),
 	}
 	cmd.Flags().DurationVar(&timeout, "timeout", 10*time.Minute, "how long to wait")
-	cmd.Flags().StringVar(&format, "format", formatText, "text or markdown")
+	formatFlag(cmd, &format)
 	return cmd
 }

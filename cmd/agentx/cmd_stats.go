@@ -75,7 +75,7 @@ time, and counts clarifications created since then.`,
 	}
 	issue.register(cmd, "only this issue")
 	cmd.Flags().StringVar(&since, "since", "", "only clarifications created since (a duration such as 168h, or an RFC 3339 time)")
-	cmd.Flags().StringVar(&format, "format", formatText, "text or markdown")
+	formatFlag(cmd, &format)
 	return cmd
 }
 

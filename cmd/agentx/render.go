@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/fatih/color"
+	"github.com/spf13/cobra"
 
 	"github.com/agentx-cli/agentx/ledger"
 	"github.com/agentx-cli/agentx/router"
@@ -16,6 +17,11 @@ const (
 	formatText     = "text"
 	formatMarkdown = "markdown"
 )
+
+// formatFlag registers --format for commands that render clarifications.
+func formatFlag(cmd *cobra.Command, p *string) {
+	cmd.Flags().StringVar(p, "format", formatText, "text or markdown")
+}
 
 func checkFormat(f string) error {
 	if f != formatText && f != formatMarkdown {
