@@ -256,23 +256,25 @@ func checkFiles(ctx context.Context, store *ledger.Store, opts Options, r *Repor
 	r.LockFiles = len(locks)
 	lopts := lock.Options{StaleAge: opts.StaleAge, Now: opts.Now}
 	for _, p := range locks {
-		info, mod, ierr := lock.Inspect(p)
-		if errors.Is(ierr, fs.ErrNotExist) {
+		ex, err := lock.Examine(p, lopts)
+		var nr *lock.NotRegularError
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
 			continue // released meanwhile
-		}
-		in := lock.StaleInput{Info: info, ModTime: mod, Now: opts.Now(), Hostname: lock.Hostname(),
-			PIDAlive: lock.PIDAlive, StaleAge: opts.StaleAge}
-		if ierr != nil {
-			in.ParseErr = ierr
-		}
-		stale, reason := lock.IsStale(in)
-		if !stale {
+		case errors.As(err, &nr):
+			r.add(Finding{Check: CheckLock, Severity: Error, Path: p, Problem: nr.Error(),
+				Action: "agentx refuses to use this issue until a person removes it: rm " + p})
+			continue
+		case err != nil:
+			r.add(Finding{Check: CheckLock, Severity: Error, Path: p, Problem: err.Error(), Action: "check the file by hand"})
+			continue
+		case !ex.Stale:
 			continue
 		}
-		f := Finding{Check: CheckLock, Severity: Error, Path: p, Problem: "stale lock: " + reason,
+		f := Finding{Check: CheckLock, Severity: Error, Path: p, Problem: "stale lock: " + ex.Reason,
 			Action: "agentx doctor --fix removes it (a writer would take it over anyway)"}
 		if opts.Fix {
-			removed, why, err := lock.RemoveIfStale(ctx, p, lopts)
+			removed, why, err := lock.RemoveIfStale(p, lopts)
 			switch {
 			case err != nil:
 				f.Action = "could not remove it: " + err.Error()

@@ -105,8 +105,11 @@ func TestDoctor(t *testing.T) {
 	// a lock left by a process on another host, an hour ago
 	old := now.Add(-time.Hour).UTC().Format(time.RFC3339)
 	write(t, s.Path(1)+".lock", `{"pid":1,"host":"elsewhere","agent":"x","token":"t","timestamp":"`+old+`","created":"`+old+`"}`, now.Add(-time.Hour))
-	// a lock held right now by this process: not stale
-	write(t, s.Path(2)+".lock", `{"pid":`+itoa(os.Getpid())+`,"host":"`+lock.Hostname()+`","agent":"x","token":"t","timestamp":"`+now.UTC().Format(time.RFC3339)+`","created":"`+now.UTC().Format(time.RFC3339)+`"}`, now)
+	// a lock held right now by this process: not stale, however old its
+	// date looks to the doctor's clock
+	held, err := lock.Acquire(t.Context(), s.Path(2), lock.Options{})
+	require.NoError(t, err)
+	defer held.Release()
 	// temp files: one a killed writer left long ago, one that may be in use
 	write(t, filepath.Join(filepath.Dir(s.Path(1)), ".issue-1.json.tmp-123"), "{", now.Add(-time.Hour))
 	write(t, filepath.Join(filepath.Dir(s.Path(1)), ".issue-2.json.tmp-456"), "{", now)

@@ -1,20 +1,26 @@
-// Package lock owns the advisory lock files that guard agentx data files:
-// Acquire creates dataPath+".lock" exclusively (a fully written temp file
-// hard-linked into place, so its JSON is never seen half-written), waits for
-// it with backoff under a context, decides when a holder's lock is stale
-// (IsStale, a pure function), takes stale locks over safely, and Release
-// removes a lock only while it is still the caller's.
+// Package lock owns the locks that guard agentx data files. Acquire first
+// queues in the kernel for an exclusive flock on dataPath+".lock.queue"
+// (sleeping, not polling; the kernel frees it the moment its holder exits,
+// so a crashed holder is recovered at once and a live one, even paused, is
+// never taken over), then creates the AgentX lock file dataPath+".lock"
+// exclusively, the protocol the AgentX TypeScript and PowerShell tools
+// follow. Only a lock file of such a foreign tool is polled for, and only it
+// (or one left by a dead process) is ever judged stale (IsStale, a pure
+// function). Check tells a writer, right before it makes a write visible,
+// whether a foreign tool took its lock file over; Release removes the lock
+// file only while it is still the caller's, then frees the queue.
 //
 // Files next to the data file:
 //
 //	issue-42.json.lock           the lock; JSON Info (pid, host, agent, token,
 //	                             timestamp, created), compatible with the
 //	                             AgentX TypeScript and PowerShell tools
+//	issue-42.json.lock.queue     an empty file agentx processes flock(2) on;
+//	                             never deleted, and must not be: a deleted
+//	                             flock file lets two processes hold it at once
 //	issue-42.json.lock.tmp-*     a lock being prepared; removed at once, but
 //	                             one can be left behind by a killed process
-//	issue-42.json.lock.takeover  an empty flock(2) guard file serialising the
-//	                             removal of lock files (stale takeover and
-//	                             Release); it is never deleted, and must not
-//	                             be: a deleted flock file lets two processes
-//	                             "hold" the guard at once
+//
+// No path here is followed through a symlink: a symlink (or a FIFO) where a
+// lock file belongs is refused with a *NotRegularError naming it.
 package lock

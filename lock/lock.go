@@ -24,7 +24,10 @@ import (
 const (
 	DefaultWait     = 5 * time.Second
 	DefaultStaleAge = 30 * time.Second
-	DefaultAgent    = "agentx"
+	// MinStaleAge is the floor of Options.StaleAge: a shorter stale age
+	// would let a foreign tool's live lock be removed under it.
+	MinStaleAge  = time.Second
+	DefaultAgent = "agentx"
 
 	// Grace is how long an empty or unparseable lock file counts as held,
 	// by its mod time: a tool that creates the file and then writes it may
@@ -33,8 +36,12 @@ const (
 
 	// Suffix is appended to a data file's path to name its lock.
 	Suffix = ".lock"
-	// TakeoverSuffix is appended to a lock's path to name its flock guard
-	// file. The guard file is never deleted (see the package doc).
+	// QueueSuffix is appended to a lock's path to name the file agentx
+	// processes queue on in the kernel (flock). It is never deleted: a
+	// deleted flock file lets two processes "hold" it at once.
+	QueueSuffix = ".queue"
+	// TakeoverSuffix named the guard file of earlier versions, which used
+	// it only around stale takeovers; doctor still recognises it.
 	TakeoverSuffix = ".takeover"
 	// TempInfix is in the names of lock files being prepared:
 	// <lock>.tmp-<random>.
@@ -42,37 +49,28 @@ const (
 )
 
 const (
-	backoffBase = time.Millisecond // first retry sleeps up to this
-	// backoffCap is kept short so a process that has waited long polls as
-	// often as a newcomer: a long cap lets fresh arrivals barge ahead of old
-	// waiters, which then starve under steady contention.
-	backoffCap = 8 * time.Millisecond
+	// Foreign holders (tools that do not queue in the kernel) are polled
+	// with full-jitter backoff from pollBase doubling to pollCap.
+	pollBase = time.Millisecond
+	pollCap  = 25 * time.Millisecond
 	// tempRefresh: a prepared lock whose timestamp is older than this is
 	// rewritten before the next link attempt, so a lock is never born old.
 	tempRefresh = time.Second
-	// releaseGuardWait bounds how long Release waits for the takeover
-	// guard, which others hold for a few system calls at a time.
-	releaseGuardWait = 5 * time.Second
 )
 
-// ErrNotHeld is returned (wrapped) by Release when the lock file is gone or
-// now carries another holder's token (it was taken over as stale); the file
-// is then left alone.
+// ErrNotHeld is returned (wrapped) by Release and Check when the lock file
+// is gone or now carries another holder's token.
 var ErrNotHeld = errors.New("lock not held")
-
-// errGuardTimeout: the Wait budget ran out while waiting for the takeover guard.
-var errGuardTimeout = errors.New("takeover guard busy")
 
 // Test hooks; nil outside tests.
 var (
-	testHookBeforeTakeover func() // after a stale lock is seen, before the guard is taken
-	linkFile               = os.Link
+	linkFile = os.Link
 )
 
 // Options tune Acquire. Zero values take the defaults.
 type Options struct {
-	Wait     time.Duration    // how long Acquire keeps trying; default 5s (measured on the real clock)
-	StaleAge time.Duration    // a lock older than this is stale; default 30s
+	Wait     time.Duration    // how long Acquire may wait in all; default 5s (measured on the real clock)
+	StaleAge time.Duration    // a foreign lock older than this is stale; default 30s, at least MinStaleAge
 	Agent    string           // written into the lock file; default "agentx"
 	Now      func() time.Time // clock for lock timestamps and staleness; default time.Now
 }
@@ -84,6 +82,7 @@ func (o Options) withDefaults() Options {
 	if o.StaleAge <= 0 {
 		o.StaleAge = DefaultStaleAge
 	}
+	o.StaleAge = max(o.StaleAge, MinStaleAge)
 	if o.Agent == "" {
 		o.Agent = DefaultAgent
 	}
@@ -104,6 +103,10 @@ type Info struct {
 	Timestamp string `json:"timestamp"`
 	Created   string `json:"created"`
 }
+
+// fromAgentx reports whether an agentx process wrote the lock (only agentx
+// writes a token).
+func (i *Info) fromAgentx() bool { return i != nil && i.Token != "" }
 
 // describe names a holder for messages: agent "x" (pid 1 on host "h").
 func (i *Info) describe() string {
@@ -127,34 +130,91 @@ func (i *Info) describe() string {
 }
 
 // TimeoutError is returned by Acquire when the lock stayed held for the
-// whole Wait budget. Holder is the last lock content seen (nil if it could
-// not be parsed); Age is how old that lock was.
+// whole Wait budget. Holder is the last lock content seen (nil if none
+// could be read); Age is how old that lock was. Queued is how many other
+// agentx processes were waiting for the lock in the kernel when this one
+// gave up (-1: unknown on this system). Foreign says the holder is a tool
+// that does not queue in the kernel (an AgentX TypeScript or PowerShell
+// tool, or a lock file left by one).
 type TimeoutError struct {
 	Path     string
 	Holder   *Info
 	Age      time.Duration
 	Waited   time.Duration
-	StaleAge time.Duration // the stale age in force, to say when the lock goes stale
+	StaleAge time.Duration // the stale age in force, to say when a foreign lock goes stale
+	Queued   int
+	Foreign  bool
 }
 
 func (e *TimeoutError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "lock %s: still held after waiting %s: held by %s", e.Path, round(e.Waited), e.Holder.describe())
-	if e.Age > 0 {
-		fmt.Fprintf(&b, " for %s", round(e.Age))
+	fmt.Fprintf(&b, "lock %s: still held after waiting %s", e.Path, round(e.Waited))
+	if e.Holder != nil || e.Age > 0 {
+		fmt.Fprintf(&b, ": held by %s", e.Holder.describe())
+		if e.Age > 0 {
+			fmt.Fprintf(&b, " for %s", round(e.Age))
+		}
 	}
-	fmt.Fprintf(&b, "; if that process is gone, delete %s", e.Path)
-	if left := e.StaleAge - e.Age; e.StaleAge > 0 && left > 0 {
-		fmt.Fprintf(&b, " or wait %ds for it to go stale", int(math.Ceil(left.Seconds())))
+	if e.Queued > 0 {
+		fmt.Fprintf(&b, "; %d other agentx process(es) were queued for it", e.Queued)
 	}
-	b.WriteString("; `agentx doctor --fix` removes stale locks")
+	if e.Foreign {
+		b.WriteString("; the holder is not an agentx process")
+		if left := e.StaleAge - e.Age; left > 0 {
+			fmt.Fprintf(&b, "; it goes stale in %ds (stale age %s) and is then taken over", int(math.Ceil(left.Seconds())), e.StaleAge)
+		}
+		fmt.Fprintf(&b, "; if that tool is gone, delete %s", e.Path)
+		return b.String()
+	}
+	b.WriteString("; agentx waiters are served one at a time and a write holds the lock for milliseconds, so a long hold means the holder is stuck or paused")
+	if e.Holder != nil && e.Holder.PID > 0 && e.Holder.Host == Hostname() {
+		fmt.Fprintf(&b, ": resume it (kill -CONT %d) or end it (kill %d); its lock is freed the moment it exits", e.Holder.PID, e.Holder.PID)
+	} else {
+		b.WriteString(": resume or end that process; its lock is freed the moment it exits")
+	}
+	b.WriteString("; or retry with a longer wait ([lock] wait in .agentx/config.toml)")
 	return b.String()
 }
+
+// NotRegularError is a lock (or queue) path that is a symlink or another
+// non-regular file. agentx never follows or removes it: a person must.
+type NotRegularError struct {
+	Path string
+	Mode fs.FileMode
+}
+
+func (e *NotRegularError) Error() string {
+	what := "not a regular file"
+	if e.Mode&fs.ModeSymlink != 0 {
+		what = "a symbolic link"
+	}
+	return fmt.Sprintf("lock %s: is %s; agentx neither follows nor removes it: check where it came from, then delete it (rm %s)", e.Path, what, e.Path)
+}
+
+// LostError says the lock file no longer carries the caller's token: a
+// foreign tool removed it as stale (the holder was paused past the stale
+// age) and someone else may hold it now. Whatever the caller was about to
+// write must not be written.
+type LostError struct {
+	Path string
+	Now  *Info // the lock file's content now; nil if it is gone
+}
+
+func (e *LostError) Error() string {
+	now := "the lock file is gone"
+	if e.Now != nil {
+		now = "it is now held by " + e.Now.describe()
+	}
+	return fmt.Sprintf("lock %s: lost while held (this process was paused or slow past the stale age and another tool took the lock over): %s; nothing was written, run the command again", e.Path, now)
+}
+
+func (e *LostError) Unwrap() error { return ErrNotHeld }
 
 // Lock is a held lock.
 type Lock struct {
 	path     string
 	info     Info
+	queue    *flock.Flock
 	prev     *Info  // the stale lock this one replaced, if any
 	reason   string // why prev was stale
 	mu       sync.Mutex
@@ -184,13 +244,23 @@ var hostname = sync.OnceValue(func() string {
 // os.Hostname fails, which makes our locks look foreign: judged by age only).
 func Hostname() string { return hostname() }
 
-// Acquire takes the lock file dataPath+".lock". It retries with short
-// exponential backoff and full jitter (1 ms doubling to 8 ms) until
-// opts.Wait has passed, then returns a *TimeoutError; if ctx ends first it
-// returns ctx.Err(), wrapped. A stale lock (see IsStale) is taken over:
-// under the flock guard <lock>.takeover it is re-read, removed only if it is
-// still the same file with the same content, and the link is tried again, so
-// of several processes taking over one stale lock at most one wins.
+// Acquire takes the lock of dataPath in two steps:
+//
+//  1. it queues in the kernel for an exclusive flock on dataPath+".lock.queue",
+//     sleeping until the holder releases it (no polling), for at most
+//     opts.Wait or until ctx ends; the kernel frees it when its holder
+//     exits, so a crashed holder costs nothing and a live one, even
+//     paused, is never taken over;
+//  2. holding that, it creates the AgentX lock file dataPath+".lock"
+//     exclusively (a prepared temp file hard-linked into place), the
+//     protocol foreign AgentX writers follow. A lock file found there was
+//     written by a foreign tool or left by a dead process (any live agentx
+//     holder would hold the kernel lock): a stale one (IsStale) is
+//     removed, a live foreign one is polled with backoff until it goes.
+//
+// When the budget runs out it returns a *TimeoutError; when ctx ends,
+// ctx.Err() wrapped. A lock path that is a symlink gives a
+// *NotRegularError at once.
 func Acquire(ctx context.Context, dataPath string, opts Options) (*Lock, error) {
 	opts = opts.withDefaults()
 	path := dataPath + Suffix
@@ -244,45 +314,114 @@ type acquirer struct {
 	reason string
 }
 
+func (a *acquirer) deadline() time.Time { return a.start.Add(a.opts.Wait) }
+
 func (a *acquirer) run() (*Lock, error) {
-	deadline := a.start.Add(a.opts.Wait)
-	var last *snapshot
+	q, err := a.queue()
+	if err != nil {
+		return nil, err
+	}
+	lk, err := a.create()
+	if err != nil {
+		_ = q.Unlock()
+		return nil, err
+	}
+	lk.queue = q
+	return lk, nil
+}
+
+// queue takes the kernel lock on the queue file, sleeping in the kernel
+// while another process holds it. A wait that gives up leaves a goroutine
+// behind that releases the lock the moment the kernel grants it.
+func (a *acquirer) queue() (*flock.Flock, error) {
+	qpath := a.path + QueueSuffix
+	if err := os.MkdirAll(filepath.Dir(qpath), 0o755); err != nil {
+		return nil, fmt.Errorf("lock %s: %w", a.path, err)
+	}
+	fl := flock.New(qpath, flock.SetFlag(os.O_CREATE|os.O_RDONLY|noFollow), flock.SetPermissions(0o644))
+	ok, err := fl.TryLock()
+	if err != nil {
+		return nil, a.queueErr(qpath, err)
+	}
+	if ok {
+		return fl, nil
+	}
+	done := make(chan error, 1)
+	go func() { done <- fl.Lock() }()
+	timer := time.NewTimer(time.Until(a.deadline()))
+	defer timer.Stop()
+	select {
+	case err := <-done:
+		if err != nil {
+			return nil, a.queueErr(qpath, err)
+		}
+		return fl, nil
+	case <-a.ctx.Done():
+		abandon(fl, done)
+		return nil, fmt.Errorf("lock %s: acquire: %w", a.path, a.ctx.Err())
+	case <-timer.C:
+		queued := queueDepth(qpath)
+		abandon(fl, done)
+		e := &TimeoutError{Path: a.path, Waited: time.Since(a.start), StaleAge: a.opts.StaleAge, Queued: queued}
+		if snap, err := readSnapshot(a.path); err == nil {
+			e.Holder, e.Age = snap.info, a.age(snap)
+		}
+		return nil, e
+	}
+}
+
+// abandon leaves a kernel wait: if the lock is granted after all, it is
+// released at once.
+func abandon(fl *flock.Flock, done <-chan error) {
+	go func() {
+		if <-done == nil {
+			_ = fl.Unlock()
+		}
+	}()
+}
+
+func (a *acquirer) queueErr(qpath string, err error) error {
+	if errors.Is(err, syscall.ELOOP) {
+		return &NotRegularError{Path: qpath, Mode: fs.ModeSymlink}
+	}
+	if fi, lerr := os.Lstat(qpath); lerr == nil && !fi.Mode().IsRegular() {
+		return &NotRegularError{Path: qpath, Mode: fi.Mode()}
+	}
+	return fmt.Errorf("lock %s: queue: %w", a.path, err)
+}
+
+// create makes the AgentX lock file while the kernel lock is held.
+func (a *acquirer) create() (*Lock, error) {
+	deadline := a.deadline()
 	for attempt := 0; ; attempt++ {
 		won, err := a.tryCreate()
 		if err != nil {
 			return nil, err
 		}
 		if won {
-			return a.lock(), nil
+			return &Lock{path: a.path, info: a.info, prev: a.prev, reason: a.reason}, nil
 		}
-
 		snap, err := readSnapshot(a.path)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
-			// Released between our attempt and our read: try again at once.
-			if time.Now().Before(deadline) {
-				continue
-			}
+			continue // a foreign tool released it between our attempt and our read
 		case err != nil:
-			return nil, fmt.Errorf("lock %s: read holder: %w", a.path, err)
-		default:
-			last = snap
-			if stale, reason := IsStale(a.staleInput(snap)); stale {
-				won, err := a.takeover(snap, reason, deadline)
-				switch {
-				case errors.Is(err, errGuardTimeout):
-					return nil, a.timeout(last)
-				case err != nil:
-					return nil, err
-				case won:
-					return a.lock(), nil
-				}
-			}
+			return nil, err
 		}
-
+		if stale, reason := IsStale(a.staleInput(snap)); stale {
+			if err := os.Remove(a.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return nil, fmt.Errorf("lock %s: remove stale lock: %w", a.path, err)
+			}
+			a.prev, a.reason = snap.info, reason
+			if a.prev == nil {
+				a.prev = &Info{}
+			}
+			continue
+		}
 		now := time.Now()
 		if !now.Before(deadline) {
-			return nil, a.timeout(last)
+			return nil, &TimeoutError{Path: a.path, Waited: now.Sub(a.start), StaleAge: a.opts.StaleAge,
+				Holder: snap.info, Age: a.age(snap), Foreign: true, Queued: -1}
 		}
 		if err := sleep(a.ctx, min(backoff(attempt), deadline.Sub(now))); err != nil {
 			return nil, fmt.Errorf("lock %s: acquire: %w", a.path, err)
@@ -290,11 +429,20 @@ func (a *acquirer) run() (*Lock, error) {
 	}
 }
 
+// age is how old the lock in snap is.
+func (a *acquirer) age(s *snapshot) time.Duration {
+	created := s.fi.ModTime()
+	if s.info != nil {
+		created, _ = s.info.createdAt(created)
+	}
+	return max(a.opts.Now().Sub(created), 0)
+}
+
 // backoff returns a full-jitter delay: uniform in [0, min(cap, base*2^n)].
 func backoff(attempt int) time.Duration {
-	ceil := backoffCap
+	ceil := pollCap
 	if attempt < 16 {
-		ceil = min(backoffCap, backoffBase<<attempt)
+		ceil = min(pollCap, pollBase<<attempt)
 	}
 	return mrand.N(ceil + 1)
 }
@@ -314,6 +462,8 @@ func sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
+// staleInput judges a lock file found while holding the kernel lock:
+// Orphaned, since no live agentx process on this host can hold it.
 func (a *acquirer) staleInput(s *snapshot) StaleInput {
 	return StaleInput{
 		Info:     s.info,
@@ -324,28 +474,12 @@ func (a *acquirer) staleInput(s *snapshot) StaleInput {
 		PIDAlive: PIDAlive,
 		StaleAge: a.opts.StaleAge,
 		Grace:    Grace,
+		Orphaned: true,
 	}
-}
-
-func (a *acquirer) timeout(last *snapshot) error {
-	e := &TimeoutError{Path: a.path, Waited: time.Since(a.start), StaleAge: a.opts.StaleAge}
-	if last != nil {
-		e.Holder = last.info
-		created := last.fi.ModTime()
-		if last.info != nil {
-			created, _ = last.info.createdAt(created)
-		}
-		e.Age = max(a.opts.Now().Sub(created), 0)
-	}
-	return e
-}
-
-func (a *acquirer) lock() *Lock {
-	return &Lock{path: a.path, info: a.info, prev: a.prev, reason: a.reason}
 }
 
 // prepare (re)writes the lock content, and unless the file system lacks
-// hard links, a synced temp file holding it, when there is none yet or its
+// hard links, a temp file holding it, when there is none yet or its
 // timestamp is more than tempRefresh old.
 func (a *acquirer) prepare() error {
 	now := a.opts.Now()
@@ -393,7 +527,7 @@ func writeTemp(lockPath string, data []byte) (name string, err error) {
 	// No fsync: other processes see the content through the page cache
 	// before link() makes it the lock, which is all "never half-written"
 	// needs. A lock need not survive a power loss: after a reboot its
-	// holder is gone, and an empty or garbled lock is stale after Grace.
+	// holder is gone.
 	if _, err := f.Write(data); err != nil {
 		return "", err
 	}
@@ -411,8 +545,8 @@ func (a *acquirer) removeTemp() {
 }
 
 // tryCreate makes one attempt to create the lock file: link the prepared
-// temp file to the lock name, which fails with EEXIST while someone holds it.
-// It reports false, nil when the lock is held.
+// temp file to the lock name (link(2) never follows a symlink there). It
+// reports false, nil when a lock file is in the way.
 func (a *acquirer) tryCreate() (bool, error) {
 	if err := a.prepare(); err != nil {
 		return false, err
@@ -447,7 +581,7 @@ func linkUnsupported(err error) bool {
 // place: the fallback where hard links are missing. Readers may then see it
 // empty for an instant, which IsStale's grace window covers.
 func (a *acquirer) createExcl() (bool, error) {
-	f, err := os.OpenFile(a.path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	f, err := os.OpenFile(a.path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|noFollow, 0o644)
 	if errors.Is(err, fs.ErrExist) {
 		return false, nil
 	}
@@ -465,161 +599,125 @@ func (a *acquirer) createExcl() (bool, error) {
 	return true, nil
 }
 
-// takeover replaces the stale lock seen in snap. Under the guard flock it
-// re-reads the lock and removes it only if it is still the same file with the
-// same content, then makes one attempt to create ours. won is false if
-// someone else got there first.
-func (a *acquirer) takeover(seen *snapshot, reason string, deadline time.Time) (won bool, err error) {
-	if testHookBeforeTakeover != nil {
-		testHookBeforeTakeover()
+// Check reports whether the lock file still carries this lock's token: a
+// *LostError if a foreign tool took it over meanwhile. A writer calls it
+// right before it makes its write visible.
+func (l *Lock) Check() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.released {
+		return fmt.Errorf("lock %s: check: already released: %w", l.path, ErrNotHeld)
 	}
-	unlock, err := lockGuard(a.ctx, a.path, deadline)
-	if err != nil {
-		if errors.Is(err, errGuardTimeout) {
-			return false, err
-		}
-		return false, fmt.Errorf("lock %s: takeover: %w", a.path, err)
-	}
-	defer func() {
-		if uerr := unlock(); uerr != nil && err == nil {
-			err = fmt.Errorf("lock %s: takeover: unlock guard: %w", a.path, uerr)
-		}
-	}()
+	return l.check()
+}
 
-	removed := false
-	cur, err := readSnapshot(a.path)
+func (l *Lock) check() error {
+	cur, err := readSnapshot(l.path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		// Gone already: just try to create ours.
+		return &LostError{Path: l.path}
 	case err != nil:
-		return false, fmt.Errorf("lock %s: takeover: re-read: %w", a.path, err)
-	case !cur.same(seen):
-		return false, nil // replaced or taken over by someone else meanwhile
-	default:
-		if err := os.Remove(a.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return false, fmt.Errorf("lock %s: takeover: remove stale lock: %w", a.path, err)
-		}
-		removed = true
+		return err
+	case cur.info == nil || cur.info.Token != l.info.Token:
+		return &LostError{Path: l.path, Now: cur.info}
 	}
-	won, err = a.tryCreate()
-	if won && removed {
-		a.prev, a.reason = seen.info, reason
-		if a.prev == nil {
-			a.prev = &Info{}
-		}
-	}
-	return won, err
+	return nil
 }
 
-// lockGuard takes the flock on <lockPath>.takeover, retrying with backoff
-// until ctx ends (its error is returned) or the deadline, if not zero,
-// passes (errGuardTimeout). The guard is only ever held for a few system
-// calls.
-func lockGuard(ctx context.Context, lockPath string, deadline time.Time) (unlock func() error, err error) {
-	fl := flock.New(lockPath+TakeoverSuffix, flock.SetPermissions(0o644))
-	for attempt := 0; ; attempt++ {
-		ok, err := fl.TryLock()
-		if err != nil {
-			return nil, fmt.Errorf("guard %s: %w", fl.Path(), err)
-		}
-		if ok {
-			return fl.Unlock, nil
-		}
-		d := backoff(attempt)
-		if !deadline.IsZero() {
-			left := time.Until(deadline)
-			if left <= 0 {
-				return nil, errGuardTimeout
-			}
-			d = min(d, left)
-		}
-		if err := sleep(ctx, d); err != nil {
-			return nil, err
-		}
-	}
-}
-
-// Release removes the lock file if its token is still ours. If the file is
-// gone or holds another token (the lock was taken over as stale), it is left
-// alone and the error wraps ErrNotHeld. Releasing twice also gives ErrNotHeld.
-// The removal happens under the takeover guard, so it cannot remove a lock
-// that a concurrent takeover has just put in place of ours.
+// Release removes the lock file if its token is still ours, then frees the
+// kernel lock, waking the next waiter. If the file is gone or holds another
+// token it is left alone and the error wraps ErrNotHeld. Releasing twice
+// also gives ErrNotHeld.
 func (l *Lock) Release() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.released {
 		return fmt.Errorf("lock %s: release: already released: %w", l.path, ErrNotHeld)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), releaseGuardWait)
-	defer cancel()
-	unlock, err := lockGuard(ctx, l.path, time.Time{})
-	if err != nil {
-		return fmt.Errorf("lock %s: release: %w", l.path, err)
+	l.released = true
+	err := l.check()
+	if err == nil {
+		if rerr := os.Remove(l.path); rerr != nil {
+			err = fmt.Errorf("lock %s: release: remove: %w", l.path, rerr)
+		}
+	} else {
+		err = fmt.Errorf("lock %s: release: %w", l.path, err)
 	}
-	err = l.release()
-	if uerr := unlock(); uerr != nil && err == nil {
-		err = fmt.Errorf("lock %s: release: unlock guard: %w", l.path, uerr)
+	if l.queue != nil {
+		if uerr := l.queue.Unlock(); uerr != nil && err == nil {
+			err = fmt.Errorf("lock %s: release: unlock queue: %w", l.path, uerr)
+		}
 	}
 	return err
 }
 
-func (l *Lock) release() error {
-	cur, err := readSnapshot(l.path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		l.released = true
-		return fmt.Errorf("lock %s: release: the lock file is gone (taken over as stale?): %w", l.path, ErrNotHeld)
-	case err != nil:
-		return fmt.Errorf("lock %s: release: re-read: %w", l.path, err)
-	case cur.info == nil || cur.info.Token != l.info.Token:
-		l.released = true
-		return fmt.Errorf("lock %s: release: now held by %s: %w", l.path, cur.info.describe(), ErrNotHeld)
-	}
-	if err := os.Remove(l.path); err != nil {
-		return fmt.Errorf("lock %s: release: remove: %w", l.path, err)
-	}
-	l.released = true
-	return nil
+// Examination is what Examine found about a lock file.
+type Examination struct {
+	Held    bool   // a live agentx process holds the kernel lock
+	Stale   bool   // nobody holds it: it may be removed
+	Removed bool   // RemoveIfStale removed it
+	Reason  string // why, for messages
 }
 
-// RemoveIfStale removes the lock file at lockPath if IsStale says it is stale
-// (with opts.StaleAge and opts.Now), through the same guarded re-check as a
-// takeover, so it never removes a lock that was replaced meanwhile. It is
-// meant for a doctor command. A missing lock file is not an error.
-func RemoveIfStale(ctx context.Context, lockPath string, opts Options) (removed bool, reason string, err error) {
-	opts = opts.withDefaults()
-	seen, err := readSnapshot(lockPath)
+// tryQueue takes the kernel lock of lockPath without waiting: ok is false
+// when a live agentx process holds it.
+func tryQueue(lockPath string) (fl *flock.Flock, ok bool, err error) {
+	fl = flock.New(lockPath+QueueSuffix, flock.SetFlag(os.O_CREATE|os.O_RDONLY|noFollow), flock.SetPermissions(0o644))
+	ok, err = fl.TryLock()
+	if err != nil {
+		return nil, false, fmt.Errorf("lock %s: queue: %w", lockPath, err)
+	}
+	return fl, ok, nil
+}
+
+// heldByAgentx is the reason given for a lock a live agentx process holds.
+const heldByAgentx = "held by a live agentx process (it holds the kernel lock)"
+
+// Examine judges the lock file at lockPath for a doctor command: held by a
+// live agentx process (it holds the kernel lock), or stale by the same
+// rules Acquire applies. A symlink or other non-regular file gives a
+// *NotRegularError; a missing file an error matching fs.ErrNotExist.
+func Examine(lockPath string, opts Options) (Examination, error) {
+	return examine(lockPath, opts, false)
+}
+
+// RemoveIfStale removes the lock file at lockPath if Examine finds it
+// stale, holding the kernel lock meanwhile so that no agentx process can
+// take or release it in between. It is meant for a doctor command. A
+// missing lock file is not an error.
+func RemoveIfStale(lockPath string, opts Options) (removed bool, reason string, err error) {
+	ex, err := examine(lockPath, opts, true)
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, "no lock file", nil
 	}
+	return ex.Removed, ex.Reason, err
+}
+
+func examine(lockPath string, opts Options, remove bool) (Examination, error) {
+	opts = opts.withDefaults()
+	if _, err := readSnapshot(lockPath); err != nil {
+		return Examination{}, err // missing, or not a regular file
+	}
+	fl, ok, err := tryQueue(lockPath)
 	if err != nil {
-		return false, "", fmt.Errorf("lock %s: read: %w", lockPath, err)
+		return Examination{}, err
+	}
+	if !ok {
+		return Examination{Held: true, Reason: heldByAgentx}, nil
+	}
+	defer func() { _ = fl.Unlock() }()
+	snap, err := readSnapshot(lockPath)
+	if err != nil {
+		return Examination{}, err
 	}
 	a := &acquirer{path: lockPath, opts: opts, host: hostname()}
-	stale, reason := IsStale(a.staleInput(seen))
-	if !stale {
-		return false, reason, nil
-	}
-	unlock, err := lockGuard(ctx, lockPath, time.Time{})
-	if err != nil {
-		return false, reason, fmt.Errorf("lock %s: remove stale: %w", lockPath, err)
-	}
-	defer func() {
-		if uerr := unlock(); uerr != nil && err == nil {
-			err = fmt.Errorf("lock %s: remove stale: unlock guard: %w", lockPath, uerr)
+	ex := Examination{}
+	ex.Stale, ex.Reason = IsStale(a.staleInput(snap))
+	if ex.Stale && remove {
+		if err := os.Remove(lockPath); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return ex, fmt.Errorf("lock %s: remove stale: %w", lockPath, err)
 		}
-	}()
-	cur, err := readSnapshot(lockPath)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return false, "no lock file", nil
-	case err != nil:
-		return false, reason, fmt.Errorf("lock %s: remove stale: re-read: %w", lockPath, err)
-	case !cur.same(seen):
-		return false, "the lock changed while checking it; left alone", nil
+		ex.Removed = true
 	}
-	if err := os.Remove(lockPath); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return false, reason, fmt.Errorf("lock %s: remove stale: %w", lockPath, err)
-	}
-	return true, reason, nil
+	return ex, nil
 }

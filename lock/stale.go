@@ -28,14 +28,23 @@ type StaleInput struct {
 	PIDAlive func(int) bool // reports whether a PID runs on this host; nil: assume alive
 	StaleAge time.Duration  // a lock older than this is stale; 0: DefaultStaleAge
 	Grace    time.Duration  // how long unparseable content counts as held; 0: Grace
+	// Orphaned says the caller holds the kernel lock, so no live agentx
+	// process can hold this lock file: one written by agentx on this host
+	// is left by a dead process (or one whose pid was reused) and stale.
+	Orphaned bool
 }
 
 // IsStale applies the staleness rules to one lock and says why:
 //
 //   - empty or unparseable content is held for the grace window after its
 //     mod time (another tool may be writing it), stale after that;
+//   - a lock written by agentx on this host while the caller holds the
+//     kernel lock (Orphaned) is stale at once: its writer is gone;
 //   - on our host, a lock whose PID is no longer running is stale at once;
-//   - a lock created in the future (clock skew) is not stale;
+//   - a lock dated in the future (clock skew, or a forged date) is judged
+//     by its file's mod time instead; if that is in the future too, it is
+//     stale once its date is more than the stale age ahead, so no date can
+//     hold an issue forever;
 //   - a lock older than the stale age is stale, wherever it comes from.
 //
 // The age is taken from created, else timestamp, else the mod time. A lock
@@ -60,17 +69,31 @@ func IsStale(in StaleInput) (stale bool, reason string) {
 		return true, fmt.Sprintf("unparseable lock modified %s ago (grace window %s)", round(age), grace)
 	}
 	info := in.Info
+	local := info.Host != "" && info.Host == in.Hostname
 
-	if info.Host != "" && info.Host == in.Hostname && info.PID > 0 &&
-		in.PIDAlive != nil && !in.PIDAlive(info.PID) {
+	if in.Orphaned && local && info.fromAgentx() {
+		return true, fmt.Sprintf("left by agentx pid %d, which no longer holds it", info.PID)
+	}
+	if local && info.PID > 0 && in.PIDAlive != nil && !in.PIDAlive(info.PID) {
 		return true, fmt.Sprintf("pid %d is no longer running on this host (%s)", info.PID, info.Host)
 	}
 
 	created, from := info.createdAt(in.ModTime)
 	age := in.Now.Sub(created)
+	if age < 0 && from != "modified" {
+		if mage := in.Now.Sub(in.ModTime); mage >= 0 {
+			skew := fmt.Sprintf(" (its %s date is %s in the future: clock skew)", from, round(-age))
+			if mage > staleAge {
+				return true, fmt.Sprintf("modified %s ago, older than the stale age %s%s", round(mage), staleAge, skew)
+			}
+			return false, fmt.Sprintf("modified %s ago, within the stale age %s%s", round(mage), staleAge, skew)
+		}
+	}
 	switch {
+	case age < -staleAge:
+		return true, fmt.Sprintf("%s is %s in the future, more than the stale age %s: a wrong clock or a forged date", from, round(-age), staleAge)
 	case age < 0:
-		return false, fmt.Sprintf("%s is %s in the future (clock skew); not stale", from, round(-age))
+		return false, fmt.Sprintf("%s is %s in the future (clock skew); stale once it is more than %s ahead or older than %s", from, round(-age), staleAge, staleAge)
 	case age > staleAge:
 		return true, fmt.Sprintf("%s %s ago, older than the stale age %s", from, round(age), staleAge)
 	default:
@@ -180,23 +203,25 @@ type snapshot struct {
 	parseErr error
 }
 
-// same reports whether two snapshots are of the very same lock: the same
-// file (inode) with the same content (so the same random token).
-func (s *snapshot) same(o *snapshot) bool {
-	return os.SameFile(s.fi, o.fi) && bytes.Equal(s.raw, o.raw)
-}
-
-// readSnapshot reads a lock file. Errors are unwrapped os errors, so
-// errors.Is(err, fs.ErrNotExist) tells a vanished lock.
+// readSnapshot reads a lock file without following a symlink and without
+// blocking on a FIFO. Errors are unwrapped os errors, so
+// errors.Is(err, fs.ErrNotExist) tells a vanished lock; a symlink or other
+// non-regular file is a *NotRegularError.
 func readSnapshot(path string) (*snapshot, error) {
-	f, err := os.Open(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|noFollow|nonBlock, 0)
 	if err != nil {
+		if fi, lerr := os.Lstat(path); lerr == nil && !fi.Mode().IsRegular() {
+			return nil, &NotRegularError{Path: path, Mode: fi.Mode()}
+		}
 		return nil, err
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
 		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, &NotRegularError{Path: path, Mode: fi.Mode()}
 	}
 	raw, err := io.ReadAll(io.LimitReader(f, 64<<10))
 	if err != nil {
