@@ -321,7 +321,7 @@ func checkIndex(ctx context.Context, store *ledger.Store, opts Options, r *Repor
 		return
 	}
 	var problem string
-	ix, err := store.ReadIndex()
+	ix, _, err := store.ReadIndex()
 	switch {
 	case err != nil:
 		problem = err.Error()

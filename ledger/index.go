@@ -5,39 +5,46 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
+	"strings"
+	"time"
 
 	"github.com/agentx-cli/agentx/internal/atomicfile"
 	"github.com/agentx-cli/agentx/internal/textsim"
-	"github.com/agentx-cli/agentx/lock"
 )
 
 // The index of open clarifications lets the monitor and `ready` cost
 // O(open clarifications) instead of O(every ledger ever written). It is
-// derived data: Update keeps it in step, in the same transaction as the
-// ledger write (under the ledger's lock, after the ledger's atomic write,
-// the index is rewritten under its own lock; the lock order is always
-// ledger → index), and RebuildIndex recreates it from the ledgers.
+// derived data, kept per issue so that a write to issue N touches only
+// issue N's files: index/issue-N.json holds issue N's open clarifications
+// and exists only while it has some. Update writes it under the ledger's
+// lock, stamped with the identity (inode, size, mod time) of the ledger
+// file it was derived from, before it renames that ledger into place; a
+// reader that finds the stamp does not match the ledger now on disk (a
+// writer killed between the two renames, a foreign AgentX tool's write)
+// derives the entries from the ledger instead. RebuildIndex recreates every
+// file from the ledgers, and marks the index as built.
 const (
-	// IndexFile is the index, relative to the state directory.
-	IndexFile = "index/open.json"
-	// IndexDirtyFile marks the index as behind the ledgers: an Update wrote
-	// its ledger but could not update the index. Readers then scan the
-	// ledgers, and the next LoadIndex rebuilds.
-	IndexDirtyFile = "index/open.json.dirty"
-	// IndexVersion is the format version written into the index.
-	IndexVersion = 1
+	// IndexDir holds the per-issue index files, relative to the state
+	// directory.
+	IndexDir = "index"
+	// IndexBuiltFile marks an index built from every ledger (by
+	// RebuildIndex); without it, readers scan the ledgers.
+	IndexBuiltFile = "index/built-v2"
+	// IndexVersion is the format version written into each file.
+	IndexVersion = 2
 )
 
-// Index is the content of the index file: every open (pending, answered,
-// stale or escalated) clarification, by issue.
+// Index is every open (pending, answered, stale or escalated)
+// clarification, by issue: the per-issue files read together.
 type Index struct {
-	Version int                  `json:"version"`
-	Issues  map[int][]IndexEntry `json:"issues"`
+	Issues map[int][]IndexEntry
 }
 
 // IndexEntry is what the monitor and the ready gate need to know about one
@@ -100,7 +107,7 @@ func EntriesOf(l *Ledger) []IndexEntry {
 }
 
 // NewIndex returns an empty index.
-func NewIndex() *Index { return &Index{Version: IndexVersion, Issues: map[int][]IndexEntry{}} }
+func NewIndex() *Index { return &Index{Issues: map[int][]IndexEntry{}} }
 
 // Set replaces issue's entries with l's open clarifications. The question
 // sketches of entries already in the index are kept when their round and
@@ -196,8 +203,72 @@ func timePtrEqual(a, b *Time) bool {
 	return a.Equal(b.Time)
 }
 
-// IndexUnusableError says why the index cannot be trusted as it is: it is
-// missing, marked dirty, or of another version. Readers then scan the
+// Due is the first moment the monitor may have something to do about
+// this entry on its own (the stale rule): when a pending question goes
+// stale, when a stale one was marked (its retry is due at once), or, once
+// retried, when it escalates. The zero time: nothing is ever due (an
+// answered or escalated clarification waits for a person or an agent).
+func (e IndexEntry) Due() time.Time {
+	switch e.Status {
+	case Pending:
+		return e.StaleAfter.Time
+	case Stale:
+		if !e.Retried() {
+			return e.StaleSince() // its retry, if it can have one
+		}
+		return e.EscalatesAt()
+	}
+	return time.Time{}
+}
+
+// DefaultSLA applies when an entry carries no usable SLA.
+const DefaultSLA = 30 * time.Minute
+
+// SLA is how long the entry's current round was given: from its question
+// to staleAfter.
+func (e IndexEntry) SLA() time.Duration {
+	if d := e.StaleAfter.Sub(e.Asked.Time); d > 0 {
+		return d
+	}
+	return DefaultSLA
+}
+
+// Retried reports whether the automatic retry of the current round was
+// made: a retry recorded at or after the round's question. (Not "after it
+// went stale": StaleAt and RetriedAt may come from different processes,
+// whose clocks may disagree by a little; a round lasts at least its SLA.)
+func (e IndexEntry) Retried() bool {
+	return e.Monitor != nil && e.Monitor.RetriedAt != nil && !e.Monitor.RetriedAt.Before(e.Asked.Time)
+}
+
+// StaleSince is when the entry went stale: when the monitor marked it, else
+// its staleAfter.
+func (e IndexEntry) StaleSince() time.Time {
+	if e.Monitor != nil && e.Monitor.StaleAt != nil {
+		return e.Monitor.StaleAt.Time
+	}
+	return e.StaleAfter.Time
+}
+
+// EscalatesAt is when a stale entry is escalated: one SLA after it went
+// stale.
+func (e IndexEntry) EscalatesAt() time.Time { return e.StaleSince().Add(e.SLA()) }
+
+// Due is the earliest Due of the index's entries (zero: nothing is due).
+func (ix *Index) Due() time.Time {
+	var due time.Time
+	for _, es := range ix.Issues {
+		for _, e := range es {
+			if d := e.Due(); !d.IsZero() && (due.IsZero() || d.Before(due)) {
+				due = d
+			}
+		}
+	}
+	return due
+}
+
+// IndexUnusableError says why the index cannot be trusted as a whole: it
+// was never built (or by an older version). Readers then scan the
 // ledgers; LoadIndex rebuilds it.
 type IndexUnusableError struct {
 	Path   string
@@ -206,135 +277,253 @@ type IndexUnusableError struct {
 
 func (e *IndexUnusableError) Error() string { return fmt.Sprintf("index %s: %s", e.Path, e.Reason) }
 
-// IndexPath is the index file's path.
-func (s *Store) IndexPath() string { return filepath.Join(s.dir, filepath.FromSlash(IndexFile)) }
+// IndexPath is the index directory.
+func (s *Store) IndexPath() string { return filepath.Join(s.dir, IndexDir) }
 
-func (s *Store) dirtyPath() string { return filepath.Join(s.dir, filepath.FromSlash(IndexDirtyFile)) }
+// IssueIndexPath is the index file of an issue.
+func (s *Store) IssueIndexPath(issue int) string {
+	return filepath.Join(s.dir, IndexDir, "issue-"+strconv.Itoa(issue)+".json")
+}
 
-// ReadIndex reads the index without locking (it is replaced by atomic
-// renames, so the read sees a whole file). An index that is missing, marked
-// dirty or of another version gives an *IndexUnusableError; one that does
-// not parse, a *CorruptError.
-func (s *Store) ReadIndex() (*Index, error) {
-	path := s.IndexPath()
-	if _, err := os.Stat(s.dirtyPath()); err == nil {
-		return nil, &IndexUnusableError{Path: path, Reason: "marked dirty: a ledger write could not update it"}
+func (s *Store) builtPath() string { return filepath.Join(s.dir, filepath.FromSlash(IndexBuiltFile)) }
+
+// stamp identifies one version of a ledger file: agentx replaces ledgers
+// by renaming a new file into place, so the inode (where the system has
+// one), size and mod time of the file a reader opens tell whether it is
+// the version an index file was derived from.
+type stamp struct {
+	Ino   uint64 `json:"ino,omitempty"`
+	Size  int64  `json:"size"`
+	MTime int64  `json:"mtime"` // nanoseconds since the epoch
+}
+
+func stampOf(fi fs.FileInfo) stamp {
+	return stamp{Ino: fileID(fi), Size: fi.Size(), MTime: fi.ModTime().UnixNano()}
+}
+
+// issueIndex is the content of index/issue-N.json.
+type issueIndex struct {
+	Version int          `json:"version"`
+	Issue   int          `json:"issue"`
+	Ledger  stamp        `json:"ledger"`
+	Due     *Time        `json:"due,omitempty"`
+	Entries []IndexEntry `json:"entries"`
+}
+
+// writeIssueIndex writes issue's index file for the ledger version st (its
+// open entries es; none removes the file). It is derived data: written
+// without fsync, and never through a symlink.
+func (s *Store) writeIssueIndex(issue int, st stamp, es []IndexEntry) error {
+	path := s.IssueIndexPath(issue)
+	if len(es) == 0 {
+		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("index %s: %w", path, err)
+		}
+		return nil
 	}
-	var ix Index
-	if err := s.ReadState(IndexFile, &ix); err != nil {
+	ii := issueIndex{Version: IndexVersion, Issue: issue, Ledger: st, Entries: es}
+	ix := &Index{Issues: map[int][]IndexEntry{issue: es}}
+	if d := ix.Due(); !d.IsZero() {
+		t := T(d)
+		ii.Due = &t
+	}
+	data, err := encodeState(path, ii)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("index %s: %w", path, err)
+	}
+	return atomicfile.WriteVolatile(path, data, perm)
+}
+
+// ReadIndex reads every per-issue index file without locking, checking
+// each against its ledger: an issue whose ledger is no longer the version
+// its file was derived from is read from the ledger itself. Ledgers that
+// cannot be read then are returned in skipped (their issues are left out).
+// An index that was never built gives an *IndexUnusableError.
+func (s *Store) ReadIndex() (*Index, []error, error) {
+	if _, err := os.Stat(s.builtPath()); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil, &IndexUnusableError{Path: s.IndexPath(), Reason: "missing"}
+		}
+		return nil, nil, fmt.Errorf("index %s: %w", s.IndexPath(), err)
+	}
+	ents, err := os.ReadDir(s.IndexPath())
+	if err != nil {
+		return nil, nil, fmt.Errorf("index %s: %w", s.IndexPath(), err)
+	}
+	ix := NewIndex()
+	var skipped []error
+	for _, e := range ents {
+		issue, ok := IssueOfFile(e.Name())
+		if !ok {
+			continue
+		}
+		es, err := s.readIssueIndex(issue)
+		if err != nil {
+			skipped = append(skipped, err)
+			continue
+		}
+		if len(es) > 0 {
+			ix.Issues[issue] = es
+		}
+	}
+	return ix, skipped, nil
+}
+
+// IssueOfFile parses a ledger or index file name, "issue-N.json".
+func IssueOfFile(name string) (int, bool) {
+	rest, ok := strings.CutPrefix(name, "issue-")
+	if !ok {
+		return 0, false
+	}
+	rest, ok = strings.CutSuffix(rest, ".json")
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.Atoi(rest)
+	if err != nil || n < 0 || ValidateIssue(n) != nil {
+		return 0, false
+	}
+	return n, true
+}
+
+// readIssueIndex returns issue's open entries from its index file when it
+// matches the ledger on disk, else from the ledger.
+func (s *Store) readIssueIndex(issue int) ([]IndexEntry, error) {
+	var ii issueIndex
+	err := s.ReadState(filepath.Join(IndexDir, "issue-"+strconv.Itoa(issue)+".json"), &ii)
+	fi, serr := os.Stat(s.Path(issue))
+	if err == nil && serr == nil && ii.Version == IndexVersion && ii.Issue == issue && ii.Ledger == stampOf(fi) {
+		for i := range ii.Entries {
+			ii.Entries[i].Issue = issue
+		}
+		return ii.Entries, nil
+	}
+	l, _, err := s.readStamped(issue)
+	if err != nil {
 		return nil, err
 	}
-	switch {
-	case ix.Version == 0:
-		return nil, &IndexUnusableError{Path: path, Reason: "missing"}
-	case ix.Version != IndexVersion:
-		return nil, &IndexUnusableError{Path: path, Reason: fmt.Sprintf("version %d, want %d", ix.Version, IndexVersion)}
+	return EntriesOf(l), nil
+}
+
+// readStamped reads issue's ledger and the stamp of the very file read.
+func (s *Store) readStamped(issue int) (*Ledger, stamp, error) {
+	path := s.Path(issue)
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return &Ledger{IssueNumber: issue, Clarifications: []*Clarification{}}, stamp{}, nil
 	}
-	if ix.Issues == nil {
-		ix.Issues = map[int][]IndexEntry{}
+	if err != nil {
+		return nil, stamp{}, fmt.Errorf("read ledger %s: %w", path, err)
 	}
-	return &ix, nil
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, stamp{}, fmt.Errorf("read ledger %s: %w", path, err)
+	}
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return nil, stamp{}, fmt.Errorf("read ledger %s: %w", path, err)
+	}
+	l, err := decodeIssue(path, issue, data)
+	return l, stampOf(fi), err
 }
 
 // BuildIndex scans every ledger (without locks) and returns the index they
 // imply. Ledgers that cannot be read are skipped and returned in skipped.
 func (s *Store) BuildIndex() (ix *Index, skipped []error, err error) {
-	issues, err := s.Issues()
-	if err != nil {
-		return nil, nil, err
-	}
 	ix = NewIndex()
-	for _, n := range issues {
-		l, err := s.Read(n)
+	err = s.scan(func(issue int, l *Ledger, _ stamp, err error) {
 		if err != nil {
 			skipped = append(skipped, err)
-			continue
+			return
 		}
 		ix.Set(l)
-	}
-	return ix, skipped, nil
+	})
+	return ix, skipped, err
 }
 
-// RebuildIndex recreates the index from the ledgers, under the index lock,
-// replacing whatever the file held (even content that does not parse: the
-// index is derived data), and clears the dirty mark. Ledgers that cannot be
-// read are left out and returned in skipped.
+// scan reads every ledger once, in issue order.
+func (s *Store) scan(fn func(issue int, l *Ledger, st stamp, err error)) error {
+	issues, err := s.Issues()
+	if err != nil {
+		return err
+	}
+	for _, n := range issues {
+		l, st, err := s.readStamped(n)
+		fn(n, l, st, err)
+	}
+	return nil
+}
+
+// RebuildIndex recreates every per-issue index file from the ledgers,
+// without their locks (each file is stamped with the ledger version it
+// was derived from, so a write racing with the rebuild is noticed by
+// readers), removes the files of issues with nothing open, and marks the
+// index built. Ledgers that cannot be read are left out and returned in
+// skipped.
 func (s *Store) RebuildIndex(ctx context.Context) (ix *Index, skipped []error, err error) {
-	err = s.locked(ctx, s.IndexPath(), atomicfile.WriteVolatile, func() ([]byte, error) {
-		// Clear the mark first: a writer that fails after this point marks
-		// it again, and its ledger write is older than the scan below.
-		if err := os.Remove(s.dirtyPath()); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("index %s: clear dirty mark: %w", s.IndexPath(), err)
+	ix = NewIndex()
+	keep := map[string]bool{}
+	err = s.scan(func(issue int, l *Ledger, st stamp, rerr error) {
+		if rerr != nil {
+			skipped = append(skipped, rerr)
+			return
 		}
-		var err error
-		if ix, skipped, err = s.BuildIndex(); err != nil {
-			return nil, err
+		es := EntriesOf(l)
+		if len(es) == 0 {
+			return
 		}
-		return encodeState(s.IndexPath(), ix)
+		ix.Issues[issue] = es
+		keep[filepath.Base(s.IssueIndexPath(issue))] = true
+		if werr := s.writeIssueIndex(issue, st, es); werr != nil && err == nil {
+			err = werr
+		}
 	})
 	if err != nil {
+		return nil, nil, fmt.Errorf("rebuild index: %w", err)
+	}
+	ents, _ := os.ReadDir(s.IndexPath())
+	for _, e := range ents {
+		if _, ok := IssueOfFile(e.Name()); ok && !keep[e.Name()] {
+			_ = os.Remove(filepath.Join(s.IndexPath(), e.Name()))
+		}
+	}
+	_ = os.Remove(filepath.Join(s.dir, IndexDir, "open.json")) // the single index of earlier versions
+	_ = os.Remove(filepath.Join(s.dir, IndexDir, "open.json.dirty"))
+	if err := os.MkdirAll(s.IndexPath(), 0o755); err != nil {
+		return nil, nil, fmt.Errorf("rebuild index: %w", err)
+	}
+	if err := atomicfile.WriteVolatile(s.builtPath(), []byte(s.Now().Format(time.RFC3339)+"\n"), perm); err != nil {
 		return nil, nil, fmt.Errorf("rebuild index: %w", err)
 	}
 	return ix, skipped, nil
 }
 
-// LoadIndex returns the index, rebuilding it first when it is missing,
-// dirty, of another version or corrupt (rebuilt then says so, and skipped
-// lists the ledgers the rebuild could not read).
-func (s *Store) LoadIndex(ctx context.Context) (ix *Index, rebuilt bool, skipped []error, err error) {
-	ix, err = s.ReadIndex()
+// ReadOpen is the one way to read every open clarification: from the
+// index when it was built, else from a scan of the ledgers. It never
+// writes. Ledgers that cannot be read are returned in skipped.
+func (s *Store) ReadOpen() (ix *Index, skipped []error, err error) {
+	ix, skipped, err = s.ReadIndex()
 	var unusable *IndexUnusableError
-	var corrupt *CorruptError
-	if err == nil || !(errors.As(err, &unusable) || errors.As(err, &corrupt)) {
-		return ix, false, nil, err
+	if errors.As(err, &unusable) {
+		return s.BuildIndex()
+	}
+	return ix, skipped, err
+}
+
+// LoadOpen is ReadOpen for a process that may write: an index that was
+// never built is built from the scan (rebuilt then says so).
+func (s *Store) LoadOpen(ctx context.Context) (ix *Index, rebuilt bool, skipped []error, err error) {
+	ix, skipped, err = s.ReadIndex()
+	var unusable *IndexUnusableError
+	if !errors.As(err, &unusable) {
+		return ix, false, skipped, err
 	}
 	ix, skipped, err = s.RebuildIndex(ctx)
 	return ix, err == nil, skipped, err
-}
-
-// thenIndex is Update's write step: the ledger is written with write
-// (durably), then, still under the ledger's lock, the index is brought in
-// step with *out, the ledger as written.
-func (s *Store) thenIndex(ctx context.Context, write func(string, []byte, os.FileMode) error, out **Ledger) func(string, []byte, os.FileMode) error {
-	return func(path string, data []byte, mode os.FileMode) error {
-		if err := write(path, data, mode); err != nil {
-			return err
-		}
-		return s.indexAfterWrite(ctx, *out)
-	}
-}
-
-// indexAfterWrite brings l's entries in the index up to date. It runs
-// inside Update, under l's ledger lock, after the ledger file was written.
-// A missing index is built from every ledger first. If the index cannot be
-// updated (it does not parse, its lock timed out) the dirty mark is set so
-// that readers stop trusting it; only if that fails too is it an error.
-func (s *Store) indexAfterWrite(ctx context.Context, l *Ledger) error {
-	err := s.locked(ctx, s.IndexPath(), atomicfile.WriteVolatile, func() ([]byte, error) {
-		ix := &Index{}
-		if err := s.ReadState(IndexFile, ix); err != nil {
-			return nil, err
-		}
-		if ix.Version != IndexVersion {
-			built, _, err := s.BuildIndex()
-			if err != nil {
-				return nil, err
-			}
-			ix = built
-		}
-		if ix.Issues == nil {
-			ix.Issues = map[int][]IndexEntry{}
-		}
-		ix.Set(l)
-		return encodeState(s.IndexPath(), ix)
-	})
-	if err == nil {
-		return nil
-	}
-	if merr := s.markIndexDirty(); merr != nil {
-		return fmt.Errorf("ledger issue %d was written but the index could not be updated (%v) nor marked dirty: %w", l.IssueNumber, err, merr)
-	}
-	return nil
 }
 
 // encodeState renders a derived state file compactly (the index is read on
@@ -347,41 +536,34 @@ func encodeState(path string, v any) ([]byte, error) {
 	return append(b, '\n'), nil
 }
 
-func (s *Store) markIndexDirty() error {
-	p := s.dirtyPath()
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		return err
-	}
-	f, err := os.OpenFile(p, os.O_CREATE|os.O_WRONLY, perm)
-	if err != nil {
-		return err
-	}
-	return f.Close()
-}
-
-// SyncIndex brings issue's entries in the index in step with its ledger:
-// under the ledger's lock (then the index's, the usual order) it compares
-// them and rewrites the index only if they differ. It heals an index left
-// one write behind by a writer killed between its two writes; the monitor
-// calls it when a decision taken on the index turns out stale under the lock.
+// SyncIndex brings issue's index file in step with its ledger, under the
+// ledger's lock, rewriting it only if it differs. It heals an index file
+// left behind by a writer killed between its two renames; the monitor
+// calls it when a decision taken on the index turns out stale under the
+// lock.
 func (s *Store) SyncIndex(ctx context.Context, issue int) (changed bool, err error) {
 	if err := ValidateIssue(issue); err != nil {
 		return false, err
 	}
-	path := s.Path(issue)
-	lk, err := lock.Acquire(ctx, path, s.lock)
+	lk, err := s.acquire(ctx, s.Path(issue))
 	if err != nil {
 		return false, err
 	}
 	defer func() { _ = lk.Release() }()
-	l, err := readLedger(path, issue)
+	var ii issueIndex
+	_ = s.ReadState(filepath.Join(IndexDir, "issue-"+strconv.Itoa(issue)+".json"), &ii)
+	l, st, err := s.readStamped(issue)
 	if err != nil {
 		return false, err
 	}
-	if ix, err := s.ReadIndex(); err == nil && sameEntries(ix.Issues[issue], EntriesOf(l)) {
+	want := EntriesOf(l)
+	if ii.Version == IndexVersion && ii.Ledger == st && sameEntries(ii.Entries, want) {
 		return false, nil
 	}
-	return true, s.indexAfterWrite(ctx, l)
+	if len(want) == 0 && ii.Version == 0 {
+		return false, nil // no file, and none wanted
+	}
+	return true, s.writeIssueIndex(issue, st, want)
 }
 
 func sameEntries(a, b []IndexEntry) bool {

@@ -11,13 +11,15 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentx-cli/agentx/internal/atomicfile"
 	"github.com/agentx-cli/agentx/internal/textsim"
 )
 
 func indexIDs(t *testing.T, s *Store) map[int][]string {
 	t.Helper()
-	ix, err := s.ReadIndex()
+	ix, skipped, err := s.ReadIndex()
 	require.NoError(t, err)
+	require.Empty(t, skipped)
 	out := map[int][]string{}
 	for n, es := range ix.Issues {
 		for _, e := range es {
@@ -42,6 +44,8 @@ func move(to Status) func(*Ledger) error {
 func TestUpdateMaintainsIndex(t *testing.T) {
 	s := newTestStore(t)
 	ctx := context.Background()
+	_, _, err := s.RebuildIndex(ctx) // as init does
+	require.NoError(t, err)
 	steps := []struct {
 		issue int
 		fn    func(*Ledger) error
@@ -61,18 +65,56 @@ func TestUpdateMaintainsIndex(t *testing.T) {
 		built, skipped, err := s.BuildIndex()
 		require.NoError(t, err)
 		require.Empty(t, skipped)
-		ix, err := s.ReadIndex()
+		ix, _, err := s.ReadIndex()
 		require.NoError(t, err)
 		assert.True(t, ix.Equal(built), "step %d: the maintained index equals a rebuild", i)
+		files, _ := filepath.Glob(filepath.Join(s.IndexPath(), "issue-*.json"))
+		assert.Len(t, files, len(st.want), "step %d: a file per issue with something open, no more", i)
 	}
 	// a failed Update changes neither the ledger nor the index
-	before, err := os.ReadFile(s.IndexPath())
+	_, err = s.Update(ctx, 44, ask(s, "engineer", "architect", "q"))
+	require.NoError(t, err)
+	before, err := os.ReadFile(s.IssueIndexPath(44))
 	require.NoError(t, err)
 	_, err = s.Update(ctx, 44, func(*Ledger) error { return errors.New("no") })
 	require.Error(t, err)
-	after, err := os.ReadFile(s.IndexPath())
+	after, err := os.ReadFile(s.IssueIndexPath(44))
 	require.NoError(t, err)
 	assert.Equal(t, string(before), string(after))
+}
+
+// TestIndexSurvivesACrashBetweenRenames: the index file is written before
+// the ledger is renamed into place. A writer killed between the two leaves
+// an index file for a ledger version that never appeared: readers notice
+// (the stamp does not match) and read the ledger instead; and a ledger
+// changed behind agentx's back is read the same way.
+func TestIndexSurvivesACrashBetweenRenames(t *testing.T) {
+	ctx := context.Background()
+	s := newTestStore(t)
+	_, _, err := s.RebuildIndex(ctx)
+	require.NoError(t, err)
+	_, err = s.Update(ctx, 7, ask(s, "engineer", "architect", "q"))
+	require.NoError(t, err)
+	// the crash: the index of the next version is there, the ledger is not
+	crash := errors.New("killed")
+	err = atomicfile.WriteWith(filepath.Join(t.TempDir(), "x"), []byte("{}"), 0o644, atomicfile.Options{BeforeRename: func(tmp os.FileInfo) error {
+		l, rerr := s.Read(7)
+		require.NoError(t, rerr)
+		require.NoError(t, move(Answered)(l))
+		require.NoError(t, s.writeIssueIndex(7, stampOf(tmp), EntriesOf(l)))
+		return crash
+	}})
+	require.ErrorIs(t, err, crash)
+	assert.Equal(t, map[int][]string{7: {"CLR-7-001 pending"}}, indexIDs(t, s), "what the ledger on disk says")
+
+	// another tool answers it, writing the ledger directly
+	l, err := s.Read(7)
+	require.NoError(t, err)
+	require.NoError(t, move(Answered)(l))
+	data, err := Encode(l)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(s.Path(7), data, 0o644))
+	assert.Equal(t, map[int][]string{7: {"CLR-7-001 answered"}}, indexIDs(t, s))
 }
 
 // TestIndexEntry proves an entry carries what the monitor needs: the
@@ -101,9 +143,9 @@ func TestIndexEntry(t *testing.T) {
 	assert.Nil(t, e.Q)
 }
 
-// TestIndexRecovers proves the index is rebuilt from the ledgers when it is
-// missing (the first write builds it whole), corrupt or marked dirty, and
-// that readers never trust it meanwhile.
+// TestIndexRecovers proves the index is built from the ledgers when it
+// never was (ledgers from an earlier version or another tool), that readers
+// scan meanwhile, and that a corrupt index file is re-derived.
 func TestIndexRecovers(t *testing.T) {
 	ctx := context.Background()
 	s := newTestStore(t)
@@ -116,38 +158,34 @@ func TestIndexRecovers(t *testing.T) {
 		require.NoError(t, os.MkdirAll(filepath.Dir(s.Path(n)), 0o755))
 		require.NoError(t, os.WriteFile(s.Path(n), data, 0o644))
 	}
-	_, err := s.ReadIndex()
+	_, _, err := s.ReadIndex()
 	var unusable *IndexUnusableError
 	require.True(t, errors.As(err, &unusable), "got %v", err)
 	assert.Equal(t, "missing", unusable.Reason)
-
 	_, err = s.Update(ctx, 4, ask(s, "engineer", "architect", "q"))
 	require.NoError(t, err)
-	assert.Len(t, indexIDs(t, s), 4, "a missing index is built whole by the first write")
+	ix, _, err := s.ReadOpen()
+	require.NoError(t, err)
+	assert.Equal(t, []int{1, 2, 3, 4}, ix.OpenIssues(), "an index never built: the ledgers are scanned")
 
-	// corrupt: the write goes through and marks the index dirty
-	require.NoError(t, os.WriteFile(s.IndexPath(), []byte("{not json"), 0o644))
-	_, err = s.Update(ctx, 5, ask(s, "engineer", "architect", "q"))
-	require.NoError(t, err, "the ledger write is not undone by a broken index")
-	_, err = s.ReadIndex()
-	require.True(t, errors.As(err, &unusable), "got %v", err)
-	assert.Contains(t, unusable.Reason, "dirty")
-
-	ix, rebuilt, skipped, err := s.LoadIndex(ctx)
+	ix, rebuilt, skipped, err := s.LoadOpen(ctx)
 	require.NoError(t, err)
 	assert.True(t, rebuilt)
 	assert.Empty(t, skipped)
-	assert.Equal(t, []int{1, 2, 3, 4, 5}, ix.OpenIssues())
-	assert.NoFileExists(t, filepath.Join(s.Dir(), IndexDirtyFile))
-	_, rebuilt, _, err = s.LoadIndex(ctx)
+	assert.Equal(t, []int{1, 2, 3, 4}, ix.OpenIssues())
+	_, rebuilt, _, err = s.LoadOpen(ctx)
 	require.NoError(t, err)
-	assert.False(t, rebuilt, "a good index is used as it is")
+	assert.False(t, rebuilt, "a built index is used as it is")
+
+	// a corrupt index file: that issue is read from its ledger
+	require.NoError(t, os.WriteFile(s.IssueIndexPath(2), []byte("{not json"), 0o644))
+	assert.Len(t, indexIDs(t, s), 4)
 
 	// a corrupt ledger is left out of a rebuild and reported
 	require.NoError(t, os.WriteFile(s.Path(2), []byte("{"), 0o644))
 	ix, skipped, err = s.RebuildIndex(ctx)
 	require.NoError(t, err)
-	assert.Equal(t, []int{1, 3, 4, 5}, ix.OpenIssues())
+	assert.Equal(t, []int{1, 3, 4}, ix.OpenIssues())
 	require.Len(t, skipped, 1)
 	var ce *CorruptError
 	assert.True(t, errors.As(skipped[0], &ce))
@@ -157,20 +195,24 @@ func TestIndexRecovers(t *testing.T) {
 func TestSyncIndex(t *testing.T) {
 	ctx := context.Background()
 	s := newTestStore(t)
-	_, err := s.Update(ctx, 42, ask(s, "engineer", "architect", "q"))
+	_, _, err := s.RebuildIndex(ctx)
+	require.NoError(t, err)
+	_, err = s.Update(ctx, 42, ask(s, "engineer", "architect", "q"))
 	require.NoError(t, err)
 	changed, err := s.SyncIndex(ctx, 42)
 	require.NoError(t, err)
 	assert.False(t, changed, "in step: nothing written")
 
-	behind, err := os.ReadFile(s.IndexPath())
+	behind, err := os.ReadFile(s.IssueIndexPath(42))
 	require.NoError(t, err)
 	_, err = s.Update(ctx, 42, move(Answered))
 	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(s.IndexPath(), behind, 0o644))
-	assert.Equal(t, map[int][]string{42: {"CLR-42-001 pending"}}, indexIDs(t, s))
+	require.NoError(t, os.WriteFile(s.IssueIndexPath(42), behind, 0o644))
+	assert.Equal(t, map[int][]string{42: {"CLR-42-001 answered"}}, indexIDs(t, s), "a file left behind is not trusted")
 	changed, err = s.SyncIndex(ctx, 42)
 	require.NoError(t, err)
 	assert.True(t, changed)
-	assert.Equal(t, map[int][]string{42: {"CLR-42-001 answered"}}, indexIDs(t, s))
+	raw, err := os.ReadFile(s.IssueIndexPath(42))
+	require.NoError(t, err)
+	assert.Contains(t, string(raw), `"status":"answered"`)
 }

@@ -9,8 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-
-	"github.com/agentx-cli/agentx/internal/atomicfile"
 )
 
 // statePath resolves a state file name (a relative path under the state
@@ -57,7 +55,7 @@ func (s *Store) UpdateState(ctx context.Context, name string, v any, fn func() e
 	if err != nil {
 		return err
 	}
-	return s.locked(ctx, path, atomicfile.WriteVolatile, func() ([]byte, error) {
+	return s.locked(ctx, path, func() ([]byte, error) {
 		if err := s.ReadState(name, v); err != nil {
 			return nil, err
 		}

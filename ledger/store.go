@@ -100,6 +100,11 @@ func readLedger(path string, issue int) (*Ledger, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read ledger %s: %w", path, err)
 	}
+	return decodeIssue(path, issue, data)
+}
+
+// decodeIssue decodes the ledger file of issue.
+func decodeIssue(path string, issue int, data []byte) (*Ledger, error) {
 	l, err := Decode(path, data)
 	if err != nil {
 		return nil, err
@@ -173,50 +178,76 @@ func Encode(l *Ledger) ([]byte, error) {
 // Update is the only way a ledger is written: it takes the issue's lock,
 // reads the ledger (a missing one starts empty; a corrupt one is an error and
 // is never overwritten), calls fn, checks every status change against the
-// transition table and that no record vanished, validates, writes the file
-// atomically and releases the lock. If fn returns an error nothing is
-// written. The ledger as written is returned.
+// transition table and that no record vanished, validates, and writes the
+// file atomically: temp file, fsync, the issue's index file, a check that
+// the lock is still ours, rename, fsync of the directory. Nothing else
+// happens under the lock, and no file of another issue is touched. If fn
+// returns an error nothing is written. The ledger as written is returned.
 func (s *Store) Update(ctx context.Context, issue int, fn func(*Ledger) error) (*Ledger, error) {
 	if err := ValidateIssue(issue); err != nil {
 		return nil, err
 	}
 	path := s.Path(issue)
-	var out *Ledger
-	err := s.locked(ctx, path, s.thenIndex(ctx, atomicfile.Write, &out), func() ([]byte, error) {
-		l, err := readLedger(path, issue)
-		if err != nil {
-			return nil, err
-		}
-		before := make(map[string]Status, len(l.Clarifications))
-		for _, c := range l.Clarifications {
-			before[c.ID] = c.Status
-		}
-		if err := fn(l); err != nil {
-			return nil, err
-		}
-		if err := checkChanges(before, l); err != nil {
-			return nil, err
-		}
-		if err := l.Validate(); err != nil {
-			return nil, fmt.Errorf("ledger issue %d: %w", issue, err)
-		}
-		out = l
-		return Encode(l)
-	})
+	lk, err := s.acquire(ctx, path)
 	if err != nil {
 		return nil, err
 	}
-	return out, nil
+	defer func() { _ = lk.Release() }()
+	l, err := readLedger(path, issue)
+	if err != nil {
+		return nil, err
+	}
+	before := make(map[string]Status, len(l.Clarifications))
+	for _, c := range l.Clarifications {
+		before[c.ID] = c.Status
+	}
+	if err := fn(l); err != nil {
+		return nil, err
+	}
+	if err := checkChanges(before, l); err != nil {
+		return nil, err
+	}
+	if err := l.Validate(); err != nil {
+		return nil, fmt.Errorf("ledger issue %d: %w", issue, err)
+	}
+	data, err := Encode(l)
+	if err != nil {
+		return nil, fmt.Errorf("ledger issue %d: encode: %w", issue, err)
+	}
+	open := EntriesOf(l)
+	err = atomicfile.WriteWith(path, data, perm, atomicfile.Options{Durable: true, BeforeRename: func(tmp os.FileInfo) error {
+		if len(open) > 0 {
+			// Before the rename: a reader never sees a ledger with open
+			// clarifications that no index file points to.
+			if err := s.writeIssueIndex(issue, stampOf(tmp), open); err != nil {
+				return err
+			}
+		}
+		return lk.Check()
+	}})
+	if err != nil {
+		return nil, err
+	}
+	if len(open) == 0 {
+		// After the rename: until then the old ledger may have had some.
+		_ = s.writeIssueIndex(issue, stamp{}, nil)
+	}
+	return l, nil
+}
+
+// acquire takes the lock of the data file at path.
+func (s *Store) acquire(ctx context.Context, path string) (*lock.Lock, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return lock.Acquire(ctx, path, s.lock)
 }
 
 // locked runs produce under path's lock and writes what it returns to path
-// with write (atomicfile.Write or WriteVolatile). It is the one place agentx
-// writes a state file.
-func (s *Store) locked(ctx context.Context, path string, write func(string, []byte, os.FileMode) error, produce func() ([]byte, error)) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	lk, err := lock.Acquire(ctx, path, s.lock)
+// (without fsync: for derived and advisory state files), after checking
+// the lock is still ours.
+func (s *Store) locked(ctx context.Context, path string, produce func() ([]byte, error)) error {
+	lk, err := s.acquire(ctx, path)
 	if err != nil {
 		return err
 	}
@@ -225,7 +256,7 @@ func (s *Store) locked(ctx context.Context, path string, write func(string, []by
 	if err != nil {
 		return err
 	}
-	return write(path, data, perm)
+	return atomicfile.WriteWith(path, data, perm, atomicfile.Options{BeforeRename: func(os.FileInfo) error { return lk.Check() }})
 }
 
 // checkChanges enforces the lifecycle at the write path, whatever fn did:

@@ -103,7 +103,7 @@ const (
 )
 
 // DefaultSLA applies when an entry carries no usable SLA.
-const DefaultSLA = 30 * time.Minute
+const DefaultSLA = ledger.DefaultSLA
 
 func finding(k Kind, a Action, e ledger.IndexEntry, reason string) Finding {
 	return Finding{Kind: k, Action: a, ID: e.ID, Issue: e.Issue, From: e.From, To: e.To, Status: e.Status, Reason: reason}
@@ -111,34 +111,12 @@ func finding(k Kind, a Action, e ledger.IndexEntry, reason string) Finding {
 
 func clock(t time.Time) string { return t.UTC().Format("2006-01-02 15:04") }
 
-// SLA is how long the entry's current round was given: from its question
-// to staleAfter.
-func SLA(e ledger.IndexEntry) time.Duration {
-	if d := e.StaleAfter.Sub(e.Asked.Time); d > 0 {
-		return d
-	}
-	return DefaultSLA
-}
-
-// StaleSince is when the entry went stale: as the monitor recorded it, else
-// (marked stale by another tool) its staleAfter.
-func StaleSince(e ledger.IndexEntry) time.Time {
-	if e.Monitor != nil && e.Monitor.StaleAt != nil {
-		return e.Monitor.StaleAt.Time
-	}
-	return e.StaleAfter.Time
-}
-
-// Retried reports whether the automatic retry of the current round was
-// made: a retry recorded at or after the round's question. (Not "after it
-// went stale": StaleAt and RetriedAt may come from different processes,
-// whose clocks may disagree by a little; a round lasts at least its SLA.)
-func Retried(e ledger.IndexEntry) bool {
-	return e.Monitor != nil && e.Monitor.RetriedAt != nil && !e.Monitor.RetriedAt.Before(e.Asked.Time)
-}
-
-// EscalatesAt is when a stale entry is escalated: one SLA after it went stale.
-func EscalatesAt(e ledger.IndexEntry) time.Time { return StaleSince(e).Add(SLA(e)) }
+// SLA, StaleSince, Retried and EscalatesAt are the entry's (see
+// ledger.IndexEntry), as functions for the detectors.
+func SLA(e ledger.IndexEntry) time.Duration     { return e.SLA() }
+func StaleSince(e ledger.IndexEntry) time.Time  { return e.StaleSince() }
+func Retried(e ledger.IndexEntry) bool          { return e.Retried() }
+func EscalatesAt(e ledger.IndexEntry) time.Time { return e.EscalatesAt() }
 
 // CheckStale is the stale rule for one clarification at now:
 //

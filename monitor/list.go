@@ -66,15 +66,12 @@ func StaleAndStuck(entries []ledger.IndexEntry, now time.Time, cfg Config) []Ite
 	return out
 }
 
-// OpenEntries returns the open clarifications from the index, or, when it
-// cannot be trusted, from a scan of the ledgers (those that cannot be read
-// are returned in skipped). It never writes.
+// OpenEntries returns the open clarifications (ledger.Store.ReadOpen);
+// those that cannot be read are returned in skipped. It never writes.
 func OpenEntries(s *ledger.Store) (entries []ledger.IndexEntry, skipped []error, err error) {
-	ix, err := s.ReadIndex()
+	ix, skipped, err := s.ReadOpen()
 	if err != nil {
-		if ix, skipped, err = s.BuildIndex(); err != nil {
-			return nil, nil, err
-		}
+		return nil, nil, err
 	}
 	return ix.Entries(), skipped, nil
 }

@@ -81,36 +81,29 @@ func problem(err error) Problem {
 	return Problem{Message: err.Error()}
 }
 
-// load returns the open clarifications: from the index, which is rebuilt
-// first when it cannot be trusted (in a dry run it is built in memory and
-// not written).
+// load returns the open clarifications (ledger.Store.LoadOpen; in a dry
+// run ReadOpen, which writes nothing).
 func (m *Monitor) load(ctx context.Context, r *Report) []ledger.IndexEntry {
 	s := m.Hub.Store
-	ix, err0 := s.ReadIndex()
-	if err0 == nil {
-		return ix.Entries()
-	}
-	why := err0.Error()
-	var err error
+	var ix *ledger.Index
 	var skipped []error
-	if !m.DryRun {
-		ix, skipped, err = s.RebuildIndex(ctx)
+	var err error
+	if m.DryRun {
 		var unusable *ledger.IndexUnusableError
-		fresh := errors.As(err0, &unusable) && unusable.Reason == "missing" && err == nil && len(ix.Issues) == 0
-		if err == nil && !fresh { // a new workspace's first index is no news
-			r.Index = "rebuilt (" + why + ")"
+		if _, _, rerr := s.ReadIndex(); errors.As(rerr, &unusable) {
+			r.Index = "not built: scanned the ledgers"
+		}
+		ix, skipped, err = s.ReadOpen()
+	} else {
+		var rebuilt bool
+		ix, rebuilt, skipped, err = s.LoadOpen(ctx)
+		if rebuilt && len(ix.Issues) > 0 { // a new workspace's first index is no news
+			r.Index = "built from the ledgers"
 		}
 	}
-	if ix == nil {
-		if err != nil {
-			r.Problems = append(r.Problems, problem(err))
-		}
-		ix, skipped, err = s.BuildIndex()
-		if err != nil {
-			r.Problems = append(r.Problems, problem(err))
-			return nil
-		}
-		r.Index = "not usable (" + why + "): scanned the ledgers"
+	if err != nil {
+		r.Problems = append(r.Problems, problem(err))
+		return nil
 	}
 	for _, e := range skipped {
 		r.Problems = append(r.Problems, problem(e))

@@ -319,7 +319,7 @@ func TestGuardSkipsWhatMovedOn(t *testing.T) {
 	id := w.ask(42, "engineer", "architect", "Which queue?")
 	w.set(at(61))
 	m := New(w.hub())
-	ix, err := m.Hub.Store.ReadIndex()
+	ix, _, err := m.Hub.Store.ReadIndex()
 	require.NoError(t, err)
 	fs := Detect(ix.Entries(), at(61), m.Config, nil)
 	require.Equal(t, []summary{{id, KindStale, ActMarkStale}}, summarize(fs))
@@ -395,20 +395,21 @@ func TestRunConcurrentMonitorsActOnce(t *testing.T) {
 // reported with its file; the others are still handled.
 func TestRunReportsCorruptLedgerAndGoesOn(t *testing.T) {
 	w := newWorld(t, "", "")
-	bad := w.ask(1, "engineer", "architect", "Which queue?")
+	w.ask(1, "engineer", "architect", "Which queue?")
 	good := w.ask(2, "engineer", "architect", "Which cache?")
 	path := w.hub().Store.Path(1)
 	require.NoError(t, os.WriteFile(path, []byte(`{"issueNumber": 1, "clarifications": [`), 0o644))
 	w.set(at(31))
 	r := w.run(nil)
-	assert.Equal(t, []string{bad + " mark-stale failed", good + " mark-stale done"}, results(r))
-	assert.Equal(t, path, r.Findings[0].File)
+	assert.Equal(t, []string{good + " mark-stale done"}, results(r))
+	require.Len(t, r.Problems, 1, "the index file no longer matches the ledger, which is read and found corrupt")
+	assert.Equal(t, path, r.Problems[0].File)
 	assert.Equal(t, ledger.Stale, w.get(good).Status)
 
 	// without the index the corrupt ledger is found while rebuilding it
-	require.NoError(t, os.Remove(w.hub().Store.IndexPath()))
+	require.NoError(t, os.RemoveAll(w.hub().Store.IndexPath()))
 	r = w.run(nil)
-	assert.Equal(t, "rebuilt (index "+w.hub().Store.IndexPath()+": missing)", r.Index)
+	assert.Equal(t, "built from the ledgers", r.Index)
 	require.Len(t, r.Problems, 1)
 	assert.Equal(t, path, r.Problems[0].File)
 }
@@ -419,7 +420,7 @@ func TestRunDryRunChangesNothing(t *testing.T) {
 	w := newWorld(t, "", "")
 	id := w.ask(1, "engineer", "architect", "Which queue?")
 	h := w.hub()
-	require.NoError(t, os.Remove(h.Store.IndexPath()))
+	require.NoError(t, os.RemoveAll(h.Store.IndexPath()))
 	before, err := os.ReadFile(h.Store.Path(1))
 	require.NoError(t, err)
 	w.set(at(31))
@@ -427,32 +428,36 @@ func TestRunDryRunChangesNothing(t *testing.T) {
 	m.DryRun = true
 	r := m.Run(context.Background(), nil)
 	assert.Equal(t, []string{id + " mark-stale planned"}, results(r))
-	assert.Contains(t, r.Index, "scanned the ledgers")
+	assert.Contains(t, r.Index, "not built: scanned the ledgers")
 	after, err := os.ReadFile(h.Store.Path(1))
 	require.NoError(t, err)
 	assert.Equal(t, string(before), string(after))
 	assert.NoFileExists(t, h.Store.IndexPath())
 }
 
-// TestRunHealsAnIndexLeftBehind: the index still says pending (a writer
-// died between its ledger write and its index write) but the ledger says
-// answered. The decision taken on the index is skipped under the lock, the
-// index is brought in step, and the next run is quiet.
+// TestRunHealsAnIndexLeftBehind: the index file still says pending (a
+// writer died between its index write and its ledger rename, or another
+// tool rewrote the ledger) but the ledger says answered. Its stamp no
+// longer matches the ledger, so the ledger is read instead: no decision is
+// taken on the stale entry, and SyncIndex brings the file in step.
 func TestRunHealsAnIndexLeftBehind(t *testing.T) {
 	w := newWorld(t, "", "")
 	id := w.ask(42, "engineer", "architect", "Which queue?")
 	h := w.hub()
-	behind, err := os.ReadFile(h.Store.IndexPath())
+	behind, err := os.ReadFile(h.Store.IssueIndexPath(42))
 	require.NoError(t, err)
 	_, err = h.Answer(context.Background(), id, "architect", "Kafka.")
 	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(h.Store.IndexPath(), behind, 0o644))
+	require.NoError(t, os.WriteFile(h.Store.IssueIndexPath(42), behind, 0o644))
 
 	w.set(at(31))
 	r := w.run(nil)
-	require.Equal(t, []string{id + " mark-stale skipped"}, results(r))
-	assert.Contains(t, r.Findings[0].Detail, "the index was behind the ledger and was brought in step")
-	assert.True(t, r.Quiet(), "nothing this run did is news for a command's user")
+	assert.Empty(t, r.Findings, "the stale index entry is not trusted")
 	assert.Equal(t, ledger.Answered, w.get(id).Status)
-	assert.Empty(t, w.run(nil).Findings)
+	changed, err := h.Store.SyncIndex(context.Background(), 42)
+	require.NoError(t, err)
+	assert.True(t, changed)
+	changed, err = h.Store.SyncIndex(context.Background(), 42)
+	require.NoError(t, err)
+	assert.False(t, changed)
 }

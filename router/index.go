@@ -1,50 +1,42 @@
 package router
 
 import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+
 	"github.com/agentx-cli/agentx/ledger"
 )
 
 // List and Ready read the index of open clarifications (ledger.Index) so
-// that they cost O(open clarifications) however many ledgers exist. When
-// the index cannot be trusted (missing, marked dirty, corrupt) they scan
-// the ledgers instead; the monitor rebuilds it.
-
-// openIndex returns the index, or nil when it cannot be trusted.
-func (h *Hub) openIndex() *ledger.Index {
-	ix, err := h.Store.ReadIndex()
-	if err != nil {
-		return nil
-	}
-	return ix
-}
+// that they cost O(open clarifications) however many ledgers exist; when
+// the index was never built they scan the ledgers (ledger.Store.ReadOpen:
+// the monitor builds the index).
 
 // listIssues returns the issues List must read for f: when f wants only
-// open clarifications and the index can be trusted, the issues that have
-// one; otherwise every issue with a ledger.
+// open clarifications, the issues that have one; otherwise every issue
+// with a ledger.
 func (h *Hub) listIssues(f Filter) ([]int, error) {
 	open := !f.All
 	for _, s := range f.Statuses {
 		open = open && s.Open()
 	}
 	if open {
-		if ix := h.openIndex(); ix != nil {
+		ix, _, err := h.Store.ReadOpen()
+		if err == nil {
 			return ix.OpenIssues(), nil
 		}
 	}
 	return h.Store.Issues()
 }
 
-// readyAll is the readiness of every issue with an open clarification,
-// from the index alone; without a usable index, from a scan of the
-// ledgers (those that cannot be read are returned in errs).
+// readyAll is the readiness of every issue with an open clarification
+// (ledgers that cannot be read are returned in errs).
 func (h *Hub) readyAll() ([]Readiness, []error, error) {
-	ix := h.openIndex()
-	var errs []error
-	if ix == nil {
-		var err error
-		if ix, errs, err = h.Store.BuildIndex(); err != nil {
-			return nil, nil, err
-		}
+	ix, errs, err := h.Store.ReadOpen()
+	if err != nil {
+		return nil, nil, err
 	}
 	out := []Readiness{}
 	for _, n := range ix.OpenIssues() {
@@ -55,5 +47,21 @@ func (h *Hub) readyAll() ([]Readiness, []error, error) {
 		}
 		out = append(out, IssueReadiness(n, cs))
 	}
-	return out, errs, nil
+	// A ledger that cannot be read blocks its issue: the gate fails closed.
+	var rest []error
+	for _, err := range errs {
+		var ce *ledger.CorruptError
+		n, ok := 0, false
+		if errors.As(err, &ce) {
+			n, ok = ledger.IssueOfFile(filepath.Base(ce.Path))
+		}
+		if !ok {
+			rest = append(rest, err)
+			continue
+		}
+		out = append(out, Readiness{Issue: n, State: StateBlocked, Blocked: []string{},
+			Reason: fmt.Sprintf("its ledger cannot be read (%v); run agentx doctor", err)})
+	}
+	slices.SortFunc(out, func(a, b Readiness) int { return a.Issue - b.Issue })
+	return out, rest, nil
 }

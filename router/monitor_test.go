@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -62,7 +63,7 @@ func TestGuardedChanges(t *testing.T) {
 			}
 			before, err := os.ReadFile(h.Store.Path(42))
 			require.NoError(t, err)
-			beforeIx, err := os.ReadFile(h.Store.IndexPath())
+			beforeIx, err := os.ReadFile(h.Store.IssueIndexPath(42))
 			require.NoError(t, err)
 
 			_, err = tt.act(h, rec.ID, never)
@@ -70,7 +71,7 @@ func TestGuardedChanges(t *testing.T) {
 			require.True(t, errors.As(err, &skip), "got %v", err)
 			assert.Equal(t, "CLR-42-001 moved on", skip.Reason)
 			after, _ := os.ReadFile(h.Store.Path(42))
-			afterIx, _ := os.ReadFile(h.Store.IndexPath())
+			afterIx, _ := os.ReadFile(h.Store.IssueIndexPath(42))
 			assert.Equal(t, string(before), string(after))
 			assert.Equal(t, string(beforeIx), string(afterIx))
 
@@ -214,10 +215,10 @@ func TestReadyAndListUseTheIndex(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, recs, 4, "--all reads every ledger")
 
-	require.NoError(t, os.WriteFile(h.Store.IndexPath()+".dirty", nil, 0o644))
+	require.NoError(t, os.Remove(filepath.Join(h.Store.Dir(), filepath.FromSlash(ledger.IndexBuiltFile))))
 	rs, _, err = h.Ready(nil)
 	require.NoError(t, err)
-	assert.Equal(t, []int{1, 3, 9}, issues(rs), "a dirty index is not trusted: the ledgers are scanned")
+	assert.Equal(t, []int{1, 3, 9}, issues(rs), "an index never built is not trusted: the ledgers are scanned")
 	recs, _, err = h.List(Filter{})
 	require.NoError(t, err)
 	assert.Len(t, recs, 3)

@@ -214,8 +214,11 @@ func generate(dir string, s shape) error {
 
 func sizes(dir string) (index, ledgers int64) {
 	state := filepath.Join(dir, ".agentx", "state")
-	if fi, err := os.Stat(filepath.Join(state, filepath.FromSlash(ledger.IndexFile))); err == nil {
-		index = fi.Size()
+	ixs, _ := os.ReadDir(filepath.Join(state, ledger.IndexDir))
+	for _, e := range ixs {
+		if fi, err := e.Info(); err == nil {
+			index += fi.Size()
+		}
 	}
 	ents, _ := os.ReadDir(filepath.Join(state, ledger.ClarificationsDir))
 	for _, e := range ents {

@@ -274,9 +274,9 @@ can_clarify = ["ux-designer"]
 	t.Run("index rebuilt, corrupt ledger", func(t *testing.T) {
 		clar := filepath.Join(dir, ".agentx", "state", "clarifications")
 		require.NoError(t, os.WriteFile(filepath.Join(clar, "issue-99.json"), []byte("{"), 0o644))
-		require.NoError(t, os.Remove(filepath.Join(dir, ".agentx", "state", filepath.FromSlash(ledger.IndexFile))))
+		require.NoError(t, os.RemoveAll(filepath.Join(dir, ".agentx", "state", ledger.IndexDir)))
 		doc := validateDoc(t, "clarify-list.json", ok(t, at(51*time.Hour), "clarify", "list"))
-		assert.Contains(t, jsonText(doc["monitor"]), `"index":"rebuilt`)
+		assert.Contains(t, jsonText(doc["monitor"]), `"index":"built from the ledgers`)
 		assert.Contains(t, jsonText(doc["monitor"]), `"problems":[`)
 	})
 	t.Run("doctor with findings", func(t *testing.T) {

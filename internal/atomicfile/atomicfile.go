@@ -10,7 +10,21 @@ import (
 // Write replaces path with data: a temp file in the same directory is
 // written, fsynced and closed, renamed over path, and the directory fsynced.
 func Write(path string, data []byte, perm os.FileMode) error {
-	return write(path, data, perm, true)
+	return WriteWith(path, data, perm, Options{Durable: true})
+}
+
+// Options tune WriteWith.
+type Options struct {
+	Durable bool // fsync the file before the rename and the directory after it
+	// BeforeRename, when set, is called with the finished temp file's
+	// FileInfo (its inode, size and mod time are those path will have)
+	// right before the rename; an error from it cancels the write.
+	BeforeRename func(tmp os.FileInfo) error
+}
+
+// WriteWith replaces path with data like Write, as o says.
+func WriteWith(path string, data []byte, perm os.FileMode, o Options) error {
+	return write(path, data, perm, o)
 }
 
 // WriteVolatile replaces path with data like Write, atomically for readers,
@@ -18,10 +32,11 @@ func Write(path string, data []byte, perm os.FileMode) error {
 // content. For derived state that can be rebuilt, where the fsyncs would only
 // lengthen the time a hot lock is held.
 func WriteVolatile(path string, data []byte, perm os.FileMode) error {
-	return write(path, data, perm, false)
+	return write(path, data, perm, Options{})
 }
 
-func write(path string, data []byte, perm os.FileMode, durable bool) (err error) {
+func write(path string, data []byte, perm os.FileMode, o Options) (err error) {
+	durable := o.Durable
 	dir := filepath.Dir(path)
 	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
@@ -47,8 +62,20 @@ func write(path string, data []byte, perm os.FileMode, durable bool) (err error)
 			return fmt.Errorf("fsync %s: %w", tmp, err)
 		}
 	}
+	var fi os.FileInfo
+	if o.BeforeRename != nil {
+		if fi, err = f.Stat(); err != nil {
+			_ = f.Close()
+			return fmt.Errorf("stat %s: %w", tmp, err)
+		}
+	}
 	if err = f.Close(); err != nil {
 		return fmt.Errorf("close %s: %w", tmp, err)
+	}
+	if o.BeforeRename != nil {
+		if err = o.BeforeRename(fi); err != nil {
+			return err
+		}
 	}
 	if err = os.Rename(tmp, path); err != nil {
 		return fmt.Errorf("rename %s: %w", path, err)

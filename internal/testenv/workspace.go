@@ -26,6 +26,16 @@ func WriteWorkspace(t testing.TB, dir string, files map[string][]byte) *workflow
 	if err != nil {
 		t.Fatal(err)
 	}
+	// as init does: the (empty) index is built from the start. (The
+	// marker is ledger.IndexBuiltFile; this package cannot import ledger,
+	// whose tests use it.)
+	marker := filepath.Join(dir, ".agentx", "state", "index", "built-v2")
+	if err := os.MkdirAll(filepath.Dir(marker), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(marker, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	return rules
 }
 

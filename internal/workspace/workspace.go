@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -8,6 +9,9 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+
+	"github.com/agentx-cli/agentx/ledger"
+	"github.com/agentx-cli/agentx/lock"
 )
 
 // Dir is the name of the workspace directory inside a repository.
@@ -116,6 +120,11 @@ func Init(root string, files map[string][]byte, force bool) ([]string, error) {
 		written = append(written, p)
 	}
 	if err := os.MkdirAll(filepath.Join(base, "state", "clarifications"), 0o755); err != nil {
+		return written, fmt.Errorf("init: %w", err)
+	}
+	// Build the index now (of no ledgers, in a new workspace), so that
+	// readers trust it from the first question on.
+	if _, _, err := ledger.NewStore(filepath.Join(base, StateDir), lock.Options{}, nil).RebuildIndex(context.Background()); err != nil {
 		return written, fmt.Errorf("init: %w", err)
 	}
 	return written, nil
