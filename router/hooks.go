@@ -39,12 +39,24 @@ func (h *Hub) Hook(ctx context.Context, phase, agent string, issue int) (ledger.
 		return "", fmt.Errorf("hook phase %q: want %s or %s", phase, HookStart, HookFinish)
 	}
 	now := ledger.T(h.now())
-	_, err := h.Store.UpdateAgents(ctx, func(m ledger.AgentStatuses) error {
+	// The record `agentx state` derives from: per issue, so that agents
+	// on different issues never wait on each other's file.
+	m := ledger.AgentStatuses{}
+	err := h.Store.UpdateState(ctx, hooksFile(issue), &m, func() error {
+		m[agent] = &ledger.AgentStatus{Status: st, LastActivity: &now}
+		return nil
+	})
+	if err != nil {
+		return "", fmt.Errorf("hook %s: status of %s on #%d: %w", phase, agent, issue, err)
+	}
+	// agent-status.json, the AgentX tools' view (one issue per agent):
+	// kept for them, advisory, so a failure is only a warning.
+	_, err = h.Store.UpdateAgents(ctx, func(m ledger.AgentStatuses) error {
 		m[agent] = &ledger.AgentStatus{Status: st, Issue: &issue, LastActivity: &now}
 		return nil
 	})
 	if err != nil {
-		return "", fmt.Errorf("hook %s: agent status of %s: %w", phase, agent, err)
+		h.Warn(fmt.Errorf("hook %s: agent-status.json: %w", phase, err))
 	}
 	return st, nil
 }

@@ -3,6 +3,7 @@ package router
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -106,20 +107,20 @@ func TestAskRecordsAndSetsStatuses(t *testing.T) {
 	require.Len(t, rec.Thread, 1)
 	assert.Equal(t, ledger.Question, rec.Thread[0].Type)
 
-	m, err := h.Store.ReadAgents()
-	require.NoError(t, err)
-	assert.Equal(t, ledger.BlockedClarification, m["engineer"].Status)
-	assert.Equal(t, "architect", m["engineer"].WaitingOn)
-	assert.Equal(t, "CLR-42-001", m["engineer"].ClarificationID)
-	assert.Equal(t, ledger.Clarifying, m["architect"].Status)
-	assert.Equal(t, "engineer", m["architect"].RespondingTo)
+	m := agentStates(t, h)
+	assert.Equal(t, ledger.BlockedClarification, m["engineer#42"].Status)
+	assert.Equal(t, "architect", m["engineer#42"].WaitingOn)
+	assert.Equal(t, "CLR-42-001", m["engineer#42"].ClarificationID)
+	assert.Equal(t, ledger.Clarifying, m["architect#42"].Status)
+	assert.Equal(t, "engineer", m["architect#42"].RespondingTo)
+	assert.NoFileExists(t, filepath.Join(h.Store.Dir(), ledger.AgentStatusFile), "an ask writes no file shared by issues")
 
 	_, err = h.Answer(ctx, rec.ID, "architect", "SQLite locally, PostgreSQL in CI.")
 	require.NoError(t, err)
-	m, _ = h.Store.ReadAgents()
-	assert.Equal(t, ledger.Working, m["engineer"].Status)
-	assert.Empty(t, m["engineer"].WaitingOn)
-	assert.Equal(t, ledger.Working, m["architect"].Status)
+	m = agentStates(t, h)
+	assert.Equal(t, ledger.Working, m["engineer#42"].Status)
+	assert.Empty(t, m["engineer#42"].WaitingOn)
+	assert.NotContains(t, m, "architect#42", "nothing left for the architect to do")
 
 	evs, err := h.Events.Read(EventFilter{})
 	require.NoError(t, err)
@@ -205,8 +206,9 @@ func TestResponderAnswersAndRetries(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, ledger.Escalated, rec.Status)
 		assert.Contains(t, rec.Current(ledger.Escalation).Body, "the architect responder failed twice: boom two")
-		m, _ := h.Store.ReadAgents()
-		assert.Equal(t, ledger.Working, m["engineer"].Status, "escalation unblocks the asker")
+		m := agentStates(t, h)
+		assert.Equal(t, ledger.BlockedClarification, m["engineer#42"].Status, "escalated: the asker waits on a human, as ready says")
+		assert.Equal(t, ledger.Human, m["engineer#42"].WaitingOn)
 	})
 	t.Run("follow-up runs the responder again", func(t *testing.T) {
 		h, fr := newTestHub(t, cfg)
@@ -334,4 +336,17 @@ func TestAssumeAndOptions(t *testing.T) {
 	assert.Equal(t, "Shipping Friday", rec.X.Assumptions[0].Body)
 	assert.Equal(t, 1, rec.X.Assumptions[0].Round)
 	assert.Equal(t, ledger.Pending, rec.Status, "an assumption does not change the status")
+}
+
+// agentStates is AgentStates keyed "agent#issue".
+func agentStates(t *testing.T, h *Hub) map[string]*ledger.AgentStatus {
+	t.Helper()
+	rows, skipped, err := h.AgentStates()
+	require.NoError(t, err)
+	require.Empty(t, skipped)
+	m := map[string]*ledger.AgentStatus{}
+	for _, r := range rows {
+		m[fmt.Sprintf("%s#%d", r.Agent, *r.Issue)] = r.AgentStatus
+	}
+	return m
 }

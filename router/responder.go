@@ -23,7 +23,7 @@ const (
 	// DefaultResponderTimeout applies when a Responder has no timeout.
 	DefaultResponderTimeout = 10 * time.Minute
 	// DefaultNotifyTimeout applies when Notify is given no timeout.
-	DefaultNotifyTimeout = 30 * time.Second
+	DefaultNotifyTimeout = 5 * time.Second
 
 	maxStdout = 1 << 20  // bytes of a responder's stdout kept (the answer)
 	maxStderr = 64 << 10 // bytes of stderr kept (the tail, for diagnostics)

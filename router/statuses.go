@@ -3,53 +3,131 @@ package router
 import (
 	"context"
 	"fmt"
+	"path/filepath"
+	"sort"
+	"strconv"
 
 	"github.com/agentx-cli/agentx/ledger"
 )
 
-// changed is what follows every recorded change: the event is appended and
-// the two agents' statuses brought in step. Neither can undo the change, so
-// failures go to Warn.
-func (h *Hub) changed(ctx context.Context, t EventType, rec Record, by, reason string) {
+// changed is what follows every recorded change: the event is appended
+// (one O_APPEND write, no lock). It cannot undo the change, so a failure
+// goes to Warn. Agent statuses are not written here: they are derived on
+// read (AgentStates), so a write to issue N touches only issue N's files.
+func (h *Hub) changed(_ context.Context, t EventType, rec Record, by, reason string) {
 	ev := EventFor(t, rec.IssueNumber, rec.Clarification, h.now())
 	ev.By, ev.Reason = by, reason
 	if err := h.Events.Append(ev); err != nil {
 		h.Warn(fmt.Errorf("event log: %w", err))
 	}
-	if err := h.syncStatuses(ctx, rec); err != nil {
-		h.Warn(fmt.Errorf("agent status: %w", err))
-	}
 }
 
-// syncStatuses sets the agents' statuses from the clarification: while a
-// blocking question is open and unanswered, the asker is
-// blocked-clarification and the target clarifying; after that, an agent
-// still marked for this clarification goes back to working.
-func (h *Hub) syncStatuses(ctx context.Context, rec Record) error {
-	c := rec.Clarification
-	issue := rec.IssueNumber
-	now := ledger.T(h.now())
-	waiting := c.Blocking && (c.Status == ledger.Pending || c.Status == ledger.Stale)
-	_, err := h.Store.UpdateAgents(ctx, func(m ledger.AgentStatuses) error {
-		set := func(agent string, st *ledger.AgentStatus) {
-			if agent == ledger.Human || agent == HubAgent {
-				return
+// AgentState is one agent's status on one issue.
+type AgentState struct {
+	Agent string `json:"agent"`
+	*ledger.AgentStatus
+}
+
+// hooksFile is the per-issue record of the agents' hooks on issue n.
+func hooksFile(n int) string {
+	return filepath.Join("hooks", "issue-"+strconv.Itoa(n)+".json")
+}
+
+// AgentStates derives every agent's status on every issue it is busy
+// with, from the open clarifications and the hooks, so that it agrees with
+// `ready` by construction:
+//
+//   - blocked-clarification while a blocking question it asked on the issue
+//     is pending, stale or escalated (waiting on the one asked, or on a
+//     human once escalated);
+//   - else clarifying while a question to it on the issue is pending or stale;
+//   - else what its last hook on the issue said (working, reviewing, done),
+//     or working when it holds an answer it has not resolved yet.
+//
+// Agents are told apart per issue: two engineers on two issues are two rows.
+func (h *Hub) AgentStates() ([]AgentState, []error, error) {
+	ix, skipped, err := h.Store.ReadOpen()
+	if err != nil {
+		return nil, nil, err
+	}
+	type key struct {
+		agent string
+		issue int
+	}
+	rows := map[key]*ledger.AgentStatus{}
+	rank := map[key]int{} // 3 blocked, 2 clarifying, 1 answered, 0 hook
+	set := func(k key, r int, st *ledger.AgentStatus) {
+		if k.agent == ledger.Human || k.agent == HubAgent {
+			return
+		}
+		if cur, ok := rank[k]; ok && cur >= r {
+			return
+		}
+		rank[k], rows[k] = r, st
+	}
+	issues, err := h.hookIssues()
+	if err != nil {
+		skipped = append(skipped, err)
+	}
+	for _, n := range issues {
+		m := ledger.AgentStatuses{}
+		if err := h.Store.ReadState(hooksFile(n), &m); err != nil {
+			skipped = append(skipped, err)
+			continue
+		}
+		for agent, st := range m {
+			if st != nil {
+				issue := n
+				st.Issue = &issue
+				set(key{agent, n}, 0, st)
 			}
-			m[agent] = st
 		}
-		if waiting {
-			set(c.From, &ledger.AgentStatus{Status: ledger.BlockedClarification, Issue: &issue, LastActivity: &now, ClarificationID: c.ID, WaitingOn: c.To})
-			set(c.To, &ledger.AgentStatus{Status: ledger.Clarifying, Issue: &issue, LastActivity: &now, ClarificationID: c.ID, RespondingTo: c.From})
-			return nil
-		}
-		for _, agent := range []string{c.From, c.To} {
-			if st, ok := m[agent]; ok && st.ClarificationID == c.ID {
-				set(agent, &ledger.AgentStatus{Status: ledger.Working, Issue: &issue, LastActivity: &now})
+	}
+	for _, n := range ix.OpenIssues() {
+		for _, e := range ix.Issues[n] {
+			issue, at := n, e.Asked
+			switch {
+			case e.Blocking && (e.Status == ledger.Pending || e.Status == ledger.Stale || e.Status == ledger.Escalated):
+				on := e.To
+				if e.Status == ledger.Escalated {
+					on = ledger.Human
+				}
+				set(key{e.From, n}, 3, &ledger.AgentStatus{Status: ledger.BlockedClarification, Issue: &issue, LastActivity: &at, ClarificationID: e.ID, WaitingOn: on})
+			case e.Status == ledger.Answered:
+				set(key{e.From, n}, 1, &ledger.AgentStatus{Status: ledger.Working, Issue: &issue, LastActivity: &at})
+			}
+			if e.Status == ledger.Pending || e.Status == ledger.Stale {
+				set(key{e.To, n}, 2, &ledger.AgentStatus{Status: ledger.Clarifying, Issue: &issue, LastActivity: &at, ClarificationID: e.ID, RespondingTo: e.From})
 			}
 		}
-		return nil
+	}
+	out := make([]AgentState, 0, len(rows))
+	for k, st := range rows {
+		out = append(out, AgentState{Agent: k.agent, AgentStatus: st})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Agent != out[j].Agent {
+			return out[i].Agent < out[j].Agent
+		}
+		return *out[i].Issue < *out[j].Issue
 	})
-	return err
+	return out, skipped, nil
+}
+
+// hookIssues lists the issues with a hooks file.
+func (h *Hub) hookIssues() ([]int, error) {
+	names, err := filepath.Glob(filepath.Join(h.Store.Dir(), "hooks", "issue-*.json"))
+	if err != nil {
+		return nil, err
+	}
+	var out []int
+	for _, p := range names {
+		if n, ok := ledger.IssueOfFile(filepath.Base(p)); ok {
+			out = append(out, n)
+		}
+	}
+	sort.Ints(out)
+	return out, nil
 }
 
 // notify runs the configured notify command, if any, for a question to a

@@ -16,21 +16,16 @@ func newStateCmd(a *app) *cobra.Command {
 		Short: "Show every agent's status: working, blocked on a clarification, clarifying...",
 		Args:  cobra.NoArgs,
 		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			ws, err := a.open()
+			_, h, err := a.hub()
 			if err != nil {
 				return err
 			}
-			m, err := ws.Store.ReadAgents()
+			rows, errs, err := h.AgentStates()
 			if err != nil {
 				return err
 			}
-			type row struct {
-				Agent string `json:"agent"`
-				*ledger.AgentStatus
-			}
-			rows := []row{}
-			for _, name := range m.Names() {
-				rows = append(rows, row{Agent: name, AgentStatus: m[name]})
+			for _, e := range errs {
+				fmt.Fprintf(a.stderr, "agentx: warning: skipped %v\n", e)
 			}
 			now := a.now()
 			return a.emit(rows, func() {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/agentx-cli/agentx/lock"
 	"github.com/agentx-cli/agentx/monitor"
 	"github.com/agentx-cli/agentx/router"
 )
@@ -81,7 +82,9 @@ func (a *app) sideView() any {
 // (emit, or fail's error envelope).
 func (a *app) flushMonitor(err error) {
 	var usage *usageError
-	if a.side == nil || a.side.printed || errors.As(err, &usage) {
+	var timeout *lock.TimeoutError
+	// Not after a lock timeout either: a command waits for a lock once.
+	if a.side == nil || a.side.printed || errors.As(err, &usage) || errors.As(err, &timeout) {
 		return
 	}
 	r := a.monitorNow(nil)
