@@ -41,18 +41,23 @@ func Indent(body, first, rest string) string {
 // before each character that could start markup (emphasis, code, links,
 // raw HTML, entities, tables, math) and before each one that could open a
 // block at the start of a line (headings, lists, quotes, rules, fences).
-// Line breaks become hard breaks inside the paragraph, so no line of s can
-// start a block of its own. For a table cell, pass it a Line: Markdown(Line(s)).
+// Line breaks are kept; a blank line becomes a lone backslash (a hard
+// break), so the text stays one paragraph and no line of it can start a
+// block of its own (an indented code block after a blank line, say). For a
+// table cell, see MarkdownLine.
 func Markdown(s string) string {
-	s = strings.TrimRight(Block(s), "\n")
+	s = strings.TrimRight(Block(s), " \t\n") // a blank last line would end the paragraph
 	var b strings.Builder
 	b.Grow(len(s) + len(s)/8)
 	lineStart := true // at the start of a line, before any non-blank
 	digits := false   // the line so far is blanks then digits
-	for _, r := range s {
+	for i, r := range s {
 		switch {
 		case r == '\n':
-			b.WriteString("\\\n")
+			if lineStart && i > 0 { // a blank line would end the paragraph
+				b.WriteByte('\\')
+			}
+			b.WriteByte('\n')
 			lineStart, digits = true, false
 			continue
 		case r == ' ' || r == '\t':
@@ -72,6 +77,10 @@ func Markdown(s string) string {
 	}
 	return b.String()
 }
+
+// MarkdownLine is Markdown(Line(s)): text for one line of markdown, such as
+// a table cell or a label, where a line break would end the row.
+func MarkdownLine(s string) string { return Markdown(Line(s)) }
 
 // markdownAlways are escaped wherever they stand: they open inline markup
 // (or, for | and >, tables and quotes). markdownLineStart are escaped at
@@ -106,11 +115,8 @@ func clean(s string, block bool) string {
 		case r < 0x20 || r == 0x7f:
 			hexByte(&b, `\x`, byte(r))
 		case hidden(r):
-			b.WriteString(`\u`)
-			const digits = "0123456789abcdef"
-			for shift := 12; shift >= 0; shift -= 4 {
-				b.WriteByte(digits[(r>>shift)&0xf])
-			}
+			hexByte(&b, `\u`, byte(r>>8))
+			hexByte(&b, "", byte(r))
 		default:
 			b.WriteString(s[i : i+size])
 		}
@@ -119,6 +125,7 @@ func clean(s string, block bool) string {
 	return b.String()
 }
 
+// hexByte writes prefix and c in two lowercase hex digits.
 func hexByte(b *strings.Builder, prefix string, c byte) {
 	const digits = "0123456789abcdef"
 	b.WriteString(prefix)
@@ -127,23 +134,28 @@ func hexByte(b *strings.Builder, prefix string, c byte) {
 }
 
 // safe reports whether clean would return s unchanged.
-func safe(s string, block bool) bool {
+func safe(s string, block bool) bool { return Index(s, block) < 0 }
+
+// Index returns the byte offset of the first character of s that Line
+// (block: Block) would escape or drop, or -1 when there is none: -1 means
+// s is safe to print as it is.
+func Index(s string, block bool) int {
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
 			if (c < 0x20 && !(block && (c == '\n' || c == '\t'))) || c == 0x7f {
-				return false
+				return i
 			}
 			i++
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
 		if (r == utf8.RuneError && size == 1) || hidden(r) {
-			return false
+			return i
 		}
 		i += size
 	}
-	return true
+	return -1
 }
 
 // hidden reports whether r is a non-ASCII rune a terminal would act on or

@@ -94,12 +94,13 @@ func TestMarkdown(t *testing.T) {
 		{"emphasis and code", "*bold* _it_ `code`", `\*bold\* \_it\_ \` + "`code\\`"},
 		{"link and image", "[x](http://e) ![i](u)", `\[x\](http://e) !\[i\](u)`},
 		{"raw html and entity", "<img src=x onerror=alert(1)> &amp;", `\<img src=x onerror=alert(1)\> \&amp;`},
-		{"table row", "| a | b |\n|---|---|", `\| a \| b \|` + "\\\n" + `\|---\|---\|`},
-		{"heading forged on a new line", "ok\n# Resolved by human", "ok\\\n\\# Resolved by human"},
-		{"list, rule, setext, quote", "- a\n+ b\n---\n===\n> q", "\\- a\\\n\\+ b\\\n\\---\\\n\\===\\\n\\> q"},
-		{"ordered list", "1. one\n  2) two\nv1.2 stays", "1\\. one\\\n  2\\) two\\\nv1.2 stays"},
-		{"fence", "```sh\nrm -rf /\n```", "\\`\\`\\`sh\\\nrm -rf /\\\n\\`\\`\\`"},
-		{"blank line cannot end the paragraph", "a\n\nb", "a\\\n\\\nb"},
+		{"table row", "| a | b |\n|---|---|", `\| a \| b \|` + "\n" + `\|---\|---\|`},
+		{"heading forged on a new line", "ok\n# Resolved by human", "ok\n\\# Resolved by human"},
+		{"list, rule, setext, quote", "- a\n+ b\n---\n===\n> q", "\\- a\n\\+ b\n\\---\n\\===\n\\> q"},
+		{"ordered list", "1. one\n  2) two\nv1.2 stays", "1\\. one\n  2\\) two\nv1.2 stays"},
+		{"fence", "```sh\nrm -rf /\n```", "\\`\\`\\`sh\nrm -rf /\n\\`\\`\\`"},
+		{"blank line cannot end the paragraph", "a\n\n    code?\n \t\nb\n\n", "a\n\\\n    code?\n \t\\\nb"},
+		{"leading line break", "\nb", "\nb"},
 		{"hash mid-line kept", "see #42", "see #42"},
 		{"math", "$x$", `\$x\$`},
 		{"controls", "a\x1b[2J\u202eb", `a\\x1b\[2J\\u202eb`},
@@ -140,5 +141,36 @@ func TestGolden(t *testing.T) {
 	}
 	if got != string(want) {
 		t.Errorf("golden output changed; run with -update and review the diff\n--- got ---\n%s", got)
+	}
+}
+
+func TestIndex(t *testing.T) {
+	tests := []struct {
+		s     string
+		block bool
+		want  int
+	}{
+		{"plain 👩‍💻", false, -1},
+		{"ok\x1b[2J", false, 2},
+		{"a\nb\tc", true, -1},
+		{"a\nb", false, 1},
+		{"a\r\nb", true, 1},
+		{"é\xff", false, 2},
+		{"ab\u202e", true, 2},
+		{"\u0085", true, 0},
+	}
+	for _, tt := range tests {
+		if got := Index(tt.s, tt.block); got != tt.want {
+			t.Errorf("Index(%q, %v) = %d, want %d", tt.s, tt.block, got, tt.want)
+		}
+	}
+	// Index agrees with Line and Block: -1 exactly when they change nothing
+	for _, c := range cases {
+		if (Index(c.in, false) < 0) != (Line(c.in) == c.in) {
+			t.Errorf("Index(%q, false) = %d but Line gives %q", c.in, Index(c.in, false), Line(c.in))
+		}
+		if (Index(c.in, true) < 0) != (Block(c.in) == c.in) {
+			t.Errorf("Index(%q, true) = %d but Block gives %q", c.in, Index(c.in, true), Block(c.in))
+		}
 	}
 }
