@@ -5,10 +5,15 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/agentx-cli/agentx/internal/safetext"
 )
 
 // Text renders a look for an agent to read: each item with what to do next.
-// It is "" when there is nothing new.
+// It is "" when there is nothing new. Every text from the ledgers (names,
+// ids, topics, bodies) is neutralised (safetext): the result is what a
+// terminal shows and what a Claude Code hook adds to the agent's turn, and
+// no body can forge an item or an instruction line of its own.
 func Text(res Result) string {
 	if len(res.Items) == 0 {
 		return ""
@@ -18,19 +23,26 @@ func Text(res Result) string {
 	if len(res.Items) > 1 {
 		n = fmt.Sprintf("%d new items", len(res.Items))
 	}
-	fmt.Fprintf(&b, "agentx inbox for %s: %s.\n", res.Agent, n)
+	fmt.Fprintf(&b, "agentx inbox for %s: %s.\n", safetext.Line(res.Agent), n)
 	for _, it := range res.Items {
 		b.WriteString("\n")
-		writeItem(&b, it)
+		writeItem(&b, neutral(it))
 	}
 	return b.String()
 }
 
+// neutral is it with its one-line fields neutralised; bodies are
+// neutralised where they are indented (block).
+func neutral(it Item) Item {
+	it.ID, it.Topic, it.By = safetext.Line(it.ID), safetext.Line(it.Topic), safetext.Line(it.By)
+	return it
+}
+
 func where(it Item) string {
 	if it.Issue == 0 {
-		return fmt.Sprintf("%s (no issue, %q)", it.ID, it.Topic)
+		return fmt.Sprintf("%s (no issue, \"%s\")", it.ID, it.Topic)
 	}
-	return fmt.Sprintf("%s (issue #%d, %q)", it.ID, it.Issue, it.Topic)
+	return fmt.Sprintf("%s (issue #%d, \"%s\")", it.ID, it.Issue, it.Topic)
 }
 
 func writeItem(b *strings.Builder, it Item) {
@@ -53,7 +65,7 @@ func writeItem(b *strings.Builder, it Item) {
 		fmt.Fprintf(b, "* Question for you from %s: %s, round %d:\n", it.By, where(it), it.Round)
 		block(b, "Q: ", it.Body)
 		for i, o := range it.Options {
-			fmt.Fprintf(b, "    option %d: %s\n", i+1, o)
+			fmt.Fprintf(b, "    option %d: %s\n", i+1, safetext.Line(o))
 		}
 		fmt.Fprintf(b, "  Next: answer it (clarify_answer, or agentx clarify answer %s --body \"...\").\n", it.ID)
 	case KindResolved:
@@ -67,7 +79,7 @@ func writeItem(b *strings.Builder, it Item) {
 			b.WriteString("  Next: follow the decision.\n")
 		}
 	case KindEscalated:
-		fmt.Fprintf(b, "* Your question %s was escalated to a human: %s\n", where(it), it.Body)
+		fmt.Fprintf(b, "* Your question %s was escalated to a human: %s\n", where(it), safetext.Line(it.Body))
 		fmt.Fprintf(b, "  Next: proceed on your best judgment and record your assumption (clarify_assume, or agentx clarify assume %s --assumption \"...\"); the decision will arrive here.\n", it.ID)
 	case KindAbandoned:
 		reason := it.Body
@@ -78,7 +90,7 @@ func writeItem(b *strings.Builder, it Item) {
 		if by == "" {
 			by = "someone"
 		}
-		fmt.Fprintf(b, "* Your question %s was closed by %s: %s\n", where(it), by, reason)
+		fmt.Fprintf(b, "* Your question %s was closed by %s: %s\n", where(it), by, safetext.Line(reason))
 		b.WriteString("  Next: nobody will answer it; proceed on your best judgment.\n")
 	}
 }
@@ -94,14 +106,7 @@ func block(b *strings.Builder, label, body string) {
 	if body == "" {
 		return
 	}
-	pad := strings.Repeat(" ", 4+len(label))
-	for i, l := range strings.Split(strings.TrimRight(body, "\n"), "\n") {
-		if i == 0 {
-			b.WriteString(strings.TrimRight("    "+label+l, " ") + "\n")
-			continue
-		}
-		b.WriteString(strings.TrimRight(pad+l, " ") + "\n")
-	}
+	b.WriteString(safetext.Indent(body, "    "+label, strings.Repeat(" ", 4+len(label))))
 }
 
 // The Claude Code hook events whose JSON output may add context to the

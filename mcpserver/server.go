@@ -231,10 +231,7 @@ func (s *server) toolError(tool string, err error) *mcp.CallToolResult {
 	if errors.As(err, &re) {
 		info.Rule = string(re.Kind)
 	}
-	text := fmt.Sprintf("error %s (exit %d): %s", name, code, err)
-	if hint != "" {
-		text += "\nhint: " + hint
-	}
+	text := renderError(name, code, err, hint)
 	s.log.Info("tool error", "tool", tool, "code", name, "error", err)
 	return &mcp.CallToolResult{
 		Meta:    mcp.Meta{ErrorMetaKey: info},

@@ -209,7 +209,7 @@ func TestEveryTool(t *testing.T) {
 	assert.Equal(t, OutcomeAnswered, wr.Outcome)
 	assert.Equal(t, "Per key.", wr.Answer)
 	assert.Equal(t, "architect", wr.AnsweredBy)
-	assert.Contains(t, w.text(), "answered by architect:\nPer key.")
+	assert.Contains(t, w.text(), "answered by architect:\n  Per key.")
 
 	fu := into[AskResult](t, callTool(t, cs, "clarify_followup", map[string]any{"id": "CLR-42-001", "body": "Which keys expire first?"}))
 	assert.Equal(t, OutcomePending, fu.Outcome)

@@ -4,6 +4,8 @@ import (
 	"context"
 
 	"github.com/spf13/cobra"
+
+	"github.com/agentx-cli/agentx/internal/safetext"
 )
 
 func newAssumeCmd(a *app) *cobra.Command {
@@ -33,7 +35,7 @@ beside it, so you can check whether your work still holds.`,
 			return a.emit(rec, func() {
 				x := rec.Ext()
 				last := x.Assumptions[len(x.Assumptions)-1]
-				a.printf("%s: %s's assumption recorded (round %d); the question stays %s.\n", rec.ID, last.By, last.Round, rec.Status)
+				a.printf("%s: %s's assumption recorded (round %d); the question stays %s.\n", rec.ID, safetext.Line(last.By), last.Round, safetext.Line(string(rec.Status)))
 			})
 		}),
 	}

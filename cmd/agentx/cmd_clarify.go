@@ -10,6 +10,7 @@ import (
 	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
 
+	"github.com/agentx-cli/agentx/internal/safetext"
 	"github.com/agentx-cli/agentx/internal/workspace"
 	"github.com/agentx-cli/agentx/ledger"
 	"github.com/agentx-cli/agentx/router"
@@ -23,7 +24,7 @@ func (a *app) hub() (*workspace.Workspace, *router.Hub, error) {
 	}
 	if a.hb == nil {
 		a.hb = router.New(ws.Store, ws.Rules, ws.Root)
-		a.hb.Warn = func(err error) { fmt.Fprintf(a.stderr, "agentx: warning: %v\n", err) }
+		a.hb.Warn = func(err error) { a.warnf("%v", err) }
 	}
 	return ws, a.hb, nil
 }
@@ -214,7 +215,7 @@ on your best judgment and record your assumption).`,
 			}
 			a.printf("%s\n", rec.ID)
 			if rec.Status == ledger.Answered {
-				a.printf("%s answered: %s\n", rec.To, rec.Current(ledger.Answer).Body)
+				a.printf("%s", safetext.Indent(rec.Current(ledger.Answer).Body, safetext.Line(rec.To)+" answered: ", "  "))
 			}
 			return nil
 		}),
@@ -435,7 +436,7 @@ func newClarifyListCmd(a *app) *cobra.Command {
 				return err
 			}
 			for _, e := range errs {
-				fmt.Fprintf(a.stderr, "agentx: warning: skipped %v\n", e)
+				a.warnf("skipped %v", e)
 			}
 			if recs == nil {
 				recs = []router.Record{}

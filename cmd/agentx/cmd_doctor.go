@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentx-cli/agentx/doctor"
+	"github.com/agentx-cli/agentx/internal/safetext"
 )
 
 func newDoctorCmd(a *app) *cobra.Command {
@@ -47,9 +48,9 @@ or move it aside. Exits 7 while errors remain.`,
 					if f.Fixed {
 						state = " [fixed]"
 					}
-					a.printf("  %-7s %-6s %s: %s%s\n", f.Severity, f.Check, path, f.Problem, state)
+					a.printf("  %s\n", safetext.Line(fmt.Sprintf("%-7s %-6s %s: %s%s", f.Severity, f.Check, path, f.Problem, state)))
 					if f.Action != "" {
-						a.printf("          -> %s\n", f.Action)
+						a.printf("          -> %s\n", safetext.Line(f.Action))
 					}
 				}
 				if r.Remaining == 0 {

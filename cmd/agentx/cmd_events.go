@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentx-cli/agentx/internal/safetext"
 	"github.com/agentx-cli/agentx/ledger"
 	"github.com/agentx-cli/agentx/router"
 )
@@ -70,7 +71,7 @@ one envelope holding the list otherwise.`,
 				return err
 			}
 			if res.Skipped > 0 {
-				fmt.Fprintf(a.stderr, "agentx: warning: skipped %d malformed line(s) in %s\n", res.Skipped, h.Events.Path)
+				a.warnf("skipped %d malformed line(s) in %s", res.Skipped, h.Events.Path)
 			}
 			evs := res.Events
 			if evs == nil {
@@ -90,12 +91,14 @@ one envelope holding the list otherwise.`,
 	return cmd
 }
 
+// printEvent prints one event on one line. The log is a file anyone can
+// append to: every field is neutralised (the line as a whole).
 func (a *app) printEvent(e router.Event) {
 	line := fmt.Sprintf("%s  %-27s %s #%d %s -> %s round %d", stamp(e.Timestamp), e.Type, e.ClarificationID, e.IssueNumber, e.FromAgent, e.ToAgent, e.Round)
 	if e.Reason != "" {
 		line += "  (" + e.Reason + ")"
 	}
-	a.printf("%s\n", line)
+	a.printf("%s\n", safetext.Line(line))
 }
 
 // parseSince reads an absolute time or a duration back from now.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentx-cli/agentx/internal/safetext"
 	"github.com/agentx-cli/agentx/ledger"
 	"github.com/agentx-cli/agentx/monitor"
 	"github.com/agentx-cli/agentx/router"
@@ -110,7 +111,7 @@ func newHookPhaseCmd(a *app, phase string) *cobra.Command {
 }
 
 func (a *app) renderHook(res hookResult) {
-	a.printf("hook %s: %s %s on #%d\n", res.Hook, res.Agent, res.Status, res.Issue)
+	a.printf("hook %s: %s %s on #%d\n", res.Hook, safetext.Line(res.Agent), res.Status, res.Issue)
 	r := res.Monitor
 	switch {
 	case r == nil:
@@ -119,16 +120,16 @@ func (a *app) renderHook(res hookResult) {
 		a.printf("monitor: nothing to do (%d open)\n", r.Open)
 	default:
 		if r.Index != "" {
-			a.printf("monitor: index %s\n", r.Index)
+			a.printf("monitor: index %s\n", safetext.Line(r.Index))
 		}
 		for _, f := range r.Acted() {
 			a.printf("monitor: %s\n", findingLine(f))
 		}
 		for _, p := range r.Problems {
-			a.printf("monitor: problem: %s\n", p.Message)
+			a.printf("monitor: problem: %s\n", safetext.Line(p.Message))
 		}
 	}
 	if len(res.Blocked) > 0 {
-		a.printf("blocked by: %s\n", strings.Join(res.Blocked, ", "))
+		a.printf("blocked by: %s\n", safetext.Line(strings.Join(res.Blocked, ", ")))
 	}
 }

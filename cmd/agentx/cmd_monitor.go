@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentx-cli/agentx/internal/safetext"
 	"github.com/agentx-cli/agentx/monitor"
 )
 
@@ -59,26 +60,26 @@ func (a *app) renderReport(w io.Writer, r *monitor.Report) {
 		fmt.Fprintln(w, "Dry run: nothing was changed.")
 	}
 	if r.Index != "" {
-		fmt.Fprintf(w, "Index: %s.\n", r.Index)
+		fmt.Fprintf(w, "Index: %s.\n", safetext.Line(r.Index))
 	}
 	if len(r.Findings) == 0 {
 		fmt.Fprintln(w, "Nothing to do.")
 	}
 	for _, f := range r.Findings {
-		fmt.Fprintf(w, "  %s  #%d  %s -> %s  %s: %s\n", f.ID, f.Issue, f.From, f.To, f.Kind, outcome(f))
-		fmt.Fprintf(w, "      %s\n", f.Reason)
+		fmt.Fprintf(w, "  %s\n", safetext.Line(fmt.Sprintf("%s  #%d  %s -> %s  %s: %s", f.ID, f.Issue, f.From, f.To, f.Kind, outcome(f))))
+		fmt.Fprintf(w, "      %s\n", safetext.Line(f.Reason))
 	}
 	if len(r.Waiting) > 0 {
 		fmt.Fprintln(w, "Waiting for an answer:")
 		for _, s := range r.Waiting {
-			fmt.Fprintf(w, "  %s  #%d  %s -> %s  stale since %s, escalates at %s (%d %s)\n", s.ID, s.Issue, s.From, s.To,
+			fmt.Fprintf(w, "  %s  #%d  %s -> %s  stale since %s, escalates at %s (%d %s)\n", safetext.Line(s.ID), s.Issue, safetext.Line(s.From), safetext.Line(s.To),
 				minute(s.StaleSince.Time), minute(s.EscalatesAt.Time), s.Retries, plural(s.Retries, "retry", "retries"))
 		}
 	}
 	if len(r.Problems) > 0 {
 		fmt.Fprintln(w, "Problems:")
 		for _, p := range r.Problems {
-			fmt.Fprintf(w, "  %s\n", p.Message)
+			fmt.Fprintf(w, "  %s\n", safetext.Line(p.Message))
 		}
 	}
 }
@@ -108,7 +109,7 @@ func newClarifyStaleCmd(a *app) *cobra.Command {
 				return err
 			}
 			for _, e := range skipped {
-				fmt.Fprintf(a.stderr, "agentx: warning: skipped %v\n", e)
+				a.warnf("skipped %v", e)
 			}
 			items := monitor.StaleAndStuck(entries, h.Store.Now(), monitor.New(h).Config)
 			return a.emit(items, func() {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentx-cli/agentx/internal/safetext"
 	"github.com/agentx-cli/agentx/ledger"
 	"github.com/agentx-cli/agentx/router"
 )
@@ -85,7 +86,7 @@ With --issue N it is a gate for CI and hooks: exit 0 when the issue is ready,
 				return err
 			}
 			for _, e := range errs {
-				fmt.Fprintf(a.stderr, "agentx: warning: skipped %v\n", e)
+				a.warnf("skipped %v", e)
 			}
 			if rs == nil {
 				rs = []router.Readiness{}
@@ -97,7 +98,7 @@ With --issue N it is a gate for CI and hooks: exit 0 when the issue is ready,
 				for _, r := range rs {
 					line := fmt.Sprintf("#%d %s", r.Issue, a.readyState(r.State))
 					if r.Reason != "" {
-						line += ": " + r.Reason
+						line += ": " + safetext.Line(r.Reason)
 					}
 					a.printf("%s\n", line)
 				}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentx-cli/agentx/internal/safetext"
 	"github.com/agentx-cli/agentx/router"
 )
 
@@ -55,7 +56,7 @@ time, and counts clarifications created since then.`,
 				return err
 			}
 			for _, e := range errs {
-				fmt.Fprintf(a.stderr, "agentx: warning: skipped %v\n", e)
+				a.warnf("skipped %v", e)
 			}
 			kept := recs[:0]
 			for _, r := range recs {
@@ -163,7 +164,11 @@ func (a *app) maybeBar(value, max float64) string {
 	return bar(value, max, 20)
 }
 
+// statsMarkdown writes the digest for a pull request or an issue. Topic
+// words and agent names come from the ledgers: each is escaped as one line
+// of markdown, so none can break a table row or add markup.
 func statsMarkdown(w io.Writer, st router.Stats) {
+	md := safetext.MarkdownLine
 	fmt.Fprintf(w, "### Clarifications digest\n\n")
 	fmt.Fprintf(w, "**%d** clarifications · **%s** resolved · **%s** escalated · rounds to resolution avg **%.1f**, max **%d** · median time to answer **%s**, to resolve **%s**\n\n",
 		st.Total, pct(st.ResolvedRate), pct(st.EscalatedRate), st.AvgRounds, st.MaxRounds, dur(st.MedianAnswer, st.AnsweredCount), dur(st.MedianResolve, st.ByStatus["resolved"]))
@@ -174,14 +179,14 @@ func statsMarkdown(w io.Writer, st router.Stats) {
 	if len(st.Topics) > 0 {
 		words := make([]string, len(st.Topics))
 		for i, t := range st.Topics {
-			words[i] = fmt.Sprintf("%s (%d)", t.Key, t.Count)
+			words[i] = fmt.Sprintf("%s (%d)", md(t.Key), t.Count)
 		}
 		fmt.Fprintf(w, "\n**Top topics:** %s\n", strings.Join(words, ", "))
 	}
 	if len(st.Pairs) > 0 {
 		fmt.Fprintf(w, "\n| from → to | asked | answered | escalated |\n|---|---:|---:|---:|\n")
 		for _, p := range st.Pairs {
-			fmt.Fprintf(w, "| %s → %s | %d | %d | %d |\n", p.From, p.To, p.Asked, p.Answered, p.Escalated)
+			fmt.Fprintf(w, "| %s → %s | %d | %d | %d |\n", md(p.From), md(p.To), p.Asked, p.Answered, p.Escalated)
 		}
 		fmt.Fprintf(w, "\n| agent | asked | was asked | answer rate |\n|---|---:|---:|---:|\n")
 		for _, ag := range st.Agents {
@@ -189,7 +194,7 @@ func statsMarkdown(w io.Writer, st router.Stats) {
 			if ag.Received > 0 {
 				rate = pct(ag.AnswerRate)
 			}
-			fmt.Fprintf(w, "| %s | %d | %d | %s |\n", ag.Agent, ag.Asked, ag.Received, rate)
+			fmt.Fprintf(w, "| %s | %d | %d | %s |\n", md(ag.Agent), ag.Asked, ag.Received, rate)
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentx-cli/agentx/internal/safetext"
 	"github.com/agentx-cli/agentx/workflow"
 )
 
@@ -45,7 +46,7 @@ func newWorkflowCmd(a *app) *cobra.Command {
 						if v.Default {
 							mark = "*"
 						}
-						a.printf("%s %-12s %2d steps  %s\n", mark, bold(v.Name), len(v.Steps), v.Description)
+						a.printf("%s %-12s %2d steps  %s\n", mark, bold(safetext.Line(v.Name)), len(v.Steps), safetext.Line(v.Description))
 					}
 					if def != "" {
 						a.printf("(* default workflow)\n")
@@ -81,18 +82,19 @@ func (a *app) printWorkflow(root string, v workflowView) {
 	if rel, err := filepath.Rel(root, v.File); err == nil {
 		file = rel
 	}
-	a.printf("%s  (%s)\n", bold("Workflow: "+v.Name), file)
+	line := safetext.Line // the files come with the repository: outside text
+	a.printf("%s  (%s)\n", bold("Workflow: "+line(v.Name)), line(file))
 	if v.Description != "" {
-		a.printf("  %s\n", v.Description)
+		a.printf("  %s\n", line(v.Description))
 	}
 	for _, s := range v.Steps {
-		a.printf("\n  %s  agent %s", bold(s.ID), s.Agent)
+		a.printf("\n  %s  agent %s", bold(line(s.ID)), line(s.Agent))
 		if len(s.Needs) > 0 {
-			a.printf("  needs %s", strings.Join(s.Needs, ", "))
+			a.printf("  needs %s", line(strings.Join(s.Needs, ", ")))
 		}
 		a.printf("\n")
 		if s.Title != "" {
-			a.printf("    %s\n", s.Title)
+			a.printf("    %s\n", line(s.Title))
 		}
 		if len(s.CanClarify) == 0 {
 			a.printf("    may not ask clarifying questions\n")
@@ -103,7 +105,7 @@ func (a *app) printWorkflow(root string, v workflowView) {
 			blocking = "non-blocking only"
 		}
 		a.printf("    may ask %s · %d rounds · stale after %d min · %s\n",
-			strings.Join(s.CanClarify, ", "), s.ClarifyMaxRounds, s.ClarifySLAMinutes, blocking)
+			line(strings.Join(s.CanClarify, ", ")), s.ClarifyMaxRounds, s.ClarifySLAMinutes, blocking)
 	}
 }
 

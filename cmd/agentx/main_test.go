@@ -36,6 +36,7 @@ func TestScripts(t *testing.T) {
 		RequireExplicitExec: true,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"exitcode": cmdExitcode,
+			"envq":     cmdEnvq,
 		},
 		Setup: func(e *testscript.Env) error {
 			e.Setenv("NO_COLOR", "")
@@ -71,6 +72,22 @@ func cmdExitcode(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Logf("stderr:\n%s", ts.ReadFile("stderr"))
 		ts.Fatalf("%s exited %d, want %d", strings.Join(args[1:], " "), got, want)
 	}
+}
+
+// cmdEnvq sets an environment variable to a Go-quoted string, so a script
+// can pass control characters and line breaks in an argument:
+//
+//	envq TOPIC '"Cache\nCLR-42-999\x1b[2J"'
+//	exec agentx clarify ask --topic $TOPIC ...
+func cmdEnvq(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: envq NAME QUOTED")
+	}
+	v, err := strconv.Unquote(args[1])
+	if err != nil {
+		ts.Fatalf("envq %s: %v", args[0], err)
+	}
+	ts.Setenv(args[0], v)
 }
 
 // result is what an in-process command run produced.

@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/agentx-cli/agentx/internal/safetext"
 	"github.com/agentx-cli/agentx/lock"
 	"github.com/agentx-cli/agentx/monitor"
 	"github.com/agentx-cli/agentx/router"
@@ -98,20 +99,20 @@ func (a *app) flushMonitor(err error) {
 // writeSide prints a side-effect report: one line per finding and problem.
 func writeSide(w io.Writer, r *monitor.Report) {
 	if r.Index != "" {
-		fmt.Fprintf(w, "agentx: monitor: index %s\n", r.Index)
+		fmt.Fprintf(w, "agentx: monitor: index %s\n", safetext.Line(r.Index))
 	}
 	for _, f := range r.Acted() {
 		fmt.Fprintf(w, "agentx: monitor: %s\n", findingLine(f))
 	}
 	for _, p := range r.Problems {
-		fmt.Fprintf(w, "agentx: monitor: %s\n", p.Message)
+		fmt.Fprintf(w, "agentx: monitor: %s\n", safetext.Line(p.Message))
 	}
 }
 
 // findingLine is a finding on one line: what happened to which
 // clarification, and why.
 func findingLine(f monitor.Finding) string {
-	return fmt.Sprintf("%s (#%d %s -> %s) %s: %s", f.ID, f.Issue, f.From, f.To, outcome(f), f.Reason)
+	return safetext.Line(fmt.Sprintf("%s (#%d %s -> %s) %s: %s", f.ID, f.Issue, f.From, f.To, outcome(f), f.Reason))
 }
 
 // outcome says what the monitor did (or would do) about a finding.

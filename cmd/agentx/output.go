@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/agentx-cli/agentx/internal/safetext"
 )
 
 // schemaVersion is the version of every --json document agentx prints.
@@ -59,9 +61,18 @@ func (a *app) fail(err error) int {
 		fmt.Fprintf(a.stderr, "%s\n", b)
 		return code.N
 	}
-	fmt.Fprintf(a.stderr, "agentx: %s\n", err)
+	// An error may quote input, a file name or a file's content: in text
+	// it is neutralised, its following lines (workflow.Errors has one
+	// problem a line) indented under the first.
+	fmt.Fprint(a.stderr, safetext.Indent(err.Error(), "agentx: ", "  "))
 	if hint != "" {
-		fmt.Fprintf(a.stderr, "hint: %s\n", hint)
+		fmt.Fprintf(a.stderr, "hint: %s\n", safetext.Line(hint))
 	}
 	return code.N
+}
+
+// warnf prints a warning on stderr, neutralised to one line: warnings
+// quote files and errors that came from outside.
+func (a *app) warnf(format string, args ...any) {
+	fmt.Fprintf(a.stderr, "agentx: warning: %s\n", safetext.Line(fmt.Sprintf(format, args...)))
 }

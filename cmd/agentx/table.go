@@ -4,6 +4,8 @@ import (
 	"io"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/agentx-cli/agentx/internal/safetext"
 )
 
 // table aligns columns by the width of their plain text, then paints each
@@ -30,11 +32,14 @@ func plain(texts ...string) []cell {
 func (t *table) add(cells ...cell) { t.rows = append(t.rows, cells) }
 
 // write prints the rows, each prefixed by indent, columns two spaces apart,
-// with no trailing spaces.
+// with no trailing spaces. Each cell is one line of neutralised text
+// (safetext.Line): no cell can break its row or forge another.
 func (t *table) write(w io.Writer, indent string) {
 	var widths []int
 	for _, r := range t.rows {
-		for i, c := range r {
+		for i := range r {
+			r[i].text = safetext.Line(r[i].text)
+			c := r[i]
 			if i >= len(widths) {
 				widths = append(widths, 0)
 			}

@@ -1,0 +1,116 @@
+package safetext
+
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// checkSafe fails unless out is valid UTF-8 with no control character but
+// those allowed (line feed and tab in a block) and no hidden rune. It
+// checks each rune itself rather than trust Index.
+func checkSafe(t *testing.T, fn, in, out string, block bool) {
+	t.Helper()
+	if !utf8.ValidString(out) {
+		t.Fatalf("%s(%q) = %q: not valid UTF-8", fn, in, out)
+	}
+	for _, r := range out {
+		if (r < 0x20 || r == 0x7f) && !(block && (r == '\n' || r == '\t')) || hidden(r) {
+			t.Fatalf("%s(%q) = %q: holds %U", fn, in, out, r)
+		}
+	}
+	if i := Index(out, block); i >= 0 {
+		t.Fatalf("Index(%q) = %d for the output of %s(%q)", out, i, fn, in)
+	}
+}
+
+func addSeeds(f *testing.F) {
+	for _, c := range cases {
+		f.Add(c.in)
+	}
+}
+
+// FuzzLine: Line's output is one safe line, idempotent, and s itself when
+// s needs nothing escaped.
+func FuzzLine(f *testing.F) {
+	addSeeds(f)
+	f.Fuzz(func(t *testing.T, s string) {
+		out := Line(s)
+		checkSafe(t, "Line", s, out, false)
+		if again := Line(out); again != out {
+			t.Fatalf("Line not idempotent: Line(%q) = %q, Line of that = %q", s, out, again)
+		}
+		if safe(s, false) && out != s {
+			t.Fatalf("Line(%q) = %q: changed safe text", s, out)
+		}
+	})
+}
+
+// FuzzBlock: Block's output keeps only line feeds and tabs, is idempotent,
+// and has exactly one line per line of s (CRLF counted once), each the Line
+// of that line but for its tabs.
+func FuzzBlock(f *testing.F) {
+	addSeeds(f)
+	f.Fuzz(func(t *testing.T, s string) {
+		out := Block(s)
+		checkSafe(t, "Block", s, out, true)
+		if again := Block(out); again != out {
+			t.Fatalf("Block not idempotent: Block(%q) = %q, Block of that = %q", s, out, again)
+		}
+		in := strings.Split(strings.ReplaceAll(s, "\r\n", "\n"), "\n")
+		got := strings.Split(out, "\n")
+		if len(in) != len(got) {
+			t.Fatalf("Block(%q) = %q: %d lines, want %d", s, out, len(got), len(in))
+		}
+		for i := range in {
+			if want := strings.ReplaceAll(Line(in[i]), `\t`, "\t"); strings.ReplaceAll(got[i], `\t`, "\t") != want {
+				t.Fatalf("Block(%q) line %d = %q, want %q", s, i, got[i], want)
+			}
+		}
+		ind := Indent(s, "  > ", "    ")
+		checkSafe(t, "Indent", s, ind, true)
+		for _, l := range strings.Split(strings.TrimSuffix(ind, "\n"), "\n") {
+			if l != "  >" && !strings.HasPrefix(l, "  > ") && l != "" && !strings.HasPrefix(l, "    ") {
+				t.Fatalf("Indent(%q): line %q lost its prefix", s, l)
+			}
+		}
+	})
+}
+
+// FuzzMarkdown: Markdown's output is safe, one paragraph (no blank line
+// after the first), and no line of it can open a block: each starts (after
+// blanks) with a backslash escape, a character that opens nothing, or
+// digits not followed by . or ). No markup character stands unescaped.
+func FuzzMarkdown(f *testing.F) {
+	addSeeds(f)
+	f.Add("ok\n# heading\n- item\n1. one\n> quote\n```\n| a | b |")
+	f.Fuzz(func(t *testing.T, s string) {
+		out := Markdown(s)
+		checkSafe(t, "Markdown", s, out, true)
+		for i, l := range strings.Split(out, "\n") {
+			rest := strings.TrimLeft(l, " \t")
+			if rest == "" {
+				if i > 0 {
+					t.Fatalf("Markdown(%q) = %q: line %d is blank: it would end the paragraph", s, out, i)
+				}
+				continue
+			}
+			if strings.ContainsRune(markdownLineStart+markdownAlways, rune(rest[0])) && rest[0] != '\\' {
+				t.Fatalf("Markdown(%q) line %d = %q: starts with markup", s, i, l)
+			}
+			if d := strings.TrimLeft(rest, "0123456789"); d != rest && d != "" && (d[0] == '.' || d[0] == ')') {
+				t.Fatalf("Markdown(%q) line %d = %q: starts an ordered list", s, i, l)
+			}
+		}
+		for i := 0; i < len(out); i++ {
+			c := out[i]
+			if c == '\\' {
+				i++ // an escape pair
+				continue
+			}
+			if strings.IndexByte(markdownAlways, c) >= 0 {
+				t.Fatalf("Markdown(%q) = %q: unescaped %q at byte %d", s, out, c, i)
+			}
+		}
+	})
+}
