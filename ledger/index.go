@@ -352,7 +352,7 @@ func (s *Store) markIndexDirty() error {
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return err
 	}
-	f, err := os.OpenFile(p, os.O_CREATE|os.O_WRONLY, perm)
+	f, err := atomicfile.OpenFile(p, os.O_CREATE|os.O_WRONLY, perm)
 	if err != nil {
 		return err
 	}
