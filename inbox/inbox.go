@@ -292,7 +292,7 @@ func kindOf(e router.Event, agent string) (Kind, bool) {
 	case router.EventRequested, router.EventFollowedUp:
 		return KindQuestion, e.ToAgent == agent
 	case router.EventResolved:
-		return KindResolved, e.By == ledger.Human && (e.FromAgent == agent || e.ToAgent == agent)
+		return KindResolved, ledger.IsHuman(e.By) && (e.FromAgent == agent || e.ToAgent == agent)
 	case router.EventEscalated:
 		return KindEscalated, e.FromAgent == agent
 	case router.EventAbandoned:

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -77,6 +78,70 @@ type Extra struct {
 	Options     []string      `json:"options,omitempty"`     // choices offered to a human
 	Assumptions []Assumption  `json:"assumptions,omitempty"` // what the asker proceeded on without an answer
 	Monitor     *MonitorState `json:"monitor,omitempty"`     // what the monitor has done to this record
+	People      []Person      `json:"people,omitempty"`      // who the thread's human entries were
+}
+
+// Person names the person behind a thread entry written as human, which is
+// all the AgentX format records.
+type Person struct {
+	Entry int    `json:"entry"` // the entry's index in the thread
+	Name  string `json:"name"`  // as given with --as, or from git config or $USER
+}
+
+// MaxPersonLen is the longest name recorded for a person, in bytes.
+const MaxPersonLen = 128
+
+// ValidatePerson checks a person's name: not blank, valid UTF-8, printable
+// (no control or format characters), within MaxPersonLen.
+func ValidatePerson(name string) error {
+	switch {
+	case strings.TrimSpace(name) == "":
+		return &InputError{Field: "person", Value: name, Msg: "is empty"}
+	case !utf8.ValidString(name):
+		return &InputError{Field: "person", Value: name, Msg: "is not valid UTF-8"}
+	case len(name) > MaxPersonLen:
+		return &InputError{Field: "person", Value: name, Msg: fmt.Sprintf("is longer than %d bytes", MaxPersonLen)}
+	case strings.IndexFunc(name, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0:
+		return &InputError{Field: "person", Value: name, Msg: "holds control or invisible characters"}
+	}
+	return nil
+}
+
+// Sign records that the thread's last entry, written as human, was name's.
+func (c *Clarification) Sign(name string) {
+	if name == "" || len(c.Thread) == 0 {
+		return
+	}
+	x := c.Ext()
+	x.People = append(x.People, Person{Entry: len(c.Thread) - 1, Name: name})
+}
+
+// PersonAt is the name of the person behind thread entry i, or "".
+func (c *Clarification) PersonAt(i int) string {
+	if c.X == nil {
+		return ""
+	}
+	for _, p := range c.X.People {
+		if p.Entry == i {
+			return p.Name
+		}
+	}
+	return ""
+}
+
+// HumanAs is how an event names a person who acted: human:NAME, or human
+// when the name is not known.
+func HumanAs(name string) string {
+	if name == "" {
+		return Human
+	}
+	return Human + ":" + name
+}
+
+// IsHuman reports whether an actor (an entry's from, an event's by) is a
+// person: human, or human:NAME.
+func IsHuman(actor string) bool {
+	return actor == Human || strings.HasPrefix(actor, Human+":")
 }
 
 // Assumption is what an asker proceeded on when no answer came in time.
@@ -293,6 +358,16 @@ func (c *Clarification) validate() error {
 		}
 		if err := ValidateText(fmt.Sprintf("thread[%d].body", i), e.Body, MaxBodyLen); err != nil {
 			return err
+		}
+	}
+	if c.X != nil {
+		for i, p := range c.X.People {
+			if p.Entry < 0 || p.Entry >= len(c.Thread) || c.Thread[p.Entry].From != Human {
+				return &InputError{Field: fmt.Sprintf("agentx.people[%d].entry", i), Value: strconv.Itoa(p.Entry), Msg: "is not a human entry of the thread"}
+			}
+			if err := ValidatePerson(p.Name); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

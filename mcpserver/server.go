@@ -36,8 +36,9 @@ Answer questions addressed to you with clarify_answer; close your own once settl
 
 // Options configures a server.
 type Options struct {
-	// Agent is the caller's identity (AGENTX_AGENT); a call's "from"
-	// overrides it.
+	// Agent is the caller's identity (AGENTX_AGENT): every call acts as
+	// it, and a call's "from" naming anyone else is refused. Without one, a
+	// call names its agent in "from". The server never acts as a person.
 	Agent string
 	// Issue is the default issue for ask_human (AGENTX_ISSUE); nil: 0, no issue.
 	Issue *int
@@ -63,11 +64,12 @@ type ErrorInfo struct {
 }
 
 type server struct {
-	hub  *router.Hub
-	opts Options
-	log  *slog.Logger
-	mcp  *mcp.Server
-	life context.Context // nil, or the server's lifetime: its end cancels calls in flight
+	hub    *router.Hub
+	opts   Options
+	caller *router.Caller // who the calls act as
+	log    *slog.Logger
+	mcp    *mcp.Server
+	life   context.Context // nil, or the server's lifetime: its end cancels calls in flight
 }
 
 // New returns an MCP server with the clarification tools over hub h, to be
@@ -112,7 +114,8 @@ func newServer(h *router.Hub, opts Options, life context.Context) *server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &server{hub: h, opts: opts, log: log, life: life}
+	s := &server{hub: h, opts: opts, log: log, life: life,
+		caller: &router.Caller{Agent: opts.Agent, AgentsOnly: true, Via: "the MCP server"}}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "agentx", Title: "agentx clarifications", Version: opts.Version}, &mcp.ServerOptions{
 		Instructions: Instructions,
 		Logger:       log,
@@ -193,7 +196,7 @@ func addTool[In, Out any](s *server, t *mcp.Tool, h handler[In, Out]) {
 		}
 		ctx, done := s.bound(ctx)
 		defer done()
-		out, text, err := h(ctx, args)
+		out, text, err := h(router.WithCaller(ctx, s.caller), args)
 		if err != nil {
 			return s.toolError(t.Name, err), nil
 		}
@@ -226,6 +229,9 @@ func decodeArgs[In any](raw json.RawMessage, schema *jsonschema.Resolved) (In, e
 // and hint the CLI gives, as text for the model and ErrorInfo in _meta.
 func (s *server) toolError(tool string, err error) *mcp.CallToolResult {
 	code, name, hint := s.opts.Classify(err)
+	if h := identityHint(err); h != "" {
+		hint = h
+	}
 	info := ErrorInfo{Code: name, ExitCode: code, Message: err.Error(), Hint: hint}
 	var re *router.RuleError
 	if errors.As(err, &re) {
@@ -240,17 +246,19 @@ func (s *server) toolError(tool string, err error) *mcp.CallToolResult {
 	}
 }
 
-// from is who acts: the call's from, else the server's agent.
-func (s *server) from(given string) string {
-	if given != "" {
-		return given
-	}
-	return s.opts.Agent
+// from is who acts: the server's agent; without one, the call's from (""
+// leaves the default to the hub). A from naming anyone else, or human, is
+// refused.
+func (s *server) from(given string) (string, error) {
+	return s.caller.Claim("from", given)
 }
 
 // asker is who asks: like from, but someone must be named.
 func (s *server) asker(given string) (string, error) {
-	who := s.from(given)
+	who, err := s.from(given)
+	if err != nil {
+		return "", err
+	}
 	if who == "" {
 		return "", &ledger.InputError{Field: "from", Value: "", Msg: "is empty: set AGENTX_AGENT in the MCP server's environment, or pass from"}
 	}

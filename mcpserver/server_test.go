@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -25,6 +26,7 @@ import (
 func testClassify(err error) (int, string, string) {
 	var (
 		input *ledger.InputError
+		who   *router.IdentityError
 		rule  *router.RuleError
 		tr    *ledger.TransitionError
 		h     interface{ Hint() string }
@@ -36,6 +38,8 @@ func testClassify(err error) (int, string, string) {
 	switch {
 	case errors.As(err, &input):
 		return 2, "usage", hint
+	case errors.As(err, &who):
+		return 4, "identity_mismatch", hint
 	case errors.As(err, &rule):
 		return 4, "rejected", hint
 	case errors.As(err, &tr):
@@ -200,8 +204,9 @@ func TestEveryTool(t *testing.T) {
 	assert.Equal(t, ledger.Pending, as.Status)
 	assert.Contains(t, as.Guidance, "late")
 
-	// the architect answers (from overrides the server's identity)
-	ans := into[RecordResult](t, callTool(t, cs, "clarify_answer", map[string]any{"id": "CLR-42-001", "body": "Per key.", "from": "architect"}))
+	// the architect answers, through its own server
+	arch := connect(t, h, Options{Agent: "architect"})
+	ans := into[RecordResult](t, callTool(t, arch, "clarify_answer", map[string]any{"id": "CLR-42-001", "body": "Per key."}))
 	assert.Equal(t, RecordResult{ID: "CLR-42-001", Issue: 42, Status: ledger.Answered, Round: 1, From: "engineer", To: "architect", Topic: "Cache", Guidance: ans.Guidance}, ans)
 
 	w := callTool(t, cs, "clarify_wait", map[string]any{"id": "CLR-42-001"})
@@ -328,30 +333,38 @@ func TestToolErrors(t *testing.T) {
 	}{
 		{"scope violation", "clarify_ask", map[string]any{"issue": 42, "to": "reviewer", "topic": "t", "question": "q"},
 			"rejected", 4, "scope", `engineer may not ask reviewer in step "implement"`, "ask one of the allowed agents", true},
-		{"scope violation, from given", "clarify_ask", map[string]any{"issue": 42, "to": "architect", "topic": "t", "question": "q", "from": "product-manager"},
-			"rejected", 4, "scope", "product-manager may not ask architect", "", true},
+		{"scope violation, from given", "clarify_ask", map[string]any{"issue": 42, "to": "reviewer", "topic": "t", "question": "q", "from": "engineer"},
+			"rejected", 4, "scope", "engineer may not ask reviewer", "", true},
 		{"unknown id", "clarify_show", map[string]any{"id": "CLR-42-099"}, "not_found", 3, "", "CLR-42-099: not found", "", false},
 		{"unknown id to wait on", "clarify_wait", map[string]any{"id": "CLR-42-099", "wait_seconds": 1}, "not_found", 3, "", "not found", "", false},
 		{"malformed id", "clarify_answer", map[string]any{"id": "42", "body": "x"}, "usage", 2, "", "is not a clarification id", "", false},
-		{"invalid transition", "clarify_answer", map[string]any{"id": "CLR-42-002", "body": "again", "from": "architect"},
+		{"invalid transition", "clarify_answer", map[string]any{"id": "CLR-42-002", "body": "again", "as": "architect"},
 			"invalid_transition", 6, "", "CLR-42-002 is resolved, which is final", "", false},
 		{"follow-up on a pending question", "clarify_followup", map[string]any{"id": "CLR-42-001", "body": "more?"},
 			"invalid_transition", 6, "", "CLR-42-001 is pending: it cannot become pending", "", false},
 		{"not a party", "clarify_answer", map[string]any{"id": "CLR-42-001", "body": "mine"},
-			"rejected", 4, "party", "engineer may not answer CLR-42-001: only architect or human may", "pass --from architect", false},
+			"rejected", 4, "party", "engineer may not answer CLR-42-001: only architect or human may", "it is for architect to do, in its own session; a person does it", false},
 		{"assume someone else's question", "clarify_assume", map[string]any{"id": "CLR-42-001", "assumption": "x", "from": "architect"},
-			"rejected", 4, "party", "architect may not record an assumption on CLR-42-001", "", false},
-		{"empty answer", "clarify_answer", map[string]any{"id": "CLR-42-001", "body": " ", "from": "architect"}, "usage", 2, "", `answer " " is empty`, "", false},
+			"identity_mismatch", 4, "", `from "architect": this process is agent engineer`, "You act as engineer", false},
+		{"empty answer", "clarify_answer", map[string]any{"id": "CLR-42-001", "body": " ", "as": "architect"}, "usage", 2, "", `answer " " is empty`, "", false},
 		{"bad status", "clarify_list", map[string]any{"status": "done"}, "usage", 2, "", "do not match the tool's input schema", "", false},
 		{"unknown argument", "clarify_show", map[string]any{"id": "CLR-42-001", "verbose": true}, "usage", 2, "", "do not match the tool's input schema", "", false},
 		{"missing argument", "clarify_ask", map[string]any{"issue": 42, "to": "architect", "topic": "t"}, "usage", 2, "", "do not match the tool's input schema", "", true},
 		{"wrong type", "clarify_ask", map[string]any{"issue": "42", "to": "architect", "topic": "t", "question": "q"}, "usage", 2, "", "do not match the tool's input schema", "", true},
 	}
+	// "as" picks the server: one launched as that agent
+	architect := connect(t, h, Options{Agent: "architect", Classify: testClassify})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			before, err := h.Store.Read(42)
 			require.NoError(t, err)
-			c := callTool(t, cs, tt.tool, tt.args)
+			server, args := cs, tt.args
+			if as, ok := args["as"]; ok {
+				require.Equal(t, "architect", as)
+				server, args = architect, maps.Clone(args)
+				delete(args, "as")
+			}
+			c := callTool(t, server, tt.tool, args)
 			info := errInfo(t, c)
 			assert.Equal(t, tt.code, info.Code)
 			assert.Equal(t, tt.exit, info.ExitCode)
@@ -376,28 +389,119 @@ func TestIdentity(t *testing.T) {
 		name  string
 		agent string
 		args  map[string]any
-		from  string
 		code  string
 	}{
-		{"from the server's environment", "engineer", map[string]any{}, "engineer", ""},
-		{"overridden per call", "engineer", map[string]any{"from": "reviewer"}, "reviewer", ""},
-		{"no identity at all", "", map[string]any{}, "", "usage"},
-		{"not an agent name", "", map[string]any{"from": "Engineer"}, "", "usage"},
+		{"from the server's environment", "engineer", map[string]any{}, ""},
+		{"from repeats the server's agent", "engineer", map[string]any{"from": "engineer"}, ""},
+		{"from names another agent", "engineer", map[string]any{"from": "reviewer"}, "identity_mismatch"},
+		{"from names human", "engineer", map[string]any{"from": "human"}, "identity_mismatch"},
+		{"from names the hub", "engineer", map[string]any{"from": "agentx"}, "identity_mismatch"},
+		{"launched as human", "human", map[string]any{}, "identity_mismatch"},
+		{"no identity: from names the agent", "", map[string]any{"from": "engineer"}, ""},
+		{"no identity: from names human", "", map[string]any{"from": "human"}, "identity_mismatch"},
+		{"no identity at all", "", map[string]any{}, "usage"},
+		{"not an agent name", "", map[string]any{"from": "Engineer"}, "usage"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cs := connect(t, newHub(t), Options{Agent: tt.agent, Classify: testClassify})
+			h := newHub(t)
+			cs := connect(t, h, Options{Agent: tt.agent, Classify: testClassify})
 			args := map[string]any{"issue": 5, "to": "architect", "topic": "t", "question": "q"}
 			for k, v := range tt.args {
 				args[k] = v
 			}
 			c := callTool(t, cs, "clarify_ask", args)
 			if tt.code != "" {
-				assert.Equal(t, tt.code, errInfo(t, c).Code)
+				info := errInfo(t, c)
+				assert.Equal(t, tt.code, info.Code)
+				assert.Equal(t, 4-2*boolInt(tt.code == "usage"), info.ExitCode)
+				l, err := h.Store.Read(5)
+				require.NoError(t, err)
+				assert.Empty(t, l.Clarifications, "nothing recorded")
 				return
 			}
 			r := into[AskResult](t, c)
 			assert.Equal(t, "CLR-5-001", r.ID)
+			rec, err := h.Get(r.ID)
+			require.NoError(t, err)
+			assert.Equal(t, "engineer", rec.From)
+		})
+	}
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// TestNeverActsAsAnother: an agent cannot close its own escalation as
+// human, nor answer for the one it asked, whatever "from" says; the server
+// never acts as a person even when launched without an agent; and no
+// refusal suggests acting as someone else.
+func TestNeverActsAsAnother(t *testing.T) {
+	tests := []struct {
+		name   string
+		agent  string // the server's AGENTX_AGENT
+		tool   string
+		args   map[string]any
+		code   string
+		kind   router.IdentityKind // "" for a party rule
+		hint   string
+		target string // which clarification it acts on: "escalated" or "human"
+	}{
+		{"resolve an escalation as human", "engineer", "clarify_resolve", map[string]any{"from": "human", "body": "decision: mine"},
+			"identity_mismatch", router.IdentityAgentAsPerson, "Only a person acts as human", "escalated"},
+		{"resolve an escalation as the architect", "engineer", "clarify_resolve", map[string]any{"from": "architect", "body": "decision: mine"},
+			"identity_mismatch", router.IdentityOtherAgent, "You act as engineer", "escalated"},
+		{"resolve an escalation as itself", "engineer", "clarify_resolve", map[string]any{"body": "decision: mine"},
+			"rejected", "", "a person does it with the agentx command line", "escalated"},
+		{"answer for the architect", "engineer", "clarify_answer", map[string]any{"from": "architect", "body": "yes"},
+			"identity_mismatch", router.IdentityOtherAgent, "You act as engineer", "escalated"},
+		{"no agent: resolve as human", "", "clarify_resolve", map[string]any{"from": "human", "body": "decision: mine"},
+			"identity_mismatch", router.IdentityAgentsOnly, "Only a person acts as human", "escalated"},
+		{"no agent: answer a question to human", "", "clarify_answer", map[string]any{"body": "yes"},
+			"identity_mismatch", router.IdentityAgentsOnly, "Only a person acts as human", "human"},
+		{"no agent: answer as human", "", "clarify_answer", map[string]any{"from": "human", "body": "yes"},
+			"identity_mismatch", router.IdentityAgentsOnly, "Only a person acts as human", "human"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHub(t)
+			ctx := context.Background()
+			_, err := h.Ask(ctx, router.AskRequest{Issue: 63, From: "engineer", To: "architect", Topic: "Cache", Question: "Redis?"})
+			require.NoError(t, err)
+			_, err = h.Escalate(ctx, "CLR-63-001", "by hand")
+			require.NoError(t, err)
+			_, err = h.Ask(ctx, router.AskRequest{Issue: 63, From: "engineer", To: "human", Topic: "Flag", Question: "On?"})
+			require.NoError(t, err)
+			id := map[string]string{"escalated": "CLR-63-001", "human": "CLR-63-002"}[tt.target]
+			before, err := h.Store.Read(63)
+			require.NoError(t, err)
+
+			cs := connect(t, h, Options{Agent: tt.agent, Classify: testClassify})
+			args := map[string]any{"id": id}
+			for k, v := range tt.args {
+				args[k] = v
+			}
+			c := callTool(t, cs, tt.tool, args)
+			info := errInfo(t, c)
+			assert.Equal(t, tt.code, info.Code)
+			assert.Equal(t, 4, info.ExitCode)
+			if tt.kind != "" {
+				assert.Contains(t, info.Message, `from "`)
+				assert.Empty(t, info.Rule)
+			} else {
+				assert.Equal(t, "party", info.Rule)
+			}
+			assert.Contains(t, info.Hint, tt.hint)
+			for _, s := range []string{"pass from", "from: human", `"from":"human"`, "--from", "AGENTX_AGENT="} {
+				assert.NotContains(t, c.text(), s, "the refusal suggests no impersonation")
+			}
+			after, err := h.Store.Read(63)
+			require.NoError(t, err)
+			assert.Equal(t, before, after, "nothing changed")
 		})
 	}
 }

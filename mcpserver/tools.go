@@ -37,7 +37,7 @@ type AskInput struct {
 	Topic       string   `json:"topic" jsonschema:"a short subject, up to 200 bytes"`
 	Question    string   `json:"question" jsonschema:"the question, with the context the one asked needs to answer it"`
 	Blocking    *bool    `json:"blocking,omitempty" jsonschema:"true (default): you cannot finish without the answer; false: you keep working meanwhile (some workflow steps allow only false)"`
-	From        string   `json:"from,omitempty" jsonschema:"who asks (default: the server's AGENTX_AGENT)"`
+	From        string   `json:"from,omitempty" jsonschema:"who asks: leave it out, you act as this server's agent (AGENTX_AGENT); only a server without one needs it"`
 	WaitSeconds *float64 `json:"wait_seconds,omitempty" jsonschema:"wait up to this many seconds for the answer (default 0: return at once; capped by the server)"`
 }
 
@@ -48,7 +48,7 @@ type AskHumanInput struct {
 	Topic       string   `json:"topic,omitempty" jsonschema:"a short subject (default: the start of the question)"`
 	Options     []string `json:"options,omitempty" jsonschema:"choices to offer the human (multiple choice); they may still answer freely"`
 	Blocking    *bool    `json:"blocking,omitempty" jsonschema:"true (default): you cannot finish without the answer"`
-	From        string   `json:"from,omitempty" jsonschema:"who asks (default: the server's AGENTX_AGENT)"`
+	From        string   `json:"from,omitempty" jsonschema:"who asks: leave it out, you act as this server's agent (AGENTX_AGENT); only a server without one needs it"`
 	WaitSeconds *float64 `json:"wait_seconds,omitempty" jsonschema:"wait up to this many seconds for the answer (default 0: return at once; capped by the server)"`
 }
 
@@ -78,14 +78,14 @@ type WaitInput struct {
 type AnswerInput struct {
 	ID   string `json:"id" jsonschema:"the clarification id"`
 	Body string `json:"body" jsonschema:"the answer"`
-	From string `json:"from,omitempty" jsonschema:"who answers (default: the server's AGENTX_AGENT, else the one asked)"`
+	From string `json:"from,omitempty" jsonschema:"who answers: leave it out, you act as this server's agent (AGENTX_AGENT); without one, the one asked. Never human: only a person acts as human"`
 }
 
 // FollowupInput is clarify_followup's input.
 type FollowupInput struct {
 	ID          string   `json:"id" jsonschema:"the clarification id"`
 	Body        string   `json:"body" jsonschema:"the follow-up question"`
-	From        string   `json:"from,omitempty" jsonschema:"the asker (default: the server's AGENTX_AGENT)"`
+	From        string   `json:"from,omitempty" jsonschema:"the asker: leave it out, you act as this server's agent (AGENTX_AGENT); only a server without one needs it"`
 	WaitSeconds *float64 `json:"wait_seconds,omitempty" jsonschema:"wait up to this many seconds for the answer (default 0; capped by the server)"`
 }
 
@@ -93,14 +93,14 @@ type FollowupInput struct {
 type ResolveInput struct {
 	ID   string `json:"id" jsonschema:"the clarification id"`
 	Body string `json:"body,omitempty" jsonschema:"the resolution (default: the last answer)"`
-	From string `json:"from,omitempty" jsonschema:"the asker (default: the server's AGENTX_AGENT)"`
+	From string `json:"from,omitempty" jsonschema:"the asker: leave it out, you act as this server's agent (AGENTX_AGENT); only a server without one needs it"`
 }
 
 // AssumeInput is clarify_assume's input.
 type AssumeInput struct {
 	ID         string `json:"id" jsonschema:"the clarification id of your unanswered question"`
 	Assumption string `json:"assumption" jsonschema:"what you proceed on in place of the answer"`
-	From       string `json:"from,omitempty" jsonschema:"the asker (default: the server's AGENTX_AGENT)"`
+	From       string `json:"from,omitempty" jsonschema:"the asker: leave it out, you act as this server's agent (AGENTX_AGENT); only a server without one needs it"`
 }
 
 // RecordResult is a clarification after a change.
@@ -312,7 +312,11 @@ func (s *server) waitFor(ctx context.Context, in WaitInput) (AskResult, string, 
 }
 
 func (s *server) answer(ctx context.Context, in AnswerInput) (RecordResult, string, error) {
-	rec, err := s.hub.Answer(ctx, in.ID, s.from(in.From), in.Body)
+	from, err := s.from(in.From)
+	if err != nil {
+		return RecordResult{}, "", err
+	}
+	rec, err := s.hub.Answer(ctx, in.ID, from, in.Body)
 	if err != nil {
 		return RecordResult{}, "", err
 	}
@@ -321,7 +325,11 @@ func (s *server) answer(ctx context.Context, in AnswerInput) (RecordResult, stri
 }
 
 func (s *server) followup(ctx context.Context, in FollowupInput) (AskResult, string, error) {
-	rec, err := s.hub.Followup(ctx, in.ID, s.from(in.From), in.Body)
+	from, err := s.from(in.From)
+	if err != nil {
+		return AskResult{}, "", err
+	}
+	rec, err := s.hub.Followup(ctx, in.ID, from, in.Body)
 	if err != nil {
 		return AskResult{}, "", err
 	}
@@ -329,7 +337,11 @@ func (s *server) followup(ctx context.Context, in FollowupInput) (AskResult, str
 }
 
 func (s *server) resolve(ctx context.Context, in ResolveInput) (RecordResult, string, error) {
-	rec, err := s.hub.Resolve(ctx, in.ID, s.from(in.From), in.Body)
+	from, err := s.from(in.From)
+	if err != nil {
+		return RecordResult{}, "", err
+	}
+	rec, err := s.hub.Resolve(ctx, in.ID, from, in.Body)
 	if err != nil {
 		return RecordResult{}, "", err
 	}
@@ -338,7 +350,11 @@ func (s *server) resolve(ctx context.Context, in ResolveInput) (RecordResult, st
 }
 
 func (s *server) assume(ctx context.Context, in AssumeInput) (RecordResult, string, error) {
-	rec, err := s.hub.Assume(ctx, in.ID, s.from(in.From), in.Assumption)
+	from, err := s.from(in.From)
+	if err != nil {
+		return RecordResult{}, "", err
+	}
+	rec, err := s.hub.Assume(ctx, in.ID, from, in.Assumption)
 	if err != nil {
 		return RecordResult{}, "", err
 	}

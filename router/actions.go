@@ -23,15 +23,29 @@ func entry(c *ledger.Clarification, from string, t ledger.EntryType, body string
 	return ledger.ThreadEntry{Round: round, From: from, Type: t, Body: body, Timestamp: ledger.T(now)}
 }
 
-// partyError refuses an agent that is not allowed to act on c.
-func partyError(c *ledger.Clarification, who, action string, allowed ...string) error {
+// partyError refuses an agent that is not a party allowed to do op (an
+// Op* constant; phrase is how the message says it) on c. It names who may,
+// and leaves the front end to say how they do it.
+func partyError(c *ledger.Clarification, who, op, phrase string, allowed ...string) error {
 	allowed = slices.Compact(allowed)
 	return &RuleError{
-		Kind:   RuleParty,
-		Msg:    fmt.Sprintf("%s may not %s %s: only %s may", who, action, c.ID, joinOr(allowed)),
-		Advice: fmt.Sprintf("pass --from %s", allowed[0]),
+		Kind:    RuleParty,
+		Msg:     fmt.Sprintf("%s may not %s %s: only %s may", who, phrase, c.ID, joinOr(allowed)),
+		Allowed: allowed,
+		ID:      c.ID,
+		Op:      op,
 	}
 }
+
+// The operations on a clarification that only its parties may do, as
+// RuleError.Op names them.
+const (
+	OpAnswer   = "answer"
+	OpFollowup = "followup"
+	OpResolve  = "resolve"
+	OpCancel   = "cancel"
+	OpAssume   = "assume"
+)
 
 func joinOr(names []string) string {
 	switch len(names) {
@@ -47,28 +61,42 @@ func joinOr(names []string) string {
 	return out + " or " + names[len(names)-1]
 }
 
+// actor is who an event says acted: the agent, or human:NAME for a person.
+func actor(from, person string) string {
+	if from == ledger.Human {
+		return ledger.HumanAs(person)
+	}
+	return from
+}
+
 // Answer records the target's (or a human's) answer to the current round.
 func (h *Hub) Answer(ctx context.Context, id, from, body string) (Record, error) {
 	if err := ledger.ValidateText("answer", body, ledger.MaxBodyLen); err != nil {
 		return Record{}, err
 	}
+	var signer string
 	rec, err := h.change(ctx, id, func(c *ledger.Clarification, now time.Time) error {
 		if from == "" {
 			from = c.To
 		}
 		if from != c.To && from != ledger.Human {
-			return partyError(c, from, "answer", c.To, ledger.Human)
+			return partyError(c, from, OpAnswer, "answer", c.To, ledger.Human)
+		}
+		var err error
+		if signer, err = person(ctx, from); err != nil {
+			return err
 		}
 		if err := c.Move(ledger.Answered); err != nil {
 			return err
 		}
 		c.Thread = append(c.Thread, entry(c, from, ledger.Answer, body, now))
+		c.Sign(signer)
 		return nil
 	})
 	if err != nil {
 		return Record{}, err
 	}
-	h.changed(ctx, EventAnswered, rec, from, "")
+	h.changed(ctx, EventAnswered, rec, actor(from, signer), "")
 	return rec, nil
 }
 
@@ -84,7 +112,7 @@ func (h *Hub) Followup(ctx context.Context, id, from, body string) (Record, erro
 			from = c.From
 		}
 		if from != c.From {
-			return partyError(c, from, "follow up on", c.From)
+			return partyError(c, from, OpFollowup, "follow up on", c.From)
 		}
 		if c.Status != ledger.Answered {
 			return &ledger.TransitionError{ID: c.ID, From: c.Status, To: ledger.Pending}
@@ -143,15 +171,20 @@ func (h *Hub) Resolve(ctx context.Context, id, from, body string) (Record, error
 			return Record{}, err
 		}
 	}
+	var signer string
 	rec, err := h.change(ctx, id, func(c *ledger.Clarification, now time.Time) error {
 		if from == "" {
 			from = c.From
 		}
 		if c.Status == ledger.Escalated && from != ledger.Human {
-			return partyError(c, from, "resolve the escalated", ledger.Human)
+			return partyError(c, from, OpResolve, "resolve the escalated", ledger.Human)
 		}
 		if from != c.From && from != ledger.Human && from != HubAgent {
-			return partyError(c, from, "resolve", c.From, ledger.Human)
+			return partyError(c, from, OpResolve, "resolve", c.From, ledger.Human)
+		}
+		var err error
+		if signer, err = person(ctx, from); err != nil {
+			return err
 		}
 		if err := c.Move(ledger.Resolved); err != nil {
 			return err
@@ -164,6 +197,7 @@ func (h *Hub) Resolve(ctx context.Context, id, from, body string) (Record, error
 			}
 		}
 		c.Thread = append(c.Thread, entry(c, from, ledger.Resolution, text, now))
+		c.Sign(signer)
 		t := ledger.T(now)
 		c.ResolvedAt = &t
 		return nil
@@ -171,7 +205,7 @@ func (h *Hub) Resolve(ctx context.Context, id, from, body string) (Record, error
 	if err != nil {
 		return Record{}, err
 	}
-	h.changed(ctx, EventResolved, rec, from, "")
+	h.changed(ctx, EventResolved, rec, actor(from, signer), "")
 	return rec, nil
 }
 
@@ -241,7 +275,7 @@ func (h *Hub) Cancel(ctx context.Context, id, from string) (Record, error) {
 		from = c.From
 	}
 	if from != c.From {
-		return Record{}, partyError(c, from, "cancel", c.From)
+		return Record{}, partyError(c, from, OpCancel, "cancel", c.From)
 	}
 	return h.Abandon(ctx, id, from, "cancelled")
 }
@@ -257,7 +291,7 @@ func (h *Hub) Assume(ctx context.Context, id, by, assumption string) (Record, er
 			by = c.From
 		}
 		if by != c.From {
-			return partyError(c, by, "record an assumption on", c.From)
+			return partyError(c, by, OpAssume, "record an assumption on", c.From)
 		}
 		if c.Status.Final() {
 			return &ledger.TransitionError{ID: c.ID, From: c.Status, To: c.Status}

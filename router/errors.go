@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/agentx-cli/agentx/ledger"
 )
 
 // RuleKind says which rule refused a request.
@@ -22,13 +24,28 @@ type RuleError struct {
 	Kind    RuleKind
 	Msg     string
 	Advice  string
-	Allowed []string // RuleScope: whom the asker may ask
+	Allowed []string // RuleScope: whom the asker may ask; RuleParty: who may act (human: a person)
+	ID      string   // RuleParty: the clarification
+	Op      string   // RuleParty: what was refused (OpAnswer, OpResolve, ...)
 }
 
 func (e *RuleError) Error() string { return e.Msg }
 
 // Hint says what to do instead.
 func (e *RuleError) Hint() string { return e.Advice }
+
+// Parties splits a RuleParty refusal's Allowed into the agents that may act
+// and whether a person may.
+func (e *RuleError) Parties() (agents []string, person bool) {
+	for _, a := range e.Allowed {
+		if a == ledger.Human {
+			person = true
+		} else {
+			agents = append(agents, a)
+		}
+	}
+	return agents, person
+}
 
 // WaitTimeoutError means no answer came within the wait.
 type WaitTimeoutError struct {

@@ -41,7 +41,7 @@ A human decides. Options:
   2. Accept engineer's proposal.
   3. Give a new decision.
 
-Resolve with:
+A person resolves it, from a shell without AGENTX_AGENT set:
   agentx clarify resolve CLR-42-001 --from human --body "decision: ..."`,
 		},
 		{
@@ -61,7 +61,7 @@ A human decides. Options:
   1. Answer engineer's question yourself.
   2. Give a new decision.
 
-Resolve with:
+A person resolves it, from a shell without AGENTX_AGENT set:
   agentx clarify resolve CLR-42-001 --from human --body "decision: ..."`,
 		},
 	}

@@ -4,7 +4,10 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/BurntSushi/toml"
 )
@@ -67,6 +70,7 @@ type Config struct {
 	Lock            LockConfig             `json:"lock"`
 	Agents          map[string]AgentConfig `json:"agents"`           // responders by agent name; never nil
 	Notify          *NotifyConfig          `json:"notify,omitempty"` // nil when [notify] is absent
+	Humans          HumansConfig           `json:"humans"`           // who may act as a person
 	File            string                 `json:"file,omitempty"`   // "" for DefaultConfig
 
 	defaultWorkflowSet  bool // default_workflow was written in the file
@@ -90,6 +94,20 @@ type AgentConfig struct {
 type NotifyConfig struct {
 	Command []string `json:"command"`
 }
+
+// HumansConfig is the [humans] table: who may act as a person (answer a
+// question to human, resolve an escalation).
+type HumansConfig struct {
+	// Allow lists the people who may, by the name agentx records for them
+	// (--as NAME, else git user.email, else user.name, else $USER),
+	// compared case-insensitively. Empty: anyone at a shell launched as no
+	// agent.
+	Allow []string `json:"allow"`
+}
+
+// maxPersonLen is the longest name a person may be recorded by, in bytes
+// (ledger.MaxPersonLen).
+const maxPersonLen = 128
 
 // DefaultConfig returns the configuration used when config.toml is absent.
 func DefaultConfig() *Config {
@@ -125,7 +143,7 @@ func parseConfig(file string, data []byte) (*Config, error) {
 	}
 	c := DefaultConfig()
 	c.File = file
-	var lock, agents, notify toml.Primitive
+	var lock, agents, notify, humans toml.Primitive
 	defined := d.decodeTable(top, nil, nil, []field{
 		{"default_workflow", &c.DefaultWorkflow, "a string"},
 		{"priority", &c.Priority, "an array of strings"},
@@ -136,6 +154,7 @@ func parseConfig(file string, data []byte) (*Config, error) {
 		{"lock", &lock, "a table"},
 		{"agents", &agents, "a table"},
 		{"notify", &notify, "a table"},
+		{"humans", &humans, "a table"},
 	})
 	c.defaultWorkflowSet = defined["default_workflow"]
 	c.defaultWorkflowLine = d.ix.line("default_workflow")
@@ -200,11 +219,39 @@ func parseConfig(file string, data []byte) (*Config, error) {
 			c.Notify = n
 		}
 	}
+	if defined["humans"] {
+		p := []string{"humans"}
+		if t, ok := d.table(humans, p, p); ok {
+			def := d.decodeTable(t, p, p, []field{{"allow", &c.Humans.Allow, "an array of strings"}})
+			d.people(def["allow"], c.Humans.Allow, with(p, "allow"))
+		}
+	}
 	d.checkUndecoded()
 	if err := d.result(); err != nil {
 		return nil, err
 	}
 	return c, nil
+}
+
+// people checks a decoded list of people's names: each printable, not
+// blank, within maxPersonLen bytes, listed once.
+func (d *doc) people(defined bool, names []string, p []string) {
+	if !defined {
+		return
+	}
+	const hint = `names as agentx records them: an email or a user name, e.g. ["alice@example.com", "bob"]`
+	for i, name := range names {
+		switch {
+		case strings.TrimSpace(name) != name || name == "":
+			d.addf(p, p, hint, "%q: a name must not be empty or start or end with spaces", name)
+		case !utf8.ValidString(name) || strings.IndexFunc(name, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0:
+			d.addf(p, p, hint, "%q: a name must not hold control or invisible characters", name)
+		case len(name) > maxPersonLen:
+			d.addf(p, p, hint, "%q: a name must be at most %d bytes", name, maxPersonLen)
+		case slices.IndexFunc(names[:i], func(n string) bool { return strings.EqualFold(n, name) }) >= 0:
+			d.addf(p, p, "", "%q is listed twice", name)
+		}
+	}
 }
 
 // agent decodes one [agents.NAME] table.

@@ -30,6 +30,7 @@ func TestConfigDefaults(t *testing.T) {
 	assert.NotNil(t, def.Agents)
 	assert.Empty(t, def.Agents)
 	assert.Nil(t, def.Notify)
+	assert.Empty(t, def.Humans.Allow, "anyone may act as a person")
 	def.Priority[0] = "changed"
 	assert.Equal(t, "product-manager", DefaultConfig().Priority[0], "DefaultConfig returns a fresh copy")
 
@@ -78,6 +79,9 @@ command = ["./ask-pm.sh"]
 
 [notify]
 command = ["./notify.sh", "--channel", "agents"]
+
+[humans]
+allow = ["alice@example.com", "bob", "Renée Dupont"]
 `, func(t *testing.T, c *Config) {
 			assert.Equal(t, "bug", c.DefaultWorkflow)
 			assert.Equal(t, []string{"architect", "engineer"}, c.Priority)
@@ -91,6 +95,10 @@ command = ["./notify.sh", "--channel", "agents"]
 			assert.Equal(t, DefaultAgentTimeout, c.Agents["product-manager"].Timeout.Duration)
 			require.NotNil(t, c.Notify)
 			assert.Equal(t, []string{"./notify.sh", "--channel", "agents"}, c.Notify.Command)
+			assert.Equal(t, []string{"alice@example.com", "bob", "Renée Dupont"}, c.Humans.Allow)
+		}},
+		{"empty humans table", "[humans]\n", func(t *testing.T, c *Config) {
+			assert.Empty(t, c.Humans.Allow)
 		}},
 	}
 	for _, tt := range tests {

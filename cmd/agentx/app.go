@@ -34,6 +34,9 @@ type app struct {
 
 	side *sideMonitor // the monitor run as a side effect, when armed
 
+	who *router.Caller // who this process acts as (caller)
+	as  string         // --as: the person acting as human
+
 	// the workspace and hub, opened once per command and shared with the
 	// side-effect monitor
 	ws *workspace.Workspace
@@ -65,9 +68,11 @@ func run(ctx context.Context, a *app, args []string) int {
 	return a.fail(err)
 }
 
-// prepare resolves the global options; it runs before every command.
-func (a *app) prepare() error {
+// prepare resolves the global options, and puts who acts in the command's
+// context for every hub call it makes; it runs before every command.
+func (a *app) prepare(cmd *cobra.Command) error {
 	a.started = true
+	cmd.SetContext(router.WithCaller(cmd.Context(), a.caller()))
 	if a.root == "" {
 		a.root = a.getenv("AGENTX_ROOT")
 	}

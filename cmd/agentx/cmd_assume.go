@@ -24,11 +24,15 @@ beside it, so you can check whether your work still holds.`,
 			if err != nil {
 				return err
 			}
+			who, err := a.claim("from", from)
+			if err != nil {
+				return err
+			}
 			_, h, err := a.hub()
 			if err != nil {
 				return err
 			}
-			rec, err := h.Assume(ctx, args[0], a.agentDefault(from), text)
+			rec, err := h.Assume(ctx, args[0], who, text)
 			if err != nil {
 				return err
 			}

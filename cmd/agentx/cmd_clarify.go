@@ -131,7 +131,7 @@ Bare "agentx clarify" lists the open clarifications (like "clarify list").`,
 		RunE: list.RunE,
 		// Every clarify subcommand runs the monitor as a side effect.
 		PersistentPreRunE: func(c *cobra.Command, args []string) error {
-			if err := a.prepare(); err != nil {
+			if err := a.prepare(c); err != nil {
 				return err
 			}
 			a.armMonitor(c.Context())
@@ -191,12 +191,16 @@ on your best judgment and record your assumption).`,
 			if err != nil {
 				return err
 			}
+			asker, err := a.claim("from", from)
+			if err != nil {
+				return err
+			}
 			_, h, err := a.hub()
 			if err != nil {
 				return err
 			}
 			rec, err := h.Ask(ctx, router.AskRequest{
-				Issue: n, From: a.agentDefault(from), To: to, Topic: topic, Question: q,
+				Issue: n, From: asker, To: to, Topic: topic, Question: q,
 				NonBlocking: nonBlocking, Workflow: wf, Step: step,
 			})
 			if err != nil {
@@ -238,22 +242,34 @@ on your best judgment and record your assumption).`,
 }
 
 func newAnswerCmd(a *app) *cobra.Command {
-	var from, body, format string
+	var from, as, body, format string
 	cmd := &cobra.Command{
-		Use:   "answer ID [--from B] [--body TEXT | stdin]",
-		Short: "Answer the current round (the asked agent, or --from human)",
-		Args:  cobra.ExactArgs(1),
+		Use:   "answer ID [--from B | --from human [--as NAME]] [--body TEXT | stdin]",
+		Short: "Answer the current round: the asked agent, or a person as human",
+		Long: `Answer the current round of a clarification. An agent answers what it was
+asked: a process launched as an agent (AGENTX_AGENT) answers only as that
+agent. A person answers a question to human, or for the agent asked, as
+human, from a shell without AGENTX_AGENT set; the entry records the person's
+name (--as NAME, else git config user.email or user.name, else $USER).`,
+		Example: `  agentx clarify answer CLR-42-001 --body "Repository pattern: SQLite in dev, PostgreSQL in prod."
+  agentx clarify answer CLR-42-002 --from human --body "Yes, behind a flag, default off."`,
+		Args: cobra.ExactArgs(1),
 		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			text, err := a.text("--body", body)
 			if err != nil {
 				return err
 			}
 			return a.act(format, func(h *router.Hub) (router.Record, error) {
-				return h.Answer(ctx, args[0], a.agentDefault(from), text)
+				who, err := a.claimAs(from, as)
+				if err != nil {
+					return router.Record{}, err
+				}
+				return h.Answer(ctx, args[0], who, text)
 			})
 		}),
 	}
-	cmd.Flags().StringVar(&from, "from", "", "who answers: the asked agent or human (default $AGENTX_AGENT, else the asked agent)")
+	cmd.Flags().StringVar(&from, "from", "", "who answers: the asked agent, or human (default $AGENTX_AGENT, else the asked agent)")
+	cmd.Flags().StringVar(&as, "as", "", "the person answering as human (implies --from human; default: git user.email, user.name, $USER)")
 	cmd.Flags().StringVar(&body, "body", "", "the answer (default: read stdin)")
 	formatFlag(cmd, &format)
 	return cmd
@@ -273,7 +289,11 @@ func newFollowupCmd(a *app) *cobra.Command {
 				return err
 			}
 			return a.act(format, func(h *router.Hub) (router.Record, error) {
-				rec, err := h.Followup(ctx, args[0], a.agentDefault(from), text)
+				who, err := a.claim("from", from)
+				if err != nil {
+					return router.Record{}, err
+				}
+				rec, err := h.Followup(ctx, args[0], who, text)
 				if err != nil || !wait || router.Settled(rec.Clarification) {
 					return rec, err
 				}
@@ -290,20 +310,31 @@ func newFollowupCmd(a *app) *cobra.Command {
 }
 
 func newResolveCmd(a *app) *cobra.Command {
-	var from, body, format string
+	var from, as, body, format string
 	cmd := &cobra.Command{
-		Use:   "resolve ID [--from A|human] [--body TEXT]",
-		Short: "Close a clarification: the asker once answered, or a human (also after escalation)",
+		Use:   "resolve ID [--from A | --from human [--as NAME]] [--body TEXT]",
+		Short: "Close a clarification: the asker once answered, or a person (also after escalation)",
+		Long: `Close a clarification. Its asker closes it once answered: a process launched
+as an agent (AGENTX_AGENT) resolves only as that agent. A person closes any
+open clarification, and only a person closes an escalated one: as human,
+from a shell without AGENTX_AGENT set; the entry records the person's name
+(--as NAME, else git config user.email or user.name, else $USER).`,
 		Example: `  agentx clarify resolve CLR-42-001 --body "Proceeding with the repository pattern"
-  agentx clarify resolve CLR-42-003 --from human --body "decision: ship JSON only"`,
+  agentx clarify resolve CLR-42-003 --from human --body "decision: ship JSON only"
+  agentx clarify resolve CLR-42-003 --as alice@example.com --body "decision: ship JSON only"`,
 		Args: cobra.ExactArgs(1),
 		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			return a.act(format, func(h *router.Hub) (router.Record, error) {
-				return h.Resolve(ctx, args[0], a.agentDefault(from), body)
+				who, err := a.claimAs(from, as)
+				if err != nil {
+					return router.Record{}, err
+				}
+				return h.Resolve(ctx, args[0], who, body)
 			})
 		}),
 	}
-	cmd.Flags().StringVar(&from, "from", "", "the asker or human (default $AGENTX_AGENT, else the asker)")
+	cmd.Flags().StringVar(&from, "from", "", "the asker, or human (default $AGENTX_AGENT, else the asker)")
+	cmd.Flags().StringVar(&as, "as", "", "the person resolving as human (implies --from human; default: git user.email, user.name, $USER)")
 	cmd.Flags().StringVar(&body, "body", "", "the resolution or decision (default: the last answer)")
 	formatFlag(cmd, &format)
 	return cmd
@@ -321,7 +352,11 @@ func newCloseCmd(a *app, name, short string) *cobra.Command {
 				if name == "escalate" {
 					return h.Escalate(ctx, args[0], reason)
 				}
-				return h.Abandon(ctx, args[0], a.getenv("AGENTX_AGENT"), reason)
+				by, err := a.claim("from", "")
+				if err != nil {
+					return router.Record{}, err
+				}
+				return h.Abandon(ctx, args[0], by, reason)
 			})
 		}),
 	}
@@ -338,7 +373,11 @@ func newCancelCmd(a *app) *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			return a.act(formatText, func(h *router.Hub) (router.Record, error) {
-				return h.Cancel(ctx, args[0], a.agentDefault(from))
+				who, err := a.claim("from", from)
+				if err != nil {
+					return router.Record{}, err
+				}
+				return h.Cancel(ctx, args[0], who)
 			})
 		}),
 	}

@@ -152,7 +152,8 @@ func (d *demo) brief(ctx context.Context, args ...string) (string, int) {
 
 func (d *demo) exec(ctx context.Context, show bool, args []string) (string, int) {
 	var out, errb bytes.Buffer
-	env := map[string]string{"AGENTX_ROOT": d.root, "AGENTX_NOW": d.now.Format(time.RFC3339)}
+	// AGENTX_AGENT unset: each command names who acts, as a person would.
+	env := map[string]string{"AGENTX_ROOT": d.root, "AGENTX_NOW": d.now.Format(time.RFC3339), "AGENTX_AGENT": ""}
 	sub := &app{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, isTTY: d.a.isTTY,
 		noColor: d.a.noColor, getenv: func(k string) string {
 			if v, ok := env[k]; ok {
@@ -229,7 +230,7 @@ func (d *demo) run(ctx context.Context) error {
 	d.agentx(ctx, "clarify", "list", "--issue", "43", "--all")
 	d.say("   The UX designer's question goes on; the engineer answers it, and a human settles the other.")
 	d.brief(ctx, "clarify", "answer", "CLR-43-001", "--from", "engineer", "--body", "Yes: 7 days fits in 50 MB on the devices we support.")
-	d.brief(ctx, "clarify", "resolve", "CLR-43-002", "--from", "human", "--body", "decision: feed and profile screens only")
+	d.brief(ctx, "clarify", "resolve", "CLR-43-002", "--from", "human", "--as", "alex@example.com", "--body", "decision: feed and profile screens only")
 	d.agentx(ctx, "ready", "--issue", "43")
 
 	d.say("4. Architect and product manager go three rounds on tenancy without agreeing: escalated to a human.")
@@ -247,7 +248,7 @@ func (d *demo) run(ctx context.Context) error {
 	d.agentx(ctx, "clarify", "show", "CLR-44-001")
 	d.agentx(ctx, "ready", "--issue", "44")
 	d.say("   A human decides.")
-	d.brief(ctx, "clarify", "resolve", "CLR-44-001", "--from", "human", "--body", "decision: schema-per-tenant, behind a flag")
+	d.brief(ctx, "clarify", "resolve", "CLR-44-001", "--from", "human", "--as", "alex@example.com", "--body", "decision: schema-per-tenant, behind a flag")
 	d.agentx(ctx, "ready", "--issue", "44")
 
 	d.say("5. The engineer asks a person a blocking question on issue 45, and nobody answers.")

@@ -64,7 +64,10 @@ func newHookPhaseCmd(a *app, phase string) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			who := a.agentDefault(agent)
+			who, err := a.claim("agent", agent)
+			if err != nil {
+				return err
+			}
 			if who == "" {
 				return &usageError{err: fmt.Errorf("--agent is required (or set AGENTX_AGENT)")}
 			}

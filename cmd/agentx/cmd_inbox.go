@@ -81,7 +81,15 @@ func runInbox(ctx context.Context, a *app, r inboxRun) error {
 	if r.hook && !inbox.ValidHookEvent(r.hookEvent) {
 		return &usageError{err: fmt.Errorf("--hook-event %q: use one of %s", r.hookEvent, strings.Join(inbox.HookEvents, ", "))}
 	}
+	// Peeking changes nothing: any inbox may be read. Taking the items
+	// marks them delivered: only the agent itself may.
 	agent := a.agentDefault(r.agent)
+	if !r.peek {
+		var err error
+		if agent, err = a.claim("agent", r.agent); err != nil {
+			return err
+		}
+	}
 	if agent == "" {
 		return &usageError{err: fmt.Errorf("--agent is required (or set AGENTX_AGENT)")}
 	}

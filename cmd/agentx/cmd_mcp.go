@@ -31,9 +31,10 @@ Cursor, VS Code, Codex...). Tools: clarify_ask, ask_human, clarify_wait,
 clarify_answer, clarify_followup, clarify_resolve, clarify_assume, clarify_show
 and clarify_list.
 
-The agent's identity is AGENTX_AGENT in the server's environment (a call's
-"from" overrides it); the workspace is --root, AGENTX_ROOT or the nearest
-.agentx above the working directory. No call waits longer than --max-wait
+The agent's identity is AGENTX_AGENT in the server's environment: every call
+acts as it, and a call's "from" naming another agent, or human, is refused
+(the server never acts as a person). The workspace is --root, AGENTX_ROOT or
+the nearest .agentx above the working directory. No call waits longer than --max-wait
 (default 45s, or AGENTX_MCP_MAX_WAIT), under the time clients allow a tool
 call: asking returns at once and the answer comes later (clarify_wait, or
 "agentx inbox" in a hook). Only protocol goes to stdout; logs go to stderr.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/agentx-cli/agentx/internal/atomicfile"
 	"github.com/agentx-cli/agentx/internal/workspace"
 	"github.com/agentx-cli/agentx/ledger"
 	"github.com/agentx-cli/agentx/lock"
@@ -28,15 +29,17 @@ var (
 	exitFailure     = exitCode{1, "failure", "any other failure"}
 	exitUsage       = exitCode{2, "usage", "bad command line: unknown command or flag, bad flag value or input text"}
 	exitNotFound    = exitCode{3, "not_found", "no such clarification, issue or workflow"}
-	exitRejected    = exitCode{4, "rejected", "refused by the workflow rules: scope, blocking not allowed, question cap"}
+	exitRejected    = exitCode{4, "rejected", "refused by the workflow rules: scope, blocking not allowed, question cap, not a party"}
+	exitIdentity    = exitCode{4, "identity_mismatch", "acting as someone else: as another agent than AGENTX_AGENT, as human from an agent or the MCP server, or as a person [humans] allow does not list"}
 	exitLockTimeout = exitCode{5, "lock_timeout", "a state file stayed locked by another process past the wait budget"}
 	exitTransition  = exitCode{6, "invalid_transition", "the clarification's status does not allow that move"}
 	exitInvalidData = exitCode{7, "invalid_data", "a ledger, workflow or config file is invalid or corrupt (never overwritten)"}
+	exitUnsafePath  = exitCode{7, "unsafe_path", "a file agentx would write (or a directory on its way) is a symbolic link: refused, nothing written"}
 	exitWaitTimeout = exitCode{8, "wait_timeout", "waited for an answer and none came in time"}
 	exitBlocked     = exitCode{9, "blocked", "ready gate: the issue has a pending or escalated clarification"}
 	exitNoWorkspace = exitCode{10, "no_workspace", "no .agentx workspace found (run agentx init)"}
 	exitInterrupted = exitCode{130, "interrupted", "interrupted by a signal (Ctrl-C)"}
-	exitCodes       = []exitCode{exitOK, exitFailure, exitUsage, exitNotFound, exitRejected, exitLockTimeout, exitTransition, exitInvalidData, exitWaitTimeout, exitBlocked, exitNoWorkspace, exitInterrupted}
+	exitCodes       = []exitCode{exitOK, exitFailure, exitUsage, exitNotFound, exitRejected, exitIdentity, exitLockTimeout, exitTransition, exitInvalidData, exitUnsafePath, exitWaitTimeout, exitBlocked, exitNoWorkspace, exitInterrupted}
 )
 
 // usageError is a bad command line.
@@ -80,7 +83,9 @@ func errorExit(err error) exitCode {
 		lookup     *workflow.LookupError
 		interrupt  *interruptedError
 		ruleErr    *router.RuleError
+		identity   *router.IdentityError
 		waitErr    *router.WaitTimeoutError
+		link       *atomicfile.SymlinkError
 	)
 	switch {
 	case errors.As(err, &coded):
@@ -91,6 +96,10 @@ func errorExit(err error) exitCode {
 		return exitNoWorkspace
 	case errors.As(err, &usage), errors.As(err, &input):
 		return exitUsage
+	case errors.As(err, &identity):
+		return exitIdentity
+	case errors.As(err, &link):
+		return exitUnsafePath
 	case errors.As(err, &ruleErr):
 		return exitRejected
 	case errors.As(err, &waitErr):
@@ -111,6 +120,9 @@ func errorExit(err error) exitCode {
 
 // hintOf returns the hint an error offers, if any.
 func hintOf(err error) string {
+	if h := whoHint(err); h != "" {
+		return h
+	}
 	var h interface{ Hint() string }
 	for e := err; e != nil; e = errors.Unwrap(e) {
 		if errors.As(e, &h) && h.Hint() != "" {

@@ -43,7 +43,7 @@ var jsonCases = []struct {
 	{"agentx clarify stats", []string{"clarify", "stats"}, ""},
 	{"agentx demo", []string{"demo"}, ""},
 	{"agentx clarify escalate", []string{"clarify", "escalate", "CLR-42-001", "--reason", "needs a call"}, ""},
-	{"agentx clarify resolve", []string{"clarify", "resolve", "CLR-42-001", "--from", "human", "--body", "decision: per key"}, ""},
+	{"agentx clarify resolve", []string{"clarify", "resolve", "CLR-42-001", "--from", "human", "--as", "alice@example.com", "--body", "decision: per key"}, ""},
 	{"agentx clarify ask", []string{"clarify", "ask", "--issue", "42", "--from", "engineer", "--to", "human", "--topic", "Flag", "--question", "On?"}, ""},
 	{"agentx clarify cancel", []string{"clarify", "cancel", "CLR-42-002"}, ""},
 	{"agentx clarify ask", []string{"clarify", "ask", "--issue", "42", "--from", "engineer", "--to", "human", "--topic", "Flag", "--question", "Off?"}, ""},

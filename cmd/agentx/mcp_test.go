@@ -39,18 +39,23 @@ func TestMCPCommand(t *testing.T) {
 	require.NoError(t, err)
 
 	tests := []struct {
-		name string
-		tool string
-		args map[string]any
-		cli  []string
+		name    string
+		tool    string
+		args    map[string]any
+		cli     []string
+		ownHint bool // a refusal of who acts: each front end words its own hint
 	}{
 		{"scope violation", "clarify_ask", map[string]any{"issue": 42, "to": "reviewer", "topic": "t", "question": "q"},
-			[]string{"clarify", "ask", "--issue", "42", "--to", "reviewer", "--topic", "t", "--question", "q"}},
-		{"unknown id", "clarify_show", map[string]any{"id": "CLR-42-099"}, []string{"clarify", "show", "CLR-42-099"}},
-		{"invalid transition", "clarify_answer", map[string]any{"id": "CLR-42-002", "body": "a", "from": "architect"},
-			[]string{"clarify", "answer", "CLR-42-002", "--from", "architect", "--body", "a"}},
-		{"not a party", "clarify_resolve", map[string]any{"id": "CLR-42-001", "from": "architect"},
-			[]string{"clarify", "resolve", "CLR-42-001", "--from", "architect"}},
+			[]string{"clarify", "ask", "--issue", "42", "--to", "reviewer", "--topic", "t", "--question", "q"}, false},
+		{"unknown id", "clarify_show", map[string]any{"id": "CLR-42-099"}, []string{"clarify", "show", "CLR-42-099"}, false},
+		{"invalid transition", "clarify_followup", map[string]any{"id": "CLR-42-002", "body": "more?"},
+			[]string{"clarify", "followup", "CLR-42-002", "--body", "more?"}, false},
+		{"not a party", "clarify_answer", map[string]any{"id": "CLR-42-001", "body": "mine"},
+			[]string{"clarify", "answer", "CLR-42-001", "--body", "mine"}, true},
+		{"identity mismatch", "clarify_resolve", map[string]any{"id": "CLR-42-001", "from": "architect"},
+			[]string{"clarify", "resolve", "CLR-42-001", "--from", "architect"}, true},
+		{"acting as a person", "clarify_resolve", map[string]any{"id": "CLR-42-001", "from": "human"},
+			[]string{"clarify", "resolve", "CLR-42-001", "--from", "human"}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -69,7 +74,13 @@ func TestMCPCommand(t *testing.T) {
 			assert.Equal(t, want.Error.Code, got.Code)
 			assert.Equal(t, want.Error.ExitCode, got.ExitCode)
 			assert.Equal(t, want.Error.Message, got.Message)
-			assert.Equal(t, want.Error.Hint, got.Hint)
+			if !tt.ownHint {
+				assert.Equal(t, want.Error.Hint, got.Hint)
+				return
+			}
+			assert.NotEmpty(t, got.Hint)
+			assert.NotEqual(t, want.Error.Hint, got.Hint, "the server words its own hint")
+			assert.NotContains(t, got.Hint, "--", "no command-line flags in a tool's hint")
 		})
 	}
 

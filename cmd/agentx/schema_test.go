@@ -556,6 +556,7 @@ var goSchemas = []struct {
 	{reflect.TypeFor[ledger.ThreadEntry](), "clarification.json#/$defs/threadEntry", false},
 	{reflect.TypeFor[ledger.Extra](), "clarification.json#/$defs/extra", false},
 	{reflect.TypeFor[ledger.Assumption](), "clarification.json#/$defs/assumption", false},
+	{reflect.TypeFor[ledger.Person](), "clarification.json#/$defs/person", false},
 	{reflect.TypeFor[ledger.MonitorState](), "clarification.json#/$defs/monitorState", false},
 	{reflect.TypeFor[ledger.Ledger](), "ledger.json", false},
 	{reflect.TypeFor[ledger.AgentStatus](), "state.json#/$defs/agentStatus", true},

@@ -9,6 +9,8 @@ import (
 
 // Write replaces path with data: a temp file in the same directory is
 // written, fsynced and closed, renamed over path, and the directory fsynced.
+// If path is a symbolic link, Write refuses with a *SymlinkError and leaves
+// the link, and what it points at, untouched.
 func Write(path string, data []byte, perm os.FileMode) error {
 	return WriteWith(path, data, perm, Options{Durable: true})
 }
@@ -71,6 +73,12 @@ func write(path string, data []byte, perm os.FileMode, o Options) (err error) {
 	}
 	if err = f.Close(); err != nil {
 		return fmt.Errorf("close %s: %w", tmp, err)
+	}
+	// The temp file was created with O_EXCL, so it is no link. A link at
+	// path would be replaced by the rename, not written through; it is
+	// refused all the same, so a link someone made is never lost.
+	if err = linkError(path); err != nil {
+		return err
 	}
 	if o.BeforeRename != nil {
 		if err = o.BeforeRename(fi); err != nil {

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/agentx-cli/agentx/internal/atomicfile"
 	"github.com/agentx-cli/agentx/ledger"
 	"github.com/agentx-cli/agentx/lock"
 )
@@ -87,7 +88,10 @@ const StateGitignore = "# agentx: lock files are transient and never committed\n
 
 // Init writes the default files (relative path → content) under
 // root/.agentx, plus state/.gitignore. Without force it refuses if any of
-// them exists, and writes nothing. It returns the paths written.
+// them exists, and writes nothing. With force it replaces them, but never
+// through a symbolic link: if one of them, or a directory on the way from
+// root (.agentx included), is a link, it refuses with an
+// *atomicfile.SymlinkError and writes nothing. It returns the paths written.
 func Init(root string, files map[string][]byte, force bool) ([]string, error) {
 	base := filepath.Join(root, Dir)
 	all := make(map[string][]byte, len(files)+1)
@@ -96,16 +100,18 @@ func Init(root string, files map[string][]byte, force bool) ([]string, error) {
 	}
 	all[filepath.Join("state", ".gitignore")] = []byte(StateGitignore)
 	var exists []string
-	for rel := range all {
+	for _, rel := range slices.Sorted(maps.Keys(all)) {
 		p := filepath.Join(base, rel)
-		if _, err := os.Stat(p); err == nil {
+		if err := atomicfile.CheckNoLinks(root, p); err != nil {
+			return nil, fmt.Errorf("init: %w", err)
+		}
+		if _, err := os.Lstat(p); err == nil {
 			exists = append(exists, p)
 		} else if !errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("init %s: %w", p, err)
 		}
 	}
 	if len(exists) > 0 && !force {
-		slices.Sort(exists)
 		return nil, &ExistsError{Paths: exists}
 	}
 	var written []string
@@ -114,7 +120,7 @@ func Init(root string, files map[string][]byte, force bool) ([]string, error) {
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			return written, fmt.Errorf("init: %w", err)
 		}
-		if err := os.WriteFile(p, all[rel], 0o644); err != nil {
+		if err := atomicfile.Write(p, all[rel], 0o644); err != nil {
 			return written, fmt.Errorf("init: %w", err)
 		}
 		written = append(written, p)

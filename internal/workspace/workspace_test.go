@@ -2,9 +2,15 @@ package workspace
 
 import (
 	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/agentx-cli/agentx/internal/atomicfile"
 )
 
 func TestFind(t *testing.T) {
@@ -64,4 +70,83 @@ func TestInitRefusesThenForces(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(root, Dir, "config.toml")); string(b) != "a = 2\n" {
 		t.Fatalf("--force did not rewrite: %q", b)
 	}
+}
+
+// TestInitNeverWritesThroughALink: init --force over a workspace where a
+// file or a directory is a symbolic link refuses, writes nothing, and
+// leaves what the link points at byte-identical.
+func TestInitNeverWritesThroughALink(t *testing.T) {
+	files := map[string][]byte{
+		"config.toml": []byte("a = 2\n"),
+		filepath.Join("workflows", "feature.toml"): []byte("b = 2\n"),
+	}
+	tests := []struct {
+		name string
+		link string // relative to root; points at a file or directory outside
+		dir  bool
+	}{
+		{"config.toml", filepath.Join(Dir, "config.toml"), false},
+		{"a workflow", filepath.Join(Dir, "workflows", "feature.toml"), false},
+		{"the workflows directory", filepath.Join(Dir, "workflows"), true},
+		{"the state directory", filepath.Join(Dir, "state"), true},
+		{".agentx", Dir, true},
+	}
+	for _, tt := range tests {
+		for _, force := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/force=%v", tt.name, force), func(t *testing.T) {
+				root := t.TempDir()
+				if _, err := Init(root, files, false); err != nil {
+					t.Fatal(err)
+				}
+				outside := filepath.Join(t.TempDir(), "target")
+				p := filepath.Join(root, tt.link)
+				if tt.dir {
+					if err := os.Rename(p, outside); err != nil {
+						t.Fatal(err)
+					}
+				} else if err := os.WriteFile(outside, []byte("mine\n"), 0o600); err != nil {
+					t.Fatal(err)
+				} else if err := os.Remove(p); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Symlink(outside, p); err != nil {
+					t.Fatal(err)
+				}
+				before := snapshot(t, filepath.Dir(outside))
+
+				written, err := Init(root, files, force)
+				var se *atomicfile.SymlinkError
+				if !errors.As(err, &se) {
+					t.Fatalf("want *atomicfile.SymlinkError, got %v", err)
+				}
+				if se.Path != p || !strings.Contains(err.Error(), p) {
+					t.Fatalf("the error names %q, want %q: %v", se.Path, p, err)
+				}
+				if len(written) != 0 {
+					t.Fatalf("wrote %v", written)
+				}
+				if after := snapshot(t, filepath.Dir(outside)); !maps.Equal(before, after) {
+					t.Fatalf("the files outside changed:\nbefore %v\nafter  %v", before, after)
+				}
+			})
+		}
+	}
+}
+
+// snapshot maps each file under dir to its content.
+func snapshot(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		out[p] = string(b)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

