@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -109,7 +108,10 @@ func (e ExecRunner) Run(ctx context.Context, r Responder, inv Invocation) (strin
 	if base == nil {
 		base = os.Environ()
 	}
+	// The responder acts as the agent asked, on the issue asked about: it
+	// must not inherit the asker's AGENTX_AGENT (or issue) from the hub.
 	env := append(append([]string(nil), base...),
+		"AGENTX_AGENT="+inv.To,
 		"AGENTX_CLARIFICATION_ID="+inv.ClarificationID,
 		"AGENTX_ISSUE="+strconv.Itoa(inv.Issue),
 		"AGENTX_FROM="+inv.From,
@@ -218,10 +220,10 @@ type procResult struct {
 	err      error // start or wait error (nil on success)
 }
 
-// runProcess runs argv in dir with env, stdin on its stdin, in a new process
-// group. When the timeout expires or ctx is done the whole group is killed
-// with SIGKILL. stdout keeps the first maxStdout bytes, stderr the last
-// maxStderr bytes.
+// runProcess runs argv in dir with env, stdin on its stdin, as a process
+// group (procGroup: a Unix process group, a Windows job object). When the
+// timeout expires or ctx is done the whole group is killed. stdout keeps the
+// first maxStdout bytes, stderr the last maxStderr bytes.
 func runProcess(ctx context.Context, argv []string, dir string, env []string, stdin []byte, timeout time.Duration) procResult {
 	path, err := resolveCommand(argv[0], dir)
 	if err != nil {
@@ -242,11 +244,17 @@ func runProcess(ctx context.Context, argv []string, dir string, env []string, st
 	cmd.Stdin = bytes.NewReader(stdin)
 	cmd.Stdout = stdout
 	cmd.Stderr = stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return killGroup(cmd.Process.Pid) }
+	grp := newProcGroup(cmd)
+	cmd.Cancel = grp.kill
 	cmd.WaitDelay = waitDelay
 
-	err = cmd.Run()
+	defer grp.close()
+
+	err = cmd.Start()
+	if err == nil {
+		grp.started()
+		err = cmd.Wait()
+	}
 	res := procResult{exitCode: -1, err: err}
 	if cmd.ProcessState != nil {
 		res.exitCode = cmd.ProcessState.ExitCode()
@@ -255,7 +263,7 @@ func runProcess(ctx context.Context, argv []string, dir string, env []string, st
 		// The responder exited 0 but something it started still held
 		// stdout or stderr open. Its answer is complete; kill the
 		// stragglers (they keep the group alive, so the id is still theirs).
-		_ = killGroup(cmd.Process.Pid)
+		_ = grp.kill()
 		res.err = nil
 	}
 	if res.err != nil && tctx.Err() != nil {
@@ -287,15 +295,6 @@ func resolveCommand(name, dir string) (string, error) {
 		}
 	}
 	return path, nil
-}
-
-// killGroup sends SIGKILL to the process group led by pid.
-func killGroup(pid int) error {
-	err := syscall.Kill(-pid, syscall.SIGKILL)
-	if errors.Is(err, syscall.ESRCH) {
-		return os.ErrProcessDone
-	}
-	return err
 }
 
 // headBuffer keeps the first max bytes written and discards the rest,

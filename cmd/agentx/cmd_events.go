@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"regexp"
+	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -28,7 +30,7 @@ func newEventsCmd(a *app) *cobra.Command {
 -stale, -resolved, -escalated, -abandoned, with the clarification id, issue,
 agents, topic, blocking flag, round and time.
 
---since takes an RFC 3339 time or a duration back from now (90m, 24h).
+--since takes an RFC 3339 time or an age back from now (90m, 24h, 7d, 2w).
 --follow keeps printing new events until interrupted. With --json each event
 is printed as one JSON envelope per line (JSON Lines) when following, or as
 one envelope holding the list otherwise.`,
@@ -85,7 +87,7 @@ one envelope holding the list otherwise.`,
 		}),
 	}
 	issue.register(cmd, "only this issue")
-	cmd.Flags().StringVar(&since, "since", "", "only events at or after this time (RFC 3339, or a duration such as 2h)")
+	cmd.Flags().StringVar(&since, "since", "", "only events at or after this time (RFC 3339, or an age such as 2h or 7d)")
 	cmd.Flags().StringVar(&id, "id", "", "only this clarification")
 	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing new events")
 	return cmd
@@ -101,14 +103,46 @@ func (a *app) printEvent(e router.Event) {
 	a.printf("%s\n", safetext.Line(line))
 }
 
-// parseSince reads an absolute time or a duration back from now.
+// parseSince reads an absolute time (RFC 3339) or an age back from now: a
+// duration (90m, 24h), with weeks and days in front if wanted (7d, 2w,
+// 1w2d, 1d12h).
 func parseSince(s string, now time.Time) (time.Time, error) {
-	if d, err := time.ParseDuration(s); err == nil && d >= 0 {
+	if d, ok := parseAge(s); ok {
 		return now.Add(-d), nil
 	}
 	t, err := ledger.ParseTime(s)
 	if err != nil {
-		return time.Time{}, &usageError{err: fmt.Errorf("--since %q: give an RFC 3339 time or a duration such as 90m", s)}
+		return time.Time{}, &usageError{err: fmt.Errorf("--since %q: give an RFC 3339 time or an age such as 90m, 24h or 7d", s)}
 	}
 	return t, nil
+}
+
+// ageRE splits an age into weeks, days and the rest (a Go duration).
+var ageRE = regexp.MustCompile(`^(?:(\d+)w)?(?:(\d+)d)?(.*)$`)
+
+// parseAge reads a non-negative age: [Nw][Nd][Go duration], at least one part.
+func parseAge(s string) (time.Duration, bool) {
+	m := ageRE.FindStringSubmatch(s)
+	if m == nil || s == "" {
+		return 0, false
+	}
+	var d time.Duration
+	for i, unit := range []time.Duration{7 * 24 * time.Hour, 24 * time.Hour} {
+		if m[i+1] == "" {
+			continue
+		}
+		n, err := strconv.Atoi(m[i+1])
+		if err != nil || n > 10000 {
+			return 0, false
+		}
+		d += time.Duration(n) * unit
+	}
+	if rest := m[3]; rest != "" {
+		r, err := time.ParseDuration(rest)
+		if err != nil || r < 0 {
+			return 0, false
+		}
+		d += r
+	}
+	return d, true
 }

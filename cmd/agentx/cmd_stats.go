@@ -30,8 +30,8 @@ resolve, the most common topic words, and per agent pair and per agent what
 was asked, answered and escalated. On a terminal the distributions are bar
 charts. --format markdown gives a report for a pull request or an issue.
 
---since takes a duration back from now (7d is 168h: write 168h) or an RFC 3339
-time, and counts clarifications created since then.`,
+--since takes an age back from now (24h, 7d, 2w) or an RFC 3339 time, and
+counts clarifications created since then.`,
 		Args: cobra.NoArgs,
 		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			if err := checkFormat(format); err != nil {
@@ -75,7 +75,7 @@ time, and counts clarifications created since then.`,
 		}),
 	}
 	issue.register(cmd, "only this issue")
-	cmd.Flags().StringVar(&since, "since", "", "only clarifications created since (a duration such as 168h, or an RFC 3339 time)")
+	cmd.Flags().StringVar(&since, "since", "", "only clarifications created since (an age such as 24h or 7d, or an RFC 3339 time)")
 	formatFlag(cmd, &format)
 	return cmd
 }

@@ -22,7 +22,7 @@ recorded in a per-issue ledger under .agentx/state/clarifications/.`,
 	root.SetVersionTemplate("agentx {{.Version}}\n")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err: err} })
 	pf := root.PersistentFlags()
-	pf.StringVar(&a.root, "root", "", "workspace root (default: $AGENTX_ROOT, else the nearest directory above holding .agentx/)")
+	pf.StringVar(&a.root, "root", "", "where to find the workspace: the nearest directory at or above it holding .agentx/ (default: $AGENTX_ROOT, else the working directory)")
 	pf.BoolVar(&a.json, "json", false, "print JSON: {\"schema_version\":1,\"data\":...} on stdout, errors as JSON on stderr")
 	pf.BoolVar(&a.noColor, "no-color", false, "never colour the output (also NO_COLOR=1 or CLICOLOR=0)")
 

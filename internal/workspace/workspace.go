@@ -26,7 +26,7 @@ type NotFoundError struct {
 
 func (e *NotFoundError) Error() string {
 	if e.Root != "" {
-		return fmt.Sprintf("no agentx workspace at %s (no %s directory)", e.Root, Dir)
+		return fmt.Sprintf("no agentx workspace at %s or any parent directory", e.Root)
 	}
 	return fmt.Sprintf("no agentx workspace in %s or any parent directory", e.Start)
 }
@@ -36,32 +36,31 @@ func (e *NotFoundError) Hint() string {
 	return "run `agentx init` in the repository's top directory, or point --root (or AGENTX_ROOT) at it"
 }
 
-// Find returns the root to use: explicit if given (it must hold .agentx),
-// else the nearest ancestor of start that holds .agentx.
+// Find returns the root to use: the nearest directory holding .agentx at or
+// above explicit if given (--root, AGENTX_ROOT: a hook may pass a project
+// directory that is a subdirectory of the repository), else at or above
+// start.
 func Find(explicit, start string) (string, error) {
+	from := start
 	if explicit != "" {
-		abs, err := filepath.Abs(explicit)
-		if err != nil {
-			return "", fmt.Errorf("--root %s: %w", explicit, err)
-		}
-		if !isDir(filepath.Join(abs, Dir)) {
-			return "", &NotFoundError{Root: abs}
-		}
-		return abs, nil
+		from = explicit
 	}
-	dir, err := filepath.Abs(start)
+	dir, err := filepath.Abs(from)
 	if err != nil {
-		return "", fmt.Errorf("find workspace from %s: %w", start, err)
+		return "", fmt.Errorf("find workspace from %s: %w", from, err)
 	}
-	for {
-		if isDir(filepath.Join(dir, Dir)) {
-			return dir, nil
+	for d := dir; ; {
+		if isDir(filepath.Join(d, Dir)) {
+			return d, nil
 		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
+		parent := filepath.Dir(d)
+		if parent == d {
+			if explicit != "" {
+				return "", &NotFoundError{Root: dir}
+			}
 			return "", &NotFoundError{Start: start}
 		}
-		dir = parent
+		d = parent
 	}
 }
 

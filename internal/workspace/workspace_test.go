@@ -30,6 +30,8 @@ func TestFind(t *testing.T) {
 		{"from the root", "", root, root, false},
 		{"from below", "", deep, root, false},
 		{"explicit", root, other, root, false},
+		{"explicit below the root", deep, other, root, false},
+		{"explicit relative below the root", filepath.Join(deep, "..", "b"), other, root, false},
 		{"explicit without .agentx", other, root, "", true},
 		{"nowhere", "", other, "", true},
 	}
