@@ -20,7 +20,7 @@ const (
 	KindStale     Kind = "stale"     // pending past its SLA
 	KindStuck     Kind = "stuck"     // the same question again, or bounced back
 	KindDeadlock  Kind = "deadlock"  // blocking questions waiting on each other in a cycle
-	KindAbandoned Kind = "abandoned" // the asker moved on
+	KindAbandoned Kind = "abandoned" // the asker finished its issue and left it open
 )
 
 // Action is what the monitor does about a finding.
@@ -89,7 +89,8 @@ func (c Config) similarity() float64 {
 }
 
 // Hook is the lifecycle event a monitor run follows, if any: Agent starts
-// or finishes (Phase "start" or "finish") its work on Issue.
+// or finishes (Phase "start" or "finish") its work on Issue. The agent is
+// Agent on Issue: the same role on another issue is another worker.
 type Hook struct {
 	Phase string
 	Agent string
@@ -397,28 +398,28 @@ func DetectDeadlocks(entries []ledger.IndexEntry, cfg Config) []Finding {
 	return out
 }
 
-// DetectAbandoned finds the questions whose asker moved on, given the hook
-// that ran: at "start" on an issue, the agent's pending, stale or
-// answered-but-unresolved questions on other issues are abandoned; at
-// "finish" on an issue, its pending and stale questions there are abandoned
-// and its answered ones resolved with their last answer (the asker had its
-// answer and finished: the answer stood).
+// DetectAbandoned finds the questions their asker provably left, given the
+// hook that ran. An agent is its role on an issue (two engineers may work
+// two issues at once), so only a "finish" acts, and only on the finishing
+// agent's own questions on the issue it finished: the pending and stale ones
+// are abandoned, and the answered ones resolved with their last answer (the
+// asker had its answer and finished: the answer stood). A "start" closes
+// nothing, here or on any other issue. A question to a human that is still
+// unanswered is left open: a person may answer it yet, and it goes stale and
+// escalates by the SLA rules.
 func DetectAbandoned(entries []ledger.IndexEntry, hook Hook) []Finding {
+	if hook.Phase != PhaseFinish {
+		return nil
+	}
 	var out []Finding
 	for _, e := range entries {
-		if e.From != hook.Agent || !live(e) {
+		if e.From != hook.Agent || e.Issue != hook.Issue || !live(e) {
 			continue
 		}
 		switch {
-		case hook.Phase == PhaseStart && e.Issue != hook.Issue:
-			state := "still " + string(e.Status)
-			if e.Status == ledger.Answered {
-				state = "answered but not resolved"
-			}
-			out = append(out, finding(KindAbandoned, ActAbandon, e, fmt.Sprintf("abandoned: %s started work on issue #%d while this question on #%d was %s", e.From, hook.Issue, e.Issue, state)))
-		case hook.Phase == PhaseFinish && e.Issue == hook.Issue && e.Status == ledger.Answered:
+		case e.Status == ledger.Answered:
 			out = append(out, finding(KindAbandoned, ActResolve, e, fmt.Sprintf("%s finished issue #%d without resolving it", e.From, hook.Issue)))
-		case hook.Phase == PhaseFinish && e.Issue == hook.Issue:
+		case e.To != ledger.Human:
 			out = append(out, finding(KindAbandoned, ActAbandon, e, fmt.Sprintf("abandoned: %s finished issue #%d while this question was still %s", e.From, hook.Issue, e.Status)))
 		}
 	}

@@ -327,6 +327,10 @@ func TestDetectDeadlocks(t *testing.T) {
 	}
 }
 
+// TestDetectAbandoned: only what the hooking agent provably left is
+// closed: its own questions on the issue it finished. An agent is its role
+// on an issue, so a hook on another issue, or a start, closes nothing; and a
+// question to a human stays open for the person to answer.
 func TestDetectAbandoned(t *testing.T) {
 	entries := []ledger.IndexEntry{
 		ent(42, clar("CLR-42-001", "engineer", "architect", ledger.Pending)),
@@ -334,27 +338,37 @@ func TestDetectAbandoned(t *testing.T) {
 		ent(42, clar("CLR-42-003", "engineer", "architect", ledger.Stale)),
 		ent(42, clar("CLR-42-004", "engineer", "architect", ledger.Escalated)),
 		ent(42, clar("CLR-42-005", "architect", "product-manager", ledger.Pending)),
+		ent(42, clar("CLR-42-006", "engineer", ledger.Human, ledger.Pending)),
+		ent(42, clar("CLR-42-007", "engineer", ledger.Human, ledger.Stale)),
+		ent(42, clar("CLR-42-008", "engineer", ledger.Human, ledger.Answered)),
+		ent(42, clar("CLR-42-009", "reviewer", "engineer", ledger.Pending)),
 		ent(43, clar("CLR-43-001", "engineer", "architect", ledger.Pending)),
+		ent(43, clar("CLR-43-002", "engineer", "architect", ledger.Answered)),
+		ent(43, clar("CLR-43-003", "engineer", ledger.Human, ledger.Pending)),
 	}
 	tests := []struct {
 		name string
 		hook Hook
 		want []summary
 	}{
-		{"hook start elsewhere abandons the agent's open questions there", Hook{PhaseStart, "engineer", 43}, []summary{
-			{"CLR-42-001", KindAbandoned, ActAbandon},
-			{"CLR-42-002", KindAbandoned, ActAbandon},
-			{"CLR-42-003", KindAbandoned, ActAbandon},
+		{"start on another issue closes nothing (another engineer may work #42)", Hook{PhaseStart, "engineer", 43}, []summary{}},
+		{"start on the same issue closes nothing", Hook{PhaseStart, "engineer", 42}, []summary{}},
+		{"start on a new issue closes nothing", Hook{PhaseStart, "engineer", 44}, []summary{}},
+		{"another agent's finish closes its own question, not the engineer's", Hook{PhaseFinish, "reviewer", 42}, []summary{
+			{"CLR-42-009", KindAbandoned, ActAbandon},
 		}},
-		{"hook start on the same issue abandons nothing there", Hook{PhaseStart, "engineer", 42}, []summary{
-			{"CLR-43-001", KindAbandoned, ActAbandon},
-		}},
-		{"another agent's hook leaves them alone", Hook{PhaseStart, "reviewer", 43}, []summary{}},
-		{"hook finish abandons pending and stale, resolves answered", Hook{PhaseFinish, "engineer", 42}, []summary{
+		{"finish abandons its pending and stale, resolves its answered (to a human too), leaves the human's pending", Hook{PhaseFinish, "engineer", 42}, []summary{
 			{"CLR-42-001", KindAbandoned, ActAbandon},
 			{"CLR-42-002", KindAbandoned, ActResolve},
 			{"CLR-42-003", KindAbandoned, ActAbandon},
+			{"CLR-42-008", KindAbandoned, ActResolve},
 		}},
+		{"finish on #43 touches only #43", Hook{PhaseFinish, "engineer", 43}, []summary{
+			{"CLR-43-001", KindAbandoned, ActAbandon},
+			{"CLR-43-002", KindAbandoned, ActResolve},
+		}},
+		{"finish on an issue it has no questions on closes nothing", Hook{PhaseFinish, "engineer", 44}, []summary{}},
+		{"an unknown phase closes nothing", Hook{"pause", "engineer", 42}, []summary{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -362,8 +376,10 @@ func TestDetectAbandoned(t *testing.T) {
 			assert.Equal(t, tt.want, summarize(got))
 		})
 	}
-	f := DetectAbandoned(entries, Hook{PhaseStart, "engineer", 43})[0]
-	assert.Equal(t, "abandoned: engineer started work on issue #43 while this question on #42 was still pending", f.Reason)
+	f := DetectAbandoned(entries, Hook{PhaseFinish, "engineer", 43})
+	require.Len(t, f, 2)
+	assert.Equal(t, "abandoned: engineer finished issue #43 while this question was still pending", f[0].Reason)
+	assert.Equal(t, "engineer finished issue #43 without resolving it", f[1].Reason)
 }
 
 // TestDetectOneActionEach proves a clarification that is several things at

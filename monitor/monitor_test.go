@@ -287,8 +287,9 @@ func TestRunDeadlockAndStuck(t *testing.T) {
 	assert.Empty(t, w.run(nil).Findings)
 }
 
-// TestRunHooks: hook start elsewhere abandons; hook finish abandons the
-// unanswered and resolves the answered with their last answer.
+// TestRunHooks: a start closes nothing, on any issue; a finish abandons the
+// agent's unanswered questions on that issue and resolves its answered ones
+// with their last answer; its questions elsewhere stay.
 func TestRunHooks(t *testing.T) {
 	w := newWorld(t, "", "")
 	pending := w.ask(42, "engineer", "architect", "Which queue?")
@@ -298,9 +299,9 @@ func TestRunHooks(t *testing.T) {
 	other := w.ask(44, "engineer", "architect", "Which cache?")
 
 	r := w.run(&Hook{PhaseStart, "engineer", 42})
-	require.Equal(t, []string{other + " abandon done"}, results(r))
-	assert.Equal(t, ledger.Abandoned, w.get(other).Status)
-	assert.Contains(t, w.get(other).Current(ledger.Resolution).Body, "Abandoned: abandoned: engineer started work on issue #42")
+	require.Empty(t, results(r))
+	r = w.run(&Hook{PhaseStart, "engineer", 44})
+	require.Empty(t, results(r))
 
 	r = w.run(&Hook{PhaseFinish, "engineer", 42})
 	require.Equal(t, []string{pending + " abandon done", answered + " resolve done"}, results(r))
@@ -309,6 +310,7 @@ func TestRunHooks(t *testing.T) {
 	assert.Equal(t, router.HubAgent, c.Current(ledger.Resolution).From)
 	assert.Contains(t, c.Current(ledger.Resolution).Body, "The last answer stands: Free and Pro.")
 	assert.Equal(t, 1, w.events(router.EventResolved, answered))
+	assert.Equal(t, ledger.Pending, w.get(other).Status, "the question on #44 is not #42's engineer's to close")
 	assert.Empty(t, w.run(&Hook{PhaseFinish, "engineer", 42}).Findings)
 }
 

@@ -19,13 +19,15 @@ func newHookCmd(a *app) *cobra.Command {
 		Short: "Lifecycle hooks: an agent starts or finishes work on an issue (runs the monitor)",
 		Long: `Call "agentx hook start" when an agent begins work on an issue and
 "agentx hook finish" when it is done (from an agent's hooks, a script or CI).
-Each records the agent's status, then runs the monitor (see "agentx monitor"),
-which after a hook also closes the questions the agent left behind:
+Each records the agent's status, then runs the monitor (see "agentx monitor").
+An agent is its role on an issue, so a hook acts on that issue alone:
 
-  start   the agent's pending or answered-but-unresolved questions on OTHER
-          issues are abandoned (it moved on)
-  finish  its pending questions on this issue are abandoned, and its answered
-          ones resolved with their last answer (it finished: the answer stood)
+  start   closes nothing (another process of the same role may be working
+          another issue with questions of its own)
+  finish  the agent's own pending questions on this issue are abandoned, and
+          its answered ones resolved with their last answer (it finished: the
+          answer stood); a question to a human stays open for the person to
+          answer, and escalates by the SLA rules
 
 Both exit 0 unless the hook itself failed; "finish --strict" exits 9 while
 the issue has an open blocking clarification, as a CI gate.`,
@@ -53,7 +55,7 @@ func newHookPhaseCmd(a *app, phase string) *cobra.Command {
 	)
 	short := "An agent starts work on an issue: status working, then the monitor"
 	if phase == router.HookFinish {
-		short = "An agent finished an issue: status done, then the monitor (--strict: exit 9 while blocked)"
+		short = "An agent finished an issue: status done, then the monitor closes what it left there (--strict: exit 9 while blocked)"
 	}
 	cmd := &cobra.Command{
 		Use:   phase + " --issue N --agent A",
