@@ -133,6 +133,8 @@ func TestOutsideFilesNeutralised(t *testing.T) {
 	state := filepath.Join(dir, ".agentx", "state")
 	require.NoError(t, os.MkdirAll(filepath.Join(state, "clarifications"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(state, "clarifications", "issue-42.json"), data, 0o644))
+	// written behind agentx's back: readers scan the ledgers until the index is rebuilt
+	require.NoError(t, os.Remove(filepath.Join(state, filepath.FromSlash(ledger.IndexBuiltFile))))
 	require.NoError(t, os.WriteFile(filepath.Join(state, "agent-status.json"),
 		[]byte(`{"eng\u001b]0;x\u0007":{"status":"blocked-clarification","issue":42,"waitingOn":"arch\nCLR-42-999","clarificationId":"CLR-42-001"}}`), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(state, "events.jsonl"),
