@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -155,12 +156,14 @@ func TestResponderErrorTrimsStderr(t *testing.T) {
 	assert.NotContains(t, msg, "noise line 0:")
 }
 
-// TestExecRunnerCapsStdout: an oversized answer is cut at 1 MiB, not
-// buffered without bound.
+// TestExecRunnerCapsStdout: an oversized answer is not buffered without
+// bound (stdout is kept up to 1 MiB) and comes back cut to what the ledger
+// takes, saying so.
 func TestExecRunnerCapsStdout(t *testing.T) {
 	got, err := ExecRunner{}.Run(context.Background(), Responder{Agent: "architect", Command: []string{script(t, "big.sh")}, Timeout: 10 * time.Second}, testInv)
 	require.NoError(t, err)
-	assert.Len(t, got, maxStdout)
+	require.LessOrEqual(t, len(got), ledger.MaxBodyLen)
+	assert.True(t, strings.HasSuffix(got, fmt.Sprintf("[answer truncated by agentx: the responder printed more than %d bytes; the first part is kept]", maxStdout)), "ends %q", got[len(got)-120:])
 }
 
 // TestExecRunnerTimeoutKillsProcessGroup: a responder that sleeps past its
