@@ -3,19 +3,22 @@ package safetext
 import (
 	"strings"
 	"testing"
+	"unicode"
 	"unicode/utf8"
 )
 
 // checkSafe fails unless out is valid UTF-8 with no control character but
-// those allowed (line feed and tab in a block) and no hidden rune. It
-// checks each rune itself rather than trust Index.
+// those allowed (line feed and tab in a block), no bidi control, no line
+// or paragraph separator and no hidden rune. It checks each rune against
+// Unicode's own categories rather than trust hidden or Index alone.
 func checkSafe(t *testing.T, fn, in, out string, block bool) {
 	t.Helper()
 	if !utf8.ValidString(out) {
 		t.Fatalf("%s(%q) = %q: not valid UTF-8", fn, in, out)
 	}
 	for _, r := range out {
-		if (r < 0x20 || r == 0x7f) && !(block && (r == '\n' || r == '\t')) || hidden(r) {
+		control := unicode.Is(unicode.Cc, r) || unicode.Is(unicode.Bidi_Control, r) || r == 0x2028 || r == 0x2029
+		if control && !(block && (r == '\n' || r == '\t')) || hidden(r) {
 			t.Fatalf("%s(%q) = %q: holds %U", fn, in, out, r)
 		}
 	}
