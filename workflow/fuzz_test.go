@@ -41,6 +41,18 @@ func checkErrs(t *testing.T, file string, err error) {
 	}
 }
 
+// parseTwice parses data twice and fails unless both give the same: no
+// map order or other state leaks into what a file means.
+func parseTwice[T any](t *testing.T, parse func(string, []byte) (T, error), file string, data []byte) (T, error) {
+	t.Helper()
+	v, err := parse(file, data)
+	v2, err2 := parse(file, data)
+	if (err == nil) != (err2 == nil) || !reflect.DeepEqual(v, v2) || (err != nil && err.Error() != err2.Error()) {
+		t.Fatalf("parsing twice differs: %v / %v", err, err2)
+	}
+	return v, err
+}
+
 // FuzzParseWorkflow: a workflow file either loads, with every rule within
 // its bounds (rounds 1..MaxClarifyRounds, a positive SLA that fits in a
 // time.Duration, valid agent names, needs naming existing steps), or fails
@@ -54,11 +66,7 @@ func FuzzParseWorkflow(f *testing.F) {
 	)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		const file = "wf.toml"
-		w, err := parseWorkflow(file, data)
-		w2, err2 := parseWorkflow(file, data)
-		if (err == nil) != (err2 == nil) || !reflect.DeepEqual(w, w2) || (err != nil && err.Error() != err2.Error()) {
-			t.Fatalf("parsing twice differs: %v / %v", err, err2)
-		}
+		w, err := parseTwice(t, parseWorkflow, file, data)
 		if err != nil {
 			checkErrs(t, file, err)
 			return
@@ -96,7 +104,7 @@ func FuzzParseWorkflow(f *testing.F) {
 
 // FuzzParseConfig: config.toml either loads with every setting within its
 // bounds (durations and the human SLA positive, responders with a
-// command) or fails with Errors naming the file.
+// command) or fails with Errors naming the file; parsing is deterministic.
 func FuzzParseConfig(f *testing.F) {
 	addTOMLSeeds(f,
 		"human_sla_minutes = 9223372036854775807\n",
@@ -107,7 +115,7 @@ func FuzzParseConfig(f *testing.F) {
 	)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		const file = "config.toml"
-		c, err := parseConfig(file, data)
+		c, err := parseTwice(t, parseConfig, file, data)
 		if err != nil {
 			checkErrs(t, file, err)
 			return
