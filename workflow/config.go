@@ -196,7 +196,7 @@ func parseConfig(file string, data []byte) (*Config, error) {
 		if t, ok := d.table(notify, p, p); ok {
 			n := &NotifyConfig{}
 			def := d.decodeTable(t, p, p, []field{{"command", &n.Command, "an array of strings"}})
-			d.command(def["command"], n.Command, with(p, "command"))
+			d.command(t, def["command"], n.Command, with(p, "command"), `e.g. command = ["./scripts/notify.sh"]; leave [notify] out to notify nobody`)
 			c.Notify = n
 		}
 	}
@@ -226,16 +226,17 @@ func (d *doc) agent(name string, prim toml.Primitive) (AgentConfig, bool) {
 		{"command", &a.Command, "an array of strings"},
 		{"timeout", &a.Timeout, "a duration string"},
 	})
-	d.command(def["command"], a.Command, with(p, "command"))
-	if _, present := t["command"]; !present {
-		d.addf(with(p, "command"), with(p, "command"), `e.g. command = ["claude", "-p"]; leave the agent out to answer by hand`, "required")
-	}
+	d.command(t, def["command"], a.Command, with(p, "command"), `e.g. command = ["claude", "-p"]; leave the agent out to answer by hand`)
 	d.positive(def["timeout"], a.Timeout, with(p, "timeout"))
 	return a, len(d.errs) == n
 }
 
-// command checks a decoded argv.
-func (d *doc) command(defined bool, argv []string, p []string) {
+// command checks the command key of table t: present (else missing is
+// the hint), and a non-empty argv once decoded.
+func (d *doc) command(t map[string]toml.Primitive, defined bool, argv []string, p []string, missing string) {
+	if _, present := t["command"]; !present {
+		d.addf(p, p, missing, "required")
+	}
 	if !defined {
 		return
 	}

@@ -7,12 +7,13 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestLimitsFoundByFuzzing: values the fuzz targets found loading although
+// TestFoundByFuzzing: settings the fuzz targets found loading although
 // agentx cannot use them. An SLA of more minutes than a time.Duration
 // holds overflowed to a negative SLA (every question stale at once); a
 // stuck_similarity of nan passed the range check (NaN compares false) and
-// turned stuck detection off.
-func TestLimitsFoundByFuzzing(t *testing.T) {
+// turned stuck detection off; a [notify] table with no command loaded and
+// nobody was ever notified.
+func TestFoundByFuzzing(t *testing.T) {
 	tests := []struct {
 		name, file, text, want string
 	}{
@@ -26,6 +27,8 @@ func TestLimitsFoundByFuzzing(t *testing.T) {
 			"config.toml:1: human_sla_minutes: must be between 1 and 52560000 (100 years), got 153722868 (hint: 1440 is a day)"},
 		{"stuck_similarity nan", "config.toml", "stuck_similarity = nan\n",
 			"config.toml:1: stuck_similarity: must be greater than 0 and at most 1, got NaN"},
+		{"notify without a command", "config.toml", "[notify]\n",
+			"config.toml:1: notify.command: required"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
