@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -28,16 +29,20 @@ var layouts = []string{
 	"2006-01-02 15:04:05.999999999",
 }
 
+// dotNetDate is the PowerShell/.NET JSON date: milliseconds since the
+// epoch, optionally followed by a ±hhmm offset that does not change the
+// instant.
+var dotNetDate = regexp.MustCompile(`^/Date\((-?[0-9]+)(?:[+-][0-9]{4})?\)/$`)
+
 // ParseTime parses any timestamp form that AgentX writers use.
 func ParseTime(s string) (time.Time, error) {
 	s = strings.TrimSpace(s)
-	if strings.HasPrefix(s, "/Date(") && strings.HasSuffix(s, ")/") {
-		inner := s[len("/Date(") : len(s)-len(")/")]
-		// an optional +hhmm offset follows the milliseconds; the instant is the ms.
-		if i := strings.IndexAny(inner[1:], "+-"); i >= 0 {
-			inner = inner[:i+1]
+	if strings.HasPrefix(s, "/Date(") {
+		m := dotNetDate.FindStringSubmatch(s)
+		if m == nil {
+			return time.Time{}, fmt.Errorf("timestamp %q: want /Date(milliseconds)/ with an optional +hhmm offset", s)
 		}
-		ms, err := strconv.ParseInt(inner, 10, 64)
+		ms, err := strconv.ParseInt(m[1], 10, 64)
 		if err != nil {
 			return time.Time{}, fmt.Errorf("timestamp %q: %w", s, err)
 		}
@@ -51,10 +56,28 @@ func ParseTime(s string) (time.Time, error) {
 	return time.Time{}, fmt.Errorf("timestamp %q is not RFC 3339 (example: 2026-02-26T10:00:00Z)", s)
 }
 
-// String formats t the way agentx writes it.
-func (t Time) String() string { return t.UTC().Format(TimeFormat) }
+// The instants TimeFormat can write: RFC 3339 has four-digit years.
+var (
+	minTime = time.Date(0, 1, 1, 0, 0, 0, 0, time.UTC)
+	maxTime = time.Date(9999, 12, 31, 23, 59, 59, 999e6, time.UTC)
+)
 
-// MarshalJSON writes RFC 3339 UTC with milliseconds.
+// String formats t the way agentx writes it. A time outside the years
+// 0000-9999 (a clock set near the end of 9999 plus an SLA, a /Date()/ of
+// another tool far in the future) is written as the nearest instant inside
+// them, so that every time agentx writes it can read back.
+func (t Time) String() string {
+	u := t.UTC()
+	switch {
+	case u.Before(minTime):
+		u = minTime
+	case u.After(maxTime):
+		u = maxTime
+	}
+	return u.Format(TimeFormat)
+}
+
+// MarshalJSON writes RFC 3339 UTC with milliseconds (see String).
 func (t Time) MarshalJSON() ([]byte, error) {
 	return []byte(`"` + t.String() + `"`), nil
 }

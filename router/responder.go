@@ -85,10 +85,10 @@ func (e *ResponderError) Error() string {
 // Unwrap returns the underlying error.
 func (e *ResponderError) Unwrap() error { return e.Err }
 
-// Run puts inv to the responder r and returns its answer: stdout with
-// surrounding whitespace trimmed. A non-zero exit, a timeout or an empty
-// answer is a *ResponderError; cancellation of ctx returns an error wrapping
-// ctx.Err().
+// Run puts inv to the responder r and returns its answer: stdout made an
+// answer the ledger takes (see answerOf). A non-zero exit, a timeout or an
+// empty answer is a *ResponderError; cancellation of ctx returns an error
+// wrapping ctx.Err().
 func (e ExecRunner) Run(ctx context.Context, r Responder, inv Invocation) (string, error) {
 	timeout := r.Timeout
 	if timeout <= 0 {
@@ -125,11 +125,34 @@ func (e ExecRunner) Run(ctx context.Context, r Responder, inv Invocation) (strin
 	case res.timedOut || res.err != nil:
 		return "", rerr(res, false)
 	}
-	answer := strings.TrimSpace(string(res.stdout))
+	answer := answerOf(res.stdout, res.stdoutLen)
 	if answer == "" {
 		return "", rerr(res, true)
 	}
 	return answer, nil
+}
+
+// answerOf turns what a responder printed (stdout, of total bytes in all;
+// more than len(stdout) when the cap cut it) into the answer recorded:
+// invalid UTF-8 replaced by U+FFFD, surrounding whitespace trimmed, and,
+// past ledger.MaxBodyLen, cut at a rune boundary with a note saying how
+// much was printed, so that the ledger always takes it. It is "" when the
+// responder printed no answer.
+func answerOf(stdout []byte, total int64) string {
+	s := strings.TrimSpace(strings.ToValidUTF8(string(stdout), "\uFFFD"))
+	if len(s) <= ledger.MaxBodyLen && total <= int64(len(stdout)) {
+		return s
+	}
+	printed := fmt.Sprintf("%d bytes", total)
+	if total > int64(len(stdout)) && len(stdout) >= maxStdout {
+		printed = fmt.Sprintf("more than %d bytes", maxStdout)
+	}
+	note := fmt.Sprintf("\n\n[answer truncated by agentx: the responder printed %s; the first part is kept]", printed)
+	cut := min(len(s), ledger.MaxBodyLen-len(note))
+	for cut > 0 && cut < len(s) && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return strings.TrimSpace(s[:cut]) + note
 }
 
 // Notify runs command with payload as one JSON object and a newline on
@@ -212,12 +235,13 @@ func stderrTail(s string, max int) string {
 
 // procResult is what runProcess observed.
 type procResult struct {
-	stdout   []byte
-	stderr   []byte
-	exitCode int   // -1 if it never ran or was killed by a signal
-	timedOut bool  // the timeout expired and the group was killed
-	canceled error // ctx.Err() when the caller's ctx ended the run
-	err      error // start or wait error (nil on success)
+	stdout    []byte
+	stdoutLen int64 // bytes written to stdout, kept or not
+	stderr    []byte
+	exitCode  int   // -1 if it never ran or was killed by a signal
+	timedOut  bool  // the timeout expired and the group was killed
+	canceled  error // ctx.Err() when the caller's ctx ended the run
+	err       error // start or wait error (nil on success)
 }
 
 // runProcess runs argv in dir with env, stdin on its stdin, as a process
@@ -273,7 +297,7 @@ func runProcess(ctx context.Context, argv []string, dir string, env []string, st
 			res.timedOut = true
 		}
 	}
-	res.stdout = stdout.buf.Bytes()
+	res.stdout, res.stdoutLen = stdout.buf.Bytes(), stdout.total
 	res.stderr = stderr.bytes()
 	return res
 }
@@ -298,13 +322,16 @@ func resolveCommand(name, dir string) (string, error) {
 }
 
 // headBuffer keeps the first max bytes written and discards the rest,
-// always reporting success so the child never sees a broken pipe.
+// always reporting success so the child never sees a broken pipe. total
+// counts every byte written.
 type headBuffer struct {
-	buf bytes.Buffer
-	max int
+	buf   bytes.Buffer
+	max   int
+	total int64
 }
 
 func (h *headBuffer) Write(p []byte) (int, error) {
+	h.total += int64(len(p))
 	if room := h.max - h.buf.Len(); room > 0 {
 		if len(p) > room {
 			h.buf.Write(p[:room])

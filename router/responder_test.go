@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -156,12 +157,14 @@ func TestResponderErrorTrimsStderr(t *testing.T) {
 	assert.NotContains(t, msg, "noise line 0:")
 }
 
-// TestExecRunnerCapsStdout: an oversized answer is cut at 1 MiB, not
-// buffered without bound.
+// TestExecRunnerCapsStdout: an oversized answer is not buffered without
+// bound (stdout is kept up to 1 MiB) and comes back cut to what the ledger
+// takes, saying so.
 func TestExecRunnerCapsStdout(t *testing.T) {
 	got, err := ExecRunner{}.Run(context.Background(), Responder{Agent: "architect", Command: []string{script(t, "big.sh")}, Timeout: 10 * time.Second}, testInv)
 	require.NoError(t, err)
-	assert.Len(t, got, maxStdout)
+	require.LessOrEqual(t, len(got), ledger.MaxBodyLen)
+	assert.True(t, strings.HasSuffix(got, fmt.Sprintf("[answer truncated by agentx: the responder printed more than %d bytes; the first part is kept]", maxStdout)), "ends %q", got[len(got)-120:])
 }
 
 // FakeRunner-style use: the Runner interface is satisfied by ExecRunner.

@@ -176,16 +176,16 @@ func parseConfig(file string, data []byte) (*Config, error) {
 		p := []string{"max_questions"}
 		d.addf(p, p, "0 means unlimited", "must be 0 or more, got %d", c.MaxQuestions)
 	}
-	if defined["human_sla_minutes"] && c.HumanSLAMinutes <= 0 {
+	if defined["human_sla_minutes"] {
 		p := []string{"human_sla_minutes"}
-		d.addf(p, p, "1440 is a day", "must be greater than 0, got %d", c.HumanSLAMinutes)
+		d.slaMinutes(c.HumanSLAMinutes, p, p, "1440 is a day")
 	}
 	if defined["deadlock_scope"] && c.DeadlockScope != ScopeIssue && c.DeadlockScope != ScopeGlobal {
 		p := []string{"deadlock_scope"}
 		d.addf(p, p, `"issue": each issue's agents are separate workers; "global": one worker per role across issues`,
 			"must be %q or %q, got %q", ScopeIssue, ScopeGlobal, c.DeadlockScope)
 	}
-	if defined["stuck_similarity"] && (c.StuckSimilarity <= 0 || c.StuckSimilarity > 1) {
+	if defined["stuck_similarity"] && !(c.StuckSimilarity > 0 && c.StuckSimilarity <= 1) { // NaN fails too
 		p := []string{"stuck_similarity"}
 		d.addf(p, p, "a fraction of shared words, e.g. 0.8; 1 flags only identical questions", "must be greater than 0 and at most 1, got %v", c.StuckSimilarity)
 	}
@@ -215,7 +215,7 @@ func parseConfig(file string, data []byte) (*Config, error) {
 		if t, ok := d.table(notify, p, p); ok {
 			n := &NotifyConfig{}
 			def := d.decodeTable(t, p, p, []field{{"command", &n.Command, "an array of strings"}})
-			d.command(def["command"], n.Command, with(p, "command"))
+			d.command(t, def["command"], n.Command, with(p, "command"), `e.g. command = ["./scripts/notify.sh"]; leave [notify] out to notify nobody`)
 			c.Notify = n
 		}
 	}
@@ -273,21 +273,32 @@ func (d *doc) agent(name string, prim toml.Primitive) (AgentConfig, bool) {
 		{"command", &a.Command, "an array of strings"},
 		{"timeout", &a.Timeout, "a duration string"},
 	})
-	d.command(def["command"], a.Command, with(p, "command"))
-	if _, present := t["command"]; !present {
-		d.addf(with(p, "command"), with(p, "command"), `e.g. command = ["claude", "-p"]; leave the agent out to answer by hand`, "required")
-	}
+	d.command(t, def["command"], a.Command, with(p, "command"), `e.g. command = ["claude", "-p"]; leave the agent out to answer by hand`)
 	d.positive(def["timeout"], a.Timeout, with(p, "timeout"))
 	return a, len(d.errs) == n
 }
 
-// command checks a decoded argv.
-func (d *doc) command(defined bool, argv []string, p []string) {
+// command checks the command key of table t: present (else missing is
+// the hint), and a non-empty argv once decoded.
+func (d *doc) command(t map[string]toml.Primitive, defined bool, argv []string, p []string, missing string) {
+	if _, present := t["command"]; !present {
+		d.addf(p, p, missing, "required")
+	}
 	if !defined {
 		return
 	}
 	if len(argv) == 0 || argv[0] == "" {
 		d.addf(p, p, `an argv array, e.g. ["claude", "-p"]`, "must not be empty")
+	}
+}
+
+// slaMinutes checks an SLA in minutes: positive, and small enough that
+// the time.Duration it becomes does not overflow.
+func (d *doc) slaMinutes(v int, p, plain []string, hint string) {
+	if v <= 0 {
+		d.addf(p, plain, hint, "must be greater than 0, got %d", v)
+	} else if v > MaxSLAMinutes {
+		d.addf(p, plain, hint, "must be between 1 and %d (100 years), got %d", MaxSLAMinutes, v)
 	}
 }
 

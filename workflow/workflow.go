@@ -19,6 +19,9 @@ const (
 
 	// MaxClarifyRounds is the largest clarify_max_rounds a step may set.
 	MaxClarifyRounds = 20
+	// MaxSLAMinutes bounds clarify_sla_minutes and human_sla_minutes: a
+	// hundred years, well inside what a time.Duration holds.
+	MaxSLAMinutes = 100 * 365 * 24 * 60
 )
 
 // Human is the built-in clarification target that is never run as a process: it is
@@ -236,9 +239,9 @@ func (d *doc) step(i int, t map[string]toml.Primitive) Step {
 		p, pp := at("clarify_max_rounds")
 		d.addf(p, pp, "", "must be between 1 and %d, got %d", MaxClarifyRounds, s.ClarifyMaxRounds)
 	}
-	if defined["clarify_sla_minutes"] && s.ClarifySLAMinutes <= 0 {
+	if defined["clarify_sla_minutes"] {
 		p, pp := at("clarify_sla_minutes")
-		d.addf(p, pp, "", "must be greater than 0, got %d", s.ClarifySLAMinutes)
+		d.slaMinutes(s.ClarifySLAMinutes, p, pp, "")
 	}
 	return s
 }

@@ -3,19 +3,22 @@ package safetext
 import (
 	"strings"
 	"testing"
+	"unicode"
 	"unicode/utf8"
 )
 
 // checkSafe fails unless out is valid UTF-8 with no control character but
-// those allowed (line feed and tab in a block) and no hidden rune. It
-// checks each rune itself rather than trust Index.
+// those allowed (line feed and tab in a block), no bidi control, no line
+// or paragraph separator and no hidden rune. It checks each rune against
+// Unicode's own categories rather than trust hidden or Index alone.
 func checkSafe(t *testing.T, fn, in, out string, block bool) {
 	t.Helper()
 	if !utf8.ValidString(out) {
 		t.Fatalf("%s(%q) = %q: not valid UTF-8", fn, in, out)
 	}
 	for _, r := range out {
-		if (r < 0x20 || r == 0x7f) && !(block && (r == '\n' || r == '\t')) || hidden(r) {
+		control := unicode.Is(unicode.Cc, r) || unicode.Is(unicode.Bidi_Control, r) || r == 0x2028 || r == 0x2029
+		if control && !(block && (r == '\n' || r == '\t')) || hidden(r) {
 			t.Fatalf("%s(%q) = %q: holds %U", fn, in, out, r)
 		}
 	}
@@ -30,20 +33,30 @@ func addSeeds(f *testing.F) {
 	}
 }
 
+// neutralise runs Line or Block (block) on s and checks what both promise:
+// a safe result, idempotence, and s itself when it needs nothing escaped.
+func neutralise(t *testing.T, s string, block bool) string {
+	t.Helper()
+	fn, name := Line, "Line"
+	if block {
+		fn, name = Block, "Block"
+	}
+	out := fn(s)
+	checkSafe(t, name, s, out, block)
+	if again := fn(out); again != out {
+		t.Fatalf("%s not idempotent: %s(%q) = %q, and of that %q", name, name, s, out, again)
+	}
+	if safe(s, block) && out != s {
+		t.Fatalf("%s(%q) = %q: changed safe text", name, s, out)
+	}
+	return out
+}
+
 // FuzzLine: Line's output is one safe line, idempotent, and s itself when
 // s needs nothing escaped.
 func FuzzLine(f *testing.F) {
 	addSeeds(f)
-	f.Fuzz(func(t *testing.T, s string) {
-		out := Line(s)
-		checkSafe(t, "Line", s, out, false)
-		if again := Line(out); again != out {
-			t.Fatalf("Line not idempotent: Line(%q) = %q, Line of that = %q", s, out, again)
-		}
-		if safe(s, false) && out != s {
-			t.Fatalf("Line(%q) = %q: changed safe text", s, out)
-		}
-	})
+	f.Fuzz(func(t *testing.T, s string) { neutralise(t, s, false) })
 }
 
 // FuzzBlock: Block's output keeps only line feeds and tabs, is idempotent,
@@ -52,11 +65,7 @@ func FuzzLine(f *testing.F) {
 func FuzzBlock(f *testing.F) {
 	addSeeds(f)
 	f.Fuzz(func(t *testing.T, s string) {
-		out := Block(s)
-		checkSafe(t, "Block", s, out, true)
-		if again := Block(out); again != out {
-			t.Fatalf("Block not idempotent: Block(%q) = %q, Block of that = %q", s, out, again)
-		}
+		out := neutralise(t, s, true)
 		in := strings.Split(strings.ReplaceAll(s, "\r\n", "\n"), "\n")
 		got := strings.Split(out, "\n")
 		if len(in) != len(got) {
