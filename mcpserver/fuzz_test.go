@@ -101,9 +101,10 @@ func FuzzToolArguments(f *testing.F) {
 				le *workflow.LookupError
 				te *ledger.TransitionError
 				ce *ledger.CorruptError
+				id *router.IdentityError
 			)
 			if !errors.As(err, &ie) && !errors.As(err, &re) && !errors.As(err, &le) && !errors.As(err, &te) &&
-				!errors.As(err, &ce) && !errors.Is(err, ledger.ErrNotFound) {
+				!errors.As(err, &ce) && !errors.As(err, &id) && !errors.Is(err, ledger.ErrNotFound) {
 				t.Fatalf("tool %d with %s: untyped error %T %v", int(tool)%len(fuzzTools), raw, err, err)
 			}
 			return

@@ -1,7 +1,6 @@
 package mcpserver
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
@@ -13,15 +12,15 @@ import (
 const personHint = "a person does it with the agentx command line, in a shell of their own; to involve one, ask with ask_human"
 
 // identityHint words the hint for a refusal of who acts: an identity the
-// server does not have, or an action only another party may take. Each
-// says who may, and how a person does it; none suggests acting as anyone
-// else. "" for other errors.
-func identityHint(err error) string {
-	var ie *router.IdentityError
-	if errors.As(err, &ie) {
-		switch ie.Kind {
+// server does not have, or an action only another party may take. "" for
+// other errors.
+func identityHint(err error) string { return router.WhoHint(err, mcpWords) }
+
+var mcpWords = router.WhoWords{
+	Identity: func(e *router.IdentityError) string {
+		switch e.Kind {
 		case router.IdentityOtherAgent:
-			return fmt.Sprintf("You act as %s, this server's agent: leave from out. What is another agent's to do, that agent does in its own session; %s.", ie.Agent, personHint)
+			return fmt.Sprintf("You act as %s, this server's agent: leave from out. What is another agent's to do, that agent does in its own session; %s.", e.Agent, personHint)
 		case router.IdentityAgentAsPerson, router.IdentityAgentsOnly:
 			return "Only a person acts as human: " + personHint + ". Meanwhile proceed on your best judgment and record your assumption with clarify_assume."
 		case router.IdentityHub:
@@ -30,18 +29,9 @@ func identityHint(err error) string {
 			return "Launch the server with the agent's own name in AGENTX_AGENT (engineer, architect, ...)."
 		}
 		return ""
-	}
-	var re *router.RuleError
-	if errors.As(err, &re) && re.Kind == router.RuleParty {
-		var parts []string
-		agents, person := re.Parties()
-		if len(agents) > 0 {
-			parts = append(parts, fmt.Sprintf("it is for %s to do, in its own session", strings.Join(agents, " or ")))
-		}
-		if person {
-			parts = append(parts, personHint)
-		}
-		return strings.Join(parts, "; ")
-	}
-	return ""
+	},
+	Agents: func(agents []string) string {
+		return fmt.Sprintf("it is for %s to do, in its own session", strings.Join(agents, " or "))
+	},
+	Person: func(string, string, bool) string { return personHint },
 }

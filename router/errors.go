@@ -1,6 +1,7 @@
 package router
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -34,17 +35,43 @@ func (e *RuleError) Error() string { return e.Msg }
 // Hint says what to do instead.
 func (e *RuleError) Hint() string { return e.Advice }
 
-// Parties splits a RuleParty refusal's Allowed into the agents that may act
-// and whether a person may.
-func (e *RuleError) Parties() (agents []string, person bool) {
-	for _, a := range e.Allowed {
+// WhoWords is how a front end words the hint of a refusal of who acts.
+// Each says who may do it and how a person does it, never how to act as
+// someone else.
+type WhoWords struct {
+	Identity func(e *IdentityError) string               // an identity refused
+	Agents   func(agents []string) string                // the agents who may do what was refused
+	Person   func(op, id string, onlyPerson bool) string // how a person does it
+}
+
+// WhoHint is the hint for err, worded by w, when err refuses who acts: an
+// *IdentityError, or a RuleParty refusal (whose agents, and whether a
+// person, may do it instead). "" for any other error.
+func WhoHint(err error, w WhoWords) string {
+	var ie *IdentityError
+	if errors.As(err, &ie) {
+		return w.Identity(ie)
+	}
+	var re *RuleError
+	if !errors.As(err, &re) || re.Kind != RuleParty {
+		return ""
+	}
+	var agents, parts []string
+	person := false
+	for _, a := range re.Allowed {
 		if a == ledger.Human {
 			person = true
 		} else {
 			agents = append(agents, a)
 		}
 	}
-	return agents, person
+	if len(agents) > 0 {
+		parts = append(parts, w.Agents(agents))
+	}
+	if person {
+		parts = append(parts, w.Person(re.Op, re.ID, len(agents) == 0))
+	}
+	return strings.Join(parts, "; ")
 }
 
 // WaitTimeoutError means no answer came within the wait.

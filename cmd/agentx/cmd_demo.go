@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentx-cli/agentx/internal/atomicfile"
 	"github.com/agentx-cli/agentx/internal/workspace"
 	"github.com/agentx-cli/agentx/router"
 	"github.com/agentx-cli/agentx/workflow"
@@ -122,10 +123,10 @@ agent = "engineer"
 needs = ["design"]
 can_clarify = ["ux-designer", "architect"]
 `)
-	if err := os.WriteFile(filepath.Join(d.root, workspace.Dir, "workflows", "platform.toml"), platform, 0o644); err != nil {
+	if err := atomicfile.Write(filepath.Join(d.root, workspace.Dir, "workflows", "platform.toml"), platform, 0o644); err != nil {
 		return fmt.Errorf("demo: %w", err)
 	}
-	f, err := os.OpenFile(filepath.Join(d.root, workspace.Dir, "config.toml"), os.O_APPEND|os.O_WRONLY, 0)
+	f, err := atomicfile.OpenFile(filepath.Join(d.root, workspace.Dir, "config.toml"), os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		return fmt.Errorf("demo: %w", err)
 	}

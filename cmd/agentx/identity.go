@@ -93,14 +93,14 @@ func gitConfig(dir, key string) string {
 const personWay = "from a shell without AGENTX_AGENT set"
 
 // whoHint words the hint of a refusal of who acts, for the command line:
-// who may do it, and how a person does it. It never suggests acting as
-// someone else. "" for other errors.
-func whoHint(err error) string {
-	var ie *router.IdentityError
-	if errors.As(err, &ie) {
-		switch ie.Kind {
+// who may do it, and how a person does it. "" for other errors.
+func whoHint(err error) string { return router.WhoHint(err, cliWords) }
+
+var cliWords = router.WhoWords{
+	Identity: func(e *router.IdentityError) string {
+		switch e.Kind {
 		case router.IdentityOtherAgent:
-			return fmt.Sprintf("this process acts only as %s: leave out --%s. Another agent acts in its own session; a person acts %s", ie.Agent, ie.Field, personWay)
+			return fmt.Sprintf("this process acts only as %s: leave out --%s. Another agent acts in its own session; a person acts %s", e.Agent, e.Field, personWay)
 		case router.IdentityAgentAsPerson, router.IdentityAgentsOnly:
 			return "only a person acts as human: a person runs the command " + personWay + ", with --from human or --as NAME"
 		case router.IdentityNotAllowed:
@@ -113,24 +113,17 @@ func whoHint(err error) string {
 			return "launch each agent with its own name (AGENTX_AGENT=engineer); a person's shell has no AGENTX_AGENT"
 		}
 		return ""
-	}
-	var re *router.RuleError
-	if !errors.As(err, &re) || re.Kind != router.RuleParty {
-		return ""
-	}
-	agents, person := re.Parties()
-	var parts []string
-	if len(agents) > 0 {
-		parts = append(parts, fmt.Sprintf("%s does it in its own session", strings.Join(agents, " or ")))
-	}
-	if person {
-		way := fmt.Sprintf("a person runs `%s` %s", personCommand(re.Op, re.ID), personWay)
-		if len(agents) == 0 {
-			way = "only a person may: " + way
+	},
+	Agents: func(agents []string) string {
+		return strings.Join(agents, " or ") + " does it in its own session"
+	},
+	Person: func(op, id string, only bool) string {
+		way := fmt.Sprintf("a person runs `%s` %s", personCommand(op, id), personWay)
+		if only {
+			return "only a person may: " + way
 		}
-		parts = append(parts, way)
-	}
-	return strings.Join(parts, "; ")
+		return way
+	},
 }
 
 // personCommand is the command a person runs to do op on id as human.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -180,20 +181,32 @@ func TestEveryCommandHasAJSONCase(t *testing.T) {
 // JSON, on stderr, with the code name and the exit code.
 func TestErrorsAreJSONUnderJSON(t *testing.T) {
 	dir := t.TempDir()
+	engineer := map[string]string{"AGENTX_AGENT": "engineer"}
 	tests := []struct {
-		args []string
-		code exitCode
+		args  []string
+		env   map[string]string
+		setup func(t *testing.T) // before the command, in the workspace
+		code  exitCode
 	}{
-		{[]string{"workflow", "list"}, exitNoWorkspace},
-		{[]string{"frobnicate"}, exitUsage},
-		{[]string{"init"}, exitOK},
-		{[]string{"clarify", "show", "CLR-1-001"}, exitNotFound},
-		{[]string{"clarify", "ask", "--issue", "1", "--from", "engineer", "--to", "reviewer", "--topic", "t", "--question", "q"}, exitRejected},
-		{[]string{"ready", "--issue", "1"}, exitOK},
+		{args: []string{"workflow", "list"}, code: exitNoWorkspace},
+		{args: []string{"frobnicate"}, code: exitUsage},
+		{args: []string{"init"}, code: exitOK},
+		{args: []string{"clarify", "show", "CLR-1-001"}, code: exitNotFound},
+		{args: []string{"clarify", "ask", "--issue", "1", "--from", "engineer", "--to", "reviewer", "--topic", "t", "--question", "q"}, code: exitRejected},
+		{args: []string{"clarify", "ask", "--issue", "1", "--from", "architect", "--to", "product-manager", "--topic", "t", "--question", "q"}, env: engineer, code: exitIdentity},
+		{args: []string{"clarify", "ask", "--issue", "2", "--from", "engineer", "--to", "architect", "--topic", "t", "--question", "q"}, code: exitUnsafePath,
+			setup: func(t *testing.T) {
+				require.NoError(t, os.Symlink(filepath.Join(t.TempDir(), "elsewhere.json"), filepath.Join(".agentx", "state", "clarifications", "issue-2.json")))
+			}},
+		{args: []string{"ready", "--issue", "1"}, code: exitOK},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
-			r := runCmd(t, dir, nil, "", append(tt.args, "--json")...)
+			if tt.setup != nil {
+				t.Chdir(dir)
+				tt.setup(t)
+			}
+			r := runCmd(t, dir, tt.env, "", append(tt.args, "--json")...)
 			assert.Equal(t, tt.code.N, r.code)
 			if tt.code == exitOK {
 				return
