@@ -65,9 +65,13 @@ func run(ctx context.Context, a *app, args []string) int {
 	return a.fail(err)
 }
 
-// prepare resolves the global options; it runs before every command.
-func (a *app) prepare() error {
+// prepare resolves the global options and checks that cmd's required flags
+// were given; it runs before every command.
+func (a *app) prepare(cmd *cobra.Command) error {
 	a.started = true
+	if err := cmd.ValidateRequiredFlags(); err != nil {
+		return &usageError{err: err} // cobra's own check would make it exit 1
+	}
 	if a.root == "" {
 		a.root = a.getenv("AGENTX_ROOT")
 	}

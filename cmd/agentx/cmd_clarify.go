@@ -28,27 +28,42 @@ func (a *app) hub() (*workspace.Workspace, *router.Hub, error) {
 	return ws, a.hb, nil
 }
 
-// text returns flag's value, or else stdin when it is not a terminal.
+// text returns flag's value, or else stdin when it is not a terminal; no
+// text either way is a usage error naming the flag.
 func (a *app) text(flagName, value string) (string, error) {
 	if value != "" {
 		return value, nil
 	}
+	missing := &usageError{err: fmt.Errorf("%s is required: give %s TEXT, or pipe the text on stdin", flagName, flagName)}
 	if f, ok := a.stdin.(interface{ Fd() uintptr }); ok && isatty.IsTerminal(f.Fd()) {
-		return "", &usageError{err: fmt.Errorf("give %s TEXT, or pipe the text on stdin", flagName)}
+		return "", missing
 	}
 	b, err := io.ReadAll(io.LimitReader(a.stdin, ledger.MaxBodyLen+1))
 	if err != nil {
 		return "", fmt.Errorf("read stdin: %w", err)
 	}
-	return strings.TrimSpace(string(b)), nil
+	text := strings.TrimSpace(string(b))
+	if text == "" {
+		return "", missing
+	}
+	return text, nil
 }
 
-// agentFlag registers --from (or another name) defaulting to AGENTX_AGENT.
+// agentDefault returns an agent flag's value, else AGENTX_AGENT.
 func (a *app) agentDefault(v string) string {
 	if v == "" {
 		return a.getenv("AGENTX_AGENT")
 	}
 	return v
+}
+
+// requireAgent is agentDefault for a flag the command cannot do without:
+// neither the flag nor AGENTX_AGENT is a usage error naming the flag.
+func (a *app) requireAgent(flagName, v string) (string, error) {
+	if v = a.agentDefault(v); v == "" {
+		return "", &usageError{err: fmt.Errorf("%s is required (or set AGENTX_AGENT)", flagName)}
+	}
+	return v, nil
 }
 
 // issueFlag is an --issue flag that also reads AGENTX_ISSUE.
@@ -130,7 +145,7 @@ Bare "agentx clarify" lists the open clarifications (like "clarify list").`,
 		RunE: list.RunE,
 		// Every clarify subcommand runs the monitor as a side effect.
 		PersistentPreRunE: func(c *cobra.Command, args []string) error {
-			if err := a.prepare(); err != nil {
+			if err := a.prepare(c); err != nil {
 				return err
 			}
 			a.armMonitor(c.Context())
@@ -186,6 +201,10 @@ on your best judgment and record your assumption).`,
 			if err != nil {
 				return err
 			}
+			asker, err := a.requireAgent("--from", from)
+			if err != nil {
+				return err
+			}
 			q, err := a.text("--question", question)
 			if err != nil {
 				return err
@@ -195,7 +214,7 @@ on your best judgment and record your assumption).`,
 				return err
 			}
 			rec, err := h.Ask(ctx, router.AskRequest{
-				Issue: n, From: a.agentDefault(from), To: to, Topic: topic, Question: q,
+				Issue: n, From: asker, To: to, Topic: topic, Question: q,
 				NonBlocking: nonBlocking, Workflow: wf, Step: step,
 			})
 			if err != nil {

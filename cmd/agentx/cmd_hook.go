@@ -63,9 +63,9 @@ func newHookPhaseCmd(a *app, phase string) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			who := a.agentDefault(agent)
-			if who == "" {
-				return &usageError{err: fmt.Errorf("--agent is required (or set AGENTX_AGENT)")}
+			who, err := a.requireAgent("--agent", agent)
+			if err != nil {
+				return err
 			}
 			_, h, err := a.hub()
 			if err != nil {

@@ -81,9 +81,9 @@ func runInbox(ctx context.Context, a *app, r inboxRun) error {
 	if r.hook && !inbox.ValidHookEvent(r.hookEvent) {
 		return &usageError{err: fmt.Errorf("--hook-event %q: use one of %s", r.hookEvent, strings.Join(inbox.HookEvents, ", "))}
 	}
-	agent := a.agentDefault(r.agent)
-	if agent == "" {
-		return &usageError{err: fmt.Errorf("--agent is required (or set AGENTX_AGENT)")}
+	agent, err := a.requireAgent("--agent", r.agent)
+	if err != nil {
+		return err
 	}
 	n, err := r.issue.get(a)
 	if err != nil {

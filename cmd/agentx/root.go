@@ -15,7 +15,7 @@ recorded in a per-issue ledger under .agentx/state/clarifications/.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
-			return a.prepare()
+			return a.prepare(cmd)
 		},
 		Version: version(),
 	}
