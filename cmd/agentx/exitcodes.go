@@ -32,7 +32,7 @@ var (
 	exitLockTimeout = exitCode{5, "lock_timeout", "a state file stayed locked by another process past the wait budget"}
 	exitTransition  = exitCode{6, "invalid_transition", "the clarification's status does not allow that move"}
 	exitInvalidData = exitCode{7, "invalid_data", "a ledger, workflow or config file is invalid or corrupt (never overwritten)"}
-	exitWaitTimeout = exitCode{8, "wait_timeout", "waited for an answer and none came in time"}
+	exitWaitTimeout = exitCode{8, "wait_timeout", "waited for an answer and none came: in time, or at all (escalated to a human, or abandoned)"}
 	exitBlocked     = exitCode{9, "blocked", "ready gate: the issue has a pending or escalated clarification"}
 	exitNoWorkspace = exitCode{10, "no_workspace", "no .agentx workspace found (run agentx init)"}
 	exitInterrupted = exitCode{130, "interrupted", "interrupted by a signal (Ctrl-C)"}
@@ -59,6 +59,7 @@ type codedError struct {
 	msg   string
 	hint  string
 	quiet bool // the outcome is already on stdout: print no error
+	data  any  // under --json, the error document's data
 }
 
 func (e *codedError) Error() string { return e.msg }
