@@ -10,7 +10,7 @@ import (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signalContext()
 	code := run(ctx, &app{
 		stdin:  os.Stdin,
 		stdout: os.Stdout,
@@ -20,4 +20,23 @@ func main() {
 	}, os.Args[1:])
 	stop()
 	os.Exit(code)
+}
+
+// signalContext is cancelled by Ctrl-C (SIGINT), SIGTERM and SIGPIPE. A
+// SIGPIPE (the reader of a pipe went away: agentx demo | head) no longer
+// kills the process: the write fails with EPIPE and the command stops and
+// cleans up like an interrupted one. stop restores the default handling.
+func signalContext() (ctx context.Context, stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGPIPE)
+	go func() {
+		for range sigs {
+			cancel()
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(sigs)
+		cancel()
+	}
 }
