@@ -197,14 +197,15 @@ func (a *app) awaitAnswer(ctx context.Context, h *router.Hub, rec router.Record,
 }
 
 // answerOf is what settled an answered or resolved clarification for its
-// asker: a person's decision, else the latest answer, else the resolution.
+// asker: a person's decision, else the round's answer (every reply to it),
+// else the resolution.
 func answerOf(c *ledger.Clarification) string {
-	res, ans := c.Current(ledger.Resolution), c.Current(ledger.Answer)
+	res, ans := c.Current(ledger.Resolution), c.RoundAnswer()
 	switch {
-	case c.Status == ledger.Resolved && res != nil && (res.From == ledger.Human || ans == nil):
+	case c.Status == ledger.Resolved && res != nil && (res.From == ledger.Human || ans == ""):
 		return res.Body
-	case ans != nil:
-		return ans.Body
+	case ans != "":
+		return ans
 	}
 	return ""
 }
