@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rogpeppe/go-internal/txtar"
 	"github.com/spf13/cobra"
 	"github.com/stretchr/testify/require"
 
@@ -735,4 +736,34 @@ func TestSnippetCheckerCatchesMistakes(t *testing.T) {
 			t.Errorf("checkSynopsis(%q) = %v, want an error: %v", tt.text, err, tt.bad)
 		}
 	}
+}
+
+// TestREADMEShellFlowIsTheStory: the shell flow the README shows (ask and
+// wait, then record an assumption on the id) is, word for word, the one
+// ask_wait_script.txtar runs, but for its one-second wait.
+func TestREADMEShellFlowIsTheStory(t *testing.T) {
+	snips, _ := markdownSnippets(t, filepath.Join(repoRoot, "README.md"), snippetEnv(""))
+	var readme string
+	for _, s := range snips {
+		if strings.Contains(s.text, "clarify assume") {
+			readme = s.text
+		}
+	}
+	require.NotEmpty(t, readme, "the README shows no ask-then-assume snippet")
+	ar, err := txtar.ParseFile(filepath.Join("testdata", "script", "ask_wait_script.txtar"))
+	require.NoError(t, err)
+	var story string
+	for _, f := range ar.Files {
+		if f.Name == "ask.sh" {
+			story = string(f.Data)
+		}
+	}
+	dedent := func(s string) string {
+		lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+		for i, l := range lines {
+			lines[i] = strings.TrimPrefix(l, "   ")
+		}
+		return strings.Join(lines, "\n")
+	}
+	require.Equal(t, dedent(readme), strings.Replace(dedent(story), "--timeout 1s", "--timeout 5m", 1))
 }
