@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -60,10 +61,18 @@ func run(ctx context.Context, a *app, args []string) int {
 	}
 	if ctx.Err() != nil {
 		err = &interruptedError{err: err}
+		if errors.Is(context.Cause(ctx), errOutputClosed) {
+			// nobody reads the output any more: nothing to tell them
+			err = &codedError{code: exitInterrupted, msg: err.Error(), quiet: true}
+		}
 	}
 	a.flushMonitor(err)
 	return a.fail(err)
 }
+
+// errOutputClosed is the cause of a context cancelled because the reader
+// of the output went away (SIGPIPE).
+var errOutputClosed = errors.New("the output was closed")
 
 // prepare resolves the global options and checks that cmd's required flags
 // were given; it runs before every command.

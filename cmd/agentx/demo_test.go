@@ -139,3 +139,26 @@ func TestDemoStopsWhenItsOutputFails(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, left, "the temp workspace is removed")
 }
+
+// TestRunQuietWhenTheOutputClosed: a command stopped because its reader
+// went away (SIGPIPE cancels the context with errOutputClosed) exits 130
+// and says nothing; Ctrl-C says it was interrupted.
+func TestRunQuietWhenTheOutputClosed(t *testing.T) {
+	dir := t.TempDir()
+	require.Equal(t, 0, runCmd(t, dir, nil, "", "init").code)
+	for _, tt := range []struct {
+		cause  error
+		stderr string
+	}{
+		{errOutputClosed, ""},
+		{context.Canceled, "agentx: interrupted\n"},
+	} {
+		ctx, cancel := context.WithCancelCause(context.Background())
+		cancel(tt.cause)
+		var out, errb bytes.Buffer
+		a := &app{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: func(string) string { return "" }}
+		code := run(ctx, a, []string{"events", "--follow"})
+		assert.Equal(t, 130, code)
+		assert.Equal(t, tt.stderr, errb.String())
+	}
+}
