@@ -222,6 +222,19 @@ func (c *Clarification) Current(t EntryType) *ThreadEntry {
 	return nil
 }
 
+// RoundAnswer is the answer to the current round: the bodies of its answer
+// entries, in order, a blank line apart (a person may reply more than
+// once), or "" when it has none.
+func (c *Clarification) RoundAnswer() string {
+	var parts []string
+	for _, e := range c.Thread {
+		if e.Type == Answer && e.Round == c.Round {
+			parts = append(parts, e.Body)
+		}
+	}
+	return strings.Join(parts, "\n\n")
+}
+
 // Move changes c's status through the transition table.
 func (c *Clarification) Move(to Status) error {
 	if !CanMove(c.Status, to) {

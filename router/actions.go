@@ -70,6 +70,8 @@ func actor(from, person string) string {
 }
 
 // Answer records the target's (or a human's) answer to the current round.
+// A human may reply again to an answered round: each reply is another
+// answer entry of the round (and another event).
 func (h *Hub) Answer(ctx context.Context, id, from, body string) (Record, error) {
 	if err := ledger.ValidateText("answer", body, ledger.MaxBodyLen); err != nil {
 		return Record{}, err
@@ -86,7 +88,10 @@ func (h *Hub) Answer(ctx context.Context, id, from, body string) (Record, error)
 		if signer, err = person(ctx, from); err != nil {
 			return err
 		}
-		if err := c.Move(ledger.Answered); err != nil {
+		// A person's further reply to an answered round (people clarify in
+		// several messages) is one more answer of the round, not an error.
+		further := c.Status == ledger.Answered && from == ledger.Human
+		if err := c.Move(ledger.Answered); err != nil && !further {
 			return err
 		}
 		c.Thread = append(c.Thread, entry(c, from, ledger.Answer, body, now))
@@ -192,8 +197,8 @@ func (h *Hub) Resolve(ctx context.Context, id, from, body string) (Record, error
 		text := body
 		if text == "" {
 			text = "Resolved."
-			if a := c.Current(ledger.Answer); a != nil {
-				text = "Resolved with the answer: " + a.Body
+			if a := c.RoundAnswer(); a != "" {
+				text = "Resolved with the answer: " + a
 			}
 		}
 		c.Thread = append(c.Thread, entry(c, from, ledger.Resolution, text, now))

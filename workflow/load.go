@@ -105,3 +105,28 @@ func (s *Set) Workflow(name string) (*Workflow, error) {
 func (s *Set) Names() []string {
 	return sortedKeys(s.Workflows)
 }
+
+// Agents returns the agents the workspace names, each once, sorted: the
+// config's priority list and responders, and every workflow's step agents
+// and the agents they may ask. human, a built-in target, is not one.
+func (s *Set) Agents() []string {
+	seen := map[string]bool{}
+	add := func(names ...string) {
+		for _, n := range names {
+			if n != "" && n != Human {
+				seen[n] = true
+			}
+		}
+	}
+	if s.Config != nil {
+		add(s.Config.Priority...)
+		add(sortedKeys(s.Config.Agents)...)
+	}
+	for _, w := range s.Workflows {
+		for _, st := range w.Steps {
+			add(st.Agent)
+			add(st.CanClarify...)
+		}
+	}
+	return sortedKeys(seen)
+}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -63,16 +64,28 @@ func run(ctx context.Context, a *app, args []string) int {
 	}
 	if ctx.Err() != nil {
 		err = &interruptedError{err: err}
+		if errors.Is(context.Cause(ctx), errOutputClosed) {
+			// nobody reads the output any more: nothing to tell them
+			err = &codedError{code: exitInterrupted, msg: err.Error(), quiet: true}
+		}
 	}
 	a.flushMonitor(err)
 	return a.fail(err)
 }
 
-// prepare resolves the global options, and puts who acts in the command's
-// context for every hub call it makes; it runs before every command.
+// errOutputClosed is the cause of a context cancelled because the reader
+// of the output went away (SIGPIPE).
+var errOutputClosed = errors.New("the output was closed")
+
+// prepare resolves the global options, puts who acts in the command's
+// context for every hub call it makes, and checks that cmd's required
+// flags were given; it runs before every command.
 func (a *app) prepare(cmd *cobra.Command) error {
 	a.started = true
 	cmd.SetContext(router.WithCaller(cmd.Context(), a.caller()))
+	if err := cmd.ValidateRequiredFlags(); err != nil {
+		return &usageError{err: err} // cobra's own check would make it exit 1
+	}
 	if a.root == "" {
 		a.root = a.getenv("AGENTX_ROOT")
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -29,27 +30,51 @@ func (a *app) hub() (*workspace.Workspace, *router.Hub, error) {
 	return ws, a.hb, nil
 }
 
-// text returns flag's value, or else stdin when it is not a terminal.
+// text returns flag's value, or else stdin when it is not a terminal; no
+// text either way is a usage error naming the flag.
 func (a *app) text(flagName, value string) (string, error) {
 	if value != "" {
 		return value, nil
 	}
+	missing := &usageError{err: fmt.Errorf("%s is required: give %s TEXT, or pipe the text on stdin", flagName, flagName)}
 	if f, ok := a.stdin.(interface{ Fd() uintptr }); ok && isatty.IsTerminal(f.Fd()) {
-		return "", &usageError{err: fmt.Errorf("give %s TEXT, or pipe the text on stdin", flagName)}
+		return "", missing
 	}
 	b, err := io.ReadAll(io.LimitReader(a.stdin, ledger.MaxBodyLen+1))
 	if err != nil {
 		return "", fmt.Errorf("read stdin: %w", err)
 	}
-	return strings.TrimSpace(string(b)), nil
+	text := strings.TrimSpace(string(b))
+	if text == "" {
+		return "", missing
+	}
+	return text, nil
 }
 
-// agentFlag registers --from (or another name) defaulting to AGENTX_AGENT.
+// agentDefault returns an agent flag's value, else AGENTX_AGENT.
 func (a *app) agentDefault(v string) string {
 	if v == "" {
 		return a.getenv("AGENTX_AGENT")
 	}
 	return v
+}
+
+// requireAgent is claim for a flag the command cannot do without: neither
+// the flag nor AGENTX_AGENT is a usage error naming the flag.
+func (a *app) requireAgent(flag, v string) (string, error) {
+	v, err := a.claim(flag, v)
+	if err != nil {
+		return "", err
+	}
+	return required(flag, v)
+}
+
+// required refuses an empty agent flag as a usage error.
+func required(flag, v string) (string, error) {
+	if v == "" {
+		return "", &usageError{err: fmt.Errorf("--%s is required (or set AGENTX_AGENT)", flag)}
+	}
+	return v, nil
 }
 
 // issueFlag is an --issue flag that also reads AGENTX_ISSUE.
@@ -88,25 +113,33 @@ func (f *issueFlag) require(a *app) (int, error) {
 	return *n, nil
 }
 
-// act opens the hub, runs one action on a clarification and prints the
-// record it returns.
-func (a *app) act(format string, fn func(h *router.Hub) (router.Record, error)) error {
+// action checks --format, opens the hub and runs one action on a
+// clarification, returning the record it returns.
+func (a *app) action(format string, fn func(h *router.Hub) (router.Record, error)) (*router.Hub, router.Record, error) {
 	if err := checkFormat(format); err != nil {
-		return err // before acting: a bad flag changes nothing
+		return nil, router.Record{}, err // before acting: a bad flag changes nothing
 	}
 	_, h, err := a.hub()
 	if err != nil {
-		return err
+		return nil, router.Record{}, err
 	}
 	rec, err := fn(h)
+	return h, rec, err
+}
+
+// act runs one action (action) and prints the record it returns.
+func (a *app) act(format string, fn func(h *router.Hub) (router.Record, error)) error {
+	_, rec, err := a.action(format, fn)
 	if err != nil {
 		return err
 	}
 	return a.printRecord(rec, format)
 }
 
-// printRecord prints one clarification in the chosen rendering.
+// printRecord prints one clarification in the chosen rendering, as it
+// stands once the side monitor has run.
 func (a *app) printRecord(r router.Record, format string) error {
+	r = a.afterMonitor(r)
 	return a.emit(r, func() {
 		if format == formatMarkdown {
 			renderMarkdown(a.stdout, r)
@@ -114,6 +147,86 @@ func (a *app) printRecord(r router.Record, format string) error {
 		}
 		a.renderThread(a.stdout, r)
 	})
+}
+
+// afterMonitor runs the side monitor now, if it is armed and has not run,
+// and returns r as it stands afterwards: the monitor may have moved it (it
+// escalates a question just asked that closes a deadlock).
+func (a *app) afterMonitor(r router.Record) router.Record {
+	if a.hb == nil || a.monitorNow(a.hb) == nil {
+		return r
+	}
+	if cur, err := a.hb.Get(r.ID); err == nil {
+		return cur
+	}
+	return r
+}
+
+// actWait is act for the commands that wait for an answer: fn's record,
+// after the side monitor, is waited on for up to timeout and its answer
+// printed (awaitAnswer).
+func (a *app) actWait(ctx context.Context, format string, thread bool, timeout time.Duration, fn func(h *router.Hub) (router.Record, error)) error {
+	h, rec, err := a.action(format, fn)
+	if err != nil {
+		return err
+	}
+	return a.awaitAnswer(ctx, h, a.afterMonitor(rec), timeout, format, thread)
+}
+
+// awaitAnswer waits up to timeout for rec to be answered, unless it is
+// settled already, and prints what settled it: the answer (or a person's
+// decision) alone on stdout, for a script to capture; the thread with
+// --format (thread) or the record under --json. A wait that ends with no
+// answer (timed out, or the question escalated to a human or abandoned) is
+// exit 8 with the id alone on stdout, or under --json the record in the
+// error document's data: the asker records its assumption on that id.
+func (a *app) awaitAnswer(ctx context.Context, h *router.Hub, rec router.Record, timeout time.Duration, format string, thread bool) error {
+	if !router.Settled(rec.Clarification) {
+		got, err := h.Wait(ctx, rec.ID, timeout)
+		var te *router.WaitTimeoutError
+		if errors.As(err, &te) {
+			return a.noAnswer(got, te.Error(), te.Hint())
+		}
+		if err != nil {
+			return err
+		}
+		rec = got
+	}
+	switch rec.Status {
+	case ledger.Escalated:
+		return a.noAnswer(rec, fmt.Sprintf("%s: escalated to a human (%s): no answer", rec.ID, router.EscalationReason(rec.Clarification)),
+			router.Guidance+fmt.Sprintf(" (the person's decision comes later: `agentx clarify wait %s` picks it up)", rec.ID))
+	case ledger.Abandoned:
+		return a.noAnswer(rec, fmt.Sprintf("%s: abandoned: no answer will come", rec.ID), "proceed on your best judgment")
+	}
+	if a.json || thread {
+		return a.printRecord(rec, format)
+	}
+	a.printf("%s\n", answerOf(rec.Clarification))
+	return nil
+}
+
+// answerOf is what settled an answered or resolved clarification for its
+// asker: a person's decision, else the round's answer (every reply to it),
+// else the resolution.
+func answerOf(c *ledger.Clarification) string {
+	res, ans := c.Current(ledger.Resolution), c.RoundAnswer()
+	switch {
+	case c.Status == ledger.Resolved && res != nil && (res.From == ledger.Human || ans == ""):
+		return res.Body
+	case ans != "":
+		return ans
+	}
+	return ""
+}
+
+// noAnswer is the end of a wait with no answer: exit 8, the id alone on
+// stdout (nothing under --json, where the error document carries rec).
+func (a *app) noAnswer(rec router.Record, msg, hint string) error {
+	if !a.json {
+		a.printf("%s\n", rec.ID)
+	}
+	return &codedError{code: exitWaitTimeout, msg: msg, hint: hint, data: rec}
 }
 
 func newClarifyCmd(a *app) *cobra.Command {
@@ -173,8 +286,12 @@ A may ask B (can_clarify) and whether A may block on the answer. If B has a
 responder in config.toml it is run and its answer recorded at once; else the
 question stays pending until someone runs "agentx clarify answer".
 
-With --wait, block until the answer comes (or --timeout, then exit 8: proceed
-on your best judgment and record your assumption).`,
+With --wait, block until the answer comes and print it alone, for a script to
+capture (the thread with --format text|markdown, the record with --json). No
+answer (the --timeout passed, or the question went to a human or was
+abandoned) is exit 8 with the id alone on stdout (under --json, the error's
+data.id): proceed on your best judgment and record your assumption with
+"agentx clarify assume ID".`,
 		Example: `  agentx clarify ask --issue 42 --from engineer --to architect \
     --topic "Database adapter" --question "PostgreSQL or SQLite for local dev?"
   echo "Ship behind a flag?" | agentx clarify ask --issue 42 --from engineer --to human --topic Rollout --wait --timeout 5m`,
@@ -187,11 +304,11 @@ on your best judgment and record your assumption).`,
 			if err != nil {
 				return err
 			}
-			q, err := a.text("--question", question)
+			asker, err := a.requireAgent("from", from)
 			if err != nil {
 				return err
 			}
-			asker, err := a.claim("from", from)
+			q, err := a.text("--question", question)
 			if err != nil {
 				return err
 			}
@@ -206,15 +323,14 @@ on your best judgment and record your assumption).`,
 			if err != nil {
 				return err
 			}
-			if wait && !router.Settled(rec.Clarification) {
-				if !a.json {
+			rec = a.afterMonitor(rec)
+			if wait {
+				if !a.json && !router.Settled(rec.Clarification) {
 					fmt.Fprintf(a.stderr, "%s asked; waiting up to %s for %s...\n", rec.ID, timeout, rec.To)
 				}
-				if rec, err = h.Wait(ctx, rec.ID, timeout); err != nil {
-					return err
-				}
+				return a.awaitAnswer(ctx, h, rec, timeout, format, cmd.Flags().Changed("format"))
 			}
-			if wait || a.json || format == formatMarkdown {
+			if a.json || format == formatMarkdown {
 				return a.printRecord(rec, format)
 			}
 			a.printf("%s\n", rec.ID)
@@ -233,7 +349,7 @@ on your best judgment and record your assumption).`,
 	f.BoolVar(&nonBlocking, "non-blocking", false, "keep working while the question is open")
 	f.StringVar(&wf, "workflow", "", "workflow whose rules apply (default: config's default_workflow)")
 	f.StringVar(&step, "step", "", "step id whose rules apply (default: the asker's step)")
-	f.BoolVar(&wait, "wait", false, "wait for the answer")
+	f.BoolVar(&wait, "wait", false, "wait for the answer and print it alone (--format: the thread); exit 8 and the id when none comes")
 	f.DurationVar(&timeout, "timeout", 10*time.Minute, "how long --wait waits")
 	formatFlag(cmd, &format)
 	_ = cmd.MarkFlagRequired("to")
@@ -288,22 +404,22 @@ func newFollowupCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return a.act(format, func(h *router.Hub) (router.Record, error) {
-				who, err := a.claim("from", from)
-				if err != nil {
-					return router.Record{}, err
-				}
-				rec, err := h.Followup(ctx, args[0], who, text)
-				if err != nil || !wait || router.Settled(rec.Clarification) {
-					return rec, err
-				}
-				return h.Wait(ctx, rec.ID, timeout)
-			})
+			who, err := a.claim("from", from)
+			if err != nil {
+				return err
+			}
+			followup := func(h *router.Hub) (router.Record, error) {
+				return h.Followup(ctx, args[0], who, text)
+			}
+			if wait {
+				return a.actWait(ctx, format, cmd.Flags().Changed("format"), timeout, followup)
+			}
+			return a.act(format, followup)
 		}),
 	}
 	cmd.Flags().StringVar(&from, "from", "", "the asking agent (default $AGENTX_AGENT, else the asker)")
 	cmd.Flags().StringVar(&body, "body", "", "the follow-up question (default: read stdin)")
-	cmd.Flags().BoolVar(&wait, "wait", false, "wait for the answer")
+	cmd.Flags().BoolVar(&wait, "wait", false, "wait for the answer and print it alone (--format: the thread); exit 8 and the id when none comes")
 	cmd.Flags().DurationVar(&timeout, "timeout", 10*time.Minute, "how long --wait waits")
 	formatFlag(cmd, &format)
 	return cmd
@@ -501,11 +617,16 @@ func newWaitCmd(a *app) *cobra.Command {
 	var format string
 	cmd := &cobra.Command{
 		Use:   "wait ID [--timeout D]",
-		Short: "Wait until a clarification is answered, escalated or closed (exit 8 on timeout)",
-		Args:  cobra.ExactArgs(1),
+		Short: "Wait for the answer and print it alone (exit 8 and the id when none comes)",
+		Long: `Wait until the clarification is answered and print the answer alone on
+stdout (a person's decision, if one resolved it), for a script to capture; the
+thread with --format text|markdown, the record with --json. No answer (the
+--timeout passed, or the question went to a human or was abandoned) is exit 8
+with the id alone on stdout (under --json, the error's data).`,
+		Args: cobra.ExactArgs(1),
 		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			return a.act(format, func(h *router.Hub) (router.Record, error) {
-				return h.Wait(ctx, args[0], timeout)
+			return a.actWait(ctx, format, cmd.Flags().Changed("format"), timeout, func(h *router.Hub) (router.Record, error) {
+				return h.Get(args[0])
 			})
 		}),
 	}

@@ -3,11 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -36,7 +38,11 @@ deadlock the monitor breaks, a question that runs out of rounds and is settled
 by a human, and a stale question that is retried and escalated.
 
 The workspace is a temp dir, removed at the end unless --keep or --dir is
-given. With --json the events of the whole run are printed instead.`,
+given; --dir never names a directory that already holds a workspace (.agentx/):
+the demo writes its own config, workflows and issues, and is refused there.
+Ctrl-C stops it after the command that is running, with a summary (exit 130);
+so does a reader that goes away (agentx demo | head), quietly. With --json the
+events of the whole run are printed instead.`,
 		Args: cobra.NoArgs,
 		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			d, err := newDemo(a, dir, keep)
@@ -47,7 +53,7 @@ given. With --json the events of the whole run are printed instead.`,
 			return d.run(ctx)
 		}),
 	}
-	cmd.Flags().StringVar(&dir, "dir", "", "run in this directory (kept) instead of a temp dir")
+	cmd.Flags().StringVar(&dir, "dir", "", "run in this new or empty directory (kept) instead of a temp dir")
 	cmd.Flags().BoolVar(&keep, "keep", false, "keep the temp workspace")
 	return cmd
 }
@@ -57,22 +63,47 @@ type demo struct {
 	root    string
 	keep    bool
 	now     time.Time
-	out     io.Writer // narration; io.Discard under --json
+	out     *demoOut // narration; to io.Discard under --json
 	exe     string
 	bold    func(string) string
 	dim     func(string) string
 	cleanup func()
 }
 
+// demoOut is the demo's narration. The first write that fails (the reader
+// of a pipe went away) ends the demo: stop cancels its context.
+type demoOut struct {
+	w    io.Writer
+	err  error
+	stop func()
+}
+
+func (o *demoOut) Write(p []byte) (int, error) {
+	if o.err != nil {
+		return 0, o.err
+	}
+	n, err := o.w.Write(p)
+	if err != nil {
+		o.err = err
+		o.stop()
+	}
+	return n, err
+}
+
 func newDemo(a *app, dir string, keep bool) (*demo, error) {
+	if dir != "" {
+		if _, err := os.Stat(filepath.Join(dir, workspace.Dir)); err == nil {
+			return nil, &usageError{err: fmt.Errorf("demo --dir %s: it already holds an agentx workspace (%s/); the demo writes its own config, workflows and issues, so it never runs in one: give a new or empty directory, or no --dir", dir, workspace.Dir)}
+		}
+	}
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("demo: find the agentx binary: %w", err)
 	}
-	d := &demo{a: a, keep: keep || dir != "", now: demoStart, out: a.stdout, exe: exe,
+	d := &demo{a: a, keep: keep || dir != "", now: demoStart, out: &demoOut{w: a.stdout, stop: func() {}}, exe: exe,
 		bold: a.paint(boldAttr), dim: a.paint(faintAttr), cleanup: func() {}}
 	if a.json {
-		d.out = io.Discard
+		d.out.w = io.Discard
 	}
 	if dir == "" {
 		if dir, err = os.MkdirTemp("", "agentx-demo-"); err != nil {
@@ -135,9 +166,11 @@ can_clarify = ["ux-designer", "architect"]
 	return err
 }
 
-// say narrates a step.
-func (d *demo) say(format string, args ...any) {
-	fmt.Fprintf(d.out, "\n%s\n", d.bold(fmt.Sprintf(format, args...)))
+// say narrates a step, unless the demo has been stopped.
+func (d *demo) say(ctx context.Context, format string, args ...any) {
+	if ctx.Err() == nil {
+		fmt.Fprintf(d.out, "\n%s\n", d.bold(fmt.Sprintf(format, args...)))
+	}
 }
 
 // agentx runs one command in-process, exactly as typed, in the demo's
@@ -152,6 +185,9 @@ func (d *demo) brief(ctx context.Context, args ...string) (string, int) {
 }
 
 func (d *demo) exec(ctx context.Context, show bool, args []string) (string, int) {
+	if ctx.Err() != nil {
+		return "", exitInterrupted.N // stopped: nothing more runs
+	}
 	var out, errb bytes.Buffer
 	// AGENTX_AGENT unset: each command names who acts, as a person would.
 	env := map[string]string{"AGENTX_ROOT": d.root, "AGENTX_NOW": d.now.Format(time.RFC3339), "AGENTX_AGENT": ""}
@@ -197,76 +233,100 @@ func shellJoin(args []string) string {
 	return strings.Join(out, " ")
 }
 
+// steps are the demo's story, one function each, and the closing summary;
+// ctx ends the run early.
+func (d *demo) steps() []func(ctx context.Context) {
+	return []func(ctx context.Context){
+		func(ctx context.Context) {
+			d.say(ctx, "1. The engineer asks the architect a blocking question; the architect's responder answers.")
+			d.agentx(ctx, "clarify", "ask", "--issue", "42", "--from", "engineer", "--to", "architect",
+				"--topic", "Database adapter", "--question", "ADR-42 says PostgreSQL but local dev uses SQLite. Dual adapter or migrate?")
+			d.now = d.now.Add(2 * time.Minute)
+			d.say(ctx, "   A follow-up round, answered the same way; then the engineer resolves it.")
+			d.agentx(ctx, "clarify", "followup", "CLR-42-001", "--from", "engineer", "--body", "Where does connection pooling config live?", "--format", "markdown")
+			d.now = d.now.Add(3 * time.Minute)
+			d.brief(ctx, "clarify", "resolve", "CLR-42-001", "--from", "engineer", "--body", "Proceeding with the repository pattern and per-environment pooling.")
+		},
+		func(ctx context.Context) {
+			d.say(ctx, "2. The engineer asks the product manager, who has no responder: the question waits.")
+			d.agentx(ctx, "clarify", "ask", "--issue", "42", "--from", "engineer", "--to", "product-manager",
+				"--topic", "Export format", "--question", "CSV, JSON or both for the first release?")
+			d.agentx(ctx, "ready", "--issue", "42")
+			d.now = d.now.Add(20 * time.Minute)
+			d.say(ctx, "   Twenty minutes later the product manager answers; the issue is ready again.")
+			d.brief(ctx, "clarify", "answer", "CLR-42-002", "--from", "product-manager", "--body", "JSON only; CSV next quarter.")
+			d.agentx(ctx, "ready", "--issue", "42")
+		},
+		func(ctx context.Context) {
+			d.say(ctx, "3. On issue 43 the UX designer and the engineer each block on a question to the other: a deadlock.")
+			d.say(ctx, "   The monitor, run by every command, finds the cycle and escalates the less upstream agent's question.")
+			d.agentx(ctx, "clarify", "ask", "--workflow", "platform", "--issue", "43", "--from", "ux-designer", "--to", "engineer",
+				"--topic", "Offline mode", "--question", "Can the client cache the last 7 days of data offline?")
+			d.agentx(ctx, "clarify", "ask", "--workflow", "platform", "--issue", "43", "--from", "engineer", "--to", "ux-designer",
+				"--topic", "Offline mode", "--question", "Which screens must work offline?")
+			d.agentx(ctx, "clarify", "list", "--issue", "43", "--all")
+			d.say(ctx, "   The UX designer's question goes on; the engineer answers it, and a human settles the other.")
+			d.brief(ctx, "clarify", "answer", "CLR-43-001", "--from", "engineer", "--body", "Yes: 7 days fits in 50 MB on the devices we support.")
+			d.brief(ctx, "clarify", "resolve", "CLR-43-002", "--from", "human", "--as", "alex@example.com", "--body", "decision: feed and profile screens only")
+			d.agentx(ctx, "ready", "--issue", "43")
+		},
+		func(ctx context.Context) {
+			d.say(ctx, "4. Architect and product manager go three rounds on tenancy without agreeing: escalated to a human.")
+			d.agentx(ctx, "clarify", "ask", "--issue", "44", "--from", "architect", "--to", "product-manager",
+				"--topic", "Tenancy", "--question", "Single or multi tenant for v1?")
+			for _, r := range []struct{ answer, followup string }{
+				{"Single tenant.", "Enterprise pilots need isolation. Multi?"},
+				{"Single; isolation later.", "Retrofitting tenancy is expensive. Multi now?"},
+				{"Single.", "I propose schema-per-tenant from day one."},
+			} {
+				d.now = d.now.Add(5 * time.Minute)
+				d.brief(ctx, "clarify", "answer", "CLR-44-001", "--from", "product-manager", "--body", r.answer)
+				d.brief(ctx, "clarify", "followup", "CLR-44-001", "--from", "architect", "--body", r.followup)
+			}
+			d.agentx(ctx, "clarify", "show", "CLR-44-001")
+			d.agentx(ctx, "ready", "--issue", "44")
+			d.say(ctx, "   A human decides.")
+			d.brief(ctx, "clarify", "resolve", "CLR-44-001", "--from", "human", "--as", "alex@example.com", "--body", "decision: schema-per-tenant, behind a flag")
+			d.agentx(ctx, "ready", "--issue", "44")
+		},
+		func(ctx context.Context) {
+			d.say(ctx, "5. The engineer asks a person a blocking question on issue 45, and nobody answers.")
+			d.agentx(ctx, "clarify", "ask", "--issue", "45", "--from", "engineer", "--to", "human",
+				"--topic", "Launch date", "--question", "Can we launch on Monday, or do we wait for the security review?")
+			d.now = d.now.Add(25 * time.Hour)
+			d.say(ctx, "   A day passes (the demo moves its clock): past the human SLA it is stale, and the person is notified again.")
+			d.agentx(ctx, "monitor")
+			d.now = d.now.Add(25 * time.Hour)
+			d.say(ctx, "   Another day without an answer: escalated, so it cannot be forgotten.")
+			d.agentx(ctx, "monitor")
+			d.agentx(ctx, "ready", "--issue", "45")
+		},
+		func(ctx context.Context) { // the closing summary
+			d.say(ctx, "Where things stand.")
+			d.agentx(ctx, "state")
+			d.agentx(ctx, "ready")
+			d.agentx(ctx, "clarify", "stats")
+		},
+	}
+}
+
 func (d *demo) run(ctx context.Context) error {
 	start := time.Now()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	d.out.stop = cancel
 	if err := d.setup(); err != nil {
 		return err
 	}
 	fmt.Fprintf(d.out, "%s\n", d.bold("agentx demo: agents asking each other, for real, in "+d.root))
 
-	d.say("1. The engineer asks the architect a blocking question; the architect's responder answers.")
-	d.agentx(ctx, "clarify", "ask", "--issue", "42", "--from", "engineer", "--to", "architect",
-		"--topic", "Database adapter", "--question", "ADR-42 says PostgreSQL but local dev uses SQLite. Dual adapter or migrate?")
-	d.now = d.now.Add(2 * time.Minute)
-	d.say("   A follow-up round, answered the same way; then the engineer resolves it.")
-	d.agentx(ctx, "clarify", "followup", "CLR-42-001", "--from", "engineer", "--body", "Where does connection pooling config live?", "--format", "markdown")
-	d.now = d.now.Add(3 * time.Minute)
-	d.brief(ctx, "clarify", "resolve", "CLR-42-001", "--from", "engineer", "--body", "Proceeding with the repository pattern and per-environment pooling.")
-
-	d.say("2. The engineer asks the product manager, who has no responder: the question waits.")
-	d.agentx(ctx, "clarify", "ask", "--issue", "42", "--from", "engineer", "--to", "product-manager",
-		"--topic", "Export format", "--question", "CSV, JSON or both for the first release?")
-	d.agentx(ctx, "ready", "--issue", "42")
-	d.now = d.now.Add(20 * time.Minute)
-	d.say("   Twenty minutes later the product manager answers; the issue is ready again.")
-	d.brief(ctx, "clarify", "answer", "CLR-42-002", "--from", "product-manager", "--body", "JSON only; CSV next quarter.")
-	d.agentx(ctx, "ready", "--issue", "42")
-
-	d.say("3. On issue 43 the UX designer and the engineer each block on a question to the other: a deadlock.")
-	d.say("   The monitor, run by every command, finds the cycle and escalates the less upstream agent's question.")
-	d.agentx(ctx, "clarify", "ask", "--workflow", "platform", "--issue", "43", "--from", "ux-designer", "--to", "engineer",
-		"--topic", "Offline mode", "--question", "Can the client cache the last 7 days of data offline?")
-	d.agentx(ctx, "clarify", "ask", "--workflow", "platform", "--issue", "43", "--from", "engineer", "--to", "ux-designer",
-		"--topic", "Offline mode", "--question", "Which screens must work offline?")
-	d.agentx(ctx, "clarify", "list", "--issue", "43", "--all")
-	d.say("   The UX designer's question goes on; the engineer answers it, and a human settles the other.")
-	d.brief(ctx, "clarify", "answer", "CLR-43-001", "--from", "engineer", "--body", "Yes: 7 days fits in 50 MB on the devices we support.")
-	d.brief(ctx, "clarify", "resolve", "CLR-43-002", "--from", "human", "--as", "alex@example.com", "--body", "decision: feed and profile screens only")
-	d.agentx(ctx, "ready", "--issue", "43")
-
-	d.say("4. Architect and product manager go three rounds on tenancy without agreeing: escalated to a human.")
-	d.agentx(ctx, "clarify", "ask", "--issue", "44", "--from", "architect", "--to", "product-manager",
-		"--topic", "Tenancy", "--question", "Single or multi tenant for v1?")
-	for _, r := range []struct{ answer, followup string }{
-		{"Single tenant.", "Enterprise pilots need isolation. Multi?"},
-		{"Single; isolation later.", "Retrofitting tenancy is expensive. Multi now?"},
-		{"Single.", "I propose schema-per-tenant from day one."},
-	} {
-		d.now = d.now.Add(5 * time.Minute)
-		d.brief(ctx, "clarify", "answer", "CLR-44-001", "--from", "product-manager", "--body", r.answer)
-		d.brief(ctx, "clarify", "followup", "CLR-44-001", "--from", "architect", "--body", r.followup)
+	steps := d.steps()
+	for i, step := range steps {
+		step(ctx)
+		if ctx.Err() != nil {
+			return d.stopped(i+1, len(steps)-1, start)
+		}
 	}
-	d.agentx(ctx, "clarify", "show", "CLR-44-001")
-	d.agentx(ctx, "ready", "--issue", "44")
-	d.say("   A human decides.")
-	d.brief(ctx, "clarify", "resolve", "CLR-44-001", "--from", "human", "--as", "alex@example.com", "--body", "decision: schema-per-tenant, behind a flag")
-	d.agentx(ctx, "ready", "--issue", "44")
-
-	d.say("5. The engineer asks a person a blocking question on issue 45, and nobody answers.")
-	d.agentx(ctx, "clarify", "ask", "--issue", "45", "--from", "engineer", "--to", "human",
-		"--topic", "Launch date", "--question", "Can we launch on Monday, or do we wait for the security review?")
-	d.now = d.now.Add(25 * time.Hour)
-	d.say("   A day passes (the demo moves its clock): past the human SLA it is stale, and the person is notified again.")
-	d.agentx(ctx, "monitor")
-	d.now = d.now.Add(25 * time.Hour)
-	d.say("   Another day without an answer: escalated, so it cannot be forgotten.")
-	d.agentx(ctx, "monitor")
-	d.agentx(ctx, "ready", "--issue", "45")
-
-	d.say("Where things stand.")
-	d.agentx(ctx, "state")
-	d.agentx(ctx, "ready")
-	d.agentx(ctx, "clarify", "stats")
 
 	if d.a.json {
 		res, err := router.EventLog{Path: filepath.Join(d.root, workspace.Dir, workspace.StateDir, router.EventsFile)}.Read(router.EventFilter{})
@@ -276,14 +336,46 @@ func (d *demo) run(ctx context.Context) error {
 		return d.a.emit(map[string]any{"workspace": d.root, "kept": d.keep, "events": res.Events}, func() {})
 	}
 	fmt.Fprintf(d.out, "\n%s in %.1fs.\n", d.bold("Done"), time.Since(start).Seconds())
+	d.where()
+	fmt.Fprintf(d.out, "Next: run `agentx init` in your repository, then read the README's \"Plugging in an agent\".\n")
+	return nil
+}
+
+// where says whether the workspace is kept, and where.
+func (d *demo) where() {
 	if d.keep {
 		fmt.Fprintf(d.out, "The workspace is kept: %s\n  ledgers   %s\n  events    %s\n  try       agentx --root %s clarify show --issue 44\n",
 			d.root, filepath.Join(d.root, ".agentx/state/clarifications/"), filepath.Join(d.root, ".agentx/state/events.jsonl"), d.root)
 	} else {
 		fmt.Fprintf(d.out, "The workspace was a temp dir and is gone; keep it with --keep, or choose it with --dir.\n")
 	}
-	fmt.Fprintf(d.out, "Next: run `agentx init` in your repository, then read the README's \"Plugging in an agent\".\n")
-	return nil
+}
+
+// stopped ends a run cut short in step n of total (n > total: in the closing
+// summary): by Ctrl-C, with a summary of where (exit 130); by output nobody
+// reads any more (a broken pipe), quietly (exit 130); or by output that
+// failed otherwise.
+func (d *demo) stopped(n, total int, start time.Time) error {
+	if d.out.err != nil {
+		if errors.Is(d.out.err, syscall.EPIPE) {
+			return &codedError{code: exitInterrupted, msg: "demo: the output was closed", quiet: true}
+		}
+		return fmt.Errorf("demo: write the narration: %w", d.out.err)
+	}
+	var where string
+	switch {
+	case n > total:
+		where = fmt.Sprintf("in the closing summary (steps 1-%d complete)", total)
+	case n == 1:
+		where = fmt.Sprintf("in step 1 of %d (no step complete)", total)
+	case n == 2:
+		where = fmt.Sprintf("in step 2 of %d (step 1 complete)", total)
+	default:
+		where = fmt.Sprintf("in step %d of %d (steps 1-%d complete)", n, total, n-1)
+	}
+	fmt.Fprintf(d.out, "\n%s after %.1fs.\n", d.bold("Interrupted "+where), time.Since(start).Seconds())
+	d.where()
+	return &interruptedError{err: context.Canceled}
 }
 
 // newDemoResponderCmd is the hidden responder the demo configures: it reads

@@ -66,12 +66,9 @@ func newHookPhaseCmd(a *app, phase string) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			who, err := a.claim("agent", agent)
+			who, err := a.requireAgent("agent", agent)
 			if err != nil {
 				return err
-			}
-			if who == "" {
-				return &usageError{err: fmt.Errorf("--agent is required (or set AGENTX_AGENT)")}
 			}
 			_, h, err := a.hub()
 			if err != nil {

@@ -83,15 +83,12 @@ func runInbox(ctx context.Context, a *app, r inboxRun) error {
 	}
 	// Peeking changes nothing: any inbox may be read. Taking the items
 	// marks them delivered: only the agent itself may.
-	agent := a.agentDefault(r.agent)
+	agent, err := required("agent", a.agentDefault(r.agent))
 	if !r.peek {
-		var err error
-		if agent, err = a.claim("agent", r.agent); err != nil {
-			return err
-		}
+		agent, err = a.requireAgent("agent", r.agent)
 	}
-	if agent == "" {
-		return &usageError{err: fmt.Errorf("--agent is required (or set AGENTX_AGENT)")}
+	if err != nil {
+		return err
 	}
 	n, err := r.issue.get(a)
 	if err != nil {

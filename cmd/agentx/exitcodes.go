@@ -35,7 +35,7 @@ var (
 	exitTransition  = exitCode{6, "invalid_transition", "the clarification's status does not allow that move"}
 	exitInvalidData = exitCode{7, "invalid_data", "a ledger, workflow or config file is invalid or corrupt (never overwritten)"}
 	exitUnsafePath  = exitCode{7, "unsafe_path", "a file agentx would write (or a directory on its way) is a symbolic link: refused, nothing written"}
-	exitWaitTimeout = exitCode{8, "wait_timeout", "waited for an answer and none came in time"}
+	exitWaitTimeout = exitCode{8, "wait_timeout", "waited for an answer and none came: in time, or at all (escalated to a human, or abandoned)"}
 	exitBlocked     = exitCode{9, "blocked", "ready gate: the issue has a pending or escalated clarification"}
 	exitNoWorkspace = exitCode{10, "no_workspace", "no .agentx workspace found (run agentx init)"}
 	exitInterrupted = exitCode{130, "interrupted", "interrupted by a signal (Ctrl-C)"}
@@ -62,6 +62,7 @@ type codedError struct {
 	msg   string
 	hint  string
 	quiet bool // the outcome is already on stdout: print no error
+	data  any  // under --json, the error document's data
 }
 
 func (e *codedError) Error() string { return e.msg }

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"errors"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
@@ -10,14 +12,54 @@ import (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, cancel, stop := signalContext()
 	code := run(ctx, &app{
 		stdin:  os.Stdin,
-		stdout: os.Stdout,
-		stderr: os.Stderr,
+		stdout: closedOutput{os.Stdout, cancel},
+		stderr: closedOutput{os.Stderr, cancel},
 		getenv: os.Getenv,
 		isTTY:  isatty.IsTerminal(os.Stdout.Fd()),
 	}, os.Args[1:])
 	stop()
 	os.Exit(code)
+}
+
+// signalContext is cancelled by Ctrl-C (SIGINT) and SIGTERM, and by cancel.
+// SIGPIPE is caught only so that it does not kill the process: a write to
+// a pipe whose reader went away then fails with EPIPE, and closedOutput
+// turns that into a cancellation with cause errOutputClosed, so the
+// command stops and cleans up like an interrupted one, quietly (agentx
+// demo | head). A SIGPIPE from any other pipe (a responder that exited
+// without reading its prompt) cancels nothing. stop restores the default
+// handling.
+func signalContext() (ctx context.Context, cancel func(error), stop func()) {
+	ctx, cancel = context.WithCancelCause(context.Background())
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGPIPE)
+	go func() {
+		for s := range sigs {
+			if s != syscall.SIGPIPE {
+				cancel(context.Canceled)
+			}
+		}
+	}()
+	return ctx, cancel, func() {
+		signal.Stop(sigs)
+		cancel(nil)
+	}
+}
+
+// closedOutput is stdout or stderr: a write that finds the reader gone
+// cancels the command (errOutputClosed).
+type closedOutput struct {
+	w      io.Writer
+	cancel func(error)
+}
+
+func (o closedOutput) Write(p []byte) (int, error) {
+	n, err := o.w.Write(p)
+	if errors.Is(err, syscall.EPIPE) {
+		o.cancel(errOutputClosed)
+	}
+	return n, err
 }

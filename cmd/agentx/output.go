@@ -27,6 +27,7 @@ type errorBody struct {
 type errorEnvelope struct {
 	SchemaVersion int       `json:"schema_version"`
 	Error         errorBody `json:"error"`
+	Data          any       `json:"data,omitempty"` // what the failure leaves to act on (wait_timeout: the record)
 	Monitor       any       `json:"monitor,omitempty"`
 }
 
@@ -55,9 +56,13 @@ func (a *app) fail(err error) int {
 	}
 	hint := hintOf(err)
 	if a.json {
+		var data any
+		if coded != nil {
+			data = coded.data
+		}
 		b, _ := json.Marshal(errorEnvelope{SchemaVersion: schemaVersion, Error: errorBody{
 			Code: code.Name, ExitCode: code.N, Message: err.Error(), Hint: hint,
-		}, Monitor: a.sideView()})
+		}, Data: data, Monitor: a.sideView()})
 		fmt.Fprintf(a.stderr, "%s\n", b)
 		return code.N
 	}

@@ -43,5 +43,6 @@ recorded in a per-issue ledger under .agentx/state/clarifications/.`,
 			Long:  exitCodesHelp(),
 		},
 	)
+	a.registerCompletions(root)
 	return root
 }

@@ -175,26 +175,8 @@ func TestJSONSchemaScenarios(t *testing.T) {
 	// The human is notified by this test binary (as agentx demo does), so a
 	// stale question to a human is retried; a workflow lets two agents ask
 	// each other, for a deadlock.
-	cfg, err := os.OpenFile(filepath.Join(dir, ".agentx", "config.toml"), os.O_APPEND|os.O_WRONLY, 0)
-	require.NoError(t, err)
-	_, err = fmt.Fprintf(cfg, "\n[notify]\ncommand = [%q, \"demo-responder\", \"notify\"]\n", exe)
-	require.NoError(t, err)
-	require.NoError(t, cfg.Close())
-	require.NoError(t, os.WriteFile(filepath.Join(dir, ".agentx", "workflows", "platform.toml"), []byte(`
-[workflow]
-name = "platform"
-
-[[steps]]
-id = "design"
-agent = "ux-designer"
-can_clarify = ["engineer"]
-
-[[steps]]
-id = "build"
-agent = "engineer"
-needs = ["design"]
-can_clarify = ["ux-designer"]
-`), 0o644))
+	appendConfig(t, dir, fmt.Sprintf("\n[notify]\ncommand = [%q, \"demo-responder\", \"notify\"]\n", exe))
+	writePlatformWorkflow(t, dir)
 
 	validateDoc(t, "clarification.json", ok(t, at(0), "clarify", "ask", "--issue", "1", "--from", "engineer", "--to", "human", "--topic", "Launch", "--question", "Monday?"))
 
@@ -212,8 +194,11 @@ can_clarify = ["ux-designer"]
 		assert.Contains(t, jsonText(doc["monitor"]), `"kind":"deadlock"`)
 		assert.Contains(t, jsonText(doc["monitor"]), `"cycle":[`)
 	})
-	t.Run("wait returns", func(t *testing.T) {
-		validateDoc(t, "clarification.json", ok(t, at(27*time.Hour), "clarify", "wait", "CLR-2-002", "--timeout", "1s"))
+	t.Run("wait on an escalated question", func(t *testing.T) {
+		r := runCmd(t, dir, at(27*time.Hour), "", "clarify", "wait", "CLR-2-002", "--timeout", "1s", "--json")
+		require.Equal(t, 8, r.code, r.stderr)
+		doc, _ := validateJSON(t, "error.json", r.stderr).(map[string]any)
+		assert.Equal(t, "escalated", asMap(doc["data"])["status"], "no answer: the record is in data")
 	})
 	t.Run("show --issue", func(t *testing.T) {
 		doc := validateDoc(t, "clarify-show.json", ok(t, at(27*time.Hour), "clarify", "show", "--issue", "2"))
