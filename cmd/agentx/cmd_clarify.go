@@ -298,7 +298,11 @@ func newResolveCmd(a *app) *cobra.Command {
 		Args: cobra.ExactArgs(1),
 		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			return a.act(format, func(h *router.Hub) (router.Record, error) {
-				return h.Resolve(ctx, args[0], a.agentDefault(from), body)
+				rec, err := h.Resolve(ctx, args[0], a.agentDefault(from), body)
+				if err == nil {
+					a.markResolved(ctx, h.Store, rec)
+				}
+				return rec, err
 			})
 		}),
 	}
@@ -373,12 +377,14 @@ func newShowCmd(a *app) *cobra.Command {
 				if err != nil {
 					return err
 				}
+				a.markSeen(ctx, h.Store, a.getenv("AGENTX_AGENT"), rec)
 				return a.printRecord(rec, format)
 			}
 			recs, err := h.Issue(*n)
 			if err != nil {
 				return err
 			}
+			a.markSeen(ctx, h.Store, a.getenv("AGENTX_AGENT"), recs...)
 			return a.emit(recs, func() {
 				if len(recs) == 0 {
 					a.printf("No clarifications on issue #%d.\n", *n)
@@ -465,7 +471,11 @@ func newWaitCmd(a *app) *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			return a.act(format, func(h *router.Hub) (router.Record, error) {
-				return h.Wait(ctx, args[0], timeout)
+				rec, err := h.Wait(ctx, args[0], timeout)
+				if err == nil {
+					a.markSeen(ctx, h.Store, a.getenv("AGENTX_AGENT"), rec)
+				}
+				return rec, err
 			})
 		}),
 	}

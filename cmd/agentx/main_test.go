@@ -36,6 +36,8 @@ func TestScripts(t *testing.T) {
 		RequireExplicitExec: true,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"exitcode": cmdExitcode,
+			"repeat":   cmdRepeat,
+			"maxbytes": cmdMaxBytes,
 		},
 		Setup: func(e *testscript.Env) error {
 			e.Setenv("NO_COLOR", "")
