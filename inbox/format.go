@@ -9,24 +9,72 @@ import (
 	"github.com/agentx-cli/agentx/internal/safetext"
 )
 
-// Text renders a look for an agent to read: each item with what to do next.
-// It is "" when there is nothing new. Every text from the ledgers (names,
-// ids, topics, bodies) is neutralised (safetext): the result is what a
-// terminal shows and what a Claude Code hook adds to the agent's turn, and
-// no body can forge an item or an instruction line of its own.
+// Text renders a look for an agent to read: each item with what to do next,
+// most important first, then what was left out. It is "" when there is
+// nothing new. Every text from the ledgers (names, ids, topics, bodies) is
+// neutralised (safetext): the result is what a terminal shows and what a
+// Claude Code hook adds to the agent's turn, and no body can forge an item
+// or an instruction line of its own.
 func Text(res Result) string {
 	if len(res.Items) == 0 {
 		return ""
 	}
 	var b strings.Builder
-	n := "1 new item"
-	if len(res.Items) > 1 {
-		n = fmt.Sprintf("%d new items", len(res.Items))
-	}
-	fmt.Fprintf(&b, "agentx inbox for %s: %s.\n", safetext.Line(res.Agent), n)
+	b.WriteString(header(res))
 	for _, it := range res.Items {
 		b.WriteString("\n")
-		writeItem(&b, neutral(it))
+		b.WriteString(itemText(it))
+	}
+	b.WriteString(footer(res))
+	return b.String()
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+// header is the first line of a look.
+func header(res Result) string {
+	n := len(res.Items)
+	if res.More == 0 {
+		return fmt.Sprintf("agentx inbox for %s: %s.\n", safetext.Line(res.Agent), plural(n, "new item", "new items"))
+	}
+	return fmt.Sprintf("agentx inbox for %s: %s, the %d most important shown.\n", safetext.Line(res.Agent), plural(n+res.More, "new item", "new items"), n)
+}
+
+// footer says what a look left out, if anything.
+func footer(res Result) string {
+	var b strings.Builder
+	if res.More > 0 || res.Older != nil {
+		b.WriteString("\n")
+	}
+	if res.More > 0 {
+		fmt.Fprintf(&b, "%s, for a later look (or now: agentx inbox --agent %s --all).\n", plural(res.More, "more item", "more items"), safetext.Line(res.Agent))
+	}
+	if o := res.Older; o.Total() > 0 {
+		var parts []string
+		if o.Resolved > 0 {
+			parts = append(parts, fmt.Sprintf("%d resolved", o.Resolved))
+		}
+		if o.Abandoned > 0 {
+			parts = append(parts, fmt.Sprintf("%d abandoned", o.Abandoned))
+		}
+		fmt.Fprintf(&b, "Not shown: %s, already closed (%s): agentx clarify list --all --agent %s\n",
+			plural(o.Total(), "older clarification", "older clarifications"), strings.Join(parts, ", "), safetext.Line(res.Agent))
+	}
+	return b.String()
+}
+
+// itemText renders one item.
+func itemText(it Item) string {
+	var b strings.Builder
+	it = neutral(it)
+	writeItem(&b, it)
+	if it.Clipped {
+		fmt.Fprintf(&b, "  (Cut short to fit here: agentx clarify show %s has it all.)\n", it.ID)
 	}
 	return b.String()
 }
@@ -140,6 +188,13 @@ func ClaudeHook(event string, res Result) ([]byte, error) {
 		return nil, fmt.Errorf("encode hook output: %w", err)
 	}
 	return append(b, '\n'), nil
+}
+
+// HookTextLimit is the Options.Limit that keeps ClaudeHook's whole output
+// for event, newline included, within HookLimit.
+func HookTextLimit(event string) int {
+	empty, _ := json.Marshal(hookOutput{HookSpecificOutput: hookSpecific{HookEventName: event}}) // always encodes
+	return HookLimit - len(empty) - 1
 }
 
 // ValidHookEvent reports whether ClaudeHook accepts event.

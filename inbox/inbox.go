@@ -2,6 +2,7 @@ package inbox
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -10,6 +11,7 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
+	"time"
 
 	"github.com/agentx-cli/agentx/ledger"
 	"github.com/agentx-cli/agentx/router"
@@ -37,6 +39,7 @@ type Item struct {
 	To          string              `json:"to"`                 // the one asked
 	By          string              `json:"by,omitempty"`       // who answered, asked, resolved or closed
 	Round       int                 `json:"round"`              // the round the item is about
+	Blocking    bool                `json:"blocking"`           // the asker cannot finish without it
 	Status      ledger.Status       `json:"status"`             // the clarification's status when delivered
 	Question    string              `json:"question,omitempty"` // the round's question
 	Body        string              `json:"body,omitempty"`     // the answer, question, decision or reason
@@ -44,7 +47,11 @@ type Item struct {
 	Late        bool                `json:"late,omitempty"`     // the asker proceeded on an assumption before this arrived
 	Assumptions []ledger.Assumption `json:"assumptions,omitempty"`
 	At          ledger.Time         `json:"at"`  // when it happened
-	Key         string              `json:"key"` // what marks it delivered: id:kind:round
+	Key         string              `json:"key"` // id:kind:round, what it is about
+
+	// Clipped says the text of its bodies was cut to keep a look within
+	// its limit (never under --json, which has none).
+	Clipped bool `json:"-"`
 }
 
 // Options says whose inbox to read and how.
@@ -52,6 +59,10 @@ type Options struct {
 	Agent string
 	Issue *int // only items of this issue; others stay for a later look
 	Peek  bool // show without marking delivered
+	// Limit caps the size of the look's Text, in bytes of its JSON string
+	// encoding (0: no cap). Items are taken most important first; those that
+	// do not fit stay for a later look and are counted in Result.More.
+	Limit int
 }
 
 // Result is what a look found.
@@ -59,10 +70,30 @@ type Result struct {
 	Agent  string `json:"agent"`
 	Items  []Item `json:"items"`
 	Marked bool   `json:"marked"` // the items are recorded as delivered (false under peek)
+	// More counts the items left out to keep within Options.Limit: they
+	// stay for a later look.
+	More int `json:"more,omitempty"`
+	// Older counts, on an agent's first look, the closed clarifications it
+	// was party to: history, not delivered.
+	Older *Older `json:"older,omitempty"`
 
 	// Scanned counts the event log lines read, to show a look costs only
 	// the lines appended since the last.
 	Scanned int `json:"-"`
+}
+
+// Older counts closed clarifications a first look left out, by status.
+type Older struct {
+	Resolved  int `json:"resolved"`
+	Abandoned int `json:"abandoned"`
+}
+
+// Total is the number of clarifications counted.
+func (o *Older) Total() int {
+	if o == nil {
+		return 0
+	}
+	return o.Resolved + o.Abandoned
 }
 
 // State is what is remembered per agent in state/inbox/<agent>.json.
@@ -77,11 +108,36 @@ type State struct {
 	// Seen is the time of that line's event: after a replaced log, events
 	// up to then count as delivered.
 	Seen *ledger.Time `json:"seen,omitempty"`
-	// Delivered holds the keys of items past Offset already delivered by a
-	// look limited to one issue (--issue), while items of other issues wait.
+	// Marks says, per clarification, how much of its thread the agent has
+	// seen, by any way of reading it: the inbox, clarify wait, show and
+	// resolve, the MCP tools. An item about a thread entry the agent has
+	// seen is not delivered. Marks are kept while the log past Offset may
+	// still hold events they cover.
+	Marks map[string]Mark `json:"marks,omitempty"`
+	// History is where the log ended at the agent's first look: events
+	// before it are history, and a closed clarification there is never
+	// delivered, even by a later look re-reading what the first held back.
+	History int64 `json:"history,omitempty"`
+	// Delivered is from before Marks: keys of items past Offset delivered
+	// by a look limited to one issue. Read (as seen), no longer written.
 	Delivered []string     `json:"delivered,omitempty"`
 	Updated   *ledger.Time `json:"updated,omitempty"`
 }
+
+// Mark is how much of a clarification's thread an agent has seen.
+type Mark struct {
+	Entries int         `json:"entries"` // the first Entries entries of the thread
+	At      ledger.Time `json:"at"`      // when it was last set
+}
+
+// markGrace is how long a mark outlives the events it covers being read:
+// an event is appended just after its ledger write, so a reader may see an
+// entry, and the inbox look past the log's end, before its event lands.
+const markGrace = time.Hour
+
+// maxMarks bounds the marks kept per agent, the oldest dropped first, for
+// an agent that reads through clarify wait and never looks at its inbox.
+const maxMarks = 1000
 
 // StateFile is the agent's state file, relative to the state directory.
 func StateFile(agent string) string { return path.Join("inbox", agent+".json") }
@@ -90,6 +146,13 @@ func StateFile(agent string) string { return path.Join("inbox", agent+".json") }
 // delivered so the next look shows only newer items. Two looks at once for
 // the same agent are serialised by the state file's lock, so an item is
 // delivered once.
+//
+// Only what concerns the agent now is delivered: the answer to the current
+// round of its question (not one it already followed up on or that was
+// closed since), a question still waiting for it, an escalation still
+// with the human, and, after its first look, decisions and closures. An
+// agent's first look delivers no history: the closed clarifications it was
+// party to are counted in Result.Older instead.
 func Check(ctx context.Context, store *ledger.Store, opts Options) (Result, error) {
 	res := Result{Agent: opts.Agent, Items: []Item{}}
 	if err := ledger.ValidateAgent("--agent", opts.Agent); err != nil {
@@ -113,8 +176,7 @@ func Check(ctx context.Context, store *ledger.Store, opts Options) (Result, erro
 		if err != nil {
 			return res, fmt.Errorf("inbox %s: %w", opts.Agent, err)
 		}
-		res.Items, res.Scanned = sc.items, sc.scanned
-		return res, nil
+		return sc.res, nil
 	}
 	st = State{}
 	err = store.UpdateState(ctx, name, &st, func() error {
@@ -122,7 +184,7 @@ func Check(ctx context.Context, store *ledger.Store, opts Options) (Result, erro
 		if err != nil {
 			return err
 		}
-		res.Items, res.Scanned = sc.items, sc.scanned
+		res = sc.res
 		now := ledger.T(store.Now())
 		sc.next.Updated = &now
 		st = sc.next
@@ -135,14 +197,78 @@ func Check(ctx context.Context, store *ledger.Store, opts Options) (Result, erro
 	return res, nil
 }
 
+// MarkSeen records that agent has read c as it stands (through clarify
+// wait, show or resolve, or an MCP tool), so that its inbox does not
+// deliver again what it already saw. It marks nothing for a reader who is
+// neither c's asker nor the one asked, or when the mark is already there.
+func MarkSeen(ctx context.Context, store *ledger.Store, agent string, c *ledger.Clarification) error {
+	if c == nil || agent == "" || (agent != c.From && agent != c.To) {
+		return nil
+	}
+	if err := ledger.ValidateAgent("agent", agent); err != nil {
+		return err
+	}
+	name := StateFile(agent)
+	var st State
+	if err := store.ReadState(name, &st); err != nil {
+		return fmt.Errorf("inbox %s: %w", agent, err)
+	}
+	if st.Marks[c.ID].Entries >= len(c.Thread) {
+		return nil // seen already: no lock, no write
+	}
+	st = State{}
+	err := store.UpdateState(ctx, name, &st, func() error {
+		now := store.Now()
+		st.Marks = mark(st.Marks, c.ID, len(c.Thread), now)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("inbox %s: %w", agent, err)
+	}
+	return nil
+}
+
+// MarkResolved is MarkSeen for the one who resolved c (the author of its
+// resolution): resolving is reading.
+func MarkResolved(ctx context.Context, store *ledger.Store, c *ledger.Clarification) error {
+	if c == nil {
+		return nil
+	}
+	if e := c.Current(ledger.Resolution); e != nil {
+		return MarkSeen(ctx, store, e.From, c)
+	}
+	return nil
+}
+
+// mark returns marks with id seen through its first entries thread
+// entries (never fewer than before), at most maxMarks of them.
+func mark(marks map[string]Mark, id string, entries int, now time.Time) map[string]Mark {
+	if marks == nil {
+		marks = map[string]Mark{}
+	}
+	if m, ok := marks[id]; ok && m.Entries > entries {
+		entries = m.Entries
+	}
+	marks[id] = Mark{Entries: entries, At: ledger.T(now)}
+	for len(marks) > maxMarks {
+		oldest := ""
+		for k, m := range marks {
+			if oldest == "" || m.At.Before(marks[oldest].At.Time) || (m.At.Equal(marks[oldest].At.Time) && k < oldest) {
+				oldest = k
+			}
+		}
+		delete(marks, oldest)
+	}
+	return marks
+}
+
 // errReplaced means the line before the remembered offset is not the one
 // remembered: the log was replaced or truncated.
 var errReplaced = errors.New("event log replaced")
 
 type scanned struct {
-	items   []Item
-	next    State
-	scanned int
+	res  Result
+	next State
 }
 
 // scan reads the log from st's offset and returns the new items for the
@@ -151,7 +277,7 @@ type scanned struct {
 func scan(store *ledger.Store, log router.EventLog, st State, opts Options) (scanned, error) {
 	sc, err := scanFrom(store, log, st, opts, false)
 	if errors.Is(err, errReplaced) {
-		fresh := State{Seen: st.Seen}
+		fresh := State{Seen: st.Seen, Marks: st.Marks}
 		return scanFrom(store, log, fresh, opts, true)
 	}
 	return sc, err
@@ -175,6 +301,14 @@ func markOf(raw []byte) lineMark {
 	return m
 }
 
+// candidate is an item a look may deliver, with where its event lies.
+type candidate struct {
+	item  Item
+	entry int    // the index of the thread entry it delivers
+	start int64  // where its event's line starts
+	prev  []byte // the line before it; nil: the line the old state names
+}
+
 func scanFrom(store *ledger.Store, log router.EventLog, st State, opts Options, afterReset bool) (scanned, error) {
 	var sc scanned
 	start := st.Offset
@@ -184,6 +318,7 @@ func scanFrom(store *ledger.Store, log router.EventLog, st State, opts Options, 
 	} else if st.Offset > 0 {
 		return sc, errReplaced // nothing to check the offset against: start over
 	}
+	first := st.Updated == nil && st.Offset == 0 && !afterReset // the agent's first look
 	delivered := make(map[string]bool, len(st.Delivered))
 	for _, k := range st.Delivered {
 		delivered[k] = true
@@ -192,12 +327,15 @@ func scanFrom(store *ledger.Store, log router.EventLog, st State, opts Options, 
 		// An event for the agent names it: lines that do not are skipped
 		// without decoding, which keeps a first look at a long log cheap.
 		needle   = []byte(`"` + opts.Agent + `"`)
-		lines    [2][]byte   // the last two lines read, alternately: no allocation per line
-		cur      int         // which of lines holds the last line read
-		holdRaw  []byte      // the line ending where the first held item starts
-		holdAt   = int64(-1) // start of the first line with an undelivered item held back by the filter
-		keyStart = map[string]int64{}
+		lines    [2][]byte // the last two lines read, alternately: no allocation per line
+		cur      int       // which of lines holds the last line read
 		verified = !verify
+		scannedN int
+		cands    []candidate
+		took     = map[string]bool{}  // clarifications with a candidate
+		lastAt   = map[string]int64{} // marked clarification → start of its last line for the agent
+		older    = map[string]ledger.Status{}
+		carried  = map[string]int{} // seen by the keys of an older state: becomes marks
 		b        = builder{store: store, agent: opts.Agent, ledgers: map[int]*ledger.Ledger{}}
 	)
 	end, err := log.ReadFrom(start, func(l router.Line) error {
@@ -209,10 +347,10 @@ func scanFrom(store *ledger.Store, log router.EventLog, st State, opts Options, 
 			return nil
 		}
 		prev := lines[cur] // valid until the next line
-		if sc.scanned == 0 {
+		if scannedN == 0 {
 			prev = nil // the state's line, if any
 		}
-		sc.scanned++
+		scannedN++
 		cur ^= 1
 		lines[cur] = append(lines[cur][:0], l.Raw...)
 		if !bytes.Contains(l.Raw, needle) {
@@ -229,26 +367,31 @@ func scanFrom(store *ledger.Store, log router.EventLog, st State, opts Options, 
 		if !ok {
 			return nil
 		}
-		key := fmt.Sprintf("%s:%s:%d", e.ClarificationID, kind, e.Round)
-		if _, dup := keyStart[key]; dup {
-			return nil
+		if _, marked := st.Marks[e.ClarificationID]; marked {
+			lastAt[e.ClarificationID] = l.Start
 		}
-		if delivered[key] {
-			keyStart[key] = l.Start
-			return nil
+		if took[e.ClarificationID] {
+			return nil // one item per clarification: its status makes one kind current
 		}
-		item, ok, err := b.build(e, kind, key)
-		if err != nil || !ok {
+		c, err := b.find(e)
+		if err != nil || c == nil {
 			return err
 		}
-		if opts.Issue != nil && e.IssueNumber != *opts.Issue {
-			if holdAt < 0 {
-				holdAt, holdRaw = l.Start, bytes.Clone(prev)
+		if (first || l.Start < st.History) && !c.Status.Open() {
+			if first {
+				older[c.ID] = c.Status // history: counted once, not delivered
 			}
 			return nil
 		}
-		keyStart[key] = l.Start
-		sc.items = append(sc.items, item)
+		item, entry, ok := b.build(c, e, kind)
+		if ok && delivered[item.Key] {
+			carried[c.ID] = entry + 1
+		}
+		if !ok || entry < st.Marks[c.ID].Entries || delivered[item.Key] {
+			return nil // no longer current, or seen
+		}
+		took[c.ID] = true
+		cands = append(cands, candidate{item: item, entry: entry, start: l.Start, prev: bytes.Clone(prev)})
 		return nil
 	})
 	if err != nil {
@@ -257,31 +400,77 @@ func scanFrom(store *ledger.Store, log router.EventLog, st State, opts Options, 
 	if !verified {
 		return sc, errReplaced // the remembered line is gone
 	}
-	if sc.items == nil {
-		sc.items = []Item{}
+	sc.res = Result{Agent: opts.Agent, Items: []Item{}, Scanned: scannedN, Older: countOlder(older)}
+
+	order(cands, opts.Agent)
+	var show, held []candidate
+	for _, c := range cands {
+		if opts.Issue != nil && c.item.Issue != *opts.Issue {
+			held = append(held, c)
+		} else {
+			show = append(show, c)
+		}
 	}
+	items := make([]Item, len(show))
+	for i, c := range show {
+		items[i] = c.item
+	}
+	items, sc.res.More = fit(items, sc.res, opts.Limit)
+	held = append(held, show[len(items):]...)
+	show = show[:len(items)]
+	sc.res.Items = append(sc.res.Items, items...)
+
 	// the state names the line ending at the new offset; nil: the line
 	// the old state named, or none
-	next := State{Offset: end, LastLen: st.LastLen, LastSum: st.LastSum, Seen: st.Seen}
+	next := State{Offset: end, LastLen: st.LastLen, LastSum: st.LastSum, Seen: st.Seen, History: st.History}
+	if first {
+		next.History = end
+	}
 	var last []byte
-	if sc.scanned > 0 {
+	if scannedN > 0 {
 		last = lines[cur]
 	}
-	if holdAt >= 0 {
-		next.Offset, last = holdAt, holdRaw
+	if len(held) > 0 {
+		h := slices.MinFunc(held, func(a, b candidate) int { return cmp.Compare(a.start, b.start) })
+		next.Offset, last = h.start, h.prev
 	}
 	if last != nil {
 		m := markOf(last)
 		next.LastLen, next.LastSum, next.Seen = m.len, m.sum, m.seen
 	}
-	for key, at := range keyStart {
-		if at >= next.Offset {
-			next.Delivered = append(next.Delivered, key)
+	if next.History <= next.Offset {
+		next.History = 0 // all of it settled
+	}
+	now := store.Now()
+	for id, m := range st.Marks {
+		if at, ok := lastAt[id]; (ok && at >= next.Offset) || now.Sub(m.At.Time) < markGrace {
+			next.Marks = mark(next.Marks, id, m.Entries, m.At.Time)
 		}
 	}
-	slices.Sort(next.Delivered)
+	for id, n := range carried {
+		next.Marks = mark(next.Marks, id, n, now)
+	}
+	for _, c := range show {
+		next.Marks = mark(next.Marks, c.item.ID, c.entry+1, now)
+	}
 	sc.next = next
 	return sc, nil
+}
+
+// countOlder sums up the closed clarifications a first look left out.
+func countOlder(older map[string]ledger.Status) *Older {
+	if len(older) == 0 {
+		return nil
+	}
+	o := &Older{}
+	for _, st := range older {
+		if st == ledger.Abandoned {
+			o.Abandoned++
+		} else {
+			o.Resolved++
+		}
+	}
+	return o
 }
 
 // kindOf says whether event e makes an item for agent, and which.
@@ -308,39 +497,45 @@ type builder struct {
 	ledgers map[int]*ledger.Ledger
 }
 
-// build returns the item for event e, or ok = false when it no longer
-// concerns the agent (a question already answered, a record gone).
-func (b *builder) build(e router.Event, kind Kind, key string) (Item, bool, error) {
+// find returns the clarification event e is about, or nil when it is gone.
+func (b *builder) find(e router.Event) (*ledger.Clarification, error) {
 	l, ok := b.ledgers[e.IssueNumber]
 	if !ok {
 		var err error
 		if l, err = b.store.Read(e.IssueNumber); err != nil {
-			return Item{}, false, err
+			return nil, err
 		}
 		b.ledgers[e.IssueNumber] = l
 	}
-	c := l.Find(e.ClarificationID)
-	if c == nil {
-		return Item{}, false, nil
-	}
-	it := Item{
+	return l.Find(e.ClarificationID), nil
+}
+
+// build returns the item for event e about c and the index of the thread
+// entry it delivers, or ok = false when it no longer concerns the agent (a
+// question answered or closed meanwhile, an answer followed up on or
+// closed since, an escalation already decided).
+func (b *builder) build(c *ledger.Clarification, e router.Event, kind Kind) (it Item, entry int, ok bool) {
+	it = Item{
 		Kind: kind, ID: c.ID, Issue: e.IssueNumber, Topic: c.Topic, From: c.From, To: c.To,
-		By: e.By, Round: e.Round, Status: c.Status, At: e.Timestamp, Key: key,
+		By: e.By, Round: e.Round, Blocking: c.Blocking, Status: c.Status, At: e.Timestamp,
+		Key: fmt.Sprintf("%s:%s:%d", c.ID, kind, e.Round),
 	}
-	if q := entryOf(c, ledger.Question, e.Round); q != nil {
-		it.Question = q.Body
+	if q := lastEntry(c, ledger.Question, e.Round); q >= 0 {
+		it.Question = c.Thread[q].Body
 	}
 	switch kind {
 	case KindAnswer:
-		a := entryOf(c, ledger.Answer, e.Round)
-		if a == nil {
-			return Item{}, false, nil
+		entry = lastEntry(c, ledger.Answer, e.Round)
+		if entry < 0 || c.Status != ledger.Answered || c.Round != e.Round {
+			return Item{}, 0, false
 		}
+		a := c.Thread[entry]
 		it.By, it.Body, it.At = a.From, a.Body, a.Timestamp
 		it.Assumptions = assumedBefore(c, e.Round, a.Timestamp)
 	case KindQuestion:
-		if (c.Status != ledger.Pending && c.Status != ledger.Stale) || c.Round != e.Round {
-			return Item{}, false, nil // answered, closed or moved on meanwhile
+		entry = lastEntry(c, ledger.Question, e.Round)
+		if entry < 0 || (c.Status != ledger.Pending && c.Status != ledger.Stale) || c.Round != e.Round {
+			return Item{}, 0, false // answered, closed or moved on meanwhile
 		}
 		it.By, it.Body = c.From, it.Question
 		it.Question = ""
@@ -348,10 +543,11 @@ func (b *builder) build(e router.Event, kind Kind, key string) (Item, bool, erro
 			it.Options = c.X.Options
 		}
 	case KindResolved:
-		r := c.Current(ledger.Resolution)
-		if r == nil {
-			return Item{}, false, nil
+		entry = lastEntry(c, ledger.Resolution, 0)
+		if entry < 0 {
+			return Item{}, 0, false
 		}
+		r := c.Thread[entry]
 		it.By, it.Body, it.At = r.From, r.Body, r.Timestamp
 		if q := c.Current(ledger.Question); q != nil {
 			it.Question = q.Body
@@ -360,25 +556,31 @@ func (b *builder) build(e router.Event, kind Kind, key string) (Item, bool, erro
 			it.Assumptions = assumedBefore(c, 0, r.Timestamp)
 		}
 	case KindEscalated:
-		if c.Status != ledger.Escalated {
-			return Item{}, false, nil // already decided: the resolution says it all
+		entry = lastEntry(c, ledger.Escalation, 0)
+		if entry < 0 || c.Status != ledger.Escalated {
+			return Item{}, 0, false // already decided: the resolution says it all
 		}
 		it.Body = router.EscalationReason(c)
 	case KindAbandoned:
+		entry = lastEntry(c, ledger.Resolution, 0)
+		if entry < 0 || c.Status != ledger.Abandoned {
+			return Item{}, 0, false
+		}
 		it.Body = e.Reason
 	}
 	it.Late = len(it.Assumptions) > 0
-	return it, true, nil
+	return it, entry, true
 }
 
-// entryOf is the latest thread entry of type t in round.
-func entryOf(c *ledger.Clarification, t ledger.EntryType, round int) *ledger.ThreadEntry {
+// lastEntry is the index of the latest thread entry of type t in round (0:
+// any round), or -1.
+func lastEntry(c *ledger.Clarification, t ledger.EntryType, round int) int {
 	for i := len(c.Thread) - 1; i >= 0; i-- {
-		if e := &c.Thread[i]; e.Type == t && e.Round == round {
-			return e
+		if e := &c.Thread[i]; e.Type == t && (round == 0 || e.Round == round) {
+			return i
 		}
 	}
-	return nil
+	return -1
 }
 
 // assumedBefore returns the asker's assumptions recorded no later than at,

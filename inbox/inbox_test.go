@@ -106,7 +106,7 @@ func TestDeliveredOnce(t *testing.T) {
 	require.Equal(t, []string{"answer CLR-42-001"}, kinds(res))
 	assert.Equal(t, Item{
 		Kind: KindAnswer, ID: id, Issue: 42, Topic: "Cache", From: "engineer", To: "architect", By: "architect",
-		Round: 1, Status: ledger.Answered, Question: "TTL per key or global?", Body: "Per key.",
+		Round: 1, Blocking: true, Status: ledger.Answered, Question: "TTL per key or global?", Body: "Per key.",
 		At: ledger.T(t0.Add(time.Minute)), Key: "CLR-42-001:answer:1",
 	}, res.Items[0])
 	assert.Empty(t, w.check(t, "engineer").Items, "delivered once")
@@ -178,6 +178,9 @@ func TestKinds(t *testing.T) {
 	b := w.ask(t, 1, "engineer", "human", "Budget", "Is SQS within budget?")
 	c := w.ask(t, 1, "engineer", "architect", "Retry", "How many retries?")
 	d := w.ask(t, 1, "architect", "product-manager", "SLA", "What SLA?")
+	// their first looks: after them, decisions and closures are news
+	assert.Empty(t, w.check(t, "engineer").Items)
+	assert.Equal(t, []string{"question CLR-1-003", "question CLR-1-001"}, kinds(w.check(t, "architect")), "newest first")
 	// a question answered before its target looks is not delivered to it
 	_, err := w.hub.Answer(ctx, d, "product-manager", "99.9%.")
 	require.NoError(t, err)
@@ -198,7 +201,7 @@ func TestKinds(t *testing.T) {
 	assert.Equal(t, []string{
 		"answer CLR-1-004",   // the answer to its own question
 		"resolved CLR-1-001", // the human's decision on a question it was asked
-	}, kinds(w.check(t, "architect")), "in the order they happened")
+	}, kinds(w.check(t, "architect")), "what unblocks it first")
 	assert.Empty(t, kinds(w.check(t, "product-manager")), "its question was answered already")
 	e, err := w.hub.Ask(ctx, router.AskRequest{Issue: 1, From: "engineer", To: ledger.Human, Topic: "Flag", Question: "On by default?", Options: []string{"on", "off"}})
 	require.NoError(t, err)
@@ -226,7 +229,7 @@ func TestIssueFilter(t *testing.T) {
 	assert.Equal(t, []string{"question CLR-2-001"}, kinds(w.check(t, "architect", issue(2))))
 	assert.Empty(t, w.check(t, "architect", issue(2)).Items)
 	// the others waited for the next look
-	assert.Equal(t, []string{"question CLR-1-001", "question CLR-1-002"}, kinds(w.check(t, "architect")))
+	assert.Equal(t, []string{"question CLR-1-002", "question CLR-1-001"}, kinds(w.check(t, "architect")), "newest first")
 	assert.Empty(t, w.check(t, "architect").Items)
 
 	var st State

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentx-cli/agentx/inbox"
 	"github.com/agentx-cli/agentx/internal/testenv"
 	"github.com/agentx-cli/agentx/ledger"
 	"github.com/agentx-cli/agentx/lock"
@@ -282,7 +283,9 @@ func TestEveryTool(t *testing.T) {
 func TestAskWaitsForAResponderAnswer(t *testing.T) {
 	h := newHub(t)
 	cs := connect(t, h, Options{Agent: "engineer", Classify: testClassify})
+	answered := make(chan struct{})
 	go func() {
+		defer close(answered)
 		// answer as soon as the question lands
 		for i := 0; i < 200; i++ {
 			if _, err := h.Answer(context.Background(), "CLR-1-001", "architect", "Yes."); err == nil {
@@ -297,6 +300,11 @@ func TestAskWaitsForAResponderAnswer(t *testing.T) {
 	}))
 	assert.Equal(t, OutcomeAnswered, r.Outcome)
 	assert.Equal(t, "Yes.", r.Answer)
+	<-answered // its event is in the log too
+	// the answer reached the asker here: its inbox does not deliver it again
+	res, err := inbox.Check(context.Background(), h.Store, inbox.Options{Agent: "engineer"})
+	require.NoError(t, err)
+	assert.Empty(t, res.Items)
 }
 
 func TestWaitIsClamped(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agentx-cli/agentx/inbox"
 	"github.com/agentx-cli/agentx/ledger"
 	"github.com/agentx-cli/agentx/router"
 )
@@ -232,12 +233,13 @@ func (s *server) askAndWait(ctx context.Context, req router.AskRequest, wait tim
 		return AskResult{}, "", err
 	}
 	s.log.Info("asked", "id", rec.ID, "from", rec.From, "to", rec.To)
-	return s.settle(ctx, rec, wait)
+	return s.settle(ctx, rec, wait, req.From)
 }
 
-// settle waits up to wait for rec to settle and reports where it stands;
-// a zero wait is just a look.
-func (s *server) settle(ctx context.Context, rec router.Record, wait time.Duration) (AskResult, string, error) {
+// settle waits up to wait for rec to settle and reports where it stands to
+// reader; a zero wait is just a look. What the reader is told it has seen,
+// so its inbox does not deliver it again.
+func (s *server) settle(ctx context.Context, rec router.Record, wait time.Duration, reader string) (AskResult, string, error) {
 	timedOut := false
 	if wait > 0 && !router.Settled(rec.Clarification) {
 		got, err := s.hub.Wait(ctx, rec.ID, wait)
@@ -252,8 +254,19 @@ func (s *server) settle(ctx context.Context, rec router.Record, wait time.Durati
 			rec = got
 		}
 	}
+	if router.Settled(rec.Clarification) {
+		s.seen(ctx, reader, rec)
+	}
 	res := outcome(rec, timedOut, wait)
 	return res, renderAsk(res), nil
+}
+
+// seen marks rec as read by reader for its inbox (see inbox.MarkSeen). A
+// failure is logged: the call itself went through.
+func (s *server) seen(ctx context.Context, reader string, rec router.Record) {
+	if err := inbox.MarkSeen(ctx, s.hub.Store, reader, rec.Clarification); err != nil {
+		s.log.Warn("could not mark as seen", "id", rec.ID, "agent", reader, "error", err)
+	}
 }
 
 // outcome describes rec for its asker.
@@ -308,7 +321,7 @@ func (s *server) waitFor(ctx context.Context, in WaitInput) (AskResult, string, 
 	if err != nil {
 		return AskResult{}, "", err
 	}
-	return s.settle(ctx, rec, s.wait(in.WaitSeconds, s.opts.MaxWait))
+	return s.settle(ctx, rec, s.wait(in.WaitSeconds, s.opts.MaxWait), s.opts.Agent)
 }
 
 func (s *server) answer(ctx context.Context, in AnswerInput) (RecordResult, string, error) {
@@ -333,7 +346,7 @@ func (s *server) followup(ctx context.Context, in FollowupInput) (AskResult, str
 	if err != nil {
 		return AskResult{}, "", err
 	}
-	return s.settle(ctx, rec, s.wait(in.WaitSeconds, 0))
+	return s.settle(ctx, rec, s.wait(in.WaitSeconds, 0), rec.From)
 }
 
 func (s *server) resolve(ctx context.Context, in ResolveInput) (RecordResult, string, error) {
@@ -344,6 +357,9 @@ func (s *server) resolve(ctx context.Context, in ResolveInput) (RecordResult, st
 	rec, err := s.hub.Resolve(ctx, in.ID, from, in.Body)
 	if err != nil {
 		return RecordResult{}, "", err
+	}
+	if err := inbox.MarkResolved(ctx, s.hub.Store, rec.Clarification); err != nil {
+		s.log.Warn("could not mark as seen", "id", rec.ID, "error", err)
 	}
 	r := recordResult(rec, "Resolved: the clarification is closed.")
 	return r, renderRecord(r), nil
@@ -372,6 +388,7 @@ func (s *server) show(ctx context.Context, in ShowInput) (ShowResult, string, er
 	if err != nil {
 		return ShowResult{}, "", err
 	}
+	s.seen(ctx, s.opts.Agent, rec)
 	return ShowResult{Clarification: rec}, renderThread(rec), nil
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -199,6 +200,9 @@ func (a *app) awaitAnswer(ctx context.Context, h *router.Hub, rec router.Record,
 	case ledger.Abandoned:
 		return a.noAnswer(rec, fmt.Sprintf("%s: abandoned: no answer will come", rec.ID), "proceed on your best judgment")
 	}
+	// Delivered here: the inbox does not deliver it again. The one waiting
+	// is this process's agent, else (a shell) the asker.
+	a.markSeen(ctx, h.Store, cmp.Or(a.getenv("AGENTX_AGENT"), rec.From), rec)
 	if a.json || thread {
 		return a.printRecord(rec, format)
 	}
@@ -445,7 +449,11 @@ from a shell without AGENTX_AGENT set; the entry records the person's name
 				if err != nil {
 					return router.Record{}, err
 				}
-				return h.Resolve(ctx, args[0], who, body)
+				rec, err := h.Resolve(ctx, args[0], who, body)
+				if err == nil {
+					a.markResolved(ctx, h.Store, rec)
+				}
+				return rec, err
 			})
 		}),
 	}
@@ -529,12 +537,14 @@ func newShowCmd(a *app) *cobra.Command {
 				if err != nil {
 					return err
 				}
+				a.markSeen(ctx, h.Store, a.getenv("AGENTX_AGENT"), rec)
 				return a.printRecord(rec, format)
 			}
 			recs, err := h.Issue(*n)
 			if err != nil {
 				return err
 			}
+			a.markSeen(ctx, h.Store, a.getenv("AGENTX_AGENT"), recs...)
 			return a.emit(recs, func() {
 				if len(recs) == 0 {
 					a.printf("No clarifications on issue #%d.\n", *n)

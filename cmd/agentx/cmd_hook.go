@@ -85,6 +85,7 @@ func newHookPhaseCmd(a *app, phase string) *cobra.Command {
 			}
 			if !a.monitorOff() {
 				res.Monitor = monitor.New(h).Run(ctx, &monitor.Hook{Phase: phase, Agent: who, Issue: n})
+				a.markClosed(ctx, h, who, res.Monitor)
 			}
 			if strict {
 				if res.Blocked, err = h.OpenBlocking(n); err != nil {
@@ -133,5 +134,18 @@ func (a *app) renderHook(res hookResult) {
 	}
 	if len(res.Blocked) > 0 {
 		a.printf("blocked by: %s\n", safetext.Line(strings.Join(res.Blocked, ", ")))
+	}
+}
+
+// markClosed marks what the hook's monitor closed of agent's own questions
+// as seen by it: the hook's report tells it, so its inbox need not.
+func (a *app) markClosed(ctx context.Context, h *router.Hub, agent string, r *monitor.Report) {
+	for _, f := range r.Findings {
+		if f.Kind != monitor.KindAbandoned || f.Result != monitor.Done || f.From != agent {
+			continue
+		}
+		if rec, err := h.Get(f.ID); err == nil {
+			a.markSeen(ctx, h.Store, agent, rec)
+		}
 	}
 }

@@ -10,6 +10,8 @@ import (
 
 	"github.com/agentx-cli/agentx/inbox"
 	"github.com/agentx-cli/agentx/internal/workspace"
+	"github.com/agentx-cli/agentx/ledger"
+	"github.com/agentx-cli/agentx/router"
 )
 
 const formatClaudeHook = "claude-hook"
@@ -18,10 +20,10 @@ func newInboxCmd(a *app) *cobra.Command {
 	var (
 		agent, format, hookEvent string
 		issue                    issueFlag
-		peek                     bool
+		peek, all                bool
 	)
 	cmd := &cobra.Command{
-		Use:   "inbox [--agent A] [--issue N] [--format text|claude-hook] [--peek]",
+		Use:   "inbox [--agent A] [--issue N] [--format text|claude-hook] [--peek] [--all]",
 		Short: "What is new for an agent since it last looked: answers, questions for it, decisions",
 		Long: `Print what is new for agent A since its last look: answers to its questions
 (a late answer, one that came after it recorded an assumption, is marked LATE
@@ -30,6 +32,19 @@ questions escalated to, or decided by, a human. What is printed is marked
 delivered, so the next call shows only newer items; --peek shows without
 marking. With --issue only that issue's items are shown (and marked); the
 others wait for a later look.
+
+Each item is delivered once, however the agent read it: what it took with
+"clarify wait", saw with "clarify show" or resolved (or did the same through
+the MCP tools) is not delivered again, and nothing closed comes with advice
+to resolve it. An agent's first look delivers what concerns it now, not
+the history: the closed clarifications it was party to are counted, with
+the command that lists them.
+
+Most important first: answers to its blocking questions, then escalations
+of its questions, then questions waiting for it, newest first. The text
+(and the hook output) keeps within 9,000 bytes, under Claude Code's limit
+on what a hook may add; what does not fit is counted and waits for the next
+look, or for --all, which shows everything. --json has no limit.
 
 --format claude-hook prints the JSON a Claude Code hook returns to add the
 items to the agent's next turn, or nothing when there is nothing new:
@@ -41,7 +56,7 @@ configured for every project. See docs/agents.md.`,
 		Args: cobra.NoArgs,
 		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			hook := format == formatClaudeHook
-			err := runInbox(ctx, a, inboxRun{agent: agent, issue: &issue, peek: peek, hook: hook, hookEvent: hookEvent, format: format})
+			err := runInbox(ctx, a, inboxRun{agent: agent, issue: &issue, peek: peek, all: all, hook: hook, hookEvent: hookEvent, format: format})
 			var noWS *workspace.NotFoundError
 			if hook && errors.As(err, &noWS) {
 				return nil // no workspace here: nothing to deliver
@@ -59,6 +74,7 @@ configured for every project. See docs/agents.md.`,
 	cmd.Flags().StringVar(&format, "format", formatText, "text or claude-hook")
 	cmd.Flags().StringVar(&hookEvent, "hook-event", inbox.HookUserPromptSubmit, "with --format claude-hook: "+strings.Join(inbox.HookEvents, ", "))
 	cmd.Flags().BoolVar(&peek, "peek", false, "show without marking the items delivered")
+	cmd.Flags().BoolVar(&all, "all", false, "show every new item, with no limit on the output's size")
 	return cmd
 }
 
@@ -66,6 +82,7 @@ type inboxRun struct {
 	agent     string
 	issue     *issueFlag
 	peek      bool
+	all       bool // no limit on the size
 	hook      bool
 	hookEvent string
 	format    string
@@ -98,7 +115,15 @@ func runInbox(ctx context.Context, a *app, r inboxRun) error {
 	if err != nil {
 		return err
 	}
-	res, err := inbox.Check(ctx, ws.Store, inbox.Options{Agent: agent, Issue: n, Peek: r.peek})
+	opts := inbox.Options{Agent: agent, Issue: n, Peek: r.peek}
+	switch {
+	case r.all || a.json:
+	case r.hook:
+		opts.Limit = inbox.HookTextLimit(r.hookEvent)
+	default:
+		opts.Limit = inbox.HookLimit
+	}
+	res, err := inbox.Check(ctx, ws.Store, opts)
 	if err != nil {
 		return err
 	}
@@ -119,4 +144,25 @@ func runInbox(ctx context.Context, a *app, r inboxRun) error {
 		}
 		a.printf("%s", inbox.Text(res))
 	})
+}
+
+// markSeen records that reader (an agent; "" for nobody) has read recs as
+// they stand, so that its inbox does not deliver them again. A failure is
+// a warning: the read itself went through.
+func (a *app) markSeen(ctx context.Context, store *ledger.Store, reader string, recs ...router.Record) {
+	for _, r := range recs {
+		a.warnIf(inbox.MarkSeen(ctx, store, reader, r.Clarification))
+	}
+}
+
+// markResolved is markSeen for the one who resolved rec.
+func (a *app) markResolved(ctx context.Context, store *ledger.Store, rec router.Record) {
+	a.warnIf(inbox.MarkResolved(ctx, store, rec.Clarification))
+}
+
+// warnIf prints err, if any, as a warning.
+func (a *app) warnIf(err error) {
+	if err != nil {
+		fmt.Fprintf(a.stderr, "agentx: warning: %v\n", err)
+	}
 }

@@ -37,6 +37,8 @@ func TestScripts(t *testing.T) {
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"exitcode": cmdExitcode,
 			"envq":     cmdEnvq,
+			"repeat":   cmdRepeat,
+			"maxbytes": cmdMaxBytes,
 		},
 		Setup: func(e *testscript.Env) error {
 			e.Setenv("NO_COLOR", "")
