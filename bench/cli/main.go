@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"flag"
 	"fmt"
 	"os"
@@ -11,10 +10,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/agentx-cli/agentx/internal/workspace"
-	"github.com/agentx-cli/agentx/ledger"
-	"github.com/agentx-cli/agentx/lock"
-	"github.com/agentx-cli/agentx/workflow"
+	"github.com/agentx-cli/agentx/bench/internal/gen"
 )
 
 func main() {
@@ -45,11 +41,12 @@ func run(issues, perIssue, runs int, keep string) error {
 	if keep != "" {
 		root = keep
 	}
-	if _, err := workspace.Init(root, workflow.DefaultFiles(), false); err != nil {
+	if err := gen.Workspace(root); err != nil {
 		return err
 	}
 	start := time.Now()
-	if err := generate(filepath.Join(root, workspace.Dir, workspace.StateDir), issues, perIssue); err != nil {
+	// one clarification in ten left open, as in a workspace in daily use
+	if err := gen.Ledgers(root, gen.Shape{Ledgers: issues, PerLedger: perIssue, Open: issues * perIssue / 10}); err != nil {
 		return err
 	}
 	fmt.Printf("workspace: %d ledgers, %d clarifications (generated in %s)\n", issues, issues*perIssue, time.Since(start).Round(time.Millisecond))
@@ -96,39 +93,3 @@ func run(issues, perIssue, runs int, keep string) error {
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-
-// generate writes ledgers through the store, so they are what agentx writes:
-// most clarifications resolved, one in ten still open.
-func generate(stateDir string, issues, perIssue int) error {
-	s := ledger.NewStore(stateDir, lock.Options{}, nil)
-	ctx := context.Background()
-	t0 := time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC)
-	for i := 1; i <= issues; i++ {
-		_, err := s.Update(ctx, i, func(l *ledger.Ledger) error {
-			for j := 0; j < perIssue; j++ {
-				at := ledger.T(t0.Add(time.Duration(i*perIssue+j) * time.Minute))
-				c := &ledger.Clarification{
-					ID: l.NextID(), From: "engineer", To: "architect", Topic: "Topic " + strconv.Itoa(j),
-					Blocking: true, Status: ledger.Resolved, Round: 1, MaxRounds: 5, Created: at, StaleAfter: at,
-					Thread: []ledger.ThreadEntry{
-						{Round: 1, From: "engineer", Type: ledger.Question, Body: "Which approach for part " + strconv.Itoa(j) + "?", Timestamp: at},
-						{Round: 1, From: "architect", Type: ledger.Answer, Body: "The simple one.", Timestamp: at},
-						{Round: 1, From: "engineer", Type: ledger.Resolution, Body: "Done.", Timestamp: at},
-					},
-					ResolvedAt: &at,
-				}
-				if (i*perIssue+j)%10 == 0 {
-					// open and not yet stale, so the monitor has nothing to do
-					c.Status, c.Thread, c.ResolvedAt = ledger.Pending, c.Thread[:1], nil
-					c.StaleAfter = ledger.T(time.Now().Add(24 * time.Hour))
-				}
-				l.Clarifications = append(l.Clarifications, c)
-			}
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}

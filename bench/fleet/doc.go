@@ -1,0 +1,28 @@
+// Command fleet measures agentx under a fleet of agent processes: it builds
+// the agentx binary (static, CGO_ENABLED=0), starts real agentx processes
+// on temporary workspaces and prints, in one run:
+//
+//  1. fleet asks: P processes each asking K questions in a row, all on one
+//     issue and each on its own issue: throughput, failures by exit code,
+//     latency and CPU per ask, and whether every acknowledged ask's record
+//     is in the ledger exactly once (a fleet makes at most -max-asks asks,
+//     so the largest ones ask fewer each);
+//  2. history cost: asks on an issue holding 10 clarifications against one
+//     holding 5,000;
+//  3. start-up: the CPU of `agentx version` against a hello-world Go program;
+//  4. reads at scale: time and peak memory of `agentx events`, `clarify
+//     list --all`, `clarify stats` and `doctor` on 10,000 ledgers and an
+//     event log of a million lines;
+//  5. the files one ask writes, traced with strace when it is installed.
+//
+// Run it from the repository root:
+//
+//	go run ./bench/fleet                      # everything, about ten minutes on two cores
+//	go run ./bench/fleet -quick               # a smaller pass, under a minute
+//	go run ./bench/fleet -procs 1,8 -k 10 -skip-scale
+//	go run ./bench/fleet -json > figures.json # the same figures as JSON
+//
+// Every process is bounded by -timeout, Ctrl-C stops the run, and the
+// temporary workspaces are removed on the way out (-keep keeps them).
+// It is a measurement, not a test: CI's test pass does not run it.
+package main

@@ -1,0 +1,254 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/agentx-cli/agentx/bench/internal/gen"
+)
+
+// config is the command line.
+type config struct {
+	procs        []int
+	k            int
+	maxAsks      int
+	historySizes []int
+	historyRuns  int
+	startupRuns  int
+	ledgers      int
+	events       int
+	scaleRuns    int
+	skipScale    bool
+	timeout      time.Duration
+	json         bool
+	keep         bool
+}
+
+// quick is what -quick changes, for the flags not given.
+var quick = map[string]string{"procs": "1,8", "k": "5", "history-runs": "5", "startup-runs": "15", "ledgers": "1000", "events": "100000", "scale-runs": "1"}
+
+func parseFlags(args []string) (config, error) {
+	var c config
+	fs := flag.NewFlagSet("fleet", flag.ContinueOnError)
+	procs := fs.String("procs", "1,8,32,64", "fleet sizes: processes asking at once, comma-separated")
+	fs.IntVar(&c.k, "k", 25, "asks per process, one after another")
+	fs.IntVar(&c.maxAsks, "max-asks", 400, "asks per fleet at most: a larger fleet asks fewer per process (at least one), so P=64 stays within minutes")
+	history := fs.String("history", "10,5000", "clarifications already in the ledger, for the history cost (comma-separated; the ratio is last/first)")
+	fs.IntVar(&c.historyRuns, "history-runs", 20, "asks on each history ledger")
+	fs.IntVar(&c.startupRuns, "startup-runs", 60, "runs of agentx version and of hello world")
+	fs.IntVar(&c.ledgers, "ledgers", 10_000, "ledgers in the reads-at-scale workspace")
+	fs.IntVar(&c.events, "events", 1_000_000, "lines in its event log")
+	fs.IntVar(&c.scaleRuns, "scale-runs", 3, "runs of each read command at scale")
+	fs.BoolVar(&c.skipScale, "skip-scale", false, "skip the reads at scale (the slowest part)")
+	fs.DurationVar(&c.timeout, "timeout", 2*time.Minute, "time limit of each process")
+	fs.BoolVar(&c.json, "json", false, "print the figures as JSON instead of tables")
+	fs.BoolVar(&c.keep, "keep", false, "keep the workspaces and say where they are")
+	q := fs.Bool("quick", false, "a smaller pass for a smoke test (P 1,8; K 5; 1,000 ledgers; 100,000 events; fewer runs)")
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("unexpected arguments: %v", fs.Args())
+	}
+	if *q {
+		given := map[string]bool{}
+		fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+		for name, v := range quick {
+			if !given[name] {
+				if err := fs.Set(name, v); err != nil {
+					return c, err
+				}
+			}
+		}
+	}
+	var err error
+	if c.procs, err = ints("-procs", *procs); err != nil {
+		return c, err
+	}
+	if c.historySizes, err = ints("-history", *history); err != nil {
+		return c, err
+	}
+	for _, n := range []int{c.k, c.maxAsks, c.historyRuns, c.startupRuns, c.ledgers, c.scaleRuns} {
+		if n < 1 {
+			return c, errors.New("-k, -max-asks, -history-runs, -startup-runs, -ledgers and -scale-runs must be at least 1")
+		}
+	}
+	return c, nil
+}
+
+// perProc is how many asks each of p processes makes: -k, or fewer so that
+// the fleet makes at most -max-asks.
+func (c config) perProc(p int) int { return max(1, min(c.k, c.maxAsks/p)) }
+
+// ints parses a comma-separated list of positive integers.
+func ints(name, s string) ([]int, error) {
+	var out []int
+	for f := range strings.SplitSeq(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("%s: %q is not a positive integer", name, f)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+func main() {
+	c, err := parseFlags(os.Args[1:])
+	if errors.Is(err, flag.ErrHelp) {
+		return
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "fleet:", err)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err = run(ctx, c, os.Stdout, os.Stderr)
+	stop()
+	if errors.Is(err, context.Canceled) {
+		fmt.Fprintln(os.Stderr, "fleet: interrupted; the temporary workspaces are removed")
+		os.Exit(130)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "fleet:", err)
+		os.Exit(1)
+	}
+}
+
+// bench is one run: the binaries, where the workspaces go, and how
+// processes are started.
+type bench struct {
+	r      runner
+	tmp    string
+	agentx string
+	hello  string
+}
+
+// report is every figure of a run.
+type report struct {
+	Date    string       `json:"date"`
+	Machine machine      `json:"machine"`
+	Fleet   []fleetRun   `json:"fleet"`
+	History *historyCost `json:"history"`
+	Startup *startupCost `json:"startup"`
+	Scale   *scaleReads  `json:"scale,omitempty"`
+	Files   *fileTrace   `json:"files"`
+}
+
+type machine struct {
+	CPUs    int    `json:"cpus"`
+	Go      string `json:"go"`
+	OS      string `json:"os"`
+	Arch    string `json:"arch"`
+	Load    string `json:"load_average,omitempty"` // at the start, from /proc/loadavg
+	Version string `json:"agentx_version"`
+	Commit  string `json:"commit,omitempty"` // git describe of the tree measured
+}
+
+func run(ctx context.Context, c config, stdout, stderr io.Writer) (err error) {
+	tmp, err := os.MkdirTemp("", "agentx-fleet-")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if c.keep {
+			fmt.Fprintln(stderr, "workspaces kept under", tmp)
+		} else if rerr := os.RemoveAll(tmp); err == nil {
+			err = rerr
+		}
+	}()
+	b := &bench{r: newRunner(c.timeout), tmp: tmp, agentx: filepath.Join(tmp, "agentx")}
+	progress := func(format string, args ...any) { fmt.Fprintf(stderr, "fleet: "+format+"\n", args...) }
+
+	progress("building agentx and hello world (CGO_ENABLED=0)")
+	if err := build(ctx, "", "./cmd/agentx", b.agentx); err != nil {
+		return fmt.Errorf("%w (run from the repository root)", err)
+	}
+	if b.hello, err = helloWorld(ctx, tmp); err != nil {
+		return err
+	}
+	rep := report{Date: time.Now().UTC().Format(time.RFC3339), Machine: b.machine(ctx)}
+	out := &printer{w: stdout, on: !c.json}
+	out.machine(rep)
+
+	for _, p := range c.procs {
+		k := c.perProc(p)
+		for _, one := range []bool{true, false} {
+			where := "an issue each"
+			if one {
+				where = "all on one issue"
+			}
+			progress("%d processes × %d asks, %s", p, k, where)
+			fr, err := b.fleet(ctx, p, k, one)
+			if err != nil {
+				return err
+			}
+			rep.Fleet = append(rep.Fleet, fr)
+		}
+	}
+	out.fleet(rep.Fleet)
+
+	progress("history: %d asks on ledgers of %v clarifications", c.historyRuns, c.historySizes)
+	if rep.History, err = b.history(ctx, c.historySizes, c.historyRuns); err != nil {
+		return err
+	}
+	out.history(rep.History)
+
+	progress("start-up: %d runs each", c.startupRuns)
+	if rep.Startup, err = b.startup(ctx, c.startupRuns); err != nil {
+		return err
+	}
+	out.startup(rep.Startup)
+
+	if !c.skipScale {
+		progress("reads at scale: generating %d ledgers and %d event lines", c.ledgers, c.events)
+		shape := gen.Shape{Ledgers: c.ledgers, PerLedger: 3, Open: 10}
+		if rep.Scale, err = b.scale(ctx, shape, c.events, c.scaleRuns); err != nil {
+			return err
+		}
+		out.scale(rep.Scale)
+	}
+
+	progress("files one ask writes")
+	if rep.Files, err = b.files(ctx); err != nil {
+		return err
+	}
+	out.files(rep.Files)
+
+	if c.json {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	}
+	return nil
+}
+
+// machine describes where the figures come from.
+func (b *bench) machine(ctx context.Context) machine {
+	m := machine{CPUs: runtime.NumCPU(), Go: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH}
+	if data, err := os.ReadFile("/proc/loadavg"); err == nil {
+		if f := strings.Fields(string(data)); len(f) >= 3 {
+			m.Load = strings.Join(f[:3], " ")
+		}
+	}
+	if p := b.r.run(ctx, job{argv: []string{b.agentx, "version"}, out: true}); p.Exit == 0 {
+		m.Version = strings.TrimSpace(string(p.Stdout))
+	}
+	if out, err := exec.CommandContext(ctx, "git", "describe", "--always", "--dirty").Output(); err == nil {
+		m.Commit = strings.TrimSpace(string(out))
+	}
+	return m
+}

@@ -1,0 +1,163 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/agentx-cli/agentx/bench/internal/gen"
+)
+
+// timing summarises the runs of one command.
+type timing struct {
+	Runs      int       `json:"runs"`
+	Wall      dist      `json:"wall"`
+	CPU       dist      `json:"cpu"`
+	MaxRSSKiB int64     `json:"max_rss_kib"` // the largest peak of the runs
+	Failures  []failure `json:"failures"`
+}
+
+func timingOf(ps []proc) timing {
+	t := timing{Runs: len(ps), Failures: tally(ps)}
+	var wall, cpu []time.Duration
+	for _, p := range ps {
+		wall, cpu = append(wall, p.Wall), append(cpu, p.CPU)
+		t.MaxRSSKiB = max(t.MaxRSSKiB, p.MaxRSS)
+	}
+	t.Wall, t.CPU = summarize(wall), summarize(cpu)
+	return t
+}
+
+// rounds runs each job in turn, n rounds of them, after one uncounted
+// warm-up round when warm is set; interleaving the jobs spreads the noise
+// of a shared machine over all of them alike. It returns each job's timing.
+func (b *bench) rounds(ctx context.Context, n int, warm bool, jobs []job) ([]timing, error) {
+	ps := make([][]proc, len(jobs))
+	if warm {
+		for _, j := range jobs {
+			b.r.run(ctx, j)
+		}
+	}
+	for range n {
+		for i, j := range jobs {
+			ps[i] = append(ps[i], b.r.run(ctx, j))
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+	}
+	out := make([]timing, len(jobs))
+	for i := range jobs {
+		out[i] = timingOf(ps[i])
+	}
+	return out, nil
+}
+
+// historyCase is asks on an issue whose ledger holds Records clarifications.
+type historyCase struct {
+	Records     int   `json:"records"`
+	LedgerBytes int64 `json:"ledger_bytes"`
+	timing
+}
+
+// historyCost compares asks on a short ledger and on a long one.
+type historyCost struct {
+	Cases     []historyCase `json:"cases"`
+	WallRatio float64       `json:"wall_ratio"` // last case's median over the first's
+	CPURatio  float64       `json:"cpu_ratio"`
+}
+
+func (b *bench) history(ctx context.Context, sizes []int, runs int) (*historyCost, error) {
+	h := &historyCost{}
+	var jobs []job
+	for _, n := range sizes {
+		root := filepath.Join(b.tmp, "history-"+strconv.Itoa(n))
+		if err := b.workspace(ctx, root); err != nil {
+			return nil, err
+		}
+		if err := gen.History(root, 1, n); err != nil {
+			return nil, err
+		}
+		jobs = append(jobs, job{argv: b.ask(1, "h"), root: root})
+		c := historyCase{Records: n}
+		if fi, err := os.Stat(filepath.Join(gen.StateDir(root), "clarifications", "issue-1.json")); err == nil {
+			c.LedgerBytes = fi.Size()
+		}
+		h.Cases = append(h.Cases, c)
+	}
+	ts, err := b.rounds(ctx, runs, true, jobs)
+	if err != nil {
+		return nil, err
+	}
+	for i := range h.Cases {
+		h.Cases[i].timing = ts[i]
+	}
+	first, last := h.Cases[0], h.Cases[len(h.Cases)-1]
+	h.WallRatio, h.CPURatio = ratio(last.Wall.P50, first.Wall.P50), ratio(last.CPU.P50, first.CPU.P50)
+	return h, nil
+}
+
+// startupCost compares `agentx version` with a hello-world Go program.
+type startupCost struct {
+	Agentx   timing  `json:"agentx_version"`
+	Hello    timing  `json:"hello_world"`
+	CPURatio float64 `json:"cpu_ratio"` // agentx's median CPU over hello world's
+}
+
+func (b *bench) startup(ctx context.Context, runs int) (*startupCost, error) {
+	ts, err := b.rounds(ctx, runs, true, []job{{argv: []string{b.agentx, "version"}}, {argv: []string{b.hello}}})
+	if err != nil {
+		return nil, err
+	}
+	return &startupCost{Agentx: ts[0], Hello: ts[1], CPURatio: ratio(ts[0].CPU.P50, ts[1].CPU.P50)}, nil
+}
+
+// scaleReads is the read commands on a large workspace.
+type scaleReads struct {
+	gen.Shape
+	EventLines int          `json:"event_lines"`
+	EventBytes int64        `json:"event_bytes"`
+	GenerateMS float64      `json:"generate_ms"`
+	Commands   []scaleTimed `json:"commands"`
+}
+
+type scaleTimed struct {
+	Command string `json:"command"`
+	timing
+}
+
+func (b *bench) scale(ctx context.Context, shape gen.Shape, events, runs int) (*scaleReads, error) {
+	s := &scaleReads{Shape: shape, EventLines: events}
+	root := filepath.Join(b.tmp, "scale")
+	if err := b.workspace(ctx, root); err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	if err := gen.Ledgers(root, shape); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var err error
+	if s.EventBytes, err = gen.Events(root, events, shape.Ledgers); err != nil {
+		return nil, err
+	}
+	s.GenerateMS = ms(time.Since(start))
+	cmds := [][]string{{"events", "--json"}, {"clarify", "list", "--all"}, {"clarify", "stats"}, {"doctor"}}
+	var jobs []job
+	for _, c := range cmds {
+		jobs = append(jobs, job{argv: append([]string{b.agentx}, c...), root: root})
+	}
+	ts, err := b.rounds(ctx, runs, false, jobs)
+	if err != nil {
+		return nil, err
+	}
+	for i, c := range cmds {
+		s.Commands = append(s.Commands, scaleTimed{Command: "agentx " + strings.Join(c, " "), timing: ts[i]})
+	}
+	return s, nil
+}
