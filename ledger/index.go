@@ -203,24 +203,6 @@ func timePtrEqual(a, b *Time) bool {
 	return a.Equal(b.Time)
 }
 
-// Due is the first moment the monitor may have something to do about
-// this entry on its own (the stale rule): when a pending question goes
-// stale, when a stale one was marked (its retry is due at once), or, once
-// retried, when it escalates. The zero time: nothing is ever due (an
-// answered or escalated clarification waits for a person or an agent).
-func (e IndexEntry) Due() time.Time {
-	switch e.Status {
-	case Pending:
-		return e.StaleAfter.Time
-	case Stale:
-		if !e.Retried() {
-			return e.StaleSince() // its retry, if it can have one
-		}
-		return e.EscalatesAt()
-	}
-	return time.Time{}
-}
-
 // DefaultSLA applies when an entry carries no usable SLA.
 const DefaultSLA = 30 * time.Minute
 
@@ -253,19 +235,6 @@ func (e IndexEntry) StaleSince() time.Time {
 // EscalatesAt is when a stale entry is escalated: one SLA after it went
 // stale.
 func (e IndexEntry) EscalatesAt() time.Time { return e.StaleSince().Add(e.SLA()) }
-
-// Due is the earliest Due of the index's entries (zero: nothing is due).
-func (ix *Index) Due() time.Time {
-	var due time.Time
-	for _, es := range ix.Issues {
-		for _, e := range es {
-			if d := e.Due(); !d.IsZero() && (due.IsZero() || d.Before(due)) {
-				due = d
-			}
-		}
-	}
-	return due
-}
 
 // IndexUnusableError says why the index cannot be trusted as a whole: it
 // was never built (or by an older version). Readers then scan the
@@ -306,7 +275,6 @@ type issueIndex struct {
 	Version int          `json:"version"`
 	Issue   int          `json:"issue"`
 	Ledger  stamp        `json:"ledger"`
-	Due     *Time        `json:"due,omitempty"`
 	Entries []IndexEntry `json:"entries"`
 }
 
@@ -321,13 +289,7 @@ func (s *Store) writeIssueIndex(issue int, st stamp, es []IndexEntry) error {
 		}
 		return nil
 	}
-	ii := issueIndex{Version: IndexVersion, Issue: issue, Ledger: st, Entries: es}
-	ix := &Index{Issues: map[int][]IndexEntry{issue: es}}
-	if d := ix.Due(); !d.IsZero() {
-		t := T(d)
-		ii.Due = &t
-	}
-	data, err := encodeState(path, ii)
+	data, err := encodeState(path, issueIndex{Version: IndexVersion, Issue: issue, Ledger: st, Entries: es})
 	if err != nil {
 		return err
 	}
@@ -349,17 +311,13 @@ func (s *Store) ReadIndex() (*Index, []error, error) {
 		}
 		return nil, nil, fmt.Errorf("index %s: %w", s.IndexPath(), err)
 	}
-	ents, err := os.ReadDir(s.IndexPath())
+	issues, err := s.IssuesWithFile(IndexDir)
 	if err != nil {
-		return nil, nil, fmt.Errorf("index %s: %w", s.IndexPath(), err)
+		return nil, nil, err
 	}
 	ix := NewIndex()
 	var skipped []error
-	for _, e := range ents {
-		issue, ok := IssueOfFile(e.Name())
-		if !ok {
-			continue
-		}
+	for _, issue := range issues {
 		es, err := s.readIssueIndex(issue)
 		if err != nil {
 			skipped = append(skipped, err)
@@ -466,7 +424,6 @@ func (s *Store) scan(fn func(issue int, l *Ledger, st stamp, err error)) error {
 // skipped.
 func (s *Store) RebuildIndex(ctx context.Context) (ix *Index, skipped []error, err error) {
 	ix = NewIndex()
-	keep := map[string]bool{}
 	err = s.scan(func(issue int, l *Ledger, st stamp, rerr error) {
 		if rerr != nil {
 			skipped = append(skipped, rerr)
@@ -477,7 +434,6 @@ func (s *Store) RebuildIndex(ctx context.Context) (ix *Index, skipped []error, e
 			return
 		}
 		ix.Issues[issue] = es
-		keep[filepath.Base(s.IssueIndexPath(issue))] = true
 		if werr := s.writeIssueIndex(issue, st, es); werr != nil && err == nil {
 			err = werr
 		}
@@ -485,10 +441,10 @@ func (s *Store) RebuildIndex(ctx context.Context) (ix *Index, skipped []error, e
 	if err != nil {
 		return nil, nil, fmt.Errorf("rebuild index: %w", err)
 	}
-	ents, _ := os.ReadDir(s.IndexPath())
-	for _, e := range ents {
-		if _, ok := IssueOfFile(e.Name()); ok && !keep[e.Name()] {
-			_ = os.Remove(filepath.Join(s.IndexPath(), e.Name()))
+	indexed, _ := s.IssuesWithFile(IndexDir)
+	for _, n := range indexed {
+		if _, open := ix.Issues[n]; !open {
+			_ = s.writeIssueIndex(n, stamp{}, nil) // removes the file
 		}
 	}
 	_ = os.Remove(filepath.Join(s.dir, IndexDir, "open.json")) // the single index of earlier versions
@@ -500,6 +456,18 @@ func (s *Store) RebuildIndex(ctx context.Context) (ix *Index, skipped []error, e
 		return nil, nil, fmt.Errorf("rebuild index: %w", err)
 	}
 	return ix, skipped, nil
+}
+
+// OpenIssues lists the issues that may have an open clarification, without
+// reading their index files: the issues with an index file when the index
+// was built (an index file can only be behind, listing an issue whose last
+// question just closed: a caller reads that ledger and finds nothing open),
+// else every issue with a ledger.
+func (s *Store) OpenIssues() ([]int, error) {
+	if _, err := os.Stat(s.builtPath()); err != nil {
+		return s.Issues()
+	}
+	return s.IssuesWithFile(IndexDir)
 }
 
 // ReadOpen is the one way to read every open clarification: from the

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentx-cli/agentx/internal/atomicfile"
+	"github.com/agentx-cli/agentx/internal/testenv"
 	"github.com/agentx-cli/agentx/internal/textsim"
 )
 
@@ -215,4 +216,10 @@ func TestSyncIndex(t *testing.T) {
 	raw, err := os.ReadFile(s.IssueIndexPath(42))
 	require.NoError(t, err)
 	assert.Contains(t, string(raw), `"status":"answered"`)
+}
+
+// TestTestenvKnowsTheIndexMarker: the test workspaces other packages use
+// mark their index built with the same file the store checks.
+func TestTestenvKnowsTheIndexMarker(t *testing.T) {
+	assert.Equal(t, IndexBuiltFile, testenv.IndexBuiltFile)
 }

@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/agentx-cli/agentx/internal/atomicfile"
@@ -279,26 +278,25 @@ func checkChanges(before map[string]Status, l *Ledger) error {
 }
 
 // Issues lists the issue numbers that have a ledger file, ascending.
-func (s *Store) Issues() ([]int, error) {
-	dir := filepath.Join(s.dir, ClarificationsDir)
+func (s *Store) Issues() ([]int, error) { return s.IssuesWithFile(ClarificationsDir) }
+
+// IssuesWithFile lists, ascending, the issues N that have a file
+// issue-N.json in the state directory's subdirectory sub (ledgers, index
+// files, hook records). A missing directory holds none.
+func (s *Store) IssuesWithFile(sub string) ([]int, error) {
+	dir := filepath.Join(s.dir, sub)
 	ents, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("list ledgers in %s: %w", dir, err)
+		return nil, fmt.Errorf("list %s: %w", dir, err)
 	}
 	var out []int
 	for _, e := range ents {
-		name := e.Name()
-		if !strings.HasPrefix(name, "issue-") || !strings.HasSuffix(name, ".json") {
-			continue
+		if n, ok := IssueOfFile(e.Name()); ok {
+			out = append(out, n)
 		}
-		n, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(name, "issue-"), ".json"))
-		if err != nil || n < 0 {
-			continue
-		}
-		out = append(out, n)
 	}
 	sort.Ints(out)
 	return out, nil

@@ -238,3 +238,30 @@ func TestAgentStatuses(t *testing.T) {
 	got, _ := os.ReadFile(s.AgentStatusPath())
 	assert.Equal(t, "{\"engineer\": [}", string(got))
 }
+
+// TestUpdateRefusesALostLock: when a foreign tool takes the lock file over
+// while Update holds it (the writer was paused past the stale age), the
+// write is not made: Update fails with a *lock.LostError and the ledger
+// keeps what it had.
+func TestUpdateRefusesALostLock(t *testing.T) {
+	ctx := context.Background()
+	s := newTestStore(t)
+	_, err := s.Update(ctx, 5, ask(s, "engineer", "architect", "first"))
+	require.NoError(t, err)
+	before, err := os.ReadFile(s.Path(5))
+	require.NoError(t, err)
+	_, err = s.Update(ctx, 5, func(l *Ledger) error {
+		// the foreign takeover, while this writer holds the lock
+		require.NoError(t, os.Remove(s.Path(5)+lock.Suffix))
+		require.NoError(t, os.WriteFile(s.Path(5)+lock.Suffix, []byte(`{"agent":"cli","created":"2026-02-26T10:00:00Z"}`), 0o644))
+		return ask(s, "engineer", "architect", "second")(l)
+	})
+	var lost *lock.LostError
+	require.ErrorAs(t, err, &lost)
+	after, err := os.ReadFile(s.Path(5))
+	require.NoError(t, err)
+	assert.Equal(t, string(before), string(after), "nothing was written")
+	l, err := s.Read(5)
+	require.NoError(t, err)
+	assert.Len(t, l.Clarifications, 1)
+}

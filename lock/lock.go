@@ -40,9 +40,6 @@ const (
 	// processes queue on in the kernel (flock). It is never deleted: a
 	// deleted flock file lets two processes "hold" it at once.
 	QueueSuffix = ".queue"
-	// TakeoverSuffix named the guard file of earlier versions, which used
-	// it only around stale takeovers; doctor still recognises it.
-	TakeoverSuffix = ".takeover"
 	// TempInfix is in the names of lock files being prepared:
 	// <lock>.tmp-<random>.
 	TempInfix = ".tmp-"

@@ -82,18 +82,19 @@ func problem(err error) Problem {
 }
 
 // load returns the open clarifications (ledger.Store.LoadOpen; in a dry
-// run ReadOpen, which writes nothing).
+// run the index as it is, or a scan, which writes nothing).
 func (m *Monitor) load(ctx context.Context, r *Report) []ledger.IndexEntry {
 	s := m.Hub.Store
 	var ix *ledger.Index
 	var skipped []error
 	var err error
 	if m.DryRun {
+		ix, skipped, err = s.ReadIndex()
 		var unusable *ledger.IndexUnusableError
-		if _, _, rerr := s.ReadIndex(); errors.As(rerr, &unusable) {
+		if errors.As(err, &unusable) {
 			r.Index = "not built: scanned the ledgers"
+			ix, skipped, err = s.BuildIndex()
 		}
-		ix, skipped, err = s.ReadOpen()
 	} else {
 		var rebuilt bool
 		ix, rebuilt, skipped, err = s.LoadOpen(ctx)

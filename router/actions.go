@@ -101,7 +101,7 @@ func (h *Hub) Answer(ctx context.Context, id, from, body string) (Record, error)
 	if err != nil {
 		return Record{}, err
 	}
-	h.changed(ctx, EventAnswered, rec, actor(from, signer), "")
+	h.changed(EventAnswered, rec, actor(from, signer), "")
 	return rec, nil
 }
 
@@ -143,7 +143,7 @@ func (h *Hub) Followup(ctx context.Context, id, from, body string) (Record, erro
 		h.escalated(ctx, rec)
 		return rec, nil
 	}
-	h.changed(ctx, EventFollowedUp, rec, from, "")
+	h.changed(EventFollowedUp, rec, from, "")
 	return h.respond(ctx, rec)
 }
 
@@ -210,7 +210,7 @@ func (h *Hub) Resolve(ctx context.Context, id, from, body string) (Record, error
 	if err != nil {
 		return Record{}, err
 	}
-	h.changed(ctx, EventResolved, rec, actor(from, signer), "")
+	h.changed(EventResolved, rec, actor(from, signer), "")
 	return rec, nil
 }
 
@@ -241,7 +241,7 @@ func escalate(c *ledger.Clarification, issue int, reason, askerLatest string, no
 
 // escalated records the event and notifies a human.
 func (h *Hub) escalated(ctx context.Context, rec Record) {
-	h.changed(ctx, EventEscalated, rec, HubAgent, EscalationReason(rec.Clarification))
+	h.changed(EventEscalated, rec, HubAgent, EscalationReason(rec.Clarification))
 	h.notify(ctx, "escalation", rec)
 }
 
@@ -265,7 +265,7 @@ func (h *Hub) Abandon(ctx context.Context, id, by, reason string) (Record, error
 	if err != nil {
 		return Record{}, err
 	}
-	h.changed(ctx, EventAbandoned, rec, by, reason)
+	h.changed(EventAbandoned, rec, by, reason)
 	return rec, nil
 }
 

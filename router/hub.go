@@ -133,7 +133,7 @@ func (h *Hub) Ask(ctx context.Context, req AskRequest) (Record, error) {
 	if err != nil {
 		return Record{}, err
 	}
-	h.changed(ctx, EventRequested, rec, req.From, "")
+	h.changed(EventRequested, rec, req.From, "")
 	return h.respond(ctx, rec)
 }
 

@@ -23,10 +23,7 @@ func (h *Hub) listIssues(f Filter) ([]int, error) {
 		open = open && s.Open()
 	}
 	if open {
-		ix, _, err := h.Store.ReadOpen()
-		if err == nil {
-			return ix.OpenIssues(), nil
-		}
+		return h.Store.OpenIssues()
 	}
 	return h.Store.Issues()
 }

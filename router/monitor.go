@@ -92,7 +92,7 @@ func (h *Hub) MarkStale(ctx context.Context, id, reason string, guard Guard) (Re
 	if err != nil {
 		return Record{}, err
 	}
-	h.changed(ctx, EventStale, rec, HubAgent, reason)
+	h.changed(EventStale, rec, HubAgent, reason)
 	return rec, nil
 }
 
@@ -210,7 +210,7 @@ func (h *Hub) AbandonIf(ctx context.Context, id, reason string, guard Guard) (Re
 	if err != nil {
 		return Record{}, err
 	}
-	h.changed(ctx, EventAbandoned, rec, HubAgent, reason)
+	h.changed(EventAbandoned, rec, HubAgent, reason)
 	return rec, nil
 }
 
@@ -234,7 +234,7 @@ func (h *Hub) ResolveIf(ctx context.Context, id, reason string, guard Guard) (Re
 	if err != nil {
 		return Record{}, err
 	}
-	h.changed(ctx, EventResolved, rec, HubAgent, reason)
+	h.changed(EventResolved, rec, HubAgent, reason)
 	return rec, nil
 }
 

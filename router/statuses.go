@@ -14,7 +14,7 @@ import (
 // (one O_APPEND write, no lock). It cannot undo the change, so a failure
 // goes to Warn. Agent statuses are not written here: they are derived on
 // read (AgentStates), so a write to issue N touches only issue N's files.
-func (h *Hub) changed(_ context.Context, t EventType, rec Record, by, reason string) {
+func (h *Hub) changed(t EventType, rec Record, by, reason string) {
 	ev := EventFor(t, rec.IssueNumber, rec.Clarification, h.now())
 	ev.By, ev.Reason = by, reason
 	if err := h.Events.Append(ev); err != nil {
@@ -28,9 +28,12 @@ type AgentState struct {
 	*ledger.AgentStatus
 }
 
-// hooksFile is the per-issue record of the agents' hooks on issue n.
+// hooksDir holds the per-issue records of the agents' hooks.
+const hooksDir = "hooks"
+
+// hooksFile is the record of the agents' hooks on issue n.
 func hooksFile(n int) string {
-	return filepath.Join("hooks", "issue-"+strconv.Itoa(n)+".json")
+	return filepath.Join(hooksDir, "issue-"+strconv.Itoa(n)+".json")
 }
 
 // AgentStates derives every agent's status on every issue it is busy
@@ -65,7 +68,7 @@ func (h *Hub) AgentStates() ([]AgentState, []error, error) {
 		}
 		rank[k], rows[k] = r, st
 	}
-	issues, err := h.hookIssues()
+	issues, err := h.Store.IssuesWithFile(hooksDir)
 	if err != nil {
 		skipped = append(skipped, err)
 	}
@@ -112,22 +115,6 @@ func (h *Hub) AgentStates() ([]AgentState, []error, error) {
 		return *out[i].Issue < *out[j].Issue
 	})
 	return out, skipped, nil
-}
-
-// hookIssues lists the issues with a hooks file.
-func (h *Hub) hookIssues() ([]int, error) {
-	names, err := filepath.Glob(filepath.Join(h.Store.Dir(), "hooks", "issue-*.json"))
-	if err != nil {
-		return nil, err
-	}
-	var out []int
-	for _, p := range names {
-		if n, ok := ledger.IssueOfFile(filepath.Base(p)); ok {
-			out = append(out, n)
-		}
-	}
-	sort.Ints(out)
-	return out, nil
 }
 
 // notify runs the configured notify command, if any, for a question to a

@@ -32,14 +32,15 @@ var (
 	exitRejected    = exitCode{4, "rejected", "refused by the workflow rules: scope, blocking not allowed, question cap, not a party"}
 	exitIdentity    = exitCode{4, "identity_mismatch", "acting as someone else: as another agent than AGENTX_AGENT, as human from an agent or the MCP server, or as a person [humans] allow does not list"}
 	exitLockTimeout = exitCode{5, "lock_timeout", "a state file stayed locked by another process past the wait budget"}
+	exitLockLost    = exitCode{5, "lock_lost", "another tool took this process's lock over while it held it (it was paused past the stale age): nothing was written; run it again"}
 	exitTransition  = exitCode{6, "invalid_transition", "the clarification's status does not allow that move"}
 	exitInvalidData = exitCode{7, "invalid_data", "a ledger, workflow or config file is invalid or corrupt (never overwritten)"}
-	exitUnsafePath  = exitCode{7, "unsafe_path", "a file agentx would write (or a directory on its way) is a symbolic link: refused, nothing written"}
+	exitUnsafePath  = exitCode{7, "unsafe_path", "a file agentx would write or lock (or a directory on its way) is a symbolic link or not a regular file: refused, nothing written"}
 	exitWaitTimeout = exitCode{8, "wait_timeout", "waited for an answer and none came: in time, or at all (escalated to a human, or abandoned)"}
 	exitBlocked     = exitCode{9, "blocked", "ready gate: the issue has a pending or escalated clarification"}
 	exitNoWorkspace = exitCode{10, "no_workspace", "no .agentx workspace found (run agentx init)"}
 	exitInterrupted = exitCode{130, "interrupted", "interrupted by a signal (Ctrl-C)"}
-	exitCodes       = []exitCode{exitOK, exitFailure, exitUsage, exitNotFound, exitRejected, exitIdentity, exitLockTimeout, exitTransition, exitInvalidData, exitUnsafePath, exitWaitTimeout, exitBlocked, exitNoWorkspace, exitInterrupted}
+	exitCodes       = []exitCode{exitOK, exitFailure, exitUsage, exitNotFound, exitRejected, exitIdentity, exitLockTimeout, exitLockLost, exitTransition, exitInvalidData, exitUnsafePath, exitWaitTimeout, exitBlocked, exitNoWorkspace, exitInterrupted}
 )
 
 // usageError is a bad command line.
@@ -87,6 +88,8 @@ func errorExit(err error) exitCode {
 		identity   *router.IdentityError
 		waitErr    *router.WaitTimeoutError
 		link       *atomicfile.SymlinkError
+		lockPath   *lock.NotRegularError
+		lost       *lock.LostError
 	)
 	switch {
 	case errors.As(err, &coded):
@@ -99,8 +102,10 @@ func errorExit(err error) exitCode {
 		return exitUsage
 	case errors.As(err, &identity):
 		return exitIdentity
-	case errors.As(err, &link):
+	case errors.As(err, &link), errors.As(err, &lockPath):
 		return exitUnsafePath
+	case errors.As(err, &lost):
+		return exitLockLost
 	case errors.As(err, &ruleErr):
 		return exitRejected
 	case errors.As(err, &waitErr):

@@ -8,6 +8,10 @@ import (
 	"github.com/agentx-cli/agentx/workflow"
 )
 
+// IndexBuiltFile is ledger.IndexBuiltFile, which this package cannot import
+// (ledger's tests use it); a ledger test checks the two agree.
+const IndexBuiltFile = "index/built-v2"
+
 // WriteWorkspace writes files (paths relative to .agentx, such as
 // "config.toml" or "workflows/feature.toml") under dir/.agentx and returns
 // the rules loaded from them.
@@ -26,10 +30,8 @@ func WriteWorkspace(t testing.TB, dir string, files map[string][]byte) *workflow
 	if err != nil {
 		t.Fatal(err)
 	}
-	// as init does: the (empty) index is built from the start. (The
-	// marker is ledger.IndexBuiltFile; this package cannot import ledger,
-	// whose tests use it.)
-	marker := filepath.Join(dir, ".agentx", "state", "index", "built-v2")
+	// as init does: the (empty) index is built from the start
+	marker := filepath.Join(dir, ".agentx", "state", filepath.FromSlash(IndexBuiltFile))
 	if err := os.MkdirAll(filepath.Dir(marker), 0o755); err != nil {
 		t.Fatal(err)
 	}
