@@ -5,7 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/agentx-cli/agentx/monitor"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -154,8 +156,12 @@ func (a *app) printRecord(r router.Record, format string) error {
 // and returns r as it stands afterwards: the monitor may have moved it (it
 // escalates a question just asked that closes a deadlock).
 func (a *app) afterMonitor(r router.Record) router.Record {
-	if a.hb == nil || a.monitorNow(a.hb) == nil {
+	if a.hb == nil {
 		return r
+	}
+	rep := a.monitorNow(a.hb)
+	if rep == nil || !slices.ContainsFunc(rep.Acted(), func(f monitor.Finding) bool { return f.ID == r.ID && f.Result == monitor.Done }) {
+		return r // the monitor did not touch it: no need to read the ledger again
 	}
 	if cur, err := a.hb.Get(r.ID); err == nil {
 		return cur
