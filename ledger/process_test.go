@@ -3,6 +3,7 @@ package ledger
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -33,6 +34,9 @@ func TestMain(m *testing.M) {
 }
 
 func helper(mode string) int {
+	if mode == "pause" {
+		return pauseHelper()
+	}
 	dir := os.Getenv("AGENTX_LEDGER_DIR")
 	n, _ := strconv.Atoi(os.Getenv("AGENTX_LEDGER_N"))
 	// These tests prove that no write is lost or torn; the lock package
@@ -60,10 +64,137 @@ func helper(mode string) int {
 	return 0
 }
 
+// pauseHelper makes one Update that says "IN" from inside fn, with the lock
+// held, and dawdles there so the parent can SIGSTOP it; it prints "ACK id"
+// if the write was made, "LOST" (exit 3) if it was refused because another
+// tool took the lock over meanwhile.
+func pauseHelper() int {
+	s := NewStore(os.Getenv("AGENTX_LEDGER_DIR"), lock.Options{Agent: "paused"}, nil)
+	var id string
+	_, err := s.Update(context.Background(), 7, func(l *Ledger) error {
+		fmt.Println("IN")
+		time.Sleep(300 * time.Millisecond)
+		if err := ask(s, "engineer", "architect", "the paused writer's question")(l); err != nil {
+			return err
+		}
+		id = l.Clarifications[len(l.Clarifications)-1].ID
+		return nil
+	})
+	var lost *lock.LostError
+	switch {
+	case errors.As(err, &lost):
+		fmt.Println("LOST")
+		fmt.Fprintln(os.Stderr, err)
+		return 3
+	case err != nil:
+		fmt.Fprintln(os.Stderr, "update:", err)
+		return 1
+	}
+	fmt.Println("ACK", id)
+	return 0
+}
+
 func helperCmd(dir string, n int) *exec.Cmd {
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), "AGENTX_LEDGER_HELPER=append", "AGENTX_LEDGER_DIR="+dir, "AGENTX_LEDGER_N="+strconv.Itoa(n))
 	return cmd
+}
+
+// TestPausedWriterAndForeignTool: a writer is SIGSTOPped while it holds the
+// ledger's lock, past the stale age; agentx writers queue behind it (a live
+// holder is never taken over), while a foreign AgentX tool, which judges
+// locks by age only, takes the lock file over and writes the ledger. On
+// SIGCONT the paused writer finds its lock is no longer its own and fails
+// without writing (never exit 0 with a lost write); the queued writers then
+// all land; every acknowledged write and the foreign one are there, once.
+func TestPausedWriterAndForeignTool(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	dir := t.TempDir()
+	s := NewStore(dir, lock.Options{}, nil)
+	_, err := s.Update(context.Background(), 7, ask(s, "engineer", "architect", "before"))
+	require.NoError(t, err)
+
+	paused := exec.Command(os.Args[0], "-test.run=^$")
+	paused.Env = append(os.Environ(), "AGENTX_LEDGER_HELPER=pause", "AGENTX_LEDGER_DIR="+dir)
+	out, err := paused.StdoutPipe()
+	require.NoError(t, err)
+	var stderr strings.Builder
+	paused.Stderr = &stderr
+	require.NoError(t, paused.Start())
+	defer paused.Process.Kill()
+	sc := bufio.NewScanner(out)
+	require.True(t, sc.Scan(), "the paused writer never got the lock")
+	require.Equal(t, "IN", sc.Text())
+	require.NoError(t, paused.Process.Signal(syscall.SIGSTOP))
+
+	// agentx writers queue behind the paused holder
+	const procs, each = 4, 5
+	var wg sync.WaitGroup
+	acks := make(chan string, procs*each)
+	for p := 0; p < procs; p++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			o, err := helperCmd(dir, each).Output()
+			assert.NoError(t, err)
+			for _, line := range strings.Split(string(o), "\n") {
+				if id, ok := strings.CutPrefix(line, "ACK "); ok {
+					acks <- id
+				}
+			}
+		}()
+	}
+
+	// the foreign tool: once the lock file is older than its stale age it
+	// deletes it, takes the lock (O_EXCL), writes the ledger and releases
+	lockPath := s.Path(7) + lock.Suffix
+	time.Sleep(1200 * time.Millisecond)
+	require.NoError(t, os.Remove(lockPath))
+	f, err := os.OpenFile(lockPath, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	require.NoError(t, err, "the foreign tool takes the lock over")
+	fmt.Fprintf(f, `{"agent":"cli","created":%q}`, time.Now().UTC().Format(time.RFC3339))
+	require.NoError(t, f.Close())
+	l, err := s.Read(7)
+	require.NoError(t, err)
+	require.NoError(t, ask(s, "product-manager", "architect", "the foreign tool's question")(l))
+	foreignID := l.Clarifications[len(l.Clarifications)-1].ID
+	data, err := Encode(l)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(s.Path(7)+".foreign", data, 0o644))
+	require.NoError(t, os.Rename(s.Path(7)+".foreign", s.Path(7)))
+	require.NoError(t, os.Remove(lockPath))
+
+	require.NoError(t, paused.Process.Signal(syscall.SIGCONT))
+	var rest []string
+	for sc.Scan() {
+		rest = append(rest, sc.Text())
+	}
+	werr := paused.Wait()
+	assert.Equal(t, []string{"LOST"}, rest, "the paused writer reports its write as not made; stderr: %s", stderr.String())
+	var ee *exec.ExitError
+	require.ErrorAs(t, werr, &ee)
+	assert.Equal(t, 3, ee.ExitCode())
+	assert.Contains(t, stderr.String(), "lost while held")
+
+	wg.Wait()
+	close(acks)
+	l, err = s.Read(7)
+	require.NoError(t, err)
+	have := map[string]int{}
+	for _, c := range l.Clarifications {
+		have[c.ID]++
+		assert.NotEqual(t, "the paused writer's question", c.Thread[0].Body)
+	}
+	n := 0
+	for id := range acks {
+		n++
+		assert.Equal(t, 1, have[id], "acknowledged %s", id)
+	}
+	assert.Equal(t, procs*each, n)
+	assert.Equal(t, 1, have[foreignID], "the foreign write stands")
+	assert.Len(t, l.Clarifications, 1+1+procs*each, "the first, the foreign one, and every queued write; not the paused one")
 }
 
 // TestConcurrentProcessesNeverLoseAWrite: 16 processes append 8
