@@ -128,29 +128,52 @@ type ReadResult struct {
 // error.
 func (l EventLog) Read(f EventFilter) (ReadResult, error) {
 	var res ReadResult
+	skipped, err := l.Each(f, func(e Event) error {
+		res.Events = append(res.Events, e)
+		return nil
+	})
+	res.Skipped = skipped
+	return res, err
+}
+
+// Each streams the events that match f to fn, in file order, in constant
+// memory, and returns how many malformed lines it skipped (see Read). An
+// error from fn stops it and is returned.
+func (l EventLog) Each(f EventFilter, fn func(Event) error) (skipped int, err error) {
 	file, err := os.Open(l.Path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return res, nil
+		return 0, nil
 	}
 	if err != nil {
-		return res, fmt.Errorf("event log %s: %w", l.Path, err)
+		return 0, fmt.Errorf("event log %s: %w", l.Path, err)
 	}
 	defer file.Close()
 	r := bufio.NewReaderSize(file, 64<<10)
 	for {
-		line, err := r.ReadBytes('\n')
+		line, rerr := r.ReadSlice('\n')
+		if errors.Is(rerr, bufio.ErrBufferFull) {
+			// a line longer than the buffer: gather it whole
+			long := append([]byte(nil), line...)
+			for errors.Is(rerr, bufio.ErrBufferFull) {
+				line, rerr = r.ReadSlice('\n')
+				long = append(long, line...)
+			}
+			line = long
+		}
 		if len(line) > 0 {
-			e, ok, skipped := parseEventLine(line)
-			res.Skipped += skipped
+			e, ok, n := parseEventLine(line)
+			skipped += n
 			if ok && f.Match(e) {
-				res.Events = append(res.Events, e)
+				if err := fn(e); err != nil {
+					return skipped, err
+				}
 			}
 		}
-		if err == io.EOF {
-			return res, nil
+		if rerr == io.EOF {
+			return skipped, nil
 		}
-		if err != nil {
-			return res, fmt.Errorf("event log %s: read: %w", l.Path, err)
+		if rerr != nil {
+			return skipped, fmt.Errorf("event log %s: read: %w", l.Path, rerr)
 		}
 	}
 }

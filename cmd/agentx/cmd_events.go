@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"regexp"
 	"strconv"
 	"time"
@@ -60,7 +62,7 @@ one envelope holding the list otherwise.`,
 						_, err = fmt.Fprintf(a.stdout, "%s\n", b)
 						return err
 					}
-					a.printEvent(e)
+					printEvent(a.stdout, e)
 					return nil
 				})
 				if err == nil {
@@ -68,22 +70,11 @@ one envelope holding the list otherwise.`,
 				}
 				return err
 			}
-			res, err := h.Events.Read(f)
-			if err != nil {
-				return err
+			skipped, err := a.streamEvents(h.Events, f)
+			if skipped > 0 {
+				a.warnf("skipped %d malformed line(s) in %s", skipped, h.Events.Path)
 			}
-			if res.Skipped > 0 {
-				a.warnf("skipped %d malformed line(s) in %s", res.Skipped, h.Events.Path)
-			}
-			evs := res.Events
-			if evs == nil {
-				evs = []router.Event{}
-			}
-			return a.emit(evs, func() {
-				for _, e := range evs {
-					a.printEvent(e)
-				}
-			})
+			return err
 		}),
 	}
 	issue.register(cmd, "only this issue")
@@ -93,14 +84,67 @@ one envelope holding the list otherwise.`,
 	return cmd
 }
 
+// streamEvents prints the events that match f as the log is read, in
+// constant memory however long the log is: a line each, or under --json one
+// envelope whose data array is written an event at a time.
+func (a *app) streamEvents(log router.EventLog, f router.EventFilter) (skipped int, err error) {
+	w := bufio.NewWriterSize(a.stdout, 64<<10)
+	if !a.json {
+		skipped, err = log.Each(f, func(e router.Event) error {
+			printEvent(w, e)
+			return nil
+		})
+		if ferr := w.Flush(); err == nil {
+			err = ferr
+		}
+		return skipped, err
+	}
+	// The same bytes json.MarshalIndent gives the envelope of every other
+	// command, written as the log is read.
+	a.monitorNow(nil)
+	fmt.Fprintf(w, "{\n  \"schema_version\": %d,\n  \"data\": [", schemaVersion)
+	n := 0
+	skipped, err = log.Each(f, func(e router.Event) error {
+		b, err := json.MarshalIndent(e, "    ", "  ")
+		if err != nil {
+			return err
+		}
+		if n > 0 {
+			w.WriteString(",")
+		}
+		n++
+		w.WriteString("\n    ")
+		_, err = w.Write(b)
+		return err
+	})
+	if err != nil {
+		return skipped, err
+	}
+	if n > 0 {
+		w.WriteString("\n  ")
+	}
+	w.WriteString("]")
+	if m := a.sideView(); m != nil {
+		b, err := json.MarshalIndent(m, "  ", "  ")
+		if err != nil {
+			return skipped, err
+		}
+		w.WriteString(",\n  \"monitor\": ")
+		w.Write(b)
+	}
+	w.WriteString("\n")
+	w.WriteString("}\n")
+	return skipped, w.Flush()
+}
+
 // printEvent prints one event on one line. The log is a file anyone can
 // append to: every field is neutralised (the line as a whole).
-func (a *app) printEvent(e router.Event) {
+func printEvent(w io.Writer, e router.Event) {
 	line := fmt.Sprintf("%s  %-27s %s #%d %s -> %s round %d", stamp(e.Timestamp), e.Type, e.ClarificationID, e.IssueNumber, e.FromAgent, e.ToAgent, e.Round)
 	if e.Reason != "" {
 		line += "  (" + e.Reason + ")"
 	}
-	a.printf("%s\n", safetext.Line(line))
+	fmt.Fprintf(w, "%s\n", safetext.Line(line))
 }
 
 // parseSince reads an absolute time (RFC 3339) or an age back from now: a

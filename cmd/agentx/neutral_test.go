@@ -89,8 +89,7 @@ func TestRenderSitesNeutralise(t *testing.T) {
 		{"clarify list (pipe)", false, func(a *app, w *bytes.Buffer) { a.renderList(w, []router.Record{rec}, time.Now()) }},
 		{"clarify list (terminal table)", true, func(a *app, w *bytes.Buffer) { a.renderList(w, []router.Record{rec}, time.Now()) }},
 		{"events", false, func(a *app, w *bytes.Buffer) {
-			a.stdout = w
-			a.printEvent(router.Event{Type: "clarification-escalated", ClarificationID: "CLR-42-001\nCLR-42-999", IssueNumber: 42,
+			printEvent(w, router.Event{Type: "clarification-escalated", ClarificationID: "CLR-42-001\nCLR-42-999", IssueNumber: 42,
 				FromAgent: evilAgent, ToAgent: evilLine, Topic: evilLine, Reason: evilBody})
 		}},
 		{"clarify stats", true, func(a *app, w *bytes.Buffer) { a.statsText(w, stats) }},
