@@ -82,13 +82,14 @@ func Run(ctx context.Context, store *ledger.Store, opts Options) (*Report, error
 		opts.StaleAge = lock.DefaultStaleAge
 	}
 	r := &Report{Findings: []Finding{}}
-	if err := checkLedgers(store, r); err != nil {
+	built, err := checkLedgers(store, r)
+	if err != nil {
 		return nil, err
 	}
 	if err := checkFiles(ctx, store, opts, r); err != nil {
 		return nil, err
 	}
-	checkIndex(ctx, store, opts, r)
+	checkIndex(ctx, store, opts, r, built)
 	for _, f := range r.Findings {
 		if f.Severity == Error && !f.Fixed {
 			r.Remaining++
@@ -187,11 +188,14 @@ func flatten(s string) string {
 	return strings.Join(parts, "; ")
 }
 
-func checkLedgers(store *ledger.Store, r *Report) error {
+// checkLedgers reads, decodes and checks every ledger once, and returns the
+// index of open clarifications they imply (what checkIndex compares with).
+func checkLedgers(store *ledger.Store, r *Report) (*ledger.Index, error) {
 	issues, err := store.Issues()
 	if err != nil {
-		return err
+		return nil, err
 	}
+	built := ledger.NewIndex()
 	for _, n := range issues {
 		path := store.Path(n)
 		data, err := os.ReadFile(path)
@@ -220,12 +224,13 @@ func checkLedgers(store *ledger.Store, r *Report) error {
 				r.Open++
 			}
 		}
+		built.Set(l)
 		if err := ValidateSchema(data); err != nil {
 			r.add(Finding{Check: CheckSchema, Severity: Warning, Path: path, Problem: "does not match the AgentX ledger schema: " + err.Error(),
 				Action: "agentx reads it; other AgentX tools may not"})
 		}
 	}
-	return nil
+	return built, nil
 }
 
 // checkFiles walks the state directory for lock files and temp files.
@@ -312,14 +317,10 @@ func checkFiles(ctx context.Context, store *ledger.Store, opts Options, r *Repor
 	return nil
 }
 
-// checkIndex compares the index with what the ledgers say.
-func checkIndex(ctx context.Context, store *ledger.Store, opts Options, r *Report) {
+// checkIndex compares the index with what the ledgers say (built, from
+// checkLedgers: the ledgers are not read again).
+func checkIndex(ctx context.Context, store *ledger.Store, opts Options, r *Report, built *ledger.Index) {
 	path := store.IndexPath()
-	built, _, err := store.BuildIndex()
-	if err != nil {
-		r.add(Finding{Check: CheckIndex, Severity: Error, Path: path, Problem: "cannot scan the ledgers: " + err.Error()})
-		return
-	}
 	var problem string
 	ix, _, err := store.ReadIndex()
 	switch {
