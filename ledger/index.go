@@ -282,13 +282,19 @@ type issueIndex struct {
 // open entries es; none removes the file). It is derived data: written
 // without fsync, and never through a symlink.
 func (s *Store) writeIssueIndex(issue int, st stamp, es []IndexEntry) error {
-	path := s.IssueIndexPath(issue)
 	if len(es) == 0 {
+		path := s.IssueIndexPath(issue)
 		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("index %s: %w", path, err)
 		}
 		return nil
 	}
+	return s.writeIndexFile(issue, st, es)
+}
+
+// writeIndexFile writes issue's index file as given.
+func (s *Store) writeIndexFile(issue int, st stamp, es []IndexEntry) error {
+	path := s.IssueIndexPath(issue)
 	data, err := encodeState(path, issueIndex{Version: IndexVersion, Issue: issue, Ledger: st, Entries: es})
 	if err != nil {
 		return err
@@ -424,9 +430,16 @@ func (s *Store) scan(fn func(issue int, l *Ledger, st stamp, err error)) error {
 // skipped.
 func (s *Store) RebuildIndex(ctx context.Context) (ix *Index, skipped []error, err error) {
 	ix = NewIndex()
+	unreadable := map[int]bool{}
 	err = s.scan(func(issue int, l *Ledger, st stamp, rerr error) {
 		if rerr != nil {
 			skipped = append(skipped, rerr)
+			// An index file that matches no ledger version: every reader
+			// reads this ledger, fails, and reports it (ready: BLOCKED).
+			unreadable[issue] = true
+			if werr := s.writeIndexFile(issue, stamp{}, nil); werr != nil && err == nil {
+				err = werr
+			}
 			return
 		}
 		es := EntriesOf(l)
@@ -443,7 +456,7 @@ func (s *Store) RebuildIndex(ctx context.Context) (ix *Index, skipped []error, e
 	}
 	indexed, _ := s.IssuesWithFile(IndexDir)
 	for _, n := range indexed {
-		if _, open := ix.Issues[n]; !open {
+		if _, open := ix.Issues[n]; !open && !unreadable[n] {
 			_ = s.writeIssueIndex(n, stamp{}, nil) // removes the file
 		}
 	}

@@ -199,17 +199,37 @@ func (l *Ledger) NextID() string {
 // FormatID builds a clarification id.
 func FormatID(issue, seq int) string { return fmt.Sprintf("CLR-%d-%03d", issue, seq) }
 
-var idRe = regexp.MustCompile(`^CLR-([0-9]{1,9})-([0-9]{3,9})$`)
-
-// ParseID splits a clarification id into its issue and sequence numbers.
+// ParseID splits a clarification id, CLR-<1 to 9 digits>-<3 to 9 digits>,
+// into its issue and sequence numbers. It is called for every record of a
+// ledger on every write (NextID, the integrity check), so it is plain code,
+// not a regular expression.
 func ParseID(id string) (issue, seq int, err error) {
-	m := idRe.FindStringSubmatch(id)
-	if m == nil {
-		return 0, 0, &InputError{Field: "id", Value: id, Msg: "is not a clarification id (example: CLR-42-001)"}
+	rest, ok := strings.CutPrefix(id, "CLR-")
+	a, b, ok2 := strings.Cut(rest, "-")
+	if ok && ok2 {
+		var ok3, ok4 bool
+		issue, ok3 = digits(a, 1)
+		seq, ok4 = digits(b, 3)
+		if ok3 && ok4 {
+			return issue, seq, nil
+		}
 	}
-	issue, _ = strconv.Atoi(m[1])
-	seq, _ = strconv.Atoi(m[2])
-	return issue, seq, nil
+	return 0, 0, &InputError{Field: "id", Value: id, Msg: "is not a clarification id (example: CLR-42-001)"}
+}
+
+// digits reads min to 9 ASCII digits.
+func digits(s string, min int) (int, bool) {
+	if len(s) < min || len(s) > 9 {
+		return 0, false
+	}
+	n := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return 0, false
+		}
+		n = n*10 + int(s[i]-'0')
+	}
+	return n, true
 }
 
 // Current is the latest entry of type t in the thread, or nil.

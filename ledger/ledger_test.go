@@ -4,6 +4,8 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -209,3 +211,26 @@ func TestFixtureDetails(t *testing.T) {
 	assert.Equal(t, "CLR-77-1002", big.NextID())
 	assert.Equal(t, Human, read("issue-0.json").Clarifications[0].Current(Answer).From)
 }
+
+// TestParseIDMatchesItsGrammar: the hand-written ParseID accepts exactly
+// CLR-<1-9 digits>-<3-9 digits>, the grammar as a regular expression.
+func TestParseIDMatchesItsGrammar(t *testing.T) {
+	grammar := regexp.MustCompile(`^CLR-([0-9]{1,9})-([0-9]{3,9})$`)
+	for _, id := range []string{
+		"CLR-42-001", "CLR-0-000", "CLR-999999999-999999999", "CLR-42-1000", "CLR-42-01", "CLR-42-0000000001",
+		"CLR-1234567890-001", "CLR--001", "CLR-42-", "CLR-42", "clr-42-001", "CLR-42-001\n", " CLR-42-001",
+		"CLR-4a-001", "CLR-42-0x1", "CLR-٤٢-001", "CLR-42-001-1", "CLR-+4-001", "",
+	} {
+		issue, seq, err := ParseID(id)
+		m := grammar.FindStringSubmatch(id)
+		if (err == nil) != (m != nil) {
+			t.Errorf("ParseID(%q) err = %v; the grammar says match = %v", id, err, m != nil)
+			continue
+		}
+		if m != nil && (issue != atoi(m[1]) || seq != atoi(m[2])) {
+			t.Errorf("ParseID(%q) = %d, %d; want %s, %s", id, issue, seq, m[1], m[2])
+		}
+	}
+}
+
+func atoi(s string) int { n, _ := strconv.Atoi(s); return n }

@@ -76,3 +76,12 @@ func (e *TransitionError) Error() string {
 	return fmt.Sprintf("%s is %s: it cannot become %s (from %s it may become %s)",
 		e.ID, e.From, e.To, e.From, strings.Join(names, ", "))
 }
+
+// statusList is the statuses for messages: pending, answered, ...
+func statusList() string {
+	names := make([]string, len(Statuses))
+	for i, s := range Statuses {
+		names[i] = string(s)
+	}
+	return strings.Join(names, ", ")
+}

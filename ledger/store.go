@@ -111,7 +111,35 @@ func decodeIssue(path string, issue int, data []byte) (*Ledger, error) {
 	if l.IssueNumber != issue {
 		return nil, &CorruptError{Path: path, Err: fmt.Errorf("issueNumber is %d but the file is for issue %d", l.IssueNumber, issue)}
 	}
+	if err := l.checkIntegrity(); err != nil {
+		return nil, &CorruptError{Path: path, Err: err}
+	}
 	return l, nil
+}
+
+// checkIntegrity is what every read of a ledger requires, so that no
+// command acts on a ledger it misreads (a gate that says READY because it
+// does not know a status): every id is a clarification id of this issue,
+// no id twice, every status one agentx knows. Looser limits (text lengths,
+// agent name spelling) are Validate's, for what agentx writes: a ledger
+// another AgentX tool wrote is still read.
+func (l *Ledger) checkIntegrity() error {
+	seen := make(map[string]bool, len(l.Clarifications))
+	for i, c := range l.Clarifications {
+		issue, _, err := ParseID(c.ID)
+		switch {
+		case err != nil:
+			return fmt.Errorf("clarification %d: id %q is not a clarification id", i+1, c.ID)
+		case issue != l.IssueNumber:
+			return fmt.Errorf("%s belongs to issue %d, not %d", c.ID, issue, l.IssueNumber)
+		case seen[c.ID]:
+			return fmt.Errorf("%s appears twice", c.ID)
+		case !c.Status.Valid():
+			return fmt.Errorf("%s: status %q is not one of %s", c.ID, c.Status, statusList())
+		}
+		seen[c.ID] = true
+	}
+	return nil
 }
 
 // Decode parses ledger JSON. A syntax or type error becomes a *CorruptError

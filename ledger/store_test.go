@@ -265,3 +265,37 @@ func TestUpdateRefusesALostLock(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, l.Clarifications, 1)
 }
+
+// TestReadRefusesALedgerItWouldMisread: a ledger that parses but breaks
+// what every read relies on (an unknown status such as "Pending", an id
+// twice, an id of another issue, no id) is a *CorruptError naming the file,
+// for every reader and for a write, which leaves it untouched.
+func TestReadRefusesALedgerItWouldMisread(t *testing.T) {
+	rec := func(id, status string) string {
+		return `{"id":"` + id + `","from":"engineer","to":"architect","topic":"t","blocking":true,"status":"` + status +
+			`","round":1,"maxRounds":5,"created":"2026-02-26T10:00:00Z","staleAfter":"2026-02-26T10:30:00Z","thread":[]}`
+	}
+	tests := []struct{ name, records, want string }{
+		{"unknown status", rec("CLR-42-001", "Pending"), `status "Pending" is not one of pending`},
+		{"duplicate id", rec("CLR-42-001", "pending") + "," + rec("CLR-42-001", "resolved"), "CLR-42-001 appears twice"},
+		{"another issue's id", rec("CLR-43-001", "pending"), "CLR-43-001 belongs to issue 43, not 42"},
+		{"no id", rec("", "pending"), `id "" is not a clarification id`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newTestStore(t)
+			data := `{"issueNumber":42,"clarifications":[` + tt.records + `]}`
+			require.NoError(t, os.MkdirAll(filepath.Dir(s.Path(42)), 0o755))
+			require.NoError(t, os.WriteFile(s.Path(42), []byte(data), 0o644))
+			var ce *CorruptError
+			_, err := s.Read(42)
+			require.ErrorAs(t, err, &ce)
+			assert.Equal(t, s.Path(42), ce.Path)
+			assert.Contains(t, err.Error(), tt.want)
+			_, err = s.Update(context.Background(), 42, ask(s, "engineer", "architect", "q"))
+			require.ErrorAs(t, err, &ce)
+			got, _ := os.ReadFile(s.Path(42))
+			assert.Equal(t, data, string(got), "never overwritten")
+		})
+	}
+}
