@@ -148,7 +148,7 @@ func (h *Hub) Retry(ctx context.Context, rec Record) (RetryResult, error) {
 			Kind string `json:"kind"`
 			Record
 		}{"question", rec}
-		if err := Notify(ctx, n.Command, h.Dir, payload, 0); err != nil {
+		if err := Notify(ctx, n.Command, h.Dir, payload, n.Timeout.Duration); err != nil {
 			return res, fmt.Errorf("re-notify %s: %w", c.ID, err)
 		}
 		res.Detail = "notified the human again"

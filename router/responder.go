@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentx-cli/agentx/ledger"
+	"github.com/agentx-cli/agentx/workflow"
 )
 
 // Defaults and limits for the processes the hub runs.
@@ -22,7 +23,7 @@ const (
 	// DefaultResponderTimeout applies when a Responder has no timeout.
 	DefaultResponderTimeout = 10 * time.Minute
 	// DefaultNotifyTimeout applies when Notify is given no timeout.
-	DefaultNotifyTimeout = 5 * time.Second
+	DefaultNotifyTimeout = workflow.DefaultNotifyTimeout
 
 	maxStdout = 1 << 20  // bytes of a responder's stdout kept (the answer)
 	maxStderr = 64 << 10 // bytes of stderr kept (the tail, for diagnostics)

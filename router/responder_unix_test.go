@@ -5,6 +5,7 @@ package router
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -15,6 +16,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/agentx-cli/agentx/ledger"
 )
 
 // The tests of killing a responder's whole process tree; they use process
@@ -150,4 +153,21 @@ func TestNotifyFailures(t *testing.T) {
 		})
 	}
 	assertDead(t, readPid(t, pidFile))
+}
+
+// TestHangingNotifyIsBounded: a notify command that hangs holds up the
+// command that triggered it (here an ask to a human) only for [notify]
+// timeout, then is killed with a warning; the question stands.
+func TestHangingNotifyIsBounded(t *testing.T) {
+	pidFile := filepath.Join(t.TempDir(), "grandchild.pid")
+	h, _ := newTestHub(t, fmt.Sprintf("[notify]\ncommand = [%q, %q]\ntimeout = \"300ms\"\n", script(t, "slow.sh"), pidFile))
+	var warned []error
+	h.Warn = func(err error) { warned = append(warned, err) }
+	start := time.Now()
+	rec, err := h.Ask(context.Background(), askReq("engineer", "human"))
+	require.NoError(t, err)
+	assert.Less(t, time.Since(start), 3*time.Second)
+	assert.Equal(t, ledger.Pending, rec.Status)
+	require.Len(t, warned, 1)
+	assert.Contains(t, warned[0].Error(), "timed out after 300ms")
 }

@@ -128,7 +128,7 @@ func (h *Hub) notify(ctx context.Context, kind string, rec Record) {
 		Kind string `json:"kind"`
 		Record
 	}{kind, rec}
-	if err := Notify(ctx, n.Command, h.Dir, payload, 0); err != nil {
+	if err := Notify(ctx, n.Command, h.Dir, payload, n.Timeout.Duration); err != nil {
 		h.Warn(fmt.Errorf("notify: %w", err))
 	}
 }

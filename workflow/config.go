@@ -18,6 +18,9 @@ const (
 	DefaultLockWait     = 5 * time.Second
 	DefaultLockStaleAge = 30 * time.Second
 	DefaultAgentTimeout = 10 * time.Minute
+	// DefaultNotifyTimeout bounds a notify command: it runs inside whatever
+	// command triggered it (a hook, ready, the monitor), so it must be short.
+	DefaultNotifyTimeout = 5 * time.Second
 
 	// DefaultHumanSLAMinutes is how long a question to a human may stay
 	// pending before the monitor calls it stale: a day.
@@ -93,6 +96,7 @@ type AgentConfig struct {
 // clarification escalates.
 type NotifyConfig struct {
 	Command []string `json:"command"`
+	Timeout Duration `json:"timeout"` // how long one run may take (default 5s); then it is killed
 }
 
 // HumansConfig is the [humans] table: who may act as a person (answer a
@@ -213,9 +217,13 @@ func parseConfig(file string, data []byte) (*Config, error) {
 	if defined["notify"] {
 		p := []string{"notify"}
 		if t, ok := d.table(notify, p, p); ok {
-			n := &NotifyConfig{}
-			def := d.decodeTable(t, p, p, []field{{"command", &n.Command, "an array of strings"}})
+			n := &NotifyConfig{Timeout: Duration{DefaultNotifyTimeout}}
+			def := d.decodeTable(t, p, p, []field{
+				{"command", &n.Command, "an array of strings"},
+				{"timeout", &n.Timeout, "a duration string"},
+			})
 			d.command(t, def["command"], n.Command, with(p, "command"), `e.g. command = ["./scripts/notify.sh"]; leave [notify] out to notify nobody`)
+			d.positive(def["timeout"], n.Timeout, with(p, "timeout"))
 			c.Notify = n
 		}
 	}

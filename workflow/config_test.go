@@ -79,6 +79,7 @@ command = ["./ask-pm.sh"]
 
 [notify]
 command = ["./notify.sh", "--channel", "agents"]
+timeout = "2s"
 
 [humans]
 allow = ["alice@example.com", "bob", "Renée Dupont"]
@@ -95,7 +96,11 @@ allow = ["alice@example.com", "bob", "Renée Dupont"]
 			assert.Equal(t, DefaultAgentTimeout, c.Agents["product-manager"].Timeout.Duration)
 			require.NotNil(t, c.Notify)
 			assert.Equal(t, []string{"./notify.sh", "--channel", "agents"}, c.Notify.Command)
+			assert.Equal(t, 2*time.Second, c.Notify.Timeout.Duration)
 			assert.Equal(t, []string{"alice@example.com", "bob", "Renée Dupont"}, c.Humans.Allow)
+		}},
+		{"notify timeout defaults to a few seconds", "[notify]\ncommand = [\"./n.sh\"]\n", func(t *testing.T, c *Config) {
+			assert.Equal(t, DefaultNotifyTimeout, c.Notify.Timeout.Duration)
 		}},
 		{"empty humans table", "[humans]\n", func(t *testing.T, c *Config) {
 			assert.Empty(t, c.Humans.Allow)
