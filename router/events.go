@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/agentx-cli/agentx/internal/atomicfile"
 	"github.com/agentx-cli/agentx/ledger"
 )
 
@@ -79,7 +80,9 @@ func (l EventLog) Append(e Event) error {
 	if err := os.MkdirAll(filepath.Dir(l.Path), 0o755); err != nil {
 		return fmt.Errorf("event log %s: %w", l.Path, err)
 	}
-	f, err := os.OpenFile(l.Path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	// Never through a symlink: a cloned repository could point the log at
+	// ~/.bashrc, and a topic would be appended there.
+	f, err := atomicfile.OpenFile(l.Path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
 	if err != nil {
 		return fmt.Errorf("event log %s: %w", l.Path, err)
 	}

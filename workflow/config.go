@@ -17,6 +17,8 @@ const (
 	DefaultWorkflowName = "feature"
 	DefaultLockWait     = 5 * time.Second
 	DefaultLockStaleAge = 30 * time.Second
+	// MinLockStaleAge is the shortest [lock] stale_age (lock.MinStaleAge).
+	MinLockStaleAge = time.Second
 	DefaultAgentTimeout = 10 * time.Minute
 	// DefaultNotifyTimeout bounds a notify command: it runs inside whatever
 	// command triggered it (a hook, ready, the monitor), so it must be short.
@@ -201,7 +203,10 @@ func parseConfig(file string, data []byte) (*Config, error) {
 				{"stale_age", &c.Lock.StaleAge, "a duration string"},
 			})
 			d.positive(def["wait"], c.Lock.Wait, with(p, "wait"))
-			d.positive(def["stale_age"], c.Lock.StaleAge, with(p, "stale_age"))
+			if def["stale_age"] && c.Lock.StaleAge.Duration < MinLockStaleAge {
+				d.addf(with(p, "stale_age"), with(p, "stale_age"), "a foreign tool's live lock would be taken from under it; agentx's own locks never go stale while their process lives",
+					"must be at least %s, got %q", MinLockStaleAge, c.Lock.StaleAge.String())
+			}
 		}
 	}
 	if defined["agents"] {
