@@ -18,7 +18,7 @@ const (
 	DefaultLockWait     = 5 * time.Second
 	DefaultLockStaleAge = 30 * time.Second
 	// MinLockStaleAge is the shortest [lock] stale_age (lock.MinStaleAge).
-	MinLockStaleAge = time.Second
+	MinLockStaleAge     = time.Second
 	DefaultAgentTimeout = 10 * time.Minute
 	// DefaultNotifyTimeout bounds a notify command: it runs inside whatever
 	// command triggered it (a hook, ready, the monitor), so it must be short.

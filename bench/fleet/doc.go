@@ -1,3 +1,5 @@
+//go:build unix
+
 // Command fleet measures agentx under a fleet of agent processes: it builds
 // the agentx binary (static, CGO_ENABLED=0), starts real agentx processes
 // on temporary workspaces and prints, in one run:
