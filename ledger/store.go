@@ -3,12 +3,15 @@ package ledger
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
+	json "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strconv"
 	"time"
@@ -88,10 +91,12 @@ func (s *Store) Read(issue int) (*Ledger, error) {
 	if err := ValidateIssue(issue); err != nil {
 		return nil, err
 	}
-	return readLedger(s.Path(issue), issue)
+	return readLedger(s.Path(issue), issue, false)
 }
 
-func readLedger(path string, issue int) (*Ledger, error) {
+// readLedger reads the ledger file of issue at path, whole or with its
+// final records sealed (see Clarification.Sealed).
+func readLedger(path string, issue int, sealed bool) (*Ledger, error) {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return &Ledger{IssueNumber: issue, Clarifications: []*Clarification{}}, nil
@@ -99,12 +104,12 @@ func readLedger(path string, issue int) (*Ledger, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read ledger %s: %w", path, err)
 	}
-	return decodeIssue(path, issue, data)
+	return decodeIssue(path, issue, data, sealed)
 }
 
 // decodeIssue decodes the ledger file of issue.
-func decodeIssue(path string, issue int, data []byte) (*Ledger, error) {
-	l, err := Decode(path, data)
+func decodeIssue(path string, issue int, data []byte, sealed bool) (*Ledger, error) {
+	l, err := decode(path, data, sealed)
 	if err != nil {
 		return nil, err
 	}
@@ -144,12 +149,14 @@ func (l *Ledger) checkIntegrity() error {
 
 // Decode parses ledger JSON. A syntax or type error becomes a *CorruptError
 // with the byte offset, line and column.
-func Decode(path string, data []byte) (*Ledger, error) {
+func Decode(path string, data []byte) (*Ledger, error) { return decode(path, data, false) }
+
+func decode(path string, data []byte, sealed bool) (*Ledger, error) {
 	var l Ledger
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, &CorruptError{Path: path, Err: errors.New("file is empty")}
 	}
-	if err := json.Unmarshal(data, &l); err != nil {
+	if err := unmarshalLedger(data, &l, sealed); err != nil {
 		return nil, corrupt(path, data, err)
 	}
 	if l.Clarifications == nil {
@@ -170,18 +177,73 @@ func Decode(path string, data []byte) (*Ledger, error) {
 // the byte, line and column where it went wrong.
 func corrupt(path string, data []byte, err error) *CorruptError {
 	ce := &CorruptError{Path: path, Err: err}
-	var syn *json.SyntaxError
-	var typ *json.UnmarshalTypeError
+	var syn *jsontext.SyntacticError
+	var sem *json.SemanticError
 	switch {
 	case errors.As(err, &syn):
-		ce.Offset = syn.Offset
-	case errors.As(err, &typ):
-		ce.Offset = typ.Offset
+		ce.Offset, ce.Err = syn.ByteOffset, describe(syn.JSONPointer, syn.Err)
+	case errors.As(err, &sem):
+		why := sem.Err
+		if why == nil {
+			why = fmt.Errorf("a JSON %s where %s belongs", kindName(sem.JSONKind), goName(sem.GoType))
+		}
+		ce.Offset, ce.Err = sem.ByteOffset, describe(sem.JSONPointer, why)
 	default:
 		return ce
 	}
-	ce.Line, ce.Col = lineCol(data, ce.Offset)
+	if ce.Offset > 0 {
+		ce.Line, ce.Col = lineCol(data, ce.Offset)
+	}
 	return ce
+}
+
+// describe words a decoding error: what is wrong, and where in the
+// document, as a JSON pointer (/clarifications/0/created).
+func describe(at jsontext.Pointer, err error) error {
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		err = errors.New("unexpected end of JSON input")
+	}
+	if at == "" {
+		return err
+	}
+	return fmt.Errorf("%w (at %s)", err, at)
+}
+
+func kindName(k jsontext.Kind) string {
+	switch k {
+	case '"':
+		return "string"
+	case '0':
+		return "number"
+	case 't', 'f':
+		return "boolean"
+	case 'n':
+		return "null"
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	}
+	return "value"
+}
+
+func goName(t reflect.Type) string {
+	if t == nil {
+		return "another type"
+	}
+	switch t.Kind() {
+	case reflect.Int, reflect.Int64, reflect.Uint, reflect.Float64:
+		return "a number"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Slice:
+		return "an array"
+	case reflect.Struct, reflect.Pointer, reflect.Map:
+		return "an object"
+	}
+	return "a " + t.String()
 }
 
 func lineCol(data []byte, off int64) (line, col int) {
@@ -195,11 +257,11 @@ func lineCol(data []byte, off int64) (line, col int) {
 
 // Encode renders a ledger as the file content agentx writes.
 func Encode(l *Ledger) ([]byte, error) {
-	b, err := json.MarshalIndent(l, "", "  ")
-	if err != nil {
+	var b bytes.Buffer
+	if err := writeLedger(&b, l); err != nil {
 		return nil, err
 	}
-	return append(b, '\n'), nil
+	return b.Bytes(), nil
 }
 
 // Update is the only way a ledger is written: it takes the issue's lock,
@@ -220,7 +282,7 @@ func (s *Store) Update(ctx context.Context, issue int, fn func(*Ledger) error) (
 		return nil, err
 	}
 	defer func() { _ = lk.Release() }()
-	l, err := readLedger(path, issue)
+	l, err := readLedger(path, issue, true)
 	if err != nil {
 		return nil, err
 	}
@@ -231,18 +293,23 @@ func (s *Store) Update(ctx context.Context, issue int, fn func(*Ledger) error) (
 	if err := fn(l); err != nil {
 		return nil, err
 	}
+	if l.bad != nil {
+		return nil, &CorruptError{Path: path, Err: l.bad}
+	}
 	if err := checkChanges(before, l); err != nil {
 		return nil, err
 	}
 	if err := l.Validate(); err != nil {
 		return nil, fmt.Errorf("ledger issue %d: %w", issue, err)
 	}
-	data, err := Encode(l)
-	if err != nil {
-		return nil, fmt.Errorf("ledger issue %d: encode: %w", issue, err)
-	}
 	open := EntriesOf(l)
-	err = atomicfile.WriteWith(path, data, perm, atomicfile.Options{Durable: true, BeforeRename: func(tmp os.FileInfo) error {
+	encode := func(w io.Writer) error {
+		if err := writeLedger(w, l); err != nil {
+			return fmt.Errorf("ledger issue %d: encode: %w", issue, err)
+		}
+		return nil
+	}
+	err = atomicfile.WriteStream(path, perm, atomicfile.Options{Durable: true, BeforeRename: func(tmp os.FileInfo) error {
 		if len(open) > 0 {
 			// Before the rename: a reader never sees a ledger with open
 			// clarifications that no index file points to.
@@ -251,7 +318,7 @@ func (s *Store) Update(ctx context.Context, issue int, fn func(*Ledger) error) (
 			}
 		}
 		return lk.Check()
-	}})
+	}}, encode)
 	if err != nil {
 		return nil, err
 	}
