@@ -215,3 +215,22 @@ func TestSplicedEncoding(t *testing.T) {
 		})
 	}
 }
+
+// TestCorruptPositions: a file that does not parse is reported with its
+// line and column, whichever JSON package read it (ledgers the v2 codec,
+// other state files encoding/json).
+func TestCorruptPositions(t *testing.T) {
+	s := newTestStore(t)
+	require.NoError(t, os.MkdirAll(filepath.Dir(s.Path(9)), 0o755))
+	require.NoError(t, os.WriteFile(s.Path(9), []byte("{\n  \"issueNumber\": 9,\n  \"clarifications\": [,]\n}\n"), 0o644))
+	require.NoError(t, os.WriteFile(s.AgentStatusPath(), []byte("{\n  \"engineer\": {\"status\": 7}\n}\n"), 0o644))
+	for line, read := range map[int]func() error{
+		3: func() error { _, err := s.Read(9); return err },
+		2: func() error { _, err := s.ReadAgents(); return err },
+	} {
+		var ce *CorruptError
+		require.ErrorAs(t, read(), &ce)
+		assert.Equal(t, line, ce.Line, ce.Error())
+		assert.Positive(t, ce.Col, ce.Error())
+	}
+}

@@ -3,6 +3,7 @@ package ledger
 import (
 	"bytes"
 	"context"
+	jsonv1 "encoding/json"
 	"errors"
 	"fmt"
 	json "github.com/go-json-experiment/json"
@@ -179,7 +180,13 @@ func corrupt(path string, data []byte, err error) *CorruptError {
 	ce := &CorruptError{Path: path, Err: err}
 	var syn *jsontext.SyntacticError
 	var sem *json.SemanticError
+	var syn1 *jsonv1.SyntaxError // the other state files use encoding/json
+	var typ1 *jsonv1.UnmarshalTypeError
 	switch {
+	case errors.As(err, &syn1):
+		ce.Offset = syn1.Offset
+	case errors.As(err, &typ1):
+		ce.Offset = typ1.Offset
 	case errors.As(err, &syn):
 		ce.Offset, ce.Err = syn.ByteOffset, describe(syn.JSONPointer, syn.Err)
 	case errors.As(err, &sem):
