@@ -32,6 +32,10 @@ type CorruptError struct {
 	Line   int   // 1-based line, when known
 	Col    int
 	Err    error
+	// Derived is set for a state file other than a ledger (statuses, hook
+	// records, inbox marks, index files): agentx doctor --fix can move it
+	// aside, since nothing in it is the record.
+	Derived bool
 }
 
 func (e *CorruptError) Error() string {
@@ -39,11 +43,19 @@ func (e *CorruptError) Error() string {
 	if e.Line > 0 {
 		where = fmt.Sprintf("%s:%d:%d (byte %d)", e.Path, e.Line, e.Col, e.Offset)
 	}
-	return fmt.Sprintf("%s: cannot be parsed: %v", where, e.Err)
+	return fmt.Sprintf("%s: %s", where, e.Problem())
+}
+
+// Problem is what is wrong, with where in the file but not which file.
+func (e *CorruptError) Problem() string {
+	return fmt.Sprintf("cannot be parsed: %v", e.Err)
 }
 
 // Hint says what to do about it.
 func (e *CorruptError) Hint() string {
+	if e.Derived {
+		return fmt.Sprintf("agentx left %s untouched. Run agentx doctor --fix: it moves the file aside (its content kept) and the next write starts it afresh.", e.Path)
+	}
 	return fmt.Sprintf("agentx left %s untouched. Fix the JSON by hand, or move it aside (mv %s %s.corrupt) to start that issue afresh.", e.Path, e.Path, e.Path)
 }
 
