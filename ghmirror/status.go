@@ -4,6 +4,7 @@ import (
 	"strconv"
 
 	"github.com/agentx-cli/agentx/ledger"
+	"github.com/agentx-cli/agentx/router"
 )
 
 // Status is how far the mirror is behind, for agentx github status. It
@@ -54,8 +55,21 @@ func (m *Mirror) Status() (Status, error) {
 		st.WaitUntil = in.WaitUntil
 	}
 	st.LastRead, st.ReadError = in.Polled, in.Error
-	for _, n := range sortedIssues(ob.Issues) {
-		b := ob.Issues[strconv.Itoa(n)]
+	queue := ob.Issues
+	if queue == nil {
+		queue = map[string]*Behind{}
+	}
+	if st.EventsBehind > 0 {
+		// Changes no run has seen yet: their issues are behind too.
+		_, _ = m.Hub.Events.ReadFrom(ob.Offset, func(l router.Line) error {
+			if e, ok := l.Decode(); ok && e.IssueNumber > 0 && queue[issueKey(e.IssueNumber)] == nil {
+				queue[issueKey(e.IssueNumber)] = &Behind{Since: e.Timestamp}
+			}
+			return nil
+		})
+	}
+	for _, n := range sortedIssues(queue) {
+		b := queue[strconv.Itoa(n)]
 		bi := BehindIssue{Issue: n, Since: b.Since, Attempts: b.Attempts, RetryAt: b.RetryAt, Error: b.Error}
 		if l, err := m.Hub.Store.Read(n); err == nil {
 			for _, c := range l.Clarifications {

@@ -2,7 +2,6 @@ package workflow
 
 import (
 	"net/url"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -38,14 +37,47 @@ func (g *GitHubConfig) Owner() string { o, _, _ := strings.Cut(g.Repo, "/"); ret
 // Name is the repository's name, the part of Repo after the slash.
 func (g *GitHubConfig) Name() string { _, n, _ := strings.Cut(g.Repo, "/"); return n }
 
-var (
-	ghRepo  = regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}$`)
-	ghLogin = regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})$`)
-	ghTeam  = regexp.MustCompile(`^@[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:/[A-Za-z0-9][A-Za-z0-9_.-]{0,99})?$`)
-)
+// The shapes of GitHub names, checked with plain code: regular expressions
+// with these counted repeats would cost every agentx command hundreds of
+// kilobytes at start-up.
 
-// ValidGitHubLogin reports whether s has the shape of a GitHub login.
-func ValidGitHubLogin(s string) bool { return ghLogin.MatchString(s) }
+// ValidGitHubLogin reports whether s has the shape of a GitHub login: 1 to
+// 39 letters, digits and dashes, not starting with a dash.
+func ValidGitHubLogin(s string) bool { return name(s, 39, "-", false) }
+
+func isAlnum(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+}
+
+// name checks 1 to max bytes of letters, digits and the bytes of extra,
+// starting with a letter or digit unless anyStart.
+func name(s string, max int, extra string, anyStart bool) bool {
+	if s == "" || len(s) > max || (!anyStart && !isAlnum(s[0])) {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if !isAlnum(s[i]) && !strings.Contains(extra, s[i:i+1]) {
+			return false
+		}
+	}
+	return true
+}
+
+// validRepo: owner/name, a login and 1 to 100 letters, digits, '.', '_', '-'.
+func validRepo(s string) bool {
+	o, n, ok := strings.Cut(s, "/")
+	return ok && ValidGitHubLogin(o) && name(n, 100, "._-", true)
+}
+
+// validMention: @login or @org/team.
+func validMention(s string) bool {
+	rest, ok := strings.CutPrefix(s, "@")
+	if !ok {
+		return false
+	}
+	org, team, isTeam := strings.Cut(rest, "/")
+	return ValidGitHubLogin(org) && (!isTeam || name(team, 100, "_.-", false))
+}
 
 // github decodes the [github] table.
 func (d *doc) github(prim toml.Primitive) *GitHubConfig {
@@ -66,7 +98,7 @@ func (d *doc) github(prim toml.Primitive) *GitHubConfig {
 	})
 	if _, present := t["repo"]; !present {
 		d.addf(with(p, "repo"), with(p, "repo"), `the repository whose issues mirror the ledgers, e.g. repo = "octo-org/octo-repo"`, "required")
-	} else if def["repo"] && !ghRepo.MatchString(g.Repo) {
+	} else if def["repo"] && !validRepo(g.Repo) {
 		d.addf(with(p, "repo"), with(p, "repo"), `owner/name, e.g. "octo-org/octo-repo"`, "%q is not a repository", g.Repo)
 	}
 	if def["api_url"] {
@@ -80,7 +112,7 @@ func (d *doc) github(prim toml.Primitive) *GitHubConfig {
 	if def["mention"] {
 		for i, m := range g.Mention {
 			switch {
-			case !ghTeam.MatchString(m):
+			case !validMention(m):
 				d.addf(with(p, "mention"), with(p, "mention"), `a login or a team with its @, e.g. ["@alice", "@octo-org/leads"]`, "%q is not a @login or @org/team", m)
 			case slices.IndexFunc(g.Mention[:i], func(o string) bool { return strings.EqualFold(o, m) }) >= 0:
 				d.addf(with(p, "mention"), with(p, "mention"), "", "%q is listed twice", m)
@@ -90,7 +122,7 @@ func (d *doc) github(prim toml.Primitive) *GitHubConfig {
 	if def["answerers"] {
 		for i, a := range g.Answerers {
 			switch {
-			case !ghLogin.MatchString(a):
+			case !ValidGitHubLogin(a):
 				d.addf(with(p, "answerers"), with(p, "answerers"), `GitHub logins without the @, e.g. ["alice", "bob"]; leave answerers out to let the repository's owners, members and collaborators answer`, "%q is not a GitHub login", a)
 			case slices.IndexFunc(g.Answerers[:i], func(o string) bool { return strings.EqualFold(o, a) }) >= 0:
 				d.addf(with(p, "answerers"), with(p, "answerers"), "", "%q is listed twice", a)

@@ -70,6 +70,23 @@ type Server struct {
 
 	// Requests counts every request; NotModified the 304s among them.
 	Requests, NotModified int
+
+	markUsed, markNotModified int
+}
+
+// Mark starts a count of the calls made from now on (SinceMark).
+func (s *Server) Mark() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.markUsed, s.markNotModified = s.used, s.NotModified
+}
+
+// SinceMark is how many calls counted against the rate limit since Mark,
+// and how many were 304s (which do not count).
+func (s *Server) SinceMark() (counted, notModified int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.used - s.markUsed, s.NotModified - s.markNotModified
 }
 
 type failure struct {
