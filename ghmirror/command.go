@@ -59,6 +59,7 @@ func ParseCommand(body string) (Command, error) {
 		return Command{Verb: VerbPlain, Text: text}, nil
 	}
 	first, rest, _ := strings.Cut(trimmed, "\n")
+	first = strings.ReplaceAll(first, "\t", " ")
 	word, args, _ := strings.Cut(strings.TrimRight(first, " \t"), " ")
 	var verb Verb
 	switch word {

@@ -45,6 +45,7 @@ type PollReport struct {
 // maxSeen bounds the comments remembered at the since instant; advanceAt
 // is the listing length at which since moves up.
 const (
+	firstLook = 24 * time.Hour // how far back the first read in a workspace looks
 	maxSeen   = 500
 	advanceAt = 50
 )
@@ -75,6 +76,12 @@ func (m *Mirror) Poll(ctx context.Context, force bool) (PollReport, error) {
 		if !force && in.Polled != nil && now.Sub(in.Polled.Time) < m.Config.Interval.Duration {
 			rep.Skipped = "read by another process just now"
 			return nil
+		}
+		if in.Since == nil && in.Polled == nil {
+			// The first read in a workspace: older comments are history,
+			// not commands to it.
+			t := ledger.T(now.Add(-firstLook))
+			in.Since = &t
 		}
 		var since time.Time
 		if in.Since != nil {

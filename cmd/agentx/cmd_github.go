@@ -142,7 +142,7 @@ func newGitHubStatusCmd(a *app) *cobra.Command {
 
 func newGitHubSyncCmd(a *app) *cobra.Command {
 	var issues []int
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use:   "sync [--issue N]...",
 		Short: "Read new comments and mirror what is behind now, whatever the interval and retry times",
 		Args:  cobra.NoArgs,
@@ -176,6 +176,8 @@ func newGitHubSyncCmd(a *app) *cobra.Command {
 			return a.emit(v, func() { a.githubText(v) })
 		}),
 	}
+	cmd.Flags().IntSliceVar(&issues, "issue", nil, "also mirror this issue's whole thread (repeatable), whatever changed")
+	return cmd
 }
 
 // githubText prints a githubView for a person.
