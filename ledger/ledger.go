@@ -84,8 +84,19 @@ type Extra struct {
 	Assumptions []Assumption  `json:"assumptions,omitempty"` // what the asker proceeded on without an answer
 	Monitor     *MonitorState `json:"monitor,omitempty"`     // what the monitor has done to this record
 	People      []Person      `json:"people,omitempty"`      // who the thread's human entries were
+	GitHub      []GitHubRef   `json:"github,omitempty"`      // the GitHub issue comment of each mirrored thread entry
 
 	more unknown // members of a newer agentx, kept as read
+}
+
+// GitHubRef links a thread entry to the GitHub issue comment that carries
+// it (GitHub mode): the comment agentx posted for it, or, Inbound, the
+// person's comment it was made from.
+type GitHubRef struct {
+	Entry   int    `json:"entry"`            // the entry's index in the thread
+	Comment int64  `json:"comment"`          // GitHub's id of the comment
+	Inbound bool   `json:"inbound,omitzero"` // the entry was made from this comment (an /answer or /resolve)
+	Sum     string `json:"sum,omitempty"`    // digest of the text agentx posted, so a changed rendering is edited in place
 }
 
 // Person names the person behind a thread entry written as human, which is

@@ -21,6 +21,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentx-cli/agentx/doctor"
+	"github.com/agentx-cli/agentx/ghmirror"
 	"github.com/agentx-cli/agentx/inbox"
 	"github.com/agentx-cli/agentx/ledger"
 	"github.com/agentx-cli/agentx/monitor"
@@ -542,6 +543,15 @@ var goSchemas = []struct {
 	{reflect.TypeFor[ledger.Extra](), "clarification.json#/$defs/extra", false},
 	{reflect.TypeFor[ledger.Assumption](), "clarification.json#/$defs/assumption", false},
 	{reflect.TypeFor[ledger.Person](), "clarification.json#/$defs/person", false},
+	{reflect.TypeFor[ledger.GitHubRef](), "clarification.json#/$defs/githubRef", false},
+	{reflect.TypeFor[githubView](), "github.json", false},
+	{reflect.TypeFor[ghmirror.Status](), "github.json#/$defs/status", false},
+	{reflect.TypeFor[ghmirror.BehindIssue](), "github.json#/$defs/behindIssue", false},
+	{reflect.TypeFor[ghmirror.Rate](), "github.json#/$defs/rate", false},
+	{reflect.TypeFor[ghmirror.PollReport](), "github.json#/$defs/read", false},
+	{reflect.TypeFor[ghmirror.Handled](), "github.json#/$defs/handled", false},
+	{reflect.TypeFor[ghmirror.PushReport](), "github.json#/$defs/pushed", false},
+	{reflect.TypeFor[ghmirror.IssueReport](), "github.json#/$defs/issue", false},
 	{reflect.TypeFor[ledger.MonitorState](), "clarification.json#/$defs/monitorState", false},
 	{reflect.TypeFor[ledger.Ledger](), "ledger.json", false},
 	{reflect.TypeFor[ledger.AgentStatus](), "state.json#/$defs/agentStatus", true},
