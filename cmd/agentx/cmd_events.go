@@ -105,7 +105,7 @@ func (a *app) streamEvents(log router.EventLog, f router.EventFilter) (skipped i
 	fmt.Fprintf(w, "{\n  \"schema_version\": %d,\n  \"data\": [", schemaVersion)
 	n := 0
 	skipped, err = log.Each(f, func(e router.Event) error {
-		b, err := json.MarshalIndent(e, "    ", "  ")
+		b, err := e.MarshalIndent("    ")
 		if err != nil {
 			return err
 		}

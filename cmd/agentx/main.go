@@ -6,12 +6,19 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 
 	"github.com/mattn/go-isatty"
 )
 
 func main() {
+	// A command runs for milliseconds and keeps little: collecting garbage
+	// a quarter as often saves CPU (about a tenth of agentx events on a
+	// long log) for a few MB more at peak. GOGC, when set, still decides.
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(400)
+	}
 	ctx, cancel, stop := signalContext()
 	code := run(ctx, &app{
 		stdin:  os.Stdin,
