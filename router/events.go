@@ -225,9 +225,11 @@ var eventDecoding = jsonv2.JoinOptions(
 )
 
 // eventIndent writes what json.MarshalIndent(e, prefix, "  ") writes
-// (HTML and JavaScript line separators escaped as encoding/json does).
+// (HTML and JavaScript line separators escaped, invalid UTF-8 written as
+// U+FFFD, as encoding/json does).
 var eventIndent = jsonv2.JoinOptions(
 	jsontext.WithIndent("  "),
+	jsontext.AllowInvalidUTF8(true),
 	jsontext.EscapeForHTML(true),
 	jsontext.EscapeForJS(true),
 )
