@@ -320,8 +320,9 @@ func compareHeaders(t *testing.T, got http.Header, want recorded) {
 		assert.NoError(t, werr)
 		assert.NoError(t, gerr, "%s: %q is a decimal number", h, g)
 	}
-	// The reset is in seconds, not milliseconds: within a day of the
-	// response's own time in the recording, and of now at the fake.
+	// The reset is in seconds since the epoch, not milliseconds: in 2022
+	// for the recording (made in July 2022), within a day of now for the
+	// fake.
 	wantReset, _ := strconv.ParseInt(want.Headers["x-ratelimit-reset"], 10, 64)
 	assert.Equal(t, 2022, time.Unix(wantReset, 0).UTC().Year(), "the recorded reset is seconds since the epoch")
 	gotReset, _ := strconv.ParseInt(got.Get("X-RateLimit-Reset"), 10, 64)
