@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/agentx-cli/agentx/ledger"
@@ -35,6 +36,8 @@ type Mirror struct {
 	// Warn receives problems that do not stop the work (a reaction that
 	// could not be added).
 	Warn func(error)
+
+	busy sync.Mutex // held by the Side reading or mirroring (see Side)
 }
 
 func (m *Mirror) now() time.Time { return m.Hub.Store.Now() }

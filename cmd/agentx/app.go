@@ -44,10 +44,9 @@ type app struct {
 	ws *workspace.Workspace
 	hb *router.Hub
 
-	// GitHub mode, opened once per command (nil: not configured, or ghErr)
-	gh       *ghmirror.Mirror
-	ghErr    error
-	ghWarned bool
+	// GitHub mode as a side effect of this command, opened once (nil: not
+	// yet)
+	ghSide *ghmirror.Side
 }
 
 // run executes the command line and returns the exit code.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -17,52 +16,34 @@ import (
 // githubMirror is GitHub mode for this command: nil when [github] is not
 // configured. Opened once per command.
 func (a *app) githubMirror(ctx context.Context, h *router.Hub) (*ghmirror.Mirror, error) {
-	if a.gh != nil || a.ghErr != nil {
-		return a.gh, a.ghErr
-	}
-	cfg := h.Rules.Config.GitHub
-	if cfg == nil {
-		return nil, nil
-	}
-	token, _, err := ghmirror.Token(ctx, a.getenv, cfg.APIURL)
-	if err == nil {
-		var c *ghmirror.Client
-		// Each call is bounded by the command's GitHub budget (its context);
-		// the client's own timeout is a backstop.
-		if c, err = ghmirror.NewClient(cfg.APIURL, cfg.Repo, token, &http.Client{Timeout: cfg.Timeout.Duration}); err == nil {
-			a.gh = &ghmirror.Mirror{Hub: h, Config: cfg, Client: c, Warn: func(err error) { a.warnf("github: %v", err) }}
-			return a.gh, nil
-		}
-	}
-	a.ghErr = err
-	return nil, err
+	s := a.githubSideOf(ctx, h)
+	return s.Mirror, s.Err
 }
+
+// githubSideOf is GitHub mode as a side effect of this command, opened
+// once.
+func (a *app) githubSideOf(ctx context.Context, h *router.Hub) *ghmirror.Side {
+	if a.ghSide == nil {
+		m, err := ghmirror.Open(ctx, h, a.getenv, a.githubWarn)
+		a.ghSide = &ghmirror.Side{Mirror: m, Err: err, Warn: a.githubWarn}
+	}
+	return a.ghSide
+}
+
+func (a *app) githubWarn(err error) { a.warnf("github: %v", err) }
 
 // githubSide is GitHub mode as a side effect of a command that runs the
 // monitor (ready, every clarify subcommand, hooks, monitor): before the
 // monitor (in), new comments are read, at most once per interval; after
 // it (out), what changed is mirrored. Within [github] timeout; a failure
-// is a warning and the work stays queued: it never changes the command's
-// exit code.
+// is a warning, once per command, and the work stays queued: it never
+// changes the command's exit code (see ghmirror.Side).
 func (a *app) githubSide(ctx context.Context, h *router.Hub, in bool) {
-	m, err := a.githubMirror(ctx, h)
-	if m == nil || a.ghWarned {
-		if err != nil && !a.ghWarned {
-			a.ghWarned = true
-			a.warnf("github: %v", err)
-		}
-		return // not configured, or it failed already in this command: once is enough
-	}
-	ctx, cancel := context.WithTimeout(ctx, m.Config.Timeout.Duration)
-	defer cancel()
+	s := a.githubSideOf(ctx, h)
 	if in {
-		_, err = m.Poll(ctx, false)
+		s.Read(ctx)
 	} else {
-		_, err = m.Push(ctx, false)
-	}
-	if err != nil && !errors.Is(err, ghmirror.ErrBusy) {
-		a.ghWarned = true
-		a.warnf("github: %v (queued: agentx github status shows what is behind)", err)
+		s.Push(ctx)
 	}
 }
 
@@ -70,24 +51,7 @@ func (a *app) githubSide(ctx context.Context, h *router.Hub, in bool) {
 // interval while it waits, so that an /answer on GitHub reaches the
 // waiting asker.
 func (a *app) githubWait(ctx context.Context, h *router.Hub, id string, timeout time.Duration) (router.Record, error) {
-	m, _ := a.githubMirror(ctx, h)
-	if m == nil {
-		return h.Wait(ctx, id, timeout)
-	}
-	start := time.Now()
-	step := max(m.Config.Interval.Duration, time.Second)
-	for {
-		a.githubSide(ctx, h, true)
-		left := timeout - time.Since(start)
-		rec, err := h.Wait(ctx, id, max(min(step, left), 0))
-		var te *router.WaitTimeoutError
-		if !errors.As(err, &te) || time.Since(start) >= timeout {
-			if te != nil {
-				te.Waited = time.Since(start)
-			}
-			return rec, err
-		}
-	}
+	return a.githubSideOf(ctx, h).Wait(ctx, h, id, timeout)
 }
 
 // githubView is what agentx github status and sync print.
@@ -106,10 +70,10 @@ func newGitHubCmd(a *app) *cobra.Command {
 follow-up, resolution and escalation of issue N is mirrored as a comment on
 GitHub issue N, labels follow the status, and allowed people answer with
 "/answer CLR-N-NNN text" and settle escalations with "/resolve CLR-N-NNN
-decision". ready, hooks, the monitor, clarify commands and clarify wait do
-this as they run (comments read at most once per interval); GitHub being
-unreachable or rate-limited never fails them: the work is queued. See
-docs/github.md.`,
+decision". ready, hooks, the monitor, clarify commands, clarify wait and the
+MCP server's tool calls do this as they run (comments read at most once per
+interval); GitHub being unreachable or rate-limited never fails them: the
+work is queued. See docs/github.md.`,
 	}
 	cmd.AddCommand(newGitHubStatusCmd(a), newGitHubSyncCmd(a))
 	return cmd
