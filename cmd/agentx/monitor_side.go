@@ -62,6 +62,25 @@ func (a *app) monitorNow(h *router.Hub) *monitor.Report {
 	return s.report
 }
 
+// monitorDuring records a run of the monitor that a command made on its
+// own account (a wait runs it when a retry comes due) in the command's
+// side report, so that it is printed like the side monitor's findings.
+func (a *app) monitorDuring(r *monitor.Report) {
+	s := a.side
+	if s == nil || r == nil {
+		return
+	}
+	if s.report == nil {
+		s.ran, s.report = true, r
+		return
+	}
+	s.report.Findings = append(s.report.Findings, r.Findings...)
+	s.report.Problems = append(s.report.Problems, r.Problems...)
+	if s.report.Index == "" {
+		s.report.Index = r.Index
+	}
+}
+
 // sideView is what a command's JSON envelope carries in its monitor field:
 // nil when the monitor had nothing to say. Findings another process had
 // already handled are left out: this command did nothing about them.

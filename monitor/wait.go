@@ -1,0 +1,70 @@
+package monitor
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/agentx-cli/agentx/ledger"
+	"github.com/agentx-cli/agentx/router"
+)
+
+// minRunGap is the least time between two monitor runs of one wait, so
+// that an action that keeps failing cannot make a wait spin.
+const minRunGap = time.Second
+
+// Wait waits up to timeout for clarification id to settle, as
+// router.Hub.Wait does, and meanwhile runs the monitor (Run) whenever its
+// next action on that clarification comes due (NextDue): a failed
+// responder's retry above all, so that an asker waiting alone gets its
+// answer when the retry is due rather than when some other command
+// happens to run. Each run's budget is what is left of the wait; each
+// gets every run's report, if not nil.
+func (m *Monitor) Wait(ctx context.Context, id string, timeout time.Duration, each func(*Report)) (router.Record, error) {
+	h := m.Hub
+	start := time.Now()
+	deadline := start.Add(timeout)
+	var lastRun time.Time
+	for {
+		rec, err := h.Get(id)
+		if err != nil {
+			return router.Record{}, err
+		}
+		left := time.Until(deadline)
+		if router.Settled(rec.Clarification) {
+			return rec, nil
+		}
+		if left <= 0 {
+			return rec, &router.WaitTimeoutError{ID: id, Waited: time.Since(start)}
+		}
+		now := h.Store.Now()
+		next := NextDue(ledger.EntryOf(rec.IssueNumber, rec.Clarification), now, m.Config)
+		chunk := left
+		if !next.IsZero() {
+			sinceRun := time.Since(lastRun)
+			if !next.After(now) && sinceRun >= minRunGap {
+				lastRun = time.Now()
+				run := *m
+				run.Budget = left
+				r := run.Run(ctx, nil)
+				if each != nil {
+					each(r)
+				}
+				if err := ctx.Err(); err != nil {
+					return rec, err
+				}
+				continue
+			}
+			chunk = min(chunk, max(next.Sub(now), minRunGap-sinceRun, 10*time.Millisecond))
+		}
+		got, err := h.Wait(ctx, id, chunk)
+		var te *router.WaitTimeoutError
+		switch {
+		case errors.As(err, &te):
+			continue // the chunk is over: look again
+		case err != nil:
+			return got, err
+		}
+		return got, nil
+	}
+}
