@@ -3,6 +3,7 @@ package monitor
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/agentx-cli/agentx/ledger"
@@ -40,7 +41,7 @@ func (m *Monitor) Wait(ctx context.Context, id string, timeout time.Duration, ea
 		now := h.Store.Now()
 		next := NextDue(ledger.EntryOf(rec.IssueNumber, rec.Clarification), now, m.Config)
 		chunk := left
-		if !next.IsZero() {
+		if !next.IsZero() && left >= minRetryRun { // less: no time to make a retry
 			sinceRun := time.Since(lastRun)
 			if !next.After(now) && sinceRun >= minRunGap {
 				lastRun = time.Now()
@@ -51,7 +52,7 @@ func (m *Monitor) Wait(ctx context.Context, id string, timeout time.Duration, ea
 					each(r)
 				}
 				if err := ctx.Err(); err != nil {
-					return rec, err
+					return rec, fmt.Errorf("wait for %s: %w", id, err)
 				}
 				continue
 			}

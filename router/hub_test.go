@@ -211,7 +211,7 @@ func TestResponderAnswersAndRetries(t *testing.T) {
 		assert.Equal(t, OutcomeRetrying, rec.Outcome)
 		require.NotNil(t, rec.RetryAt)
 		assert.Equal(t, t0.Add(30*time.Second), rec.RetryAt.Time, "retry_delay defaults to 30s")
-		assert.Contains(t, rec.Detail, "the architect responder failed (exit 1); agentx runs it once more at 2026-02-26 10:00:30 UTC")
+		assert.Contains(t, rec.Detail, "the architect responder failed (exit 1); it is retried once at 2026-02-26 10:00:30 UTC")
 		assert.Len(t, fr.calls, 1, "nothing is retried on the spot")
 		m := rec.X.Monitor
 		assert.Equal(t, 1, m.Failures)
@@ -426,4 +426,24 @@ func agentStates(t *testing.T, h *Hub) map[string]*ledger.AgentStatus {
 		m[fmt.Sprintf("%s#%d", r.Agent, *r.Issue)] = r.AgentStatus
 	}
 	return m
+}
+
+// TestFailureSupersededWhileItRuns: a responder fails after someone
+// answered: nothing is recorded of the failure, no retry is scheduled, and
+// the asker gets the record as it stands.
+func TestFailureSupersededWhileItRuns(t *testing.T) {
+	h, fr := newTestHub(t, "[agents.architect]\ncommand = [\"respond\"]\n")
+	fr.results = []fakeResult{{err: errors.New("exit 1")}}
+	fr.during = func(inv Invocation) {
+		_, err := h.Answer(context.Background(), inv.ClarificationID, ledger.Human, "Decided: SQLite.")
+		require.NoError(t, err)
+	}
+	rec, err := h.Ask(context.Background(), askReq("engineer", "architect"))
+	require.NoError(t, err)
+	assert.Equal(t, OutcomeSuperseded, rec.Outcome)
+	assert.Equal(t, ledger.Answered, rec.Status)
+	assert.Equal(t, "the architect responder failed (exit 1), but CLR-42-001 was answered while its responder ran; that was not recorded", rec.Detail)
+	assert.Nil(t, rec.RetryAt)
+	assert.Nil(t, rec.X.Monitor, "no failure recorded")
+	assert.Equal(t, []EventType{EventRequested, EventAnswered, EventSuperseded}, eventTypes(t, h, rec.ID))
 }
