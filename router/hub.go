@@ -206,7 +206,10 @@ func (h *Hub) respond(ctx context.Context, rec Record) (Record, error) {
 	out, err := h.attempt(ctx, rec, r, delay)
 	var cut *CutOffError
 	if errors.As(err, &cut) {
-		return rec, cut.Err
+		err = cut.Err
 	}
-	return out, err
+	if err != nil {
+		return rec, &RecordedError{Record: rec, Err: err}
+	}
+	return out, nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -446,4 +447,52 @@ func TestFailureSupersededWhileItRuns(t *testing.T) {
 	assert.Nil(t, rec.RetryAt)
 	assert.Nil(t, rec.X.Monitor, "no failure recorded")
 	assert.Equal(t, []EventType{EventRequested, EventAnswered, EventSuperseded}, eventTypes(t, h, rec.ID))
+}
+
+// TestDetachedResponderRetriesItself: with Detach set (agentx mcp), the
+// responder runs off the caller's path; when it fails, the long-lived
+// process makes the one retry itself once it is due.
+func TestDetachedResponderRetriesItself(t *testing.T) {
+	dir, rules := testenv.Workspace(t, "[agents.architect]\ncommand = [\"respond\"]\nretry_delay = \"100ms\"\n")
+	store := ledger.NewStore(filepath.Join(dir, ".agentx", "state"), lock.Options{}, time.Now)
+	h := New(store, rules, dir)
+	fr := &lockedRunner{fakeRunner: fakeRunner{results: []fakeResult{{err: errors.New("HTTP 503")}, {answer: "Kafka."}}}}
+	h.Runner = fr
+	h.Warn = func(err error) { t.Errorf("unexpected warning: %v", err) }
+	done := make(chan struct{})
+	h.Detach = func(run func(ctx context.Context)) {
+		go func() {
+			defer close(done)
+			run(context.Background())
+		}()
+	}
+	rec, err := h.Ask(context.Background(), askReq("engineer", "architect"))
+	require.NoError(t, err)
+	assert.Equal(t, OutcomePending, rec.Outcome, "the responder runs in the background")
+	got, err := h.Wait(context.Background(), rec.ID, 10*time.Second)
+	require.NoError(t, err)
+	assert.Equal(t, ledger.Answered, got.Status)
+	assert.Equal(t, "Kafka.", got.Current(ledger.Answer).Body)
+	<-done
+	assert.Equal(t, 2, fr.count())
+	assert.Equal(t, 1, got.X.Monitor.Retries)
+	assert.Equal(t, []EventType{EventRequested, EventResponderFailed, EventAnswered}, eventTypes(t, h, rec.ID))
+}
+
+// lockedRunner is a fakeRunner safe to call from another goroutine.
+type lockedRunner struct {
+	mu sync.Mutex
+	fakeRunner
+}
+
+func (l *lockedRunner) Run(ctx context.Context, r Responder, inv Invocation) (string, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.fakeRunner.Run(ctx, r, inv)
+}
+
+func (l *lockedRunner) count() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.calls)
 }

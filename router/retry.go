@@ -153,6 +153,22 @@ func invocation(rec Record) Invocation {
 	return Invocation{ClarificationID: c.ID, Issue: rec.IssueNumber, From: c.From, To: c.To, Round: c.Round, Prompt: BuildPrompt(rec.IssueNumber, c)}
 }
 
+// RecordedError is a failure after a question was recorded (Ask, Followup):
+// its responder's result could not be written (a lock that timed out), or
+// the run was interrupted. The question stands, pending, as Record: the
+// asker still gets its id, and the monitor takes the question up as any
+// other unanswered one.
+type RecordedError struct {
+	Record Record
+	Err    error
+}
+
+func (e *RecordedError) Error() string {
+	return fmt.Sprintf("%s is recorded, but running its %s responder failed: %v", e.Record.ID, e.Record.To, e.Err)
+}
+
+func (e *RecordedError) Unwrap() error { return e.Err }
+
 // CutOffError is a responder run that ctx ended before it finished (a
 // budget ran out, Ctrl-C): nothing is recorded about it.
 type CutOffError struct {

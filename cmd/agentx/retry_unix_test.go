@@ -3,6 +3,9 @@
 package main
 
 import (
+	"bytes"
+	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -168,4 +171,44 @@ func TestAskWaitGetsTheRetriedAnswer(t *testing.T) {
 	assert.Contains(t, r.stderr, "CLR-5-001 asked; waiting up to 30s for architect...")
 	assert.Contains(t, r.stderr, "agentx: monitor: CLR-5-001 (#5 engineer -> architect) re-ran the architect responder: the architect responder answered")
 	assert.Equal(t, "2", runsOf(t, dir, "5"))
+}
+
+// TestAskInterruptedWhileTheResponderRuns: Ctrl-C while the responder
+// runs: exit 130, and the question, recorded before, still gets its id
+// to the asker (stdout; under --json the error's data), pending.
+func TestAskInterruptedWhileTheResponderRuns(t *testing.T) {
+	dir := retryWorkspace(t, "30s")
+	for i, extra := range [][]string{nil, {"--json"}} {
+		require.NoError(t, os.RemoveAll(filepath.Join(dir, "started")))
+		ctx, cancel := context.WithCancel(context.Background())
+		go func() {
+			for {
+				if _, err := os.Stat(filepath.Join(dir, "started")); err == nil {
+					break
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			cancel()
+		}()
+		var out, errb bytes.Buffer
+		a := &app{stdin: strings.NewReader(""), stdout: &out, stderr: &errb,
+			getenv: func(k string) string { return map[string]string{"AGENTX_ROOT": dir}[k] }}
+		code := run(ctx, a, append([]string{"clarify", "ask", "--issue", "4", "--from", "engineer", "--to", "architect",
+			"--topic", "Logs", "--question", "JSON logs?"}, extra...))
+		cancel()
+		id := fmt.Sprintf("CLR-4-%03d", i+1)
+		require.Equal(t, 130, code, errb.String())
+		if extra == nil {
+			assert.Equal(t, id+"\n", out.String())
+			assert.Equal(t, "agentx: interrupted\n", errb.String())
+		} else {
+			assert.Empty(t, out.String())
+			doc := validateJSON(t, "error.json", errb.String()).(map[string]any)
+			assert.Equal(t, id, doc["data"].(map[string]any)["id"])
+			assert.Equal(t, "interrupted", doc["error"].(map[string]any)["code"])
+		}
+		r := runCmd(t, "", map[string]string{"AGENTX_ROOT": dir}, "", "clarify", "show", id, "--json")
+		require.Equal(t, 0, r.code, r.stderr)
+		assert.Equal(t, "pending", validateDoc(t, "clarification.json", r.stdout)["data"].(map[string]any)["status"])
+	}
 }
