@@ -271,7 +271,7 @@ func (h *Hub) responderFailed(ctx context.Context, rec Record, round int, runErr
 		out.RetryAt = m.RetryAt
 		out.Detail = fmt.Sprintf("the %s responder failed (%s); it is retried once at %s, and a second failure escalates to a human",
 			out.To, reason, m.RetryAt.UTC().Format("2006-01-02 15:04:05 MST"))
-		h.changed(EventResponderFailed, out, HubAgent, reason+"; retried at "+m.RetryAt.String())
+		h.changed(EventResponderFailed, out, HubAgent, reason+"; retry due at "+m.RetryAt.String())
 	default:
 		h.changed(EventResponderFailed, out, HubAgent, reason)
 		return out, runErr

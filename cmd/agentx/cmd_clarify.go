@@ -207,6 +207,7 @@ func (a *app) wait(ctx context.Context, h *router.Hub, id string, timeout time.D
 // after the side monitor, is waited on for up to timeout and its answer
 // printed (awaitAnswer).
 func (a *app) actWait(ctx context.Context, format string, thread bool, timeout time.Duration, fn func(h *router.Hub) (router.Record, error)) error {
+	a.waiting(timeout)
 	h, rec, err := a.action(format, fn)
 	if err != nil {
 		return err
@@ -330,7 +331,12 @@ func newAskCmd(a *app) *cobra.Command {
 		Long: `Ask agent B (or human) a question on issue N. The workflow decides whether
 A may ask B (can_clarify) and whether A may block on the answer. If B has a
 responder in config.toml it is run and its answer recorded at once; else the
-question stays pending until someone runs "agentx clarify answer".
+question stays pending until someone runs "agentx clarify answer". A
+responder that fails is retried once, its retry_delay later (default 30s),
+by the next agentx command or the asker's wait: the ask prints the id and
+says when (under --json, "outcome": "retrying" and "retryAt"), exit 0. A
+responder answer that comes after someone else's is not recorded (outcome
+superseded, with a warning).
 
 With --wait, block until the answer comes and print it alone, for a script to
 capture (the thread with --format text|markdown, the record with --json). No
@@ -361,6 +367,9 @@ data.id): proceed on your best judgment and record your assumption with
 			_, h, err := a.hub()
 			if err != nil {
 				return err
+			}
+			if wait {
+				a.waiting(timeout)
 			}
 			rec, err := h.Ask(ctx, router.AskRequest{
 				Issue: n, From: asker, To: to, Topic: topic, Question: q,

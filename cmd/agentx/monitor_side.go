@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/agentx-cli/agentx/internal/safetext"
 	"github.com/agentx-cli/agentx/lock"
@@ -24,6 +25,7 @@ type sideMonitor struct {
 	report  *monitor.Report
 	ran     bool
 	printed bool
+	budget  time.Duration // for retries; 0: monitor.DefaultBudget
 }
 
 // monitorOff reports whether AGENTX_NO_MONITOR turns the monitor off.
@@ -58,8 +60,21 @@ func (a *app) monitorNow(h *router.Hub) *monitor.Report {
 			return nil
 		}
 	}
-	s.report = monitor.New(h).Run(s.ctx, nil)
+	m := monitor.New(h)
+	if s.budget > 0 {
+		m.Budget = s.budget
+	}
+	s.report = m.Run(s.ctx, nil)
 	return s.report
+}
+
+// waiting tells the side monitor that the command is about to wait up to
+// timeout for an answer: it may spend that long making a retry that is due
+// (the wait would otherwise run it right after).
+func (a *app) waiting(timeout time.Duration) {
+	if a.side != nil && timeout > monitor.DefaultBudget {
+		a.side.budget = timeout
+	}
 }
 
 // monitorDuring records a run of the monitor that a command made on its
