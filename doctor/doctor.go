@@ -89,6 +89,9 @@ func Run(ctx context.Context, store *ledger.Store, opts Options) (*Report, error
 	if err := checkFiles(ctx, store, opts, r); err != nil {
 		return nil, err
 	}
+	if err := checkState(store, opts, r); err != nil {
+		return nil, err
+	}
 	checkIndex(ctx, store, opts, r, built)
 	for _, f := range r.Findings {
 		if f.Severity == Error && !f.Fixed {

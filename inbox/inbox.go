@@ -140,7 +140,10 @@ const markGrace = time.Hour
 const maxMarks = 1000
 
 // StateFile is the agent's state file, relative to the state directory.
-func StateFile(agent string) string { return path.Join("inbox", agent+".json") }
+func StateFile(agent string) string { return path.Join(Dir, agent+".json") }
+
+// Dir is the state directory's subdirectory of the agents' marks.
+const Dir = "inbox"
 
 // Check returns what is new for opts.Agent and, unless opts.Peek, marks it
 // delivered so the next look shows only newer items. Two looks at once for

@@ -75,6 +75,8 @@ func FuzzDecode(f *testing.F) {
 		`{"issueNumber":42,"clarifications":[null]}`,
 		`{"issueNumber":42,"clarifications":[{"thread":[{"timestamp":null,"body":"\u001b[2J"}]}]}`,
 		`{"issueNumber":1e400}`, `[]`, `null`, ``, `{"clarifications":{}}`,
+		`{"issueNumber":1,"x":[1.50,"\u00e9"],"clarifications":[{"id":"CLR-1-001","from":"a","status":"resolved","id":"CLR-1-002"}]}`,
+		`{"issueNumber":1,"clarifications":[{"status":"resolved","id":"CLR-1-001","from":"a","round":"x","x":{"y":null}}]}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -87,22 +89,39 @@ func FuzzDecode(f *testing.F) {
 			}
 			return
 		}
-		out, err := Encode(l)
-		if err != nil {
-			t.Fatalf("Encode of a decoded ledger: %v", err)
-		}
-		l2, err := Decode("issue-1.json", out)
-		if err != nil {
-			t.Fatalf("what agentx writes it cannot read: %v\n%s", err, out)
-		}
-		out2, err := Encode(l2)
-		if err != nil {
-			t.Fatalf("second Encode: %v", err)
-		}
+		// what agentx writes it reads back, and writes the same again
+		out, out2 := rewrite(t, "whole", l)
 		if !bytes.Equal(out, out2) {
 			t.Fatalf("encoding is not stable:\n%s\n---\n%s", out, out2)
 		}
+
+		// A write reads the final records sealed and writes them back as
+		// read: what it writes must say what writing the whole ledger says.
+		sl, err := decode("issue-1.json", data, true)
+		if err != nil {
+			t.Fatalf("decodes whole but not sealed: %v", err)
+		}
+		if _, out3 := rewrite(t, "sealed", sl); !bytes.Equal(out, out3) {
+			t.Fatalf("a sealed read writes another ledger:\n%s\n---\n%s", out, out3)
+		}
 	})
+}
+
+// rewrite encodes l, decodes that whole, and encodes it again.
+func rewrite(t *testing.T, read string, l *Ledger) (first, second []byte) {
+	first, err := Encode(l)
+	if err != nil {
+		t.Fatalf("Encode of a ledger read %s: %v", read, err)
+	}
+	l2, err := Decode("issue-1.json", first)
+	if err != nil {
+		t.Fatalf("what agentx writes from a ledger read %s it cannot read: %v\n%s", read, err, first)
+	}
+	second, err = Encode(l2)
+	if err != nil {
+		t.Fatalf("second Encode: %v", err)
+	}
+	return first, second
 }
 
 // FuzzParseID: an id parses to numbers that format back to an id parsing

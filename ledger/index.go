@@ -391,7 +391,7 @@ func (s *Store) readStamped(issue int) (*Ledger, stamp, error) {
 	if err != nil {
 		return nil, stamp{}, fmt.Errorf("read ledger %s: %w", path, err)
 	}
-	l, err := decodeIssue(path, issue, data)
+	l, err := decodeIssue(path, issue, data, true)
 	return l, stampOf(fi), err
 }
 

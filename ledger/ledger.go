@@ -44,6 +44,8 @@ type ThreadEntry struct {
 	Type      EntryType `json:"type"`
 	Body      string    `json:"body"`
 	Timestamp Time      `json:"timestamp"`
+
+	more unknown // members this version does not know, kept as read
 }
 
 // Clarification is one question thread between two agents (or an agent and
@@ -66,6 +68,9 @@ type Clarification struct {
 	// X holds agentx's own additions, under the one key "agentx" so that
 	// the AgentX schema's fields are untouched; nil when there are none.
 	X *Extra `json:"agentx,omitempty"`
+
+	more   unknown // members this version does not know, kept as read
+	sealed []byte  // the record as read, while it is sealed (see Sealed)
 }
 
 // ExtraKey is the JSON key of agentx's additions to a record.
@@ -79,6 +84,19 @@ type Extra struct {
 	Assumptions []Assumption  `json:"assumptions,omitempty"` // what the asker proceeded on without an answer
 	Monitor     *MonitorState `json:"monitor,omitempty"`     // what the monitor has done to this record
 	People      []Person      `json:"people,omitempty"`      // who the thread's human entries were
+	GitHub      []GitHubRef   `json:"github,omitempty"`      // the GitHub issue comment of each mirrored thread entry
+
+	more unknown // members of a newer agentx, kept as read
+}
+
+// GitHubRef links a thread entry to the GitHub issue comment that carries
+// it (GitHub mode): the comment agentx posted for it, or, Inbound, the
+// person's comment it was made from.
+type GitHubRef struct {
+	Entry   int    `json:"entry"`            // the entry's index in the thread
+	Comment int64  `json:"comment"`          // GitHub's id of the comment
+	Inbound bool   `json:"inbound,omitzero"` // the entry was made from this comment (an /answer or /resolve)
+	Sum     string `json:"sum,omitempty"`    // digest of the text agentx posted, so a changed rendering is edited in place
 }
 
 // Person names the person behind a thread entry written as human, which is
@@ -155,7 +173,7 @@ type Assumption struct {
 // MonitorState is persisted so the monitor acts once per condition.
 type MonitorState struct {
 	StaleAt   *Time  `json:"staleAt,omitempty"`   // when it was found stale
-	Retries   int    `json:"retries,omitempty"`   // automatic responder retries or re-notifications
+	Retries   int    `json:"retries,omitzero"`    // automatic responder retries or re-notifications
 	RetriedAt *Time  `json:"retriedAt,omitempty"` // when the last retry ran
 	Reason    string `json:"reason,omitempty"`    // why the monitor last acted
 
@@ -163,8 +181,8 @@ type MonitorState struct {
 	// why (one line, bounded), and, after a first failure, when its retry
 	// is due. RetryUntil is set while a retry is claimed and running: until
 	// then no other process makes it (a claimant that died loses it then).
-	Failures    int    `json:"failures,omitempty"`
-	FailedRound int    `json:"failedRound,omitempty"`
+	Failures    int    `json:"failures,omitzero"`
+	FailedRound int    `json:"failedRound,omitzero"`
 	FailedAt    *Time  `json:"failedAt,omitempty"`
 	Failure     string `json:"failure,omitempty"`
 	RetryAt     *Time  `json:"retryAt,omitempty"`
@@ -183,12 +201,23 @@ func (c *Clarification) Ext() *Extra {
 type Ledger struct {
 	IssueNumber    int              `json:"issueNumber"`
 	Clarifications []*Clarification `json:"clarifications"`
+
+	more unknown // members this version does not know, kept as read
+	bad  error   // a sealed record Find could not decode
 }
 
 // Find returns the clarification with id, or nil.
+// A sealed record is decoded whole first; if it cannot be, Find returns
+// nil and Store.Update fails with a *CorruptError.
 func (l *Ledger) Find(id string) *Clarification {
 	for _, c := range l.Clarifications {
 		if c.ID == id {
+			if err := c.unseal(); err != nil {
+				if l.bad == nil {
+					l.bad = fmt.Errorf("%s: %w", id, err)
+				}
+				return nil
+			}
 			return c
 		}
 	}
@@ -360,6 +389,12 @@ func (l *Ledger) Validate() error {
 			return fmt.Errorf("%s: duplicate id in issue %d", c.ID, l.IssueNumber)
 		}
 		seen[c.ID] = true
+		if c.sealed != nil {
+			if !c.stubIntact() {
+				return fmt.Errorf("%s: a sealed record was changed without Ledger.Find: the change would be lost", c.ID)
+			}
+			continue // written back as it was read
+		}
 		if err := c.validate(); err != nil {
 			return fmt.Errorf("%s: %w", c.ID, err)
 		}

@@ -36,7 +36,9 @@ func (s *Store) ReadState(name string, v any) error {
 		return fmt.Errorf("read %s: %w", path, err)
 	}
 	if err := json.Unmarshal(data, v); err != nil {
-		return corrupt(path, data, err)
+		ce := corrupt(path, data, err)
+		ce.Derived = true
+		return ce
 	}
 	return nil
 }

@@ -3,12 +3,16 @@ package ledger
 import (
 	"bytes"
 	"context"
-	"encoding/json"
+	jsonv1 "encoding/json"
 	"errors"
 	"fmt"
+	json "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strconv"
 	"time"
@@ -28,6 +32,10 @@ type CorruptError struct {
 	Line   int   // 1-based line, when known
 	Col    int
 	Err    error
+	// Derived is set for a state file other than a ledger (statuses, hook
+	// records, inbox marks, index files): agentx doctor --fix can move it
+	// aside, since nothing in it is the record.
+	Derived bool
 }
 
 func (e *CorruptError) Error() string {
@@ -35,11 +43,19 @@ func (e *CorruptError) Error() string {
 	if e.Line > 0 {
 		where = fmt.Sprintf("%s:%d:%d (byte %d)", e.Path, e.Line, e.Col, e.Offset)
 	}
-	return fmt.Sprintf("%s: cannot be parsed: %v", where, e.Err)
+	return fmt.Sprintf("%s: %s", where, e.Problem())
+}
+
+// Problem is what is wrong, with where in the file but not which file.
+func (e *CorruptError) Problem() string {
+	return fmt.Sprintf("cannot be parsed: %v", e.Err)
 }
 
 // Hint says what to do about it.
 func (e *CorruptError) Hint() string {
+	if e.Derived {
+		return fmt.Sprintf("agentx left %s untouched. Run agentx doctor --fix: it moves the file aside (its content kept) and the next write starts it afresh.", e.Path)
+	}
 	return fmt.Sprintf("agentx left %s untouched. Fix the JSON by hand, or move it aside (mv %s %s.corrupt) to start that issue afresh.", e.Path, e.Path, e.Path)
 }
 
@@ -88,10 +104,12 @@ func (s *Store) Read(issue int) (*Ledger, error) {
 	if err := ValidateIssue(issue); err != nil {
 		return nil, err
 	}
-	return readLedger(s.Path(issue), issue)
+	return readLedger(s.Path(issue), issue, false)
 }
 
-func readLedger(path string, issue int) (*Ledger, error) {
+// readLedger reads the ledger file of issue at path, whole or with its
+// final records sealed (see Clarification.Sealed).
+func readLedger(path string, issue int, sealed bool) (*Ledger, error) {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return &Ledger{IssueNumber: issue, Clarifications: []*Clarification{}}, nil
@@ -99,12 +117,12 @@ func readLedger(path string, issue int) (*Ledger, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read ledger %s: %w", path, err)
 	}
-	return decodeIssue(path, issue, data)
+	return decodeIssue(path, issue, data, sealed)
 }
 
 // decodeIssue decodes the ledger file of issue.
-func decodeIssue(path string, issue int, data []byte) (*Ledger, error) {
-	l, err := Decode(path, data)
+func decodeIssue(path string, issue int, data []byte, sealed bool) (*Ledger, error) {
+	l, err := decode(path, data, sealed)
 	if err != nil {
 		return nil, err
 	}
@@ -144,12 +162,14 @@ func (l *Ledger) checkIntegrity() error {
 
 // Decode parses ledger JSON. A syntax or type error becomes a *CorruptError
 // with the byte offset, line and column.
-func Decode(path string, data []byte) (*Ledger, error) {
+func Decode(path string, data []byte) (*Ledger, error) { return decode(path, data, false) }
+
+func decode(path string, data []byte, sealed bool) (*Ledger, error) {
 	var l Ledger
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, &CorruptError{Path: path, Err: errors.New("file is empty")}
 	}
-	if err := json.Unmarshal(data, &l); err != nil {
+	if err := unmarshalLedger(data, &l, sealed); err != nil {
 		return nil, corrupt(path, data, err)
 	}
 	if l.Clarifications == nil {
@@ -170,18 +190,79 @@ func Decode(path string, data []byte) (*Ledger, error) {
 // the byte, line and column where it went wrong.
 func corrupt(path string, data []byte, err error) *CorruptError {
 	ce := &CorruptError{Path: path, Err: err}
-	var syn *json.SyntaxError
-	var typ *json.UnmarshalTypeError
+	var syn *jsontext.SyntacticError
+	var sem *json.SemanticError
+	var syn1 *jsonv1.SyntaxError // the other state files use encoding/json
+	var typ1 *jsonv1.UnmarshalTypeError
 	switch {
+	case errors.As(err, &syn1):
+		ce.Offset = syn1.Offset
+	case errors.As(err, &typ1):
+		ce.Offset = typ1.Offset
 	case errors.As(err, &syn):
-		ce.Offset = syn.Offset
-	case errors.As(err, &typ):
-		ce.Offset = typ.Offset
+		ce.Offset, ce.Err = syn.ByteOffset, describe(syn.JSONPointer, syn.Err)
+	case errors.As(err, &sem):
+		why := sem.Err
+		if why == nil {
+			why = fmt.Errorf("a JSON %s where %s belongs", kindName(sem.JSONKind), goName(sem.GoType))
+		}
+		ce.Offset, ce.Err = sem.ByteOffset, describe(sem.JSONPointer, why)
 	default:
 		return ce
 	}
-	ce.Line, ce.Col = lineCol(data, ce.Offset)
+	if ce.Offset > 0 {
+		ce.Line, ce.Col = lineCol(data, ce.Offset)
+	}
 	return ce
+}
+
+// describe words a decoding error: what is wrong, and where in the
+// document, as a JSON pointer (/clarifications/0/created).
+func describe(at jsontext.Pointer, err error) error {
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		err = errors.New("unexpected end of JSON input")
+	}
+	if at == "" {
+		return err
+	}
+	return fmt.Errorf("%w (at %s)", err, at)
+}
+
+func kindName(k jsontext.Kind) string {
+	switch k {
+	case '"':
+		return "string"
+	case '0':
+		return "number"
+	case 't', 'f':
+		return "boolean"
+	case 'n':
+		return "null"
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	}
+	return "value"
+}
+
+func goName(t reflect.Type) string {
+	if t == nil {
+		return "another type"
+	}
+	switch t.Kind() {
+	case reflect.Int, reflect.Int64, reflect.Uint, reflect.Float64:
+		return "a number"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Slice:
+		return "an array"
+	case reflect.Struct, reflect.Pointer, reflect.Map:
+		return "an object"
+	}
+	return "a " + t.String()
 }
 
 func lineCol(data []byte, off int64) (line, col int) {
@@ -195,11 +276,11 @@ func lineCol(data []byte, off int64) (line, col int) {
 
 // Encode renders a ledger as the file content agentx writes.
 func Encode(l *Ledger) ([]byte, error) {
-	b, err := json.MarshalIndent(l, "", "  ")
-	if err != nil {
+	var b bytes.Buffer
+	if err := writeLedger(&b, l); err != nil {
 		return nil, err
 	}
-	return append(b, '\n'), nil
+	return b.Bytes(), nil
 }
 
 // Update is the only way a ledger is written: it takes the issue's lock,
@@ -220,7 +301,7 @@ func (s *Store) Update(ctx context.Context, issue int, fn func(*Ledger) error) (
 		return nil, err
 	}
 	defer func() { _ = lk.Release() }()
-	l, err := readLedger(path, issue)
+	l, err := readLedger(path, issue, true)
 	if err != nil {
 		return nil, err
 	}
@@ -231,18 +312,23 @@ func (s *Store) Update(ctx context.Context, issue int, fn func(*Ledger) error) (
 	if err := fn(l); err != nil {
 		return nil, err
 	}
+	if l.bad != nil {
+		return nil, &CorruptError{Path: path, Err: l.bad}
+	}
 	if err := checkChanges(before, l); err != nil {
 		return nil, err
 	}
 	if err := l.Validate(); err != nil {
 		return nil, fmt.Errorf("ledger issue %d: %w", issue, err)
 	}
-	data, err := Encode(l)
-	if err != nil {
-		return nil, fmt.Errorf("ledger issue %d: encode: %w", issue, err)
-	}
 	open := EntriesOf(l)
-	err = atomicfile.WriteWith(path, data, perm, atomicfile.Options{Durable: true, BeforeRename: func(tmp os.FileInfo) error {
+	encode := func(w io.Writer) error {
+		if err := writeLedger(w, l); err != nil {
+			return fmt.Errorf("ledger issue %d: encode: %w", issue, err)
+		}
+		return nil
+	}
+	err = atomicfile.WriteStream(path, perm, atomicfile.Options{Durable: true, BeforeRename: func(tmp os.FileInfo) error {
 		if len(open) > 0 {
 			// Before the rename: a reader never sees a ledger with open
 			// clarifications that no index file points to.
@@ -251,7 +337,7 @@ func (s *Store) Update(ctx context.Context, issue int, fn func(*Ledger) error) (
 			}
 		}
 		return lk.Check()
-	}})
+	}}, encode)
 	if err != nil {
 		return nil, err
 	}

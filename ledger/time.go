@@ -89,7 +89,9 @@ func (t *Time) UnmarshalJSON(b []byte) error {
 		return nil
 	}
 	var s string
-	if err := json.Unmarshal(b, &s); err != nil {
+	if n := len(b); n >= 2 && b[0] == '"' && b[n-1] == '"' && bytes.IndexByte(b[1:n-1], '\\') < 0 && bytes.IndexByte(b[1:n-1], '"') < 0 {
+		s = string(b[1 : n-1]) // the usual case: a string with no escapes
+	} else if err := json.Unmarshal(b, &s); err != nil {
 		return fmt.Errorf("timestamp %s: want a string", b)
 	}
 	v, err := ParseTime(s)

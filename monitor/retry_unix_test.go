@@ -238,7 +238,7 @@ func TestWaitMakesTheRetryWhenDue(t *testing.T) {
 	rec := w.askFailing(h)
 
 	var reports []*Report
-	got, err := New(h).Wait(context.Background(), rec.ID, 20*time.Second, func(r *Report) { reports = append(reports, r) })
+	got, err := New(h).Wait(context.Background(), rec.ID, 20*time.Second, nil, func(r *Report) { reports = append(reports, r) })
 	require.NoError(t, err)
 	assert.Equal(t, ledger.Answered, got.Status)
 	assert.Equal(t, "Use the repository pattern.", got.Current(ledger.Answer).Body)

@@ -14,15 +14,22 @@ import (
 // that an action that keeps failing cannot make a wait spin.
 const minRunGap = time.Second
 
-// Wait waits up to timeout for clarification id to settle, as
-// router.Hub.Wait does, and meanwhile runs the monitor (Run) whenever its
-// next action on that clarification comes due (NextDue): a failed
+// Waiter waits up to d for clarification id to settle: router.Hub.Wait, or
+// a front end's own (one that also reads answers given elsewhere).
+type Waiter func(ctx context.Context, id string, d time.Duration) (router.Record, error)
+
+// Wait waits up to timeout for clarification id to settle, through wait
+// (nil: router.Hub.Wait), and meanwhile runs the monitor (Run) whenever
+// its next action on that clarification comes due (NextDue): a failed
 // responder's retry above all, so that an asker waiting alone gets its
 // answer when the retry is due rather than when some other command
 // happens to run. Each run's budget is what is left of the wait; each
 // gets every run's report, if not nil.
-func (m *Monitor) Wait(ctx context.Context, id string, timeout time.Duration, each func(*Report)) (router.Record, error) {
+func (m *Monitor) Wait(ctx context.Context, id string, timeout time.Duration, wait Waiter, each func(*Report)) (router.Record, error) {
 	h := m.Hub
+	if wait == nil {
+		wait = h.Wait
+	}
 	start := time.Now()
 	deadline := start.Add(timeout)
 	var lastRun time.Time
@@ -58,7 +65,7 @@ func (m *Monitor) Wait(ctx context.Context, id string, timeout time.Duration, ea
 			}
 			chunk = min(chunk, max(next.Sub(now), minRunGap-sinceRun, 10*time.Millisecond))
 		}
-		got, err := h.Wait(ctx, id, chunk)
+		got, err := wait(ctx, id, chunk)
 		var te *router.WaitTimeoutError
 		switch {
 		case errors.As(err, &te):

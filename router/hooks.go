@@ -42,7 +42,7 @@ func (h *Hub) Hook(ctx context.Context, phase, agent string, issue int) (ledger.
 	// The record `agentx state` derives from: per issue, so that agents
 	// on different issues never wait on each other's file.
 	m := ledger.AgentStatuses{}
-	err := h.Store.UpdateState(ctx, hooksFile(issue), &m, func() error {
+	err := h.Store.UpdateState(ctx, HooksFile(issue), &m, func() error {
 		m[agent] = &ledger.AgentStatus{Status: st, LastActivity: &now}
 		return nil
 	})

@@ -28,12 +28,12 @@ type AgentState struct {
 	*ledger.AgentStatus
 }
 
-// hooksDir holds the per-issue records of the agents' hooks.
-const hooksDir = "hooks"
+// HooksDir holds the per-issue records of the agents' hooks.
+const HooksDir = "hooks"
 
-// hooksFile is the record of the agents' hooks on issue n.
-func hooksFile(n int) string {
-	return filepath.Join(hooksDir, "issue-"+strconv.Itoa(n)+".json")
+// HooksFile is the record of the agents' hooks on issue n.
+func HooksFile(n int) string {
+	return filepath.Join(HooksDir, "issue-"+strconv.Itoa(n)+".json")
 }
 
 // AgentStates derives every agent's status on every issue it is busy
@@ -68,13 +68,13 @@ func (h *Hub) AgentStates() ([]AgentState, []error, error) {
 		}
 		rank[k], rows[k] = r, st
 	}
-	issues, err := h.Store.IssuesWithFile(hooksDir)
+	issues, err := h.Store.IssuesWithFile(HooksDir)
 	if err != nil {
 		skipped = append(skipped, err)
 	}
 	for _, n := range issues {
 		m := ledger.AgentStatuses{}
-		if err := h.Store.ReadState(hooksFile(n), &m); err != nil {
+		if err := h.Store.ReadState(HooksFile(n), &m); err != nil {
 			skipped = append(skipped, err)
 			continue
 		}

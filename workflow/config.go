@@ -79,6 +79,7 @@ type Config struct {
 	Agents          map[string]AgentConfig `json:"agents"`           // responders by agent name; never nil
 	Notify          *NotifyConfig          `json:"notify,omitempty"` // nil when [notify] is absent
 	Humans          HumansConfig           `json:"humans"`           // who may act as a person
+	GitHub          *GitHubConfig          `json:"github,omitempty"` // nil when [github] is absent
 	File            string                 `json:"file,omitempty"`   // "" for DefaultConfig
 
 	defaultWorkflowSet  bool // default_workflow was written in the file
@@ -153,7 +154,7 @@ func parseConfig(file string, data []byte) (*Config, error) {
 	}
 	c := DefaultConfig()
 	c.File = file
-	var lock, agents, notify, humans toml.Primitive
+	var lock, agents, notify, humans, github toml.Primitive
 	defined := d.decodeTable(top, nil, nil, []field{
 		{"default_workflow", &c.DefaultWorkflow, "a string"},
 		{"priority", &c.Priority, "an array of strings"},
@@ -165,6 +166,7 @@ func parseConfig(file string, data []byte) (*Config, error) {
 		{"agents", &agents, "a table"},
 		{"notify", &notify, "a table"},
 		{"humans", &humans, "a table"},
+		{"github", &github, "a table"},
 	})
 	c.defaultWorkflowSet = defined["default_workflow"]
 	c.defaultWorkflowLine = d.ix.line("default_workflow")
@@ -242,6 +244,9 @@ func parseConfig(file string, data []byte) (*Config, error) {
 			def := d.decodeTable(t, p, p, []field{{"allow", &c.Humans.Allow, "an array of strings"}})
 			d.people(def["allow"], c.Humans.Allow, with(p, "allow"))
 		}
+	}
+	if defined["github"] {
+		c.GitHub = d.github(github)
 	}
 	d.checkUndecoded()
 	if err := d.result(); err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/fatih/color"
 	"github.com/spf13/cobra"
 
+	"github.com/agentx-cli/agentx/ghmirror"
 	"github.com/agentx-cli/agentx/internal/clock"
 	"github.com/agentx-cli/agentx/internal/workspace"
 	"github.com/agentx-cli/agentx/router"
@@ -42,6 +43,11 @@ type app struct {
 	// side-effect monitor
 	ws *workspace.Workspace
 	hb *router.Hub
+
+	// GitHub mode, opened once per command (nil: not configured, or ghErr)
+	gh       *ghmirror.Mirror
+	ghErr    error
+	ghWarned bool
 }
 
 // run executes the command line and returns the exit code.

@@ -193,14 +193,21 @@ func (a *app) outcomeNote(r router.Record) {
 	}
 }
 
-// wait waits for rec's answer like Hub.Wait, running the monitor when its
-// next action on the clarification comes due (the retry of a failed
-// responder), unless the side monitor is off.
+// wait waits for rec's answer (githubWait: also reading answers given on
+// GitHub), running the monitor when its next action on the clarification
+// comes due (the retry of a failed responder), unless the side monitor is
+// off; what the monitor changed is mirrored to GitHub as after any run.
 func (a *app) wait(ctx context.Context, h *router.Hub, id string, timeout time.Duration) (router.Record, error) {
-	if a.side == nil {
-		return h.Wait(ctx, id, timeout)
+	ghWait := func(ctx context.Context, id string, d time.Duration) (router.Record, error) {
+		return a.githubWait(ctx, h, id, d)
 	}
-	return monitor.New(h).Wait(ctx, id, timeout, a.monitorDuring)
+	if a.side == nil {
+		return ghWait(ctx, id, timeout)
+	}
+	return monitor.New(h).Wait(ctx, id, timeout, ghWait, func(r *monitor.Report) {
+		a.monitorDuring(r)
+		a.githubSide(ctx, h, false)
+	})
 }
 
 // actWait is act for the commands that wait for an answer: fn's record,

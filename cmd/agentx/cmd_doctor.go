@@ -15,17 +15,24 @@ func newDoctorCmd(a *app) *cobra.Command {
 	var fix bool
 	cmd := &cobra.Command{
 		Use:   "doctor [--fix]",
-		Short: "Check the workspace's state: ledgers, schema, stale locks, temp files, the index (--fix repairs)",
+		Short: "Check the workspace's state: ledgers, schema, locks, temp files, index, statuses, inbox marks, event log (--fix repairs)",
 		Long: `Check every ledger under .agentx/state/clarifications/: it must parse, pass
 agentx's validation and the AgentX ledger schema (agentx's own "agentx" key
 aside; a ledger from another AgentX tool that bends the schema is a warning).
 Find lock files left by dead processes and temp files left by killed writers,
-and verify the index of open clarifications (.agentx/state/index/open.json)
-against the ledgers.
+and verify the per-issue index of open clarifications (.agentx/state/index/)
+against the ledgers. Check the files beside them: agent-status.json, the hook
+records (hooks/issue-N.json) and the inbox marks (inbox/AGENT.json) must parse
+and be regular files, not links; the end of the event log (events.jsonl, its
+last MiB) must be whole events, ending in a newline.
 
-With --fix, stale locks and old temp files are removed and the index is
-rebuilt from the ledgers. A corrupt ledger is never rewritten: fix it by hand
-or move it aside. Exits 7 while errors remain.`,
+With --fix, stale locks and old temp files are removed, the index is rebuilt
+from the ledgers, a status, hook or inbox file that does not parse is moved
+aside (NAME.corrupt-TIME: its content is kept, and the next write starts it
+afresh), and a torn last event line is ended with a newline. A corrupt ledger
+is never rewritten, nor the event log: fix the ledger by hand or move it aside.
+A symbolic link is reported, never followed or removed. Exits 7 while errors
+remain.`,
 		Args: cobra.NoArgs,
 		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			ws, err := a.open()
@@ -71,6 +78,6 @@ or move it aside. Exits 7 while errors remain.`,
 			return nil
 		}),
 	}
-	cmd.Flags().BoolVar(&fix, "fix", false, "remove stale locks and old temp files, rebuild the index")
+	cmd.Flags().BoolVar(&fix, "fix", false, "remove stale locks and old temp files, rebuild the index, move unreadable state files aside, end a torn event line")
 	return cmd
 }

@@ -55,6 +55,8 @@ var jsonCases = []struct {
 	{"agentx hook start", []string{"hook", "start", "--issue", "43", "--agent", "engineer"}, ""},
 	{"agentx hook finish", []string{"hook", "finish", "--issue", "43", "--agent", "engineer"}, ""},
 	{"agentx doctor", []string{"doctor"}, ""},
+	{"agentx github status", []string{"github", "status"}, ""},
+	{"agentx github sync", []string{"github", "sync"}, ""},
 }
 
 // jsonSchemas names, for each command path of jsonCases, the schema of its
@@ -89,6 +91,8 @@ var jsonSchemas = map[string]string{
 	"agentx hook finish":       "hook.json",
 	"agentx doctor":            "doctor.json",
 	"agentx demo":              "demo.json",
+	"agentx github status":     "github.json",
+	"agentx github sync":       "github.json",
 }
 
 // noJSON are commands whose output is not data: protocol servers, help,

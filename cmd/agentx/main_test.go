@@ -39,12 +39,16 @@ func TestScripts(t *testing.T) {
 			"envq":     cmdEnvq,
 			"repeat":   cmdRepeat,
 			"maxbytes": cmdMaxBytes,
+			"ghfake":   cmdGHFake,
 		},
 		Setup: func(e *testscript.Env) error {
 			e.Setenv("NO_COLOR", "")
 			e.Setenv("AGENTX_ROOT", "")
 			e.Setenv("HOME", e.WorkDir)
 			e.Setenv("GORACE", testenv.RaceEnv) // -race children: no 1 s sleep at exit
+			e.Setenv("GITHUB_TOKEN", "")        // GitHub mode: scripts use the fake's token
+			e.Setenv("GH_TOKEN", "")
+			setupGitHub(e)
 			return nil
 		},
 	})

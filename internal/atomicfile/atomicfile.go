@@ -1,7 +1,9 @@
 package atomicfile
 
 import (
+	"bufio"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -26,7 +28,23 @@ type Options struct {
 
 // WriteWith replaces path with data like Write, as o says.
 func WriteWith(path string, data []byte, perm os.FileMode, o Options) error {
-	return write(path, data, perm, o)
+	return write(path, perm, o, func(f *os.File) error {
+		_, err := f.Write(data)
+		return err
+	})
+}
+
+// WriteStream replaces path like WriteWith with what fill writes, through
+// a buffer: content too large to hold twice in memory goes to the file a
+// block at a time. An error from fill cancels the write.
+func WriteStream(path string, perm os.FileMode, o Options, fill func(io.Writer) error) error {
+	return write(path, perm, o, func(f *os.File) error {
+		w := bufio.NewWriterSize(f, 64<<10)
+		if err := fill(w); err != nil {
+			return err
+		}
+		return w.Flush()
+	})
 }
 
 // WriteVolatile replaces path with data like Write, atomically for readers,
@@ -34,10 +52,11 @@ func WriteWith(path string, data []byte, perm os.FileMode, o Options) error {
 // content. For derived state that can be rebuilt, where the fsyncs would only
 // lengthen the time a hot lock is held.
 func WriteVolatile(path string, data []byte, perm os.FileMode) error {
-	return write(path, data, perm, Options{})
+	return WriteWith(path, data, perm, Options{})
 }
 
-func write(path string, data []byte, perm os.FileMode, o Options) (err error) {
+// write replaces path with what fill writes to a temp file.
+func write(path string, perm os.FileMode, o Options, fill func(*os.File) error) (err error) {
 	durable := o.Durable
 	dir := filepath.Dir(path)
 	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
@@ -50,7 +69,7 @@ func write(path string, data []byte, perm os.FileMode, o Options) (err error) {
 			_ = os.Remove(tmp)
 		}
 	}()
-	if _, err = f.Write(data); err != nil {
+	if err = fill(f); err != nil {
 		_ = f.Close()
 		return fmt.Errorf("write %s: %w", tmp, err)
 	}

@@ -1,0 +1,5 @@
+package ghmirror
+
+import "os"
+
+var osRemove = os.Remove

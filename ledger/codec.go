@@ -1,0 +1,294 @@
+package ledger
+
+import (
+	"bytes"
+	"errors"
+	"io"
+
+	json "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// The ledger codec. It is built on the JSON v2 engine
+// (github.com/go-json-experiment/json, the module behind Go's
+// encoding/json/v2) for three things encoding/json cannot give:
+//
+//   - Fields this version does not know (written by a newer agentx or by
+//     another AgentX tool) are kept, on the ledger, on each record, on each
+//     thread entry and in agentx's own additions, and written back as they
+//     were: a rewrite never drops another tool's data.
+//   - A write decodes only what it may change. Store.Update reads the
+//     records whose status is final (resolved, abandoned) sealed: their
+//     id, sender and status are read, the rest is kept as the bytes read
+//     and written back unchanged unless Find opens the record. So an ask
+//     costs about the same on an issue's 5,000th clarification as on its
+//     10th.
+//   - A record with a key twice (two "status" keys that two tools could
+//     read differently) is corrupt, not last-one-wins.
+//
+// Every other JSON file of agentx uses encoding/json.
+
+// unknown holds the members of a JSON object that the Go type has no
+// field for, as read.
+type unknown = jsontext.Value
+
+// Types with the same fields and no codec functions, for the codec to
+// decode and encode into without calling itself.
+type (
+	ledgerFields Ledger
+	clarFields   Clarification
+	entryFields  ThreadEntry
+	extraFields  Extra
+)
+
+// wire is the JSON object of a *T: its fields, then the unknown members.
+type wire[T any] struct {
+	Fields  *T      `json:",embed"`
+	Unknown unknown `json:",embed"`
+}
+
+var (
+	// encodeOpts writes what the AgentX tools write: two-space indent.
+	// Members kept as read keep their escapes (\u00e9 stays \u00e9) and
+	// number forms (1.50 stays 1.50). A Go string holding invalid UTF-8
+	// (read from another tool's ledger) is written with U+FFFD in its
+	// place, as encoding/json did; a record kept as read keeps its bytes.
+	encodeOpts = json.JoinOptions(
+		jsontext.WithIndent("  "),
+		jsontext.PreserveRawStrings(true),
+		jsontext.AllowInvalidUTF8(true),
+		json.WithMarshalers(json.JoinMarshalers(
+			json.MarshalToFunc(func(enc *jsontext.Encoder, l *Ledger) error {
+				return json.MarshalEncode(enc, &wire[ledgerFields]{(*ledgerFields)(l), l.more})
+			}),
+			json.MarshalToFunc(func(enc *jsontext.Encoder, c *Clarification) error {
+				if c.sealed != nil {
+					return enc.WriteValue(c.sealed)
+				}
+				return json.MarshalEncode(enc, &wire[clarFields]{(*clarFields)(c), c.more})
+			}),
+			json.MarshalToFunc(func(enc *jsontext.Encoder, e *ThreadEntry) error {
+				return json.MarshalEncode(enc, &wire[entryFields]{(*entryFields)(e), e.more})
+			}),
+			json.MarshalToFunc(func(enc *jsontext.Encoder, x *Extra) error {
+				return json.MarshalEncode(enc, &wire[extraFields]{(*extraFields)(x), x.more})
+			}),
+		)),
+	)
+	// decodeOpts reads every record whole. Invalid UTF-8 inside a string
+	// becomes U+FFFD, as encoding/json did, so a ledger another tool wrote
+	// with a bad byte in a body is still read.
+	decodeOpts = decodeOptions(nil)
+)
+
+// decodeOptions returns the options that decode a ledger, whole or, given
+// the document being decoded (in), with the records whose status is final
+// sealed. A sealed record's bytes are a slice of in, which the caller must
+// not change.
+func decodeOptions(in []byte) json.Options {
+	seal := in != nil
+	var hd header
+	return json.JoinOptions(
+		jsontext.AllowInvalidUTF8(true),
+		json.WithUnmarshalers(json.JoinUnmarshalers(
+			json.UnmarshalFromFunc(func(dec *jsontext.Decoder, l *Ledger) error {
+				return decodeInto(from(dec), (*ledgerFields)(l), &l.more)
+			}),
+			json.UnmarshalFromFunc(func(dec *jsontext.Decoder, c *Clarification) error {
+				if !seal {
+					return decodeInto(from(dec), (*clarFields)(c), &c.more)
+				}
+				raw, err := dec.ReadValue()
+				if err != nil {
+					return err
+				}
+				if id, from, st, ok := hd.read(raw); ok && st.Final() {
+					*c = Clarification{ID: id, From: from, Status: st, sealed: within(in, raw, dec.InputOffset())}
+					return nil
+				}
+				return decodeInto(func(w any) error { return json.Unmarshal(raw, w, dec.Options()) }, (*clarFields)(c), &c.more)
+			}),
+			json.UnmarshalFromFunc(func(dec *jsontext.Decoder, e *ThreadEntry) error {
+				return decodeInto(from(dec), (*entryFields)(e), &e.more)
+			}),
+			json.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *Extra) error {
+				return decodeInto(from(dec), (*extraFields)(x), &x.more)
+			}),
+		)),
+	)
+}
+
+// from unmarshals the next value of dec.
+func from(dec *jsontext.Decoder) func(any) error {
+	return func(w any) error { return json.UnmarshalDecode(dec, w) }
+}
+
+// decodeInto decodes an object with unmarshal into fields, keeping the
+// members fields has no field for in more.
+func decodeInto[F any](unmarshal func(any) error, fields *F, more *unknown) error {
+	w := wire[F]{Fields: fields}
+	err := unmarshal(&w)
+	*more = w.Unknown
+	return err
+}
+
+// within returns the bytes of v, the value the decoder of in read last
+// (it ended at offset end): the same bytes of in when v is a window on
+// them, so that sealing a record copies nothing, else a copy of v.
+func within(in []byte, v jsontext.Value, end int64) []byte {
+	if start := end - int64(len(v)); start >= 0 && end <= int64(len(in)) && bytes.Equal(in[start:end], v) {
+		return in[start:end:end]
+	}
+	return bytes.Clone(v)
+}
+
+// header reads records' heads; one is reused for every record of a ledger.
+type header struct {
+	r   bytes.Reader
+	dec jsontext.Decoder
+}
+
+// read reads a record's id, from and status without decoding the rest. ok
+// is false when one of them is missing or not a string.
+func (h *header) read(raw jsontext.Value) (id, from string, st Status, ok bool) {
+	h.r.Reset(raw)
+	h.dec.Reset(&h.r)
+	dec := &h.dec
+	if t, err := dec.ReadToken(); err != nil || t.Kind() != '{' {
+		return "", "", "", false
+	}
+	var got int
+	for got < 3 && dec.PeekKind() == '"' {
+		k, err := dec.ReadToken()
+		if err != nil {
+			return "", "", "", false
+		}
+		var dst *string
+		switch k.String() {
+		case "id":
+			dst = &id
+		case "from":
+			dst = &from
+		case "status":
+			dst = (*string)(&st)
+		default:
+			if dec.SkipValue() != nil {
+				return "", "", "", false
+			}
+			continue
+		}
+		v, err := dec.ReadToken()
+		if err != nil || v.Kind() != '"' {
+			return "", "", "", false
+		}
+		*dst = v.String()
+		got++
+	}
+	return id, from, st, got == 3
+}
+
+// Sealed reports whether c was read sealed: only its ID, From and Status
+// are set, and it is written back as it was read.
+func (c *Clarification) Sealed() bool { return c.sealed != nil }
+
+// stubIntact reports whether a sealed record still holds only what was
+// read of it: a change made to a sealed record without Find would not be
+// written.
+func (c *Clarification) stubIntact() bool {
+	return c.To == "" && c.Topic == "" && !c.Blocking && c.Round == 0 && c.MaxRounds == 0 &&
+		c.Created.IsZero() && c.StaleAfter.IsZero() && c.ResolvedAt == nil && len(c.Thread) == 0 &&
+		c.RecordType == "" && c.X == nil && c.more == nil
+}
+
+// unseal decodes a sealed record whole.
+func (c *Clarification) unseal() error {
+	if c.sealed == nil {
+		return nil
+	}
+	raw := c.sealed
+	var whole Clarification
+	if err := json.Unmarshal(raw, &whole, decodeOpts); err != nil {
+		return err
+	}
+	*c = whole
+	return nil
+}
+
+// unmarshalLedger decodes ledger JSON, sealed or whole.
+func unmarshalLedger(data []byte, l *Ledger, sealed bool) error {
+	if sealed {
+		return json.Unmarshal(data, l, decodeOptions(data))
+	}
+	return json.Unmarshal(data, l, decodeOpts)
+}
+
+// writeLedger writes a ledger's JSON to w: the object with an empty
+// clarifications array, the records spliced into it, each indented as if
+// encoded in place. A sealed record is copied as read, not re-encoded or
+// reformatted: that is what keeps a write's cost independent of the
+// closed records.
+func writeLedger(w io.Writer, l *Ledger) error {
+	head, err := json.Marshal(&wire[ledgerHead]{&ledgerHead{IssueNumber: l.IssueNumber, Clarifications: emptyArray}, l.more}, encodeOpts)
+	if err != nil {
+		return err
+	}
+	at := bytes.Index(head, emptyMember)
+	if at < 0 {
+		return errors.New("ledger encoding: no clarifications member")
+	}
+	at += len(emptyMember) - len(emptyArray)
+	ew := errWriter{w: w}
+	ew.write(head[:at])
+	ew.write(openArray)
+	for i, c := range l.Clarifications {
+		if i > 0 {
+			ew.write(nextRecord)
+		} else {
+			ew.write(firstRecord)
+		}
+		if c.sealed != nil {
+			ew.write(c.sealed)
+			continue
+		}
+		b, err := json.Marshal(c, encodeOpts, recordIndent)
+		if err != nil {
+			return err
+		}
+		ew.write(b)
+	}
+	if len(l.Clarifications) > 0 {
+		ew.write(closeRecords)
+	}
+	ew.write(closeArray)
+	ew.write(head[at+len(emptyArray):])
+	ew.write(newline)
+	return ew.err
+}
+
+// errWriter keeps the first error of a series of writes.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) write(b []byte) {
+	if e.err == nil {
+		_, e.err = e.w.Write(b)
+	}
+}
+
+// ledgerHead is a ledger's members but its records.
+type ledgerHead struct {
+	IssueNumber    int            `json:"issueNumber"`
+	Clarifications jsontext.Value `json:"clarifications"`
+}
+
+var (
+	emptyArray   = jsontext.Value("[]")
+	emptyMember  = []byte(`"clarifications": []`)
+	recordIndent = jsontext.WithIndentPrefix("    ")
+
+	openArray, closeArray   = []byte("["), []byte("]")
+	firstRecord, nextRecord = []byte("\n    "), []byte(",\n    ")
+	closeRecords, newline   = []byte("\n  "), []byte("\n")
+)
