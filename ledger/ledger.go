@@ -176,6 +176,17 @@ type MonitorState struct {
 	Retries   int    `json:"retries,omitzero"`    // automatic responder retries or re-notifications
 	RetriedAt *Time  `json:"retriedAt,omitempty"` // when the last retry ran
 	Reason    string `json:"reason,omitempty"`    // why the monitor last acted
+
+	// A responder that failed: how often in round FailedRound, when last,
+	// why (one line, bounded), and, after a first failure, when its retry
+	// is due. RetryUntil is set while a retry is claimed and running: until
+	// then no other process makes it (a claimant that died loses it then).
+	Failures    int    `json:"failures,omitzero"`
+	FailedRound int    `json:"failedRound,omitzero"`
+	FailedAt    *Time  `json:"failedAt,omitempty"`
+	Failure     string `json:"failure,omitempty"`
+	RetryAt     *Time  `json:"retryAt,omitempty"`
+	RetryUntil  *Time  `json:"retryUntil,omitempty"`
 }
 
 // Ext returns the record's additions, creating them if absent.

@@ -31,6 +31,12 @@ const (
 	EventResolved   EventType = "clarification-resolved"
 	EventEscalated  EventType = "clarification-escalated"
 	EventAbandoned  EventType = "clarification-abandoned"
+	// EventResponderFailed: the responder failed (reason: why, and what
+	// follows: a retry, or the escalation).
+	EventResponderFailed EventType = "clarification-responder-failed"
+	// EventSuperseded: the responder's result came after the clarification
+	// had moved on, and was not recorded.
+	EventSuperseded EventType = "clarification-responder-superseded"
 )
 
 // Event is one line of .agentx/state/events.jsonl. Type is the first field
