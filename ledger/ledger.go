@@ -206,6 +206,22 @@ type Ledger struct {
 	bad  error   // a sealed record Find could not decode
 }
 
+// Whole returns every clarification decoded whole: inside Store.Update,
+// where the records whose status is final are read sealed (only ID, From
+// and Status set), a function that reads more of every record calls it
+// first. A sealed record that cannot be decoded is left out, and Update
+// then fails with a *CorruptError.
+func (l *Ledger) Whole() []*Clarification {
+	out := make([]*Clarification, 0, len(l.Clarifications))
+	for _, c := range l.Clarifications {
+		if c.sealed != nil && l.Find(c.ID) == nil {
+			continue
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
 // Find returns the clarification with id, or nil.
 // A sealed record is decoded whole first; if it cannot be, Find returns
 // nil and Store.Update fails with a *CorruptError.
