@@ -57,6 +57,9 @@ var jsonCases = []struct {
 	{"agentx doctor", []string{"doctor"}, ""},
 	{"agentx github status", []string{"github", "status"}, ""},
 	{"agentx github sync", []string{"github", "sync"}, ""},
+	{"agentx eval list", []string{"eval", "list"}, ""},
+	{"agentx eval show", []string{"eval", "show", "43"}, ""},
+	{"agentx eval run", []string{"eval", "run", "--issue", "43", "--agent", "engineer"}, ""}, // no checks: error JSON, checked below
 }
 
 // jsonSchemas names, for each command path of jsonCases, the schema of its
@@ -93,6 +96,9 @@ var jsonSchemas = map[string]string{
 	"agentx demo":              "demo.json",
 	"agentx github status":     "github.json",
 	"agentx github sync":       "github.json",
+	"agentx eval list":         "eval-list.json",
+	"agentx eval show":         "evaluation.json",
+	"agentx eval run":          "eval-list.json",
 }
 
 // noJSON are commands whose output is not data: protocol servers, help,
@@ -111,6 +117,11 @@ func TestJSONContract(t *testing.T) {
 				assert.Equal(t, exitWaitTimeout.N, r.code)
 				assert.Empty(t, r.stdout)
 				assertErrorJSON(t, r.stderr, "wait_timeout")
+				return
+			}
+			if c.cmd == "agentx eval run" { // the default workflows have no checks; TestEvalJSON has the data
+				assert.Equal(t, exitNotFound.N, r.code)
+				assertErrorJSON(t, r.stderr, "not_found")
 				return
 			}
 			require.Equal(t, 0, r.code, "stderr: %s", r.stderr)
