@@ -195,11 +195,7 @@ Exit 0 when the verdict is PASS, 9 otherwise.`,
 			if err != nil {
 				return err
 			}
-			who, err := required("agent", a.agentDefault(agent))
-			if err != nil {
-				return err
-			}
-			ws, h, err := a.hub()
+			who, ws, h, err := a.agentHub(agent)
 			if err != nil {
 				return err
 			}

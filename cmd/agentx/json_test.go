@@ -60,6 +60,7 @@ var jsonCases = []struct {
 	{"agentx eval list", []string{"eval", "list"}, ""},
 	{"agentx eval show", []string{"eval", "show", "43"}, ""},
 	{"agentx eval run", []string{"eval", "run", "--issue", "43", "--agent", "engineer"}, ""}, // no checks: error JSON, checked below
+	{"agentx scope check", []string{"scope", "check", "--agent", "engineer", "--files", "src/a.go"}, ""},
 }
 
 // jsonSchemas names, for each command path of jsonCases, the schema of its
@@ -99,6 +100,7 @@ var jsonSchemas = map[string]string{
 	"agentx eval list":         "eval-list.json",
 	"agentx eval show":         "evaluation.json",
 	"agentx eval run":          "eval-list.json",
+	"agentx scope check":       "scope.json",
 }
 
 // noJSON are commands whose output is not data: protocol servers, help,
