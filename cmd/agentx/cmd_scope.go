@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -63,7 +64,7 @@ With no flags it reads a Claude Code PreToolUse hook payload on stdin: for a
 Write, Edit, MultiEdit or NotebookEdit outside the scope it prints the hook
 decision that denies the call, with a message telling the agent it may ask
 a person for a wider scope; otherwise it prints nothing. It exits 0 either
-way, and 1 (never 2) when it cannot judge. See docs/agents.md for the hook.
+way (also with nothing on stdin), and 1 (never 2) when it cannot judge. See docs/agents.md for the hook.
 
 --files PATH... checks the files named, --staged the files staged in git
 (a pre-commit hook, or CI on a pull request's changes): each file outside
@@ -140,6 +141,9 @@ func runScopeCheck(ctx context.Context, a *app, agent, wf, stp string, files, st
 		data, err := io.ReadAll(io.LimitReader(a.stdin, scope.MaxPayload))
 		if err != nil {
 			return err
+		}
+		if len(bytes.TrimSpace(data)) == 0 {
+			return nil // no payload (run by hand): nothing to judge
 		}
 		p, target, err := scope.ParsePayload(data)
 		if err != nil {
