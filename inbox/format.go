@@ -73,7 +73,9 @@ func itemText(it Item) string {
 	var b strings.Builder
 	it = neutral(it)
 	writeItem(&b, it)
-	if it.Clipped {
+	if it.Clipped && it.Kind == KindRevision {
+		fmt.Fprintf(&b, "  (Cut short to fit here: agentx eval show %s has it all.)\n", it.ID)
+	} else if it.Clipped {
 		fmt.Fprintf(&b, "  (Cut short to fit here: agentx clarify show %s has it all.)\n", it.ID)
 	}
 	return b.String()
@@ -129,6 +131,8 @@ func writeItem(b *strings.Builder, it Item) {
 	case KindEscalated:
 		fmt.Fprintf(b, "* Your question %s was escalated to a human: %s\n", where(it), safetext.Line(it.Body))
 		fmt.Fprintf(b, "  Next: proceed on your best judgment and record your assumption (clarify_assume, or agentx clarify assume %s --assumption \"...\"); the decision will arrive here.\n", it.ID)
+	case KindRevision:
+		writeRevision(b, it)
 	case KindAbandoned:
 		reason := it.Body
 		if reason == "" {
@@ -207,4 +211,10 @@ type hookOutput struct {
 type hookSpecific struct {
 	HookEventName     string `json:"hookEventName"`
 	AdditionalContext string `json:"additionalContext"`
+}
+
+// writeRevision renders a revision request: the gate's text, indented.
+func writeRevision(b *strings.Builder, it Item) {
+	fmt.Fprintf(b, "* Your work on issue #%d (%s) was sent back for revision:\n", it.Issue, it.Topic)
+	block(b, "", it.Body)
 }

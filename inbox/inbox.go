@@ -27,6 +27,9 @@ const (
 	KindResolved  Kind = "resolved"  // a human resolved a clarification the agent is party to
 	KindEscalated Kind = "escalated" // the agent's question went to a human
 	KindAbandoned Kind = "abandoned" // someone else closed the agent's question
+	// KindRevision is not from the event log: the supervisor gate sent the
+	// agent's work back (package evaluate; the command adds these items).
+	KindRevision Kind = "revision"
 )
 
 // Item is one thing new for the agent.

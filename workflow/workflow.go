@@ -63,6 +63,12 @@ type Step struct {
 	Optional           bool   `json:"optional,omitempty"`
 	Condition          string `json:"condition,omitempty"`
 
+	// The supervisor gate (see gate.go): checks run on `hook finish`, how
+	// many revisions a worker gets, and where it may write.
+	Evaluate     []Check  `json:"evaluate,omitempty"`
+	MaxRevisions int      `json:"max_revisions"`
+	Scope        []string `json:"scope,omitempty"` // empty: unrestricted
+
 	Line int `json:"line,omitempty"` // line of its [[steps]] header; 0 if unknown
 }
 
@@ -85,6 +91,8 @@ func stepFields(s *Step) []field {
 		{"template", &s.Template, "a string"},
 		{"optional", &s.Optional, "a boolean"},
 		{"condition", &s.Condition, "a string"},
+		{"max_revisions", &s.MaxRevisions, "an integer"},
+		{"scope", &s.Scope, "an array of strings"},
 	}
 }
 
@@ -188,7 +196,12 @@ func (d *doc) step(i int, t map[string]toml.Primitive) Step {
 	at := func(k string) ([]string, []string) { return with(path, k), with(plain, k) }
 	var s Step
 	s.Line = d.ix.line(path...)
-	defined := d.decodeTable(t, path, plain, stepFields(&s))
+	var evaluate toml.Primitive
+	defined := d.decodeTable(t, path, plain, append(stepFields(&s), field{"evaluate", &evaluate, "an array of tables"}))
+	if !defined["max_revisions"] {
+		s.MaxRevisions = DefaultMaxRevisions
+	}
+	d.gate(&s, path, plain, defined, evaluate)
 
 	if !defined["can_clarify"] {
 		s.CanClarify = []string{}

@@ -247,7 +247,7 @@ func TestLoadAgentXFixtures(t *testing.T) {
 		Iterate: true, MaxIterations: 10,
 		CompletionCriteria: "All acceptance criteria met, tests pass at 80% coverage, no lint errors, docs updated",
 		StatusOnStart:      "In Progress", StatusOnComplete: "In Review",
-		Line: 55,
+		MaxRevisions: DefaultMaxRevisions, Line: 55,
 	}, *impl)
 	ux := feature.Step("ux")
 	assert.True(t, ux.Optional)
@@ -359,7 +359,7 @@ func TestValidateMessages(t *testing.T) {
 		{"byte order mark", "\ufeff[[steps]]\nid = \"a\"\nagent = \"engineer\"\nclarify_sla_minutes = 0\n",
 			"x.toml:4: steps.clarify_sla_minutes: must be greater than 0, got 0"},
 		{"sub-table in a step", "[[steps]]\nid = \"a\"\nagent = \"engineer\"\n[steps.extra]\nk = 1\n",
-			"x.toml:4: steps.extra: unknown key (hint: known keys: id, title, agent, needs, can_clarify, clarify_max_rounds, clarify_sla_minutes, clarify_blocking_allowed, iterate, max_iterations, completion_criteria, status_on_start, status_on_complete, output, template, optional, condition)"},
+			"x.toml:4: steps.extra: unknown key (hint: known keys: id, title, agent, needs, can_clarify, clarify_max_rounds, clarify_sla_minutes, clarify_blocking_allowed, iterate, max_iterations, completion_criteria, status_on_start, status_on_complete, output, template, optional, condition, max_revisions, scope, evaluate)"},
 		{"case matters", "Workflow = {name = \"x\"}\n[[steps]]\nid = \"a\"\nagent = \"engineer\"\n",
 			`x.toml:1: Workflow: unknown key (hint: did you mean "workflow"? names are case-sensitive)`},
 		{"two-step cycle", "[[steps]]\nid = \"a\"\nagent = \"engineer\"\nneeds = [\"b\"]\n[[steps]]\nid = \"b\"\nagent = \"architect\"\nneeds = [\"a\"]\n",

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentx-cli/agentx/evaluate"
 	"github.com/agentx-cli/agentx/internal/safetext"
 	"github.com/agentx-cli/agentx/ledger"
 	"github.com/agentx-cli/agentx/monitor"
@@ -44,6 +45,9 @@ type hookResult struct {
 	Status  ledger.AgentState `json:"status"`
 	Monitor *monitor.Report   `json:"monitor,omitempty"` // nil with AGENTX_NO_MONITOR
 	Blocked []string          `json:"blockedBy,omitempty"`
+	// Evaluation is what the supervisor gate did at finish, when the
+	// agent's step has checks (docs/supervisor.md).
+	Evaluation *evaluate.Outcome `json:"evaluation,omitempty"`
 }
 
 func newHookPhaseCmd(a *app, phase string) *cobra.Command {
@@ -52,6 +56,8 @@ func newHookPhaseCmd(a *app, phase string) *cobra.Command {
 		agent    string
 		workflow string
 		strict   bool
+		step     string
+		format   string
 	)
 	short := "An agent starts work on an issue: status working, then the monitor"
 	if phase == router.HookFinish {
@@ -80,12 +86,25 @@ func newHookPhaseCmd(a *app, phase string) *cobra.Command {
 				}
 			}
 			res := hookResult{Hook: phase, Agent: who, Issue: n}
-			if res.Status, err = h.Hook(ctx, phase, who, n); err != nil {
+			effective := phase
+			if phase == router.HookFinish {
+				if format != formatText && format != formatClaudeHook {
+					return &usageError{err: fmt.Errorf("--format %q: use text or %s", format, formatClaudeHook)}
+				}
+				ws, _ := a.open()
+				if res.Evaluation, err = a.finishGate(ctx, ws.Root, h, n, who, workflow, step); err != nil {
+					return err
+				}
+				if res.Evaluation != nil && !res.Evaluation.Done() {
+					effective = router.HookStart // not done: the agent is still at work, and keeps its questions
+				}
+			}
+			if res.Status, err = h.Hook(ctx, effective, who, n); err != nil {
 				return err
 			}
 			if !a.monitorOff() {
 				a.githubSide(ctx, h, true)
-				res.Monitor = monitor.New(h).Run(ctx, &monitor.Hook{Phase: phase, Agent: who, Issue: n})
+				res.Monitor = monitor.New(h).Run(ctx, &monitor.Hook{Phase: effective, Agent: who, Issue: n})
 				a.markClosed(ctx, h, who, res.Monitor)
 				a.githubSide(ctx, h, false)
 			}
@@ -93,10 +112,17 @@ func newHookPhaseCmd(a *app, phase string) *cobra.Command {
 				if res.Blocked, err = h.OpenBlocking(n); err != nil {
 					return err
 				}
+				if e := res.Evaluation; e != nil && e.Result == evaluate.OutcomeRevise {
+					res.Blocked = append(res.Blocked, e.Attempt.ID)
+				}
+			}
+			if format == formatClaudeHook {
+				return a.finishHookOutput(ctx, h, res)
 			}
 			if err := a.emit(res, func() { a.renderHook(res) }); err != nil {
 				return err
 			}
+			a.delivered(ctx, h, res, false)
 			if len(res.Blocked) > 0 {
 				return &codedError{code: exitBlocked,
 					msg:  fmt.Sprintf("issue #%d has open blocking clarifications: %s", n, strings.Join(res.Blocked, ", ")),
@@ -110,7 +136,10 @@ func newHookPhaseCmd(a *app, phase string) *cobra.Command {
 	if phase == router.HookStart {
 		cmd.Flags().StringVar(&workflow, "workflow", "", "the workflow the agent works in (checked to exist)")
 	} else {
-		cmd.Flags().BoolVar(&strict, "strict", false, "exit 9 while the issue has an open blocking clarification")
+		cmd.Flags().BoolVar(&strict, "strict", false, "exit 9 while the issue has an open blocking clarification or its work was sent back for revision")
+		cmd.Flags().StringVar(&workflow, "workflow", "", "the workflow whose step's checks evaluate the work (default: config's default_workflow)")
+		cmd.Flags().StringVar(&step, "step", "", "the step evaluated (default: the agent's first step with checks)")
+		cmd.Flags().StringVar(&format, "format", formatText, "text, or claude-hook: the JSON a Claude Code Stop hook prints to send the agent back with the feedback")
 	}
 	return cmd
 }
@@ -137,6 +166,7 @@ func (a *app) renderHook(res hookResult) {
 	if len(res.Blocked) > 0 {
 		a.printf("blocked by: %s\n", safetext.Line(strings.Join(res.Blocked, ", ")))
 	}
+	a.renderGate(res.Evaluation)
 }
 
 // markClosed marks what the hook's monitor closed of agent's own questions

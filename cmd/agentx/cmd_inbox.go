@@ -123,9 +123,23 @@ func runInbox(ctx context.Context, a *app, r inboxRun) error {
 	default:
 		opts.Limit = inbox.HookLimit
 	}
+	revisions, delivered, err := a.revisionItems(ctx, ws.Store, agent, n)
+	if err != nil {
+		return err
+	}
+	if opts.Limit > 0 && len(revisions) > 0 {
+		opts.Limit = max(opts.Limit/2, opts.Limit-len(inbox.Text(inbox.Result{Agent: agent, Items: revisions})))
+	}
 	res, err := inbox.Check(ctx, ws.Store, opts)
 	if err != nil {
 		return err
+	}
+	if len(revisions) > 0 { // the gate's requests first: the agent's work waits on them
+		res.Items = append(revisions, res.Items...)
+		if !r.peek {
+			delivered()
+			res.Marked = true
+		}
 	}
 	if r.hook {
 		out, err := inbox.ClaudeHook(r.hookEvent, res)

@@ -85,6 +85,9 @@ With --issue N it is a gate for CI and hooks: exit 0 when the issue is ready,
 			if err != nil {
 				return err
 			}
+			if rs, err = gateReadiness(h.Store, rs, n); err != nil {
+				return err
+			}
 			for _, e := range errs {
 				a.warnf("skipped %v", e)
 			}

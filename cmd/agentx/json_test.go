@@ -57,42 +57,63 @@ var jsonCases = []struct {
 	{"agentx doctor", []string{"doctor"}, ""},
 	{"agentx github status", []string{"github", "status"}, ""},
 	{"agentx github sync", []string{"github", "sync"}, ""},
+	{"agentx eval list", []string{"eval", "list"}, ""},
+	{"agentx eval show", []string{"eval", "show", "43"}, ""},
+	{"agentx eval run", []string{"eval", "run", "--issue", "43", "--agent", "engineer"}, ""}, // no checks: error JSON, checked below
+	{"agentx scope check", []string{"scope", "check", "--agent", "engineer", "--files", "src/a.go"}, ""},
+	{"agentx proposals create", []string{"proposals", "create", "--type", "tool_fix", "--title", "Flaky runner", "--rationale", "Timed out twice", "--action", "Raise its timeout", "--issue", "42", "--as", "alice@example.com"}, ""},
+	{"agentx proposals list", []string{"proposals", "list"}, ""},
+	{"agentx proposals show", []string{"proposals", "show", "PROP-001"}, ""},
+	{"agentx proposals approve", []string{"proposals", "approve", "PROP-001", "--as", "alice@example.com"}, ""},
+	{"agentx proposals implemented", []string{"proposals", "implemented", "PROP-001", "--as", "alice@example.com"}, ""},
+	{"agentx proposals create", []string{"proposals", "create", "--type", "new_skill", "--title", "A skill", "--rationale", "r", "--action", "a", "--as", "bob"}, ""},
+	{"agentx proposals reject", []string{"proposals", "reject", "PROP-002", "--reason", "not now", "--as", "bob"}, ""},
 }
 
 // jsonSchemas names, for each command path of jsonCases, the schema of its
 // data under docs/schemas. docs/json.md has the same table
 // (TestDocsJSONTable checks it).
 var jsonSchemas = map[string]string{
-	"agentx init":              "init.json",
-	"agentx version":           "version.json",
-	"agentx workflow list":     "workflow-list.json",
-	"agentx workflow show":     "workflow.json",
-	"agentx workflow validate": "workflow-validate.json",
-	"agentx clarify ask":       "clarification.json",
-	"agentx clarify answer":    "clarification.json",
-	"agentx clarify followup":  "clarification.json",
-	"agentx clarify assume":    "clarification.json",
-	"agentx clarify wait":      "clarification.json",
-	"agentx clarify resolve":   "clarification.json",
-	"agentx clarify escalate":  "clarification.json",
-	"agentx clarify abandon":   "clarification.json",
-	"agentx clarify cancel":    "clarification.json",
-	"agentx clarify show":      "clarify-show.json",
-	"agentx clarify list":      "clarify-list.json",
-	"agentx clarify":           "clarify-list.json",
-	"agentx clarify stale":     "clarify-stale.json",
-	"agentx clarify stats":     "stats.json",
-	"agentx state":             "state.json",
-	"agentx ready":             "ready.json",
-	"agentx events":            "events.json",
-	"agentx inbox":             "inbox.json",
-	"agentx monitor":           "monitor.json",
-	"agentx hook start":        "hook.json",
-	"agentx hook finish":       "hook.json",
-	"agentx doctor":            "doctor.json",
-	"agentx demo":              "demo.json",
-	"agentx github status":     "github.json",
-	"agentx github sync":       "github.json",
+	"agentx init":                  "init.json",
+	"agentx version":               "version.json",
+	"agentx workflow list":         "workflow-list.json",
+	"agentx workflow show":         "workflow.json",
+	"agentx workflow validate":     "workflow-validate.json",
+	"agentx clarify ask":           "clarification.json",
+	"agentx clarify answer":        "clarification.json",
+	"agentx clarify followup":      "clarification.json",
+	"agentx clarify assume":        "clarification.json",
+	"agentx clarify wait":          "clarification.json",
+	"agentx clarify resolve":       "clarification.json",
+	"agentx clarify escalate":      "clarification.json",
+	"agentx clarify abandon":       "clarification.json",
+	"agentx clarify cancel":        "clarification.json",
+	"agentx clarify show":          "clarify-show.json",
+	"agentx clarify list":          "clarify-list.json",
+	"agentx clarify":               "clarify-list.json",
+	"agentx clarify stale":         "clarify-stale.json",
+	"agentx clarify stats":         "stats.json",
+	"agentx state":                 "state.json",
+	"agentx ready":                 "ready.json",
+	"agentx events":                "events.json",
+	"agentx inbox":                 "inbox.json",
+	"agentx monitor":               "monitor.json",
+	"agentx hook start":            "hook.json",
+	"agentx hook finish":           "hook.json",
+	"agentx doctor":                "doctor.json",
+	"agentx demo":                  "demo.json",
+	"agentx github status":         "github.json",
+	"agentx github sync":           "github.json",
+	"agentx eval list":             "eval-list.json",
+	"agentx eval show":             "evaluation.json",
+	"agentx eval run":              "eval-list.json",
+	"agentx scope check":           "scope.json",
+	"agentx proposals create":      "proposal.json",
+	"agentx proposals list":        "proposal-list.json",
+	"agentx proposals show":        "proposal.json",
+	"agentx proposals approve":     "proposal.json",
+	"agentx proposals reject":      "proposal.json",
+	"agentx proposals implemented": "proposal.json",
 }
 
 // noJSON are commands whose output is not data: protocol servers, help,
@@ -111,6 +132,11 @@ func TestJSONContract(t *testing.T) {
 				assert.Equal(t, exitWaitTimeout.N, r.code)
 				assert.Empty(t, r.stdout)
 				assertErrorJSON(t, r.stderr, "wait_timeout")
+				return
+			}
+			if c.cmd == "agentx eval run" { // the default workflows have no checks; TestEvalJSON has the data
+				assert.Equal(t, exitNotFound.N, r.code)
+				assertErrorJSON(t, r.stderr, "not_found")
 				return
 			}
 			require.Equal(t, 0, r.code, "stderr: %s", r.stderr)

@@ -37,6 +37,7 @@ recorded in a per-issue ledger under .agentx/state/clarifications/.`,
 		newDemoCmd(a), newDemoResponderCmd(a),
 		newMCPCmd(a), newInboxCmd(a),
 		newHookCmd(a), newMonitorCmd(a), newDoctorCmd(a), newGitHubCmd(a),
+		newEvalCmd(a), newScopeCmd(a), newProposalsCmd(a),
 		&cobra.Command{
 			Use:   "exit-codes",
 			Short: "The exit codes agentx returns, and the JSON error codes",

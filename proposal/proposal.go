@@ -1,0 +1,332 @@
+package proposal
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/agentx-cli/agentx/evaluate"
+	"github.com/agentx-cli/agentx/ledger"
+)
+
+// File is the proposals' file, relative to the state directory.
+const File = "proposals.json"
+
+// The types of proposal.
+const (
+	TypeNewSkill            = "new_skill"
+	TypeToolFix             = "tool_fix"
+	TypeConfigChange        = "config_change"
+	TypeWorkflowImprovement = "workflow_improvement"
+)
+
+// Types lists the proposal types.
+var Types = []string{TypeNewSkill, TypeToolFix, TypeConfigChange, TypeWorkflowImprovement}
+
+// Status is where a proposal is in its life.
+type Status string
+
+// The statuses.
+const (
+	Pending     Status = "pending"
+	Approved    Status = "approved"
+	Rejected    Status = "rejected"
+	Implemented Status = "implemented"
+)
+
+// Levels are the values of impact and risk.
+var Levels = []string{"low", "medium", "high"}
+
+// Proposal is one enhancement proposal.
+type Proposal struct {
+	ID        string     `json:"id"` // PROP-001
+	Type      string     `json:"type"`
+	Title     string     `json:"title"`
+	Rationale string     `json:"rationale"` // what triggered it, the evidence
+	Action    string     `json:"action"`    // what should be done
+	Impact    string     `json:"impact"`
+	Risk      string     `json:"risk"`
+	Status    Status     `json:"status"`
+	Issues    []int      `json:"issues"`
+	Evidence  []Evidence `json:"evidence,omitempty"`
+	// Pattern identifies what a proposal from the gate is about
+	// ("check:WORKFLOW/STEP/CHECK"), so a pattern is proposed once.
+	Pattern    string       `json:"pattern,omitempty"`
+	CreatedBy  string       `json:"createdBy"` // an agent, agentx, or human:NAME
+	Created    ledger.Time  `json:"created"`
+	ResolvedBy string       `json:"resolvedBy,omitempty"` // human:NAME
+	ResolvedAt *ledger.Time `json:"resolvedAt,omitempty"`
+	Reason     string       `json:"reason,omitempty"` // a rejection's reason, an approval's note
+	Skill      string       `json:"skill,omitempty"`  // the skill drafted from it
+}
+
+// Evidence is one failure behind a proposal from the gate.
+type Evidence struct {
+	Issue    int    `json:"issue"`
+	Eval     string `json:"eval"` // EVAL-N-M
+	Check    string `json:"check"`
+	Feedback string `json:"feedback,omitempty"`
+}
+
+// Book is the proposals' file.
+type Book struct {
+	Proposals []*Proposal `json:"proposals"`
+}
+
+// Find returns the proposal with id, or nil.
+func (b *Book) Find(id string) *Proposal {
+	for _, p := range b.Proposals {
+		if strings.EqualFold(p.ID, id) {
+			return p
+		}
+	}
+	return nil
+}
+
+// Read returns every proposal; a missing file holds none.
+func Read(store *ledger.Store) (*Book, error) {
+	b := &Book{}
+	if err := store.ReadState(File, b); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+func update(ctx context.Context, store *ledger.Store, fn func(b *Book) error) error {
+	b := &Book{}
+	return store.UpdateRecord(ctx, File, b, func() error { return fn(b) })
+}
+
+// Validate checks a new proposal's fields.
+func Validate(p *Proposal) error {
+	if !slices.Contains(Types, p.Type) {
+		return &ledger.InputError{Field: "--type", Value: p.Type, Msg: "is not a proposal type: use " + strings.Join(Types, ", ")}
+	}
+	for _, f := range []struct {
+		name, v string
+		max     int
+	}{{"--title", p.Title, ledger.MaxTopicLen}, {"--rationale", p.Rationale, ledger.MaxBodyLen}, {"--action", p.Action, ledger.MaxBodyLen}} {
+		if err := ledger.ValidateText(f.name, f.v, f.max); err != nil {
+			return err
+		}
+	}
+	for _, f := range []struct{ name, v string }{{"--impact", p.Impact}, {"--risk", p.Risk}} {
+		if !slices.Contains(Levels, f.v) {
+			return &ledger.InputError{Field: f.name, Value: f.v, Msg: "use low, medium or high"}
+		}
+	}
+	for _, n := range p.Issues {
+		if err := ledger.ValidateIssue(n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Create records a new pending proposal and returns it as written.
+func Create(ctx context.Context, store *ledger.Store, p Proposal) (*Proposal, error) {
+	if p.Impact == "" {
+		p.Impact = "medium"
+	}
+	if p.Risk == "" {
+		p.Risk = "low"
+	}
+	if p.Issues == nil {
+		p.Issues = []int{}
+	}
+	if err := Validate(&p); err != nil {
+		return nil, err
+	}
+	p.Status, p.Created = Pending, ledger.T(store.Now())
+	err := update(ctx, store, func(b *Book) error {
+		p.ID = fmt.Sprintf("PROP-%03d", len(b.Proposals)+1)
+		b.Proposals = append(b.Proposals, &p)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &p, nil
+}
+
+// moves is the lifecycle.
+var moves = map[Status][]Status{Pending: {Approved, Rejected}, Approved: {Implemented}}
+
+// TransitionError is a move the lifecycle does not allow.
+type TransitionError struct {
+	ID       string
+	From, To Status
+}
+
+func (e *TransitionError) Error() string {
+	return fmt.Sprintf("%s is %s: it cannot become %s", e.ID, e.From, e.To)
+}
+
+// ErrNotFound is a proposal id that does not exist.
+var ErrNotFound = ledger.ErrNotFound
+
+// Decide moves proposal id to status to, by person (the caller has checked
+// that a person acts: only people decide), with an optional reason.
+func Decide(ctx context.Context, store *ledger.Store, id string, to Status, person, reason string) (*Proposal, error) {
+	if reason != "" {
+		if err := ledger.ValidateText("--reason", reason, ledger.MaxBodyLen); err != nil {
+			return nil, err
+		}
+	}
+	var out *Proposal
+	err := update(ctx, store, func(b *Book) error {
+		p := b.Find(id)
+		if p == nil {
+			return fmt.Errorf("proposal %s: %w", id, ErrNotFound)
+		}
+		if !slices.Contains(moves[p.Status], to) {
+			return &TransitionError{ID: p.ID, From: p.Status, To: to}
+		}
+		now := ledger.T(store.Now())
+		p.Status, p.ResolvedBy, p.ResolvedAt = to, ledger.HumanAs(person), &now
+		if reason != "" {
+			p.Reason = reason
+		}
+		out = p
+		return nil
+	})
+	return out, err
+}
+
+// SetSkill records the skill drafted from proposal id.
+func SetSkill(ctx context.Context, store *ledger.Store, id, skill string) error {
+	return update(ctx, store, func(b *Book) error {
+		p := b.Find(id)
+		if p == nil {
+			return fmt.Errorf("proposal %s: %w", id, ErrNotFound)
+		}
+		p.Skill = skill
+		return nil
+	})
+}
+
+// MinIssues is how many issues the same check must fail on before the
+// gate proposes something about it.
+const MinIssues = 2
+
+// Observe looks, after attempt a on issue did not pass, for its failing
+// checks failing on other issues too: a check of the same workflow step
+// that did not pass on MinIssues issues or more gets a pending new_skill
+// proposal with the evidence (one per check: a later failure adds its
+// evidence to the open proposal). It returns the proposals created or
+// extended.
+func Observe(ctx context.Context, store *ledger.Store, issue int, a *evaluate.Attempt) ([]*Proposal, error) {
+	failing := a.FailedChecks()
+	if len(failing) == 0 {
+		return nil, nil
+	}
+	issues, err := evaluate.Issues(store)
+	if err != nil {
+		return nil, err
+	}
+	evidence := map[string][]Evidence{}
+	for _, n := range issues {
+		rec, err := evaluate.Read(store, n)
+		if err != nil {
+			continue // a broken record of another issue is no evidence
+		}
+		for _, check := range failing {
+			if ev, ok := lastFailure(rec, a.Workflow, a.Step, check); ok {
+				evidence[check] = append(evidence[check], ev)
+			}
+		}
+	}
+	var out []*Proposal
+	for _, check := range failing {
+		evs := evidence[check]
+		if len(evs) < MinIssues {
+			continue
+		}
+		pattern := fmt.Sprintf("check:%s/%s/%s", a.Workflow, a.Step, check)
+		var got *Proposal
+		err := update(ctx, store, func(b *Book) error {
+			for _, p := range b.Proposals {
+				if p.Pattern != pattern {
+					continue
+				}
+				if p.Status == Pending {
+					p.Evidence, p.Issues = evs, issuesOf(evs)
+					got = p
+					return nil
+				}
+				if p.Status == Approved {
+					return nil // a person is already on it
+				}
+			}
+			p := &Proposal{
+				ID: fmt.Sprintf("PROP-%03d", len(b.Proposals)+1), Type: TypeNewSkill,
+				Title:     head(fmt.Sprintf("Agents keep failing the %s check of %s/%s", check, a.Workflow, a.Step), ledger.MaxTopicLen),
+				Rationale: fmt.Sprintf("The %s check of step %s (workflow %s) did not pass on %d issues (%s): the %s agent lacks something it needs there.", check, a.Step, a.Workflow, len(evs), issueList(evs), a.Agent),
+				Action:    fmt.Sprintf("Write a skill for the %s agent on passing the %s check of step %s: what the failures below have in common and how to avoid it; or fix the check or the tool if it is the one at fault.", a.Agent, check, a.Step),
+				Impact:    "medium", Risk: "low", Status: Pending, Issues: issuesOf(evs), Evidence: evs,
+				Pattern: pattern, CreatedBy: "agentx", Created: ledger.T(store.Now()),
+			}
+			b.Proposals = append(b.Proposals, p)
+			got = p
+			return nil
+		})
+		if err != nil {
+			return out, err
+		}
+		if got != nil {
+			out = append(out, got)
+		}
+	}
+	return out, nil
+}
+
+// lastFailure is the newest attempt at the step on rec whose check did
+// not pass, as evidence.
+func lastFailure(rec *evaluate.Record, wf, step, check string) (Evidence, bool) {
+	for i := len(rec.Attempts) - 1; i >= 0; i-- {
+		at := rec.Attempts[i]
+		if at.Workflow != wf || at.Step != step {
+			continue
+		}
+		for _, c := range at.Checks {
+			if c.Name == check && c.Verdict != evaluate.Pass {
+				return Evidence{Issue: rec.IssueNumber, Eval: at.ID, Check: check, Feedback: head(c.Feedback, 1024)}, true
+			}
+		}
+	}
+	return Evidence{}, false
+}
+
+func issuesOf(evs []Evidence) []int {
+	out := make([]int, 0, len(evs))
+	for _, e := range evs {
+		out = append(out, e.Issue)
+	}
+	return out
+}
+
+func issueList(evs []Evidence) string {
+	parts := make([]string, len(evs))
+	for i, e := range evs {
+		parts[i] = fmt.Sprintf("#%d", e.Issue)
+	}
+	return strings.Join(parts, ", ")
+}
+
+func head(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n]
+}
+
+// IsTransition reports whether err is a refused move.
+func IsTransition(err error) bool {
+	var te *TransitionError
+	return errors.As(err, &te)
+}

@@ -1,0 +1,64 @@
+package router
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/agentx-cli/agentx/ledger"
+)
+
+// WorkEscalation is work a gate hands to a person: an agent's attempts at
+// a step that did not pass.
+type WorkEscalation struct {
+	Issue    int
+	Agent    string // the worker: the clarification's asker
+	Workflow string
+	Step     string
+	Topic    string // one line, at most ledger.MaxTopicLen bytes
+	Position string // the worker's side: what it did and what the checks said
+	Reason   string // why it is escalated, the escalation's first line
+}
+
+// EscalateWork records a clarification from the worker to human that is
+// escalated at once, in one ledger write: its question is the worker's
+// position (the evaluations) and its escalation entry the summary a person
+// acts on. It is settled like any escalation, by a person's
+// `agentx clarify resolve ID --from human`, and gates `ready` until then.
+// No question cap or blocking rule applies: the hub, not the agent, asks.
+func (h *Hub) EscalateWork(ctx context.Context, w WorkEscalation) (Record, error) {
+	if err := ledger.ValidateIssue(w.Issue); err != nil {
+		return Record{}, err
+	}
+	if err := ledger.ValidateAgent("--agent", w.Agent); err != nil {
+		return Record{}, err
+	}
+	if err := ledger.ValidateText("topic", w.Topic, ledger.MaxTopicLen); err != nil {
+		return Record{}, err
+	}
+	if err := ledger.ValidateText("position", w.Position, ledger.MaxBodyLen); err != nil {
+		return Record{}, err
+	}
+	var rec Record
+	_, err := h.Store.Update(ctx, w.Issue, func(l *ledger.Ledger) error {
+		now := h.now()
+		c := &ledger.Clarification{
+			ID: l.NextID(), From: w.Agent, To: ledger.Human, Topic: w.Topic,
+			Blocking: true, Status: ledger.Pending, Round: 1, MaxRounds: 1,
+			Created: ledger.T(now), StaleAfter: ledger.T(now.Add(h.Rules.Config.HumanSLA())),
+			Thread: []ledger.ThreadEntry{{Round: 1, From: w.Agent, Type: ledger.Question, Body: w.Position, Timestamp: ledger.T(now)}},
+			X:      &ledger.Extra{Workflow: w.Workflow, Step: w.Step},
+		}
+		if err := escalate(c, w.Issue, w.Reason, "", now); err != nil {
+			return fmt.Errorf("escalate %s: %w", c.ID, err)
+		}
+		l.Clarifications = append(l.Clarifications, c)
+		rec = Record{IssueNumber: w.Issue, Clarification: c}
+		return nil
+	})
+	if err != nil {
+		return Record{}, err
+	}
+	h.changed(EventRequested, rec, w.Agent, "")
+	h.escalated(ctx, rec)
+	return rec, nil
+}
