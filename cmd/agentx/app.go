@@ -48,6 +48,9 @@ type app struct {
 	gh       *ghmirror.Mirror
 	ghErr    error
 	ghWarned bool
+
+	ctx     context.Context // the command's, for work done on the side (the remote's refresh)
+	offline bool            // --offline: never reach the remote
 }
 
 // run executes the command line and returns the exit code.
@@ -58,6 +61,7 @@ func run(ctx context.Context, a *app, args []string) int {
 	cmd.SetOut(a.stdout)
 	cmd.SetErr(a.stderr)
 	err := cmd.ExecuteContext(ctx)
+	defer a.noteUnsynced()
 	if err == nil {
 		a.flushMonitor(nil)
 		return 0
@@ -89,6 +93,7 @@ var errOutputClosed = errors.New("the output was closed")
 func (a *app) prepare(cmd *cobra.Command) error {
 	a.started = true
 	cmd.SetContext(router.WithCaller(cmd.Context(), a.caller()))
+	a.ctx = cmd.Context()
 	if err := cmd.ValidateRequiredFlags(); err != nil {
 		return &usageError{err: err} // cobra's own check would make it exit 1
 	}
@@ -142,6 +147,7 @@ func (a *app) open() (*workspace.Workspace, error) {
 	if err != nil {
 		return nil, err
 	}
+	ws.Store.SetOffline(a.offline)
 	a.ws = ws
 	return ws, nil
 }

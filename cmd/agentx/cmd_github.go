@@ -72,14 +72,14 @@ func (a *app) githubSide(ctx context.Context, h *router.Hub, in bool) {
 func (a *app) githubWait(ctx context.Context, h *router.Hub, id string, timeout time.Duration) (router.Record, error) {
 	m, _ := a.githubMirror(ctx, h)
 	if m == nil {
-		return h.Wait(ctx, id, timeout)
+		return a.remoteWait(ctx, h, id, timeout)
 	}
 	start := time.Now()
 	step := max(m.Config.Interval.Duration, time.Second)
 	for {
 		a.githubSide(ctx, h, true)
 		left := timeout - time.Since(start)
-		rec, err := h.Wait(ctx, id, max(min(step, left), 0))
+		rec, err := a.remoteWait(ctx, h, id, max(min(step, left), 0))
 		var te *router.WaitTimeoutError
 		if !errors.As(err, &te) || time.Since(start) >= timeout {
 			if te != nil {
