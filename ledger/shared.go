@@ -56,6 +56,22 @@ type Commit struct {
 	Message string
 }
 
+// BusyError is a write the remote refused every time it was tried: other
+// hosts kept publishing first. Nothing was written; run it again.
+type BusyError struct {
+	Remote   string
+	Attempts int
+}
+
+func (e *BusyError) Error() string {
+	return fmt.Sprintf("%s: other hosts published first %d times in a row: nothing written", e.Remote, e.Attempts)
+}
+
+// Hint says what to do.
+func (e *BusyError) Hint() string {
+	return "run it again; [remote] attempts in .agentx/config.toml tries more times"
+}
+
 var (
 	// ErrOffline is a remote that could not be reached in time.
 	ErrOffline = errors.New("the remote could not be reached")
@@ -319,6 +335,11 @@ func (s *Store) updateShared(ctx context.Context, issue int, path string, lk *lo
 			return nil, err
 		}
 		if fn != nil {
+			if err := s.renumberedAway(ctx, issue, path, lk, beforeRec, l, outcomes, snap); err != nil {
+				return nil, err
+			}
+		}
+		if fn != nil {
 			if msg := changeMessage(beforeRec, l); msg != "" {
 				data, err := Encode(l)
 				if err != nil {
@@ -352,7 +373,9 @@ func (s *Store) updateShared(ctx context.Context, issue int, path string, lk *lo
 				}
 				return nil, err
 			}
-		case errors.Is(err, ErrMoved), errors.Is(err, ErrOffline):
+		case errors.Is(err, ErrMoved):
+			return nil, &BusyError{Remote: s.remote.Name(issue), Attempts: attempt}
+		case errors.Is(err, ErrOffline):
 			return s.updateOffline(issue, path, lk, fn, st, err.Error())
 		default:
 			return nil, err
@@ -360,10 +383,35 @@ func (s *Store) updateShared(ctx context.Context, issue int, path string, lk *lo
 	}
 }
 
-// sleepJitter waits before attempt+1: 5 ms doubling up to 320 ms, half of
+// renumberedAway refuses a change made to an id the outbox has just given
+// up (another host had taken it; the queued record it meant is delivered
+// under another id): it would change the other host's record.
+func (s *Store) renumberedAway(ctx context.Context, issue int, path string, lk *lock.Lock, before map[string]recState, l *Ledger, outcomes []Outcome, snap Snapshot) error {
+	for _, o := range outcomes {
+		if o.Outcome != OutcomeRenumbered {
+			continue
+		}
+		c := l.Find(o.ID)
+		if c == nil {
+			continue
+		}
+		if b, err := recordBytes(c); err == nil && bytes.Equal(b, before[o.ID].raw) {
+			continue
+		}
+		winner, err := s.updateShared(ctx, issue, path, lk, nil, &snap)
+		if err != nil {
+			return err
+		}
+		return &SupersededError{Issue: issue, Changed: []string{o.ID}, Winner: winner,
+			Err: fmt.Errorf("%s was given while the remote was out of reach and another host had taken it: that question is now %s; run the command again on %s", o.ID, o.As, o.As)}
+	}
+	return nil
+}
+
+// sleepJitter waits before attempt+1: 10 ms doubling up to 640 ms, half of
 // it random, so that hosts that collided do not collide again.
 func sleepJitter(ctx context.Context, attempt int) error {
-	d := 5 * time.Millisecond << min(attempt-1, 6)
+	d := 10 * time.Millisecond << min(attempt-1, 6)
 	d = d/2 + rand.N(d/2+1)
 	t := time.NewTimer(d)
 	defer t.Stop()

@@ -247,8 +247,11 @@ func rejected(out []byte) bool {
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	for sc.Scan() {
 		l := sc.Text()
+		// A lease or fast-forward refusal, or the remote's ref locked by a
+		// push landing at the same moment.
 		if strings.HasPrefix(l, "!") && (strings.Contains(l, "stale info") || strings.Contains(l, "fetch first") ||
-			strings.Contains(l, "non-fast-forward") || strings.Contains(l, "already exists")) {
+			strings.Contains(l, "non-fast-forward") || strings.Contains(l, "already exists") ||
+			strings.Contains(l, "failed to lock") || strings.Contains(l, "cannot lock") || strings.Contains(l, "failed to update ref")) {
 			return true
 		}
 	}

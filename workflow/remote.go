@@ -21,7 +21,7 @@ const (
 	DefaultRemoteTimeout = 30 * time.Second
 	// DefaultRemoteAttempts bounds the tries of one write that others keep
 	// overtaking.
-	DefaultRemoteAttempts = 10
+	DefaultRemoteAttempts = 20
 )
 
 // RemoteConfig is the [remote] table: the ledgers are shared through git
