@@ -52,6 +52,18 @@ func (a *app) remoteSide(ws *workspace.Workspace) {
 	}
 }
 
+// gateIssue makes the gate on one issue (ready --issue N) current, whatever
+// the interval: one ls-remote of the issue's ref, a fetch if it moved.
+func (a *app) gateIssue(ctx context.Context, h *router.Hub, issue *int) {
+	g, _ := h.Store.Remote().(*remote.Git)
+	if g == nil || issue == nil || h.Store.Offline() {
+		return
+	}
+	if _, err := remote.Watch(ctx, h.Store, g, *issue); err != nil {
+		a.warnf("remote: %v", err)
+	}
+}
+
 // unsynced lists the changes this command kept in the outbox.
 func (a *app) unsynced() []string {
 	if a.ws == nil {
