@@ -513,10 +513,7 @@ func (s *Store) prepare(issue int, path string, snap Snapshot, st *SyncState) (*
 // A change already in l (delivered by a process that died before it could
 // say so) is not applied twice.
 func replay(l *Ledger, p Queued, now time.Time) (bool, []Outcome, error) {
-	type step struct {
-		cur, after *Clarification
-		raw        json.RawMessage
-	}
+	type step struct{ cur, after *Clarification }
 	var steps []step
 	var outs []Outcome
 	for _, r := range p.Records {
