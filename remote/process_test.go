@@ -416,3 +416,29 @@ func TestOutageOverHTTP(t *testing.T) {
 		assert.Equal(t, 1, seen[q], "%s delivered exactly once", q)
 	}
 }
+
+// TestOneMachineRunsNoGit: without [remote], asking, answering and the
+// gate run no git command at all (a git on PATH that records its calls
+// records none).
+func TestOneMachineRunsNoGit(t *testing.T) {
+	bin := agentxBin(t)
+	dir := t.TempDir()
+	fake := filepath.Join(t.TempDir(), "bin")
+	require.NoError(t, os.MkdirAll(fake, 0o755))
+	calls := filepath.Join(dir, "git-calls")
+	require.NoError(t, os.WriteFile(filepath.Join(fake, "git"), []byte("#!/bin/sh\necho \"$@\" >> "+calls+"\nexit 1\n"), 0o755))
+	env := append(os.Environ(), "PATH="+fake+string(os.PathListSeparator)+os.Getenv("PATH"), "AGENTX_AGENT=")
+	for _, args := range [][]string{
+		{"init"},
+		{"clarify", "ask", "--issue", "1", "--from", "engineer", "--to", "architect", "--topic", "t", "--question", "q"},
+		{"clarify", "answer", "CLR-1-001", "--from", "architect", "--body", "a"},
+		{"ready", "--issue", "1"},
+		{"sync", "--status"},
+	} {
+		cmd := exec.Command(bin, args...)
+		cmd.Dir, cmd.Env = dir, env
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "%v: %s", args, out)
+	}
+	assert.NoFileExists(t, calls, "no git command ran")
+}
