@@ -95,15 +95,21 @@ func (s *Side) warn(err error) {
 // comments (Read) every interval, at least a second apart, while it
 // waits, so that an /answer on GitHub reaches the waiting asker.
 func (s *Side) Wait(ctx context.Context, h *router.Hub, id string, timeout time.Duration) (router.Record, error) {
+	return s.WaitWith(ctx, h.Wait, id, timeout)
+}
+
+// WaitWith is Wait over another way of waiting for the answer (wait: one
+// that also watches a shared remote).
+func (s *Side) WaitWith(ctx context.Context, wait func(ctx context.Context, id string, timeout time.Duration) (router.Record, error), id string, timeout time.Duration) (router.Record, error) {
 	if s == nil || s.Mirror == nil {
-		return h.Wait(ctx, id, timeout)
+		return wait(ctx, id, timeout)
 	}
 	start := time.Now()
 	step := max(s.Mirror.Config.Interval.Duration, time.Second)
 	for {
 		s.Read(ctx)
 		left := timeout - time.Since(start)
-		rec, err := h.Wait(ctx, id, max(min(step, left), 0))
+		rec, err := wait(ctx, id, max(min(step, left), 0))
 		var te *router.WaitTimeoutError
 		if !errors.As(err, &te) || time.Since(start) >= timeout {
 			if te != nil {

@@ -73,6 +73,8 @@ type Store struct {
 	dir  string
 	lock lock.Options
 	now  func() time.Time
+
+	shared // the remote the ledgers are shared through, if any
 }
 
 // NewStore returns a store for stateDir. opts tunes locking; now is the
@@ -301,6 +303,9 @@ func (s *Store) Update(ctx context.Context, issue int, fn func(*Ledger) error) (
 		return nil, err
 	}
 	defer func() { _ = lk.Release() }()
+	if s.remote != nil {
+		return s.updateShared(ctx, issue, path, lk, fn, nil)
+	}
 	l, err := readLedger(path, issue, true)
 	if err != nil {
 		return nil, err
@@ -312,15 +317,35 @@ func (s *Store) Update(ctx context.Context, issue int, fn func(*Ledger) error) (
 	if err := fn(l); err != nil {
 		return nil, err
 	}
-	if l.bad != nil {
-		return nil, &CorruptError{Path: path, Err: l.bad}
-	}
-	if err := checkChanges(before, l); err != nil {
+	if err := checkWrite(path, before, l); err != nil {
 		return nil, err
 	}
-	if err := l.Validate(); err != nil {
-		return nil, fmt.Errorf("ledger issue %d: %w", issue, err)
+	if err := s.writeLedgerFile(issue, path, lk, l); err != nil {
+		return nil, err
 	}
+	return l, nil
+}
+
+// checkWrite is what every ledger a write produces must pass: no record
+// Find could not open, every status change along the table, nothing
+// removed, the whole ledger valid.
+func checkWrite(path string, before map[string]Status, l *Ledger) error {
+	if l.bad != nil {
+		return &CorruptError{Path: path, Err: l.bad}
+	}
+	if err := checkChanges(before, l); err != nil {
+		return err
+	}
+	if err := l.Validate(); err != nil {
+		return fmt.Errorf("ledger issue %d: %w", l.IssueNumber, err)
+	}
+	return nil
+}
+
+// writeLedgerFile writes l as issue's ledger file at path, under lk:
+// temp file, fsync, the issue's index file, a check that the lock is
+// still ours, rename, fsync of the directory.
+func (s *Store) writeLedgerFile(issue int, path string, lk *lock.Lock, l *Ledger) error {
 	open := EntriesOf(l)
 	encode := func(w io.Writer) error {
 		if err := writeLedger(w, l); err != nil {
@@ -328,7 +353,7 @@ func (s *Store) Update(ctx context.Context, issue int, fn func(*Ledger) error) (
 		}
 		return nil
 	}
-	err = atomicfile.WriteStream(path, perm, atomicfile.Options{Durable: true, BeforeRename: func(tmp os.FileInfo) error {
+	err := atomicfile.WriteStream(path, perm, atomicfile.Options{Durable: true, BeforeRename: func(tmp os.FileInfo) error {
 		if len(open) > 0 {
 			// Before the rename: a reader never sees a ledger with open
 			// clarifications that no index file points to.
@@ -339,13 +364,13 @@ func (s *Store) Update(ctx context.Context, issue int, fn func(*Ledger) error) (
 		return lk.Check()
 	}}, encode)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if len(open) == 0 {
 		// After the rename: until then the old ledger may have had some.
 		_ = s.writeIssueIndex(issue, stamp{}, nil)
 	}
-	return l, nil
+	return nil
 }
 
 // acquire takes the lock of the data file at path.

@@ -47,6 +47,9 @@ type app struct {
 	// GitHub mode as a side effect of this command, opened once (nil: not
 	// yet)
 	ghSide *ghmirror.Side
+
+	ctx     context.Context // the command's, for work done on the side (the remote's refresh)
+	offline bool            // --offline: never reach the remote
 }
 
 // run executes the command line and returns the exit code.
@@ -57,6 +60,7 @@ func run(ctx context.Context, a *app, args []string) int {
 	cmd.SetOut(a.stdout)
 	cmd.SetErr(a.stderr)
 	err := cmd.ExecuteContext(ctx)
+	defer a.noteUnsynced()
 	if err == nil {
 		a.flushMonitor(nil)
 		return 0
@@ -88,6 +92,7 @@ var errOutputClosed = errors.New("the output was closed")
 func (a *app) prepare(cmd *cobra.Command) error {
 	a.started = true
 	cmd.SetContext(router.WithCaller(cmd.Context(), a.caller()))
+	a.ctx = cmd.Context()
 	if err := cmd.ValidateRequiredFlags(); err != nil {
 		return &usageError{err: err} // cobra's own check would make it exit 1
 	}
@@ -141,6 +146,7 @@ func (a *app) open() (*workspace.Workspace, error) {
 	if err != nil {
 		return nil, err
 	}
+	ws.Store.SetOffline(a.offline)
 	a.ws = ws
 	return ws, nil
 }

@@ -29,6 +29,7 @@ func (a *app) hub() (*workspace.Workspace, *router.Hub, error) {
 	if a.hb == nil {
 		a.hb = router.New(ws.Store, ws.Rules, ws.Root)
 		a.hb.Warn = func(err error) { a.warnf("%v", err) }
+		a.remoteSide(ws)
 	}
 	return ws, a.hb, nil
 }

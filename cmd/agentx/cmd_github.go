@@ -51,7 +51,9 @@ func (a *app) githubSide(ctx context.Context, h *router.Hub, in bool) {
 // interval while it waits, so that an /answer on GitHub reaches the
 // waiting asker.
 func (a *app) githubWait(ctx context.Context, h *router.Hub, id string, timeout time.Duration) (router.Record, error) {
-	return a.githubSideOf(ctx, h).Wait(ctx, h, id, timeout)
+	return a.githubSideOf(ctx, h).WaitWith(ctx, func(ctx context.Context, id string, d time.Duration) (router.Record, error) {
+		return a.remoteWait(ctx, h, id, d)
+	}, id, timeout)
 }
 
 // githubView is what agentx github status and sync print.

@@ -79,6 +79,7 @@ With --issue N it is a gate for CI and hooks: exit 0 when the issue is ready,
 			if err != nil {
 				return err
 			}
+			a.gateIssue(ctx, h, n)
 			a.armMonitor(ctx)
 			a.monitorNow(h) // gate on the state the monitor leaves
 			rs, errs, err := h.Ready(n)

@@ -33,14 +33,16 @@ var (
 	exitIdentity    = exitCode{4, "identity_mismatch", "acting as someone else: as another agent than AGENTX_AGENT, as human from an agent or the MCP server, or as a person [humans] allow does not list"}
 	exitLockTimeout = exitCode{5, "lock_timeout", "a state file stayed locked by another process past the wait budget"}
 	exitLockLost    = exitCode{5, "lock_lost", "another tool took this process's lock over while it held it (it was paused past the stale age): nothing was written; run it again"}
+	exitRemoteBusy  = exitCode{5, "remote_busy", "with a [remote]: other hosts published first every time the write was tried ([remote] attempts): nothing written; run it again"}
 	exitTransition  = exitCode{6, "invalid_transition", "the clarification's status does not allow that move"}
+	exitSuperseded  = exitCode{6, "superseded", "with a [remote]: another host changed the clarification first and the change no longer applies; data is the record as it now stands"}
 	exitInvalidData = exitCode{7, "invalid_data", "a ledger, workflow or config file is invalid or corrupt (never overwritten)"}
 	exitUnsafePath  = exitCode{7, "unsafe_path", "a file agentx would write or lock (or a directory on its way) is a symbolic link or not a regular file: refused, nothing written"}
 	exitWaitTimeout = exitCode{8, "wait_timeout", "waited for an answer and none came: in time, or at all (escalated to a human, or abandoned)"}
 	exitBlocked     = exitCode{9, "blocked", "ready gate: the issue has a pending or escalated clarification"}
 	exitNoWorkspace = exitCode{10, "no_workspace", "no .agentx workspace found (run agentx init)"}
 	exitInterrupted = exitCode{130, "interrupted", "interrupted by a signal (Ctrl-C)"}
-	exitCodes       = []exitCode{exitOK, exitFailure, exitUsage, exitNotFound, exitRejected, exitIdentity, exitLockTimeout, exitLockLost, exitTransition, exitInvalidData, exitUnsafePath, exitWaitTimeout, exitBlocked, exitNoWorkspace, exitInterrupted}
+	exitCodes       = []exitCode{exitOK, exitFailure, exitUsage, exitNotFound, exitRejected, exitIdentity, exitLockTimeout, exitLockLost, exitRemoteBusy, exitTransition, exitSuperseded, exitInvalidData, exitUnsafePath, exitWaitTimeout, exitBlocked, exitNoWorkspace, exitInterrupted}
 )
 
 // usageError is a bad command line.
@@ -90,6 +92,8 @@ func errorExit(err error) exitCode {
 		link       *atomicfile.SymlinkError
 		lockPath   *lock.NotRegularError
 		lost       *lock.LostError
+		superseded *ledger.SupersededError
+		busy       *ledger.BusyError
 	)
 	switch {
 	case errors.As(err, &coded):
@@ -106,6 +110,10 @@ func errorExit(err error) exitCode {
 		return exitUnsafePath
 	case errors.As(err, &lost):
 		return exitLockLost
+	case errors.As(err, &busy):
+		return exitRemoteBusy
+	case errors.As(err, &superseded):
+		return exitSuperseded
 	case errors.As(err, &ruleErr):
 		return exitRejected
 	case errors.As(err, &waitErr):

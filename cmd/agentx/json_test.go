@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -68,6 +69,12 @@ var jsonCases = []struct {
 	{"agentx proposals implemented", []string{"proposals", "implemented", "PROP-001", "--as", "alice@example.com"}, ""},
 	{"agentx proposals create", []string{"proposals", "create", "--type", "new_skill", "--title", "A skill", "--rationale", "r", "--action", "a", "--as", "bob"}, ""},
 	{"agentx proposals reject", []string{"proposals", "reject", "PROP-002", "--reason", "not now", "--as", "bob"}, ""},
+	{"agentx sync", []string{"sync", "--status"}, ""}, // no [remote]: enabled false
+	// the workspace is a git repository whose origin is a bare one (set up
+	// by TestJSONContract): from here on the remote mode is on
+	{"agentx remote enable", []string{"remote", "enable", "origin"}, ""},
+	{"agentx sync", []string{"sync"}, ""},
+	{"agentx sync", []string{"sync", "--status"}, ""},
 }
 
 // jsonSchemas names, for each command path of jsonCases, the schema of its
@@ -114,6 +121,8 @@ var jsonSchemas = map[string]string{
 	"agentx proposals approve":     "proposal.json",
 	"agentx proposals reject":      "proposal.json",
 	"agentx proposals implemented": "proposal.json",
+	"agentx sync":                  "remote.json",
+	"agentx remote enable":         "remote.json",
 }
 
 // noJSON are commands whose output is not data: protocol servers, help,
@@ -122,6 +131,11 @@ var noJSON = []string{"agentx mcp", "agentx completion", "agentx help", "agentx 
 
 func TestJSONContract(t *testing.T) {
 	dir := t.TempDir()
+	bare := t.TempDir()
+	for _, args := range [][]string{{"init", "--quiet", "--bare", bare}, {"-C", dir, "init", "--quiet"}, {"-C", dir, "remote", "add", "origin", bare}} {
+		out, err := exec.Command("git", args...).CombinedOutput()
+		require.NoError(t, err, "git %v: %s (the remote mode's cases need git)", args, out)
+	}
 	env := map[string]string{"AGENTX_NOW": "2026-02-26T10:00:00Z"}
 	for _, c := range jsonCases {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {

@@ -13,9 +13,10 @@ import (
 const schemaVersion = 1
 
 type envelope struct {
-	SchemaVersion int `json:"schema_version"`
-	Data          any `json:"data"`
-	Monitor       any `json:"monitor,omitempty"` // side-effect monitor findings, if any
+	SchemaVersion int      `json:"schema_version"`
+	Data          any      `json:"data"`
+	Monitor       any      `json:"monitor,omitempty"`  // side-effect monitor findings, if any
+	Unsynced      []string `json:"unsynced,omitempty"` // changes kept in the outbox: the remote was out of reach
 }
 
 type errorBody struct {
@@ -30,6 +31,7 @@ type errorEnvelope struct {
 	Error         errorBody `json:"error"`
 	Data          any       `json:"data,omitempty"` // what the failure leaves to act on (wait_timeout: the record)
 	Monitor       any       `json:"monitor,omitempty"`
+	Unsynced      []string  `json:"unsynced,omitempty"`
 }
 
 // emit prints a command's result: under --json the envelope with data,
@@ -37,7 +39,7 @@ type errorEnvelope struct {
 func (a *app) emit(data any, text func()) error {
 	if a.json {
 		a.monitorNow(nil)
-		b, err := json.MarshalIndent(envelope{SchemaVersion: schemaVersion, Data: data, Monitor: a.sideView()}, "", "  ")
+		b, err := json.MarshalIndent(envelope{SchemaVersion: schemaVersion, Data: data, Monitor: a.sideView(), Unsynced: a.unsynced()}, "", "  ")
 		if err != nil {
 			return fmt.Errorf("encode json: %w", err)
 		}
@@ -69,10 +71,12 @@ func (a *app) fail(err error) int {
 			data = coded.data
 		case recorded != nil:
 			data = recorded.Record
+		default:
+			data = supersededData(err)
 		}
 		b, _ := json.Marshal(errorEnvelope{SchemaVersion: schemaVersion, Error: errorBody{
 			Code: code.Name, ExitCode: code.N, Message: err.Error(), Hint: hint,
-		}, Data: data, Monitor: a.sideView()})
+		}, Data: data, Monitor: a.sideView(), Unsynced: a.unsynced()})
 		fmt.Fprintf(a.stderr, "%s\n", b)
 		return code.N
 	}

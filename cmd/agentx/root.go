@@ -25,6 +25,7 @@ recorded in a per-issue ledger under .agentx/state/clarifications/.`,
 	pf.StringVar(&a.root, "root", "", "where to find the workspace: the nearest directory at or above it holding .agentx/ (default: $AGENTX_ROOT, else the working directory)")
 	pf.BoolVar(&a.json, "json", false, "print JSON: {\"schema_version\":1,\"data\":...} on stdout, errors as JSON on stderr")
 	pf.BoolVar(&a.noColor, "no-color", false, "never colour the output (also NO_COLOR=1 or CLICOLOR=0)")
+	pf.BoolVar(&a.offline, "offline", false, "with a [remote]: read the local copy and keep changes in the outbox, never reaching the remote")
 
 	root.AddCommand(
 		newInitCmd(a),
@@ -38,6 +39,7 @@ recorded in a per-issue ledger under .agentx/state/clarifications/.`,
 		newMCPCmd(a), newInboxCmd(a),
 		newHookCmd(a), newMonitorCmd(a), newDoctorCmd(a), newGitHubCmd(a),
 		newEvalCmd(a), newScopeCmd(a), newProposalsCmd(a),
+		newRemoteCmd(a), newSyncCmd(a),
 		&cobra.Command{
 			Use:   "exit-codes",
 			Short: "The exit codes agentx returns, and the JSON error codes",

@@ -55,6 +55,9 @@ var snippetAllow = []struct {
 	{"claude mcp add", "needs Claude Code installed", true},
 	{"agentx mcp", "long-running: the MCP server serves stdin until it closes", true},
 	{"agentx clarify ...", "stands for every clarify subcommand, not a command", false},
+	{"agentx remote enable", "needs a git repository whose remote answers (remote_wait.txtar runs it)", true},
+	{"git fetch origin 'refs/agentx/*", "needs a git remote holding the refs", true},
+	{"go install github.com/agentx-cli/agentx", "downloads the module", true},
 }
 
 // allowed says whether text may not be run (and then why), and whether

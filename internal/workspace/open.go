@@ -6,6 +6,7 @@ import (
 
 	"github.com/agentx-cli/agentx/ledger"
 	"github.com/agentx-cli/agentx/lock"
+	"github.com/agentx-cli/agentx/remote"
 	"github.com/agentx-cli/agentx/workflow"
 )
 
@@ -38,10 +39,19 @@ func Open(explicit, start string, now func() time.Time) (*Workspace, error) {
 		StaleAge: rules.Config.Lock.StaleAge.Duration,
 		Agent:    "agentx",
 	}
+	if cfg := rules.Config.Remote; cfg != nil {
+		// A writer holds the lock across its exchanges with the
+		// remote: its waiters wait for those too.
+		opts.Wait = max(opts.Wait, 3*cfg.Timeout.Duration)
+	}
+	store := ledger.NewStore(filepath.Join(dir, StateDir), opts, now)
+	if cfg := rules.Config.Remote; cfg != nil {
+		store.SetRemote(remote.New(root, cfg))
+	}
 	return &Workspace{
 		Root:  root,
 		Dir:   dir,
 		Rules: rules,
-		Store: ledger.NewStore(filepath.Join(dir, StateDir), opts, now),
+		Store: store,
 	}, nil
 }

@@ -1,0 +1,231 @@
+package ledger
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentx-cli/agentx/lock"
+)
+
+// memRemote is a Remote in memory: one chain of versions per issue, a
+// switch to take it offline, and a count of pushes refused.
+type memRemote struct {
+	mu      sync.Mutex
+	chains  map[int][]Commit
+	offline bool
+	moved   int // pushes refused with ErrMoved
+}
+
+func (m *memRemote) head(issue int) Snapshot {
+	c := m.chains[issue]
+	if len(c) == 0 {
+		return Snapshot{}
+	}
+	return Snapshot{Version: strconv.Itoa(len(c)), Data: c[len(c)-1].Data}
+}
+
+func (m *memRemote) Fetch(_ context.Context, issue int) (Snapshot, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.offline {
+		return Snapshot{}, fmt.Errorf("mem: %w", ErrOffline)
+	}
+	return m.head(issue), nil
+}
+
+func (m *memRemote) Push(_ context.Context, issue int, base Snapshot, commits []Commit) (Snapshot, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.offline {
+		return Snapshot{}, fmt.Errorf("mem: %w", ErrOffline)
+	}
+	if m.head(issue).Version != base.Version {
+		m.moved++
+		return Snapshot{}, fmt.Errorf("mem: %w", ErrMoved)
+	}
+	m.chains[issue] = append(m.chains[issue], commits...)
+	return m.head(issue), nil
+}
+
+func (m *memRemote) Attempts() int         { return 5 }
+func (m *memRemote) Name(issue int) string { return "mem issue-" + strconv.Itoa(issue) }
+
+// host is one machine's store on the shared remote.
+func sharedHost(t *testing.T, r Remote) *Store {
+	s := NewStore(t.TempDir(), lock.Options{}, nil)
+	s.SetRemote(r)
+	return s
+}
+
+func sharedAsk(s *Store, topic string) (string, error) {
+	var id string
+	_, err := s.Update(context.Background(), 1, func(l *Ledger) error {
+		id = l.NextID()
+		l.Clarifications = append(l.Clarifications, sharedRecord(id, topic))
+		return nil
+	})
+	return id, err
+}
+
+func sharedRecord(id, topic string) *Clarification {
+	now := T(time.Date(2026, 2, 26, 10, 0, 0, 0, time.UTC))
+	return &Clarification{ID: id, From: "engineer", To: "architect", Topic: topic, Blocking: true, Status: Pending,
+		Round: 1, MaxRounds: 5, Created: now, StaleAfter: now,
+		Thread: []ThreadEntry{{Round: 1, From: "engineer", Type: Question, Body: topic, Timestamp: now}}}
+}
+
+func sharedAnswer(s *Store, id, body string) error {
+	_, err := s.Update(context.Background(), 1, func(l *Ledger) error {
+		c := l.Find(id)
+		if c == nil {
+			return ErrNotFound
+		}
+		if err := c.Move(Answered); err != nil {
+			return err
+		}
+		c.Thread = append(c.Thread, ThreadEntry{Round: 1, From: "architect", Type: Answer, Body: body, Timestamp: c.Created})
+		return nil
+	})
+	return err
+}
+
+func TestSharedSupersededAndOutbox(t *testing.T) {
+	r := &memRemote{chains: map[int][]Commit{}}
+	a, b := sharedHost(t, r), sharedHost(t, r)
+	id, err := sharedAsk(a, "TTL?")
+	require.NoError(t, err)
+	assert.Equal(t, "CLR-1-001", id)
+	_, err = b.Sync(context.Background(), 1, nil)
+	require.NoError(t, err)
+
+	// a answers first; b, which saw the question pending, is superseded
+	require.NoError(t, sharedAnswer(a, id, "five minutes"))
+	err = sharedAnswer(b, id, "an hour")
+	var se *SupersededError
+	require.ErrorAs(t, err, &se)
+	assert.Equal(t, []string{id}, se.Changed)
+	assert.Equal(t, "five minutes", se.Current(id).RoundAnswer())
+	var te *TransitionError
+	assert.ErrorAs(t, err, &te, "the reason it no longer applies")
+	local, err := b.Read(1)
+	require.NoError(t, err)
+	assert.Equal(t, "five minutes", local.Clarifications[0].RoundAnswer(), "b's copy is the shared one")
+
+	// offline: b's ask is kept in its outbox with an id a takes meanwhile
+	r.offline = true
+	id2, err := sharedAsk(b, "from b, offline")
+	require.NoError(t, err)
+	assert.Equal(t, "CLR-1-002", id2)
+	assert.Len(t, b.Unsynced(), 1)
+	r.offline = false
+	_, err = sharedAsk(a, "from a")
+	require.NoError(t, err)
+	// b's next write delivers the outbox first, renumbered, then its own change
+	id3, err := sharedAsk(b, "from b, online")
+	require.NoError(t, err)
+	assert.Equal(t, "CLR-1-004", id3)
+	st, err := b.ReadSync(1)
+	require.NoError(t, err)
+	assert.Empty(t, st.Pending)
+	require.Len(t, st.Outcomes, 1)
+	assert.Equal(t, Outcome{Outcome: OutcomeRenumbered, ID: "CLR-1-002", As: "CLR-1-003", Message: "CLR-1-002 asked by engineer of architect", At: st.Outcomes[0].At}, st.Outcomes[0])
+	outbox, err := b.OutboxIssues()
+	require.NoError(t, err)
+	assert.Empty(t, outbox)
+
+	final, err := Decode("mem", r.head(1).Data)
+	require.NoError(t, err)
+	var topics []string
+	for i, c := range final.Clarifications {
+		assert.Equal(t, FormatID(1, i+1), c.ID)
+		topics = append(topics, c.Topic)
+	}
+	assert.Equal(t, []string{"TTL?", "from a", "from b, offline", "from b, online"}, topics)
+	var msgs []string
+	for _, c := range r.chains[1] {
+		msgs = append(msgs, c.Message)
+	}
+	assert.Equal(t, []string{"CLR-1-001 asked by engineer of architect", "CLR-1-001 answered by architect",
+		"CLR-1-002 asked by engineer of architect", "CLR-1-003 asked by engineer of architect", "CLR-1-004 asked by engineer of architect"}, msgs)
+
+	// a change to the id b's outbox gave up would change a's question: refused
+	r.offline = true
+	_, err = sharedAsk(b, "offline again") // CLR-1-005 here
+	require.NoError(t, err)
+	r.offline = false
+	_, err = sharedAsk(a, "a takes 005")
+	require.NoError(t, err)
+	err = sharedAnswer(b, "CLR-1-005", "meant for b's own question")
+	require.ErrorAs(t, err, &se)
+	assert.Contains(t, err.Error(), "that question is now CLR-1-006")
+	final, err = Decode("mem", r.head(1).Data)
+	require.NoError(t, err)
+	assert.Equal(t, Pending, final.Clarifications[4].Status, "a's question untouched")
+	assert.Equal(t, "offline again", final.Clarifications[5].Topic)
+}
+
+// A queued change already on the remote (delivered by a process that died
+// before it recorded so) is not applied twice.
+func TestSharedReplayIsIdempotent(t *testing.T) {
+	r := &memRemote{chains: map[int][]Commit{}}
+	a := sharedHost(t, r)
+	r.offline = true
+	_, err := sharedAsk(a, "q")
+	require.NoError(t, err)
+	st, err := a.ReadSync(1)
+	require.NoError(t, err)
+	require.Len(t, st.Pending, 1)
+	r.offline = false
+	_, err = a.Sync(context.Background(), 1, nil)
+	require.NoError(t, err)
+	// the outbox comes back as it was (the crash case), the remote has it
+	lk, err := a.acquire(context.Background(), a.Path(1))
+	require.NoError(t, err)
+	require.NoError(t, a.writeSync(1, lk, st))
+	require.NoError(t, lk.Release())
+	_, err = a.Sync(context.Background(), 1, nil)
+	require.NoError(t, err)
+	final, err := Decode("mem", r.head(1).Data)
+	require.NoError(t, err)
+	assert.Len(t, final.Clarifications, 1)
+	assert.Len(t, r.chains[1], 1, "no commit for a change already there")
+}
+
+// Two hosts racing: the loser's push is refused, it fetches and runs the
+// change again; ids stay dense.
+func TestSharedRetriesOnMoved(t *testing.T) {
+	r := &memRemote{chains: map[int][]Commit{}}
+	stores := []*Store{sharedHost(t, r), sharedHost(t, r), sharedHost(t, r)}
+	var wg sync.WaitGroup
+	errs := make(chan error, 30)
+	for _, s := range stores {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 10 {
+				if _, err := sharedAsk(s, fmt.Sprint(i)); err != nil && !errors.As(err, new(*BusyError)) {
+					errs <- err
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	final, err := Decode("mem", r.head(1).Data)
+	require.NoError(t, err)
+	for i, c := range final.Clarifications {
+		assert.Equal(t, FormatID(1, i+1), c.ID)
+	}
+	t.Logf("%d asks on the remote, %d pushes refused and retried", len(final.Clarifications), r.moved)
+}

@@ -1,0 +1,352 @@
+package remote
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/agentx-cli/agentx/internal/safetext"
+	"github.com/agentx-cli/agentx/ledger"
+	"github.com/agentx-cli/agentx/workflow"
+)
+
+// Git is a remote of the repository holding the workspace, reached with
+// the system git: its credential helpers, SSH agent and CI token work as
+// they do for the user. It implements ledger.Remote.
+type Git struct {
+	Dir      string        // the repository (the workspace's root)
+	Remote   string        // the remote's name or URL, as git takes it
+	Refs     string        // the ref prefix: refs/agentx/clarifications
+	Timeout  time.Duration // one exchange with the remote
+	Tries    int           // tries of one write
+	Interval time.Duration // reads fetch at most once per interval
+	Host     string        // names this machine in commits (default: the host name)
+}
+
+// New returns the remote a [remote] table configures for the repository at dir.
+func New(dir string, cfg *workflow.RemoteConfig) *Git {
+	host, _ := os.Hostname()
+	return &Git{Dir: dir, Remote: cfg.Git, Refs: cfg.Refs(), Timeout: cfg.Timeout.Duration,
+		Tries: cfg.Attempts, Interval: cfg.Interval.Duration, Host: host}
+}
+
+// Ref is the ref of issue's ledger.
+func (g *Git) Ref(issue int) string { return g.Refs + "/issue-" + strconv.Itoa(issue) }
+
+// File is the name of the ledger in each commit's tree.
+func File(issue int) string { return "issue-" + strconv.Itoa(issue) + ".json" }
+
+// Name implements ledger.Remote.
+func (g *Git) Name(issue int) string { return g.Remote + " " + g.Ref(issue) }
+
+// Attempts implements ledger.Remote.
+func (g *Git) Attempts() int { return g.Tries }
+
+// GitError is a git command that failed for a reason other than the remote
+// being out of reach or having moved on.
+type GitError struct {
+	Args   []string
+	Stderr string
+	Err    error
+}
+
+func (e *GitError) Error() string {
+	return fmt.Sprintf("git %s: %v: %s", strings.Join(e.Args, " "), e.Err, safetext.Line(strings.TrimSpace(e.Stderr)))
+}
+
+func (e *GitError) Unwrap() error { return e.Err }
+
+// offlineError is the remote out of reach, with git's words for it.
+type offlineError struct {
+	remote string
+	why    string
+}
+
+func (e *offlineError) Error() string {
+	return fmt.Sprintf("remote %s: %s", e.remote, e.why)
+}
+
+func (e *offlineError) Unwrap() error { return ledger.ErrOffline }
+
+// git runs the system git in the repository, with stdin, bounded by ctx.
+// It never prompts (no terminal, GIT_TERMINAL_PROMPT=0), speaks C, and
+// does no automatic maintenance.
+func (g *Git) git(ctx context.Context, stdin []byte, env []string, args ...string) ([]byte, error) {
+	full := append([]string{"-C", g.Dir, "-c", "gc.auto=0", "-c", "maintenance.auto=false", "-c", "core.filesRefLockTimeout=5000"}, args...)
+	cmd := exec.CommandContext(ctx, "git", full...)
+	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "GCM_INTERACTIVE=never", "LC_ALL=C", "LANGUAGE=C")
+	cmd.Env = append(cmd.Env, env...)
+	cmd.WaitDelay = time.Second // a child (ssh, a helper) holding the pipes does not hold us
+	if stdin != nil {
+		cmd.Stdin = bytes.NewReader(stdin)
+	}
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	if err != nil {
+		if ctx.Err() != nil {
+			return out.Bytes(), &GitError{Args: args, Stderr: errb.String(), Err: context.Cause(ctx)}
+		}
+		return out.Bytes(), &GitError{Args: args, Stderr: errb.String(), Err: err}
+	}
+	return out.Bytes(), nil
+}
+
+// exchange runs a git command that talks to the remote, within the
+// timeout: past it, or when git cannot reach the remote, the error wraps
+// ledger.ErrOffline.
+func (g *Git) exchange(ctx context.Context, args ...string) ([]byte, error) {
+	tctx, cancel := context.WithTimeout(ctx, g.Timeout)
+	defer cancel()
+	out, err := g.git(tctx, nil, nil, args...)
+	if err == nil {
+		return out, nil
+	}
+	if ctx.Err() != nil {
+		return out, context.Cause(ctx)
+	}
+	var ge *GitError
+	if !errors.As(err, &ge) {
+		return out, err
+	}
+	if tctx.Err() != nil {
+		return out, &offlineError{remote: g.Remote, why: fmt.Sprintf("no answer within %s", g.Timeout)}
+	}
+	if notRepo(ge.Stderr) {
+		return out, err
+	}
+	return out, &offlineError{remote: g.Remote, why: firstLine(ge.Stderr)}
+}
+
+// notRepo reports git saying the workspace is not in a repository: a
+// setup problem, not an outage.
+func notRepo(stderr string) bool { return strings.Contains(stderr, "not a git repository") }
+
+// firstLine is the first meaningful line git printed, one line, safe.
+func firstLine(s string) string {
+	for _, l := range strings.Split(s, "\n") {
+		l = strings.TrimSpace(l)
+		if l != "" && !strings.HasPrefix(l, "hint:") {
+			return safetext.Line(l)
+		}
+	}
+	return "git failed"
+}
+
+// Fetch implements ledger.Remote: it fetches issue's ref into the same ref
+// locally and reads the ledger at its head.
+func (g *Git) Fetch(ctx context.Context, issue int) (ledger.Snapshot, error) {
+	ref := g.Ref(issue)
+	_, err := g.exchange(ctx, "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--", g.Remote, "+"+ref+":"+ref)
+	if err != nil {
+		var oe *offlineError
+		if errors.As(err, &oe) && strings.Contains(oe.why, "couldn't find remote ref") {
+			return ledger.Snapshot{}, nil // no ledger of the issue on the remote yet
+		}
+		return ledger.Snapshot{}, err
+	}
+	sha, err := g.resolve(ctx, ref)
+	if err != nil || sha == "" {
+		return ledger.Snapshot{}, err
+	}
+	return g.Read(ctx, issue, sha)
+}
+
+// resolve returns the commit a local ref points to ("" when none).
+func (g *Git) resolve(ctx context.Context, ref string) (string, error) {
+	out, err := g.git(ctx, nil, nil, "rev-parse", "--verify", "--quiet", ref+"^{commit}")
+	if err != nil {
+		var ge *GitError
+		var ee *exec.ExitError
+		if errors.As(err, &ge) && errors.As(ge.Err, &ee) && ee.ExitCode() == 1 {
+			return "", nil
+		}
+		return "", err
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// Read returns the ledger of issue at commit sha. The commit came from the
+// remote: its tree must hold the ledger as a regular file, and the content
+// is decoded by the caller like any ledger file.
+func (g *Git) Read(ctx context.Context, issue int, sha string) (ledger.Snapshot, error) {
+	if !hexID.MatchString(sha) {
+		return ledger.Snapshot{}, fmt.Errorf("remote %s: %q is not a commit id", g.Remote, safetext.Line(sha))
+	}
+	data, err := g.git(ctx, nil, nil, "cat-file", "blob", sha+":"+File(issue))
+	if err != nil {
+		return ledger.Snapshot{}, &ledger.CorruptError{Path: g.Name(issue) + " at " + sha, Err: fmt.Errorf("its tree has no regular file %s", File(issue))}
+	}
+	return ledger.Snapshot{Version: sha, Data: data}, nil
+}
+
+var hexID = regexp.MustCompile(`^[0-9a-f]{40}([0-9a-f]{24})?$`)
+
+// Push implements ledger.Remote: each commit's tree holds the ledger
+// alone; the chain is pushed with a lease on the version fetched (an
+// explicit id, or that the ref does not exist), never forced.
+func (g *Git) Push(ctx context.Context, issue int, base ledger.Snapshot, commits []ledger.Commit) (ledger.Snapshot, error) {
+	ref := g.Ref(issue)
+	parent := base.Version
+	env := []string{"GIT_AUTHOR_NAME=agentx", "GIT_AUTHOR_EMAIL=agentx@" + g.host(), "GIT_COMMITTER_NAME=agentx", "GIT_COMMITTER_EMAIL=agentx@" + g.host()}
+	for _, c := range commits {
+		blob, err := g.git(ctx, c.Data, nil, "hash-object", "-w", "--stdin")
+		if err != nil {
+			return ledger.Snapshot{}, err
+		}
+		tree, err := g.git(ctx, []byte("100644 blob "+strings.TrimSpace(string(blob))+"\t"+File(issue)+"\n"), nil, "mktree")
+		if err != nil {
+			return ledger.Snapshot{}, err
+		}
+		args := []string{"commit-tree", strings.TrimSpace(string(tree)), "-F", "-"}
+		if parent != "" {
+			args = append(args, "-p", parent)
+		}
+		sha, err := g.git(ctx, []byte(c.Message+"\n\nhost: "+g.host()+"\n"), env, args...)
+		if err != nil {
+			return ledger.Snapshot{}, err
+		}
+		parent = strings.TrimSpace(string(sha))
+	}
+	out, err := g.exchange(ctx, "push", "--porcelain", "--no-verify", "--force-with-lease="+ref+":"+base.Version, "--", g.Remote, parent+":"+ref)
+	if err != nil {
+		if rejected(out) {
+			return ledger.Snapshot{}, fmt.Errorf("push %s: %w", g.Name(issue), ledger.ErrMoved)
+		}
+		return ledger.Snapshot{}, err
+	}
+	// The local ref follows what the remote now holds.
+	_, _ = g.git(ctx, nil, nil, "update-ref", ref, parent)
+	return ledger.Snapshot{Version: parent, Data: commits[len(commits)-1].Data}, nil
+}
+
+func (g *Git) host() string {
+	h := g.Host
+	if h == "" {
+		h = "localhost"
+	}
+	return strings.Map(func(r rune) rune {
+		if r <= ' ' || r == '<' || r == '>' || r > '~' {
+			return '-'
+		}
+		return r
+	}, h)
+}
+
+// rejected reports whether git push --porcelain says the ref was refused
+// because the remote moved on (a stale lease, not a fast-forward).
+func rejected(out []byte) bool {
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		l := sc.Text()
+		// A lease or fast-forward refusal, or the remote's ref locked by a
+		// push landing at the same moment.
+		if strings.HasPrefix(l, "!") && (strings.Contains(l, "stale info") || strings.Contains(l, "fetch first") ||
+			strings.Contains(l, "non-fast-forward") || strings.Contains(l, "already exists") ||
+			strings.Contains(l, "failed to lock") || strings.Contains(l, "cannot lock") || strings.Contains(l, "failed to update ref")) {
+			return true
+		}
+	}
+	return false
+}
+
+// Head asks the remote which commit issue's ref points to ("" when it has
+// none), without fetching: git ls-remote.
+func (g *Git) Head(ctx context.Context, issue int) (string, error) {
+	out, err := g.exchange(ctx, "ls-remote", "--refs", "--", g.Remote, g.Ref(issue))
+	if err != nil {
+		return "", err
+	}
+	for _, l := range strings.Split(string(out), "\n") {
+		if sha, ref, ok := strings.Cut(l, "\t"); ok && ref == g.Ref(issue) && hexID.MatchString(sha) {
+			return sha, nil
+		}
+	}
+	return "", nil
+}
+
+// FetchAll fetches every issue's ref and returns the issues' heads as now
+// known locally.
+func (g *Git) FetchAll(ctx context.Context) (map[int]string, error) {
+	if _, err := g.exchange(ctx, "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--", g.Remote, "+"+g.Refs+"/*:"+g.Refs+"/*"); err != nil {
+		return nil, err
+	}
+	return g.Local(ctx)
+}
+
+// Local returns the heads of the issues' refs in the local repository.
+func (g *Git) Local(ctx context.Context) (map[int]string, error) {
+	out, err := g.git(ctx, nil, nil, "for-each-ref", "--format=%(objectname) %(refname)", g.Refs+"/")
+	if err != nil {
+		return nil, err
+	}
+	heads := map[int]string{}
+	for _, l := range strings.Split(string(out), "\n") {
+		sha, ref, ok := strings.Cut(l, " ")
+		if !ok {
+			continue
+		}
+		if n, ok := ledger.IssueOfFile(strings.TrimPrefix(ref, g.Refs+"/") + ".json"); ok && hexID.MatchString(sha) {
+			heads[n] = sha
+		}
+	}
+	return heads, nil
+}
+
+// Check verifies that the workspace is in a git repository and the remote
+// answers: git ls-remote of the ledgers' refs. It returns how many issues
+// the remote holds.
+func (g *Git) Check(ctx context.Context) (int, error) {
+	if _, err := g.git(ctx, nil, nil, "rev-parse", "--git-dir"); err != nil {
+		return 0, fmt.Errorf("%s is not in a git repository: the remote mode keeps the ledgers in the repository's remote (git init, git remote add origin URL): %w", g.Dir, err)
+	}
+	out, err := g.exchange(ctx, "ls-remote", "--refs", "--", g.Remote, g.Refs+"/*")
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, l := range strings.Split(string(out), "\n") {
+		if strings.TrimSpace(l) != "" {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// Log returns the chain of issue's local ref, newest first: each commit's
+// id, time and message (the change it made).
+func (g *Git) Log(ctx context.Context, issue int) ([]Change, error) {
+	sha, err := g.resolve(ctx, g.Ref(issue))
+	if err != nil || sha == "" {
+		return nil, err
+	}
+	out, err := g.git(ctx, nil, nil, "log", "--format=%H%x00%cI%x00%s%x1e", sha)
+	if err != nil {
+		return nil, err
+	}
+	var cs []Change
+	for _, rec := range strings.Split(string(out), "\x1e") {
+		f := strings.SplitN(strings.TrimSpace(rec), "\x00", 3)
+		if len(f) != 3 {
+			continue
+		}
+		t, _ := time.Parse(time.RFC3339, f[1])
+		cs = append(cs, Change{Commit: f[0], Time: t.UTC(), Message: f[2]})
+	}
+	return cs, nil
+}
+
+// Change is one commit of an issue's chain.
+type Change struct {
+	Commit  string    `json:"commit"`
+	Time    time.Time `json:"time"`
+	Message string    `json:"message"`
+}

@@ -1,0 +1,150 @@
+package remote
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/agentx-cli/agentx/internal/atomicfile"
+	"github.com/agentx-cli/agentx/ledger"
+)
+
+// FetchedFile, in the state directory's remote/, records when the refs
+// were last fetched (the throttle of Refresh; local to this machine).
+const FetchedFile = "fetched.json"
+
+// Report is what a Refresh did.
+type Report struct {
+	Fetched   bool     `json:"fetched"`            // the remote was asked (not throttled)
+	Offline   string   `json:"offline,omitempty"`  // why it could not be reached
+	Updated   []int    `json:"updated"`            // issues whose local copy changed
+	Delivered []int    `json:"delivered"`          // issues whose outbox was delivered
+	Pending   []int    `json:"pending"`            // issues whose outbox still holds changes
+	Problems  []string `json:"problems,omitempty"` // issues that could not be brought up to date
+}
+
+type fetched struct {
+	At time.Time `json:"at"`
+}
+
+// due reports whether the refs were last fetched at least interval ago,
+// and if so claims this fetch (so that processes starting together fetch
+// once). A forced fetch claims it all the same.
+func due(store *ledger.Store, interval time.Duration) bool {
+	path := filepath.Join(store.Dir(), ledger.SyncDir, FetchedFile)
+	now := time.Now()
+	if data, err := os.ReadFile(path); err == nil {
+		var f fetched
+		if json.Unmarshal(data, &f) == nil && now.Sub(f.At) < interval && f.At.Before(now.Add(time.Minute)) {
+			return false
+		}
+	}
+	data, _ := json.Marshal(fetched{At: now.UTC()})
+	_ = os.MkdirAll(filepath.Dir(path), 0o755)
+	_ = atomicfile.WriteVolatile(path, data, 0o644)
+	return true
+}
+
+// Refresh fetches every issue's ref, unless that was done less than the
+// interval ago (force: regardless), makes each changed one the local copy,
+// and delivers what the outbox holds. An unreachable remote is reported,
+// not an error: the local copy stands.
+func Refresh(ctx context.Context, store *ledger.Store, g *Git, force bool) (Report, error) {
+	r := Report{Updated: []int{}, Delivered: []int{}, Pending: []int{}}
+	if store.Offline() {
+		return r, nil
+	}
+	if claimed := due(store, g.Interval); !claimed && !force {
+		return r, nil
+	}
+	r.Fetched = true
+	heads, err := g.FetchAll(ctx)
+	if errors.Is(err, ledger.ErrOffline) {
+		r.Offline = err.Error()
+		r.Pending, _ = store.OutboxIssues()
+		return r, nil
+	}
+	if err != nil {
+		return r, err
+	}
+	outbox, err := store.OutboxIssues()
+	if err != nil {
+		return r, err
+	}
+	waiting := map[int]bool{}
+	for _, n := range outbox {
+		waiting[n] = true
+	}
+	issues := map[int]bool{}
+	for n, sha := range heads {
+		st, err := store.ReadSync(n)
+		if err != nil {
+			r.Problems = append(r.Problems, err.Error())
+			continue
+		}
+		if st.Head != sha || waiting[n] {
+			issues[n] = true
+		}
+	}
+	for n := range waiting {
+		issues[n] = true
+	}
+	for _, n := range sortedKeys(issues) {
+		var snap *ledger.Snapshot
+		if sha := heads[n]; sha != "" {
+			s, err := g.Read(ctx, n, sha)
+			if err != nil {
+				r.Problems = append(r.Problems, err.Error())
+				continue
+			}
+			snap = &s
+		}
+		if snap == nil && !waiting[n] {
+			continue
+		}
+		reached, err := store.Sync(ctx, n, snap)
+		switch {
+		case err != nil:
+			r.Problems = append(r.Problems, fmt.Sprintf("issue %d: %v", n, err))
+		case !reached:
+			r.Pending = append(r.Pending, n)
+		case waiting[n]:
+			r.Delivered = append(r.Delivered, n)
+		default:
+			r.Updated = append(r.Updated, n)
+		}
+	}
+	return r, nil
+}
+
+// Watch brings issue's local copy up to the remote if its ref moved: one
+// ls-remote, and a fetch only on a change (what clarify wait polls with).
+// It reports whether the remote was reached.
+func Watch(ctx context.Context, store *ledger.Store, g *Git, issue int) (bool, error) {
+	if store.Offline() {
+		return false, nil
+	}
+	sha, err := g.Head(ctx, issue)
+	if errors.Is(err, ledger.ErrOffline) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	st, err := store.ReadSync(issue)
+	if err != nil {
+		return true, err
+	}
+	if sha == st.Head && len(st.Pending) == 0 {
+		return true, nil
+	}
+	return store.Sync(ctx, issue, nil)
+}
+
+func sortedKeys(m map[int]bool) []int { return slices.Sorted(maps.Keys(m)) }
