@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentx-cli/agentx/internal/relay"
 	"github.com/agentx-cli/agentx/ledger"
 	"github.com/agentx-cli/agentx/router"
 )
@@ -57,26 +58,9 @@ const (
 func (m *Mirror) Poll(ctx context.Context, force bool) (PollReport, error) {
 	rep := PollReport{Handled: []Handled{}}
 	now := m.now()
-	f := m.file(InboundFile)
-	if !force {
-		var in Inbound
-		if err := f.read(&in); err == nil {
-			switch {
-			case in.WaitUntil != nil && in.WaitUntil.After(now):
-				rep.Skipped = "GitHub rate limit: not before " + in.WaitUntil.UTC().Format(time.RFC3339)
-				return rep, nil
-			case in.Polled != nil && now.Sub(in.Polled.Time) < m.Config.Interval.Duration:
-				rep.Skipped = "read less than " + m.Config.Interval.String() + " ago"
-				return rep, nil
-			}
-		}
-	}
+	r := &relay.Reader{File: m.file(InboundFile), Service: "GitHub", Interval: m.Config.Interval.Duration}
 	var in Inbound
-	err := f.update(ctx, &in, force, func() error {
-		if !force && in.Polled != nil && now.Sub(in.Polled.Time) < m.Config.Interval.Duration {
-			rep.Skipped = "read by another process just now"
-			return nil
-		}
+	skipped, err := r.Read(ctx, now, &in, &in.Throttle, force, func() error {
 		if in.Since == nil && in.Polled == nil {
 			// The first read in a workspace: older comments are history,
 			// not commands to it.
@@ -89,17 +73,9 @@ func (m *Mirror) Poll(ctx context.Context, force bool) (PollReport, error) {
 		}
 		rep.Read = true
 		cs, etag, notModified, err := m.Client.ListSince(ctx, since, in.ETag)
-		t := ledger.T(now)
-		in.Polled = &t
 		if err != nil {
-			in.Error = err.Error()
-			if until, ok := errWait(err); ok {
-				u := ledger.T(until)
-				in.WaitUntil = &u
-			}
 			return err
 		}
-		in.Error, in.WaitUntil = "", nil
 		if notModified {
 			rep.NotModified = true
 			return nil
@@ -145,6 +121,7 @@ func (m *Mirror) Poll(ctx context.Context, force bool) (PollReport, error) {
 		}
 		return nil
 	})
+	rep.Skipped = skipped
 	return rep, err
 }
 

@@ -1,10 +1,8 @@
 package ghmirror
 
 import (
-	"strconv"
-
+	"github.com/agentx-cli/agentx/internal/relay"
 	"github.com/agentx-cli/agentx/ledger"
-	"github.com/agentx-cli/agentx/router"
 )
 
 // Status is how far the mirror is behind, for agentx github status. It
@@ -36,40 +34,25 @@ type BehindIssue struct {
 func (m *Mirror) Status() (Status, error) {
 	st := Status{Repo: m.Config.Repo, APIURL: m.Config.APIURL, Behind: []BehindIssue{}}
 	var ob Outbox
-	if err := m.file(OutboxFile).read(&ob); err != nil {
+	if err := m.file(OutboxFile).Read(&ob); err != nil {
 		return st, err
 	}
 	var in Inbound
-	if err := m.file(InboundFile).read(&in); err != nil {
+	if err := m.file(InboundFile).Read(&in); err != nil {
 		return st, err
 	}
-	size, err := m.Hub.Events.Size()
+	behind, queue, err := m.outbox().Behind(ob.Queue)
 	if err != nil {
 		return st, err
 	}
-	if ob.Updated != nil && size > ob.Offset {
-		st.EventsBehind = size - ob.Offset
-	}
+	st.EventsBehind = behind
 	st.WaitUntil, st.Rate = ob.WaitUntil, ob.Rate
 	if in.WaitUntil != nil && (st.WaitUntil == nil || in.WaitUntil.After(st.WaitUntil.Time)) {
 		st.WaitUntil = in.WaitUntil
 	}
 	st.LastRead, st.ReadError = in.Polled, in.Error
-	queue := ob.Issues
-	if queue == nil {
-		queue = map[string]*Behind{}
-	}
-	if st.EventsBehind > 0 {
-		// Changes no run has seen yet: their issues are behind too.
-		_, _ = m.Hub.Events.ReadFrom(ob.Offset, func(l router.Line) error {
-			if e, ok := l.Decode(); ok && e.IssueNumber > 0 && queue[issueKey(e.IssueNumber)] == nil {
-				queue[issueKey(e.IssueNumber)] = &Behind{Since: e.Timestamp}
-			}
-			return nil
-		})
-	}
-	for _, n := range sortedIssues(queue) {
-		b := queue[strconv.Itoa(n)]
+	for _, n := range relay.Sorted(queue) {
+		b := queue[issueKey(n)]
 		bi := BehindIssue{Issue: n, Since: b.Since, Attempts: b.Attempts, RetryAt: b.RetryAt, Error: b.Error}
 		if l, err := m.Hub.Store.Read(n); err == nil {
 			for _, c := range l.Clarifications {

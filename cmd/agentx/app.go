@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentx-cli/agentx/ghmirror"
 	"github.com/agentx-cli/agentx/internal/clock"
+	"github.com/agentx-cli/agentx/internal/relay"
 	"github.com/agentx-cli/agentx/internal/workspace"
 	"github.com/agentx-cli/agentx/router"
 )
@@ -45,9 +46,12 @@ type app struct {
 	hb *router.Hub
 
 	// GitHub mode, opened once per command (nil: not configured, or ghErr)
-	gh       *ghmirror.Mirror
-	ghErr    error
-	ghWarned bool
+	gh    *ghmirror.Mirror
+	ghErr error
+	// the outside modes (GitHub, Slack) as side effects, opened once per
+	// command (outsideModes)
+	modes     []*relay.Mode
+	modesOpen bool
 }
 
 // run executes the command line and returns the exit code.

@@ -189,7 +189,7 @@ func (a *app) actWait(ctx context.Context, format string, thread bool, timeout t
 // error document's data: the asker records its assumption on that id.
 func (a *app) awaitAnswer(ctx context.Context, h *router.Hub, rec router.Record, timeout time.Duration, format string, thread bool) error {
 	if !router.Settled(rec.Clarification) {
-		got, err := a.githubWait(ctx, h, rec.ID, timeout)
+		got, err := a.outsideWait(ctx, h, rec.ID, timeout)
 		var te *router.WaitTimeoutError
 		if errors.As(err, &te) {
 			return a.noAnswer(got, te.Error(), te.Hint())

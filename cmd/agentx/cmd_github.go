@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentx-cli/agentx/ghmirror"
+	"github.com/agentx-cli/agentx/internal/relay"
 	"github.com/agentx-cli/agentx/internal/safetext"
 	"github.com/agentx-cli/agentx/router"
 )
@@ -38,56 +39,17 @@ func (a *app) githubMirror(ctx context.Context, h *router.Hub) (*ghmirror.Mirror
 	return nil, err
 }
 
-// githubSide is GitHub mode as a side effect of a command that runs the
-// monitor (ready, every clarify subcommand, hooks, monitor): before the
-// monitor (in), new comments are read, at most once per interval; after
-// it (out), what changed is mirrored. Within [github] timeout; a failure
-// is a warning and the work stays queued: it never changes the command's
-// exit code.
-func (a *app) githubSide(ctx context.Context, h *router.Hub, in bool) {
+// githubMode is GitHub mode as a side effect of the commands that run the
+// monitor (outsideSide): nil when [github] is not configured.
+func (a *app) githubMode(ctx context.Context, h *router.Hub) (*relay.Mode, error) {
 	m, err := a.githubMirror(ctx, h)
-	if m == nil || a.ghWarned {
-		if err != nil && !a.ghWarned {
-			a.ghWarned = true
-			a.warnf("github: %v", err)
-		}
-		return // not configured, or it failed already in this command: once is enough
-	}
-	ctx, cancel := context.WithTimeout(ctx, m.Config.Timeout.Duration)
-	defer cancel()
-	if in {
-		_, err = m.Poll(ctx, false)
-	} else {
-		_, err = m.Push(ctx, false)
-	}
-	if err != nil && !errors.Is(err, ghmirror.ErrBusy) {
-		a.ghWarned = true
-		a.warnf("github: %v (queued: agentx github status shows what is behind)", err)
-	}
-}
-
-// githubWait is h.Wait that, in GitHub mode, reads new comments every
-// interval while it waits, so that an /answer on GitHub reaches the
-// waiting asker.
-func (a *app) githubWait(ctx context.Context, h *router.Hub, id string, timeout time.Duration) (router.Record, error) {
-	m, _ := a.githubMirror(ctx, h)
 	if m == nil {
-		return h.Wait(ctx, id, timeout)
+		return nil, err
 	}
-	start := time.Now()
-	step := max(m.Config.Interval.Duration, time.Second)
-	for {
-		a.githubSide(ctx, h, true)
-		left := timeout - time.Since(start)
-		rec, err := h.Wait(ctx, id, max(min(step, left), 0))
-		var te *router.WaitTimeoutError
-		if !errors.As(err, &te) || time.Since(start) >= timeout {
-			if te != nil {
-				te.Waited = time.Since(start)
-			}
-			return rec, err
-		}
-	}
+	return &relay.Mode{Name: "github", Interval: m.Config.Interval.Duration, Timeout: m.Config.Timeout.Duration, Warn: a.warnf,
+		Read: func(ctx context.Context, force bool) error { _, err := m.Poll(ctx, force); return err },
+		Send: func(ctx context.Context, force bool) error { _, err := m.Push(ctx, force); return err },
+	}, nil
 }
 
 // githubView is what agentx github status and sync print.
