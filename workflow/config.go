@@ -77,6 +77,7 @@ type Config struct {
 	Notify          *NotifyConfig          `json:"notify,omitempty"` // nil when [notify] is absent
 	Humans          HumansConfig           `json:"humans"`           // who may act as a person
 	GitHub          *GitHubConfig          `json:"github,omitempty"` // nil when [github] is absent
+	Slack           *SlackConfig           `json:"slack,omitempty"`  // nil when [slack] is absent
 	File            string                 `json:"file,omitempty"`   // "" for DefaultConfig
 
 	defaultWorkflowSet  bool // default_workflow was written in the file
@@ -150,7 +151,7 @@ func parseConfig(file string, data []byte) (*Config, error) {
 	}
 	c := DefaultConfig()
 	c.File = file
-	var lock, agents, notify, humans, github toml.Primitive
+	var lock, agents, notify, humans, github, slack toml.Primitive
 	defined := d.decodeTable(top, nil, nil, []field{
 		{"default_workflow", &c.DefaultWorkflow, "a string"},
 		{"priority", &c.Priority, "an array of strings"},
@@ -163,6 +164,7 @@ func parseConfig(file string, data []byte) (*Config, error) {
 		{"notify", &notify, "a table"},
 		{"humans", &humans, "a table"},
 		{"github", &github, "a table"},
+		{"slack", &slack, "a table"},
 	})
 	c.defaultWorkflowSet = defined["default_workflow"]
 	c.defaultWorkflowLine = d.ix.line("default_workflow")
@@ -243,6 +245,9 @@ func parseConfig(file string, data []byte) (*Config, error) {
 	}
 	if defined["github"] {
 		c.GitHub = d.github(github)
+	}
+	if defined["slack"] {
+		c.Slack = d.slack(slack)
 	}
 	d.checkUndecoded()
 	if err := d.result(); err != nil {
