@@ -544,6 +544,8 @@ var goSchemas = []struct {
 	{reflect.TypeFor[ledger.Assumption](), "clarification.json#/$defs/assumption", false},
 	{reflect.TypeFor[ledger.Person](), "clarification.json#/$defs/person", false},
 	{reflect.TypeFor[ledger.GitHubRef](), "clarification.json#/$defs/githubRef", false},
+	{reflect.TypeFor[ledger.SlackThread](), "clarification.json#/$defs/slackThread", false},
+	{reflect.TypeFor[ledger.SlackPost](), "clarification.json#/$defs/slackPost", false},
 	{reflect.TypeFor[githubView](), "github.json", false},
 	{reflect.TypeFor[ghmirror.Status](), "github.json#/$defs/status", false},
 	{reflect.TypeFor[ghmirror.BehindIssue](), "github.json#/$defs/behindIssue", false},
