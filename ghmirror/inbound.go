@@ -204,7 +204,7 @@ func (m *Mirror) Take(ctx context.Context, c Comment, replied bool) (*Handled, e
 		h.Outcome = Taken
 		m.warn(m.Client.React(ctx, c.ID, Receipt))
 		return h, nil
-	case refusable(err):
+	case relay.Refusable(err):
 		return refuse(refusal(cmd, err))
 	}
 	return nil, err
@@ -256,17 +256,6 @@ func (m *Mirror) waitingOnPerson(c Comment) (string, error) {
 		return "", nil
 	}
 	return ids[0], nil
-}
-
-// refusable reports whether err is about the command itself (its id, the
-// clarification's status, who may do it), which the commenter is told,
-// rather than a local failure, after which the comment is read again.
-func refusable(err error) bool {
-	var ie *ledger.InputError
-	var te *ledger.TransitionError
-	var re *router.RuleError
-	var id *router.IdentityError
-	return errors.As(err, &ie) || errors.As(err, &te) || errors.As(err, &re) || errors.As(err, &id) || errors.Is(err, ledger.ErrNotFound)
 }
 
 // refusal words why a command was not taken, with what to do instead.

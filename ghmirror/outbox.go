@@ -8,11 +8,7 @@ import (
 )
 
 // PushReport is what one outbound run did.
-type PushReport struct {
-	Issues  []IssueReport `json:"issues"`            // the issues synced (or tried)
-	Behind  []int         `json:"behind"`            // issues whose mirror is still behind
-	Skipped string        `json:"skipped,omitempty"` // why nothing was sent, if nothing was
-}
+type PushReport = relay.PushReport[IssueReport]
 
 // Push mirrors what changed: it reads the event log from where the outbox
 // left it, queues each issue a change touched, and syncs the queued
@@ -24,14 +20,8 @@ type PushReport struct {
 // queues the issues that have open clarifications; older history is
 // mirrored by hand (agentx github sync --issue N).
 func (m *Mirror) Push(ctx context.Context, force bool, only ...int) (PushReport, error) {
-	rep := PushReport{Behind: []int{}, Issues: []IssueReport{}}
-	now := m.now()
-	o := m.outbox()
-	if !force && len(only) == 0 && o.Idle(now) {
-		return rep, nil
-	}
 	var ob Outbox
-	skipped, err := o.Run(ctx, now, &ob, &ob.Queue, force, only, func(ctx context.Context, n int) error {
+	return relay.Push(ctx, m.outbox(), m.now(), &ob, &ob.Queue, force, only, func(ctx context.Context, n int) (IssueReport, error) {
 		if ob.Labels == nil {
 			ob.Labels = map[string][]string{}
 		}
@@ -47,10 +37,6 @@ func (m *Mirror) Push(ctx context.Context, force bool, only ...int) (PushReport,
 		if err != nil {
 			ir.Error = err.Error()
 		}
-		rep.Issues = append(rep.Issues, ir)
-		return err
+		return ir, err
 	})
-	rep.Skipped = skipped
-	rep.Behind = relay.Sorted(ob.Issues)
-	return rep, err
 }

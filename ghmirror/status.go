@@ -1,6 +1,8 @@
 package ghmirror
 
 import (
+	"errors"
+
 	"github.com/agentx-cli/agentx/internal/relay"
 	"github.com/agentx-cli/agentx/ledger"
 )
@@ -21,49 +23,30 @@ type Status struct {
 }
 
 // BehindIssue is one queued issue.
-type BehindIssue struct {
-	Issue      int          `json:"issue"`
-	Since      ledger.Time  `json:"since"`
-	Attempts   int          `json:"attempts"`
-	RetryAt    *ledger.Time `json:"retryAt,omitempty"`
-	Error      string       `json:"error,omitempty"`
-	Unmirrored int          `json:"unmirrored"` // thread entries with no comment yet
-}
+type BehindIssue = relay.BehindIssue
 
 // Status reads the outbox and the inbound state.
 func (m *Mirror) Status() (Status, error) {
 	st := Status{Repo: m.Config.Repo, APIURL: m.Config.APIURL, Behind: []BehindIssue{}}
 	var ob Outbox
-	if err := m.file(OutboxFile).Read(&ob); err != nil {
-		return st, err
-	}
 	var in Inbound
-	if err := m.file(InboundFile).Read(&in); err != nil {
-		return st, err
-	}
-	behind, queue, err := m.outbox().Behind(ob.Queue)
+	err := errors.Join(m.file(OutboxFile).Read(&ob), m.file(InboundFile).Read(&in))
 	if err != nil {
 		return st, err
 	}
-	st.EventsBehind = behind
-	st.WaitUntil, st.Rate = ob.WaitUntil, ob.Rate
-	if in.WaitUntil != nil && (st.WaitUntil == nil || in.WaitUntil.After(st.WaitUntil.Time)) {
-		st.WaitUntil = in.WaitUntil
-	}
-	st.LastRead, st.ReadError = in.Polled, in.Error
-	for _, n := range relay.Sorted(queue) {
-		b := queue[issueKey(n)]
-		bi := BehindIssue{Issue: n, Since: b.Since, Attempts: b.Attempts, RetryAt: b.RetryAt, Error: b.Error}
-		if l, err := m.Hub.Store.Read(n); err == nil {
-			for _, c := range l.Clarifications {
-				for i := range c.Thread {
-					if refOf(c, i) == nil {
-						bi.Unmirrored++
-					}
-				}
+	st.EventsBehind, st.Behind, err = m.outbox().Status(ob.Queue, func(c *ledger.Clarification) int {
+		count := 0
+		for i := range c.Thread {
+			if refOf(c, i) == nil {
+				count++
 			}
 		}
-		st.Behind = append(st.Behind, bi)
+		return count
+	})
+	if err != nil {
+		return st, err
 	}
+	st.WaitUntil, st.Rate = relay.Later(ob.WaitUntil, in.WaitUntil), ob.Rate
+	st.LastRead, st.ReadError = in.Polled, in.Error
 	return st, nil
 }

@@ -119,6 +119,14 @@ type SlackPost struct {
 	Inbound bool   `json:"inbound,omitzero"` // the entry was made from this reply
 }
 
+// SlackThread is the record's Slack thread, or nil.
+func (x *Extra) SlackThread() *SlackThread {
+	if x == nil {
+		return nil
+	}
+	return x.Slack
+}
+
 // Post is the message of thread entry i, or nil.
 func (s *SlackThread) Post(i int) *SlackPost {
 	if s == nil {

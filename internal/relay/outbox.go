@@ -62,6 +62,40 @@ func Sorted(q map[string]*Behind) []int {
 	return out
 }
 
+// PushReport is what one outbound run did, T being what syncing one issue
+// did.
+type PushReport[T any] struct {
+	Issues  []T    `json:"issues"`            // the issues synced (or tried)
+	Behind  []int  `json:"behind"`            // issues whose mirror is still behind
+	Skipped string `json:"skipped,omitempty"` // why nothing was sent, if nothing was
+}
+
+// Push is Run, unless the outbox is idle (and neither force nor only ask
+// for a run), reported: sync returns what syncing one issue did, kept in
+// the report.
+func Push[T any](ctx context.Context, o *Outbox, now time.Time, v any, q *Queue, force bool, only []int, sync func(ctx context.Context, n int) (T, error)) (PushReport[T], error) {
+	rep := PushReport[T]{Behind: []int{}, Issues: []T{}}
+	if !force && len(only) == 0 && o.Idle(now) {
+		return rep, nil
+	}
+	skipped, err := o.Run(ctx, now, v, q, force, only, func(ctx context.Context, n int) error {
+		r, err := sync(ctx, n)
+		rep.Issues = append(rep.Issues, r)
+		return err
+	})
+	rep.Skipped = skipped
+	rep.Behind = Sorted(q.Issues)
+	return rep, err
+}
+
+// Later is the later of two times, either of which may be nil.
+func Later(a, b *ledger.Time) *ledger.Time {
+	if a == nil || (b != nil && b.After(a.Time)) {
+		return b
+	}
+	return a
+}
+
 // Outbox feeds a mode's queue from the event log and works it off.
 type Outbox struct {
 	File   File
@@ -195,26 +229,48 @@ func (o *Outbox) Run(ctx context.Context, now time.Time, v any, q *Queue, force 
 	return skipped, err
 }
 
-// Behind is the queue as a status shows it: q's issues, and those of the
-// changes in the event log no run has read yet, with eventsBehind the
-// bytes of the log no run has read.
-func (o *Outbox) Behind(q Queue) (eventsBehind int64, issues map[string]*Behind, err error) {
+// BehindIssue is one queued issue, as a status shows it.
+type BehindIssue struct {
+	Issue      int          `json:"issue"`
+	Since      ledger.Time  `json:"since"`
+	Attempts   int          `json:"attempts"`
+	RetryAt    *ledger.Time `json:"retryAt,omitempty"`
+	Error      string       `json:"error,omitempty"`
+	Unmirrored int          `json:"unmirrored"` // thread entries not on the service yet
+}
+
+// Status is the queue as a status shows it, from the local files only:
+// q's issues and those of the changes in the event log no run has read
+// yet, in order, with unmirrored(c) the entries of clarification c not
+// sent yet; eventsBehind is the bytes of the log no run has read.
+func (o *Outbox) Status(q Queue, unmirrored func(c *ledger.Clarification) int) (eventsBehind int64, behind []BehindIssue, err error) {
 	size, err := o.Events.Size()
 	if err != nil {
 		return 0, nil, err
 	}
-	issues = map[string]*Behind{}
+	issues := map[string]*Behind{}
 	for k, b := range q.Issues {
 		issues[k] = b
 	}
-	if q.Updated == nil || size <= q.Offset {
-		return 0, issues, nil
+	if q.Updated != nil && size > q.Offset {
+		eventsBehind = size - q.Offset
+		_, _ = o.Events.ReadFrom(q.Offset, func(l router.Line) error {
+			if e, ok := l.Decode(); ok && e.IssueNumber > 0 && issues[IssueKey(e.IssueNumber)] == nil {
+				issues[IssueKey(e.IssueNumber)] = &Behind{Since: e.Timestamp}
+			}
+			return nil
+		})
 	}
-	_, _ = o.Events.ReadFrom(q.Offset, func(l router.Line) error {
-		if e, ok := l.Decode(); ok && e.IssueNumber > 0 && issues[IssueKey(e.IssueNumber)] == nil {
-			issues[IssueKey(e.IssueNumber)] = &Behind{Since: e.Timestamp}
+	behind = []BehindIssue{}
+	for _, n := range Sorted(issues) {
+		b := issues[IssueKey(n)]
+		bi := BehindIssue{Issue: n, Since: b.Since, Attempts: b.Attempts, RetryAt: b.RetryAt, Error: b.Error}
+		if l, err := o.Store.Read(n); err == nil {
+			for _, c := range l.Clarifications {
+				bi.Unmirrored += unmirrored(c)
+			}
 		}
-		return nil
-	})
-	return size - q.Offset, issues, nil
+		behind = append(behind, bi)
+	}
+	return eventsBehind, behind, nil
 }

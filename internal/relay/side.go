@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"github.com/agentx-cli/agentx/ledger"
+	"github.com/agentx-cli/agentx/router"
 )
 
 // Mode is one outside mode as a command runs it as a side effect: Read
@@ -70,4 +73,16 @@ func Wait[T any](ctx context.Context, modes []*Mode, timeout time.Duration, wait
 			return rec, err
 		}
 	}
+}
+
+// Refusable reports whether err, from a hub action taken for a person on a
+// service, is about the action itself (an id, the clarification's status,
+// who may do it), which the person is told, rather than a local failure,
+// after which what they wrote is read again.
+func Refusable(err error) bool {
+	var ie *ledger.InputError
+	var te *ledger.TransitionError
+	var re *router.RuleError
+	var id *router.IdentityError
+	return errors.As(err, &ie) || errors.As(err, &te) || errors.As(err, &re) || errors.As(err, &id) || errors.Is(err, ledger.ErrNotFound)
 }
