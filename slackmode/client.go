@@ -74,7 +74,7 @@ func classify(what string, err error) error {
 		wait := max(rl.RetryAfter, time.Second)
 		return &WaitError{Until: time.Now().Add(wait)}
 	}
-	return fmt.Errorf("slack: %s: %w", what, err)
+	return fmt.Errorf("%s: %w", what, err)
 }
 
 func message(m slack.Message) Message {

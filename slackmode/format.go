@@ -113,7 +113,11 @@ func Render(issue int, c *ledger.Clarification, i int, first bool) string {
 		if !c.Blocking {
 			kind = "non-blocking"
 		}
-		fmt.Fprintf(&b, "issue #%d · %s asks %s · topic: %s · %s\n", issue, line(c.From), line(c.To), line(c.Topic), kind)
+		where := fmt.Sprintf("issue #%d", issue)
+		if issue == 0 {
+			where = "no issue"
+		}
+		fmt.Fprintf(&b, "%s · %s asks %s · topic: %s · %s\n", where, line(c.From), line(c.To), line(c.Topic), kind)
 	}
 	switch e.Type {
 	case ledger.Question:

@@ -45,7 +45,7 @@ func (m *Mode) file(name string) relay.File {
 }
 
 func (m *Mode) outbox() *relay.Outbox {
-	return &relay.Outbox{File: m.file(OutboxFile), Store: m.Hub.Store, Events: m.Hub.Events, Service: "Slack"}
+	return &relay.Outbox{File: m.file(OutboxFile), Store: m.Hub.Store, Events: m.Hub.Events, Service: "Slack", NoIssue: true}
 }
 
 // Outbox is what Slack mode still owes Slack.

@@ -17,6 +17,7 @@ import (
 	"github.com/agentx-cli/agentx/internal/relay"
 	"github.com/agentx-cli/agentx/internal/workspace"
 	"github.com/agentx-cli/agentx/router"
+	"github.com/agentx-cli/agentx/slackmode"
 )
 
 // app is what every command is built from: its streams, environment and
@@ -48,6 +49,9 @@ type app struct {
 	// GitHub mode, opened once per command (nil: not configured, or ghErr)
 	gh    *ghmirror.Mirror
 	ghErr error
+	// Slack mode, likewise
+	sl    *slackmode.Mode
+	slErr error
 	// the outside modes (GitHub, Slack) as side effects, opened once per
 	// command (outsideModes)
 	modes     []*relay.Mode

@@ -287,6 +287,7 @@ func newAskCmd(a *app) *cobra.Command {
 		nonBlocking, wait                   bool
 		timeout                             time.Duration
 		format                              string
+		options                             []string
 	)
 	cmd := &cobra.Command{
 		Use:   "ask --issue N --from A --to B --topic T [--question Q | stdin]",
@@ -328,7 +329,7 @@ data.id): proceed on your best judgment and record your assumption with
 			}
 			rec, err := h.Ask(ctx, router.AskRequest{
 				Issue: n, From: asker, To: to, Topic: topic, Question: q,
-				NonBlocking: nonBlocking, Workflow: wf, Step: step,
+				NonBlocking: nonBlocking, Workflow: wf, Step: step, Options: options,
 			})
 			if err != nil {
 				return err
@@ -357,6 +358,7 @@ data.id): proceed on your best judgment and record your assumption with
 	f.StringVar(&topic, "topic", "", "short subject")
 	f.StringVar(&question, "question", "", "the question (default: read stdin)")
 	f.BoolVar(&nonBlocking, "non-blocking", false, "keep working while the question is open")
+	f.StringArrayVar(&options, "option", nil, "a choice offered (repeatable); in Slack a person may answer with its number")
 	f.StringVar(&wf, "workflow", "", "workflow whose rules apply (default: config's default_workflow)")
 	f.StringVar(&step, "step", "", "step id whose rules apply (default: the asker's step)")
 	f.BoolVar(&wait, "wait", false, "wait for the answer and print it alone (--format: the thread); exit 8 and the id when none comes")

@@ -20,7 +20,7 @@ func (a *app) outsideModes(ctx context.Context, h *router.Hub) []*relay.Mode {
 	for _, open := range []struct {
 		name string
 		open func(context.Context, *router.Hub) (*relay.Mode, error)
-	}{{"github", a.githubMode}} {
+	}{{"github", a.githubMode}, {"slack", a.slackMode}} {
 		m, err := open.open(ctx, h)
 		if err != nil {
 			a.warnf("%s: %v", open.name, err)

@@ -36,7 +36,7 @@ recorded in a per-issue ledger under .agentx/state/clarifications/.`,
 		newEventsCmd(a),
 		newDemoCmd(a), newDemoResponderCmd(a),
 		newMCPCmd(a), newInboxCmd(a),
-		newHookCmd(a), newMonitorCmd(a), newDoctorCmd(a), newGitHubCmd(a),
+		newHookCmd(a), newMonitorCmd(a), newDoctorCmd(a), newGitHubCmd(a), newSlackCmd(a),
 		&cobra.Command{
 			Use:   "exit-codes",
 			Short: "The exit codes agentx returns, and the JSON error codes",

@@ -103,6 +103,10 @@ type Outbox struct {
 	Events router.EventLog
 	// Service names the service in what Run reports ("GitHub").
 	Service string
+	// NoIssue is whether issue 0, which holds the questions of no issue,
+	// is mirrored too (a chat channel has room for them; an issue
+	// tracker does not).
+	NoIssue bool
 	// Start lists the issues the first run in a workspace queues (nil: the
 	// issues with open clarifications); older history is the mode's own
 	// business.
@@ -132,8 +136,7 @@ func (o *Outbox) Idle(now time.Time) bool {
 }
 
 // Run reads the event log from where q left it, queues each issue a
-// change touched (issue 0, which holds questions of no issue, is never
-// queued), and syncs the queued issues that are due, oldest issue number
+// change touched (issue 0 only with NoIssue), and syncs the queued issues that are due, oldest issue number
 // first, until ctx ends, all under the outbox file's lock. v is the whole
 // outbox file, q its queue. An issue sync fails stays queued with the
 // error and a retry time (Backoff; a Waiter holds every call until it
@@ -150,7 +153,7 @@ func (o *Outbox) Run(ctx context.Context, now time.Time, v any, q *Queue, force 
 			q.Issues = map[string]*Behind{}
 		}
 		queue := func(n int) {
-			if n <= 0 {
+			if n < 0 || (n == 0 && !o.NoIssue) {
 				return
 			}
 			if _, ok := q.Issues[IssueKey(n)]; !ok {
@@ -255,7 +258,7 @@ func (o *Outbox) Status(q Queue, unmirrored func(c *ledger.Clarification) int) (
 	if q.Updated != nil && size > q.Offset {
 		eventsBehind = size - q.Offset
 		_, _ = o.Events.ReadFrom(q.Offset, func(l router.Line) error {
-			if e, ok := l.Decode(); ok && e.IssueNumber > 0 && issues[IssueKey(e.IssueNumber)] == nil {
+			if e, ok := l.Decode(); ok && (e.IssueNumber > 0 || o.NoIssue && e.IssueNumber == 0) && issues[IssueKey(e.IssueNumber)] == nil {
 				issues[IssueKey(e.IssueNumber)] = &Behind{Since: e.Timestamp}
 			}
 			return nil
