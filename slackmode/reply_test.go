@@ -49,13 +49,19 @@ func TestParseReply(t *testing.T) {
 
 // FuzzParseReply feeds the reply parser: a reply it takes is text the
 // ledger stores (valid UTF-8, not blank, within the body limit), and an
-// option it names is one offered, answered with its label.
+// option it names is one offered, answered with its label. Options are
+// what the hub takes (ledger.ValidateText).
 func FuzzParseReply(f *testing.F) {
 	for _, s := range []string{"2", "#1", "option 2: later", "A fixed delay", "&lt;!channel&gt;", "1\u202e", "\xff", ""} {
 		f.Add(s, "Exponential backoff", "A fixed delay")
 	}
 	f.Fuzz(func(t *testing.T, text, o1, o2 string) {
 		options := []string{o1, o2}
+		for _, o := range options {
+			if ledger.ValidateText("option", o, ledger.MaxTopicLen) != nil {
+				return // the hub takes only valid options
+			}
+		}
 		r, err := ParseReply(text, options)
 		if err != nil {
 			return

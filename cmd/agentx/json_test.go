@@ -57,6 +57,8 @@ var jsonCases = []struct {
 	{"agentx doctor", []string{"doctor"}, ""},
 	{"agentx github status", []string{"github", "status"}, ""},
 	{"agentx github sync", []string{"github", "sync"}, ""},
+	{"agentx slack status", []string{"slack", "status"}, ""},
+	{"agentx slack sync", []string{"slack", "sync"}, ""},
 }
 
 // jsonSchemas names, for each command path of jsonCases, the schema of its
@@ -93,11 +95,13 @@ var jsonSchemas = map[string]string{
 	"agentx demo":              "demo.json",
 	"agentx github status":     "github.json",
 	"agentx github sync":       "github.json",
+	"agentx slack status":      "slack.json",
+	"agentx slack sync":        "slack.json",
 }
 
 // noJSON are commands whose output is not data: protocol servers, help,
 // shell completion scripts.
-var noJSON = []string{"agentx mcp", "agentx completion", "agentx help", "agentx exit-codes"}
+var noJSON = []string{"agentx slack listen", "agentx mcp", "agentx completion", "agentx help", "agentx exit-codes"}
 
 func TestJSONContract(t *testing.T) {
 	dir := t.TempDir()
