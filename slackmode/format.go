@@ -90,8 +90,9 @@ func date(t time.Time) string {
 	return fmt.Sprintf("<!date^%d^{date_short_pretty} at {time}|%s>", t.Unix(), t.UTC().Format("2006-01-02 15:04 UTC"))
 }
 
-// who names the author of entry i: an agent, or a person (a Slack user as
-// a mention that does not notify... Slack has none: the id as text).
+// who names the author of entry i: an agent, or a person (a Slack user by
+// their member id as plain text, which notifies nobody; any other name,
+// an email from git config, is not published in the channel).
 func who(c *ledger.Clarification, i int) string {
 	e := c.Thread[i]
 	if e.From != ledger.Human {
