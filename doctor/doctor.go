@@ -6,12 +6,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -82,7 +87,7 @@ func Run(ctx context.Context, store *ledger.Store, opts Options) (*Report, error
 		opts.StaleAge = lock.DefaultStaleAge
 	}
 	r := &Report{Findings: []Finding{}}
-	built, err := checkLedgers(store, r)
+	built, err := checkLedgers(ctx, store, r)
 	if err != nil {
 		return nil, err
 	}
@@ -118,6 +123,9 @@ var compileSchema = sync.OnceValues(func() (*jsonschema.Resolved, error) {
 	return rs, nil
 })
 
+// validateSchema is ValidateSchema; tests count the calls.
+var validateSchema = ValidateSchema
+
 // ValidateSchema checks ledger JSON against the AgentX schema, with
 // agentx's own additions (the "agentx" key of each record) left out and
 // ids past CLR-N-999 accepted.
@@ -127,7 +135,7 @@ func ValidateSchema(data []byte) error {
 		return err
 	}
 	var doc any
-	if err := json.Unmarshal(data, &doc); err != nil {
+	if err := jsonv2.Unmarshal(data, &doc, jsontext.AllowInvalidUTF8(true)); err != nil {
 		return err
 	}
 	if m, ok := doc.(map[string]any); ok {
@@ -193,47 +201,104 @@ func flatten(s string) string {
 
 // checkLedgers reads, decodes and checks every ledger once, and returns the
 // index of open clarifications they imply (what checkIndex compares with).
-func checkLedgers(store *ledger.Store, r *Report) (*ledger.Index, error) {
+func checkLedgers(ctx context.Context, store *ledger.Store, r *Report) (*ledger.Index, error) {
 	issues, err := store.Issues()
 	if err != nil {
 		return nil, err
 	}
-	built := ledger.NewIndex()
-	for _, n := range issues {
-		path := store.Path(n)
-		data, err := os.ReadFile(path)
-		if err != nil {
-			r.add(Finding{Check: CheckLedger, Severity: Error, Path: path, Problem: err.Error()})
-			continue
-		}
-		r.Ledgers++
-		l, err := ledger.Decode(path, data)
-		if err == nil && l.IssueNumber != n {
-			err = fmt.Errorf("issueNumber is %d but the file is for issue %d", l.IssueNumber, n)
-		}
-		if err == nil {
-			if verr := l.Validate(); verr != nil {
-				err = fmt.Errorf("invalid: %w", verr)
+	// Each ledger is checked on its own (the schema check costs most), on
+	// every core; the results are merged in issue order.
+	memo := loadSchemaMemo(store)
+	defer memo.save(ctx, store)
+	results := make([]ledgerCheck, len(issues))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(issues)) {
+		wg.Go(func() {
+			for i := int(next.Add(1)) - 1; i < len(issues); i = int(next.Add(1)) - 1 {
+				results[i] = checkLedger(store, issues[i], memo)
 			}
+		})
+	}
+	wg.Wait()
+	built := ledger.NewIndex()
+	for _, c := range results {
+		if c.read {
+			r.Ledgers++
 		}
-		if err != nil {
-			r.add(Finding{Check: CheckLedger, Severity: Error, Path: path, Problem: err.Error(),
-				Action: "fix it by hand, or move it aside (mv " + path + " " + path + ".corrupt); agentx never overwrites it"})
+		for _, f := range c.findings {
+			r.add(f)
+		}
+		if c.l == nil {
 			continue
 		}
-		r.Clarifications += len(l.Clarifications)
-		for _, c := range l.Clarifications {
-			if c.Status.Open() {
+		r.Clarifications += len(c.l.Clarifications)
+		for _, cl := range c.l.Clarifications {
+			if cl.Status.Open() {
 				r.Open++
 			}
 		}
-		built.Set(l)
-		if err := ValidateSchema(data); err != nil {
-			r.add(Finding{Check: CheckSchema, Severity: Warning, Path: path, Problem: "does not match the AgentX ledger schema: " + err.Error(),
-				Action: "agentx reads it; other AgentX tools may not"})
-		}
+		built.Set(c.l)
 	}
 	return built, nil
+}
+
+// ledgerCheck is what checking one ledger found: the ledger when it is
+// sound (l), whether the file could be read, and the findings.
+type ledgerCheck struct {
+	l        *ledger.Ledger
+	read     bool
+	findings []Finding
+}
+
+func checkLedger(store *ledger.Store, n int, memo *schemaMemo) (c ledgerCheck) {
+	path := store.Path(n)
+	data, st, err := readStamped(path)
+	if err != nil {
+		c.findings = append(c.findings, Finding{Check: CheckLedger, Severity: Error, Path: path, Problem: err.Error()})
+		return c
+	}
+	c.read = true
+	l, err := ledger.Decode(path, data)
+	if err == nil && l.IssueNumber != n {
+		err = fmt.Errorf("issueNumber is %d but the file is for issue %d", l.IssueNumber, n)
+	}
+	if err == nil {
+		if verr := l.Validate(); verr != nil {
+			err = fmt.Errorf("invalid: %w", verr)
+		}
+	}
+	if err != nil {
+		c.findings = append(c.findings, Finding{Check: CheckLedger, Severity: Error, Path: path, Problem: err.Error(),
+			Action: "fix it by hand, or move it aside (mv " + path + " " + path + ".corrupt); agentx never overwrites it"})
+		return c
+	}
+	c.l = l
+	if memo.passed(n, st) {
+		return c // this very file passed before
+	}
+	if err := validateSchema(data); err != nil {
+		c.findings = append(c.findings, Finding{Check: CheckSchema, Severity: Warning, Path: path, Problem: "does not match the AgentX ledger schema: " + err.Error(),
+			Action: "agentx reads it; other AgentX tools may not"})
+		return c
+	}
+	memo.pass(n, st)
+	return c
+}
+
+// readStamped reads the file at path and the stamp of the bytes read.
+func readStamped(path string) ([]byte, ledger.Stamp, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, ledger.Stamp{}, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, ledger.Stamp{}, err
+	}
+	data, err := io.ReadAll(f)
+	return data, ledger.StampOf(fi), err
 }
 
 // checkFiles walks the state directory for lock files and temp files.

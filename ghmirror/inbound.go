@@ -212,7 +212,7 @@ func (m *Mirror) Take(ctx context.Context, c Comment, replied bool) (*Handled, e
 
 // hasComment reports whether any clarification of l records comment id.
 func hasComment(l *ledger.Ledger, id int64) bool {
-	for _, c := range l.Clarifications {
+	for _, c := range l.Whole() { // a closed record may hold it
 		if c.X == nil {
 			continue
 		}

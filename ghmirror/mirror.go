@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/agentx-cli/agentx/internal/relay"
@@ -34,6 +35,8 @@ type Mirror struct {
 	// Warn receives problems that do not stop the work (a reaction that
 	// could not be added).
 	Warn func(error)
+
+	busy sync.Mutex // held by the Side reading or mirroring (see Side)
 }
 
 func (m *Mirror) now() time.Time { return m.Hub.Store.Now() }

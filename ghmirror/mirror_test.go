@@ -321,3 +321,26 @@ func TestPagination(t *testing.T) {
 	require.Len(t, rep.Handled, 1)
 	assert.Equal(t, Taken, rep.Handled[0].Outcome)
 }
+
+// TestResolveTakenOnce: a /resolve that closed its clarification, read
+// again by another process that polled at the same time, is recognised as
+// taken (the closed record is read sealed in the ledger write: the check
+// must still see the comment on it), not refused with a reply.
+func TestResolveTakenOnce(t *testing.T) {
+	e := newEnv(t, "")
+	rec := e.ask("architect")
+	_, err := e.hub.Escalate(context.Background(), rec.ID, "the architect is away")
+	require.NoError(t, err)
+	e.push(e.mirror())
+	id := e.fake.AddComment(42, "maintainer", "User", "MEMBER", "/resolve CLR-42-001 decision: exponential backoff")
+	c := Comment{ID: id, Issue: 42, Body: "/resolve CLR-42-001 decision: exponential backoff", Login: "maintainer", Association: "MEMBER"}
+	for i := range 2 {
+		h, err := e.mirror().Take(context.Background(), c, false)
+		require.NoError(t, err)
+		require.NotNil(t, h)
+		assert.Equal(t, Taken, h.Outcome, "take %d: %s", i+1, h.Reason)
+	}
+	for _, cm := range e.fake.Comments(42) {
+		assert.NotContains(t, cm.Body, "@maintainer", "no refusal was posted")
+	}
+}

@@ -234,3 +234,21 @@ func TestCorruptPositions(t *testing.T) {
 		assert.Positive(t, ce.Col, ce.Error())
 	}
 }
+
+// TestWhole: inside Update, Whole decodes the sealed records, so a function
+// that reads more than id, from and status of every record sees them all.
+func TestWhole(t *testing.T) {
+	s := newTestStore(t)
+	require.NoError(t, os.MkdirAll(filepath.Dir(s.Path(9)), 0o755))
+	require.NoError(t, os.WriteFile(s.Path(9), []byte(foreignLedger), 0o644))
+	_, err := s.Update(context.Background(), 9, func(l *Ledger) error {
+		require.True(t, l.Clarifications[0].Sealed())
+		assert.Empty(t, l.Clarifications[0].Topic)
+		all := l.Whole()
+		require.Len(t, all, 2)
+		assert.False(t, all[0].Sealed())
+		assert.Equal(t, "Old question", all[0].Topic)
+		return nil
+	})
+	require.NoError(t, err)
+}

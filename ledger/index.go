@@ -266,6 +266,14 @@ type stamp struct {
 	MTime int64  `json:"mtime"` // nanoseconds since the epoch
 }
 
+// Stamp identifies one version of a file: a write by agentx (a rename of a
+// new file) or by anyone else changes it.
+type Stamp = stamp
+
+// StampOf is the stamp of the file fi describes (fi from the open file,
+// so that the stamp is that of the bytes read).
+func StampOf(fi fs.FileInfo) Stamp { return stampOf(fi) }
+
 func stampOf(fi fs.FileInfo) stamp {
 	return stamp{Ino: fileID(fi), Size: fi.Size(), MTime: fi.ModTime().UnixNano()}
 }

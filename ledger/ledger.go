@@ -217,6 +217,17 @@ type MonitorState struct {
 	Retries   int    `json:"retries,omitzero"`    // automatic responder retries or re-notifications
 	RetriedAt *Time  `json:"retriedAt,omitempty"` // when the last retry ran
 	Reason    string `json:"reason,omitempty"`    // why the monitor last acted
+
+	// A responder that failed: how often in round FailedRound, when last,
+	// why (one line, bounded), and, after a first failure, when its retry
+	// is due. RetryUntil is set while a retry is claimed and running: until
+	// then no other process makes it (a claimant that died loses it then).
+	Failures    int    `json:"failures,omitzero"`
+	FailedRound int    `json:"failedRound,omitzero"`
+	FailedAt    *Time  `json:"failedAt,omitempty"`
+	Failure     string `json:"failure,omitempty"`
+	RetryAt     *Time  `json:"retryAt,omitempty"`
+	RetryUntil  *Time  `json:"retryUntil,omitempty"`
 }
 
 // Ext returns the record's additions, creating them if absent.
@@ -234,6 +245,22 @@ type Ledger struct {
 
 	more unknown // members this version does not know, kept as read
 	bad  error   // a sealed record Find could not decode
+}
+
+// Whole returns every clarification decoded whole: inside Store.Update,
+// where the records whose status is final are read sealed (only ID, From
+// and Status set), a function that reads more of every record calls it
+// first. A sealed record that cannot be decoded is left out, and Update
+// then fails with a *CorruptError.
+func (l *Ledger) Whole() []*Clarification {
+	out := make([]*Clarification, 0, len(l.Clarifications))
+	for _, c := range l.Clarifications {
+		if c.sealed != nil && l.Find(c.ID) == nil {
+			continue
+		}
+		out = append(out, c)
+	}
+	return out
 }
 
 // Find returns the clarification with id, or nil.

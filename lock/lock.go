@@ -130,7 +130,8 @@ func (i *Info) describe() string {
 // whole Wait budget. Holder is the last lock content seen (nil if none
 // could be read); Age is how old that lock was. Queued is how many other
 // agentx processes were waiting for the lock in the kernel when this one
-// gave up (-1: unknown on this system). Foreign says the holder is a tool
+// gave up, Ahead how many of them had queued before it (-1: unknown on
+// this system). Foreign says the holder is a tool
 // that does not queue in the kernel (an AgentX TypeScript or PowerShell
 // tool, or a lock file left by one).
 type TimeoutError struct {
@@ -140,6 +141,7 @@ type TimeoutError struct {
 	Waited   time.Duration
 	StaleAge time.Duration // the stale age in force, to say when a foreign lock goes stale
 	Queued   int
+	Ahead    int
 	Foreign  bool
 }
 
@@ -153,7 +155,11 @@ func (e *TimeoutError) Error() string {
 		}
 	}
 	if e.Queued > 0 {
-		fmt.Fprintf(&b, "; %d other agentx process(es) were queued for it", e.Queued)
+		fmt.Fprintf(&b, "; %d other agentx %s waiting for it", e.Queued, plural(e.Queued, "process was", "processes were"))
+		if e.Ahead >= 0 {
+			fmt.Fprintf(&b, ", %d of them queued before this one", e.Ahead)
+		}
+		b.WriteString(" (the lock goes to one waiter at a time, each holding it for one write: the wait grows with the queue)")
 	}
 	if e.Foreign {
 		b.WriteString("; the holder is not an agentx process")
@@ -357,9 +363,9 @@ func (a *acquirer) queue() (*flock.Flock, error) {
 		abandon(fl, done)
 		return nil, fmt.Errorf("lock %s: acquire: %w", a.path, a.ctx.Err())
 	case <-timer.C:
-		queued := queueDepth(qpath)
+		queued, ahead := queueOf(qpath)
 		abandon(fl, done)
-		e := &TimeoutError{Path: a.path, Waited: time.Since(a.start), StaleAge: a.opts.StaleAge, Queued: queued}
+		e := &TimeoutError{Path: a.path, Waited: time.Since(a.start), StaleAge: a.opts.StaleAge, Queued: queued, Ahead: ahead}
 		if snap, err := readSnapshot(a.path); err == nil {
 			e.Holder, e.Age = snap.info, a.age(snap)
 		}
@@ -418,7 +424,7 @@ func (a *acquirer) create() (*Lock, error) {
 		now := time.Now()
 		if !now.Before(deadline) {
 			return nil, &TimeoutError{Path: a.path, Waited: now.Sub(a.start), StaleAge: a.opts.StaleAge,
-				Holder: snap.info, Age: a.age(snap), Foreign: true, Queued: -1}
+				Holder: snap.info, Age: a.age(snap), Foreign: true, Queued: -1, Ahead: -1}
 		}
 		if err := sleep(a.ctx, min(backoff(attempt), deadline.Sub(now))); err != nil {
 			return nil, fmt.Errorf("lock %s: acquire: %w", a.path, err)

@@ -2,5 +2,5 @@
 
 package lock
 
-// queueDepth is unknown on this platform.
-func queueDepth(string) int { return -1 }
+// queueOf is unknown on this platform.
+func queueOf(string) (waiting, ahead int) { return -1, -1 }

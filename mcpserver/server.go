@@ -52,6 +52,28 @@ type Options struct {
 	Version string
 	// Logger receives the server's log (never stdout); nil discards it.
 	Logger *slog.Logger
+	// Side, when set, gives each tool call its work outside the hub, such
+	// as GitHub mode (a *ghmirror.Side): nil for none.
+	Side func() Side
+}
+
+// Side is work a tool call does outside the hub, such as GitHub mode:
+// Read before the call (new answers from elsewhere first), Push after it
+// (mirror what changed), and Wait in place of the hub's while the call
+// waits for an answer. It reports its own failures (never on stdout):
+// they never fail a call.
+type Side interface {
+	Read(ctx context.Context)
+	Push(ctx context.Context)
+	Wait(ctx context.Context, h *router.Hub, id string, timeout time.Duration) (router.Record, error)
+}
+
+type sideKey struct{}
+
+// sideOf is the Side of the call whose context ctx is, or nil.
+func sideOf(ctx context.Context) Side {
+	s, _ := ctx.Value(sideKey{}).(Side)
+	return s
 }
 
 // ErrorInfo is a tool error's details: the CLI's JSON error body.
@@ -196,6 +218,17 @@ func addTool[In, Out any](s *server, t *mcp.Tool, h handler[In, Out]) {
 		}
 		ctx, done := s.bound(ctx)
 		defer done()
+		if s.opts.Side != nil {
+			if side := s.opts.Side(); side != nil {
+				side.Read(ctx)
+				defer func(ctx context.Context) {
+					if ctx.Err() == nil { // not at a shutdown: the next call mirrors it
+						side.Push(ctx)
+					}
+				}(ctx)
+				ctx = context.WithValue(ctx, sideKey{}, side)
+			}
+		}
 		out, text, err := h(router.WithCaller(ctx, s.caller), args)
 		if err != nil {
 			return s.toolError(t.Name, err), nil

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -549,4 +550,52 @@ func TestWaitDuration(t *testing.T) {
 	for _, tt := range tests {
 		assert.Equal(t, tt.want, s.wait(tt.in, tt.def))
 	}
+}
+
+// recordSide records what a tool call asked of its Side.
+type recordSide struct {
+	mu  *sync.Mutex
+	log *[]string
+}
+
+func (s recordSide) add(what string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	*s.log = append(*s.log, what)
+}
+
+func (s recordSide) Read(context.Context) { s.add("read") }
+func (s recordSide) Push(context.Context) { s.add("push") }
+func (s recordSide) Wait(ctx context.Context, h *router.Hub, id string, timeout time.Duration) (router.Record, error) {
+	s.add("wait " + id)
+	return h.Wait(ctx, id, timeout)
+}
+
+// TestSide: each tool call reads before its work and pushes after it,
+// with a Side of its own, and a wait goes through the Side's Wait.
+func TestSide(t *testing.T) {
+	h := newHub(t)
+	var mu sync.Mutex
+	var log []string
+	sides := 0
+	cs := connect(t, h, Options{Agent: "engineer", Classify: testClassify, Side: func() Side {
+		mu.Lock()
+		sides++
+		mu.Unlock()
+		return recordSide{&mu, &log}
+	}})
+	ctx := context.Background()
+	call := func(name string, args map[string]any) *mcp.CallToolResult {
+		t.Helper()
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+		require.NoError(t, err)
+		return res
+	}
+	require.False(t, call("clarify_ask", map[string]any{"issue": 42, "to": "architect", "topic": "t", "question": "q?"}).IsError)
+	require.False(t, call("clarify_wait", map[string]any{"id": "CLR-42-001", "wait_seconds": 0.2}).IsError)
+	require.True(t, call("clarify_show", map[string]any{"id": "CLR-42-099"}).IsError)
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Equal(t, []string{"read", "push", "read", "wait CLR-42-001", "push", "read", "push"}, log, "a failed call too")
+	assert.Equal(t, 3, sides, "a Side per call")
 }

@@ -242,7 +242,13 @@ func (s *server) askAndWait(ctx context.Context, req router.AskRequest, wait tim
 func (s *server) settle(ctx context.Context, rec router.Record, wait time.Duration, reader string) (AskResult, string, error) {
 	timedOut := false
 	if wait > 0 && !router.Settled(rec.Clarification) {
-		got, err := s.hub.Wait(ctx, rec.ID, wait)
+		var got router.Record
+		var err error
+		if side := sideOf(ctx); side != nil {
+			got, err = side.Wait(ctx, s.hub, rec.ID, wait)
+		} else {
+			got, err = s.hub.Wait(ctx, rec.ID, wait)
+		}
 		var te *router.WaitTimeoutError
 		switch {
 		case errors.As(err, &te):

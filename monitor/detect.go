@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentx-cli/agentx/internal/textsim"
 	"github.com/agentx-cli/agentx/ledger"
+	"github.com/agentx-cli/agentx/router"
 	"github.com/agentx-cli/agentx/workflow"
 )
 
@@ -21,6 +22,9 @@ const (
 	KindStuck     Kind = "stuck"     // the same question again, or bounced back
 	KindDeadlock  Kind = "deadlock"  // blocking questions waiting on each other in a cycle
 	KindAbandoned Kind = "abandoned" // the asker finished its issue and left it open
+	// KindResponderFailed: the responder failed when asked, and the one
+	// retry it was given (retry_delay later) is due.
+	KindResponderFailed Kind = "responder-failed"
 )
 
 // Action is what the monitor does about a finding.
@@ -44,6 +48,10 @@ const (
 	Done    Result = "done"
 	Skipped Result = "skipped" // the re-check under the lock found it no longer applies
 	Failed  Result = "failed"
+	// Deferred: a retry this run had no time left for (the command's
+	// budget for retries), or that it cut off at the budget: nothing was
+	// recorded, and the next command makes it.
+	Deferred Result = "deferred"
 )
 
 // Finding is one clarification the monitor acts on, and how that went.
@@ -112,6 +120,8 @@ func finding(k Kind, a Action, e ledger.IndexEntry, reason string) Finding {
 
 func clock(t time.Time) string { return t.UTC().Format("2006-01-02 15:04") }
 
+func seconds(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05") }
+
 // SLA, StaleSince, Retried and EscalatesAt are the entry's (see
 // ledger.IndexEntry), as functions for the detectors.
 func SLA(e ledger.IndexEntry) time.Duration     { return e.SLA() }
@@ -119,8 +129,15 @@ func StaleSince(e ledger.IndexEntry) time.Time  { return e.StaleSince() }
 func Retried(e ledger.IndexEntry) bool          { return e.Retried() }
 func EscalatesAt(e ledger.IndexEntry) time.Time { return e.EscalatesAt() }
 
-// CheckStale is the stale rule for one clarification at now:
+// CheckStale is the stale rule for one clarification at now, and the rule
+// of a failed responder's retry, which comes first:
 //
+//   - its responder failed once in this round and its one retry is
+//     scheduled (router.ScheduledRetry): retry it once it is due and
+//     nobody is making it (router.RetryDue), as long as the question is
+//     before its staleAfter (pending) or its escalation (stale); past
+//     that, the stale rule has it, and the retry still owed is the stale
+//     retry;
 //   - pending past staleAfter: mark it stale, and retry once if a retry is
 //     possible (the target has a responder, or the human a notify command);
 //   - stale one SLA after it went stale: escalate;
@@ -129,6 +146,18 @@ func EscalatesAt(e ledger.IndexEntry) time.Time { return e.EscalatesAt() }
 // Anything else, and a clarification already acted on, gives ok false, so
 // running the rule again changes nothing.
 func CheckStale(e ledger.IndexEntry, now time.Time, cfg Config) (f Finding, ok bool) {
+	if at, scheduled := router.ScheduledRetry(e); scheduled && cfg.canRetry(e.To) && beforeDeadline(e, now) {
+		if !router.RetryDue(e, now) {
+			return f, false
+		}
+		m := e.Monitor
+		failed := ""
+		if m.FailedAt != nil {
+			failed = " at " + seconds(m.FailedAt.Time)
+		}
+		return finding(KindResponderFailed, ActRetry, e, fmt.Sprintf("the responder failed%s (%s); its one retry was due at %s",
+			failed, m.Failure, seconds(at))), true
+	}
 	switch e.Status {
 	case ledger.Pending:
 		if e.StaleAfter.IsZero() || !now.After(e.StaleAfter.Time) {
@@ -148,6 +177,46 @@ func CheckStale(e ledger.IndexEntry, now time.Time, cfg Config) (f Finding, ok b
 		}
 	}
 	return f, false
+}
+
+// beforeDeadline reports whether e is still within the time the stale
+// rule gives it: a pending question before its staleAfter, a stale one
+// before its escalation.
+func beforeDeadline(e ledger.IndexEntry, now time.Time) bool {
+	if e.Status == ledger.Stale {
+		return now.Before(EscalatesAt(e))
+	}
+	return !now.After(e.StaleAfter.Time)
+}
+
+// NextDue is when the stale rule (CheckStale) next has something to do
+// about e, seen at now: now when it has already; else the earliest of its
+// scheduled retry, the lapse of a claim on that retry, its staleAfter
+// (pending) and its escalation (stale). Zero when e waits on nothing the
+// monitor does (answered, escalated, or closed).
+func NextDue(e ledger.IndexEntry, now time.Time, cfg Config) time.Time {
+	if _, ok := CheckStale(e, now, cfg); ok {
+		return now
+	}
+	var next time.Time
+	consider := func(t time.Time) {
+		if t.After(now) && (next.IsZero() || t.Before(next)) {
+			next = t
+		}
+	}
+	if at, ok := router.ScheduledRetry(e); ok && cfg.canRetry(e.To) {
+		consider(at)
+		if e.Monitor.RetryUntil != nil {
+			consider(e.Monitor.RetryUntil.Time)
+		}
+	}
+	switch e.Status {
+	case ledger.Pending:
+		consider(e.StaleAfter.Add(time.Millisecond)) // stale once past it
+	case ledger.Stale:
+		consider(EscalatesAt(e))
+	}
+	return next
 }
 
 // DetectStale applies CheckStale to every entry.

@@ -18,11 +18,27 @@ type Monitor struct {
 	Hub    *router.Hub
 	Config Config
 	DryRun bool // find, but change nothing (not even the index)
+	// Budget bounds the time one run spends making retries (running
+	// responders and notify commands), so that the command it runs in is
+	// not held up for long: each retry runs at most what is left of it
+	// (and at most its own timeout), a retry it cuts off is given back,
+	// and one it has no time left for is left (Deferred) for the next
+	// command. 0: no budget, each retry runs up to its timeout.
+	Budget time.Duration
 }
 
-// New returns a monitor over the hub, configured from its workspace.
+// DefaultBudget is the budget of a monitor run as a side effect of a
+// command (see Monitor.Budget).
+const DefaultBudget = 10 * time.Second
+
+// minRetryRun is the least time left of its budget a run starts a retry
+// with: less would only start a responder to kill it.
+const minRetryRun = time.Second
+
+// New returns a monitor over the hub, configured from its workspace, with
+// the budget of a side effect (DefaultBudget).
 func New(h *router.Hub) *Monitor {
-	return &Monitor{Hub: h, Config: ConfigFrom(h.Rules.Config, h.CanRetry)}
+	return &Monitor{Hub: h, Config: ConfigFrom(h.Rules.Config, h.CanRetry), Budget: DefaultBudget}
 }
 
 // Problem is something the monitor could not look at or act on, with the
@@ -117,6 +133,10 @@ func (m *Monitor) load(ctx context.Context, r *Report) []ledger.IndexEntry {
 // ledger, a lock that timed out) are reported in the report and the rest
 // still runs; only a cancelled ctx stops it early.
 func (m *Monitor) Run(ctx context.Context, hook *Hook) *Report {
+	var end time.Time // the end of the budget for retries
+	if m.Budget > 0 {
+		end = time.Now().Add(m.Budget)
+	}
 	now := m.Hub.Store.Now()
 	r := &Report{Now: ledger.T(now), DryRun: m.DryRun}
 	entries := m.load(ctx, r)
@@ -132,7 +152,7 @@ func (m *Monitor) Run(ctx context.Context, hook *Hook) *Report {
 			f.Result, f.Error = Failed, ctx.Err().Error()
 			continue
 		}
-		m.act(ctx, f, hook)
+		m.act(ctx, f, hook, end)
 	}
 	r.Waiting = waiting(entries, r.Findings, now, m.Config)
 	return r
@@ -159,7 +179,7 @@ func waiting(entries []ledger.IndexEntry, fs []Finding, now time.Time, cfg Confi
 }
 
 // act carries out one finding and records how it went.
-func (m *Monitor) act(ctx context.Context, f *Finding, hook *Hook) {
+func (m *Monitor) act(ctx context.Context, f *Finding, hook *Hook, end time.Time) {
 	h := m.Hub
 	guard := m.guard(*f, hook)
 	var err error
@@ -169,13 +189,13 @@ func (m *Monitor) act(ctx context.Context, f *Finding, hook *Hook) {
 		if rec, err = h.MarkStale(ctx, f.ID, f.Reason, guard); err == nil {
 			f.Detail = "marked stale"
 			if f.Retry {
-				m.retry(ctx, f, true)
+				m.retry(ctx, f, true, end)
 				return
 			}
 			f.Detail += fmt.Sprintf("; no retry is possible (%s)", noRetry(rec.To))
 		}
 	case ActRetry:
-		m.retry(ctx, f, false)
+		m.retry(ctx, f, false, end)
 		return
 	case ActEscalate:
 		if _, err = h.EscalateIf(ctx, f.ID, f.Reason, guard); err == nil {
@@ -230,11 +250,26 @@ func joinDetail(a, b string) string {
 	return a + "; " + b
 }
 
-// retry claims the stale clarification's one automatic retry under the
-// lock, then (without the lock) runs it. After this run marked it stale
-// (marked), a claim another monitor made first leaves the finding done.
-func (m *Monitor) retry(ctx context.Context, f *Finding, marked bool) {
+// retry claims the clarification's automatic retry under the lock (the
+// stale retry, or a failed responder's scheduled one), then (without the
+// lock) runs it, within what is left of the budget (end; zero: none).
+// After this run marked it stale (marked), a claim another monitor made
+// first leaves the finding done.
+func (m *Monitor) retry(ctx context.Context, f *Finding, marked bool, end time.Time) {
 	h := m.Hub
+	bound := h.RetryBound(f.To)
+	if !end.IsZero() {
+		left := time.Until(end)
+		if left < minRetryRun {
+			f.Result = Deferred
+			f.Detail = joinDetail(f.Detail, fmt.Sprintf("the retry is left for the next command: this one's %s for retries is spent", m.Budget))
+			return
+		}
+		bound = min(bound, left)
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, end)
+		defer cancel()
+	}
 	claimGuard := func(l *ledger.Ledger, c *ledger.Clarification, now time.Time) string {
 		g, ok := CheckStale(ledger.EntryOf(l.IssueNumber, c), now, m.Config)
 		if !ok || g.Action != ActRetry {
@@ -242,7 +277,7 @@ func (m *Monitor) retry(ctx context.Context, f *Finding, marked bool) {
 		}
 		return ""
 	}
-	rec, err := h.ClaimRetry(ctx, f.ID, claimGuard)
+	rec, err := h.ClaimRetry(ctx, f.ID, router.ClaimUntil(h.Store.Now(), bound), claimGuard)
 	var skip *router.SkippedError
 	if marked && errors.As(err, &skip) {
 		f.Result, f.Detail = Done, f.Detail+"; another monitor made the retry"
@@ -257,16 +292,23 @@ func (m *Monitor) retry(ctx context.Context, f *Finding, marked bool) {
 	if res.Via == "notify" {
 		via = "re-sent the notification"
 	}
-	if err != nil {
+	switch {
+	case res.CutOff:
+		f.Result = Deferred
+		f.Detail = joinDetail(f.Detail, fmt.Sprintf("%s: it did not finish within this command's %s for retries; the retry is left for the next command", via, m.Budget))
+		if err != nil {
+			f.Error = err.Error()
+		}
+	case err != nil:
 		// The retry was made and failed: the clarification stays stale
 		// and escalates one SLA later. The finding itself went through.
 		f.Result = Done
 		f.Detail = joinDetail(f.Detail, fmt.Sprintf("%s: it failed (%v); it stays stale and escalates at %s",
 			via, err, clock(EscalatesAt(ledger.EntryOf(rec.IssueNumber, rec.Clarification)))))
-		return
+	default:
+		f.Result = Done
+		f.Detail = joinDetail(f.Detail, via+": "+res.Detail)
 	}
-	f.Result = Done
-	f.Detail = joinDetail(f.Detail, via+": "+res.Detail)
 }
 
 // guard is the re-check of a finding under the ledger's lock: the same
@@ -278,7 +320,7 @@ func (m *Monitor) guard(f Finding, hook *Hook) router.Guard {
 		e := ledger.EntryOf(l.IssueNumber, c)
 		var again []Finding
 		switch f.Kind {
-		case KindStale:
+		case KindStale, KindResponderFailed:
 			if g, ok := CheckStale(e, now, m.Config); ok {
 				again = []Finding{g}
 			}

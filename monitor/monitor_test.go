@@ -328,7 +328,7 @@ func TestGuardSkipsWhatMovedOn(t *testing.T) {
 
 	_, err = w.hub().Answer(context.Background(), id, "architect", "Kafka.")
 	require.NoError(t, err)
-	m.act(context.Background(), &fs[0], nil)
+	m.act(context.Background(), &fs[0], nil, time.Time{})
 	assert.Equal(t, Skipped, fs[0].Result)
 	assert.Contains(t, fs[0].Detail, "no longer applies: "+id+" is answered now")
 	assert.Equal(t, ledger.Answered, w.get(id).Status)

@@ -75,11 +75,21 @@ func actor(from, person string) string {
 // A human may reply again to an answered round: each reply is another
 // answer entry of the round (and another event).
 func (h *Hub) Answer(ctx context.Context, id, from, body string) (Record, error) {
+	return h.answer(ctx, id, from, body, 0)
+}
+
+// answer is Answer; a responder's answer gives the round it was run for,
+// and is refused as superseded (*SupersededError) if the clarification is
+// no longer waiting for an answer to that round.
+func (h *Hub) answer(ctx context.Context, id, from, body string, round int) (Record, error) {
 	if err := ledger.ValidateText("answer", body, ledger.MaxBodyLen); err != nil {
 		return Record{}, err
 	}
 	var signer string
 	rec, err := h.change(ctx, id, func(c *ledger.Clarification, now time.Time) error {
+		if err := inRound(c, round); err != nil {
+			return err
+		}
 		if from == "" {
 			from = c.To
 		}

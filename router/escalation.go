@@ -15,7 +15,7 @@ const escalationPrefix = "ESCALATED: "
 // at the round limit).
 func EscalationBody(issue int, c *ledger.Clarification, reason, askerLatest string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s%s\n", escalationPrefix, reason)
+	fmt.Fprintf(&b, "%s%s\n", escalationPrefix, clip(reason, maxQuoted))
 	where := fmt.Sprintf("issue #%d", issue)
 	if issue == 0 {
 		where = "no issue"
@@ -48,6 +48,10 @@ func EscalationBody(issue int, c *ledger.Clarification, reason, askerLatest stri
 	return b.String()
 }
 
+// maxQuoted is the most of one position an escalation entry quotes: two
+// positions, the reason and the rest stay within ledger.MaxBodyLen.
+const maxQuoted = 16 << 10
+
 func quote(s string) string {
 	if strings.TrimSpace(s) == "" {
 		return "  > (none)"
@@ -56,7 +60,11 @@ func quote(s string) string {
 	for i, l := range lines {
 		lines[i] = "  > " + l
 	}
-	return strings.Join(lines, "\n")
+	q := strings.Join(lines, "\n")
+	if len(q) > maxQuoted {
+		q = clip(q, maxQuoted) + fmt.Sprintf("\n  [... cut: %d bytes in all, the whole text is in the thread]", len(s))
+	}
+	return q
 }
 
 // EscalationReason is the reason of a clarification's latest escalation,

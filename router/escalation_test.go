@@ -1,6 +1,7 @@
 package router
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -74,4 +75,19 @@ A person resolves it, from a shell without AGENTX_AGENT set:
 			assert.Equal(t, "round limit reached", EscalationReason(c))
 		})
 	}
+}
+
+// TestEscalationBodyFitsTheLedger: however long the positions quoted (and
+// however many lines they have), the entry stays within a ledger body.
+func TestEscalationBodyFitsTheLedger(t *testing.T) {
+	long := strings.Repeat("é", ledger.MaxBodyLen/2)
+	lines := strings.Repeat("\n", ledger.MaxBodyLen-1) + "x"
+	c := &ledger.Clarification{ID: "CLR-42-001", From: "engineer", To: "architect", Topic: "Database", Round: 1, MaxRounds: 5,
+		Thread: []ledger.ThreadEntry{
+			{Round: 1, From: "engineer", Type: ledger.Question, Body: lines},
+			{Round: 1, From: "architect", Type: ledger.Answer, Body: long},
+		}}
+	body := EscalationBody(42, c, strings.Repeat("r", ledger.MaxBodyLen), long)
+	assert.NoError(t, ledger.ValidateText("escalation", body, ledger.MaxBodyLen))
+	assert.Contains(t, body, "bytes in all, the whole text is in the thread")
 }

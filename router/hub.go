@@ -55,6 +55,11 @@ func (h *Hub) now() time.Time { return h.Store.Now() }
 type Record struct {
 	IssueNumber int `json:"issueNumber"`
 	*ledger.Clarification
+
+	// Set by Ask and Followup only: what came of running the responder.
+	Outcome Outcome      `json:"outcome,omitempty"`
+	RetryAt *ledger.Time `json:"retryAt,omitempty"` // retrying: when the one retry is due
+	Detail  string       `json:"detail,omitempty"`  // retrying, escalated by a failure, superseded: what happened
 }
 
 // AskRequest is one new question.
@@ -164,63 +169,47 @@ func validateAsk(req AskRequest) error {
 	return ledger.ValidateText("question", req.Question, ledger.MaxBodyLen)
 }
 
-// respond runs the target's responder for the current round, if it has one,
-// retrying once; a second failure escalates with the error. A question to
-// human runs the notify command instead. The lock is not held meanwhile.
+// respond runs the target's responder for the current round, if it has
+// one, once (see attempt: a failure schedules the one retry, for the
+// monitor to make once it is due). A question to human runs the notify
+// command instead. The lock is not held meanwhile.
 func (h *Hub) respond(ctx context.Context, rec Record) (Record, error) {
+	rec.Outcome = OutcomePending
 	c := rec.Clarification
 	if c.To == ledger.Human {
 		h.notify(ctx, "question", rec)
 		return rec, nil
 	}
-	agent, ok := h.Rules.Config.Agents[c.To]
-	if !ok || len(agent.Command) == 0 {
+	r, ok := h.responder(c.To)
+	if !ok {
 		return rec, nil
 	}
-	r := Responder{Agent: c.To, Command: agent.Command, Timeout: agent.Timeout.Duration}
-	inv := Invocation{ClarificationID: c.ID, Issue: rec.IssueNumber, From: c.From, To: c.To, Round: c.Round, Prompt: BuildPrompt(rec.IssueNumber, c)}
+	delay := h.Rules.Config.Agents[c.To].RetryDelay.Duration
+	if delay <= 0 {
+		delay = workflow.DefaultRetryDelay
+	}
 	if h.Detach != nil {
 		h.Detach(func(ctx context.Context) {
-			if _, err := h.runResponder(ctx, rec, r, inv); err != nil {
-				h.Warn(fmt.Errorf("%s: responder for %s: %w", rec.ID, c.To, err))
+			out, err := h.attempt(ctx, rec, r, delay)
+			if err != nil {
+				if ctx.Err() == nil {
+					h.Warn(fmt.Errorf("%s: responder for %s: %w", rec.ID, c.To, err))
+				}
+				return
+			}
+			if out.Outcome == OutcomeRetrying {
+				h.retryLater(ctx, out)
 			}
 		})
 		return rec, nil
 	}
-	return h.runResponder(ctx, rec, r, inv)
-}
-
-// runResponder runs r for the current round, retrying once, and records
-// the answer, or escalates after a second failure.
-func (h *Hub) runResponder(ctx context.Context, rec Record, r Responder, inv Invocation) (Record, error) {
-	c := rec.Clarification
-	var answer string
-	var err error
-	for attempt := 0; attempt < 2; attempt++ {
-		if answer, err = h.Runner.Run(ctx, r, inv); err == nil || ctx.Err() != nil {
-			break
-		}
-	}
-	if ctx.Err() != nil {
-		return rec, ctx.Err()
+	out, err := h.attempt(ctx, rec, r, delay)
+	var cut *CutOffError
+	if errors.As(err, &cut) {
+		err = cut.Err
 	}
 	if err != nil {
-		return h.escalateIfOpen(ctx, rec, fmt.Sprintf("the %s responder failed twice: %v", c.To, err))
+		return rec, &RecordedError{Record: rec, Err: err}
 	}
-	return h.Answer(ctx, c.ID, c.To, answer)
-}
-
-// escalateIfOpen escalates a clarification unless someone moved it on
-// while its responder ran.
-func (h *Hub) escalateIfOpen(ctx context.Context, rec Record, reason string) (Record, error) {
-	out, err := h.Escalate(ctx, rec.ID, reason)
-	var te *ledger.TransitionError
-	if errors.As(err, &te) {
-		cur, _, gerr := h.Store.Get(rec.ID)
-		if gerr != nil {
-			return rec, gerr
-		}
-		return Record{IssueNumber: rec.IssueNumber, Clarification: cur}, nil
-	}
-	return out, err
+	return out, nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -24,6 +25,7 @@ var t0 = time.Date(2026, 2, 26, 10, 0, 0, 0, time.UTC)
 type fakeRunner struct {
 	results []fakeResult
 	calls   []Invocation
+	during  func(inv Invocation) // runs inside Run, as if while the responder works
 }
 
 type fakeResult struct {
@@ -33,6 +35,9 @@ type fakeResult struct {
 
 func (f *fakeRunner) Run(ctx context.Context, r Responder, inv Invocation) (string, error) {
 	f.calls = append(f.calls, inv)
+	if f.during != nil {
+		f.during(inv)
+	}
 	if len(f.results) == 0 {
 		return "", errors.New("no scripted result")
 	}
@@ -45,9 +50,15 @@ func (f *fakeRunner) Run(ctx context.Context, r Responder, inv Invocation) (stri
 // and config.toml extra appended.
 func newTestHub(t *testing.T, extraConfig string) (*Hub, *fakeRunner) {
 	t.Helper()
-	dir, rules := testenv.Workspace(t, extraConfig)
 	now := t0
-	store := ledger.NewStore(filepath.Join(dir, ".agentx", "state"), lock.Options{}, func() time.Time { return now })
+	return newTestHubAt(t, extraConfig, &now)
+}
+
+// newTestHubAt is newTestHub with the clock at *now, for the test to move.
+func newTestHubAt(t *testing.T, extraConfig string, now *time.Time) (*Hub, *fakeRunner) {
+	t.Helper()
+	dir, rules := testenv.Workspace(t, extraConfig)
+	store := ledger.NewStore(filepath.Join(dir, ".agentx", "state"), lock.Options{}, func() time.Time { return *now })
 	h := New(store, rules, dir)
 	fr := &fakeRunner{}
 	h.Runner = fr
@@ -191,24 +202,72 @@ func TestResponderAnswersAndRetries(t *testing.T) {
 		assert.Equal(t, "CLR-42-001", fr.calls[0].ClarificationID)
 		assert.Contains(t, fr.calls[0].Prompt, "PostgreSQL or SQLite for local dev?")
 	})
-	t.Run("retried once", func(t *testing.T) {
-		h, fr := newTestHub(t, cfg)
+	t.Run("a failure is retried later, not at once", func(t *testing.T) {
+		now := t0
+		h, fr := newTestHubAt(t, cfg, &now)
 		fr.results = []fakeResult{{err: errors.New("exit 1")}, {answer: "Second time lucky."}}
 		rec, err := h.Ask(context.Background(), askReq("engineer", "architect"))
 		require.NoError(t, err)
-		assert.Equal(t, ledger.Answered, rec.Status)
+		assert.Equal(t, ledger.Pending, rec.Status)
+		assert.Equal(t, OutcomeRetrying, rec.Outcome)
+		require.NotNil(t, rec.RetryAt)
+		assert.Equal(t, t0.Add(30*time.Second), rec.RetryAt.Time, "retry_delay defaults to 30s")
+		assert.Contains(t, rec.Detail, "the architect responder failed (exit 1); it is retried once at 2026-02-26 10:00:30 UTC")
+		assert.Len(t, fr.calls, 1, "nothing is retried on the spot")
+		m := rec.X.Monitor
+		assert.Equal(t, 1, m.Failures)
+		assert.Equal(t, 1, m.FailedRound)
+		assert.Equal(t, "exit 1", m.Failure)
+		assert.Equal(t, []EventType{EventRequested, EventResponderFailed}, eventTypes(t, h, rec.ID))
+
+		e := ledger.EntryOf(42, rec.Clarification)
+		assert.False(t, RetryDue(e, t0.Add(29*time.Second)))
+		assert.True(t, RetryDue(e, t0.Add(30*time.Second)))
+		now = t0.Add(31 * time.Second)
+		claimed, err := h.ClaimRetry(context.Background(), rec.ID, ClaimUntil(now, time.Minute), dueGuard)
+		require.NoError(t, err)
+		assert.True(t, RetryClaimed(ledger.EntryOf(42, claimed.Clarification), now), "claimed: no other process makes it")
+		assert.False(t, RetryDue(ledger.EntryOf(42, claimed.Clarification), now))
+		assert.True(t, RetryDue(ledger.EntryOf(42, claimed.Clarification), now.Add(2*time.Minute)), "a claim whose claimant died lapses")
+		_, err = h.ClaimRetry(context.Background(), rec.ID, ClaimUntil(now, time.Minute), dueGuard)
+		var skip *SkippedError
+		require.ErrorAs(t, err, &skip, "claimed once")
+		res, err := h.Retry(context.Background(), claimed)
+		require.NoError(t, err)
+		assert.True(t, res.Answered)
+		assert.Equal(t, ledger.Answered, res.Record.Status)
+		assert.Equal(t, "Second time lucky.", res.Record.Current(ledger.Answer).Body)
 		assert.Len(t, fr.calls, 2)
 	})
-	t.Run("escalates after two failures", func(t *testing.T) {
-		h, fr := newTestHub(t, cfg)
+	t.Run("a second failure escalates with the reason", func(t *testing.T) {
+		now := t0
+		h, fr := newTestHubAt(t, cfg, &now)
 		fr.results = []fakeResult{{err: errors.New("boom one")}, {err: errors.New("boom two")}}
 		rec, err := h.Ask(context.Background(), askReq("engineer", "architect"))
 		require.NoError(t, err)
-		assert.Equal(t, ledger.Escalated, rec.Status)
-		assert.Contains(t, rec.Current(ledger.Escalation).Body, "the architect responder failed twice: boom two")
+		require.Equal(t, OutcomeRetrying, rec.Outcome)
+		now = t0.Add(time.Minute)
+		claimed, err := h.ClaimRetry(context.Background(), rec.ID, ClaimUntil(now, time.Minute), dueGuard)
+		require.NoError(t, err)
+		res, err := h.Retry(context.Background(), claimed)
+		require.NoError(t, err)
+		out := res.Record
+		assert.Equal(t, ledger.Escalated, out.Status)
+		assert.Equal(t, OutcomeEscalated, out.Outcome)
+		assert.Equal(t, "the architect responder failed twice: boom two", EscalationReason(out.Clarification))
+		assert.Equal(t, 2, out.X.Monitor.Failures)
 		m := agentStates(t, h)
 		assert.Equal(t, ledger.BlockedClarification, m["engineer#42"].Status, "escalated: the asker waits on a human, as ready says")
 		assert.Equal(t, ledger.Human, m["engineer#42"].WaitingOn)
+		assert.Equal(t, []EventType{EventRequested, EventResponderFailed, EventResponderFailed, EventEscalated}, eventTypes(t, h, rec.ID))
+		assert.False(t, RetryDue(ledger.EntryOf(42, out.Clarification), now.Add(time.Hour)), "no third run")
+	})
+	t.Run("retry_delay sets the delay", func(t *testing.T) {
+		h, fr := newTestHub(t, cfg+"retry_delay = \"2m\"\n")
+		fr.results = []fakeResult{{err: errors.New("exit 1")}}
+		rec, err := h.Ask(context.Background(), askReq("engineer", "architect"))
+		require.NoError(t, err)
+		assert.Equal(t, t0.Add(2*time.Minute), rec.RetryAt.Time)
 	})
 	t.Run("follow-up runs the responder again", func(t *testing.T) {
 		h, fr := newTestHub(t, cfg)
@@ -223,6 +282,25 @@ func TestResponderAnswersAndRetries(t *testing.T) {
 		assert.Equal(t, 2, fr.calls[1].Round)
 		assert.Contains(t, fr.calls[1].Prompt, "A1", "the prompt carries the thread so far")
 	})
+}
+
+// dueGuard claims a scheduled retry only when it is due, as the monitor does.
+func dueGuard(l *ledger.Ledger, c *ledger.Clarification, now time.Time) string {
+	if !RetryDue(ledger.EntryOf(l.IssueNumber, c), now) {
+		return "not due"
+	}
+	return ""
+}
+
+func eventTypes(t *testing.T, h *Hub, id string) []EventType {
+	t.Helper()
+	evs, err := h.Events.Read(EventFilter{ID: id})
+	require.NoError(t, err)
+	var out []EventType
+	for _, e := range evs.Events {
+		out = append(out, e.Type)
+	}
+	return out
 }
 
 func TestQuestionCap(t *testing.T) {
@@ -349,4 +427,72 @@ func agentStates(t *testing.T, h *Hub) map[string]*ledger.AgentStatus {
 		m[fmt.Sprintf("%s#%d", r.Agent, *r.Issue)] = r.AgentStatus
 	}
 	return m
+}
+
+// TestFailureSupersededWhileItRuns: a responder fails after someone
+// answered: nothing is recorded of the failure, no retry is scheduled, and
+// the asker gets the record as it stands.
+func TestFailureSupersededWhileItRuns(t *testing.T) {
+	h, fr := newTestHub(t, "[agents.architect]\ncommand = [\"respond\"]\n")
+	fr.results = []fakeResult{{err: errors.New("exit 1")}}
+	fr.during = func(inv Invocation) {
+		_, err := h.Answer(context.Background(), inv.ClarificationID, ledger.Human, "Decided: SQLite.")
+		require.NoError(t, err)
+	}
+	rec, err := h.Ask(context.Background(), askReq("engineer", "architect"))
+	require.NoError(t, err)
+	assert.Equal(t, OutcomeSuperseded, rec.Outcome)
+	assert.Equal(t, ledger.Answered, rec.Status)
+	assert.Equal(t, "the architect responder failed (exit 1), but CLR-42-001 was answered while its responder ran; that was not recorded", rec.Detail)
+	assert.Nil(t, rec.RetryAt)
+	assert.Nil(t, rec.X.Monitor, "no failure recorded")
+	assert.Equal(t, []EventType{EventRequested, EventAnswered, EventSuperseded}, eventTypes(t, h, rec.ID))
+}
+
+// TestDetachedResponderRetriesItself: with Detach set (agentx mcp), the
+// responder runs off the caller's path; when it fails, the long-lived
+// process makes the one retry itself once it is due.
+func TestDetachedResponderRetriesItself(t *testing.T) {
+	dir, rules := testenv.Workspace(t, "[agents.architect]\ncommand = [\"respond\"]\nretry_delay = \"100ms\"\n")
+	store := ledger.NewStore(filepath.Join(dir, ".agentx", "state"), lock.Options{}, time.Now)
+	h := New(store, rules, dir)
+	fr := &lockedRunner{fakeRunner: fakeRunner{results: []fakeResult{{err: errors.New("HTTP 503")}, {answer: "Kafka."}}}}
+	h.Runner = fr
+	h.Warn = func(err error) { t.Errorf("unexpected warning: %v", err) }
+	done := make(chan struct{})
+	h.Detach = func(run func(ctx context.Context)) {
+		go func() {
+			defer close(done)
+			run(context.Background())
+		}()
+	}
+	rec, err := h.Ask(context.Background(), askReq("engineer", "architect"))
+	require.NoError(t, err)
+	assert.Equal(t, OutcomePending, rec.Outcome, "the responder runs in the background")
+	got, err := h.Wait(context.Background(), rec.ID, 10*time.Second)
+	require.NoError(t, err)
+	assert.Equal(t, ledger.Answered, got.Status)
+	assert.Equal(t, "Kafka.", got.Current(ledger.Answer).Body)
+	<-done
+	assert.Equal(t, 2, fr.count())
+	assert.Equal(t, 1, got.X.Monitor.Retries)
+	assert.Equal(t, []EventType{EventRequested, EventResponderFailed, EventAnswered}, eventTypes(t, h, rec.ID))
+}
+
+// lockedRunner is a fakeRunner safe to call from another goroutine.
+type lockedRunner struct {
+	mu sync.Mutex
+	fakeRunner
+}
+
+func (l *lockedRunner) Run(ctx context.Context, r Responder, inv Invocation) (string, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.fakeRunner.Run(ctx, r, inv)
+}
+
+func (l *lockedRunner) count() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.calls)
 }

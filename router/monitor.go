@@ -96,10 +96,14 @@ func (h *Hub) MarkStale(ctx context.Context, id, reason string, guard Guard) (Re
 	return rec, nil
 }
 
-// ClaimRetry records, under the lock, that the automatic retry of a stale
+// ClaimRetry records, under the lock, that an automatic retry of a
 // clarification is being made (Retries and RetriedAt), so that no other
-// monitor makes it too. The caller then runs it with Retry, without the lock.
-func (h *Hub) ClaimRetry(ctx context.Context, id string, guard Guard) (Record, error) {
+// monitor makes it too. The caller then runs it with Retry, without the
+// lock, and gives it back with ReleaseRetry if the run is cut off. A
+// non-zero until (ClaimUntil) is when the claim of a scheduled retry (see
+// ScheduledRetry) lapses, should the claimant die before it is done: then
+// another process may make it.
+func (h *Hub) ClaimRetry(ctx context.Context, id string, until time.Time, guard Guard) (Record, error) {
 	return h.changeIf(ctx, id, guard, func(c *ledger.Clarification, now time.Time) error {
 		if c.Status.Final() {
 			return &ledger.TransitionError{ID: c.ID, From: c.Status, To: c.Status}
@@ -108,6 +112,11 @@ func (h *Hub) ClaimRetry(ctx context.Context, id string, guard Guard) (Record, e
 		t := ledger.T(now)
 		m.Retries++
 		m.RetriedAt = &t
+		m.RetryUntil = nil
+		if !until.IsZero() {
+			u := ledger.T(until)
+			m.RetryUntil = &u
+		}
 		return nil
 	})
 }
@@ -120,22 +129,27 @@ func (h *Hub) CanRetry(target string) bool {
 		n := h.Rules.Config.Notify
 		return n != nil && len(n.Command) > 0
 	}
-	a, ok := h.Rules.Config.Agents[target]
-	return ok && len(a.Command) > 0
+	_, ok := h.responder(target)
+	return ok
 }
 
 // RetryResult is what an automatic retry did.
 type RetryResult struct {
 	Via      string // "responder" or "notify"
 	Answered bool   // the responder answered and the answer was recorded
+	CutOff   bool   // ctx ended the run first: nothing recorded, the claim given back
 	Detail   string // what happened, for the report
 	Record   Record // the record afterwards
 }
 
 // Retry makes the automatic retry claimed with ClaimRetry: the target's
-// responder is run once more (no lock is held meanwhile) and its answer
-// recorded, or for a human the notify command is run again. A failed run
-// is an error; the clarification then stays stale.
+// responder is run once more (no lock is held meanwhile) and what came of
+// it recorded as for the first run (see attempt: the answer; a failure,
+// which escalates when it is the round's second; nothing when the
+// clarification moved on meanwhile), or for a human the notify command is
+// run again. A failed run that leaves the question as it was is an error.
+// A run that ctx cuts off (a budget, Ctrl-C) is given back (ReleaseRetry)
+// for the next command to make, and reported as CutOff.
 func (h *Hub) Retry(ctx context.Context, rec Record) (RetryResult, error) {
 	c := rec.Clarification
 	if c.To == ledger.Human {
@@ -149,33 +163,45 @@ func (h *Hub) Retry(ctx context.Context, rec Record) (RetryResult, error) {
 			Record
 		}{"question", rec}
 		if err := Notify(ctx, n.Command, h.Dir, payload, n.Timeout.Duration); err != nil {
+			if ctx.Err() != nil {
+				return h.cutOff(res, rec)
+			}
 			return res, fmt.Errorf("re-notify %s: %w", c.ID, err)
 		}
 		res.Detail = "notified the human again"
 		return res, nil
 	}
 	res := RetryResult{Via: "responder", Record: rec}
-	agent, ok := h.Rules.Config.Agents[c.To]
-	if !ok || len(agent.Command) == 0 {
+	r, ok := h.responder(c.To)
+	if !ok {
 		return res, fmt.Errorf("agent %s has no responder", c.To)
 	}
-	r := Responder{Agent: c.To, Command: agent.Command, Timeout: agent.Timeout.Duration}
-	inv := Invocation{ClarificationID: c.ID, Issue: rec.IssueNumber, From: c.From, To: c.To, Round: c.Round, Prompt: BuildPrompt(rec.IssueNumber, c)}
-	answer, err := h.Runner.Run(ctx, r, inv)
+	out, err := h.attempt(ctx, rec, r, 0)
+	var cut *CutOffError
+	if errors.As(err, &cut) {
+		return h.cutOff(res, rec)
+	}
 	if err != nil {
 		return res, err // a *ResponderError names the agent and what went wrong
 	}
-	out, err := h.Answer(ctx, c.ID, c.To, answer)
-	var te *ledger.TransitionError
-	if errors.As(err, &te) {
-		res.Detail = fmt.Sprintf("the %s responder answered, but %s had moved on meanwhile (%s); the answer was not recorded", c.To, c.ID, te.From)
-		return res, nil
+	res.Record = out
+	switch out.Outcome {
+	case OutcomeAnswered:
+		res.Answered = true
+		res.Detail = fmt.Sprintf("the %s responder answered", c.To)
+	default:
+		res.Detail = out.Detail
 	}
-	if err != nil {
-		return res, err
+	return res, nil
+}
+
+// cutOff gives back a claimed retry whose run was cut off.
+func (h *Hub) cutOff(res RetryResult, claimed Record) (RetryResult, error) {
+	res.CutOff = true
+	res.Detail = "the run was cut off before it finished; the retry is left for the next command"
+	if err := h.ReleaseRetry(claimed); err != nil {
+		return res, fmt.Errorf("%s: give back the retry cut off: %w", claimed.ID, err)
 	}
-	res.Answered, res.Record = true, out
-	res.Detail = fmt.Sprintf("the %s responder answered", c.To)
 	return res, nil
 }
 

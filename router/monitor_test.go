@@ -106,7 +106,7 @@ func TestRetry(t *testing.T) {
 
 	h.Rules.Config.Agents["architect"] = agentCmd("./architect.sh")
 	assert.True(t, h.CanRetry("architect"))
-	claimed, err := h.ClaimRetry(ctx, rec.ID, always)
+	claimed, err := h.ClaimRetry(ctx, rec.ID, time.Time{}, always)
 	require.NoError(t, err)
 	assert.Equal(t, 1, claimed.X.Monitor.Retries)
 	assert.Equal(t, t0, claimed.X.Monitor.RetriedAt.Time)

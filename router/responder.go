@@ -79,8 +79,13 @@ type ResponderError struct {
 }
 
 func (e *ResponderError) Error() string {
-	return "responder for agent " + e.Agent + ": " +
-		describe(e.Command, e.TimedOut, e.Timeout, e.Empty, e.ExitCode, e.Err, e.Stderr)
+	return "responder for agent " + e.Agent + ": " + e.Reason()
+}
+
+// Reason says what went wrong, without naming the agent: the command, how
+// it failed, and the tail of its stderr.
+func (e *ResponderError) Reason() string {
+	return describe(e.Command, e.TimedOut, e.Timeout, e.Empty, e.ExitCode, e.Err, e.Stderr)
 }
 
 // Unwrap returns the underlying error.

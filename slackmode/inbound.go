@@ -64,7 +64,7 @@ func (m *Mode) Poll(ctx context.Context, force bool) (PollReport, error) {
 	rep := PollReport{Handled: []Handled{}}
 	r := &relay.Reader{File: m.file(InboundFile), Service: "Slack", Interval: m.Config.Interval.Duration}
 	var in Inbound
-	skipped, err := r.Read(ctx, m.now(), &in, &in.Throttle, force, func() error {
+	skipped, err := r.Read(ctx, m.Hub.Store.Now(), &in, &in.Throttle, force, func() error {
 		rep.Read = true
 		if in.Threads == nil {
 			in.Threads = map[string]string{}
@@ -173,8 +173,11 @@ func (m *Mode) Take(ctx context.Context, issue int, id string, th *ledger.SlackT
 	h := &Handled{TS: msg.TS, User: msg.User, ID: id}
 	notice := func(out Outcome, why string) (*Handled, error) {
 		h.Outcome, h.Reason = out, why
-		if !told {
-			m.warn(m.Client.Ephemeral(ctx, th.Channel, msg.User, th.TS, Notice(why)))
+		if told {
+			return h, nil
+		}
+		if err := m.Client.Ephemeral(ctx, th.Channel, msg.User, th.TS, Notice(why)); err != nil && m.Warn != nil {
+			m.Warn(err)
 		}
 		return h, nil
 	}
@@ -229,7 +232,7 @@ func (m *Mode) Take(ctx context.Context, issue int, id string, th *ledger.SlackT
 
 // hasReply reports whether any clarification of l records the reply ts.
 func hasReply(l *ledger.Ledger, ts string) bool {
-	for _, c := range l.Clarifications {
+	for _, c := range l.Whole() { // a closed record may hold it
 		if th := c.X.SlackThread(); th != nil {
 			for _, p := range th.Posts {
 				if p.Inbound && p.TS == ts {

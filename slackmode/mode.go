@@ -3,6 +3,7 @@ package slackmode
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/agentx-cli/agentx/internal/relay"
@@ -30,14 +31,8 @@ type Mode struct {
 	// Warn receives problems that do not stop the work (a notice that
 	// could not be shown).
 	Warn func(error)
-}
 
-func (m *Mode) now() time.Time { return m.Hub.Store.Now() }
-
-func (m *Mode) warn(err error) {
-	if m.Warn != nil && err != nil {
-		m.Warn(err)
-	}
+	busy sync.Mutex // held by the Side reading or posting (see Side)
 }
 
 func (m *Mode) file(name string) relay.File {
@@ -224,7 +219,7 @@ type PushReport = relay.PushReport[IssueReport]
 // rate limits, ErrBusy unless force). only adds issues whatever changed.
 func (m *Mode) Push(ctx context.Context, force bool, only ...int) (PushReport, error) {
 	var ob Outbox
-	return relay.Push(ctx, m.outbox(), m.now(), &ob, &ob.Queue, force, only, func(ctx context.Context, n int) (IssueReport, error) {
+	return relay.Push(ctx, m.outbox(), m.Hub.Store.Now(), &ob, &ob.Queue, force, only, func(ctx context.Context, n int) (IssueReport, error) {
 		ir, err := m.SyncIssue(ctx, n)
 		if err != nil {
 			ir.Error = err.Error()

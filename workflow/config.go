@@ -20,6 +20,9 @@ const (
 	// MinLockStaleAge is the shortest [lock] stale_age (lock.MinStaleAge).
 	MinLockStaleAge     = time.Second
 	DefaultAgentTimeout = 10 * time.Minute
+	// DefaultRetryDelay is how long after a responder fails agentx retries
+	// it (once; a second failure escalates): a brief outage passes.
+	DefaultRetryDelay = 30 * time.Second
 	// DefaultNotifyTimeout bounds a notify command: it runs inside whatever
 	// command triggered it (a hook, ready, the monitor), so it must be short.
 	DefaultNotifyTimeout = 5 * time.Second
@@ -92,8 +95,9 @@ type LockConfig struct {
 
 // AgentConfig is one [agents.NAME] table: how to run that agent as a responder.
 type AgentConfig struct {
-	Command []string `json:"command"` // argv; the question arrives on stdin, the answer is stdout
-	Timeout Duration `json:"timeout"`
+	Command    []string `json:"command"` // argv; the question arrives on stdin, the answer is stdout
+	Timeout    Duration `json:"timeout"`
+	RetryDelay Duration `json:"retry_delay"` // after a failure, the one retry comes this much later
 }
 
 // NotifyConfig is the [notify] table: the command run when a human is asked or a
@@ -280,7 +284,7 @@ func (d *doc) people(defined bool, names []string, p []string) {
 // agent decodes one [agents.NAME] table.
 func (d *doc) agent(name string, prim toml.Primitive) (AgentConfig, bool) {
 	p := []string{"agents", name}
-	a := AgentConfig{Timeout: Duration{DefaultAgentTimeout}}
+	a := AgentConfig{Timeout: Duration{DefaultAgentTimeout}, RetryDelay: Duration{DefaultRetryDelay}}
 	t, ok := d.table(prim, p, p)
 	if !ok {
 		return a, false
@@ -295,9 +299,11 @@ func (d *doc) agent(name string, prim toml.Primitive) (AgentConfig, bool) {
 	def := d.decodeTable(t, p, p, []field{
 		{"command", &a.Command, "an array of strings"},
 		{"timeout", &a.Timeout, "a duration string"},
+		{"retry_delay", &a.RetryDelay, "a duration string"},
 	})
 	d.command(t, def["command"], a.Command, with(p, "command"), `e.g. command = ["claude", "-p"]; leave the agent out to answer by hand`)
 	d.positive(def["timeout"], a.Timeout, with(p, "timeout"))
+	d.positive(def["retry_delay"], a.RetryDelay, with(p, "retry_delay"))
 	return a, len(d.errs) == n
 }
 

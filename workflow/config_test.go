@@ -48,9 +48,9 @@ func TestConfigDefaults(t *testing.T) {
 			assert.Equal(t, time.Second, c.Lock.Wait.Duration)
 			assert.Equal(t, DefaultLockStaleAge, c.Lock.StaleAge.Duration)
 		}},
-		{"agent timeout defaults to 10m", "[agents.architect]\ncommand = [\"claude\", \"-p\"]\n", func(t *testing.T, c *Config) {
+		{"agent timeout defaults to 10m, retry delay to 30s", "[agents.architect]\ncommand = [\"claude\", \"-p\"]\n", func(t *testing.T, c *Config) {
 			assert.Equal(t, map[string]AgentConfig{
-				"architect": {Command: []string{"claude", "-p"}, Timeout: Duration{10 * time.Minute}},
+				"architect": {Command: []string{"claude", "-p"}, Timeout: Duration{10 * time.Minute}, RetryDelay: Duration{30 * time.Second}},
 			}, c.Agents)
 			assert.Nil(t, c.Notify)
 		}},
@@ -73,6 +73,7 @@ stale_age = "1m"
 [agents.architect]
 command = ["claude", "-p"]
 timeout = "2m30s"
+retry_delay = "1m"
 
 [agents.product-manager]
 command = ["./ask-pm.sh"]
@@ -94,6 +95,8 @@ allow = ["alice@example.com", "bob", "Renée Dupont"]
 			assert.Equal(t, time.Minute, c.Lock.StaleAge.Duration)
 			assert.Equal(t, 150*time.Second, c.Agents["architect"].Timeout.Duration)
 			assert.Equal(t, DefaultAgentTimeout, c.Agents["product-manager"].Timeout.Duration)
+			assert.Equal(t, time.Minute, c.Agents["architect"].RetryDelay.Duration)
+			assert.Equal(t, DefaultRetryDelay, c.Agents["product-manager"].RetryDelay.Duration)
 			require.NotNil(t, c.Notify)
 			assert.Equal(t, []string{"./notify.sh", "--channel", "agents"}, c.Notify.Command)
 			assert.Equal(t, 2*time.Second, c.Notify.Timeout.Duration)

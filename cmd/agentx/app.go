@@ -46,16 +46,12 @@ type app struct {
 	ws *workspace.Workspace
 	hb *router.Hub
 
-	// GitHub mode, opened once per command (nil: not configured, or ghErr)
-	gh    *ghmirror.Mirror
-	ghErr error
-	// Slack mode, likewise
-	sl    *slackmode.Mode
-	slErr error
-	// the outside modes (GitHub, Slack) as side effects, opened once per
-	// command (outsideModes)
-	modes     []*relay.Mode
-	modesOpen bool
+	// GitHub mode as a side effect of this command, opened once (nil: not
+	// yet)
+	ghSide *ghmirror.Side
+	// Slack mode, likewise (nil: not yet)
+	sl     *slackmode.Mode
+	slSide *relay.Mode
 }
 
 // run executes the command line and returns the exit code.

@@ -14,8 +14,8 @@ import (
 
 // askWorkspace is an initialised workspace in which the architect answers
 // at once (this test binary as a demo responder), the product manager's
-// responder always fails (so its questions escalate), and questions to a
-// human wait (no notify command).
+// responder always fails (so its questions escalate once its retry, 100ms
+// later, fails too), and questions to a human wait (no notify command).
 func askWorkspace(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
@@ -23,7 +23,7 @@ func askWorkspace(t *testing.T) string {
 	exe, err := os.Executable()
 	require.NoError(t, err)
 	appendConfig(t, dir, fmt.Sprintf("\n[agents.architect]\ncommand = [%q, \"demo-responder\", \"architect\"]\n"+
-		"\n[agents.product-manager]\ncommand = [%q, \"demo-responder\"]\n", exe, exe)) // no role: exits 2
+		"\n[agents.product-manager]\ncommand = [%q, \"demo-responder\"]\nretry_delay = \"100ms\"\n", exe, exe)) // no role: exits 2
 	return dir
 }
 

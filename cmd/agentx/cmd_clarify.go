@@ -163,21 +163,66 @@ func (a *app) afterMonitor(r router.Record) router.Record {
 	if rep == nil || !slices.ContainsFunc(rep.Acted(), func(f monitor.Finding) bool { return f.ID == r.ID && f.Result == monitor.Done }) {
 		return r // the monitor did not touch it: no need to read the ledger again
 	}
-	if cur, err := a.hb.Get(r.ID); err == nil {
-		return cur
+	cur, err := a.hb.Get(r.ID)
+	if err != nil {
+		return r
 	}
-	return r
+	if r.Outcome != "" && r.Outcome != router.OutcomeSuperseded {
+		// what came of the ask, as the monitor left it (a retry it made)
+		cur = router.OutcomeOf(cur)
+		if cur.Outcome == r.Outcome {
+			cur.Detail = r.Detail
+		}
+	} else {
+		cur.Outcome, cur.Detail = r.Outcome, r.Detail
+	}
+	return cur
+}
+
+// outcomeNote tells the asker what came of the responder, where the record
+// alone does not say it: a failure to be retried (on stderr, in text: under
+// --json the record says it), an answer that came too late (a warning).
+func (a *app) outcomeNote(r router.Record) {
+	switch r.Outcome {
+	case router.OutcomeRetrying:
+		if !a.json {
+			fmt.Fprintf(a.stderr, "%s: %s.\nWait for the answer: agentx clarify wait %s\n", safetext.Line(r.ID), safetext.Line(r.Detail), safetext.Line(r.ID))
+		}
+	case router.OutcomeSuperseded:
+		a.warnf("%s: %s", r.ID, r.Detail)
+	}
+}
+
+// wait waits for rec's answer (outsideWait: also reading answers given on
+// GitHub and in Slack), running the monitor when its next action on the clarification
+// comes due (the retry of a failed responder), unless the side monitor is
+// off; what the monitor changed is mirrored to GitHub and Slack as after
+// any run.
+func (a *app) wait(ctx context.Context, h *router.Hub, id string, timeout time.Duration) (router.Record, error) {
+	ghWait := func(ctx context.Context, id string, d time.Duration) (router.Record, error) {
+		return a.outsideWait(ctx, h, id, d)
+	}
+	if a.side == nil {
+		return ghWait(ctx, id, timeout)
+	}
+	return monitor.New(h).Wait(ctx, id, timeout, ghWait, func(r *monitor.Report) {
+		a.monitorDuring(r)
+		a.outsideSide(ctx, h, false)
+	})
 }
 
 // actWait is act for the commands that wait for an answer: fn's record,
 // after the side monitor, is waited on for up to timeout and its answer
 // printed (awaitAnswer).
 func (a *app) actWait(ctx context.Context, format string, thread bool, timeout time.Duration, fn func(h *router.Hub) (router.Record, error)) error {
+	a.waiting(timeout)
 	h, rec, err := a.action(format, fn)
 	if err != nil {
 		return err
 	}
-	return a.awaitAnswer(ctx, h, a.afterMonitor(rec), timeout, format, thread)
+	rec = a.afterMonitor(rec)
+	a.outcomeNote(rec)
+	return a.awaitAnswer(ctx, h, rec, timeout, format, thread)
 }
 
 // awaitAnswer waits up to timeout for rec to be answered, unless it is
@@ -189,7 +234,7 @@ func (a *app) actWait(ctx context.Context, format string, thread bool, timeout t
 // error document's data: the asker records its assumption on that id.
 func (a *app) awaitAnswer(ctx context.Context, h *router.Hub, rec router.Record, timeout time.Duration, format string, thread bool) error {
 	if !router.Settled(rec.Clarification) {
-		got, err := a.outsideWait(ctx, h, rec.ID, timeout)
+		got, err := a.wait(ctx, h, rec.ID, timeout)
 		var te *router.WaitTimeoutError
 		if errors.As(err, &te) {
 			return a.noAnswer(got, te.Error(), te.Hint())
@@ -295,7 +340,12 @@ func newAskCmd(a *app) *cobra.Command {
 		Long: `Ask agent B (or human) a question on issue N. The workflow decides whether
 A may ask B (can_clarify) and whether A may block on the answer. If B has a
 responder in config.toml it is run and its answer recorded at once; else the
-question stays pending until someone runs "agentx clarify answer".
+question stays pending until someone runs "agentx clarify answer". A
+responder that fails is retried once, its retry_delay later (default 30s),
+by the next agentx command or the asker's wait: the ask prints the id and
+says when (under --json, "outcome": "retrying" and "retryAt"), exit 0. A
+responder answer that comes after someone else's is not recorded (outcome
+superseded, with a warning).
 
 With --wait, block until the answer comes and print it alone, for a script to
 capture (the thread with --format text|markdown, the record with --json). No
@@ -327,6 +377,9 @@ data.id): proceed on your best judgment and record your assumption with
 			if err != nil {
 				return err
 			}
+			if wait {
+				a.waiting(timeout)
+			}
 			rec, err := h.Ask(ctx, router.AskRequest{
 				Issue: n, From: asker, To: to, Topic: topic, Question: q,
 				NonBlocking: nonBlocking, Workflow: wf, Step: step, Options: options,
@@ -335,6 +388,7 @@ data.id): proceed on your best judgment and record your assumption with
 				return err
 			}
 			rec = a.afterMonitor(rec)
+			a.outcomeNote(rec)
 			if wait {
 				if !a.json && !router.Settled(rec.Clarification) {
 					fmt.Fprintf(a.stderr, "%s asked; waiting up to %s for %s...\n", rec.ID, timeout, rec.To)
@@ -345,8 +399,8 @@ data.id): proceed on your best judgment and record your assumption with
 				return a.printRecord(rec, format)
 			}
 			a.printf("%s\n", rec.ID)
-			if rec.Status == ledger.Answered {
-				a.printf("%s", safetext.Indent(rec.Current(ledger.Answer).Body, safetext.Line(rec.To)+" answered: ", "  "))
+			if ans := rec.Current(ledger.Answer); rec.Status == ledger.Answered && ans != nil {
+				a.printf("%s", safetext.Indent(ans.Body, safetext.Line(ans.From)+" answered: ", "  "))
 			}
 			return nil
 		}),
@@ -426,7 +480,13 @@ func newFollowupCmd(a *app) *cobra.Command {
 			if wait {
 				return a.actWait(ctx, format, cmd.Flags().Changed("format"), timeout, followup)
 			}
-			return a.act(format, followup)
+			_, rec, err := a.action(format, followup)
+			if err != nil {
+				return err
+			}
+			rec = a.afterMonitor(rec)
+			a.outcomeNote(rec)
+			return a.printRecord(rec, format)
 		}),
 	}
 	cmd.Flags().StringVar(&from, "from", "", "the asking agent (default $AGENTX_AGENT, else the asker)")

@@ -18,7 +18,9 @@ func newDoctorCmd(a *app) *cobra.Command {
 		Short: "Check the workspace's state: ledgers, schema, locks, temp files, index, statuses, inbox marks, event log (--fix repairs)",
 		Long: `Check every ledger under .agentx/state/clarifications/: it must parse, pass
 agentx's validation and the AgentX ledger schema (agentx's own "agentx" key
-aside; a ledger from another AgentX tool that bends the schema is a warning).
+aside; a ledger from another AgentX tool that bends the schema is a warning;
+a ledger version that passed is remembered in .agentx/state/doctor/ and not
+checked against the schema again).
 Find lock files left by dead processes and temp files left by killed writers,
 and verify the per-issue index of open clarifications (.agentx/state/index/)
 against the ledgers. Check the files beside them: agent-status.json, the hook

@@ -105,7 +105,7 @@ func (a *app) streamEvents(log router.EventLog, f router.EventFilter) (skipped i
 	fmt.Fprintf(w, "{\n  \"schema_version\": %d,\n  \"data\": [", schemaVersion)
 	n := 0
 	skipped, err = log.Each(f, func(e router.Event) error {
-		b, err := json.MarshalIndent(e, "    ", "  ")
+		b, err := e.MarshalIndent("    ")
 		if err != nil {
 			return err
 		}
@@ -140,7 +140,7 @@ func (a *app) streamEvents(log router.EventLog, f router.EventFilter) (skipped i
 // printEvent prints one event on one line. The log is a file anyone can
 // append to: every field is neutralised (the line as a whole).
 func printEvent(w io.Writer, e router.Event) {
-	line := fmt.Sprintf("%s  %-27s %s #%d %s -> %s round %d", stamp(e.Timestamp), e.Type, e.ClarificationID, e.IssueNumber, e.FromAgent, e.ToAgent, e.Round)
+	line := fmt.Sprintf("%s  %-34s %s #%d %s -> %s round %d", stamp(e.Timestamp), e.Type, e.ClarificationID, e.IssueNumber, e.FromAgent, e.ToAgent, e.Round)
 	if e.Reason != "" {
 		line += "  (" + e.Reason + ")"
 	}

@@ -4,13 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/agentx-cli/agentx/ghmirror"
-	"github.com/agentx-cli/agentx/internal/relay"
 	"github.com/agentx-cli/agentx/internal/safetext"
 	"github.com/agentx-cli/agentx/router"
 )
@@ -18,39 +16,21 @@ import (
 // githubMirror is GitHub mode for this command: nil when [github] is not
 // configured. Opened once per command.
 func (a *app) githubMirror(ctx context.Context, h *router.Hub) (*ghmirror.Mirror, error) {
-	if a.gh != nil || a.ghErr != nil {
-		return a.gh, a.ghErr
-	}
-	cfg := h.Rules.Config.GitHub
-	if cfg == nil {
-		return nil, nil
-	}
-	token, _, err := ghmirror.Token(ctx, a.getenv, cfg.APIURL)
-	if err == nil {
-		var c *ghmirror.Client
-		// Each call is bounded by the command's GitHub budget (its context);
-		// the client's own timeout is a backstop.
-		if c, err = ghmirror.NewClient(cfg.APIURL, cfg.Repo, token, &http.Client{Timeout: cfg.Timeout.Duration}); err == nil {
-			a.gh = &ghmirror.Mirror{Hub: h, Config: cfg, Client: c, Warn: func(err error) { a.warnf("github: %v", err) }}
-			return a.gh, nil
-		}
-	}
-	a.ghErr = err
-	return nil, err
+	s := a.githubSideOf(ctx, h)
+	return s.Mirror, s.Err
 }
 
-// githubMode is GitHub mode as a side effect of the commands that run the
-// monitor (outsideSide): nil when [github] is not configured.
-func (a *app) githubMode(ctx context.Context, h *router.Hub) (*relay.Mode, error) {
-	m, err := a.githubMirror(ctx, h)
-	if m == nil {
-		return nil, err
+// githubSideOf is GitHub mode as a side effect of this command, opened
+// once.
+func (a *app) githubSideOf(ctx context.Context, h *router.Hub) *ghmirror.Side {
+	if a.ghSide == nil {
+		m, err := ghmirror.Open(ctx, h, a.getenv, a.githubWarn)
+		a.ghSide = &ghmirror.Side{Mirror: m, Err: err, Warn: a.githubWarn}
 	}
-	return &relay.Mode{Name: "github", Interval: m.Config.Interval.Duration, Timeout: m.Config.Timeout.Duration, Warn: a.warnf,
-		Read: func(ctx context.Context, force bool) error { _, err := m.Poll(ctx, force); return err },
-		Send: func(ctx context.Context, force bool) error { _, err := m.Push(ctx, force); return err },
-	}, nil
+	return a.ghSide
 }
+
+func (a *app) githubWarn(err error) { a.warnf("github: %v", err) }
 
 // githubView is what agentx github status and sync print.
 type githubView struct {
@@ -68,10 +48,10 @@ func newGitHubCmd(a *app) *cobra.Command {
 follow-up, resolution and escalation of issue N is mirrored as a comment on
 GitHub issue N, labels follow the status, and allowed people answer with
 "/answer CLR-N-NNN text" and settle escalations with "/resolve CLR-N-NNN
-decision". ready, hooks, the monitor, clarify commands and clarify wait do
-this as they run (comments read at most once per interval); GitHub being
-unreachable or rate-limited never fails them: the work is queued. See
-docs/github.md.`,
+decision". ready, hooks, the monitor, clarify commands, clarify wait and the
+MCP server's tool calls do this as they run (comments read at most once per
+interval); GitHub being unreachable or rate-limited never fails them: the
+work is queued. See docs/github.md.`,
 	}
 	cmd.AddCommand(newGitHubStatusCmd(a), newGitHubSyncCmd(a))
 	return cmd

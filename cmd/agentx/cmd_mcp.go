@@ -12,7 +12,12 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
+	"github.com/agentx-cli/agentx/ghmirror"
+	"github.com/agentx-cli/agentx/internal/relay"
+	"github.com/agentx-cli/agentx/internal/safetext"
 	"github.com/agentx-cli/agentx/mcpserver"
+	"github.com/agentx-cli/agentx/router"
+	"github.com/agentx-cli/agentx/slackmode"
 )
 
 // envMCPMaxWait overrides --max-wait's default.
@@ -37,7 +42,11 @@ acts as it, and a call's "from" naming another agent, or human, is refused
 the nearest .agentx above the working directory. No call waits longer than --max-wait
 (default 45s, or AGENTX_MCP_MAX_WAIT), under the time clients allow a tool
 call: asking returns at once and the answer comes later (clarify_wait, or
-"agentx inbox" in a hook). Only protocol goes to stdout; logs go to stderr.
+"agentx inbox" in a hook). In GitHub mode (a [github] table) each call reads
+new comments before it and mirrors what it changed after it, and
+clarify_wait reads comments while it waits; GitHub failing is a warning in
+the log, never a failed call (docs/github.md). Only protocol goes to stdout;
+logs go to stderr.
 The server stops at the end of its input or on SIGINT/SIGTERM.
 
 See docs/agents.md for client configuration.`,
@@ -67,13 +76,15 @@ See docs/agents.md for client configuration.`,
 			if verbose {
 				level = slog.LevelInfo
 			}
+			log := slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: level}))
 			opts := mcpserver.Options{
 				Agent:    a.getenv("AGENTX_AGENT"),
 				Issue:    issue,
 				MaxWait:  maxWait,
 				Classify: classify,
 				Version:  version(),
-				Logger:   slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: level})),
+				Logger:   log,
+				Side:     a.mcpGitHub(ctx, h, log),
 			}
 			transport := &mcp.IOTransport{Reader: readCloser(a.stdin), Writer: nopWriteCloser{a.stdout}}
 			done := make(chan error, 1)
@@ -131,3 +142,41 @@ func readCloser(r io.Reader) io.ReadCloser {
 type nopWriteCloser struct{ io.Writer }
 
 func (nopWriteCloser) Close() error { return nil }
+
+// mcpGitHub is GitHub and Slack modes around the MCP server's tool calls,
+// as around the commands that run the monitor: each call reads new
+// comments and replies before it (at most once per interval) and mirrors
+// what changed after it, and clarify_wait reads them every interval while
+// it waits. A failure is a warning in the server's log (stderr), at most
+// one per call and mode; nil when both modes are off (no [github] or
+// [slack] table, or AGENTX_NO_MONITOR), or cannot be opened (said once,
+// here).
+func (a *app) mcpGitHub(ctx context.Context, h *router.Hub, log *slog.Logger) func() mcpserver.Side {
+	if a.monitorOff() {
+		return nil
+	}
+	warnAs := func(name string) func(error) {
+		return func(err error) { log.Warn(name, "error", safetext.Line(err.Error())) }
+	}
+	m, err := ghmirror.Open(ctx, h, a.getenv, warnAs("github"))
+	if err != nil {
+		warnAs("github")(err)
+	}
+	sl, err := slackmode.Open(h, a.getenv, warnAs("slack"))
+	if err != nil {
+		warnAs("slack")(err)
+	}
+	if m == nil && sl == nil {
+		return nil
+	}
+	return func() mcpserver.Side {
+		var ms relay.Modes
+		if m != nil {
+			ms = append(ms, (&ghmirror.Side{Mirror: m, Warn: warnAs("github")}).Mode())
+		}
+		if sl != nil {
+			ms = append(ms, slackmode.Side(sl, nil, warnAs("slack")))
+		}
+		return ms
+	}
+}

@@ -31,7 +31,10 @@ func newMonitorCmd(a *app) *cobra.Command {
 The monitor also runs by itself after every hook, "agentx ready" and every
 "agentx clarify" command (AGENTX_NO_MONITOR=1 turns that off). Each action is
 re-checked under the ledger's lock, so monitors running at once act once.
-With --dry-run it only reports what it would do. See docs/monitor.md.`,
+With --dry-run it only reports what it would do. Run by name, it lets each
+retry run up to its responder's timeout; as a side effect of another command
+it gives retries 10s in all and leaves the rest for the next command. See
+docs/monitor.md.`,
 		Args: cobra.NoArgs,
 		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			_, h, err := a.hub()
@@ -40,6 +43,7 @@ With --dry-run it only reports what it would do. See docs/monitor.md.`,
 			}
 			m := monitor.New(h)
 			m.DryRun = dryRun
+			m.Budget = 0 // asked for by name: each retry may run up to its timeout
 			r := m.Run(ctx, nil)
 			return a.emit(r, func() { a.renderReport(a.stdout, r) })
 		}),

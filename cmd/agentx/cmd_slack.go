@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 	"time"
 
@@ -16,48 +15,22 @@ import (
 	"github.com/agentx-cli/agentx/slackmode"
 )
 
-// The environment variables Slack mode's tokens come from: never a file.
-const (
-	envSlackBot = "SLACK_BOT_TOKEN"
-	envSlackApp = "SLACK_APP_TOKEN"
-)
-
-// errNoSlackToken is Slack mode configured with no bot token.
-var errNoSlackToken = errors.New("no Slack token: set " + envSlackBot + " to the app's bot token (xoxb-...)")
-
 // slackModeOf is Slack mode for this command: nil when [slack] is not
 // configured. Opened once per command.
 func (a *app) slackModeOf(h *router.Hub) (*slackmode.Mode, error) {
-	if a.sl != nil || a.slErr != nil {
-		return a.sl, a.slErr
+	if a.slSide == nil {
+		m, err := slackmode.Open(h, a.getenv, a.slackWarn)
+		a.sl, a.slSide = m, slackmode.Side(m, err, a.slackWarn)
 	}
-	cfg := h.Rules.Config.Slack
-	if cfg == nil {
-		return nil, nil
-	}
-	token := strings.TrimSpace(a.getenv(envSlackBot))
-	if token == "" {
-		a.slErr = errNoSlackToken
-		return nil, a.slErr
-	}
-	// Each call is bounded by the command's Slack budget (its context);
-	// the client's own timeout is a backstop.
-	c := slackmode.NewClient(cfg.APIURL, token, &http.Client{Timeout: cfg.Timeout.Duration})
-	a.sl = &slackmode.Mode{Hub: h, Config: cfg, Client: c, Warn: func(err error) { a.warnf("slack: %v", err) }}
-	return a.sl, nil
+	return a.sl, a.slSide.Err
 }
 
-// slackMode is Slack mode as a side effect of the commands that run the
-// monitor (outsideSide): nil when [slack] is not configured.
-func (a *app) slackMode(_ context.Context, h *router.Hub) (*relay.Mode, error) {
-	m, err := a.slackModeOf(h)
-	if m == nil {
-		return nil, err
-	}
-	return &relay.Mode{Name: "slack", Interval: m.Config.Interval.Duration, Timeout: m.Config.Timeout.Duration, Warn: a.warnf,
-		Read: func(ctx context.Context, force bool) error { _, err := m.Poll(ctx, force); return err },
-		Send: func(ctx context.Context, force bool) error { _, err := m.Push(ctx, force); return err },
-	}, nil
+func (a *app) slackWarn(err error) { a.warnf("slack: %v", err) }
+
+// slackSideOf is Slack mode as a side effect of this command, opened once.
+func (a *app) slackSideOf(h *router.Hub) *relay.Mode {
+	_, _ = a.slackModeOf(h)
+	return a.slSide
 }
 
 // slackView is what agentx slack status and sync print.
@@ -182,9 +155,9 @@ threads from clarify wait, hooks, ready and the monitor.`,
 			if m == nil {
 				return &codedError{code: exitFailure, msg: "Slack mode is off: add a [slack] table to .agentx/config.toml", hint: "see docs/slack.md"}
 			}
-			app := strings.TrimSpace(a.getenv(envSlackApp))
+			app := strings.TrimSpace(a.getenv(slackmode.EnvAppToken))
 			if app == "" {
-				return &codedError{code: exitFailure, msg: "slack: no app-level token: set " + envSlackApp + " (xapp-..., scope connections:write)", hint: "see docs/slack.md: Socket Mode"}
+				return &codedError{code: exitFailure, msg: "slack: no app-level token: set " + slackmode.EnvAppToken + " (xapp-..., scope connections:write)", hint: "see docs/slack.md: Socket Mode"}
 			}
 			err = m.Listen(ctx, app, func(ev slackmode.ListenEvent) {
 				if a.json {

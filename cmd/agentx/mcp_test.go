@@ -26,17 +26,10 @@ func TestMCPCommand(t *testing.T) {
 	require.Equal(t, 0, runCmd(t, "", env, "", "clarify", "ask", "--issue", "42", "--to", "architect", "--topic", "t", "--question", "q2?").code)
 	require.Equal(t, 0, runCmd(t, "", env, "", "clarify", "cancel", "CLR-42-002").code)
 
-	serverIn, clientOut := io.Pipe()
-	clientIn, serverOut := io.Pipe()
-	var stderr bytes.Buffer
-	a := &app{stdin: serverIn, stdout: serverOut, stderr: &stderr, getenv: func(k string) string { return env[k] }}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	exit := make(chan int, 1)
-	go func() { exit <- run(ctx, a, []string{"mcp"}) }()
-
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(ctx, &mcp.IOTransport{Reader: clientIn, Writer: clientOut}, nil)
-	require.NoError(t, err)
+	var stderr bytes.Buffer
+	cs, stop := startMCP(t, ctx, env, &stderr)
 
 	tests := []struct {
 		name    string
@@ -93,12 +86,31 @@ func TestMCPCommand(t *testing.T) {
 	assert.Less(t, time.Since(start), 10*time.Second)
 
 	// the end of the client's input stops the server: exit 0
-	require.NoError(t, cs.Close())
-	require.NoError(t, clientOut.Close())
-	select {
-	case code := <-exit:
-		assert.Equal(t, 0, code, "stderr: %s", stderr.String())
-	case <-ctx.Done():
-		t.Fatal("agentx mcp did not stop at the end of its input")
+	assert.Equal(t, 0, stop(), "stderr: %s", stderr.String())
+}
+
+// startMCP runs `agentx mcp` in-process over pipes, with env, its stderr
+// to stderr, and returns a client session to it and a stop that ends the
+// client's input and returns the command's exit code.
+func startMCP(t *testing.T, ctx context.Context, env map[string]string, stderr io.Writer) (*mcp.ClientSession, func() int) {
+	t.Helper()
+	serverIn, clientOut := io.Pipe()
+	clientIn, serverOut := io.Pipe()
+	a := &app{stdin: serverIn, stdout: serverOut, stderr: stderr, getenv: func(k string) string { return env[k] }}
+	exit := make(chan int, 1)
+	go func() { exit <- run(ctx, a, []string{"mcp"}) }()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(ctx, &mcp.IOTransport{Reader: clientIn, Writer: clientOut}, nil)
+	require.NoError(t, err)
+	return cs, func() int {
+		t.Helper()
+		require.NoError(t, cs.Close())
+		require.NoError(t, clientOut.Close())
+		select {
+		case code := <-exit:
+			return code
+		case <-ctx.Done():
+			t.Fatal("agentx mcp did not stop at the end of its input")
+			return -1
+		}
 	}
 }

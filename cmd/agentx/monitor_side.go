@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/agentx-cli/agentx/internal/safetext"
 	"github.com/agentx-cli/agentx/lock"
@@ -24,6 +25,7 @@ type sideMonitor struct {
 	report  *monitor.Report
 	ran     bool
 	printed bool
+	budget  time.Duration // for retries; 0: monitor.DefaultBudget
 }
 
 // monitorOff reports whether AGENTX_NO_MONITOR turns the monitor off.
@@ -59,9 +61,41 @@ func (a *app) monitorNow(h *router.Hub) *monitor.Report {
 		}
 	}
 	a.outsideSide(s.ctx, h, true) // new answers from GitHub and Slack first: the monitor sees them
-	s.report = monitor.New(h).Run(s.ctx, nil)
+	m := monitor.New(h)
+	if s.budget > 0 {
+		m.Budget = s.budget
+	}
+	s.report = m.Run(s.ctx, nil)
 	a.outsideSide(s.ctx, h, false) // then mirror what changed, the monitor's work included
 	return s.report
+}
+
+// waiting tells the side monitor that the command is about to wait up to
+// timeout for an answer: it may spend that long making a retry that is due
+// (the wait would otherwise run it right after).
+func (a *app) waiting(timeout time.Duration) {
+	if a.side != nil && timeout > monitor.DefaultBudget {
+		a.side.budget = timeout
+	}
+}
+
+// monitorDuring records a run of the monitor that a command made on its
+// own account (a wait runs it when a retry comes due) in the command's
+// side report, so that it is printed like the side monitor's findings.
+func (a *app) monitorDuring(r *monitor.Report) {
+	s := a.side
+	if s == nil || r == nil {
+		return
+	}
+	if s.report == nil {
+		s.ran, s.report = true, r
+		return
+	}
+	s.report.Findings = append(s.report.Findings, r.Findings...)
+	s.report.Problems = append(s.report.Problems, r.Problems...)
+	if s.report.Index == "" {
+		s.report.Index = r.Index
+	}
 }
 
 // sideView is what a command's JSON envelope carries in its monitor field:

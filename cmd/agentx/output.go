@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/agentx-cli/agentx/internal/safetext"
+	"github.com/agentx-cli/agentx/router"
 )
 
 // schemaVersion is the version of every --json document agentx prints.
@@ -55,10 +56,19 @@ func (a *app) fail(err error) int {
 		return code.N
 	}
 	hint := hintOf(err)
+	// A question recorded before the failure: the asker gets its id all the
+	// same (alone on stdout, or as the error document's data).
+	var recorded *router.RecordedError
+	if errors.As(err, &recorded) && !a.json {
+		fmt.Fprintf(a.stdout, "%s\n", recorded.Record.ID)
+	}
 	if a.json {
 		var data any
-		if coded != nil {
+		switch {
+		case coded != nil:
 			data = coded.data
+		case recorded != nil:
+			data = recorded.Record
 		}
 		b, _ := json.Marshal(errorEnvelope{SchemaVersion: schemaVersion, Error: errorBody{
 			Code: code.Name, ExitCode: code.N, Message: err.Error(), Hint: hint,

@@ -2,45 +2,31 @@ package main
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/agentx-cli/agentx/internal/relay"
 	"github.com/agentx-cli/agentx/router"
 )
 
-// outsideModes are the outside modes configured in this workspace (GitHub,
-// Slack), opened once per command. One that cannot be opened (no token) is
-// a warning, once, and left out.
-func (a *app) outsideModes(ctx context.Context, h *router.Hub) []*relay.Mode {
-	if a.modesOpen {
-		return a.modes
-	}
-	a.modesOpen = true
-	for _, open := range []struct {
-		name string
-		open func(context.Context, *router.Hub) (*relay.Mode, error)
-	}{{"github", a.githubMode}, {"slack", a.slackMode}} {
-		m, err := open.open(ctx, h)
-		if err != nil {
-			a.warnf("%s: %v", open.name, err)
-		}
-		if m != nil {
-			a.modes = append(a.modes, m)
-		}
-	}
-	return a.modes
+// outsideModes are the outside modes of this command (GitHub, Slack), each
+// opened once; one that cannot be opened (no token) says so once, when
+// first used.
+func (a *app) outsideModes(ctx context.Context, h *router.Hub) relay.Modes {
+	return relay.Modes{a.githubSideOf(ctx, h).Mode(), a.slackSideOf(h)}
 }
 
 // outsideSide is the outside modes as a side effect of a command that runs
 // the monitor (ready, every clarify subcommand, hooks, monitor): before the
 // monitor (in), what people wrote is read, at most once per interval;
 // after it (out), what changed is mirrored. Each within its timeout; a
-// failure is a warning and the work stays queued: it never changes the
-// command's exit code.
+// failure is a warning, once per command and mode, and the work stays
+// queued: it never changes the command's exit code (see relay.Mode).
 func (a *app) outsideSide(ctx context.Context, h *router.Hub, in bool) {
-	for _, m := range a.outsideModes(ctx, h) {
-		m.Side(ctx, in)
+	ms := a.outsideModes(ctx, h)
+	if in {
+		ms.Read(ctx)
+	} else {
+		ms.Push(ctx)
 	}
 }
 
@@ -48,13 +34,5 @@ func (a *app) outsideSide(ctx context.Context, h *router.Hub, in bool) {
 // it waits, so that an answer given on GitHub or in Slack reaches the
 // waiting asker.
 func (a *app) outsideWait(ctx context.Context, h *router.Hub, id string, timeout time.Duration) (router.Record, error) {
-	start := time.Now()
-	rec, err := relay.Wait(ctx, a.outsideModes(ctx, h), timeout,
-		func(d time.Duration) (router.Record, error) { return h.Wait(ctx, id, d) },
-		func(err error) bool { var te *router.WaitTimeoutError; return errors.As(err, &te) })
-	var te *router.WaitTimeoutError
-	if errors.As(err, &te) {
-		te.Waited = time.Since(start)
-	}
-	return rec, err
+	return a.outsideModes(ctx, h).Wait(ctx, h, id, timeout)
 }

@@ -2,9 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -15,20 +12,11 @@ import (
 // slackKey finds a script's fake Slack among its testscript values.
 type slackKey struct{}
 
-// slackHolder is a script's fake Slack, started by `slackfake start`.
-type slackHolder struct{ s *slackfake.Server }
-
 // slackChannel is the fake's channel; alice (U0ALICE01) is an answerer.
 const slackChannel = "C0AGENTS1"
 
 func setupSlack(e *testscript.Env) {
-	h := &slackHolder{}
-	e.Values[slackKey{}] = h
-	e.Defer(func() {
-		if h.s != nil {
-			h.s.Close()
-		}
-	})
+	setupFake(e, slackKey{}, func(s *slackfake.Server) bool { return s != nil })
 }
 
 // cmdSlackFake drives a fake Slack workspace on loopback, its bot in
@@ -46,15 +34,11 @@ func cmdSlackFake(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) == 0 {
 		ts.Fatalf("usage: slackfake start|reply|bot-reply|messages|ephemerals|fail ...")
 	}
-	h := ts.Value(slackKey{}).(*slackHolder)
+	h := ts.Value(slackKey{}).(*fakeHolder[*slackfake.Server])
 	if args[0] != "start" && h.s == nil {
 		ts.Fatalf("slackfake start first")
 	}
-	atoi := func(s string) int {
-		n, err := strconv.Atoi(s)
-		ts.Check(err)
-		return n
-	}
+	atoi := func(s string) int { return scriptAtoi(ts, s) }
 	root := func(n string) string {
 		var tops []slackfake.Message
 		for _, m := range h.s.Messages(slackChannel) {
@@ -71,20 +55,7 @@ func cmdSlackFake(ts *testscript.TestScript, neg bool, args []string) {
 	switch args[0] {
 	case "start":
 		h.s = slackfake.New(slackChannel)
-		cfg := fmt.Sprintf("\n[slack]\nchannel = %q\nanswerers = [\"U0ALICE01\"]\napi_url = %q\n", slackChannel, h.s.APIURL())
-		for _, kv := range args[1:] {
-			k, v, ok := strings.Cut(kv, "=")
-			if !ok {
-				ts.Fatalf("slackfake start: %q is not KEY=VALUE", kv)
-			}
-			cfg += k + " = " + v + "\n"
-		}
-		path := ts.MkAbs(filepath.Join(".agentx", "config.toml"))
-		f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0o644)
-		ts.Check(err)
-		_, err = f.WriteString(cfg)
-		ts.Check(err)
-		ts.Check(f.Close())
+		scriptConfig(ts, "slackfake", fmt.Sprintf("\n[slack]\nchannel = %q\nanswerers = [\"U0ALICE01\"]\napi_url = %q\n", slackChannel, h.s.APIURL()), args[1:])
 		ts.Setenv("SLACK_BOT_TOKEN", slackfake.BotToken)
 	case "reply", "bot-reply":
 		n := 3

@@ -25,16 +25,27 @@ func (s *Server) userDoc(u User) map[string]any {
 		"login": u.Login, "id": u.ID, "node_id": fmt.Sprintf("U_kgDO%06d", u.ID),
 		"avatar_url": fmt.Sprintf("https://avatars.githubusercontent.com/u/%d?v=4", u.ID), "gravatar_id": "",
 		"url": s.apiURL("/users/%s", u.Login), "html_url": s.htmlURL("/%s", u.Login),
-		"type": u.Type, "user_view_type": "public", "site_admin": false,
+		"followers_url":       s.apiURL("/users/%s/followers", u.Login),
+		"following_url":       s.apiURL("/users/%s/following{/other_user}", u.Login),
+		"gists_url":           s.apiURL("/users/%s/gists{/gist_id}", u.Login),
+		"starred_url":         s.apiURL("/users/%s/starred{/owner}{/repo}", u.Login),
+		"subscriptions_url":   s.apiURL("/users/%s/subscriptions", u.Login),
+		"organizations_url":   s.apiURL("/users/%s/orgs", u.Login),
+		"repos_url":           s.apiURL("/users/%s/repos", u.Login),
+		"events_url":          s.apiURL("/users/%s/events{/privacy}", u.Login),
+		"received_events_url": s.apiURL("/users/%s/received_events", u.Login),
+		"type":                u.Type, "user_view_type": "public", "site_admin": false,
 	}
 }
 
-func (s *Server) reactionsDoc(c *Comment) map[string]any {
-	d := map[string]any{"url": s.apiURL("/repos/%s/%s/issues/comments/%d/reactions", s.Owner, s.Repo, c.ID), "total_count": len(c.Reactions)}
+// reactionsDoc is the reactions summary of a comment or an issue (at
+// url) with reactions rs.
+func (s *Server) reactionsDoc(url string, rs []Reaction) map[string]any {
+	d := map[string]any{"url": url, "total_count": len(rs)}
 	for _, k := range []string{"+1", "-1", "laugh", "hooray", "confused", "heart", "rocket", "eyes"} {
 		d[k] = 0
 	}
-	for _, r := range c.Reactions {
+	for _, r := range rs {
 		d[r.Content] = d[r.Content].(int) + 1
 	}
 	return d
@@ -49,7 +60,7 @@ func (s *Server) commentDoc(c *Comment) map[string]any {
 		"body":      c.Body, "user": s.userDoc(c.User),
 		"created_at": ts(c.Created), "updated_at": ts(c.Updated),
 		"author_association": c.Association, "performed_via_github_app": nil,
-		"reactions": s.reactionsDoc(c),
+		"reactions": s.reactionsDoc(s.apiURL("/repos/%s/%s/issues/comments/%d/reactions", s.Owner, s.Repo, c.ID), c.Reactions),
 	}
 }
 
@@ -96,14 +107,20 @@ func (s *Server) issueDoc(n int) map[string]any {
 		}
 	}
 	owner := s.user(s.Owner, "User")
+	issue := s.apiURL("/repos/%s/%s/issues/%d", s.Owner, s.Repo, n)
 	return map[string]any{
 		"id": int64(n) * 7919, "node_id": fmt.Sprintf("I_kwDO%08d", n), "number": n,
-		"url":          s.apiURL("/repos/%s/%s/issues/%d", s.Owner, s.Repo, n),
-		"html_url":     s.htmlURL("/%s/%s/issues/%d", s.Owner, s.Repo, n),
-		"comments_url": s.apiURL("/repos/%s/%s/issues/%d/comments", s.Owner, s.Repo, n),
-		"title":        fmt.Sprintf("Issue %d", n), "state": "open", "locked": false,
-		"user": s.userDoc(owner), "labels": labels, "assignees": []any{}, "comments": count,
-		"author_association": "OWNER", "body": nil,
+		"url":            issue,
+		"repository_url": s.apiURL("/repos/%s/%s", s.Owner, s.Repo),
+		"labels_url":     issue + "/labels{/name}",
+		"comments_url":   issue + "/comments",
+		"events_url":     issue + "/events",
+		"timeline_url":   issue + "/timeline",
+		"html_url":       s.htmlURL("/%s/%s/issues/%d", s.Owner, s.Repo, n),
+		"title":          fmt.Sprintf("Issue %d", n), "state": "open", "state_reason": nil, "locked": false, "active_lock_reason": nil,
+		"user": s.userDoc(owner), "labels": labels, "assignee": nil, "assignees": []any{}, "milestone": nil, "comments": count,
+		"author_association": "OWNER", "body": nil, "closed_by": nil, "performed_via_github_app": nil,
+		"reactions":  s.reactionsDoc(issue+"/reactions", nil),
 		"created_at": ts(s.reset.Add(-2 * time.Hour)), "updated_at": ts(s.now()), "closed_at": nil,
 	}
 }

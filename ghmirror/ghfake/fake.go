@@ -5,8 +5,11 @@
 // requests (ETag, If-None-Match, 304s that cost no rate limit), the rate
 // limit headers, a primary rate limit that runs out (403 with
 // X-RateLimit-Remaining: 0) and secondary ones (429 or 403 with
-// Retry-After). Its documents have the field names of GitHub's (and
-// go-github's) types. It listens on loopback only.
+// Retry-After). Its documents have the field names and JSON types of
+// GitHub's, checked against responses of the real API recorded by
+// @octokit/fixtures (shape_test.go, testdata/octokit-fixtures) where
+// those record the call, and against go-github's types. It listens on
+// loopback only.
 package ghfake
 
 import (
@@ -474,13 +477,16 @@ func (s *Server) list(r *http.Request, q url.Values, n int, h http.Header) (int,
 		u.RawQuery = qq.Encode()
 		links = append(links, fmt.Sprintf(`<%s%s>; rel="%s"`, s.URL, u.RequestURI(), rel))
 	}
+	// In GitHub's order: prev, next, last, first.
+	if page > 1 {
+		link(page-1, "prev")
+	}
 	if page < last {
 		link(page+1, "next")
 		link(last, "last")
 	}
 	if page > 1 {
 		link(1, "first")
-		link(page-1, "prev")
 	}
 	if len(links) > 0 {
 		h.Set("Link", strings.Join(links, ", "))

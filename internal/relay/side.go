@@ -3,34 +3,59 @@ package relay
 import (
 	"context"
 	"errors"
+	"fmt"
+	"sync"
 	"time"
 
 	"github.com/agentx-cli/agentx/ledger"
 	"github.com/agentx-cli/agentx/router"
 )
 
-// Mode is one outside mode as a command runs it as a side effect: Read
-// takes what people wrote (before the monitor), Send mirrors what changed
-// (after it). Each runs within Timeout; Interval is how often Read does
-// anything at most.
+// Mode is one outside mode as a side effect of one piece of work on the
+// hub (a command that runs the monitor, an MCP tool call): Read takes what
+// people wrote (before the work), Send mirrors what changed (after it).
+// Each runs within Timeout; Interval is how often Read does anything at
+// most. A failure goes to Warn once per Mode (a second failure in the same
+// piece of work says nothing new), and the work stays queued: it never
+// fails the command or the call.
+//
+// A Mode is for one goroutine; Modes sharing one Busy (an MCP server's
+// calls at once) take turns: one of them reads or sends at a time, the
+// others leave it to that one, as other processes do (ErrBusy).
 type Mode struct {
-	Name     string // "github": how warnings name it
+	Name     string // "github": how the queued warning names its status command
 	Interval time.Duration
 	Timeout  time.Duration
-	Read     func(ctx context.Context, force bool) error
+	Read     func(ctx context.Context, force bool) error // nil: the mode is off, or could not be opened (Err)
 	Send     func(ctx context.Context, force bool) error
-	// Warn prints a warning; the command's exit code is never changed.
-	Warn func(format string, args ...any)
+	Warn     func(error)
+	Busy     *sync.Mutex
+	// Err is why the mode could not be opened (no token), said once.
+	Err error
 
 	failed bool
 }
 
-// Side runs Read (in) or Send within Timeout. A failure other than
-// ErrBusy is one warning, and the mode does nothing more in this command:
-// what is behind stays queued.
+// On reports whether the mode does anything.
+func (m *Mode) On() bool { return m != nil && m.Read != nil }
+
+// Side runs Read (in) or Send within Timeout.
 func (m *Mode) Side(ctx context.Context, in bool) {
-	if m.failed {
+	if m == nil || m.failed {
+		return // off, or it failed already in this piece of work: once is enough
+	}
+	if !m.On() {
+		if m.Err != nil {
+			m.failed = true
+			m.warn(m.Err)
+		}
 		return
+	}
+	if m.Busy != nil {
+		if !m.Busy.TryLock() {
+			return // another goroutine of this process is at it
+		}
+		defer m.Busy.Unlock()
 	}
 	ctx, cancel := context.WithTimeout(ctx, m.Timeout)
 	defer cancel()
@@ -42,34 +67,57 @@ func (m *Mode) Side(ctx context.Context, in bool) {
 	}
 	if err != nil && !errors.Is(err, ErrBusy) {
 		m.failed = true
-		m.Warn("%s: %v (queued: agentx %s status shows what is behind)", m.Name, err, m.Name)
+		m.warn(fmt.Errorf("%w (queued: agentx %s status shows what is behind)", err, m.Name))
 	}
 }
 
-// Wait is wait (a wait for an answer of at most its argument) that reads
-// every mode at most each interval (at least a second apart) while it
-// waits, so that an answer given on a service reaches the waiting asker.
-// isTimeout tells a wait that timed out with no answer from one that
-// ended; Wait returns the last wait's result.
-func Wait[T any](ctx context.Context, modes []*Mode, timeout time.Duration, wait func(d time.Duration) (T, error), isTimeout func(error) bool) (T, error) {
-	if len(modes) == 0 {
-		return wait(timeout)
+func (m *Mode) warn(err error) {
+	if m.Warn != nil {
+		m.Warn(err)
 	}
-	start := time.Now()
-	step := time.Duration(0)
-	for _, m := range modes {
-		if step == 0 || m.Interval < step {
+}
+
+// Modes are the outside modes of one piece of work (nil ones are off).
+type Modes []*Mode
+
+// Read runs every mode's Read.
+func (ms Modes) Read(ctx context.Context) {
+	for _, m := range ms {
+		m.Side(ctx, true)
+	}
+}
+
+// Push runs every mode's Send.
+func (ms Modes) Push(ctx context.Context) {
+	for _, m := range ms {
+		m.Side(ctx, false)
+	}
+}
+
+// Wait is h.Wait for clarification id that reads every mode that is on
+// (Read) at most each interval, at least a second apart, while it waits,
+// so that an answer given on a service reaches the waiting asker.
+func (ms Modes) Wait(ctx context.Context, h *router.Hub, id string, timeout time.Duration) (router.Record, error) {
+	step := time.Duration(-1)
+	for _, m := range ms {
+		if m.On() && (step < 0 || m.Interval < step) {
 			step = m.Interval
 		}
 	}
+	if step < 0 {
+		return h.Wait(ctx, id, timeout)
+	}
 	step = max(step, time.Second)
+	start := time.Now()
 	for {
-		for _, m := range modes {
-			m.Side(ctx, true)
-		}
+		ms.Read(ctx)
 		left := timeout - time.Since(start)
-		rec, err := wait(max(min(step, left), 0))
-		if !isTimeout(err) || time.Since(start) >= timeout {
+		rec, err := h.Wait(ctx, id, max(min(step, left), 0))
+		var te *router.WaitTimeoutError
+		if !errors.As(err, &te) || time.Since(start) >= timeout {
+			if te != nil {
+				te.Waited = time.Since(start)
+			}
 			return rec, err
 		}
 	}
