@@ -73,6 +73,9 @@ type WaitError struct {
 	Why   string
 }
 
+// WaitUntil is when calls may be made again (relay.Waiter).
+func (e *WaitError) WaitUntil() time.Time { return e.Until }
+
 func (e *WaitError) Error() string {
 	return fmt.Sprintf("GitHub %s: not before %s", e.Why, e.Until.UTC().Format(time.RFC3339))
 }

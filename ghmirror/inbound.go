@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentx-cli/agentx/internal/relay"
 	"github.com/agentx-cli/agentx/ledger"
 	"github.com/agentx-cli/agentx/router"
 )
@@ -57,26 +58,9 @@ const (
 func (m *Mirror) Poll(ctx context.Context, force bool) (PollReport, error) {
 	rep := PollReport{Handled: []Handled{}}
 	now := m.now()
-	f := m.file(InboundFile)
-	if !force {
-		var in Inbound
-		if err := f.read(&in); err == nil {
-			switch {
-			case in.WaitUntil != nil && in.WaitUntil.After(now):
-				rep.Skipped = "GitHub rate limit: not before " + in.WaitUntil.UTC().Format(time.RFC3339)
-				return rep, nil
-			case in.Polled != nil && now.Sub(in.Polled.Time) < m.Config.Interval.Duration:
-				rep.Skipped = "read less than " + m.Config.Interval.String() + " ago"
-				return rep, nil
-			}
-		}
-	}
+	r := &relay.Reader{File: m.file(InboundFile), Service: "GitHub", Interval: m.Config.Interval.Duration}
 	var in Inbound
-	err := f.update(ctx, &in, force, func() error {
-		if !force && in.Polled != nil && now.Sub(in.Polled.Time) < m.Config.Interval.Duration {
-			rep.Skipped = "read by another process just now"
-			return nil
-		}
+	skipped, err := r.Read(ctx, now, &in, &in.Throttle, force, func() error {
 		if in.Since == nil && in.Polled == nil {
 			// The first read in a workspace: older comments are history,
 			// not commands to it.
@@ -89,17 +73,9 @@ func (m *Mirror) Poll(ctx context.Context, force bool) (PollReport, error) {
 		}
 		rep.Read = true
 		cs, etag, notModified, err := m.Client.ListSince(ctx, since, in.ETag)
-		t := ledger.T(now)
-		in.Polled = &t
 		if err != nil {
-			in.Error = err.Error()
-			if until, ok := errWait(err); ok {
-				u := ledger.T(until)
-				in.WaitUntil = &u
-			}
 			return err
 		}
-		in.Error, in.WaitUntil = "", nil
 		if notModified {
 			rep.NotModified = true
 			return nil
@@ -145,6 +121,7 @@ func (m *Mirror) Poll(ctx context.Context, force bool) (PollReport, error) {
 		}
 		return nil
 	})
+	rep.Skipped = skipped
 	return rep, err
 }
 
@@ -227,7 +204,7 @@ func (m *Mirror) Take(ctx context.Context, c Comment, replied bool) (*Handled, e
 		h.Outcome = Taken
 		m.warn(m.Client.React(ctx, c.ID, Receipt))
 		return h, nil
-	case refusable(err):
+	case relay.Refusable(err):
 		return refuse(refusal(cmd, err))
 	}
 	return nil, err
@@ -279,17 +256,6 @@ func (m *Mirror) waitingOnPerson(c Comment) (string, error) {
 		return "", nil
 	}
 	return ids[0], nil
-}
-
-// refusable reports whether err is about the command itself (its id, the
-// clarification's status, who may do it), which the commenter is told,
-// rather than a local failure, after which the comment is read again.
-func refusable(err error) bool {
-	var ie *ledger.InputError
-	var te *ledger.TransitionError
-	var re *router.RuleError
-	var id *router.IdentityError
-	return errors.As(err, &ie) || errors.As(err, &te) || errors.As(err, &re) || errors.As(err, &id) || errors.Is(err, ledger.ErrNotFound)
 }
 
 // refusal words why a command was not taken, with what to do instead.

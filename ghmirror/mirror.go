@@ -2,13 +2,12 @@ package ghmirror
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"sync"
 	"time"
 
+	"github.com/agentx-cli/agentx/internal/relay"
 	"github.com/agentx-cli/agentx/ledger"
 	"github.com/agentx-cli/agentx/router"
 	"github.com/agentx-cli/agentx/workflow"
@@ -292,13 +291,4 @@ func (m *Mirror) label(ctx context.Context, n int, want, prev []string) ([]strin
 }
 
 // issueKey is an issue number as a JSON object key.
-func issueKey(n int) string { return strconv.Itoa(n) }
-
-// errWait is a GitHub rate limit: the time it lifts.
-func errWait(err error) (time.Time, bool) {
-	var we *WaitError
-	if errors.As(err, &we) {
-		return we.Until, true
-	}
-	return time.Time{}, false
-}
+func issueKey(n int) string { return relay.IssueKey(n) }

@@ -1,10 +1,10 @@
 package ghmirror
 
 import (
-	"strconv"
+	"errors"
 
+	"github.com/agentx-cli/agentx/internal/relay"
 	"github.com/agentx-cli/agentx/ledger"
-	"github.com/agentx-cli/agentx/router"
 )
 
 // Status is how far the mirror is behind, for agentx github status. It
@@ -23,64 +23,30 @@ type Status struct {
 }
 
 // BehindIssue is one queued issue.
-type BehindIssue struct {
-	Issue      int          `json:"issue"`
-	Since      ledger.Time  `json:"since"`
-	Attempts   int          `json:"attempts"`
-	RetryAt    *ledger.Time `json:"retryAt,omitempty"`
-	Error      string       `json:"error,omitempty"`
-	Unmirrored int          `json:"unmirrored"` // thread entries with no comment yet
-}
+type BehindIssue = relay.BehindIssue
 
 // Status reads the outbox and the inbound state.
 func (m *Mirror) Status() (Status, error) {
 	st := Status{Repo: m.Config.Repo, APIURL: m.Config.APIURL, Behind: []BehindIssue{}}
 	var ob Outbox
-	if err := m.file(OutboxFile).read(&ob); err != nil {
-		return st, err
-	}
 	var in Inbound
-	if err := m.file(InboundFile).read(&in); err != nil {
-		return st, err
-	}
-	size, err := m.Hub.Events.Size()
+	err := errors.Join(m.file(OutboxFile).Read(&ob), m.file(InboundFile).Read(&in))
 	if err != nil {
 		return st, err
 	}
-	if ob.Updated != nil && size > ob.Offset {
-		st.EventsBehind = size - ob.Offset
-	}
-	st.WaitUntil, st.Rate = ob.WaitUntil, ob.Rate
-	if in.WaitUntil != nil && (st.WaitUntil == nil || in.WaitUntil.After(st.WaitUntil.Time)) {
-		st.WaitUntil = in.WaitUntil
-	}
-	st.LastRead, st.ReadError = in.Polled, in.Error
-	queue := ob.Issues
-	if queue == nil {
-		queue = map[string]*Behind{}
-	}
-	if st.EventsBehind > 0 {
-		// Changes no run has seen yet: their issues are behind too.
-		_, _ = m.Hub.Events.ReadFrom(ob.Offset, func(l router.Line) error {
-			if e, ok := l.Decode(); ok && e.IssueNumber > 0 && queue[issueKey(e.IssueNumber)] == nil {
-				queue[issueKey(e.IssueNumber)] = &Behind{Since: e.Timestamp}
-			}
-			return nil
-		})
-	}
-	for _, n := range sortedIssues(queue) {
-		b := queue[strconv.Itoa(n)]
-		bi := BehindIssue{Issue: n, Since: b.Since, Attempts: b.Attempts, RetryAt: b.RetryAt, Error: b.Error}
-		if l, err := m.Hub.Store.Read(n); err == nil {
-			for _, c := range l.Clarifications {
-				for i := range c.Thread {
-					if refOf(c, i) == nil {
-						bi.Unmirrored++
-					}
-				}
+	st.EventsBehind, st.Behind, err = m.outbox().Status(ob.Queue, func(c *ledger.Clarification) int {
+		count := 0
+		for i := range c.Thread {
+			if refOf(c, i) == nil {
+				count++
 			}
 		}
-		st.Behind = append(st.Behind, bi)
+		return count
+	})
+	if err != nil {
+		return st, err
 	}
+	st.WaitUntil, st.Rate = relay.Later(ob.WaitUntil, in.WaitUntil), ob.Rate
+	st.LastRead, st.ReadError = in.Polled, in.Error
 	return st, nil
 }

@@ -81,6 +81,7 @@ type Config struct {
 	Humans          HumansConfig           `json:"humans"`           // who may act as a person
 	GitHub          *GitHubConfig          `json:"github,omitempty"` // nil when [github] is absent
 	Remote          *RemoteConfig          `json:"remote,omitempty"` // nil when [remote] is absent: one machine
+	Slack           *SlackConfig           `json:"slack,omitempty"`  // nil when [slack] is absent
 	File            string                 `json:"file,omitempty"`   // "" for DefaultConfig
 
 	defaultWorkflowSet  bool // default_workflow was written in the file
@@ -155,7 +156,7 @@ func parseConfig(file string, data []byte) (*Config, error) {
 	}
 	c := DefaultConfig()
 	c.File = file
-	var lock, agents, notify, humans, github, remote toml.Primitive
+	var lock, agents, notify, humans, github, remote, slack toml.Primitive
 	defined := d.decodeTable(top, nil, nil, []field{
 		{"default_workflow", &c.DefaultWorkflow, "a string"},
 		{"priority", &c.Priority, "an array of strings"},
@@ -169,6 +170,7 @@ func parseConfig(file string, data []byte) (*Config, error) {
 		{"humans", &humans, "a table"},
 		{"github", &github, "a table"},
 		{"remote", &remote, "a table"},
+		{"slack", &slack, "a table"},
 	})
 	c.defaultWorkflowSet = defined["default_workflow"]
 	c.defaultWorkflowLine = d.ix.line("default_workflow")
@@ -252,6 +254,9 @@ func parseConfig(file string, data []byte) (*Config, error) {
 	}
 	if defined["remote"] {
 		c.Remote = d.remote(remote)
+	}
+	if defined["slack"] {
+		c.Slack = d.slack(slack)
 	}
 	d.checkUndecoded()
 	if err := d.result(); err != nil {

@@ -101,14 +101,7 @@ func (d *doc) github(prim toml.Primitive) *GitHubConfig {
 	} else if def["repo"] && !validRepo(g.Repo) {
 		d.addf(with(p, "repo"), with(p, "repo"), `owner/name, e.g. "octo-org/octo-repo"`, "%q is not a repository", g.Repo)
 	}
-	if def["api_url"] {
-		u, err := url.Parse(g.APIURL)
-		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
-			d.addf(with(p, "api_url"), with(p, "api_url"), `the REST API's base URL: "https://api.github.com/", or "https://HOST/api/v3/" for GitHub Enterprise Server`, "%q is not an http(s) URL", g.APIURL)
-		} else if !strings.HasSuffix(g.APIURL, "/") {
-			g.APIURL += "/"
-		}
-	}
+	d.apiURL(def["api_url"], &g.APIURL, with(p, "api_url"), `the REST API's base URL: "https://api.github.com/", or "https://HOST/api/v3/" for GitHub Enterprise Server`)
 	if def["mention"] {
 		for i, m := range g.Mention {
 			switch {
@@ -134,4 +127,18 @@ func (d *doc) github(prim toml.Primitive) *GitHubConfig {
 	}
 	d.positive(def["timeout"], g.Timeout, with(p, "timeout"))
 	return g
+}
+
+// apiURL checks a service's base URL (an http(s) URL with no user,
+// query or fragment) and ends it with a slash.
+func (d *doc) apiURL(defined bool, v *string, p []string, hint string) {
+	if !defined {
+		return
+	}
+	u, err := url.Parse(*v)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+		d.addf(p, p, hint, "%q is not an http(s) URL", *v)
+	} else if !strings.HasSuffix(*v, "/") {
+		*v += "/"
+	}
 }

@@ -14,8 +14,10 @@ import (
 
 	"github.com/agentx-cli/agentx/ghmirror"
 	"github.com/agentx-cli/agentx/internal/clock"
+	"github.com/agentx-cli/agentx/internal/relay"
 	"github.com/agentx-cli/agentx/internal/workspace"
 	"github.com/agentx-cli/agentx/router"
+	"github.com/agentx-cli/agentx/slackmode"
 )
 
 // app is what every command is built from: its streams, environment and
@@ -47,6 +49,9 @@ type app struct {
 	// GitHub mode as a side effect of this command, opened once (nil: not
 	// yet)
 	ghSide *ghmirror.Side
+	// Slack mode, likewise (nil: not yet)
+	sl     *slackmode.Mode
+	slSide *relay.Mode
 
 	ctx     context.Context // the command's, for work done on the side (the remote's refresh)
 	offline bool            // --offline: never reach the remote

@@ -194,20 +194,21 @@ func (a *app) outcomeNote(r router.Record) {
 	}
 }
 
-// wait waits for rec's answer (githubWait: also reading answers given on
-// GitHub), running the monitor when its next action on the clarification
+// wait waits for rec's answer (outsideWait: also reading answers given on
+// GitHub and in Slack), running the monitor when its next action on the clarification
 // comes due (the retry of a failed responder), unless the side monitor is
-// off; what the monitor changed is mirrored to GitHub as after any run.
+// off; what the monitor changed is mirrored to GitHub and Slack as after
+// any run.
 func (a *app) wait(ctx context.Context, h *router.Hub, id string, timeout time.Duration) (router.Record, error) {
 	ghWait := func(ctx context.Context, id string, d time.Duration) (router.Record, error) {
-		return a.githubWait(ctx, h, id, d)
+		return a.outsideWait(ctx, h, id, d)
 	}
 	if a.side == nil {
 		return ghWait(ctx, id, timeout)
 	}
 	return monitor.New(h).Wait(ctx, id, timeout, ghWait, func(r *monitor.Report) {
 		a.monitorDuring(r)
-		a.githubSide(ctx, h, false)
+		a.outsideSide(ctx, h, false)
 	})
 }
 
@@ -332,6 +333,7 @@ func newAskCmd(a *app) *cobra.Command {
 		nonBlocking, wait                   bool
 		timeout                             time.Duration
 		format                              string
+		options                             []string
 	)
 	cmd := &cobra.Command{
 		Use:   "ask --issue N --from A --to B --topic T [--question Q | stdin]",
@@ -381,7 +383,7 @@ data.id): proceed on your best judgment and record your assumption with
 			}
 			rec, err := h.Ask(ctx, router.AskRequest{
 				Issue: n, From: asker, To: to, Topic: topic, Question: q,
-				NonBlocking: nonBlocking, Workflow: wf, Step: step,
+				NonBlocking: nonBlocking, Workflow: wf, Step: step, Options: options,
 			})
 			if err != nil {
 				return err
@@ -411,6 +413,7 @@ data.id): proceed on your best judgment and record your assumption with
 	f.StringVar(&topic, "topic", "", "short subject")
 	f.StringVar(&question, "question", "", "the question (default: read stdin)")
 	f.BoolVar(&nonBlocking, "non-blocking", false, "keep working while the question is open")
+	f.StringArrayVar(&options, "option", nil, "a choice offered (repeatable); in Slack a person may answer with its number")
 	f.StringVar(&wf, "workflow", "", "workflow whose rules apply (default: config's default_workflow)")
 	f.StringVar(&step, "step", "", "step id whose rules apply (default: the asker's step)")
 	f.BoolVar(&wait, "wait", false, "wait for the answer and print it alone (--format: the thread); exit 8 and the id when none comes")

@@ -32,30 +32,6 @@ func (a *app) githubSideOf(ctx context.Context, h *router.Hub) *ghmirror.Side {
 
 func (a *app) githubWarn(err error) { a.warnf("github: %v", err) }
 
-// githubSide is GitHub mode as a side effect of a command that runs the
-// monitor (ready, every clarify subcommand, hooks, monitor): before the
-// monitor (in), new comments are read, at most once per interval; after
-// it (out), what changed is mirrored. Within [github] timeout; a failure
-// is a warning, once per command, and the work stays queued: it never
-// changes the command's exit code (see ghmirror.Side).
-func (a *app) githubSide(ctx context.Context, h *router.Hub, in bool) {
-	s := a.githubSideOf(ctx, h)
-	if in {
-		s.Read(ctx)
-	} else {
-		s.Push(ctx)
-	}
-}
-
-// githubWait is h.Wait that, in GitHub mode, reads new comments every
-// interval while it waits, so that an /answer on GitHub reaches the
-// waiting asker.
-func (a *app) githubWait(ctx context.Context, h *router.Hub, id string, timeout time.Duration) (router.Record, error) {
-	return a.githubSideOf(ctx, h).WaitWith(ctx, func(ctx context.Context, id string, d time.Duration) (router.Record, error) {
-		return a.remoteWait(ctx, h, id, d)
-	}, id, timeout)
-}
-
 // githubView is what agentx github status and sync print.
 type githubView struct {
 	Enabled bool                 `json:"enabled"` // [github] is configured

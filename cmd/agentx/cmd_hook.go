@@ -103,10 +103,10 @@ func newHookPhaseCmd(a *app, phase string) *cobra.Command {
 				return err
 			}
 			if !a.monitorOff() {
-				a.githubSide(ctx, h, true)
+				a.outsideSide(ctx, h, true)
 				res.Monitor = monitor.New(h).Run(ctx, &monitor.Hook{Phase: effective, Agent: who, Issue: n})
 				a.markClosed(ctx, h, who, res.Monitor)
-				a.githubSide(ctx, h, false)
+				a.outsideSide(ctx, h, false)
 			}
 			if strict {
 				if res.Blocked, err = h.OpenBlocking(n); err != nil {

@@ -13,9 +13,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentx-cli/agentx/ghmirror"
+	"github.com/agentx-cli/agentx/internal/relay"
 	"github.com/agentx-cli/agentx/internal/safetext"
 	"github.com/agentx-cli/agentx/mcpserver"
 	"github.com/agentx-cli/agentx/router"
+	"github.com/agentx-cli/agentx/slackmode"
 )
 
 // envMCPMaxWait overrides --max-wait's default.
@@ -141,25 +143,40 @@ type nopWriteCloser struct{ io.Writer }
 
 func (nopWriteCloser) Close() error { return nil }
 
-// mcpGitHub is GitHub mode around the MCP server's tool calls, as around
-// the commands that run the monitor: each call reads new comments before
-// it (at most once per interval) and mirrors what changed after it, and
-// clarify_wait reads comments every interval while it waits. A failure is
-// a warning in the server's log (stderr), at most one per call; nil when
-// GitHub mode is off (no [github] table, or AGENTX_NO_MONITOR), or cannot
-// be opened (said once, here).
+// mcpGitHub is GitHub and Slack modes around the MCP server's tool calls,
+// as around the commands that run the monitor: each call reads new
+// comments and replies before it (at most once per interval) and mirrors
+// what changed after it, and clarify_wait reads them every interval while
+// it waits. A failure is a warning in the server's log (stderr), at most
+// one per call and mode; nil when both modes are off (no [github] or
+// [slack] table, or AGENTX_NO_MONITOR), or cannot be opened (said once,
+// here).
 func (a *app) mcpGitHub(ctx context.Context, h *router.Hub, log *slog.Logger) func() mcpserver.Side {
 	if a.monitorOff() {
 		return nil
 	}
-	warn := func(err error) { log.Warn("github", "error", safetext.Line(err.Error())) }
-	m, err := ghmirror.Open(ctx, h, a.getenv, warn)
+	warnAs := func(name string) func(error) {
+		return func(err error) { log.Warn(name, "error", safetext.Line(err.Error())) }
+	}
+	m, err := ghmirror.Open(ctx, h, a.getenv, warnAs("github"))
 	if err != nil {
-		warn(err)
+		warnAs("github")(err)
+	}
+	sl, err := slackmode.Open(h, a.getenv, warnAs("slack"))
+	if err != nil {
+		warnAs("slack")(err)
+	}
+	if m == nil && sl == nil {
 		return nil
 	}
-	if m == nil {
-		return nil
+	return func() mcpserver.Side {
+		var ms relay.Modes
+		if m != nil {
+			ms = append(ms, (&ghmirror.Side{Mirror: m, Warn: warnAs("github")}).Mode())
+		}
+		if sl != nil {
+			ms = append(ms, slackmode.Side(sl, nil, warnAs("slack")))
+		}
+		return ms
 	}
-	return func() mcpserver.Side { return &ghmirror.Side{Mirror: m, Warn: warn} }
 }

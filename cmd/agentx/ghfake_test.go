@@ -2,9 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -15,17 +12,8 @@ import (
 // ghKey finds a script's fake GitHub among its testscript values.
 type ghKey struct{}
 
-// ghHolder is a script's fake GitHub, started by `ghfake start`.
-type ghHolder struct{ s *ghfake.Server }
-
 func setupGitHub(e *testscript.Env) {
-	h := &ghHolder{}
-	e.Values[ghKey{}] = h
-	e.Defer(func() {
-		if h.s != nil {
-			h.s.Close()
-		}
-	})
+	setupFake(e, ghKey{}, func(s *ghfake.Server) bool { return s != nil })
 }
 
 // cmdGHFake drives a fake GitHub repository, octo-org/octo-repo, on
@@ -44,32 +32,15 @@ func cmdGHFake(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) == 0 {
 		ts.Fatalf("usage: ghfake start|comment|comments|labels|mark|since-mark|fail|lose-next-create ...")
 	}
-	h := ts.Value(ghKey{}).(*ghHolder)
+	h := ts.Value(ghKey{}).(*fakeHolder[*ghfake.Server])
 	if args[0] != "start" && h.s == nil {
 		ts.Fatalf("ghfake start first")
 	}
-	atoi := func(s string) int {
-		n, err := strconv.Atoi(s)
-		ts.Check(err)
-		return n
-	}
+	atoi := func(s string) int { return scriptAtoi(ts, s) }
 	switch args[0] {
 	case "start":
 		h.s = ghfake.New("octo-org", "octo-repo")
-		cfg := fmt.Sprintf("\n[github]\nrepo = \"octo-org/octo-repo\"\napi_url = %q\n", h.s.APIURL())
-		for _, kv := range args[1:] {
-			k, v, ok := strings.Cut(kv, "=")
-			if !ok {
-				ts.Fatalf("ghfake start: %q is not KEY=VALUE", kv)
-			}
-			cfg += k + " = " + v + "\n"
-		}
-		path := ts.MkAbs(filepath.Join(".agentx", "config.toml"))
-		f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0o644)
-		ts.Check(err)
-		_, err = f.WriteString(cfg)
-		ts.Check(err)
-		ts.Check(f.Close())
+		scriptConfig(ts, "ghfake", fmt.Sprintf("\n[github]\nrepo = \"octo-org/octo-repo\"\napi_url = %q\n", h.s.APIURL()), args[1:])
 	case "comment":
 		if len(args) < 5 {
 			ts.Fatalf("usage: ghfake comment N LOGIN ASSOC BODY...")

@@ -69,6 +69,8 @@ var jsonCases = []struct {
 	{"agentx proposals implemented", []string{"proposals", "implemented", "PROP-001", "--as", "alice@example.com"}, ""},
 	{"agentx proposals create", []string{"proposals", "create", "--type", "new_skill", "--title", "A skill", "--rationale", "r", "--action", "a", "--as", "bob"}, ""},
 	{"agentx proposals reject", []string{"proposals", "reject", "PROP-002", "--reason", "not now", "--as", "bob"}, ""},
+	{"agentx slack status", []string{"slack", "status"}, ""},
+	{"agentx slack sync", []string{"slack", "sync"}, ""},
 	{"agentx sync", []string{"sync", "--status"}, ""}, // no [remote]: enabled false
 	// the workspace is a git repository whose origin is a bare one (set up
 	// by TestJSONContract): from here on the remote mode is on
@@ -123,11 +125,13 @@ var jsonSchemas = map[string]string{
 	"agentx proposals implemented": "proposal.json",
 	"agentx sync":                  "remote.json",
 	"agentx remote enable":         "remote.json",
+	"agentx slack status":          "slack.json",
+	"agentx slack sync":            "slack.json",
 }
 
 // noJSON are commands whose output is not data: protocol servers, help,
 // shell completion scripts.
-var noJSON = []string{"agentx mcp", "agentx completion", "agentx help", "agentx exit-codes"}
+var noJSON = []string{"agentx slack listen", "agentx mcp", "agentx completion", "agentx help", "agentx exit-codes"}
 
 func TestJSONContract(t *testing.T) {
 	dir := t.TempDir()

@@ -35,11 +35,12 @@ func TestScripts(t *testing.T) {
 		UpdateScripts:       os.Getenv("UPDATE_SCRIPTS") != "",
 		RequireExplicitExec: true,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"exitcode": cmdExitcode,
-			"envq":     cmdEnvq,
-			"repeat":   cmdRepeat,
-			"maxbytes": cmdMaxBytes,
-			"ghfake":   cmdGHFake,
+			"exitcode":  cmdExitcode,
+			"envq":      cmdEnvq,
+			"repeat":    cmdRepeat,
+			"maxbytes":  cmdMaxBytes,
+			"ghfake":    cmdGHFake,
+			"slackfake": cmdSlackFake,
 		},
 		Setup: func(e *testscript.Env) error {
 			e.Setenv("NO_COLOR", "")
@@ -48,7 +49,10 @@ func TestScripts(t *testing.T) {
 			e.Setenv("GORACE", testenv.RaceEnv) // -race children: no 1 s sleep at exit
 			e.Setenv("GITHUB_TOKEN", "")        // GitHub mode: scripts use the fake's token
 			e.Setenv("GH_TOKEN", "")
+			e.Setenv("SLACK_BOT_TOKEN", "") // Slack mode: scripts use the fake's token
+			e.Setenv("SLACK_APP_TOKEN", "")
 			setupGitHub(e)
+			setupSlack(e)
 			return nil
 		},
 	})

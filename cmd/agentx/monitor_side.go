@@ -60,13 +60,13 @@ func (a *app) monitorNow(h *router.Hub) *monitor.Report {
 			return nil
 		}
 	}
-	a.githubSide(s.ctx, h, true) // new answers from GitHub first: the monitor sees them
+	a.outsideSide(s.ctx, h, true) // new answers from GitHub and Slack first: the monitor sees them
 	m := monitor.New(h)
 	if s.budget > 0 {
 		m.Budget = s.budget
 	}
 	s.report = m.Run(s.ctx, nil)
-	a.githubSide(s.ctx, h, false) // then mirror what changed, the monitor's work included
+	a.outsideSide(s.ctx, h, false) // then mirror what changed, the monitor's work included
 	return s.report
 }
 

@@ -37,7 +37,7 @@ recorded in a per-issue ledger under .agentx/state/clarifications/.`,
 		newEventsCmd(a),
 		newDemoCmd(a), newDemoResponderCmd(a),
 		newMCPCmd(a), newInboxCmd(a),
-		newHookCmd(a), newMonitorCmd(a), newDoctorCmd(a), newGitHubCmd(a),
+		newHookCmd(a), newMonitorCmd(a), newDoctorCmd(a), newGitHubCmd(a), newSlackCmd(a),
 		newEvalCmd(a), newScopeCmd(a), newProposalsCmd(a),
 		newRemoteCmd(a), newSyncCmd(a),
 		&cobra.Command{

@@ -23,9 +23,11 @@ import (
 	"github.com/agentx-cli/agentx/doctor"
 	"github.com/agentx-cli/agentx/ghmirror"
 	"github.com/agentx-cli/agentx/inbox"
+	"github.com/agentx-cli/agentx/internal/relay"
 	"github.com/agentx-cli/agentx/ledger"
 	"github.com/agentx-cli/agentx/monitor"
 	"github.com/agentx-cli/agentx/router"
+	"github.com/agentx-cli/agentx/slackmode"
 	"github.com/agentx-cli/agentx/workflow"
 )
 
@@ -544,6 +546,8 @@ var goSchemas = []struct {
 	{reflect.TypeFor[ledger.Assumption](), "clarification.json#/$defs/assumption", false},
 	{reflect.TypeFor[ledger.Person](), "clarification.json#/$defs/person", false},
 	{reflect.TypeFor[ledger.GitHubRef](), "clarification.json#/$defs/githubRef", false},
+	{reflect.TypeFor[ledger.SlackThread](), "clarification.json#/$defs/slackThread", false},
+	{reflect.TypeFor[ledger.SlackPost](), "clarification.json#/$defs/slackPost", false},
 	{reflect.TypeFor[githubView](), "github.json", false},
 	{reflect.TypeFor[ghmirror.Status](), "github.json#/$defs/status", false},
 	{reflect.TypeFor[ghmirror.BehindIssue](), "github.json#/$defs/behindIssue", false},
@@ -552,6 +556,13 @@ var goSchemas = []struct {
 	{reflect.TypeFor[ghmirror.Handled](), "github.json#/$defs/handled", false},
 	{reflect.TypeFor[ghmirror.PushReport](), "github.json#/$defs/pushed", false},
 	{reflect.TypeFor[ghmirror.IssueReport](), "github.json#/$defs/issue", false},
+	{reflect.TypeFor[slackView](), "slack.json", false},
+	{reflect.TypeFor[slackmode.Status](), "slack.json#/$defs/status", false},
+	{reflect.TypeFor[relay.BehindIssue](), "slack.json#/$defs/behindIssue", false},
+	{reflect.TypeFor[slackmode.PollReport](), "slack.json#/$defs/read", false},
+	{reflect.TypeFor[slackmode.Handled](), "slack.json#/$defs/handled", false},
+	{reflect.TypeFor[slackmode.PushReport](), "slack.json#/$defs/pushed", false},
+	{reflect.TypeFor[slackmode.IssueReport](), "slack.json#/$defs/issue", false},
 	{reflect.TypeFor[ledger.MonitorState](), "clarification.json#/$defs/monitorState", false},
 	{reflect.TypeFor[ledger.Ledger](), "ledger.json", false},
 	{reflect.TypeFor[ledger.AgentStatus](), "state.json#/$defs/agentStatus", true},

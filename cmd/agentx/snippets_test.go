@@ -54,6 +54,7 @@ var snippetAllow = []struct {
 	{"go run ./cmd/agentx demo", "the Set up block builds the project and runs its whole test suite (go run, go test -race ./...)", true},
 	{"claude mcp add", "needs Claude Code installed", true},
 	{"agentx mcp", "long-running: the MCP server serves stdin until it closes", true},
+	{"agentx slack listen", "long-running: the Socket Mode listener runs until interrupted, and needs a Slack app", true},
 	{"agentx clarify ...", "stands for every clarify subcommand, not a command", false},
 	{"agentx remote enable", "needs a git repository whose remote answers (remote_wait.txtar runs it)", true},
 	{"git fetch origin 'refs/agentx/*", "needs a git remote holding the refs", true},

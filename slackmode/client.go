@@ -1,0 +1,182 @@
+package slackmode
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/slack-go/slack"
+	"github.com/slack-go/slack/socketmode"
+)
+
+// Message is a Slack message as agentx reads it.
+type Message struct {
+	TS       string
+	ThreadTS string
+	User     string // the author's user id ("" for some bot messages)
+	Bot      bool   // a bot's or an app's message (bot_id, or subtype bot_message)
+	SubType  string // "" for a plain message
+	Text     string // as Slack gives it: mrkdwn, &, < and > escaped; untrusted
+	Meta     *Meta  // agentx's metadata, when the message carries it
+}
+
+// Client is the few Slack Web API calls Slack mode makes, over slack-go.
+type Client struct {
+	api           *slack.Client
+	apiURL, token string
+	hc            *http.Client
+	// Requests counts the calls made.
+	Requests int
+}
+
+// NewClient returns a client for the Web API at apiURL (with its trailing
+// slash), authenticated with token, using hc (nil: a client with no timeout
+// of its own: bound calls with their contexts).
+func NewClient(apiURL, token string, hc *http.Client) *Client {
+	if hc == nil {
+		hc = &http.Client{}
+	}
+	return &Client{api: slack.New(token, slack.OptionAPIURL(apiURL), slack.OptionHTTPClient(hc)), apiURL: apiURL, token: token, hc: hc}
+}
+
+// socket is a Socket Mode client over the same API, connecting with the
+// app-level token appToken.
+func (c *Client) socket(appToken string) *socketmode.Client {
+	api := slack.New(c.token, slack.OptionAPIURL(c.apiURL), slack.OptionHTTPClient(c.hc), slack.OptionAppLevelToken(appToken))
+	return socketmode.New(api)
+}
+
+// WaitError is Slack saying not to call before Until: a rate limit, with
+// its Retry-After.
+type WaitError struct {
+	Until time.Time
+}
+
+// WaitUntil is when calls may be made again (relay.Waiter).
+func (e *WaitError) WaitUntil() time.Time { return e.Until }
+
+func (e *WaitError) Error() string {
+	return "Slack rate limit: not before " + e.Until.UTC().Format(time.RFC3339)
+}
+
+// classify turns slack-go's errors into the ones callers branch on, and
+// says what failed.
+func classify(what string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var rl *slack.RateLimitedError
+	if errors.As(err, &rl) {
+		wait := max(rl.RetryAfter, time.Second)
+		return &WaitError{Until: time.Now().Add(wait)}
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}
+
+func message(m slack.Message) Message {
+	out := Message{TS: m.Timestamp, ThreadTS: m.ThreadTimestamp, User: m.User, SubType: m.SubType, Text: m.Text,
+		Bot: m.BotID != "" || m.SubType == "bot_message"}
+	out.Meta = metaOf(m.Metadata)
+	return out
+}
+
+// maxPages bounds one listing: 200 messages a page.
+const maxPages = 10
+
+// Replies lists a thread's messages after oldest ("": all, the first
+// message included), oldest first, every page.
+func (c *Client) Replies(ctx context.Context, channel, ts, oldest string) ([]Message, error) {
+	p := &slack.GetConversationRepliesParameters{ChannelID: channel, Timestamp: ts, Oldest: oldest, Limit: 200, IncludeAllMetadata: true}
+	var out []Message
+	for page := 0; page < maxPages; page++ {
+		c.Requests++
+		ms, more, next, err := c.api.GetConversationRepliesContext(ctx, p)
+		if err != nil {
+			return nil, classify("conversations.replies", err)
+		}
+		for _, m := range ms {
+			if oldest == "" || tsAfter(m.Timestamp, oldest) {
+				out = append(out, message(m))
+			}
+		}
+		if !more || next == "" {
+			break
+		}
+		p.Cursor = next
+	}
+	return out, nil
+}
+
+// History lists the channel's messages posted since oldest, newest first,
+// every page (to find what agentx posted before it could record it).
+func (c *Client) History(ctx context.Context, channel string, oldest time.Time) ([]Message, error) {
+	p := &slack.GetConversationHistoryParameters{ChannelID: channel, Oldest: tsOf(oldest), Limit: 200, IncludeAllMetadata: true}
+	var out []Message
+	for page := 0; page < maxPages; page++ {
+		c.Requests++
+		res, err := c.api.GetConversationHistoryContext(ctx, p)
+		if err != nil {
+			return nil, classify("conversations.history", err)
+		}
+		for _, m := range res.Messages {
+			out = append(out, message(m))
+		}
+		if !res.HasMore || res.ResponseMetaData.NextCursor == "" {
+			break
+		}
+		p.Cursor = res.ResponseMetaData.NextCursor
+	}
+	return out, nil
+}
+
+// Post posts text (mrkdwn, escaped by the caller) to channel, in the
+// thread of threadTS unless it is "", carrying meta. Links are not
+// unfurled and names are not linked: only what agentx wrote as a mention
+// mentions anyone.
+func (c *Client) Post(ctx context.Context, channel, threadTS, text string, meta Meta) (string, error) {
+	opts := []slack.MsgOption{slack.MsgOptionText(text, false), slack.MsgOptionMetadata(meta.slack()),
+		slack.MsgOptionDisableLinkUnfurl(), slack.MsgOptionDisableMediaUnfurl(), slack.MsgOptionLinkNames(false)}
+	if threadTS != "" {
+		opts = append(opts, slack.MsgOptionTS(threadTS))
+	}
+	c.Requests++
+	_, ts, err := c.api.PostMessageContext(ctx, channel, opts...)
+	return ts, classify("chat.postMessage", err)
+}
+
+// Ephemeral shows text to one user only, in a thread.
+func (c *Client) Ephemeral(ctx context.Context, channel, user, threadTS, text string) error {
+	c.Requests++
+	_, err := c.api.PostEphemeralContext(ctx, channel, user, slack.MsgOptionText(text, false), slack.MsgOptionTS(threadTS))
+	return classify("chat.postEphemeral", err)
+}
+
+// tsOf is a time as a Slack ts.
+func tsOf(t time.Time) string {
+	if t.IsZero() || t.Unix() <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d.%06d", t.Unix(), t.Nanosecond()/1000)
+}
+
+// tsAfter reports whether Slack ts a is later than b. A ts is seconds, a
+// dot and six digits; compared as numbers, a malformed one is never after.
+func tsAfter(a, b string) bool {
+	as, af, ok1 := splitTS(a)
+	bs, bf, ok2 := splitTS(b)
+	if !ok1 || !ok2 {
+		return false
+	}
+	return as > bs || (as == bs && af > bf)
+}
+
+func splitTS(ts string) (sec, frac int64, ok bool) {
+	s, f, _ := strings.Cut(ts, ".")
+	sec, err1 := strconv.ParseInt(s, 10, 64)
+	frac, err2 := strconv.ParseInt(strings.TrimRight(f+"000000", " ")[:6], 10, 64)
+	return sec, frac, err1 == nil && err2 == nil && len(f) <= 6
+}

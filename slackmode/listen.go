@@ -1,0 +1,98 @@
+package slackmode
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/slack-go/slack"
+	"github.com/slack-go/slack/slackevents"
+	"github.com/slack-go/slack/socketmode"
+)
+
+// ListenEvent is what the listener did, as it tells its caller.
+type ListenEvent struct {
+	What string      // "connected", "read", "pushed", "error"
+	Read *PollReport // for "read"
+	Push *PushReport // for "pushed"
+	Err  error       // for "error": a failure it goes on after
+}
+
+// Listen runs Slack mode over Socket Mode until ctx ends or Slack refuses
+// the app token: every time it connects it re-reads every open thread
+// (Socket Mode drops the events sent while nobody was connected); a reply
+// in the channel's threads reads them at once; and every interval (at
+// least every 10 s) it posts what changed and reads again. Every event is
+// acknowledged. tell hears what it did.
+func (m *Mode) Listen(ctx context.Context, appToken string, tell func(ListenEvent)) error {
+	sm := m.Client.socket(appToken)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	runErr := make(chan error, 1)
+	go func() { runErr <- sm.RunContext(ctx) }()
+	read := func() {
+		rep, err := m.Poll(ctx, true)
+		if err != nil {
+			tell(ListenEvent{What: "error", Err: err})
+			return
+		}
+		tell(ListenEvent{What: "read", Read: &rep})
+	}
+	push := func() {
+		rep, err := m.Push(ctx, false)
+		if err != nil && !errors.Is(err, context.Canceled) {
+			tell(ListenEvent{What: "error", Err: err})
+		} else if slices.ContainsFunc(rep.Issues, func(ir IssueReport) bool { return ir.Posted+ir.Found > 0 }) {
+			tell(ListenEvent{What: "pushed", Push: &rep})
+		}
+	}
+	tick := time.NewTicker(max(m.Config.Interval.Duration, 10*time.Second))
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case err := <-runErr:
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		case <-tick.C:
+			push()
+			read()
+		case ev := <-sm.Events:
+			switch ev.Type {
+			case socketmode.EventTypeConnected:
+				tell(ListenEvent{What: "connected"})
+				push()
+				read()
+			case socketmode.EventTypeConnectionError:
+				if ce, ok := ev.Data.(*slack.ConnectionErrorEvent); ok {
+					tell(ListenEvent{What: "error", Err: fmt.Errorf("slack: Socket Mode: %w (retried)", ce.ErrorObj)})
+				}
+			case socketmode.EventTypeInvalidAuth:
+				return errors.New("slack: Socket Mode refused the app token (SLACK_APP_TOKEN)")
+			case socketmode.EventTypeEventsAPI, socketmode.EventTypeInteractive, socketmode.EventTypeSlashCommand:
+				if ev.Request != nil {
+					sm.Ack(*ev.Request)
+				}
+				if m.replyEvent(ev) {
+					read()
+				}
+			}
+		}
+	}
+}
+
+// replyEvent reports whether a Socket Mode event is a message in a thread
+// of the configured channel.
+func (m *Mode) replyEvent(ev socketmode.Event) bool {
+	api, ok := ev.Data.(slackevents.EventsAPIEvent)
+	if !ok {
+		return false
+	}
+	msg, ok := api.InnerEvent.Data.(*slackevents.MessageEvent)
+	return ok && msg.Channel == m.Config.Channel && msg.ThreadTimeStamp != ""
+}
