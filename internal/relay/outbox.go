@@ -201,10 +201,18 @@ func (o *Outbox) Run(ctx context.Context, now time.Time, v any, q *Queue, force 
 			return nil
 		}
 		q.WaitUntil = nil
+		// In remote mode, an issue with changes still in the remote's
+		// outbox waits: they may yet be renumbered or superseded, and the
+		// host whose push wins mirrors each change once.
+		unshared, _ := o.Store.OutboxIssues()
 		var firstErr error
 		for _, n := range Sorted(q.Issues) {
 			b := q.Issues[IssueKey(n)]
 			if (!force && !b.Due(now)) || ctx.Err() != nil {
+				continue
+			}
+			if slices.Contains(unshared, n) {
+				b.Error = "waiting until its changes are on the shared remote (agentx sync)"
 				continue
 			}
 			err := sync(ctx, n)
