@@ -80,6 +80,7 @@ type Config struct {
 	Notify          *NotifyConfig          `json:"notify,omitempty"` // nil when [notify] is absent
 	Humans          HumansConfig           `json:"humans"`           // who may act as a person
 	GitHub          *GitHubConfig          `json:"github,omitempty"` // nil when [github] is absent
+	Skills          SkillsConfig           `json:"skills"`           // where agentx skills drafts and validates skills
 	File            string                 `json:"file,omitempty"`   // "" for DefaultConfig
 
 	defaultWorkflowSet  bool // default_workflow was written in the file
@@ -130,6 +131,7 @@ func DefaultConfig() *Config {
 		StuckSimilarity: DefaultStuckSimilarity,
 		Lock:            LockConfig{Wait: Duration{DefaultLockWait}, StaleAge: Duration{DefaultLockStaleAge}},
 		Agents:          map[string]AgentConfig{},
+		Skills:          SkillsConfig{Dir: DefaultSkillsDir},
 	}
 }
 
@@ -154,7 +156,7 @@ func parseConfig(file string, data []byte) (*Config, error) {
 	}
 	c := DefaultConfig()
 	c.File = file
-	var lock, agents, notify, humans, github toml.Primitive
+	var lock, agents, notify, humans, github, skills toml.Primitive
 	defined := d.decodeTable(top, nil, nil, []field{
 		{"default_workflow", &c.DefaultWorkflow, "a string"},
 		{"priority", &c.Priority, "an array of strings"},
@@ -167,6 +169,7 @@ func parseConfig(file string, data []byte) (*Config, error) {
 		{"notify", &notify, "a table"},
 		{"humans", &humans, "a table"},
 		{"github", &github, "a table"},
+		{"skills", &skills, "a table"},
 	})
 	c.defaultWorkflowSet = defined["default_workflow"]
 	c.defaultWorkflowLine = d.ix.line("default_workflow")
@@ -247,6 +250,9 @@ func parseConfig(file string, data []byte) (*Config, error) {
 	}
 	if defined["github"] {
 		c.GitHub = d.github(github)
+	}
+	if defined["skills"] {
+		d.skills(skills, &c.Skills)
 	}
 	d.checkUndecoded()
 	if err := d.result(); err != nil {
