@@ -68,6 +68,12 @@ var jsonCases = []struct {
 	{"agentx proposals implemented", []string{"proposals", "implemented", "PROP-001", "--as", "alice@example.com"}, ""},
 	{"agentx proposals create", []string{"proposals", "create", "--type", "new_skill", "--title", "A skill", "--rationale", "r", "--action", "a", "--as", "bob"}, ""},
 	{"agentx proposals reject", []string{"proposals", "reject", "PROP-002", "--reason", "not now", "--as", "bob"}, ""},
+	{"agentx proposals create", []string{"proposals", "create", "--type", "new_skill", "--title", "Migrate before testing", "--rationale", "TestMigrate failed twice", "--action", "a", "--as", "bob"}, ""},
+	{"agentx proposals approve", []string{"proposals", "approve", "PROP-003", "--as", "alice@example.com"}, ""},
+	{"agentx skills draft", []string{"skills", "draft", "PROP-003", "--as", "bob"}, ""},
+	{"agentx skills list", []string{"skills", "list"}, ""},
+	{"agentx skills validate", []string{"skills", "validate"}, ""},
+	{"agentx proposals show", []string{"proposals", "show", "PROP-003"}, ""},
 }
 
 // jsonSchemas names, for each command path of jsonCases, the schema of its
@@ -114,6 +120,9 @@ var jsonSchemas = map[string]string{
 	"agentx proposals approve":     "proposal.json",
 	"agentx proposals reject":      "proposal.json",
 	"agentx proposals implemented": "proposal.json",
+	"agentx skills draft":          "skill.json",
+	"agentx skills list":           "skill-list.json",
+	"agentx skills validate":       "skill-list.json",
 }
 
 // noJSON are commands whose output is not data: protocol servers, help,

@@ -38,6 +38,7 @@ recorded in a per-issue ledger under .agentx/state/clarifications/.`,
 		newMCPCmd(a), newInboxCmd(a),
 		newHookCmd(a), newMonitorCmd(a), newDoctorCmd(a), newGitHubCmd(a),
 		newEvalCmd(a), newScopeCmd(a), newProposalsCmd(a),
+		newSkillsCmd(a),
 		&cobra.Command{
 			Use:   "exit-codes",
 			Short: "The exit codes agentx returns, and the JSON error codes",
