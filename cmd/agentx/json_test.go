@@ -74,6 +74,7 @@ var jsonCases = []struct {
 	{"agentx skills list", []string{"skills", "list"}, ""},
 	{"agentx skills validate", []string{"skills", "validate"}, ""},
 	{"agentx proposals show", []string{"proposals", "show", "PROP-003"}, ""},
+	{"agentx clarify stats", []string{"clarify", "stats"}, ""}, // with proposals
 }
 
 // jsonSchemas names, for each command path of jsonCases, the schema of its
