@@ -58,8 +58,16 @@ type Proposal struct {
 	Created    ledger.Time  `json:"created"`
 	ResolvedBy string       `json:"resolvedBy,omitempty"` // human:NAME
 	ResolvedAt *ledger.Time `json:"resolvedAt,omitempty"`
-	Reason     string       `json:"reason,omitempty"` // a rejection's reason, an approval's note
-	Skill      string       `json:"skill,omitempty"`  // the skill drafted from it
+	Reason     string       `json:"reason,omitempty"`  // a rejection's reason, an approval's note
+	Drafted    *Drafted     `json:"drafted,omitempty"` // the skill drafted from it
+}
+
+// Drafted records the skill drafted from a new_skill proposal.
+type Drafted struct {
+	Skill string      `json:"skill"` // its name
+	Path  string      `json:"path"`  // its SKILL.md, relative to the repository root
+	By    string      `json:"by"`    // an agent, or human:NAME
+	At    ledger.Time `json:"at"`
 }
 
 // Evidence is one failure behind a proposal from the gate.
@@ -195,16 +203,66 @@ func Decide(ctx context.Context, store *ledger.Store, id string, to Status, pers
 	return out, err
 }
 
-// SetSkill records the skill drafted from proposal id.
-func SetSkill(ctx context.Context, store *ledger.Store, id, skill string) error {
-	return update(ctx, store, func(b *Book) error {
+// DraftError is a proposal that cannot be drafted into a skill: not a
+// new_skill proposal, not approved, or drafted already.
+type DraftError struct {
+	ID      string
+	Type    string
+	Status  Status
+	Drafted *Drafted
+}
+
+func (e *DraftError) Error() string {
+	switch {
+	case e.Type != TypeNewSkill:
+		return fmt.Sprintf("%s is a %s proposal: only a new_skill proposal is drafted into a skill", e.ID, e.Type)
+	case e.Drafted != nil:
+		return fmt.Sprintf("%s was drafted already, into %s", e.ID, e.Drafted.Path)
+	}
+	return fmt.Sprintf("%s is %s: only an approved proposal is drafted into a skill", e.ID, e.Status)
+}
+
+// Hint says what to do.
+func (e *DraftError) Hint() string {
+	switch {
+	case e.Type != TypeNewSkill:
+		return "a person carries out other proposals, then marks them: agentx proposals implemented " + e.ID
+	case e.Drafted != nil:
+		return "edit that skill; agentx skills validate checks it"
+	case e.Status == Pending:
+		return "a person decides first, from a shell without AGENTX_AGENT: agentx proposals approve " + e.ID
+	}
+	return ""
+}
+
+// WrongType reports whether the proposal is not a new_skill one.
+func (e *DraftError) WrongType() bool { return e.Type != TypeNewSkill }
+
+// RecordDraft drafts proposal id into a skill: under the proposals' lock,
+// when the proposal is an approved new_skill one not drafted yet, it calls
+// write, which writes the skill and returns its name and path, and
+// records the draft, by by, on the proposal. Otherwise it returns a
+// *DraftError and write is not called. An error from write records
+// nothing.
+func RecordDraft(ctx context.Context, store *ledger.Store, id, by string, write func(p *Proposal) (skill, path string, err error)) (*Proposal, error) {
+	var out *Proposal
+	err := update(ctx, store, func(b *Book) error {
 		p := b.Find(id)
 		if p == nil {
 			return fmt.Errorf("proposal %s: %w", id, ErrNotFound)
 		}
-		p.Skill = skill
+		if p.Type != TypeNewSkill || p.Status != Approved || p.Drafted != nil {
+			return &DraftError{ID: p.ID, Type: p.Type, Status: p.Status, Drafted: p.Drafted}
+		}
+		skill, path, err := write(p)
+		if err != nil {
+			return err
+		}
+		p.Drafted = &Drafted{Skill: skill, Path: path, By: by, At: ledger.T(store.Now())}
+		out = p
 		return nil
 	})
+	return out, err
 }
 
 // MinIssues is how many issues the same check must fail on before the

@@ -26,6 +26,10 @@ type Stats struct {
 	Agents         []AgentStats   `json:"agents"`
 	AnsweredCount  int            `json:"answered"` // clarifications with at least one answer
 	EscalatedCount int            `json:"escalated"`
+	// Proposals counts the enhancement proposals by status (pending,
+	// approved, rejected, implemented); nil when there are none. The
+	// command fills it: proposals are not clarifications.
+	Proposals map[string]int `json:"proposals,omitempty"`
 }
 
 // Duration is a time span that JSON prints in seconds.

@@ -82,6 +82,7 @@ type Config struct {
 	GitHub          *GitHubConfig          `json:"github,omitempty"` // nil when [github] is absent
 	Remote          *RemoteConfig          `json:"remote,omitempty"` // nil when [remote] is absent: one machine
 	Slack           *SlackConfig           `json:"slack,omitempty"`  // nil when [slack] is absent
+	Skills          SkillsConfig           `json:"skills"`           // where agentx skills drafts and validates skills
 	File            string                 `json:"file,omitempty"`   // "" for DefaultConfig
 
 	defaultWorkflowSet  bool // default_workflow was written in the file
@@ -132,6 +133,7 @@ func DefaultConfig() *Config {
 		StuckSimilarity: DefaultStuckSimilarity,
 		Lock:            LockConfig{Wait: Duration{DefaultLockWait}, StaleAge: Duration{DefaultLockStaleAge}},
 		Agents:          map[string]AgentConfig{},
+		Skills:          SkillsConfig{Dir: DefaultSkillsDir},
 	}
 }
 
@@ -156,7 +158,7 @@ func parseConfig(file string, data []byte) (*Config, error) {
 	}
 	c := DefaultConfig()
 	c.File = file
-	var lock, agents, notify, humans, github, remote, slack toml.Primitive
+	var lock, agents, notify, humans, github, remote, slack, skills toml.Primitive
 	defined := d.decodeTable(top, nil, nil, []field{
 		{"default_workflow", &c.DefaultWorkflow, "a string"},
 		{"priority", &c.Priority, "an array of strings"},
@@ -171,6 +173,7 @@ func parseConfig(file string, data []byte) (*Config, error) {
 		{"github", &github, "a table"},
 		{"remote", &remote, "a table"},
 		{"slack", &slack, "a table"},
+		{"skills", &skills, "a table"},
 	})
 	c.defaultWorkflowSet = defined["default_workflow"]
 	c.defaultWorkflowLine = d.ix.line("default_workflow")
@@ -257,6 +260,9 @@ func parseConfig(file string, data []byte) (*Config, error) {
 	}
 	if defined["slack"] {
 		c.Slack = d.slack(slack)
+	}
+	if defined["skills"] {
+		d.skills(skills, &c.Skills)
 	}
 	d.checkUndecoded()
 	if err := d.result(); err != nil {

@@ -62,16 +62,9 @@ func newProposalsCreateCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			by := a.getenv(router.EnvAgent)
-			if by == "" {
-				if as != "" {
-					a.as = as
-				}
-				name, err := a.caller().Human()
-				if err != nil {
-					return err
-				}
-				by = ledger.HumanAs(name)
+			by, err := a.actor(as)
+			if err != nil {
+				return err
 			}
 			p.CreatedBy, p.Issues = by, issues
 			out, err := proposal.Create(ctx, ws.Store, p)
@@ -180,6 +173,11 @@ func (a *app) printProposal(p *proposal.Proposal) {
 	if p.Reason != "" {
 		a.printf("%s", safetext.Indent(p.Reason, "  Reason: ", "    "))
 	}
+	if d := p.Drafted; d != nil {
+		a.printf("  drafted into %s by %s, %s\n", safetext.Line(d.Path), safetext.Line(d.By), d.At.UTC().Format("2006-01-02 15:04"))
+	} else if p.Type == proposal.TypeNewSkill && p.Status == proposal.Approved {
+		a.printf("  Draft the skill: agentx skills draft %s\n", p.ID)
+	}
 	if p.Status == proposal.Pending {
 		a.printf("  A person decides, from a shell without AGENTX_AGENT: agentx proposals approve %s, or agentx proposals reject %s --reason \"...\"\n", p.ID, p.ID)
 	}
@@ -224,6 +222,22 @@ func newProposalDecideCmd(a *app, verb string, to proposal.Status) *cobra.Comman
 	cmd.Flags().StringVar(&reason, "reason", "", "why (required to reject)")
 	cmd.Flags().StringVar(&as, "as", "", "the person deciding (default: git user.email, user.name, $USER)")
 	return cmd
+}
+
+// actor is who acts where an agent or a person may: the process's agent
+// (AGENTX_AGENT), else the person, as human:NAME (--as, git, $USER).
+func (a *app) actor(as string) (string, error) {
+	if by := a.getenv(router.EnvAgent); by != "" {
+		return by, nil
+	}
+	if as != "" {
+		a.as = as
+	}
+	name, err := a.caller().Human()
+	if err != nil {
+		return "", err
+	}
+	return ledger.HumanAs(name), nil
 }
 
 // proposalBook reads the workspace's proposals.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentx-cli/agentx/internal/safetext"
+	"github.com/agentx-cli/agentx/proposal"
 	"github.com/agentx-cli/agentx/router"
 )
 
@@ -27,8 +29,8 @@ func newStatsCmd(a *app) *cobra.Command {
 		Long: `A digest of clarifications: totals by status, resolved and escalated rates,
 average and maximum rounds to resolution, median time to answer and to
 resolve, the most common topic words, and per agent pair and per agent what
-was asked, answered and escalated. On a terminal the distributions are bar
-charts. --format markdown gives a report for a pull request or an issue.
+was asked, answered and escalated; then the enhancement proposals by status.
+On a terminal the distributions are bar charts. --format markdown gives a report for a pull request or an issue.
 
 --since takes an age back from now (24h, 7d, 2w) or an RFC 3339 time, and
 counts clarifications created since then.`,
@@ -65,6 +67,9 @@ counts clarifications created since then.`,
 				}
 			}
 			st := router.ComputeStats(kept)
+			if st.Proposals, err = a.proposalCounts(n, from); err != nil {
+				return err
+			}
 			return a.emit(st, func() {
 				if format == formatMarkdown {
 					statsMarkdown(a.stdout, st)
@@ -154,6 +159,44 @@ func (a *app) statsText(w io.Writer, st router.Stats) {
 		}
 		t.write(w, "  ")
 	}
+	if len(st.Proposals) > 0 {
+		fmt.Fprintf(w, "\n%s  %s\n", bold("Proposals"), proposalsLine(st.Proposals))
+	}
+}
+
+// proposalOrder is the order proposal statuses are shown in.
+var proposalOrder = []proposal.Status{proposal.Pending, proposal.Approved, proposal.Rejected, proposal.Implemented}
+
+// proposalsLine is "4 · 1 pending · 2 approved · ...", the statuses with any.
+func proposalsLine(counts map[string]int) string {
+	total, parts := 0, []string{}
+	for _, s := range proposalOrder {
+		if n := counts[string(s)]; n > 0 {
+			total += n
+			parts = append(parts, fmt.Sprintf("%d %s", n, s))
+		}
+	}
+	return strings.Join(append([]string{strconv.Itoa(total)}, parts...), " · ")
+}
+
+// proposalCounts counts the enhancement proposals by status: those
+// naming issue when it is given, created at or after from. nil: none.
+func (a *app) proposalCounts(issue *int, from time.Time) (map[string]int, error) {
+	b, err := a.proposalBook()
+	if err != nil {
+		return nil, err
+	}
+	var counts map[string]int
+	for _, p := range b.Proposals {
+		if p.Created.Before(from) || (issue != nil && !slices.Contains(p.Issues, *issue)) {
+			continue
+		}
+		if counts == nil {
+			counts = map[string]int{}
+		}
+		counts[string(p.Status)]++
+	}
+	return counts, nil
 }
 
 // maybeBar draws a bar on a terminal only: in a pipe the numbers suffice.
@@ -196,5 +239,8 @@ func statsMarkdown(w io.Writer, st router.Stats) {
 			}
 			fmt.Fprintf(w, "| %s | %d | %d | %s |\n", md(ag.Agent), ag.Asked, ag.Received, rate)
 		}
+	}
+	if len(st.Proposals) > 0 {
+		fmt.Fprintf(w, "\n**Enhancement proposals:** %s\n", proposalsLine(st.Proposals))
 	}
 }

@@ -71,7 +71,14 @@ var jsonCases = []struct {
 	{"agentx proposals reject", []string{"proposals", "reject", "PROP-002", "--reason", "not now", "--as", "bob"}, ""},
 	{"agentx slack status", []string{"slack", "status"}, ""},
 	{"agentx slack sync", []string{"slack", "sync"}, ""},
-	{"agentx sync", []string{"sync", "--status"}, ""}, // no [remote]: enabled false
+	{"agentx proposals create", []string{"proposals", "create", "--type", "new_skill", "--title", "Migrate before testing", "--rationale", "TestMigrate failed twice", "--action", "a", "--as", "bob"}, ""},
+	{"agentx proposals approve", []string{"proposals", "approve", "PROP-003", "--as", "alice@example.com"}, ""},
+	{"agentx skills draft", []string{"skills", "draft", "PROP-003", "--as", "bob"}, ""},
+	{"agentx skills list", []string{"skills", "list"}, ""},
+	{"agentx skills validate", []string{"skills", "validate"}, ""},
+	{"agentx proposals show", []string{"proposals", "show", "PROP-003"}, ""},
+	{"agentx clarify stats", []string{"clarify", "stats"}, ""}, // with proposals
+	{"agentx sync", []string{"sync", "--status"}, ""},          // no [remote]: enabled false
 	// the workspace is a git repository whose origin is a bare one (set up
 	// by TestJSONContract): from here on the remote mode is on
 	{"agentx remote enable", []string{"remote", "enable", "origin"}, ""},
@@ -127,6 +134,9 @@ var jsonSchemas = map[string]string{
 	"agentx remote enable":         "remote.json",
 	"agentx slack status":          "slack.json",
 	"agentx slack sync":            "slack.json",
+	"agentx skills draft":          "skill.json",
+	"agentx skills list":           "skill-list.json",
+	"agentx skills validate":       "skill-list.json",
 }
 
 // noJSON are commands whose output is not data: protocol servers, help,

@@ -40,6 +40,7 @@ recorded in a per-issue ledger under .agentx/state/clarifications/.`,
 		newHookCmd(a), newMonitorCmd(a), newDoctorCmd(a), newGitHubCmd(a), newSlackCmd(a),
 		newEvalCmd(a), newScopeCmd(a), newProposalsCmd(a),
 		newRemoteCmd(a), newSyncCmd(a),
+		newSkillsCmd(a),
 		&cobra.Command{
 			Use:   "exit-codes",
 			Short: "The exit codes agentx returns, and the JSON error codes",

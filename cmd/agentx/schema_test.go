@@ -26,7 +26,9 @@ import (
 	"github.com/agentx-cli/agentx/internal/relay"
 	"github.com/agentx-cli/agentx/ledger"
 	"github.com/agentx-cli/agentx/monitor"
+	"github.com/agentx-cli/agentx/proposal"
 	"github.com/agentx-cli/agentx/router"
+	"github.com/agentx-cli/agentx/skills"
 	"github.com/agentx-cli/agentx/slackmode"
 	"github.com/agentx-cli/agentx/workflow"
 )
@@ -584,6 +586,11 @@ var goSchemas = []struct {
 	{reflect.TypeFor[doctor.Finding](), "doctor.json#/$defs/finding", false},
 	{reflect.TypeFor[inbox.Result](), "inbox.json", false},
 	{reflect.TypeFor[inbox.Item](), "inbox.json#/$defs/item", false},
+	{reflect.TypeFor[proposal.Proposal](), "proposal.json", false},
+	{reflect.TypeFor[proposal.Evidence](), "proposal.json#/properties/evidence/items", false},
+	{reflect.TypeFor[proposal.Drafted](), "proposal.json#/properties/drafted", false},
+	{reflect.TypeFor[skills.Skill](), "skill.json", false},
+	{reflect.TypeFor[skills.Problem](), "skill.json#/$defs/problem", false},
 }
 
 // TestSchemasMatchGoTypes: each printed Go type has exactly the members its
@@ -658,6 +665,11 @@ func TestSchemaEnums(t *testing.T) {
 		{"doctor.json#/$defs/finding/properties/check", strs(doctor.CheckLedger, doctor.CheckSchema, doctor.CheckLock, doctor.CheckTemp, doctor.CheckIndex)},
 		{"doctor.json#/$defs/finding/properties/severity", strs(doctor.Error, doctor.Warning)},
 		{"hook.json#/properties/hook", strs(router.HookStart, router.HookFinish)},
+		{"skill.json#/properties/status", strs(toAny(skills.Statuses)...)},
+		{"skill.json#/properties/origin", strs(skills.OriginManual, skills.OriginProposal)},
+		{"skill.json#/$defs/problem/properties/check", strs(toAny(skills.Checks)...)},
+		{"proposal.json#/properties/status", strs(proposal.Pending, proposal.Approved, proposal.Rejected, proposal.Implemented)},
+		{"proposal.json#/properties/type", strs(toAny(proposal.Types)...)},
 	}
 	for _, tt := range tests {
 		assert.ElementsMatch(t, tt.want, strs(asList(resolve(t, files, "", tt.at).s["enum"])...), tt.at)
