@@ -21,6 +21,7 @@ const (
 	CheckStatus = "status" // agent-status.json and the hook records parse
 	CheckInbox  = "inbox"  // the inbox marks parse
 	CheckEvents = "events" // events.jsonl is a regular file whose last lines are events
+	CheckRemote = "remote" // remote mode's sync states (the outbox) parse
 )
 
 // EventsTail is how much of the end of events.jsonl doctor reads: where a
@@ -67,6 +68,24 @@ func checkState(store *ledger.Store, opts Options, r *Report) error {
 	}
 	for _, f := range files {
 		checkStateFile(store, opts, r, f)
+	}
+	// Remote mode's sync states hold the outbox: changes that were
+	// acknowledged and wait to be published. They are a record, not
+	// derived: reported, never moved aside.
+	synced, err := store.IssuesWithFile(ledger.SyncDir)
+	if err != nil {
+		return err
+	}
+	for _, n := range synced {
+		path := store.SyncPath(n)
+		if f, ok := notRegular(CheckRemote, path); ok {
+			r.add(f)
+			continue
+		}
+		if _, err := store.ReadSync(n); err != nil {
+			r.add(Finding{Check: CheckRemote, Severity: Error, Path: path, Problem: err.Error(),
+				Action: fmt.Sprintf("it holds issue #%d's remote outbox (changes acknowledged but not yet published): fix the JSON by hand; agentx never overwrites it", n)})
+		}
 	}
 	checkEvents(filepath.Join(store.Dir(), router.EventsFile), opts, r)
 	return nil

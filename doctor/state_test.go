@@ -109,3 +109,24 @@ func TestDoctorStateFiles(t *testing.T) {
 	assert.Equal(t, 0, r.Remaining)
 	assert.Equal(t, map[string]string{"events.jsonl": "events warning open"}, kinds(r), "only the malformed line stays reported")
 }
+
+// TestDoctorRemoteOutbox: a remote-mode sync state (the outbox of changes
+// acknowledged but not yet published) that does not parse is reported and
+// never moved aside or rewritten, with or without --fix.
+func TestDoctorRemoteOutbox(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s := ledger.NewStore(dir, lock.Options{}, func() time.Time { return t0 })
+	_, _, err := s.RebuildIndex(ctx)
+	require.NoError(t, err)
+	write(t, s.SyncPath(7), `{"head": "abc", "pending": [`, time.Now())
+	for _, fix := range []bool{false, true} {
+		r, err := Run(ctx, s, Options{Now: time.Now, Fix: fix})
+		require.NoError(t, err)
+		assert.Equal(t, map[string]string{"issue-7.json": "remote error open"}, kinds(r))
+		assert.Contains(t, r.Findings[0].Action, "never overwrites it")
+		got, err := os.ReadFile(s.SyncPath(7))
+		require.NoError(t, err)
+		assert.Equal(t, `{"head": "abc", "pending": [`, string(got))
+	}
+}

@@ -26,7 +26,9 @@ and verify the per-issue index of open clarifications (.agentx/state/index/)
 against the ledgers. Check the files beside them: agent-status.json, the hook
 records (hooks/issue-N.json) and the inbox marks (inbox/AGENT.json) must parse
 and be regular files, not links; the end of the event log (events.jsonl, its
-last MiB) must be whole events, ending in a newline.
+last MiB) must be whole events, ending in a newline. In remote mode, each
+issue's sync state (.agentx/state/remote/issue-N.json, the outbox of changes
+not yet published) must parse; it is a record, never moved aside.
 
 With --fix, stale locks and old temp files are removed, the index is rebuilt
 from the ledgers, a status, hook or inbox file that does not parse is moved
