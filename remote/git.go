@@ -145,7 +145,7 @@ func firstLine(s string) string {
 // locally and reads the ledger at its head.
 func (g *Git) Fetch(ctx context.Context, issue int) (ledger.Snapshot, error) {
 	ref := g.Ref(issue)
-	_, err := g.exchange(ctx, "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--", g.Remote, "+"+ref+":"+ref)
+	err := g.fetch(ctx, "+"+ref+":"+ref)
 	if err != nil {
 		var oe *offlineError
 		if errors.As(err, &oe) && strings.Contains(oe.why, "couldn't find remote ref") {
@@ -276,7 +276,7 @@ func (g *Git) Head(ctx context.Context, issue int) (string, error) {
 // FetchAll fetches every issue's ref and returns the issues' heads as now
 // known locally.
 func (g *Git) FetchAll(ctx context.Context) (map[int]string, error) {
-	if _, err := g.exchange(ctx, "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--", g.Remote, "+"+g.Refs+"/*:"+g.Refs+"/*"); err != nil {
+	if err := g.fetch(ctx, "+"+g.Refs+"/*:"+g.Refs+"/*"); err != nil {
 		return nil, err
 	}
 	return g.Local(ctx)

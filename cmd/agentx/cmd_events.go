@@ -144,6 +144,13 @@ func printEvent(w io.Writer, e router.Event) {
 	if e.Reason != "" {
 		line += "  (" + e.Reason + ")"
 	}
+	if e.Via != "" {
+		line += "  [via " + e.Via
+		if e.Host != "" {
+			line += ", host " + e.Host
+		}
+		line += "]"
+	}
 	fmt.Fprintf(w, "%s\n", safetext.Line(line))
 }
 
