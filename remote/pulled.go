@@ -50,14 +50,16 @@ func (g *Git) Hosts(ctx context.Context, issue int, from, to string) (map[string
 	hosts := map[string]string{}
 	for _, msg := range strings.Split(string(out), "\x1e") {
 		subject, host := parseMessage(msg)
-		if host == "" {
-			continue
-		}
 		for _, phrase := range strings.Split(subject, "; ") {
 			id, _, _ := strings.Cut(phrase, " ")
 			if _, seen := hosts[id]; !seen && id != "" {
-				hosts[id] = host
+				hosts[id] = host // "" when the newest does not say: unknown
 			}
+		}
+	}
+	for id, h := range hosts {
+		if h == "" {
+			delete(hosts, id)
 		}
 	}
 	return hosts, nil

@@ -1,14 +1,19 @@
 package remote_test
 
 import (
+	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/agentx-cli/agentx/remote"
 )
 
 // events reads host i's event log as agentx events --json prints it.
@@ -96,4 +101,60 @@ func TestPulledAnswerReachesInbox(t *testing.T) {
 	r = w.run(0, "engineer", "inbox", "--agent", "engineer", "--json")
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Equal(t, 1, count(w.events(0), "clarification-resolved", "CLR-42-001", true), "the inbox fetched")
+}
+
+// TestLogNeutralises: a chain's commits come from the remote; Log keeps a
+// message as one neutralised line and a host only if it is a plain name,
+// and Hosts reads who made each clarification's newest change.
+func TestLogNeutralises(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	dir := t.TempDir()
+	git(t, dir, "init", "--quiet")
+	commit := func(parent, msg string) string {
+		args := []string{"commit-tree", "4b825dc642cb6eb9a060e54bf8d69288fbee4904", "-m", msg}
+		if parent != "" {
+			args = append(args, "-p", parent)
+		}
+		cmd := exec.Command("git", append([]string{"-C", dir, "-c", "user.name=x", "-c", "user.email=x@x"}, args...)...)
+		out, err := cmd.Output()
+		require.NoError(t, err)
+		return strings.TrimSpace(string(out))
+	}
+	first := commit("", "CLR-1-001 asked by engineer of architect\n\nhost: laptop")
+	second := commit(first, "CLR-1-001 answered by \x1b[2J\x1b]8;;http://x\x07architect\rSPOOF\n\nhost: evil host\x1b[31m")
+	git(t, dir, "update-ref", "refs/agentx/clarifications/issue-1", second)
+	g := &remote.Git{Dir: dir, Remote: "origin", Refs: "refs/agentx/clarifications", Timeout: 5 * time.Second}
+
+	cs, more, err := g.Log(context.Background(), 1, 10)
+	require.NoError(t, err)
+	assert.False(t, more)
+	require.Len(t, cs, 2)
+	assert.Equal(t, "laptop", cs[1].Host)
+	assert.Empty(t, cs[0].Host, "not a plain name")
+	assert.NotContains(t, cs[0].Message, "\x1b")
+	assert.NotContains(t, cs[0].Message, "\r")
+	assert.True(t, strings.HasPrefix(cs[0].Message, "CLR-1-001 answered by "), cs[0].Message)
+
+	cs, more, err = g.Log(context.Background(), 1, 1)
+	require.NoError(t, err)
+	assert.True(t, more)
+	assert.Len(t, cs, 1)
+
+	hosts, err := g.Hosts(context.Background(), 1, "", second)
+	require.NoError(t, err)
+	assert.Empty(t, hosts, "the newest change's host is not a plain name: unknown, not the older one's")
+	hosts, err = g.Hosts(context.Background(), 1, "", first)
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{"CLR-1-001": "laptop"}, hosts)
+	hosts, err = g.Hosts(context.Background(), 1, first, second)
+	require.NoError(t, err)
+	assert.Empty(t, hosts)
+	yes, err := g.Descends(context.Background(), second, first)
+	require.NoError(t, err)
+	assert.True(t, yes)
+	yes, err = g.Descends(context.Background(), first, second)
+	require.NoError(t, err)
+	assert.False(t, yes)
 }

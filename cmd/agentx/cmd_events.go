@@ -32,6 +32,11 @@ func newEventsCmd(a *app) *cobra.Command {
 -stale, -resolved, -escalated, -abandoned, with the clarification id, issue,
 agents, topic, blocking flag, round and time.
 
+With a [remote], the changes other hosts made are logged too as a fetch brings
+them, each once, marked "via": "remote" with the host that made it (in text,
+[via remote, host NAME]); agentx remote log --issue N reads the issue's
+shared chain of commits instead.
+
 --since takes an RFC 3339 time or an age back from now (90m, 24h, 7d, 2w).
 --follow keeps printing new events until interrupted. With --json each event
 is printed as one JSON envelope per line (JSON Lines) when following, or as

@@ -305,6 +305,7 @@ ledger is the commit chain of refs/agentx/clarifications/issue-N on that
 remote, and every write is published there. See docs/remote.md.`,
 	}
 	cmd.AddCommand(newRemoteEnableCmd(a))
+	cmd.AddCommand(newRemoteLogCmd(a))
 	return cmd
 }
 
