@@ -139,6 +139,8 @@ type shared struct {
 
 	mu       sync.Mutex
 	unsynced []string // what this process's writes left in the outbox
+
+	onPulled func(issue int, changes []Pulled) // told of changes made elsewhere (OnPulled)
 }
 
 // SetRemote makes Update share the ledgers through r (nil: one machine).
@@ -309,6 +311,9 @@ func (s *Store) updateShared(ctx context.Context, issue int, path string, lk *lo
 		return s.updateOffline(issue, path, lk, fn, st, "--offline")
 	}
 	var snap Snapshot
+	if given != nil && !s.newer(ctx, *given, st.Head) {
+		given = nil // read before another process settled a newer one: fetch
+	}
 	if given != nil {
 		snap = *given
 	} else if snap, err = s.remote.Fetch(ctx, issue); err != nil {
@@ -350,7 +355,7 @@ func (s *Store) updateShared(ctx context.Context, issue int, path string, lk *lo
 		}
 		if len(commits) == 0 {
 			if snap.Version != st.Head || given != nil || len(outcomes) > 0 {
-				if err := s.settle(issue, path, lk, l, snap.Version, st, outcomes); err != nil {
+				if err := s.settle(ctx, issue, path, lk, l, snap, snap.Version, st, outcomes); err != nil {
 					return nil, err
 				}
 			}
@@ -359,7 +364,7 @@ func (s *Store) updateShared(ctx context.Context, issue int, path string, lk *lo
 		pushed, err := s.remote.Push(ctx, issue, snap, commits)
 		switch {
 		case err == nil:
-			if err := s.settle(issue, path, lk, l, pushed.Version, st, outcomes); err != nil {
+			if err := s.settle(ctx, issue, path, lk, l, snap, pushed.Version, st, outcomes); err != nil {
 				return nil, err
 			}
 			return l, nil
@@ -424,11 +429,13 @@ func sleepJitter(ctx context.Context, attempt int) error {
 }
 
 // settle makes l, the shared ledger at version, the local copy, and
-// records that the outbox is delivered.
-func (s *Store) settle(issue int, path string, lk *lock.Lock, l *Ledger, version string, st *SyncState, outcomes []Outcome) error {
+// records that the outbox is delivered. base is the shared version l was
+// made on: what it changed since st.Head was made elsewhere (tellPulled).
+func (s *Store) settle(ctx context.Context, issue int, path string, lk *lock.Lock, l *Ledger, base Snapshot, version string, st *SyncState, outcomes []Outcome) error {
 	if err := s.keepUnshared(issue, path, st); err != nil {
 		return err
 	}
+	s.tellPulled(ctx, issue, path, base, st)
 	if err := s.writeLedgerFile(issue, path, lk, l); err != nil {
 		return err
 	}

@@ -145,7 +145,7 @@ func firstLine(s string) string {
 // locally and reads the ledger at its head.
 func (g *Git) Fetch(ctx context.Context, issue int) (ledger.Snapshot, error) {
 	ref := g.Ref(issue)
-	_, err := g.exchange(ctx, "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--", g.Remote, "+"+ref+":"+ref)
+	err := g.fetch(ctx, "+"+ref+":"+ref)
 	if err != nil {
 		var oe *offlineError
 		if errors.As(err, &oe) && strings.Contains(oe.why, "couldn't find remote ref") {
@@ -276,7 +276,7 @@ func (g *Git) Head(ctx context.Context, issue int) (string, error) {
 // FetchAll fetches every issue's ref and returns the issues' heads as now
 // known locally.
 func (g *Git) FetchAll(ctx context.Context) (map[int]string, error) {
-	if _, err := g.exchange(ctx, "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--", g.Remote, "+"+g.Refs+"/*:"+g.Refs+"/*"); err != nil {
+	if err := g.fetch(ctx, "+"+g.Refs+"/*:"+g.Refs+"/*"); err != nil {
 		return nil, err
 	}
 	return g.Local(ctx)
@@ -321,32 +321,45 @@ func (g *Git) Check(ctx context.Context) (int, error) {
 	return n, nil
 }
 
-// Log returns the chain of issue's local ref, newest first: each commit's
-// id, time and message (the change it made).
-func (g *Git) Log(ctx context.Context, issue int) ([]Change, error) {
+// Log returns the chain of issue's local ref, newest first, at most max
+// commits (more reports whether there were more): each commit's id, time,
+// host and message (the change it made). The commits came from the
+// remote: a message is one neutralised line, a host a plain name or "".
+func (g *Git) Log(ctx context.Context, issue, max int) (cs []Change, more bool, err error) {
 	sha, err := g.resolve(ctx, g.Ref(issue))
 	if err != nil || sha == "" {
-		return nil, err
+		return []Change{}, false, err
 	}
-	out, err := g.git(ctx, nil, nil, "log", "--format=%H%x00%cI%x00%s%x1e", sha)
+	out, err := g.git(ctx, nil, nil, "log", "--format=%H%x00%cI%x00%B%x1e", "--max-count="+strconv.Itoa(max+1), sha)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	var cs []Change
+	cs = []Change{}
 	for _, rec := range strings.Split(string(out), "\x1e") {
 		f := strings.SplitN(strings.TrimSpace(rec), "\x00", 3)
-		if len(f) != 3 {
+		if len(f) != 3 || !hexID.MatchString(f[0]) {
 			continue
 		}
+		if len(cs) == max {
+			return cs, true, nil
+		}
 		t, _ := time.Parse(time.RFC3339, f[1])
-		cs = append(cs, Change{Commit: f[0], Time: t.UTC(), Message: f[2]})
+		subject, host := parseMessage(f[2])
+		if len(subject) > maxMessage {
+			subject = strings.ToValidUTF8(subject[:maxMessage], "") + "..."
+		}
+		cs = append(cs, Change{Commit: f[0], Time: ledger.T(t), Host: host, Message: safetext.Line(subject)})
 	}
-	return cs, nil
+	return cs, false, nil
 }
+
+// maxMessage bounds the bytes of a commit message Log keeps.
+const maxMessage = 500
 
 // Change is one commit of an issue's chain.
 type Change struct {
-	Commit  string    `json:"commit"`
-	Time    time.Time `json:"time"`
-	Message string    `json:"message"`
+	Commit  string      `json:"commit"`
+	Time    ledger.Time `json:"time"`
+	Host    string      `json:"host,omitempty"`
+	Message string      `json:"message"`
 }

@@ -53,6 +53,10 @@ type Event struct {
 	Timestamp       ledger.Time `json:"timestamp"`
 	By              string      `json:"by,omitempty"`     // who acted
 	Reason          string      `json:"reason,omitempty"` // why, for stale, escalated, abandoned
+	// Via is ViaRemote for a change made on another host and pulled from
+	// the shared remote (remote mode); Host names that host, if known.
+	Via  string `json:"via,omitempty"`
+	Host string `json:"host,omitempty"`
 }
 
 // EventFor is the event of type t for clarification c of issue at now. By

@@ -152,6 +152,7 @@ func (a *app) open() (*workspace.Workspace, error) {
 		return nil, err
 	}
 	ws.Store.SetOffline(a.offline)
+	a.logPulled(ws)
 	a.ws = ws
 	return ws, nil
 }

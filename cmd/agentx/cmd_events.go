@@ -32,6 +32,11 @@ func newEventsCmd(a *app) *cobra.Command {
 -stale, -resolved, -escalated, -abandoned, with the clarification id, issue,
 agents, topic, blocking flag, round and time.
 
+With a [remote], the changes other hosts made are logged too as a fetch brings
+them, each once, marked "via": "remote" with the host that made it (in text,
+[via remote, host NAME]); agentx remote log --issue N reads the issue's
+shared chain of commits instead.
+
 --since takes an RFC 3339 time or an age back from now (90m, 24h, 7d, 2w).
 --follow keeps printing new events until interrupted. With --json each event
 is printed as one JSON envelope per line (JSON Lines) when following, or as
@@ -143,6 +148,13 @@ func printEvent(w io.Writer, e router.Event) {
 	line := fmt.Sprintf("%s  %-34s %s #%d %s -> %s round %d", stamp(e.Timestamp), e.Type, e.ClarificationID, e.IssueNumber, e.FromAgent, e.ToAgent, e.Round)
 	if e.Reason != "" {
 		line += "  (" + e.Reason + ")"
+	}
+	if e.Via != "" {
+		line += "  [via " + e.Via
+		if e.Host != "" {
+			line += ", host " + e.Host
+		}
+		line += "]"
 	}
 	fmt.Fprintf(w, "%s\n", safetext.Line(line))
 }

@@ -115,6 +115,7 @@ func runInbox(ctx context.Context, a *app, r inboxRun) error {
 	if err != nil {
 		return err
 	}
+	a.remoteSide(ws) // in remote mode, what other hosts did (at most once per interval)
 	opts := inbox.Options{Agent: agent, Issue: n, Peek: r.peek}
 	switch {
 	case r.all || a.json:

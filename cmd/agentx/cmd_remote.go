@@ -52,6 +52,25 @@ func (a *app) remoteSide(ws *workspace.Workspace) {
 	}
 }
 
+// logPulled appends to the event log, marked as pulled from the remote,
+// the changes other hosts made that a fetch brings, so that the inbox
+// delivers an answer given elsewhere and agentx events shows it. The
+// GitHub and Slack modes skip them: the host that made a change mirrors it.
+func (a *app) logPulled(ws *workspace.Workspace) {
+	if ws.Store.Remote() == nil {
+		return
+	}
+	log := router.EventLog{Path: filepath.Join(ws.Store.Dir(), router.EventsFile)}
+	ws.Store.OnPulled(func(issue int, changes []ledger.Pulled) {
+		for _, e := range router.PulledEvents(issue, changes, ws.Store.Now()) {
+			if err := log.Append(e); err != nil {
+				a.warnf("%v", err)
+				return
+			}
+		}
+	})
+}
+
 // gateIssue makes the gate on one issue (ready --issue N) current, whatever
 // the interval: one ls-remote of the issue's ref, a fetch if it moved.
 func (a *app) gateIssue(ctx context.Context, h *router.Hub, issue *int) {
@@ -286,6 +305,7 @@ ledger is the commit chain of refs/agentx/clarifications/issue-N on that
 remote, and every write is published there. See docs/remote.md.`,
 	}
 	cmd.AddCommand(newRemoteEnableCmd(a))
+	cmd.AddCommand(newRemoteLogCmd(a))
 	return cmd
 }
 

@@ -84,6 +84,7 @@ var jsonCases = []struct {
 	{"agentx remote enable", []string{"remote", "enable", "origin"}, ""},
 	{"agentx sync", []string{"sync"}, ""},
 	{"agentx sync", []string{"sync", "--status"}, ""},
+	{"agentx remote log", []string{"remote", "log", "--issue", "42"}, ""},
 }
 
 // jsonSchemas names, for each command path of jsonCases, the schema of its
@@ -132,6 +133,7 @@ var jsonSchemas = map[string]string{
 	"agentx proposals implemented": "proposal.json",
 	"agentx sync":                  "remote.json",
 	"agentx remote enable":         "remote.json",
+	"agentx remote log":            "remote-log.json",
 	"agentx slack status":          "slack.json",
 	"agentx slack sync":            "slack.json",
 	"agentx skills draft":          "skill.json",

@@ -58,6 +58,7 @@ var snippetAllow = []struct {
 	{"agentx clarify ...", "stands for every clarify subcommand, not a command", false},
 	{"agentx remote enable", "needs a git repository whose remote answers (remote_wait.txtar runs it)", true},
 	{"git fetch origin 'refs/agentx/*", "needs a git remote holding the refs", true},
+	{"agentx remote log", "needs a [remote] whose git remote answers (remote_inbox.txtar runs it)", true},
 	{"go install github.com/agentx-cli/agentx", "downloads the module", true},
 }
 

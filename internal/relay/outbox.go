@@ -182,7 +182,9 @@ func (o *Outbox) Run(ctx context.Context, now time.Time, v any, q *Queue, force 
 			q.Offset = 0 // the log was replaced: read it again (what is mirrored stays mirrored)
 		}
 		next, err := o.Events.ReadFrom(q.Offset, func(l router.Line) error {
-			if e, ok := l.Decode(); ok {
+			// A change pulled from the shared remote is mirrored by the
+			// host that made it.
+			if e, ok := l.Decode(); ok && !e.Pulled() {
 				queue(e.IssueNumber)
 			}
 			return nil
@@ -266,7 +268,7 @@ func (o *Outbox) Status(q Queue, unmirrored func(c *ledger.Clarification) int) (
 	if q.Updated != nil && size > q.Offset {
 		eventsBehind = size - q.Offset
 		_, _ = o.Events.ReadFrom(q.Offset, func(l router.Line) error {
-			if e, ok := l.Decode(); ok && (e.IssueNumber > 0 || o.NoIssue && e.IssueNumber == 0) && issues[IssueKey(e.IssueNumber)] == nil {
+			if e, ok := l.Decode(); ok && !e.Pulled() && (e.IssueNumber > 0 || o.NoIssue && e.IssueNumber == 0) && issues[IssueKey(e.IssueNumber)] == nil {
 				issues[IssueKey(e.IssueNumber)] = &Behind{Since: e.Timestamp}
 			}
 			return nil

@@ -1,0 +1,142 @@
+package ledger
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+)
+
+// Pulled is one clarification another host changed, as a fetch brought it:
+// as this host had it (Before; nil when it is new here) and as the shared
+// ledger now has it (After). Both are whole records.
+type Pulled struct {
+	Before *Clarification
+	After  *Clarification
+	// Host is the host named by the newest commit that changed it ("" when
+	// the remote cannot say).
+	Host string
+}
+
+// Origins is a Remote that can say which host made the changes between two
+// versions of an issue's shared ledger: per clarification id, the host of
+// the newest commit that changed it. from "" is the beginning of the chain.
+type Origins interface {
+	Hosts(ctx context.Context, issue int, from, to string) (map[string]string, error)
+}
+
+// Lineage is a Remote that can say whether version descends from base (is
+// base, or was made on top of it): a snapshot read before another process
+// settled a newer one is older, and must not replace the local copy.
+type Lineage interface {
+	Descends(ctx context.Context, version, base string) (bool, error)
+}
+
+// OnPulled sets what is told, under the issue's lock, of the changes a
+// shared version made elsewhere brings: once per version the local copy
+// moves to, before the local copy and the sync state record it (so a crash
+// between the two may tell them again, never lose them). The changes this
+// host made itself (its writes and its outbox) are never among them.
+func (s *Store) OnPulled(fn func(issue int, changes []Pulled)) { s.onPulled = fn }
+
+// newer reports whether snap may replace the local copy that reflects
+// head: it descends from it, or the remote cannot say.
+func (s *Store) newer(ctx context.Context, snap Snapshot, head string) bool {
+	lin, ok := s.remote.(Lineage)
+	if !ok || head == "" || snap.Version == "" || snap.Version == head {
+		return true
+	}
+	yes, err := lin.Descends(ctx, snap.Version, head)
+	return err != nil || yes
+}
+
+// tellPulled tells OnPulled's function what snap, the shared ledger at a
+// version the local copy does not reflect yet (st.Head), changed: the
+// records that differ from the local copy with the outbox's changes
+// undone (the shared ledger at st.Head, as this host knows it).
+func (s *Store) tellPulled(ctx context.Context, issue int, path string, snap Snapshot, st *SyncState) {
+	if s.onPulled == nil || snap.Version == "" || snap.Version == st.Head {
+		return
+	}
+	after, err := decodeIssue(s.remote.Name(issue), issue, snap.Data, true)
+	if err != nil {
+		return
+	}
+	base := &Ledger{}
+	if st.Head != "" {
+		if base, err = readLedger(path, issue, true); err != nil {
+			return
+		}
+		undoPending(base, st.Pending)
+	}
+	var changes []Pulled
+	for _, c := range after.Clarifications {
+		now, err := recordBytes(c)
+		if err != nil {
+			continue
+		}
+		var was json.RawMessage
+		for _, b := range base.Clarifications {
+			if b.ID == c.ID {
+				was, _ = recordBytes(b)
+				break
+			}
+		}
+		if was != nil && bytes.Equal(was, now) {
+			continue
+		}
+		p := Pulled{}
+		if p.After, err = decodeRecord(now); err != nil {
+			continue
+		}
+		if was != nil {
+			if p.Before, err = decodeRecord(was); err != nil {
+				continue
+			}
+		}
+		changes = append(changes, p)
+	}
+	if len(changes) == 0 {
+		return
+	}
+	if o, ok := s.remote.(Origins); ok {
+		if hosts, err := o.Hosts(ctx, issue, st.Head, snap.Version); err == nil {
+			for i := range changes {
+				changes[i].Host = hosts[changes[i].After.ID]
+			}
+		}
+	}
+	s.onPulled(issue, changes)
+}
+
+// undoPending takes the outbox's changes back out of l, newest first: what
+// is left is the shared ledger they were made on.
+func undoPending(l *Ledger, pending []Queued) {
+	for i := len(pending) - 1; i >= 0; i-- {
+		recs := pending[i].Records
+		for j := len(recs) - 1; j >= 0; j-- {
+			r := recs[j]
+			at := -1
+			for k, c := range l.Clarifications {
+				if c.ID == r.ID {
+					at = k
+					break
+				}
+			}
+			if len(r.Before) == 0 || string(r.Before) == "null" {
+				if at >= 0 {
+					l.Clarifications = append(l.Clarifications[:at], l.Clarifications[at+1:]...)
+				}
+				continue
+			}
+			was, err := decodeRecord(r.Before)
+			if err != nil {
+				continue
+			}
+			if at >= 0 {
+				l.Clarifications[at] = was
+			} else {
+				l.Clarifications = append(l.Clarifications, was)
+			}
+		}
+	}
+}

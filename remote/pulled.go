@@ -1,0 +1,113 @@
+package remote
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"strings"
+	"time"
+)
+
+// fetch runs git fetch of refspec. Another process of this host fetching
+// the same ref at the same moment makes git fail to lock it ("cannot lock
+// ref"): that is not an outage, and a moment later the fetch goes through.
+func (g *Git) fetch(ctx context.Context, refspec string) error {
+	for try := 1; ; try++ {
+		_, err := g.exchange(ctx, "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--", g.Remote, refspec)
+		var oe *offlineError
+		if err == nil || try == 5 || !errors.As(err, &oe) || !strings.Contains(oe.why, "cannot lock ref") {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		case <-time.After(time.Duration(try*20) * time.Millisecond):
+		}
+	}
+}
+
+// maxPulledCommits bounds the commits Hosts reads.
+const maxPulledCommits = 500
+
+// Hosts implements ledger.Origins: per clarification id, the host named by
+// the newest commit between from (excluded; "" for the chain's start) and
+// to that changed it, read from the commits' messages ("CLR-42-001
+// answered by architect; ...", then "host: NAME"). The text came from the
+// remote: a host is kept only if it is a plain name.
+func (g *Git) Hosts(ctx context.Context, issue int, from, to string) (map[string]string, error) {
+	if !hexID.MatchString(to) || (from != "" && !hexID.MatchString(from)) {
+		return nil, fmt.Errorf("remote %s: not a commit id", g.Remote)
+	}
+	args := []string{"log", "--format=%B%x1e", fmt.Sprintf("--max-count=%d", maxPulledCommits), to}
+	if from != "" {
+		args = append(args, "^"+from)
+	}
+	out, err := g.git(ctx, nil, nil, args...)
+	if err != nil {
+		return nil, err
+	}
+	hosts := map[string]string{}
+	for _, msg := range strings.Split(string(out), "\x1e") {
+		subject, host := parseMessage(msg)
+		for _, phrase := range strings.Split(subject, "; ") {
+			id, _, _ := strings.Cut(phrase, " ")
+			if _, seen := hosts[id]; !seen && id != "" {
+				hosts[id] = host // "" when the newest does not say: unknown
+			}
+		}
+	}
+	for id, h := range hosts {
+		if h == "" {
+			delete(hosts, id)
+		}
+	}
+	return hosts, nil
+}
+
+// parseMessage splits a ledger commit's message into its subject and the
+// host of its "host:" line ("" when there is none, or it is not a plain
+// name).
+func parseMessage(msg string) (subject, host string) {
+	lines := strings.Split(strings.TrimSpace(msg), "\n")
+	subject = strings.TrimSpace(lines[0])
+	for _, l := range lines[1:] {
+		if h, ok := strings.CutPrefix(strings.TrimSpace(l), "host: "); ok {
+			host = hostName(strings.TrimSpace(h))
+		}
+	}
+	return subject, host
+}
+
+// hostName returns h if it is a plain host name (letters, digits, '.',
+// '-', '_', at most 64 bytes), else "".
+func hostName(h string) string {
+	if h == "" || len(h) > 64 {
+		return ""
+	}
+	for _, r := range h {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '-' || r == '_') {
+			return ""
+		}
+	}
+	return h
+}
+
+// Descends implements ledger.Lineage: git merge-base --is-ancestor, in the
+// local repository.
+func (g *Git) Descends(ctx context.Context, version, base string) (bool, error) {
+	if !hexID.MatchString(version) || !hexID.MatchString(base) {
+		return false, fmt.Errorf("remote %s: not a commit id", g.Remote)
+	}
+	_, err := g.git(ctx, nil, nil, "merge-base", "--is-ancestor", base, version)
+	var ge *GitError
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.As(err, &ge) && errors.As(ge.Err, &ee) && ee.ExitCode() == 1:
+		return false, nil
+	default:
+		return false, err
+	}
+}
