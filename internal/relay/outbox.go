@@ -184,6 +184,9 @@ func (o *Outbox) Run(ctx context.Context, now time.Time, v any, q *Queue, force 
 		next, err := o.Events.ReadFrom(q.Offset, func(l router.Line) error {
 			if e, ok := l.Decode(); ok {
 				queue(e.IssueNumber)
+				for _, n := range e.Issues { // a proposal's
+					queue(n)
+				}
 			}
 			return nil
 		})
