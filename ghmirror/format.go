@@ -130,19 +130,25 @@ func Render(issue int, c *ledger.Clarification, i int, mentions []string) string
 	default:
 		fmt.Fprintf(&b, "**[%s] %s %s**\n\n%s\n", from, mdLine(string(e.Type)), id, md(e.Body))
 	}
-	text := b.String()
-	if len(text) > maxComment {
-		cut := maxComment
-		for cut > 0 && !isRuneStart(text[cut]) {
-			cut--
-		}
-		text = text[:cut] + "\n\n_(cut here: the whole text is in the ledger, `agentx clarify show " + c.ID + "`)_\n"
-	}
+	text := cutComment(b.String(), "the ledger, `agentx clarify show "+c.ID+"`")
 	entry := i
 	return text + "\n" + Meta{ID: c.ID, Round: e.Round, Entry: &entry}.String()
 }
 
 func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
+
+// cutComment bounds a comment at a rune boundary, saying where the whole
+// text is.
+func cutComment(text, where string) string {
+	if len(text) <= maxComment {
+		return text
+	}
+	cut := maxComment
+	for cut > 0 && !isRuneStart(text[cut]) {
+		cut--
+	}
+	return text[:cut] + "\n\n_(cut here: the whole text is in " + where + ")_\n"
+}
 
 // Sum is the digest kept with a posted comment, so that a rendering that
 // changed is edited in place and an unchanged one is left alone.

@@ -140,8 +140,9 @@ type IssueReport struct {
 // it is posted, and the status labels. An entry with no recorded comment
 // is first looked for among the issue's comments by its metadata, so a
 // process that died between posting and recording does not post twice.
-// prev are the labels agentx set before (nil: none); SyncIssue returns the
-// report with the labels now set.
+// Then the enhancement proposals naming n (syncProposals). prev are the
+// labels agentx set before (nil: none); SyncIssue returns the report with
+// the labels now set.
 func (m *Mirror) SyncIssue(ctx context.Context, n int, prev []string) (IssueReport, error) {
 	rep := IssueReport{Issue: n, Labels: prev}
 	l, err := m.Hub.Store.Read(n)
@@ -205,6 +206,9 @@ func (m *Mirror) SyncIssue(ctx context.Context, n int, prev []string) (IssueRepo
 		rep.Posted++
 	}
 	rep.Pending = 0
+	if err := m.syncProposals(ctx, n, &rep, posted); err != nil {
+		return rep, err
+	}
 	labels, err := m.label(ctx, n, Labels(l.Clarifications), prev)
 	rep.Labels = labels
 	return rep, err

@@ -64,6 +64,9 @@ var fuzzTools = []fuzzTool{
 	toolFor(func(s *server) handler[AssumeInput, RecordResult] { return s.assume }),
 	toolFor(func(s *server) handler[ShowInput, ShowResult] { return s.show }),
 	toolFor(func(s *server) handler[ListInput, ListResult] { return s.list }),
+	toolFor(func(s *server) handler[ProposalCreateInput, ProposalResult] { return s.proposalCreate }),
+	toolFor(func(s *server) handler[ProposalListInput, ProposalListResult] { return s.proposalList }),
+	toolFor(func(s *server) handler[ProposalShowInput, ProposalResult] { return s.proposalShow }),
 }
 
 // FuzzToolArguments: whatever arguments a client sends to any tool, the
@@ -82,6 +85,9 @@ func FuzzToolArguments(f *testing.F) {
 		`{"id":"CLR-42-001","assumption":"Global."}`,
 		`{"id":"CLR-999999999-999999999"}`,
 		`{"issue":-1,"status":"Pending","all":true}`,
+		`{"type":"tool_fix","title":"Flaky\u001b[2J runner","rationale":"Timed out on #7","action":"Raise its timeout","issues":[7,8],"impact":"high"}`,
+		`{"status":"pending","issue":7}`,
+		`{"id":"PROP-001"}`,
 	} {
 		f.Add(uint8(i), []byte(s))
 		f.Add(uint8(i), []byte(`null`))

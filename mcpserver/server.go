@@ -32,7 +32,8 @@ const ErrorMetaKey = "agentx/error"
 const Instructions = `agentx records clarifying questions between coding agents (engineer -> architect -> product-manager) and humans, one ledger per issue.
 Ask (clarify_ask, or ask_human for a person) only when a wrong guess would be costly to undo; otherwise proceed and record your assumption with clarify_assume.
 Asking returns at once: end your turn or go on with work that does not depend on the answer. The answer reaches you in a later turn (the agentx inbox hook) or through clarify_wait.
-Answer questions addressed to you with clarify_answer; close your own once settled with clarify_resolve.`
+Answer questions addressed to you with clarify_answer; close your own once settled with clarify_resolve.
+When something keeps getting in your way (a missing skill, a broken tool, a workflow gap), propose an enhancement with proposal_create; only a person approves or rejects it.`
 
 // Options configures a server.
 type Options struct {

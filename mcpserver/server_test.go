@@ -135,6 +135,7 @@ func errInfo(t *testing.T, c call) ErrorInfo {
 var allTools = []string{
 	"ask_human", "clarify_answer", "clarify_ask", "clarify_assume", "clarify_followup",
 	"clarify_list", "clarify_resolve", "clarify_show", "clarify_wait",
+	"proposal_create", "proposal_list", "proposal_show",
 }
 
 func TestListTools(t *testing.T) {
@@ -171,6 +172,9 @@ func TestListTools(t *testing.T) {
 	assert.Equal(t, []string{"body", "id"}, required("clarify_answer"))
 	assert.Equal(t, []string{"assumption", "id"}, required("clarify_assume"))
 	assert.Empty(t, required("clarify_list"))
+	assert.Equal(t, []string{"action", "rationale", "title", "type"}, required("proposal_create"))
+	assert.Equal(t, []string{"id"}, required("proposal_show"))
+	assert.Empty(t, required("proposal_list"))
 }
 
 // TestEveryTool walks one question through every tool, as an engineer's

@@ -179,6 +179,7 @@ func (s *server) addTools() {
 		Description: "Show one clarification with its whole thread, as the ledger records it."}, s.show)
 	addTool(s, &mcp.Tool{Name: "clarify_list", Annotations: readOnly,
 		Description: "List clarifications (open ones unless all or status is given), by issue, status or agent."}, s.list)
+	s.addProposalTools(readOnly, write)
 }
 
 func blocking(b *bool) bool { return b == nil || *b }

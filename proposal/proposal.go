@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentx-cli/agentx/evaluate"
 	"github.com/agentx-cli/agentx/ledger"
+	"github.com/agentx-cli/agentx/router"
 )
 
 // File is the proposals' file, relative to the state directory.
@@ -60,6 +61,84 @@ type Proposal struct {
 	ResolvedAt *ledger.Time `json:"resolvedAt,omitempty"`
 	Reason     string       `json:"reason,omitempty"`  // a rejection's reason, an approval's note
 	Drafted    *Drafted     `json:"drafted,omitempty"` // the skill drafted from it
+	// Decisions are the moves people made, oldest first: approved or
+	// rejected, then implemented (what the mirrors post).
+	Decisions []Decision `json:"decisions,omitempty"`
+	// Mirror records where GitHub and Slack mode posted it.
+	Mirror *Mirror `json:"mirror,omitempty"`
+}
+
+// Decision is one move a person made.
+type Decision struct {
+	Status Status      `json:"status"`
+	By     string      `json:"by"` // human:NAME
+	At     ledger.Time `json:"at"`
+	Reason string      `json:"reason,omitempty"`
+}
+
+// Mirror is where a proposal was posted. Entry 0 is the proposal, entry k
+// its decision k-1.
+type Mirror struct {
+	GitHub []GitHubRef         `json:"github,omitempty"` // one comment per issue it names and entry
+	Slack  *ledger.SlackThread `json:"slack,omitempty"`  // its thread in the channel
+}
+
+// GitHubRef is the comment that carries one entry on one issue.
+type GitHubRef struct {
+	Issue int `json:"issue"`
+	ledger.GitHubRef
+}
+
+// GitHubRef is the comment recorded for entry i on issue n, or nil.
+func (p *Proposal) GitHubRef(n, i int) *GitHubRef {
+	if p.Mirror == nil {
+		return nil
+	}
+	for k := range p.Mirror.GitHub {
+		if r := &p.Mirror.GitHub[k]; r.Issue == n && r.Entry == i {
+			return r
+		}
+	}
+	return nil
+}
+
+// Entries is how many entries the mirrors carry: the proposal, then each
+// decision.
+func (p *Proposal) Entries() int { return 1 + len(p.Decisions) }
+
+// RecordMirror runs fn on proposal id, under the proposals' lock, and
+// writes what it recorded (fn sets p.Mirror): no status changes, so no
+// event.
+func RecordMirror(ctx context.Context, store *ledger.Store, id string, fn func(p *Proposal) error) error {
+	return update(ctx, store, func(b *Book) error {
+		p := b.Find(id)
+		if p == nil {
+			return fmt.Errorf("proposal %s: %w", id, ErrNotFound)
+		}
+		if p.Mirror == nil {
+			p.Mirror = &Mirror{}
+		}
+		return fn(p)
+	})
+}
+
+// logged appends the event of type t about p, by by, to h's event log; a
+// failure goes to h.Warn (the change is recorded).
+func logged(h *router.Hub, t router.EventType, p *Proposal, by, reason string) {
+	issues := p.Issues
+	if len(issues) == 0 {
+		issues = nil
+	}
+	e := router.Event{Type: t, Topic: p.Title, Timestamp: ledger.T(h.Store.Now()), By: by, Reason: reason,
+		ProposalID: p.ID, Issues: slices.Clone(issues)}
+	if err := h.Events.Append(e); err != nil && h.Warn != nil {
+		h.Warn(fmt.Errorf("event log: %w", err))
+	}
+}
+
+// events are the event types of the moves.
+var events = map[Status]router.EventType{
+	Approved: router.EventProposalApproved, Rejected: router.EventProposalRejected, Implemented: router.EventProposalImplemented,
 }
 
 // Drafted records the skill drafted from a new_skill proposal.
@@ -133,8 +212,10 @@ func Validate(p *Proposal) error {
 	return nil
 }
 
-// Create records a new pending proposal and returns it as written.
-func Create(ctx context.Context, store *ledger.Store, p Proposal) (*Proposal, error) {
+// Create records a new pending proposal in h's store, logs
+// proposal-created, and returns it as written.
+func Create(ctx context.Context, h *router.Hub, p Proposal) (*Proposal, error) {
+	store := h.Store
 	if p.Impact == "" {
 		p.Impact = "medium"
 	}
@@ -156,6 +237,7 @@ func Create(ctx context.Context, store *ledger.Store, p Proposal) (*Proposal, er
 	if err != nil {
 		return nil, err
 	}
+	logged(h, router.EventProposalCreated, &p, p.CreatedBy, "")
 	return &p, nil
 }
 
@@ -176,8 +258,10 @@ func (e *TransitionError) Error() string {
 var ErrNotFound = ledger.ErrNotFound
 
 // Decide moves proposal id to status to, by person (the caller has checked
-// that a person acts: only people decide), with an optional reason.
-func Decide(ctx context.Context, store *ledger.Store, id string, to Status, person, reason string) (*Proposal, error) {
+// that a person acts: only people decide), with an optional reason, and
+// logs the move (proposal-approved, -rejected, -implemented).
+func Decide(ctx context.Context, h *router.Hub, id string, to Status, person, reason string) (*Proposal, error) {
+	store := h.Store
 	if reason != "" {
 		if err := ledger.ValidateText("--reason", reason, ledger.MaxBodyLen); err != nil {
 			return nil, err
@@ -197,9 +281,13 @@ func Decide(ctx context.Context, store *ledger.Store, id string, to Status, pers
 		if reason != "" {
 			p.Reason = reason
 		}
+		p.Decisions = append(p.Decisions, Decision{Status: to, By: p.ResolvedBy, At: now, Reason: reason})
 		out = p
 		return nil
 	})
+	if err == nil {
+		logged(h, events[to], out, out.ResolvedBy, reason)
+	}
 	return out, err
 }
 
@@ -274,8 +362,10 @@ const MinIssues = 2
 // that did not pass on MinIssues issues or more gets a pending new_skill
 // proposal with the evidence (one per check: a later failure adds its
 // evidence to the open proposal). It returns the proposals created or
-// extended.
-func Observe(ctx context.Context, store *ledger.Store, issue int, a *evaluate.Attempt) ([]*Proposal, error) {
+// extended, each logged (proposal-created, or proposal-evidence), by
+// agentx.
+func Observe(ctx context.Context, h *router.Hub, issue int, a *evaluate.Attempt) ([]*Proposal, error) {
+	store := h.Store
 	failing := a.FailedChecks()
 	if len(failing) == 0 {
 		return nil, nil
@@ -304,6 +394,7 @@ func Observe(ctx context.Context, store *ledger.Store, issue int, a *evaluate.At
 		}
 		pattern := fmt.Sprintf("check:%s/%s/%s", a.Workflow, a.Step, check)
 		var got *Proposal
+		ev := router.EventProposalCreated
 		err := update(ctx, store, func(b *Book) error {
 			for _, p := range b.Proposals {
 				if p.Pattern != pattern {
@@ -311,7 +402,7 @@ func Observe(ctx context.Context, store *ledger.Store, issue int, a *evaluate.At
 				}
 				if p.Status == Pending {
 					p.Evidence, p.Issues = evs, issuesOf(evs)
-					got = p
+					got, ev = p, router.EventProposalEvidence
 					return nil
 				}
 				if p.Status == Approved {
@@ -334,6 +425,7 @@ func Observe(ctx context.Context, store *ledger.Store, issue int, a *evaluate.At
 			return out, err
 		}
 		if got != nil {
+			logged(h, ev, got, router.HubAgent, "")
 			out = append(out, got)
 		}
 	}

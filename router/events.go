@@ -13,6 +13,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/agentx-cli/agentx/internal/atomicfile"
@@ -39,24 +40,46 @@ const (
 	EventSuperseded EventType = "clarification-responder-superseded"
 )
 
+// The event types of enhancement proposals (package proposal): they carry
+// ProposalID, Issues, the title as Topic and who acted as By, and no
+// clarification.
+const (
+	EventProposalCreated     EventType = "proposal-created"
+	EventProposalEvidence    EventType = "proposal-evidence" // the gate added evidence to a pending one
+	EventProposalApproved    EventType = "proposal-approved"
+	EventProposalRejected    EventType = "proposal-rejected"
+	EventProposalImplemented EventType = "proposal-implemented"
+)
+
 // Event is one line of .agentx/state/events.jsonl. Type is the first field
 // so that every line starts with {"type":".
 type Event struct {
 	Type            EventType   `json:"type"`
-	ClarificationID string      `json:"clarificationId"`
-	IssueNumber     int         `json:"issueNumber"`
-	FromAgent       string      `json:"fromAgent"`
-	ToAgent         string      `json:"toAgent"`
+	ClarificationID string      `json:"clarificationId,omitempty"` // empty on a proposal's event
+	IssueNumber     int         `json:"issueNumber"`               // 0 on a proposal's event: Issues names them
+	FromAgent       string      `json:"fromAgent,omitempty"`
+	ToAgent         string      `json:"toAgent,omitempty"`
 	Topic           string      `json:"topic"`
 	Blocking        bool        `json:"blocking"`
 	Round           int         `json:"round"`
 	Timestamp       ledger.Time `json:"timestamp"`
-	By              string      `json:"by,omitempty"`     // who acted
-	Reason          string      `json:"reason,omitempty"` // why, for stale, escalated, abandoned
+	By              string      `json:"by,omitempty"`         // who acted
+	Reason          string      `json:"reason,omitempty"`     // why, for stale, escalated, abandoned
+	ProposalID      string      `json:"proposalId,omitempty"` // a proposal's event: PROP-001
+	Issues          []int       `json:"issues,omitempty"`     // a proposal's event: the issues it names
 	// Via is ViaRemote for a change made on another host and pulled from
 	// the shared remote (remote mode); Host names that host, if known.
 	Via  string `json:"via,omitempty"`
 	Host string `json:"host,omitempty"`
+}
+
+// Touches are the issues a change is about: a clarification's issue, or
+// the issues a proposal names.
+func (e Event) Touches() []int {
+	if e.ProposalID != "" {
+		return e.Issues
+	}
+	return []int{e.IssueNumber}
 }
 
 // EventFor is the event of type t for clarification c of issue at now. By
@@ -115,17 +138,17 @@ func (l EventLog) Append(e Event) error {
 type EventFilter struct {
 	Issue *int      // only this issue number
 	Since time.Time // only events at or after this instant
-	ID    string    // only this clarification
+	ID    string    // only this clarification (or proposal)
 }
 
 // Match reports whether e passes the filter.
 func (f EventFilter) Match(e Event) bool {
 	switch {
-	case f.Issue != nil && e.IssueNumber != *f.Issue:
+	case f.Issue != nil && !slices.Contains(e.Touches(), *f.Issue):
 		return false
 	case !f.Since.IsZero() && e.Timestamp.Before(f.Since):
 		return false
-	case f.ID != "" && e.ClarificationID != f.ID:
+	case f.ID != "" && e.ClarificationID != f.ID && e.ProposalID != f.ID:
 		return false
 	}
 	return true

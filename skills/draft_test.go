@@ -17,6 +17,7 @@ import (
 	"github.com/agentx-cli/agentx/ledger"
 	"github.com/agentx-cli/agentx/lock"
 	"github.com/agentx-cli/agentx/proposal"
+	"github.com/agentx-cli/agentx/router"
 )
 
 func TestDraft(t *testing.T) {
@@ -24,10 +25,10 @@ func TestDraft(t *testing.T) {
 	root := t.TempDir()
 	store := ledger.NewStore(filepath.Join(root, ".agentx", "state"), lock.Options{}, func() time.Time { return time.Date(2026, 2, 26, 10, 0, 0, 0, time.UTC) })
 	mk := func(p proposal.Proposal, approve bool) string {
-		out, err := proposal.Create(ctx, store, p)
+		out, err := proposal.Create(ctx, router.New(store, nil, root), p)
 		require.NoError(t, err)
 		if approve {
-			_, err = proposal.Decide(ctx, store, out.ID, proposal.Approved, "alice", "")
+			_, err = proposal.Decide(ctx, router.New(store, nil, root), out.ID, proposal.Approved, "alice", "")
 			require.NoError(t, err)
 		}
 		return out.ID
@@ -105,9 +106,9 @@ func TestDraftRefusesLinks(t *testing.T) {
 	ctx := context.Background()
 	root, elsewhere := t.TempDir(), t.TempDir()
 	store := ledger.NewStore(filepath.Join(root, ".agentx", "state"), lock.Options{}, time.Now)
-	p, err := proposal.Create(ctx, store, proposal.Proposal{Type: proposal.TypeNewSkill, Title: "Skill", Rationale: "r", Action: "a", CreatedBy: "engineer"})
+	p, err := proposal.Create(ctx, router.New(store, nil, root), proposal.Proposal{Type: proposal.TypeNewSkill, Title: "Skill", Rationale: "r", Action: "a", CreatedBy: "engineer"})
 	require.NoError(t, err)
-	_, err = proposal.Decide(ctx, store, p.ID, proposal.Approved, "alice", "")
+	_, err = proposal.Decide(ctx, router.New(store, nil, root), p.ID, proposal.Approved, "alice", "")
 	require.NoError(t, err)
 	require.NoError(t, os.Mkdir(filepath.Join(root, ".claude"), 0o755))
 	require.NoError(t, os.Symlink(elsewhere, filepath.Join(root, ".claude", "skills")))

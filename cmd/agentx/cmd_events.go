@@ -30,7 +30,10 @@ func newEventsCmd(a *app) *cobra.Command {
 		Long: `Every change to a clarification appends one JSON line to
 .agentx/state/events.jsonl: clarification-requested, -answered, -followed-up,
 -stale, -resolved, -escalated, -abandoned, with the clarification id, issue,
-agents, topic, blocking flag, round and time.
+agents, topic, blocking flag, round and time. Every change to an enhancement
+proposal appends one too: proposal-created, -evidence, -approved, -rejected,
+-implemented, with the proposal id, its issues (--issue N matches a proposal
+naming N; --id takes a proposal id), its title and who acted.
 
 With a [remote], the changes other hosts made are logged too as a fetch brings
 them, each once, marked "via": "remote" with the host that made it (in text,
@@ -145,6 +148,14 @@ func (a *app) streamEvents(log router.EventLog, f router.EventFilter) (skipped i
 // printEvent prints one event on one line. The log is a file anyone can
 // append to: every field is neutralised (the line as a whole).
 func printEvent(w io.Writer, e router.Event) {
+	if e.ProposalID != "" {
+		line := fmt.Sprintf("%s  %-34s %s %s by %s: %s", stamp(e.Timestamp), e.Type, e.ProposalID, issuesOrNone(e.Issues), e.By, e.Topic)
+		if e.Reason != "" {
+			line += "  (" + e.Reason + ")"
+		}
+		fmt.Fprintf(w, "%s\n", safetext.Line(line))
+		return
+	}
 	line := fmt.Sprintf("%s  %-34s %s #%d %s -> %s round %d", stamp(e.Timestamp), e.Type, e.ClarificationID, e.IssueNumber, e.FromAgent, e.ToAgent, e.Round)
 	if e.Reason != "" {
 		line += "  (" + e.Reason + ")"

@@ -34,7 +34,8 @@ func newMCPCmd(a *app) *cobra.Command {
 		Long: `Run an MCP server on stdin/stdout for an AI coding agent's client (Claude Code,
 Cursor, VS Code, Codex...). Tools: clarify_ask, ask_human, clarify_wait,
 clarify_answer, clarify_followup, clarify_resolve, clarify_assume, clarify_show
-and clarify_list.
+and clarify_list; proposal_create, proposal_list and proposal_show (no tool
+approves or rejects a proposal: only a person does).
 
 The agent's identity is AGENTX_AGENT in the server's environment: every call
 acts as it, and a call's "from" naming another agent, or human, is refused

@@ -18,7 +18,7 @@ import (
 // on issue failed on other issues too. A failure is a warning: the
 // evaluation is recorded.
 func (a *app) afterFailure(ctx context.Context, h *router.Hub, issue int, at *evaluate.Attempt) {
-	ps, err := proposal.Observe(ctx, h.Store, issue, at)
+	ps, err := proposal.Observe(ctx, h, issue, at)
 	a.warnIf(err)
 	for _, p := range ps { // on stderr: stdout may be a hook's JSON
 		if !a.json {
@@ -58,7 +58,7 @@ func newProposalsCreateCmd(a *app) *cobra.Command {
 		Example: `  agentx proposals create --type tool_fix --title "Flaky e2e runner" --rationale "Timed out on 3 issues" --action "Raise its timeout"`,
 		Args:    cobra.NoArgs,
 		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			ws, err := a.open()
+			_, h, err := a.hub()
 			if err != nil {
 				return err
 			}
@@ -67,10 +67,11 @@ func newProposalsCreateCmd(a *app) *cobra.Command {
 				return err
 			}
 			p.CreatedBy, p.Issues = by, issues
-			out, err := proposal.Create(ctx, ws.Store, p)
+			out, err := proposal.Create(ctx, h, p)
 			if err != nil {
 				return err
 			}
+			a.outsideSide(ctx, h, false) // post it where channels exist
 			return a.emit(out, func() { a.printProposal(out) })
 		}),
 	}
@@ -130,6 +131,14 @@ func issuesText(ns []int) string {
 		parts[i] = fmt.Sprintf("#%d", n)
 	}
 	return strings.Join(parts, " ")
+}
+
+// issuesOrNone is issuesText, or "(no issue)".
+func issuesOrNone(ns []int) string {
+	if len(ns) == 0 {
+		return "(no issue)"
+	}
+	return issuesText(ns)
 }
 
 func newProposalsShowCmd(a *app) *cobra.Command {
@@ -202,20 +211,21 @@ func newProposalDecideCmd(a *app, verb string, to proposal.Status) *cobra.Comman
 			if err != nil {
 				return err
 			}
-			ws, err := a.open()
+			_, h, err := a.hub()
 			if err != nil {
 				return err
 			}
 			if to == proposal.Rejected && strings.TrimSpace(reason) == "" {
 				return &usageError{err: fmt.Errorf("reject needs --reason: say why, for whoever proposed it")}
 			}
-			p, err := proposal.Decide(ctx, ws.Store, args[0], to, name, reason)
+			p, err := proposal.Decide(ctx, h, args[0], to, name, reason)
 			if proposal.IsTransition(err) {
 				return &codedError{code: exitTransition, msg: err.Error()}
 			}
 			if err != nil {
 				return err
 			}
+			a.outsideSide(ctx, h, false) // post the decision where channels exist
 			return a.emit(p, func() { a.printProposal(p) })
 		}),
 	}

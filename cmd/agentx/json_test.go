@@ -77,8 +77,9 @@ var jsonCases = []struct {
 	{"agentx skills list", []string{"skills", "list"}, ""},
 	{"agentx skills validate", []string{"skills", "validate"}, ""},
 	{"agentx proposals show", []string{"proposals", "show", "PROP-003"}, ""},
-	{"agentx clarify stats", []string{"clarify", "stats"}, ""}, // with proposals
-	{"agentx sync", []string{"sync", "--status"}, ""},          // no [remote]: enabled false
+	{"agentx clarify stats", []string{"clarify", "stats"}, ""},    // with proposals
+	{"agentx events", []string{"events", "--id", "PROP-001"}, ""}, // a proposal's events
+	{"agentx sync", []string{"sync", "--status"}, ""},             // no [remote]: enabled false
 	// the workspace is a git repository whose origin is a bare one (set up
 	// by TestJSONContract): from here on the remote mode is on
 	{"agentx remote enable", []string{"remote", "enable", "origin"}, ""},

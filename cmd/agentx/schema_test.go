@@ -589,6 +589,9 @@ var goSchemas = []struct {
 	{reflect.TypeFor[proposal.Proposal](), "proposal.json", false},
 	{reflect.TypeFor[proposal.Evidence](), "proposal.json#/properties/evidence/items", false},
 	{reflect.TypeFor[proposal.Drafted](), "proposal.json#/properties/drafted", false},
+	{reflect.TypeFor[proposal.Decision](), "proposal.json#/properties/decisions/items", false},
+	{reflect.TypeFor[proposal.Mirror](), "proposal.json#/properties/mirror", false},
+	{reflect.TypeFor[proposal.GitHubRef](), "proposal.json#/properties/mirror/properties/github/items", false},
 	{reflect.TypeFor[skills.Skill](), "skill.json", false},
 	{reflect.TypeFor[skills.Problem](), "skill.json#/$defs/problem", false},
 }
@@ -654,7 +657,8 @@ func TestSchemaEnums(t *testing.T) {
 		{"defs.json#/$defs/agentState", strs(toAny(ledger.AgentStates)...)},
 		{"clarification.json#/$defs/threadEntry/properties/type", strs(ledger.Question, ledger.Answer, ledger.Resolution, ledger.Escalation)},
 		{"clarification.json#/$defs/record/properties/recordType", strs(ledger.RecordClarification, ledger.RecordBrainstorm)},
-		{"event.json#/properties/type", strs(router.EventRequested, router.EventAnswered, router.EventFollowedUp, router.EventStale, router.EventResolved, router.EventEscalated, router.EventAbandoned, router.EventResponderFailed, router.EventSuperseded)},
+		{"event.json#/properties/type", strs(router.EventRequested, router.EventAnswered, router.EventFollowedUp, router.EventStale, router.EventResolved, router.EventEscalated, router.EventAbandoned, router.EventResponderFailed, router.EventSuperseded,
+			router.EventProposalCreated, router.EventProposalEvidence, router.EventProposalApproved, router.EventProposalRejected, router.EventProposalImplemented)},
 		{"clarification.json#/properties/outcome", strs(toAny(router.Outcomes)...)},
 		{"ready.json#/$defs/readiness/properties/state", strs(router.StateReady, router.StateBlocked, router.StateEscalated)},
 		{"monitor.json#/$defs/finding/properties/kind", strs(monitor.KindStale, monitor.KindStuck, monitor.KindDeadlock, monitor.KindAbandoned, monitor.KindResponderFailed)},
@@ -670,6 +674,7 @@ func TestSchemaEnums(t *testing.T) {
 		{"skill.json#/$defs/problem/properties/check", strs(toAny(skills.Checks)...)},
 		{"proposal.json#/properties/status", strs(proposal.Pending, proposal.Approved, proposal.Rejected, proposal.Implemented)},
 		{"proposal.json#/properties/type", strs(toAny(proposal.Types)...)},
+		{"proposal.json#/properties/decisions/items/properties/status", strs(proposal.Approved, proposal.Rejected, proposal.Implemented)},
 	}
 	for _, tt := range tests {
 		assert.ElementsMatch(t, tt.want, strs(asList(resolve(t, files, "", tt.at).s["enum"])...), tt.at)

@@ -186,6 +186,9 @@ func (o *Outbox) Run(ctx context.Context, now time.Time, v any, q *Queue, force 
 			// host that made it.
 			if e, ok := l.Decode(); ok && !e.Pulled() {
 				queue(e.IssueNumber)
+				for _, n := range e.Issues { // a proposal's
+					queue(n)
+				}
 			}
 			return nil
 		})
