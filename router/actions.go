@@ -9,14 +9,6 @@ import (
 	"github.com/agentx-cli/agentx/ledger"
 )
 
-// change applies fn to clarification id inside one ledger update and
-// returns the record as written; with a Once in ctx (WithOnce), at most
-// once.
-func (h *Hub) change(ctx context.Context, id string, fn func(c *ledger.Clarification, now time.Time) error) (Record, error) {
-	guard, fn := onceGuarded(ctx, fn)
-	return h.changeIf(ctx, id, guard, fn)
-}
-
 func entry(c *ledger.Clarification, from string, t ledger.EntryType, body string, now time.Time) ledger.ThreadEntry {
 	round := c.Round
 	if round < 1 {
