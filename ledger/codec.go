@@ -87,7 +87,6 @@ var (
 // not change.
 func decodeOptions(in []byte) json.Options {
 	seal := in != nil
-	var hd header
 	return json.JoinOptions(
 		jsontext.AllowInvalidUTF8(true),
 		json.WithUnmarshalers(json.JoinUnmarshalers(
@@ -98,12 +97,12 @@ func decodeOptions(in []byte) json.Options {
 				if !seal {
 					return decodeInto(from(dec), (*clarFields)(c), &c.more)
 				}
-				raw, err := dec.ReadValue()
+				raw, id, from, st, err := skim(dec, in)
 				if err != nil {
 					return err
 				}
-				if id, from, st, ok := hd.read(raw); ok && st.Final() {
-					*c = Clarification{ID: id, From: from, Status: st, sealed: within(in, raw, dec.InputOffset())}
+				if id != "" && from != "" && st.Final() {
+					*c = Clarification{ID: id, From: from, Status: st, sealed: raw}
 					return nil
 				}
 				return decodeInto(func(w any) error { return json.Unmarshal(raw, w, dec.Options()) }, (*clarFields)(c), &c.more)
@@ -132,36 +131,24 @@ func decodeInto[F any](unmarshal func(any) error, fields *F, more *unknown) erro
 	return err
 }
 
-// within returns the bytes of v, the value the decoder of in read last
-// (it ended at offset end): the same bytes of in when v is a window on
-// them, so that sealing a record copies nothing, else a copy of v.
-func within(in []byte, v jsontext.Value, end int64) []byte {
-	if start := end - int64(len(v)); start >= 0 && end <= int64(len(in)) && bytes.Equal(in[start:end], v) {
-		return in[start:end:end]
+// skim reads the next record from dec, which decodes in, in one pass: its
+// bytes (a window on in, not a copy), and its id, from and status when
+// they are strings ("" otherwise). The rest of the record is only checked
+// to be well-formed JSON, keys unique.
+func skim(dec *jsontext.Decoder, in []byte) (raw []byte, id, from string, st Status, err error) {
+	tok, err := dec.ReadToken()
+	if err != nil {
+		return nil, "", "", "", err
 	}
-	return bytes.Clone(v)
-}
-
-// header reads records' heads; one is reused for every record of a ledger.
-type header struct {
-	r   bytes.Reader
-	dec jsontext.Decoder
-}
-
-// read reads a record's id, from and status without decoding the rest. ok
-// is false when one of them is missing or not a string.
-func (h *header) read(raw jsontext.Value) (id, from string, st Status, ok bool) {
-	h.r.Reset(raw)
-	h.dec.Reset(&h.r)
-	dec := &h.dec
-	if t, err := dec.ReadToken(); err != nil || t.Kind() != '{' {
-		return "", "", "", false
+	start := dec.InputOffset() - 1
+	if tok.Kind() != '{' || start < 0 || start >= int64(len(in)) || in[start] != '{' {
+		// not an object, or not where expected: let the whole decode say why
+		return nil, "", "", "", &json.SemanticError{ByteOffset: dec.InputOffset(), JSONKind: tok.Kind(), Err: errors.New("a clarification record must be an object")}
 	}
-	var got int
-	for got < 3 && dec.PeekKind() == '"' {
+	for dec.PeekKind() == '"' {
 		k, err := dec.ReadToken()
 		if err != nil {
-			return "", "", "", false
+			return nil, "", "", "", err
 		}
 		var dst *string
 		switch k.String() {
@@ -172,19 +159,29 @@ func (h *header) read(raw jsontext.Value) (id, from string, st Status, ok bool) 
 		case "status":
 			dst = (*string)(&st)
 		default:
-			if dec.SkipValue() != nil {
-				return "", "", "", false
+			if err := dec.SkipValue(); err != nil {
+				return nil, "", "", "", err
+			}
+			continue
+		}
+		if dec.PeekKind() != '"' {
+			// not a string: left "", the whole decode reports it
+			if err := dec.SkipValue(); err != nil {
+				return nil, "", "", "", err
 			}
 			continue
 		}
 		v, err := dec.ReadToken()
-		if err != nil || v.Kind() != '"' {
-			return "", "", "", false
+		if err != nil {
+			return nil, "", "", "", err
 		}
 		*dst = v.String()
-		got++
 	}
-	return id, from, st, got == 3
+	if _, err := dec.ReadToken(); err != nil { // the closing brace
+		return nil, "", "", "", err
+	}
+	end := dec.InputOffset()
+	return in[start:end:end], id, from, st, nil
 }
 
 // Sealed reports whether c was read sealed: only its ID, From and Status
