@@ -78,7 +78,8 @@ type IssueReport struct {
 // (agentx.slack) as soon as it is posted. A message not recorded is first
 // looked for by its metadata (in the channel for a thread's first message,
 // in the thread for the others), so a process that died between posting
-// and recording does not post twice.
+// and recording does not post twice. Issue 0 carries the enhancement
+// proposals too (syncProposals).
 func (m *Mode) SyncIssue(ctx context.Context, n int) (IssueReport, error) {
 	rep := IssueReport{Issue: n}
 	l, err := m.Hub.Store.Read(n)
@@ -127,6 +128,11 @@ func (m *Mode) SyncIssue(ctx context.Context, n int) (IssueReport, error) {
 				found = nil // the rest are looked for in the thread
 			}
 			rep.Pending--
+		}
+	}
+	if n == 0 {
+		if err := m.syncProposals(ctx, &rep); err != nil {
+			return rep, err
 		}
 	}
 	return rep, nil
