@@ -67,18 +67,29 @@ func evidenceSum(p *proposal.Proposal) string {
 // message, then in its thread new evidence and each person's decision,
 // each recorded in proposals.json (mirror.slack) as soon as it is posted
 // and first looked for by its metadata, as the clarifications' messages
-// are. Nothing reads these threads: people decide with the CLI.
+// are. Nothing reads these threads: people decide with the CLI. A
+// proposal decided before it was ever posted (Slack mode turned on later)
+// is not posted: nobody has to act on it.
 func (m *Mode) syncProposals(ctx context.Context, rep *IssueReport) error {
 	b, err := proposal.Read(m.Hub.Store)
 	if err != nil {
 		return err
 	}
 	for _, p := range b.Proposals {
+		if !toPost(p) {
+			continue
+		}
 		if err := m.syncProposal(ctx, p, rep); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// toPost reports whether p belongs in the channel: pending, or posted
+// already (its decisions follow).
+func toPost(p *proposal.Proposal) bool {
+	return p.Status == proposal.Pending || (p.Mirror != nil && p.Mirror.Slack != nil && p.Mirror.Slack.TS != "")
 }
 
 func (m *Mode) syncProposal(ctx context.Context, p *proposal.Proposal, rep *IssueReport) error {

@@ -117,3 +117,22 @@ func TestProposalPosted(t *testing.T) {
 	assert.Len(t, b.Find(p.ID).Mirror.Slack.Posts, 3, "the proposal and two decisions, recorded")
 	assert.Equal(t, evidenceSum(p), b.Find(p.ID).Mirror.SlackEvidence)
 }
+
+// TestProposalBeforeSlackMode proves the first run in a workspace posts
+// the pending proposals made before it, and not those people decided
+// already.
+func TestProposalBeforeSlackMode(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	for _, title := range []string{"Decided already", "Still pending"} {
+		_, err := proposal.Create(ctx, e.hub, proposal.Proposal{Type: proposal.TypeToolFix, Title: title, Rationale: "r", Action: "a", CreatedBy: "engineer"})
+		require.NoError(t, err)
+	}
+	_, err := proposal.Decide(ctx, e.hub, "PROP-001", proposal.Rejected, "alice@example.com", "no")
+	require.NoError(t, err)
+	e.push(e.mode())
+	e.push(e.mode())
+	ms := e.fake.Messages(channel)
+	require.Len(t, ms, 1)
+	assert.Contains(t, ms[0].Text, "*Enhancement proposal PROP-002*")
+}
