@@ -81,6 +81,10 @@ type Decision struct {
 type Mirror struct {
 	GitHub []GitHubRef         `json:"github,omitempty"` // one comment per issue it names and entry
 	Slack  *ledger.SlackThread `json:"slack,omitempty"`  // its thread in the channel
+	// SlackEvidence is the digest of the evidence the Slack thread last
+	// showed (in the proposal's message, or in the thread since), so that
+	// new evidence is posted in the thread once.
+	SlackEvidence string `json:"slackEvidence,omitempty"`
 }
 
 // GitHubRef is the comment that carries one entry on one issue.

@@ -22,6 +22,9 @@ type Message struct {
 	SubType  string // "" for a plain message
 	Text     string // as Slack gives it: mrkdwn, &, < and > escaped; untrusted
 	Meta     *Meta  // agentx's metadata, when the message carries it
+	// Proposal is agentx's metadata of a message about an enhancement
+	// proposal, when it carries that instead.
+	Proposal *ProposalMeta
 }
 
 // Client is the few Slack Web API calls Slack mode makes, over slack-go.
@@ -81,6 +84,7 @@ func message(m slack.Message) Message {
 	out := Message{TS: m.Timestamp, ThreadTS: m.ThreadTimestamp, User: m.User, SubType: m.SubType, Text: m.Text,
 		Bot: m.BotID != "" || m.SubType == "bot_message"}
 	out.Meta = metaOf(m.Metadata)
+	out.Proposal = proposalMetaOf(m.Metadata)
 	return out
 }
 
@@ -134,10 +138,10 @@ func (c *Client) History(ctx context.Context, channel string, oldest time.Time) 
 }
 
 // Post posts text (mrkdwn, escaped by the caller) to channel, in the
-// thread of threadTS unless it is "", carrying meta. Links are not
-// unfurled and names are not linked: only what agentx wrote as a mention
-// mentions anyone.
-func (c *Client) Post(ctx context.Context, channel, threadTS, text string, meta Meta) (string, error) {
+// thread of threadTS unless it is "", carrying meta (a Meta, or a
+// ProposalMeta). Links are not unfurled and names are not linked: only
+// what agentx wrote as a mention mentions anyone.
+func (c *Client) Post(ctx context.Context, channel, threadTS, text string, meta metadata) (string, error) {
 	opts := []slack.MsgOption{slack.MsgOptionText(text, false), slack.MsgOptionMetadata(meta.slack()),
 		slack.MsgOptionDisableLinkUnfurl(), slack.MsgOptionDisableMediaUnfurl(), slack.MsgOptionLinkNames(false)}
 	if threadTS != "" {

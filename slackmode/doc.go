@@ -7,5 +7,7 @@
 // escalation settles it, through the hub, as the person Slack says wrote
 // it. It is polled from the commands that run the monitor (relay), or fed
 // by the optional Socket Mode listener; no Slack failure fails a local
-// command.
+// command. Enhancement proposals are posted too, each a message with its
+// evidence and decisions in its thread, which nothing reads: people decide
+// them from a shell.
 package slackmode

@@ -33,12 +33,8 @@ func (m Meta) slack() slack.SlackMetadata {
 
 // metaOf reads agentx's metadata from a message's, or nil.
 func metaOf(sm slack.SlackMetadata) *Meta {
-	if sm.EventType != MetaType {
-		return nil
-	}
-	id, _ := sm.EventPayload["id"].(string)
-	entry, ok := number(sm.EventPayload["entry"])
-	if _, _, err := ledger.ParseID(id); err != nil || !ok || entry < -1 {
+	id, entry, ok := payload(sm, MetaType)
+	if _, _, err := ledger.ParseID(id); err != nil || !ok {
 		return nil
 	}
 	m := &Meta{ID: id, Entry: entry}
@@ -48,6 +44,17 @@ func metaOf(sm slack.SlackMetadata) *Meta {
 		}
 	}
 	return m
+}
+
+// payload is the id and entry of metadata of event type typ (ok false
+// for another type, or no entry from -1 on).
+func payload(sm slack.SlackMetadata, typ string) (id string, entry int, ok bool) {
+	if sm.EventType != typ {
+		return "", 0, false
+	}
+	id, _ = sm.EventPayload["id"].(string)
+	entry, ok = number(sm.EventPayload["entry"])
+	return id, entry, ok && entry >= -1
 }
 
 func number(v any) (int, bool) {
@@ -169,8 +176,15 @@ func RenderAssumption(c *ledger.Clarification, k int) string {
 		line(a.By), a.Round, quote(a.Body), line(a.By)), c.ID)
 }
 
-// cut bounds a message, at a rune boundary, saying where the rest is.
+// cut bounds a message about clarification id, at a rune boundary,
+// saying where the rest is.
 func cut(text, id string) string {
+	return cutAt(text, "`agentx clarify show "+line(id)+"`")
+}
+
+// cutAt bounds a message, at a rune boundary, saying that the command show
+// shows the rest.
+func cutAt(text, show string) string {
 	if len(text) <= maxText {
 		return text
 	}
@@ -178,7 +192,7 @@ func cut(text, id string) string {
 	for n > 0 && text[n]&0xC0 == 0x80 {
 		n--
 	}
-	return text[:n] + "\n_(cut here: the whole text is in the ledger, `agentx clarify show " + line(id) + "`)_\n"
+	return text[:n] + "\n_(cut here: the whole text is in the ledger, " + show + ")_\n"
 }
 
 // firstQuestion is the index of c's first question, or -1.

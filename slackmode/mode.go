@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentx-cli/agentx/internal/relay"
 	"github.com/agentx-cli/agentx/ledger"
+	"github.com/agentx-cli/agentx/proposal"
 	"github.com/agentx-cli/agentx/router"
 	"github.com/agentx-cli/agentx/workflow"
 )
@@ -40,7 +41,27 @@ func (m *Mode) file(name string) relay.File {
 }
 
 func (m *Mode) outbox() *relay.Outbox {
-	return &relay.Outbox{File: m.file(OutboxFile), Store: m.Hub.Store, Events: m.Hub.Events, Service: "Slack", NoIssue: true}
+	return &relay.Outbox{File: m.file(OutboxFile), Store: m.Hub.Store, Events: m.Hub.Events, Service: "Slack", NoIssue: true, Start: m.start}
+}
+
+// start lists the issues the first run in a workspace queues: those with
+// open clarifications, and 0 when a pending proposal is not in the channel
+// yet.
+func (m *Mode) start() ([]int, error) {
+	open, err := m.Hub.Store.IssuesWithFile(ledger.IndexDir)
+	if err != nil {
+		return nil, err
+	}
+	b, err := proposal.Read(m.Hub.Store)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range b.Proposals {
+		if toPost(p) && (p.Mirror == nil || p.Mirror.Slack == nil) {
+			return append(open, 0), nil
+		}
+	}
+	return open, nil
 }
 
 // Outbox is what Slack mode still owes Slack.
@@ -78,7 +99,8 @@ type IssueReport struct {
 // (agentx.slack) as soon as it is posted. A message not recorded is first
 // looked for by its metadata (in the channel for a thread's first message,
 // in the thread for the others), so a process that died between posting
-// and recording does not post twice.
+// and recording does not post twice. Issue 0 carries the enhancement
+// proposals too (syncProposals).
 func (m *Mode) SyncIssue(ctx context.Context, n int) (IssueReport, error) {
 	rep := IssueReport{Issue: n}
 	l, err := m.Hub.Store.Read(n)
@@ -127,6 +149,11 @@ func (m *Mode) SyncIssue(ctx context.Context, n int) (IssueReport, error) {
 				found = nil // the rest are looked for in the thread
 			}
 			rep.Pending--
+		}
+	}
+	if n == 0 {
+		if err := m.syncProposals(ctx, &rep); err != nil {
+			return rep, err
 		}
 	}
 	return rep, nil
