@@ -13,8 +13,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/agentx-cli/agentx/eventlog"
 	"github.com/agentx-cli/agentx/ledger"
-	"github.com/agentx-cli/agentx/router"
 )
 
 // Kind is what an item tells the agent.
@@ -164,7 +164,7 @@ func Check(ctx context.Context, store *ledger.Store, opts Options) (Result, erro
 	if err := ledger.ValidateAgent("--agent", opts.Agent); err != nil {
 		return res, err
 	}
-	log := router.EventLog{Path: filepath.Join(store.Dir(), router.EventsFile)}
+	log := eventlog.EventLog{Path: filepath.Join(store.Dir(), eventlog.File)}
 	name := StateFile(opts.Agent)
 	var st State
 	if err := store.ReadState(name, &st); err != nil {
@@ -280,7 +280,7 @@ type scanned struct {
 // scan reads the log from st's offset and returns the new items for the
 // agent and the state to remember. It reads again from the start, skipping
 // events up to st.Seen, when the log is not the one st describes.
-func scan(store *ledger.Store, log router.EventLog, st State, opts Options) (scanned, error) {
+func scan(store *ledger.Store, log eventlog.EventLog, st State, opts Options) (scanned, error) {
 	sc, err := scanFrom(store, log, st, opts, false)
 	if errors.Is(err, errReplaced) {
 		fresh := State{Seen: st.Seen, Marks: st.Marks}
@@ -300,7 +300,7 @@ type lineMark struct {
 func markOf(raw []byte) lineMark {
 	h := sha256.Sum256(raw)
 	m := lineMark{len: len(raw), sum: hex.EncodeToString(h[:8])}
-	if e, ok := (router.Line{Raw: raw}).Decode(); ok {
+	if e, ok := (eventlog.Line{Raw: raw}).Decode(); ok {
 		t := e.Timestamp
 		m.seen = &t
 	}
@@ -315,7 +315,7 @@ type candidate struct {
 	prev  []byte // the line before it; nil: the line the old state names
 }
 
-func scanFrom(store *ledger.Store, log router.EventLog, st State, opts Options, afterReset bool) (scanned, error) {
+func scanFrom(store *ledger.Store, log eventlog.EventLog, st State, opts Options, afterReset bool) (scanned, error) {
 	var sc scanned
 	start := st.Offset
 	verify := st.Offset > 0 && st.LastLen > 0 && int64(st.LastLen) <= st.Offset
@@ -344,7 +344,7 @@ func scanFrom(store *ledger.Store, log router.EventLog, st State, opts Options, 
 		carried  = map[string]int{} // seen by the keys of an older state: becomes marks
 		b        = builder{store: store, agent: opts.Agent, ledgers: map[int]*ledger.Ledger{}}
 	)
-	end, err := log.ReadFrom(start, func(l router.Line) error {
+	end, err := log.ReadFrom(start, func(l eventlog.Line) error {
 		if !verified {
 			if l.End != st.Offset || markOf(l.Raw).sum != st.LastSum {
 				return errReplaced
@@ -480,17 +480,17 @@ func countOlder(older map[string]ledger.Status) *Older {
 }
 
 // kindOf says whether event e makes an item for agent, and which.
-func kindOf(e router.Event, agent string) (Kind, bool) {
+func kindOf(e eventlog.Event, agent string) (Kind, bool) {
 	switch e.Type {
-	case router.EventAnswered:
+	case eventlog.EventAnswered:
 		return KindAnswer, e.FromAgent == agent
-	case router.EventRequested, router.EventFollowedUp:
+	case eventlog.EventRequested, eventlog.EventFollowedUp:
 		return KindQuestion, e.ToAgent == agent
-	case router.EventResolved:
+	case eventlog.EventResolved:
 		return KindResolved, ledger.IsHuman(e.By) && (e.FromAgent == agent || e.ToAgent == agent)
-	case router.EventEscalated:
+	case eventlog.EventEscalated:
 		return KindEscalated, e.FromAgent == agent
-	case router.EventAbandoned:
+	case eventlog.EventAbandoned:
 		return KindAbandoned, e.FromAgent == agent && e.By != agent
 	}
 	return "", false
@@ -504,7 +504,7 @@ type builder struct {
 }
 
 // find returns the clarification event e is about, or nil when it is gone.
-func (b *builder) find(e router.Event) (*ledger.Clarification, error) {
+func (b *builder) find(e eventlog.Event) (*ledger.Clarification, error) {
 	l, ok := b.ledgers[e.IssueNumber]
 	if !ok {
 		var err error
@@ -520,7 +520,7 @@ func (b *builder) find(e router.Event) (*ledger.Clarification, error) {
 // entry it delivers, or ok = false when it no longer concerns the agent (a
 // question answered or closed meanwhile, an answer followed up on or
 // closed since, an escalation already decided).
-func (b *builder) build(c *ledger.Clarification, e router.Event, kind Kind) (it Item, entry int, ok bool) {
+func (b *builder) build(c *ledger.Clarification, e eventlog.Event, kind Kind) (it Item, entry int, ok bool) {
 	it = Item{
 		Kind: kind, ID: c.ID, Issue: e.IssueNumber, Topic: c.Topic, From: c.From, To: c.To,
 		By: e.By, Round: e.Round, Blocking: c.Blocking, Status: c.Status, At: e.Timestamp,
@@ -566,7 +566,7 @@ func (b *builder) build(c *ledger.Clarification, e router.Event, kind Kind) (it 
 		if entry < 0 || c.Status != ledger.Escalated {
 			return Item{}, 0, false // already decided: the resolution says it all
 		}
-		it.Body = router.EscalationReason(c)
+		it.Body = c.EscalationReason()
 	case KindAbandoned:
 		entry = lastEntry(c, ledger.Resolution, 0)
 		if entry < 0 || c.Status != ledger.Abandoned {

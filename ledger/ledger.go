@@ -329,6 +329,21 @@ func digits(s string, min int) (int, bool) {
 	return n, true
 }
 
+// EscalationPrefix begins the body of the escalation entries agentx
+// writes; the reason follows it on the first line.
+const EscalationPrefix = "ESCALATED: "
+
+// EscalationReason is the reason of c's latest escalation, or "" if it
+// has none.
+func (c *Clarification) EscalationReason() string {
+	e := c.Current(Escalation)
+	if e == nil {
+		return ""
+	}
+	first, _, _ := strings.Cut(e.Body, "\n")
+	return strings.TrimPrefix(first, EscalationPrefix)
+}
+
 // Current is the latest entry of type t in the thread, or nil.
 func (c *Clarification) Current(t EntryType) *ThreadEntry {
 	for i := len(c.Thread) - 1; i >= 0; i-- {

@@ -7,15 +7,13 @@ import (
 	"github.com/agentx-cli/agentx/ledger"
 )
 
-const escalationPrefix = "ESCALATED: "
-
 // EscalationBody is the text of an escalation entry: what a human needs to
 // decide without reading the whole thread. askerLatest, when set, is the
 // asker's newest position if it is not in the thread (a follow-up refused
 // at the round limit).
 func EscalationBody(issue int, c *ledger.Clarification, reason, askerLatest string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s%s\n", escalationPrefix, clip(reason, maxQuoted))
+	fmt.Fprintf(&b, "%s%s\n", ledger.EscalationPrefix, clip(reason, maxQuoted))
 	where := fmt.Sprintf("issue #%d", issue)
 	if issue == 0 {
 		where = "no issue"
@@ -67,13 +65,5 @@ func quote(s string) string {
 	return q
 }
 
-// EscalationReason is the reason of a clarification's latest escalation,
-// or "" if it has none.
-func EscalationReason(c *ledger.Clarification) string {
-	e := c.Current(ledger.Escalation)
-	if e == nil {
-		return ""
-	}
-	first, _, _ := strings.Cut(e.Body, "\n")
-	return strings.TrimPrefix(first, escalationPrefix)
-}
+// EscalationReason is c.EscalationReason.
+func EscalationReason(c *ledger.Clarification) string { return c.EscalationReason() }

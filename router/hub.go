@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/agentx-cli/agentx/eventlog"
 	"github.com/agentx-cli/agentx/ledger"
 	"github.com/agentx-cli/agentx/workflow"
 )
@@ -16,7 +17,7 @@ import (
 const HubAgent = "agentx"
 
 // EventsFile is the event log's name in the state directory.
-const EventsFile = "events.jsonl"
+const EventsFile = eventlog.File
 
 // Hub routes clarifications. Build it with New.
 type Hub struct {

@@ -6,13 +6,6 @@ import (
 	"github.com/agentx-cli/agentx/ledger"
 )
 
-// ViaRemote marks an event pulled from the shared remote: the change was
-// made on another host, which logged (and mirrors) it there.
-const ViaRemote = "remote"
-
-// Pulled reports whether e is a change another host made.
-func (e Event) Pulled() bool { return e.Via == ViaRemote }
-
 // entryEvents is the event of each thread entry (the first question is
 // EventRequested).
 var entryEvents = map[ledger.EntryType]EventType{
