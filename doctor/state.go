@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/agentx-cli/agentx/internal/words"
 	"io"
 	"io/fs"
 	"os"
@@ -240,9 +241,5 @@ func endLine(path string) error {
 	return f.Close()
 }
 
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
-}
+// plural is words.Plural.
+func plural(n int, one, many string) string { return words.Plural(n, one, many) }

@@ -2,6 +2,7 @@ package lock
 
 import (
 	"bytes"
+	"github.com/agentx-cli/agentx/internal/words"
 	"strconv"
 )
 
@@ -29,9 +30,5 @@ func parseQueue(data []byte, ino uint64, pid int) (waiting, ahead int) {
 	return waiting, ahead
 }
 
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
-}
+// plural is words.Plural.
+func plural(n int, one, many string) string { return words.Plural(n, one, many) }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/agentx-cli/agentx/internal/words"
 	"io"
 	"strconv"
 	"time"
@@ -90,12 +91,8 @@ func (a *app) renderReport(w io.Writer, r *monitor.Report) {
 
 func minute(t time.Time) string { return t.UTC().Format("2006-01-02 15:04") }
 
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
-}
+// plural is words.Plural.
+func plural(n int, one, many string) string { return words.Plural(n, one, many) }
 
 func newClarifyStaleCmd(a *app) *cobra.Command {
 	return &cobra.Command{
