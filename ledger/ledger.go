@@ -2,7 +2,7 @@ package ledger
 
 import (
 	"fmt"
-	"regexp"
+	"github.com/agentx-cli/agentx/internal/words"
 	"strconv"
 	"strings"
 	"unicode"
@@ -391,8 +391,6 @@ func (e *InputError) Error() string {
 	return fmt.Sprintf("%s %q %s", e.Field, v, e.Msg)
 }
 
-var agentRe = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
-
 // ValidateAgent checks an agent name: lowercase letters, digits and dashes,
 // starting with a letter or digit.
 func ValidateAgent(field, name string) error {
@@ -401,7 +399,7 @@ func ValidateAgent(field, name string) error {
 		return &InputError{Field: field, Value: name, Msg: "is empty: give an agent name such as engineer"}
 	case len(name) > MaxAgentLen:
 		return &InputError{Field: field, Value: name, Msg: fmt.Sprintf("is longer than %d bytes", MaxAgentLen)}
-	case !agentRe.MatchString(name):
+	case !words.Slug(name, "-"):
 		return &InputError{Field: field, Value: name, Msg: "is not an agent name: use lowercase letters, digits and dashes (example: product-manager)"}
 	}
 	return nil

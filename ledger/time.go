@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -33,13 +34,16 @@ var layouts = []string{
 // dotNetDate is the PowerShell/.NET JSON date: milliseconds since the
 // epoch, optionally followed by a ±hhmm offset that does not change the
 // instant.
-var dotNetDate = regexp.MustCompile(`^/Date\((-?[0-9]+)(?:[+-][0-9]{4})?\)/$`)
+// Compiled when first needed: most commands never meet one.
+var dotNetDate = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^/Date\((-?[0-9]+)(?:[+-][0-9]{4})?\)/$`)
+})
 
 // ParseTime parses any timestamp form that AgentX writers use.
 func ParseTime(s string) (time.Time, error) {
 	s = strings.TrimSpace(s)
 	if strings.HasPrefix(s, "/Date(") {
-		m := dotNetDate.FindStringSubmatch(s)
+		m := dotNetDate().FindStringSubmatch(s)
 		if m == nil {
 			return time.Time{}, fmt.Errorf("timestamp %q: want /Date(milliseconds)/ with an optional +hhmm offset", s)
 		}

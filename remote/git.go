@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -178,7 +177,7 @@ func (g *Git) resolve(ctx context.Context, ref string) (string, error) {
 // remote: its tree must hold the ledger as a regular file, and the content
 // is decoded by the caller like any ledger file.
 func (g *Git) Read(ctx context.Context, issue int, sha string) (ledger.Snapshot, error) {
-	if !hexID.MatchString(sha) {
+	if !isHexID(sha) {
 		return ledger.Snapshot{}, fmt.Errorf("remote %s: %q is not a commit id", g.Remote, safetext.Line(sha))
 	}
 	data, err := g.git(ctx, nil, nil, "cat-file", "blob", sha+":"+File(issue))
@@ -188,7 +187,19 @@ func (g *Git) Read(ctx context.Context, issue int, sha string) (ledger.Snapshot,
 	return ledger.Snapshot{Version: sha, Data: data}, nil
 }
 
-var hexID = regexp.MustCompile(`^[0-9a-f]{40}([0-9a-f]{24})?$`)
+// isHexID reports whether s is a full object id in lower-case hex, SHA-1
+// (40 digits) or SHA-256 (64).
+func isHexID(s string) bool {
+	if len(s) != 40 && len(s) != 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
 
 // Push implements ledger.Remote: each commit's tree holds the ledger
 // alone; the chain is pushed with a lease on the version fetched (an
@@ -266,7 +277,7 @@ func (g *Git) Head(ctx context.Context, issue int) (string, error) {
 		return "", err
 	}
 	for _, l := range strings.Split(string(out), "\n") {
-		if sha, ref, ok := strings.Cut(l, "\t"); ok && ref == g.Ref(issue) && hexID.MatchString(sha) {
+		if sha, ref, ok := strings.Cut(l, "\t"); ok && ref == g.Ref(issue) && isHexID(sha) {
 			return sha, nil
 		}
 	}
@@ -294,7 +305,7 @@ func (g *Git) Local(ctx context.Context) (map[int]string, error) {
 		if !ok {
 			continue
 		}
-		if n, ok := ledger.IssueOfFile(strings.TrimPrefix(ref, g.Refs+"/") + ".json"); ok && hexID.MatchString(sha) {
+		if n, ok := ledger.IssueOfFile(strings.TrimPrefix(ref, g.Refs+"/") + ".json"); ok && isHexID(sha) {
 			heads[n] = sha
 		}
 	}
@@ -337,7 +348,7 @@ func (g *Git) Log(ctx context.Context, issue, max int) (cs []Change, more bool, 
 	cs = []Change{}
 	for _, rec := range strings.Split(string(out), "\x1e") {
 		f := strings.SplitN(strings.TrimSpace(rec), "\x00", 3)
-		if len(f) != 3 || !hexID.MatchString(f[0]) {
+		if len(f) != 3 || !isHexID(f[0]) {
 			continue
 		}
 		if len(cs) == max {

@@ -36,7 +36,7 @@ const maxPulledCommits = 500
 // answered by architect; ...", then "host: NAME"). The text came from the
 // remote: a host is kept only if it is a plain name.
 func (g *Git) Hosts(ctx context.Context, issue int, from, to string) (map[string]string, error) {
-	if !hexID.MatchString(to) || (from != "" && !hexID.MatchString(from)) {
+	if !isHexID(to) || (from != "" && !isHexID(from)) {
 		return nil, fmt.Errorf("remote %s: not a commit id", g.Remote)
 	}
 	args := []string{"log", "--format=%B%x1e", fmt.Sprintf("--max-count=%d", maxPulledCommits), to}
@@ -96,7 +96,7 @@ func hostName(h string) string {
 // Descends implements ledger.Lineage: git merge-base --is-ancestor, in the
 // local repository.
 func (g *Git) Descends(ctx context.Context, version, base string) (bool, error) {
-	if !hexID.MatchString(version) || !hexID.MatchString(base) {
+	if !isHexID(version) || !isHexID(base) {
 		return false, fmt.Errorf("remote %s: not a commit id", g.Remote)
 	}
 	_, err := g.git(ctx, nil, nil, "merge-base", "--is-ancestor", base, version)

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -166,13 +167,13 @@ func yamlUnmarshal(src []byte, v *yaml.Node) (err error) {
 }
 
 // yamlLine finds "line N" in the YAML parser's messages.
-var yamlLine = regexp.MustCompile(`^yaml: line (\d+): `)
+var yamlLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^yaml: line (\d+): `) })
 
 // yamlError says where the YAML is broken, in the file's lines.
 func yamlError(err error) *FrontMatterError {
 	msg := err.Error()
 	line := 0
-	if m := yamlLine.FindStringSubmatch(msg); m != nil {
+	if m := yamlLine().FindStringSubmatch(msg); m != nil {
 		if n, err := strconv.Atoi(m[1]); err == nil {
 			line = n + 1
 		}

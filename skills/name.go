@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -45,7 +46,7 @@ func NameProblem(name string) string {
 
 // xmlTag finds what Claude's skill format forbids in a description: an
 // XML tag.
-var xmlTag = regexp.MustCompile(`</?[A-Za-z][A-Za-z0-9_.:-]*(\s[^<>]*)?/?>`)
+var xmlTag = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`</?[A-Za-z][A-Za-z0-9_.:-]*(\s[^<>]*)?/?>`) })
 
 // DescriptionProblem says what is wrong with a description, or "".
 func DescriptionProblem(desc string) string {
@@ -58,7 +59,7 @@ func DescriptionProblem(desc string) string {
 	case !utf8.ValidString(desc):
 		return "is not valid UTF-8"
 	}
-	if tag := xmlTag.FindString(desc); tag != "" {
+	if tag := xmlTag().FindString(desc); tag != "" {
 		return fmt.Sprintf("must not hold XML tags (%s)", tag)
 	}
 	return ""

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Ref is a file a skill's Markdown links to: [text](target), ![alt](target)
@@ -41,7 +42,7 @@ func Refs(body []byte, first int) []Ref {
 				fence = f
 				continue
 			}
-			if m := refDef.FindStringSubmatch(line); m != nil {
+			if m := refDef().FindStringSubmatch(line); m != nil {
 				if t := target(m[1]); t != "" {
 					out = append(out, Ref{Target: t, Line: n})
 				}
@@ -54,7 +55,7 @@ func Refs(body []byte, first int) []Ref {
 }
 
 // refDef is a link reference definition: [label]: target.
-var refDef = regexp.MustCompile(`^ {0,3}\[[^\]\\]+\]:\s*(\S.*)$`)
+var refDef = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^ {0,3}\[[^\]\\]+\]:\s*(\S.*)$`) })
 
 // fenceOf returns the fence a line opens (``` or ~~~, or longer), or "".
 func fenceOf(l string) string {
@@ -138,7 +139,7 @@ func target(s string) string {
 }
 
 // scheme starts a URL: http:, mailto:...
-var scheme = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]+:`)
+var scheme = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]+:`) })
 
 // RefProblem says what is wrong with a link of the skill in folder dir,
 // or "" when it is fine: a URL or an anchor, or a file inside the folder
@@ -147,7 +148,7 @@ var scheme = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]+:`)
 // the file with it, and agentx does not look outside.
 func RefProblem(dir, t string) string {
 	switch {
-	case t == "" || strings.HasPrefix(t, "#") || strings.HasPrefix(t, "//") || scheme.MatchString(t):
+	case t == "" || strings.HasPrefix(t, "#") || strings.HasPrefix(t, "//") || scheme().MatchString(t):
 		return ""
 	}
 	if i := strings.IndexAny(t, "#?"); i >= 0 {

@@ -184,7 +184,7 @@ func parseConfig(file string, data []byte) (*Config, error) {
 		for i, name := range c.Priority {
 			p := []string{"priority"}
 			switch {
-			case !agentName.MatchString(name):
+			case !isAgentName(name):
 				d.addf(p, p, agentNameHint, "invalid agent name %q", name)
 			case slices.Index(c.Priority, name) < i:
 				d.addf(p, p, "", "%q is listed twice", name)
@@ -302,7 +302,7 @@ func (d *doc) agent(name string, prim toml.Primitive) (AgentConfig, bool) {
 	}
 	n := len(d.errs)
 	switch {
-	case !agentName.MatchString(name):
+	case !isAgentName(name):
 		d.addf(p, p, agentNameHint, "invalid agent name %q", name)
 	case name == Human:
 		d.addf(p, p, "configure [notify] to reach people", "%q is a built-in target and is never run", Human)

@@ -3,7 +3,7 @@ package workflow
 import (
 	"errors"
 	"fmt"
-	"regexp"
+	"github.com/agentx-cli/agentx/internal/words"
 	"slices"
 	"strings"
 	"time"
@@ -11,8 +11,9 @@ import (
 	"github.com/BurntSushi/toml"
 )
 
-// agentName is the shape of an agent name: lowercase letters, digits and '-'.
-var agentName = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
+// isAgentName reports the shape of an agent name: lowercase letters,
+// digits and '-'.
+func isAgentName(s string) bool { return words.Slug(s, "-") }
 
 const agentNameHint = `agent names are lowercase letters, digits and '-', e.g. "product-manager"`
 

@@ -1,8 +1,8 @@
 package workflow
 
 import (
+	"github.com/agentx-cli/agentx/internal/words"
 	"path"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -33,9 +33,6 @@ type Check struct {
 	// Review: the command gets the diff and the issue's context on stdin.
 	Review bool `json:"review,omitempty"`
 }
-
-// checkName is the shape of a check's name.
-var checkName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
 
 // gate decodes and checks the supervisor gate's keys of one step:
 // evaluate, max_revisions and scope.
@@ -91,7 +88,7 @@ func (d *doc) check(prim toml.Primitive, p, plain []string, s *Step, names *[]st
 	})
 	if _, present := t["name"]; !present {
 		d.addf(with(p, "name"), with(plain, "name"), `e.g. name = "tests"`, "required")
-	} else if def["name"] && !checkName.MatchString(c.Name) {
+	} else if def["name"] && !words.Slug(c.Name, "_-") {
 		d.addf(with(p, "name"), with(plain, "name"), `lowercase letters, digits, '-' and '_', e.g. "tests"`, "invalid check name %q", c.Name)
 	} else if def["name"] && slices.Contains(*names, c.Name) {
 		d.addf(with(p, "name"), with(plain, "name"), "check names must be unique within a step", "step %q has two checks named %q", s.ID, c.Name)

@@ -233,7 +233,7 @@ func (d *doc) step(i int, t map[string]toml.Primitive) Step {
 	if defined["agent"] && s.Agent == "" {
 		p, pp := at("agent")
 		d.addf(p, pp, "", "must not be empty")
-	} else if defined["agent"] && !agentName.MatchString(s.Agent) {
+	} else if defined["agent"] && !isAgentName(s.Agent) {
 		p, pp := at("agent")
 		d.addf(p, pp, agentNameHint, "invalid agent name %q", s.Agent)
 	}
@@ -241,7 +241,7 @@ func (d *doc) step(i int, t map[string]toml.Primitive) Step {
 		p, pp := at("can_clarify")
 		for _, target := range s.CanClarify {
 			switch {
-			case !agentName.MatchString(target):
+			case !isAgentName(target):
 				d.addf(p, pp, agentNameHint+`; "human" asks a person`, "invalid agent name %q", target)
 			case target == s.Agent:
 				d.addf(p, pp, "remove it: an agent cannot ask itself", "step %q lists its own agent %q", s.ID, target)

@@ -60,6 +60,11 @@ type app struct {
 // run executes the command line and returns the exit code.
 func run(ctx context.Context, a *app, args []string) int {
 	cmd := newRootCmd(a)
+	if len(args) > 0 && (args[0] == cobra.ShellCompRequestCmd || args[0] == cobra.ShellCompNoDescRequestCmd) {
+		// wiring the completions walks every command's flags: only a
+		// shell asking for completions pays for it
+		a.registerCompletions(cmd)
+	}
 	cmd.SetArgs(args)
 	cmd.SetIn(a.stdin)
 	cmd.SetOut(a.stdout)

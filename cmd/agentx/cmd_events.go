@@ -8,6 +8,7 @@ import (
 	"io"
 	"regexp"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -185,11 +186,11 @@ func parseSince(s string, now time.Time) (time.Time, error) {
 }
 
 // ageRE splits an age into weeks, days and the rest (a Go duration).
-var ageRE = regexp.MustCompile(`^(?:(\d+)w)?(?:(\d+)d)?(.*)$`)
+var ageRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(?:(\d+)w)?(?:(\d+)d)?(.*)$`) })
 
 // parseAge reads a non-negative age: [Nw][Nd][Go duration], at least one part.
 func parseAge(s string) (time.Duration, bool) {
-	m := ageRE.FindStringSubmatch(s)
+	m := ageRE().FindStringSubmatch(s)
 	if m == nil || s == "" {
 		return 0, false
 	}

@@ -47,6 +47,5 @@ recorded in a per-issue ledger under .agentx/state/clarifications/.`,
 			Long:  exitCodesHelp(),
 		},
 	)
-	a.registerCompletions(root)
 	return root
 }

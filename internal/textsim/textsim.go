@@ -5,6 +5,7 @@ import (
 	"hash/fnv"
 	"slices"
 	"strings"
+	"sync"
 	"unicode"
 )
 
@@ -20,16 +21,17 @@ type Sig []byte
 
 // stopwords carry no meaning of their own; two questions sharing only these
 // are not the same question.
-var stopwords = map[string]bool{}
-
-func init() {
+// The set is built when first needed.
+var stopwords = sync.OnceValue(func() map[string]bool {
+	m := map[string]bool{}
 	for _, w := range strings.Fields(`a an and are as at be but by can could do does
 		for from has have how i if in into is it its me my of on or our shall should so
 		that the their them then there these this those to us was we were what when
 		where which who why will with would you your`) {
-		stopwords[w] = true
+		m[w] = true
 	}
-}
+	return m
+})
 
 // Words splits text into lower-case words (runs of letters and digits),
 // without stopwords, in order of appearance, duplicates kept.
@@ -37,9 +39,10 @@ func Words(text string) []string {
 	fields := strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
 		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
 	})
+	stops := stopwords()
 	out := fields[:0]
 	for _, w := range fields {
-		if !stopwords[w] {
+		if !stops[w] {
 			out = append(out, w)
 		}
 	}
