@@ -1,77 +1,15 @@
+// Command agentx lets AI coding agents ask the agents upstream of them, or a
+// human, clarifying questions while they work on an issue, with every round
+// recorded in a per-issue ledger under .agentx/.
+//
+// This binary is the lean one: the commands that need the MCP server,
+// GitHub, Slack, doctor or skills run agentx-full, found beside it.
 package main
 
 import (
-	"context"
-	"errors"
-	"io"
 	"os"
-	"os/signal"
-	"runtime/debug"
-	"syscall"
 
-	"github.com/mattn/go-isatty"
+	"github.com/agentx-cli/agentx/internal/cli"
 )
 
-func main() {
-	// A command runs for milliseconds and keeps little: collecting garbage
-	// a quarter as often saves CPU (about a tenth of agentx events on a
-	// long log), and a soft limit of 64 MiB keeps the commands that read
-	// every ledger from growing for it. GOGC and GOMEMLIMIT, when set,
-	// still decide.
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(400)
-	}
-	if os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(64 << 20)
-	}
-	ctx, cancel, stop := signalContext()
-	code := run(ctx, &app{
-		stdin:  os.Stdin,
-		stdout: closedOutput{os.Stdout, cancel},
-		stderr: closedOutput{os.Stderr, cancel},
-		getenv: os.Getenv,
-		isTTY:  isatty.IsTerminal(os.Stdout.Fd()),
-	}, os.Args[1:])
-	stop()
-	os.Exit(code)
-}
-
-// signalContext is cancelled by Ctrl-C (SIGINT) and SIGTERM, and by cancel.
-// SIGPIPE is caught only so that it does not kill the process: a write to
-// a pipe whose reader went away then fails with EPIPE, and closedOutput
-// turns that into a cancellation with cause errOutputClosed, so the
-// command stops and cleans up like an interrupted one, quietly (agentx
-// demo | head). A SIGPIPE from any other pipe (a responder that exited
-// without reading its prompt) cancels nothing. stop restores the default
-// handling.
-func signalContext() (ctx context.Context, cancel func(error), stop func()) {
-	ctx, cancel = context.WithCancelCause(context.Background())
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGPIPE)
-	go func() {
-		for s := range sigs {
-			if s != syscall.SIGPIPE {
-				cancel(context.Canceled)
-			}
-		}
-	}()
-	return ctx, cancel, func() {
-		signal.Stop(sigs)
-		cancel(nil)
-	}
-}
-
-// closedOutput is stdout or stderr: a write that finds the reader gone
-// cancels the command (errOutputClosed).
-type closedOutput struct {
-	w      io.Writer
-	cancel func(error)
-}
-
-func (o closedOutput) Write(p []byte) (int, error) {
-	n, err := o.w.Write(p)
-	if errors.Is(err, syscall.EPIPE) {
-		o.cancel(errOutputClosed)
-	}
-	return n, err
-}
+func main() { os.Exit(cli.Main()) }

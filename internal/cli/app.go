@@ -1,0 +1,180 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/fatih/color"
+	"github.com/spf13/cobra"
+
+	"github.com/agentx-cli/agentx/ghmirror"
+	"github.com/agentx-cli/agentx/internal/clock"
+	"github.com/agentx-cli/agentx/internal/relay"
+	"github.com/agentx-cli/agentx/internal/workspace"
+	"github.com/agentx-cli/agentx/router"
+	"github.com/agentx-cli/agentx/slackmode"
+)
+
+// app is what every command is built from: its streams, environment and
+// global options. Tests build one with buffers and run commands in-process.
+type app struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	getenv         func(string) string
+	isTTY          bool
+
+	// global flags
+	root    string
+	json    bool
+	noColor bool
+
+	now     clock.Clock
+	started bool // set once flags parsed and a command began to run
+
+	side *sideMonitor // the monitor run as a side effect, when armed
+
+	who *router.Caller // who this process acts as (caller)
+	as  string         // --as: the person acting as human
+
+	// the workspace and hub, opened once per command and shared with the
+	// side-effect monitor
+	ws *workspace.Workspace
+	hb *router.Hub
+
+	// GitHub mode as a side effect of this command, opened once (nil: not
+	// yet)
+	ghSide *ghmirror.Side
+	// Slack mode, likewise (nil: not yet)
+	sl     *slackmode.Mode
+	slSide *relay.Mode
+
+	ctx     context.Context // the command's, for work done on the side (the remote's refresh)
+	offline bool            // --offline: never reach the remote
+}
+
+// run executes the command line and returns the exit code.
+func run(ctx context.Context, a *app, args []string) int {
+	cmd := newRootCmd(a)
+	if len(args) > 0 && (args[0] == cobra.ShellCompRequestCmd || args[0] == cobra.ShellCompNoDescRequestCmd) {
+		// wiring the completions walks every command's flags: only a
+		// shell asking for completions pays for it
+		a.registerCompletions(cmd)
+	}
+	cmd.SetArgs(args)
+	cmd.SetIn(a.stdin)
+	cmd.SetOut(a.stdout)
+	cmd.SetErr(a.stderr)
+	err := cmd.ExecuteContext(ctx)
+	defer a.noteUnsynced()
+	if err == nil {
+		a.flushMonitor(nil)
+		return 0
+	}
+	if !a.started {
+		// cobra failed before parsing flags (unknown command or flag): honour
+		// --json all the same, so scripts always get JSON errors.
+		a.json = a.json || slices.Contains(args, "--json")
+		err = &usageError{err: err}
+	}
+	if ctx.Err() != nil {
+		err = &interruptedError{err: err}
+		if errors.Is(context.Cause(ctx), errOutputClosed) {
+			// nobody reads the output any more: nothing to tell them
+			err = &codedError{code: exitInterrupted, msg: err.Error(), quiet: true}
+		}
+	}
+	a.flushMonitor(err)
+	return a.fail(err)
+}
+
+// errOutputClosed is the cause of a context cancelled because the reader
+// of the output went away (SIGPIPE).
+var errOutputClosed = errors.New("the output was closed")
+
+// prepare resolves the global options, puts who acts in the command's
+// context for every hub call it makes, and checks that cmd's required
+// flags were given; it runs before every command.
+func (a *app) prepare(cmd *cobra.Command) error {
+	a.started = true
+	cmd.SetContext(router.WithCaller(cmd.Context(), a.caller()))
+	a.ctx = cmd.Context()
+	if err := cmd.ValidateRequiredFlags(); err != nil {
+		return &usageError{err: err} // cobra's own check would make it exit 1
+	}
+	if a.root == "" {
+		a.root = a.getenv("AGENTX_ROOT")
+	}
+	now, err := clock.FromEnv(a.getenv(clock.EnvVar))
+	if err != nil {
+		return &usageError{err: err}
+	}
+	a.now = now
+	return nil
+}
+
+// colorOn reports whether output may be coloured: a terminal, and none of
+// --no-color, NO_COLOR or CLICOLOR=0.
+func (a *app) colorOn() bool {
+	return a.isTTY && !a.noColor && !a.json && a.getenv("NO_COLOR") == "" && a.getenv("CLICOLOR") != "0"
+}
+
+// paint returns a function that colours text when colour is on.
+func (a *app) paint(attrs ...color.Attribute) func(string) string {
+	c := color.New(attrs...)
+	if a.colorOn() {
+		c.EnableColor()
+	} else {
+		c.DisableColor()
+	}
+	return func(s string) string { return c.Sprint(s) }
+}
+
+// startDir is where a workspace search begins: --root, AGENTX_ROOT or the
+// working directory.
+func (a *app) startDir() (string, error) {
+	if a.root != "" {
+		return filepath.Abs(a.root)
+	}
+	return os.Getwd()
+}
+
+// open finds the workspace and loads its configuration and workflows.
+func (a *app) open() (*workspace.Workspace, error) {
+	if a.ws != nil {
+		return a.ws, nil
+	}
+	cwd, err := os.Getwd()
+	if err != nil {
+		return nil, err
+	}
+	ws, err := workspace.Open(a.root, cwd, a.now)
+	if err != nil {
+		return nil, err
+	}
+	ws.Store.SetOffline(a.offline)
+	a.logPulled(ws)
+	a.ws = ws
+	return ws, nil
+}
+
+// runE adapts a command body to cobra, with the context.
+func runE(fn func(ctx context.Context, cmd *cobra.Command, args []string) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		return fn(cmd.Context(), cmd, args)
+	}
+}
+
+// printf writes text output (never used under --json).
+func (a *app) printf(format string, args ...any) {
+	fmt.Fprintf(a.stdout, format, args...)
+}
+
+const (
+	boldAttr  = color.Bold
+	faintAttr = color.Faint
+)

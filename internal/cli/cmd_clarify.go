@@ -1,0 +1,715 @@
+package cli
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"github.com/agentx-cli/agentx/monitor"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/mattn/go-isatty"
+	"github.com/spf13/cobra"
+
+	"github.com/agentx-cli/agentx/internal/safetext"
+	"github.com/agentx-cli/agentx/internal/workspace"
+	"github.com/agentx-cli/agentx/ledger"
+	"github.com/agentx-cli/agentx/router"
+)
+
+// hub opens the workspace and the hub over it.
+func (a *app) hub() (*workspace.Workspace, *router.Hub, error) {
+	ws, err := a.open()
+	if err != nil {
+		return nil, nil, err
+	}
+	if a.hb == nil {
+		a.hb = router.New(ws.Store, ws.Rules, ws.Root)
+		a.hb.Warn = func(err error) { a.warnf("%v", err) }
+		a.remoteSide(ws)
+	}
+	return ws, a.hb, nil
+}
+
+// text returns flag's value, or else stdin when it is not a terminal; no
+// text either way is a usage error naming the flag.
+func (a *app) text(flagName, value string) (string, error) {
+	if value != "" {
+		return value, nil
+	}
+	missing := &usageError{err: fmt.Errorf("%s is required: give %s TEXT, or pipe the text on stdin", flagName, flagName)}
+	if f, ok := a.stdin.(interface{ Fd() uintptr }); ok && isatty.IsTerminal(f.Fd()) {
+		return "", missing
+	}
+	b, err := io.ReadAll(io.LimitReader(a.stdin, ledger.MaxBodyLen+1))
+	if err != nil {
+		return "", fmt.Errorf("read stdin: %w", err)
+	}
+	text := strings.TrimSpace(string(b))
+	if text == "" {
+		return "", missing
+	}
+	return text, nil
+}
+
+// agentDefault returns an agent flag's value, else AGENTX_AGENT.
+func (a *app) agentDefault(v string) string {
+	if v == "" {
+		return a.getenv("AGENTX_AGENT")
+	}
+	return v
+}
+
+// requireAgent is claim for a flag the command cannot do without: neither
+// the flag nor AGENTX_AGENT is a usage error naming the flag.
+func (a *app) requireAgent(flag, v string) (string, error) {
+	v, err := a.claim(flag, v)
+	if err != nil {
+		return "", err
+	}
+	return required(flag, v)
+}
+
+// required refuses an empty agent flag as a usage error.
+func required(flag, v string) (string, error) {
+	if v == "" {
+		return "", &usageError{err: fmt.Errorf("--%s is required (or set AGENTX_AGENT)", flag)}
+	}
+	return v, nil
+}
+
+// issueFlag is an --issue flag that also reads AGENTX_ISSUE.
+type issueFlag struct {
+	raw string
+}
+
+func (f *issueFlag) register(cmd *cobra.Command, usage string) {
+	cmd.Flags().StringVar(&f.raw, "issue", "", usage+" (default $AGENTX_ISSUE)")
+}
+
+// get returns the issue number, or nil when neither flag nor env gives one.
+func (f *issueFlag) get(a *app) (*int, error) {
+	raw := f.raw
+	if raw == "" {
+		raw = a.getenv("AGENTX_ISSUE")
+	}
+	if raw == "" {
+		return nil, nil
+	}
+	n, err := ledger.ParseIssue(raw)
+	if err != nil {
+		return nil, &usageError{err: fmt.Errorf("--issue: %w", err)}
+	}
+	return &n, nil
+}
+
+func (f *issueFlag) require(a *app) (int, error) {
+	n, err := f.get(a)
+	if err != nil {
+		return 0, err
+	}
+	if n == nil {
+		return 0, &usageError{err: fmt.Errorf("--issue is required (or set AGENTX_ISSUE)")}
+	}
+	return *n, nil
+}
+
+// action checks --format, opens the hub and runs one action on a
+// clarification, returning the record it returns.
+func (a *app) action(format string, fn func(h *router.Hub) (router.Record, error)) (*router.Hub, router.Record, error) {
+	if err := checkFormat(format); err != nil {
+		return nil, router.Record{}, err // before acting: a bad flag changes nothing
+	}
+	_, h, err := a.hub()
+	if err != nil {
+		return nil, router.Record{}, err
+	}
+	rec, err := fn(h)
+	return h, rec, err
+}
+
+// act runs one action (action) and prints the record it returns.
+func (a *app) act(format string, fn func(h *router.Hub) (router.Record, error)) error {
+	_, rec, err := a.action(format, fn)
+	if err != nil {
+		return err
+	}
+	return a.printRecord(rec, format)
+}
+
+// printRecord prints one clarification in the chosen rendering, as it
+// stands once the side monitor has run.
+func (a *app) printRecord(r router.Record, format string) error {
+	r = a.afterMonitor(r)
+	return a.emit(r, func() {
+		if format == formatMarkdown {
+			renderMarkdown(a.stdout, r)
+			return
+		}
+		a.renderThread(a.stdout, r)
+	})
+}
+
+// afterMonitor runs the side monitor now, if it is armed and has not run,
+// and returns r as it stands afterwards: the monitor may have moved it (it
+// escalates a question just asked that closes a deadlock).
+func (a *app) afterMonitor(r router.Record) router.Record {
+	if a.hb == nil {
+		return r
+	}
+	rep := a.monitorNow(a.hb)
+	if rep == nil || !slices.ContainsFunc(rep.Acted(), func(f monitor.Finding) bool { return f.ID == r.ID && f.Result == monitor.Done }) {
+		return r // the monitor did not touch it: no need to read the ledger again
+	}
+	cur, err := a.hb.Get(r.ID)
+	if err != nil {
+		return r
+	}
+	if r.Outcome != "" && r.Outcome != router.OutcomeSuperseded {
+		// what came of the ask, as the monitor left it (a retry it made)
+		cur = router.OutcomeOf(cur)
+		if cur.Outcome == r.Outcome {
+			cur.Detail = r.Detail
+		}
+	} else {
+		cur.Outcome, cur.Detail = r.Outcome, r.Detail
+	}
+	return cur
+}
+
+// outcomeNote tells the asker what came of the responder, where the record
+// alone does not say it: a failure to be retried (on stderr, in text: under
+// --json the record says it), an answer that came too late (a warning).
+func (a *app) outcomeNote(r router.Record) {
+	switch r.Outcome {
+	case router.OutcomeRetrying:
+		if !a.json {
+			fmt.Fprintf(a.stderr, "%s: %s.\nWait for the answer: agentx clarify wait %s\n", safetext.Line(r.ID), safetext.Line(r.Detail), safetext.Line(r.ID))
+		}
+	case router.OutcomeSuperseded:
+		a.warnf("%s: %s", r.ID, r.Detail)
+	}
+}
+
+// wait waits for rec's answer (outsideWait: also reading answers given on
+// GitHub and in Slack), running the monitor when its next action on the clarification
+// comes due (the retry of a failed responder), unless the side monitor is
+// off; what the monitor changed is mirrored to GitHub and Slack as after
+// any run.
+func (a *app) wait(ctx context.Context, h *router.Hub, id string, timeout time.Duration) (router.Record, error) {
+	ghWait := func(ctx context.Context, id string, d time.Duration) (router.Record, error) {
+		return a.outsideWait(ctx, h, id, d)
+	}
+	if a.side == nil {
+		return ghWait(ctx, id, timeout)
+	}
+	return monitor.New(h).Wait(ctx, id, timeout, ghWait, func(r *monitor.Report) {
+		a.monitorDuring(r)
+		a.outsideSide(ctx, h, false)
+	})
+}
+
+// actWait is act for the commands that wait for an answer: fn's record,
+// after the side monitor, is waited on for up to timeout and its answer
+// printed (awaitAnswer).
+func (a *app) actWait(ctx context.Context, format string, thread bool, timeout time.Duration, fn func(h *router.Hub) (router.Record, error)) error {
+	a.waiting(timeout)
+	h, rec, err := a.action(format, fn)
+	if err != nil {
+		return err
+	}
+	rec = a.afterMonitor(rec)
+	a.outcomeNote(rec)
+	return a.awaitAnswer(ctx, h, rec, timeout, format, thread)
+}
+
+// awaitAnswer waits up to timeout for rec to be answered, unless it is
+// settled already, and prints what settled it: the answer (or a person's
+// decision) alone on stdout, for a script to capture; the thread with
+// --format (thread) or the record under --json. A wait that ends with no
+// answer (timed out, or the question escalated to a human or abandoned) is
+// exit 8 with the id alone on stdout, or under --json the record in the
+// error document's data: the asker records its assumption on that id.
+func (a *app) awaitAnswer(ctx context.Context, h *router.Hub, rec router.Record, timeout time.Duration, format string, thread bool) error {
+	if !router.Settled(rec.Clarification) {
+		got, err := a.wait(ctx, h, rec.ID, timeout)
+		var te *router.WaitTimeoutError
+		if errors.As(err, &te) {
+			return a.noAnswer(got, te.Error(), te.Hint())
+		}
+		if err != nil {
+			return err
+		}
+		rec = got
+	}
+	switch rec.Status {
+	case ledger.Escalated:
+		return a.noAnswer(rec, fmt.Sprintf("%s: escalated to a human (%s): no answer", rec.ID, router.EscalationReason(rec.Clarification)),
+			router.Guidance+fmt.Sprintf(" (the person's decision comes later: `agentx clarify wait %s` picks it up)", rec.ID))
+	case ledger.Abandoned:
+		return a.noAnswer(rec, fmt.Sprintf("%s: abandoned: no answer will come", rec.ID), "proceed on your best judgment")
+	}
+	// Delivered here: the inbox does not deliver it again. The one waiting
+	// is this process's agent, else (a shell) the asker.
+	a.markSeen(ctx, h.Store, cmp.Or(a.getenv("AGENTX_AGENT"), rec.From), rec)
+	if a.json || thread {
+		return a.printRecord(rec, format)
+	}
+	a.printf("%s\n", answerOf(rec.Clarification))
+	return nil
+}
+
+// answerOf is what settled an answered or resolved clarification for its
+// asker: a person's decision, else the round's answer (every reply to it),
+// else the resolution.
+func answerOf(c *ledger.Clarification) string {
+	res, ans := c.Current(ledger.Resolution), c.RoundAnswer()
+	switch {
+	case c.Status == ledger.Resolved && res != nil && (res.From == ledger.Human || ans == ""):
+		return res.Body
+	case ans != "":
+		return ans
+	}
+	return ""
+}
+
+// noAnswer is the end of a wait with no answer: exit 8, the id alone on
+// stdout (nothing under --json, where the error document carries rec).
+func (a *app) noAnswer(rec router.Record, msg, hint string) error {
+	if !a.json {
+		a.printf("%s\n", rec.ID)
+	}
+	return &codedError{code: exitWaitTimeout, msg: msg, hint: hint, data: rec}
+}
+
+func newClarifyCmd(a *app) *cobra.Command {
+	list := newClarifyListCmd(a)
+	cmd := &cobra.Command{
+		Use:   "clarify",
+		Short: "Ask, answer, follow up, resolve and list clarifications (bare: list)",
+		Long: `Clarifications are questions an agent asks another agent, or a human, while
+working on an issue. Each lives in .agentx/state/clarifications/issue-N.json
+as CLR-N-NNN and moves through pending → answered → resolved, with follow-up
+rounds, and escalation to a human when the round limit is reached.
+
+Bare "agentx clarify" lists the open clarifications (like "clarify list").`,
+		Args: cobra.NoArgs,
+		RunE: list.RunE,
+		// Every clarify subcommand runs the monitor as a side effect.
+		PersistentPreRunE: func(c *cobra.Command, args []string) error {
+			if err := a.prepare(c); err != nil {
+				return err
+			}
+			a.armMonitor(c.Context())
+			return nil
+		},
+	}
+	cmd.Flags().AddFlagSet(list.Flags())
+	cmd.AddCommand(
+		newAskCmd(a),
+		newAnswerCmd(a),
+		newFollowupCmd(a),
+		newResolveCmd(a),
+		newCloseCmd(a, "escalate", "Hand a clarification to a human, with a summary to decide on"),
+		newCloseCmd(a, "abandon", "Close a clarification nobody will finish"),
+		newCancelCmd(a),
+		newShowCmd(a),
+		list,
+		newWaitCmd(a),
+		newStatsCmd(a),
+		newAssumeCmd(a),
+		newClarifyStaleCmd(a),
+	)
+	return cmd
+}
+
+func newAskCmd(a *app) *cobra.Command {
+	var (
+		issue                               issueFlag
+		from, to, topic, question, wf, step string
+		nonBlocking, wait                   bool
+		timeout                             time.Duration
+		format                              string
+		options                             []string
+	)
+	cmd := &cobra.Command{
+		Use:   "ask --issue N --from A --to B --topic T [--question Q | stdin]",
+		Short: "Ask a clarifying question (checked against the workflow rules)",
+		Long: `Ask agent B (or human) a question on issue N. The workflow decides whether
+A may ask B (can_clarify) and whether A may block on the answer. If B has a
+responder in config.toml it is run and its answer recorded at once; else the
+question stays pending until someone runs "agentx clarify answer". A
+responder that fails is retried once, its retry_delay later (default 30s),
+by the next agentx command or the asker's wait: the ask prints the id and
+says when (under --json, "outcome": "retrying" and "retryAt"), exit 0. A
+responder answer that comes after someone else's is not recorded (outcome
+superseded, with a warning).
+
+With --wait, block until the answer comes and print it alone, for a script to
+capture (the thread with --format text|markdown, the record with --json). No
+answer (the --timeout passed, or the question went to a human or was
+abandoned) is exit 8 with the id alone on stdout (under --json, the error's
+data.id): proceed on your best judgment and record your assumption with
+"agentx clarify assume ID".`,
+		Example: `  agentx clarify ask --issue 42 --from engineer --to architect \
+    --topic "Database adapter" --question "PostgreSQL or SQLite for local dev?"
+  echo "Ship behind a flag?" | agentx clarify ask --issue 42 --from engineer --to human --topic Rollout --wait --timeout 5m`,
+		Args: cobra.NoArgs,
+		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+			if err := checkFormat(format); err != nil {
+				return err
+			}
+			n, err := issue.require(a)
+			if err != nil {
+				return err
+			}
+			asker, err := a.requireAgent("from", from)
+			if err != nil {
+				return err
+			}
+			q, err := a.text("--question", question)
+			if err != nil {
+				return err
+			}
+			_, h, err := a.hub()
+			if err != nil {
+				return err
+			}
+			if wait {
+				a.waiting(timeout)
+			}
+			rec, err := h.Ask(ctx, router.AskRequest{
+				Issue: n, From: asker, To: to, Topic: topic, Question: q,
+				NonBlocking: nonBlocking, Workflow: wf, Step: step, Options: options,
+			})
+			if err != nil {
+				return err
+			}
+			rec = a.afterMonitor(rec)
+			a.outcomeNote(rec)
+			if wait {
+				if !a.json && !router.Settled(rec.Clarification) {
+					fmt.Fprintf(a.stderr, "%s asked; waiting up to %s for %s...\n", rec.ID, timeout, rec.To)
+				}
+				return a.awaitAnswer(ctx, h, rec, timeout, format, cmd.Flags().Changed("format"))
+			}
+			if a.json || format == formatMarkdown {
+				return a.printRecord(rec, format)
+			}
+			a.printf("%s\n", rec.ID)
+			if ans := rec.Current(ledger.Answer); rec.Status == ledger.Answered && ans != nil {
+				a.printf("%s", safetext.Indent(ans.Body, safetext.Line(ans.From)+" answered: ", "  "))
+			}
+			return nil
+		}),
+	}
+	f := cmd.Flags()
+	issue.register(cmd, "issue number (0 = no issue)")
+	f.StringVar(&from, "from", "", "asking agent (default $AGENTX_AGENT)")
+	f.StringVar(&to, "to", "", "agent to ask, or human")
+	f.StringVar(&topic, "topic", "", "short subject")
+	f.StringVar(&question, "question", "", "the question (default: read stdin)")
+	f.BoolVar(&nonBlocking, "non-blocking", false, "keep working while the question is open")
+	f.StringArrayVar(&options, "option", nil, "a choice offered (repeatable); in Slack a person may answer with its number")
+	f.StringVar(&wf, "workflow", "", "workflow whose rules apply (default: config's default_workflow)")
+	f.StringVar(&step, "step", "", "step id whose rules apply (default: the asker's step)")
+	f.BoolVar(&wait, "wait", false, "wait for the answer and print it alone (--format: the thread); exit 8 and the id when none comes")
+	f.DurationVar(&timeout, "timeout", 10*time.Minute, "how long --wait waits")
+	formatFlag(cmd, &format)
+	_ = cmd.MarkFlagRequired("to")
+	_ = cmd.MarkFlagRequired("topic")
+	return cmd
+}
+
+func newAnswerCmd(a *app) *cobra.Command {
+	var from, as, body, format string
+	cmd := &cobra.Command{
+		Use:   "answer ID [--from B | --from human [--as NAME]] [--body TEXT | stdin]",
+		Short: "Answer the current round: the asked agent, or a person as human",
+		Long: `Answer the current round of a clarification. An agent answers what it was
+asked: a process launched as an agent (AGENTX_AGENT) answers only as that
+agent. A person answers a question to human, or for the agent asked, as
+human, from a shell without AGENTX_AGENT set; the entry records the person's
+name (--as NAME, else git config user.email or user.name, else $USER).`,
+		Example: `  agentx clarify answer CLR-42-001 --body "Repository pattern: SQLite in dev, PostgreSQL in prod."
+  agentx clarify answer CLR-42-002 --from human --body "Yes, behind a flag, default off."`,
+		Args: cobra.ExactArgs(1),
+		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+			text, err := a.text("--body", body)
+			if err != nil {
+				return err
+			}
+			return a.act(format, func(h *router.Hub) (router.Record, error) {
+				who, err := a.claimAs(from, as)
+				if err != nil {
+					return router.Record{}, err
+				}
+				return h.Answer(ctx, args[0], who, text)
+			})
+		}),
+	}
+	cmd.Flags().StringVar(&from, "from", "", "who answers: the asked agent, or human (default $AGENTX_AGENT, else the asked agent)")
+	cmd.Flags().StringVar(&as, "as", "", "the person answering as human (implies --from human; default: git user.email, user.name, $USER)")
+	cmd.Flags().StringVar(&body, "body", "", "the answer (default: read stdin)")
+	formatFlag(cmd, &format)
+	return cmd
+}
+
+func newFollowupCmd(a *app) *cobra.Command {
+	var from, body, format string
+	var wait bool
+	var timeout time.Duration
+	cmd := &cobra.Command{
+		Use:   "followup ID [--from A] [--body TEXT | stdin]",
+		Short: "Ask the next round; at the round limit the clarification escalates instead",
+		Args:  cobra.ExactArgs(1),
+		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+			text, err := a.text("--body", body)
+			if err != nil {
+				return err
+			}
+			who, err := a.claim("from", from)
+			if err != nil {
+				return err
+			}
+			followup := func(h *router.Hub) (router.Record, error) {
+				return h.Followup(ctx, args[0], who, text)
+			}
+			if wait {
+				return a.actWait(ctx, format, cmd.Flags().Changed("format"), timeout, followup)
+			}
+			_, rec, err := a.action(format, followup)
+			if err != nil {
+				return err
+			}
+			rec = a.afterMonitor(rec)
+			a.outcomeNote(rec)
+			return a.printRecord(rec, format)
+		}),
+	}
+	cmd.Flags().StringVar(&from, "from", "", "the asking agent (default $AGENTX_AGENT, else the asker)")
+	cmd.Flags().StringVar(&body, "body", "", "the follow-up question (default: read stdin)")
+	cmd.Flags().BoolVar(&wait, "wait", false, "wait for the answer and print it alone (--format: the thread); exit 8 and the id when none comes")
+	cmd.Flags().DurationVar(&timeout, "timeout", 10*time.Minute, "how long --wait waits")
+	formatFlag(cmd, &format)
+	return cmd
+}
+
+func newResolveCmd(a *app) *cobra.Command {
+	var from, as, body, format string
+	cmd := &cobra.Command{
+		Use:   "resolve ID [--from A | --from human [--as NAME]] [--body TEXT]",
+		Short: "Close a clarification: the asker once answered, or a person (also after escalation)",
+		Long: `Close a clarification. Its asker closes it once answered: a process launched
+as an agent (AGENTX_AGENT) resolves only as that agent. A person closes any
+open clarification, and only a person closes an escalated one: as human,
+from a shell without AGENTX_AGENT set; the entry records the person's name
+(--as NAME, else git config user.email or user.name, else $USER).`,
+		Example: `  agentx clarify resolve CLR-42-001 --body "Proceeding with the repository pattern"
+  agentx clarify resolve CLR-42-003 --from human --body "decision: ship JSON only"
+  agentx clarify resolve CLR-42-003 --as alice@example.com --body "decision: ship JSON only"`,
+		Args: cobra.ExactArgs(1),
+		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+			return a.act(format, func(h *router.Hub) (router.Record, error) {
+				who, err := a.claimAs(from, as)
+				if err != nil {
+					return router.Record{}, err
+				}
+				rec, err := h.Resolve(ctx, args[0], who, body)
+				if err == nil {
+					a.markResolved(ctx, h.Store, rec)
+				}
+				return rec, err
+			})
+		}),
+	}
+	cmd.Flags().StringVar(&from, "from", "", "the asker, or human (default $AGENTX_AGENT, else the asker)")
+	cmd.Flags().StringVar(&as, "as", "", "the person resolving as human (implies --from human; default: git user.email, user.name, $USER)")
+	cmd.Flags().StringVar(&body, "body", "", "the resolution or decision (default: the last answer)")
+	formatFlag(cmd, &format)
+	return cmd
+}
+
+// newCloseCmd builds escalate and abandon, which differ only in the call.
+func newCloseCmd(a *app, name, short string) *cobra.Command {
+	var reason, format string
+	cmd := &cobra.Command{
+		Use:   name + " ID [--reason TEXT]",
+		Short: short,
+		Args:  cobra.ExactArgs(1),
+		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+			return a.act(format, func(h *router.Hub) (router.Record, error) {
+				if name == "escalate" {
+					return h.Escalate(ctx, args[0], reason)
+				}
+				by, err := a.claim("from", "")
+				if err != nil {
+					return router.Record{}, err
+				}
+				return h.Abandon(ctx, args[0], by, reason)
+			})
+		}),
+	}
+	cmd.Flags().StringVar(&reason, "reason", "", "why")
+	formatFlag(cmd, &format)
+	return cmd
+}
+
+func newCancelCmd(a *app) *cobra.Command {
+	var from string
+	cmd := &cobra.Command{
+		Use:   "cancel ID [--from A]",
+		Short: "Withdraw your own question (recorded as abandoned, reason cancelled)",
+		Args:  cobra.ExactArgs(1),
+		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+			return a.act(formatText, func(h *router.Hub) (router.Record, error) {
+				who, err := a.claim("from", from)
+				if err != nil {
+					return router.Record{}, err
+				}
+				return h.Cancel(ctx, args[0], who)
+			})
+		}),
+	}
+	cmd.Flags().StringVar(&from, "from", "", "the asker (default $AGENTX_AGENT, else the asker)")
+	return cmd
+}
+
+func newShowCmd(a *app) *cobra.Command {
+	var issue issueFlag
+	var format string
+	cmd := &cobra.Command{
+		Use:   "show ID | show --issue N",
+		Short: "Show a clarification's thread, or every thread of an issue",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+			if err := checkFormat(format); err != nil {
+				return err
+			}
+			n, err := issue.get(a)
+			if err != nil {
+				return err
+			}
+			if (len(args) == 1) == (issue.raw != "") || (len(args) == 0 && n == nil) {
+				return &usageError{err: fmt.Errorf("give a clarification id or --issue N (not both)")}
+			}
+			_, h, err := a.hub()
+			if err != nil {
+				return err
+			}
+			a.monitorNow(h) // show the state the monitor leaves
+			if len(args) == 1 {
+				rec, err := h.Get(args[0])
+				if err != nil {
+					return err
+				}
+				a.markSeen(ctx, h.Store, a.getenv("AGENTX_AGENT"), rec)
+				return a.printRecord(rec, format)
+			}
+			recs, err := h.Issue(*n)
+			if err != nil {
+				return err
+			}
+			a.markSeen(ctx, h.Store, a.getenv("AGENTX_AGENT"), recs...)
+			return a.emit(recs, func() {
+				if len(recs) == 0 {
+					a.printf("No clarifications on issue #%d.\n", *n)
+				}
+				for i, r := range recs {
+					if i > 0 {
+						a.printf("\n")
+					}
+					if format == formatMarkdown {
+						renderMarkdown(a.stdout, r)
+					} else {
+						a.renderThread(a.stdout, r)
+					}
+				}
+			})
+		}),
+	}
+	issue.register(cmd, "show every thread of this issue")
+	formatFlag(cmd, &format)
+	return cmd
+}
+
+func newClarifyListCmd(a *app) *cobra.Command {
+	var (
+		issue    issueFlag
+		statuses []string
+		agent    string
+		all      bool
+	)
+	cmd := &cobra.Command{
+		Use:   "list [--issue N] [--status S]... [--agent A] [--all]",
+		Short: "List clarifications (open ones unless --all or --status)",
+		Args:  cobra.NoArgs,
+		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+			n, err := issue.get(a)
+			if err != nil {
+				return err
+			}
+			f := router.Filter{Issue: n, Agent: agent, All: all}
+			for _, s := range statuses {
+				st := ledger.Status(s)
+				if !st.Valid() {
+					return &usageError{err: fmt.Errorf("--status %q: use one of pending, answered, stale, escalated, resolved, abandoned", s)}
+				}
+				f.Statuses = append(f.Statuses, st)
+			}
+			_, h, err := a.hub()
+			if err != nil {
+				return err
+			}
+			a.monitorNow(h) // list the state the monitor leaves
+			recs, errs, err := h.List(f)
+			if err != nil {
+				return err
+			}
+			for _, e := range errs {
+				a.warnf("skipped %v", e)
+			}
+			if recs == nil {
+				recs = []router.Record{}
+			}
+			return a.emit(recs, func() {
+				if len(recs) == 0 && a.isTTY {
+					a.printf("No clarifications to show.\n")
+					return
+				}
+				a.renderList(a.stdout, recs, a.now())
+			})
+		}),
+	}
+	issue.register(cmd, "only this issue")
+	cmd.Flags().StringSliceVar(&statuses, "status", nil, "only these statuses (repeatable or comma-separated)")
+	cmd.Flags().StringVar(&agent, "agent", "", "only where this agent asks or is asked")
+	cmd.Flags().BoolVar(&all, "all", false, "include resolved and abandoned")
+	return cmd
+}
+
+func newWaitCmd(a *app) *cobra.Command {
+	var timeout time.Duration
+	var format string
+	cmd := &cobra.Command{
+		Use:   "wait ID [--timeout D]",
+		Short: "Wait for the answer and print it alone (exit 8 and the id when none comes)",
+		Long: `Wait until the clarification is answered and print the answer alone on
+stdout (a person's decision, if one resolved it), for a script to capture; the
+thread with --format text|markdown, the record with --json. No answer (the
+--timeout passed, or the question went to a human or was abandoned) is exit 8
+with the id alone on stdout (under --json, the error's data).`,
+		Args: cobra.ExactArgs(1),
+		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+			return a.actWait(ctx, format, cmd.Flags().Changed("format"), timeout, func(h *router.Hub) (router.Record, error) {
+				return h.Get(args[0])
+			})
+		}),
+	}
+	cmd.Flags().DurationVar(&timeout, "timeout", 10*time.Minute, "how long to wait")
+	formatFlag(cmd, &format)
+	return cmd
+}

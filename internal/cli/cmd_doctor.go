@@ -1,0 +1,87 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentx-cli/agentx/doctor"
+	"github.com/agentx-cli/agentx/internal/safetext"
+)
+
+func newDoctorCmd(a *app) *cobra.Command {
+	var fix bool
+	cmd := &cobra.Command{
+		Use:   "doctor [--fix]",
+		Short: "Check the workspace's state: ledgers, schema, locks, temp files, index, statuses, inbox marks, event log (--fix repairs)",
+		Long: `Check every ledger under .agentx/state/clarifications/: it must parse, pass
+agentx's validation and the AgentX ledger schema (agentx's own "agentx" key
+aside; a ledger from another AgentX tool that bends the schema is a warning;
+a ledger version that passed is remembered in .agentx/state/doctor/ and not
+checked against the schema again).
+Find lock files left by dead processes and temp files left by killed writers,
+and verify the per-issue index of open clarifications (.agentx/state/index/)
+against the ledgers. Check the files beside them: agent-status.json, the hook
+records (hooks/issue-N.json) and the inbox marks (inbox/AGENT.json) must parse
+and be regular files, not links; the end of the event log (events.jsonl, its
+last MiB) must be whole events, ending in a newline. In remote mode, each
+issue's sync state (.agentx/state/remote/issue-N.json, the outbox of changes
+not yet published) must parse; it is a record, never moved aside.
+
+With --fix, stale locks and old temp files are removed, the index is rebuilt
+from the ledgers, a status, hook or inbox file that does not parse is moved
+aside (NAME.corrupt-TIME: its content is kept, and the next write starts it
+afresh), and a torn last event line is ended with a newline. A corrupt ledger
+is never rewritten, nor the event log: fix the ledger by hand or move it aside.
+A symbolic link is reported, never followed or removed. Exits 7 while errors
+remain.`,
+		Args: cobra.NoArgs,
+		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+			ws, err := a.open()
+			if err != nil {
+				return err
+			}
+			r, err := doctor.Run(ctx, ws.Store, doctor.Options{Fix: fix, StaleAge: ws.Rules.Config.Lock.StaleAge.Duration, Now: a.now})
+			if err != nil {
+				return err
+			}
+			if err := a.emit(r, func() {
+				a.printf("Checked %d %s (%d clarifications, %d open) and %d lock %s.\n",
+					r.Ledgers, plural(r.Ledgers, "ledger", "ledgers"), r.Clarifications, r.Open, r.LockFiles, plural(r.LockFiles, "file", "files"))
+				for _, f := range r.Findings {
+					path := f.Path
+					if rel, err := filepath.Rel(ws.Root, path); err == nil {
+						path = rel
+					}
+					state := ""
+					if f.Fixed {
+						state = " [fixed]"
+					}
+					a.printf("  %s\n", safetext.Line(fmt.Sprintf("%-7s %-6s %s: %s%s", f.Severity, f.Check, path, f.Problem, state)))
+					if f.Action != "" {
+						a.printf("          -> %s\n", safetext.Line(f.Action))
+					}
+				}
+				if r.Remaining == 0 {
+					a.printf("Healthy.\n")
+				} else {
+					a.printf("%d %s remain.\n", r.Remaining, plural(r.Remaining, "problem", "problems"))
+				}
+			}); err != nil {
+				return err
+			}
+			if r.Remaining > 0 {
+				hint := "run agentx doctor --fix"
+				if fix {
+					hint = "what --fix cannot repair needs a person: see each problem's note"
+				}
+				return &codedError{code: exitInvalidData, msg: fmt.Sprintf("%d %s remain in the workspace", r.Remaining, plural(r.Remaining, "problem", "problems")), hint: hint, quiet: !a.json}
+			}
+			return nil
+		}),
+	}
+	cmd.Flags().BoolVar(&fix, "fix", false, "remove stale locks and old temp files, rebuild the index, move unreadable state files aside, end a torn event line")
+	return cmd
+}

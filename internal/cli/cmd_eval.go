@@ -1,0 +1,396 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentx-cli/agentx/evaluate"
+	"github.com/agentx-cli/agentx/inbox"
+	"github.com/agentx-cli/agentx/internal/safetext"
+	"github.com/agentx-cli/agentx/ledger"
+	"github.com/agentx-cli/agentx/router"
+	"github.com/agentx-cli/agentx/workflow"
+)
+
+func newEvalCmd(a *app) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "eval",
+		Short: "The supervisor gate's evaluations: list, show, and run a step's checks",
+		Long: `When an agent finishes an issue ("agentx hook finish"), the checks its
+workflow step declares ([[steps.evaluate]]) are run and the attempt is
+recorded: PASS, the step is done; NEEDS_REVISION, the work goes back to the
+agent with the feedback (at most max_revisions times, default 2); a hard FAIL,
+or one more attempt that does not pass, escalates to a person. See
+docs/supervisor.md.`,
+	}
+	cmd.AddCommand(newEvalListCmd(a), newEvalShowCmd(a), newEvalRunCmd(a))
+	return cmd
+}
+
+// evalRow is one attempt in a list.
+type evalRow struct {
+	Issue int `json:"issue"`
+	*evaluate.Attempt
+}
+
+func newEvalListCmd(a *app) *cobra.Command {
+	var issue issueFlag
+	cmd := &cobra.Command{
+		Use:   "list [--issue N]",
+		Short: "Every evaluation recorded (of one issue with --issue), oldest first",
+		Args:  cobra.NoArgs,
+		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+			n, err := issue.get(a)
+			if err != nil {
+				return err
+			}
+			ws, err := a.open()
+			if err != nil {
+				return err
+			}
+			issues := []int{}
+			if n != nil {
+				issues = append(issues, *n)
+			} else if issues, err = evaluate.Issues(ws.Store); err != nil {
+				return err
+			}
+			rows := []evalRow{}
+			for _, i := range issues {
+				rec, err := evaluate.Read(ws.Store, i)
+				if err != nil {
+					return err
+				}
+				for _, at := range rec.Attempts {
+					rows = append(rows, evalRow{Issue: i, Attempt: at})
+				}
+			}
+			return a.emit(rows, func() {
+				if len(rows) == 0 {
+					a.printf("No evaluations.\n")
+					return
+				}
+				t := table{}
+				t.add(plain("ID", "ISSUE", "STEP", "AGENT", "ATTEMPT", "VERDICT", "OUTCOME", "NOT PASSED")...)
+				for _, r := range rows {
+					t.add(plain(r.ID, fmt.Sprintf("#%d", r.Issue), r.Workflow+"/"+r.Step, r.Agent,
+						fmt.Sprintf("%d of %d", r.Attempt.Attempt, r.MaxAttempts), r.Verdict.Label(), outcomeText(r.Attempt), strings.Join(r.FailedChecks(), ", "))...)
+				}
+				t.write(a.stdout, "")
+			})
+		}),
+	}
+	issue.register(cmd, "only this issue")
+	return cmd
+}
+
+func outcomeText(at *evaluate.Attempt) string {
+	if at.Outcome == evaluate.OutcomeEscalated && at.Escalation != "" {
+		return "escalated " + safetext.Line(at.Escalation)
+	}
+	return safetext.Line(at.Outcome)
+}
+
+func newEvalShowCmd(a *app) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "show ISSUE|EVAL-ID",
+		Short: "An issue's evaluations, or one, with each check's verdict, feedback and output",
+		Example: `  agentx eval show 42
+  agentx eval show EVAL-42-2`,
+		Args: cobra.ExactArgs(1),
+		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+			issue, only, err := evalTarget(args[0])
+			if err != nil {
+				return err
+			}
+			ws, err := a.open()
+			if err != nil {
+				return err
+			}
+			rec, err := evaluate.Read(ws.Store, issue)
+			if err != nil {
+				return err
+			}
+			if only != "" {
+				at := rec.Find(only)
+				if at == nil {
+					return fmt.Errorf("evaluation %s: %w", only, ledger.ErrNotFound)
+				}
+				rec.Attempts = []*evaluate.Attempt{at}
+			}
+			if rec.Attempts == nil {
+				rec.Attempts = []*evaluate.Attempt{}
+			}
+			return a.emit(rec, func() {
+				if len(rec.Attempts) == 0 {
+					a.printf("No evaluations on #%d.\n", issue)
+				}
+				for i, at := range rec.Attempts {
+					if i > 0 {
+						a.printf("\n")
+					}
+					a.printAttempt(issue, at)
+				}
+			})
+		}),
+	}
+	return cmd
+}
+
+// evalTarget reads ISSUE or EVAL-ID.
+func evalTarget(arg string) (issue int, id string, err error) {
+	if n, ok := evaluate.ParseID(arg); ok {
+		return n, arg, nil
+	}
+	n, err := ledger.ParseIssue(arg)
+	if err != nil {
+		return 0, "", &usageError{err: fmt.Errorf("%q: want an issue number or an evaluation id (EVAL-42-1)", arg)}
+	}
+	return n, "", nil
+}
+
+func (a *app) printAttempt(issue int, at *evaluate.Attempt) {
+	bold := a.paint(boldAttr)
+	a.printf("%s  #%d  %s/%s  %s  attempt %d of %d  %s\n", bold(safetext.Line(at.ID)), issue, safetext.Line(at.Workflow), safetext.Line(at.Step),
+		safetext.Line(at.Agent), at.Attempt, at.MaxAttempts, at.At.UTC().Format("2006-01-02 15:04"))
+	a.printf("  verdict: %s, %s\n", at.Verdict.Label(), outcomeText(at))
+	for _, c := range at.Checks {
+		note := fmt.Sprintf("exit %d", c.ExitCode)
+		if c.TimedOut {
+			note = "timed out"
+		}
+		if c.JSON {
+			note += ", JSON verdict"
+		}
+		a.printf("  - %s: %s (%s, %d ms)  %s\n", safetext.Line(c.Name), c.Verdict.Label(), note, c.DurationMs, safetext.Line(strings.Join(c.Command, " ")))
+		if c.Feedback != "" {
+			a.printf("%s", safetext.Indent(c.Feedback, "      feedback: ", "        "))
+		}
+		if c.Output != "" && c.Output != c.Feedback {
+			a.printf("%s", safetext.Indent(c.Output, "      output: ", "        "))
+		}
+	}
+}
+
+func newEvalRunCmd(a *app) *cobra.Command {
+	var (
+		issue          issueFlag
+		agent, wf, stp string
+	)
+	cmd := &cobra.Command{
+		Use:   "run --issue N --agent A [--workflow W] [--step S]",
+		Short: "Run a step's checks now and print the verdicts, recording nothing (exit 9 unless PASS)",
+		Long: `Run the checks of agent A's step (the first of its steps with checks, or
+--step) as "hook finish" would, and print each verdict. Nothing is recorded,
+nothing sent back or escalated: for people trying their checks, and CI.
+Exit 0 when the verdict is PASS, 9 otherwise.`,
+		Example: `  agentx eval run --issue 42 --agent engineer`,
+		Args:    cobra.NoArgs,
+		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+			n, err := issue.require(a)
+			if err != nil {
+				return err
+			}
+			who, ws, h, err := a.agentHub(agent)
+			if err != nil {
+				return err
+			}
+			w, s, err := gatedStep(h, who, wf, stp)
+			if err != nil {
+				return err
+			}
+			if s == nil {
+				return &codedError{code: exitNotFound, msg: fmt.Sprintf("%s has no step with checks in workflow %s", who, w.Name),
+					hint: "add [[steps.evaluate]] checks to its step (docs/supervisor.md), or name one with --step"}
+			}
+			g := a.gate(ws.Root, h)
+			job, _, err := g.Job(n, who, w, s)
+			if err != nil {
+				return err
+			}
+			at, err := g.Evaluate(ctx, job)
+			if err != nil {
+				return err
+			}
+			at.ID = "(not recorded)"
+			if err := a.emit(evalRow{Issue: n, Attempt: at}, func() { a.printAttempt(n, at) }); err != nil {
+				return err
+			}
+			if at.Verdict != evaluate.Pass {
+				return &codedError{code: exitBlocked, msg: fmt.Sprintf("step %s on #%d: %s", s.ID, n, at.Verdict.Label()), quiet: true}
+			}
+			return nil
+		}),
+	}
+	issue.register(cmd, "the issue")
+	cmd.Flags().StringVar(&agent, "agent", "", "the worker (default $AGENTX_AGENT)")
+	cmd.Flags().StringVar(&wf, "workflow", "", "the workflow (default: config's default_workflow)")
+	cmd.Flags().StringVar(&stp, "step", "", "the step (default: the agent's first step with checks)")
+	return cmd
+}
+
+// gatedStep is the workflow and the agent's step to evaluate (nil: none).
+func gatedStep(h *router.Hub, agent, wf, step string) (*workflow.Workflow, *workflow.Step, error) {
+	w, err := h.Rules.Workflow(wf)
+	if err != nil {
+		return nil, nil, err
+	}
+	s, err := w.Gated(agent, step)
+	return w, s, err
+}
+
+// gate is the supervisor gate over the hub.
+func (a *app) gate(root string, h *router.Hub) *evaluate.Gate {
+	return &evaluate.Gate{Hub: h, Runner: evaluate.Runner{Dir: root, Store: h.Store}}
+}
+
+// finishGate evaluates the work of agent on issue when its step has checks;
+// nil when there is nothing to evaluate.
+func (a *app) finishGate(ctx context.Context, root string, h *router.Hub, issue int, agent, wf, step string) (*evaluate.Outcome, error) {
+	w, s, err := gatedStep(h, agent, wf, step)
+	if err != nil || s == nil || len(s.Evaluate) == 0 {
+		return nil, err
+	}
+	out, err := a.gate(root, h).Finish(ctx, issue, agent, w, s)
+	if err != nil {
+		return nil, err
+	}
+	if out.Attempt != nil && out.Attempt.Verdict != evaluate.Pass {
+		a.afterFailure(ctx, h, issue, out.Attempt)
+	}
+	return out, nil
+}
+
+// revisionItems are the revision requests not yet delivered to agent, as
+// inbox items, and a function that marks them delivered.
+func (a *app) revisionItems(ctx context.Context, store *ledger.Store, agent string, issue *int) ([]inbox.Item, func(), error) {
+	ps, err := evaluate.PendingFor(store, agent, issue)
+	if err != nil {
+		return nil, nil, err
+	}
+	items := make([]inbox.Item, 0, len(ps))
+	for _, p := range ps {
+		items = append(items, inbox.Item{
+			Kind: inbox.KindRevision, ID: p.Attempt.ID, Issue: p.Issue, Topic: "step " + p.Attempt.Step,
+			From: agent, To: agent, By: router.HubAgent, Round: p.Attempt.Attempt, Blocking: true, Status: ledger.Pending,
+			Body: evaluate.RequestText(p.Issue, p.Attempt), At: p.Attempt.At, Key: fmt.Sprintf("%s:revision:%d", p.Attempt.ID, p.Attempt.Attempt),
+		})
+	}
+	mark := func() {
+		for _, p := range ps {
+			a.warnIf(evaluate.MarkDelivered(ctx, store, p.Issue, p.Attempt.ID))
+		}
+	}
+	return items, mark, nil
+}
+
+// renderGate prints what the gate did at hook finish.
+func (a *app) renderGate(o *evaluate.Outcome) {
+	if o == nil {
+		return
+	}
+	at := o.Attempt
+	switch o.Result {
+	case evaluate.ResultWaiting:
+		a.printf("evaluation: step %s waits for a person's decision on %s (no checks run): agentx clarify show %s\n",
+			safetext.Line(o.Step), safetext.Line(o.Escalation), safetext.Line(o.Escalation))
+	case evaluate.OutcomeDone:
+		a.printf("evaluation %s: PASS: step %s done (attempt %d of %d)\n", safetext.Line(at.ID), safetext.Line(o.Step), at.Attempt, at.MaxAttempts)
+	case evaluate.OutcomeRevise:
+		a.printf("evaluation %s: %s: sent back for revision (attempt %d of %d)\n", safetext.Line(at.ID), at.Verdict.Label(), at.Attempt, at.MaxAttempts)
+		a.printf("%s", safetext.Indent(o.Request, "  ", "  "))
+	case evaluate.OutcomeEscalated:
+		a.printf("evaluation %s: %s: escalated to a person as %s (attempt %d of %d): agentx clarify show %s\n", safetext.Line(at.ID), at.Verdict.Label(),
+			safetext.Line(o.Escalation), at.Attempt, at.MaxAttempts, safetext.Line(o.Escalation))
+	}
+}
+
+// delivered marks the revision request hook finish printed as delivered,
+// when the worker reads that output: it runs as the worker (AGENTX_AGENT),
+// or prints for a Claude Code hook (hook is true). Run by someone else (a
+// CI job, a person), the request waits in the worker's inbox.
+func (a *app) delivered(ctx context.Context, h *router.Hub, res hookResult, hook bool) {
+	if !hook && a.getenv(router.EnvAgent) != res.Agent {
+		return
+	}
+	if e := res.Evaluation; e != nil && e.Result == evaluate.OutcomeRevise {
+		a.warnIf(evaluate.MarkDelivered(ctx, h.Store, e.Issue, e.Attempt.ID))
+	}
+}
+
+// stopHookOutput is what a Claude Code Stop hook prints on stdout (exit 0):
+// decision "block" with a reason keeps the agent working, the reason its
+// next instruction; systemMessage is shown to the user.
+type stopHookOutput struct {
+	Decision      string `json:"decision,omitempty"`
+	Reason        string `json:"reason,omitempty"`
+	SystemMessage string `json:"systemMessage,omitempty"`
+}
+
+// finishHookOutput prints hook finish's result for a Claude Code Stop
+// hook: the revision request as a block decision, an escalation as a
+// message to the user, nothing when the work passed.
+func (a *app) finishHookOutput(ctx context.Context, h *router.Hub, res hookResult) error {
+	e := res.Evaluation
+	var out stopHookOutput
+	switch {
+	case e == nil || e.Result == evaluate.OutcomeDone:
+		return nil
+	case e.Result == evaluate.OutcomeRevise:
+		out = stopHookOutput{Decision: "block", Reason: safetext.Block(e.Request)}
+	default:
+		out.SystemMessage = safetext.Line(fmt.Sprintf("agentx: the work on issue #%d (step %s) did not pass evaluation and waits for a person's decision on %s",
+			e.Issue, e.Step, e.Escalation))
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		return err
+	}
+	if _, err := a.stdout.Write(append(b, '\n')); err != nil {
+		return err
+	}
+	a.delivered(ctx, h, res, true)
+	return nil
+}
+
+// gateReadiness adds to rs what the supervisor gate holds up: an issue
+// whose work was sent back for revision is BLOCKED until it passes (an
+// escalated evaluation is an escalated clarification, already in rs).
+// With issue nil, every issue with evaluations is looked at.
+func gateReadiness(store *ledger.Store, rs []router.Readiness, issue *int) ([]router.Readiness, error) {
+	issues := []int{}
+	if issue != nil {
+		issues = append(issues, *issue)
+	} else {
+		var err error
+		if issues, err = evaluate.Issues(store); err != nil {
+			return nil, err
+		}
+	}
+	for _, n := range issues {
+		ats, err := evaluate.Blocking(store, n)
+		if err != nil {
+			return nil, err
+		}
+		if len(ats) == 0 {
+			continue
+		}
+		i := slices.IndexFunc(rs, func(r router.Readiness) bool { return r.Issue == n })
+		if i < 0 {
+			rs = append(rs, router.Readiness{Issue: n, State: router.StateReady, Blocked: []string{}})
+			i = len(rs) - 1
+		}
+		for _, at := range ats {
+			rs[i].Blocked = append(rs[i].Blocked, at.ID)
+		}
+		if rs[i].State == router.StateReady {
+			rs[i].State, rs[i].Reason = router.StateBlocked, evaluate.BlockingReason(ats[0])
+		}
+	}
+	slices.SortFunc(rs, func(x, y router.Readiness) int { return x.Issue - y.Issue })
+	return rs, nil
+}

@@ -1,0 +1,183 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentx-cli/agentx/evaluate"
+	"github.com/agentx-cli/agentx/internal/safetext"
+	"github.com/agentx-cli/agentx/ledger"
+	"github.com/agentx-cli/agentx/monitor"
+	"github.com/agentx-cli/agentx/router"
+)
+
+func newHookCmd(a *app) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "hook",
+		Short: "Lifecycle hooks: an agent starts or finishes work on an issue (runs the monitor)",
+		Long: `Call "agentx hook start" when an agent begins work on an issue and
+"agentx hook finish" when it is done (from an agent's hooks, a script or CI).
+Each records the agent's status, then runs the monitor (see "agentx monitor").
+An agent is its role on an issue, so a hook acts on that issue alone:
+
+  start   closes nothing (another process of the same role may be working
+          another issue with questions of its own)
+  finish  the agent's own pending questions on this issue are abandoned, and
+          its answered ones resolved with their last answer (it finished: the
+          answer stood); a question to a human stays open for the person to
+          answer, and escalates by the SLA rules
+
+Both exit 0 unless the hook itself failed; "finish --strict" exits 9 while
+the issue has an open blocking clarification, as a CI gate.`,
+	}
+	cmd.AddCommand(newHookPhaseCmd(a, router.HookStart), newHookPhaseCmd(a, router.HookFinish))
+	return cmd
+}
+
+// hookResult is what a hook prints.
+type hookResult struct {
+	Hook    string            `json:"hook"`
+	Agent   string            `json:"agent"`
+	Issue   int               `json:"issue"`
+	Status  ledger.AgentState `json:"status"`
+	Monitor *monitor.Report   `json:"monitor,omitempty"` // nil with AGENTX_NO_MONITOR
+	Blocked []string          `json:"blockedBy,omitempty"`
+	// Evaluation is what the supervisor gate did at finish, when the
+	// agent's step has checks (docs/supervisor.md).
+	Evaluation *evaluate.Outcome `json:"evaluation,omitempty"`
+}
+
+func newHookPhaseCmd(a *app, phase string) *cobra.Command {
+	var (
+		issue    issueFlag
+		agent    string
+		workflow string
+		strict   bool
+		step     string
+		format   string
+	)
+	short := "An agent starts work on an issue: status working, then the monitor"
+	if phase == router.HookFinish {
+		short = "An agent finished an issue: status done, then the monitor closes what it left there (--strict: exit 9 while blocked)"
+	}
+	cmd := &cobra.Command{
+		Use:   phase + " --issue N --agent A",
+		Short: short,
+		Args:  cobra.NoArgs,
+		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+			n, err := issue.require(a)
+			if err != nil {
+				return err
+			}
+			who, err := a.requireAgent("agent", agent)
+			if err != nil {
+				return err
+			}
+			_, h, err := a.hub()
+			if err != nil {
+				return err
+			}
+			if workflow != "" {
+				if _, err := h.Rules.Workflow(workflow); err != nil {
+					return err
+				}
+			}
+			res := hookResult{Hook: phase, Agent: who, Issue: n}
+			effective := phase
+			if phase == router.HookFinish {
+				if format != formatText && format != formatClaudeHook {
+					return &usageError{err: fmt.Errorf("--format %q: use text or %s", format, formatClaudeHook)}
+				}
+				ws, _ := a.open()
+				if res.Evaluation, err = a.finishGate(ctx, ws.Root, h, n, who, workflow, step); err != nil {
+					return err
+				}
+				if res.Evaluation != nil && !res.Evaluation.Done() {
+					effective = router.HookStart // not done: the agent is still at work, and keeps its questions
+				}
+			}
+			if res.Status, err = h.Hook(ctx, effective, who, n); err != nil {
+				return err
+			}
+			if !a.monitorOff() {
+				a.outsideSide(ctx, h, true)
+				res.Monitor = monitor.New(h).Run(ctx, &monitor.Hook{Phase: effective, Agent: who, Issue: n})
+				a.markClosed(ctx, h, who, res.Monitor)
+				a.outsideSide(ctx, h, false)
+			}
+			if strict {
+				if res.Blocked, err = h.OpenBlocking(n); err != nil {
+					return err
+				}
+				if e := res.Evaluation; e != nil && e.Result == evaluate.OutcomeRevise {
+					res.Blocked = append(res.Blocked, e.Attempt.ID)
+				}
+			}
+			if format == formatClaudeHook {
+				return a.finishHookOutput(ctx, h, res)
+			}
+			if err := a.emit(res, func() { a.renderHook(res) }); err != nil {
+				return err
+			}
+			a.delivered(ctx, h, res, false)
+			if len(res.Blocked) > 0 {
+				return &codedError{code: exitBlocked,
+					msg:  fmt.Sprintf("issue #%d has open blocking clarifications: %s", n, strings.Join(res.Blocked, ", ")),
+					hint: "answer or resolve them (agentx clarify show --issue " + fmt.Sprint(n) + ")"}
+			}
+			return nil
+		}),
+	}
+	issue.register(cmd, "the issue")
+	cmd.Flags().StringVar(&agent, "agent", "", "the agent (default $AGENTX_AGENT)")
+	if phase == router.HookStart {
+		cmd.Flags().StringVar(&workflow, "workflow", "", "the workflow the agent works in (checked to exist)")
+	} else {
+		cmd.Flags().BoolVar(&strict, "strict", false, "exit 9 while the issue has an open blocking clarification or its work was sent back for revision")
+		cmd.Flags().StringVar(&workflow, "workflow", "", "the workflow whose step's checks evaluate the work (default: config's default_workflow)")
+		cmd.Flags().StringVar(&step, "step", "", "the step evaluated (default: the agent's first step with checks)")
+		cmd.Flags().StringVar(&format, "format", formatText, "text, or claude-hook: the JSON a Claude Code Stop hook prints to send the agent back with the feedback")
+	}
+	return cmd
+}
+
+func (a *app) renderHook(res hookResult) {
+	a.printf("hook %s: %s %s on #%d\n", res.Hook, safetext.Line(res.Agent), res.Status, res.Issue)
+	r := res.Monitor
+	switch {
+	case r == nil:
+		a.printf("monitor: off (%s)\n", envNoMonitor)
+	case r.Quiet():
+		a.printf("monitor: nothing to do (%d open)\n", r.Open)
+	default:
+		if r.Index != "" {
+			a.printf("monitor: index %s\n", safetext.Line(r.Index))
+		}
+		for _, f := range r.Acted() {
+			a.printf("monitor: %s\n", findingLine(f))
+		}
+		for _, p := range r.Problems {
+			a.printf("monitor: problem: %s\n", safetext.Line(p.Message))
+		}
+	}
+	if len(res.Blocked) > 0 {
+		a.printf("blocked by: %s\n", safetext.Line(strings.Join(res.Blocked, ", ")))
+	}
+	a.renderGate(res.Evaluation)
+}
+
+// markClosed marks what the hook's monitor closed of agent's own questions
+// as seen by it: the hook's report tells it, so its inbox need not.
+func (a *app) markClosed(ctx context.Context, h *router.Hub, agent string, r *monitor.Report) {
+	for _, f := range r.Findings {
+		if f.Kind != monitor.KindAbandoned || f.Result != monitor.Done || f.From != agent {
+			continue
+		}
+		if rec, err := h.Get(f.ID); err == nil {
+			a.markSeen(ctx, h.Store, agent, rec)
+		}
+	}
+}

@@ -1,0 +1,183 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/spf13/cobra"
+
+	"github.com/agentx-cli/agentx/ghmirror"
+	"github.com/agentx-cli/agentx/internal/relay"
+	"github.com/agentx-cli/agentx/internal/safetext"
+	"github.com/agentx-cli/agentx/mcpserver"
+	"github.com/agentx-cli/agentx/router"
+	"github.com/agentx-cli/agentx/slackmode"
+)
+
+// envMCPMaxWait overrides --max-wait's default.
+const envMCPMaxWait = "AGENTX_MCP_MAX_WAIT"
+
+func newMCPCmd(a *app) *cobra.Command {
+	var (
+		maxWait time.Duration
+		verbose bool
+	)
+	cmd := &cobra.Command{
+		Use:   "mcp [--max-wait 45s]",
+		Short: "Serve the clarification tools to an AI agent over MCP (stdio)",
+		Long: `Run an MCP server on stdin/stdout for an AI coding agent's client (Claude Code,
+Cursor, VS Code, Codex...). Tools: clarify_ask, ask_human, clarify_wait,
+clarify_answer, clarify_followup, clarify_resolve, clarify_assume, clarify_show
+and clarify_list; proposal_create, proposal_list and proposal_show (no tool
+approves or rejects a proposal: only a person does).
+
+The agent's identity is AGENTX_AGENT in the server's environment: every call
+acts as it, and a call's "from" naming another agent, or human, is refused
+(the server never acts as a person). The workspace is --root, AGENTX_ROOT or
+the nearest .agentx above the working directory. No call waits longer than --max-wait
+(default 45s, or AGENTX_MCP_MAX_WAIT), under the time clients allow a tool
+call: asking returns at once and the answer comes later (clarify_wait, or
+"agentx inbox" in a hook). In GitHub mode (a [github] table) each call reads
+new comments before it and mirrors what it changed after it, and
+clarify_wait reads comments while it waits; GitHub failing is a warning in
+the log, never a failed call (docs/github.md). Only protocol goes to stdout;
+logs go to stderr.
+The server stops at the end of its input or on SIGINT/SIGTERM.
+
+See docs/agents.md for client configuration.`,
+		Args: cobra.NoArgs,
+		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+			if !cmd.Flags().Changed("max-wait") {
+				if v := a.getenv(envMCPMaxWait); v != "" {
+					d, err := parseWait(v)
+					if err != nil {
+						return &usageError{err: fmt.Errorf("%s=%q: %w", envMCPMaxWait, v, err)}
+					}
+					maxWait = d
+				}
+			}
+			if maxWait <= 0 {
+				return &usageError{err: fmt.Errorf("--max-wait %s: must be positive", maxWait)}
+			}
+			issue, err := (&issueFlag{}).get(a)
+			if err != nil {
+				return err
+			}
+			_, h, err := a.hub()
+			if err != nil {
+				return err
+			}
+			level := slog.LevelWarn
+			if verbose {
+				level = slog.LevelInfo
+			}
+			log := slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: level}))
+			opts := mcpserver.Options{
+				Agent:    a.getenv("AGENTX_AGENT"),
+				Issue:    issue,
+				MaxWait:  maxWait,
+				Classify: classify,
+				Version:  version(),
+				Logger:   log,
+				Side:     a.mcpGitHub(ctx, h, log),
+			}
+			transport := &mcp.IOTransport{Reader: readCloser(a.stdin), Writer: nopWriteCloser{a.stdout}}
+			done := make(chan error, 1)
+			go func() { done <- mcpserver.Run(ctx, h, opts, transport) }()
+			select {
+			case err := <-done:
+				if err != nil && ctx.Err() == nil {
+					return fmt.Errorf("mcp server: %w", err)
+				}
+			case <-ctx.Done():
+				// A signal is how clients stop a server: a clean stop. Calls in
+				// flight are cancelled and end at once; a read blocked on stdin
+				// may never return, so it is not waited for past a moment.
+				select {
+				case <-done:
+				case <-time.After(2 * time.Second):
+				}
+			}
+			return nil
+		}),
+	}
+	cmd.Flags().DurationVar(&maxWait, "max-wait", mcpserver.DefaultMaxWait, "longest any tool call waits for an answer (also "+envMCPMaxWait+")")
+	cmd.Flags().BoolVar(&verbose, "verbose", false, "log each question and tool error to stderr")
+	return cmd
+}
+
+// classify is the CLI's error mapping, handed to the MCP server so that a
+// tool error carries the same code name, exit code and hint.
+func classify(err error) (int, string, string) {
+	c := errorExit(err)
+	return c.N, c.Name, hintOf(err)
+}
+
+// parseWait reads a duration ("45s", "2m") or a number of seconds ("45").
+func parseWait(v string) (time.Duration, error) {
+	v = strings.TrimSpace(v)
+	if n, err := strconv.ParseFloat(v, 64); err == nil {
+		return time.Duration(n * float64(time.Second)), nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		return 0, fmt.Errorf("not a duration (example: 45s)")
+	}
+	return d, nil
+}
+
+func readCloser(r io.Reader) io.ReadCloser {
+	if rc, ok := r.(io.ReadCloser); ok {
+		return rc
+	}
+	return io.NopCloser(r)
+}
+
+// nopWriteCloser keeps the server from closing stdout when it stops.
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
+
+// mcpGitHub is GitHub and Slack modes around the MCP server's tool calls,
+// as around the commands that run the monitor: each call reads new
+// comments and replies before it (at most once per interval) and mirrors
+// what changed after it, and clarify_wait reads them every interval while
+// it waits. A failure is a warning in the server's log (stderr), at most
+// one per call and mode; nil when both modes are off (no [github] or
+// [slack] table, or AGENTX_NO_MONITOR), or cannot be opened (said once,
+// here).
+func (a *app) mcpGitHub(ctx context.Context, h *router.Hub, log *slog.Logger) func() mcpserver.Side {
+	if a.monitorOff() {
+		return nil
+	}
+	warnAs := func(name string) func(error) {
+		return func(err error) { log.Warn(name, "error", safetext.Line(err.Error())) }
+	}
+	m, err := ghmirror.Open(ctx, h, a.getenv, warnAs("github"))
+	if err != nil {
+		warnAs("github")(err)
+	}
+	sl, err := slackmode.Open(h, a.getenv, warnAs("slack"))
+	if err != nil {
+		warnAs("slack")(err)
+	}
+	if m == nil && sl == nil {
+		return nil
+	}
+	return func() mcpserver.Side {
+		var ms relay.Modes
+		if m != nil {
+			ms = append(ms, (&ghmirror.Side{Mirror: m, Warn: warnAs("github")}).Mode())
+		}
+		if sl != nil {
+			ms = append(ms, slackmode.Side(sl, nil, warnAs("slack")))
+		}
+		return ms
+	}
+}

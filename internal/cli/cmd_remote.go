@@ -1,0 +1,408 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentx-cli/agentx/internal/atomicfile"
+	"github.com/agentx-cli/agentx/internal/safetext"
+	"github.com/agentx-cli/agentx/internal/workspace"
+	"github.com/agentx-cli/agentx/ledger"
+	"github.com/agentx-cli/agentx/remote"
+	"github.com/agentx-cli/agentx/router"
+	"github.com/agentx-cli/agentx/workflow"
+)
+
+// gitRemote returns the workspace's remote, or nil in one-machine mode.
+func gitRemote(ws *workspace.Workspace) *remote.Git {
+	g, _ := ws.Store.Remote().(*remote.Git)
+	return g
+}
+
+// remoteSide brings the local copies up to the remote once per command, at
+// most once per [remote] interval across commands (ready, hooks, the
+// monitor, clarify). An unreachable remote is a warning: the local copy
+// stands.
+func (a *app) remoteSide(ws *workspace.Workspace) {
+	g := gitRemote(ws)
+	if g == nil || ws.Store.Offline() {
+		return
+	}
+	ctx := a.ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	r, err := remote.Refresh(ctx, ws.Store, g, false)
+	if err != nil {
+		a.warnf("remote: %v", err)
+		return
+	}
+	if r.Offline != "" {
+		a.warnf("remote: %s: reading the local copy", r.Offline)
+	}
+	for _, p := range r.Problems {
+		a.warnf("remote: %s", p)
+	}
+}
+
+// logPulled appends to the event log, marked as pulled from the remote,
+// the changes other hosts made that a fetch brings, so that the inbox
+// delivers an answer given elsewhere and agentx events shows it. The
+// GitHub and Slack modes skip them: the host that made a change mirrors it.
+func (a *app) logPulled(ws *workspace.Workspace) {
+	if ws.Store.Remote() == nil {
+		return
+	}
+	log := router.EventLog{Path: filepath.Join(ws.Store.Dir(), router.EventsFile)}
+	ws.Store.OnPulled(func(issue int, changes []ledger.Pulled) {
+		for _, e := range router.PulledEvents(issue, changes, ws.Store.Now()) {
+			if err := log.Append(e); err != nil {
+				a.warnf("%v", err)
+				return
+			}
+		}
+	})
+}
+
+// gateIssue makes the gate on one issue (ready --issue N) current, whatever
+// the interval: one ls-remote of the issue's ref, a fetch if it moved.
+func (a *app) gateIssue(ctx context.Context, h *router.Hub, issue *int) {
+	g, _ := h.Store.Remote().(*remote.Git)
+	if g == nil || issue == nil || h.Store.Offline() {
+		return
+	}
+	if _, err := remote.Watch(ctx, h.Store, g, *issue); err != nil {
+		a.warnf("remote: %v", err)
+	}
+}
+
+// unsynced lists the changes this command kept in the outbox.
+func (a *app) unsynced() []string {
+	if a.ws == nil {
+		return nil
+	}
+	return a.ws.Store.Unsynced()
+}
+
+// noteUnsynced says, in text mode on stderr, which changes this command
+// kept in the outbox (under --json the envelope's unsynced member does).
+func (a *app) noteUnsynced() {
+	if a.json {
+		return
+	}
+	for _, m := range a.unsynced() {
+		fmt.Fprintf(a.stderr, "agentx: unsynced: %s (kept in the outbox: the remote could not be reached; agentx sync delivers it)\n", safetext.Line(m))
+	}
+}
+
+// supersededData is, under --json, the error document's data of a
+// superseded change: the clarification as the other host left it.
+func supersededData(err error) any {
+	var se *ledger.SupersededError
+	if !errors.As(err, &se) || len(se.Changed) == 0 {
+		return nil
+	}
+	c := se.Current(se.Changed[0])
+	if c == nil {
+		return nil
+	}
+	return router.Record{IssueNumber: se.Issue, Clarification: c}
+}
+
+// remoteWait is h.Wait that, with a remote, polls the clarification's ref
+// (ls-remote, a fetch only when it moved) with backoff from 1 s to the
+// [remote] interval, so that an answer made on another host reaches the
+// waiting asker.
+func (a *app) remoteWait(ctx context.Context, h *router.Hub, id string, timeout time.Duration) (router.Record, error) {
+	g, _ := h.Store.Remote().(*remote.Git)
+	if g == nil || h.Store.Offline() {
+		return h.Wait(ctx, id, timeout)
+	}
+	issue, _, err := ledger.ParseID(id)
+	if err != nil {
+		return router.Record{}, err
+	}
+	start := time.Now()
+	step := time.Second
+	for {
+		if _, err := remote.Watch(ctx, h.Store, g, issue); err != nil {
+			a.warnf("remote: %v", err)
+		}
+		left := timeout - time.Since(start)
+		rec, err := h.Wait(ctx, id, max(min(step, left), 0))
+		var te *router.WaitTimeoutError
+		if !errors.As(err, &te) || time.Since(start) >= timeout {
+			if te != nil {
+				te.Waited = time.Since(start)
+			}
+			return rec, err
+		}
+		step = min(step*2, max(g.Interval, time.Second))
+	}
+}
+
+// remoteView is what agentx remote enable and agentx sync print.
+type remoteView struct {
+	Enabled bool           `json:"enabled"` // [remote] is configured
+	Remote  string         `json:"remote,omitempty"`
+	Refs    string         `json:"refs,omitempty"`
+	Offline string         `json:"offline,omitempty"` // why the remote could not be reached
+	Updated []int          `json:"updated"`           // issues whose local copy changed
+	Sent    []int          `json:"delivered"`         // issues whose outbox was delivered
+	Pending []pendingIssue `json:"pending"`           // what the outbox still holds
+}
+
+// pendingIssue is one issue's outbox and what became of changes delivered
+// otherwise than made.
+type pendingIssue struct {
+	Issue    int              `json:"issue"`
+	Changes  []pendingChange  `json:"changes"`
+	Outcomes []ledger.Outcome `json:"outcomes,omitempty"`
+}
+
+type pendingChange struct {
+	Message string      `json:"message"`
+	At      ledger.Time `json:"at"`
+	Why     string      `json:"why,omitempty"`
+}
+
+// outbox reads what the outbox holds, and the outcomes recorded per issue
+// (every issue with a sync state; no call to the remote).
+func outbox(store *ledger.Store) ([]pendingIssue, error) {
+	issues, err := store.IssuesWithFile(ledger.SyncDir)
+	if err != nil {
+		return nil, err
+	}
+	out := []pendingIssue{}
+	for _, n := range issues {
+		st, err := store.ReadSync(n)
+		if err != nil {
+			return nil, err
+		}
+		if len(st.Pending) == 0 && len(st.Outcomes) == 0 {
+			continue
+		}
+		p := pendingIssue{Issue: n, Changes: []pendingChange{}, Outcomes: st.Outcomes}
+		for _, q := range st.Pending {
+			p.Changes = append(p.Changes, pendingChange{Message: q.Message, At: q.At, Why: q.Why})
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+func newSyncCmd(a *app) *cobra.Command {
+	var status bool
+	cmd := &cobra.Command{
+		Use:   "sync",
+		Short: "With a [remote]: fetch every issue's ref, deliver the outbox; --status shows what is pending",
+		Long: `With a [remote] table in .agentx/config.toml, every change is published on the
+remote as it is made; a change made while the remote could not be reached is
+kept in the outbox (reported "unsynced") and delivered by the next command
+that reaches it, or by agentx sync. sync fetches every issue's ref now
+(regardless of the interval), makes it the local copy and delivers the
+outbox. --status makes no call to the remote: it lists what the outbox holds,
+and what became of queued changes another host had overtaken (renumbered,
+superseded). See docs/remote.md.`,
+		Example: `  agentx sync
+  agentx sync --status --json`,
+		Args: cobra.NoArgs,
+		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+			ws, err := a.open()
+			if err != nil {
+				return err
+			}
+			v := remoteView{Updated: []int{}, Sent: []int{}}
+			g := gitRemote(ws)
+			if g != nil {
+				v.Enabled, v.Remote, v.Refs = true, g.Remote, g.Refs
+				if !status {
+					r, err := remote.Refresh(ctx, ws.Store, g, true)
+					if err != nil {
+						return err
+					}
+					v.Offline, v.Updated, v.Sent = r.Offline, r.Updated, r.Delivered
+					if ws.Store.Offline() {
+						v.Offline = "--offline"
+					}
+					for _, p := range r.Problems {
+						a.warnf("remote: %s", p)
+					}
+				}
+			}
+			if v.Pending, err = outbox(ws.Store); err != nil {
+				return err
+			}
+			if err := a.emit(v, func() { a.remoteText(v, status) }); err != nil {
+				return err
+			}
+			if !status && v.Offline != "" {
+				return &codedError{code: exitFailure, msg: "remote " + v.Remote + ": " + v.Offline + ": the outbox is kept", quiet: !a.json,
+					hint: "agentx sync again once the remote can be reached"}
+			}
+			return nil
+		}),
+	}
+	cmd.Flags().BoolVar(&status, "status", false, "show what the outbox holds, with no call to the remote")
+	return cmd
+}
+
+// remoteText prints a remoteView.
+func (a *app) remoteText(v remoteView, status bool) {
+	if !v.Enabled {
+		a.printf("no [remote] in .agentx/config.toml: the ledgers are this machine's alone (agentx remote enable origin shares them)\n")
+		return
+	}
+	if !status {
+		switch {
+		case v.Offline != "":
+			a.printf("remote %s: not reached (%s)\n", safetext.Line(v.Remote), safetext.Line(v.Offline))
+		default:
+			a.printf("remote %s: %d issue(s) updated, %d outbox(es) delivered\n", safetext.Line(v.Remote), len(v.Updated), len(v.Sent))
+		}
+	}
+	n := 0
+	for _, p := range v.Pending {
+		n += len(p.Changes)
+	}
+	if n == 0 {
+		a.printf("outbox: empty\n")
+	} else {
+		a.printf("outbox: %d change(s) unsynced\n", n)
+	}
+	for _, p := range v.Pending {
+		for _, c := range p.Changes {
+			a.printf("  #%d  %s  %s  (%s)\n", p.Issue, c.At.UTC().Format(time.RFC3339), safetext.Line(c.Message), safetext.Line(c.Why))
+		}
+	}
+	for _, p := range v.Pending {
+		for _, o := range p.Outcomes {
+			switch o.Outcome {
+			case ledger.OutcomeRenumbered:
+				a.printf("  #%d  %s: delivered as %s (another host had taken %s): %s\n", p.Issue, safetext.Line(o.ID), safetext.Line(o.As), safetext.Line(o.ID), safetext.Line(o.Message))
+			default:
+				a.printf("  #%d  %s: superseded (another host changed it first): %s\n", p.Issue, safetext.Line(o.ID), safetext.Line(o.Message))
+			}
+		}
+	}
+}
+
+func newRemoteCmd(a *app) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "remote",
+		Short: "Share the ledgers with other machines through git refs on the repository's remote",
+		Long: `agentx remote enable NAME adds [remote] git = "NAME" to .agentx/config.toml,
+checks that the remote answers, fetches every issue's ref and publishes the
+ledgers this machine holds that the remote has not. From then on each issue's
+ledger is the commit chain of refs/agentx/clarifications/issue-N on that
+remote, and every write is published there. See docs/remote.md.`,
+	}
+	cmd.AddCommand(newRemoteEnableCmd(a))
+	cmd.AddCommand(newRemoteLogCmd(a))
+	return cmd
+}
+
+func newRemoteEnableCmd(a *app) *cobra.Command {
+	var branch string
+	cmd := &cobra.Command{
+		Use:     "enable NAME",
+		Short:   "Share this workspace's ledgers on git remote NAME (checks it, fetches, publishes)",
+		Example: `  agentx remote enable origin`,
+		Args:    cobra.ExactArgs(1),
+		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+			name := args[0]
+			if !workflow.ValidGitRemote(name) {
+				return &usageError{err: fmt.Errorf("%q is not a git remote: give a remote's name (git remote -v) or a URL", safetext.Line(name))}
+			}
+			ws, err := a.open()
+			if err != nil {
+				return err
+			}
+			if cur := ws.Rules.Config.Remote; cur != nil && (cur.Git != name || cur.Branch != branch) {
+				return &codedError{code: exitUsage, msg: fmt.Sprintf("%s already has [remote] git = %q: edit it there to change it", ws.Rules.Config.File, cur.Git)}
+			}
+			cfg := &workflow.RemoteConfig{Git: name, Branch: branch, Interval: workflow.Duration{Duration: workflow.DefaultRemoteInterval},
+				Timeout: workflow.Duration{Duration: workflow.DefaultRemoteTimeout}, Attempts: workflow.DefaultRemoteAttempts}
+			g := remote.New(ws.Root, cfg)
+			if _, err := g.Check(ctx); err != nil {
+				return err
+			}
+			if ws.Rules.Config.Remote == nil {
+				if err := appendRemote(ws, name, branch); err != nil {
+					return err
+				}
+				a.ws = nil
+				if ws, err = a.open(); err != nil {
+					return err
+				}
+				if g = gitRemote(ws); g == nil {
+					return errors.New("the [remote] table did not take")
+				}
+			}
+			r, err := remote.Refresh(ctx, ws.Store, g, true)
+			if err != nil {
+				return err
+			}
+			v := remoteView{Enabled: true, Remote: g.Remote, Refs: g.Refs, Offline: r.Offline, Updated: r.Updated, Sent: []int{}}
+			// Publish the ledgers the remote does not hold.
+			heads, err := g.Local(ctx)
+			if err != nil {
+				return err
+			}
+			issues, err := ws.Store.Issues()
+			if err != nil {
+				return err
+			}
+			for _, n := range issues {
+				if heads[n] != "" {
+					continue
+				}
+				reached, err := ws.Store.Sync(ctx, n, nil)
+				if err != nil {
+					return err
+				}
+				if reached {
+					v.Sent = append(v.Sent, n)
+				}
+			}
+			if v.Pending, err = outbox(ws.Store); err != nil {
+				return err
+			}
+			return a.emit(v, func() {
+				a.printf("remote %s: the ledgers are shared under %s (%d issue(s) fetched, %d published)\n", safetext.Line(g.Remote), g.Refs, len(v.Updated), len(v.Sent))
+			})
+		}),
+	}
+	cmd.Flags().StringVar(&branch, "branch", "", "keep the ledgers on branches BRANCH/issue-N instead of custom refs (for hosts that refuse refs outside refs/heads)")
+	return cmd
+}
+
+// appendRemote adds the [remote] table to config.toml (creating it if
+// need be), then checks the result loads.
+func appendRemote(ws *workspace.Workspace, name, branch string) error {
+	path := filepath.Join(ws.Dir, "config.toml")
+	data, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	var b strings.Builder
+	b.Write(data)
+	if len(data) > 0 && !strings.HasSuffix(string(data), "\n") {
+		b.WriteString("\n")
+	}
+	fmt.Fprintf(&b, "\n# The ledgers are shared through git refs on this remote (docs/remote.md).\n[remote]\ngit = %q\n", name)
+	if branch != "" {
+		fmt.Fprintf(&b, "branch = %q\n", branch)
+	}
+	if _, err := workflow.ParseConfig(path, []byte(b.String())); err != nil {
+		return err
+	}
+	return atomicfile.Write(path, []byte(b.String()), 0o644)
+}

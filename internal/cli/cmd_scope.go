@@ -1,0 +1,240 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentx-cli/agentx/internal/safetext"
+	"github.com/agentx-cli/agentx/internal/workspace"
+	"github.com/agentx-cli/agentx/router"
+	"github.com/agentx-cli/agentx/scope"
+)
+
+// gitTimeout bounds a git command scope check runs.
+const gitTimeout = 30 * time.Second
+
+func newScopeCmd(a *app) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "scope",
+		Short: "A step's write scope: where its agent may write (reads are never restricted)",
+	}
+	cmd.AddCommand(newScopeCheckCmd(a))
+	return cmd
+}
+
+// scopeView is what scope check found.
+type scopeView struct {
+	Agent    string       `json:"agent"`
+	Workflow string       `json:"workflow"`
+	Step     string       `json:"step,omitempty"` // "" when the agent has no scoped step: unrestricted
+	Scope    []string     `json:"scope"`
+	Files    []scopedFile `json:"files"`
+}
+
+type scopedFile struct {
+	Path    string `json:"path"`           // as given
+	Rel     string `json:"rel,omitempty"`  // repository-relative, links resolved; "" outside the repository
+	Allowed bool   `json:"allowed"`        // inside the scope
+	Tool    string `json:"tool,omitempty"` // the Claude Code tool (hook payload)
+}
+
+func newScopeCheckCmd(a *app) *cobra.Command {
+	var (
+		agent, wf, stp string
+		files          bool
+		staged         bool
+	)
+	cmd := &cobra.Command{
+		Use:   "check [--agent A] [--files PATH... | --staged]",
+		Short: "Check writes against the agent's step scope: a Claude Code PreToolUse hook (stdin), --files, or --staged",
+		Long: `Check that agent A writes only inside the scope of its workflow step
+(scope = [...]; the first of its steps with one, or --step). An agent with no
+scoped step is unrestricted. Reads are never restricted. Paths are resolved
+against the repository root: ".." and symbolic links are followed, and a
+path outside the repository is outside any scope.
+
+With no flags it reads a Claude Code PreToolUse hook payload on stdin: for a
+Write, Edit, MultiEdit or NotebookEdit outside the scope it prints the hook
+decision that denies the call, with a message telling the agent it may ask
+a person for a wider scope; otherwise it prints nothing. It exits 0 either
+way (also with nothing on stdin), and 1 (never 2) when it cannot judge. See docs/agents.md for the hook.
+
+--files PATH... checks the files named, --staged the files staged in git
+(a pre-commit hook, or CI on a pull request's changes): each file outside
+the scope is named, and the command exits 4.`,
+		Example: `  agentx scope check --agent engineer --files src/components/Button.tsx package.json
+  agentx scope check --agent engineer --staged`,
+		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+			hook := !files && !staged
+			err := runScopeCheck(ctx, a, agent, wf, stp, files, staged, args)
+			if hook && err != nil && errorExit(err) != exitFailure {
+				var noWS *workspace.NotFoundError
+				if errors.As(err, &noWS) {
+					return nil // no workspace: nothing to enforce
+				}
+				// Claude Code reads exit 2 as "deny" with stderr as the reason;
+				// a broken hook must say what is wrong, not pose as a refusal.
+				return &codedError{code: exitFailure, msg: err.Error(), hint: hintOf(err)}
+			}
+			return err
+		}),
+	}
+	cmd.Flags().StringVar(&agent, "agent", "", "whose scope (default $AGENTX_AGENT)")
+	cmd.Flags().StringVar(&wf, "workflow", "", "the workflow (default: config's default_workflow)")
+	cmd.Flags().StringVar(&stp, "step", "", "the step (default: the agent's first step with a scope)")
+	cmd.Flags().BoolVar(&files, "files", false, "check the paths given as arguments")
+	cmd.Flags().BoolVar(&staged, "staged", false, "check the files staged in git (git diff --cached)")
+	return cmd
+}
+
+func runScopeCheck(ctx context.Context, a *app, agent, wf, stp string, files, staged bool, args []string) error {
+	hook := !files && !staged
+	switch {
+	case files && staged:
+		return &usageError{err: errors.New("--files and --staged: choose one")}
+	case !files && len(args) > 0:
+		return &usageError{err: fmt.Errorf("unexpected arguments %q: use --files to check paths", args)}
+	case files && len(args) == 0:
+		return &usageError{err: errors.New("--files needs at least one path")}
+	}
+	who, ws, h, err := a.agentHub(agent)
+	if err != nil {
+		return err
+	}
+	w, err := h.Rules.Workflow(wf)
+	if err != nil {
+		return err
+	}
+	s, err := w.Scoped(who, stp)
+	if err != nil {
+		return err
+	}
+	v := scopeView{Agent: who, Workflow: w.Name, Scope: []string{}, Files: []scopedFile{}}
+	if s != nil {
+		v.Step, v.Scope = s.ID, s.Scope
+	}
+	check := func(cwd, p, tool string) error {
+		rel, inside, err := scope.Resolve(ws.Root, cwd, p)
+		if err != nil {
+			return err
+		}
+		f := scopedFile{Path: p, Allowed: inside && scope.Match(v.Scope, rel), Tool: tool}
+		if len(v.Scope) == 0 { // unrestricted: even outside the repository
+			f.Allowed = true
+		}
+		if inside {
+			f.Rel = rel
+		}
+		v.Files = append(v.Files, f)
+		return nil
+	}
+	cwd, _ := a.startDir()
+	switch {
+	case hook:
+		data, err := io.ReadAll(io.LimitReader(a.stdin, scope.MaxPayload))
+		if err != nil {
+			return err
+		}
+		if len(bytes.TrimSpace(data)) == 0 {
+			return nil // no payload (run by hand): nothing to judge
+		}
+		p, target, err := scope.ParsePayload(data)
+		if err != nil {
+			return &usageError{err: err}
+		}
+		if target == "" {
+			return nil // not a write: reads are never restricted
+		}
+		if p.CWD != "" {
+			cwd = p.CWD
+		}
+		if err := check(cwd, target, p.ToolName); err != nil {
+			return err
+		}
+		if f := v.Files[0]; !f.Allowed {
+			out, err := scope.HookDeny(denyReason(v, f))
+			if err != nil {
+				return err
+			}
+			_, err = a.stdout.Write(out)
+			return err
+		}
+		return nil
+	case staged:
+		res := router.RunProcess(ctx, []string{"git", "diff", "--cached", "--name-only", "-z", "--diff-filter=ACMRD"}, ws.Root, nil, nil, gitTimeout)
+		if res.Err != nil || res.ExitCode != 0 {
+			return fmt.Errorf("git diff --cached: %s", res.Describe([]string{"git"}, gitTimeout))
+		}
+		for _, p := range strings.Split(strings.TrimRight(string(res.Stdout), "\x00"), "\x00") {
+			if p != "" {
+				if err := check(ws.Root, p, ""); err != nil {
+					return err
+				}
+			}
+		}
+	default:
+		for _, p := range args {
+			if err := check(cwd, p, ""); err != nil {
+				return err
+			}
+		}
+	}
+	var outside []string
+	for _, f := range v.Files {
+		if !f.Allowed {
+			outside = append(outside, f.Path)
+		}
+	}
+	if err := a.emit(v, func() {
+		for _, f := range v.Files {
+			state := "ok     "
+			if !f.Allowed {
+				state = "OUTSIDE"
+			}
+			a.printf("%s  %s\n", state, safetext.Line(f.Path))
+		}
+		if len(v.Files) == 0 {
+			a.printf("No files to check.\n")
+		}
+	}); err != nil {
+		return err
+	}
+	if len(outside) > 0 {
+		return &router.RuleError{Kind: router.RuleScope,
+			Msg:    fmt.Sprintf("%d of %d files outside the write scope of %s (step %s: %s): %s", len(outside), len(v.Files), who, v.Step, strings.Join(v.Scope, ", "), strings.Join(outside, ", ")),
+			Advice: "move the change inside the scope, or ask a person for a wider scope: agentx clarify ask --to human --topic scope"}
+	}
+	return nil
+}
+
+// denyReason is what the agent reads when a write is refused: where it may
+// write, and how to ask for more. The path is neutralised: it came from the
+// payload.
+func denyReason(v scopeView, f scopedFile) string {
+	where := "outside the repository"
+	if f.Rel != "" {
+		where = "outside the write scope"
+	}
+	return safetext.Line(fmt.Sprintf("agentx: %s may not write %s: %s of step %s (%s). Reads are not restricted. "+
+		"If the task needs this file, ask a person for a wider scope: agentx clarify ask --to human --topic scope --question \"...\" (or ask_human), "+
+		"and go on with the work inside the scope meanwhile.",
+		v.Agent, f.Path, where, v.Step, strings.Join(v.Scope, ", ")))
+}
+
+// agentHub is the agent named (--agent, else $AGENTX_AGENT), the workspace
+// and the hub, for commands about an agent's step that change nothing.
+func (a *app) agentHub(agent string) (string, *workspace.Workspace, *router.Hub, error) {
+	who, err := required("agent", a.agentDefault(agent))
+	if err != nil {
+		return "", nil, nil, err
+	}
+	ws, h, err := a.hub()
+	return who, ws, h, err
+}

@@ -1,0 +1,239 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentx-cli/agentx/internal/relay"
+	"github.com/agentx-cli/agentx/internal/safetext"
+	"github.com/agentx-cli/agentx/router"
+	"github.com/agentx-cli/agentx/slackmode"
+)
+
+// slackModeOf is Slack mode for this command: nil when [slack] is not
+// configured. Opened once per command.
+func (a *app) slackModeOf(h *router.Hub) (*slackmode.Mode, error) {
+	if a.slSide == nil {
+		m, err := slackmode.Open(h, a.getenv, a.slackWarn)
+		a.sl, a.slSide = m, slackmode.Side(m, err, a.slackWarn)
+	}
+	return a.sl, a.slSide.Err
+}
+
+func (a *app) slackWarn(err error) { a.warnf("slack: %v", err) }
+
+// slackSideOf is Slack mode as a side effect of this command, opened once.
+func (a *app) slackSideOf(h *router.Hub) *relay.Mode {
+	_, _ = a.slackModeOf(h)
+	return a.slSide
+}
+
+// slackView is what agentx slack status and sync print.
+type slackView struct {
+	Enabled bool                  `json:"enabled"` // [slack] is configured
+	Status  *slackmode.Status     `json:"status,omitempty"`
+	Read    *slackmode.PollReport `json:"read,omitempty"`
+	Pushed  *slackmode.PushReport `json:"pushed,omitempty"`
+}
+
+func newSlackCmd(a *app) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "slack",
+		Short: "Slack mode: what is not posted yet, a sync by hand, and an optional listener",
+		Long: `With a [slack] table in .agentx/config.toml, each question to a person and
+each escalation is posted to the channel, one thread per clarification, and
+what follows is posted in the thread. The first reply in the thread by one
+of the answerers is the answer, later replies add to it, a reply naming an
+option by number or label answers with it, and a reply to an escalation
+settles it. ready, hooks, the monitor, clarify commands and clarify wait
+do this as they run (threads read at most once per interval); Slack being
+unreachable or rate-limited never fails them: the work is queued. The bot
+token comes from SLACK_BOT_TOKEN. See docs/slack.md.`,
+	}
+	cmd.AddCommand(newSlackStatusCmd(a), newSlackSyncCmd(a), newSlackListenCmd(a))
+	return cmd
+}
+
+func newSlackStatusCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "status",
+		Short: "What Slack mode has not posted yet, and why (no call to Slack)",
+		Args:  cobra.NoArgs,
+		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+			_, h, err := a.hub()
+			if err != nil {
+				return err
+			}
+			v := slackView{}
+			if cfg := h.Rules.Config.Slack; cfg != nil {
+				v.Enabled = true
+				m := &slackmode.Mode{Hub: h, Config: cfg}
+				st, err := m.Status()
+				if err != nil {
+					return err
+				}
+				v.Status = &st
+			}
+			return a.emit(v, func() { a.slackText(v) })
+		}),
+	}
+}
+
+// slackOpen opens Slack mode for a command that needs it: nil when off; no
+// token is exit 1 with how to give one.
+func (a *app) slackOpen() (*slackmode.Mode, error) {
+	_, h, err := a.hub()
+	if err != nil {
+		return nil, err
+	}
+	m, err := a.slackModeOf(h)
+	if err != nil {
+		return nil, &codedError{code: exitFailure, msg: "slack: " + err.Error(), hint: "see docs/slack.md: creating the app"}
+	}
+	return m, nil
+}
+
+func newSlackSyncCmd(a *app) *cobra.Command {
+	var issues []int
+	cmd := &cobra.Command{
+		Use:   "sync [--issue N]...",
+		Short: "Read the open threads and post what is behind now, whatever the interval and retry times",
+		Args:  cobra.NoArgs,
+		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+			m, err := a.slackOpen()
+			if err != nil {
+				return err
+			}
+			v := slackView{}
+			if m == nil {
+				return a.emit(v, func() { a.slackText(v) })
+			}
+			v.Enabled = true
+			for _, n := range issues {
+				if n < 0 {
+					return &usageError{err: fmt.Errorf("--issue %d: issues are numbered from 0", n)}
+				}
+			}
+			pushed, perr := m.Push(ctx, true, issues...)
+			v.Pushed = &pushed
+			read, rerr := m.Poll(ctx, true)
+			v.Read = &read
+			if err := errors.Join(perr, rerr); err != nil {
+				return &codedError{code: exitFailure, msg: "slack: " + err.Error(), data: v,
+					hint: "what is behind stays queued and is retried; agentx slack status shows it"}
+			}
+			return a.emit(v, func() { a.slackText(v) })
+		}),
+	}
+	cmd.Flags().IntSliceVar(&issues, "issue", nil, "also post this issue's threads (repeatable), whatever changed")
+	return cmd
+}
+
+func newSlackListenCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "listen",
+		Short: "Take replies as they are written, over Socket Mode (optional: until interrupted)",
+		Long: `Connects to Slack over Socket Mode with the app-level token in
+SLACK_APP_TOKEN (xapp-..., scope connections:write) and takes each reply in
+a clarification's thread as it is written, instead of at the next command
+that reads the threads. Every time it connects it re-reads every open
+thread, since Socket Mode drops what is said while nobody listens; every
+interval it posts what changed. It runs until interrupted (exit 130) or
+until Slack refuses the token (exit 1). Without it, agentx reads the
+threads from clarify wait, hooks, ready and the monitor.`,
+		Args: cobra.NoArgs,
+		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+			m, err := a.slackOpen()
+			if err != nil {
+				return err
+			}
+			if m == nil {
+				return &codedError{code: exitFailure, msg: "Slack mode is off: add a [slack] table to .agentx/config.toml", hint: "see docs/slack.md"}
+			}
+			app := strings.TrimSpace(a.getenv(slackmode.EnvAppToken))
+			if app == "" {
+				return &codedError{code: exitFailure, msg: "slack: no app-level token: set " + slackmode.EnvAppToken + " (xapp-..., scope connections:write)", hint: "see docs/slack.md: Socket Mode"}
+			}
+			err = m.Listen(ctx, app, func(ev slackmode.ListenEvent) {
+				if a.json {
+					return
+				}
+				now := time.Now().UTC().Format(time.TimeOnly)
+				switch ev.What {
+				case "connected":
+					a.printf("%s connected: reading every open thread\n", now)
+				case "read":
+					for _, h := range ev.Read.Handled {
+						a.printf("%s %s\n", now, handledLine(h))
+					}
+				case "pushed":
+					for _, ir := range ev.Push.Issues {
+						a.printf("%s issue #%d: %d posted, %d found\n", now, ir.Issue, ir.Posted, ir.Found)
+					}
+				case "error":
+					a.warnf("slack: %v", ev.Err)
+				}
+			})
+			if err != nil {
+				return &codedError{code: exitFailure, msg: err.Error(), hint: "check SLACK_APP_TOKEN and that Socket Mode is on for the app (docs/slack.md)"}
+			}
+			return ctx.Err()
+		}),
+	}
+}
+
+// handledLine is one reply a read acted on.
+func handledLine(h slackmode.Handled) string {
+	s := fmt.Sprintf("%s reply %s by %s: %s", safetext.Line(h.ID), safetext.Line(h.TS), safetext.Line(h.User), h.Outcome)
+	if h.Verb != "" && h.Outcome == slackmode.Taken {
+		s += " (" + h.Verb + ")"
+	}
+	return s + errSuffix(h.Reason)
+}
+
+// slackText prints a slackView for a person.
+func (a *app) slackText(v slackView) {
+	if !v.Enabled {
+		a.printf("Slack mode is off: add a [slack] table to .agentx/config.toml (see docs/slack.md)\n")
+		return
+	}
+	if p := v.Pushed; p != nil {
+		for _, ir := range p.Issues {
+			a.printf("issue #%d: %d posted, %d found%s\n", ir.Issue, ir.Posted, ir.Found, errSuffix(ir.Error))
+		}
+	}
+	if r := v.Read; r != nil && r.Read {
+		a.printf("threads: %d read, %d new replies\n", r.Threads, r.Replies)
+		for _, h := range r.Handled {
+			a.printf("  %s\n", handledLine(h))
+		}
+	}
+	st := v.Status
+	if st == nil {
+		return
+	}
+	line := safetext.Line
+	a.printf("channel: %s (%s)\n", line(st.Channel), line(st.APIURL))
+	a.printf("open threads: %d\n", st.Threads)
+	if st.LastRead != nil {
+		a.printf("threads last read: %s%s\n", st.LastRead.UTC().Format(time.RFC3339), errSuffix(st.ReadError))
+	}
+	if st.WaitUntil != nil {
+		a.printf("rate limited: no calls before %s\n", st.WaitUntil.UTC().Format(time.RFC3339))
+	}
+	if st.EventsBehind > 0 {
+		a.printf("changes not yet seen: %d bytes of the event log\n", st.EventsBehind)
+	}
+	if len(st.Behind) == 0 {
+		a.printf("threads: up to date\n")
+		return
+	}
+	for _, b := range st.Behind {
+		a.printf("behind: issue #%d: %d entries not posted, %d attempts%s\n", b.Issue, b.Unmirrored, b.Attempts, errSuffix(b.Error))
+	}
+}

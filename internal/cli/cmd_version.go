@@ -1,0 +1,36 @@
+package cli
+
+import (
+	"context"
+	"runtime"
+	"runtime/debug"
+
+	"github.com/spf13/cobra"
+)
+
+// buildVersion is set at link time: -ldflags "-X main.buildVersion=v1.2.3".
+var buildVersion = ""
+
+func version() string {
+	if buildVersion != "" {
+		return buildVersion
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "dev"
+}
+
+func newVersionCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the agentx version",
+		Args:  cobra.NoArgs,
+		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+			v := map[string]string{"version": version(), "go": runtime.Version(), "os": runtime.GOOS, "arch": runtime.GOARCH}
+			return a.emit(v, func() {
+				a.printf("agentx %s (%s, %s/%s)\n", v["version"], v["go"], v["os"], v["arch"])
+			})
+		}),
+	}
+}

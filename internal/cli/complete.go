@@ -1,0 +1,154 @@
+package cli
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentx-cli/agentx/internal/clock"
+	"github.com/agentx-cli/agentx/ledger"
+	"github.com/agentx-cli/agentx/router"
+)
+
+// Shell completion (agentx completion bash|zsh|fish|powershell) offers,
+// from the workspace: clarification ids, open ones first, for the commands
+// that take an ID and for --id; agent names (from config.toml and the
+// workflows) for --from, --to and --agent; workflow names for --workflow
+// and "workflow show". It reads the workspace and never changes it.
+
+// registerCompletions wires the dynamic completions into the command tree
+// under root.
+func (a *app) registerCompletions(root *cobra.Command) {
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		if use := strings.Fields(c.Use); len(use) > 1 && use[1] == "ID" {
+			c.ValidArgsFunction = firstArg(a.completeIDs)
+		}
+		if c.CommandPath() == "agentx workflow show" {
+			c.ValidArgsFunction = firstArg(a.completeWorkflows)
+		}
+		for name, fn := range map[string]cobra.CompletionFunc{
+			"id":       a.completeIDs,
+			"workflow": a.completeWorkflows,
+			"agent":    a.completeAgents(false),
+			"from":     a.completeAgents(humanMayAct(c)),
+			"to":       a.completeAgents(true),
+		} {
+			if c.LocalNonPersistentFlags().Lookup(name) != nil {
+				_ = c.RegisterFlagCompletionFunc(name, fn)
+			}
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(root)
+}
+
+// humanMayAct reports whether --from of c may name human: a person answers
+// and resolves.
+func humanMayAct(c *cobra.Command) bool {
+	return c.Name() == "answer" || c.Name() == "resolve"
+}
+
+// firstArg completes the first positional argument with fn, and nothing
+// after it.
+func firstArg(fn cobra.CompletionFunc) cobra.CompletionFunc {
+	return func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		if len(args) > 0 {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		return fn(cmd, args, toComplete)
+	}
+}
+
+// completionHub opens the workspace for completing, quietly: no workspace
+// (or a broken one) offers nothing.
+func (a *app) completionHub() *router.Hub {
+	if a.now == nil {
+		now, err := clock.FromEnv(a.getenv(clock.EnvVar))
+		if err != nil {
+			return nil
+		}
+		a.now = now
+	}
+	if a.root == "" {
+		a.root = a.getenv("AGENTX_ROOT")
+	}
+	_, h, err := a.hub()
+	if err != nil {
+		return nil
+	}
+	return h
+}
+
+// completeIDs offers the clarification ids that start with toComplete:
+// open ones first, then the others, each by issue and number, described by
+// status, agents and topic.
+func (a *app) completeIDs(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	none := cobra.ShellCompDirectiveNoFileComp
+	h := a.completionHub()
+	if h == nil {
+		return nil, none
+	}
+	recs, _, err := h.List(router.Filter{All: true})
+	if err != nil {
+		return nil, none
+	}
+	slices.SortStableFunc(recs, func(x, y router.Record) int {
+		if xo, yo := x.Status.Open(), y.Status.Open(); xo != yo {
+			if xo {
+				return -1
+			}
+			return 1
+		}
+		_, xs, _ := ledger.ParseID(x.ID)
+		_, ys, _ := ledger.ParseID(y.ID)
+		return cmp.Or(cmp.Compare(x.IssueNumber, y.IssueNumber), cmp.Compare(xs, ys))
+	})
+	var out []cobra.Completion
+	for _, r := range recs {
+		if strings.HasPrefix(r.ID, toComplete) {
+			out = append(out, cobra.CompletionWithDesc(r.ID, fmt.Sprintf("%s %s -> %s: %s", r.Status, r.From, r.To, strings.Join(strings.Fields(r.Topic), " "))))
+		}
+	}
+	return out, none | cobra.ShellCompDirectiveKeepOrder
+}
+
+// completeAgents offers the agent names the workspace knows, and human
+// when withHuman.
+func (a *app) completeAgents(withHuman bool) cobra.CompletionFunc {
+	return func(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		var names []string
+		if h := a.completionHub(); h != nil {
+			names = h.Rules.Agents()
+		}
+		if withHuman {
+			names = append(names, ledger.Human)
+		}
+		return withPrefix(names, toComplete), cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
+// completeWorkflows offers the workflow names.
+func (a *app) completeWorkflows(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	var names []string
+	if h := a.completionHub(); h != nil {
+		names = h.Rules.Names()
+	}
+	return withPrefix(names, toComplete), cobra.ShellCompDirectiveNoFileComp
+}
+
+// withPrefix keeps the names that start with prefix.
+func withPrefix(names []string, prefix string) []cobra.Completion {
+	var out []cobra.Completion
+	for _, n := range names {
+		if strings.HasPrefix(n, prefix) {
+			out = append(out, n)
+		}
+	}
+	return out
+}

@@ -1,0 +1,72 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// gatedWorkflow is a feature workflow whose implement step has a check
+// that fails while the file "broken" exists.
+const gatedWorkflow = `[[steps]]
+id = "implement"
+agent = "engineer"
+scope = ["src/**", "go.mod"]
+
+[[steps.evaluate]]
+name = "tests"
+command = ["sh", "-c", "if [ -f broken ]; then echo 'FAIL: TestX'; exit 1; fi"]
+timeout = "30s"
+`
+
+// TestEvalJSON: the supervisor gate's JSON outputs validate against their
+// schemas, and so does the evaluation record it writes.
+func TestEvalJSON(t *testing.T) {
+	if _, err := os.Stat("/bin/sh"); err != nil {
+		t.Skip("the check is a shell command")
+	}
+	dir := t.TempDir()
+	env := map[string]string{"AGENTX_NOW": "2026-02-26T10:00:00Z"}
+	require.Equal(t, 0, runCmd(t, dir, env, "", "init").code)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, ".agentx", "workflows", "feature.toml"), []byte(gatedWorkflow), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "broken"), nil, 0o644))
+
+	r := runCmd(t, dir, env, "", "hook", "finish", "--issue", "7", "--agent", "engineer", "--strict", "--json")
+	assert.Equal(t, exitBlocked.N, r.code, "strict: the work was sent back")
+	validateDoc(t, "hook.json", r.stdout)
+	assert.Contains(t, r.stdout, `"result": "revise"`)
+
+	r = runCmd(t, dir, env, "", "eval", "run", "--issue", "7", "--agent", "engineer", "--json")
+	assert.Equal(t, exitBlocked.N, r.code)
+	validateDoc(t, "eval-list.json", r.stdout)
+
+	r = runCmd(t, dir, env, "", "inbox", "--agent", "engineer", "--json")
+	require.Equal(t, 0, r.code, r.stderr)
+	validateDoc(t, "inbox.json", r.stdout)
+	assert.Contains(t, r.stdout, `"kind": "revision"`)
+
+	r = runCmd(t, dir, env, "", "ready", "--json")
+	assert.Equal(t, 0, r.code)
+	validateDoc(t, "ready.json", r.stdout)
+	assert.Contains(t, r.stdout, `"EVAL-7-1"`)
+
+	for _, args := range [][]string{{"eval", "show", "7"}, {"eval", "show", "EVAL-7-1"}} {
+		r = runCmd(t, dir, env, "", append(args, "--json")...)
+		require.Equal(t, 0, r.code, r.stderr)
+		validateDoc(t, "evaluation.json", r.stdout)
+	}
+	r = runCmd(t, dir, env, "", "eval", "list", "--json")
+	validateDoc(t, "eval-list.json", r.stdout)
+
+	data, err := os.ReadFile(filepath.Join(dir, ".agentx", "state", "evaluations", "issue-7.json"))
+	require.NoError(t, err)
+	validateJSON(t, "evaluation.json", string(data))
+
+	r = runCmd(t, dir, env, "", "eval", "show", "EVAL-7-9")
+	assert.Equal(t, exitNotFound.N, r.code)
+	r = runCmd(t, dir, env, "", "eval", "show", "seven")
+	assert.Equal(t, exitUsage.N, r.code)
+}

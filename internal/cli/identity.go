@@ -1,0 +1,138 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"strings"
+	"time"
+
+	"github.com/agentx-cli/agentx/ledger"
+	"github.com/agentx-cli/agentx/router"
+)
+
+// caller is who this process acts as (router.Caller decides): the agent
+// AGENTX_AGENT names, or, without it, a person, named by --as, git config
+// or $USER, and allowed by [humans] in config.toml.
+func (a *app) caller() *router.Caller {
+	if a.who == nil {
+		a.who = &router.Caller{
+			Agent:  a.getenv(router.EnvAgent),
+			Person: a.personName,
+			Allow: func() ([]string, error) {
+				ws, err := a.open()
+				if err != nil {
+					return nil, err
+				}
+				return ws.Rules.Config.Humans.Allow, nil
+			},
+		}
+	}
+	return a.who
+}
+
+// claim checks a --from or --agent value (flag without dashes) against
+// who this process is, and returns who acts ("" when neither the flag nor
+// AGENTX_AGENT names anyone).
+func (a *app) claim(flag, value string) (string, error) {
+	return a.caller().Claim(flag, value)
+}
+
+// claimAs is claim for the commands a person may run: --as NAME names the
+// person acting as human, so it stands for --from human.
+func (a *app) claimAs(from, as string) (string, error) {
+	if as != "" {
+		if from != "" && from != ledger.Human {
+			return "", &usageError{err: fmt.Errorf("--as names the person acting as human: give it alone or with --from human, not with --from %s", from)}
+		}
+		a.as, from = as, ledger.Human
+	}
+	return a.claim("from", from)
+}
+
+// personName is the name a person acting as human is recorded by: --as,
+// else the workspace repository's git user.email, else its user.name,
+// else $USER (or %USERNAME%).
+func (a *app) personName() (string, error) {
+	if a.as != "" {
+		return a.as, nil
+	}
+	dir := ""
+	if ws, err := a.open(); err == nil {
+		dir = ws.Root
+	}
+	for _, key := range []string{"user.email", "user.name"} {
+		if v := gitConfig(dir, key); v != "" {
+			return v, nil
+		}
+	}
+	for _, env := range []string{"USER", "USERNAME"} {
+		if v := strings.TrimSpace(a.getenv(env)); v != "" {
+			return v, nil
+		}
+	}
+	return "", errors.New("no --as NAME, no git user.email or user.name, no $USER")
+}
+
+// gitConfig reads one git setting as seen from dir; "" if git is missing,
+// the key unset, or git slow to answer.
+func gitConfig(dir, key string) string {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "git", "config", "--get", key)
+	cmd.Dir = dir
+	out, err := cmd.Output()
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// personWay is how a person runs the command a refusal is about.
+const personWay = "from a shell without AGENTX_AGENT set"
+
+// whoHint words the hint of a refusal of who acts, for the command line:
+// who may do it, and how a person does it. "" for other errors.
+func whoHint(err error) string { return router.WhoHint(err, cliWords) }
+
+var cliWords = router.WhoWords{
+	Identity: func(e *router.IdentityError) string {
+		switch e.Kind {
+		case router.IdentityOtherAgent:
+			return fmt.Sprintf("this process acts only as %s: leave out --%s. Another agent acts in its own session; a person acts %s", e.Agent, e.Field, personWay)
+		case router.IdentityAgentAsPerson, router.IdentityAgentsOnly:
+			return "only a person acts as human: a person runs the command " + personWay + ", with --from human or --as NAME"
+		case router.IdentityNotAllowed:
+			return "only the people listed in [humans] allow of .agentx/config.toml act as human; if you are one, name yourself as listed with --as NAME"
+		case router.IdentityNoName:
+			return "name yourself with --as NAME (or set git config user.email)"
+		case router.IdentityHub:
+			return "agentx writes its own entries; act as yourself"
+		case router.IdentityNotAnAgent:
+			return "launch each agent with its own name (AGENTX_AGENT=engineer); a person's shell has no AGENTX_AGENT"
+		}
+		return ""
+	},
+	Agents: func(agents []string) string {
+		return strings.Join(agents, " or ") + " does it in its own session"
+	},
+	Person: func(op, id string, only bool) string {
+		way := fmt.Sprintf("a person runs `%s` %s", personCommand(op, id), personWay)
+		if only {
+			return "only a person may: " + way
+		}
+		return way
+	},
+}
+
+// personCommand is the command a person runs to do op on id as human.
+func personCommand(op, id string) string {
+	switch op {
+	case router.OpAnswer:
+		return "agentx clarify answer " + id + " --from human --body TEXT"
+	case router.OpResolve:
+		return "agentx clarify resolve " + id + ` --from human --body "decision: ..."`
+	}
+	return "agentx clarify " + op + " " + id + " --from human"
+}

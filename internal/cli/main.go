@@ -1,0 +1,79 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"syscall"
+
+	"github.com/mattn/go-isatty"
+)
+
+// Main runs agentx on the process's arguments and streams and returns its
+// exit code. extra is nil in the lean agentx binary.
+func Main() int {
+	// A command runs for milliseconds and keeps little: collecting garbage
+	// a quarter as often saves CPU (about a tenth of agentx events on a
+	// long log), and a soft limit of 64 MiB keeps the commands that read
+	// every ledger from growing for it. GOGC and GOMEMLIMIT, when set,
+	// still decide.
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(400)
+	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(64 << 20)
+	}
+	ctx, cancel, stop := signalContext()
+	code := run(ctx, &app{
+		stdin:  os.Stdin,
+		stdout: closedOutput{os.Stdout, cancel},
+		stderr: closedOutput{os.Stderr, cancel},
+		getenv: os.Getenv,
+		isTTY:  isatty.IsTerminal(os.Stdout.Fd()),
+	}, os.Args[1:])
+	stop()
+	return code
+}
+
+// signalContext is cancelled by Ctrl-C (SIGINT) and SIGTERM, and by cancel.
+// SIGPIPE is caught only so that it does not kill the process: a write to
+// a pipe whose reader went away then fails with EPIPE, and closedOutput
+// turns that into a cancellation with cause errOutputClosed, so the
+// command stops and cleans up like an interrupted one, quietly (agentx
+// demo | head). A SIGPIPE from any other pipe (a responder that exited
+// without reading its prompt) cancels nothing. stop restores the default
+// handling.
+func signalContext() (ctx context.Context, cancel func(error), stop func()) {
+	ctx, cancel = context.WithCancelCause(context.Background())
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGPIPE)
+	go func() {
+		for s := range sigs {
+			if s != syscall.SIGPIPE {
+				cancel(context.Canceled)
+			}
+		}
+	}()
+	return ctx, cancel, func() {
+		signal.Stop(sigs)
+		cancel(nil)
+	}
+}
+
+// closedOutput is stdout or stderr: a write that finds the reader gone
+// cancels the command (errOutputClosed).
+type closedOutput struct {
+	w      io.Writer
+	cancel func(error)
+}
+
+func (o closedOutput) Write(p []byte) (int, error) {
+	n, err := o.w.Write(p)
+	if errors.Is(err, syscall.EPIPE) {
+		o.cancel(errOutputClosed)
+	}
+	return n, err
+}

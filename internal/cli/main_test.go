@@ -1,0 +1,123 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/agentx-cli/agentx/internal/testenv"
+)
+
+// TestMain lets testscript run this test binary as the agentx command.
+func TestMain(m *testing.M) {
+	testenv.QuickRaceExit()
+	// `agentx demo` run in-process by a test configures the running binary
+	// (this test binary) as its responder: act as agentx for that call.
+	if len(os.Args) > 1 && os.Args[1] == "demo-responder" {
+		os.Exit(Main())
+	}
+	testscript.Main(m, map[string]func(){"agentx": func() { os.Exit(Main()) }})
+}
+
+// TestScripts runs the user stories under testdata/script, one per file.
+// Run with -update to rewrite the expected output in the scripts.
+func TestScripts(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir:                 "testdata/script",
+		UpdateScripts:       os.Getenv("UPDATE_SCRIPTS") != "",
+		RequireExplicitExec: true,
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"exitcode":  cmdExitcode,
+			"envq":      cmdEnvq,
+			"repeat":    cmdRepeat,
+			"maxbytes":  cmdMaxBytes,
+			"ghfake":    cmdGHFake,
+			"slackfake": cmdSlackFake,
+		},
+		Setup: func(e *testscript.Env) error {
+			e.Setenv("NO_COLOR", "")
+			e.Setenv("AGENTX_ROOT", "")
+			e.Setenv("HOME", e.WorkDir)
+			e.Setenv("GORACE", testenv.RaceEnv) // -race children: no 1 s sleep at exit
+			e.Setenv("GITHUB_TOKEN", "")        // GitHub mode: scripts use the fake's token
+			e.Setenv("GH_TOKEN", "")
+			e.Setenv("SLACK_BOT_TOKEN", "") // Slack mode: scripts use the fake's token
+			e.Setenv("SLACK_APP_TOKEN", "")
+			setupGitHub(e)
+			setupSlack(e)
+			return nil
+		},
+	})
+}
+
+// cmdExitcode runs a program and checks its exit status:
+//
+//	exitcode 7 agentx workflow validate bad.toml
+//
+// stdout and stderr are kept for the following stdout/stderr checks.
+func cmdExitcode(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: exitcode N program [args...]")
+	}
+	want, err := strconv.Atoi(args[0])
+	ts.Check(err)
+	got := 0
+	if err := ts.Exec(args[1], args[2:]...); err != nil {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			ts.Fatalf("%s: %v", args[1], err)
+		}
+		got = ee.ExitCode()
+	}
+	if got != want {
+		ts.Logf("stdout:\n%s", ts.ReadFile("stdout"))
+		ts.Logf("stderr:\n%s", ts.ReadFile("stderr"))
+		ts.Fatalf("%s exited %d, want %d", strings.Join(args[1:], " "), got, want)
+	}
+}
+
+// cmdEnvq sets an environment variable to a Go-quoted string, so a script
+// can pass control characters and line breaks in an argument:
+//
+//	envq TOPIC '"Cache\nCLR-42-999\x1b[2J"'
+//	exec agentx clarify ask --topic $TOPIC ...
+func cmdEnvq(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: envq NAME QUOTED")
+	}
+	v, err := strconv.Unquote(args[1])
+	if err != nil {
+		ts.Fatalf("envq %s: %v", args[0], err)
+	}
+	ts.Setenv(args[0], v)
+}
+
+// result is what an in-process command run produced.
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+// runCmd runs agentx in-process with buffers, in dir, with env.
+func runCmd(t *testing.T, dir string, env map[string]string, stdin string, args ...string) result {
+	t.Helper()
+	if dir != "" {
+		t.Chdir(dir)
+	}
+	var out, errb bytes.Buffer
+	a := &app{
+		stdin:  strings.NewReader(stdin),
+		stdout: &out,
+		stderr: &errb,
+		getenv: func(k string) string { return env[k] },
+	}
+	code := run(context.Background(), a, args)
+	return result{code: code, stdout: out.String(), stderr: errb.String()}
+}

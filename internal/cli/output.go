@@ -1,0 +1,97 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/agentx-cli/agentx/internal/safetext"
+	"github.com/agentx-cli/agentx/router"
+)
+
+// schemaVersion is the version of every --json document agentx prints.
+const schemaVersion = 1
+
+type envelope struct {
+	SchemaVersion int      `json:"schema_version"`
+	Data          any      `json:"data"`
+	Monitor       any      `json:"monitor,omitempty"`  // side-effect monitor findings, if any
+	Unsynced      []string `json:"unsynced,omitempty"` // changes kept in the outbox: the remote was out of reach
+}
+
+type errorBody struct {
+	Code     string `json:"code"`
+	ExitCode int    `json:"exit_code"`
+	Message  string `json:"message"`
+	Hint     string `json:"hint,omitempty"`
+}
+
+type errorEnvelope struct {
+	SchemaVersion int       `json:"schema_version"`
+	Error         errorBody `json:"error"`
+	Data          any       `json:"data,omitempty"` // what the failure leaves to act on (wait_timeout: the record)
+	Monitor       any       `json:"monitor,omitempty"`
+	Unsynced      []string  `json:"unsynced,omitempty"`
+}
+
+// emit prints a command's result: under --json the envelope with data,
+// otherwise whatever text does.
+func (a *app) emit(data any, text func()) error {
+	if a.json {
+		a.monitorNow(nil)
+		b, err := json.MarshalIndent(envelope{SchemaVersion: schemaVersion, Data: data, Monitor: a.sideView(), Unsynced: a.unsynced()}, "", "  ")
+		if err != nil {
+			return fmt.Errorf("encode json: %w", err)
+		}
+		_, err = fmt.Fprintf(a.stdout, "%s\n", b)
+		return err
+	}
+	text()
+	return nil
+}
+
+// fail prints err the way the output mode asks and returns its exit code.
+func (a *app) fail(err error) int {
+	code := errorExit(err)
+	var coded *codedError
+	if errors.As(err, &coded) && coded.quiet {
+		return code.N
+	}
+	hint := hintOf(err)
+	// A question recorded before the failure: the asker gets its id all the
+	// same (alone on stdout, or as the error document's data).
+	var recorded *router.RecordedError
+	if errors.As(err, &recorded) && !a.json {
+		fmt.Fprintf(a.stdout, "%s\n", recorded.Record.ID)
+	}
+	if a.json {
+		var data any
+		switch {
+		case coded != nil:
+			data = coded.data
+		case recorded != nil:
+			data = recorded.Record
+		default:
+			data = supersededData(err)
+		}
+		b, _ := json.Marshal(errorEnvelope{SchemaVersion: schemaVersion, Error: errorBody{
+			Code: code.Name, ExitCode: code.N, Message: err.Error(), Hint: hint,
+		}, Data: data, Monitor: a.sideView(), Unsynced: a.unsynced()})
+		fmt.Fprintf(a.stderr, "%s\n", b)
+		return code.N
+	}
+	// An error may quote input, a file name or a file's content: in text
+	// it is neutralised, its following lines (workflow.Errors has one
+	// problem a line) indented under the first.
+	fmt.Fprint(a.stderr, safetext.Indent(err.Error(), "agentx: ", "  "))
+	if hint != "" {
+		fmt.Fprintf(a.stderr, "hint: %s\n", safetext.Line(hint))
+	}
+	return code.N
+}
+
+// warnf prints a warning on stderr, neutralised to one line: warnings
+// quote files and errors that came from outside.
+func (a *app) warnf(format string, args ...any) {
+	fmt.Fprintf(a.stderr, "agentx: warning: %s\n", safetext.Line(fmt.Sprintf(format, args...)))
+}

@@ -1,0 +1,166 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/fatih/color"
+	"github.com/spf13/cobra"
+
+	"github.com/agentx-cli/agentx/internal/safetext"
+	"github.com/agentx-cli/agentx/ledger"
+	"github.com/agentx-cli/agentx/router"
+)
+
+const (
+	formatText     = "text"
+	formatMarkdown = "markdown"
+)
+
+// formatFlag registers --format for commands that render clarifications.
+func formatFlag(cmd *cobra.Command, p *string) {
+	cmd.Flags().StringVar(p, "format", formatText, "text or markdown")
+}
+
+func checkFormat(f string) error {
+	if f != formatText && f != formatMarkdown {
+		return &usageError{err: fmt.Errorf("--format %q: use text or markdown (or --json)", f)}
+	}
+	return nil
+}
+
+// statusColor is the colour of each status on a terminal.
+var statusColor = map[ledger.Status]color.Attribute{
+	ledger.Pending:   color.FgYellow,
+	ledger.Answered:  color.FgGreen,
+	ledger.Stale:     color.FgRed,
+	ledger.Escalated: color.FgMagenta,
+	ledger.Resolved:  color.FgCyan,
+	ledger.Abandoned: color.Faint,
+}
+
+func (a *app) status(s ledger.Status) string {
+	return a.paint(statusColor[s])(safetext.Line(string(s)))
+}
+
+func stamp(t ledger.Time) string { return t.UTC().Format("2006-01-02 15:04") }
+
+const rule = "  -----------------------------------------------"
+
+// renderThread writes one clarification as a terminal thread. Every text
+// from the ledger is neutralised (safetext): a header field cannot break
+// its line, and a body line is indented under its entry, so none can pass
+// for a line of the thread.
+func (a *app) renderThread(w io.Writer, r router.Record) {
+	c := r.Clarification
+	bold := a.paint(color.Bold)
+	line := safetext.Line
+	where := fmt.Sprintf("#%d", r.IssueNumber)
+	fmt.Fprintf(w, "  %s (%s)  %s\n", bold("Clarification Thread: "+line(c.ID)), where, a.status(c.Status))
+	mode := "blocking"
+	if !c.Blocking {
+		mode = "non-blocking"
+	}
+	fmt.Fprintf(w, "  Topic: %s · %s -> %s · %s · round %d of %d\n", line(c.Topic), line(c.From), line(c.To), mode, c.Round, c.MaxRounds)
+	if c.X != nil && len(c.X.Options) > 0 { // choices offered with the question (ask_human)
+		fmt.Fprintf(w, "  Options: %s\n", line(strings.Join(c.X.Options, " | ")))
+	}
+	fmt.Fprintln(w, rule)
+	for i, e := range c.Thread {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		switch e.Type {
+		case ledger.Question:
+			fmt.Fprintf(w, "  [Round %d] %s -> %s  (%s)\n", e.Round, line(e.From), line(c.To), stamp(e.Timestamp))
+			fmt.Fprint(w, indent("    Q: ", e.Body))
+		case ledger.Answer:
+			fmt.Fprintf(w, "  [Round %d] %s -> %s  (%s)\n", e.Round, line(e.From), line(c.From), stamp(e.Timestamp))
+			fmt.Fprint(w, indent("    A: ", e.Body))
+		case ledger.Resolution:
+			label := "[RESOLVED]"
+			if strings.HasPrefix(e.Body, "Abandoned") {
+				label = "[ABANDONED]"
+			}
+			fmt.Fprintf(w, "  %s %s  (%s)\n", a.paint(statusColor[ledger.Resolved])(label), line(e.From), stamp(e.Timestamp))
+			fmt.Fprint(w, indent("    ", e.Body))
+		case ledger.Escalation:
+			mag := a.paint(color.FgMagenta, color.Bold)
+			fmt.Fprintf(w, "  %s %s  (%s)\n", mag("!! [ESCALATED]"), line(e.From), stamp(e.Timestamp))
+			fmt.Fprint(w, safetext.Indent(e.Body, "  | ", "  | "))
+		}
+	}
+	if c.Status == ledger.Pending || c.Status == ledger.Stale {
+		fmt.Fprintf(w, "\n  ... waiting for %s (stale after %s)\n", line(c.To), stamp(c.StaleAfter))
+	}
+	fmt.Fprintln(w, rule)
+}
+
+// indent prefixes the first line of body with first and the rest with
+// spaces of the same width.
+func indent(first, body string) string {
+	return safetext.Indent(body, first, strings.Repeat(" ", len(first)))
+}
+
+// renderMarkdown writes one clarification for chat or a PR comment. Every
+// text from the ledger is escaped (safetext.Markdown): it reads as text and
+// cannot open a heading, list, table, link or block of its own.
+func renderMarkdown(w io.Writer, r router.Record) {
+	c := r.Clarification
+	md := safetext.MarkdownLine
+	for _, e := range c.Thread {
+		switch e.Type {
+		case ledger.Question:
+			label := "Clarification"
+			if e.Round > 1 {
+				label = fmt.Sprintf("Follow-up, round %d", e.Round)
+			}
+			fmt.Fprintf(w, "**[%s -> %s] %s (%s):** %s\n\n", md(e.From), md(c.To), label, md(c.ID), safetext.Markdown(e.Body))
+		case ledger.Answer:
+			fmt.Fprintf(w, "**[%s]** %s\n\n", md(e.From), safetext.Markdown(e.Body))
+		case ledger.Resolution:
+			fmt.Fprintf(w, "**[%s] Resolved:** %s\n\n", md(e.From), safetext.Markdown(e.Body))
+		case ledger.Escalation:
+			fmt.Fprintf(w, "**[ESCALATED]** %s\n\n", safetext.Markdown(router.EscalationReason(c)))
+			fmt.Fprintf(w, "> %s\n\n", strings.ReplaceAll(safetext.Markdown(e.Body), "\n", "\n> "))
+		}
+	}
+	fmt.Fprintf(w, "_%s · #%d · %s · round %d of %d_\n", md(c.ID), r.IssueNumber, md(string(c.Status)), c.Round, c.MaxRounds)
+}
+
+// renderList writes records as a table: aligned with a header on a
+// terminal, tab-separated without one for scripts.
+func (a *app) renderList(w io.Writer, recs []router.Record, now time.Time) {
+	if !a.isTTY {
+		for _, r := range recs {
+			c := r.Clarification
+			line := safetext.Line
+			fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%s\t%d/%d\t%s\n", line(c.ID), r.IssueNumber, line(string(c.Status)), line(c.From), line(c.To), c.Round, c.MaxRounds, line(c.Topic))
+		}
+		return
+	}
+	var t table
+	t.add(plain("ID", "ISSUE", "STATUS", "FROM -> TO", "ROUND", "AGE", "TOPIC")...)
+	for _, r := range recs {
+		c := r.Clarification
+		t.add(cell{text: c.ID}, cell{text: fmt.Sprintf("#%d", r.IssueNumber)},
+			cell{text: string(c.Status), paint: a.paint(statusColor[c.Status])},
+			cell{text: c.From + " -> " + c.To}, cell{text: fmt.Sprintf("%d/%d", c.Round, c.MaxRounds)},
+			cell{text: age(now.Sub(c.Created.Time))}, cell{text: c.Topic})
+	}
+	t.write(w, "")
+}
+
+func age(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return "now"
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh", int(d.Hours()))
+	}
+	return fmt.Sprintf("%dd", int(d.Hours()/24))
+}

@@ -1,0 +1,76 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// cmdRepeat runs agentx in-process N times, {i} in the arguments replaced
+// by 1..N, to build a workspace with a history quickly:
+//
+//	repeat 150 clarify ask --issue {i} --from engineer --to architect --topic 'T{i}' --question 'Q{i}?'
+//
+// It runs in $WORK with the script's environment, and stops at the first
+// run that fails.
+func cmdRepeat(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: repeat N agentx-args...")
+	}
+	n, err := strconv.Atoi(args[0])
+	ts.Check(err)
+	root := ts.Getenv("AGENTX_ROOT")
+	if root == "" {
+		root = ts.Getenv("WORK")
+	}
+	for i := 1; i <= n; i++ {
+		argv := make([]string, len(args)-1)
+		for j, a := range args[1:] {
+			argv[j] = strings.ReplaceAll(a, "{i}", strconv.Itoa(i))
+		}
+		var out, errb bytes.Buffer
+		a := &app{
+			stdin:  strings.NewReader(""),
+			stdout: &out,
+			stderr: &errb,
+			getenv: func(k string) string {
+				if k == "AGENTX_ROOT" {
+					return root
+				}
+				return ts.Getenv(k)
+			},
+		}
+		if code := run(context.Background(), a, argv); code != 0 {
+			ts.Fatalf("repeat %d: agentx %s: exit %d\n%s%s", i, strings.Join(argv, " "), code, out.String(), errb.String())
+		}
+	}
+}
+
+// cmdMaxBytes fails when a file (stdout, stderr, or a file in $WORK) is
+// longer than N bytes:
+//
+//	maxbytes 9000 stdout
+func cmdMaxBytes(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: maxbytes N file")
+	}
+	n, err := strconv.Atoi(args[0])
+	ts.Check(err)
+	var size int
+	switch args[1] {
+	case "stdout", "stderr":
+		size = len(ts.ReadFile(args[1]))
+	default:
+		fi, err := os.Stat(ts.MkAbs(args[1]))
+		ts.Check(err)
+		size = int(fi.Size())
+	}
+	if size > n {
+		ts.Fatalf("%s is %d bytes, more than %d", args[1], size, n)
+	}
+	ts.Logf("%s is %d bytes (at most %d)", args[1], size, n)
+}
