@@ -25,7 +25,8 @@ var (
 	buildErr  error
 )
 
-// agentxBinary builds cmd/agentx once per test run.
+// agentxBinary builds agentx, and agentx-full beside it (which serves
+// agentx mcp), once per test run, as go install ./cmd/... does.
 func agentxBinary(t *testing.T) string {
 	t.Helper()
 	if testing.Short() {
@@ -41,7 +42,7 @@ func agentxBinary(t *testing.T) string {
 		if runtime.GOOS == "windows" {
 			binPath += ".exe"
 		}
-		out, err := exec.Command("go", "build", "-o", binPath, "github.com/agentx-cli/agentx/cmd/agentx").CombinedOutput()
+		out, err := exec.Command("go", "build", "-o", dir, "github.com/agentx-cli/agentx/cmd/...").CombinedOutput()
 		if err != nil {
 			buildErr = errors.New(string(out))
 		}

@@ -12,4 +12,4 @@ import (
 	"github.com/agentx-cli/agentx/internal/cli"
 )
 
-func main() { os.Exit(cli.Main()) }
+func main() { os.Exit(cli.Main(nil)) }

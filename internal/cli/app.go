@@ -12,17 +12,16 @@ import (
 	"github.com/fatih/color"
 	"github.com/spf13/cobra"
 
-	"github.com/agentx-cli/agentx/ghmirror"
+	"github.com/agentx-cli/agentx/internal/cli/ext"
 	"github.com/agentx-cli/agentx/internal/clock"
 	"github.com/agentx-cli/agentx/internal/relay"
 	"github.com/agentx-cli/agentx/internal/workspace"
 	"github.com/agentx-cli/agentx/router"
-	"github.com/agentx-cli/agentx/slackmode"
 )
 
-// app is what every command is built from: its streams, environment and
+// App is what every command is built from: its streams, environment and
 // global options. Tests build one with buffers and run commands in-process.
-type app struct {
+type App struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	getenv         func(string) string
@@ -46,19 +45,25 @@ type app struct {
 	ws *workspace.Workspace
 	hb *router.Hub
 
-	// GitHub mode as a side effect of this command, opened once (nil: not
-	// yet)
-	ghSide *ghmirror.Side
-	// Slack mode, likewise (nil: not yet)
-	sl     *slackmode.Mode
-	slSide *relay.Mode
+	// what the full binary adds (nil: the lean binary), and its part of
+	// this run
+	extra   ext.Extra
+	ext     ext.Extension
+	outside relay.Modes // the outside modes, opened once (outsideOpen)
+	opened  bool
+
+	// exec replaces the process with another program (Main sets it; nil in
+	// an in-process run); args is the command line run
+	exec func(path string, args []string) (int, error)
+	args []string
 
 	ctx     context.Context // the command's, for work done on the side (the remote's refresh)
 	offline bool            // --offline: never reach the remote
 }
 
 // run executes the command line and returns the exit code.
-func run(ctx context.Context, a *app, args []string) int {
+func run(ctx context.Context, a *App, args []string) int {
+	a.args = args
 	cmd := newRootCmd(a)
 	if len(args) > 0 && (args[0] == cobra.ShellCompRequestCmd || args[0] == cobra.ShellCompNoDescRequestCmd) {
 		// wiring the completions walks every command's flags: only a
@@ -70,6 +75,9 @@ func run(ctx context.Context, a *app, args []string) int {
 	cmd.SetOut(a.stdout)
 	cmd.SetErr(a.stderr)
 	err := cmd.ExecuteContext(ctx)
+	if h := (*handedOver)(nil); errors.As(err, &h) {
+		return h.code
+	}
 	defer a.noteUnsynced()
 	if err == nil {
 		a.flushMonitor(nil)
@@ -85,7 +93,7 @@ func run(ctx context.Context, a *app, args []string) int {
 		err = &interruptedError{err: err}
 		if errors.Is(context.Cause(ctx), errOutputClosed) {
 			// nobody reads the output any more: nothing to tell them
-			err = &codedError{code: exitInterrupted, msg: err.Error(), quiet: true}
+			err = &codedError{Code: ext.ExitInterrupted, Msg: err.Error(), Quiet: true}
 		}
 	}
 	a.flushMonitor(err)
@@ -99,7 +107,7 @@ var errOutputClosed = errors.New("the output was closed")
 // prepare resolves the global options, puts who acts in the command's
 // context for every hub call it makes, and checks that cmd's required
 // flags were given; it runs before every command.
-func (a *app) prepare(cmd *cobra.Command) error {
+func (a *App) prepare(cmd *cobra.Command) error {
 	a.started = true
 	cmd.SetContext(router.WithCaller(cmd.Context(), a.caller()))
 	a.ctx = cmd.Context()
@@ -114,17 +122,17 @@ func (a *app) prepare(cmd *cobra.Command) error {
 		return &usageError{err: err}
 	}
 	a.now = now
-	return nil
+	return a.toFull(cmd)
 }
 
 // colorOn reports whether output may be coloured: a terminal, and none of
 // --no-color, NO_COLOR or CLICOLOR=0.
-func (a *app) colorOn() bool {
+func (a *App) colorOn() bool {
 	return a.isTTY && !a.noColor && !a.json && a.getenv("NO_COLOR") == "" && a.getenv("CLICOLOR") != "0"
 }
 
 // paint returns a function that colours text when colour is on.
-func (a *app) paint(attrs ...color.Attribute) func(string) string {
+func (a *App) paint(attrs ...color.Attribute) func(string) string {
 	c := color.New(attrs...)
 	if a.colorOn() {
 		c.EnableColor()
@@ -136,7 +144,7 @@ func (a *app) paint(attrs ...color.Attribute) func(string) string {
 
 // startDir is where a workspace search begins: --root, AGENTX_ROOT or the
 // working directory.
-func (a *app) startDir() (string, error) {
+func (a *App) startDir() (string, error) {
 	if a.root != "" {
 		return filepath.Abs(a.root)
 	}
@@ -144,7 +152,7 @@ func (a *app) startDir() (string, error) {
 }
 
 // open finds the workspace and loads its configuration and workflows.
-func (a *app) open() (*workspace.Workspace, error) {
+func (a *App) open() (*workspace.Workspace, error) {
 	if a.ws != nil {
 		return a.ws, nil
 	}
@@ -170,7 +178,7 @@ func runE(fn func(ctx context.Context, cmd *cobra.Command, args []string) error)
 }
 
 // printf writes text output (never used under --json).
-func (a *app) printf(format string, args ...any) {
+func (a *App) printf(format string, args ...any) {
 	fmt.Fprintf(a.stdout, format, args...)
 }
 

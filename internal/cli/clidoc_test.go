@@ -10,6 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/cobra/doc"
+
+	"github.com/agentx-cli/agentx/internal/cli/full"
 )
 
 var updateDocs = flag.Bool("update", false, "rewrite golden files and docs/cli")
@@ -18,9 +20,9 @@ var updateDocs = flag.Bool("update", false, "rewrite golden files and docs/cli")
 const cliDocDir = "../../docs/cli"
 
 // TestCLIReference fails when docs/cli is not what the commands generate:
-// change a command, then run `go test ./cmd/agentx -run TestCLIReference -update`.
+// change a command, then run `go test ./internal/cli -run TestCLIReference -update`.
 func TestCLIReference(t *testing.T) {
-	root := newRootCmd(&app{getenv: func(string) string { return "" }})
+	root := newRootCmd(&App{getenv: func(string) string { return "" }, extra: full.Extra})
 	root.DisableAutoGenTag = true
 	want := map[string][]byte{}
 	var walk func(c *cobra.Command) error
@@ -65,7 +67,7 @@ func TestCLIReference(t *testing.T) {
 	for name, data := range want {
 		got, err := os.ReadFile(filepath.Join(cliDocDir, name))
 		if err != nil || !bytes.Equal(got, data) {
-			t.Errorf("docs/cli/%s is stale; run `go test ./cmd/agentx -run TestCLIReference -update`", name)
+			t.Errorf("docs/cli/%s is stale; run `go test ./internal/cli -run TestCLIReference -update`", name)
 		}
 	}
 }

@@ -8,7 +8,7 @@ import (
 	"github.com/agentx-cli/agentx/internal/safetext"
 )
 
-func newAssumeCmd(a *app) *cobra.Command {
+func newAssumeCmd(a *App) *cobra.Command {
 	var from, assumption string
 	cmd := &cobra.Command{
 		Use:   "assume ID --assumption TEXT [--from A]",

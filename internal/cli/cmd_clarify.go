@@ -5,15 +5,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/agentx-cli/agentx/monitor"
 	"io"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/agentx-cli/agentx/monitor"
+
 	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
 
+	"github.com/agentx-cli/agentx/internal/cli/ext"
 	"github.com/agentx-cli/agentx/internal/safetext"
 	"github.com/agentx-cli/agentx/internal/workspace"
 	"github.com/agentx-cli/agentx/ledger"
@@ -21,7 +23,7 @@ import (
 )
 
 // hub opens the workspace and the hub over it.
-func (a *app) hub() (*workspace.Workspace, *router.Hub, error) {
+func (a *App) hub() (*workspace.Workspace, *router.Hub, error) {
 	ws, err := a.open()
 	if err != nil {
 		return nil, nil, err
@@ -36,7 +38,7 @@ func (a *app) hub() (*workspace.Workspace, *router.Hub, error) {
 
 // text returns flag's value, or else stdin when it is not a terminal; no
 // text either way is a usage error naming the flag.
-func (a *app) text(flagName, value string) (string, error) {
+func (a *App) text(flagName, value string) (string, error) {
 	if value != "" {
 		return value, nil
 	}
@@ -56,7 +58,7 @@ func (a *app) text(flagName, value string) (string, error) {
 }
 
 // agentDefault returns an agent flag's value, else AGENTX_AGENT.
-func (a *app) agentDefault(v string) string {
+func (a *App) agentDefault(v string) string {
 	if v == "" {
 		return a.getenv("AGENTX_AGENT")
 	}
@@ -65,7 +67,7 @@ func (a *app) agentDefault(v string) string {
 
 // requireAgent is claim for a flag the command cannot do without: neither
 // the flag nor AGENTX_AGENT is a usage error naming the flag.
-func (a *app) requireAgent(flag, v string) (string, error) {
+func (a *App) requireAgent(flag, v string) (string, error) {
 	v, err := a.claim(flag, v)
 	if err != nil {
 		return "", err
@@ -91,7 +93,7 @@ func (f *issueFlag) register(cmd *cobra.Command, usage string) {
 }
 
 // get returns the issue number, or nil when neither flag nor env gives one.
-func (f *issueFlag) get(a *app) (*int, error) {
+func (f *issueFlag) get(a *App) (*int, error) {
 	raw := f.raw
 	if raw == "" {
 		raw = a.getenv("AGENTX_ISSUE")
@@ -106,7 +108,7 @@ func (f *issueFlag) get(a *app) (*int, error) {
 	return &n, nil
 }
 
-func (f *issueFlag) require(a *app) (int, error) {
+func (f *issueFlag) require(a *App) (int, error) {
 	n, err := f.get(a)
 	if err != nil {
 		return 0, err
@@ -119,7 +121,7 @@ func (f *issueFlag) require(a *app) (int, error) {
 
 // action checks --format, opens the hub and runs one action on a
 // clarification, returning the record it returns.
-func (a *app) action(format string, fn func(h *router.Hub) (router.Record, error)) (*router.Hub, router.Record, error) {
+func (a *App) action(format string, fn func(h *router.Hub) (router.Record, error)) (*router.Hub, router.Record, error) {
 	if err := checkFormat(format); err != nil {
 		return nil, router.Record{}, err // before acting: a bad flag changes nothing
 	}
@@ -132,7 +134,7 @@ func (a *app) action(format string, fn func(h *router.Hub) (router.Record, error
 }
 
 // act runs one action (action) and prints the record it returns.
-func (a *app) act(format string, fn func(h *router.Hub) (router.Record, error)) error {
+func (a *App) act(format string, fn func(h *router.Hub) (router.Record, error)) error {
 	_, rec, err := a.action(format, fn)
 	if err != nil {
 		return err
@@ -142,7 +144,7 @@ func (a *app) act(format string, fn func(h *router.Hub) (router.Record, error)) 
 
 // printRecord prints one clarification in the chosen rendering, as it
 // stands once the side monitor has run.
-func (a *app) printRecord(r router.Record, format string) error {
+func (a *App) printRecord(r router.Record, format string) error {
 	r = a.afterMonitor(r)
 	return a.emit(r, func() {
 		if format == formatMarkdown {
@@ -156,7 +158,7 @@ func (a *app) printRecord(r router.Record, format string) error {
 // afterMonitor runs the side monitor now, if it is armed and has not run,
 // and returns r as it stands afterwards: the monitor may have moved it (it
 // escalates a question just asked that closes a deadlock).
-func (a *app) afterMonitor(r router.Record) router.Record {
+func (a *App) afterMonitor(r router.Record) router.Record {
 	if a.hb == nil {
 		return r
 	}
@@ -183,7 +185,7 @@ func (a *app) afterMonitor(r router.Record) router.Record {
 // outcomeNote tells the asker what came of the responder, where the record
 // alone does not say it: a failure to be retried (on stderr, in text: under
 // --json the record says it), an answer that came too late (a warning).
-func (a *app) outcomeNote(r router.Record) {
+func (a *App) outcomeNote(r router.Record) {
 	switch r.Outcome {
 	case router.OutcomeRetrying:
 		if !a.json {
@@ -199,7 +201,7 @@ func (a *app) outcomeNote(r router.Record) {
 // comes due (the retry of a failed responder), unless the side monitor is
 // off; what the monitor changed is mirrored to GitHub and Slack as after
 // any run.
-func (a *app) wait(ctx context.Context, h *router.Hub, id string, timeout time.Duration) (router.Record, error) {
+func (a *App) wait(ctx context.Context, h *router.Hub, id string, timeout time.Duration) (router.Record, error) {
 	ghWait := func(ctx context.Context, id string, d time.Duration) (router.Record, error) {
 		return a.outsideWait(ctx, h, id, d)
 	}
@@ -215,7 +217,7 @@ func (a *app) wait(ctx context.Context, h *router.Hub, id string, timeout time.D
 // actWait is act for the commands that wait for an answer: fn's record,
 // after the side monitor, is waited on for up to timeout and its answer
 // printed (awaitAnswer).
-func (a *app) actWait(ctx context.Context, format string, thread bool, timeout time.Duration, fn func(h *router.Hub) (router.Record, error)) error {
+func (a *App) actWait(ctx context.Context, format string, thread bool, timeout time.Duration, fn func(h *router.Hub) (router.Record, error)) error {
 	a.waiting(timeout)
 	h, rec, err := a.action(format, fn)
 	if err != nil {
@@ -233,7 +235,7 @@ func (a *app) actWait(ctx context.Context, format string, thread bool, timeout t
 // answer (timed out, or the question escalated to a human or abandoned) is
 // exit 8 with the id alone on stdout, or under --json the record in the
 // error document's data: the asker records its assumption on that id.
-func (a *app) awaitAnswer(ctx context.Context, h *router.Hub, rec router.Record, timeout time.Duration, format string, thread bool) error {
+func (a *App) awaitAnswer(ctx context.Context, h *router.Hub, rec router.Record, timeout time.Duration, format string, thread bool) error {
 	if !router.Settled(rec.Clarification) {
 		got, err := a.wait(ctx, h, rec.ID, timeout)
 		var te *router.WaitTimeoutError
@@ -278,18 +280,19 @@ func answerOf(c *ledger.Clarification) string {
 
 // noAnswer is the end of a wait with no answer: exit 8, the id alone on
 // stdout (nothing under --json, where the error document carries rec).
-func (a *app) noAnswer(rec router.Record, msg, hint string) error {
+func (a *App) noAnswer(rec router.Record, msg, hint string) error {
 	if !a.json {
 		a.printf("%s\n", rec.ID)
 	}
-	return &codedError{code: exitWaitTimeout, msg: msg, hint: hint, data: rec}
+	return &codedError{Code: ext.ExitWaitTimeout, Msg: msg, Todo: hint, Data: rec}
 }
 
-func newClarifyCmd(a *app) *cobra.Command {
+func newClarifyCmd(a *App) *cobra.Command {
 	list := newClarifyListCmd(a)
 	cmd := &cobra.Command{
-		Use:   "clarify",
-		Short: "Ask, answer, follow up, resolve and list clarifications (bare: list)",
+		Use:         "clarify",
+		Annotations: map[string]string{reachesOutside: "yes"}, // GitHub, Slack: see toFull
+		Short:       "Ask, answer, follow up, resolve and list clarifications (bare: list)",
 		Long: `Clarifications are questions an agent asks another agent, or a human, while
 working on an issue. Each lives in .agentx/state/clarifications/issue-N.json
 as CLR-N-NNN and moves through pending → answered → resolved, with follow-up
@@ -326,7 +329,7 @@ Bare "agentx clarify" lists the open clarifications (like "clarify list").`,
 	return cmd
 }
 
-func newAskCmd(a *app) *cobra.Command {
+func newAskCmd(a *App) *cobra.Command {
 	var (
 		issue                               issueFlag
 		from, to, topic, question, wf, step string
@@ -424,7 +427,7 @@ data.id): proceed on your best judgment and record your assumption with
 	return cmd
 }
 
-func newAnswerCmd(a *app) *cobra.Command {
+func newAnswerCmd(a *App) *cobra.Command {
 	var from, as, body, format string
 	cmd := &cobra.Command{
 		Use:   "answer ID [--from B | --from human [--as NAME]] [--body TEXT | stdin]",
@@ -458,7 +461,7 @@ name (--as NAME, else git config user.email or user.name, else $USER).`,
 	return cmd
 }
 
-func newFollowupCmd(a *app) *cobra.Command {
+func newFollowupCmd(a *App) *cobra.Command {
 	var from, body, format string
 	var wait bool
 	var timeout time.Duration
@@ -498,7 +501,7 @@ func newFollowupCmd(a *app) *cobra.Command {
 	return cmd
 }
 
-func newResolveCmd(a *app) *cobra.Command {
+func newResolveCmd(a *App) *cobra.Command {
 	var from, as, body, format string
 	cmd := &cobra.Command{
 		Use:   "resolve ID [--from A | --from human [--as NAME]] [--body TEXT]",
@@ -534,7 +537,7 @@ from a shell without AGENTX_AGENT set; the entry records the person's name
 }
 
 // newCloseCmd builds escalate and abandon, which differ only in the call.
-func newCloseCmd(a *app, name, short string) *cobra.Command {
+func newCloseCmd(a *App, name, short string) *cobra.Command {
 	var reason, format string
 	cmd := &cobra.Command{
 		Use:   name + " ID [--reason TEXT]",
@@ -558,7 +561,7 @@ func newCloseCmd(a *app, name, short string) *cobra.Command {
 	return cmd
 }
 
-func newCancelCmd(a *app) *cobra.Command {
+func newCancelCmd(a *App) *cobra.Command {
 	var from string
 	cmd := &cobra.Command{
 		Use:   "cancel ID [--from A]",
@@ -578,7 +581,7 @@ func newCancelCmd(a *app) *cobra.Command {
 	return cmd
 }
 
-func newShowCmd(a *app) *cobra.Command {
+func newShowCmd(a *App) *cobra.Command {
 	var issue issueFlag
 	var format string
 	cmd := &cobra.Command{
@@ -636,7 +639,7 @@ func newShowCmd(a *app) *cobra.Command {
 	return cmd
 }
 
-func newClarifyListCmd(a *app) *cobra.Command {
+func newClarifyListCmd(a *App) *cobra.Command {
 	var (
 		issue    issueFlag
 		statuses []string
@@ -691,7 +694,7 @@ func newClarifyListCmd(a *app) *cobra.Command {
 	return cmd
 }
 
-func newWaitCmd(a *app) *cobra.Command {
+func newWaitCmd(a *App) *cobra.Command {
 	var timeout time.Duration
 	var format string
 	cmd := &cobra.Command{

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentx-cli/agentx/internal/atomicfile"
+	"github.com/agentx-cli/agentx/internal/cli/ext"
 	"github.com/agentx-cli/agentx/internal/workspace"
 	"github.com/agentx-cli/agentx/router"
 	"github.com/agentx-cli/agentx/workflow"
@@ -24,7 +25,7 @@ import (
 // moved forward where the story needs time to pass.
 var demoStart = time.Date(2026, 2, 26, 10, 0, 0, 0, time.UTC)
 
-func newDemoCmd(a *app) *cobra.Command {
+func newDemoCmd(a *App) *cobra.Command {
 	var dir string
 	var keep bool
 	cmd := &cobra.Command{
@@ -59,7 +60,7 @@ events of the whole run are printed instead.`,
 }
 
 type demo struct {
-	a       *app
+	a       *App
 	root    string
 	keep    bool
 	now     time.Time
@@ -90,7 +91,7 @@ func (o *demoOut) Write(p []byte) (int, error) {
 	return n, err
 }
 
-func newDemo(a *app, dir string, keep bool) (*demo, error) {
+func newDemo(a *App, dir string, keep bool) (*demo, error) {
 	if dir != "" {
 		if _, err := os.Stat(filepath.Join(dir, workspace.Dir)); err == nil {
 			return nil, &usageError{err: fmt.Errorf("demo --dir %s: it already holds an agentx workspace (%s/); the demo writes its own config, workflows and issues, so it never runs in one: give a new or empty directory, or no --dir", dir, workspace.Dir)}
@@ -186,12 +187,12 @@ func (d *demo) brief(ctx context.Context, args ...string) (string, int) {
 
 func (d *demo) exec(ctx context.Context, show bool, args []string) (string, int) {
 	if ctx.Err() != nil {
-		return "", exitInterrupted.N // stopped: nothing more runs
+		return "", ext.ExitInterrupted.N // stopped: nothing more runs
 	}
 	var out, errb bytes.Buffer
 	// AGENTX_AGENT unset: each command names who acts, as a person would.
 	env := map[string]string{"AGENTX_ROOT": d.root, "AGENTX_NOW": d.now.Format(time.RFC3339), "AGENTX_AGENT": ""}
-	sub := &app{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, isTTY: d.a.isTTY,
+	sub := &App{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, isTTY: d.a.isTTY,
 		noColor: d.a.noColor, getenv: func(k string) string {
 			if v, ok := env[k]; ok {
 				return v
@@ -358,7 +359,7 @@ func (d *demo) where() {
 func (d *demo) stopped(n, total int, start time.Time) error {
 	if d.out.err != nil {
 		if errors.Is(d.out.err, syscall.EPIPE) {
-			return &codedError{code: exitInterrupted, msg: "demo: the output was closed", quiet: true}
+			return &codedError{Code: ext.ExitInterrupted, Msg: "demo: the output was closed", Quiet: true}
 		}
 		return fmt.Errorf("demo: write the narration: %w", d.out.err)
 	}
@@ -380,7 +381,7 @@ func (d *demo) stopped(n, total int, start time.Time) error {
 
 // newDemoResponderCmd is the hidden responder the demo configures: it reads
 // the prompt on stdin and answers as a scripted agent would.
-func newDemoResponderCmd(a *app) *cobra.Command {
+func newDemoResponderCmd(a *App) *cobra.Command {
 	return &cobra.Command{
 		Use:    "demo-responder ROLE",
 		Hidden: true,

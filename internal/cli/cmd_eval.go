@@ -11,13 +11,14 @@ import (
 
 	"github.com/agentx-cli/agentx/evaluate"
 	"github.com/agentx-cli/agentx/inbox"
+	"github.com/agentx-cli/agentx/internal/cli/ext"
 	"github.com/agentx-cli/agentx/internal/safetext"
 	"github.com/agentx-cli/agentx/ledger"
 	"github.com/agentx-cli/agentx/router"
 	"github.com/agentx-cli/agentx/workflow"
 )
 
-func newEvalCmd(a *app) *cobra.Command {
+func newEvalCmd(a *App) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "eval",
 		Short: "The supervisor gate's evaluations: list, show, and run a step's checks",
@@ -38,7 +39,7 @@ type evalRow struct {
 	*evaluate.Attempt
 }
 
-func newEvalListCmd(a *app) *cobra.Command {
+func newEvalListCmd(a *App) *cobra.Command {
 	var issue issueFlag
 	cmd := &cobra.Command{
 		Use:   "list [--issue N]",
@@ -95,7 +96,7 @@ func outcomeText(at *evaluate.Attempt) string {
 	return safetext.Line(at.Outcome)
 }
 
-func newEvalShowCmd(a *app) *cobra.Command {
+func newEvalShowCmd(a *App) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "show ISSUE|EVAL-ID",
 		Short: "An issue's evaluations, or one, with each check's verdict, feedback and output",
@@ -153,7 +154,7 @@ func evalTarget(arg string) (issue int, id string, err error) {
 	return n, "", nil
 }
 
-func (a *app) printAttempt(issue int, at *evaluate.Attempt) {
+func (a *App) printAttempt(issue int, at *evaluate.Attempt) {
 	bold := a.paint(boldAttr)
 	a.printf("%s  #%d  %s/%s  %s  attempt %d of %d  %s\n", bold(safetext.Line(at.ID)), issue, safetext.Line(at.Workflow), safetext.Line(at.Step),
 		safetext.Line(at.Agent), at.Attempt, at.MaxAttempts, at.At.UTC().Format("2006-01-02 15:04"))
@@ -176,7 +177,7 @@ func (a *app) printAttempt(issue int, at *evaluate.Attempt) {
 	}
 }
 
-func newEvalRunCmd(a *app) *cobra.Command {
+func newEvalRunCmd(a *App) *cobra.Command {
 	var (
 		issue          issueFlag
 		agent, wf, stp string
@@ -204,8 +205,8 @@ Exit 0 when the verdict is PASS, 9 otherwise.`,
 				return err
 			}
 			if s == nil {
-				return &codedError{code: exitNotFound, msg: fmt.Sprintf("%s has no step with checks in workflow %s", who, w.Name),
-					hint: "add [[steps.evaluate]] checks to its step (docs/supervisor.md), or name one with --step"}
+				return &codedError{Code: ext.ExitNotFound, Msg: fmt.Sprintf("%s has no step with checks in workflow %s", who, w.Name),
+					Todo: "add [[steps.evaluate]] checks to its step (docs/supervisor.md), or name one with --step"}
 			}
 			g := a.gate(ws.Root, h)
 			job, _, err := g.Job(n, who, w, s)
@@ -221,7 +222,7 @@ Exit 0 when the verdict is PASS, 9 otherwise.`,
 				return err
 			}
 			if at.Verdict != evaluate.Pass {
-				return &codedError{code: exitBlocked, msg: fmt.Sprintf("step %s on #%d: %s", s.ID, n, at.Verdict.Label()), quiet: true}
+				return &codedError{Code: ext.ExitBlocked, Msg: fmt.Sprintf("step %s on #%d: %s", s.ID, n, at.Verdict.Label()), Quiet: true}
 			}
 			return nil
 		}),
@@ -244,13 +245,13 @@ func gatedStep(h *router.Hub, agent, wf, step string) (*workflow.Workflow, *work
 }
 
 // gate is the supervisor gate over the hub.
-func (a *app) gate(root string, h *router.Hub) *evaluate.Gate {
+func (a *App) gate(root string, h *router.Hub) *evaluate.Gate {
 	return &evaluate.Gate{Hub: h, Runner: evaluate.Runner{Dir: root, Store: h.Store}}
 }
 
 // finishGate evaluates the work of agent on issue when its step has checks;
 // nil when there is nothing to evaluate.
-func (a *app) finishGate(ctx context.Context, root string, h *router.Hub, issue int, agent, wf, step string) (*evaluate.Outcome, error) {
+func (a *App) finishGate(ctx context.Context, root string, h *router.Hub, issue int, agent, wf, step string) (*evaluate.Outcome, error) {
 	w, s, err := gatedStep(h, agent, wf, step)
 	if err != nil || s == nil || len(s.Evaluate) == 0 {
 		return nil, err
@@ -267,7 +268,7 @@ func (a *app) finishGate(ctx context.Context, root string, h *router.Hub, issue 
 
 // revisionItems are the revision requests not yet delivered to agent, as
 // inbox items, and a function that marks them delivered.
-func (a *app) revisionItems(ctx context.Context, store *ledger.Store, agent string, issue *int) ([]inbox.Item, func(), error) {
+func (a *App) revisionItems(ctx context.Context, store *ledger.Store, agent string, issue *int) ([]inbox.Item, func(), error) {
 	ps, err := evaluate.PendingFor(store, agent, issue)
 	if err != nil {
 		return nil, nil, err
@@ -289,7 +290,7 @@ func (a *app) revisionItems(ctx context.Context, store *ledger.Store, agent stri
 }
 
 // renderGate prints what the gate did at hook finish.
-func (a *app) renderGate(o *evaluate.Outcome) {
+func (a *App) renderGate(o *evaluate.Outcome) {
 	if o == nil {
 		return
 	}
@@ -313,7 +314,7 @@ func (a *app) renderGate(o *evaluate.Outcome) {
 // when the worker reads that output: it runs as the worker (AGENTX_AGENT),
 // or prints for a Claude Code hook (hook is true). Run by someone else (a
 // CI job, a person), the request waits in the worker's inbox.
-func (a *app) delivered(ctx context.Context, h *router.Hub, res hookResult, hook bool) {
+func (a *App) delivered(ctx context.Context, h *router.Hub, res hookResult, hook bool) {
 	if !hook && a.getenv(router.EnvAgent) != res.Agent {
 		return
 	}
@@ -334,7 +335,7 @@ type stopHookOutput struct {
 // finishHookOutput prints hook finish's result for a Claude Code Stop
 // hook: the revision request as a block decision, an escalation as a
 // message to the user, nothing when the work passed.
-func (a *app) finishHookOutput(ctx context.Context, h *router.Hub, res hookResult) error {
+func (a *App) finishHookOutput(ctx context.Context, h *router.Hub, res hookResult) error {
 	e := res.Evaluation
 	var out stopHookOutput
 	switch {

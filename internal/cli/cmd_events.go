@@ -18,7 +18,7 @@ import (
 	"github.com/agentx-cli/agentx/router"
 )
 
-func newEventsCmd(a *app) *cobra.Command {
+func newEventsCmd(a *App) *cobra.Command {
 	var (
 		issue  issueFlag
 		since  string
@@ -96,7 +96,7 @@ one envelope holding the list otherwise.`,
 // streamEvents prints the events that match f as the log is read, in
 // constant memory however long the log is: a line each, or under --json one
 // envelope whose data array is written an event at a time.
-func (a *app) streamEvents(log router.EventLog, f router.EventFilter) (skipped int, err error) {
+func (a *App) streamEvents(log router.EventLog, f router.EventFilter) (skipped int, err error) {
 	w := bufio.NewWriterSize(a.stdout, 64<<10)
 	if !a.json {
 		skipped, err = log.Each(f, func(e router.Event) error {

@@ -8,16 +8,18 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentx-cli/agentx/evaluate"
+	"github.com/agentx-cli/agentx/internal/cli/ext"
 	"github.com/agentx-cli/agentx/internal/safetext"
 	"github.com/agentx-cli/agentx/ledger"
 	"github.com/agentx-cli/agentx/monitor"
 	"github.com/agentx-cli/agentx/router"
 )
 
-func newHookCmd(a *app) *cobra.Command {
+func newHookCmd(a *App) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "hook",
-		Short: "Lifecycle hooks: an agent starts or finishes work on an issue (runs the monitor)",
+		Use:         "hook",
+		Annotations: map[string]string{reachesOutside: "yes"}, // GitHub, Slack: see toFull
+		Short:       "Lifecycle hooks: an agent starts or finishes work on an issue (runs the monitor)",
 		Long: `Call "agentx hook start" when an agent begins work on an issue and
 "agentx hook finish" when it is done (from an agent's hooks, a script or CI).
 Each records the agent's status, then runs the monitor (see "agentx monitor").
@@ -50,7 +52,7 @@ type hookResult struct {
 	Evaluation *evaluate.Outcome `json:"evaluation,omitempty"`
 }
 
-func newHookPhaseCmd(a *app, phase string) *cobra.Command {
+func newHookPhaseCmd(a *App, phase string) *cobra.Command {
 	var (
 		issue    issueFlag
 		agent    string
@@ -124,9 +126,9 @@ func newHookPhaseCmd(a *app, phase string) *cobra.Command {
 			}
 			a.delivered(ctx, h, res, false)
 			if len(res.Blocked) > 0 {
-				return &codedError{code: exitBlocked,
-					msg:  fmt.Sprintf("issue #%d has open blocking clarifications: %s", n, strings.Join(res.Blocked, ", ")),
-					hint: "answer or resolve them (agentx clarify show --issue " + fmt.Sprint(n) + ")"}
+				return &codedError{Code: ext.ExitBlocked,
+					Msg:  fmt.Sprintf("issue #%d has open blocking clarifications: %s", n, strings.Join(res.Blocked, ", ")),
+					Todo: "answer or resolve them (agentx clarify show --issue " + fmt.Sprint(n) + ")"}
 			}
 			return nil
 		}),
@@ -144,7 +146,7 @@ func newHookPhaseCmd(a *app, phase string) *cobra.Command {
 	return cmd
 }
 
-func (a *app) renderHook(res hookResult) {
+func (a *App) renderHook(res hookResult) {
 	a.printf("hook %s: %s %s on #%d\n", res.Hook, safetext.Line(res.Agent), res.Status, res.Issue)
 	r := res.Monitor
 	switch {
@@ -171,7 +173,7 @@ func (a *app) renderHook(res hookResult) {
 
 // markClosed marks what the hook's monitor closed of agent's own questions
 // as seen by it: the hook's report tells it, so its inbox need not.
-func (a *app) markClosed(ctx context.Context, h *router.Hub, agent string, r *monitor.Report) {
+func (a *App) markClosed(ctx context.Context, h *router.Hub, agent string, r *monitor.Report) {
 	for _, f := range r.Findings {
 		if f.Kind != monitor.KindAbandoned || f.Result != monitor.Done || f.From != agent {
 			continue

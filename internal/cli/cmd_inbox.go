@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentx-cli/agentx/inbox"
+	"github.com/agentx-cli/agentx/internal/cli/ext"
 	"github.com/agentx-cli/agentx/internal/workspace"
 	"github.com/agentx-cli/agentx/ledger"
 	"github.com/agentx-cli/agentx/router"
@@ -16,7 +17,7 @@ import (
 
 const formatClaudeHook = "claude-hook"
 
-func newInboxCmd(a *app) *cobra.Command {
+func newInboxCmd(a *App) *cobra.Command {
 	var (
 		agent, format, hookEvent string
 		issue                    issueFlag
@@ -61,10 +62,10 @@ configured for every project. See docs/agents.md.`,
 			if hook && errors.As(err, &noWS) {
 				return nil // no workspace here: nothing to deliver
 			}
-			if hook && err != nil && errorExit(err) == exitUsage {
+			if hook && err != nil && errorExit(err) == ext.ExitUsage {
 				// Claude Code reads exit 2 from a hook as "block the prompt":
 				// a misconfigured hook must not swallow the user's prompts.
-				return &codedError{code: exitFailure, msg: err.Error(), hint: hintOf(err)}
+				return &codedError{Code: ext.ExitFailure, Msg: err.Error(), Todo: hintOf(err)}
 			}
 			return err
 		}),
@@ -88,7 +89,7 @@ type inboxRun struct {
 	format    string
 }
 
-func runInbox(ctx context.Context, a *app, r inboxRun) error {
+func runInbox(ctx context.Context, a *App, r inboxRun) error {
 	if r.format != formatText && !r.hook {
 		return &usageError{err: fmt.Errorf("--format %q: use text or %s (or --json)", r.format, formatClaudeHook)}
 	}
@@ -164,19 +165,19 @@ func runInbox(ctx context.Context, a *app, r inboxRun) error {
 // markSeen records that reader (an agent; "" for nobody) has read recs as
 // they stand, so that its inbox does not deliver them again. A failure is
 // a warning: the read itself went through.
-func (a *app) markSeen(ctx context.Context, store *ledger.Store, reader string, recs ...router.Record) {
+func (a *App) markSeen(ctx context.Context, store *ledger.Store, reader string, recs ...router.Record) {
 	for _, r := range recs {
 		a.warnIf(inbox.MarkSeen(ctx, store, reader, r.Clarification))
 	}
 }
 
 // markResolved is markSeen for the one who resolved rec.
-func (a *app) markResolved(ctx context.Context, store *ledger.Store, rec router.Record) {
+func (a *App) markResolved(ctx context.Context, store *ledger.Store, rec router.Record) {
 	a.warnIf(inbox.MarkResolved(ctx, store, rec.Clarification))
 }
 
 // warnIf prints err, if any, as a warning.
-func (a *app) warnIf(err error) {
+func (a *App) warnIf(err error) {
 	if err != nil {
 		fmt.Fprintf(a.stderr, "agentx: warning: %v\n", err)
 	}

@@ -10,7 +10,7 @@ import (
 	"github.com/agentx-cli/agentx/workflow"
 )
 
-func newInitCmd(a *app) *cobra.Command {
+func newInitCmd(a *App) *cobra.Command {
 	var force bool
 	cmd := &cobra.Command{
 		Use:   "init",

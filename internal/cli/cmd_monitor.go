@@ -3,10 +3,11 @@ package cli
 import (
 	"context"
 	"fmt"
-	"github.com/agentx-cli/agentx/internal/words"
 	"io"
 	"strconv"
 	"time"
+
+	"github.com/agentx-cli/agentx/internal/words"
 
 	"github.com/spf13/cobra"
 
@@ -14,11 +15,12 @@ import (
 	"github.com/agentx-cli/agentx/monitor"
 )
 
-func newMonitorCmd(a *app) *cobra.Command {
+func newMonitorCmd(a *App) *cobra.Command {
 	var dryRun bool
 	cmd := &cobra.Command{
-		Use:   "monitor [--dry-run]",
-		Short: "Find stale, stuck and deadlocked clarifications and act on them",
+		Use:         "monitor [--dry-run]",
+		Annotations: map[string]string{reachesOutside: "yes"}, // GitHub, Slack: see toFull
+		Short:       "Find stale, stuck and deadlocked clarifications and act on them",
 		Long: `Look at every open clarification once and act on what is wrong:
 
   stale     pending past its SLA: marked stale and retried once (the target's
@@ -54,7 +56,7 @@ docs/monitor.md.`,
 }
 
 // renderReport writes a monitor report for a person.
-func (a *app) renderReport(w io.Writer, r *monitor.Report) {
+func (a *App) renderReport(w io.Writer, r *monitor.Report) {
 	bold := a.paint(boldAttr)
 	noun := "clarifications"
 	if r.Open == 1 {
@@ -94,7 +96,7 @@ func minute(t time.Time) string { return t.UTC().Format("2006-01-02 15:04") }
 // plural is words.Plural.
 func plural(n int, one, many string) string { return words.Plural(n, one, many) }
 
-func newClarifyStaleCmd(a *app) *cobra.Command {
+func newClarifyStaleCmd(a *App) *cobra.Command {
 	return &cobra.Command{
 		Use:   "stale",
 		Short: "List only the stale and stuck clarifications (and those escalated for it)",

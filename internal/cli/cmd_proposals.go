@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentx-cli/agentx/evaluate"
+	"github.com/agentx-cli/agentx/internal/cli/ext"
 	"github.com/agentx-cli/agentx/internal/safetext"
 	"github.com/agentx-cli/agentx/ledger"
 	"github.com/agentx-cli/agentx/proposal"
@@ -17,7 +18,7 @@ import (
 // afterFailure proposes an enhancement when the checks that just failed
 // on issue failed on other issues too. A failure is a warning: the
 // evaluation is recorded.
-func (a *app) afterFailure(ctx context.Context, h *router.Hub, issue int, at *evaluate.Attempt) {
+func (a *App) afterFailure(ctx context.Context, h *router.Hub, issue int, at *evaluate.Attempt) {
 	ps, err := proposal.Observe(ctx, h, issue, at)
 	a.warnIf(err)
 	for _, p := range ps { // on stderr: stdout may be a hook's JSON
@@ -27,10 +28,11 @@ func (a *app) afterFailure(ctx context.Context, h *router.Hub, issue int, at *ev
 	}
 }
 
-func newProposalsCmd(a *app) *cobra.Command {
+func newProposalsCmd(a *App) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "proposals",
-		Short: "Enhancement proposals: agents and the gate propose, only a person approves or rejects",
+		Use:         "proposals",
+		Annotations: map[string]string{reachesOutside: "yes"}, // GitHub, Slack: see toFull
+		Short:       "Enhancement proposals: agents and the gate propose, only a person approves or rejects",
 		Long: `An enhancement proposal asks for a new skill, a tool fix, a config change or
 a workflow improvement. Agents may propose (proposals create); the supervisor
 gate proposes a new skill when the same check fails on two or more issues,
@@ -46,7 +48,7 @@ approved | rejected; approved → implemented.`,
 	return cmd
 }
 
-func newProposalsCreateCmd(a *app) *cobra.Command {
+func newProposalsCreateCmd(a *App) *cobra.Command {
 	var (
 		p      proposal.Proposal
 		issues []int
@@ -90,7 +92,7 @@ func newProposalsCreateCmd(a *app) *cobra.Command {
 	return cmd
 }
 
-func newProposalsListCmd(a *app) *cobra.Command {
+func newProposalsListCmd(a *App) *cobra.Command {
 	var status string
 	cmd := &cobra.Command{
 		Use:   "list [--status S]",
@@ -141,7 +143,7 @@ func issuesOrNone(ns []int) string {
 	return issuesText(ns)
 }
 
-func newProposalsShowCmd(a *app) *cobra.Command {
+func newProposalsShowCmd(a *App) *cobra.Command {
 	return &cobra.Command{
 		Use:   "show ID",
 		Short: "One proposal with its rationale, action and evidence",
@@ -160,7 +162,7 @@ func newProposalsShowCmd(a *app) *cobra.Command {
 	}
 }
 
-func (a *app) printProposal(p *proposal.Proposal) {
+func (a *App) printProposal(p *proposal.Proposal) {
 	a.printf("%s  %s  %s  impact %s, risk %s\n", a.paint(boldAttr)(safetext.Line(p.ID)), p.Status, safetext.Line(p.Type), safetext.Line(p.Impact), safetext.Line(p.Risk))
 	a.printf("  %s\n", safetext.Line(p.Title))
 	a.printf("  proposed by %s, %s", safetext.Line(p.CreatedBy), p.Created.UTC().Format("2006-01-02 15:04"))
@@ -192,7 +194,7 @@ func (a *app) printProposal(p *proposal.Proposal) {
 	}
 }
 
-func newProposalDecideCmd(a *app, verb string, to proposal.Status) *cobra.Command {
+func newProposalDecideCmd(a *App, verb string, to proposal.Status) *cobra.Command {
 	var reason, as string
 	short := map[string]string{
 		"approve":     "A person approves a pending proposal",
@@ -220,7 +222,7 @@ func newProposalDecideCmd(a *app, verb string, to proposal.Status) *cobra.Comman
 			}
 			p, err := proposal.Decide(ctx, h, args[0], to, name, reason)
 			if proposal.IsTransition(err) {
-				return &codedError{code: exitTransition, msg: err.Error()}
+				return &codedError{Code: ext.ExitTransition, Msg: err.Error()}
 			}
 			if err != nil {
 				return err
@@ -236,7 +238,7 @@ func newProposalDecideCmd(a *app, verb string, to proposal.Status) *cobra.Comman
 
 // actor is who acts where an agent or a person may: the process's agent
 // (AGENTX_AGENT), else the person, as human:NAME (--as, git, $USER).
-func (a *app) actor(as string) (string, error) {
+func (a *App) actor(as string) (string, error) {
 	if by := a.getenv(router.EnvAgent); by != "" {
 		return by, nil
 	}
@@ -251,7 +253,7 @@ func (a *app) actor(as string) (string, error) {
 }
 
 // proposalBook reads the workspace's proposals.
-func (a *app) proposalBook() (*proposal.Book, error) {
+func (a *App) proposalBook() (*proposal.Book, error) {
 	ws, err := a.open()
 	if err != nil {
 		return nil, err

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentx-cli/agentx/internal/atomicfile"
+	"github.com/agentx-cli/agentx/internal/cli/ext"
 	"github.com/agentx-cli/agentx/internal/safetext"
 	"github.com/agentx-cli/agentx/internal/workspace"
 	"github.com/agentx-cli/agentx/ledger"
@@ -30,7 +31,7 @@ func gitRemote(ws *workspace.Workspace) *remote.Git {
 // most once per [remote] interval across commands (ready, hooks, the
 // monitor, clarify). An unreachable remote is a warning: the local copy
 // stands.
-func (a *app) remoteSide(ws *workspace.Workspace) {
+func (a *App) remoteSide(ws *workspace.Workspace) {
 	g := gitRemote(ws)
 	if g == nil || ws.Store.Offline() {
 		return
@@ -56,7 +57,7 @@ func (a *app) remoteSide(ws *workspace.Workspace) {
 // the changes other hosts made that a fetch brings, so that the inbox
 // delivers an answer given elsewhere and agentx events shows it. The
 // GitHub and Slack modes skip them: the host that made a change mirrors it.
-func (a *app) logPulled(ws *workspace.Workspace) {
+func (a *App) logPulled(ws *workspace.Workspace) {
 	if ws.Store.Remote() == nil {
 		return
 	}
@@ -73,7 +74,7 @@ func (a *app) logPulled(ws *workspace.Workspace) {
 
 // gateIssue makes the gate on one issue (ready --issue N) current, whatever
 // the interval: one ls-remote of the issue's ref, a fetch if it moved.
-func (a *app) gateIssue(ctx context.Context, h *router.Hub, issue *int) {
+func (a *App) gateIssue(ctx context.Context, h *router.Hub, issue *int) {
 	g, _ := h.Store.Remote().(*remote.Git)
 	if g == nil || issue == nil || h.Store.Offline() {
 		return
@@ -84,7 +85,7 @@ func (a *app) gateIssue(ctx context.Context, h *router.Hub, issue *int) {
 }
 
 // unsynced lists the changes this command kept in the outbox.
-func (a *app) unsynced() []string {
+func (a *App) unsynced() []string {
 	if a.ws == nil {
 		return nil
 	}
@@ -93,7 +94,7 @@ func (a *app) unsynced() []string {
 
 // noteUnsynced says, in text mode on stderr, which changes this command
 // kept in the outbox (under --json the envelope's unsynced member does).
-func (a *app) noteUnsynced() {
+func (a *App) noteUnsynced() {
 	if a.json {
 		return
 	}
@@ -120,7 +121,7 @@ func supersededData(err error) any {
 // (ls-remote, a fetch only when it moved) with backoff from 1 s to the
 // [remote] interval, so that an answer made on another host reaches the
 // waiting asker.
-func (a *app) remoteWait(ctx context.Context, h *router.Hub, id string, timeout time.Duration) (router.Record, error) {
+func (a *App) remoteWait(ctx context.Context, h *router.Hub, id string, timeout time.Duration) (router.Record, error) {
 	g, _ := h.Store.Remote().(*remote.Git)
 	if g == nil || h.Store.Offline() {
 		return h.Wait(ctx, id, timeout)
@@ -198,7 +199,7 @@ func outbox(store *ledger.Store) ([]pendingIssue, error) {
 	return out, nil
 }
 
-func newSyncCmd(a *app) *cobra.Command {
+func newSyncCmd(a *App) *cobra.Command {
 	var status bool
 	cmd := &cobra.Command{
 		Use:   "sync",
@@ -244,8 +245,8 @@ superseded). See docs/remote.md.`,
 				return err
 			}
 			if !status && v.Offline != "" {
-				return &codedError{code: exitFailure, msg: "remote " + v.Remote + ": " + v.Offline + ": the outbox is kept", quiet: !a.json,
-					hint: "agentx sync again once the remote can be reached"}
+				return &codedError{Code: ext.ExitFailure, Msg: "remote " + v.Remote + ": " + v.Offline + ": the outbox is kept", Quiet: !a.json,
+					Todo: "agentx sync again once the remote can be reached"}
 			}
 			return nil
 		}),
@@ -255,7 +256,7 @@ superseded). See docs/remote.md.`,
 }
 
 // remoteText prints a remoteView.
-func (a *app) remoteText(v remoteView, status bool) {
+func (a *App) remoteText(v remoteView, status bool) {
 	if !v.Enabled {
 		a.printf("no [remote] in .agentx/config.toml: the ledgers are this machine's alone (agentx remote enable origin shares them)\n")
 		return
@@ -294,7 +295,7 @@ func (a *app) remoteText(v remoteView, status bool) {
 	}
 }
 
-func newRemoteCmd(a *app) *cobra.Command {
+func newRemoteCmd(a *App) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "remote",
 		Short: "Share the ledgers with other machines through git refs on the repository's remote",
@@ -309,7 +310,7 @@ remote, and every write is published there. See docs/remote.md.`,
 	return cmd
 }
 
-func newRemoteEnableCmd(a *app) *cobra.Command {
+func newRemoteEnableCmd(a *App) *cobra.Command {
 	var branch string
 	cmd := &cobra.Command{
 		Use:     "enable NAME",
@@ -326,7 +327,7 @@ func newRemoteEnableCmd(a *app) *cobra.Command {
 				return err
 			}
 			if cur := ws.Rules.Config.Remote; cur != nil && (cur.Git != name || cur.Branch != branch) {
-				return &codedError{code: exitUsage, msg: fmt.Sprintf("%s already has [remote] git = %q: edit it there to change it", ws.Rules.Config.File, cur.Git)}
+				return &codedError{Code: ext.ExitUsage, Msg: fmt.Sprintf("%s already has [remote] git = %q: edit it there to change it", ws.Rules.Config.File, cur.Git)}
 			}
 			cfg := &workflow.RemoteConfig{Git: name, Branch: branch, Interval: workflow.Duration{Duration: workflow.DefaultRemoteInterval},
 				Timeout: workflow.Duration{Duration: workflow.DefaultRemoteTimeout}, Attempts: workflow.DefaultRemoteAttempts}

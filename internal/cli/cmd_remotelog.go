@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentx-cli/agentx/internal/cli/ext"
 	"github.com/agentx-cli/agentx/internal/safetext"
 	"github.com/agentx-cli/agentx/ledger"
 	"github.com/agentx-cli/agentx/remote"
@@ -27,7 +28,7 @@ type remoteLogView struct {
 // maxLogLimit bounds --limit.
 const maxLogLimit = 10000
 
-func newRemoteLogCmd(a *app) *cobra.Command {
+func newRemoteLogCmd(a *App) *cobra.Command {
 	var (
 		issue issueFlag
 		limit int
@@ -59,8 +60,8 @@ neutralised.`,
 			}
 			g := gitRemote(ws)
 			if g == nil {
-				return &codedError{code: exitUsage, msg: "no [remote] in .agentx/config.toml: there is no shared chain to read",
-					hint: "agentx remote enable origin shares the ledgers; agentx events reads this machine's event log"}
+				return &codedError{Code: ext.ExitUsage, Msg: "no [remote] in .agentx/config.toml: there is no shared chain to read",
+					Todo: "agentx remote enable origin shares the ledgers; agentx events reads this machine's event log"}
 			}
 			v := remoteLogView{Issue: n, Remote: g.Remote, Ref: g.Ref(n)}
 			if ws.Store.Offline() {

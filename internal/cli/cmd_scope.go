@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentx-cli/agentx/internal/cli/ext"
 	"github.com/agentx-cli/agentx/internal/safetext"
 	"github.com/agentx-cli/agentx/internal/workspace"
 	"github.com/agentx-cli/agentx/router"
@@ -20,7 +21,7 @@ import (
 // gitTimeout bounds a git command scope check runs.
 const gitTimeout = 30 * time.Second
 
-func newScopeCmd(a *app) *cobra.Command {
+func newScopeCmd(a *App) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "scope",
 		Short: "A step's write scope: where its agent may write (reads are never restricted)",
@@ -45,7 +46,7 @@ type scopedFile struct {
 	Tool    string `json:"tool,omitempty"` // the Claude Code tool (hook payload)
 }
 
-func newScopeCheckCmd(a *app) *cobra.Command {
+func newScopeCheckCmd(a *App) *cobra.Command {
 	var (
 		agent, wf, stp string
 		files          bool
@@ -74,14 +75,14 @@ the scope is named, and the command exits 4.`,
 		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			hook := !files && !staged
 			err := runScopeCheck(ctx, a, agent, wf, stp, files, staged, args)
-			if hook && err != nil && errorExit(err) != exitFailure {
+			if hook && err != nil && errorExit(err) != ext.ExitFailure {
 				var noWS *workspace.NotFoundError
 				if errors.As(err, &noWS) {
 					return nil // no workspace: nothing to enforce
 				}
 				// Claude Code reads exit 2 as "deny" with stderr as the reason;
 				// a broken hook must say what is wrong, not pose as a refusal.
-				return &codedError{code: exitFailure, msg: err.Error(), hint: hintOf(err)}
+				return &codedError{Code: ext.ExitFailure, Msg: err.Error(), Todo: hintOf(err)}
 			}
 			return err
 		}),
@@ -94,7 +95,7 @@ the scope is named, and the command exits 4.`,
 	return cmd
 }
 
-func runScopeCheck(ctx context.Context, a *app, agent, wf, stp string, files, staged bool, args []string) error {
+func runScopeCheck(ctx context.Context, a *App, agent, wf, stp string, files, staged bool, args []string) error {
 	hook := !files && !staged
 	switch {
 	case files && staged:
@@ -230,7 +231,7 @@ func denyReason(v scopeView, f scopedFile) string {
 
 // agentHub is the agent named (--agent, else $AGENTX_AGENT), the workspace
 // and the hub, for commands about an agent's step that change nothing.
-func (a *app) agentHub(agent string) (string, *workspace.Workspace, *router.Hub, error) {
+func (a *App) agentHub(agent string) (string, *workspace.Workspace, *router.Hub, error) {
 	who, err := required("agent", a.agentDefault(agent))
 	if err != nil {
 		return "", nil, nil, err

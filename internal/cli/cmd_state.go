@@ -6,12 +6,13 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentx-cli/agentx/internal/cli/ext"
 	"github.com/agentx-cli/agentx/internal/safetext"
 	"github.com/agentx-cli/agentx/ledger"
 	"github.com/agentx-cli/agentx/router"
 )
 
-func newStateCmd(a *app) *cobra.Command {
+func newStateCmd(a *App) *cobra.Command {
 	return &cobra.Command{
 		Use:   "state",
 		Short: "Show every agent's status: working, blocked on a clarification, clarifying...",
@@ -58,11 +59,12 @@ func newStateCmd(a *app) *cobra.Command {
 	}
 }
 
-func newReadyCmd(a *app) *cobra.Command {
+func newReadyCmd(a *App) *cobra.Command {
 	var issue issueFlag
 	cmd := &cobra.Command{
-		Use:   "ready [--issue N]",
-		Short: "Which issues may proceed; with --issue, a CI gate (exit 9 when blocked or escalated)",
+		Use:         "ready [--issue N]",
+		Annotations: map[string]string{reachesOutside: "yes"}, // GitHub, Slack: see toFull
+		Short:       "Which issues may proceed; with --issue, a CI gate (exit 9 when blocked or escalated)",
 		Long: `List each issue with an open clarification as READY, BLOCKED (a blocking
 clarification is pending or stale) or ESCALATED (a clarification needs a human
 decision).
@@ -110,7 +112,7 @@ With --issue N it is a gate for CI and hooks: exit 0 when the issue is ready,
 				return err
 			}
 			if n != nil && len(rs) == 1 && rs[0].State != router.StateReady {
-				return &codedError{code: exitBlocked, msg: fmt.Sprintf("issue #%d is %s: %s", *n, rs[0].State, rs[0].Reason), quiet: true}
+				return &codedError{Code: ext.ExitBlocked, Msg: fmt.Sprintf("issue #%d is %s: %s", *n, rs[0].State, rs[0].Reason), Quiet: true}
 			}
 			return nil
 		}),
@@ -119,7 +121,7 @@ With --issue N it is a gate for CI and hooks: exit 0 when the issue is ready,
 	return cmd
 }
 
-func (a *app) readyState(s string) string {
+func (a *App) readyState(s string) string {
 	switch s {
 	case router.StateReady:
 		return a.paint(statusColor[ledger.Answered])(s)

@@ -17,7 +17,7 @@ import (
 	"github.com/agentx-cli/agentx/router"
 )
 
-func newStatsCmd(a *app) *cobra.Command {
+func newStatsCmd(a *App) *cobra.Command {
 	var (
 		issue  issueFlag
 		since  string
@@ -114,7 +114,7 @@ func dur(d router.Duration, samples int) string {
 	return fmt.Sprintf("%.1fd", d.Hours()/24)
 }
 
-func (a *app) statsText(w io.Writer, st router.Stats) {
+func (a *App) statsText(w io.Writer, st router.Stats) {
 	bold := a.paint(boldAttr)
 	fmt.Fprintf(w, "%s  %d clarifications · %s resolved · %s escalated\n", bold("Clarifications"), st.Total, pct(st.ResolvedRate), pct(st.EscalatedRate))
 	fmt.Fprintf(w, "  rounds to resolution: avg %.1f, max %d · median time to answer %s, to resolve %s\n\n",
@@ -181,7 +181,7 @@ func proposalsLine(counts map[string]int) string {
 
 // proposalCounts counts the enhancement proposals by status: those
 // naming issue when it is given, created at or after from. nil: none.
-func (a *app) proposalCounts(issue *int, from time.Time) (map[string]int, error) {
+func (a *App) proposalCounts(issue *int, from time.Time) (map[string]int, error) {
 	b, err := a.proposalBook()
 	if err != nil {
 		return nil, err
@@ -200,7 +200,7 @@ func (a *app) proposalCounts(issue *int, from time.Time) (map[string]int, error)
 }
 
 // maybeBar draws a bar on a terminal only: in a pipe the numbers suffice.
-func (a *app) maybeBar(value, max float64) string {
+func (a *App) maybeBar(value, max float64) string {
 	if !a.isTTY {
 		return ""
 	}

@@ -21,7 +21,7 @@ func version() string {
 	return "dev"
 }
 
-func newVersionCmd(a *app) *cobra.Command {
+func newVersionCmd(a *App) *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print the agentx version",

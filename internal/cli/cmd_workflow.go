@@ -18,7 +18,7 @@ type workflowView struct {
 	Default bool `json:"default"`
 }
 
-func newWorkflowCmd(a *app) *cobra.Command {
+func newWorkflowCmd(a *App) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "workflow",
 		Short: "List, show and validate the workflows that say who may ask whom",
@@ -76,7 +76,7 @@ func newWorkflowCmd(a *app) *cobra.Command {
 	return cmd
 }
 
-func (a *app) printWorkflow(root string, v workflowView) {
+func (a *App) printWorkflow(root string, v workflowView) {
 	bold := a.paint(boldAttr)
 	file := v.File
 	if rel, err := filepath.Rel(root, v.File); err == nil {
@@ -109,7 +109,7 @@ func (a *app) printWorkflow(root string, v workflowView) {
 	}
 }
 
-func newWorkflowValidateCmd(a *app) *cobra.Command {
+func newWorkflowValidateCmd(a *App) *cobra.Command {
 	return &cobra.Command{
 		Use:   "validate [FILE...]",
 		Short: "Check workflow and config files; without FILE, the whole workspace",

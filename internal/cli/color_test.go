@@ -35,7 +35,7 @@ func TestColourOnlyOnATerminal(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			for _, args := range [][]string{{"clarify", "list"}, {"clarify", "show", "CLR-1-001"}} {
 				var out, errb bytes.Buffer
-				a := &app{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, isTTY: tt.tty,
+				a := &App{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, isTTY: tt.tty,
 					getenv: func(k string) string { return tt.env[k] }}
 				require.Equal(t, 0, run(context.Background(), a, append(args, tt.flags...)), errb.String())
 				assert.Equal(t, tt.color, strings.Contains(out.String(), yellow+"pending"), "%v:\n%q", args, out.String())
@@ -52,7 +52,7 @@ func TestColourOnlyOnATerminal(t *testing.T) {
 func TestDemoReadsWithAndWithoutColour(t *testing.T) {
 	demo := func(env map[string]string) string {
 		var out, errb bytes.Buffer
-		a := &app{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, isTTY: true,
+		a := &App{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, isTTY: true,
 			getenv: func(k string) string { return env[k] }}
 		require.Equal(t, 0, run(context.Background(), a, []string{"demo"}), errb.String())
 		return out.String()

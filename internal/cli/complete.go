@@ -21,7 +21,7 @@ import (
 
 // registerCompletions wires the dynamic completions into the command tree
 // under root.
-func (a *app) registerCompletions(root *cobra.Command) {
+func (a *App) registerCompletions(root *cobra.Command) {
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
 		if use := strings.Fields(c.Use); len(use) > 1 && use[1] == "ID" {
@@ -67,7 +67,7 @@ func firstArg(fn cobra.CompletionFunc) cobra.CompletionFunc {
 
 // completionHub opens the workspace for completing, quietly: no workspace
 // (or a broken one) offers nothing.
-func (a *app) completionHub() *router.Hub {
+func (a *App) completionHub() *router.Hub {
 	if a.now == nil {
 		now, err := clock.FromEnv(a.getenv(clock.EnvVar))
 		if err != nil {
@@ -88,7 +88,7 @@ func (a *app) completionHub() *router.Hub {
 // completeIDs offers the clarification ids that start with toComplete:
 // open ones first, then the others, each by issue and number, described by
 // status, agents and topic.
-func (a *app) completeIDs(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+func (a *App) completeIDs(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 	none := cobra.ShellCompDirectiveNoFileComp
 	h := a.completionHub()
 	if h == nil {
@@ -120,7 +120,7 @@ func (a *app) completeIDs(_ *cobra.Command, _ []string, toComplete string) ([]co
 
 // completeAgents offers the agent names the workspace knows, and human
 // when withHuman.
-func (a *app) completeAgents(withHuman bool) cobra.CompletionFunc {
+func (a *App) completeAgents(withHuman bool) cobra.CompletionFunc {
 	return func(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		var names []string
 		if h := a.completionHub(); h != nil {
@@ -134,7 +134,7 @@ func (a *app) completeAgents(withHuman bool) cobra.CompletionFunc {
 }
 
 // completeWorkflows offers the workflow names.
-func (a *app) completeWorkflows(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+func (a *App) completeWorkflows(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 	var names []string
 	if h := a.completionHub(); h != nil {
 		names = h.Rules.Names()

@@ -91,7 +91,7 @@ func TestDemoStopsOnInterrupt(t *testing.T) {
 	defer cancel()
 	out := &cancelWriter{marker: "2. The engineer asks the product manager", cancel: cancel}
 	var errb bytes.Buffer
-	a := &app{stdin: strings.NewReader(""), stdout: out, stderr: &errb, getenv: func(string) string { return "" }}
+	a := &App{stdin: strings.NewReader(""), stdout: out, stderr: &errb, getenv: func(string) string { return "" }}
 	code := run(ctx, a, []string{"demo"})
 	text := out.buf.String()
 
@@ -130,7 +130,7 @@ func TestDemoStopsWhenItsOutputFails(t *testing.T) {
 	t.Setenv("TMPDIR", tmp)
 	t.Chdir(t.TempDir())
 	var errb bytes.Buffer
-	a := &app{stdin: strings.NewReader(""), stdout: &failingWriter{n: 1, err: &fs.PathError{Op: "write", Path: "/dev/stdout", Err: syscall.EPIPE}}, stderr: &errb,
+	a := &App{stdin: strings.NewReader(""), stdout: &failingWriter{n: 1, err: &fs.PathError{Op: "write", Path: "/dev/stdout", Err: syscall.EPIPE}}, stderr: &errb,
 		getenv: func(string) string { return "" }}
 	code := run(context.Background(), a, []string{"demo"})
 	assert.Equal(t, 130, code)
@@ -156,7 +156,7 @@ func TestRunQuietWhenTheOutputClosed(t *testing.T) {
 		ctx, cancel := context.WithCancelCause(context.Background())
 		cancel(tt.cause)
 		var out, errb bytes.Buffer
-		a := &app{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: func(string) string { return "" }}
+		a := &App{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: func(string) string { return "" }}
 		code := run(ctx, a, []string{"events", "--follow"})
 		assert.Equal(t, 130, code)
 		assert.Equal(t, tt.stderr, errb.String())

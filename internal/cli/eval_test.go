@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/agentx-cli/agentx/internal/cli/ext"
 )
 
 // gatedWorkflow is a feature workflow whose implement step has a check
@@ -35,12 +37,12 @@ func TestEvalJSON(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "broken"), nil, 0o644))
 
 	r := runCmd(t, dir, env, "", "hook", "finish", "--issue", "7", "--agent", "engineer", "--strict", "--json")
-	assert.Equal(t, exitBlocked.N, r.code, "strict: the work was sent back")
+	assert.Equal(t, ext.ExitBlocked.N, r.code, "strict: the work was sent back")
 	validateDoc(t, "hook.json", r.stdout)
 	assert.Contains(t, r.stdout, `"result": "revise"`)
 
 	r = runCmd(t, dir, env, "", "eval", "run", "--issue", "7", "--agent", "engineer", "--json")
-	assert.Equal(t, exitBlocked.N, r.code)
+	assert.Equal(t, ext.ExitBlocked.N, r.code)
 	validateDoc(t, "eval-list.json", r.stdout)
 
 	r = runCmd(t, dir, env, "", "inbox", "--agent", "engineer", "--json")
@@ -66,7 +68,7 @@ func TestEvalJSON(t *testing.T) {
 	validateJSON(t, "evaluation.json", string(data))
 
 	r = runCmd(t, dir, env, "", "eval", "show", "EVAL-7-9")
-	assert.Equal(t, exitNotFound.N, r.code)
+	assert.Equal(t, ext.ExitNotFound.N, r.code)
 	r = runCmd(t, dir, env, "", "eval", "show", "seven")
-	assert.Equal(t, exitUsage.N, r.code)
+	assert.Equal(t, ext.ExitUsage.N, r.code)
 }

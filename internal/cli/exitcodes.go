@@ -7,42 +7,12 @@ import (
 	"strings"
 
 	"github.com/agentx-cli/agentx/internal/atomicfile"
+	"github.com/agentx-cli/agentx/internal/cli/ext"
 	"github.com/agentx-cli/agentx/internal/workspace"
 	"github.com/agentx-cli/agentx/ledger"
 	"github.com/agentx-cli/agentx/lock"
 	"github.com/agentx-cli/agentx/router"
 	"github.com/agentx-cli/agentx/workflow"
-)
-
-// exitCode is one row of the machine contract: a number, the code name used
-// in JSON errors, and what it means.
-type exitCode struct {
-	N       int
-	Name    string
-	Meaning string
-}
-
-// The exit codes. This table, errorExit and `agentx help exit-codes` are
-// the one place they are defined.
-var (
-	exitOK          = exitCode{0, "ok", "success"}
-	exitFailure     = exitCode{1, "failure", "any other failure"}
-	exitUsage       = exitCode{2, "usage", "bad command line: unknown command or flag, bad flag value or input text"}
-	exitNotFound    = exitCode{3, "not_found", "no such clarification, issue or workflow"}
-	exitRejected    = exitCode{4, "rejected", "refused by the workflow rules: scope, blocking not allowed, question cap, not a party"}
-	exitIdentity    = exitCode{4, "identity_mismatch", "acting as someone else: as another agent than AGENTX_AGENT, as human from an agent or the MCP server, or as a person [humans] allow does not list"}
-	exitLockTimeout = exitCode{5, "lock_timeout", "a state file stayed locked by another process past the wait budget"}
-	exitLockLost    = exitCode{5, "lock_lost", "another tool took this process's lock over while it held it (it was paused past the stale age): nothing was written; run it again"}
-	exitRemoteBusy  = exitCode{5, "remote_busy", "with a [remote]: other hosts published first every time the write was tried ([remote] attempts): nothing written; run it again"}
-	exitTransition  = exitCode{6, "invalid_transition", "the clarification's status does not allow that move"}
-	exitSuperseded  = exitCode{6, "superseded", "with a [remote]: another host changed the clarification first and the change no longer applies; data is the record as it now stands"}
-	exitInvalidData = exitCode{7, "invalid_data", "a ledger, workflow or config file is invalid or corrupt (never overwritten)"}
-	exitUnsafePath  = exitCode{7, "unsafe_path", "a file agentx would write or lock (or a directory on its way) is a symbolic link or not a regular file: refused, nothing written"}
-	exitWaitTimeout = exitCode{8, "wait_timeout", "waited for an answer and none came: in time, or at all (escalated to a human, or abandoned)"}
-	exitBlocked     = exitCode{9, "blocked", "ready gate: the issue has a pending or escalated clarification"}
-	exitNoWorkspace = exitCode{10, "no_workspace", "no .agentx workspace found (run agentx init)"}
-	exitInterrupted = exitCode{130, "interrupted", "interrupted by a signal (Ctrl-C)"}
-	exitCodes       = []exitCode{exitOK, exitFailure, exitUsage, exitNotFound, exitRejected, exitIdentity, exitLockTimeout, exitLockLost, exitRemoteBusy, exitTransition, exitSuperseded, exitInvalidData, exitUnsafePath, exitWaitTimeout, exitBlocked, exitNoWorkspace, exitInterrupted}
 )
 
 // usageError is a bad command line.
@@ -60,20 +30,11 @@ func (e *interruptedError) Unwrap() error { return e.err }
 
 // codedError carries an explicit exit code, for outcomes that are not
 // failures of a package (a ready gate that finds the issue blocked).
-type codedError struct {
-	code  exitCode
-	msg   string
-	hint  string
-	quiet bool // the outcome is already on stdout: print no error
-	data  any  // under --json, the error document's data
-}
-
-func (e *codedError) Error() string { return e.msg }
-func (e *codedError) Hint() string  { return e.hint }
+type codedError = ext.Failure
 
 // errorExit maps an error to its exit code. Order matters: the most
 // specific cause wins.
-func errorExit(err error) exitCode {
+func errorExit(err error) ext.ExitCode {
 	var (
 		coded      *codedError
 		usage      *usageError
@@ -97,39 +58,39 @@ func errorExit(err error) exitCode {
 	)
 	switch {
 	case errors.As(err, &coded):
-		return coded.code
+		return coded.Code
 	case errors.As(err, &interrupt), errors.Is(err, context.Canceled):
-		return exitInterrupted
+		return ext.ExitInterrupted
 	case errors.As(err, &noWS):
-		return exitNoWorkspace
+		return ext.ExitNoWorkspace
 	case errors.As(err, &usage), errors.As(err, &input):
-		return exitUsage
+		return ext.ExitUsage
 	case errors.As(err, &identity):
-		return exitIdentity
+		return ext.ExitIdentity
 	case errors.As(err, &link), errors.As(err, &lockPath):
-		return exitUnsafePath
+		return ext.ExitUnsafePath
 	case errors.As(err, &lost):
-		return exitLockLost
+		return ext.ExitLockLost
 	case errors.As(err, &busy):
-		return exitRemoteBusy
+		return ext.ExitRemoteBusy
 	case errors.As(err, &superseded):
-		return exitSuperseded
+		return ext.ExitSuperseded
 	case errors.As(err, &ruleErr):
-		return exitRejected
+		return ext.ExitRejected
 	case errors.As(err, &waitErr):
-		return exitWaitTimeout
+		return ext.ExitWaitTimeout
 	case errors.As(err, &timeout):
-		return exitLockTimeout
+		return ext.ExitLockTimeout
 	case errors.As(err, &transition):
-		return exitTransition
+		return ext.ExitTransition
 	case errors.As(err, &corrupt), errors.As(err, &wfErr), errors.As(err, &wfErrs):
-		return exitInvalidData
+		return ext.ExitInvalidData
 	case errors.As(err, &lookup):
 		return lookupExit(lookup)
 	case errors.Is(err, ledger.ErrNotFound):
-		return exitNotFound
+		return ext.ExitNotFound
 	}
-	return exitFailure
+	return ext.ExitFailure
 }
 
 // hintOf returns the hint an error offers, if any.
@@ -151,7 +112,7 @@ func exitCodesHelp() string {
 	var b strings.Builder
 	b.WriteString("agentx exits with one of these codes. Under --json, errors are printed to\n")
 	b.WriteString("stderr as {\"schema_version\":1,\"error\":{\"code\":NAME,\"message\":...,\"hint\":...}}.\n\n")
-	for _, c := range exitCodes {
+	for _, c := range ext.ExitCodes {
 		fmt.Fprintf(&b, "  %3d  %-18s %s\n", c.N, c.Name, c.Meaning)
 	}
 	return b.String()
@@ -160,9 +121,9 @@ func exitCodesHelp() string {
 // lookupExit: a workflow or step that does not exist is not found; an agent
 // that has no step, or asks through another agent's step, is refused by the
 // rules.
-func lookupExit(e *workflow.LookupError) exitCode {
+func lookupExit(e *workflow.LookupError) ext.ExitCode {
 	if errors.Is(e, workflow.ErrUnknownWorkflow) || errors.Is(e, workflow.ErrUnknownStep) {
-		return exitNotFound
+		return ext.ExitNotFound
 	}
-	return exitRejected
+	return ext.ExitRejected
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
+	"github.com/agentx-cli/agentx/internal/cli/ext"
 	"github.com/agentx-cli/agentx/lock"
 )
 
@@ -18,12 +19,12 @@ func TestLockErrorExits(t *testing.T) {
 	wrap := func(err error) error { return fmt.Errorf("ledger issue 5: %w", err) }
 	tests := []struct {
 		err  error
-		want exitCode
+		want ext.ExitCode
 	}{
-		{wrap(&lock.LostError{Path: "issue-5.json.lock"}), exitLockLost},
-		{wrap(&lock.NotRegularError{Path: "issue-5.json.lock", Mode: fs.ModeSymlink}), exitUnsafePath},
-		{wrap(&lock.NotRegularError{Path: "issue-5.json.lock", Mode: fs.ModeNamedPipe}), exitUnsafePath},
-		{wrap(&lock.TimeoutError{Path: "issue-5.json.lock"}), exitLockTimeout},
+		{wrap(&lock.LostError{Path: "issue-5.json.lock"}), ext.ExitLockLost},
+		{wrap(&lock.NotRegularError{Path: "issue-5.json.lock", Mode: fs.ModeSymlink}), ext.ExitUnsafePath},
+		{wrap(&lock.NotRegularError{Path: "issue-5.json.lock", Mode: fs.ModeNamedPipe}), ext.ExitUnsafePath},
+		{wrap(&lock.TimeoutError{Path: "issue-5.json.lock"}), ext.ExitLockTimeout},
 	}
 	for _, tt := range tests {
 		assert.Equal(t, tt.want, errorExit(tt.err), "%v", tt.err)

@@ -15,7 +15,7 @@ import (
 // caller is who this process acts as (router.Caller decides): the agent
 // AGENTX_AGENT names, or, without it, a person, named by --as, git config
 // or $USER, and allowed by [humans] in config.toml.
-func (a *app) caller() *router.Caller {
+func (a *App) caller() *router.Caller {
 	if a.who == nil {
 		a.who = &router.Caller{
 			Agent:  a.getenv(router.EnvAgent),
@@ -35,13 +35,13 @@ func (a *app) caller() *router.Caller {
 // claim checks a --from or --agent value (flag without dashes) against
 // who this process is, and returns who acts ("" when neither the flag nor
 // AGENTX_AGENT names anyone).
-func (a *app) claim(flag, value string) (string, error) {
+func (a *App) claim(flag, value string) (string, error) {
 	return a.caller().Claim(flag, value)
 }
 
 // claimAs is claim for the commands a person may run: --as NAME names the
 // person acting as human, so it stands for --from human.
-func (a *app) claimAs(from, as string) (string, error) {
+func (a *App) claimAs(from, as string) (string, error) {
 	if as != "" {
 		if from != "" && from != ledger.Human {
 			return "", &usageError{err: fmt.Errorf("--as names the person acting as human: give it alone or with --from human, not with --from %s", from)}
@@ -54,7 +54,7 @@ func (a *app) claimAs(from, as string) (string, error) {
 // personName is the name a person acting as human is recorded by: --as,
 // else the workspace repository's git user.email, else its user.name,
 // else $USER (or %USERNAME%).
-func (a *app) personName() (string, error) {
+func (a *App) personName() (string, error) {
 	if a.as != "" {
 		return a.as, nil
 	}

@@ -12,6 +12,9 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/agentx-cli/agentx/internal/cli/ext"
+	"github.com/agentx-cli/agentx/internal/cli/full"
 )
 
 // jsonCases run every command that prints data with --json, in one
@@ -160,13 +163,13 @@ func TestJSONContract(t *testing.T) {
 			require.True(t, ok, "%q has no schema in jsonSchemas", c.cmd)
 			r := runCmd(t, dir, env, c.stdin, append(c.args, "--json")...)
 			if c.cmd == "agentx clarify wait" {
-				assert.Equal(t, exitWaitTimeout.N, r.code)
+				assert.Equal(t, ext.ExitWaitTimeout.N, r.code)
 				assert.Empty(t, r.stdout)
 				assertErrorJSON(t, r.stderr, "wait_timeout")
 				return
 			}
 			if c.cmd == "agentx eval run" { // the default workflows have no checks; TestEvalJSON has the data
-				assert.Equal(t, exitNotFound.N, r.code)
+				assert.Equal(t, ext.ExitNotFound.N, r.code)
 				assertErrorJSON(t, r.stderr, "not_found")
 				return
 			}
@@ -235,7 +238,7 @@ func TestEveryCommandHasAJSONCase(t *testing.T) {
 			walk(sub)
 		}
 	}
-	walk(newRootCmd(&app{}))
+	walk(newRootCmd(&App{extra: full.Extra}))
 }
 
 // TestErrorsAreJSONUnderJSON: a failing command under --json prints only
@@ -247,19 +250,19 @@ func TestErrorsAreJSONUnderJSON(t *testing.T) {
 		args  []string
 		env   map[string]string
 		setup func(t *testing.T) // before the command, in the workspace
-		code  exitCode
+		code  ext.ExitCode
 	}{
-		{args: []string{"workflow", "list"}, code: exitNoWorkspace},
-		{args: []string{"frobnicate"}, code: exitUsage},
-		{args: []string{"init"}, code: exitOK},
-		{args: []string{"clarify", "show", "CLR-1-001"}, code: exitNotFound},
-		{args: []string{"clarify", "ask", "--issue", "1", "--from", "engineer", "--to", "reviewer", "--topic", "t", "--question", "q"}, code: exitRejected},
-		{args: []string{"clarify", "ask", "--issue", "1", "--from", "architect", "--to", "product-manager", "--topic", "t", "--question", "q"}, env: engineer, code: exitIdentity},
-		{args: []string{"clarify", "ask", "--issue", "2", "--from", "engineer", "--to", "architect", "--topic", "t", "--question", "q"}, code: exitUnsafePath,
+		{args: []string{"workflow", "list"}, code: ext.ExitNoWorkspace},
+		{args: []string{"frobnicate"}, code: ext.ExitUsage},
+		{args: []string{"init"}, code: ext.ExitOK},
+		{args: []string{"clarify", "show", "CLR-1-001"}, code: ext.ExitNotFound},
+		{args: []string{"clarify", "ask", "--issue", "1", "--from", "engineer", "--to", "reviewer", "--topic", "t", "--question", "q"}, code: ext.ExitRejected},
+		{args: []string{"clarify", "ask", "--issue", "1", "--from", "architect", "--to", "product-manager", "--topic", "t", "--question", "q"}, env: engineer, code: ext.ExitIdentity},
+		{args: []string{"clarify", "ask", "--issue", "2", "--from", "engineer", "--to", "architect", "--topic", "t", "--question", "q"}, code: ext.ExitUnsafePath,
 			setup: func(t *testing.T) {
 				require.NoError(t, os.Symlink(filepath.Join(t.TempDir(), "elsewhere.json"), filepath.Join(".agentx", "state", "clarifications", "issue-2.json")))
 			}},
-		{args: []string{"ready", "--issue", "1"}, code: exitOK},
+		{args: []string{"ready", "--issue", "1"}, code: ext.ExitOK},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
@@ -269,7 +272,7 @@ func TestErrorsAreJSONUnderJSON(t *testing.T) {
 			}
 			r := runCmd(t, dir, tt.env, "", append(tt.args, "--json")...)
 			assert.Equal(t, tt.code.N, r.code)
-			if tt.code == exitOK {
+			if tt.code == ext.ExitOK {
 				return
 			}
 			assert.Empty(t, r.stdout)

@@ -10,11 +10,13 @@ import (
 	"syscall"
 
 	"github.com/mattn/go-isatty"
+
+	"github.com/agentx-cli/agentx/internal/cli/ext"
 )
 
 // Main runs agentx on the process's arguments and streams and returns its
-// exit code. extra is nil in the lean agentx binary.
-func Main() int {
+// exit code. extra is nil in the lean agentx binary (see ext.Extra).
+func Main(extra ext.Extra) int {
 	// A command runs for milliseconds and keeps little: collecting garbage
 	// a quarter as often saves CPU (about a tenth of agentx events on a
 	// long log), and a soft limit of 64 MiB keeps the commands that read
@@ -27,12 +29,14 @@ func Main() int {
 		debug.SetMemoryLimit(64 << 20)
 	}
 	ctx, cancel, stop := signalContext()
-	code := run(ctx, &app{
+	code := run(ctx, &App{
 		stdin:  os.Stdin,
 		stdout: closedOutput{os.Stdout, cancel},
 		stderr: closedOutput{os.Stderr, cancel},
 		getenv: os.Getenv,
 		isTTY:  isatty.IsTerminal(os.Stdout.Fd()),
+		extra:  extra,
+		exec:   execProcess,
 	}, os.Args[1:])
 	stop()
 	return code

@@ -12,6 +12,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/agentx-cli/agentx/internal/cli/full"
 	"github.com/agentx-cli/agentx/internal/testenv"
 )
 
@@ -21,9 +22,14 @@ func TestMain(m *testing.M) {
 	// `agentx demo` run in-process by a test configures the running binary
 	// (this test binary) as its responder: act as agentx for that call.
 	if len(os.Args) > 1 && os.Args[1] == "demo-responder" {
-		os.Exit(Main())
+		os.Exit(Main(nil))
 	}
-	testscript.Main(m, map[string]func(){"agentx": func() { os.Exit(Main()) }})
+	// agentx is the lean binary, agentx-full the full one beside it (on
+	// PATH): a story runs them as they are installed.
+	testscript.Main(m, map[string]func(){
+		"agentx":      func() { os.Exit(Main(nil)) },
+		"agentx-full": func() { os.Exit(Main(full.Extra)) },
+	})
 }
 
 // TestScripts runs the user stories under testdata/script, one per file.
@@ -112,11 +118,12 @@ func runCmd(t *testing.T, dir string, env map[string]string, stdin string, args 
 		t.Chdir(dir)
 	}
 	var out, errb bytes.Buffer
-	a := &app{
+	a := &App{
 		stdin:  strings.NewReader(stdin),
 		stdout: &out,
 		stderr: &errb,
 		getenv: func(k string) string { return env[k] },
+		extra:  full.Extra, // every command, in-process
 	}
 	code := run(context.Background(), a, args)
 	return result{code: code, stdout: out.String(), stderr: errb.String()}

@@ -29,14 +29,14 @@ type sideMonitor struct {
 }
 
 // monitorOff reports whether AGENTX_NO_MONITOR turns the monitor off.
-func (a *app) monitorOff() bool {
+func (a *App) monitorOff() bool {
 	v := a.getenv(envNoMonitor)
 	return v != "" && v != "0" && !strings.EqualFold(v, "false")
 }
 
 // armMonitor arranges for the monitor to run as a side effect of the
 // command being run.
-func (a *app) armMonitor(ctx context.Context) {
+func (a *App) armMonitor(ctx context.Context) {
 	if a.side == nil && !a.monitorOff() {
 		a.side = &sideMonitor{ctx: ctx}
 	}
@@ -45,7 +45,7 @@ func (a *app) armMonitor(ctx context.Context) {
 // monitorNow runs the armed side monitor unless it already ran, over h (or
 // nil: a hub it opens), and returns its report (nil when it is off, or the
 // workspace cannot be opened: the command itself reports that).
-func (a *app) monitorNow(h *router.Hub) *monitor.Report {
+func (a *App) monitorNow(h *router.Hub) *monitor.Report {
 	s := a.side
 	if s == nil || s.ran {
 		if s == nil {
@@ -73,7 +73,7 @@ func (a *app) monitorNow(h *router.Hub) *monitor.Report {
 // waiting tells the side monitor that the command is about to wait up to
 // timeout for an answer: it may spend that long making a retry that is due
 // (the wait would otherwise run it right after).
-func (a *app) waiting(timeout time.Duration) {
+func (a *App) waiting(timeout time.Duration) {
 	if a.side != nil && timeout > monitor.DefaultBudget {
 		a.side.budget = timeout
 	}
@@ -82,7 +82,7 @@ func (a *app) waiting(timeout time.Duration) {
 // monitorDuring records a run of the monitor that a command made on its
 // own account (a wait runs it when a retry comes due) in the command's
 // side report, so that it is printed like the side monitor's findings.
-func (a *app) monitorDuring(r *monitor.Report) {
+func (a *App) monitorDuring(r *monitor.Report) {
 	s := a.side
 	if s == nil || r == nil {
 		return
@@ -101,7 +101,7 @@ func (a *app) monitorDuring(r *monitor.Report) {
 // sideView is what a command's JSON envelope carries in its monitor field:
 // nil when the monitor had nothing to say. Findings another process had
 // already handled are left out: this command did nothing about them.
-func (a *app) sideView() any {
+func (a *App) sideView() any {
 	if a.side == nil || a.side.report == nil || a.side.report.Quiet() {
 		return nil
 	}
@@ -117,7 +117,7 @@ func (a *app) sideView() any {
 // with err: it runs if it has not (not after a usage error), and in text
 // mode its findings go to stderr. Under --json they are in the envelope
 // (emit, or fail's error envelope).
-func (a *app) flushMonitor(err error) {
+func (a *App) flushMonitor(err error) {
 	var usage *usageError
 	var timeout *lock.TimeoutError
 	// Not after a lock timeout either: a command waits for a lock once.

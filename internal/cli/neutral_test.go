@@ -82,35 +82,35 @@ func TestRenderSitesNeutralise(t *testing.T) {
 	sites := []struct {
 		name   string
 		tty    bool
-		render func(a *app, w *bytes.Buffer)
+		render func(a *App, w *bytes.Buffer)
 	}{
-		{"clarify show (thread)", false, func(a *app, w *bytes.Buffer) { a.renderThread(w, rec) }},
-		{"clarify show --format markdown", false, func(a *app, w *bytes.Buffer) { renderMarkdown(w, rec) }},
-		{"clarify list (pipe)", false, func(a *app, w *bytes.Buffer) { a.renderList(w, []router.Record{rec}, time.Now()) }},
-		{"clarify list (terminal table)", true, func(a *app, w *bytes.Buffer) { a.renderList(w, []router.Record{rec}, time.Now()) }},
-		{"events", false, func(a *app, w *bytes.Buffer) {
+		{"clarify show (thread)", false, func(a *App, w *bytes.Buffer) { a.renderThread(w, rec) }},
+		{"clarify show --format markdown", false, func(a *App, w *bytes.Buffer) { renderMarkdown(w, rec) }},
+		{"clarify list (pipe)", false, func(a *App, w *bytes.Buffer) { a.renderList(w, []router.Record{rec}, time.Now()) }},
+		{"clarify list (terminal table)", true, func(a *App, w *bytes.Buffer) { a.renderList(w, []router.Record{rec}, time.Now()) }},
+		{"events", false, func(a *App, w *bytes.Buffer) {
 			printEvent(w, router.Event{Type: "clarification-escalated", ClarificationID: "CLR-42-001\nCLR-42-999", IssueNumber: 42,
 				FromAgent: evilAgent, ToAgent: evilLine, Topic: evilLine, Reason: evilBody})
 		}},
-		{"clarify stats", true, func(a *app, w *bytes.Buffer) { a.statsText(w, stats) }},
-		{"clarify stats --format markdown", false, func(a *app, w *bytes.Buffer) { statsMarkdown(w, stats) }},
-		{"side monitor", false, func(a *app, w *bytes.Buffer) { writeSide(w, report) }},
-		{"monitor", false, func(a *app, w *bytes.Buffer) { a.renderReport(w, report) }},
-		{"hook", false, func(a *app, w *bytes.Buffer) {
+		{"clarify stats", true, func(a *App, w *bytes.Buffer) { a.statsText(w, stats) }},
+		{"clarify stats --format markdown", false, func(a *App, w *bytes.Buffer) { statsMarkdown(w, stats) }},
+		{"side monitor", false, func(a *App, w *bytes.Buffer) { writeSide(w, report) }},
+		{"monitor", false, func(a *App, w *bytes.Buffer) { a.renderReport(w, report) }},
+		{"hook", false, func(a *App, w *bytes.Buffer) {
 			a.stdout = w
 			a.renderHook(hookResult{Hook: "start", Agent: evilAgent, Issue: 42, Monitor: report, Blocked: []string{"CLR-42-001\nCLR-42-999"}})
 		}},
-		{"workflow list and show", false, func(a *app, w *bytes.Buffer) { a.stdout = w; a.printWorkflow("/", wf) }},
-		{"error", false, func(a *app, w *bytes.Buffer) {
+		{"workflow list and show", false, func(a *App, w *bytes.Buffer) { a.stdout = w; a.printWorkflow("/", wf) }},
+		{"error", false, func(a *App, w *bytes.Buffer) {
 			a.stderr = w
 			a.fail(&ledger.CorruptError{Path: "issue-42.json" + evilLine, Err: errors.New(evilBody)})
 		}},
-		{"warning", false, func(a *app, w *bytes.Buffer) { a.stderr = w; a.warnf("skipped %v", errors.New(evilBody)) }},
+		{"warning", false, func(a *App, w *bytes.Buffer) { a.stderr = w; a.warnf("skipped %v", errors.New(evilBody)) }},
 	}
 	for _, s := range sites {
 		t.Run(s.name, func(t *testing.T) {
 			var out bytes.Buffer
-			a := &app{stdout: &out, stderr: &out, isTTY: s.tty, noColor: true, getenv: func(string) string { return "" }}
+			a := &App{stdout: &out, stderr: &out, isTTY: s.tty, noColor: true, getenv: func(string) string { return "" }}
 			s.render(a, &out)
 			assertNeutral(t, out.String())
 		})

@@ -36,7 +36,7 @@ type errorEnvelope struct {
 
 // emit prints a command's result: under --json the envelope with data,
 // otherwise whatever text does.
-func (a *app) emit(data any, text func()) error {
+func (a *App) emit(data any, text func()) error {
 	if a.json {
 		a.monitorNow(nil)
 		b, err := json.MarshalIndent(envelope{SchemaVersion: schemaVersion, Data: data, Monitor: a.sideView(), Unsynced: a.unsynced()}, "", "  ")
@@ -51,10 +51,10 @@ func (a *app) emit(data any, text func()) error {
 }
 
 // fail prints err the way the output mode asks and returns its exit code.
-func (a *app) fail(err error) int {
+func (a *App) fail(err error) int {
 	code := errorExit(err)
 	var coded *codedError
-	if errors.As(err, &coded) && coded.quiet {
+	if errors.As(err, &coded) && coded.Quiet {
 		return code.N
 	}
 	hint := hintOf(err)
@@ -68,7 +68,7 @@ func (a *app) fail(err error) int {
 		var data any
 		switch {
 		case coded != nil:
-			data = coded.data
+			data = coded.Data
 		case recorded != nil:
 			data = recorded.Record
 		default:
@@ -92,6 +92,6 @@ func (a *app) fail(err error) int {
 
 // warnf prints a warning on stderr, neutralised to one line: warnings
 // quote files and errors that came from outside.
-func (a *app) warnf(format string, args ...any) {
+func (a *App) warnf(format string, args ...any) {
 	fmt.Fprintf(a.stderr, "agentx: warning: %s\n", safetext.Line(fmt.Sprintf(format, args...)))
 }

@@ -10,9 +10,16 @@ import (
 
 // outsideModes are the outside modes of this command (GitHub, Slack), each
 // opened once; one that cannot be opened (no token) says so once, when
-// first used.
-func (a *app) outsideModes(ctx context.Context, h *router.Hub) relay.Modes {
-	return relay.Modes{a.githubSideOf(ctx, h).Mode(), a.slackSideOf(h)}
+// first used. The lean binary has none: a workspace that configures one
+// runs agentx-full (toFull).
+func (a *App) outsideModes(ctx context.Context, h *router.Hub) relay.Modes {
+	if !a.opened {
+		a.opened = true
+		if a.ext.Outside != nil {
+			a.outside = a.ext.Outside(ctx, h)
+		}
+	}
+	return a.outside
 }
 
 // outsideSide is the outside modes as a side effect of a command that runs
@@ -21,7 +28,7 @@ func (a *app) outsideModes(ctx context.Context, h *router.Hub) relay.Modes {
 // after it (out), what changed is mirrored. Each within its timeout; a
 // failure is a warning, once per command and mode, and the work stays
 // queued: it never changes the command's exit code (see relay.Mode).
-func (a *app) outsideSide(ctx context.Context, h *router.Hub, in bool) {
+func (a *App) outsideSide(ctx context.Context, h *router.Hub, in bool) {
 	ms := a.outsideModes(ctx, h)
 	if in {
 		ms.Read(ctx)
@@ -33,7 +40,7 @@ func (a *app) outsideSide(ctx context.Context, h *router.Hub, in bool) {
 // outsideWait is h.Wait that reads each outside mode every interval while
 // it waits, so that an answer given on GitHub or in Slack reaches the
 // waiting asker, and with a [remote] watches the clarification's ref.
-func (a *app) outsideWait(ctx context.Context, h *router.Hub, id string, timeout time.Duration) (router.Record, error) {
+func (a *App) outsideWait(ctx context.Context, h *router.Hub, id string, timeout time.Duration) (router.Record, error) {
 	return a.outsideModes(ctx, h).WaitWith(ctx, func(ctx context.Context, id string, d time.Duration) (router.Record, error) {
 		return a.remoteWait(ctx, h, id, d)
 	}, id, timeout)

@@ -41,7 +41,7 @@ var statusColor = map[ledger.Status]color.Attribute{
 	ledger.Abandoned: color.Faint,
 }
 
-func (a *app) status(s ledger.Status) string {
+func (a *App) status(s ledger.Status) string {
 	return a.paint(statusColor[s])(safetext.Line(string(s)))
 }
 
@@ -53,7 +53,7 @@ const rule = "  -----------------------------------------------"
 // from the ledger is neutralised (safetext): a header field cannot break
 // its line, and a body line is indented under its entry, so none can pass
 // for a line of the thread.
-func (a *app) renderThread(w io.Writer, r router.Record) {
+func (a *App) renderThread(w io.Writer, r router.Record) {
 	c := r.Clarification
 	bold := a.paint(color.Bold)
 	line := safetext.Line
@@ -132,7 +132,7 @@ func renderMarkdown(w io.Writer, r router.Record) {
 
 // renderList writes records as a table: aligned with a header on a
 // terminal, tab-separated without one for scripts.
-func (a *app) renderList(w io.Writer, recs []router.Record, now time.Time) {
+func (a *App) renderList(w io.Writer, recs []router.Record, now time.Time) {
 	if !a.isTTY {
 		for _, r := range recs {
 			c := r.Clarification

@@ -191,7 +191,7 @@ func TestAskInterruptedWhileTheResponderRuns(t *testing.T) {
 			cancel()
 		}()
 		var out, errb bytes.Buffer
-		a := &app{stdin: strings.NewReader(""), stdout: &out, stderr: &errb,
+		a := &App{stdin: strings.NewReader(""), stdout: &out, stderr: &errb,
 			getenv: func(k string) string { return map[string]string{"AGENTX_ROOT": dir}[k] }}
 		code := run(ctx, a, append([]string{"clarify", "ask", "--issue", "4", "--from", "engineer", "--to", "architect",
 			"--topic", "Logs", "--question", "JSON logs?"}, extra...))

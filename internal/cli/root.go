@@ -4,7 +4,7 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func newRootCmd(a *app) *cobra.Command {
+func newRootCmd(a *App) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "agentx",
 		Short: "Clarifying questions between AI coding agents, and humans, with every round recorded",
@@ -36,16 +36,21 @@ recorded in a per-issue ledger under .agentx/state/clarifications/.`,
 		newReadyCmd(a),
 		newEventsCmd(a),
 		newDemoCmd(a), newDemoResponderCmd(a),
-		newMCPCmd(a), newInboxCmd(a),
-		newHookCmd(a), newMonitorCmd(a), newDoctorCmd(a), newGitHubCmd(a), newSlackCmd(a),
+		newInboxCmd(a),
+		newHookCmd(a), newMonitorCmd(a),
 		newEvalCmd(a), newScopeCmd(a), newProposalsCmd(a),
 		newRemoteCmd(a), newSyncCmd(a),
-		newSkillsCmd(a),
 		&cobra.Command{
 			Use:   "exit-codes",
 			Short: "The exit codes agentx returns, and the JSON error codes",
 			Long:  exitCodesHelp(),
 		},
 	)
+	if a.extra != nil {
+		a.ext = a.extra(a)
+		root.AddCommand(a.ext.Commands...)
+	} else {
+		root.AddCommand(a.fullStubs()...)
+	}
 	return root
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/agentx-cli/agentx/internal/cli/full"
 )
 
 // cmdRepeat runs agentx in-process N times, {i} in the arguments replaced
@@ -33,8 +35,9 @@ func cmdRepeat(ts *testscript.TestScript, neg bool, args []string) {
 			argv[j] = strings.ReplaceAll(a, "{i}", strconv.Itoa(i))
 		}
 		var out, errb bytes.Buffer
-		a := &app{
+		a := &App{
 			stdin:  strings.NewReader(""),
+			extra:  full.Extra,
 			stdout: &out,
 			stderr: &errb,
 			getenv: func(k string) string {

@@ -45,7 +45,7 @@ func TestStatsOnATerminal(t *testing.T) {
 	}
 	run := func(tty bool) string {
 		var out, errb bytes.Buffer
-		a := &app{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, isTTY: tty,
+		a := &App{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, isTTY: tty,
 			getenv: func(k string) string { return env[k] }}
 		require.Equal(t, 0, run(context.Background(), a, []string{"clarify", "stats", "--no-color"}), errb.String())
 		return out.String()

@@ -1,4 +1,4 @@
-package cli
+package full
 
 import (
 	"context"
@@ -9,41 +9,42 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentx-cli/agentx/ghmirror"
+	"github.com/agentx-cli/agentx/internal/cli/ext"
 	"github.com/agentx-cli/agentx/internal/safetext"
 	"github.com/agentx-cli/agentx/router"
 )
 
 // githubMirror is GitHub mode for this command: nil when [github] is not
 // configured. Opened once per command.
-func (a *app) githubMirror(ctx context.Context, h *router.Hub) (*ghmirror.Mirror, error) {
+func (a *run) githubMirror(ctx context.Context, h *router.Hub) (*ghmirror.Mirror, error) {
 	s := a.githubSideOf(ctx, h)
 	return s.Mirror, s.Err
 }
 
 // githubSideOf is GitHub mode as a side effect of this command, opened
 // once.
-func (a *app) githubSideOf(ctx context.Context, h *router.Hub) *ghmirror.Side {
+func (a *run) githubSideOf(ctx context.Context, h *router.Hub) *ghmirror.Side {
 	if a.ghSide == nil {
-		m, err := ghmirror.Open(ctx, h, a.getenv, a.githubWarn)
+		m, err := ghmirror.Open(ctx, h, a.Getenv, a.githubWarn)
 		a.ghSide = &ghmirror.Side{Mirror: m, Err: err, Warn: a.githubWarn}
 	}
 	return a.ghSide
 }
 
-func (a *app) githubWarn(err error) { a.warnf("github: %v", err) }
+func (a *run) githubWarn(err error) { a.Warnf("github: %v", err) }
 
-// githubView is what agentx github status and sync print.
-type githubView struct {
+// GitHubView is what agentx github status and sync print.
+type GitHubView struct {
 	Enabled bool                 `json:"enabled"` // [github] is configured
 	Status  *ghmirror.Status     `json:"status,omitempty"`
 	Read    *ghmirror.PollReport `json:"read,omitempty"`
 	Pushed  *ghmirror.PushReport `json:"pushed,omitempty"`
 }
 
-func newGitHubCmd(a *app) *cobra.Command {
+func newGitHubCmd(a *run) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "github",
-		Short: "GitHub mode: what the mirror has not sent yet, and a sync by hand",
+		Short: ext.Short("github"),
 		Long: `With a [github] table in .agentx/config.toml, each question, answer,
 follow-up, resolution and escalation of issue N is mirrored as a comment on
 GitHub issue N, labels follow the status, and allowed people answer with
@@ -57,17 +58,17 @@ work is queued. See docs/github.md.`,
 	return cmd
 }
 
-func newGitHubStatusCmd(a *app) *cobra.Command {
+func newGitHubStatusCmd(a *run) *cobra.Command {
 	return &cobra.Command{
 		Use:   "status",
 		Short: "What the GitHub mirror has not sent yet, and why (no call to GitHub)",
 		Args:  cobra.NoArgs,
-		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			_, h, err := a.hub()
+		RunE: ext.RunE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+			_, h, err := a.Hub()
 			if err != nil {
 				return err
 			}
-			v := githubView{}
+			v := GitHubView{}
 			if cfg := h.Rules.Config.GitHub; cfg != nil {
 				v.Enabled = true
 				m := &ghmirror.Mirror{Hub: h, Config: cfg}
@@ -77,34 +78,34 @@ func newGitHubStatusCmd(a *app) *cobra.Command {
 				}
 				v.Status = &st
 			}
-			return a.emit(v, func() { a.githubText(v) })
+			return a.Emit(v, func() { a.githubText(v) })
 		}),
 	}
 }
 
-func newGitHubSyncCmd(a *app) *cobra.Command {
+func newGitHubSyncCmd(a *run) *cobra.Command {
 	var issues []int
 	cmd := &cobra.Command{
 		Use:   "sync [--issue N]...",
 		Short: "Read new comments and mirror what is behind now, whatever the interval and retry times",
 		Args:  cobra.NoArgs,
-		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			_, h, err := a.hub()
+		RunE: ext.RunE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+			_, h, err := a.Hub()
 			if err != nil {
 				return err
 			}
-			v := githubView{}
+			v := GitHubView{}
 			m, err := a.githubMirror(ctx, h)
 			if err != nil {
-				return &codedError{code: exitFailure, msg: "github: " + err.Error(), hint: "see docs/github.md: the token's scopes"}
+				return &ext.Failure{Code: ext.ExitFailure, Msg: "github: " + err.Error(), Todo: "see docs/github.md: the token's scopes"}
 			}
 			if m == nil {
-				return a.emit(v, func() { a.githubText(v) })
+				return a.Emit(v, func() { a.githubText(v) })
 			}
 			v.Enabled = true
 			for _, n := range issues {
 				if n <= 0 {
-					return &usageError{err: fmt.Errorf("--issue %d: GitHub issues are numbered from 1", n)}
+					return ext.Usage(fmt.Errorf("--issue %d: GitHub issues are numbered from 1", n))
 				}
 			}
 			read, rerr := m.Poll(ctx, true)
@@ -112,59 +113,59 @@ func newGitHubSyncCmd(a *app) *cobra.Command {
 			pushed, perr := m.Push(ctx, true, issues...)
 			v.Pushed = &pushed
 			if err := errors.Join(rerr, perr); err != nil {
-				return &codedError{code: exitFailure, msg: "github: " + err.Error(), data: v,
-					hint: "what is behind stays queued and is retried; agentx github status shows it"}
+				return &ext.Failure{Code: ext.ExitFailure, Msg: "github: " + err.Error(), Data: v,
+					Todo: "what is behind stays queued and is retried; agentx github status shows it"}
 			}
-			return a.emit(v, func() { a.githubText(v) })
+			return a.Emit(v, func() { a.githubText(v) })
 		}),
 	}
 	cmd.Flags().IntSliceVar(&issues, "issue", nil, "also mirror this issue's whole thread (repeatable), whatever changed")
 	return cmd
 }
 
-// githubText prints a githubView for a person.
-func (a *app) githubText(v githubView) {
+// githubText prints a GitHubView for a person.
+func (a *run) githubText(v GitHubView) {
 	if !v.Enabled {
-		a.printf("GitHub mode is off: add a [github] table to .agentx/config.toml (see docs/github.md)\n")
+		a.Printf("GitHub mode is off: add a [github] table to .agentx/config.toml (see docs/github.md)\n")
 		return
 	}
 	line := safetext.Line
 	if r := v.Read; r != nil {
 		switch {
 		case r.NotModified:
-			a.printf("comments: nothing new (304: no rate limit spent)\n")
+			a.Printf("comments: nothing new (304: no rate limit spent)\n")
 		case r.Read:
-			a.printf("comments: %d read\n", r.Comments)
+			a.Printf("comments: %d read\n", r.Comments)
 		}
 		for _, h := range r.Handled {
-			a.printf("  #%d %s by %s: %s %s\n", h.Issue, line(h.ID), line(h.Login), h.Outcome, line(h.Reason))
+			a.Printf("  #%d %s by %s: %s %s\n", h.Issue, line(h.ID), line(h.Login), h.Outcome, line(h.Reason))
 		}
 	}
 	if p := v.Pushed; p != nil {
 		for _, ir := range p.Issues {
-			a.printf("issue #%d: %d posted, %d found, %d edited; labels %v%s\n", ir.Issue, ir.Posted, ir.Found, ir.Edited, ir.Labels, errSuffix(ir.Error))
+			a.Printf("issue #%d: %d posted, %d found, %d edited; labels %v%s\n", ir.Issue, ir.Posted, ir.Found, ir.Edited, ir.Labels, errSuffix(ir.Error))
 		}
 	}
 	st := v.Status
 	if st == nil {
 		return
 	}
-	a.printf("repository: %s (%s)\n", line(st.Repo), line(st.APIURL))
+	a.Printf("repository: %s (%s)\n", line(st.Repo), line(st.APIURL))
 	if st.LastRead != nil {
-		a.printf("comments last read: %s%s\n", st.LastRead.UTC().Format(time.RFC3339), errSuffix(st.ReadError))
+		a.Printf("comments last read: %s%s\n", st.LastRead.UTC().Format(time.RFC3339), errSuffix(st.ReadError))
 	}
 	if st.WaitUntil != nil {
-		a.printf("rate limited: no calls before %s\n", st.WaitUntil.UTC().Format(time.RFC3339))
+		a.Printf("rate limited: no calls before %s\n", st.WaitUntil.UTC().Format(time.RFC3339))
 	}
 	if st.EventsBehind > 0 {
-		a.printf("changes not yet seen by the mirror: %d bytes of the event log\n", st.EventsBehind)
+		a.Printf("changes not yet seen by the mirror: %d bytes of the event log\n", st.EventsBehind)
 	}
 	if len(st.Behind) == 0 {
-		a.printf("mirror: up to date\n")
+		a.Printf("mirror: up to date\n")
 		return
 	}
 	for _, b := range st.Behind {
-		a.printf("behind: issue #%d: %d entries not mirrored, %d attempts%s\n", b.Issue, b.Unmirrored, b.Attempts, errSuffix(b.Error))
+		a.Printf("behind: issue #%d: %d entries not mirrored, %d attempts%s\n", b.Issue, b.Unmirrored, b.Attempts, errSuffix(b.Error))
 	}
 }
 

@@ -1,4 +1,4 @@
-package cli
+package full
 
 import (
 	"context"
@@ -8,14 +8,16 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentx-cli/agentx/doctor"
+	"github.com/agentx-cli/agentx/internal/cli/ext"
 	"github.com/agentx-cli/agentx/internal/safetext"
+	"github.com/agentx-cli/agentx/internal/words"
 )
 
-func newDoctorCmd(a *app) *cobra.Command {
+func newDoctorCmd(a *run) *cobra.Command {
 	var fix bool
 	cmd := &cobra.Command{
 		Use:   "doctor [--fix]",
-		Short: "Check the workspace's state: ledgers, schema, locks, temp files, index, statuses, inbox marks, event log (--fix repairs)",
+		Short: ext.Short("doctor"),
 		Long: `Check every ledger under .agentx/state/clarifications/: it must parse, pass
 agentx's validation and the AgentX ledger schema (agentx's own "agentx" key
 aside; a ledger from another AgentX tool that bends the schema is a warning;
@@ -38,18 +40,18 @@ is never rewritten, nor the event log: fix the ledger by hand or move it aside.
 A symbolic link is reported, never followed or removed. Exits 7 while errors
 remain.`,
 		Args: cobra.NoArgs,
-		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			ws, err := a.open()
+		RunE: ext.RunE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+			ws, err := a.Open()
 			if err != nil {
 				return err
 			}
-			r, err := doctor.Run(ctx, ws.Store, doctor.Options{Fix: fix, StaleAge: ws.Rules.Config.Lock.StaleAge.Duration, Now: a.now})
+			r, err := doctor.Run(ctx, ws.Store, doctor.Options{Fix: fix, StaleAge: ws.Rules.Config.Lock.StaleAge.Duration, Now: a.Now()})
 			if err != nil {
 				return err
 			}
-			if err := a.emit(r, func() {
-				a.printf("Checked %d %s (%d clarifications, %d open) and %d lock %s.\n",
-					r.Ledgers, plural(r.Ledgers, "ledger", "ledgers"), r.Clarifications, r.Open, r.LockFiles, plural(r.LockFiles, "file", "files"))
+			if err := a.Emit(r, func() {
+				a.Printf("Checked %d %s (%d clarifications, %d open) and %d lock %s.\n",
+					r.Ledgers, words.Plural(r.Ledgers, "ledger", "ledgers"), r.Clarifications, r.Open, r.LockFiles, words.Plural(r.LockFiles, "file", "files"))
 				for _, f := range r.Findings {
 					path := f.Path
 					if rel, err := filepath.Rel(ws.Root, path); err == nil {
@@ -59,15 +61,15 @@ remain.`,
 					if f.Fixed {
 						state = " [fixed]"
 					}
-					a.printf("  %s\n", safetext.Line(fmt.Sprintf("%-7s %-6s %s: %s%s", f.Severity, f.Check, path, f.Problem, state)))
+					a.Printf("  %s\n", safetext.Line(fmt.Sprintf("%-7s %-6s %s: %s%s", f.Severity, f.Check, path, f.Problem, state)))
 					if f.Action != "" {
-						a.printf("          -> %s\n", safetext.Line(f.Action))
+						a.Printf("          -> %s\n", safetext.Line(f.Action))
 					}
 				}
 				if r.Remaining == 0 {
-					a.printf("Healthy.\n")
+					a.Printf("Healthy.\n")
 				} else {
-					a.printf("%d %s remain.\n", r.Remaining, plural(r.Remaining, "problem", "problems"))
+					a.Printf("%d %s remain.\n", r.Remaining, words.Plural(r.Remaining, "problem", "problems"))
 				}
 			}); err != nil {
 				return err
@@ -77,7 +79,7 @@ remain.`,
 				if fix {
 					hint = "what --fix cannot repair needs a person: see each problem's note"
 				}
-				return &codedError{code: exitInvalidData, msg: fmt.Sprintf("%d %s remain in the workspace", r.Remaining, plural(r.Remaining, "problem", "problems")), hint: hint, quiet: !a.json}
+				return &ext.Failure{Code: ext.ExitInvalidData, Msg: fmt.Sprintf("%d %s remain in the workspace", r.Remaining, words.Plural(r.Remaining, "problem", "problems")), Todo: hint, Quiet: !a.JSON()}
 			}
 			return nil
 		}),

@@ -1,4 +1,4 @@
-package cli
+package full
 
 import (
 	"context"
@@ -10,16 +10,18 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentx-cli/agentx/internal/cli/ext"
 	"github.com/agentx-cli/agentx/internal/safetext"
+	"github.com/agentx-cli/agentx/internal/words"
 	"github.com/agentx-cli/agentx/internal/workspace"
 	"github.com/agentx-cli/agentx/proposal"
 	"github.com/agentx-cli/agentx/skills"
 )
 
-func newSkillsCmd(a *app) *cobra.Command {
+func newSkillsCmd(a *run) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "skills",
-		Short: "Skills drafted from approved proposals: draft, validate, list",
+		Short: ext.Short("skills"),
 		Long: `A skill is what Claude Code loads from DIR/NAME/SKILL.md ([skills] dir in
 config.toml, default .claude/skills): YAML front matter with a name and a
 description, then the instructions. An approved new_skill proposal is drafted
@@ -32,7 +34,7 @@ is no hot-loading: a skill is active once committed. See docs/supervisor.md.`,
 	return cmd
 }
 
-func newSkillsDraftCmd(a *app) *cobra.Command {
+func newSkillsDraftCmd(a *run) *cobra.Command {
 	var name, as string
 	cmd := &cobra.Command{
 		Use:   "draft PROPOSAL-ID [--name NAME]",
@@ -40,12 +42,12 @@ func newSkillsDraftCmd(a *app) *cobra.Command {
 		Example: `  agentx skills draft PROP-001
   agentx skills draft PROP-001 --name db-migrations`,
 		Args: cobra.ExactArgs(1),
-		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			ws, err := a.open()
+		RunE: ext.RunE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+			ws, err := a.Open()
 			if err != nil {
 				return err
 			}
-			by, err := a.actor(as)
+			by, err := a.Actor(as)
 			if err != nil {
 				return err
 			}
@@ -62,12 +64,12 @@ func newSkillsDraftCmd(a *app) *cobra.Command {
 			if s == nil {
 				return fmt.Errorf("skills: %s was written but cannot be read back", p.Drafted.Path)
 			}
-			return a.emit(s, func() {
-				a.printf("Drafted %s from %s: %s.\n", safetext.Line(s.Path), safetext.Line(p.ID), s.Status)
+			return a.Emit(s, func() {
+				a.Printf("Drafted %s from %s: %s.\n", safetext.Line(s.Path), safetext.Line(p.ID), s.Status)
 				a.printProblems(s)
-				a.printf("  Claude does not load it on its own (disable-model-invocation: true). Write its instructions and\n")
-				a.printf("  description, delete the draft marker line and the disable-model-invocation line, check it with\n")
-				a.printf("  agentx skills validate %s, and commit it: a skill is active once committed.\n", safetext.Line(s.Name))
+				a.Printf("  Claude does not load it on its own (disable-model-invocation: true). Write its instructions and\n")
+				a.Printf("  description, delete the draft marker line and the disable-model-invocation line, check it with\n")
+				a.Printf("  agentx skills validate %s, and commit it: a skill is active once committed.\n", safetext.Line(s.Name))
 			})
 		}),
 	}
@@ -82,20 +84,20 @@ func newSkillsDraftCmd(a *app) *cobra.Command {
 func draftError(err error) error {
 	var ne *skills.NameError
 	if errors.As(err, &ne) {
-		return &codedError{code: exitUsage, msg: err.Error(), hint: ne.Hint()}
+		return &ext.Failure{Code: ext.ExitUsage, Msg: err.Error(), Todo: ne.Hint()}
 	}
 	var de *proposal.DraftError
 	if !errors.As(err, &de) {
 		return err
 	}
-	code := exitTransition
+	code := ext.ExitTransition
 	if de.WrongType() {
-		code = exitRejected
+		code = ext.ExitRejected
 	}
-	return &codedError{code: code, msg: err.Error(), hint: de.Hint()}
+	return &ext.Failure{Code: code, Msg: err.Error(), Todo: de.Hint()}
 }
 
-func newSkillsValidateCmd(a *app) *cobra.Command {
+func newSkillsValidateCmd(a *run) *cobra.Command {
 	return &cobra.Command{
 		Use:   "validate [NAME]",
 		Short: "Check every skill (or one) against Claude Code's format; exit 7 naming each problem",
@@ -110,7 +112,7 @@ path:line: check: problem. Exits 7 if a skill checked has one.`,
 		Example: `  agentx skills validate
   agentx skills validate db-migrations`,
 		Args: cobra.MaximumNArgs(1),
-		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+		RunE: ext.RunE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			ws, all, err := a.skills()
 			if err != nil {
 				return err
@@ -119,8 +121,8 @@ path:line: check: problem. Exits 7 if a skill checked has one.`,
 			if len(args) == 1 {
 				s := skills.Find(all, args[0])
 				if s == nil {
-					return &codedError{code: exitNotFound, msg: fmt.Sprintf("no skill %s in %s", safetext.Line(args[0]), ws.Rules.Config.Skills.Dir),
-						hint: "agentx skills list shows the skills there"}
+					return &ext.Failure{Code: ext.ExitNotFound, Msg: fmt.Sprintf("no skill %s in %s", safetext.Line(args[0]), ws.Rules.Config.Skills.Dir),
+						Todo: "agentx skills list shows the skills there"}
 				}
 				checked = []*skills.Skill{s}
 			}
@@ -130,9 +132,9 @@ path:line: check: problem. Exits 7 if a skill checked has one.`,
 					bad++
 				}
 			}
-			if err := a.emit(checked, func() {
+			if err := a.Emit(checked, func() {
 				if len(checked) == 0 {
-					a.printf("No skills in %s.\n", safetext.Line(ws.Rules.Config.Skills.Dir))
+					a.Printf("No skills in %s.\n", safetext.Line(ws.Rules.Config.Skills.Dir))
 					return
 				}
 				for _, s := range checked {
@@ -140,44 +142,43 @@ path:line: check: problem. Exits 7 if a skill checked has one.`,
 						a.printProblems(s)
 						continue
 					}
-					a.printf("%s: %s", safetext.Line(s.Path), s.Status)
+					a.Printf("%s: %s", safetext.Line(s.Path), s.Status)
 					if s.Status == skills.StatusDraft {
-						a.printf(" (its format is right; Claude does not load it on its own until the draft marker and disable-model-invocation are gone)")
+						a.Printf(" (its format is right; Claude does not load it on its own until the draft marker and disable-model-invocation are gone)")
 					}
-					a.printf("\n")
+					a.Printf("\n")
 				}
 				if bad > 0 {
-					a.printf("%d of %d %s %s problems.\n", bad, len(checked), plural(len(checked), "skill", "skills"), plural(bad, "has", "have"))
+					a.Printf("%d of %d %s %s problems.\n", bad, len(checked), words.Plural(len(checked), "skill", "skills"), words.Plural(bad, "has", "have"))
 				}
 			}); err != nil {
 				return err
 			}
 			if bad > 0 {
-				return &codedError{code: exitInvalidData, msg: fmt.Sprintf("%d of %d %s %s problems", bad, len(checked), plural(len(checked), "skill", "skills"), plural(bad, "has", "have")),
-					hint: "fix each problem named, then run agentx skills validate again", quiet: !a.json}
+				return &ext.Failure{Code: ext.ExitInvalidData, Msg: fmt.Sprintf("%d of %d %s %s problems", bad, len(checked), words.Plural(len(checked), "skill", "skills"), words.Plural(bad, "has", "have")),
+					Todo: "fix each problem named, then run agentx skills validate again", Quiet: !a.JSON()}
 			}
 			return nil
 		}),
 	}
 }
 
-func newSkillsListCmd(a *app) *cobra.Command {
+func newSkillsListCmd(a *run) *cobra.Command {
 	return &cobra.Command{
 		Use:   "list",
 		Short: "The skills, with origin (manual or the proposal drafted from) and status (draft, validated, invalid)",
 		Args:  cobra.NoArgs,
-		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+		RunE: ext.RunE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			ws, all, err := a.skills()
 			if err != nil {
 				return err
 			}
-			return a.emit(all, func() {
+			return a.Emit(all, func() {
 				if len(all) == 0 {
-					a.printf("No skills in %s.\n", safetext.Line(ws.Rules.Config.Skills.Dir))
+					a.Printf("No skills in %s.\n", safetext.Line(ws.Rules.Config.Skills.Dir))
 					return
 				}
-				t := table{}
-				t.add(plain("NAME", "STATUS", "ORIGIN", "DESCRIPTION")...)
+				var rows [][]string
 				for _, s := range all {
 					origin := s.Origin
 					if s.Proposal != "" {
@@ -185,19 +186,20 @@ func newSkillsListCmd(a *app) *cobra.Command {
 					}
 					desc := s.Description
 					if s.Status == skills.StatusInvalid {
-						desc = fmt.Sprintf("(%d %s: agentx skills validate %s)", len(s.Problems), plural(len(s.Problems), "problem", "problems"), s.Name)
+						desc = fmt.Sprintf("(%d %s: agentx skills validate %s)", len(s.Problems), words.Plural(len(s.Problems), "problem", "problems"), s.Name)
 					}
-					t.add(plain(s.Name, string(s.Status), origin, clip(desc, 60))...)
+					rows = append(rows, []string{s.Name, string(s.Status), origin, clip(desc, 60)})
 				}
-				t.write(a.stdout, "")
+				_, stdout, _ := a.Streams()
+				a.WriteTable(stdout, []string{"NAME", "STATUS", "ORIGIN", "DESCRIPTION"}, rows)
 			})
 		}),
 	}
 }
 
 // skills opens the workspace and reads its skills.
-func (a *app) skills() (*workspace.Workspace, []*skills.Skill, error) {
-	ws, err := a.open()
+func (a *run) skills() (*workspace.Workspace, []*skills.Skill, error) {
+	ws, err := a.Open()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -207,7 +209,7 @@ func (a *app) skills() (*workspace.Workspace, []*skills.Skill, error) {
 
 // scanSkills reads the workspace's skills, their origins from the
 // proposals' drafts.
-func (a *app) scanSkills(ws *workspace.Workspace) ([]*skills.Skill, error) {
+func (a *run) scanSkills(ws *workspace.Workspace) ([]*skills.Skill, error) {
 	dir := ws.Rules.Config.Skills.Dir
 	b, err := proposal.Read(ws.Store)
 	if err != nil {
@@ -223,13 +225,13 @@ func (a *app) scanSkills(ws *workspace.Workspace) ([]*skills.Skill, error) {
 }
 
 // printProblems prints each problem of s as path:line: check: message.
-func (a *app) printProblems(s *skills.Skill) {
+func (a *run) printProblems(s *skills.Skill) {
 	for _, p := range s.Problems {
 		at := s.Path
 		if p.Line > 0 {
 			at = fmt.Sprintf("%s:%d", s.Path, p.Line)
 		}
-		a.printf("%s\n", safetext.Line(fmt.Sprintf("%s: %s: %s", at, p.Check, p.Message)))
+		a.Printf("%s\n", safetext.Line(fmt.Sprintf("%s: %s: %s", at, p.Check, p.Message)))
 	}
 }
 

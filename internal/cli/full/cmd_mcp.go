@@ -1,4 +1,4 @@
-package cli
+package full
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentx-cli/agentx/ghmirror"
+	"github.com/agentx-cli/agentx/internal/cli/ext"
 	"github.com/agentx-cli/agentx/internal/relay"
 	"github.com/agentx-cli/agentx/internal/safetext"
 	"github.com/agentx-cli/agentx/mcpserver"
@@ -23,14 +24,14 @@ import (
 // envMCPMaxWait overrides --max-wait's default.
 const envMCPMaxWait = "AGENTX_MCP_MAX_WAIT"
 
-func newMCPCmd(a *app) *cobra.Command {
+func newMCPCmd(a *run) *cobra.Command {
 	var (
 		maxWait time.Duration
 		verbose bool
 	)
 	cmd := &cobra.Command{
 		Use:   "mcp [--max-wait 45s]",
-		Short: "Serve the clarification tools to an AI agent over MCP (stdio)",
+		Short: ext.Short("mcp"),
 		Long: `Run an MCP server on stdin/stdout for an AI coding agent's client (Claude Code,
 Cursor, VS Code, Codex...). Tools: clarify_ask, ask_human, clarify_wait,
 clarify_answer, clarify_followup, clarify_resolve, clarify_assume, clarify_show
@@ -52,24 +53,24 @@ The server stops at the end of its input or on SIGINT/SIGTERM.
 
 See docs/agents.md for client configuration.`,
 		Args: cobra.NoArgs,
-		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+		RunE: ext.RunE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			if !cmd.Flags().Changed("max-wait") {
-				if v := a.getenv(envMCPMaxWait); v != "" {
+				if v := a.Getenv(envMCPMaxWait); v != "" {
 					d, err := parseWait(v)
 					if err != nil {
-						return &usageError{err: fmt.Errorf("%s=%q: %w", envMCPMaxWait, v, err)}
+						return ext.Usage(fmt.Errorf("%s=%q: %w", envMCPMaxWait, v, err))
 					}
 					maxWait = d
 				}
 			}
 			if maxWait <= 0 {
-				return &usageError{err: fmt.Errorf("--max-wait %s: must be positive", maxWait)}
+				return ext.Usage(fmt.Errorf("--max-wait %s: must be positive", maxWait))
 			}
-			issue, err := (&issueFlag{}).get(a)
+			issue, err := a.Issue()
 			if err != nil {
 				return err
 			}
-			_, h, err := a.hub()
+			_, h, err := a.Hub()
 			if err != nil {
 				return err
 			}
@@ -77,17 +78,18 @@ See docs/agents.md for client configuration.`,
 			if verbose {
 				level = slog.LevelInfo
 			}
-			log := slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: level}))
+			stdin, stdout, stderr := a.Streams()
+			log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 			opts := mcpserver.Options{
-				Agent:    a.getenv("AGENTX_AGENT"),
+				Agent:    a.Getenv("AGENTX_AGENT"),
 				Issue:    issue,
 				MaxWait:  maxWait,
-				Classify: classify,
-				Version:  version(),
+				Classify: a.Classify, // a tool error carries the CLI's code name, exit code and hint
+				Version:  a.Version(),
 				Logger:   log,
 				Side:     a.mcpGitHub(ctx, h, log),
 			}
-			transport := &mcp.IOTransport{Reader: readCloser(a.stdin), Writer: nopWriteCloser{a.stdout}}
+			transport := &mcp.IOTransport{Reader: readCloser(stdin), Writer: nopWriteCloser{stdout}}
 			done := make(chan error, 1)
 			go func() { done <- mcpserver.Run(ctx, h, opts, transport) }()
 			select {
@@ -110,13 +112,6 @@ See docs/agents.md for client configuration.`,
 	cmd.Flags().DurationVar(&maxWait, "max-wait", mcpserver.DefaultMaxWait, "longest any tool call waits for an answer (also "+envMCPMaxWait+")")
 	cmd.Flags().BoolVar(&verbose, "verbose", false, "log each question and tool error to stderr")
 	return cmd
-}
-
-// classify is the CLI's error mapping, handed to the MCP server so that a
-// tool error carries the same code name, exit code and hint.
-func classify(err error) (int, string, string) {
-	c := errorExit(err)
-	return c.N, c.Name, hintOf(err)
 }
 
 // parseWait reads a duration ("45s", "2m") or a number of seconds ("45").
@@ -152,18 +147,18 @@ func (nopWriteCloser) Close() error { return nil }
 // one per call and mode; nil when both modes are off (no [github] or
 // [slack] table, or AGENTX_NO_MONITOR), or cannot be opened (said once,
 // here).
-func (a *app) mcpGitHub(ctx context.Context, h *router.Hub, log *slog.Logger) func() mcpserver.Side {
-	if a.monitorOff() {
+func (a *run) mcpGitHub(ctx context.Context, h *router.Hub, log *slog.Logger) func() mcpserver.Side {
+	if a.MonitorOff() {
 		return nil
 	}
 	warnAs := func(name string) func(error) {
 		return func(err error) { log.Warn(name, "error", safetext.Line(err.Error())) }
 	}
-	m, err := ghmirror.Open(ctx, h, a.getenv, warnAs("github"))
+	m, err := ghmirror.Open(ctx, h, a.Getenv, warnAs("github"))
 	if err != nil {
 		warnAs("github")(err)
 	}
-	sl, err := slackmode.Open(h, a.getenv, warnAs("slack"))
+	sl, err := slackmode.Open(h, a.Getenv, warnAs("slack"))
 	if err != nil {
 		warnAs("slack")(err)
 	}

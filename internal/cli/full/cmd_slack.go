@@ -1,4 +1,4 @@
-package cli
+package full
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentx-cli/agentx/internal/cli/ext"
 	"github.com/agentx-cli/agentx/internal/relay"
 	"github.com/agentx-cli/agentx/internal/safetext"
 	"github.com/agentx-cli/agentx/router"
@@ -17,34 +18,34 @@ import (
 
 // slackModeOf is Slack mode for this command: nil when [slack] is not
 // configured. Opened once per command.
-func (a *app) slackModeOf(h *router.Hub) (*slackmode.Mode, error) {
+func (a *run) slackModeOf(h *router.Hub) (*slackmode.Mode, error) {
 	if a.slSide == nil {
-		m, err := slackmode.Open(h, a.getenv, a.slackWarn)
+		m, err := slackmode.Open(h, a.Getenv, a.slackWarn)
 		a.sl, a.slSide = m, slackmode.Side(m, err, a.slackWarn)
 	}
 	return a.sl, a.slSide.Err
 }
 
-func (a *app) slackWarn(err error) { a.warnf("slack: %v", err) }
+func (a *run) slackWarn(err error) { a.Warnf("slack: %v", err) }
 
 // slackSideOf is Slack mode as a side effect of this command, opened once.
-func (a *app) slackSideOf(h *router.Hub) *relay.Mode {
+func (a *run) slackSideOf(h *router.Hub) *relay.Mode {
 	_, _ = a.slackModeOf(h)
 	return a.slSide
 }
 
-// slackView is what agentx slack status and sync print.
-type slackView struct {
+// SlackView is what agentx slack status and sync print.
+type SlackView struct {
 	Enabled bool                  `json:"enabled"` // [slack] is configured
 	Status  *slackmode.Status     `json:"status,omitempty"`
 	Read    *slackmode.PollReport `json:"read,omitempty"`
 	Pushed  *slackmode.PushReport `json:"pushed,omitempty"`
 }
 
-func newSlackCmd(a *app) *cobra.Command {
+func newSlackCmd(a *run) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "slack",
-		Short: "Slack mode: what is not posted yet, a sync by hand, and an optional listener",
+		Short: ext.Short("slack"),
 		Long: `With a [slack] table in .agentx/config.toml, each question to a person and
 each escalation is posted to the channel, one thread per clarification, and
 what follows is posted in the thread. The first reply in the thread by one
@@ -59,17 +60,17 @@ token comes from SLACK_BOT_TOKEN. See docs/slack.md.`,
 	return cmd
 }
 
-func newSlackStatusCmd(a *app) *cobra.Command {
+func newSlackStatusCmd(a *run) *cobra.Command {
 	return &cobra.Command{
 		Use:   "status",
 		Short: "What Slack mode has not posted yet, and why (no call to Slack)",
 		Args:  cobra.NoArgs,
-		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			_, h, err := a.hub()
+		RunE: ext.RunE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+			_, h, err := a.Hub()
 			if err != nil {
 				return err
 			}
-			v := slackView{}
+			v := SlackView{}
 			if cfg := h.Rules.Config.Slack; cfg != nil {
 				v.Enabled = true
 				m := &slackmode.Mode{Hub: h, Config: cfg}
@@ -79,44 +80,44 @@ func newSlackStatusCmd(a *app) *cobra.Command {
 				}
 				v.Status = &st
 			}
-			return a.emit(v, func() { a.slackText(v) })
+			return a.Emit(v, func() { a.slackText(v) })
 		}),
 	}
 }
 
 // slackOpen opens Slack mode for a command that needs it: nil when off; no
 // token is exit 1 with how to give one.
-func (a *app) slackOpen() (*slackmode.Mode, error) {
-	_, h, err := a.hub()
+func (a *run) slackOpen() (*slackmode.Mode, error) {
+	_, h, err := a.Hub()
 	if err != nil {
 		return nil, err
 	}
 	m, err := a.slackModeOf(h)
 	if err != nil {
-		return nil, &codedError{code: exitFailure, msg: "slack: " + err.Error(), hint: "see docs/slack.md: creating the app"}
+		return nil, &ext.Failure{Code: ext.ExitFailure, Msg: "slack: " + err.Error(), Todo: "see docs/slack.md: creating the app"}
 	}
 	return m, nil
 }
 
-func newSlackSyncCmd(a *app) *cobra.Command {
+func newSlackSyncCmd(a *run) *cobra.Command {
 	var issues []int
 	cmd := &cobra.Command{
 		Use:   "sync [--issue N]...",
 		Short: "Read the open threads and post what is behind now, whatever the interval and retry times",
 		Args:  cobra.NoArgs,
-		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+		RunE: ext.RunE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			m, err := a.slackOpen()
 			if err != nil {
 				return err
 			}
-			v := slackView{}
+			v := SlackView{}
 			if m == nil {
-				return a.emit(v, func() { a.slackText(v) })
+				return a.Emit(v, func() { a.slackText(v) })
 			}
 			v.Enabled = true
 			for _, n := range issues {
 				if n < 0 {
-					return &usageError{err: fmt.Errorf("--issue %d: issues are numbered from 0", n)}
+					return ext.Usage(fmt.Errorf("--issue %d: issues are numbered from 0", n))
 				}
 			}
 			pushed, perr := m.Push(ctx, true, issues...)
@@ -124,17 +125,17 @@ func newSlackSyncCmd(a *app) *cobra.Command {
 			read, rerr := m.Poll(ctx, true)
 			v.Read = &read
 			if err := errors.Join(perr, rerr); err != nil {
-				return &codedError{code: exitFailure, msg: "slack: " + err.Error(), data: v,
-					hint: "what is behind stays queued and is retried; agentx slack status shows it"}
+				return &ext.Failure{Code: ext.ExitFailure, Msg: "slack: " + err.Error(), Data: v,
+					Todo: "what is behind stays queued and is retried; agentx slack status shows it"}
 			}
-			return a.emit(v, func() { a.slackText(v) })
+			return a.Emit(v, func() { a.slackText(v) })
 		}),
 	}
 	cmd.Flags().IntSliceVar(&issues, "issue", nil, "also post this issue's threads (repeatable), whatever changed")
 	return cmd
 }
 
-func newSlackListenCmd(a *app) *cobra.Command {
+func newSlackListenCmd(a *run) *cobra.Command {
 	return &cobra.Command{
 		Use:   "listen",
 		Short: "Take replies as they are written, over Socket Mode (optional: until interrupted)",
@@ -147,40 +148,40 @@ interval it posts what changed. It runs until interrupted (exit 130) or
 until Slack refuses the token (exit 1). Without it, agentx reads the
 threads from clarify wait, hooks, ready and the monitor.`,
 		Args: cobra.NoArgs,
-		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+		RunE: ext.RunE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			m, err := a.slackOpen()
 			if err != nil {
 				return err
 			}
 			if m == nil {
-				return &codedError{code: exitFailure, msg: "Slack mode is off: add a [slack] table to .agentx/config.toml", hint: "see docs/slack.md"}
+				return &ext.Failure{Code: ext.ExitFailure, Msg: "Slack mode is off: add a [slack] table to .agentx/config.toml", Todo: "see docs/slack.md"}
 			}
-			app := strings.TrimSpace(a.getenv(slackmode.EnvAppToken))
+			app := strings.TrimSpace(a.Getenv(slackmode.EnvAppToken))
 			if app == "" {
-				return &codedError{code: exitFailure, msg: "slack: no app-level token: set " + slackmode.EnvAppToken + " (xapp-..., scope connections:write)", hint: "see docs/slack.md: Socket Mode"}
+				return &ext.Failure{Code: ext.ExitFailure, Msg: "slack: no app-level token: set " + slackmode.EnvAppToken + " (xapp-..., scope connections:write)", Todo: "see docs/slack.md: Socket Mode"}
 			}
 			err = m.Listen(ctx, app, func(ev slackmode.ListenEvent) {
-				if a.json {
+				if a.JSON() {
 					return
 				}
 				now := time.Now().UTC().Format(time.TimeOnly)
 				switch ev.What {
 				case "connected":
-					a.printf("%s connected: reading every open thread\n", now)
+					a.Printf("%s connected: reading every open thread\n", now)
 				case "read":
 					for _, h := range ev.Read.Handled {
-						a.printf("%s %s\n", now, handledLine(h))
+						a.Printf("%s %s\n", now, handledLine(h))
 					}
 				case "pushed":
 					for _, ir := range ev.Push.Issues {
-						a.printf("%s issue #%d: %d posted, %d found\n", now, ir.Issue, ir.Posted, ir.Found)
+						a.Printf("%s issue #%d: %d posted, %d found\n", now, ir.Issue, ir.Posted, ir.Found)
 					}
 				case "error":
-					a.warnf("slack: %v", ev.Err)
+					a.Warnf("slack: %v", ev.Err)
 				}
 			})
 			if err != nil {
-				return &codedError{code: exitFailure, msg: err.Error(), hint: "check SLACK_APP_TOKEN and that Socket Mode is on for the app (docs/slack.md)"}
+				return &ext.Failure{Code: ext.ExitFailure, Msg: err.Error(), Todo: "check SLACK_APP_TOKEN and that Socket Mode is on for the app (docs/slack.md)"}
 			}
 			return ctx.Err()
 		}),
@@ -196,21 +197,21 @@ func handledLine(h slackmode.Handled) string {
 	return s + errSuffix(h.Reason)
 }
 
-// slackText prints a slackView for a person.
-func (a *app) slackText(v slackView) {
+// slackText prints a SlackView for a person.
+func (a *run) slackText(v SlackView) {
 	if !v.Enabled {
-		a.printf("Slack mode is off: add a [slack] table to .agentx/config.toml (see docs/slack.md)\n")
+		a.Printf("Slack mode is off: add a [slack] table to .agentx/config.toml (see docs/slack.md)\n")
 		return
 	}
 	if p := v.Pushed; p != nil {
 		for _, ir := range p.Issues {
-			a.printf("issue #%d: %d posted, %d found%s\n", ir.Issue, ir.Posted, ir.Found, errSuffix(ir.Error))
+			a.Printf("issue #%d: %d posted, %d found%s\n", ir.Issue, ir.Posted, ir.Found, errSuffix(ir.Error))
 		}
 	}
 	if r := v.Read; r != nil && r.Read {
-		a.printf("threads: %d read, %d new replies\n", r.Threads, r.Replies)
+		a.Printf("threads: %d read, %d new replies\n", r.Threads, r.Replies)
 		for _, h := range r.Handled {
-			a.printf("  %s\n", handledLine(h))
+			a.Printf("  %s\n", handledLine(h))
 		}
 	}
 	st := v.Status
@@ -218,22 +219,22 @@ func (a *app) slackText(v slackView) {
 		return
 	}
 	line := safetext.Line
-	a.printf("channel: %s (%s)\n", line(st.Channel), line(st.APIURL))
-	a.printf("open threads: %d\n", st.Threads)
+	a.Printf("channel: %s (%s)\n", line(st.Channel), line(st.APIURL))
+	a.Printf("open threads: %d\n", st.Threads)
 	if st.LastRead != nil {
-		a.printf("threads last read: %s%s\n", st.LastRead.UTC().Format(time.RFC3339), errSuffix(st.ReadError))
+		a.Printf("threads last read: %s%s\n", st.LastRead.UTC().Format(time.RFC3339), errSuffix(st.ReadError))
 	}
 	if st.WaitUntil != nil {
-		a.printf("rate limited: no calls before %s\n", st.WaitUntil.UTC().Format(time.RFC3339))
+		a.Printf("rate limited: no calls before %s\n", st.WaitUntil.UTC().Format(time.RFC3339))
 	}
 	if st.EventsBehind > 0 {
-		a.printf("changes not yet seen: %d bytes of the event log\n", st.EventsBehind)
+		a.Printf("changes not yet seen: %d bytes of the event log\n", st.EventsBehind)
 	}
 	if len(st.Behind) == 0 {
-		a.printf("threads: up to date\n")
+		a.Printf("threads: up to date\n")
 		return
 	}
 	for _, b := range st.Behind {
-		a.printf("behind: issue #%d: %d entries not posted, %d attempts%s\n", b.Issue, b.Unmirrored, b.Attempts, errSuffix(b.Error))
+		a.Printf("behind: issue #%d: %d entries not posted, %d attempts%s\n", b.Issue, b.Unmirrored, b.Attempts, errSuffix(b.Error))
 	}
 }

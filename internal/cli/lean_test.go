@@ -1,0 +1,94 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// runLean runs the lean binary's command line in-process: no Extra, and
+// an exec that records what it would run instead of replacing the test.
+func runLean(t *testing.T, dir string, env map[string]string, args ...string) (result, *[]string) {
+	t.Helper()
+	t.Chdir(dir)
+	var out, errb bytes.Buffer
+	var ran []string
+	a := &App{
+		stdin: strings.NewReader(""), stdout: &out, stderr: &errb,
+		getenv: func(k string) string { return env[k] },
+		exec: func(path string, args []string) (int, error) {
+			ran = append([]string{path}, args...)
+			return 0, nil
+		},
+	}
+	code := run(context.Background(), a, args)
+	return result{code: code, stdout: out.String(), stderr: errb.String()}, &ran
+}
+
+// TestLeanRunsFull: the lean binary hands the full binary's commands, and
+// in a workspace with [github] or [slack] the commands that reach them, to
+// agentx-full with the command line unchanged; everything else it runs
+// itself. Without agentx-full it says so (no_full_binary) and what to do.
+func TestLeanRunsFull(t *testing.T) {
+	dir := t.TempDir()
+	require.Equal(t, 0, runCmd(t, dir, nil, "", "init").code)
+	fake := filepath.Join(t.TempDir(), "agentx-full")
+	require.NoError(t, os.WriteFile(fake, []byte("#!/bin/sh\n"), 0o755))
+	env := map[string]string{EnvFull: fake, "AGENTX_AGENT": "engineer"}
+
+	for _, args := range [][]string{
+		{"doctor", "--fix"},
+		{"mcp", "--max-wait", "5s"},
+		{"github", "status", "--json"},
+		{"slack", "sync"},
+		{"skills", "list"},
+	} {
+		r, ran := runLean(t, dir, env, args...)
+		require.Equal(t, 0, r.code, "%v: %s", args, r.stderr)
+		require.Equal(t, append([]string{fake}, args...), *ran, "%v", args)
+	}
+
+	// no [github] or [slack]: the everyday commands run here
+	ask := []string{"clarify", "ask", "--issue", "3", "--to", "architect", "--topic", "t", "--question", "q?", "--non-blocking"}
+	for _, args := range [][]string{ask, {"clarify", "list"}, {"ready", "--issue", "3"}, {"version"}} {
+		r, ran := runLean(t, dir, env, args...)
+		require.Contains(t, []int{0, 9}, r.code, "%v: %s", args, r.stderr)
+		require.Empty(t, *ran, "%v ran agentx-full", args)
+	}
+
+	// with [github], those that reach GitHub go to agentx-full before
+	// doing anything (nothing asked here); the others still run here
+	appendConfig(t, dir, "\n[github]\nrepo = \"octo-org/octo-repo\"\n")
+	for _, args := range [][]string{ask, {"clarify", "list"}, {"ready", "--issue", "3"}, {"hook", "start", "--issue", "3", "--agent", "engineer"}} {
+		r, ran := runLean(t, dir, env, args...)
+		require.Equal(t, 0, r.code, "%v: %s", args, r.stderr)
+		require.Equal(t, append([]string{fake}, args...), *ran, "%v", args)
+	}
+	r, ran := runLean(t, dir, env, "workflow", "list")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Empty(t, *ran)
+	recs := runCmd(t, dir, env, "", "clarify", "list", "--issue", "3", "--json")
+	require.Equal(t, 1, strings.Count(recs.stdout, `"id": "CLR-3-`), "the ask handed over must not also have run here: %s", recs.stdout)
+
+	// no agentx-full: exit 1, no_full_binary, and how to install it
+	r, _ = runLean(t, dir, map[string]string{EnvFull: filepath.Join(dir, "missing")}, "doctor", "--json")
+	require.Equal(t, 1, r.code)
+	var doc struct {
+		Error struct{ Code, Message, Hint string }
+	}
+	require.NoError(t, json.Unmarshal([]byte(r.stderr), &doc), r.stderr)
+	require.Equal(t, "no_full_binary", doc.Error.Code)
+	require.Contains(t, doc.Error.Message, EnvFull)
+
+	t.Setenv("PATH", t.TempDir())
+	r, _ = runLean(t, dir, nil, "mcp")
+	require.Equal(t, 1, r.code)
+	require.Contains(t, r.stderr, "needs agentx-full")
+	require.Contains(t, r.stderr, "go install github.com/agentx-cli/agentx/cmd/...@latest")
+}
