@@ -25,6 +25,12 @@ type Monitor struct {
 	// and one it has no time left for is left (Deferred) for the next
 	// command. 0: no budget, each retry runs up to its timeout.
 	Budget time.Duration
+	// SkipQuiet skips the scan when the last one that found nothing to do
+	// (QuietFile) saw the ledgers, the index and the settings as they are,
+	// and nothing has fallen due since: the side monitor of a command
+	// then costs two stats and a small read. Not for a run after a hook
+	// (whether an agent abandoned its questions is news each time).
+	SkipQuiet bool
 }
 
 // DefaultBudget is the budget of a monitor run as a side effect of a
@@ -139,6 +145,13 @@ func (m *Monitor) Run(ctx context.Context, hook *Hook) *Report {
 	}
 	now := m.Hub.Store.Now()
 	r := &Report{Now: ledger.T(now), DryRun: m.DryRun}
+	var v sight
+	seen := false
+	if m.SkipQuiet && hook == nil && !m.DryRun {
+		if v, seen = m.look(); seen && m.quiet(v, now) {
+			return r
+		}
+	}
 	entries := m.load(ctx, r)
 	r.Open = len(entries)
 	r.Findings = append([]Finding{}, Detect(entries, now, m.Config, hook)...)
@@ -155,6 +168,9 @@ func (m *Monitor) Run(ctx context.Context, hook *Hook) *Report {
 		m.act(ctx, f, hook, end)
 	}
 	r.Waiting = waiting(entries, r.Findings, now, m.Config)
+	if seen && len(r.Findings) == 0 && r.Quiet() {
+		m.noteQuiet(v, entries, now)
+	}
 	return r
 }
 

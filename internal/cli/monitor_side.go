@@ -62,6 +62,7 @@ func (a *App) monitorNow(h *router.Hub) *monitor.Report {
 	}
 	a.outsideSide(s.ctx, h, true) // new answers from GitHub and Slack first: the monitor sees them
 	m := monitor.New(h)
+	m.SkipQuiet = true // nothing due and nothing changed since a quiet scan: no scan
 	if s.budget > 0 {
 		m.Budget = s.budget
 	}
