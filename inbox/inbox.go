@@ -161,7 +161,7 @@ const Dir = "inbox"
 // party to are counted in Result.Older instead.
 func Check(ctx context.Context, store *ledger.Store, opts Options) (Result, error) {
 	res := Result{Agent: opts.Agent, Items: []Item{}}
-	if err := ledger.ValidateAgent("--agent", opts.Agent); err != nil {
+	if err := ledger.ValidateAgent("agent", opts.Agent); err != nil {
 		return res, err
 	}
 	log := eventlog.EventLog{Path: filepath.Join(store.Dir(), eventlog.File)}

@@ -376,7 +376,9 @@ func (c *Clarification) Move(to Status) error {
 	return nil
 }
 
-// InputError is user-supplied text that agentx will not store.
+// InputError is user-supplied text that agentx will not store. Field
+// names the input as the data does (from, topic, question); each front end
+// words it its own way (the command line as its flag, --from).
 type InputError struct {
 	Field string
 	Value string

@@ -359,6 +359,8 @@ func TestToolErrors(t *testing.T) {
 			"rejected", 4, "party", "engineer may not answer CLR-42-001: only architect or human may", "it is for architect to do, in its own session; a person does it", false},
 		{"assume someone else's question", "clarify_assume", map[string]any{"id": "CLR-42-001", "assumption": "x", "from": "architect"},
 			"identity_mismatch", 4, "", `from "architect": this process is agent engineer`, "You act as engineer", false},
+		{"ask oneself: named by the tool's argument, not a flag", "clarify_ask", map[string]any{"issue": 42, "to": "engineer", "topic": "t", "question": "q"},
+			"usage", 2, "", `to "engineer" is the asker`, "", true},
 		{"empty answer", "clarify_answer", map[string]any{"id": "CLR-42-001", "body": " ", "as": "architect"}, "usage", 2, "", `answer " " is empty`, "", false},
 		{"bad status", "clarify_list", map[string]any{"status": "done"}, "usage", 2, "", "do not match the tool's input schema", "", false},
 		{"unknown argument", "clarify_show", map[string]any{"id": "CLR-42-001", "verbose": true}, "usage", 2, "", "do not match the tool's input schema", "", false},
@@ -383,6 +385,7 @@ func TestToolErrors(t *testing.T) {
 			assert.Equal(t, tt.exit, info.ExitCode)
 			assert.Equal(t, tt.rule, info.Rule)
 			assert.Contains(t, info.Message, tt.msg)
+			assert.NotContains(t, info.Message, "--", "a tool's error names fields, never the command line's flags")
 			assert.Contains(t, info.Hint, tt.hint)
 			assert.True(t, strings.HasPrefix(c.text(), "error "+tt.code+" ("), c.text())
 			if info.Hint != "" {

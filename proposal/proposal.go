@@ -193,17 +193,17 @@ func update(ctx context.Context, store *ledger.Store, fn func(b *Book) error) er
 // Validate checks a new proposal's fields.
 func Validate(p *Proposal) error {
 	if !slices.Contains(Types, p.Type) {
-		return &ledger.InputError{Field: "--type", Value: p.Type, Msg: "is not a proposal type: use " + strings.Join(Types, ", ")}
+		return &ledger.InputError{Field: "type", Value: p.Type, Msg: "is not a proposal type: use " + strings.Join(Types, ", ")}
 	}
 	for _, f := range []struct {
 		name, v string
 		max     int
-	}{{"--title", p.Title, ledger.MaxTopicLen}, {"--rationale", p.Rationale, ledger.MaxBodyLen}, {"--action", p.Action, ledger.MaxBodyLen}} {
+	}{{"title", p.Title, ledger.MaxTopicLen}, {"rationale", p.Rationale, ledger.MaxBodyLen}, {"action", p.Action, ledger.MaxBodyLen}} {
 		if err := ledger.ValidateText(f.name, f.v, f.max); err != nil {
 			return err
 		}
 	}
-	for _, f := range []struct{ name, v string }{{"--impact", p.Impact}, {"--risk", p.Risk}} {
+	for _, f := range []struct{ name, v string }{{"impact", p.Impact}, {"risk", p.Risk}} {
 		if !slices.Contains(Levels, f.v) {
 			return &ledger.InputError{Field: f.name, Value: f.v, Msg: "use low, medium or high"}
 		}
@@ -267,7 +267,7 @@ var ErrNotFound = ledger.ErrNotFound
 func Decide(ctx context.Context, h *router.Hub, id string, to Status, person, reason string) (*Proposal, error) {
 	store := h.Store
 	if reason != "" {
-		if err := ledger.ValidateText("--reason", reason, ledger.MaxBodyLen); err != nil {
+		if err := ledger.ValidateText("reason", reason, ledger.MaxBodyLen); err != nil {
 			return nil, err
 		}
 	}

@@ -29,7 +29,7 @@ func (h *Hub) EscalateWork(ctx context.Context, w WorkEscalation) (Record, error
 	if err := ledger.ValidateIssue(w.Issue); err != nil {
 		return Record{}, err
 	}
-	if err := ledger.ValidateAgent("--agent", w.Agent); err != nil {
+	if err := ledger.ValidateAgent("agent", w.Agent); err != nil {
 		return Record{}, err
 	}
 	if err := ledger.ValidateText("topic", w.Topic, ledger.MaxTopicLen); err != nil {

@@ -17,11 +17,11 @@ const (
 // agent-status.json: at start it is working (a reviewer: reviewing), at
 // finish done. It returns the status set.
 func (h *Hub) Hook(ctx context.Context, phase, agent string, issue int) (ledger.AgentState, error) {
-	if err := ledger.ValidateAgent("--agent", agent); err != nil {
+	if err := ledger.ValidateAgent("agent", agent); err != nil {
 		return "", err
 	}
 	if agent == ledger.Human || agent == HubAgent {
-		return "", &ledger.InputError{Field: "--agent", Value: agent, Msg: "is not an agent that works on issues"}
+		return "", &ledger.InputError{Field: "agent", Value: agent, Msg: "is not an agent that works on issues"}
 	}
 	if err := ledger.ValidateIssue(issue); err != nil {
 		return "", err

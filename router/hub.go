@@ -147,19 +147,19 @@ func validateAsk(req AskRequest) error {
 	if err := ledger.ValidateIssue(req.Issue); err != nil {
 		return err
 	}
-	if err := ledger.ValidateAgent("--from", req.From); err != nil {
+	if err := ledger.ValidateAgent("from", req.From); err != nil {
 		return err
 	}
-	if err := ledger.ValidateAgent("--to", req.To); err != nil {
+	if err := ledger.ValidateAgent("to", req.To); err != nil {
 		return err
 	}
 	if req.From == req.To {
-		return &ledger.InputError{Field: "--to", Value: req.To, Msg: "is the asker: an agent cannot ask itself"}
+		return &ledger.InputError{Field: "to", Value: req.To, Msg: "is the asker: an agent cannot ask itself"}
 	}
 	if req.From == ledger.Human {
-		return &ledger.InputError{Field: "--from", Value: req.From, Msg: "is not an agent: a human answers and resolves, but does not ask through agentx"}
+		return &ledger.InputError{Field: "from", Value: req.From, Msg: "is not an agent: a human answers and resolves, but does not ask through agentx"}
 	}
-	if err := ledger.ValidateText("--topic", req.Topic, ledger.MaxTopicLen); err != nil {
+	if err := ledger.ValidateText("topic", req.Topic, ledger.MaxTopicLen); err != nil {
 		return err
 	}
 	for i, o := range req.Options {

@@ -175,9 +175,11 @@ func run(ctx context.Context, c config, stdout, stderr io.Writer) (err error) {
 	b := &bench{r: newRunner(c.timeout), tmp: tmp, agentx: filepath.Join(tmp, "agentx")}
 	progress := func(format string, args ...any) { fmt.Fprintf(stderr, "fleet: "+format+"\n", args...) }
 
-	progress("building agentx and hello world (CGO_ENABLED=0)")
-	if err := build(ctx, "", "./cmd/agentx", b.agentx); err != nil {
-		return fmt.Errorf("%w (run from the repository root)", err)
+	progress("building agentx, agentx-full beside it, and hello world (CGO_ENABLED=0)")
+	for _, pkg := range []string{"./cmd/agentx", "./cmd/agentx-full"} {
+		if err := build(ctx, "", pkg, filepath.Join(tmp, filepath.Base(pkg))); err != nil {
+			return fmt.Errorf("%w (run from the repository root)", err)
+		}
 	}
 	if b.hello, err = helloWorld(ctx, tmp); err != nil {
 		return err

@@ -57,6 +57,7 @@ type App struct {
 	exec func(path string, args []string) (int, error)
 	args []string
 
+	cmd     *cobra.Command  // the command run, once its flags are parsed
 	ctx     context.Context // the command's, for work done on the side (the remote's refresh)
 	offline bool            // --offline: never reach the remote
 }
@@ -109,6 +110,7 @@ var errOutputClosed = errors.New("the output was closed")
 // flags were given; it runs before every command.
 func (a *App) prepare(cmd *cobra.Command) error {
 	a.started = true
+	a.cmd = cmd
 	cmd.SetContext(router.WithCaller(cmd.Context(), a.caller()))
 	a.ctx = cmd.Context()
 	if err := cmd.ValidateRequiredFlags(); err != nil {

@@ -94,16 +94,19 @@ func (f *issueFlag) register(cmd *cobra.Command, usage string) {
 
 // get returns the issue number, or nil when neither flag nor env gives one.
 func (f *issueFlag) get(a *App) (*int, error) {
-	raw := f.raw
+	raw, field := f.raw, "issue" // the flag (worded --issue)
 	if raw == "" {
-		raw = a.getenv("AGENTX_ISSUE")
+		raw, field = a.getenv("AGENTX_ISSUE"), "AGENTX_ISSUE"
 	}
 	if raw == "" {
 		return nil, nil
 	}
 	n, err := ledger.ParseIssue(raw)
+	if in := (*ledger.InputError)(nil); errors.As(err, &in) {
+		in.Field = field
+	}
 	if err != nil {
-		return nil, &usageError{err: fmt.Errorf("--issue: %w", err)}
+		return nil, &usageError{err: err}
 	}
 	return &n, nil
 }

@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/agentx-cli/agentx/internal/safetext"
+	"github.com/agentx-cli/agentx/ledger"
 	"github.com/agentx-cli/agentx/router"
 )
 
@@ -58,6 +60,7 @@ func (a *App) fail(err error) int {
 		return code.N
 	}
 	hint := hintOf(err)
+	msg := a.worded(err)
 	// A question recorded before the failure: the asker gets its id all the
 	// same (alone on stdout, or as the error document's data).
 	var recorded *router.RecordedError
@@ -75,7 +78,7 @@ func (a *App) fail(err error) int {
 			data = supersededData(err)
 		}
 		b, _ := json.Marshal(errorEnvelope{SchemaVersion: schemaVersion, Error: errorBody{
-			Code: code.Name, ExitCode: code.N, Message: err.Error(), Hint: hint,
+			Code: code.Name, ExitCode: code.N, Message: msg, Hint: hint,
 		}, Data: data, Monitor: a.sideView(), Unsynced: a.unsynced()})
 		fmt.Fprintf(a.stderr, "%s\n", b)
 		return code.N
@@ -83,11 +86,25 @@ func (a *App) fail(err error) int {
 	// An error may quote input, a file name or a file's content: in text
 	// it is neutralised, its following lines (workflow.Errors has one
 	// problem a line) indented under the first.
-	fmt.Fprint(a.stderr, safetext.Indent(err.Error(), "agentx: ", "  "))
+	fmt.Fprint(a.stderr, safetext.Indent(msg, "agentx: ", "  "))
 	if hint != "" {
 		fmt.Fprintf(a.stderr, "hint: %s\n", safetext.Line(hint))
 	}
 	return code.N
+}
+
+// worded is err's message in the command line's words: input the packages
+// name by its field (from, topic) is named by the command's flag (--from)
+// when the command has one of that name.
+func (a *App) worded(err error) string {
+	msg := err.Error()
+	var in *ledger.InputError
+	if a.cmd == nil || !errors.As(err, &in) || a.cmd.Flags().Lookup(in.Field) == nil {
+		return msg
+	}
+	flag := *in
+	flag.Field = "--" + in.Field
+	return strings.Replace(msg, in.Error(), flag.Error(), 1)
 }
 
 // warnf prints a warning on stderr, neutralised to one line: warnings
