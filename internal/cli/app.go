@@ -65,7 +65,11 @@ type App struct {
 // run executes the command line and returns the exit code.
 func run(ctx context.Context, a *App, args []string) int {
 	a.args = args
-	cmd := newRootCmd(a)
+	first := ""
+	if len(args) > 0 {
+		first = args[0]
+	}
+	cmd := newRoot(a, first)
 	if len(args) > 0 && (args[0] == cobra.ShellCompRequestCmd || args[0] == cobra.ShellCompNoDescRequestCmd) {
 		// wiring the completions walks every command's flags: only a
 		// shell asking for completions pays for it

@@ -4,7 +4,33 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func newRootCmd(a *App) *cobra.Command {
+// topLevel are the commands of both binaries, by name: a run builds only
+// the one its command line names (see newRoot).
+func topLevel() []topCmd {
+	return []topCmd{
+		{"init", newInitCmd}, {"workflow", newWorkflowCmd}, {"version", newVersionCmd},
+		{"clarify", newClarifyCmd}, {"state", newStateCmd}, {"ready", newReadyCmd},
+		{"events", newEventsCmd}, {"demo", newDemoCmd}, {"demo-responder", newDemoResponderCmd},
+		{"inbox", newInboxCmd}, {"hook", newHookCmd}, {"monitor", newMonitorCmd},
+		{"eval", newEvalCmd}, {"scope", newScopeCmd}, {"proposals", newProposalsCmd},
+		{"remote", newRemoteCmd}, {"sync", newSyncCmd}, {"exit-codes", newExitCodesCmd},
+	}
+}
+
+type topCmd struct {
+	name string
+	make func(*App) *cobra.Command
+}
+
+// newRootCmd is the whole command tree.
+func newRootCmd(a *App) *cobra.Command { return newRoot(a, "") }
+
+// newRoot is the command tree for a command line whose first argument is
+// first: only that command under the root when it names one of topLevel
+// (building every command and its flags would cost each run more than
+// some commands take), else the whole tree (help, completion, a flag
+// before the command, a full binary's command, a mistyped name).
+func newRoot(a *App, first string) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "agentx",
 		Short: "Clarifying questions between AI coding agents, and humans, with every round recorded",
@@ -27,30 +53,30 @@ recorded in a per-issue ledger under .agentx/state/clarifications/.`,
 	pf.BoolVar(&a.noColor, "no-color", false, "never colour the output (also NO_COLOR=1 or CLICOLOR=0)")
 	pf.BoolVar(&a.offline, "offline", false, "with a [remote]: read the local copy and keep changes in the outbox, never reaching the remote")
 
-	root.AddCommand(
-		newInitCmd(a),
-		newWorkflowCmd(a),
-		newVersionCmd(a),
-		newClarifyCmd(a),
-		newStateCmd(a),
-		newReadyCmd(a),
-		newEventsCmd(a),
-		newDemoCmd(a), newDemoResponderCmd(a),
-		newInboxCmd(a),
-		newHookCmd(a), newMonitorCmd(a),
-		newEvalCmd(a), newScopeCmd(a), newProposalsCmd(a),
-		newRemoteCmd(a), newSyncCmd(a),
-		&cobra.Command{
-			Use:   "exit-codes",
-			Short: "The exit codes agentx returns, and the JSON error codes",
-			Long:  exitCodesHelp(),
-		},
-	)
 	if a.extra != nil {
-		a.ext = a.extra(a)
+		a.ext = a.extra(a) // its outside modes serve every command
+	}
+	for _, c := range topLevel() {
+		if c.name == first {
+			root.AddCommand(c.make(a))
+			return root
+		}
+	}
+	for _, c := range topLevel() {
+		root.AddCommand(c.make(a))
+	}
+	if a.extra != nil {
 		root.AddCommand(a.ext.Commands...)
 	} else {
 		root.AddCommand(a.fullStubs()...)
 	}
 	return root
+}
+
+func newExitCodesCmd(*App) *cobra.Command {
+	return &cobra.Command{
+		Use:   "exit-codes",
+		Short: "The exit codes agentx returns, and the JSON error codes",
+		Long:  exitCodesHelp(),
+	}
 }
