@@ -12,7 +12,10 @@ import (
 // Set is the configuration and workflows of one workspace.
 type Set struct {
 	Config    *Config
-	Workflows map[string]*Workflow // by Workflow.Name
+	Workflows map[string]*Workflow // by Workflow.Name; of a Set from LoadMemo, those parsed so far (use Workflow)
+
+	lazy map[string]string    // LoadMemo: the workflows not parsed yet, by name: their files
+	full func() (*Set, error) // LoadMemo: the full Load
 }
 
 // Load reads agentxDir/config.toml (absent: DefaultConfig) and every
@@ -98,12 +101,25 @@ func (s *Set) Workflow(name string) (*Workflow, error) {
 	if w, ok := s.Workflows[name]; ok {
 		return w, nil
 	}
+	if s.lazy != nil {
+		w, err := s.parseLazy(name)
+		if err != nil || w != nil {
+			return w, err
+		}
+	}
 	return nil, &LookupError{Kind: ErrUnknownWorkflow, Workflow: name, Known: s.Names()}
 }
 
 // Names returns the workflow names, sorted.
 func (s *Set) Names() []string {
-	return sortedKeys(s.Workflows)
+	names := map[string]bool{}
+	for n := range s.Workflows {
+		names[n] = true
+	}
+	for n := range s.lazy {
+		names[n] = true
+	}
+	return sortedKeys(names)
 }
 
 // Agents returns the agents the workspace names, each once, sorted: the
@@ -122,6 +138,7 @@ func (s *Set) Agents() []string {
 		add(s.Config.Priority...)
 		add(sortedKeys(s.Config.Agents)...)
 	}
+	_ = s.unlazyLocked() // a workflow that no longer parses adds no agents
 	for _, w := range s.Workflows {
 		for _, st := range w.Steps {
 			add(st.Agent)

@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"github.com/agentx-cli/agentx/internal/atomicfile"
 	"path/filepath"
 	"time"
 
@@ -30,7 +31,10 @@ func Open(explicit, start string, now func() time.Time) (*Workspace, error) {
 		return nil, err
 	}
 	dir := filepath.Join(root, Dir)
-	rules, err := workflow.Load(dir)
+	// through the memo: a command parses config.toml and only the workflow
+	// it uses, while the files are as when they were last all checked
+	memo := filepath.Join(dir, StateDir, "cache", "workflows")
+	rules, err := workflow.LoadMemo(dir, memo, func(p string) error { return atomicfile.CheckNoLinks(dir, p) })
 	if err != nil {
 		return nil, err
 	}

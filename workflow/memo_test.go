@@ -1,0 +1,178 @@
+package workflow
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// memoWorkspace writes the default files into a temp .agentx directory,
+// dated an hour back (old enough for the memo to vouch for them), and
+// returns it and the memo's path.
+func memoWorkspace(t *testing.T) (string, string) {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), ".agentx")
+	for name, data := range DefaultFiles() {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, data, 0o644))
+	}
+	age(t, dir, time.Hour)
+	return dir, filepath.Join(dir, "state", "cache", "workflows")
+}
+
+// age dates every file under dir back by d.
+func age(t *testing.T, dir string, d time.Duration) {
+	t.Helper()
+	old := time.Now().Add(-d)
+	require.NoError(t, filepath.WalkDir(dir, func(p string, e os.DirEntry, err error) error {
+		if err != nil || e.IsDir() {
+			return err
+		}
+		return os.Chtimes(p, old, old)
+	}))
+}
+
+func TestLoadMemo(t *testing.T) {
+	dir, memo := memoWorkspace(t)
+	full, err := Load(dir)
+	require.NoError(t, err)
+
+	// first: a full Load, and the memo written
+	s, err := LoadMemo(dir, memo, nil)
+	require.NoError(t, err)
+	assert.Nil(t, s.lazy)
+	require.FileExists(t, memo)
+
+	// then: config.toml and nothing else parsed, until a workflow is asked for
+	s, err = LoadMemo(dir, memo, nil)
+	require.NoError(t, err)
+	assert.Empty(t, s.Workflows)
+	assert.Equal(t, full.Names(), s.Names())
+	assert.Equal(t, full.Config.DefaultWorkflow, s.Config.DefaultWorkflow)
+	w, err := s.Workflow("")
+	require.NoError(t, err)
+	assert.Equal(t, full.Config.DefaultWorkflow, w.Name)
+	assert.Len(t, s.Workflows, 1, "only the workflow asked for")
+	assert.Equal(t, full.Agents(), s.Agents(), "Agents needs them all, and parses them")
+	_, err = s.Workflow("nope")
+	var le *LookupError
+	require.ErrorAs(t, err, &le)
+	assert.Equal(t, full.Names(), le.Known)
+}
+
+// TestLoadMemoChanges: any change to the files (edited, added, removed)
+// and the whole workspace is checked again, so a broken workflow is
+// reported by every command, as by Load.
+func TestLoadMemoChanges(t *testing.T) {
+	for name, change := range map[string]func(dir string) error{
+		"edited": func(dir string) error {
+			return os.WriteFile(filepath.Join(dir, "workflows", "bug.toml"), []byte("[workflow]\nname = \"bug\"\nnot toml ="), 0o644)
+		},
+		"added": func(dir string) error {
+			return os.WriteFile(filepath.Join(dir, "workflows", "extra.toml"), []byte("[[steps]]\nid = 3\n"), 0o644)
+		},
+		"config edited": func(dir string) error {
+			f, err := os.OpenFile(filepath.Join(dir, "config.toml"), os.O_APPEND|os.O_WRONLY, 0)
+			if err != nil {
+				return err
+			}
+			_, err = f.WriteString("\nbogus_key = 1\n")
+			return errors.Join(err, f.Close())
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir, memo := memoWorkspace(t)
+			_, err := LoadMemo(dir, memo, nil)
+			require.NoError(t, err)
+			require.FileExists(t, memo)
+			require.NoError(t, change(dir))
+			_, err = LoadMemo(dir, memo, nil)
+			var es Errors
+			require.ErrorAs(t, err, &es, "the change is seen and reported")
+		})
+	}
+
+	// removed: the workflow is gone from the names
+	dir, memo := memoWorkspace(t)
+	_, err := LoadMemo(dir, memo, nil)
+	require.NoError(t, err)
+	require.NoError(t, os.Remove(filepath.Join(dir, "workflows", "story.toml")))
+	s, err := LoadMemo(dir, memo, nil)
+	require.NoError(t, err)
+	assert.NotContains(t, s.Names(), "story")
+}
+
+// TestLoadMemoRecent: a file changed within the last moments is not
+// vouched for (its time may not move on the next change): no memo.
+func TestLoadMemoRecent(t *testing.T) {
+	dir, memo := memoWorkspace(t)
+	now := time.Now()
+	require.NoError(t, os.Chtimes(filepath.Join(dir, "workflows", "bug.toml"), now, now))
+	_, err := LoadMemo(dir, memo, nil)
+	require.NoError(t, err)
+	assert.NoFileExists(t, memo)
+}
+
+// TestLoadMemoForged: a memo that names the wrong file for a workflow (or
+// is garbage) costs a full Load, never a wrong workflow.
+func TestLoadMemoForged(t *testing.T) {
+	dir, memo := memoWorkspace(t)
+	_, err := LoadMemo(dir, memo, nil)
+	require.NoError(t, err)
+	b, err := os.ReadFile(memo)
+	require.NoError(t, err)
+	forged := strings.Replace(string(b), `"feature"`+"\n", `"bug"`+"\n", 1)
+	forged = strings.Replace(forged, ` "bug"`+"\n", ` "feature"`+"\n", 1)
+	require.NotEqual(t, string(b), forged)
+	require.NoError(t, os.WriteFile(memo, []byte(forged), 0o644))
+	s, err := LoadMemo(dir, memo, nil)
+	require.NoError(t, err)
+	w, err := s.Workflow("feature")
+	require.NoError(t, err)
+	assert.Equal(t, "feature", w.Name)
+	assert.Equal(t, filepath.Join(dir, "workflows", "feature.toml"), w.File)
+
+	require.NoError(t, os.WriteFile(memo, []byte("agentx workflow memo v1\n\"config.toml\" x\n"), 0o644))
+	s, err = LoadMemo(dir, memo, nil)
+	require.NoError(t, err)
+	assert.Nil(t, s.lazy, "garbage: a full Load")
+}
+
+// TestLoadMemoNoLinks: the memo is not written where noLink refuses.
+func TestLoadMemoNoLinks(t *testing.T) {
+	dir, memo := memoWorkspace(t)
+	_, err := LoadMemo(dir, memo, func(string) error { return errors.New("a link") })
+	require.NoError(t, err)
+	assert.NoFileExists(t, memo)
+}
+
+func FuzzReadMemo(f *testing.F) {
+	f.Add("agentx workflow memo v1\n\"config.toml\" 6364 1795431942372149746 \"\"\n\"workflows/bug.toml\" 832 1795431942372149746 \"bug\"\n")
+	f.Add("agentx workflow memo v1\n")
+	f.Add("agentx workflow memo v1\n\"a\\\"b\" -1 0 \"\\u00e9\"\n")
+	f.Fuzz(func(t *testing.T, text string) {
+		p := filepath.Join(t.TempDir(), "memo")
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		files, ok := readMemo(p)
+		if !ok {
+			return
+		}
+		var b strings.Builder
+		b.WriteString("agentx workflow memo v1\n")
+		for _, f := range files {
+			b.WriteString(f.line())
+		}
+		if b.String() != text {
+			t.Fatalf("read %q, written back %q", text, b.String())
+		}
+	})
+}
