@@ -109,6 +109,9 @@ func ints(name, s string) ([]int, error) {
 }
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == rssFlag {
+		os.Exit(measureChild(os.Args[2:]))
+	}
 	c, err := parseFlags(os.Args[1:])
 	if errors.Is(err, flag.ErrHelp) {
 		return

@@ -152,7 +152,7 @@ func (b *bench) scale(ctx context.Context, shape gen.Shape, events, runs int) (*
 	cmds := [][]string{{"events", "--json"}, {"clarify", "list", "--all"}, {"clarify", "stats"}, {"doctor"}}
 	var jobs []job
 	for _, c := range cmds {
-		jobs = append(jobs, job{argv: append([]string{b.agentx}, c...), root: root})
+		jobs = append(jobs, job{argv: append([]string{b.agentx}, c...), root: root, rss: true})
 	}
 	ts, err := b.rounds(ctx, runs, false, jobs)
 	if err != nil {

@@ -32,6 +32,7 @@ type job struct {
 	dir  string // working directory; "" is ours
 	root string // AGENTX_ROOT, when not ""
 	out  bool   // keep stdout (else it goes to /dev/null)
+	rss  bool   // measure its peak resident set (see rssFlag)
 }
 
 // runner starts processes with one environment and a time limit each.
@@ -62,6 +63,18 @@ func (r runner) run(ctx context.Context, j job) proc {
 	if j.root != "" {
 		cmd.Env = append(cmd.Env[:len(cmd.Env):len(cmd.Env)], "AGENTX_ROOT="+j.root)
 	}
+	var report *os.File
+	if j.rss {
+		self, err := os.Executable()
+		pr, pw, perr := os.Pipe()
+		if err == nil && perr == nil {
+			cmd.Path, cmd.Args = self, append([]string{self, rssFlag}, j.argv...)
+			cmd.ExtraFiles = []*os.File{pw}
+			report = pr
+			defer func() { _ = pr.Close() }()
+			defer func() { _ = pw.Close() }()
+		}
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 5 * time.Second
@@ -71,16 +84,27 @@ func (r runner) run(ctx context.Context, j job) proc {
 	}
 	cmd.Stderr = &stderr
 	start := time.Now()
-	err := cmd.Run()
+	err := cmd.Start()
+	if err == nil {
+		if len(cmd.ExtraFiles) > 0 {
+			_ = cmd.ExtraFiles[0].Close() // the child has it: EOF once it exits
+		}
+		err = cmd.Wait()
+	}
 	p := proc{Exit: -1, Wall: time.Since(start), Stdout: stdout.Bytes(), Stderr: errorLine(stderr.Bytes())}
 	if st := cmd.ProcessState; st != nil {
 		p.Exit = st.ExitCode()
 		if ru, ok := st.SysUsage().(*syscall.Rusage); ok {
 			p.CPU = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 			p.MaxRSS = ru.Maxrss
-			if runtime.GOOS == "darwin" {
-				p.MaxRSS /= 1024 // bytes there, KiB on Linux
+		}
+		if report != nil {
+			if cpu, rss, ok := measured(report); ok {
+				p.CPU, p.MaxRSS = time.Duration(cpu), rss
 			}
+		}
+		if runtime.GOOS == "darwin" {
+			p.MaxRSS /= 1024 // bytes there, KiB on Linux
 		}
 	}
 	switch {
