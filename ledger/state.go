@@ -6,9 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/agentx-cli/agentx/internal/atomicfile"
 )
 
 // statePath resolves a state file name (a relative path under the state
@@ -28,7 +29,7 @@ func (s *Store) ReadState(name string, v any) error {
 	if err != nil {
 		return err
 	}
-	data, err := os.ReadFile(path)
+	data, err := atomicfile.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}

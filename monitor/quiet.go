@@ -80,7 +80,7 @@ func (v sight) line(due time.Time) string {
 // quiet reports whether the last scan noted as quiet saw what v sees, and
 // nothing has fallen due since.
 func (m *Monitor) quiet(v sight, now time.Time) bool {
-	b, err := os.ReadFile(filepath.Join(m.Hub.Store.Dir(), QuietFile))
+	b, err := atomicfile.ReadFile(filepath.Join(m.Hub.Store.Dir(), QuietFile))
 	if err != nil {
 		return false
 	}

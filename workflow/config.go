@@ -2,7 +2,6 @@ package workflow
 
 import (
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -10,6 +9,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/agentx-cli/agentx/internal/atomicfile"
 )
 
 // Defaults for config.toml keys that are left out.
@@ -144,7 +145,7 @@ func (c *Config) HumanSLA() time.Duration { return time.Duration(c.HumanSLAMinut
 // listing every problem; a read failure (including a missing file) gives the wrapped
 // *fs.PathError.
 func LoadConfigFile(path string) (*Config, error) {
-	data, err := os.ReadFile(path)
+	data, err := atomicfile.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/agentx-cli/agentx/internal/atomicfile"
 )
 
 // A memo lets a command parse only the workflow it uses. Load checks every
@@ -72,7 +74,7 @@ func sources(agentxDir string) ([]memoFile, error) {
 
 // readMemo reads the memo at path: the files it vouches for, in order.
 func readMemo(path string) ([]memoFile, bool) {
-	b, err := os.ReadFile(path)
+	b, err := atomicfile.ReadFile(path)
 	if err != nil {
 		return nil, false
 	}

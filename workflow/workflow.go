@@ -2,13 +2,14 @@ package workflow
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/agentx-cli/agentx/internal/atomicfile"
 )
 
 // Defaults for step keys that a workflow file leaves out.
@@ -99,7 +100,7 @@ func stepFields(s *Step) []field {
 // LoadWorkflowFile reads and validates one workflow file. Invalid content gives
 // Errors listing every problem; a read failure gives the wrapped *fs.PathError.
 func LoadWorkflowFile(path string) (*Workflow, error) {
-	data, err := os.ReadFile(path)
+	data, err := atomicfile.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("workflow: %w", err)
 	}
