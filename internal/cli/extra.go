@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -84,7 +85,7 @@ func (h *handedOver) Error() string { return "ran agentx-full" }
 func (a *App) fullStubs() []*cobra.Command {
 	var cmds []*cobra.Command
 	for _, c := range ext.FullCommands {
-		cmds = append(cmds, &cobra.Command{
+		stub := &cobra.Command{
 			Use:                c.Name,
 			Short:              c.Short,
 			DisableFlagParsing: true, // agentx-full parses them
@@ -94,7 +95,14 @@ func (a *App) fullStubs() []*cobra.Command {
 				a.json = a.json || slices.Contains(args, "--json")
 				return a.runFull()
 			},
+		}
+		// agentx help github: agentx-full's help, which knows the flags
+		stub.SetHelpFunc(func(*cobra.Command, []string) {
+			if err := a.runFull(); !errors.As(err, new(*handedOver)) {
+				a.fail(err)
+			}
 		})
+		cmds = append(cmds, stub)
 	}
 	return cmds
 }

@@ -54,6 +54,10 @@ func TestLeanRunsFull(t *testing.T) {
 		require.Equal(t, append([]string{fake}, args...), *ran, "%v", args)
 	}
 
+	r, ran := runLean(t, dir, env, "help", "github")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Equal(t, []string{fake, "help", "github"}, *ran, "help for a full command is agentx-full's")
+
 	// no [github] or [slack]: the everyday commands run here
 	ask := []string{"clarify", "ask", "--issue", "3", "--to", "architect", "--topic", "t", "--question", "q?", "--non-blocking"}
 	for _, args := range [][]string{ask, {"clarify", "list"}, {"ready", "--issue", "3"}, {"version"}} {
@@ -70,7 +74,7 @@ func TestLeanRunsFull(t *testing.T) {
 		require.Equal(t, 0, r.code, "%v: %s", args, r.stderr)
 		require.Equal(t, append([]string{fake}, args...), *ran, "%v", args)
 	}
-	r, ran := runLean(t, dir, env, "workflow", "list")
+	r, ran = runLean(t, dir, env, "workflow", "list")
 	require.Equal(t, 0, r.code, r.stderr)
 	require.Empty(t, *ran)
 	recs := runCmd(t, dir, env, "", "clarify", "list", "--issue", "3", "--json")
