@@ -54,8 +54,9 @@ type App struct {
 
 	// exec replaces the process with another program (Main sets it; nil in
 	// an in-process run); args is the command line run
-	exec func(path string, args []string) (int, error)
-	args []string
+	exec    func(path string, args []string) (int, error)
+	args    []string
+	helpErr error // a help that agentx-full was to give, and did not
 
 	cmd     *cobra.Command  // the command run, once its flags are parsed
 	ctx     context.Context // the command's, for work done on the side (the remote's refresh)
@@ -80,6 +81,9 @@ func run(ctx context.Context, a *App, args []string) int {
 	cmd.SetOut(a.stdout)
 	cmd.SetErr(a.stderr)
 	err := cmd.ExecuteContext(ctx)
+	if err == nil {
+		err = a.helpErr
+	}
 	if h := (*handedOver)(nil); errors.As(err, &h) {
 		return h.code
 	}

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -98,9 +97,7 @@ func (a *App) fullStubs() []*cobra.Command {
 		}
 		// agentx help github: agentx-full's help, which knows the flags
 		stub.SetHelpFunc(func(*cobra.Command, []string) {
-			if err := a.runFull(); !errors.As(err, new(*handedOver)) {
-				a.fail(err)
-			}
+			a.helpErr = a.runFull() // cobra's help cannot fail: run returns it
 		})
 		cmds = append(cmds, stub)
 	}

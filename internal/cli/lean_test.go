@@ -90,6 +90,10 @@ func TestLeanRunsFull(t *testing.T) {
 	require.Equal(t, "no_full_binary", doc.Error.Code)
 	require.Contains(t, doc.Error.Message, EnvFull)
 
+	r, _ = runLean(t, dir, map[string]string{EnvFull: filepath.Join(dir, "missing")}, "help", "slack")
+	require.Equal(t, 1, r.code, "help that agentx-full cannot give fails as the command would")
+	require.Contains(t, r.stderr, "needs agentx-full")
+
 	t.Setenv("PATH", t.TempDir())
 	r, _ = runLean(t, dir, nil, "mcp")
 	require.Equal(t, 1, r.code)
