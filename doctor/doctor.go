@@ -6,9 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	jsonv2 "github.com/go-json-experiment/json"
-	"github.com/go-json-experiment/json/jsontext"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -18,6 +15,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
@@ -253,7 +253,7 @@ type ledgerCheck struct {
 
 func checkLedger(store *ledger.Store, n int, memo *schemaMemo) (c ledgerCheck) {
 	path := store.Path(n)
-	data, st, err := readStamped(path)
+	data, st, err := ledger.ReadStamped(path)
 	if err != nil {
 		c.findings = append(c.findings, Finding{Check: CheckLedger, Severity: Error, Path: path, Problem: err.Error()})
 		return c
@@ -284,21 +284,6 @@ func checkLedger(store *ledger.Store, n int, memo *schemaMemo) (c ledgerCheck) {
 	}
 	memo.pass(n, st)
 	return c
-}
-
-// readStamped reads the file at path and the stamp of the bytes read.
-func readStamped(path string) ([]byte, ledger.Stamp, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, ledger.Stamp{}, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, ledger.Stamp{}, err
-	}
-	data, err := io.ReadAll(f)
-	return data, ledger.StampOf(fi), err
 }
 
 // checkFiles walks the state directory for lock files and temp files.

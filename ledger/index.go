@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -383,24 +382,15 @@ func (s *Store) readIssueIndex(issue int) ([]IndexEntry, error) {
 // readStamped reads issue's ledger and the stamp of the very file read.
 func (s *Store) readStamped(issue int) (*Ledger, stamp, error) {
 	path := s.Path(issue)
-	f, err := os.Open(path)
+	data, st, err := ReadStamped(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return &Ledger{IssueNumber: issue, Clarifications: []*Clarification{}}, stamp{}, nil
 	}
 	if err != nil {
 		return nil, stamp{}, fmt.Errorf("read ledger %s: %w", path, err)
 	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, stamp{}, fmt.Errorf("read ledger %s: %w", path, err)
-	}
-	data, err := io.ReadAll(f)
-	if err != nil {
-		return nil, stamp{}, fmt.Errorf("read ledger %s: %w", path, err)
-	}
 	l, err := decodeIssue(path, issue, data, true)
-	return l, stampOf(fi), err
+	return l, st, err
 }
 
 // BuildIndex scans every ledger (without locks) and returns the index they

@@ -6,8 +6,6 @@ import (
 	jsonv1 "encoding/json"
 	"errors"
 	"fmt"
-	json "github.com/go-json-experiment/json"
-	"github.com/go-json-experiment/json/jsontext"
 	"io"
 	"io/fs"
 	"os"
@@ -16,6 +14,9 @@ import (
 	"sort"
 	"strconv"
 	"time"
+
+	json "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/agentx-cli/agentx/internal/atomicfile"
 	"github.com/agentx-cli/agentx/lock"
@@ -112,7 +113,7 @@ func (s *Store) Read(issue int) (*Ledger, error) {
 // readLedger reads the ledger file of issue at path, whole or with its
 // final records sealed (see Clarification.Sealed).
 func readLedger(path string, issue int, sealed bool) (*Ledger, error) {
-	data, err := os.ReadFile(path)
+	data, _, err := ReadStamped(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return &Ledger{IssueNumber: issue, Clarifications: []*Clarification{}}, nil
 	}
