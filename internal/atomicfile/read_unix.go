@@ -13,19 +13,33 @@ import (
 // runtime's poller (an fstat, four fcntls and an epoll_ctl that a regular
 // file refuses), which on a virtual machine costs more than the read.
 func ReadFile(path string) ([]byte, error) {
-	var fd int
-	var err error
-	for {
-		fd, err = syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
-		if err != syscall.EINTR {
-			break
-		}
-	}
+	fd, err := OpenRead(path)
 	if err != nil {
-		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
+		return nil, err
 	}
 	defer func() { _ = syscall.Close(fd) }()
-	buf := make([]byte, 0, 16<<10)
+	return ReadAll(fd, path, 16<<10)
+}
+
+// OpenRead opens path for reading as a bare file descriptor (see
+// ReadFile), retrying when a signal interrupts it.
+func OpenRead(path string) (int, error) {
+	for {
+		fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return -1, &fs.PathError{Op: "open", Path: path, Err: err}
+		}
+		return fd, nil
+	}
+}
+
+// ReadAll reads fd (the file at path) to its end, starting with a buffer
+// of size bytes.
+func ReadAll(fd int, path string, size int64) ([]byte, error) {
+	buf := make([]byte, 0, max(size, 512))
 	for {
 		if len(buf) == cap(buf) {
 			buf = append(buf, 0)[:len(buf)]
