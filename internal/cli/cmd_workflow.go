@@ -36,7 +36,10 @@ func newWorkflowCmd(a *App) *cobra.Command {
 				def := ws.Rules.Config.DefaultWorkflow
 				views := []workflowView{}
 				for _, name := range ws.Rules.Names() {
-					w, _ := ws.Rules.Workflow(name)
+					w, err := ws.Rules.Workflow(name) // a workflow memo's file may have changed since
+					if err != nil {
+						return err
+					}
 					views = append(views, workflowView{w, name == def})
 				}
 				return a.emit(views, func() {
@@ -128,9 +131,17 @@ reported with file:line and key. Exits 7 if any file is invalid.`,
 				if err != nil {
 					return err
 				}
+				// every file parsed now, not taken on the workflow memo's word
+				rules, err := workflow.Load(ws.Dir)
+				if err != nil {
+					return err
+				}
 				results = append(results, result{File: filepath.Join(ws.Dir, "config.toml"), Valid: true})
-				for _, name := range ws.Rules.Names() {
-					w, _ := ws.Rules.Workflow(name)
+				for _, name := range rules.Names() {
+					w, err := rules.Workflow(name)
+					if err != nil {
+						return err
+					}
 					results = append(results, result{File: w.File, Valid: true})
 				}
 			} else {

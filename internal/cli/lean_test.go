@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -99,4 +100,31 @@ func TestLeanRunsFull(t *testing.T) {
 	require.Equal(t, 1, r.code)
 	require.Contains(t, r.stderr, "needs agentx-full")
 	require.Contains(t, r.stderr, "go install github.com/agentx-cli/agentx/cmd/...@latest")
+}
+
+// TestValidateTrustsNoMemo: agentx workflow validate parses every file,
+// even while the workflow memo vouches for them (here a file changed
+// behind it, keeping its size and time).
+func TestValidateTrustsNoMemo(t *testing.T) {
+	dir := t.TempDir()
+	require.Equal(t, 0, runCmd(t, dir, nil, "", "init").code)
+	old := time.Now().Add(-time.Hour)
+	bug := filepath.Join(dir, ".agentx", "workflows", "bug.toml")
+	for _, p := range []string{filepath.Join(dir, ".agentx", "config.toml"), bug,
+		filepath.Join(dir, ".agentx", "workflows", "feature.toml"), filepath.Join(dir, ".agentx", "workflows", "story.toml")} {
+		require.NoError(t, os.Chtimes(p, old, old))
+	}
+	require.Equal(t, 0, runCmd(t, dir, nil, "", "workflow", "list").code)
+	require.FileExists(t, filepath.Join(dir, ".agentx", "state", "cache", "workflows"))
+
+	data, err := os.ReadFile(bug)
+	require.NoError(t, err)
+	broken := []byte(strings.Replace(string(data), "[workflow]", "[workflox]", 1))
+	require.Len(t, broken, len(data))
+	require.NoError(t, os.WriteFile(bug, broken, 0o644))
+	require.NoError(t, os.Chtimes(bug, old, old))
+
+	r := runCmd(t, dir, nil, "", "workflow", "validate")
+	require.Equal(t, 7, r.code, r.stdout+r.stderr)
+	require.Contains(t, r.stderr, "bug.toml")
 }
