@@ -114,12 +114,20 @@ const reachesOutside = "agentx:outside"
 // reaches the outside modes and the workspace configures one. It runs
 // before the command does anything: nothing is read from stdin or written
 // yet. A workspace that cannot be opened is the command's to report.
+// Without agentx-full the command runs here, without GitHub and Slack,
+// as when they cannot be reached: a warning, and what they would send
+// stays queued for the next command that has them (the event log feeds
+// their outboxes).
 func (a *App) toFull(cmd *cobra.Command) error {
 	if a.extra != nil || !annotated(cmd, reachesOutside) {
 		return nil
 	}
 	ws, err := a.open()
 	if err != nil || (ws.Rules.Config.GitHub == nil && ws.Rules.Config.Slack == nil) {
+		return nil
+	}
+	if _, err := a.fullPath(); err != nil {
+		a.warnf("GitHub and Slack modes run in agentx-full, which is not installed: this command runs without them, and what they would send stays queued (install both binaries: go install github.com/agentx-cli/agentx/cmd/...@latest)")
 		return nil
 	}
 	return a.runFull()

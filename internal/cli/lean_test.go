@@ -81,6 +81,16 @@ func TestLeanRunsFull(t *testing.T) {
 	recs := runCmd(t, dir, env, "", "clarify", "list", "--issue", "3", "--json")
 	require.Equal(t, 1, strings.Count(recs.stdout, `"id": "CLR-3-`), "the ask handed over must not also have run here: %s", recs.stdout)
 
+	// [github] but no agentx-full: the ask runs here without GitHub, with a
+	// warning (what GitHub mode would send stays queued in the event log)
+	noFull := map[string]string{EnvFull: filepath.Join(dir, "missing"), "AGENTX_AGENT": "engineer"}
+	r, ran = runLean(t, dir, noFull, ask...)
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Empty(t, *ran)
+	require.Contains(t, r.stderr, "warning: GitHub and Slack modes run in agentx-full, which is not installed")
+	recs = runCmd(t, dir, env, "", "clarify", "list", "--issue", "3", "--json")
+	require.Equal(t, 2, strings.Count(recs.stdout, `"id": "CLR-3-`), recs.stdout)
+
 	// no agentx-full: exit 1, no_full_binary, and how to install it
 	r, _ = runLean(t, dir, map[string]string{EnvFull: filepath.Join(dir, "missing")}, "doctor", "--json")
 	require.Equal(t, 1, r.code)
