@@ -24,6 +24,9 @@ var QuietFile = filepath.Join("monitor", "quiet")
 // step as the scan could leave a directory's time as the scan saw it.
 const quietSettle = 2 * time.Second
 
+// quietMax is the longest a quiet note is trusted.
+const quietMax = 5 * time.Minute
+
 // sight is what the detectors' verdicts depend on besides the time: the
 // open clarifications (the ledger and index directories change whenever a
 // ledger or an index file is replaced, since both are written by rename)
@@ -118,15 +121,13 @@ func (m *Monitor) noteQuiet(v sight, entries []ledger.IndexEntry, now time.Time)
 	if !due.IsZero() && !due.After(now) {
 		return
 	}
-	path := filepath.Join(m.Hub.Store.Dir(), QuietFile)
-	line := v.line(due)
-	if b, err := os.ReadFile(path); err == nil && string(b) == line {
-		return
+	// A ledger fixed by hand in place leaves the directories' times as
+	// they were: a quiet note lasts at most quietMax, so such a change is
+	// seen within it.
+	if due.IsZero() || due.After(now.Add(quietMax)) {
+		due = now.Add(quietMax)
 	}
-	// never through a link a cloned repository may hold
-	if atomicfile.CheckNoLinks(m.Hub.Store.Dir(), path) != nil || os.MkdirAll(filepath.Dir(path), 0o755) != nil ||
-		atomicfile.CheckNoLinks(m.Hub.Store.Dir(), path) != nil {
-		return
-	}
-	_ = atomicfile.WriteVolatile(path, []byte(line), 0o644)
+	// never through a link a cloned repository may hold; a failure only
+	// means the next run scans
+	_ = atomicfile.WriteDerived(m.Hub.Store.Dir(), filepath.Join(m.Hub.Store.Dir(), QuietFile), []byte(v.line(due)))
 }

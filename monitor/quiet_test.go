@@ -55,12 +55,20 @@ func TestSkipQuiet(t *testing.T) {
 	ixFile := filepath.Join(w.dir, ".agentx", "state", ledger.IndexDir, "issue-42.json")
 	require.NoError(t, os.WriteFile(ixFile, []byte("{not json"), 0o644))
 	w.settle()
-	w.set(at(29))
+	w.set(at(5))
 	r = w.side()
 	assert.Equal(t, 0, r.Open, "skipped: nothing changed and nothing due before 30 min")
 	assert.Empty(t, r.Problems)
 	assert.Empty(t, r.Findings)
 	assert.Equal(t, 1, w.run(nil).Open, "a plain run scans (the ledger stands in for the damaged file)")
+
+	// a note is trusted 5 minutes at most (a ledger fixed by hand in place
+	// moves no directory's time): at 7 minutes it scans, and notes again
+	w.settle()
+	w.set(at(7))
+	assert.Equal(t, 1, w.side().Open, "past the note's 5 minutes: scanned")
+	w.set(at(8))
+	assert.Equal(t, 0, w.side().Open, "noted again")
 
 	// the settings change: a scan (the damaged file is read from the
 	// ledger, which it does not match)

@@ -3,10 +3,11 @@ package workflow
 import (
 	"errors"
 	"fmt"
-	"github.com/agentx-cli/agentx/internal/words"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/agentx-cli/agentx/internal/words"
 
 	"github.com/BurntSushi/toml"
 )

@@ -1,11 +1,12 @@
 package workflow
 
 import (
-	"github.com/agentx-cli/agentx/internal/words"
 	"path"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/agentx-cli/agentx/internal/words"
 
 	"github.com/BurntSushi/toml"
 )

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 )
 
 // Set is the configuration and workflows of one workspace.
@@ -16,6 +17,17 @@ type Set struct {
 
 	lazy map[string]string    // LoadMemo: the workflows not parsed yet, by name: their files
 	full func() (*Set, error) // LoadMemo: the full Load
+	mu   *sync.Mutex          // LoadMemo: guards Workflows and lazy (a Set is shared by an MCP server's calls)
+}
+
+// lock locks a Set from LoadMemo, whose Workflows fill as they are asked
+// for, and returns the unlock; a Set from Load never changes.
+func (s *Set) lock() func() {
+	if s.mu == nil {
+		return func() {}
+	}
+	s.mu.Lock()
+	return s.mu.Unlock
 }
 
 // Load reads agentxDir/config.toml (absent: DefaultConfig) and every
@@ -49,15 +61,11 @@ func Load(agentxDir string) (*Set, error) {
 
 	set := &Set{Config: cfg, Workflows: map[string]*Workflow{}}
 	dir := filepath.Join(agentxDir, "workflows")
-	entries, err := os.ReadDir(dir)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+	names, err := workflowFiles(dir)
+	if err != nil {
 		return nil, fmt.Errorf("workflow: %w", err)
 	}
-	for _, e := range entries {
-		name := e.Name()
-		if e.IsDir() || strings.HasPrefix(name, ".") || !strings.HasSuffix(name, ".toml") {
-			continue
-		}
+	for _, name := range names {
 		w, err := LoadWorkflowFile(filepath.Join(dir, name))
 		if err != nil {
 			if err := collect(err); err != nil {
@@ -98,6 +106,7 @@ func (s *Set) Workflow(name string) (*Workflow, error) {
 	if name == "" && s.Config != nil {
 		name = s.Config.DefaultWorkflow
 	}
+	defer s.lock()()
 	if w, ok := s.Workflows[name]; ok {
 		return w, nil
 	}
@@ -107,11 +116,16 @@ func (s *Set) Workflow(name string) (*Workflow, error) {
 			return w, err
 		}
 	}
-	return nil, &LookupError{Kind: ErrUnknownWorkflow, Workflow: name, Known: s.Names()}
+	return nil, &LookupError{Kind: ErrUnknownWorkflow, Workflow: name, Known: s.names()}
 }
 
 // Names returns the workflow names, sorted.
 func (s *Set) Names() []string {
+	defer s.lock()()
+	return s.names()
+}
+
+func (s *Set) names() []string {
 	names := map[string]bool{}
 	for n := range s.Workflows {
 		names[n] = true
@@ -138,7 +152,8 @@ func (s *Set) Agents() []string {
 		add(s.Config.Priority...)
 		add(sortedKeys(s.Config.Agents)...)
 	}
-	_ = s.unlazyLocked() // a workflow that no longer parses adds no agents
+	defer s.lock()()
+	_ = s.unlazy() // a workflow that no longer parses adds no agents
 	for _, w := range s.Workflows {
 		for _, st := range w.Steps {
 			add(st.Agent)
@@ -146,4 +161,21 @@ func (s *Set) Agents() []string {
 		}
 	}
 	return sortedKeys(seen)
+}
+
+// workflowFiles lists the workflow files in dir that Load reads, in name
+// order: *.toml, not starting with ".". A missing dir has none.
+func workflowFiles(dir string) ([]string, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	var names []string
+	for _, e := range entries {
+		name := e.Name()
+		if !e.IsDir() && !strings.HasPrefix(name, ".") && strings.HasSuffix(name, ".toml") {
+			names = append(names, name)
+		}
+	}
+	return names, nil
 }

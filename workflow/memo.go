@@ -54,15 +54,11 @@ func sources(agentxDir string) ([]memoFile, error) {
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
-	entries, err := os.ReadDir(filepath.Join(agentxDir, "workflows"))
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+	names, err := workflowFiles(filepath.Join(agentxDir, "workflows"))
+	if err != nil {
 		return nil, err
 	}
-	for _, e := range entries {
-		name := e.Name()
-		if e.IsDir() || strings.HasPrefix(name, ".") || !strings.HasSuffix(name, ".toml") {
-			continue
-		}
+	for _, name := range names {
 		fi, err := os.Stat(filepath.Join(agentxDir, "workflows", name))
 		if err != nil {
 			return nil, err
@@ -125,9 +121,8 @@ func cutQuoted(l string) (string, string, bool) {
 // memo vouching for every file as it is, config.toml is parsed and each
 // workflow only when Workflow asks for it. Otherwise it is Load, and the
 // memo is written when Load found no problem and every file is old enough
-// to vouch for. The memo is never written through a symbolic link (noLink
-// checks the path; nil: no check).
-func LoadMemo(agentxDir, memoPath string, noLink func(path string) error) (*Set, error) {
+// to vouch for. The memo is never written through a symbolic link.
+func LoadMemo(agentxDir, memoPath string) (*Set, error) {
 	now, err := sources(agentxDir)
 	if err != nil {
 		return Load(agentxDir)
@@ -141,7 +136,7 @@ func LoadMemo(agentxDir, memoPath string, noLink func(path string) error) (*Set,
 	if err != nil {
 		return nil, err
 	}
-	writeMemo(agentxDir, memoPath, set, now, noLink)
+	writeMemo(agentxDir, memoPath, set, now)
 	return set, nil
 }
 
@@ -163,7 +158,7 @@ func sameSources(memo, now []memoFile) bool {
 // lazySet is the Set the memo vouches for: config.toml parsed, the
 // workflows known by name and parsed when asked for.
 func lazySet(agentxDir string, memo []memoFile) (*Set, error) {
-	set := &Set{Workflows: map[string]*Workflow{}, lazy: map[string]string{}}
+	set := &Set{Workflows: map[string]*Workflow{}, lazy: map[string]string{}, mu: new(sync.Mutex)}
 	for _, f := range memo {
 		if f.name == "config.toml" {
 			cfg, err := LoadConfigFile(filepath.Join(agentxDir, f.name))
@@ -183,7 +178,7 @@ func lazySet(agentxDir string, memo []memoFile) (*Set, error) {
 }
 
 // writeMemo records set's files, when every one of them is old enough.
-func writeMemo(agentxDir, memoPath string, set *Set, files []memoFile, noLink func(string) error) {
+func writeMemo(agentxDir, memoPath string, set *Set, files []memoFile) {
 	settled := time.Now().Add(-memoSettle).UnixNano()
 	var b strings.Builder
 	b.WriteString("agentx workflow memo v1\n")
@@ -206,39 +201,13 @@ func writeMemo(agentxDir, memoPath string, set *Set, files []memoFile, noLink fu
 		}
 		b.WriteString(f.line())
 	}
-	if old, err := os.ReadFile(memoPath); err == nil && string(old) == b.String() {
-		return
-	}
-	if noLink != nil && noLink(memoPath) != nil {
-		return
-	}
-	if err := os.MkdirAll(filepath.Dir(memoPath), 0o755); err != nil {
-		return
-	}
-	if noLink != nil && noLink(memoPath) != nil {
-		return
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(memoPath), ".workflows.tmp-*")
-	if err != nil {
-		return
-	}
-	_, werr := tmp.WriteString(b.String())
-	if cerr := tmp.Close(); werr != nil || cerr != nil || os.Rename(tmp.Name(), memoPath) != nil {
-		_ = os.Remove(tmp.Name())
-	}
+	_ = atomicfile.WriteDerived(agentxDir, memoPath, []byte(b.String())) // a failure only means the next command loads all
 }
 
-// lazyMu guards the parsing of a lazy Set's workflows.
-var lazyMu sync.Mutex
-
-// parseLazy parses the workflow name of a lazy Set, once. A file that no
-// longer holds what the memo said makes the Set whole by a full Load.
+// parseLazy parses the workflow name of a lazy Set, once, under its lock.
+// A file that no longer holds what the memo said makes the Set whole by a
+// full Load.
 func (s *Set) parseLazy(name string) (*Workflow, error) {
-	lazyMu.Lock()
-	defer lazyMu.Unlock()
-	if w, ok := s.Workflows[name]; ok {
-		return w, nil
-	}
 	path, ok := s.lazy[name]
 	if !ok {
 		return nil, nil
@@ -254,14 +223,8 @@ func (s *Set) parseLazy(name string) (*Workflow, error) {
 	return s.Workflows[name], nil
 }
 
-// unlazyLocked is unlazy under the lock.
-func (s *Set) unlazyLocked() error {
-	lazyMu.Lock()
-	defer lazyMu.Unlock()
-	return s.unlazy()
-}
-
-// unlazy makes a lazy Set whole: every workflow parsed and checked.
+// unlazy makes a lazy Set whole, under its lock: every workflow parsed and
+// checked. Its Config stays as read (others read it without the lock).
 func (s *Set) unlazy() error {
 	if s.lazy == nil {
 		return nil
@@ -270,6 +233,6 @@ func (s *Set) unlazy() error {
 	if err != nil {
 		return fmt.Errorf("workflows changed while agentx ran: %w", err)
 	}
-	s.Config, s.Workflows, s.lazy = full.Config, full.Workflows, nil
+	s.Workflows, s.lazy = full.Workflows, nil
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -45,13 +46,13 @@ func TestLoadMemo(t *testing.T) {
 	require.NoError(t, err)
 
 	// first: a full Load, and the memo written
-	s, err := LoadMemo(dir, memo, nil)
+	s, err := LoadMemo(dir, memo)
 	require.NoError(t, err)
 	assert.Nil(t, s.lazy)
 	require.FileExists(t, memo)
 
 	// then: config.toml and nothing else parsed, until a workflow is asked for
-	s, err = LoadMemo(dir, memo, nil)
+	s, err = LoadMemo(dir, memo)
 	require.NoError(t, err)
 	assert.Empty(t, s.Workflows)
 	assert.Equal(t, full.Names(), s.Names())
@@ -89,11 +90,11 @@ func TestLoadMemoChanges(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			dir, memo := memoWorkspace(t)
-			_, err := LoadMemo(dir, memo, nil)
+			_, err := LoadMemo(dir, memo)
 			require.NoError(t, err)
 			require.FileExists(t, memo)
 			require.NoError(t, change(dir))
-			_, err = LoadMemo(dir, memo, nil)
+			_, err = LoadMemo(dir, memo)
 			var es Errors
 			require.ErrorAs(t, err, &es, "the change is seen and reported")
 		})
@@ -101,10 +102,10 @@ func TestLoadMemoChanges(t *testing.T) {
 
 	// removed: the workflow is gone from the names
 	dir, memo := memoWorkspace(t)
-	_, err := LoadMemo(dir, memo, nil)
+	_, err := LoadMemo(dir, memo)
 	require.NoError(t, err)
 	require.NoError(t, os.Remove(filepath.Join(dir, "workflows", "story.toml")))
-	s, err := LoadMemo(dir, memo, nil)
+	s, err := LoadMemo(dir, memo)
 	require.NoError(t, err)
 	assert.NotContains(t, s.Names(), "story")
 }
@@ -115,7 +116,7 @@ func TestLoadMemoRecent(t *testing.T) {
 	dir, memo := memoWorkspace(t)
 	now := time.Now()
 	require.NoError(t, os.Chtimes(filepath.Join(dir, "workflows", "bug.toml"), now, now))
-	_, err := LoadMemo(dir, memo, nil)
+	_, err := LoadMemo(dir, memo)
 	require.NoError(t, err)
 	assert.NoFileExists(t, memo)
 }
@@ -124,7 +125,7 @@ func TestLoadMemoRecent(t *testing.T) {
 // is garbage) costs a full Load, never a wrong workflow.
 func TestLoadMemoForged(t *testing.T) {
 	dir, memo := memoWorkspace(t)
-	_, err := LoadMemo(dir, memo, nil)
+	_, err := LoadMemo(dir, memo)
 	require.NoError(t, err)
 	b, err := os.ReadFile(memo)
 	require.NoError(t, err)
@@ -132,7 +133,7 @@ func TestLoadMemoForged(t *testing.T) {
 	forged = strings.Replace(forged, ` "bug"`+"\n", ` "feature"`+"\n", 1)
 	require.NotEqual(t, string(b), forged)
 	require.NoError(t, os.WriteFile(memo, []byte(forged), 0o644))
-	s, err := LoadMemo(dir, memo, nil)
+	s, err := LoadMemo(dir, memo)
 	require.NoError(t, err)
 	w, err := s.Workflow("feature")
 	require.NoError(t, err)
@@ -140,17 +141,23 @@ func TestLoadMemoForged(t *testing.T) {
 	assert.Equal(t, filepath.Join(dir, "workflows", "feature.toml"), w.File)
 
 	require.NoError(t, os.WriteFile(memo, []byte("agentx workflow memo v1\n\"config.toml\" x\n"), 0o644))
-	s, err = LoadMemo(dir, memo, nil)
+	s, err = LoadMemo(dir, memo)
 	require.NoError(t, err)
 	assert.Nil(t, s.lazy, "garbage: a full Load")
 }
 
-// TestLoadMemoNoLinks: the memo is not written where noLink refuses.
+// TestLoadMemoNoLinks: the memo is never written through a symbolic link
+// on its way (a cloned repository's state/cache pointing elsewhere).
 func TestLoadMemoNoLinks(t *testing.T) {
 	dir, memo := memoWorkspace(t)
-	_, err := LoadMemo(dir, memo, func(string) error { return errors.New("a link") })
+	elsewhere := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "state"), 0o755))
+	require.NoError(t, os.Symlink(elsewhere, filepath.Join(dir, "state", "cache")))
+	_, err := LoadMemo(dir, memo)
 	require.NoError(t, err)
-	assert.NoFileExists(t, memo)
+	entries, err := os.ReadDir(elsewhere)
+	require.NoError(t, err)
+	assert.Empty(t, entries)
 }
 
 func FuzzReadMemo(f *testing.F) {
@@ -175,4 +182,29 @@ func FuzzReadMemo(f *testing.F) {
 			t.Fatalf("read %q, written back %q", text, b.String())
 		}
 	})
+}
+
+// TestLoadMemoConcurrent: a Set from LoadMemo is shared by an MCP server's
+// concurrent calls; asking for workflows at once is safe (run with -race).
+func TestLoadMemoConcurrent(t *testing.T) {
+	dir, memo := memoWorkspace(t)
+	_, err := LoadMemo(dir, memo)
+	require.NoError(t, err)
+	s, err := LoadMemo(dir, memo)
+	require.NoError(t, err)
+	require.NotNil(t, s.lazy)
+	var wg sync.WaitGroup
+	for i := 0; i < 8; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for _, name := range []string{"", "bug", "story", "feature", "nope"} {
+				_, _ = s.Workflow(name)
+				_ = s.Names()
+			}
+			_ = s.Agents()
+		}()
+	}
+	wg.Wait()
+	assert.Len(t, s.Workflows, 3)
 }

@@ -131,3 +131,19 @@ func SyncDir(dir string) error {
 func IsTemp(name string) bool {
 	return strings.HasPrefix(name, ".") && strings.Contains(name, ".tmp-")
 }
+
+// WriteDerived writes a derived file (a cache agentx can rebuild) at path
+// under base: never through a symbolic link between base and path, the
+// directories created as needed, without fsync (see WriteVolatile).
+func WriteDerived(base, path string, data []byte) error {
+	if err := CheckNoLinks(base, path); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := CheckNoLinks(base, path); err != nil { // a link made meanwhile
+		return err
+	}
+	return WriteVolatile(path, data, 0o644)
+}

@@ -1,7 +1,6 @@
 package workspace
 
 import (
-	"github.com/agentx-cli/agentx/internal/atomicfile"
 	"path/filepath"
 	"time"
 
@@ -34,7 +33,7 @@ func Open(explicit, start string, now func() time.Time) (*Workspace, error) {
 	// through the memo: a command parses config.toml and only the workflow
 	// it uses, while the files are as when they were last all checked
 	memo := filepath.Join(dir, StateDir, "cache", "workflows")
-	rules, err := workflow.LoadMemo(dir, memo, func(p string) error { return atomicfile.CheckNoLinks(dir, p) })
+	rules, err := workflow.LoadMemo(dir, memo)
 	if err != nil {
 		return nil, err
 	}
