@@ -54,9 +54,10 @@ type App struct {
 
 	// exec replaces the process with another program (Main sets it; nil in
 	// an in-process run); args is the command line run
-	exec    func(path string, args []string) (int, error)
-	args    []string
-	helpErr error // a help that agentx-full was to give, and did not
+	exec       func(path string, args, env []string) (int, error)
+	handedOver bool // this lean process was run as agentx-full (envHandedOver)
+	args       []string
+	helpErr    error // a help that agentx-full was to give, and did not
 
 	cmd     *cobra.Command  // the command run, once its flags are parsed
 	ctx     context.Context // the command's, for work done on the side (the remote's refresh)
@@ -181,11 +182,7 @@ func (a *App) open() (*workspace.Workspace, error) {
 }
 
 // runE adapts a command body to cobra, with the context.
-func runE(fn func(ctx context.Context, cmd *cobra.Command, args []string) error) func(*cobra.Command, []string) error {
-	return func(cmd *cobra.Command, args []string) error {
-		return fn(cmd.Context(), cmd, args)
-	}
-}
+var runE = ext.RunE
 
 // printf writes text output (never used under --json).
 func (a *App) printf(format string, args ...any) {

@@ -30,9 +30,8 @@ func (a *App) afterFailure(ctx context.Context, h *router.Hub, issue int, at *ev
 
 func newProposalsCmd(a *App) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:         "proposals",
-		Annotations: map[string]string{reachesOutside: "yes"}, // GitHub, Slack: see toFull
-		Short:       "Enhancement proposals: agents and the gate propose, only a person approves or rejects",
+		Use:   "proposals",
+		Short: "Enhancement proposals: agents and the gate propose, only a person approves or rejects",
 		Long: `An enhancement proposal asks for a new skill, a tool fix, a config change or
 a workflow improvement. Agents may propose (proposals create); the supervisor
 gate proposes a new skill when the same check fails on two or more issues,
@@ -55,10 +54,11 @@ func newProposalsCreateCmd(a *App) *cobra.Command {
 		as     string
 	)
 	cmd := &cobra.Command{
-		Use:     "create --type T --title T --rationale R --action A [--impact low|medium|high] [--risk low|medium|high] [--issue N...]",
-		Short:   "Propose an enhancement (pending until a person decides)",
-		Example: `  agentx proposals create --type tool_fix --title "Flaky e2e runner" --rationale "Timed out on 3 issues" --action "Raise its timeout"`,
-		Args:    cobra.NoArgs,
+		Annotations: map[string]string{reachesOutside: "yes"}, // posted to GitHub, Slack: see toFull
+		Use:         "create --type T --title T --rationale R --action A [--impact low|medium|high] [--risk low|medium|high] [--issue N...]",
+		Short:       "Propose an enhancement (pending until a person decides)",
+		Example:     `  agentx proposals create --type tool_fix --title "Flaky e2e runner" --rationale "Timed out on 3 issues" --action "Raise its timeout"`,
+		Args:        cobra.NoArgs,
 		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			_, h, err := a.hub()
 			if err != nil {
@@ -202,9 +202,10 @@ func newProposalDecideCmd(a *App, verb string, to proposal.Status) *cobra.Comman
 		"implemented": "A person marks an approved proposal implemented",
 	}[verb]
 	cmd := &cobra.Command{
-		Use:   verb + " ID",
-		Short: short + " (never an agent: exit 4)",
-		Args:  cobra.ExactArgs(1),
+		Annotations: map[string]string{reachesOutside: "yes"}, // posted to GitHub, Slack: see toFull
+		Use:         verb + " ID",
+		Short:       short + " (never an agent: exit 4)",
+		Args:        cobra.ExactArgs(1),
 		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			if as != "" {
 				a.as = as
@@ -239,8 +240,14 @@ func newProposalDecideCmd(a *App, verb string, to proposal.Status) *cobra.Comman
 // actor is who acts where an agent or a person may: the process's agent
 // (AGENTX_AGENT), else the person, as human:NAME (--as, git, $USER).
 func (a *App) actor(as string) (string, error) {
-	if by := a.getenv(router.EnvAgent); by != "" {
-		return by, nil
+	if a.getenv(router.EnvAgent) != "" {
+		// an agent: checked as every command checks who acts (not human,
+		// not the hub, a well-formed name)
+		by, err := a.caller().Claim("from", "")
+		if err != nil {
+			return "", err
+		}
+		return by, ledger.ValidateAgent(router.EnvAgent, by)
 	}
 	if as != "" {
 		a.as = as

@@ -22,6 +22,11 @@ import (
 // agentx or on PATH.
 const EnvFull = "AGENTX_FULL"
 
+// envHandedOver marks the environment of a process agentx handed a command
+// to: a lean agentx that finds it was run in agentx-full's place (a wrong
+// $AGENTX_FULL) says so instead of handing the command on again.
+const envHandedOver = "AGENTX_HANDED_OVER"
+
 // fullName is the full binary's file name.
 func fullName() string {
 	if runtime.GOOS == "windows" {
@@ -65,7 +70,13 @@ func (a *App) runFull() error {
 	if err != nil {
 		return err
 	}
-	code, err := a.exec(p, a.args)
+	if a.handedOver {
+		// this lean agentx was itself started as agentx-full: running
+		// "agentx-full" again would never end
+		return &codedError{Code: ext.ExitNoFull, Msg: fmt.Sprintf("%s is not agentx-full: it handed the command back to agentx", safetext.Line(p)),
+			Todo: "point " + EnvFull + " at the agentx-full binary (go install github.com/agentx-cli/agentx/cmd/...@latest puts it beside agentx)"}
+	}
+	code, err := a.exec(p, a.args, append(os.Environ(), envHandedOver+"=1"))
 	if err != nil {
 		return err
 	}
@@ -94,6 +105,13 @@ func (a *App) fullStubs() []*cobra.Command {
 				a.json = a.json || slices.Contains(args, "--json")
 				return a.runFull()
 			},
+		}
+		// a shell's completion of agentx github ...: agentx-full's, which
+		// knows the subcommands and flags (the stub parses no flags, so
+		// cobra asks this for them too)
+		stub.ValidArgsFunction = func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
+			a.helpErr = a.runFull()
+			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
 		// agentx help github: agentx-full's help, which knows the flags
 		stub.SetHelpFunc(func(*cobra.Command, []string) {

@@ -23,7 +23,7 @@ func runLean(t *testing.T, dir string, env map[string]string, args ...string) (r
 	a := &App{
 		stdin: strings.NewReader(""), stdout: &out, stderr: &errb,
 		getenv: func(k string) string { return env[k] },
-		exec: func(path string, args []string) (int, error) {
+		exec: func(path string, args, _ []string) (int, error) {
 			ran = append([]string{path}, args...)
 			return 0, nil
 		},
@@ -58,6 +58,11 @@ func TestLeanRunsFull(t *testing.T) {
 	r, ran := runLean(t, dir, env, "help", "github")
 	require.Equal(t, 0, r.code, r.stderr)
 	require.Equal(t, []string{fake, "help", "github"}, *ran, "help for a full command is agentx-full's")
+	for _, args := range [][]string{{"__complete", "github", ""}, {"__complete", "doctor", "--"}} {
+		r, ran = runLean(t, dir, env, args...)
+		require.Equal(t, 0, r.code, r.stderr)
+		require.Equal(t, append([]string{fake}, args...), *ran, "a shell's completion of a full command is agentx-full's")
+	}
 
 	// no [github] or [slack]: the everyday commands run here
 	ask := []string{"clarify", "ask", "--issue", "3", "--to", "architect", "--topic", "t", "--question", "q?", "--non-blocking"}
@@ -75,9 +80,14 @@ func TestLeanRunsFull(t *testing.T) {
 		require.Equal(t, 0, r.code, "%v: %s", args, r.stderr)
 		require.Equal(t, append([]string{fake}, args...), *ran, "%v", args)
 	}
-	r, ran = runLean(t, dir, env, "workflow", "list")
+	for _, args := range [][]string{{"workflow", "list"}, {"proposals", "list"}} {
+		r, ran = runLean(t, dir, env, args...)
+		require.Equal(t, 0, r.code, r.stderr)
+		require.Empty(t, *ran, "%v reaches neither GitHub nor Slack", args)
+	}
+	r, ran = runLean(t, dir, env, "proposals", "create", "--type", "tool_fix", "--title", "t", "--rationale", "r", "--action", "a")
 	require.Equal(t, 0, r.code, r.stderr)
-	require.Empty(t, *ran)
+	require.NotEmpty(t, *ran, "a proposal is posted: agentx-full")
 	recs := runCmd(t, dir, env, "", "clarify", "list", "--issue", "3", "--json")
 	require.Equal(t, 1, strings.Count(recs.stdout, `"id": "CLR-3-`), "the ask handed over must not also have run here: %s", recs.stdout)
 

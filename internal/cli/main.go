@@ -28,6 +28,10 @@ func Main(extra ext.Extra) int {
 	if os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(64 << 20)
 	}
+	handed := os.Getenv(envHandedOver) != ""
+	if handed {
+		_ = os.Unsetenv(envHandedOver) // not for the responders and commands it runs
+	}
 	ctx, cancel, stop := signalContext()
 	code := run(ctx, &App{
 		stdin:  os.Stdin,
@@ -37,6 +41,8 @@ func Main(extra ext.Extra) int {
 		isTTY:  isatty.IsTerminal(os.Stdout.Fd()),
 		extra:  extra,
 		exec:   execProcess,
+
+		handedOver: handed && extra == nil,
 	}, os.Args[1:])
 	stop()
 	return code

@@ -95,17 +95,28 @@ func (a *App) fail(err error) int {
 
 // worded is err's message in the command line's words: input the packages
 // name by its field (from, topic) is named by the command's flag (--from)
-// when the command has one of that name.
+// when the value came from that flag, and by the environment variable it
+// came from when that is the flag's default (AGENTX_AGENT for --from).
 func (a *App) worded(err error) string {
 	msg := err.Error()
 	var in *ledger.InputError
 	if a.cmd == nil || !errors.As(err, &in) || a.cmd.Flags().Lookup(in.Field) == nil {
 		return msg
 	}
-	flag := *in
-	flag.Field = "--" + in.Field
-	return strings.Replace(msg, in.Error(), flag.Error(), 1)
+	named := *in
+	switch env := flagEnv[in.Field]; {
+	case a.cmd.Flags().Changed(in.Field):
+		named.Field = "--" + in.Field
+	case env != "" && a.getenv(env) == in.Value:
+		named.Field = env
+	default:
+		return msg
+	}
+	return strings.Replace(msg, in.Error(), named.Error(), 1)
 }
+
+// flagEnv are the environment variables that flags default to.
+var flagEnv = map[string]string{"from": router.EnvAgent, "agent": router.EnvAgent}
 
 // warnf prints a warning on stderr, neutralised to one line: warnings
 // quote files and errors that came from outside.

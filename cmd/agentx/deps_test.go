@@ -1,0 +1,35 @@
+package main
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// TestLeanDeps: the lean binary links none of what agentx-full is for
+// (an HTTP and TLS stack, the MCP SDK, GitHub and Slack clients, a JSON
+// Schema validator, a YAML parser): one import of them into internal/cli
+// would make every command start slower again.
+func TestLeanDeps(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go list")
+	}
+	out, err := exec.Command("go", "list", "-deps", ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	heavy := []string{
+		"net/http", "crypto/tls", "github.com/modelcontextprotocol/go-sdk/mcp", "github.com/google/go-github",
+		"github.com/slack-go/slack", "github.com/google/jsonschema-go", "go.yaml.in/yaml",
+		"github.com/agentx-cli/agentx/internal/cli/full", "github.com/agentx-cli/agentx/ghmirror",
+		"github.com/agentx-cli/agentx/slackmode", "github.com/agentx-cli/agentx/mcpserver",
+		"github.com/agentx-cli/agentx/doctor", "github.com/agentx-cli/agentx/skills",
+	}
+	for _, dep := range strings.Fields(string(out)) {
+		for _, h := range heavy {
+			if dep == h || strings.HasPrefix(dep, h+"/") {
+				t.Errorf("cmd/agentx links %s", dep)
+			}
+		}
+	}
+}
