@@ -329,7 +329,7 @@ func (s *Store) updateShared(ctx context.Context, issue int, path string, lk *lo
 			return nil, err
 		}
 		before := statusesOf(l)
-		var beforeRec map[string]recState
+		var beforeRec map[string]*recState
 		if fn != nil {
 			beforeRec = recStates(l)
 			if ferr := fn(l); ferr != nil {
@@ -391,7 +391,7 @@ func (s *Store) updateShared(ctx context.Context, issue int, path string, lk *lo
 // renumberedAway refuses a change made to an id the outbox has just given
 // up (another host had taken it; the queued record it meant is delivered
 // under another id): it would change the other host's record.
-func (s *Store) renumberedAway(ctx context.Context, issue int, path string, lk *lock.Lock, before map[string]recState, l *Ledger, outcomes []Outcome, snap Snapshot) error {
+func (s *Store) renumberedAway(ctx context.Context, issue int, path string, lk *lock.Lock, before map[string]*recState, l *Ledger, outcomes []Outcome, snap Snapshot) error {
 	for _, o := range outcomes {
 		if o.Outcome != OutcomeRenumbered {
 			continue
@@ -400,8 +400,10 @@ func (s *Store) renumberedAway(ctx context.Context, issue int, path string, lk *
 		if c == nil {
 			continue
 		}
-		if b, err := recordBytes(c); err == nil && bytes.Equal(b, before[o.ID].raw) {
-			continue
+		if was := before[o.ID].whole(); was != nil {
+			if b, err := recordBytes(c); err == nil && bytes.Equal(b, was.raw) {
+				continue
+			}
 		}
 		winner, err := s.updateShared(ctx, issue, path, lk, nil, &snap)
 		if err != nil {
@@ -596,10 +598,14 @@ func (s *Store) updateOffline(issue int, path string, lk *lock.Lock, fn func(*Le
 			return nil, err
 		}
 		was, existed := beforeRec[c.ID]
-		if existed && bytes.Equal(was.raw, after) {
+		var raw json.RawMessage
+		if existed {
+			raw = was.whole().raw
+		}
+		if existed && bytes.Equal(raw, after) {
 			continue
 		}
-		p.Records = append(p.Records, QueuedRecord{ID: c.ID, Before: was.raw, After: after})
+		p.Records = append(p.Records, QueuedRecord{ID: c.ID, Before: raw, After: after})
 	}
 	st.Pending = append(st.Pending, p)
 	// The outbox first: once it is durable the change is acknowledged.
@@ -645,7 +651,7 @@ func (s *Store) refused(ctx context.Context, issue int, path string, lk *lock.Lo
 			continue
 		}
 		if c.sealed == nil {
-			if b, err := recordBytes(c); err == nil && !bytes.Equal(b, was.raw) {
+			if b, err := recordBytes(c); err == nil && !bytes.Equal(b, was.whole().raw) {
 				changed = append(changed, c.ID)
 			}
 		}
@@ -660,7 +666,22 @@ func (s *Store) refused(ctx context.Context, issue int, path string, lk *lock.Lo
 type recState struct {
 	status Status
 	thread int
-	raw    json.RawMessage // its JSON (nil for a sealed record: final, it cannot change)
+	raw    json.RawMessage // its JSON as agentx writes it (a sealed record's: see whole)
+	sealed json.RawMessage // a sealed record's bytes as read
+}
+
+// whole fills in what a sealed record held (its thread, its JSON), decoded
+// as Find would decode it, for a record the change opened: only then is it
+// decoded, so a write that opens no closed record decodes none.
+func (r *recState) whole() *recState {
+	if r != nil && r.sealed != nil && r.raw == nil {
+		c := &Clarification{sealed: r.sealed}
+		if c.unseal() == nil {
+			r.thread = len(c.Thread)
+			r.raw, _ = recordBytes(c)
+		}
+	}
+	return r
 }
 
 func statusesOf(l *Ledger) map[string]Status {
@@ -671,10 +692,10 @@ func statusesOf(l *Ledger) map[string]Status {
 	return m
 }
 
-func recStates(l *Ledger) map[string]recState {
-	m := make(map[string]recState, len(l.Clarifications))
+func recStates(l *Ledger) map[string]*recState {
+	m := make(map[string]*recState, len(l.Clarifications))
 	for _, c := range l.Clarifications {
-		r := recState{status: c.Status, thread: len(c.Thread)}
+		r := &recState{status: c.Status, thread: len(c.Thread), sealed: c.sealed}
 		if c.sealed == nil {
 			r.raw, _ = recordBytes(c)
 		}
@@ -686,13 +707,14 @@ func recStates(l *Ledger) map[string]recState {
 // changeMessage names what a change did, for a commit message and the outbox:
 // "CLR-42-001 answered by architect", one phrase per record changed; ""
 // when it changed nothing.
-func changeMessage(before map[string]recState, l *Ledger) string {
+func changeMessage(before map[string]*recState, l *Ledger) string {
 	var out []string
 	for _, c := range l.Clarifications {
 		if c.sealed != nil {
 			continue
 		}
 		was, existed := before[c.ID]
+		was = was.whole()
 		by := ""
 		if n := len(c.Thread); n > 0 {
 			by = c.Thread[n-1].From

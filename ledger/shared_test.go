@@ -229,3 +229,47 @@ func TestSharedRetriesOnMoved(t *testing.T) {
 	}
 	t.Logf("%d asks on the remote, %d pushes refused and retried", len(final.Clarifications), r.moved)
 }
+
+// TestSharedOpenedSealedRecord: a change that opens a closed record
+// without changing it (GitHub and Slack modes read every record to take a
+// comment once) queues and names only what it did change: delivered, the
+// closed question is not asked again under a new id.
+func TestSharedOpenedSealedRecord(t *testing.T) {
+	r := &memRemote{chains: map[int][]Commit{}}
+	a, b := sharedHost(t, r), sharedHost(t, r)
+	id, err := sharedAsk(a, "TTL?")
+	require.NoError(t, err)
+	_, err = a.Update(context.Background(), 1, func(l *Ledger) error {
+		l.Find(id).Status = Abandoned
+		return nil
+	})
+	require.NoError(t, err)
+	_, err = sharedAsk(b, "first on b") // b's local copy: CLR-1-001 abandoned (sealed when read)
+	require.NoError(t, err)
+
+	r.offline = true
+	_, err = b.Update(context.Background(), 1, func(l *Ledger) error {
+		_ = l.Whole() // opens CLR-1-001, changes nothing in it
+		l.Clarifications = append(l.Clarifications, sharedRecord(l.NextID(), "offline on b"))
+		return nil
+	})
+	require.NoError(t, err)
+	st, err := b.ReadSync(1)
+	require.NoError(t, err)
+	require.Len(t, st.Pending, 1)
+	assert.Equal(t, "CLR-1-003 asked by engineer of architect", st.Pending[0].Message)
+	require.Len(t, st.Pending[0].Records, 1, "only the new record is queued")
+
+	r.offline = false
+	_, err = sharedAsk(a, "from a meanwhile")
+	require.NoError(t, err)
+	_, err = b.Sync(context.Background(), 1, nil)
+	require.NoError(t, err)
+	final, err := Decode("mem", r.head(1).Data)
+	require.NoError(t, err)
+	var topics []string
+	for _, c := range final.Clarifications {
+		topics = append(topics, c.Topic)
+	}
+	assert.Equal(t, []string{"TTL?", "first on b", "from a meanwhile", "offline on b"}, topics, "the abandoned question once")
+}
