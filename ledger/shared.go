@@ -294,11 +294,28 @@ func (s *Store) Sync(ctx context.Context, issue int, snap *Snapshot) (bool, erro
 		return false, err
 	}
 	defer func() { _ = lk.Release() }()
-	n := len(s.Unsynced())
+	if s.offline {
+		return false, nil
+	}
+	if snap == nil {
+		got, err := s.remote.Fetch(ctx, issue)
+		if errors.Is(err, ErrOffline) {
+			return false, nil
+		}
+		if err != nil {
+			return false, err
+		}
+		snap = &got
+	}
 	if _, err := s.updateShared(ctx, issue, path, lk, nil, snap); err != nil {
 		return false, err
 	}
-	return len(s.Unsynced()) == n, nil
+	// reached: the remote answered and holds what the outbox held
+	st, err := s.ReadSync(issue)
+	if err != nil {
+		return false, err
+	}
+	return len(st.Pending) == 0, nil
 }
 
 // updateShared is Update with a remote: the optimistic transaction.

@@ -273,3 +273,39 @@ func TestSharedOpenedSealedRecord(t *testing.T) {
 	}
 	assert.Equal(t, []string{"TTL?", "first on b", "from a meanwhile", "offline on b"}, topics, "the abandoned question once")
 }
+
+// TestSyncReached: Sync says whether the remote was reached and now holds
+// the outbox: not when it is offline (or --offline), whatever the outbox
+// holds.
+func TestSyncReached(t *testing.T) {
+	r := &memRemote{chains: map[int][]Commit{}}
+	a := sharedHost(t, r)
+	_, err := sharedAsk(a, "TTL?")
+	require.NoError(t, err)
+	ctx := context.Background()
+
+	reached, err := a.Sync(ctx, 1, nil)
+	require.NoError(t, err)
+	assert.True(t, reached)
+
+	r.offline = true
+	reached, err = a.Sync(ctx, 1, nil)
+	require.NoError(t, err)
+	assert.False(t, reached, "offline, an empty outbox")
+	_, err = sharedAsk(a, "queued")
+	require.NoError(t, err)
+	reached, err = a.Sync(ctx, 1, nil)
+	require.NoError(t, err)
+	assert.False(t, reached, "offline, the outbox holding a change")
+
+	r.offline = false
+	a.SetOffline(true)
+	reached, err = a.Sync(ctx, 1, nil)
+	require.NoError(t, err)
+	assert.False(t, reached, "--offline")
+	a.SetOffline(false)
+	reached, err = a.Sync(ctx, 1, nil)
+	require.NoError(t, err)
+	assert.True(t, reached, "delivered")
+	assert.Len(t, r.chains[1], 2)
+}
