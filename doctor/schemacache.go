@@ -2,10 +2,12 @@ package doctor
 
 import (
 	"context"
+	"encoding/json"
 	"path/filepath"
 	"strconv"
 	"sync"
 
+	"github.com/agentx-cli/agentx/internal/atomicfile"
 	"github.com/agentx-cli/agentx/ledger"
 )
 
@@ -70,9 +72,10 @@ func (m *schemaMemo) save(ctx context.Context, store *ledger.Store) {
 	if !m.dirt && len(m.now) == len(m.was) {
 		return
 	}
-	c := schemaCache{}
-	_ = store.UpdateState(ctx, SchemaCacheFile, &c, func() error {
-		c = schemaCache{Version: schemaCacheVersion, OK: m.now}
-		return nil
-	})
+	// written whole, as WriteDerived writes caches: an unreadable cache is
+	// replaced, not kept as UpdateState keeps a file it cannot parse
+	b, err := json.Marshal(schemaCache{Version: schemaCacheVersion, OK: m.now})
+	if err == nil {
+		_ = atomicfile.WriteDerived(store.Dir(), filepath.Join(store.Dir(), SchemaCacheFile), append(b, '\n'))
+	}
 }

@@ -68,4 +68,11 @@ func TestSchemaCheckRemembered(t *testing.T) {
 	require.NoError(t, os.Remove(dir+"/"+SchemaCacheFile))
 	run()
 	assert.EqualValues(t, 5, calls.Load(), "no cache: every ledger again")
+
+	// a cache that does not parse is replaced, not kept for ever
+	require.NoError(t, os.WriteFile(dir+"/"+SchemaCacheFile, []byte("{torn"), 0o644))
+	run()
+	assert.EqualValues(t, 5, calls.Load(), "an unreadable cache: every ledger again")
+	run()
+	assert.EqualValues(t, 1, calls.Load(), "and remembered after: only the ledger that bends the schema")
 }

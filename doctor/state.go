@@ -4,12 +4,13 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"github.com/agentx-cli/agentx/internal/words"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/agentx-cli/agentx/internal/words"
 
 	"github.com/agentx-cli/agentx/inbox"
 	"github.com/agentx-cli/agentx/internal/atomicfile"
@@ -24,6 +25,9 @@ const (
 	CheckEvents = "events" // events.jsonl is a regular file whose last lines are events
 	CheckRemote = "remote" // remote mode's sync states (the outbox) parse
 )
+
+// Checks are every check a finding may name, the one list of them.
+var Checks = []string{CheckLedger, CheckSchema, CheckLock, CheckTemp, CheckIndex, CheckStatus, CheckInbox, CheckEvents, CheckRemote}
 
 // EventsTail is how much of the end of events.jsonl doctor reads: where a
 // writer killed mid-line leaves a fragment. A malformed line further back
@@ -208,7 +212,7 @@ func checkEvents(path string, opts Options, r *Report) {
 	}
 	if badN > 0 {
 		r.add(Finding{Check: CheckEvents, Severity: Warning, Path: path,
-			Problem: fmt.Sprintf("%d %s near the end %s not an event (at %s)", badN, plural(badN, "line", "lines"), plural(badN, "is", "are"), strings.Join(bad, ", ")),
+			Problem: fmt.Sprintf("%d %s near the end %s not an event (at %s)", badN, words.Plural(badN, "line", "lines"), words.Plural(badN, "is", "are"), strings.Join(bad, ", ")),
 			Action:  "every reader skips them (agentx events counts them as skipped); the log is append-only and is not rewritten"})
 	}
 	if !torn {
@@ -240,6 +244,3 @@ func endLine(path string) error {
 	}
 	return f.Close()
 }
-
-// plural is words.Plural.
-func plural(n int, one, many string) string { return words.Plural(n, one, many) }

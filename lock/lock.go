@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/gofrs/flock"
+
+	"github.com/agentx-cli/agentx/internal/words"
 )
 
 // Defaults for the zero values of Options, and fixed timings.
@@ -155,7 +157,7 @@ func (e *TimeoutError) Error() string {
 		}
 	}
 	if e.Queued > 0 {
-		fmt.Fprintf(&b, "; %d other agentx %s waiting for it", e.Queued, plural(e.Queued, "process was", "processes were"))
+		fmt.Fprintf(&b, "; %d other agentx %s waiting for it", e.Queued, words.Plural(e.Queued, "process was", "processes were"))
 		if e.Ahead >= 0 {
 			fmt.Fprintf(&b, ", %d of them queued before this one", e.Ahead)
 		}

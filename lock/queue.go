@@ -2,7 +2,6 @@ package lock
 
 import (
 	"bytes"
-	"github.com/agentx-cli/agentx/internal/words"
 	"strconv"
 )
 
@@ -29,6 +28,3 @@ func parseQueue(data []byte, ino uint64, pid int) (waiting, ahead int) {
 	}
 	return waiting, ahead
 }
-
-// plural is words.Plural.
-func plural(n int, one, many string) string { return words.Plural(n, one, many) }

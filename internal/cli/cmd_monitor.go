@@ -80,7 +80,7 @@ func (a *App) renderReport(w io.Writer, r *monitor.Report) {
 		fmt.Fprintln(w, "Waiting for an answer:")
 		for _, s := range r.Waiting {
 			fmt.Fprintf(w, "  %s  #%d  %s -> %s  stale since %s, escalates at %s (%d %s)\n", safetext.Line(s.ID), s.Issue, safetext.Line(s.From), safetext.Line(s.To),
-				minute(s.StaleSince.Time), minute(s.EscalatesAt.Time), s.Retries, plural(s.Retries, "retry", "retries"))
+				minute(s.StaleSince.Time), minute(s.EscalatesAt.Time), s.Retries, words.Plural(s.Retries, "retry", "retries"))
 		}
 	}
 	if len(r.Problems) > 0 {
@@ -92,9 +92,6 @@ func (a *App) renderReport(w io.Writer, r *monitor.Report) {
 }
 
 func minute(t time.Time) string { return t.UTC().Format("2006-01-02 15:04") }
-
-// plural is words.Plural.
-func plural(n int, one, many string) string { return words.Plural(n, one, many) }
 
 func newClarifyStaleCmd(a *App) *cobra.Command {
 	return &cobra.Command{

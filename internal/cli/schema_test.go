@@ -668,7 +668,7 @@ func TestSchemaEnums(t *testing.T) {
 		{"monitor.json#/$defs/finding/properties/result", strs(monitor.Planned, monitor.Done, monitor.Skipped, monitor.Failed, monitor.Deferred)},
 		{"clarify-stale.json#/items/properties/kind", strs(monitor.KindStale, monitor.KindStuck)},
 		{"inbox.json#/$defs/item/properties/kind", strs(inbox.KindAnswer, inbox.KindQuestion, inbox.KindResolved, inbox.KindEscalated, inbox.KindAbandoned, inbox.KindRevision)},
-		{"doctor.json#/$defs/finding/properties/check", strs(doctor.CheckLedger, doctor.CheckSchema, doctor.CheckLock, doctor.CheckTemp, doctor.CheckIndex)},
+		{"doctor.json#/$defs/finding/properties/check", strs(toAny(doctor.Checks)...)},
 		{"doctor.json#/$defs/finding/properties/severity", strs(doctor.Error, doctor.Warning)},
 		{"hook.json#/properties/hook", strs(router.HookStart, router.HookFinish)},
 		{"skill.json#/properties/status", strs(toAny(skills.Statuses)...)},
