@@ -24,9 +24,6 @@ func ReadStamped(path string) ([]byte, Stamp, error) {
 	if err := syscall.Fstat(fd, &st); err != nil {
 		return nil, Stamp{}, &fs.PathError{Op: "fstat", Path: path, Err: err}
 	}
-	if st.Mode&syscall.S_IFMT == syscall.S_IFDIR {
-		return nil, Stamp{}, &fs.PathError{Op: "read", Path: path, Err: syscall.EISDIR}
-	}
 	data, err := atomicfile.ReadAll(fd, path, st.Size+1) // one byte more: the end is seen at once
 	if err != nil {
 		return nil, Stamp{}, err

@@ -25,7 +25,9 @@ func ReadFile(path string) ([]byte, error) {
 // ReadFile), retrying when a signal interrupts it.
 func OpenRead(path string) (int, error) {
 	for {
-		fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+		// O_NONBLOCK: a FIFO planted where a file should be fails the
+		// read instead of hanging the command (no effect on a file)
+		fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC|syscall.O_NONBLOCK, 0)
 		if err == syscall.EINTR {
 			continue
 		}

@@ -14,7 +14,6 @@ import (
 
 	"github.com/agentx-cli/agentx/internal/cli/ext"
 	"github.com/agentx-cli/agentx/internal/clock"
-	"github.com/agentx-cli/agentx/internal/relay"
 	"github.com/agentx-cli/agentx/internal/workspace"
 	"github.com/agentx-cli/agentx/router"
 )
@@ -47,10 +46,8 @@ type App struct {
 
 	// what the full binary adds (nil: the lean binary), and its part of
 	// this run
-	extra   ext.Extra
-	ext     ext.Extension
-	outside relay.Modes // the outside modes, opened once (outsideOpen)
-	opened  bool
+	extra ext.Extra
+	ext   ext.Extension
 
 	// exec replaces the process with another program (Main sets it; nil in
 	// an in-process run); args is the command line run

@@ -168,7 +168,7 @@ var _ ext.App = (*App)(nil)
 // Printf writes text output (never used under --json).
 func (a *App) Printf(format string, args ...any) { a.printf(format, args...) }
 
-// Warnf prints a warning on stderr (under --json, as a JSON line).
+// Warnf prints a warning on stderr, neutralised to one line.
 func (a *App) Warnf(format string, args ...any) { a.warnf(format, args...) }
 
 // Emit prints data under --json, else runs text.

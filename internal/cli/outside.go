@@ -13,13 +13,10 @@ import (
 // first used. The lean binary has none: a workspace that configures one
 // runs agentx-full (toFull).
 func (a *App) outsideModes(ctx context.Context, h *router.Hub) relay.Modes {
-	if !a.opened {
-		a.opened = true
-		if a.ext.Outside != nil {
-			a.outside = a.ext.Outside(ctx, h)
-		}
+	if a.ext.Outside == nil {
+		return nil
 	}
-	return a.outside
+	return a.ext.Outside(ctx, h)
 }
 
 // outsideSide is the outside modes as a side effect of a command that runs

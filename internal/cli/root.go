@@ -66,7 +66,7 @@ recorded in a per-issue ledger under .agentx/state/clarifications/.`,
 		root.AddCommand(c.make(a))
 	}
 	if a.extra != nil {
-		root.AddCommand(a.ext.Commands...)
+		root.AddCommand(a.ext.Commands()...)
 	} else {
 		root.AddCommand(a.fullStubs()...)
 	}

@@ -23,10 +23,12 @@ type Extra func(a App) Extension
 
 // Extension is the full binary's part of one run.
 type Extension struct {
-	// Commands are added to the root command, one per name in FullCommands.
-	Commands []*cobra.Command
+	// Commands builds the commands added to the root command, one per name
+	// in FullCommands: called only for a run that may need them (help, or
+	// one of them), not for a command the lean binary handed over.
+	Commands func() []*cobra.Command
 	// Outside opens the outside modes (GitHub, Slack) of a command that
-	// runs the monitor or waits; called at most once per run.
+	// runs the monitor or waits; it opens each mode once per run and returns it again after.
 	Outside func(ctx context.Context, h *router.Hub) relay.Modes
 }
 
@@ -35,7 +37,8 @@ type Extension struct {
 type App interface {
 	// Printf writes text output (never used under --json).
 	Printf(format string, args ...any)
-	// Warnf prints a warning on stderr (under --json, as a JSON line).
+	// Warnf prints a warning on stderr, neutralised to one line (under
+	// --json too: stdout holds only the document).
 	Warnf(format string, args ...any)
 	// Emit prints data under --json, else runs text.
 	Emit(data any, text func()) error

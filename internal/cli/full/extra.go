@@ -26,7 +26,9 @@ type run struct {
 func Extra(a ext.App) ext.Extension {
 	r := &run{App: a}
 	return ext.Extension{
-		Commands: []*cobra.Command{newDoctorCmd(r), newGitHubCmd(r), newMCPCmd(r), newSkillsCmd(r), newSlackCmd(r)},
+		Commands: func() []*cobra.Command {
+			return []*cobra.Command{newDoctorCmd(r), newGitHubCmd(r), newMCPCmd(r), newSkillsCmd(r), newSlackCmd(r)}
+		},
 		Outside:  r.outsideModes,
 	}
 }
