@@ -29,7 +29,7 @@ func Extra(a ext.App) ext.Extension {
 		Commands: func() []*cobra.Command {
 			return []*cobra.Command{newDoctorCmd(r), newGitHubCmd(r), newMCPCmd(r), newSkillsCmd(r), newSlackCmd(r)}
 		},
-		Outside:  r.outsideModes,
+		Outside: r.outsideModes,
 	}
 }
 
