@@ -91,8 +91,10 @@ func (s *server) proposalCreate(ctx context.Context, in ProposalCreateInput) (Pr
 }
 
 func (s *server) proposalList(ctx context.Context, in ProposalListInput) (ProposalListResult, string, error) {
-	if in.Status != "" && !validStatus(in.Status) {
-		return ProposalListResult{}, "", &ledger.InputError{Field: "status", Value: in.Status, Msg: "is not a proposal status: use pending, approved, rejected or implemented"}
+	if in.Status != "" {
+		if err := proposal.CheckStatus("status", in.Status); err != nil {
+			return ProposalListResult{}, "", err
+		}
 	}
 	b, err := proposal.Read(s.hub.Store)
 	if err != nil {
@@ -130,14 +132,6 @@ func (s *server) proposalShow(ctx context.Context, in ProposalShowInput) (Propos
 	}
 	r := ProposalResult{Proposal: p, Guidance: guidanceOf(p)}
 	return r, renderProposal(r), nil
-}
-
-func validStatus(s string) bool {
-	switch proposal.Status(s) {
-	case proposal.Pending, proposal.Approved, proposal.Rejected, proposal.Implemented:
-		return true
-	}
-	return false
 }
 
 // guidanceOf says what happens to p next, for the agent.

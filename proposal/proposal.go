@@ -37,6 +37,18 @@ const (
 	Implemented Status = "implemented"
 )
 
+// Statuses are the statuses, in the order of a proposal's life.
+var Statuses = []Status{Pending, Approved, Rejected, Implemented}
+
+// CheckStatus checks a status given as a filter (field names it): an
+// *ledger.InputError when it is none of Statuses.
+func CheckStatus(field, s string) error {
+	if slices.Contains(Statuses, Status(s)) {
+		return nil
+	}
+	return &ledger.InputError{Field: field, Value: s, Msg: "is not a proposal status: use pending, approved, rejected or implemented"}
+}
+
 // Levels are the values of impact and risk.
 var Levels = []string{"low", "medium", "high"}
 

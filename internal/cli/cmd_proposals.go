@@ -99,6 +99,11 @@ func newProposalsListCmd(a *App) *cobra.Command {
 		Short: "The proposals, oldest first (--status pending, approved, rejected or implemented)",
 		Args:  cobra.NoArgs,
 		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+			if status != "" {
+				if err := proposal.CheckStatus("status", status); err != nil {
+					return err // worded --status; exit 2
+				}
+			}
 			b, err := a.proposalBook()
 			if err != nil {
 				return err

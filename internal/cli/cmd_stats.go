@@ -164,13 +164,11 @@ func (a *App) statsText(w io.Writer, st router.Stats) {
 	}
 }
 
-// proposalOrder is the order proposal statuses are shown in.
-var proposalOrder = []proposal.Status{proposal.Pending, proposal.Approved, proposal.Rejected, proposal.Implemented}
 
 // proposalsLine is "4 · 1 pending · 2 approved · ...", the statuses with any.
 func proposalsLine(counts map[string]int) string {
 	total, parts := 0, []string{}
-	for _, s := range proposalOrder {
+	for _, s := range proposal.Statuses {
 		if n := counts[string(s)]; n > 0 {
 			total += n
 			parts = append(parts, fmt.Sprintf("%d %s", n, s))

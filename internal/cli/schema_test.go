@@ -674,7 +674,7 @@ func TestSchemaEnums(t *testing.T) {
 		{"skill.json#/properties/status", strs(toAny(skills.Statuses)...)},
 		{"skill.json#/properties/origin", strs(skills.OriginManual, skills.OriginProposal)},
 		{"skill.json#/$defs/problem/properties/check", strs(toAny(skills.Checks)...)},
-		{"proposal.json#/properties/status", strs(proposal.Pending, proposal.Approved, proposal.Rejected, proposal.Implemented)},
+		{"proposal.json#/properties/status", strs(toAny(proposal.Statuses)...)},
 		{"proposal.json#/properties/type", strs(toAny(proposal.Types)...)},
 		{"proposal.json#/properties/decisions/items/properties/status", strs(proposal.Approved, proposal.Rejected, proposal.Implemented)},
 	}
