@@ -164,7 +164,6 @@ func (a *App) statsText(w io.Writer, st router.Stats) {
 	}
 }
 
-
 // proposalsLine is "4 · 1 pending · 2 approved · ...", the statuses with any.
 func proposalsLine(counts map[string]int) string {
 	total, parts := 0, []string{}
