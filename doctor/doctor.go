@@ -39,6 +39,7 @@ const (
 	CheckLock   = "lock"   // no stale lock files
 	CheckTemp   = "temp"   // no temp files left by killed writers
 	CheckIndex  = "index"  // the index matches the ledgers
+	CheckLayout = "layout" // each large ledger's layout memo, if in force, describes it
 )
 
 // The severities. Only errors make the workspace unhealthy: a warning is
@@ -98,6 +99,9 @@ func Run(ctx context.Context, store *ledger.Store, opts Options) (*Report, error
 		return nil, err
 	}
 	checkIndex(ctx, store, opts, r, built)
+	if opts.Fix {
+		fixLayouts(r)
+	}
 	for _, f := range r.Findings {
 		if f.Severity == Error && !f.Fixed {
 			r.Remaining++
@@ -274,6 +278,11 @@ func checkLedger(store *ledger.Store, n int, memo *schemaMemo) (c ledgerCheck) {
 		return c
 	}
 	c.l = l
+	var le *ledger.LayoutError
+	if err := store.CheckLayoutOf(l, data, st); errors.As(err, &le) {
+		c.findings = append(c.findings, Finding{Check: CheckLayout, Severity: Error, Path: le.Path, Problem: le.Error(),
+			Action: "agentx doctor --fix removes it (derived: the next write reads the ledger whole and makes a new one)"})
+	}
 	if memo.passed(n, st) {
 		return c // this very file passed before
 	}
@@ -393,6 +402,20 @@ func checkIndex(ctx context.Context, store *ledger.Store, opts Options, r *Repor
 		}
 	}
 	r.add(f)
+}
+
+// fixLayouts removes the layout memos that do not describe their ledgers.
+func fixLayouts(r *Report) {
+	for i, f := range r.Findings {
+		if f.Check != CheckLayout {
+			continue
+		}
+		if err := os.Remove(f.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			r.Findings[i].Action = "could not remove it: " + err.Error()
+			continue
+		}
+		r.Findings[i].Fixed, r.Findings[i].Action = true, "removed (derived: the next write makes a new one)"
+	}
 }
 
 // diff names the issues whose entries differ.

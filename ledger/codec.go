@@ -1,9 +1,12 @@
 package ledger
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
+	"os"
 
 	json "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -64,6 +67,13 @@ var (
 			json.MarshalToFunc(func(enc *jsontext.Encoder, c *Clarification) error {
 				if c.sealed != nil {
 					return enc.WriteValue(c.sealed)
+				}
+				if c.at != nil {
+					b, err := c.at.bytes()
+					if err != nil {
+						return err
+					}
+					return enc.WriteValue(b)
 				}
 				return json.MarshalEncode(enc, &wire[clarFields]{(*clarFields)(c), c.more})
 			}),
@@ -186,12 +196,15 @@ func skim(dec *jsontext.Decoder, in []byte) (raw []byte, id, from string, st Sta
 
 // Sealed reports whether c was read sealed: only its ID, From and Status
 // are set, and it is written back as it was read.
-func (c *Clarification) Sealed() bool { return c.sealed != nil }
+func (c *Clarification) Sealed() bool { return c.sealed != nil || c.at != nil }
 
 // stubIntact reports whether a sealed record still holds only what was
 // read of it: a change made to a sealed record without Find would not be
 // written.
 func (c *Clarification) stubIntact() bool {
+	if c.at != nil && c.Status != c.at.status {
+		return false
+	}
 	return c.To == "" && c.Topic == "" && !c.Blocking && c.Round == 0 && c.MaxRounds == 0 &&
 		c.Created.IsZero() && c.StaleAfter.IsZero() && c.ResolvedAt == nil && len(c.Thread) == 0 &&
 		c.RecordType == "" && c.X == nil && c.more == nil
@@ -199,13 +212,23 @@ func (c *Clarification) stubIntact() bool {
 
 // unseal decodes a sealed record whole.
 func (c *Clarification) unseal() error {
-	if c.sealed == nil {
+	raw := c.sealed
+	if c.at != nil {
+		b, err := c.at.bytes()
+		if err != nil {
+			return err
+		}
+		raw = b
+	}
+	if raw == nil {
 		return nil
 	}
-	raw := c.sealed
 	var whole Clarification
 	if err := json.Unmarshal(raw, &whole, decodeOpts); err != nil {
-		return err
+		return c.at.mismatch(err)
+	}
+	if c.at != nil && (whole.ID != c.ID || whole.From != c.From || whole.Status != c.at.status) {
+		return c.at.mismatch(fmt.Errorf("the record there is %s from %s, %s", whole.ID, whole.From, whole.Status))
 	}
 	*c = whole
 	return nil
@@ -219,59 +242,152 @@ func unmarshalLedger(data []byte, l *Ledger, sealed bool) error {
 	return json.Unmarshal(data, l, decodeOpts)
 }
 
-// writeLedger writes a ledger's JSON to w: the object with an empty
+// writeLedger writes a ledger's JSON to e: the object with an empty
 // clarifications array, the records spliced into it, each indented as if
 // encoded in place. A sealed record is copied as read, not re-encoded or
 // reformatted: that is what keeps a write's cost independent of the
-// closed records.
-func writeLedger(w io.Writer, l *Ledger) error {
+// closed records. A ledger read through its layout memo (l.src) has its
+// unchanged stretches copied from the old file, separators, head and tail
+// included when they are as agentx writes them. It returns where the first
+// record starts and each record's length, for the new file's memo.
+func writeLedger(e *emitter, l *Ledger) (first int64, lens []int64, err error) {
 	head, err := json.Marshal(&wire[ledgerHead]{&ledgerHead{IssueNumber: l.IssueNumber, Clarifications: emptyArray}, l.more}, encodeOpts)
 	if err != nil {
-		return err
+		return 0, nil, err
 	}
 	at := bytes.Index(head, emptyMember)
 	if at < 0 {
-		return errors.New("ledger encoding: no clarifications member")
+		return 0, nil, errors.New("ledger encoding: no clarifications member")
 	}
 	at += len(emptyMember) - len(emptyArray)
-	ew := errWriter{w: w}
-	ew.write(head[:at])
-	ew.write(openArray)
-	for i, c := range l.Clarifications {
+	src := l.src
+	recs := l.Clarifications
+	prefix := append(append([]byte(nil), head[:at]...), openArray...)
+	if len(recs) > 0 {
+		prefix = append(prefix, firstRecord...)
+	}
+	e.spanIf(src, 0, prefix, src != nil && len(recs) > 0 && bytes.Equal(prefix, src.head))
+	first = e.pos
+	lens = make([]int64, len(recs))
+	for i, c := range recs {
 		if i > 0 {
-			ew.write(nextRecord)
-		} else {
-			ew.write(firstRecord)
+			prev := recs[i-1].at
+			e.spanIf(src, end(prev), nextRecord, prev != nil && c.at != nil && end(prev)+int64(len(nextRecord)) == c.at.off)
 		}
-		if c.sealed != nil {
-			ew.write(c.sealed)
-			continue
+		start := e.pos
+		switch {
+		case c.sealed != nil:
+			e.write(c.sealed)
+		case c.at != nil:
+			e.span(c.at.src, c.at.off, c.at.n)
+		default:
+			b, err := json.Marshal(c, encodeOpts, recordIndent)
+			if err != nil {
+				return 0, nil, err
+			}
+			e.write(b)
 		}
-		b, err := json.Marshal(c, encodeOpts, recordIndent)
-		if err != nil {
-			return err
-		}
-		ew.write(b)
+		lens[i] = e.pos - start
 	}
-	if len(l.Clarifications) > 0 {
-		ew.write(closeRecords)
+	var suffix []byte
+	if len(recs) > 0 {
+		suffix = append(suffix, closeRecords...)
 	}
-	ew.write(closeArray)
-	ew.write(head[at+len(emptyArray):])
-	ew.write(newline)
-	return ew.err
+	suffix = append(append(append(suffix, closeArray...), head[at+len(emptyArray):]...), newline...)
+	last := (*extent)(nil)
+	if len(recs) > 0 {
+		last = recs[len(recs)-1].at
+	}
+	e.spanIf(src, end(last), suffix, last != nil && end(last) == src.lo.tail && bytes.Equal(suffix, src.tail))
+	return first, lens, e.finish()
 }
 
-// errWriter keeps the first error of a series of writes.
-type errWriter struct {
+// end is the offset just past a record read through a layout memo.
+func end(x *extent) int64 {
+	if x == nil {
+		return -1
+	}
+	return x.off + x.n
+}
+
+// emitter is where writeLedger writes: bytes, and spans of the ledger file
+// being replaced, which it copies without reading them into memory when it
+// writes to a file. Adjacent spans are copied in one go.
+type emitter struct {
 	w   io.Writer
+	buf *bufio.Writer // w, when writing to dst
+	dst *os.File      // nil: spans are read and written through w
+	pos int64         // bytes emitted so far
 	err error
+
+	pend   *source // a span not yet copied: of pend, n bytes at off
+	off, n int64
 }
 
-func (e *errWriter) write(b []byte) {
+// toFile is an emitter writing to f.
+func toFile(f *os.File) *emitter {
+	b := bufio.NewWriterSize(f, 64<<10)
+	return &emitter{w: b, buf: b, dst: f}
+}
+
+func (e *emitter) write(b []byte) {
+	e.flushSpan()
 	if e.err == nil {
 		_, e.err = e.w.Write(b)
 	}
+	e.pos += int64(len(b))
+}
+
+// spanIf emits n bytes of src at off if same (the caller found them equal
+// to b), else b.
+func (e *emitter) spanIf(src *source, off int64, b []byte, same bool) {
+	if same {
+		e.span(src, off, int64(len(b)))
+		return
+	}
+	e.write(b)
+}
+
+func (e *emitter) span(src *source, off, n int64) {
+	if e.pend == src && e.off+e.n == off {
+		e.n += n
+	} else {
+		e.flushSpan()
+		e.pend, e.off, e.n = src, off, n
+	}
+	e.pos += n
+}
+
+// flushSpan copies the pending span.
+func (e *emitter) flushSpan() {
+	src := e.pend
+	if src == nil {
+		return
+	}
+	e.pend = nil
+	if e.err != nil {
+		return
+	}
+	if e.dst == nil {
+		b, err := (&extent{src: src, off: e.off, n: e.n}).bytes()
+		if err == nil {
+			_, err = e.w.Write(b)
+		}
+		e.err = err
+		return
+	}
+	if e.err = e.buf.Flush(); e.err == nil {
+		e.err = copySpan(e.dst, src.f, e.off, e.n)
+	}
+}
+
+// finish copies what is pending and flushes.
+func (e *emitter) finish() error {
+	e.flushSpan()
+	if e.err == nil && e.buf != nil {
+		e.err = e.buf.Flush()
+	}
+	return e.err
 }
 
 // ledgerHead is a ledger's members but its records.

@@ -1,8 +1,8 @@
 package ledger
 
 import (
+	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -13,6 +13,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/agentx-cli/agentx/internal/atomicfile"
 	"github.com/agentx-cli/agentx/internal/textsim"
@@ -61,6 +64,8 @@ type IndexEntry struct {
 	Monitor    *MonitorState `json:"monitor,omitempty"`
 	Q          textsim.Sig   `json:"q,omitempty"`  // word-set sketch of the current question
 	PrevQ      textsim.Sig   `json:"pq,omitempty"` // and of the previous round's question
+
+	raw jsontext.Value // the entry as read from an index file, written back as is
 }
 
 // EntryOf is the index entry of clarification c of issue, open or not.
@@ -101,6 +106,44 @@ func EntriesOf(l *Ledger) []IndexEntry {
 		if c.Status.Open() {
 			out = append(out, EntryOf(l.IssueNumber, c))
 		}
+	}
+	return out
+}
+
+// entriesOf is EntriesOf for a ledger an Update is about to write. The
+// records of a ledger read through its layout memo that are still sealed
+// take their entries from the index file derived from the very file read
+// (in the same order), so the open records are not decoded again; one it
+// lacks is decoded.
+func (s *Store) entriesOf(l *Ledger) []IndexEntry {
+	if l.src == nil {
+		return EntriesOf(l)
+	}
+	var old []IndexEntry
+	if ii, err := s.readIndexFile(l.IssueNumber, true); err == nil && ii.Ledger == l.src.lo.file.Stamp {
+		old = ii.Entries
+	}
+	var out []IndexEntry
+	j := 0
+	for _, c := range l.Clarifications {
+		if !c.Status.Open() {
+			continue
+		}
+		if c.at != nil {
+			k := j
+			for k < len(old) && old[k].ID != c.ID {
+				k++
+			}
+			if k < len(old) && old[k].Status == c.Status && old[k].From == c.From {
+				out = append(out, old[k])
+				j = k + 1
+				continue
+			}
+			if l.Find(c.ID) == nil {
+				continue // Update fails: l.bad
+			}
+		}
+		out = append(out, EntryOf(l.IssueNumber, c))
 	}
 	return out
 }
@@ -290,6 +333,7 @@ type issueIndex struct {
 // without fsync, and never through a symlink.
 func (s *Store) writeIssueIndex(issue int, st stamp, es []IndexEntry) error {
 	if len(es) == 0 {
+		s.noteIndex(0, stamp{}, nil)
 		path := s.IssueIndexPath(issue)
 		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("index %s: %w", path, err)
@@ -299,17 +343,65 @@ func (s *Store) writeIssueIndex(issue int, st stamp, es []IndexEntry) error {
 	return s.writeIndexFile(issue, st, es)
 }
 
-// writeIndexFile writes issue's index file as given.
+// writeIndexFile writes issue's index file as given. An entry read from
+// the previous index file (taken over by entriesOf) is written as read.
 func (s *Store) writeIndexFile(issue int, st stamp, es []IndexEntry) error {
 	path := s.IssueIndexPath(issue)
-	data, err := encodeState(path, issueIndex{Version: IndexVersion, Issue: issue, Ledger: st, Entries: es})
-	if err != nil {
-		return err
+	size := 128
+	for _, e := range es {
+		size += len(e.raw) + 1
+		if e.raw == nil {
+			size += 256
+		}
 	}
+	data, err := jsonv2.Marshal(issueIndex{Version: IndexVersion, Issue: issue, Ledger: st})
+	if err != nil || !bytes.HasSuffix(data, []byte(`"entries":[]}`)) {
+		return fmt.Errorf("encode %s: %v", path, err)
+	}
+	data = append(make([]byte, 0, size), data[:len(data)-len(`]}`)]...)
+	for i, e := range es {
+		if i > 0 {
+			data = append(data, ',')
+		}
+		if e.raw != nil {
+			data = append(data, e.raw...)
+			continue
+		}
+		b, err := jsonv2.Marshal(&e)
+		if err != nil {
+			return fmt.Errorf("encode %s: %w", path, err)
+		}
+		data = append(data, b...)
+	}
+	data = append(data, "]}\n"...)
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("index %s: %w", path, err)
 	}
-	return atomicfile.WriteVolatile(path, data, perm)
+	if err := atomicfile.WriteVolatile(path, data, perm); err != nil {
+		return err
+	}
+	s.noteIndex(issue, st, es)
+	return nil
+}
+
+// noteIndex keeps the entries of the index file this process last wrote,
+// for ledger version st of issue: the monitor that runs after a write then
+// need not read them back.
+func (s *Store) noteIndex(issue int, st stamp, es []IndexEntry) {
+	s.wrote.Lock()
+	defer s.wrote.Unlock()
+	s.wrote.issue, s.wrote.st, s.wrote.es = issue, st, es
+}
+
+// noted returns the entries noteIndex kept, if they are for ledger
+// version st of issue.
+func (s *Store) noted(issue int, st stamp) ([]IndexEntry, bool) {
+	s.wrote.Lock()
+	defer s.wrote.Unlock()
+	if s.wrote.issue != issue || s.wrote.st != st || s.wrote.es == nil {
+		return nil, false
+	}
+	return slices.Clone(s.wrote.es), true
 }
 
 // ReadIndex reads every per-issue index file without locking, checking
@@ -363,13 +455,14 @@ func IssueOfFile(name string) (int, bool) {
 // readIssueIndex returns issue's open entries from its index file when it
 // matches the ledger on disk, else from the ledger.
 func (s *Store) readIssueIndex(issue int) ([]IndexEntry, error) {
-	var ii issueIndex
-	err := s.ReadState(filepath.Join(IndexDir, "issue-"+strconv.Itoa(issue)+".json"), &ii)
 	fi, serr := os.Stat(s.Path(issue))
-	if err == nil && serr == nil && ii.Version == IndexVersion && ii.Issue == issue && ii.Ledger == stampOf(fi) {
-		for i := range ii.Entries {
-			ii.Entries[i].Issue = issue
+	if serr == nil {
+		if es, ok := s.noted(issue, stampOf(fi)); ok {
+			return es, nil
 		}
+	}
+	ii, err := s.readIndexFile(issue, false)
+	if err == nil && serr == nil && ii.Ledger == stampOf(fi) {
 		return ii.Entries, nil
 	}
 	l, _, err := s.readStamped(issue)
@@ -377,6 +470,56 @@ func (s *Store) readIssueIndex(issue int) ([]IndexEntry, error) {
 		return nil, err
 	}
 	return EntriesOf(l), nil
+}
+
+// readIndexFile reads issue's index file, if it is one of this version
+// for that issue, with each entry's bytes as read when raw is set. Index
+// files are read by every monitor run, so they are decoded with the faster
+// JSON v2 engine.
+func (s *Store) readIndexFile(issue int, raw bool) (*issueIndex, error) {
+	path := s.IssueIndexPath(issue)
+	data, err := atomicfile.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var ii issueIndex
+	if raw {
+		err = decodeRawIndex(data, &ii)
+	} else {
+		err = jsonv2.Unmarshal(data, &ii)
+	}
+	if err != nil {
+		ce := corrupt(path, data, err)
+		ce.Derived = true
+		return nil, ce
+	}
+	if ii.Version != IndexVersion || ii.Issue != issue {
+		return nil, &IndexUnusableError{Path: path, Reason: fmt.Sprintf("version %d of issue %d, not version %d of issue %d", ii.Version, ii.Issue, IndexVersion, issue)}
+	}
+	for i := range ii.Entries {
+		ii.Entries[i].Issue = issue
+	}
+	return &ii, nil
+}
+
+// decodeRawIndex decodes an index file into ii, keeping each entry's bytes.
+func decodeRawIndex(data []byte, ii *issueIndex) error {
+	var w struct {
+		issueIndex
+		Entries []jsontext.Value `json:"entries"`
+	}
+	if err := jsonv2.Unmarshal(data, &w); err != nil {
+		return err
+	}
+	*ii = w.issueIndex
+	ii.Entries = make([]IndexEntry, len(w.Entries))
+	for i, r := range w.Entries {
+		if err := jsonv2.Unmarshal(r, &ii.Entries[i]); err != nil {
+			return err
+		}
+		ii.Entries[i].raw = r
+	}
+	return nil
 }
 
 // readStamped reads issue's ledger and the stamp of the very file read.
@@ -505,16 +648,6 @@ func (s *Store) LoadOpen(ctx context.Context) (ix *Index, rebuilt bool, skipped 
 	return ix, err == nil, skipped, err
 }
 
-// encodeState renders a derived state file compactly (the index is read on
-// every hook, so bytes matter more than looks).
-func encodeState(path string, v any) ([]byte, error) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil, fmt.Errorf("encode %s: %w", path, err)
-	}
-	return append(b, '\n'), nil
-}
-
 // SyncIndex brings issue's index file in step with its ledger, under the
 // ledger's lock, rewriting it only if it differs. It heals an index file
 // left behind by a writer killed between its two renames; the monitor
@@ -529,17 +662,16 @@ func (s *Store) SyncIndex(ctx context.Context, issue int) (changed bool, err err
 		return false, err
 	}
 	defer func() { _ = lk.Release() }()
-	var ii issueIndex
-	_ = s.ReadState(filepath.Join(IndexDir, "issue-"+strconv.Itoa(issue)+".json"), &ii)
+	ii, ierr := s.readIndexFile(issue, false)
 	l, st, err := s.readStamped(issue)
 	if err != nil {
 		return false, err
 	}
 	want := EntriesOf(l)
-	if ii.Version == IndexVersion && ii.Ledger == st && sameEntries(ii.Entries, want) {
+	if ierr == nil && ii.Ledger == st && sameEntries(ii.Entries, want) {
 		return false, nil
 	}
-	if len(want) == 0 && ii.Version == 0 {
+	if len(want) == 0 && errors.Is(ierr, fs.ErrNotExist) {
 		return false, nil // no file, and none wanted
 	}
 	return true, s.writeIssueIndex(issue, st, want)

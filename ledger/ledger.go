@@ -2,11 +2,12 @@ package ledger
 
 import (
 	"fmt"
-	"github.com/agentx-cli/agentx/internal/words"
 	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/agentx-cli/agentx/internal/words"
 )
 
 // EntryType is the kind of a thread entry.
@@ -71,6 +72,7 @@ type Clarification struct {
 
 	more   unknown // members this version does not know, kept as read
 	sealed []byte  // the record as read, while it is sealed (see Sealed)
+	at     *extent // where the record lies in its file, while it is sealed by a layout memo
 }
 
 // ExtraKey is the JSON key of agentx's additions to a record.
@@ -245,6 +247,7 @@ type Ledger struct {
 
 	more unknown // members this version does not know, kept as read
 	bad  error   // a sealed record Find could not decode
+	src  *source // the file read through its layout memo, during an Update
 }
 
 // Whole returns every clarification decoded whole: inside Store.Update,
@@ -255,7 +258,7 @@ type Ledger struct {
 func (l *Ledger) Whole() []*Clarification {
 	out := make([]*Clarification, 0, len(l.Clarifications))
 	for _, c := range l.Clarifications {
-		if c.sealed != nil && l.Find(c.ID) == nil {
+		if c.Sealed() && l.Find(c.ID) == nil {
 			continue
 		}
 		out = append(out, c)
@@ -294,7 +297,27 @@ func (l *Ledger) NextID() string {
 }
 
 // FormatID builds a clarification id.
-func FormatID(issue, seq int) string { return fmt.Sprintf("CLR-%d-%03d", issue, seq) }
+func FormatID(issue, seq int) string {
+	var b [32]byte
+	return string(appendID(b[:0], issue, seq))
+}
+
+// appendID appends FormatID(issue, seq) to b.
+func appendID(b []byte, issue, seq int) []byte {
+	if issue < 0 || seq < 0 {
+		return fmt.Appendf(b, "CLR-%d-%03d", issue, seq)
+	}
+	b = append(b, "CLR-"...)
+	b = strconv.AppendInt(b, int64(issue), 10)
+	b = append(b, '-')
+	switch {
+	case seq < 10:
+		b = append(b, "00"...)
+	case seq < 100:
+		b = append(b, '0')
+	}
+	return strconv.AppendInt(b, int64(seq), 10)
+}
 
 // ParseID splits a clarification id, CLR-<1 to 9 digits>-<3 to 9 digits>,
 // into its issue and sequence numbers. It is called for every record of a
@@ -461,7 +484,7 @@ func (l *Ledger) Validate() error {
 			return fmt.Errorf("%s: duplicate id in issue %d", c.ID, l.IssueNumber)
 		}
 		seen[c.ID] = true
-		if c.sealed != nil {
+		if c.Sealed() {
 			if !c.stubIntact() {
 				return fmt.Errorf("%s: a sealed record was changed without Ledger.Find: the change would be lost", c.ID)
 			}

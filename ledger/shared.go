@@ -596,6 +596,9 @@ func (s *Store) updateOffline(issue int, path string, lk *lock.Lock, fn func(*Le
 	before := statusesOf(l)
 	beforeRec := recStates(l)
 	if err := fn(l); err != nil {
+		if bad := l.badRecord(path); bad != nil {
+			return nil, bad // what fn saw (a record not found) came of it
+		}
 		return nil, err
 	}
 	if err := checkWrite(path, before, l); err != nil {

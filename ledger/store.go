@@ -13,6 +13,7 @@ import (
 	"reflect"
 	"sort"
 	"strconv"
+	"sync"
 	"time"
 
 	json "github.com/go-json-experiment/json"
@@ -76,6 +77,14 @@ type Store struct {
 	now  func() time.Time
 
 	shared // the remote the ledgers are shared through, if any
+
+	// wrote is the index file this process last wrote (see noteIndex)
+	wrote struct {
+		sync.Mutex
+		issue int
+		st    stamp
+		es    []IndexEntry
+	}
 }
 
 // NewStore returns a store for stateDir. opts tunes locking; now is the
@@ -280,7 +289,7 @@ func lineCol(data []byte, off int64) (line, col int) {
 // Encode renders a ledger as the file content agentx writes.
 func Encode(l *Ledger) ([]byte, error) {
 	var b bytes.Buffer
-	if err := writeLedger(&b, l); err != nil {
+	if _, _, err := writeLedger(&emitter{w: &b}, l); err != nil {
 		return nil, err
 	}
 	return b.Bytes(), nil
@@ -307,8 +316,10 @@ func (s *Store) Update(ctx context.Context, issue int, fn func(*Ledger) error) (
 	if s.remote != nil {
 		return s.updateShared(ctx, issue, path, lk, fn, nil)
 	}
-	l, err := readLedger(path, issue, true)
-	if err != nil {
+	l, laid := s.openLaidOut(path, issue)
+	if laid {
+		defer l.close()
+	} else if l, err = readLedger(path, issue, true); err != nil {
 		return nil, err
 	}
 	before := make(map[string]Status, len(l.Clarifications))
@@ -316,6 +327,9 @@ func (s *Store) Update(ctx context.Context, issue int, fn func(*Ledger) error) (
 		before[c.ID] = c.Status
 	}
 	if err := fn(l); err != nil {
+		if bad := l.badRecord(path); bad != nil {
+			return nil, bad // what fn saw (a record not found) came of it
+		}
 		return nil, err
 	}
 	if err := checkWrite(path, before, l); err != nil {
@@ -331,8 +345,8 @@ func (s *Store) Update(ctx context.Context, issue int, fn func(*Ledger) error) (
 // Find could not open, every status change along the table, nothing
 // removed, the whole ledger valid.
 func checkWrite(path string, before map[string]Status, l *Ledger) error {
-	if l.bad != nil {
-		return &CorruptError{Path: path, Err: l.bad}
+	if err := l.badRecord(path); err != nil {
+		return err
 	}
 	if err := checkChanges(before, l); err != nil {
 		return err
@@ -343,18 +357,35 @@ func checkWrite(path string, before map[string]Status, l *Ledger) error {
 	return nil
 }
 
+// badRecord is the error of a sealed record of l, read from path, that
+// could not be decoded (nil if none): a *CorruptError of the ledger, or of
+// the layout memo when it is the memo that misled.
+func (l *Ledger) badRecord(path string) error {
+	if l.bad == nil {
+		return nil
+	}
+	var ce *CorruptError
+	if errors.As(l.bad, &ce) {
+		return ce
+	}
+	return &CorruptError{Path: path, Err: l.bad}
+}
+
 // writeLedgerFile writes l as issue's ledger file at path, under lk:
 // temp file, fsync, the issue's index file, a check that the lock is
 // still ours, rename, fsync of the directory.
 func (s *Store) writeLedgerFile(issue int, path string, lk *lock.Lock, l *Ledger) error {
-	open := EntriesOf(l)
-	encode := func(w io.Writer) error {
-		if err := writeLedger(w, l); err != nil {
-			return fmt.Errorf("ledger issue %d: encode: %w", issue, err)
-		}
-		return nil
+	open := s.entriesOf(l)
+	if err := l.badRecord(path); err != nil {
+		return err
 	}
-	err := atomicfile.WriteStream(path, perm, atomicfile.Options{Durable: true, BeforeRename: func(tmp os.FileInfo) error {
+	var (
+		ino   uint64
+		first int64
+		lens  []int64
+	)
+	err := atomicfile.WriteFile(path, perm, atomicfile.Options{Durable: true, BeforeRename: func(tmp os.FileInfo) error {
+		ino = fileID(tmp)
 		if len(open) > 0 {
 			// Before the rename: a reader never sees a ledger with open
 			// clarifications that no index file points to.
@@ -363,13 +394,22 @@ func (s *Store) writeLedgerFile(issue int, path string, lk *lock.Lock, l *Ledger
 			}
 		}
 		return lk.Check()
-	}}, encode)
+	}}, func(f *os.File) error {
+		var err error
+		if first, lens, err = writeLedger(toFile(f), l); err != nil {
+			return fmt.Errorf("ledger issue %d: encode: %w", issue, err)
+		}
+		return nil
+	})
 	if err != nil {
 		return err
 	}
 	if len(open) == 0 {
 		// After the rename: until then the old ledger may have had some.
 		_ = s.writeIssueIndex(issue, stamp{}, nil)
+	}
+	if s.remote == nil {
+		s.saveLayout(path, l, ino, first, lens)
 	}
 	return nil
 }

@@ -4,12 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"github.com/go-json-experiment/json/jsontext"
 	"regexp"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // TimeFormat is how agentx writes every timestamp: RFC 3339, UTC, milliseconds.

@@ -1,9 +1,7 @@
 package atomicfile
 
 import (
-	"bufio"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -34,17 +32,11 @@ func WriteWith(path string, data []byte, perm os.FileMode, o Options) error {
 	})
 }
 
-// WriteStream replaces path like WriteWith with what fill writes, through
-// a buffer: content too large to hold twice in memory goes to the file a
-// block at a time. An error from fill cancels the write.
-func WriteStream(path string, perm os.FileMode, o Options, fill func(io.Writer) error) error {
-	return write(path, perm, o, func(f *os.File) error {
-		w := bufio.NewWriterSize(f, 64<<10)
-		if err := fill(w); err != nil {
-			return err
-		}
-		return w.Flush()
-	})
+// WriteFile replaces path like WriteWith with what fill writes to the
+// temp file itself (which it may copy into with f.ReadFrom, in the kernel
+// where the system can). An error from fill cancels the write.
+func WriteFile(path string, perm os.FileMode, o Options, fill func(f *os.File) error) error {
+	return write(path, perm, o, fill)
 }
 
 // WriteVolatile replaces path with data like Write, atomically for readers,

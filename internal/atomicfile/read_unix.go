@@ -18,7 +18,12 @@ func ReadFile(path string) ([]byte, error) {
 		return nil, err
 	}
 	defer func() { _ = syscall.Close(fd) }()
-	return ReadAll(fd, path, 16<<10)
+	size := int64(16 << 10)
+	var st syscall.Stat_t
+	if syscall.Fstat(fd, &st) == nil && st.Size > 0 && st.Size < 1<<30 {
+		size = st.Size + 1 // one byte more: the end is seen at once
+	}
+	return ReadAll(fd, path, size)
 }
 
 // OpenRead opens path for reading as a bare file descriptor (see

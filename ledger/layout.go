@@ -1,0 +1,508 @@
+package ledger
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/agentx-cli/agentx/internal/atomicfile"
+)
+
+// The layout memo keeps the cost of a write independent of an issue's
+// history. The AgentX format is one JSON document per issue, replaced whole
+// by each write; on an issue with thousands of clarifications, reading,
+// tokenising and writing that document is most of an ask's cost.
+//
+// When agentx writes a large ledger it knows where every record of the new
+// file lies, so it notes that, with the id, sender and status of each
+// record, in state/ledgers/issue-N.layout, stamped with the identity of
+// the file (inode, size, modification and change times: any write to the
+// file, by anyone, changes the change time). The next Update that finds
+// the stamp matching the ledger it opened reads only the document's head
+// and tail; every record is a stub (Clarification.Sealed) that Find decodes
+// from the file on demand, and the write copies the unchanged bytes from
+// the old file to the new one in the kernel (copy_file_range where the
+// system has it) instead of through the process. A memo that does not
+// match, cannot be read or does not describe the file is ignored and the
+// ledger is read whole, as without it; it is never needed.
+const (
+	// LayoutDir holds the layout memos, relative to the state directory.
+	LayoutDir = "ledgers"
+	// layoutMin is the ledger size from which a layout memo is kept:
+	// below it, reading the whole file costs less than the memo would.
+	layoutMin = 128 << 10
+	// layoutEdgeMax bounds the head and tail of a ledger read from its
+	// memo (the document around the records): larger ones, which only
+	// another tool's members could make, are read whole.
+	layoutEdgeMax = 64 << 10
+)
+
+var layoutMagic = []byte("agentx-ledger-layout 1\n")
+
+// fileStamp is a Stamp with the change time, which no one can set back.
+type fileStamp struct {
+	Stamp
+	CTime int64
+}
+
+// layout is where the records of one version of a ledger file lie.
+type layout struct {
+	issue int
+	file  fileStamp
+	head  int64 // offset of the first record
+	tail  int64 // offset of the document after the last record
+	// stubs are the records, sealed: id, sender and status, and in exts
+	// where each lies (an extent without its source)
+	stubs []Clarification
+	exts  []extent
+	// ordered: every id is as agentx spells it, in increasing order, so
+	// no two are the same
+	ordered bool
+}
+
+// LayoutPath is the layout memo of an issue.
+func (s *Store) LayoutPath(issue int) string {
+	return filepath.Join(s.dir, LayoutDir, "issue-"+strconv.Itoa(issue)+".layout")
+}
+
+// encodeLayout renders the memo of a ledger file of issue, stamped file,
+// whose records cs start at head and have the lengths lens.
+func encodeLayout(issue int, file fileStamp, head int64, cs []*Clarification, lens []int64) []byte {
+	b := make([]byte, 0, len(layoutMagic)+64+len(cs)*8)
+	b = append(b, layoutMagic...)
+	b = binary.AppendUvarint(b, uint64(issue))
+	b = binary.AppendUvarint(b, file.Ino)
+	b = binary.AppendVarint(b, file.Size)
+	b = binary.AppendVarint(b, file.MTime)
+	b = binary.AppendVarint(b, file.CTime)
+	b = binary.AppendVarint(b, head)
+	senders := map[string]uint64{}
+	var names []string
+	for _, c := range cs {
+		if _, ok := senders[c.From]; !ok {
+			senders[c.From] = uint64(len(names))
+			names = append(names, c.From)
+		}
+	}
+	b = binary.AppendUvarint(b, uint64(len(names)))
+	for _, n := range names {
+		b = appendString(b, n)
+	}
+	b = binary.AppendUvarint(b, uint64(len(cs)))
+	var idb [32]byte
+	for i, c := range cs {
+		b = binary.AppendVarint(b, lens[i])
+		b = append(b, statusCode(c.Status))
+		b = binary.AppendUvarint(b, senders[c.From])
+		// an id as agentx writes it is its sequence number (even); any
+		// other is spelled out (odd: its length)
+		if is, seq, err := ParseID(c.ID); err == nil && is == issue && string(appendID(idb[:0], is, seq)) == c.ID {
+			b = binary.AppendUvarint(b, uint64(seq)<<1)
+		} else {
+			b = binary.AppendUvarint(b, uint64(len(c.ID))<<1|1)
+			b = append(b, c.ID...)
+		}
+	}
+	return b
+}
+
+func appendString(b []byte, s string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
+}
+
+func statusCode(s Status) byte {
+	for i, v := range Statuses {
+		if v == s {
+			return byte(i)
+		}
+	}
+	return 0xff
+}
+
+// errLayout is a memo that cannot be read: it is ignored.
+var errLayout = errors.New("not a layout memo")
+
+// decodeLayout reads a memo written by encode. Whatever the bytes, it
+// returns a layout whose records are well formed or errLayout; it never
+// panics and allocates no more than the data's size allows.
+func decodeLayout(data []byte) (*layout, error) {
+	if !bytes.HasPrefix(data, layoutMagic) {
+		return nil, errLayout
+	}
+	d := decoder{b: data[len(layoutMagic):]}
+	lo := &layout{}
+	lo.issue = int(d.uvarint(1 << 31))
+	lo.file.Ino = d.uvarint(1<<64 - 1)
+	lo.file.Size = d.varint()
+	lo.file.MTime = d.varint()
+	lo.file.CTime = d.varint()
+	lo.head = d.varint()
+	nNames := d.uvarint(uint64(len(d.b)))
+	names := make([]string, 0, nNames)
+	for i := uint64(0); i < nNames && d.err == nil; i++ {
+		names = append(names, d.string(MaxAgentLen*4))
+	}
+	nRecs := d.uvarint(uint64(len(d.b)) / 3) // a record takes 3 bytes at least
+	if d.err != nil {
+		return nil, d.err
+	}
+	lo.stubs = make([]Clarification, nRecs)
+	lo.exts = make([]extent, nRecs)
+	// the ids are spelled into one buffer, and each is a slice of it
+	ids := make([]byte, 0, nRecs*12)
+	spans := make([]int, nRecs)
+	lo.ordered = true
+	last := uint64(0)
+	off := lo.head
+	for i := range lo.stubs {
+		n := d.varint()
+		st := d.byte()
+		from := d.uvarint(uint64(len(names)))
+		id := d.uvarint(1<<40 - 1)
+		if id&1 == 1 {
+			if id>>1 > 64 {
+				d.err = errLayout
+			}
+			ids = append(ids, d.bytes(int(id>>1))...)
+			lo.ordered = false
+		} else {
+			ids = appendID(ids, lo.issue, int(id>>1))
+			lo.ordered = lo.ordered && id>>1 > last
+			last = id >> 1
+		}
+		if d.err != nil || int(st) >= len(Statuses) || from >= uint64(len(names)) || n < 2 || n > lo.file.Size {
+			return nil, errLayout
+		}
+		spans[i] = len(ids)
+		if i > 0 {
+			off += int64(len(nextRecord))
+		}
+		lo.exts[i] = extent{off: off, n: n, status: Statuses[st]}
+		lo.stubs[i] = Clarification{From: names[from], Status: Statuses[st], at: &lo.exts[i]}
+		off += n
+		if off > lo.file.Size {
+			return nil, errLayout
+		}
+	}
+	if d.err != nil || len(d.b) != 0 {
+		return nil, errLayout
+	}
+	all, at := string(ids), 0
+	for i := range lo.stubs {
+		lo.stubs[i].ID, at = all[at:spans[i]], spans[i]
+	}
+	lo.tail = off
+	if lo.issue <= 0 || lo.head <= 0 || len(lo.stubs) == 0 || lo.tail <= lo.head || lo.tail >= lo.file.Size ||
+		lo.head > layoutEdgeMax || lo.file.Size-lo.tail > layoutEdgeMax {
+		return nil, errLayout
+	}
+	return lo, nil
+}
+
+// decoder reads varints and strings, keeping the first error.
+type decoder struct {
+	b   []byte
+	err error
+}
+
+func (d *decoder) uvarint(max uint64) uint64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(d.b)
+	if n <= 0 || v > max {
+		d.err = errLayout
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) varint() int64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Varint(d.b)
+	if n <= 0 {
+		d.err = errLayout
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) byte() byte {
+	if d.err != nil || len(d.b) == 0 {
+		d.err = errLayout
+		return 0
+	}
+	v := d.b[0]
+	d.b = d.b[1:]
+	return v
+}
+
+func (d *decoder) bytes(n int) []byte {
+	if d.err != nil || n > len(d.b) {
+		d.err = errLayout
+		return nil
+	}
+	v := d.b[:n]
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) string(max int) string {
+	n := d.uvarint(uint64(max))
+	return string(d.bytes(int(n)))
+}
+
+// source is the ledger file an Update read through its layout memo: the
+// records left sealed are copied from it when the ledger is written.
+type source struct {
+	f          *os.File
+	memo       string // the layout memo's path
+	lo         *layout
+	head, tail []byte // the document before the first record and after the last
+}
+
+// extent is where a record read through a layout memo lies in its source,
+// and the status it had there.
+type extent struct {
+	src    *source
+	off, n int64
+	status Status
+}
+
+// mismatch is the error of a record that is not what the layout memo
+// said (err): the memo is at fault, not the ledger. Nil e: err as is.
+func (e *extent) mismatch(err error) error {
+	if e == nil {
+		return err
+	}
+	return &CorruptError{Path: e.src.memo, Derived: true, Err: fmt.Errorf("it does not describe %s: at byte %d: %w", e.src.f.Name(), e.off, err)}
+}
+
+// bytes reads the record.
+func (e *extent) bytes() ([]byte, error) {
+	b := make([]byte, e.n)
+	if _, err := e.src.f.ReadAt(b, e.off); err != nil {
+		return nil, fmt.Errorf("read %s at %d: %w", e.src.f.Name(), e.off, err)
+	}
+	return b, nil
+}
+
+// openLaidOut opens issue's ledger at path through its layout memo, if it
+// has one that matches the file: the ledger it returns has every record
+// sealed and must be closed (Ledger.close) when done. ok is false when the
+// ledger is to be read whole: small, no memo, or one that does not match.
+func (s *Store) openLaidOut(path string, issue int) (l *Ledger, ok bool) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, false
+	}
+	keep := false
+	defer func() {
+		if !keep {
+			_ = f.Close()
+		}
+	}()
+	fi, err := f.Stat()
+	if err != nil || fi.Size() < layoutMin || !fi.Mode().IsRegular() {
+		return nil, false
+	}
+	memo := s.LayoutPath(issue)
+	data, err := atomicfile.ReadFile(memo)
+	if err != nil {
+		return nil, false
+	}
+	lo, err := decodeLayout(data)
+	if err != nil || lo.issue != issue || lo.file != fileStampOf(fi) || lo.file.CTime == 0 {
+		return nil, false
+	}
+	src := &source{f: f, memo: memo, lo: lo, head: make([]byte, lo.head), tail: make([]byte, lo.file.Size-lo.tail)}
+	if _, err := f.ReadAt(src.head, 0); err != nil {
+		return nil, false
+	}
+	if _, err := f.ReadAt(src.tail, lo.tail); err != nil {
+		return nil, false
+	}
+	// The document without its records: the head ends inside the opened
+	// array and the tail starts with its end, so together they are the
+	// ledger with no clarifications, which gives its other members.
+	var doc Ledger
+	if !bytes.HasSuffix(src.head, firstRecord) || !bytes.HasPrefix(src.tail, closeRecords) ||
+		unmarshalLedger(append(append([]byte(nil), src.head...), src.tail...), &doc, false) != nil ||
+		doc.IssueNumber != issue || len(doc.Clarifications) != 0 {
+		return nil, false
+	}
+	doc.Clarifications = make([]*Clarification, len(lo.stubs))
+	for i := range lo.stubs {
+		lo.exts[i].src = src
+		doc.Clarifications[i] = &lo.stubs[i]
+	}
+	if !lo.ordered && doc.checkIntegrity() != nil {
+		return nil, false
+	}
+	doc.src = src
+	keep = true
+	return &doc, true
+}
+
+// close releases the file a ledger read through its layout memo holds.
+func (l *Ledger) close() {
+	if l.src != nil {
+		_ = l.src.f.Close()
+	}
+}
+
+// saveLayout writes the layout memo of the ledger just written at path,
+// whose records start at head and have the lengths lens, after checking
+// that path is the file written (ino: the temp file's inode). A ledger under
+// layoutMin has none. Derived data: a failure only means the next write
+// reads the ledger whole.
+func (s *Store) saveLayout(path string, l *Ledger, ino uint64, head int64, lens []int64) {
+	memo := s.LayoutPath(l.IssueNumber)
+	fi, err := os.Lstat(path)
+	switch {
+	case err != nil || len(lens) != len(l.Clarifications):
+		return
+	case fi.Size() < layoutMin || len(lens) == 0:
+		_ = os.Remove(memo)
+		return
+	}
+	if fs := fileStampOf(fi); fs.Ino == ino && fs.CTime != 0 {
+		_ = atomicfile.WriteDerived(s.dir, memo, encodeLayout(l.IssueNumber, fs, head, l.Clarifications, lens))
+	}
+}
+
+// copySpan copies n bytes at off of src to dst, in the kernel where the
+// system can (os.File.ReadFrom: copy_file_range on Linux).
+func copySpan(dst, src *os.File, off, n int64) error {
+	if _, err := src.Seek(off, io.SeekStart); err != nil {
+		return err
+	}
+	got, err := dst.ReadFrom(&io.LimitedReader{R: src, N: n})
+	if err == nil && got != n {
+		err = fmt.Errorf("copied %d of %d bytes from %s", got, n, src.Name())
+	}
+	return err
+}
+
+// LayoutError is a layout memo that matches its ledger's stamp but does
+// not describe it: the next write would copy the wrong bytes. Only a tool
+// that wrote the memo by hand could make one; agentx doctor --fix removes
+// it (a ledger is read whole without its memo).
+type LayoutError struct {
+	Path string // the memo
+	Why  string
+}
+
+func (e *LayoutError) Error() string {
+	return fmt.Sprintf("layout memo %s does not describe its ledger: %s", e.Path, e.Why)
+}
+
+// CheckLayout checks issue's layout memo, if it has one in force (stamped
+// with the ledger file now on disk), against the ledger, read whole: where
+// every record lies, its id, sender and status. A memo not in force is
+// never used, so it is not checked. It returns a *LayoutError when the
+// memo is wrong.
+func (s *Store) CheckLayout(issue int) error {
+	data, st, err := ReadStamped(s.Path(issue))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	whole, err := decodeIssue(s.Path(issue), issue, data, false)
+	if err != nil {
+		return err
+	}
+	return s.CheckLayoutOf(whole, data, st)
+}
+
+// CheckLayoutOf is CheckLayout for a ledger already read whole: whole,
+// decoded from data, the file's bytes, whose stamp is st.
+func (s *Store) CheckLayoutOf(whole *Ledger, data []byte, st Stamp) error {
+	if len(data) < layoutMin {
+		return nil // never has one in force
+	}
+	issue := whole.IssueNumber
+	l, ok := s.openLaidOut(s.Path(issue), issue)
+	if !ok {
+		return nil
+	}
+	defer l.close()
+	if l.src.lo.file.Stamp != st {
+		return nil // the file changed since data was read
+	}
+	memo := s.LayoutPath(issue)
+	first, spans, err := recordSpans(data)
+	if err != nil {
+		return err
+	}
+	lo := l.src.lo
+	if int64(len(data)) != lo.file.Size || len(spans) != len(lo.stubs) || len(whole.Clarifications) != len(lo.stubs) {
+		return &LayoutError{Path: memo, Why: fmt.Sprintf("it lists %d records, the ledger has %d", len(lo.stubs), len(whole.Clarifications))}
+	}
+	if first != lo.head {
+		return &LayoutError{Path: memo, Why: fmt.Sprintf("the first record starts at byte %d, not %d", first, lo.head)}
+	}
+	for i, c := range whole.Clarifications {
+		st, x := lo.stubs[i], lo.exts[i]
+		if spans[i] != [2]int64{x.off, x.n} || c.ID != st.ID || c.From != st.From || c.Status != st.Status {
+			return &LayoutError{Path: memo, Why: fmt.Sprintf("record %d is %s from %s, %s, at byte %d (%d bytes); the memo says %s from %s, %s, at byte %d (%d bytes)",
+				i+1, c.ID, c.From, c.Status, spans[i][0], spans[i][1], st.ID, st.From, st.Status, x.off, x.n)}
+		}
+		if i > 0 && string(data[spans[i-1][0]+spans[i-1][1]:x.off]) != string(nextRecord) {
+			return &LayoutError{Path: memo, Why: fmt.Sprintf("record %d is not where agentx would write it", i+1)}
+		}
+	}
+	return nil
+}
+
+// recordSpans returns where the first record of ledger JSON starts and,
+// for each record, its offset and length.
+func recordSpans(data []byte) (first int64, spans [][2]int64, err error) {
+	dec := jsontext.NewDecoder(bytes.NewReader(data), jsontext.AllowInvalidUTF8(true))
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
+		return 0, nil, errors.New("a ledger is an object")
+	}
+	for dec.PeekKind() == '"' {
+		name, err := dec.ReadToken()
+		if err != nil {
+			return 0, nil, err
+		}
+		if name.String() != "clarifications" {
+			if err := dec.SkipValue(); err != nil {
+				return 0, nil, err
+			}
+			continue
+		}
+		if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '[' {
+			return 0, nil, errors.New("clarifications is an array")
+		}
+		for dec.PeekKind() != ']' {
+			v, err := dec.ReadValue()
+			if err != nil {
+				return 0, nil, err
+			}
+			end := dec.InputOffset()
+			spans = append(spans, [2]int64{end - int64(len(v)), int64(len(v))})
+		}
+		if len(spans) > 0 {
+			first = spans[0][0]
+		}
+		return first, spans, nil
+	}
+	return 0, nil, errors.New("no clarifications member")
+}

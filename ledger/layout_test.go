@@ -1,0 +1,273 @@
+package ledger
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentx-cli/agentx/lock"
+)
+
+// seedHistory gives issue a ledger of n clarifications, large enough for a
+// layout memo: nine in ten resolved, the others answered or pending, each
+// with a question and an answer.
+func seedHistory(t testing.TB, s *Store, issue, n int) {
+	t.Helper()
+	body := strings.Repeat("Which of the two storage layouts should the export use? ", 8)
+	_, err := s.Update(context.Background(), issue, func(l *Ledger) error {
+		for i := 0; i < n; i++ {
+			now := T(s.Now().Add(time.Duration(i) * time.Minute))
+			st := Resolved
+			switch i % 10 {
+			case 3:
+				st = Pending
+			case 7:
+				st = Answered
+			}
+			c := &Clarification{
+				ID: l.NextID(), From: "engineer", To: "architect", Topic: "storage", Blocking: i%2 == 0,
+				Status: st, Round: 1, MaxRounds: 3, Created: now, StaleAfter: T(s.Now().Add(time.Hour)),
+				Thread: []ThreadEntry{{Round: 1, From: "engineer", Type: Question, Body: fmt.Sprintf("%d: %s", i, body), Timestamp: now}},
+			}
+			if st != Pending {
+				c.Thread = append(c.Thread, ThreadEntry{Round: 1, From: "architect", Type: Answer, Body: "One file per environment.", Timestamp: now})
+			}
+			if st == Resolved {
+				c.Thread = append(c.Thread, ThreadEntry{Round: 1, From: "engineer", Type: Resolution, Body: "Done.", Timestamp: now})
+				c.ResolvedAt = &now
+			}
+			l.Clarifications = append(l.Clarifications, c)
+		}
+		return nil
+	})
+	require.NoError(t, err)
+}
+
+// laidOut reports whether the next Update of issue reads it through its
+// layout memo.
+func laidOut(s *Store, issue int) bool {
+	l, ok := s.openLaidOut(s.Path(issue), issue)
+	if ok {
+		l.close()
+	}
+	return ok
+}
+
+// findAndMove is an Update that opens a record and moves it.
+func findAndMove(id string, to Status) func(*Ledger) error {
+	return func(l *Ledger) error {
+		c := l.Find(id)
+		if c == nil {
+			return fmt.Errorf("%s: %w", id, ErrNotFound)
+		}
+		return c.Move(to)
+	}
+}
+
+// TestLayoutWritesWhatAWholeReadWould runs the same updates on two
+// workspaces, one through its layout memo and one read whole each time:
+// the ledgers stay byte for byte the same, the index files hold the same
+// entries, and the memo always describes its ledger.
+func TestLayoutWritesWhatAWholeReadWould(t *testing.T) {
+	ctx := context.Background()
+	memo, whole := newTestStore(t), newTestStore(t)
+	for _, s := range []*Store{memo, whole} {
+		seedHistory(t, s, 9, 400)
+	}
+	require.FileExists(t, memo.LayoutPath(9))
+	fi, err := os.Stat(memo.Path(9))
+	require.NoError(t, err)
+	require.Greater(t, fi.Size(), int64(layoutMin), "the seed must be large enough for a memo")
+
+	steps := []struct {
+		name string
+		fn   func(s *Store) func(*Ledger) error
+	}{
+		{"ask", func(s *Store) func(*Ledger) error { return ask(s, "engineer", "architect", "A new question?") }},
+		{"answer an old pending one", func(*Store) func(*Ledger) error { return findAndMove("CLR-9-004", Answered) }},
+		{"resolve an answered one in the middle", func(*Store) func(*Ledger) error { return findAndMove("CLR-9-208", Resolved) }},
+		{"mark the newest stale", func(*Store) func(*Ledger) error { return findAndMove("CLR-9-401", Stale) }},
+		{"ask twice in one update", func(s *Store) func(*Ledger) error {
+			return func(l *Ledger) error {
+				if err := ask(s, "engineer", "architect", "One?")(l); err != nil {
+					return err
+				}
+				return ask(s, "qa", "architect", "Two?")(l)
+			}
+		}},
+		{"open every record and change nothing", func(*Store) func(*Ledger) error {
+			return func(l *Ledger) error { l.Whole(); return nil }
+		}},
+		{"ask after the whole was opened", func(s *Store) func(*Ledger) error { return ask(s, "engineer", "architect", "Last?") }},
+	}
+	for _, st := range steps {
+		require.True(t, laidOut(memo, 9), "%s: the update must read through the memo", st.name)
+		require.NoError(t, os.Remove(whole.LayoutPath(9)))
+		_, err := memo.Update(ctx, 9, st.fn(memo))
+		require.NoError(t, err, st.name)
+		_, err = whole.Update(ctx, 9, st.fn(whole))
+		require.NoError(t, err, st.name)
+
+		a, err := os.ReadFile(memo.Path(9))
+		require.NoError(t, err)
+		b, err := os.ReadFile(whole.Path(9))
+		require.NoError(t, err)
+		require.True(t, bytes.Equal(a, b), "%s: the ledger written through the memo differs from the one read whole", st.name)
+		require.NoError(t, memo.CheckLayout(9), st.name)
+
+		ia, err := memo.readIndexFile(9, false)
+		require.NoError(t, err, st.name)
+		ib, err := whole.readIndexFile(9, false)
+		require.NoError(t, err, st.name)
+		assert.Equal(t, ib.Entries, ia.Entries, "%s: index entries", st.name)
+	}
+}
+
+// TestLayoutIgnoredWhenTheFileChanged: a ledger changed by anyone else, in
+// place with its size and modification time put back, or replaced, is read
+// whole: the memo is only trusted for the very file it was made for.
+func TestLayoutIgnoredWhenTheFileChanged(t *testing.T) {
+	ctx := context.Background()
+	s := newTestStore(t)
+	seedHistory(t, s, 9, 400)
+	require.True(t, laidOut(s, 9))
+
+	// In place: answered -> resolved has the same length.
+	path := s.Path(9)
+	fi, err := os.Stat(path)
+	require.NoError(t, err)
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	at := bytes.Index(data, []byte(`"status": "answered"`))
+	require.Positive(t, at)
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	require.NoError(t, err)
+	_, err = f.WriteAt([]byte(`"status": "resolved"`), int64(at))
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	require.NoError(t, os.Chtimes(path, fi.ModTime(), fi.ModTime()))
+	after, err := os.Stat(path)
+	require.NoError(t, err)
+	require.Equal(t, stampOf(fi), stampOf(after), "size, inode and modification time are as before")
+
+	assert.False(t, laidOut(s, 9), "the change time differs: the memo is not used")
+	_, err = s.Update(ctx, 9, ask(s, "engineer", "architect", "After the edit?"))
+	require.NoError(t, err)
+	ii, err := s.readIndexFile(9, false)
+	require.NoError(t, err)
+	for _, e := range ii.Entries {
+		assert.NotEqual(t, "CLR-9-008", e.ID, "the record edited to resolved is no longer open")
+	}
+	require.True(t, laidOut(s, 9), "the write made a new memo")
+
+	// Replaced by another tool: a new file.
+	data, err = os.ReadFile(path)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(path+".new", data, 0o644))
+	require.NoError(t, os.Rename(path+".new", path))
+	assert.False(t, laidOut(s, 9))
+}
+
+// TestLayoutForgedIsCaught: a memo stamped right that lies about where
+// the records lie is reported by CheckLayout (doctor), and an update that
+// opens a record it misplaces fails naming the memo, writing nothing.
+func TestLayoutForgedIsCaught(t *testing.T) {
+	ctx := context.Background()
+	s := newTestStore(t)
+	seedHistory(t, s, 9, 400)
+	require.NoError(t, s.CheckLayout(9))
+
+	l, ok := s.openLaidOut(s.Path(9), 9)
+	require.True(t, ok)
+	lo := l.src.lo
+	lens := make([]int64, len(lo.exts))
+	for i, x := range lo.exts {
+		lens[i] = x.n
+	}
+	lens[3], lens[4] = lens[3]+5, lens[4]-5 // the same total: head and tail still match
+	forged := encodeLayout(9, lo.file, lo.head, l.Clarifications, lens)
+	l.close()
+	require.NoError(t, os.WriteFile(s.LayoutPath(9), forged, 0o644))
+
+	var le *LayoutError
+	require.ErrorAs(t, s.CheckLayout(9), &le)
+	assert.Contains(t, le.Error(), "record 4")
+
+	before, err := os.ReadFile(s.Path(9))
+	require.NoError(t, err)
+	_, err = s.Update(ctx, 9, findAndMove("CLR-9-004", Answered))
+	var ce *CorruptError
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, s.LayoutPath(9), ce.Path)
+	assert.True(t, ce.Derived, "doctor --fix may move it aside")
+	after, err := os.ReadFile(s.Path(9))
+	require.NoError(t, err)
+	assert.Equal(t, before, after, "nothing written")
+
+	require.NoError(t, os.Remove(s.LayoutPath(9)))
+	_, err = s.Update(ctx, 9, findAndMove("CLR-9-004", Answered))
+	require.NoError(t, err, "without the memo the ledger is read whole")
+}
+
+// TestLayoutSmallLedgerHasNone: under layoutMin no memo is kept, and one
+// left from before is removed.
+func TestLayoutSmallLedgerHasNone(t *testing.T) {
+	s := newTestStore(t)
+	seedHistory(t, s, 9, 5)
+	assert.NoFileExists(t, s.LayoutPath(9))
+	require.NoError(t, os.MkdirAll(s.dir+"/"+LayoutDir, 0o755))
+	require.NoError(t, os.WriteFile(s.LayoutPath(9), []byte("stale"), 0o644))
+	_, err := s.Update(context.Background(), 9, ask(s, "engineer", "architect", "Small?"))
+	require.NoError(t, err)
+	assert.NoFileExists(t, s.LayoutPath(9))
+}
+
+func TestFormatID(t *testing.T) {
+	for _, c := range [][2]int{{1, 1}, {42, 7}, {42, 99}, {42, 100}, {7, 123456789}, {0, 0}, {-1, 5}, {5, -3}} {
+		assert.Equal(t, fmt.Sprintf("CLR-%d-%03d", c[0], c[1]), FormatID(c[0], c[1]))
+	}
+}
+
+// FuzzDecodeLayout: whatever a memo file holds, reading it never panics,
+// and what it reads encodes back to the same layout.
+func FuzzDecodeLayout(f *testing.F) {
+	s := NewStore(f.TempDir(), lock.Options{Agent: "test"}, func() time.Time { return t0 })
+	seedHistory(f, s, 3, 300)
+	good, err := os.ReadFile(s.LayoutPath(3))
+	require.NoError(f, err)
+	f.Add(good)
+	f.Add(good[:len(good)/2])
+	f.Add(layoutMagic)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		lo, err := decodeLayout(data)
+		if err != nil {
+			if !errors.Is(err, errLayout) {
+				t.Fatalf("error %v is not errLayout", err)
+			}
+			return
+		}
+		cs := make([]*Clarification, len(lo.stubs))
+		lens := make([]int64, len(lo.stubs))
+		for i := range lo.stubs {
+			cs[i], lens[i] = &lo.stubs[i], lo.exts[i].n
+		}
+		again, err := decodeLayout(encodeLayout(lo.issue, lo.file, lo.head, cs, lens))
+		require.NoError(t, err)
+		require.Equal(t, lo.tail, again.tail)
+		require.Equal(t, len(lo.stubs), len(again.stubs))
+		for i := range lo.stubs {
+			require.Equal(t, lo.stubs[i].ID, again.stubs[i].ID)
+			require.Equal(t, lo.stubs[i].From, again.stubs[i].From)
+			require.Equal(t, lo.stubs[i].Status, again.stubs[i].Status)
+			require.Equal(t, lo.exts[i].off, again.exts[i].off)
+		}
+	})
+}
