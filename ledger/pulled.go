@@ -68,18 +68,23 @@ func (s *Store) tellPulled(ctx context.Context, issue int, path string, snap Sna
 		}
 		undoPending(base, st.Pending)
 	}
+	byID := make(map[string]*Clarification, len(base.Clarifications))
+	for _, b := range base.Clarifications {
+		byID[b.ID] = b
+	}
 	var changes []Pulled
 	for _, c := range after.Clarifications {
+		b := byID[c.ID]
+		if b != nil && c.sealed != nil && bytes.Equal(b.sealed, c.sealed) {
+			continue // a closed record, the same bytes on both sides
+		}
 		now, err := recordBytes(c)
 		if err != nil {
 			continue
 		}
 		var was json.RawMessage
-		for _, b := range base.Clarifications {
-			if b.ID == c.ID {
-				was, _ = recordBytes(b)
-				break
-			}
+		if b != nil {
+			was, _ = recordBytes(b)
 		}
 		if was != nil && bytes.Equal(was, now) {
 			continue

@@ -139,6 +139,7 @@ type shared struct {
 
 	mu       sync.Mutex
 	unsynced []string // what this process's writes left in the outbox
+	notes    []string // what went wrong after a change was acknowledged (Notes)
 
 	onPulled func(issue int, changes []Pulled) // told of changes made elsewhere (OnPulled)
 }
@@ -162,6 +163,24 @@ func (s *Store) Unsynced() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return slices.Clone(s.unsynced)
+}
+
+// Notes lists what went wrong after a change of this process was
+// acknowledged (published, or durable in the outbox): the change stands,
+// and the command that made it succeeded, so that no one makes it twice;
+// the local copy it could not update is brought up to date by the next
+// command.
+func (s *Store) Notes() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.notes)
+}
+
+// note adds to Notes.
+func (s *Store) note(format string, args ...any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.notes = append(s.notes, fmt.Sprintf(format, args...))
 }
 
 // SyncDir is the state subdirectory of what the remote mode keeps locally.
@@ -254,19 +273,26 @@ func (s *Store) writeSync(issue int, lk *lock.Lock, st *SyncState) error {
 	if err := os.MkdirAll(filepath.Join(s.dir, SyncDir, OutboxDir), 0o755); err != nil {
 		return err
 	}
+	// The outbox marker lists the issues with something pending, so that
+	// finding them costs a directory listing. It is set before the state
+	// holds something pending and cleared after it holds nothing, so that a
+	// crash between the two leaves at worst a marker with nothing behind it
+	// (harmless), never changes no marker points to.
+	mark := filepath.Join(s.dir, SyncDir, OutboxDir, filepath.Base(path))
+	if len(st.Pending) > 0 {
+		if err := atomicfile.WriteWith(mark, []byte(strconv.Itoa(len(st.Pending))+"\n"), perm, atomicfile.Options{Durable: true}); err != nil {
+			return err
+		}
+	}
 	if err := atomicfile.WriteWith(path, append(data, '\n'), perm, atomicfile.Options{Durable: true, BeforeRename: func(os.FileInfo) error { return lk.Check() }}); err != nil {
 		return err
 	}
-	// The outbox marker lists the issues with something pending, so that
-	// finding them costs a directory listing.
-	mark := filepath.Join(s.dir, SyncDir, OutboxDir, filepath.Base(path))
 	if len(st.Pending) == 0 {
 		if err := os.Remove(mark); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
-		return nil
 	}
-	return atomicfile.WriteVolatile(mark, []byte(strconv.Itoa(len(st.Pending))+"\n"), perm)
+	return nil
 }
 
 // OutboxDir, under SyncDir, marks the issues whose outbox holds changes.
@@ -382,7 +408,9 @@ func (s *Store) updateShared(ctx context.Context, issue int, path string, lk *lo
 		switch {
 		case err == nil:
 			if err := s.settle(ctx, issue, path, lk, l, snap, pushed.Version, st, outcomes); err != nil {
-				return nil, err
+				// Published: the change stands, and failing now would have
+				// it made twice.
+				s.note("the change to issue #%d is on %s, but the local copy was not updated: %v; the next command brings it up to date", issue, s.remote.Name(issue), err)
 			}
 			return l, nil
 		case errors.Is(err, ErrMoved) && attempt < attempts:
@@ -632,12 +660,12 @@ func (s *Store) updateOffline(issue int, path string, lk *lock.Lock, fn func(*Le
 	if err := s.writeSync(issue, lk, st); err != nil {
 		return nil, err
 	}
-	if err := s.writeLedgerFile(issue, path, lk, l); err != nil {
-		return nil, err
-	}
 	s.mu.Lock()
 	s.unsynced = append(s.unsynced, msg)
 	s.mu.Unlock()
+	if err := s.writeLedgerFile(issue, path, lk, l); err != nil {
+		s.note("the change to issue #%d is in the outbox, but the local copy was not updated: %v; the next command that reaches the remote brings it up to date", issue, err)
+	}
 	return l, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strconv"
 	"sync"
 	"testing"
@@ -308,4 +309,76 @@ func TestSyncReached(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, reached, "delivered")
 	assert.Len(t, r.chains[1], 2)
+}
+
+// linkAfterPush is a remote that, once a push has landed, puts a symbolic
+// link where the local ledger is: agentx then cannot write its local copy.
+type linkAfterPush struct {
+	*memRemote
+	path string
+}
+
+func (r linkAfterPush) Push(ctx context.Context, issue int, base Snapshot, commits []Commit) (Snapshot, error) {
+	snap, err := r.memRemote.Push(ctx, issue, base, commits)
+	if err == nil {
+		_ = os.Remove(r.path)
+		_ = os.Symlink(r.path+".elsewhere", r.path)
+	}
+	return snap, err
+}
+
+// TestAcknowledgedChangeStands: once a change is published (or durable in
+// the outbox), a failure to write the local copy does not fail the
+// command, which a caller would retry, asking twice; it is noted, and the
+// next command brings the local copy up to date.
+func TestAcknowledgedChangeStands(t *testing.T) {
+	mem := &memRemote{chains: map[int][]Commit{}}
+	s := sharedHost(t, mem)
+	_, err := sharedAsk(s, "first")
+	require.NoError(t, err)
+
+	path := s.Path(1)
+	s.SetRemote(linkAfterPush{mem, path})
+	id, err := sharedAsk(s, "published, not kept here")
+	require.NoError(t, err, "the change is on the remote: the command succeeds")
+	require.Len(t, s.Notes(), 1)
+	assert.Contains(t, s.Notes()[0], "local copy was not updated")
+	shared, err := Decode("remote", mem.head(1).Data)
+	require.NoError(t, err)
+	require.NotNil(t, shared.Find(id), "published")
+
+	require.NoError(t, os.Remove(path))
+	s.SetRemote(mem)
+	_, err = sharedAsk(s, "third")
+	require.NoError(t, err)
+	l, err := s.Read(1)
+	require.NoError(t, err)
+	require.Len(t, l.Clarifications, 3, "the local copy caught up, nothing twice")
+
+	// Offline: the outbox is durable first; the local copy cannot be written.
+	mem.offline = true
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(path+".copy", data, 0o644))
+	require.NoError(t, os.Remove(path))
+	require.NoError(t, os.Symlink(path+".copy", path))
+	queued, err := sharedAsk(s, "queued")
+	require.NoError(t, err, "the change is in the outbox: the command succeeds")
+	assert.Len(t, s.Unsynced(), 1)
+	require.Len(t, s.Notes(), 2)
+	assert.Contains(t, s.Notes()[1], "in the outbox")
+	issues, err := s.OutboxIssues()
+	require.NoError(t, err)
+	assert.Equal(t, []int{1}, issues)
+
+	require.NoError(t, os.Remove(path))
+	require.NoError(t, os.Rename(path+".copy", path))
+	mem.offline = false
+	reached, err := s.Sync(context.Background(), 1, nil)
+	require.NoError(t, err)
+	assert.True(t, reached)
+	shared, err = Decode("remote", mem.head(1).Data)
+	require.NoError(t, err)
+	assert.NotNil(t, shared.Find(queued), "delivered")
+	assert.Len(t, shared.Clarifications, 4)
 }

@@ -93,8 +93,14 @@ func (a *App) unsynced() []string {
 }
 
 // noteUnsynced says, in text mode on stderr, which changes this command
-// kept in the outbox (under --json the envelope's unsynced member does).
+// kept in the outbox (under --json the envelope's unsynced member does),
+// and warns of what went wrong after a change was acknowledged.
 func (a *App) noteUnsynced() {
+	if a.ws != nil {
+		for _, n := range a.ws.Store.Notes() {
+			a.warnf("%s", n)
+		}
+	}
 	if a.json {
 		return
 	}
