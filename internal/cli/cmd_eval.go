@@ -14,6 +14,7 @@ import (
 	"github.com/agentx-cli/agentx/internal/cli/ext"
 	"github.com/agentx-cli/agentx/internal/safetext"
 	"github.com/agentx-cli/agentx/ledger"
+	"github.com/agentx-cli/agentx/proposal"
 	"github.com/agentx-cli/agentx/router"
 	"github.com/agentx-cli/agentx/workflow"
 )
@@ -250,20 +251,22 @@ func (a *App) gate(root string, h *router.Hub) *evaluate.Gate {
 }
 
 // finishGate evaluates the work of agent on issue when its step has checks;
-// nil when there is nothing to evaluate.
-func (a *App) finishGate(ctx context.Context, root string, h *router.Hub, issue int, agent, wf, step string) (*evaluate.Outcome, error) {
+// nil when there is nothing to evaluate. It returns too the proposals the
+// gate made of a failure (see afterFailure).
+func (a *App) finishGate(ctx context.Context, root string, h *router.Hub, issue int, agent, wf, step string) (*evaluate.Outcome, []*proposal.Proposal, error) {
 	w, s, err := gatedStep(h, agent, wf, step)
 	if err != nil || s == nil || len(s.Evaluate) == 0 {
-		return nil, err
+		return nil, nil, err
 	}
 	out, err := a.gate(root, h).Finish(ctx, issue, agent, w, s)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	var ps []*proposal.Proposal
 	if out.Attempt != nil && out.Attempt.Verdict != evaluate.Pass {
-		a.afterFailure(ctx, h, issue, out.Attempt)
+		ps = a.afterFailure(ctx, h, issue, out.Attempt)
 	}
-	return out, nil
+	return out, ps, nil
 }
 
 // revisionItems are the revision requests not yet delivered to agent, as

@@ -12,6 +12,7 @@ import (
 	"github.com/agentx-cli/agentx/internal/safetext"
 	"github.com/agentx-cli/agentx/ledger"
 	"github.com/agentx-cli/agentx/monitor"
+	"github.com/agentx-cli/agentx/proposal"
 	"github.com/agentx-cli/agentx/router"
 )
 
@@ -50,6 +51,9 @@ type hookResult struct {
 	// Evaluation is what the supervisor gate did at finish, when the
 	// agent's step has checks (docs/supervisor.md).
 	Evaluation *evaluate.Outcome `json:"evaluation,omitempty"`
+	// Proposals are the enhancement proposals the gate made or added
+	// evidence to, when the work did not pass (also said on stderr in text).
+	Proposals []*proposal.Proposal `json:"proposals,omitempty"`
 }
 
 func newHookPhaseCmd(a *App, phase string) *cobra.Command {
@@ -94,7 +98,7 @@ func newHookPhaseCmd(a *App, phase string) *cobra.Command {
 					return &usageError{err: fmt.Errorf("--format %q: use text or %s", format, formatClaudeHook)}
 				}
 				ws, _ := a.open()
-				if res.Evaluation, err = a.finishGate(ctx, ws.Root, h, n, who, workflow, step); err != nil {
+				if res.Evaluation, res.Proposals, err = a.finishGate(ctx, ws.Root, h, n, who, workflow, step); err != nil {
 					return err
 				}
 				if res.Evaluation != nil && !res.Evaluation.Done() {

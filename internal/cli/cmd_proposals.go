@@ -18,7 +18,7 @@ import (
 // afterFailure proposes an enhancement when the checks that just failed
 // on issue failed on other issues too. A failure is a warning: the
 // evaluation is recorded.
-func (a *App) afterFailure(ctx context.Context, h *router.Hub, issue int, at *evaluate.Attempt) {
+func (a *App) afterFailure(ctx context.Context, h *router.Hub, issue int, at *evaluate.Attempt) []*proposal.Proposal {
 	ps, err := proposal.Observe(ctx, h, issue, at)
 	a.warnIf(err)
 	for _, p := range ps { // on stderr: stdout may be a hook's JSON
@@ -26,6 +26,7 @@ func (a *App) afterFailure(ctx context.Context, h *router.Hub, issue int, at *ev
 			fmt.Fprintf(a.stderr, "agentx: proposal %s is %s: %s (agentx proposals show %s)\n", safetext.Line(p.ID), p.Status, safetext.Line(p.Title), safetext.Line(p.ID))
 		}
 	}
+	return ps
 }
 
 func newProposalsCmd(a *App) *cobra.Command {

@@ -40,6 +40,14 @@ func TestEvalJSON(t *testing.T) {
 	assert.Equal(t, ext.ExitBlocked.N, r.code, "strict: the work was sent back")
 	validateDoc(t, "hook.json", r.stdout)
 	assert.Contains(t, r.stdout, `"result": "revise"`)
+	assert.NotContains(t, r.stdout, `"proposals"`, "one issue failing is no pattern")
+
+	// the same check failing on a second issue: the hook's data carries
+	// the proposal the gate made
+	r = runCmd(t, dir, env, "", "hook", "finish", "--issue", "8", "--agent", "engineer", "--json")
+	require.Equal(t, 0, r.code, r.stderr)
+	validateDoc(t, "hook.json", r.stdout)
+	assert.Contains(t, r.stdout, `"id": "PROP-001"`)
 
 	r = runCmd(t, dir, env, "", "eval", "run", "--issue", "7", "--agent", "engineer", "--json")
 	assert.Equal(t, ext.ExitBlocked.N, r.code)
