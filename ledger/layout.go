@@ -10,10 +10,12 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/agentx-cli/agentx/internal/atomicfile"
+	"github.com/agentx-cli/agentx/internal/buildid"
 )
 
 // The layout memo keeps the cost of a write independent of an issue's
@@ -45,7 +47,9 @@ const (
 	layoutEdgeMax = 64 << 10
 )
 
-var layoutMagic = []byte("agentx-ledger-layout 1\n")
+// layoutMagic begins a memo: its format, and the build that wrote it (a
+// memo of another build is not trusted: how it writes ledgers may differ).
+var layoutMagic = sync.OnceValue(func() []byte { return []byte("agentx-ledger-layout 1 " + buildid.ID() + "\n") })
 
 // fileStamp is a Stamp with the change time, which no one can set back.
 type fileStamp struct {
@@ -76,8 +80,8 @@ func (s *Store) LayoutPath(issue int) string {
 // encodeLayout renders the memo of a ledger file of issue, stamped file,
 // whose records cs start at head and have the lengths lens.
 func encodeLayout(issue int, file fileStamp, head int64, cs []*Clarification, lens []int64) []byte {
-	b := make([]byte, 0, len(layoutMagic)+64+len(cs)*8)
-	b = append(b, layoutMagic...)
+	b := make([]byte, 0, len(layoutMagic())+64+len(cs)*8)
+	b = append(b, layoutMagic()...)
 	b = binary.AppendUvarint(b, uint64(issue))
 	b = binary.AppendUvarint(b, file.Ino)
 	b = binary.AppendVarint(b, file.Size)
@@ -135,10 +139,10 @@ var errLayout = errors.New("not a layout memo")
 // returns a layout whose records are well formed or errLayout; it never
 // panics and allocates no more than the data's size allows.
 func decodeLayout(data []byte) (*layout, error) {
-	if !bytes.HasPrefix(data, layoutMagic) {
+	if !bytes.HasPrefix(data, layoutMagic()) {
 		return nil, errLayout
 	}
-	d := decoder{b: data[len(layoutMagic):]}
+	d := decoder{b: data[len(layoutMagic()):]}
 	lo := &layout{}
 	lo.issue = int(d.uvarint(1 << 31))
 	lo.file.Ino = d.uvarint(1<<64 - 1)

@@ -245,7 +245,7 @@ func FuzzDecodeLayout(f *testing.F) {
 	require.NoError(f, err)
 	f.Add(good)
 	f.Add(good[:len(good)/2])
-	f.Add(layoutMagic)
+	f.Add(layoutMagic())
 	f.Fuzz(func(t *testing.T, data []byte) {
 		lo, err := decodeLayout(data)
 		if err != nil {
@@ -270,4 +270,21 @@ func FuzzDecodeLayout(f *testing.F) {
 			require.Equal(t, lo.exts[i].off, again.exts[i].off)
 		}
 	})
+}
+
+// TestLayoutOfAnotherBuild: a memo another build of agentx wrote is not
+// used (how it writes ledgers may differ); the next write makes this
+// build's.
+func TestLayoutOfAnotherBuild(t *testing.T) {
+	s := newTestStore(t)
+	seedHistory(t, s, 9, 400)
+	data, err := os.ReadFile(s.LayoutPath(9))
+	require.NoError(t, err)
+	other := bytes.Replace(data, layoutMagic(), []byte("agentx-ledger-layout 1 v0.9.0@0123abc\n"), 1)
+	require.NotEqual(t, data, other)
+	require.NoError(t, os.WriteFile(s.LayoutPath(9), other, 0o644))
+	assert.False(t, laidOut(s, 9))
+	_, err = s.Update(context.Background(), 9, ask(s, "engineer", "architect", "Upgraded?"))
+	require.NoError(t, err)
+	assert.True(t, laidOut(s, 9))
 }

@@ -258,12 +258,25 @@ type Ledger struct {
 func (l *Ledger) Whole() []*Clarification {
 	out := make([]*Clarification, 0, len(l.Clarifications))
 	for _, c := range l.Clarifications {
-		if c.Sealed() && l.Find(c.ID) == nil {
+		if !l.open(c) {
 			continue
 		}
 		out = append(out, c)
 	}
 	return out
+}
+
+// open decodes c whole if it is sealed, and reports whether it could be
+// (if not, l.bad says why and Update fails).
+func (l *Ledger) open(c *Clarification) bool {
+	id := c.ID
+	if err := c.unseal(); err != nil {
+		if l.bad == nil {
+			l.bad = fmt.Errorf("%s: %w", id, err)
+		}
+		return false
+	}
+	return true
 }
 
 // Find returns the clarification with id, or nil.
@@ -272,10 +285,7 @@ func (l *Ledger) Whole() []*Clarification {
 func (l *Ledger) Find(id string) *Clarification {
 	for _, c := range l.Clarifications {
 		if c.ID == id {
-			if err := c.unseal(); err != nil {
-				if l.bad == nil {
-					l.bad = fmt.Errorf("%s: %w", id, err)
-				}
+			if !l.open(c) {
 				return nil
 			}
 			return c

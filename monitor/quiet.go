@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentx-cli/agentx/internal/buildid"
+
 	"github.com/agentx-cli/agentx/internal/atomicfile"
 	"github.com/agentx-cli/agentx/ledger"
 )
@@ -76,7 +78,7 @@ func (v sight) line(due time.Time) string {
 	if !due.IsZero() {
 		d = due.UnixNano()
 	}
-	return "v1 " + strconv.FormatInt(v.ledgers.UnixNano(), 10) + " " + strconv.FormatInt(v.index.UnixNano(), 10) + " " +
+	return "v1 " + buildid.ID() + " " + strconv.FormatInt(v.ledgers.UnixNano(), 10) + " " + strconv.FormatInt(v.index.UnixNano(), 10) + " " +
 		strconv.FormatInt(d, 10) + " " + strconv.Quote(v.rules) + "\n"
 }
 
@@ -88,9 +90,10 @@ func (m *Monitor) quiet(v sight, now time.Time) bool {
 		return false
 	}
 	f := strings.Fields(string(b))
-	if len(f) < 4 || f[0] != "v1" {
+	if len(f) < 5 || f[0] != "v1" || f[1] != buildid.ID() { // a note of another build: its detectors may differ
 		return false
 	}
+	f = f[1:]
 	n, err := strconv.ParseInt(f[3], 10, 64)
 	if err != nil {
 		return false

@@ -4,8 +4,11 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentx-cli/agentx/internal/buildid"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -69,6 +72,16 @@ func TestSkipQuiet(t *testing.T) {
 	assert.Equal(t, 1, w.side().Open, "past the note's 5 minutes: scanned")
 	w.set(at(8))
 	assert.Equal(t, 0, w.side().Open, "noted again")
+
+	// a note of another build of agentx is not trusted: its detectors may
+	// differ
+	note, err := os.ReadFile(quietFile)
+	require.NoError(t, err)
+	other := strings.Replace(string(note), " "+buildid.ID()+" ", " v0.9.0@0123abc ", 1)
+	require.NotEqual(t, string(note), other)
+	require.NoError(t, os.WriteFile(quietFile, []byte(other), 0o644))
+	assert.Equal(t, 1, w.side().Open, "another build's note: scanned")
+	assert.Equal(t, 0, w.side().Open, "and noted by this one")
 
 	// the settings change: a scan (the damaged file is read from the
 	// ledger, which it does not match)

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentx-cli/agentx/internal/buildid"
+
 	"github.com/agentx-cli/agentx/internal/atomicfile"
 )
 
@@ -68,6 +70,10 @@ func sources(agentxDir string) ([]memoFile, error) {
 	return out, nil
 }
 
+// memoHeader is the memo's first line: its format and the build that
+// wrote it (a memo of another build is not trusted: its checks may differ).
+func memoHeader() string { return "agentx workflow memo v1 " + buildid.ID() }
+
 // readMemo reads the memo at path: the files it vouches for, in order.
 func readMemo(path string) ([]memoFile, bool) {
 	b, err := atomicfile.ReadFile(path)
@@ -75,7 +81,7 @@ func readMemo(path string) ([]memoFile, bool) {
 		return nil, false
 	}
 	lines := strings.Split(string(b), "\n")
-	if len(lines) < 2 || lines[0] != "agentx workflow memo v1" || lines[len(lines)-1] != "" {
+	if len(lines) < 2 || lines[0] != memoHeader() || lines[len(lines)-1] != "" {
 		return nil, false
 	}
 	var out []memoFile
@@ -181,7 +187,7 @@ func lazySet(agentxDir string, memo []memoFile) (*Set, error) {
 func writeMemo(agentxDir, memoPath string, set *Set, files []memoFile) {
 	settled := time.Now().Add(-memoSettle).UnixNano()
 	var b strings.Builder
-	b.WriteString("agentx workflow memo v1\n")
+	b.WriteString(memoHeader() + "\n")
 	byFile := map[string]string{}
 	for name, w := range set.Workflows {
 		if rel, err := filepath.Rel(agentxDir, w.File); err == nil {

@@ -140,10 +140,29 @@ func TestLoadMemoForged(t *testing.T) {
 	assert.Equal(t, "feature", w.Name)
 	assert.Equal(t, filepath.Join(dir, "workflows", "feature.toml"), w.File)
 
-	require.NoError(t, os.WriteFile(memo, []byte("agentx workflow memo v1\n\"config.toml\" x\n"), 0o644))
+	require.NoError(t, os.WriteFile(memo, []byte(memoHeader()+"\n\"config.toml\" x\n"), 0o644))
 	s, err = LoadMemo(dir, memo)
 	require.NoError(t, err)
 	assert.Nil(t, s.lazy, "garbage: a full Load")
+}
+
+// TestLoadMemoOtherBuild: a memo another build of agentx wrote is not
+// trusted (its checks may differ): a full Load, which writes this build's.
+func TestLoadMemoOtherBuild(t *testing.T) {
+	dir, memo := memoWorkspace(t)
+	_, err := LoadMemo(dir, memo)
+	require.NoError(t, err)
+	b, err := os.ReadFile(memo)
+	require.NoError(t, err)
+	other := strings.Replace(string(b), memoHeader(), "agentx workflow memo v1 v0.9.0@0123abc", 1)
+	require.NotEqual(t, string(b), other)
+	require.NoError(t, os.WriteFile(memo, []byte(other), 0o644))
+	s, err := LoadMemo(dir, memo)
+	require.NoError(t, err)
+	assert.Nil(t, s.lazy, "another build's memo: a full Load")
+	s, err = LoadMemo(dir, memo)
+	require.NoError(t, err)
+	assert.NotNil(t, s.lazy, "and this build's memo is written")
 }
 
 // TestLoadMemoNoLinks: the memo is never written through a symbolic link
@@ -161,9 +180,10 @@ func TestLoadMemoNoLinks(t *testing.T) {
 }
 
 func FuzzReadMemo(f *testing.F) {
-	f.Add("agentx workflow memo v1\n\"config.toml\" 6364 1795431942372149746 \"\"\n\"workflows/bug.toml\" 832 1795431942372149746 \"bug\"\n")
-	f.Add("agentx workflow memo v1\n")
-	f.Add("agentx workflow memo v1\n\"a\\\"b\" -1 0 \"\\u00e9\"\n")
+	h := memoHeader() + "\n"
+	f.Add(h + "\"config.toml\" 6364 1795431942372149746 \"\"\n\"workflows/bug.toml\" 832 1795431942372149746 \"bug\"\n")
+	f.Add(h)
+	f.Add(h + "\"a\\\"b\" -1 0 \"\\u00e9\"\n")
 	f.Fuzz(func(t *testing.T, text string) {
 		p := filepath.Join(t.TempDir(), "memo")
 		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
@@ -174,7 +194,7 @@ func FuzzReadMemo(f *testing.F) {
 			return
 		}
 		var b strings.Builder
-		b.WriteString("agentx workflow memo v1\n")
+		b.WriteString(memoHeader() + "\n")
 		for _, f := range files {
 			b.WriteString(f.line())
 		}
