@@ -43,6 +43,8 @@ type App struct {
 	// side-effect monitor
 	ws *workspace.Workspace
 	hb *router.Hub
+	// refreshed: the remote mode's refresh ran for this command (see hub)
+	refreshed bool
 
 	// what the full binary adds (nil: the lean binary), and its part of
 	// this run

@@ -23,7 +23,14 @@ import (
 )
 
 // hub opens the workspace and the hub over it.
-func (a *App) hub() (*workspace.Workspace, *router.Hub, error) {
+func (a *App) hub() (*workspace.Workspace, *router.Hub, error) { return a.openHub(true) }
+
+// localHub is hub without the remote mode's refresh: for what needs no
+// other host's changes and must not wait on a fetch, the scope check (run
+// before every tool an agent uses) and shell completion.
+func (a *App) localHub() (*workspace.Workspace, *router.Hub, error) { return a.openHub(false) }
+
+func (a *App) openHub(refresh bool) (*workspace.Workspace, *router.Hub, error) {
 	ws, err := a.open()
 	if err != nil {
 		return nil, nil, err
@@ -31,6 +38,9 @@ func (a *App) hub() (*workspace.Workspace, *router.Hub, error) {
 	if a.hb == nil {
 		a.hb = router.New(ws.Store, ws.Rules, ws.Root)
 		a.hb.Warn = func(err error) { a.warnf("%v", err) }
+	}
+	if refresh && !a.refreshed {
+		a.refreshed = true
 		a.remoteSide(ws)
 	}
 	return ws, a.hb, nil

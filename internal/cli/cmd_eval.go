@@ -197,7 +197,11 @@ Exit 0 when the verdict is PASS, 9 otherwise.`,
 			if err != nil {
 				return err
 			}
-			who, ws, h, err := a.agentHub(agent)
+			who, err := required("agent", a.agentDefault(agent))
+			if err != nil {
+				return err
+			}
+			ws, h, err := a.hub() // fetched: the step's last escalation may have been settled elsewhere
 			if err != nil {
 				return err
 			}

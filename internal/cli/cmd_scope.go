@@ -230,12 +230,13 @@ func denyReason(v scopeView, f scopedFile) string {
 }
 
 // agentHub is the agent named (--agent, else $AGENTX_AGENT), the workspace
-// and the hub, for commands about an agent's step that change nothing.
+// and the hub, for commands about an agent's step that change nothing and
+// read no ledger (so in remote mode nothing is fetched for them).
 func (a *App) agentHub(agent string) (string, *workspace.Workspace, *router.Hub, error) {
 	who, err := required("agent", a.agentDefault(agent))
 	if err != nil {
 		return "", nil, nil, err
 	}
-	ws, h, err := a.hub()
+	ws, h, err := a.localHub()
 	return who, ws, h, err
 }

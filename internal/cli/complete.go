@@ -78,7 +78,7 @@ func (a *App) completionHub() *router.Hub {
 	if a.root == "" {
 		a.root = a.getenv("AGENTX_ROOT")
 	}
-	_, h, err := a.hub()
+	_, h, err := a.localHub() // a completion offers the local copy: no fetch
 	if err != nil {
 		return nil
 	}
