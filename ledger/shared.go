@@ -183,6 +183,34 @@ func (s *Store) note(format string, args ...any) {
 	s.notes = append(s.notes, fmt.Sprintf(format, args...))
 }
 
+// Fetched is what a fetch made before the issue's lock was taken found:
+// the shared ledger, or that the remote was out of reach.
+type Fetched struct {
+	Snapshot *Snapshot
+	Offline  error // an ErrOffline
+}
+
+// prefetch fetches issue's shared ledger, in remote mode, before its lock
+// is taken: a remote that is slow to answer then holds up only this
+// command, not every other writer of the issue on this host. Under the lock
+// the snapshot is used if it is no older than what the local copy
+// reflects (another process may have settled a newer one meanwhile), and a
+// push it is too old for is refused by the remote and tried again. nil
+// when there is nothing to fetch (no remote, or --offline).
+func (s *Store) prefetch(ctx context.Context, issue int) (*Fetched, error) {
+	if s.remote == nil || s.offline {
+		return nil, nil
+	}
+	snap, err := s.remote.Fetch(ctx, issue)
+	switch {
+	case errors.Is(err, ErrOffline):
+		return &Fetched{Offline: err}, nil
+	case err != nil:
+		return nil, err
+	}
+	return &Fetched{Snapshot: &snap}, nil
+}
+
 // SyncDir is the state subdirectory of what the remote mode keeps locally.
 const SyncDir = "remote"
 
@@ -314,26 +342,26 @@ func (s *Store) Sync(ctx context.Context, issue int, snap *Snapshot) (bool, erro
 	if err := ValidateIssue(issue); err != nil {
 		return false, err
 	}
+	if s.offline {
+		return false, nil
+	}
+	if snap == nil {
+		got, err := s.prefetch(ctx, issue)
+		if err != nil {
+			return false, err
+		}
+		if got.Offline != nil {
+			return false, nil
+		}
+		snap = got.Snapshot
+	}
 	path := s.Path(issue)
 	lk, err := s.acquire(ctx, path)
 	if err != nil {
 		return false, err
 	}
 	defer func() { _ = lk.Release() }()
-	if s.offline {
-		return false, nil
-	}
-	if snap == nil {
-		got, err := s.remote.Fetch(ctx, issue)
-		if errors.Is(err, ErrOffline) {
-			return false, nil
-		}
-		if err != nil {
-			return false, err
-		}
-		snap = &got
-	}
-	if _, err := s.updateShared(ctx, issue, path, lk, nil, snap); err != nil {
+	if _, err := s.updateShared(ctx, issue, path, lk, nil, &Fetched{Snapshot: snap}); err != nil {
 		return false, err
 	}
 	// reached: the remote answered and holds what the outbox held
@@ -345,13 +373,20 @@ func (s *Store) Sync(ctx context.Context, issue int, snap *Snapshot) (bool, erro
 }
 
 // updateShared is Update with a remote: the optimistic transaction.
-func (s *Store) updateShared(ctx context.Context, issue int, path string, lk *lock.Lock, fn func(*Ledger) error, given *Snapshot) (*Ledger, error) {
+func (s *Store) updateShared(ctx context.Context, issue int, path string, lk *lock.Lock, fn func(*Ledger) error, pre *Fetched) (*Ledger, error) {
 	st, err := s.ReadSync(issue)
 	if err != nil {
 		return nil, err
 	}
 	if s.offline {
 		return s.updateOffline(issue, path, lk, fn, st, "--offline")
+	}
+	if pre != nil && pre.Offline != nil {
+		return s.updateOffline(issue, path, lk, fn, st, pre.Offline.Error())
+	}
+	var given *Snapshot
+	if pre != nil {
+		given = pre.Snapshot
 	}
 	var snap Snapshot
 	if given != nil && !s.newer(ctx, *given, st.Head) {
@@ -450,7 +485,7 @@ func (s *Store) renumberedAway(ctx context.Context, issue int, path string, lk *
 				continue
 			}
 		}
-		winner, err := s.updateShared(ctx, issue, path, lk, nil, &snap)
+		winner, err := s.updateShared(ctx, issue, path, lk, nil, &Fetched{Snapshot: &snap})
 		if err != nil {
 			return err
 		}
@@ -683,7 +718,7 @@ func (s *Store) refused(ctx context.Context, issue int, path string, lk *lock.Lo
 		local = l
 	}
 	// Deliver the outbox and refresh the local copy, without the change.
-	winner, err := s.updateShared(ctx, issue, path, lk, nil, &snap)
+	winner, err := s.updateShared(ctx, issue, path, lk, nil, &Fetched{Snapshot: &snap})
 	if err != nil || local == nil {
 		return ferr
 	}

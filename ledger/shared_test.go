@@ -382,3 +382,41 @@ func TestAcknowledgedChangeStands(t *testing.T) {
 	assert.NotNil(t, shared.Find(queued), "delivered")
 	assert.Len(t, shared.Clarifications, 4)
 }
+
+// slowFetch is a remote whose fetches wait until released.
+type slowFetch struct {
+	*memRemote
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (r slowFetch) Fetch(ctx context.Context, issue int) (Snapshot, error) {
+	r.entered <- struct{}{}
+	<-r.release
+	return r.memRemote.Fetch(ctx, issue)
+}
+
+// TestFetchBeforeTheLock: a remote slow to answer holds up the command
+// waiting on it, not the issue's lock: another writer on this host takes
+// the lock meanwhile; the change then lands as usual.
+func TestFetchBeforeTheLock(t *testing.T) {
+	mem := &memRemote{chains: map[int][]Commit{}}
+	r := slowFetch{memRemote: mem, entered: make(chan struct{}, 4), release: make(chan struct{})}
+	s := sharedHost(t, r)
+	done := make(chan error, 1)
+	go func() {
+		_, err := sharedAsk(s, "asked while the remote is slow")
+		done <- err
+	}()
+	<-r.entered
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	lk, err := lock.Acquire(ctx, s.Path(1), lock.Options{Wait: time.Second})
+	require.NoError(t, err, "the lock is free while the fetch waits")
+	require.NoError(t, lk.Release())
+	close(r.release)
+	require.NoError(t, <-done)
+	shared, err := Decode("remote", mem.head(1).Data)
+	require.NoError(t, err)
+	assert.Len(t, shared.Clarifications, 1)
+}

@@ -308,13 +308,17 @@ func (s *Store) Update(ctx context.Context, issue int, fn func(*Ledger) error) (
 		return nil, err
 	}
 	path := s.Path(issue)
+	given, err := s.prefetch(ctx, issue)
+	if err != nil {
+		return nil, err
+	}
 	lk, err := s.acquire(ctx, path)
 	if err != nil {
 		return nil, err
 	}
 	defer func() { _ = lk.Release() }()
 	if s.remote != nil {
-		return s.updateShared(ctx, issue, path, lk, fn, nil)
+		return s.updateShared(ctx, issue, path, lk, fn, given)
 	}
 	l, laid := s.openLaidOut(path, issue)
 	if laid {
