@@ -41,7 +41,11 @@ func (a *App) openHub(refresh bool) (*workspace.Workspace, *router.Hub, error) {
 	}
 	if refresh && !a.refreshed {
 		a.refreshed = true
-		a.remoteSide(ws)
+		ctx := a.ctx
+		if ctx == nil {
+			ctx = context.Background()
+		}
+		a.remoteSide(ctx, ws)
 	}
 	return ws, a.hb, nil
 }

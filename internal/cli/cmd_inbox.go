@@ -116,7 +116,7 @@ func runInbox(ctx context.Context, a *App, r inboxRun) error {
 	if err != nil {
 		return err
 	}
-	a.remoteSide(ws) // in remote mode, what other hosts did (at most once per interval)
+	a.remoteSide(ctx, ws) // in remote mode, what other hosts did (at most once per interval)
 	opts := inbox.Options{Agent: agent, Issue: n, Peek: r.peek}
 	switch {
 	case r.all || a.json:

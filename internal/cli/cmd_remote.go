@@ -31,14 +31,10 @@ func gitRemote(ws *workspace.Workspace) *remote.Git {
 // most once per [remote] interval across commands (ready, hooks, the
 // monitor, clarify). An unreachable remote is a warning: the local copy
 // stands.
-func (a *App) remoteSide(ws *workspace.Workspace) {
+func (a *App) remoteSide(ctx context.Context, ws *workspace.Workspace) {
 	g := gitRemote(ws)
 	if g == nil || ws.Store.Offline() {
 		return
-	}
-	ctx := a.ctx
-	if ctx == nil {
-		ctx = context.Background()
 	}
 	r, err := remote.Refresh(ctx, ws.Store, g, false)
 	if err != nil {

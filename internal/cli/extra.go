@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -8,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -192,6 +194,20 @@ func (a *App) Open() (*workspace.Workspace, error) { return a.open() }
 
 // Hub opens the workspace and its hub, once per run.
 func (a *App) Hub() (*workspace.Workspace, *router.Hub, error) { return a.hub() }
+
+// RemoteRefresh brings the local copies up to the remote, at most once per
+// [remote] interval (nothing without a remote).
+func (a *App) RemoteRefresh(ctx context.Context) {
+	if ws, err := a.open(); err == nil {
+		a.remoteSide(ctx, ws)
+	}
+}
+
+// RemoteWait is h.Wait that, with a remote, watches the clarification's
+// ref while it waits.
+func (a *App) RemoteWait(ctx context.Context, h *router.Hub, id string, timeout time.Duration) (router.Record, error) {
+	return a.remoteWait(ctx, h, id, timeout)
+}
 
 // Issue is AGENTX_ISSUE, checked; nil when it is not set.
 func (a *App) Issue() (*int, error) { return (&issueFlag{}).get(a) }

@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -109,5 +112,74 @@ func TestMCPGitHub(t *testing.T) {
 	assert.Contains(t, stderr.String(), "queued: agentx github status shows what is behind")
 	assert.Equal(t, 1, strings.Count(stderr.String(), "level=WARN"), "one warning per call: %s", stderr)
 
+	assert.Equal(t, 0, stop(), "stderr: %s", stderr.String())
+}
+
+// TestMCPRemote: in remote mode, the MCP server's clarify_wait watches the
+// clarification's ref, so an answer made on another host reaches the
+// waiting agent, and each call first brings the local copies up to the
+// remote (what another host asked is listed).
+func TestMCPRemote(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("the remote mode needs git")
+	}
+	base := t.TempDir()
+	git := func(dir string, args ...string) {
+		t.Helper()
+		out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput()
+		require.NoError(t, err, "%s", out)
+	}
+	origin := filepath.Join(base, "origin.git")
+	git(base, "init", "--quiet", "--bare", origin)
+	hosts := map[string]string{}
+	for _, h := range []string{"laptop", "ci"} {
+		dir := filepath.Join(base, h)
+		require.NoError(t, os.Mkdir(dir, 0o755))
+		git(dir, "init", "--quiet")
+		git(dir, "remote", "add", "origin", origin)
+		for _, args := range [][]string{{"init"}, {"remote", "enable", "origin"}} {
+			r := runCmd(t, "", nil, "", append([]string{"--root", dir}, args...)...)
+			require.Equal(t, 0, r.code, r.stderr)
+		}
+		hosts[h] = dir
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	stderr := &lockedBuffer{}
+	env := map[string]string{"AGENTX_ROOT": hosts["laptop"], "AGENTX_AGENT": "engineer", "AGENTX_MCP_MAX_WAIT": "30s"}
+	cs, stop := startMCP(t, ctx, env, stderr)
+	callTool := func(name string, args map[string]any) string {
+		t.Helper()
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+		require.NoError(t, err)
+		text := res.Content[0].(*mcp.TextContent).Text
+		require.False(t, res.IsError, "%s: %s", name, text)
+		return text
+	}
+	callTool("clarify_ask", map[string]any{"issue": 7, "to": "architect", "topic": "Cache", "question": "Redis or in-process?"})
+
+	// the architect answers on CI while the engineer's agent waits
+	done := make(chan string, 1)
+	start := time.Now()
+	go func() {
+		done <- callTool("clarify_wait", map[string]any{"id": "CLR-7-001", "wait_seconds": 25})
+	}()
+	time.Sleep(300 * time.Millisecond)
+	r := runCmd(t, "", map[string]string{"AGENTX_AGENT": "architect"}, "", "--root", hosts["ci"], "clarify", "answer", "CLR-7-001", "--body", "In-process, with a 5-minute TTL.")
+	require.Equal(t, 0, r.code, r.stderr)
+	select {
+	case text := <-done:
+		assert.Contains(t, text, "In-process, with a 5-minute TTL.")
+		assert.Less(t, time.Since(start), 20*time.Second, "seen while waiting, not at the timeout")
+	case <-ctx.Done():
+		t.Fatal("clarify_wait did not return")
+	}
+
+	// a question asked on CI is listed by the next call
+	r = runCmd(t, "", map[string]string{"AGENTX_AGENT": "engineer"}, "", "--root", hosts["ci"], "clarify", "ask", "--issue", "8", "--to", "architect", "--topic", "Flaky", "--question", "Known flaky test?")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.NoError(t, os.Remove(filepath.Join(hosts["laptop"], ".agentx", "state", "remote", "fetched.json")))
+	assert.Contains(t, callTool("clarify_list", map[string]any{"issue": 8}), "CLR-8-001")
 	assert.Equal(t, 0, stop(), "stderr: %s", stderr.String())
 }

@@ -3,6 +3,7 @@ package ext
 import (
 	"context"
 	"io"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -55,6 +56,13 @@ type App interface {
 	Open() (*workspace.Workspace, error)
 	// Hub opens the workspace and its hub, once per run.
 	Hub() (*workspace.Workspace, *router.Hub, error)
+	// RemoteRefresh brings the local copies up to the remote, at most once
+	// per [remote] interval (nothing without a remote, or --offline).
+	RemoteRefresh(ctx context.Context)
+	// RemoteWait is h.Wait that, with a remote, watches the clarification's
+	// ref while it waits, so that an answer made on another host reaches
+	// the waiter.
+	RemoteWait(ctx context.Context, h *router.Hub, id string, timeout time.Duration) (router.Record, error)
 	// Issue is AGENTX_ISSUE, checked; nil when it is not set.
 	Issue() (*int, error)
 	// MonitorOff reports whether AGENTX_NO_MONITOR turns the monitor (and

@@ -87,7 +87,7 @@ See docs/agents.md for client configuration.`,
 				Classify: a.Classify, // a tool error carries the CLI's code name, exit code and hint
 				Version:  a.Version(),
 				Logger:   log,
-				Side:     a.mcpGitHub(ctx, h, log),
+				Side:     a.mcpSide(ctx, h, log),
 			}
 			transport := &mcp.IOTransport{Reader: readCloser(stdin), Writer: nopWriteCloser{stdout}}
 			done := make(chan error, 1)
@@ -139,40 +139,66 @@ type nopWriteCloser struct{ io.Writer }
 
 func (nopWriteCloser) Close() error { return nil }
 
-// mcpGitHub is GitHub and Slack modes around the MCP server's tool calls,
-// as around the commands that run the monitor: each call reads new
-// comments and replies before it (at most once per interval) and mirrors
-// what changed after it, and clarify_wait reads them every interval while
-// it waits. A failure is a warning in the server's log (stderr), at most
-// one per call and mode; nil when both modes are off (no [github] or
-// [slack] table, or AGENTX_NO_MONITOR), or cannot be opened (said once,
-// here).
-func (a *run) mcpGitHub(ctx context.Context, h *router.Hub, log *slog.Logger) func() mcpserver.Side {
-	if a.MonitorOff() {
-		return nil
-	}
+// mcpSide is what runs around the MCP server's tool calls: the outside
+// modes (GitHub, Slack) and the remote mode. Each call first brings the
+// local copies up to the remote and reads new comments and replies (each
+// at most once per its interval), and mirrors what changed after it;
+// clarify_wait watches the clarification's ref and reads the modes while it
+// waits. A failure is a warning in the server's log (stderr), at most one
+// per call and mode; nil when there is nothing around the calls: no
+// [remote], and GitHub and Slack off (no [github] or [slack] table, or
+// AGENTX_NO_MONITOR) or not opened (said once, here).
+func (a *run) mcpSide(ctx context.Context, h *router.Hub, log *slog.Logger) func() mcpserver.Side {
 	warnAs := func(name string) func(error) {
 		return func(err error) { log.Warn(name, "error", safetext.Line(err.Error())) }
 	}
-	m, err := ghmirror.Open(ctx, h, a.Getenv, warnAs("github"))
-	if err != nil {
-		warnAs("github")(err)
+	var (
+		m   *ghmirror.Mirror
+		sl  *slackmode.Mode
+		err error
+	)
+	if !a.MonitorOff() {
+		if m, err = ghmirror.Open(ctx, h, a.Getenv, warnAs("github")); err != nil {
+			warnAs("github")(err)
+		}
+		if sl, err = slackmode.Open(h, a.Getenv, warnAs("slack")); err != nil {
+			warnAs("slack")(err)
+		}
 	}
-	sl, err := slackmode.Open(h, a.Getenv, warnAs("slack"))
-	if err != nil {
-		warnAs("slack")(err)
-	}
-	if m == nil && sl == nil {
+	shared := h.Store.Remote() != nil
+	if m == nil && sl == nil && !shared {
 		return nil
 	}
 	return func() mcpserver.Side {
-		var ms relay.Modes
+		s := callSide{app: a, shared: shared}
 		if m != nil {
-			ms = append(ms, (&ghmirror.Side{Mirror: m, Warn: warnAs("github")}).Mode())
+			s.modes = append(s.modes, (&ghmirror.Side{Mirror: m, Warn: warnAs("github")}).Mode())
 		}
 		if sl != nil {
-			ms = append(ms, slackmode.Side(sl, nil, warnAs("slack")))
+			s.modes = append(s.modes, slackmode.Side(sl, nil, warnAs("slack")))
 		}
-		return ms
+		return s
 	}
+}
+
+// callSide is mcpSide's work around one tool call.
+type callSide struct {
+	app    *run
+	shared bool // a [remote]
+	modes  relay.Modes
+}
+
+func (s callSide) Read(ctx context.Context) {
+	if s.shared {
+		s.app.RemoteRefresh(ctx)
+	}
+	s.modes.Read(ctx)
+}
+
+func (s callSide) Push(ctx context.Context) { s.modes.Push(ctx) }
+
+func (s callSide) Wait(ctx context.Context, h *router.Hub, id string, timeout time.Duration) (router.Record, error) {
+	return s.modes.WaitWith(ctx, func(ctx context.Context, id string, d time.Duration) (router.Record, error) {
+		return s.app.RemoteWait(ctx, h, id, d)
+	}, id, timeout)
 }
