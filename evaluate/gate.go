@@ -215,22 +215,25 @@ type Pending struct {
 
 // PendingFor returns the revision requests for agent not yet delivered:
 // the latest attempt at each step, sent back for revision, on issue (nil:
-// every issue).
-func PendingFor(store *ledger.Store, agent string, issue *int) ([]Pending, error) {
+// every issue, where a record that cannot be read is left out and returned
+// in skipped).
+func PendingFor(store *ledger.Store, agent string, issue *int) (out []Pending, skipped []error, err error) {
 	issues := []int{}
 	if issue != nil {
 		issues = append(issues, *issue)
-	} else {
-		var err error
-		if issues, err = Issues(store); err != nil {
-			return nil, err
-		}
+	} else if issues, err = Issues(store); err != nil {
+		return nil, nil, err
 	}
-	var out []Pending
 	for _, n := range issues {
 		rec, err := Read(store, n)
+		if err != nil && issue == nil {
+			// another issue's record that cannot be read does not keep
+			// this agent from the rest
+			skipped = append(skipped, err)
+			continue
+		}
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		for _, k := range rec.Steps() {
 			if a := rec.Latest(k[0], k[1]); a.Agent == agent && a.Outcome == OutcomeRevise && !a.Delivered {
@@ -238,7 +241,7 @@ func PendingFor(store *ledger.Store, agent string, issue *int) ([]Pending, error
 			}
 		}
 	}
-	return out, nil
+	return out, skipped, nil
 }
 
 // MarkDelivered records that the revision request of attempt id on issue

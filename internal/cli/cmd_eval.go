@@ -276,9 +276,12 @@ func (a *App) finishGate(ctx context.Context, root string, h *router.Hub, issue 
 // revisionItems are the revision requests not yet delivered to agent, as
 // inbox items, and a function that marks them delivered.
 func (a *App) revisionItems(ctx context.Context, store *ledger.Store, agent string, issue *int) ([]inbox.Item, func(), error) {
-	ps, err := evaluate.PendingFor(store, agent, issue)
+	ps, skipped, err := evaluate.PendingFor(store, agent, issue)
 	if err != nil {
 		return nil, nil, err
+	}
+	for _, e := range skipped {
+		a.warnf("%v: its revision requests are left out (fix the file or move it aside)", e)
 	}
 	items := make([]inbox.Item, 0, len(ps))
 	for _, p := range ps {

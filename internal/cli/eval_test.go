@@ -80,3 +80,32 @@ func TestEvalJSON(t *testing.T) {
 	r = runCmd(t, dir, env, "", "eval", "show", "seven")
 	assert.Equal(t, ext.ExitUsage.N, r.code)
 }
+
+// TestInboxSkipsAnUnreadableEvaluation: another issue's evaluation record
+// that does not parse leaves the agent's inbox working, with a warning
+// naming the file; the requests of the other issues are delivered.
+func TestInboxSkipsAnUnreadableEvaluation(t *testing.T) {
+	if _, err := os.Stat("/bin/sh"); err != nil {
+		t.Skip("the check is a shell command")
+	}
+	dir := t.TempDir()
+	env := map[string]string{"AGENTX_NOW": "2026-02-26T10:00:00Z"}
+	require.Equal(t, 0, runCmd(t, dir, env, "", "init").code)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, ".agentx", "workflows", "feature.toml"), []byte(gatedWorkflow), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "broken"), nil, 0o644))
+	for _, n := range []string{"7", "8"} {
+		require.Equal(t, 0, runCmd(t, dir, env, "", "hook", "finish", "--issue", n, "--agent", "engineer").code)
+	}
+	bad := filepath.Join(dir, ".agentx", "state", "evaluations", "issue-8.json")
+	require.NoError(t, os.WriteFile(bad, []byte("{not json"), 0o644))
+
+	r := runCmd(t, dir, env, "", "inbox", "--agent", "engineer", "--all")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "EVAL-7-1")
+	assert.NotContains(t, r.stdout, "EVAL-8-1")
+	assert.Contains(t, r.stderr, "issue-8.json")
+	assert.Contains(t, r.stderr, "its revision requests are left out")
+
+	r = runCmd(t, dir, env, "", "inbox", "--agent", "engineer", "--issue", "8")
+	assert.NotEqual(t, 0, r.code, "asked about that issue: its record's failure is the answer")
+}
