@@ -24,17 +24,25 @@ command = ["sh", "-c", "if [ -f broken ]; then echo 'FAIL: TestX'; exit 1; fi"]
 timeout = "30s"
 `
 
-// TestEvalJSON: the supervisor gate's JSON outputs validate against their
-// schemas, and so does the evaluation record it writes.
-func TestEvalJSON(t *testing.T) {
+// failingWorkspace is a workspace whose feature workflow's implement step
+// has a check that fails (gatedWorkflow, with "broken" there).
+func failingWorkspace(t *testing.T) (dir string, env map[string]string) {
+	t.Helper()
 	if _, err := os.Stat("/bin/sh"); err != nil {
 		t.Skip("the check is a shell command")
 	}
-	dir := t.TempDir()
-	env := map[string]string{"AGENTX_NOW": "2026-02-26T10:00:00Z"}
+	dir = t.TempDir()
+	env = map[string]string{"AGENTX_NOW": "2026-02-26T10:00:00Z"}
 	require.Equal(t, 0, runCmd(t, dir, env, "", "init").code)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, ".agentx", "workflows", "feature.toml"), []byte(gatedWorkflow), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "broken"), nil, 0o644))
+	return dir, env
+}
+
+// TestEvalJSON: the supervisor gate's JSON outputs validate against their
+// schemas, and so does the evaluation record it writes.
+func TestEvalJSON(t *testing.T) {
+	dir, env := failingWorkspace(t)
 
 	r := runCmd(t, dir, env, "", "hook", "finish", "--issue", "7", "--agent", "engineer", "--strict", "--json")
 	assert.Equal(t, ext.ExitBlocked.N, r.code, "strict: the work was sent back")
@@ -85,14 +93,7 @@ func TestEvalJSON(t *testing.T) {
 // that does not parse leaves the agent's inbox working, with a warning
 // naming the file; the requests of the other issues are delivered.
 func TestInboxSkipsAnUnreadableEvaluation(t *testing.T) {
-	if _, err := os.Stat("/bin/sh"); err != nil {
-		t.Skip("the check is a shell command")
-	}
-	dir := t.TempDir()
-	env := map[string]string{"AGENTX_NOW": "2026-02-26T10:00:00Z"}
-	require.Equal(t, 0, runCmd(t, dir, env, "", "init").code)
-	require.NoError(t, os.WriteFile(filepath.Join(dir, ".agentx", "workflows", "feature.toml"), []byte(gatedWorkflow), 0o644))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "broken"), nil, 0o644))
+	dir, env := failingWorkspace(t)
 	for _, n := range []string{"7", "8"} {
 		require.Equal(t, 0, runCmd(t, dir, env, "", "hook", "finish", "--issue", n, "--agent", "engineer").code)
 	}
