@@ -74,7 +74,7 @@ func Read(store *ledger.Store, issue int) (*Record, error) {
 		return nil, err
 	}
 	r := &Record{IssueNumber: issue}
-	if err := store.ReadState(File(issue), r); err != nil {
+	if err := store.ReadRecord(File(issue), r); err != nil {
 		return nil, fmt.Errorf("evaluations of #%d: %w", issue, err)
 	}
 	if r.IssueNumber != issue {

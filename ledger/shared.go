@@ -263,23 +263,16 @@ const (
 const maxOutcomes = 100
 
 // SyncPath is issue's sync state file.
-func (s *Store) SyncPath(issue int) string {
-	return filepath.Join(s.dir, SyncDir, "issue-"+strconv.Itoa(issue)+".json")
-}
+func (s *Store) SyncPath(issue int) string { return filepath.Join(s.dir, syncFile(issue)) }
+
+// syncFile is issue's sync state file, relative to the state directory.
+func syncFile(issue int) string { return filepath.Join(SyncDir, "issue-"+strconv.Itoa(issue)+".json") }
 
 // ReadSync returns issue's sync state (empty when there is none).
 func (s *Store) ReadSync(issue int) (*SyncState, error) {
-	path := s.SyncPath(issue)
-	data, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return &SyncState{}, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
-	}
 	var st SyncState
-	if err := json.Unmarshal(data, &st); err != nil {
-		return nil, corrupt(path, data, err)
+	if err := s.ReadRecord(syncFile(issue), &st); err != nil {
+		return nil, err
 	}
 	return &st, nil
 }

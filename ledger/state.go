@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -23,8 +24,16 @@ func (s *Store) statePath(name string) (string, error) {
 }
 
 // ReadState decodes the JSON state file name into v without locking. A
-// missing file leaves v as it is; one that does not parse is a *CorruptError.
-func (s *Store) ReadState(name string, v any) error {
+// missing file leaves v as it is; one that does not parse is a
+// *CorruptError that agentx doctor --fix may move aside (Derived).
+func (s *Store) ReadState(name string, v any) error { return s.readJSON(name, v, true) }
+
+// ReadRecord is ReadState for a file that is a record, not derived (the
+// gate's evaluations, proposals, remote mode's sync states): one that does
+// not parse is a *CorruptError for a person to fix or move aside.
+func (s *Store) ReadRecord(name string, v any) error { return s.readJSON(name, v, false) }
+
+func (s *Store) readJSON(name string, v any, derived bool) error {
 	path, err := s.statePath(name)
 	if err != nil {
 		return err
@@ -38,7 +47,7 @@ func (s *Store) ReadState(name string, v any) error {
 	}
 	if err := json.Unmarshal(data, v); err != nil {
 		ce := corrupt(path, data, err)
-		ce.Derived = true
+		ce.Derived = derived
 		return ce
 	}
 	return nil
@@ -54,21 +63,33 @@ func (s *Store) ReadState(name string, v any) error {
 // every issue, and fsyncs there would lengthen the hottest lock in agentx.
 // After a power loss one may hold its previous content.
 func (s *Store) UpdateState(ctx context.Context, name string, v any, fn func() error) error {
+	return s.updateJSON(ctx, name, v, fn, false)
+}
+
+// updateJSON is UpdateState, and with durable UpdateRecord: under the
+// file's lock it decodes the file into v, calls fn, encodes v, and replaces
+// the file (with durable, fsynced before and after the rename), checking
+// that the lock is still ours before the rename.
+func (s *Store) updateJSON(ctx context.Context, name string, v any, fn func() error, durable bool) error {
 	path, err := s.statePath(name)
 	if err != nil {
 		return err
 	}
-	return s.locked(ctx, path, func() ([]byte, error) {
-		if err := s.ReadState(name, v); err != nil {
-			return nil, err
-		}
-		if err := fn(); err != nil {
-			return nil, err
-		}
-		b, err := json.MarshalIndent(v, "", "  ")
-		if err != nil {
-			return nil, fmt.Errorf("encode %s: %w", path, err)
-		}
-		return append(b, '\n'), nil
-	})
+	lk, err := s.acquire(ctx, path)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = lk.Release() }()
+	if err := s.readJSON(name, v, !durable); err != nil {
+		return err
+	}
+	if err := fn(); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", path, err)
+	}
+	return atomicfile.WriteWith(path, append(b, '\n'), perm, atomicfile.Options{Durable: durable,
+		BeforeRename: func(os.FileInfo) error { return lk.Check() }})
 }

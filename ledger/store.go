@@ -426,22 +426,6 @@ func (s *Store) acquire(ctx context.Context, path string) (*lock.Lock, error) {
 	return lock.Acquire(ctx, path, s.lock)
 }
 
-// locked runs produce under path's lock and writes what it returns to path
-// (without fsync: for derived and advisory state files), after checking
-// the lock is still ours.
-func (s *Store) locked(ctx context.Context, path string, produce func() ([]byte, error)) error {
-	lk, err := s.acquire(ctx, path)
-	if err != nil {
-		return err
-	}
-	defer func() { _ = lk.Release() }()
-	data, err := produce()
-	if err != nil {
-		return err
-	}
-	return atomicfile.WriteWith(path, data, perm, atomicfile.Options{BeforeRename: func(os.FileInfo) error { return lk.Check() }})
-}
-
 // checkChanges enforces the lifecycle at the write path, whatever fn did:
 // records are never removed and every status change is an allowed move.
 func checkChanges(before map[string]Status, l *Ledger) error {

@@ -191,7 +191,7 @@ func (b *Book) Find(id string) *Proposal {
 // Read returns every proposal; a missing file holds none.
 func Read(store *ledger.Store) (*Book, error) {
 	b := &Book{}
-	if err := store.ReadState(File, b); err != nil {
+	if err := store.ReadRecord(File, b); err != nil {
 		return nil, err
 	}
 	return b, nil

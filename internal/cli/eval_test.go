@@ -109,4 +109,10 @@ func TestInboxSkipsAnUnreadableEvaluation(t *testing.T) {
 
 	r = runCmd(t, dir, env, "", "inbox", "--agent", "engineer", "--issue", "8")
 	assert.NotEqual(t, 0, r.code, "asked about that issue: its record's failure is the answer")
+
+	// the record is not derived: the hint is to fix it, not doctor --fix
+	r = runCmd(t, dir, env, "", "eval", "show", "8")
+	assert.Equal(t, ext.ExitInvalidData.N, r.code)
+	assert.Contains(t, r.stderr, "Fix the JSON by hand")
+	assert.NotContains(t, r.stderr, "doctor --fix")
 }
