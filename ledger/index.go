@@ -99,13 +99,17 @@ func entryOf(issue int, c *Clarification, sketch bool) IndexEntry {
 }
 
 // EntriesOf returns the index entries of l's open clarifications, in
-// ledger order.
+// ledger order (inside Update, the open records are decoded whole first).
 func EntriesOf(l *Ledger) []IndexEntry {
 	var out []IndexEntry
 	for _, c := range l.Clarifications {
-		if c.Status.Open() {
-			out = append(out, EntryOf(l.IssueNumber, c))
+		if !c.Status.Open() {
+			continue
 		}
+		if c.at != nil && !l.open(c) { // inside Update, read through the layout memo
+			continue // Update fails: l.bad
+		}
+		out = append(out, EntryOf(l.IssueNumber, c))
 	}
 	return out
 }

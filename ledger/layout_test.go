@@ -288,3 +288,24 @@ func TestLayoutOfAnotherBuild(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, laidOut(s, 9))
 }
+
+// TestLayoutEntriesOfInsideUpdate: a function inside Update that takes
+// the index entries of the ledger (the monitor's guards re-run their
+// detectors on them) sees the open records whole, not their stubs.
+func TestLayoutEntriesOfInsideUpdate(t *testing.T) {
+	s := newTestStore(t)
+	seedHistory(t, s, 9, 400)
+	require.True(t, laidOut(s, 9))
+	var es []IndexEntry
+	_, err := s.Update(context.Background(), 9, func(l *Ledger) error {
+		es = EntriesOf(l)
+		return nil
+	})
+	require.NoError(t, err)
+	require.Len(t, es, 80)
+	for _, e := range es {
+		assert.Equal(t, "architect", e.To, e.ID)
+		assert.NotEmpty(t, e.Q, e.ID)
+		assert.False(t, e.Asked.IsZero(), e.ID)
+	}
+}
