@@ -280,12 +280,20 @@ func DetectStuck(entries []ledger.IndexEntry, cfg Config) []Finding {
 // back: the newer of two opposite clarifications asking what the older one
 // asked.
 func flips(es []ledger.IndexEntry, t float64, flagged map[string]bool) []Finding {
+	// Only opposite directions are compared: the entries by direction, so
+	// that many questions one way cost no pairs (the same pairs, in the
+	// same order, as comparing each with every later one).
+	byDir := map[[2]string][]int{}
+	for i, e := range es {
+		byDir[[2]string{e.From, e.To}] = append(byDir[[2]string{e.From, e.To}], i)
+	}
 	var out []Finding
 	for i, x := range es {
-		for _, y := range es[i+1:] {
-			if x.From != y.To || x.To != y.From {
+		for _, j := range byDir[[2]string{x.To, x.From}] {
+			if j <= i {
 				continue
 			}
+			y := es[j]
 			newer, older := x, y
 			if older.Asked.After(newer.Asked.Time) || (older.Asked.Equal(newer.Asked.Time) && older.ID > newer.ID) {
 				newer, older = older, newer
