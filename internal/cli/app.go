@@ -96,7 +96,7 @@ func run(ctx context.Context, a *App, args []string) int {
 		// cobra failed before parsing flags (unknown command or flag): honour
 		// --json all the same, so scripts always get JSON errors.
 		a.json = a.json || slices.Contains(args, "--json")
-		err = &usageError{err: err}
+		err = &usageError{Err: err}
 	}
 	if ctx.Err() != nil {
 		err = &interruptedError{err: err}
@@ -122,14 +122,14 @@ func (a *App) prepare(cmd *cobra.Command) error {
 	cmd.SetContext(router.WithCaller(cmd.Context(), a.caller()))
 	a.ctx = cmd.Context()
 	if err := cmd.ValidateRequiredFlags(); err != nil {
-		return &usageError{err: err} // cobra's own check would make it exit 1
+		return &usageError{Err: err} // cobra's own check would make it exit 1
 	}
 	if a.root == "" {
 		a.root = a.getenv("AGENTX_ROOT")
 	}
 	now, err := clock.FromEnv(a.getenv(clock.EnvVar))
 	if err != nil {
-		return &usageError{err: err}
+		return &usageError{Err: err}
 	}
 	a.now = now
 	return a.toFull(cmd)

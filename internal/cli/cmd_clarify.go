@@ -56,7 +56,7 @@ func (a *App) text(flagName, value string) (string, error) {
 	if value != "" {
 		return value, nil
 	}
-	missing := &usageError{err: fmt.Errorf("%s is required: give %s TEXT, or pipe the text on stdin", flagName, flagName)}
+	missing := &usageError{Err: fmt.Errorf("%s is required: give %s TEXT, or pipe the text on stdin", flagName, flagName)}
 	if f, ok := a.stdin.(interface{ Fd() uintptr }); ok && isatty.IsTerminal(f.Fd()) {
 		return "", missing
 	}
@@ -92,7 +92,7 @@ func (a *App) requireAgent(flag, v string) (string, error) {
 // required refuses an empty agent flag as a usage error.
 func required(flag, v string) (string, error) {
 	if v == "" {
-		return "", &usageError{err: fmt.Errorf("--%s is required (or set AGENTX_AGENT)", flag)}
+		return "", &usageError{Err: fmt.Errorf("--%s is required (or set AGENTX_AGENT)", flag)}
 	}
 	return v, nil
 }
@@ -120,7 +120,7 @@ func (f *issueFlag) get(a *App) (*int, error) {
 		in.Field = field
 	}
 	if err != nil {
-		return nil, &usageError{err: err}
+		return nil, &usageError{Err: err}
 	}
 	return &n, nil
 }
@@ -131,7 +131,7 @@ func (f *issueFlag) require(a *App) (int, error) {
 		return 0, err
 	}
 	if n == nil {
-		return 0, &usageError{err: fmt.Errorf("--issue is required (or set AGENTX_ISSUE)")}
+		return 0, &usageError{Err: fmt.Errorf("--issue is required (or set AGENTX_ISSUE)")}
 	}
 	return *n, nil
 }
@@ -614,7 +614,7 @@ func newShowCmd(a *App) *cobra.Command {
 				return err
 			}
 			if (len(args) == 1) == (issue.raw != "") || (len(args) == 0 && n == nil) {
-				return &usageError{err: fmt.Errorf("give a clarification id or --issue N (not both)")}
+				return &usageError{Err: fmt.Errorf("give a clarification id or --issue N (not both)")}
 			}
 			_, h, err := a.hub()
 			if err != nil {
@@ -676,7 +676,7 @@ func newClarifyListCmd(a *App) *cobra.Command {
 			for _, s := range statuses {
 				st := ledger.Status(s)
 				if !st.Valid() {
-					return &usageError{err: fmt.Errorf("--status %q: use one of pending, answered, stale, escalated, resolved, abandoned", s)}
+					return &usageError{Err: fmt.Errorf("--status %q: use one of pending, answered, stale, escalated, resolved, abandoned", s)}
 				}
 				f.Statuses = append(f.Statuses, st)
 			}

@@ -94,7 +94,7 @@ func (o *demoOut) Write(p []byte) (int, error) {
 func newDemo(a *App, dir string, keep bool) (*demo, error) {
 	if dir != "" {
 		if _, err := os.Stat(filepath.Join(dir, workspace.Dir)); err == nil {
-			return nil, &usageError{err: fmt.Errorf("demo --dir %s: it already holds an agentx workspace (%s/); the demo writes its own config, workflows and issues, so it never runs in one: give a new or empty directory, or no --dir", dir, workspace.Dir)}
+			return nil, &usageError{Err: fmt.Errorf("demo --dir %s: it already holds an agentx workspace (%s/); the demo writes its own config, workflows and issues, so it never runs in one: give a new or empty directory, or no --dir", dir, workspace.Dir)}
 		}
 	}
 	exe, err := os.Executable()

@@ -150,7 +150,7 @@ func evalTarget(arg string) (issue int, id string, err error) {
 	}
 	n, err := ledger.ParseIssue(arg)
 	if err != nil {
-		return 0, "", &usageError{err: fmt.Errorf("%q: want an issue number or an evaluation id (EVAL-42-1)", arg)}
+		return 0, "", &usageError{Err: fmt.Errorf("%q: want an issue number or an evaluation id (EVAL-42-1)", arg)}
 	}
 	return n, "", nil
 }

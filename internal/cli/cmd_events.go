@@ -180,7 +180,7 @@ func parseSince(s string, now time.Time) (time.Time, error) {
 	}
 	t, err := ledger.ParseTime(s)
 	if err != nil {
-		return time.Time{}, &usageError{err: fmt.Errorf("--since %q: give an RFC 3339 time or an age such as 90m, 24h or 7d", s)}
+		return time.Time{}, &usageError{Err: fmt.Errorf("--since %q: give an RFC 3339 time or an age such as 90m, 24h or 7d", s)}
 	}
 	return t, nil
 }

@@ -95,7 +95,7 @@ func newHookPhaseCmd(a *App, phase string) *cobra.Command {
 			effective := phase
 			if phase == router.HookFinish {
 				if format != formatText && format != formatClaudeHook {
-					return &usageError{err: fmt.Errorf("--format %q: use text or %s", format, formatClaudeHook)}
+					return &usageError{Err: fmt.Errorf("--format %q: use text or %s", format, formatClaudeHook)}
 				}
 				ws, _ := a.open()
 				if res.Evaluation, res.Proposals, err = a.finishGate(ctx, ws.Root, h, n, who, workflow, step); err != nil {

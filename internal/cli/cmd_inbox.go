@@ -91,13 +91,13 @@ type inboxRun struct {
 
 func runInbox(ctx context.Context, a *App, r inboxRun) error {
 	if r.format != formatText && !r.hook {
-		return &usageError{err: fmt.Errorf("--format %q: use text or %s (or --json)", r.format, formatClaudeHook)}
+		return &usageError{Err: fmt.Errorf("--format %q: use text or %s (or --json)", r.format, formatClaudeHook)}
 	}
 	if r.hook && a.json {
-		return &usageError{err: fmt.Errorf("--format %s prints its own JSON: drop --json", formatClaudeHook)}
+		return &usageError{Err: fmt.Errorf("--format %s prints its own JSON: drop --json", formatClaudeHook)}
 	}
 	if r.hook && !inbox.ValidHookEvent(r.hookEvent) {
-		return &usageError{err: fmt.Errorf("--hook-event %q: use one of %s", r.hookEvent, strings.Join(inbox.HookEvents, ", "))}
+		return &usageError{Err: fmt.Errorf("--hook-event %q: use one of %s", r.hookEvent, strings.Join(inbox.HookEvents, ", "))}
 	}
 	// Peeking changes nothing: any inbox may be read. Taking the items
 	// marks them delivered: only the agent itself may.

@@ -225,7 +225,7 @@ func newProposalDecideCmd(a *App, verb string, to proposal.Status) *cobra.Comman
 				return err
 			}
 			if to == proposal.Rejected && strings.TrimSpace(reason) == "" {
-				return &usageError{err: fmt.Errorf("reject needs --reason: say why, for whoever proposed it")}
+				return &usageError{Err: fmt.Errorf("reject needs --reason: say why, for whoever proposed it")}
 			}
 			p, err := proposal.Decide(ctx, h, args[0], to, name, reason)
 			if proposal.IsTransition(err) {

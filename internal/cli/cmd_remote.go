@@ -322,7 +322,7 @@ func newRemoteEnableCmd(a *App) *cobra.Command {
 		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			name := args[0]
 			if !workflow.ValidGitRemote(name) {
-				return &usageError{err: fmt.Errorf("%q is not a git remote: give a remote's name (git remote -v) or a URL", safetext.Line(name))}
+				return &usageError{Err: fmt.Errorf("%q is not a git remote: give a remote's name (git remote -v) or a URL", safetext.Line(name))}
 			}
 			ws, err := a.open()
 			if err != nil {

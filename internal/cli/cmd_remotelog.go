@@ -52,7 +52,7 @@ neutralised.`,
 				return err
 			}
 			if limit < 1 || limit > maxLogLimit {
-				return &usageError{err: fmt.Errorf("--limit %d: give 1 to %d", limit, maxLogLimit)}
+				return &usageError{Err: fmt.Errorf("--limit %d: give 1 to %d", limit, maxLogLimit)}
 			}
 			ws, err := a.open()
 			if err != nil {

@@ -99,11 +99,11 @@ func runScopeCheck(ctx context.Context, a *App, agent, wf, stp string, files, st
 	hook := !files && !staged
 	switch {
 	case files && staged:
-		return &usageError{err: errors.New("--files and --staged: choose one")}
+		return &usageError{Err: errors.New("--files and --staged: choose one")}
 	case !files && len(args) > 0:
-		return &usageError{err: fmt.Errorf("unexpected arguments %q: use --files to check paths", args)}
+		return &usageError{Err: fmt.Errorf("unexpected arguments %q: use --files to check paths", args)}
 	case files && len(args) == 0:
-		return &usageError{err: errors.New("--files needs at least one path")}
+		return &usageError{Err: errors.New("--files needs at least one path")}
 	}
 	who, ws, h, err := a.agentHub(agent)
 	if err != nil {
@@ -148,7 +148,7 @@ func runScopeCheck(ctx context.Context, a *App, agent, wf, stp string, files, st
 		}
 		p, target, err := scope.ParsePayload(data)
 		if err != nil {
-			return &usageError{err: err}
+			return &usageError{Err: err}
 		}
 		if target == "" {
 			return nil // not a write: reads are never restricted

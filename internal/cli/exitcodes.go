@@ -16,11 +16,7 @@ import (
 )
 
 // usageError is a bad command line.
-type usageError struct{ err error }
-
-func (e *usageError) Error() string { return e.err.Error() }
-func (e *usageError) Unwrap() error { return e.err }
-func (e *usageError) Hint() string  { return "run the command with --help to see its usage" }
+type usageError = ext.UsageError
 
 // interruptedError is a command cut short by a signal.
 type interruptedError struct{ err error }

@@ -44,7 +44,7 @@ func (a *App) claim(flag, value string) (string, error) {
 func (a *App) claimAs(from, as string) (string, error) {
 	if as != "" {
 		if from != "" && from != ledger.Human {
-			return "", &usageError{err: fmt.Errorf("--as names the person acting as human: give it alone or with --from human, not with --from %s", from)}
+			return "", &usageError{Err: fmt.Errorf("--as names the person acting as human: give it alone or with --from human, not with --from %s", from)}
 		}
 		a.as, from = as, ledger.Human
 	}

@@ -26,7 +26,7 @@ func formatFlag(cmd *cobra.Command, p *string) {
 
 func checkFormat(f string) error {
 	if f != formatText && f != formatMarkdown {
-		return &usageError{err: fmt.Errorf("--format %q: use text or markdown (or --json)", f)}
+		return &usageError{Err: fmt.Errorf("--format %q: use text or markdown (or --json)", f)}
 	}
 	return nil
 }

@@ -46,7 +46,7 @@ recorded in a per-issue ledger under .agentx/state/clarifications/.`,
 		Version: version(),
 	}
 	root.SetVersionTemplate("agentx {{.Version}}\n")
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err: err} })
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{Err: err} })
 	pf := root.PersistentFlags()
 	pf.StringVar(&a.root, "root", "", "where to find the workspace: the nearest directory at or above it holding .agentx/ (default: $AGENTX_ROOT, else the working directory)")
 	pf.BoolVar(&a.json, "json", false, "print JSON: {\"schema_version\":1,\"data\":...} on stdout, errors as JSON on stderr")

@@ -106,7 +106,12 @@ func RunE(fn func(ctx context.Context, cmd *cobra.Command, args []string) error)
 	}
 }
 
+// UsageError is a bad command line (exit 2).
+type UsageError struct{ Err error }
+
+func (e *UsageError) Error() string { return e.Err.Error() }
+func (e *UsageError) Unwrap() error { return e.Err }
+func (e *UsageError) Hint() string  { return "run the command with --help to see its usage" }
+
 // Usage is a bad command line (exit 2).
-func Usage(err error) error {
-	return &Failure{Code: ExitUsage, Msg: err.Error(), Todo: "run the command with --help to see its usage"}
-}
+func Usage(err error) error { return &UsageError{Err: err} }
