@@ -33,8 +33,10 @@ import (
 // from the file on demand, and the write copies the unchanged bytes from
 // the old file to the new one in the kernel (copy_file_range where the
 // system has it) instead of through the process. A memo that does not
-// match, cannot be read or does not describe the file is ignored and the
-// ledger is read whole, as without it; it is never needed.
+// match or cannot be read is ignored and the ledger is read whole, as
+// without it: it is never needed. One stamped right that misplaces a record
+// (only a hand-made one could) fails the write that opens that record with
+// a *CorruptError naming the memo, and CheckLayout (doctor) reports it.
 const (
 	// LayoutDir holds the layout memos, relative to the state directory.
 	LayoutDir = "ledgers"
