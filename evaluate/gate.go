@@ -215,17 +215,33 @@ type Pending struct {
 
 // PendingFor returns the revision requests for agent not yet delivered:
 // the latest attempt at each step, sent back for revision, on issue (nil:
-// every issue, where a record that cannot be read is left out and returned
-// in skipped).
+// every issue whose record is marked as owing one, see owing; a record
+// that cannot be read is then left out and returned in skipped).
 func PendingFor(store *ledger.Store, agent string, issue *int) (out []Pending, skipped []error, err error) {
-	issues := []int{}
+	type read struct {
+		rec *Record
+		err error
+	}
+	cache := map[int]read{}
+	get := func(n int) (*Record, error) {
+		r, ok := cache[n]
+		if !ok {
+			r.rec, r.err = Read(store, n)
+			cache[n] = r
+		}
+		return r.rec, r.err
+	}
+	var issues []int
 	if issue != nil {
-		issues = append(issues, *issue)
-	} else if issues, err = Issues(store); err != nil {
+		issues = []int{*issue}
+	} else if issues, err = owing(store, func(n int) bool {
+		rec, err := get(n)
+		return err != nil || rec.owes() // one that cannot be read stays marked, and said
+	}); err != nil {
 		return nil, nil, err
 	}
 	for _, n := range issues {
-		rec, err := Read(store, n)
+		rec, err := get(n)
 		if err != nil && issue == nil {
 			// another issue's record that cannot be read does not keep
 			// this agent from the rest

@@ -2,11 +2,16 @@ package evaluate
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path"
+	"path/filepath"
 	"strconv"
 	"strings"
 
+	"github.com/agentx-cli/agentx/internal/atomicfile"
 	"github.com/agentx-cli/agentx/ledger"
 )
 
@@ -86,15 +91,104 @@ func Read(store *ledger.Store, issue int) (*Record, error) {
 // Issues lists the issues with an evaluation record, ascending.
 func Issues(store *ledger.Store) ([]int, error) { return store.IssuesWithFile(Dir) }
 
-// update changes an issue's record under its lock, durably.
+// update changes an issue's record under its lock, durably, and keeps its
+// revision mark: set before a record that owes a revision request is
+// written, removed after one that owes none is (a crash between the two
+// leaves at worst a mark with nothing behind it, never a request without
+// its mark).
 func update(ctx context.Context, store *ledger.Store, issue int, fn func(r *Record) error) error {
 	r := &Record{IssueNumber: issue}
-	return store.UpdateRecord(ctx, File(issue), r, func() error {
+	owes := false
+	return store.UpdateRecordThen(ctx, File(issue), r, func() error {
 		if r.IssueNumber != issue {
 			return &ledger.CorruptError{Path: File(issue), Err: fmt.Errorf("issueNumber is %d but the file is for issue %d", r.IssueNumber, issue)}
 		}
-		return fn(r)
+		if err := fn(r); err != nil {
+			return err
+		}
+		if owes = r.owes(); owes {
+			return mark(store, issue)
+		}
+		return nil
+	}, func() error {
+		if !owes {
+			return unmark(store, issue)
+		}
+		return nil
 	})
+}
+
+// The revision marks: evaluations/revise/issue-N.json exists while issue
+// N's record holds a revision request not yet delivered, so that an inbox
+// reads those records only, not every issue's. revise/built says the marks
+// cover every record (made by the first inbox that scanned them all).
+const (
+	markDir   = "revise"
+	builtMark = "built"
+)
+
+func markPath(store *ledger.Store, issue int) string {
+	return filepath.Join(store.Dir(), Dir, markDir, "issue-"+strconv.Itoa(issue)+".json")
+}
+
+// mark records, durably, that issue's record owes a revision request.
+func mark(store *ledger.Store, issue int) error {
+	return touch(store, markPath(store, issue))
+}
+
+// unmark removes issue's revision mark.
+func unmark(store *ledger.Store, issue int) error {
+	if err := os.Remove(markPath(store, issue)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("evaluations of #%d: %w", issue, err)
+	}
+	return nil
+}
+
+// touch writes an empty file at path durably, never through a link.
+func touch(store *ledger.Store, path string) error {
+	if err := atomicfile.CheckNoLinks(store.Dir(), path); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("evaluations: %w", err)
+	}
+	return atomicfile.Write(path, nil, 0o644)
+}
+
+// owes reports whether a step's latest attempt is a revision request not
+// yet delivered.
+func (r *Record) owes() bool {
+	for _, k := range r.Steps() {
+		if a := r.Latest(k[0], k[1]); a.Outcome == OutcomeRevise && !a.Delivered {
+			return true
+		}
+	}
+	return false
+}
+
+// owing lists the issues whose record may owe a revision request: the
+// marked ones, once the marks are built; every issue with a record before
+// (and then the marks are built from what scan finds: scan reads each).
+func owing(store *ledger.Store, scan func(n int) (owes bool)) ([]int, error) {
+	dir := filepath.Join(Dir, markDir)
+	if _, err := os.Stat(filepath.Join(store.Dir(), dir, builtMark)); err == nil {
+		return store.IssuesWithFile(dir)
+	}
+	issues, err := Issues(store)
+	if err != nil {
+		return nil, err
+	}
+	var out []int
+	for _, n := range issues {
+		if scan(n) {
+			out = append(out, n)
+			if err := mark(store, n); err != nil {
+				return out, nil // the marks stay unbuilt: the next inbox scans again
+			}
+		}
+	}
+	_ = touch(store, filepath.Join(store.Dir(), dir, builtMark))
+	return out, nil
 }
 
 // Find returns the attempt with id, or nil.

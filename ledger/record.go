@@ -12,5 +12,13 @@ import (
 // written; a file that does not parse is never overwritten, and a symbolic
 // link is never written through.
 func (s *Store) UpdateRecord(ctx context.Context, name string, v any, fn func() error) error {
-	return s.updateJSON(ctx, name, v, fn, true)
+	return s.updateJSON(ctx, name, v, fn, true, nil)
+}
+
+// UpdateRecordThen is UpdateRecord that runs then after the write, still
+// under the file's lock: for what must follow the record's change, such as
+// removing a mark that said the record holds something. An error from
+// then is returned; the record is written by then.
+func (s *Store) UpdateRecordThen(ctx context.Context, name string, v any, fn, then func() error) error {
+	return s.updateJSON(ctx, name, v, fn, true, then)
 }

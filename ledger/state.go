@@ -63,14 +63,15 @@ func (s *Store) readJSON(name string, v any, derived bool) error {
 // every issue, and fsyncs there would lengthen the hottest lock in agentx.
 // After a power loss one may hold its previous content.
 func (s *Store) UpdateState(ctx context.Context, name string, v any, fn func() error) error {
-	return s.updateJSON(ctx, name, v, fn, false)
+	return s.updateJSON(ctx, name, v, fn, false, nil)
 }
 
 // updateJSON is UpdateState, and with durable UpdateRecord: under the
 // file's lock it decodes the file into v, calls fn, encodes v, and replaces
 // the file (with durable, fsynced before and after the rename), checking
-// that the lock is still ours before the rename.
-func (s *Store) updateJSON(ctx context.Context, name string, v any, fn func() error, durable bool) error {
+// that the lock is still ours before the rename; then runs then, if set,
+// still under the lock.
+func (s *Store) updateJSON(ctx context.Context, name string, v any, fn func() error, durable bool, then func() error) error {
 	path, err := s.statePath(name)
 	if err != nil {
 		return err
@@ -90,6 +91,12 @@ func (s *Store) updateJSON(ctx context.Context, name string, v any, fn func() er
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", path, err)
 	}
-	return atomicfile.WriteWith(path, append(b, '\n'), perm, atomicfile.Options{Durable: durable,
-		BeforeRename: func(os.FileInfo) error { return lk.Check() }})
+	if err := atomicfile.WriteWith(path, append(b, '\n'), perm, atomicfile.Options{Durable: durable,
+		BeforeRename: func(os.FileInfo) error { return lk.Check() }}); err != nil {
+		return err
+	}
+	if then != nil {
+		return then()
+	}
+	return nil
 }

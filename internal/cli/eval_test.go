@@ -116,3 +116,42 @@ func TestInboxSkipsAnUnreadableEvaluation(t *testing.T) {
 	assert.Contains(t, r.stderr, "Fix the JSON by hand")
 	assert.NotContains(t, r.stderr, "doctor --fix")
 }
+
+// TestInboxReadsOnlyOwingRecords: an inbox reads the evaluation records
+// marked as holding a revision request not yet delivered, not every
+// issue's: once the marks are built, a record without one is not even
+// opened (here a broken one is not reported), and a delivered request's
+// mark goes.
+func TestInboxReadsOnlyOwingRecords(t *testing.T) {
+	dir, env := failingWorkspace(t)
+	for _, n := range []string{"7", "8"} {
+		require.Equal(t, 0, runCmd(t, dir, env, "", "hook", "finish", "--issue", n, "--agent", "engineer").code)
+	}
+	require.NoError(t, os.Remove(filepath.Join(dir, "broken")))
+	require.Equal(t, 0, runCmd(t, dir, env, "", "hook", "finish", "--issue", "9", "--agent", "engineer").code, "9 passes")
+	marks := filepath.Join(dir, ".agentx", "state", "evaluations", "revise")
+	assert.FileExists(t, filepath.Join(marks, "issue-7.json"))
+	assert.FileExists(t, filepath.Join(marks, "issue-8.json"))
+	assert.NoFileExists(t, filepath.Join(marks, "issue-9.json"), "nothing owed")
+
+	// the first inbox scans every record once and builds the marks
+	r := runCmd(t, dir, env, "", "inbox", "--agent", "architect", "--all")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.FileExists(t, filepath.Join(marks, "built"))
+
+	// a record without a mark is not read: its damage is not seen
+	bad := filepath.Join(dir, ".agentx", "state", "evaluations", "issue-9.json")
+	require.NoError(t, os.WriteFile(bad, []byte("{not json"), 0o644))
+	r = runCmd(t, dir, env, "", "inbox", "--agent", "engineer", "--all")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "EVAL-7-1")
+	assert.Contains(t, r.stdout, "EVAL-8-1")
+	assert.NotContains(t, r.stderr, "issue-9.json")
+
+	// delivered: the marks go, and the next inbox has nothing
+	assert.NoFileExists(t, filepath.Join(marks, "issue-7.json"))
+	assert.NoFileExists(t, filepath.Join(marks, "issue-8.json"))
+	r = runCmd(t, dir, env, "", "inbox", "--agent", "engineer", "--all")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.NotContains(t, r.stdout, "EVAL-")
+}
