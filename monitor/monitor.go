@@ -286,14 +286,11 @@ func (m *Monitor) retry(ctx context.Context, f *Finding, marked bool, end time.T
 		ctx, cancel = context.WithDeadline(ctx, end)
 		defer cancel()
 	}
-	claimGuard := func(l *ledger.Ledger, c *ledger.Clarification, now time.Time) string {
-		g, ok := CheckStale(ledger.EntryOf(l.IssueNumber, c), now, m.Config)
-		if !ok || g.Action != ActRetry {
-			return fmt.Sprintf("%s is %s and its retry is not due", c.ID, c.Status)
-		}
-		return ""
+	due := func(e ledger.IndexEntry, now time.Time) bool {
+		g, ok := CheckStale(e, now, m.Config)
+		return ok && g.Action == ActRetry
 	}
-	rec, err := h.ClaimRetry(ctx, f.ID, router.ClaimUntil(h.Store.Now(), bound), claimGuard)
+	rec, err := h.ClaimRetry(ctx, f.ID, router.ClaimUntil(h.Store.Now(), bound), router.RetryGuard(due))
 	var skip *router.SkippedError
 	if marked && errors.As(err, &skip) {
 		f.Result, f.Detail = Done, f.Detail+"; another monitor made the retry"

@@ -111,6 +111,18 @@ func RetryClaimed(e ledger.IndexEntry, now time.Time) bool {
 	return e.Monitor != nil && e.Monitor.RetryUntil != nil && now.Before(e.Monitor.RetryUntil.Time)
 }
 
+// RetryGuard is the guard of a retry's claim (ClaimRetry): under the
+// ledger's lock, the clarification as it is now must still have its retry
+// due, as due decides.
+func RetryGuard(due func(e ledger.IndexEntry, now time.Time) bool) Guard {
+	return func(l *ledger.Ledger, c *ledger.Clarification, now time.Time) string {
+		if !due(ledger.EntryOf(l.IssueNumber, c), now) {
+			return fmt.Sprintf("%s is %s and its retry is not due", c.ID, c.Status)
+		}
+		return ""
+	}
+}
+
 // RetryDue reports whether e's scheduled retry is due at now and nobody is
 // making it.
 func RetryDue(e ledger.IndexEntry, now time.Time) bool {
@@ -311,13 +323,7 @@ func (h *Hub) retryLater(ctx context.Context, rec Record) {
 		return
 	case <-t.C:
 	}
-	due := func(l *ledger.Ledger, c *ledger.Clarification, now time.Time) string {
-		if !RetryDue(ledger.EntryOf(l.IssueNumber, c), now) {
-			return fmt.Sprintf("%s is %s and its retry is not due", c.ID, c.Status)
-		}
-		return ""
-	}
-	claimed, err := h.ClaimRetry(ctx, rec.ID, ClaimUntil(h.now(), h.RetryBound(rec.To)), due)
+	claimed, err := h.ClaimRetry(ctx, rec.ID, ClaimUntil(h.now(), h.RetryBound(rec.To)), RetryGuard(RetryDue))
 	var skip *SkippedError
 	if errors.As(err, &skip) {
 		return
