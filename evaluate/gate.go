@@ -47,7 +47,7 @@ func (g *Gate) Job(issue int, agent string, w *workflow.Workflow, s *workflow.St
 		return Job{}, "", err
 	}
 	if last := rec.Latest(w.Name, s.ID); last != nil && last.Outcome == OutcomeEscalated && last.Escalation != "" {
-		c, _, err := g.Hub.Store.Get(last.Escalation)
+		c, err := g.Hub.Store.Get(last.Escalation)
 		if err != nil && !errors.Is(err, ledger.ErrNotFound) {
 			return Job{}, "", err
 		}

@@ -78,7 +78,7 @@ command = ["go", "test", "./..."]
 	out := finish()
 	assert.Equal(t, OutcomeEscalated, out.Result)
 	require.NotEmpty(t, out.Escalation)
-	c, _, err := store.Get(out.Escalation)
+	c, err := store.Get(out.Escalation)
 	require.NoError(t, err)
 	assert.Equal(t, ledger.Escalated, c.Status)
 	assert.Equal(t, "engineer", c.From)

@@ -241,7 +241,7 @@ func (w *world) answeredAndSeen(t *testing.T) *ledger.Clarification {
 	id := w.ask(t, 1, "engineer", "architect", "t", "q?")
 	_, err := w.hub.Answer(ctx, id, "architect", "a1")
 	require.NoError(t, err)
-	c, _, err := w.hub.Store.Get(id)
+	c, err := w.hub.Store.Get(id)
 	require.NoError(t, err)
 	require.NoError(t, MarkSeen(ctx, w.hub.Store, "engineer", c))
 	return c
@@ -269,7 +269,7 @@ func TestMarkSeen(t *testing.T) {
 			_, err := w.hub.Answer(ctx, id, "architect", "a")
 			require.NoError(t, err)
 			w.ask(t, 1, "engineer", "architect", "t2", "q2?")
-			c, _, err := w.hub.Store.Get(id)
+			c, err := w.hub.Store.Get(id)
 			require.NoError(t, err)
 			require.NoError(t, MarkSeen(ctx, w.hub.Store, tt.reader, c))
 			assert.Equal(t, tt.engineer, kinds(w.check(t, "engineer")))

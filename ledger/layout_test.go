@@ -176,6 +176,23 @@ func TestLayoutIgnoredWhenTheFileChanged(t *testing.T) {
 	assert.False(t, laidOut(s, 9))
 }
 
+// forgeLayout rewrites issue's layout memo, stamped right, with records 4
+// and 5 misplaced (the same total: head and tail still match).
+func forgeLayout(t *testing.T, s *Store, issue int) {
+	t.Helper()
+	l, ok := s.openLaidOut(s.Path(issue), issue)
+	require.True(t, ok)
+	lo := l.src.lo
+	lens := make([]int64, len(lo.exts))
+	for i, x := range lo.exts {
+		lens[i] = x.n
+	}
+	lens[3], lens[4] = lens[3]+5, lens[4]-5
+	forged := encodeLayout(issue, lo.file, lo.head, l.Clarifications, lens)
+	l.close()
+	require.NoError(t, os.WriteFile(s.LayoutPath(issue), forged, 0o644))
+}
+
 // TestLayoutForgedIsCaught: a memo stamped right that lies about where
 // the records lie is reported by CheckLayout (doctor), and an update that
 // opens a record it misplaces fails naming the memo, writing nothing.
@@ -185,17 +202,7 @@ func TestLayoutForgedIsCaught(t *testing.T) {
 	seedHistory(t, s, 9, 400)
 	require.NoError(t, s.CheckLayout(9))
 
-	l, ok := s.openLaidOut(s.Path(9), 9)
-	require.True(t, ok)
-	lo := l.src.lo
-	lens := make([]int64, len(lo.exts))
-	for i, x := range lo.exts {
-		lens[i] = x.n
-	}
-	lens[3], lens[4] = lens[3]+5, lens[4]-5 // the same total: head and tail still match
-	forged := encodeLayout(9, lo.file, lo.head, l.Clarifications, lens)
-	l.close()
-	require.NoError(t, os.WriteFile(s.LayoutPath(9), forged, 0o644))
+	forgeLayout(t, s, 9)
 
 	var le *LayoutError
 	require.ErrorAs(t, s.CheckLayout(9), &le)
@@ -308,4 +315,27 @@ func TestLayoutEntriesOfInsideUpdate(t *testing.T) {
 		assert.NotEmpty(t, e.Q, e.ID)
 		assert.False(t, e.Asked.IsZero(), e.ID)
 	}
+}
+
+// TestLayoutGet: Get reads one record through the layout memo (a waiter
+// polls it), the same record as a whole read gives; with a memo that
+// misleads it reads the whole file instead.
+func TestLayoutGet(t *testing.T) {
+	s := newTestStore(t)
+	seedHistory(t, s, 9, 400)
+	require.True(t, laidOut(s, 9))
+	whole, err := s.Read(9)
+	require.NoError(t, err)
+	for _, id := range []string{"CLR-9-001", "CLR-9-004", "CLR-9-208", "CLR-9-400"} {
+		c, err := s.Get(id)
+		require.NoError(t, err, id)
+		assert.Equal(t, whole.Find(id), c, id)
+	}
+	_, err = s.Get("CLR-9-401")
+	require.ErrorIs(t, err, ErrNotFound)
+
+	forgeLayout(t, s, 9)
+	c, err := s.Get("CLR-9-004")
+	require.NoError(t, err, "the whole file is read instead")
+	assert.Equal(t, whole.Find("CLR-9-004"), c)
 }

@@ -56,10 +56,10 @@ func TestUpdateCreatesAndReads(t *testing.T) {
 	require.Len(t, l.Clarifications, 2)
 	assert.Equal(t, "CLR-42-001", l.Clarifications[0].ID)
 	assert.Equal(t, "CLR-42-002", l.Clarifications[1].ID)
-	c, _, err := s.Get("CLR-42-002")
+	c, err := s.Get("CLR-42-002")
 	require.NoError(t, err)
 	assert.Equal(t, "product-manager", c.To)
-	_, _, err = s.Get("CLR-42-003")
+	_, err = s.Get("CLR-42-003")
 	assert.ErrorIs(t, err, ErrNotFound)
 
 	issues, err := s.Issues()

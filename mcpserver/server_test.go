@@ -257,7 +257,7 @@ func TestEveryTool(t *testing.T) {
 	assert.Equal(t, "human", hr.To)
 	assert.Equal(t, []string{"yes, default off", "no"}, hr.Options)
 	assert.Contains(t, hu.text(), "Options offered: yes, default off | no")
-	c, _, err := h.Store.Get("CLR-42-002")
+	c, err := h.Store.Get("CLR-42-002")
 	require.NoError(t, err)
 	assert.Equal(t, "Ship behind a flag?", c.Topic)
 	assert.Equal(t, []string{"yes, default off", "no"}, c.X.Options)

@@ -130,7 +130,7 @@ func (w *world) ask(issue int, from, to, question string) string {
 
 func (w *world) get(id string) *ledger.Clarification {
 	w.t.Helper()
-	c, _, err := w.hub().Store.Get(id)
+	c, err := w.hub().Store.Get(id)
 	require.NoError(w.t, err)
 	return c
 }

@@ -276,7 +276,7 @@ func (h *Hub) Abandon(ctx context.Context, id, by, reason string) (Record, error
 // Cancel is the asker withdrawing its question (recorded as abandoned,
 // reason "cancelled").
 func (h *Hub) Cancel(ctx context.Context, id, from string) (Record, error) {
-	c, _, err := h.Store.Get(id)
+	c, err := h.Store.Get(id)
 	if err != nil {
 		return Record{}, err
 	}

@@ -78,7 +78,7 @@ func TestGuardedChanges(t *testing.T) {
 			out, err := tt.act(h, rec.ID, always)
 			require.NoError(t, err)
 			assert.Equal(t, tt.status, out.Status)
-			c, _, err := h.Store.Get(rec.ID)
+			c, err := h.Store.Get(rec.ID)
 			require.NoError(t, err)
 			assert.Equal(t, tt.status, c.Status)
 			assert.NotEmpty(t, tt.reasonIn(c))
@@ -114,7 +114,7 @@ func TestRetry(t *testing.T) {
 	fr.results = []fakeResult{{err: errors.New("model unavailable")}}
 	_, err = h.Retry(ctx, claimed)
 	assert.EqualError(t, err, "model unavailable")
-	c, _, _ := h.Store.Get(rec.ID)
+	c, _ := h.Store.Get(rec.ID)
 	assert.Equal(t, ledger.Stale, c.Status)
 
 	fr.results = []fakeResult{{answer: "SQLite."}}

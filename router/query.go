@@ -11,11 +11,12 @@ import (
 
 // Get returns one clarification.
 func (h *Hub) Get(id string) (Record, error) {
-	c, l, err := h.Store.Get(id)
+	c, err := h.Store.Get(id)
 	if err != nil {
 		return Record{}, err
 	}
-	return Record{IssueNumber: l.IssueNumber, Clarification: c}, nil
+	issue, _, _ := ledger.ParseID(c.ID)
+	return Record{IssueNumber: issue, Clarification: c}, nil
 }
 
 // Issue returns every clarification of an issue, oldest first.

@@ -67,7 +67,7 @@ func TestResponderSupersededWhileItRuns(t *testing.T) {
 			assert.Equal(t, OutcomeSuperseded, rec.Outcome)
 			assert.Equal(t, tt.status, rec.Status, "the record as it stands")
 			assert.Equal(t, tt.detail, rec.Detail)
-			c, _, err := h.Store.Get(rec.ID)
+			c, err := h.Store.Get(rec.ID)
 			require.NoError(t, err)
 			for _, e := range c.Thread {
 				assert.NotEqual(t, "Late answer.", e.Body, "the late answer is recorded nowhere")

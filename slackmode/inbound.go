@@ -184,7 +184,7 @@ func (m *Mode) Take(ctx context.Context, issue int, id string, th *ledger.SlackT
 	if !m.allowed(msg.User) {
 		return notice(Ignored, "only the people listed in [slack] answerers answer here")
 	}
-	cur, _, err := m.Hub.Store.Get(id)
+	cur, err := m.Hub.Store.Get(id)
 	if err != nil {
 		return nil, err
 	}
@@ -257,7 +257,7 @@ func refusal(id string, err error) string {
 // assumptions it has not been told of, each recorded (agentx.slack
 // assumed) as soon as it is posted, and looked for by its metadata first.
 func (m *Mode) tellAssumptions(ctx context.Context, issue int, id string) (int, error) {
-	c, _, err := m.Hub.Store.Get(id)
+	c, err := m.Hub.Store.Get(id)
 	if err != nil || c.X == nil || c.X.Slack == nil || c.X.Slack.Assumed >= len(c.X.Assumptions) {
 		return 0, err
 	}

@@ -74,7 +74,7 @@ func (e *env) poll(m *Mode) PollReport {
 }
 
 func (e *env) get(id string) *ledger.Clarification {
-	c, _, err := e.hub.Store.Get(id)
+	c, err := e.hub.Store.Get(id)
 	require.NoError(e.t, err)
 	return c
 }
