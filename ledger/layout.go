@@ -311,7 +311,7 @@ func (e *extent) bytes() ([]byte, error) {
 // sealed and must be closed (Ledger.close) when done. ok is false when the
 // ledger is to be read whole: small, no memo, or one that does not match.
 func (s *Store) openLaidOut(path string, issue int) (l *Ledger, ok bool) {
-	f, err := os.Open(path)
+	f, err := openLedger(path)
 	if err != nil {
 		return nil, false
 	}
