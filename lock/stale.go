@@ -41,10 +41,11 @@ type StaleInput struct {
 //   - a lock written by agentx on this host while the caller holds the
 //     kernel lock (Orphaned) is stale at once: its writer is gone;
 //   - on our host, a lock whose PID is no longer running is stale at once;
-//   - a lock dated in the future (clock skew, or a forged date) is judged
-//     by its file's mod time instead; if that is in the future too, it is
-//     stale once its date is more than the stale age ahead, so no date can
-//     hold an issue forever;
+//   - a lock dated after its file was last written (clock skew, or a
+//     forged date) is judged by its file's mod time instead, so that one
+//     found stale stays stale once its date is overtaken; if the mod time
+//     is in the future too, it is stale once its date is more than the
+//     stale age ahead, so no date can hold an issue forever;
 //   - a lock older than the stale age is stale, wherever it comes from.
 //
 // The age is taken from created, else timestamp, else the mod time. A lock
@@ -80,9 +81,13 @@ func IsStale(in StaleInput) (stale bool, reason string) {
 
 	created, from := info.createdAt(in.ModTime)
 	age := in.Now.Sub(created)
-	if age < 0 && from != "modified" {
+	// A lock dated after its file was last written: a clock that is wrong
+	// (or a forged date). The file's mod time is judged instead, and for
+	// as long as the lock lasts, so that a lock found stale stays stale
+	// when its date is overtaken.
+	if from != "modified" && !in.ModTime.IsZero() && created.After(in.ModTime) {
 		if mage := in.Now.Sub(in.ModTime); mage >= 0 {
-			skew := fmt.Sprintf(" (its %s date is %s in the future: clock skew)", from, round(-age))
+			skew := fmt.Sprintf(" (its %s date is %s after the file was written: clock skew)", from, round(created.Sub(in.ModTime)))
 			if mage > staleAge {
 				return true, fmt.Sprintf("modified %s ago, older than the stale age %s%s", round(mage), staleAge, skew)
 			}
