@@ -456,6 +456,16 @@ func IssueOfFile(name string) (int, bool) {
 	return n, true
 }
 
+// OpenEntries returns the index entries of issue's open clarifications:
+// from its index file when that was made from the ledger now on disk, else
+// from the ledger. It costs the issue's open questions, not its history.
+func (s *Store) OpenEntries(issue int) ([]IndexEntry, error) {
+	if err := ValidateIssue(issue); err != nil {
+		return nil, err
+	}
+	return s.readIssueIndex(issue)
+}
+
 // readIssueIndex returns issue's open entries from its index file when it
 // matches the ledger on disk, else from the ledger.
 func (s *Store) readIssueIndex(issue int) ([]IndexEntry, error) {

@@ -65,14 +65,14 @@ func (h *Hub) Hook(ctx context.Context, phase, agent string, issue int) (ledger.
 // still open and unanswered (pending, stale or escalated): what `hook
 // finish --strict` gates on.
 func (h *Hub) OpenBlocking(issue int) ([]string, error) {
-	l, err := h.Store.Read(issue)
+	es, err := h.Store.OpenEntries(issue)
 	if err != nil {
 		return nil, err
 	}
 	var out []string
-	for _, c := range l.Clarifications {
-		if c.Blocking && (c.Status == ledger.Pending || c.Status == ledger.Stale || c.Status == ledger.Escalated) {
-			out = append(out, c.ID)
+	for _, e := range es {
+		if e.Blocking && (e.Status == ledger.Pending || e.Status == ledger.Stale || e.Status == ledger.Escalated) {
+			out = append(out, e.ID)
 		}
 	}
 	return out, nil

@@ -30,6 +30,15 @@ func (h *Hub) listIssues(f Filter) ([]int, error) {
 
 // readyAll is the readiness of every issue with an open clarification
 // (ledgers that cannot be read are returned in errs).
+// readinessOf is IssueReadiness of an issue's open entries.
+func readinessOf(issue int, es []ledger.IndexEntry) Readiness {
+	cs := make([]*ledger.Clarification, len(es))
+	for i, e := range es {
+		cs[i] = &ledger.Clarification{ID: e.ID, From: e.From, To: e.To, Blocking: e.Blocking, Status: e.Status}
+	}
+	return IssueReadiness(issue, cs)
+}
+
 func (h *Hub) readyAll() ([]Readiness, []error, error) {
 	ix, errs, err := h.Store.ReadOpen()
 	if err != nil {
@@ -37,12 +46,7 @@ func (h *Hub) readyAll() ([]Readiness, []error, error) {
 	}
 	out := []Readiness{}
 	for _, n := range ix.OpenIssues() {
-		es := ix.Issues[n]
-		cs := make([]*ledger.Clarification, len(es))
-		for i, e := range es {
-			cs[i] = &ledger.Clarification{ID: e.ID, From: e.From, To: e.To, Blocking: e.Blocking, Status: e.Status}
-		}
-		out = append(out, IssueReadiness(n, cs))
+		out = append(out, readinessOf(n, ix.Issues[n]))
 	}
 	// A ledger that cannot be read blocks its issue: the gate fails closed.
 	var rest []error

@@ -163,19 +163,9 @@ func (h *Hub) Ready(issue *int) ([]Readiness, []error, error) {
 	if issue == nil {
 		return h.readyAll()
 	}
-	issues := []int{*issue}
-	var out []Readiness
-	var errs []error
-	for _, n := range issues {
-		l, err := h.Store.Read(n)
-		if err != nil {
-			if issue != nil {
-				return nil, nil, err
-			}
-			errs = append(errs, err)
-			continue
-		}
-		out = append(out, IssueReadiness(n, l.Clarifications))
+	es, err := h.Store.OpenEntries(*issue)
+	if err != nil {
+		return nil, nil, err
 	}
-	return out, errs, nil
+	return []Readiness{readinessOf(*issue, es)}, nil, nil
 }
