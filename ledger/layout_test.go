@@ -3,8 +3,10 @@ package ledger
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"strings"
 	"testing"
@@ -13,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentx-cli/agentx/internal/testenv"
 	"github.com/agentx-cli/agentx/lock"
 )
 
@@ -338,4 +341,97 @@ func TestLayoutGet(t *testing.T) {
 	c, err := s.Get("CLR-9-004")
 	require.NoError(t, err, "the whole file is read instead")
 	assert.Equal(t, whole.Find("CLR-9-004"), c)
+}
+
+// TestLayoutRandomChanges: random runs of changes on two workspaces, one
+// through its layout memo and one read whole each time, with another tool
+// rewriting the ledger now and then (as agentx writes it, or compact) and
+// the memo lost now and then: the ledgers stay byte for byte the same, the
+// open entries the same, and a memo in force always true.
+func TestLayoutRandomChanges(t *testing.T) {
+	seeds := uint64(3)
+	if testenv.Race {
+		seeds = 1 // see testenv.Race
+	}
+	for seed := uint64(1); seed <= seeds; seed++ {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			r := rand.New(rand.NewPCG(seed, 7))
+			ctx := context.Background()
+			memo, whole := newTestStore(t), newTestStore(t)
+			for _, s := range []*Store{memo, whole} {
+				seedHistory(t, s, 9, 300)
+			}
+			updates, throughMemo := 0, 0
+			defer func() {
+				assert.Greater(t, throughMemo, updates/2, "most updates went through the memo (%d of %d)", throughMemo, updates)
+			}()
+			for step := range 40 {
+				var fn func(s *Store) func(*Ledger) error
+				what := ""
+				switch k := r.IntN(10); {
+				case k < 4:
+					what = "ask"
+					fn = func(s *Store) func(*Ledger) error { return ask(s, "engineer", "architect", fmt.Sprintf("Step %d?", step)) }
+				case k < 8:
+					l, err := whole.Read(9)
+					require.NoError(t, err)
+					var open []*Clarification
+					for _, c := range l.Clarifications {
+						if len(c.Status.Allowed()) > 0 {
+							open = append(open, c)
+						}
+					}
+					if len(open) == 0 {
+						continue
+					}
+					c := open[r.IntN(len(open))]
+					to := c.Status.Allowed()[r.IntN(len(c.Status.Allowed()))]
+					what = fmt.Sprintf("move %s %s -> %s", c.ID, c.Status, to)
+					fn = func(*Store) func(*Ledger) error { return findAndMove(c.ID, to) }
+				case k == 8:
+					what = "another tool rewrites the ledger"
+					compact := r.IntN(2) == 0
+					for _, s := range []*Store{memo, whole} {
+						data, err := os.ReadFile(s.Path(9))
+						require.NoError(t, err)
+						if compact {
+							var b bytes.Buffer
+							require.NoError(t, json.Compact(&b, data))
+							data = b.Bytes()
+						}
+						require.NoError(t, os.WriteFile(s.Path(9)+".new", data, 0o644))
+						require.NoError(t, os.Rename(s.Path(9)+".new", s.Path(9)))
+					}
+					continue
+				default:
+					what = "the memo is lost"
+					_ = os.Remove(memo.LayoutPath(9))
+					continue
+				}
+				require.NoError(t, os.RemoveAll(whole.LayoutPath(9)))
+				if laidOut(memo, 9) {
+					throughMemo++
+				}
+				updates++
+				_, err := memo.Update(ctx, 9, fn(memo))
+				_, werr := whole.Update(ctx, 9, fn(whole))
+				require.Equal(t, werr == nil, err == nil, "step %d (%s): %v / %v", step, what, err, werr)
+				a, err := os.ReadFile(memo.Path(9))
+				require.NoError(t, err)
+				b, err := os.ReadFile(whole.Path(9))
+				require.NoError(t, err)
+				require.True(t, bytes.Equal(a, b), "step %d (%s): the ledgers differ", step, what)
+				require.NoError(t, memo.CheckLayout(9), "step %d (%s)", step, what)
+				ea, err := memo.OpenEntries(9)
+				require.NoError(t, err)
+				eb, err := whole.OpenEntries(9)
+				require.NoError(t, err)
+				require.Equal(t, len(eb), len(ea), "step %d (%s)", step, what)
+				for i := range ea {
+					ea[i].raw, eb[i].raw = nil, nil
+				}
+				require.Equal(t, eb, ea, "step %d (%s)", step, what)
+			}
+		})
+	}
 }
