@@ -371,7 +371,9 @@ func TestLayoutRandomChanges(t *testing.T) {
 				switch k := r.IntN(10); {
 				case k < 4:
 					what = "ask"
-					fn = func(s *Store) func(*Ledger) error { return ask(s, "engineer", "architect", fmt.Sprintf("Step %d?", step)) }
+					fn = func(s *Store) func(*Ledger) error {
+						return ask(s, "engineer", "architect", fmt.Sprintf("Step %d?", step))
+					}
 				case k < 8:
 					l, err := whole.Read(9)
 					require.NoError(t, err)
