@@ -131,9 +131,14 @@ func markPath(store *ledger.Store, issue int) string {
 	return filepath.Join(store.Dir(), Dir, markDir, "issue-"+strconv.Itoa(issue)+".json")
 }
 
-// mark records, durably, that issue's record owes a revision request.
+// mark records, durably, that issue's record owes a revision request
+// (once: a mark already there is durable).
 func mark(store *ledger.Store, issue int) error {
-	return touch(store, markPath(store, issue))
+	p := markPath(store, issue)
+	if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() {
+		return nil
+	}
+	return touch(store, p)
 }
 
 // unmark removes issue's revision mark.

@@ -359,8 +359,11 @@ func (s *Store) writeIndexFile(issue int, st stamp, es []IndexEntry) error {
 		}
 	}
 	data, err := jsonv2.Marshal(issueIndex{Version: IndexVersion, Issue: issue, Ledger: st})
-	if err != nil || !bytes.HasSuffix(data, []byte(`"entries":[]}`)) {
-		return fmt.Errorf("encode %s: %v", path, err)
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", path, err)
+	}
+	if !bytes.HasSuffix(data, []byte(`"entries":[]}`)) {
+		return fmt.Errorf("encode %s: the entries are not last", path)
 	}
 	data = append(make([]byte, 0, size), data[:len(data)-len(`]}`)]...)
 	for i, e := range es {

@@ -174,30 +174,25 @@ func concurrentWriters(t *testing.T, seed, procs, each int) string {
 
 // TestCrashMidWriteLosesNothing SIGKILLs a writer at random moments, over
 // and over, and checks after each kill that the ledger parses and holds every
-// write that was acknowledged.
+// write that was acknowledged: on a small ledger, and on one read and written
+// through its layout memo (a kill between the ledger's rename and the memo's
+// leaves a memo that is not in force, never a wrong one).
 func TestCrashMidWriteLosesNothing(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts processes")
 	}
-	iterations := 200
-	if testenv.Race {
-		iterations = 40 // see testenv.Race
+	for _, tc := range []struct {
+		name             string
+		seed, iterations int
+	}{{"small", 0, 200}, {"large", 400, 60}} {
+		t.Run(tc.name, func(t *testing.T) {
+			n := tc.iterations
+			if testenv.Race {
+				n /= 5 // see testenv.Race
+			}
+			killWriters(t, tc.seed, n)
+		})
 	}
-	killWriters(t, 0, iterations)
-}
-
-// TestCrashMidWriteLargeLedger is the same on a ledger read and written
-// through its layout memo: a kill between the ledger's rename and the
-// memo's leaves a memo that is not in force, never a wrong one.
-func TestCrashMidWriteLargeLedger(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts processes")
-	}
-	iterations := 60
-	if testenv.Race {
-		iterations = 15 // see testenv.Race
-	}
-	killWriters(t, 400, iterations)
 }
 
 // killWriters seeds issue 7 with seed clarifications, then SIGKILLs a

@@ -88,17 +88,24 @@ func (a *App) unsynced() []string {
 	return a.ws.Store.Unsynced()
 }
 
-// noteUnsynced says, in text mode on stderr, which changes this command
-// kept in the outbox (under --json the envelope's unsynced member does),
-// and warns of what went wrong after a change was acknowledged.
-func (a *App) noteUnsynced() {
-	if a.ws != nil {
-		for _, n := range a.ws.Store.Notes() {
-			a.warnf("%s", n)
-		}
+// localCopy is what went wrong after a change of this command stood
+// (published, or durable in the outbox): the local copy it could not update.
+func (a *App) localCopy() []string {
+	if a.ws == nil {
+		return nil
 	}
+	return a.ws.Store.Notes()
+}
+
+// noteUnsynced says, in text mode on stderr, which changes this command
+// kept in the outbox and what went wrong after a change stood (under
+// --json the envelope's unsynced and local_copy members do).
+func (a *App) noteUnsynced() {
 	if a.json {
 		return
+	}
+	for _, n := range a.localCopy() {
+		a.warnf("%s", n)
 	}
 	for _, m := range a.unsynced() {
 		fmt.Fprintf(a.stderr, "agentx: unsynced: %s (kept in the outbox: the remote could not be reached; agentx sync delivers it)\n", safetext.Line(m))

@@ -17,8 +17,9 @@ const schemaVersion = 1
 type envelope struct {
 	SchemaVersion int      `json:"schema_version"`
 	Data          any      `json:"data"`
-	Monitor       any      `json:"monitor,omitempty"`  // side-effect monitor findings, if any
-	Unsynced      []string `json:"unsynced,omitempty"` // changes kept in the outbox: the remote was out of reach
+	Monitor       any      `json:"monitor,omitempty"`    // side-effect monitor findings, if any
+	Unsynced      []string `json:"unsynced,omitempty"`   // changes kept in the outbox: the remote was out of reach
+	LocalCopy     []string `json:"local_copy,omitempty"` // changes that stand but the local copy could not take (Store.Notes)
 }
 
 type errorBody struct {
@@ -34,6 +35,7 @@ type errorEnvelope struct {
 	Data          any       `json:"data,omitempty"` // what the failure leaves to act on (wait_timeout: the record)
 	Monitor       any       `json:"monitor,omitempty"`
 	Unsynced      []string  `json:"unsynced,omitempty"`
+	LocalCopy     []string  `json:"local_copy,omitempty"`
 }
 
 // emit prints a command's result: under --json the envelope with data,
@@ -41,7 +43,7 @@ type errorEnvelope struct {
 func (a *App) emit(data any, text func()) error {
 	if a.json {
 		a.monitorNow(nil)
-		b, err := json.MarshalIndent(envelope{SchemaVersion: schemaVersion, Data: data, Monitor: a.sideView(), Unsynced: a.unsynced()}, "", "  ")
+		b, err := json.MarshalIndent(envelope{SchemaVersion: schemaVersion, Data: data, Monitor: a.sideView(), Unsynced: a.unsynced(), LocalCopy: a.localCopy()}, "", "  ")
 		if err != nil {
 			return fmt.Errorf("encode json: %w", err)
 		}
@@ -79,7 +81,7 @@ func (a *App) fail(err error) int {
 		}
 		b, _ := json.Marshal(errorEnvelope{SchemaVersion: schemaVersion, Error: errorBody{
 			Code: code.Name, ExitCode: code.N, Message: msg, Hint: hint,
-		}, Data: data, Monitor: a.sideView(), Unsynced: a.unsynced()})
+		}, Data: data, Monitor: a.sideView(), Unsynced: a.unsynced(), LocalCopy: a.localCopy()})
 		fmt.Fprintf(a.stderr, "%s\n", b)
 		return code.N
 	}
