@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
 
 	json "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -51,44 +52,49 @@ type wire[T any] struct {
 }
 
 var (
-	// encodeOpts writes what the AgentX tools write: two-space indent.
+	// encodeOpts() writes what the AgentX tools write: two-space indent.
 	// Members kept as read keep their escapes (\u00e9 stays \u00e9) and
 	// number forms (1.50 stays 1.50). A Go string holding invalid UTF-8
 	// (read from another tool's ledger) is written with U+FFFD in its
 	// place, as encoding/json did; a record kept as read keeps its bytes.
-	encodeOpts = json.JoinOptions(
-		jsontext.WithIndent("  "),
-		jsontext.PreserveRawStrings(true),
-		jsontext.AllowInvalidUTF8(true),
-		json.WithMarshalers(json.JoinMarshalers(
-			json.MarshalToFunc(func(enc *jsontext.Encoder, l *Ledger) error {
-				return json.MarshalEncode(enc, &wire[ledgerFields]{(*ledgerFields)(l), l.more})
-			}),
-			json.MarshalToFunc(func(enc *jsontext.Encoder, c *Clarification) error {
-				if c.sealed != nil {
-					return enc.WriteValue(c.sealed)
-				}
-				if c.at != nil {
-					b, err := c.at.bytes()
-					if err != nil {
-						return err
+	encodeOpts = sync.OnceValue(func() json.Options {
+		return json.JoinOptions(
+			jsontext.WithIndent("  "),
+			jsontext.PreserveRawStrings(true),
+			jsontext.AllowInvalidUTF8(true),
+			json.WithMarshalers(json.JoinMarshalers(
+				json.MarshalToFunc(func(enc *jsontext.Encoder, l *Ledger) error {
+					return json.MarshalEncode(enc, &wire[ledgerFields]{(*ledgerFields)(l), l.more})
+				}),
+				json.MarshalToFunc(func(enc *jsontext.Encoder, c *Clarification) error {
+					if c.sealed != nil {
+						return enc.WriteValue(c.sealed)
 					}
-					return enc.WriteValue(b)
-				}
-				return json.MarshalEncode(enc, &wire[clarFields]{(*clarFields)(c), c.more})
-			}),
-			json.MarshalToFunc(func(enc *jsontext.Encoder, e *ThreadEntry) error {
-				return json.MarshalEncode(enc, &wire[entryFields]{(*entryFields)(e), e.more})
-			}),
-			json.MarshalToFunc(func(enc *jsontext.Encoder, x *Extra) error {
-				return json.MarshalEncode(enc, &wire[extraFields]{(*extraFields)(x), x.more})
-			}),
-		)),
-	)
-	// decodeOpts reads every record whole. Invalid UTF-8 inside a string
+					if c.at != nil {
+						b, err := c.at.bytes()
+						if err != nil {
+							return err
+						}
+						return enc.WriteValue(b)
+					}
+					return json.MarshalEncode(enc, &wire[clarFields]{(*clarFields)(c), c.more})
+				}),
+				json.MarshalToFunc(func(enc *jsontext.Encoder, e *ThreadEntry) error {
+					return json.MarshalEncode(enc, &wire[entryFields]{(*entryFields)(e), e.more})
+				}),
+				json.MarshalToFunc(func(enc *jsontext.Encoder, x *Extra) error {
+					return json.MarshalEncode(enc, &wire[extraFields]{(*extraFields)(x), x.more})
+				}),
+			)),
+		)
+	})
+	// encodeOpts() and decodeOpts() are made on first use: a command that
+	// never reads a ledger does not pay for them at start.
+	//
+	// decodeOpts() reads every record whole. Invalid UTF-8 inside a string
 	// becomes U+FFFD, as encoding/json did, so a ledger another tool wrote
 	// with a bad byte in a body is still read.
-	decodeOpts = decodeOptions(nil)
+	decodeOpts = sync.OnceValue(func() json.Options { return decodeOptions(nil) })
 )
 
 // decodeOptions returns the options that decode a ledger, whole or, given
@@ -224,7 +230,7 @@ func (c *Clarification) unseal() error {
 		return nil
 	}
 	var whole Clarification
-	if err := json.Unmarshal(raw, &whole, decodeOpts); err != nil {
+	if err := json.Unmarshal(raw, &whole, decodeOpts()); err != nil {
 		return c.at.mismatch(err)
 	}
 	if c.at != nil && (whole.ID != c.ID || whole.From != c.From || whole.Status != c.at.status) {
@@ -239,7 +245,7 @@ func unmarshalLedger(data []byte, l *Ledger, sealed bool) error {
 	if sealed {
 		return json.Unmarshal(data, l, decodeOptions(data))
 	}
-	return json.Unmarshal(data, l, decodeOpts)
+	return json.Unmarshal(data, l, decodeOpts())
 }
 
 // writeLedger writes a ledger's JSON to e: the object with an empty
@@ -251,7 +257,7 @@ func unmarshalLedger(data []byte, l *Ledger, sealed bool) error {
 // included when they are as agentx writes them. It returns where the first
 // record starts and each record's length, for the new file's memo.
 func writeLedger(e *emitter, l *Ledger) (first int64, lens []int64, err error) {
-	head, err := json.Marshal(&wire[ledgerHead]{&ledgerHead{IssueNumber: l.IssueNumber, Clarifications: emptyArray}, l.more}, encodeOpts)
+	head, err := json.Marshal(&wire[ledgerHead]{&ledgerHead{IssueNumber: l.IssueNumber, Clarifications: emptyArray}, l.more}, encodeOpts())
 	if err != nil {
 		return 0, nil, err
 	}
@@ -281,7 +287,7 @@ func writeLedger(e *emitter, l *Ledger) (first int64, lens []int64, err error) {
 		case c.at != nil:
 			e.span(c.at.src, c.at.off, c.at.n)
 		default:
-			b, err := json.Marshal(c, encodeOpts, recordIndent)
+			b, err := json.Marshal(c, encodeOpts(), recordIndent)
 			if err != nil {
 				return 0, nil, err
 			}

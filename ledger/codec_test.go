@@ -209,7 +209,7 @@ func TestSplicedEncoding(t *testing.T) {
 			require.NoError(t, err)
 			got, err := Encode(l)
 			require.NoError(t, err)
-			want, err := json.Marshal(l, encodeOpts)
+			want, err := json.Marshal(l, encodeOpts())
 			require.NoError(t, err)
 			assert.Equal(t, string(want)+"\n", string(got))
 		})

@@ -500,9 +500,11 @@ func (s *Store) readIndexFile(issue int, raw bool) (*issueIndex, error) {
 		return nil, err
 	}
 	var ii issueIndex
-	if raw {
+	switch {
+	case fastIndex(data, &ii):
+	case raw:
 		err = decodeRawIndex(data, &ii)
-	} else {
+	default:
 		err = jsonv2.Unmarshal(data, &ii)
 	}
 	if err != nil {

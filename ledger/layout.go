@@ -90,13 +90,23 @@ func encodeLayout(issue int, file fileStamp, head int64, cs []*Clarification, le
 	b = binary.AppendVarint(b, file.MTime)
 	b = binary.AppendVarint(b, file.CTime)
 	b = binary.AppendVarint(b, head)
+	// senders are numbered in order of first appearance; a record's is
+	// most often the previous record's, which is found without the map
 	senders := map[string]uint64{}
 	var names []string
-	for _, c := range cs {
-		if _, ok := senders[c.From]; !ok {
-			senders[c.From] = uint64(len(names))
+	from := make([]uint64, len(cs))
+	for i, c := range cs {
+		if i > 0 && c.From == cs[i-1].From {
+			from[i] = from[i-1]
+			continue
+		}
+		n, ok := senders[c.From]
+		if !ok {
+			n = uint64(len(names))
+			senders[c.From] = n
 			names = append(names, c.From)
 		}
+		from[i] = n
 	}
 	b = binary.AppendUvarint(b, uint64(len(names)))
 	for _, n := range names {
@@ -107,7 +117,7 @@ func encodeLayout(issue int, file fileStamp, head int64, cs []*Clarification, le
 	for i, c := range cs {
 		b = binary.AppendVarint(b, lens[i])
 		b = append(b, statusCode(c.Status))
-		b = binary.AppendUvarint(b, senders[c.From])
+		b = binary.AppendUvarint(b, from[i])
 		// an id as agentx writes it is its sequence number (even); any
 		// other is spelled out (odd: its length)
 		if is, seq, err := ParseID(c.ID); err == nil && is == issue && string(appendID(idb[:0], is, seq)) == c.ID {

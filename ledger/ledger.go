@@ -478,22 +478,34 @@ func (l *Ledger) Validate() error {
 	if err := ValidateIssue(l.IssueNumber); err != nil {
 		return err
 	}
-	seen := make(map[string]bool, len(l.Clarifications))
-	for _, c := range l.Clarifications {
+	// Ids in increasing sequence (as agentx numbers them) cannot repeat:
+	// only records out of that order need a map to find a duplicate.
+	var seen map[string]bool
+	last := -1
+	for i, c := range l.Clarifications {
 		if c == nil {
 			return fmt.Errorf("ledger issue %d: null clarification record", l.IssueNumber)
 		}
-		issue, _, err := ParseID(c.ID)
+		issue, seq, err := ParseID(c.ID)
 		if err != nil {
 			return err
 		}
 		if issue != l.IssueNumber {
 			return fmt.Errorf("%s: belongs to issue %d, not %d", c.ID, issue, l.IssueNumber)
 		}
-		if seen[c.ID] {
-			return fmt.Errorf("%s: duplicate id in issue %d", c.ID, l.IssueNumber)
+		if seen == nil && seq <= last {
+			seen = make(map[string]bool, len(l.Clarifications))
+			for _, p := range l.Clarifications[:i] {
+				seen[p.ID] = true
+			}
 		}
-		seen[c.ID] = true
+		last = seq
+		if seen != nil {
+			if seen[c.ID] {
+				return fmt.Errorf("%s: duplicate id in issue %d", c.ID, l.IssueNumber)
+			}
+			seen[c.ID] = true
+		}
 		if c.Sealed() {
 			if !c.stubIntact() {
 				return fmt.Errorf("%s: a sealed record was changed without Ledger.Find: the change would be lost", c.ID)

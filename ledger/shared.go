@@ -760,12 +760,18 @@ func (r *recState) whole() *recState {
 	return r
 }
 
-func statusesOf(l *Ledger) map[string]Status {
-	m := make(map[string]Status, len(l.Clarifications))
-	for _, c := range l.Clarifications {
-		m[c.ID] = c.Status
+func statusesOf(l *Ledger) []idStatus {
+	out := make([]idStatus, len(l.Clarifications))
+	for i, c := range l.Clarifications {
+		out[i] = idStatus{c.ID, c.Status}
 	}
-	return m
+	return out
+}
+
+// idStatus is a record's id and status, as read.
+type idStatus struct {
+	id     string
+	status Status
 }
 
 func recStates(l *Ledger) map[string]*recState {
@@ -818,18 +824,18 @@ func changeMessage(before map[string]*recState, l *Ledger) string {
 func recordBytes(c *Clarification) (json.RawMessage, error) {
 	if c.sealed != nil {
 		var whole Clarification
-		if err := jsonv2.Unmarshal(c.sealed, &whole, decodeOpts); err != nil {
+		if err := jsonv2.Unmarshal(c.sealed, &whole, decodeOpts()); err != nil {
 			return nil, err
 		}
 		c = &whole
 	}
-	return jsonv2.Marshal(c, encodeOpts)
+	return jsonv2.Marshal(c, encodeOpts())
 }
 
 // decodeRecord decodes one record's JSON.
 func decodeRecord(raw json.RawMessage) (*Clarification, error) {
 	var c Clarification
-	if err := jsonv2.Unmarshal(raw, &c, decodeOpts); err != nil {
+	if err := jsonv2.Unmarshal(raw, &c, decodeOpts()); err != nil {
 		return nil, err
 	}
 	if c.Thread == nil {

@@ -326,10 +326,7 @@ func (s *Store) Update(ctx context.Context, issue int, fn func(*Ledger) error) (
 	} else if l, err = readLedger(path, issue, true); err != nil {
 		return nil, err
 	}
-	before := make(map[string]Status, len(l.Clarifications))
-	for _, c := range l.Clarifications {
-		before[c.ID] = c.Status
-	}
+	before := statusesOf(l)
 	if err := fn(l); err != nil {
 		if bad := l.badRecord(path); bad != nil {
 			return nil, bad // what fn saw (a record not found) came of it
@@ -348,7 +345,7 @@ func (s *Store) Update(ctx context.Context, issue int, fn func(*Ledger) error) (
 // checkWrite is what every ledger a write produces must pass: no record
 // Find could not open, every status change along the table, nothing
 // removed, the whole ledger valid.
-func checkWrite(path string, before map[string]Status, l *Ledger) error {
+func checkWrite(path string, before []idStatus, l *Ledger) error {
 	if err := l.badRecord(path); err != nil {
 		return err
 	}
@@ -428,18 +425,44 @@ func (s *Store) acquire(ctx context.Context, path string) (*lock.Lock, error) {
 
 // checkChanges enforces the lifecycle at the write path, whatever fn did:
 // records are never removed and every status change is an allowed move.
-func checkChanges(before map[string]Status, l *Ledger) error {
+// before is the records as read, in order. A write keeps the records in
+// place and may add some after them, so the check goes by position, with
+// no map, unless a record moved.
+func checkChanges(before []idStatus, l *Ledger) error {
+	cs := l.Clarifications
+	inPlace := len(cs) >= len(before)
+	for i := 0; inPlace && i < len(before); i++ {
+		inPlace = cs[i].ID == before[i].id
+	}
+	if !inPlace {
+		return checkMoved(before, l)
+	}
+	for i, b := range before {
+		if c := cs[i]; b.status != c.Status && !CanMove(b.status, c.Status) {
+			return &TransitionError{ID: c.ID, From: b.status, To: c.Status}
+		}
+	}
+	return nil
+}
+
+// checkMoved is checkChanges for records that are no longer in their
+// places.
+func checkMoved(before []idStatus, l *Ledger) error {
+	was := make(map[string]Status, len(before))
+	for _, b := range before {
+		was[b.id] = b.status
+	}
 	after := make(map[string]bool, len(l.Clarifications))
 	for _, c := range l.Clarifications {
 		after[c.ID] = true
-		was, existed := before[c.ID]
-		if existed && was != c.Status && !CanMove(was, c.Status) {
-			return &TransitionError{ID: c.ID, From: was, To: c.Status}
+		st, existed := was[c.ID]
+		if existed && st != c.Status && !CanMove(st, c.Status) {
+			return &TransitionError{ID: c.ID, From: st, To: c.Status}
 		}
 	}
-	for id := range before {
-		if !after[id] {
-			return fmt.Errorf("%s: a clarification may not be deleted from the ledger", id)
+	for _, b := range before {
+		if !after[b.id] {
+			return fmt.Errorf("%s: a clarification may not be deleted from the ledger", b.id)
 		}
 	}
 	return nil

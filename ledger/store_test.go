@@ -73,8 +73,10 @@ func TestUpdateCreatesAndReads(t *testing.T) {
 func TestUpdateEnforcesLifecycle(t *testing.T) {
 	s := newTestStore(t)
 	ctx := context.Background()
-	_, err := s.Update(ctx, 1, ask(s, "engineer", "architect", "Q?"))
-	require.NoError(t, err)
+	for _, q := range []string{"Q?", "R?", "S?"} {
+		_, err := s.Update(ctx, 1, ask(s, "engineer", "architect", q))
+		require.NoError(t, err)
+	}
 	before, err := os.ReadFile(s.Path(1))
 	require.NoError(t, err)
 
@@ -85,6 +87,29 @@ func TestUpdateEnforcesLifecycle(t *testing.T) {
 	}{
 		{"forbidden move", func(l *Ledger) error { l.Clarifications[0].Status = Resolved; return nil }, new(*TransitionError)},
 		{"deletion", func(l *Ledger) error { l.Clarifications = nil; return nil }, nil},
+		{"deletion of the last", func(l *Ledger) error { l.Clarifications = l.Clarifications[:2]; return nil }, nil},
+		{"forbidden move of a moved record", func(l *Ledger) error {
+			cs := l.Clarifications
+			cs[0], cs[2] = cs[2], cs[0]
+			cs[0].Status = Resolved
+			return nil
+		}, new(*TransitionError)},
+		{"deletion among moves", func(l *Ledger) error {
+			cs := l.Clarifications
+			l.Clarifications = []*Clarification{cs[2], cs[0]}
+			return nil
+		}, nil},
+		{"a record replaced by another", func(l *Ledger) error {
+			c := *l.Clarifications[1]
+			c.ID = "CLR-1-009"
+			l.Clarifications[1] = &c
+			return nil
+		}, nil},
+		{"duplicate id after a later one", func(l *Ledger) error {
+			c := *l.Clarifications[1]
+			l.Clarifications = append(l.Clarifications, &c)
+			return nil
+		}, nil},
 		{"bad agent", func(l *Ledger) error { l.Clarifications[0].To = "Arch Itect"; return nil }, new(*InputError)},
 		{"ask yourself", func(l *Ledger) error { l.Clarifications[0].To = "engineer"; return nil }, new(*InputError)},
 		{"duplicate id", func(l *Ledger) error {

@@ -1,0 +1,143 @@
+package ledger
+
+import (
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentx-cli/agentx/internal/textsim"
+	"github.com/agentx-cli/agentx/lock"
+)
+
+// indexFileOf is the index file agentx writes for es.
+func indexFileOf(t testing.TB, st stamp, es []IndexEntry) []byte {
+	t.Helper()
+	s := NewStore(t.TempDir(), lock.Options{}, nil)
+	require.NoError(t, s.writeIndexFile(7, st, es))
+	data, err := os.ReadFile(s.IssueIndexPath(7))
+	require.NoError(t, err)
+	return data
+}
+
+// indexEntries are entries of every shape agentx writes: with and
+// without sketches, a monitor state, a zero time.
+func indexEntries() []IndexEntry {
+	at := T(time.Date(2026, 11, 23, 10, 0, 0, 123e6, time.UTC))
+	later := T(at.Add(time.Hour))
+	return []IndexEntry{
+		{Issue: 7, ID: "CLR-7-001", From: "engineer", To: "architect", Blocking: true, Status: Pending, Round: 1, Asked: at, StaleAfter: later,
+			Q: textsim.Of("Which retry budget applies to the upload call?")},
+		{Issue: 7, ID: "CLR-7-002", From: "architect", To: Human, Status: Escalated, Round: 3, Asked: at, StaleAfter: later,
+			Monitor: &MonitorState{StaleAt: &later, Retries: 2, Reason: `no answer "yet"`},
+			Q:       textsim.Of("And the download call?"), PrevQ: textsim.Of("Is there a budget at all?")},
+		{Issue: 7, ID: "CLR-7-003", From: "engineer", To: "architect", Status: Stale, Round: 1},
+	}
+}
+
+// TestFastIndex: an index file as agentx writes it takes the fast path and
+// decodes exactly as the generic decoder does; a file in any other form
+// does not take it, and is still read.
+func TestFastIndex(t *testing.T) {
+	st := stamp{Ino: 42, Size: 6_400_000, MTime: 1795453644561214668}
+	data := indexFileOf(t, st, indexEntries())
+	var fast, slow issueIndex
+	require.True(t, fastIndex(data, &fast), "%s", data)
+	require.NoError(t, decodeRawIndex(data, &slow))
+	assert.Equal(t, slow, fast)
+	require.Len(t, fast.Entries, 3)
+	assert.Equal(t, st, fast.Ledger)
+	assert.Equal(t, 2, fast.Entries[1].Monitor.Retries)
+
+	noIno := indexFileOf(t, stamp{Size: 10, MTime: 1}, indexEntries()[:1])
+	require.True(t, fastIndex(noIno, &fast), "%s", noIno)
+
+	for _, tt := range []struct{ name, old, new string }{
+		{"spaces", `"from":"engineer"`, `"from": "engineer"`},
+		{"members in another order", `"id":"CLR-7-001","from":"engineer"`, `"from":"engineer","id":"CLR-7-001"`},
+		{"an escaped name", `"from":"engineer"`, `"fr\u006fm":"engineer"`},
+		{"an escaped value", `"from":"engineer"`, `"from":"engin\u0065er"`},
+		{"non-ASCII", `"from":"engineer"`, `"from":"ingénieur"`},
+		{"an unknown member", `"round":1,`, `"round":1,"extra":true,`},
+		{"a leading zero", `"round":1,`, `"round":01,`},
+		{"a fraction", `"round":1,`, `"round":1.0,`},
+		{"a bad time", `2026-11-23T10:00:00.123Z`, `yesterday`},
+		{"bad base64", `"q":"`, `"q":"!`},
+		{"a trailing comma", `]}`, `,]}`},
+		{"data after", "]}\n", "]}\n{}"},
+		{"cut short", "]}\n", "]"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			require.Contains(t, string(data), tt.old)
+			changed := []byte(strings.Replace(string(data), tt.old, tt.new, 1))
+			var ii issueIndex
+			assert.False(t, fastIndex(changed, &ii))
+			var want issueIndex
+			if decodeRawIndex(changed, &want) == nil {
+				// what the fast path leaves is read as before
+				s := NewStore(t.TempDir(), lock.Options{}, nil)
+				require.NoError(t, os.MkdirAll(s.dir+"/"+IndexDir, 0o755))
+				require.NoError(t, os.WriteFile(s.IssueIndexPath(7), changed, 0o644))
+				got, err := s.readIndexFile(7, true)
+				require.NoError(t, err)
+				assert.Equal(t, want.Entries[0].From, got.Entries[0].From)
+			}
+		})
+	}
+}
+
+// FuzzFastIndex: whatever the bytes, the fast path decodes nothing, or
+// exactly what the generic decoder does.
+func FuzzFastIndex(f *testing.F) {
+	data := indexFileOf(f, stamp{Ino: 42, Size: 640, MTime: 17}, indexEntries())
+	f.Add(data)
+	f.Add(indexFileOf(f, stamp{Size: 1}, indexEntries()[2:]))
+	f.Add([]byte(`{"version":2,"issue":1,"ledger":{"size":0,"mtime":0},"entries":[]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var fast issueIndex
+		if !fastIndex(data, &fast) {
+			return
+		}
+		var slow issueIndex
+		require.NoError(t, decodeRawIndex(data, &slow), "the fast path read what the generic decoder refuses: %q", data)
+		require.Equal(t, slow, fast, "%q", data)
+	})
+}
+
+// BenchmarkReadIndex500 reads the index file of an issue with 500 open
+// questions, as every write to it and every monitor run does.
+func BenchmarkReadIndex500(b *testing.B) {
+	es := make([]IndexEntry, 0, 500)
+	for i := range 500 {
+		e := indexEntries()[i%3]
+		e.ID = FormatID(7, i+1)
+		es = append(es, e)
+	}
+	data := indexFileOf(b, stamp{Ino: 1, Size: 1 << 20, MTime: 1}, es)
+	for _, c := range []struct {
+		name string
+		fn   func([]byte, *issueIndex) error
+	}{
+		{"fast", func(d []byte, ii *issueIndex) error {
+			if !fastIndex(d, ii) {
+				b.Fatal("not in the written form")
+			}
+			return nil
+		}},
+		{"generic", decodeRawIndex},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(data)))
+			for b.Loop() {
+				var ii issueIndex
+				if err := c.fn(data, &ii); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
