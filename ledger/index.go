@@ -205,7 +205,11 @@ func (ix *Index) OpenIssues() []int {
 
 // Entries returns every entry, by issue then ledger order, with Issue set.
 func (ix *Index) Entries() []IndexEntry {
-	var out []IndexEntry
+	total := 0
+	for _, es := range ix.Issues {
+		total += len(es)
+	}
+	out := make([]IndexEntry, 0, total)
 	for _, n := range ix.OpenIssues() {
 		for _, e := range ix.Issues[n] {
 			e.Issue = n

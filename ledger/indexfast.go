@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"strconv"
+	"time"
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -40,13 +41,14 @@ func fastIndex(data []byte, ii *issueIndex) bool {
 	st.MTime = s.uint()
 	s.lit(`},"entries":[`)
 	es := []IndexEntry{}
+	var last IndexEntry
 	for s.ok && !s.peek(`]`) {
 		if len(es) > 0 {
 			s.lit(`,`)
 		}
 		start := s.i
 		var e IndexEntry
-		s.entry(&e)
+		s.entry(&e, &last)
 		e.raw = jsontext.Value(data[start:s.i])
 		es = append(es, e)
 	}
@@ -63,14 +65,15 @@ func fastIndex(data []byte, ii *issueIndex) bool {
 
 const maxInt = int(^uint(0) >> 1)
 
-// entry reads one entry object.
-func (s *scanner) entry(e *IndexEntry) {
+// entry reads one entry object. Sender, recipient and status are most
+// often those of the entry before (last), and share its strings.
+func (s *scanner) entry(e, last *IndexEntry) {
 	s.lit(`{"id":`)
 	e.ID = s.str()
 	s.lit(`,"from":`)
-	e.From = s.str()
+	e.From = s.same(&last.From)
 	s.lit(`,"to":`)
-	e.To = s.str()
+	e.To = s.same(&last.To)
 	s.lit(`,"blocking":`)
 	switch {
 	case s.peek("true"):
@@ -80,7 +83,7 @@ func (s *scanner) entry(e *IndexEntry) {
 		s.lit("false")
 	}
 	s.lit(`,"status":`)
-	e.Status = Status(s.str())
+	e.Status = Status(s.same((*string)(&last.Status)))
 	s.lit(`,"round":`)
 	if r := s.uint(); r <= int64(maxInt) {
 		e.Round = int(r)
@@ -180,6 +183,16 @@ var plainByte = func() (t [256]bool) {
 
 func (s *scanner) str() string { return string(s.raw()) }
 
+// same reads a string that is often the one read last time at the same
+// place (last): then that one is returned, without a copy.
+func (s *scanner) same(last *string) string {
+	v := s.raw()
+	if string(v) != *last {
+		*last = string(v)
+	}
+	return *last
+}
+
 // time reads a timestamp, or null, as Time.UnmarshalJSONFrom does.
 func (s *scanner) time() Time {
 	if s.peek("null") {
@@ -190,12 +203,43 @@ func (s *scanner) time() Time {
 	if !s.ok {
 		return Time{}
 	}
+	if t, ok := parseWritten(v); ok {
+		return Time{t}
+	}
 	t, err := ParseTime(string(v))
 	if err != nil {
 		s.ok = false
 		return Time{}
 	}
 	return Time{t}
+}
+
+// parseWritten parses a time in the one form agentx writes
+// (2006-01-02T15:04:05.000Z) without the general parser, and reports
+// whether it could; ParseTime gives the same instant for such a time.
+func parseWritten(v []byte) (time.Time, bool) {
+	if len(v) != len("2006-01-02T15:04:05.000Z") || v[4] != '-' || v[7] != '-' || v[10] != 'T' || v[13] != ':' || v[16] != ':' || v[19] != '.' || v[23] != 'Z' {
+		return time.Time{}, false
+	}
+	num := func(i, n int) int {
+		x := 0
+		for _, c := range v[i : i+n] {
+			if c < '0' || c > '9' {
+				return -1
+			}
+			x = x*10 + int(c-'0')
+		}
+		return x
+	}
+	y, mo, d, h, mi, sec, ms := num(0, 4), num(5, 2), num(8, 2), num(11, 2), num(14, 2), num(17, 2), num(20, 3)
+	if y < 0 || mo < 1 || mo > 12 || d < 1 || h < 0 || h > 23 || mi < 0 || mi > 59 || sec < 0 || sec > 59 || ms < 0 {
+		return time.Time{}, false
+	}
+	t := time.Date(y, time.Month(mo), d, h, mi, sec, ms*int(time.Millisecond), time.UTC)
+	if t.Day() != d { // 31 April, 29 February of a common year: ParseTime refuses them
+		return time.Time{}, false
+	}
+	return t, true
 }
 
 // base64 reads a non-empty base64 string (standard, padded), as the

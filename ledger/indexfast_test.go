@@ -108,11 +108,15 @@ func FuzzFastIndex(f *testing.F) {
 }
 
 // BenchmarkReadIndex500 reads the index file of an issue with 500 open
-// questions, as every write to it and every monitor run does.
+// questions, as every write to it and every monitor run does: fast path
+// (the form agentx writes) against the generic decoder.
 func BenchmarkReadIndex500(b *testing.B) {
 	es := make([]IndexEntry, 0, 500)
 	for i := range 500 {
-		e := indexEntries()[i%3]
+		e := indexEntries()[i%2*2] // one in 50 with a monitor state
+		if i%50 == 49 {
+			e = indexEntries()[1]
+		}
 		e.ID = FormatID(7, i+1)
 		es = append(es, e)
 	}
@@ -140,4 +144,37 @@ func BenchmarkReadIndex500(b *testing.B) {
 			}
 		})
 	}
+}
+
+// TestParseWritten: the fast parse of a time as agentx writes it gives
+// ParseTime's instant, and leaves every other form to ParseTime.
+func TestParseWritten(t *testing.T) {
+	for _, s := range []string{
+		"2026-11-23T10:00:00.123Z", "0000-01-01T00:00:00.000Z", "9999-12-31T23:59:59.999Z", "2024-02-29T12:00:00.000Z",
+		"2026-02-29T12:00:00.000Z", "2026-04-31T00:00:00.000Z", "2026-13-01T00:00:00.000Z", "2026-11-23T24:00:00.000Z",
+		"2026-11-23T10:60:00.000Z", "2026-11-23T10:00:60.000Z", "2026-11-23T10:00:00.123+01:00", "2026-11-23T10:00:00Z",
+		"2026-11-23 10:00:00.123Z", "2026-1a-23T10:00:00.123Z", "+026-11-23T10:00:00.123Z",
+	} {
+		got, ok := parseWritten([]byte(s))
+		want, err := ParseTime(s)
+		if ok {
+			require.NoError(t, err, s)
+			assert.Equal(t, want, got, s)
+		}
+		assert.Equal(t, ok, err == nil && len(s) == 24 && s[23] == 'Z' && s[10] == 'T', s)
+	}
+}
+
+func FuzzParseWritten(f *testing.F) {
+	f.Add("2026-11-23T10:00:00.123Z")
+	f.Add("2026-02-29T12:00:00.000Z")
+	f.Fuzz(func(t *testing.T, s string) {
+		got, ok := parseWritten([]byte(s))
+		if !ok {
+			return
+		}
+		want, err := ParseTime(s)
+		require.NoError(t, err, "%q", s)
+		require.Equal(t, want, got, "%q", s)
+	})
 }

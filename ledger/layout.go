@@ -120,7 +120,9 @@ func encodeLayout(issue int, file fileStamp, head int64, cs []*Clarification, le
 		b = binary.AppendUvarint(b, from[i])
 		// an id as agentx writes it is its sequence number (even); any
 		// other is spelled out (odd: its length)
-		if is, seq, err := ParseID(c.ID); err == nil && is == issue && string(appendID(idb[:0], is, seq)) == c.ID {
+		if is, seq, ok := c.knownID(); ok && is == issue {
+			b = binary.AppendUvarint(b, uint64(seq)<<1)
+		} else if is, seq, err := ParseID(c.ID); err == nil && is == issue && string(appendID(idb[:0], is, seq)) == c.ID {
 			b = binary.AppendUvarint(b, uint64(seq)<<1)
 		} else {
 			b = binary.AppendUvarint(b, uint64(len(c.ID))<<1|1)
@@ -194,6 +196,7 @@ func decodeLayout(data []byte) (*layout, error) {
 			ids = appendID(ids, lo.issue, int(id>>1))
 			lo.ordered = lo.ordered && id>>1 > last
 			last = id >> 1
+			lo.exts[i].seq = int(id >> 1)
 		}
 		if d.err != nil || int(st) >= len(Statuses) || from >= uint64(len(names)) || n < 2 || n > lo.file.Size {
 			return nil, errLayout
@@ -202,7 +205,7 @@ func decodeLayout(data []byte) (*layout, error) {
 		if i > 0 {
 			off += int64(len(nextRecord))
 		}
-		lo.exts[i] = extent{off: off, n: n, status: Statuses[st]}
+		lo.exts[i].off, lo.exts[i].n, lo.exts[i].status = off, n, Statuses[st]
 		lo.stubs[i] = Clarification{From: names[from], Status: Statuses[st], at: &lo.exts[i]}
 		off += n
 		if off > lo.file.Size {
@@ -215,6 +218,7 @@ func decodeLayout(data []byte) (*layout, error) {
 	all, at := string(ids), 0
 	for i := range lo.stubs {
 		lo.stubs[i].ID, at = all[at:spans[i]], spans[i]
+		lo.exts[i].id = lo.stubs[i].ID
 	}
 	lo.tail = off
 	if lo.issue <= 0 || lo.head <= 0 || len(lo.stubs) == 0 || lo.tail <= lo.head || lo.tail >= lo.file.Size ||
@@ -296,6 +300,20 @@ type extent struct {
 	src    *source
 	off, n int64
 	status Status
+	// id is the record's id as read and seq its sequence number when the
+	// id is as agentx spells it (0 otherwise): see knownID
+	id  string
+	seq int
+}
+
+// knownID is the issue and sequence number of c's id when they are known
+// without parsing it: a record read through a layout memo, whose id is as
+// agentx spells it and unchanged.
+func (c *Clarification) knownID() (issue, seq int, ok bool) {
+	if e := c.at; e != nil && e.seq > 0 && e.src != nil && c.ID == e.id {
+		return e.src.lo.issue, e.seq, true
+	}
+	return 0, 0, false
 }
 
 // mismatch is the error of a record that is not what the layout memo

@@ -486,9 +486,12 @@ func (l *Ledger) Validate() error {
 		if c == nil {
 			return fmt.Errorf("ledger issue %d: null clarification record", l.IssueNumber)
 		}
-		issue, seq, err := ParseID(c.ID)
-		if err != nil {
-			return err
+		issue, seq, known := c.knownID()
+		if !known {
+			var err error
+			if issue, seq, err = ParseID(c.ID); err != nil {
+				return err
+			}
 		}
 		if issue != l.IssueNumber {
 			return fmt.Errorf("%s: belongs to issue %d, not %d", c.ID, issue, l.IssueNumber)

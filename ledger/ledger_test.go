@@ -234,3 +234,16 @@ func TestParseIDMatchesItsGrammar(t *testing.T) {
 }
 
 func atoi(s string) int { n, _ := strconv.Atoi(s); return n }
+
+// TestStatusPredicates: Valid, Final and Open (written as switches, for
+// the write path's loops over every record) say what the transition table
+// says.
+func TestStatusPredicates(t *testing.T) {
+	for _, s := range append(append([]Status{}, Statuses...), "", "PENDING", "resolved ", "unknown") {
+		moves, known := transitions[s]
+		assert.Equal(t, known, s.Valid(), "%q", s)
+		assert.Equal(t, known && len(moves) == 0, s.Final(), "%q", s)
+		assert.Equal(t, known && len(moves) > 0, s.Open(), "%q", s)
+	}
+	assert.Len(t, transitions, len(Statuses), "every status is listed")
+}

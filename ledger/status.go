@@ -34,16 +34,25 @@ var transitions = map[Status][]Status{
 
 // Valid reports whether s is a known status.
 func (s Status) Valid() bool {
-	_, ok := transitions[s]
-	return ok
+	switch s {
+	case Pending, Answered, Stale, Escalated, Resolved, Abandoned:
+		return true
+	}
+	return false
 }
 
 // Final reports whether no move leaves s.
-func (s Status) Final() bool { return s.Valid() && len(transitions[s]) == 0 }
+func (s Status) Final() bool { return s == Resolved || s == Abandoned }
 
 // Open reports whether a clarification in s still needs someone to act:
 // everything but resolved and abandoned.
-func (s Status) Open() bool { return s.Valid() && !s.Final() }
+func (s Status) Open() bool {
+	switch s {
+	case Pending, Answered, Stale, Escalated:
+		return true
+	}
+	return false
+}
 
 // Allowed returns the statuses that s may move to.
 func (s Status) Allowed() []Status { return append([]Status(nil), transitions[s]...) }

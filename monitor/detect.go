@@ -260,10 +260,10 @@ func DetectStuck(entries []ledger.IndexEntry, cfg Config) []Finding {
 			flagged[e.ID] = true
 		}
 	}
-	byIssue := map[int][]ledger.IndexEntry{}
+	byIssue := map[int][]*ledger.IndexEntry{}
 	var issues []int
-	for _, e := range entries {
-		if live(e) {
+	for i := range entries {
+		if e := &entries[i]; live(*e) {
 			if byIssue[e.Issue] == nil {
 				issues = append(issues, e.Issue)
 			}
@@ -279,7 +279,7 @@ func DetectStuck(entries []ledger.IndexEntry, cfg Config) []Finding {
 // flips finds, among one issue's live clarifications, a question bounced
 // back: the newer of two opposite clarifications asking what the older one
 // asked.
-func flips(es []ledger.IndexEntry, t float64, flagged map[string]bool) []Finding {
+func flips(es []*ledger.IndexEntry, t float64, flagged map[string]bool) []Finding {
 	// Only opposite directions are compared: the entries by direction, so
 	// that many questions one way cost no pairs (the same pairs, in the
 	// same order, as comparing each with every later one).
@@ -305,7 +305,7 @@ func flips(es []ledger.IndexEntry, t float64, flagged map[string]bool) []Finding
 			if s < t {
 				continue
 			}
-			f := finding(KindStuck, ActEscalate, newer, fmt.Sprintf("stuck: the direction flipped: %s asks %s what %s asked %s in %s (%.0f%% of the words are the same)",
+			f := finding(KindStuck, ActEscalate, *newer, fmt.Sprintf("stuck: the direction flipped: %s asks %s what %s asked %s in %s (%.0f%% of the words are the same)",
 				newer.From, newer.To, older.From, older.To, older.ID, 100*s))
 			f.Related = []string{older.ID}
 			out = append(out, f)
