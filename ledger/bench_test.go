@@ -2,6 +2,9 @@ package ledger
 
 import (
 	"context"
+	"os"
+	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/agentx-cli/agentx/lock"
@@ -48,4 +51,45 @@ func filledStore(b *testing.B) *Store {
 		}
 	}
 	return s
+}
+
+// BenchmarkUpdateAppendLong measures one Store.Update that appends a
+// clarification to a ledger of 5,000 (500 of them open), read through its
+// layout memo: what history adds to an ask.
+func BenchmarkUpdateAppendLong(b *testing.B) {
+	s := NewStore(b.TempDir(), lock.Options{}, nil)
+	l := &Ledger{IssueNumber: 1, Clarifications: []*Clarification{}}
+	for i := range 5000 {
+		var one Ledger // ask numbers it 001: renumbered, so that making the ledger is linear
+		if err := ask(s, "engineer", "architect", "Which retry budget applies to call "+strconv.Itoa(i)+", and where is it configured?")(&one); err != nil {
+			b.Fatal(err)
+		}
+		c := one.Clarifications[0]
+		c.ID = FormatID(1, i+1)
+		if i%10 != 0 {
+			c.Status = Resolved
+		}
+		l.Clarifications = append(l.Clarifications, c)
+	}
+	data, err := Encode(l)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(s.Path(1)), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(s.Path(1), data, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	q := ask(s, "engineer", "architect", "What is the retry policy?")
+	if _, err := s.Update(ctx, 1, q); err != nil { // the memo and index file
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := s.Update(ctx, 1, q); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

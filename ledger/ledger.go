@@ -299,11 +299,20 @@ func (l *Ledger) Find(id string) *Clarification {
 func (l *Ledger) NextID() string {
 	max := 0
 	for _, c := range l.Clarifications {
-		if _, seq, err := ParseID(c.ID); err == nil && seq > max {
+		if _, seq, err := c.idParts(); err == nil && seq > max {
 			max = seq
 		}
 	}
 	return FormatID(l.IssueNumber, max+1)
+}
+
+// idParts is ParseID(c.ID), without the parse for a record whose id the
+// layout memo gave (knownID).
+func (c *Clarification) idParts() (issue, seq int, err error) {
+	if issue, seq, ok := c.knownID(); ok {
+		return issue, seq, nil
+	}
+	return ParseID(c.ID)
 }
 
 // FormatID builds a clarification id.
@@ -335,8 +344,9 @@ func appendID(b []byte, issue, seq int) []byte {
 // not a regular expression.
 func ParseID(id string) (issue, seq int, err error) {
 	rest, ok := strings.CutPrefix(id, "CLR-")
-	a, b, ok2 := strings.Cut(rest, "-")
-	if ok && ok2 {
+	dash := strings.IndexByte(rest, '-')
+	if ok && dash >= 0 {
+		a, b := rest[:dash], rest[dash+1:]
 		var ok3, ok4 bool
 		issue, ok3 = digits(a, 1)
 		seq, ok4 = digits(b, 3)
@@ -486,12 +496,9 @@ func (l *Ledger) Validate() error {
 		if c == nil {
 			return fmt.Errorf("ledger issue %d: null clarification record", l.IssueNumber)
 		}
-		issue, seq, known := c.knownID()
-		if !known {
-			var err error
-			if issue, seq, err = ParseID(c.ID); err != nil {
-				return err
-			}
+		issue, seq, err := c.idParts()
+		if err != nil {
+			return err
 		}
 		if issue != l.IssueNumber {
 			return fmt.Errorf("%s: belongs to issue %d, not %d", c.ID, issue, l.IssueNumber)
