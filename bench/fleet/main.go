@@ -158,6 +158,7 @@ type machine struct {
 	Go      string `json:"go"`
 	OS      string `json:"os"`
 	Arch    string `json:"arch"`
+	CPU     string `json:"cpu,omitempty"`          // the processor's model name, from /proc/cpuinfo
 	Load    string `json:"load_average,omitempty"` // at the start, from /proc/loadavg
 	Version string `json:"agentx_version"`
 	Commit  string `json:"commit,omitempty"` // git describe of the tree measured
@@ -251,6 +252,7 @@ func (b *bench) machine(ctx context.Context) machine {
 			m.Load = strings.Join(f[:3], " ")
 		}
 	}
+	m.CPU = cpuModel()
 	if p := b.r.run(ctx, job{argv: []string{b.agentx, "version"}, out: true}); p.Exit == 0 {
 		m.Version = strings.TrimSpace(string(p.Stdout))
 	}
@@ -258,4 +260,19 @@ func (b *bench) machine(ctx context.Context) machine {
 		m.Commit = strings.TrimSpace(string(out))
 	}
 	return m
+}
+
+// cpuModel is the processor's model name as Linux reports it ("" elsewhere):
+// the same benchmark gives different figures on different processors.
+func cpuModel() string {
+	data, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		return ""
+	}
+	for line := range strings.Lines(string(data)) {
+		if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
 }

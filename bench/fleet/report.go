@@ -61,7 +61,11 @@ func (p *printer) machine(r report) {
 	}
 	m := r.Machine
 	fmt.Fprintf(p.w, "agentx fleet benchmark, %s\n", r.Date)
-	fmt.Fprintf(p.w, "machine: %d CPUs, %s, %s/%s, load average %s at the start\n", m.CPUs, m.Go, m.OS, m.Arch, m.Load)
+	cpu := ""
+	if m.CPU != "" {
+		cpu = " (" + m.CPU + ")"
+	}
+	fmt.Fprintf(p.w, "machine: %d CPUs%s, %s, %s/%s, load average %s at the start\n", m.CPUs, cpu, m.Go, m.OS, m.Arch, m.Load)
 	fmt.Fprintf(p.w, "agentx:  %s, built with CGO_ENABLED=0, tree %s\n", m.Version, m.Commit)
 	fmt.Fprintln(p.w, "times are wall clock; CPU is user + system time of the process (rusage); ms per process unless said")
 }
