@@ -232,6 +232,9 @@ func parseEventLine(line []byte) (e Event, ok bool, skipped int) {
 	if len(line) == 0 {
 		return e, false, 0
 	}
+	if e, ok := fastEvent(line); ok {
+		return e, true, 0
+	}
 	if decodeEvent(line, &e) {
 		return e, true, 0
 	}
@@ -271,6 +274,9 @@ var eventIndent = jsonv2.JoinOptions(
 // MarshalIndent is json.MarshalIndent(e, prefix, "  "), faster: how agentx
 // events --json writes each event of a long log.
 func (e Event) MarshalIndent(prefix string) ([]byte, error) {
+	if b, ok := e.appendIndent(make([]byte, 0, 512), prefix); ok {
+		return b, nil
+	}
 	return jsonv2.Marshal(e, eventIndent, jsontext.WithIndentPrefix(prefix))
 }
 

@@ -155,7 +155,7 @@ func TestParseWritten(t *testing.T) {
 		"2026-11-23T10:60:00.000Z", "2026-11-23T10:00:60.000Z", "2026-11-23T10:00:00.123+01:00", "2026-11-23T10:00:00Z",
 		"2026-11-23 10:00:00.123Z", "2026-1a-23T10:00:00.123Z", "+026-11-23T10:00:00.123Z",
 	} {
-		got, ok := parseWritten([]byte(s))
+		got, ok := ParseWritten([]byte(s))
 		want, err := ParseTime(s)
 		if ok {
 			require.NoError(t, err, s)
@@ -169,12 +169,32 @@ func FuzzParseWritten(f *testing.F) {
 	f.Add("2026-11-23T10:00:00.123Z")
 	f.Add("2026-02-29T12:00:00.000Z")
 	f.Fuzz(func(t *testing.T, s string) {
-		got, ok := parseWritten([]byte(s))
+		got, ok := ParseWritten([]byte(s))
 		if !ok {
 			return
 		}
 		want, err := ParseTime(s)
 		require.NoError(t, err, "%q", s)
 		require.Equal(t, want, got, "%q", s)
+	})
+}
+
+// FuzzTimeString: the hand-written format is time.Format's, for any
+// instant (clamped to the years 0000-9999).
+func FuzzTimeString(f *testing.F) {
+	f.Add(int64(1795453644561214668))
+	f.Add(int64(-62167219200000000))
+	f.Add(int64(0))
+	f.Fuzz(func(t *testing.T, ns int64) {
+		for _, tm := range []time.Time{time.Unix(0, ns), time.Unix(ns, ns%1e9), time.Unix(0, ns).In(time.FixedZone("x", 5*3600+1800))} {
+			u := tm.UTC()
+			switch {
+			case u.Before(minTime):
+				u = minTime
+			case u.After(maxTime):
+				u = maxTime
+			}
+			require.Equal(t, u.Format(TimeFormat), Time{Time: tm}.String(), "%v", tm)
+		}
 	})
 }

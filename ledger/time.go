@@ -73,6 +73,14 @@ var (
 // another tool far in the future) is written as the nearest instant inside
 // them, so that every time agentx writes it can read back.
 func (t Time) String() string {
+	var b [24]byte
+	return string(t.AppendTo(b[:0]))
+}
+
+// AppendTo appends t as String writes it (2006-01-02T15:04:05.000Z, UTC),
+// formatted by hand: the event log and index files write one or two for
+// every line.
+func (t Time) AppendTo(b []byte) []byte {
 	u := t.UTC()
 	switch {
 	case u.Before(minTime):
@@ -80,7 +88,30 @@ func (t Time) String() string {
 	case u.After(maxTime):
 		u = maxTime
 	}
-	return u.Format(TimeFormat)
+	y, mo, d := u.Date()
+	h, mi, s := u.Clock()
+	digits := func(b []byte, n, width int) []byte {
+		var d [4]byte
+		for i := width - 1; i >= 0; i-- {
+			d[i] = byte('0' + n%10)
+			n /= 10
+		}
+		return append(b, d[:width]...)
+	}
+	b = digits(b, y, 4)
+	b = append(b, '-')
+	b = digits(b, int(mo), 2)
+	b = append(b, '-')
+	b = digits(b, d, 2)
+	b = append(b, 'T')
+	b = digits(b, h, 2)
+	b = append(b, ':')
+	b = digits(b, mi, 2)
+	b = append(b, ':')
+	b = digits(b, s, 2)
+	b = append(b, '.')
+	b = digits(b, u.Nanosecond()/1e6, 3)
+	return append(b, 'Z')
 }
 
 // MarshalJSON writes RFC 3339 UTC with milliseconds (see String).
@@ -133,4 +164,33 @@ func (t *Time) UnmarshalJSON(b []byte) error {
 	}
 	t.Time = v
 	return nil
+}
+
+// ParseWritten parses a time in the one form agentx writes
+// (2006-01-02T15:04:05.000Z) without the general parser, and reports
+// whether it could; ParseTime gives the same instant for such a time. The
+// readers of long files (index files, the event log) use it first.
+func ParseWritten(v []byte) (time.Time, bool) {
+	if len(v) != len("2006-01-02T15:04:05.000Z") || v[4] != '-' || v[7] != '-' || v[10] != 'T' || v[13] != ':' || v[16] != ':' || v[19] != '.' || v[23] != 'Z' {
+		return time.Time{}, false
+	}
+	num := func(i, n int) int {
+		x := 0
+		for _, c := range v[i : i+n] {
+			if c < '0' || c > '9' {
+				return -1
+			}
+			x = x*10 + int(c-'0')
+		}
+		return x
+	}
+	y, mo, d, h, mi, sec, ms := num(0, 4), num(5, 2), num(8, 2), num(11, 2), num(14, 2), num(17, 2), num(20, 3)
+	if y < 0 || mo < 1 || mo > 12 || d < 1 || h < 0 || h > 23 || mi < 0 || mi > 59 || sec < 0 || sec > 59 || ms < 0 {
+		return time.Time{}, false
+	}
+	t := time.Date(y, time.Month(mo), d, h, mi, sec, ms*int(time.Millisecond), time.UTC)
+	if t.Day() != d { // 31 April, 29 February of a common year: ParseTime refuses them
+		return time.Time{}, false
+	}
+	return t, true
 }
