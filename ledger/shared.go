@@ -415,6 +415,12 @@ func (s *Store) updateShared(ctx context.Context, issue int, path string, lk *lo
 				return nil, err
 			}
 		}
+		// final is l encoded, when the last commit is exactly that: the
+		// local copy is then written from it, not encoded again
+		var final []byte
+		if len(commits) > 0 && fn == nil {
+			final = commits[len(commits)-1].Data
+		}
 		if fn != nil {
 			if msg := changeMessage(beforeRec, l); msg != "" {
 				data, err := Encode(l)
@@ -422,11 +428,12 @@ func (s *Store) updateShared(ctx context.Context, issue int, path string, lk *lo
 					return nil, err
 				}
 				commits = append(commits, Commit{Data: data, Message: msg})
+				final = data
 			}
 		}
 		if len(commits) == 0 {
 			if snap.Version != st.Head || given != nil || len(outcomes) > 0 {
-				if err := s.settle(ctx, issue, path, lk, l, snap, snap.Version, st, outcomes); err != nil {
+				if err := s.settle(ctx, issue, path, lk, l, nil, snap, snap.Version, st, outcomes); err != nil {
 					return nil, err
 				}
 			}
@@ -435,7 +442,7 @@ func (s *Store) updateShared(ctx context.Context, issue int, path string, lk *lo
 		pushed, err := s.remote.Push(ctx, issue, snap, commits)
 		switch {
 		case err == nil:
-			if err := s.settle(ctx, issue, path, lk, l, snap, pushed.Version, st, outcomes); err != nil {
+			if err := s.settle(ctx, issue, path, lk, l, final, snap, pushed.Version, st, outcomes); err != nil {
 				// Published: the change stands, and failing now would have
 				// it made twice.
 				s.note("the change to issue #%d is on %s, but the local copy was not updated: %v; the next command brings it up to date", issue, s.remote.Name(issue), err)
@@ -506,12 +513,12 @@ func sleepJitter(ctx context.Context, attempt int) error {
 // settle makes l, the shared ledger at version, the local copy, and
 // records that the outbox is delivered. base is the shared version l was
 // made on: what it changed since st.Head was made elsewhere (tellPulled).
-func (s *Store) settle(ctx context.Context, issue int, path string, lk *lock.Lock, l *Ledger, base Snapshot, version string, st *SyncState, outcomes []Outcome) error {
+func (s *Store) settle(ctx context.Context, issue int, path string, lk *lock.Lock, l *Ledger, encoded []byte, base Snapshot, version string, st *SyncState, outcomes []Outcome) error {
 	if err := s.keepUnshared(issue, path, st); err != nil {
 		return err
 	}
 	s.tellPulled(ctx, issue, path, base, st)
-	if err := s.writeLedgerFile(issue, path, lk, l); err != nil {
+	if err := s.writeLedgerFile(issue, path, lk, l, encoded); err != nil {
 		return err
 	}
 	st.Head, st.Pending = version, nil
@@ -691,7 +698,7 @@ func (s *Store) updateOffline(issue int, path string, lk *lock.Lock, fn func(*Le
 	s.mu.Lock()
 	s.unsynced = append(s.unsynced, msg)
 	s.mu.Unlock()
-	if err := s.writeLedgerFile(issue, path, lk, l); err != nil {
+	if err := s.writeLedgerFile(issue, path, lk, l, nil); err != nil {
 		s.note("the change to issue #%d is in the outbox, but the local copy was not updated: %v; the next command that reaches the remote brings it up to date", issue, err)
 	}
 	return l, nil

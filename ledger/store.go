@@ -336,7 +336,7 @@ func (s *Store) Update(ctx context.Context, issue int, fn func(*Ledger) error) (
 	if err := checkWrite(path, before, l); err != nil {
 		return nil, err
 	}
-	if err := s.writeLedgerFile(issue, path, lk, l); err != nil {
+	if err := s.writeLedgerFile(issue, path, lk, l, nil); err != nil {
 		return nil, err
 	}
 	return l, nil
@@ -374,8 +374,10 @@ func (l *Ledger) badRecord(path string) error {
 
 // writeLedgerFile writes l as issue's ledger file at path, under lk:
 // temp file, fsync, the issue's index file, a check that the lock is
-// still ours, rename, fsync of the directory.
-func (s *Store) writeLedgerFile(issue int, path string, lk *lock.Lock, l *Ledger) error {
+// still ours, rename, fsync of the directory. encoded, if not nil, is l
+// already encoded (Encode(l): what remote mode has just published), and
+// is written as it is.
+func (s *Store) writeLedgerFile(issue int, path string, lk *lock.Lock, l *Ledger, encoded []byte) error {
 	open := s.entriesOf(l)
 	if err := l.badRecord(path); err != nil {
 		return err
@@ -396,6 +398,10 @@ func (s *Store) writeLedgerFile(issue int, path string, lk *lock.Lock, l *Ledger
 		}
 		return lk.Check()
 	}}, func(f *os.File) error {
+		if encoded != nil {
+			_, err := f.Write(encoded)
+			return err
+		}
 		var err error
 		if first, lens, err = writeLedger(toFile(f), l); err != nil {
 			return fmt.Errorf("ledger issue %d: encode: %w", issue, err)
