@@ -159,6 +159,7 @@ type machine struct {
 	OS      string `json:"os"`
 	Arch    string `json:"arch"`
 	CPU     string `json:"cpu,omitempty"`          // the processor's model name, from /proc/cpuinfo
+	FS      string `json:"fs,omitempty"`           // the file system of the workspaces (statfs)
 	Load    string `json:"load_average,omitempty"` // at the start, from /proc/loadavg
 	Version string `json:"agentx_version"`
 	Commit  string `json:"commit,omitempty"` // git describe of the tree measured
@@ -252,7 +253,7 @@ func (b *bench) machine(ctx context.Context) machine {
 			m.Load = strings.Join(f[:3], " ")
 		}
 	}
-	m.CPU = cpuModel()
+	m.CPU, m.FS = cpuModel(), fsType(b.tmp)
 	if p := b.r.run(ctx, job{argv: []string{b.agentx, "version"}, out: true}); p.Exit == 0 {
 		m.Version = strings.TrimSpace(string(p.Stdout))
 	}

@@ -66,6 +66,9 @@ func (p *printer) machine(r report) {
 		cpu = " (" + m.CPU + ")"
 	}
 	fmt.Fprintf(p.w, "machine: %d CPUs%s, %s, %s/%s, load average %s at the start\n", m.CPUs, cpu, m.Go, m.OS, m.Arch, m.Load)
+	if m.FS != "" {
+		fmt.Fprintf(p.w, "workspaces on %s (set TMPDIR to measure another file system)\n", m.FS)
+	}
 	fmt.Fprintf(p.w, "agentx:  %s, built with CGO_ENABLED=0, tree %s\n", m.Version, m.Commit)
 	fmt.Fprintln(p.w, "times are wall clock; CPU is user + system time of the process (rusage); ms per process unless said")
 }

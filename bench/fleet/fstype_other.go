@@ -1,0 +1,6 @@
+//go:build unix && !linux
+
+package main
+
+// fsType is not known here.
+func fsType(string) string { return "" }
