@@ -25,6 +25,9 @@ type App struct {
 	stdout, stderr io.Writer
 	getenv         func(string) string
 	isTTY          bool
+	// armSignals takes Ctrl-C, SIGTERM and SIGPIPE over (see
+	// signalContext); nil in tests
+	armSignals func()
 
 	// global flags
 	root    string
@@ -109,6 +112,22 @@ func run(ctx context.Context, a *App, args []string) int {
 	return a.fail(err)
 }
 
+// inertKey marks a command that touches no state: it takes no lock,
+// writes nothing, starts nothing and waits for nothing. Such a command
+// leaves Ctrl-C and a closed pipe to their defaults (see signalContext).
+const inertKey = "agentx/inert"
+
+// inert reports whether cmd is inert: marked so (version), cobra's help,
+// or a completion script.
+func inert(cmd *cobra.Command) bool {
+	for c := cmd; c != nil; c = c.Parent() {
+		if c.Annotations[inertKey] != "" || c.HasParent() && (c.Name() == "help" || c.Name() == "completion") {
+			return true
+		}
+	}
+	return false
+}
+
 // errOutputClosed is the cause of a context cancelled because the reader
 // of the output went away (SIGPIPE).
 var errOutputClosed = errors.New("the output was closed")
@@ -119,6 +138,9 @@ var errOutputClosed = errors.New("the output was closed")
 func (a *App) prepare(cmd *cobra.Command) error {
 	a.started = true
 	a.cmd = cmd
+	if a.armSignals != nil && !inert(cmd) {
+		a.armSignals()
+	}
 	cmd.SetContext(router.WithCaller(cmd.Context(), a.caller()))
 	a.ctx = cmd.Context()
 	if err := cmd.ValidateRequiredFlags(); err != nil {
@@ -165,6 +187,9 @@ func (a *App) startDir() (string, error) {
 func (a *App) open() (*workspace.Workspace, error) {
 	if a.ws != nil {
 		return a.ws, nil
+	}
+	if a.armSignals != nil {
+		a.armSignals() // from now on the command may have something to clean up
 	}
 	cwd, err := os.Getwd()
 	if err != nil {

@@ -23,9 +23,10 @@ func version() string {
 
 func newVersionCmd(a *App) *cobra.Command {
 	return &cobra.Command{
-		Use:   "version",
-		Short: "Print the agentx version",
-		Args:  cobra.NoArgs,
+		Use:         "version",
+		Short:       "Print the agentx version",
+		Args:        cobra.NoArgs,
+		Annotations: map[string]string{inertKey: "true"},
 		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			v := map[string]string{"version": version(), "go": runtime.Version(), "os": runtime.GOOS, "arch": runtime.GOARCH}
 			return a.emit(v, func() {

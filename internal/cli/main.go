@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"sync"
 	"syscall"
 
 	"github.com/mattn/go-isatty"
@@ -34,13 +35,14 @@ func Main(extra ext.Extra) int {
 	}
 	ctx, cancel, stop := signalContext()
 	code := run(ctx, &App{
-		stdin:  os.Stdin,
-		stdout: closedOutput{os.Stdout, cancel},
-		stderr: closedOutput{os.Stderr, cancel},
-		getenv: os.Getenv,
-		isTTY:  isatty.IsTerminal(os.Stdout.Fd()),
-		extra:  extra,
-		exec:   execProcess,
+		armSignals: func() { arm(cancel) },
+		stdin:      os.Stdin,
+		stdout:     closedOutput{os.Stdout, cancel},
+		stderr:     closedOutput{os.Stderr, cancel},
+		getenv:     os.Getenv,
+		isTTY:      isatty.IsTerminal(os.Stdout.Fd()),
+		extra:      extra,
+		exec:       execProcess,
 
 		handedOver: handed && extra == nil,
 	}, os.Args[1:])
@@ -48,29 +50,56 @@ func Main(extra ext.Extra) int {
 	return code
 }
 
-// signalContext is cancelled by Ctrl-C (SIGINT) and SIGTERM, and by cancel.
-// SIGPIPE is caught only so that it does not kill the process: a write to
-// a pipe whose reader went away then fails with EPIPE, and closedOutput
-// turns that into a cancellation with cause errOutputClosed, so the
-// command stops and cleans up like an interrupted one, quietly (agentx
-// demo | head). A SIGPIPE from any other pipe (a responder that exited
-// without reading its prompt) cancels nothing. stop restores the default
-// handling.
+// signalContext is cancelled by Ctrl-C (SIGINT) and SIGTERM, once armed
+// (arm), and by cancel. SIGPIPE is caught only so that it does not kill
+// the process: a write to a pipe whose reader went away then fails with
+// EPIPE, and closedOutput turns that into a cancellation with cause
+// errOutputClosed, so the command stops and cleans up like an interrupted
+// one, quietly (agentx demo | head). A SIGPIPE from any other pipe (a
+// responder that exited without reading its prompt) cancels nothing. stop
+// restores the default handling.
+//
+// The signals are taken over only when a command opens the workspace
+// (App.open): that is the first thing a command does that can take a
+// lock, write or wait, and so the first moment it has anything to clean
+// up. Until then the defaults stand (Ctrl-C, or a closed pipe, ends the
+// process). Taking them over starts an OS thread for the runtime's signal
+// handling, about a fifth of the start of a command that needs none
+// (agentx version, help, completion).
 func signalContext() (ctx context.Context, cancel func(error), stop func()) {
 	ctx, cancel = context.WithCancelCause(context.Background())
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGPIPE)
-	go func() {
+	return ctx, cancel, func() {
+		armed.mu.Lock()
+		if armed.sigs != nil {
+			signal.Stop(armed.sigs)
+		}
+		armed.mu.Unlock()
+		cancel(nil)
+	}
+}
+
+// armed is the process's subscription to signals, once arm made it.
+var armed struct {
+	mu   sync.Mutex
+	sigs chan os.Signal
+}
+
+// arm takes the signals over for the command that cancel cancels, once.
+func arm(cancel func(error)) {
+	armed.mu.Lock()
+	defer armed.mu.Unlock()
+	if armed.sigs != nil {
+		return
+	}
+	armed.sigs = make(chan os.Signal, 1)
+	signal.Notify(armed.sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGPIPE)
+	go func(sigs <-chan os.Signal) {
 		for s := range sigs {
 			if s != syscall.SIGPIPE {
 				cancel(context.Canceled)
 			}
 		}
-	}()
-	return ctx, cancel, func() {
-		signal.Stop(sigs)
-		cancel(nil)
-	}
+	}(armed.sigs)
 }
 
 // closedOutput is stdout or stderr: a write that finds the reader gone
