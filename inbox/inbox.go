@@ -4,10 +4,10 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"path"
 	"path/filepath"
 	"slices"
@@ -289,8 +289,13 @@ func scan(store *ledger.Store, log eventlog.EventLog, st State, opts Options) (s
 	return sc, err
 }
 
-// lineMark identifies a line: its length, a hash of its bytes, and its
-// event's time.
+// lineMark identifies a line: its length, a hash of its bytes (FNV-1a,
+// 64 bits), and its event's time. The hash tells a log that was replaced
+// from the one read before; it guards against accidents, not against
+// someone who can write the log (who could change anything). A state
+// written with another hash (SHA-256, by earlier versions) does not match:
+// the log is then read again from the start, once, and events up to the
+// state's time count as delivered, as for a replaced log.
 type lineMark struct {
 	len  int
 	sum  string
@@ -298,8 +303,9 @@ type lineMark struct {
 }
 
 func markOf(raw []byte) lineMark {
-	h := sha256.Sum256(raw)
-	m := lineMark{len: len(raw), sum: hex.EncodeToString(h[:8])}
+	h := fnv.New64a()
+	_, _ = h.Write(raw)
+	m := lineMark{len: len(raw), sum: hex.EncodeToString(h.Sum(nil))}
 	if e, ok := (eventlog.Line{Raw: raw}).Decode(); ok {
 		t := e.Timestamp
 		m.seen = &t

@@ -1,7 +1,10 @@
 package inbox
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -375,4 +378,39 @@ func golden(t *testing.T, name string, got []byte) {
 	want, err := os.ReadFile(path)
 	require.NoError(t, err, "run go test ./inbox -update to create it")
 	assert.Equal(t, string(want), string(got))
+}
+
+// TestStateOfAnEarlierVersion: a state whose line mark an earlier version
+// wrote (a SHA-256 prefix, not the FNV-1a hash this one writes) does not
+// verify: the log is read again from the start, once, and nothing already
+// delivered comes again, while what is new does.
+func TestStateOfAnEarlierVersion(t *testing.T) {
+	w := newWorld(t)
+	ctx := context.Background()
+	id := w.ask(t, 1, "engineer", "architect", "t", "q?")
+	_, err := w.at(time.Minute).hub.Answer(ctx, id, "architect", "a")
+	require.NoError(t, err)
+	require.Equal(t, []string{"answer CLR-1-001"}, kinds(w.check(t, "engineer")))
+
+	path := filepath.Join(w.hub.Store.Dir(), StateFile("engineer"))
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var st map[string]any
+	require.NoError(t, json.Unmarshal(data, &st))
+	log, err := os.ReadFile(w.hub.Events.Path)
+	require.NoError(t, err)
+	lines := bytes.SplitAfter(log, []byte("\n"))
+	last := lines[len(lines)-2] // the line ending at the state's offset
+	sum := sha256.Sum256(bytes.TrimSuffix(last, []byte("\n")))
+	require.NotEqual(t, hex.EncodeToString(sum[:8]), st["lastSum"], "this version's mark is another hash")
+	st["lastSum"] = hex.EncodeToString(sum[:8])
+	data, err = json.Marshal(st)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(path, data, 0o644))
+
+	id2 := w.at(2*time.Minute).ask(t, 1, "engineer", "architect", "t2", "q2?")
+	_, err = w.at(3*time.Minute).hub.Answer(ctx, id2, "architect", "a2")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"answer CLR-1-002"}, kinds(w.check(t, "engineer")), "only what is new")
+	assert.Empty(t, w.check(t, "engineer").Items)
 }
