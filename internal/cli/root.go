@@ -59,6 +59,9 @@ recorded in a per-issue ledger under .agentx/state/clarifications/.`,
 	for _, c := range topLevel() {
 		if c.name == first {
 			root.AddCommand(c.make(a))
+			// nor cobra's completion command and its four scripts, which
+			// only `agentx completion` runs
+			root.CompletionOptions.DisableDefaultCmd = true
 			return root
 		}
 	}
