@@ -127,7 +127,7 @@ func (s *Store) entriesOf(l *Ledger) []IndexEntry {
 	if ii, err := s.readIndexFile(l.IssueNumber, true); err == nil && ii.Ledger == l.src.lo.file.Stamp {
 		old = ii.Entries
 	}
-	var out []IndexEntry
+	out := make([]IndexEntry, 0, len(old)+4) // most often those and the one a change adds
 	j := 0
 	for _, c := range l.Clarifications {
 		if !c.Status.Open() {

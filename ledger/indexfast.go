@@ -39,7 +39,7 @@ func fastIndex(data []byte, ii *issueIndex) bool {
 	s.Lit(`,"mtime":`)
 	st.MTime = s.Uint()
 	s.Lit(`},"entries":[`)
-	es := []IndexEntry{}
+	es := make([]IndexEntry, 0, bytes.Count(data, []byte(`{"id":`)))
 	var last IndexEntry
 	for s.OK && !s.Peek(`]`) {
 		if len(es) > 0 {
