@@ -82,7 +82,12 @@ func readEntry(s *jsonscan.Scanner, e, last *IndexEntry) {
 	s.Lit(`,"staleAfter":`)
 	e.StaleAfter = readTime(s)
 	if s.Opt(`,"monitor":`) {
-		readValue(s, &e.Monitor)
+		sub := jsonscan.Scanner{B: s.B, I: s.I, OK: true}
+		if m := readMonitor(&sub); sub.OK {
+			e.Monitor, s.I = m, sub.I
+		} else {
+			readValue(s, &e.Monitor) // another form: the generic decoder decides
+		}
 	}
 	if s.Opt(`,"q":`) {
 		e.Q = readBase64(s)
@@ -91,6 +96,64 @@ func readEntry(s *jsonscan.Scanner, e, last *IndexEntry) {
 		e.PrevQ = readBase64(s)
 	}
 	s.Lit(`}`)
+}
+
+// readMonitor reads an entry's monitor state as agentx writes it: members
+// in the order of MonitorState, the empty ones left out. The stale
+// questions of a busy issue all carry one.
+func readMonitor(s *jsonscan.Scanner) *MonitorState {
+	m := &MonitorState{}
+	s.Lit("{")
+	first := true
+	// member consumes the member named in l (written with its leading
+	// comma, which the first member has not) if it comes next
+	member := func(l string) bool {
+		if first && s.Opt(l[1:]) || !first && s.Opt(l) {
+			first = false
+			return true
+		}
+		return false
+	}
+	at := func() *Time {
+		if s.Peek("null") { // left out when empty: a null is another form
+			s.OK = false
+			return nil
+		}
+		t := readTime(s)
+		return &t
+	}
+	if member(`,"staleAt":`) {
+		m.StaleAt = at()
+	}
+	if member(`,"retries":`) {
+		m.Retries = s.Int()
+	}
+	if member(`,"retriedAt":`) {
+		m.RetriedAt = at()
+	}
+	if member(`,"reason":`) {
+		m.Reason = s.Str()
+	}
+	if member(`,"failures":`) {
+		m.Failures = s.Int()
+	}
+	if member(`,"failedRound":`) {
+		m.FailedRound = s.Int()
+	}
+	if member(`,"failedAt":`) {
+		m.FailedAt = at()
+	}
+	if member(`,"failure":`) {
+		m.Failure = s.Str()
+	}
+	if member(`,"retryAt":`) {
+		m.RetryAt = at()
+	}
+	if member(`,"retryUntil":`) {
+		m.RetryUntil = at()
+	}
+	s.Lit("}")
+	return m
 }
 
 // readTime reads a timestamp, or null, as Time.UnmarshalJSONFrom does.
@@ -130,8 +193,8 @@ func readBase64(s *jsonscan.Scanner) []byte {
 	return out[:n]
 }
 
-// readValue reads one JSON value with the generic decoder into v: for what
-// is rare (an entry's monitor state).
+// readValue reads one JSON value with the generic decoder into v: for a
+// monitor state in another form than agentx writes.
 func readValue(s *jsonscan.Scanner, v any) {
 	if !s.OK {
 		return

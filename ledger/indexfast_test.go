@@ -35,6 +35,11 @@ func indexEntries() []IndexEntry {
 			Monitor: &MonitorState{StaleAt: &later, Retries: 2, Reason: `no answer "yet"`},
 			Q:       textsim.Of("And the download call?"), PrevQ: textsim.Of("Is there a budget at all?")},
 		{Issue: 7, ID: "CLR-7-003", From: "engineer", To: "architect", Status: Stale, Round: 1},
+		{Issue: 7, ID: "CLR-7-004", From: "engineer", To: "architect", Status: Stale, Round: 2, Asked: at, StaleAfter: later,
+			Monitor: &MonitorState{StaleAt: &at, Retries: 1, RetriedAt: &later, Reason: "stale: no answer within its SLA of 30m0s",
+				Failures: 2, FailedRound: 2, FailedAt: &at, Failure: "responder exited 1", RetryAt: &later, RetryUntil: &later}},
+		{Issue: 7, ID: "CLR-7-005", From: "engineer", To: "architect", Status: Stale, Round: 1, Monitor: &MonitorState{}},
+		{Issue: 7, ID: "CLR-7-006", From: "engineer", To: "architect", Status: Stale, Round: 1, Monitor: &MonitorState{Failures: 1, Failure: "exit 2"}},
 	}
 }
 
@@ -48,9 +53,23 @@ func TestFastIndex(t *testing.T) {
 	require.True(t, fastIndex(data, &fast), "%s", data)
 	require.NoError(t, decodeRawIndex(data, &slow))
 	assert.Equal(t, slow, fast)
-	require.Len(t, fast.Entries, 3)
+	require.Len(t, fast.Entries, 6)
+	assert.Equal(t, indexEntries()[3].Monitor, fast.Entries[3].Monitor)
 	assert.Equal(t, st, fast.Ledger)
 	assert.Equal(t, 2, fast.Entries[1].Monitor.Retries)
+
+	// a monitor state in another form is read by the generic decoder, the
+	// rest of the file still in one pass
+	e4 := strings.Index(string(data), `"id":"CLR-7-004"`)
+	i := e4 + strings.Index(string(data[e4:]), `{"staleAt":`)
+	require.Greater(t, i, e4)
+	j := i + strings.Index(string(data[i:]), `,"retries":1`)
+	moved := string(data[:i+1]) + `"retries":1,` + string(data[i+1:j]) + string(data[j+len(`,"retries":1`):])
+	var fastMoved, slowMoved issueIndex
+	require.True(t, fastIndex([]byte(moved), &fastMoved), "%s", moved)
+	require.NoError(t, decodeRawIndex([]byte(moved), &slowMoved))
+	assert.Equal(t, slowMoved, fastMoved)
+	assert.Equal(t, 1, fastMoved.Entries[3].Monitor.Retries)
 
 	noIno := indexFileOf(t, stamp{Size: 10, MTime: 1}, indexEntries()[:1])
 	require.True(t, fastIndex(noIno, &fast), "%s", noIno)
