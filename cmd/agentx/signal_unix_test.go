@@ -47,7 +47,7 @@ func TestInterruptDuringAWait(t *testing.T) {
 			if err := c.Start(); err != nil {
 				t.Fatal(err)
 			}
-			time.Sleep(500 * time.Millisecond) // the wait is under way
+			time.Sleep(time.Second) // the command has long taken the signals over and waits
 			start := time.Now()
 			if err := c.Process.Signal(sig); err != nil {
 				t.Fatal(err)
