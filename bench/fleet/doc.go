@@ -15,7 +15,10 @@
 //  4. reads at scale: time and peak memory of `agentx events`, `clarify
 //     list --all`, `clarify stats` and `doctor` on 10,000 ledgers and an
 //     event log of a million lines;
-//  5. the files one ask writes, traced with strace when it is installed.
+//  5. the files one ask writes, traced with strace when it is installed;
+//  6. a crowded workspace: asks on an issue of their own while 200 and
+//     1,000 other issues hold five open questions each, with the side
+//     monitor and without it (AGENTX_NO_MONITOR=1).
 //
 // Run it from the repository root:
 //

@@ -28,6 +28,7 @@ type config struct {
 	k            int
 	maxAsks      int
 	historySizes []int
+	crowd        []int
 	historyRuns  int
 	startupRuns  int
 	ledgers      int
@@ -40,7 +41,7 @@ type config struct {
 }
 
 // quick is what -quick changes, for the flags not given.
-var quick = map[string]string{"procs": "1,8", "k": "5", "history-runs": "5", "startup-runs": "15", "ledgers": "1000", "events": "100000", "scale-runs": "1"}
+var quick = map[string]string{"crowd": "100", "procs": "1,8", "k": "5", "history-runs": "5", "startup-runs": "15", "ledgers": "1000", "events": "100000", "scale-runs": "1"}
 
 func parseFlags(args []string) (config, error) {
 	var c config
@@ -50,6 +51,7 @@ func parseFlags(args []string) (config, error) {
 	fs.IntVar(&c.maxAsks, "max-asks", 400, "asks per fleet at most: a larger fleet asks fewer per process (at least one), so P=64 stays within minutes")
 	history := fs.String("history", "10,5000", "clarifications already in the ledger, for the history cost (comma-separated; the ratio is last/first)")
 	fs.IntVar(&c.historyRuns, "history-runs", 20, "asks on each history ledger")
+	crowd := fs.String("crowd", "200,1000", "other issues (five open questions each) in the crowded-workspace measurement, comma-separated; asks: -history-runs")
 	fs.IntVar(&c.startupRuns, "startup-runs", 60, "runs of agentx version and of hello world")
 	fs.IntVar(&c.ledgers, "ledgers", 10_000, "ledgers in the reads-at-scale workspace")
 	fs.IntVar(&c.events, "events", 1_000_000, "lines in its event log")
@@ -78,6 +80,9 @@ func parseFlags(args []string) (config, error) {
 	}
 	var err error
 	if c.procs, err = ints("-procs", *procs); err != nil {
+		return c, err
+	}
+	if c.crowd, err = ints("-crowd", *crowd); err != nil {
 		return c, err
 	}
 	if c.historySizes, err = ints("-history", *history); err != nil {
@@ -148,6 +153,7 @@ type report struct {
 	Machine machine      `json:"machine"`
 	Fleet   []fleetRun   `json:"fleet"`
 	History *historyCost `json:"history"`
+	Crowd   []crowdCase  `json:"crowd"`
 	Startup *startupCost `json:"startup"`
 	Scale   *scaleReads  `json:"scale,omitempty"`
 	Files   *fileTrace   `json:"files"`
@@ -236,6 +242,12 @@ func run(ctx context.Context, c config, stdout, stderr io.Writer) (err error) {
 		return err
 	}
 	out.files(rep.Files)
+
+	progress("crowded workspace: %d asks with %v other issues", c.historyRuns, c.crowd)
+	if rep.Crowd, err = b.crowd(ctx, c.crowd, c.historyRuns); err != nil {
+		return err
+	}
+	out.crowd(rep.Crowd)
 
 	if c.json {
 		enc := json.NewEncoder(stdout)

@@ -163,3 +163,40 @@ func (b *bench) scale(ctx context.Context, shape gen.Shape, events, runs int) (*
 	}
 	return s, nil
 }
+
+// crowdCase is asks on an issue of their own in a workspace whose other
+// Issues hold Open open questions between them: with the side monitor
+// every ask runs, and without it (AGENTX_NO_MONITOR=1), to show what the
+// monitor's scan of every open question costs an ask.
+type crowdCase struct {
+	Issues    int    `json:"issues"`
+	Open      int    `json:"open"`
+	Monitor   timing `json:"monitor"`
+	NoMonitor timing `json:"no_monitor"`
+}
+
+func (b *bench) crowd(ctx context.Context, issues []int, runs int) ([]crowdCase, error) {
+	var out []crowdCase
+	var jobs []job
+	for _, n := range issues {
+		root := filepath.Join(b.tmp, "crowd-"+strconv.Itoa(n))
+		if err := b.workspace(ctx, root); err != nil {
+			return nil, err
+		}
+		s := gen.Shape{Ledgers: n, PerLedger: 10, Open: 5 * n}
+		if err := gen.Ledgers(root, s); err != nil {
+			return nil, err
+		}
+		ask := b.ask(n+1, "c") // an issue of its own
+		jobs = append(jobs, job{argv: ask, root: root}, job{argv: ask, root: root, env: []string{"AGENTX_NO_MONITOR=1"}})
+		out = append(out, crowdCase{Issues: n, Open: s.Open})
+	}
+	ts, err := b.rounds(ctx, runs, true, jobs)
+	if err != nil {
+		return nil, err
+	}
+	for i := range out {
+		out[i].Monitor, out[i].NoMonitor = ts[2*i], ts[2*i+1]
+	}
+	return out, nil
+}

@@ -29,10 +29,11 @@ type proc struct {
 // job is a process to run.
 type job struct {
 	argv []string
-	dir  string // working directory; "" is ours
-	root string // AGENTX_ROOT, when not ""
-	out  bool   // keep stdout (else it goes to /dev/null)
-	rss  bool   // measure its peak resident set (see rssFlag)
+	dir  string   // working directory; "" is ours
+	root string   // AGENTX_ROOT, when not ""
+	env  []string // more environment, NAME=value
+	out  bool     // keep stdout (else it goes to /dev/null)
+	rss  bool     // measure its peak resident set (see rssFlag)
 }
 
 // runner starts processes with one environment and a time limit each.
@@ -63,6 +64,7 @@ func (r runner) run(ctx context.Context, j job) proc {
 	if j.root != "" {
 		cmd.Env = append(cmd.Env[:len(cmd.Env):len(cmd.Env)], "AGENTX_ROOT="+j.root)
 	}
+	cmd.Env = append(cmd.Env[:len(cmd.Env):len(cmd.Env)], j.env...)
 	var report *os.File
 	if j.rss {
 		self, err := os.Executable()

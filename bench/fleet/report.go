@@ -109,6 +109,16 @@ func (p *printer) history(h *historyCost) {
 		fmt.Sprintf("ratio %d/%d: wall ×%.2f, CPU ×%.2f", last.Records, first.Records, h.WallRatio, h.CPURatio))
 }
 
+func (p *printer) crowd(cs []crowdCase) {
+	rows := [][]string{{"other issues", "open there", "asks", "CPU p50", "CPU p90", "no monitor p50", "no monitor p90", "failures"}}
+	for _, c := range cs {
+		rows = append(rows, []string{fmt.Sprint(c.Issues), fmt.Sprint(c.Open), fmt.Sprint(c.Monitor.Runs), f1(c.Monitor.CPU.P50), f1(c.Monitor.CPU.P90),
+			f1(c.NoMonitor.CPU.P50), f1(c.NoMonitor.CPU.P90), failures(append(c.Monitor.Failures, c.NoMonitor.Failures...))})
+	}
+	p.table("6. Crowded workspace: asks on an issue of their own while other issues hold open questions", rows,
+		"no monitor: the same asks with AGENTX_NO_MONITOR=1; the side monitor reads every issue's open questions after a write")
+}
+
 func (p *printer) startup(s *startupCost) {
 	rows := [][]string{{"program", "runs", "CPU p50", "CPU p90", "wall p50", "wall p90", "failures"}}
 	for _, x := range []struct {
