@@ -306,6 +306,45 @@ func (s *Store) IssueIndexPath(issue int) string {
 
 func (s *Store) builtPath() string { return filepath.Join(s.dir, filepath.FromSlash(IndexBuiltFile)) }
 
+// IndexBuilt reports whether the index was built (RebuildIndex): only then
+// do the per-issue index files stand for every open clarification.
+func (s *Store) IndexBuilt() bool {
+	_, err := os.Stat(s.builtPath())
+	return err == nil
+}
+
+// IssueStamps returns, for each of issues, the stamps of its index file
+// and of its ledger as they are now (an issue one of whose files cannot be
+// found is left out): what OpenEntries reads is the same while both are.
+// The files are looked up from their directories, opened once: a side
+// monitor run takes the stamps of every issue with open questions.
+func (s *Store) IssueStamps(issues []int) map[int][2]Stamp {
+	out := make(map[int][2]Stamp, len(issues))
+	ix, err := os.Open(filepath.Join(s.dir, IndexDir))
+	if err != nil {
+		return out
+	}
+	defer func() { _ = ix.Close() }()
+	lg, err := os.Open(filepath.Join(s.dir, ClarificationsDir))
+	if err != nil {
+		return out
+	}
+	defer func() { _ = lg.Close() }()
+	for _, n := range issues {
+		name := "issue-" + strconv.Itoa(n) + ".json"
+		a, err := stampAt(ix, name)
+		if err != nil {
+			continue
+		}
+		b, err := stampAt(lg, name)
+		if err != nil {
+			continue
+		}
+		out[n] = [2]Stamp{a, b}
+	}
+	return out
+}
+
 // stamp identifies one version of a ledger file: agentx replaces ledgers
 // by renaming a new file into place, so the inode (where the system has
 // one), size and mod time of the file a reader opens tell whether it is
@@ -476,21 +515,31 @@ func (s *Store) OpenEntries(issue int) ([]IndexEntry, error) {
 // readIssueIndex returns issue's open entries from its index file when it
 // matches the ledger on disk, else from the ledger.
 func (s *Store) readIssueIndex(issue int) ([]IndexEntry, error) {
+	es, _, err := s.OpenEntriesStamped(issue)
+	return es, err
+}
+
+// OpenEntriesStamped is OpenEntries, with the stamps of the index file and
+// of the ledger the entries were read from, when they were read from the
+// index file now ([2]Stamp{} otherwise): while both files keep those
+// stamps, OpenEntries gives the same.
+func (s *Store) OpenEntriesStamped(issue int) ([]IndexEntry, [2]Stamp, error) {
+	var files [2]Stamp
 	fi, serr := os.Stat(s.Path(issue))
 	if serr == nil {
 		if es, ok := s.noted(issue, stampOf(fi)); ok {
-			return es, nil
+			return es, files, nil
 		}
 	}
-	ii, err := s.readIndexFile(issue, false)
+	ii, ist, err := s.readIndexFileStamped(issue, false)
 	if err == nil && serr == nil && ii.Ledger == stampOf(fi) {
-		return ii.Entries, nil
+		return ii.Entries, [2]Stamp{ist, stampOf(fi)}, nil
 	}
 	l, _, err := s.readStamped(issue)
 	if err != nil {
-		return nil, err
+		return nil, files, err
 	}
-	return EntriesOf(l), nil
+	return EntriesOf(l), files, nil
 }
 
 // readIndexFile reads issue's index file, if it is one of this version
@@ -498,10 +547,17 @@ func (s *Store) readIssueIndex(issue int) ([]IndexEntry, error) {
 // files are read by every monitor run, so they are decoded with the faster
 // JSON v2 engine.
 func (s *Store) readIndexFile(issue int, raw bool) (*issueIndex, error) {
+	ii, _, err := s.readIndexFileStamped(issue, raw)
+	return ii, err
+}
+
+// readIndexFileStamped is readIndexFile, with the stamp of the very file
+// read.
+func (s *Store) readIndexFileStamped(issue int, raw bool) (*issueIndex, Stamp, error) {
 	path := s.IssueIndexPath(issue)
-	data, err := atomicfile.ReadFile(path)
+	data, st, err := ReadStamped(path)
 	if err != nil {
-		return nil, err
+		return nil, st, err
 	}
 	var ii issueIndex
 	switch {
@@ -514,15 +570,15 @@ func (s *Store) readIndexFile(issue int, raw bool) (*issueIndex, error) {
 	if err != nil {
 		ce := corrupt(path, data, err)
 		ce.Derived = true
-		return nil, ce
+		return nil, st, ce
 	}
 	if ii.Version != IndexVersion || ii.Issue != issue {
-		return nil, &IndexUnusableError{Path: path, Reason: fmt.Sprintf("version %d of issue %d, not version %d of issue %d", ii.Version, ii.Issue, IndexVersion, issue)}
+		return nil, st, &IndexUnusableError{Path: path, Reason: fmt.Sprintf("version %d of issue %d, not version %d of issue %d", ii.Version, ii.Issue, IndexVersion, issue)}
 	}
 	for i := range ii.Entries {
 		ii.Entries[i].Issue = issue
 	}
-	return &ii, nil
+	return &ii, st, nil
 }
 
 // decodeRawIndex decodes an index file into ii, keeping each entry's bytes:

@@ -482,16 +482,21 @@ func (s *Store) Issues() ([]int, error) { return s.IssuesWithFile(Clarifications
 // files, hook records). A missing directory holds none.
 func (s *Store) IssuesWithFile(sub string) ([]int, error) {
 	dir := filepath.Join(s.dir, sub)
-	ents, err := os.ReadDir(dir)
+	f, err := os.Open(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("list %s: %w", dir, err)
 	}
+	defer func() { _ = f.Close() }()
+	names, err := f.Readdirnames(-1) // names only: no sort of them, no stat
+	if err != nil {
+		return nil, fmt.Errorf("list %s: %w", dir, err)
+	}
 	var out []int
-	for _, e := range ents {
-		if n, ok := IssueOfFile(e.Name()); ok {
+	for _, name := range names {
+		if n, ok := IssueOfFile(name); ok {
 			out = append(out, n)
 		}
 	}

@@ -152,7 +152,18 @@ func (m *Monitor) Run(ctx context.Context, hook *Hook) *Report {
 			return r
 		}
 	}
-	entries := m.load(ctx, r)
+	// A side run looks only at the issues that changed or fell due since
+	// one found nothing to do there (DigestFile).
+	var dg *digest
+	if m.SkipQuiet && hook == nil && !m.DryRun {
+		dg = m.openDigest(now)
+	}
+	var entries []ledger.IndexEntry
+	if dg != nil {
+		entries = dg.load(r)
+	} else {
+		entries = m.load(ctx, r)
+	}
 	r.Open = len(entries)
 	r.Findings = append([]Finding{}, Detect(entries, now, m.Config, hook)...)
 	for i := range r.Findings {
@@ -168,8 +179,15 @@ func (m *Monitor) Run(ctx context.Context, hook *Hook) *Report {
 		m.act(ctx, f, hook, end)
 	}
 	r.Waiting = waiting(entries, r.Findings, now, m.Config)
+	if dg != nil {
+		dg.save(entries, r.Findings)
+	}
 	if seen && len(r.Findings) == 0 && r.Quiet() {
-		m.noteQuiet(v, entries, now)
+		var also time.Time
+		if dg != nil {
+			also = dg.coldDue()
+		}
+		m.noteQuiet(v, entries, now, also)
 	}
 	return r
 }

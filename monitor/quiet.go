@@ -24,7 +24,7 @@ var QuietFile = filepath.Join("monitor", "quiet")
 // must be for a scan to be noted as quiet: a file system's clock may move
 // in steps (a jiffy; on some, seconds), and a change made within the same
 // step as the scan could leave a directory's time as the scan saw it.
-const quietSettle = 2 * time.Second
+var quietSettle = 2 * time.Second // a variable for tests
 
 // quietMax is the longest a quiet note is trusted.
 const quietMax = 5 * time.Minute
@@ -108,14 +108,15 @@ func (m *Monitor) quiet(v sight, now time.Time) bool {
 }
 
 // noteQuiet records that a scan that took sight v found nothing to do
-// among entries at now, unless a change was too recent to trust the
+// among entries at now (and that the issues it did not look at fall due
+// at also at the earliest), unless a change was too recent to trust the
 // directories' times. A failure to write it only means the next run scans.
-func (m *Monitor) noteQuiet(v sight, entries []ledger.IndexEntry, now time.Time) {
+func (m *Monitor) noteQuiet(v sight, entries []ledger.IndexEntry, now, also time.Time) {
 	settled := time.Now().Add(-quietSettle)
 	if v.ledgers.After(settled) || v.index.After(settled) {
 		return
 	}
-	var due time.Time
+	due := also // the earliest due of the issues not looked at (DigestFile), if any
 	for _, e := range entries {
 		if t := NextDue(e, now, m.Config); !t.IsZero() && (due.IsZero() || t.Before(due)) {
 			due = t

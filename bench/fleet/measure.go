@@ -187,6 +187,10 @@ func (b *bench) crowd(ctx context.Context, issues []int, runs int) ([]crowdCase,
 		if err := gen.Ledgers(root, s); err != nil {
 			return nil, err
 		}
+		// As in a workspace in use, the other issues' files were last
+		// written a while ago: the side monitor trusts their times only
+		// once they are two seconds old.
+		time.Sleep(3 * time.Second)
 		ask := b.ask(n+1, "c") // an issue of its own
 		jobs = append(jobs, job{argv: ask, root: root}, job{argv: ask, root: root, env: []string{"AGENTX_NO_MONITOR=1"}})
 		out = append(out, crowdCase{Issues: n, Open: s.Open})

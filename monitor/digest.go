@@ -1,0 +1,244 @@
+package monitor
+
+import (
+	"bytes"
+	"maps"
+	"math"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/agentx-cli/agentx/internal/atomicfile"
+	"github.com/agentx-cli/agentx/internal/buildid"
+	"github.com/agentx-cli/agentx/ledger"
+	"github.com/agentx-cli/agentx/workflow"
+)
+
+// DigestFile (under the state directory) notes, per issue with open
+// questions, the files (index file and ledger) in which a side monitor run
+// found nothing to do, and when something there next falls due. The side
+// runs after it then look only at the issues whose files changed or whose
+// time came: without it, a write anywhere (which voids QuietFile) made the
+// next run read every issue's open questions, so an ask cost more the more
+// questions the whole workspace held. Derived, safe to delete.
+var DigestFile = filepath.Join("monitor", "digest")
+
+// issueMark is what the digest holds of one issue.
+type issueMark struct {
+	index, ledger ledger.Stamp
+	due           int64 // when something next falls due (Unix ns)
+}
+
+// digest is one side run's use of DigestFile.
+type digest struct {
+	m      *Monitor
+	now    time.Time
+	header string
+	read   map[int]issueMark // the digest as read
+	listed []int             // the issues with open questions, ascending
+	hot    []int             // those to look at
+	isHot  map[int]bool      // the same, as a set
+	stamps map[int]issueMark // the files the open questions of a hot issue were read from (due unset)
+	failed map[int]bool      // hot issues whose open questions could not be read
+}
+
+// openDigest lists the issues with open questions and, against the digest,
+// picks those to look at: every issue it has no note of, and those whose
+// files changed or in which something fell due since. Only the noted
+// issues' files are looked up. Nil when the incremental run does not
+// apply: an index never built (the full run builds it), or the detectors'
+// scope global (a deadlock may then join any issues).
+func (m *Monitor) openDigest(now time.Time) *digest {
+	s := m.Hub.Store
+	if m.Config.Scope == workflow.ScopeGlobal || !s.IndexBuilt() {
+		return nil
+	}
+	issues, err := s.IssuesWithFile(ledger.IndexDir)
+	if err != nil {
+		return nil
+	}
+	d := &digest{m: m, now: now, header: "v1 " + buildid.ID() + " " + strconv.Quote(m.rules()), listed: issues,
+		isHot: map[int]bool{}, stamps: map[int]issueMark{}, failed: map[int]bool{}}
+	d.read = readDigest(filepath.Join(s.Dir(), DigestFile), d.header)
+	var noted []int
+	for _, n := range issues {
+		if _, ok := d.read[n]; ok {
+			noted = append(noted, n)
+		}
+	}
+	files := s.IssueStamps(noted)
+	for _, n := range issues {
+		mk, ok := d.read[n]
+		if f, found := files[n]; ok && found && mk.index == f[0] && mk.ledger == f[1] && now.UnixNano() < mk.due {
+			continue // unchanged, and nothing falls due there yet
+		}
+		d.hot, d.isHot[n] = append(d.hot, n), true
+	}
+	return d
+}
+
+// coldDue is the earliest time something falls due in the issues not
+// looked at (zero if none).
+func (d *digest) coldDue() time.Time {
+	var due int64
+	for _, n := range d.listed {
+		if mk := d.read[n]; !d.isHot[n] && (due == 0 || mk.due < due) {
+			due = mk.due
+		}
+	}
+	if due == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, due)
+}
+
+// load returns the open questions of the issues to look at.
+func (d *digest) load(r *Report) []ledger.IndexEntry {
+	var out []ledger.IndexEntry
+	for _, n := range d.hot {
+		es, files, err := d.m.Hub.Store.OpenEntriesStamped(n)
+		if err != nil {
+			d.failed[n] = true
+			r.Problems = append(r.Problems, problem(err))
+			continue
+		}
+		if files != ([2]ledger.Stamp{}) {
+			d.stamps[n] = issueMark{index: files[0], ledger: files[1]}
+		}
+		out = append(out, es...)
+	}
+	return out
+}
+
+// save notes the issues looked at in which there was nothing to do, their
+// files not changed too recently to trust their times (quietSettle), and
+// keeps what it noted of the others.
+func (d *digest) save(entries []ledger.IndexEntry, findings []Finding) {
+	found := map[int]bool{}
+	for _, f := range findings {
+		found[f.Issue] = true
+	}
+	due := map[int]int64{}
+	for _, e := range entries {
+		t := NextDue(e, d.now, d.m.Config)
+		if t.IsZero() {
+			continue
+		}
+		if cur, ok := due[e.Issue]; !ok || t.UnixNano() < cur {
+			due[e.Issue] = t.UnixNano()
+		}
+	}
+	settled := time.Now().Add(-quietSettle).UnixNano()
+	// A note lasts quietMax at most: a file edited in place with its time
+	// set back is seen within it.
+	longest := d.now.Add(quietMax).UnixNano()
+	next := map[int]issueMark{}
+	for _, n := range d.listed {
+		if !d.isHot[n] {
+			next[n] = d.read[n]
+			continue
+		}
+		st, known := d.stamps[n]
+		if !known || found[n] || d.failed[n] || st.index.MTime >= settled || st.ledger.MTime >= settled {
+			continue
+		}
+		st.due = longest
+		if t, ok := due[n]; ok {
+			if t <= d.now.UnixNano() {
+				continue // due now: look again next time
+			}
+			st.due = min(t, longest)
+		}
+		next[n] = st
+	}
+	if maps.Equal(next, d.read) {
+		return
+	}
+	// a failure only means the next run looks at more
+	_ = atomicfile.WriteDerived(d.m.Hub.Store.Dir(), filepath.Join(d.m.Hub.Store.Dir(), DigestFile), d.encode(next))
+}
+
+// encode renders marks as DigestFile holds them: the header, then a line
+// per issue, ascending: the issue, its index file's inode, size and mod
+// time, its ledger's, and when something there next falls due.
+func (d *digest) encode(marks map[int]issueMark) []byte {
+	issues := slices.Sorted(maps.Keys(marks))
+	b := make([]byte, 0, len(d.header)+1+len(issues)*120)
+	b = append(append(b, d.header...), '\n')
+	for _, n := range issues {
+		mk := marks[n]
+		for i, v := range [...]int64{int64(n), int64(mk.index.Ino), mk.index.Size, mk.index.MTime, int64(mk.ledger.Ino), mk.ledger.Size, mk.ledger.MTime, mk.due} {
+			if i > 0 {
+				b = append(b, ' ')
+			}
+			b = strconv.AppendInt(b, v, 10)
+		}
+		b = append(b, '\n')
+	}
+	return b
+}
+
+// readDigest reads DigestFile if it was written with header (this build,
+// these settings); anything else reads as empty. A line that does not
+// parse is left out: its issue is looked at.
+func readDigest(path, header string) map[int]issueMark {
+	out := map[int]issueMark{}
+	b, err := atomicfile.ReadFile(path)
+	if err != nil {
+		return out
+	}
+	head, rest, _ := bytes.Cut(b, []byte("\n"))
+	if string(head) != header {
+		return out
+	}
+	for len(rest) > 0 {
+		var line []byte
+		line, rest, _ = bytes.Cut(rest, []byte("\n"))
+		var v [8]int64
+		i, ok := 0, true
+		for f := range bytes.SplitSeq(line, []byte(" ")) {
+			if i == len(v) {
+				ok = false
+				break
+			}
+			var good bool
+			v[i], good = parseInt(f)
+			ok = ok && good
+			i++
+		}
+		if !ok || i != len(v) || v[0] < 0 || ledger.ValidateIssue(int(v[0])) != nil {
+			continue
+		}
+		out[int(v[0])] = issueMark{
+			index:  ledger.Stamp{Ino: uint64(v[1]), Size: v[2], MTime: v[3]},
+			ledger: ledger.Stamp{Ino: uint64(v[4]), Size: v[5], MTime: v[6]},
+			due:    v[7],
+		}
+	}
+	return out
+}
+
+// parseInt parses a decimal int64 (an optional minus, then digits)
+// without a copy.
+func parseInt(b []byte) (int64, bool) {
+	neg := len(b) > 0 && b[0] == '-'
+	if neg {
+		b = b[1:]
+	}
+	if len(b) == 0 {
+		return 0, false
+	}
+	var n int64
+	for _, c := range b {
+		d := int64(c - '0')
+		if c < '0' || c > '9' || n > (math.MaxInt64-d)/10 {
+			return 0, false
+		}
+		n = n*10 + d
+	}
+	if neg {
+		n = -n
+	}
+	return n, true
+}

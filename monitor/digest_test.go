@@ -1,0 +1,117 @@
+package monitor
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentx-cli/agentx/ledger"
+)
+
+// planned is what a full scan would act on now (a dry run reads every
+// issue), by id.
+func (w *world) planned() []string {
+	m := New(w.hub())
+	m.DryRun = true
+	var ids []string
+	for _, f := range m.Run(context.Background(), nil).Findings {
+		ids = append(ids, f.ID)
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// sideNoNote is a side run with no quiet note to skip it: as when another
+// process's write voided the note (settle dates directories back to one
+// fixed moment, which a note would take for no change).
+func (w *world) sideNoNote() *Report {
+	w.t.Helper()
+	err := os.Remove(filepath.Join(w.dir, ".agentx", "state", QuietFile))
+	if err != nil && !os.IsNotExist(err) {
+		w.t.Fatal(err)
+	}
+	return w.side()
+}
+
+func acted(r *Report) []string {
+	var ids []string
+	for _, f := range r.Findings {
+		ids = append(ids, f.ID)
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// TestSideDigest: a side run looks only at the issues whose files changed
+// or in which something fell due since a run found nothing to do there
+// (DigestFile), and acts on exactly what a full scan would: a question
+// falling due in an issue it did not look at, a ledger another tool
+// replaced, a digest of another build or damaged.
+func TestSideDigest(t *testing.T) {
+	// files count as settled at once (their times are trusted)
+	defer func(d time.Duration) { quietSettle = d }(quietSettle)
+	quietSettle = 0
+
+	w := newWorld(t, "", "")
+	ids := map[int]string{}
+	for _, n := range []int{1, 2, 3} {
+		ids[n] = w.ask(n, "engineer", "architect", "Which port for service "+string(rune('0'+n))+"?")
+	}
+	digestFile := filepath.Join(w.dir, ".agentx", "state", DigestFile)
+
+	w.set(at(1))
+	assert.Empty(t, w.planned())
+	assert.Equal(t, 3, w.sideNoNote().Open, "the first run looks at every issue")
+	require.FileExists(t, digestFile)
+	assert.Zero(t, w.sideNoNote().Open, "nothing changed, nothing due")
+
+	// a new question on issue 2: only issue 2 is looked at
+	w.set(at(2))
+	id22 := w.ask(2, "engineer", "architect", "And the timeout?")
+	assert.Empty(t, w.planned())
+	assert.Equal(t, 2, w.sideNoNote().Open, "issue 2's two questions, not issues 1 and 3")
+	w.ask(4, "engineer", "architect", "Which cache?")
+	assert.Equal(t, 1, w.sideNoNote().Open, "only issue 4")
+
+	// at 31 minutes the first three questions fall due, in issues the
+	// runs did not look at: they are looked at, and acted on as a full
+	// scan would
+	w.set(at(31))
+	want := w.planned()
+	require.Equal(t, []string{ids[1], ids[2], ids[3]}, want)
+	r := w.sideNoNote()
+	assert.Equal(t, want, acted(r))
+	for _, n := range []int{1, 2, 3} {
+		assert.Equal(t, ledger.Stale, w.get(ids[n]).Status)
+	}
+	w.set(at(33))
+	want = w.planned()
+	require.Equal(t, []string{id22, "CLR-4-001"}, want, "issue 2's second question, issue 4's")
+	assert.Equal(t, want, acted(w.sideNoNote()))
+
+	// another tool replaces issue 4's ledger (its index file unchanged):
+	// issue 4 is looked at again
+	w.set(at(34))
+	w.sideNoNote()
+	assert.Zero(t, w.sideNoNote().Open, "everything noted, nothing due")
+	store := w.hub().Store
+	data, err := os.ReadFile(store.Path(4))
+	require.NoError(t, err)
+	tmp := store.Path(4) + ".tool"
+	require.NoError(t, os.WriteFile(tmp, append(data, '\n'), 0o644))
+	require.NoError(t, os.Rename(tmp, store.Path(4)))
+	assert.Equal(t, 1, w.sideNoNote().Open, "issue 4's ledger was replaced: looked at")
+	assert.Equal(t, 1, w.sideNoNote().Open, "and again while its index file does not match its ledger")
+	assert.Empty(t, w.planned())
+
+	// a damaged digest, or one of another build, is not trusted
+	require.NoError(t, os.WriteFile(digestFile, []byte("v1 other-build \"\"\n1 2 3\n"), 0o644))
+	assert.Equal(t, 5, w.sideNoNote().Open, "every issue looked at again")
+	assert.Empty(t, w.planned())
+}
