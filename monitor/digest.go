@@ -133,12 +133,19 @@ func (d *digest) save(entries []ledger.IndexEntry, findings []Finding) {
 	// A note lasts quietMax at most: a file edited in place with its time
 	// set back is seen within it.
 	longest := d.now.Add(quietMax).UnixNano()
+	// The notes kept as they were, of the issues still listed: one left
+	// for an issue read this time no longer matches its files or is due,
+	// so it only costs its line. The file is rewritten only for a new
+	// note, so that a fleet writing its issues all the time (whose files
+	// are never old enough to note) does not rewrite it at every write.
 	next := map[int]issueMark{}
 	for _, n := range d.listed {
-		if !d.isHot[n] {
-			next[n] = d.read[n]
-			continue
+		if mk, ok := d.read[n]; ok {
+			next[n] = mk
 		}
+	}
+	added := false
+	for _, n := range d.hot {
 		st, known := d.stamps[n]
 		if !known || found[n] || d.failed[n] || st.index.MTime >= settled || st.ledger.MTime >= settled {
 			continue
@@ -150,9 +157,11 @@ func (d *digest) save(entries []ledger.IndexEntry, findings []Finding) {
 			}
 			st.due = min(t, longest)
 		}
-		next[n] = st
+		if next[n] != st {
+			next[n], added = st, true
+		}
 	}
-	if maps.Equal(next, d.read) {
+	if !added {
 		return
 	}
 	// a failure only means the next run looks at more
