@@ -128,3 +128,24 @@ func TestSideDigest(t *testing.T) {
 	assert.Equal(t, 6, w.sideNoNote().Open, "every issue looked at again")
 	assert.Empty(t, w.planned())
 }
+
+// FuzzReadDigest: whatever the file holds, reading it never fails or
+// panics, keeps only well-formed lines of valid issues, and what it keeps
+// is written back and read again as the same.
+func FuzzReadDigest(f *testing.F) {
+	const header = `v1 build "rules"`
+	f.Add([]byte(header + "\n1 2 3 4 5 6 7 8\n42 9 10 11 12 13 14 15\n"))
+	f.Add([]byte(header + "\n-1 2 3 4 5 6 7 8\n1 2 3\n9223372036854775807 1 1 1 1 1 1 1\n"))
+	f.Add([]byte("v1 other\n1 2 3 4 5 6 7 8\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		path := filepath.Join(t.TempDir(), "digest")
+		require.NoError(t, os.WriteFile(path, data, 0o644))
+		got := readDigest(path, header)
+		for n := range got {
+			require.NoError(t, ledger.ValidateIssue(n))
+		}
+		d := &digest{header: header}
+		require.NoError(t, os.WriteFile(path, d.encode(got), 0o644))
+		require.Equal(t, got, readDigest(path, header))
+	})
+}
