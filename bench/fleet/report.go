@@ -116,7 +116,7 @@ func (p *printer) crowd(cs []crowdCase) {
 			f1(c.NoMonitor.CPU.P50), f1(c.NoMonitor.CPU.P90), failures(append(c.Monitor.Failures, c.NoMonitor.Failures...))})
 	}
 	p.table("6. Crowded workspace: asks on an issue of their own while other issues hold open questions", rows,
-		"no monitor: the same asks with AGENTX_NO_MONITOR=1; the side monitor reads every issue's open questions after a write")
+		"no monitor: the same asks with AGENTX_NO_MONITOR=1; after a write the side monitor reads the issues that changed or fell due, and looks the others up")
 }
 
 func (p *printer) startup(s *startupCost) {
