@@ -68,6 +68,18 @@ var (
 	maxTime = time.Date(9999, 12, 31, 23, 59, 59, 999e6, time.UTC)
 )
 
+// writable is t in UTC, or the nearest instant TimeFormat can write.
+func writable(t time.Time) time.Time {
+	u := t.UTC()
+	switch {
+	case u.Before(minTime):
+		return minTime
+	case u.After(maxTime):
+		return maxTime
+	}
+	return u
+}
+
 // String formats t the way agentx writes it. A time outside the years
 // 0000-9999 (a clock set near the end of 9999 plus an SLA, a /Date()/ of
 // another tool far in the future) is written as the nearest instant inside
@@ -81,13 +93,7 @@ func (t Time) String() string {
 // formatted by hand: the event log and index files write one or two for
 // every line.
 func (t Time) AppendTo(b []byte) []byte {
-	u := t.UTC()
-	switch {
-	case u.Before(minTime):
-		u = minTime
-	case u.After(maxTime):
-		u = maxTime
-	}
+	u := writable(t.Time)
 	y, mo, d := u.Date()
 	h, mi, s := u.Clock()
 	digits := func(b []byte, n, width int) []byte {

@@ -272,15 +272,11 @@ func Acquire(ctx context.Context, dataPath string, opts Options) (*Lock, error) 
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("lock %s: acquire: %w", path, err)
 	}
-	token, err := newToken()
-	if err != nil {
-		return nil, fmt.Errorf("lock %s: token: %w", path, err)
-	}
 	a := &acquirer{
 		ctx:   ctx,
 		path:  path,
 		opts:  opts,
-		token: token,
+		token: newToken(),
 		host:  hostname(),
 		start: time.Now(),
 	}
@@ -292,11 +288,11 @@ func Acquire(ctx context.Context, dataPath string, opts Options) (*Lock, error) 
 // generator (ChaCha8, seeded by the system at start), which makes two
 // holders' tokens differ without linking the crypto packages into every
 // command.
-func newToken() (string, error) {
+func newToken() string {
 	var b [16]byte
 	binary.LittleEndian.PutUint64(b[:8], mrand.Uint64())
 	binary.LittleEndian.PutUint64(b[8:], mrand.Uint64())
-	return hex.EncodeToString(b[:]), nil
+	return hex.EncodeToString(b[:])
 }
 
 // stamp formats t as RFC 3339 UTC with milliseconds.

@@ -48,8 +48,8 @@ type digest struct {
 // files changed or in which something fell due since. Only the noted
 // issues' files are looked up. Nil when the incremental run does not
 // apply: an index never built (the full run builds it), or the detectors'
-// scope global (a deadlock may then join any issues).
-func (m *Monitor) openDigest(now time.Time) *digest {
+// scope global (a deadlock may then join any issues). rules is m.rules().
+func (m *Monitor) openDigest(now time.Time, rules string) *digest {
 	s := m.Hub.Store
 	if m.Config.Scope == workflow.ScopeGlobal || !s.IndexBuilt() {
 		return nil
@@ -58,7 +58,7 @@ func (m *Monitor) openDigest(now time.Time) *digest {
 	if err != nil {
 		return nil
 	}
-	d := &digest{m: m, now: now, header: "v1 " + buildid.ID() + " " + strconv.Quote(m.rules()), listed: issues,
+	d := &digest{m: m, now: now, header: "v1 " + buildid.ID() + " " + strconv.Quote(rules), listed: issues,
 		isHot: map[int]bool{}, stamps: map[int]issueMark{}, failed: map[int]bool{}}
 	d.read = readDigest(filepath.Join(s.Dir(), DigestFile), d.header)
 	var noted []int

@@ -156,7 +156,11 @@ func (m *Monitor) Run(ctx context.Context, hook *Hook) *Report {
 	// one found nothing to do there (DigestFile).
 	var dg *digest
 	if m.SkipQuiet && hook == nil && !m.DryRun {
-		dg = m.openDigest(now)
+		rules := v.rules // the settings as the quiet check saw them
+		if !seen {
+			rules = m.rules()
+		}
+		dg = m.openDigest(now, rules)
 	}
 	var entries []ledger.IndexEntry
 	if dg != nil {

@@ -1,10 +1,12 @@
-//go:build linux
+//go:build linux || darwin
 
 package ledger
 
 import (
 	"io/fs"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/agentx-cli/agentx/internal/atomicfile"
 )
@@ -20,8 +22,8 @@ func ReadStamped(path string) ([]byte, Stamp, error) {
 		return nil, Stamp{}, err
 	}
 	defer func() { _ = syscall.Close(fd) }()
-	var st syscall.Stat_t
-	if err := syscall.Fstat(fd, &st); err != nil {
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
 		return nil, Stamp{}, &fs.PathError{Op: "fstat", Path: path, Err: err}
 	}
 	data, err := atomicfile.ReadAll(fd, path, st.Size+1) // one byte more: the end is seen at once
