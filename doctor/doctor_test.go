@@ -111,6 +111,8 @@ func TestDoctor(t *testing.T) {
 	// temp files: one a killed writer left long ago, one that may be in use
 	write(t, filepath.Join(filepath.Dir(s.Path(1)), ".issue-1.json.tmp-123"), "{", now.Add(-time.Hour))
 	write(t, filepath.Join(filepath.Dir(s.Path(1)), ".issue-2.json.tmp-456"), "{", now)
+	// a large ledger's shadow, whatever its age, is no leftover
+	write(t, filepath.Join(filepath.Dir(s.Path(1)), ".issue-1.json.tmp-shadow"), "{", now.Add(-time.Hour))
 	// a ledger that no longer parses, and one from another AgentX tool that bends the schema
 	write(t, s.Path(3), `{"issueNumber": 3, "clarifications": [`, now)
 	roundZero, err := os.ReadFile("../testdata/interop/round-zero.json")

@@ -1,16 +1,16 @@
 package ledger
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"sync"
 
 	json "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/agentx-cli/agentx/internal/atomicfile"
 )
 
 // The ledger codec. It is built on the JSON v2 engine
@@ -321,19 +321,17 @@ func end(x *extent) int64 {
 // writes to a file. Adjacent spans are copied in one go.
 type emitter struct {
 	w   io.Writer
-	buf *bufio.Writer // w, when writing to dst
-	dst *os.File      // nil: spans are read and written through w
-	pos int64         // bytes emitted so far
+	dst *atomicfile.Target // w, when writing to a file; nil: spans are read and written through w
+	pos int64              // bytes emitted so far
 	err error
 
 	pend   *source // a span not yet copied: of pend, n bytes at off
 	off, n int64
 }
 
-// toFile is an emitter writing to f.
-func toFile(f *os.File) *emitter {
-	b := bufio.NewWriterSize(f, 64<<10)
-	return &emitter{w: b, buf: b, dst: f}
+// toFile is an emitter writing to the file t.
+func toFile(t *atomicfile.Target) *emitter {
+	return &emitter{w: t, dst: t}
 }
 
 func (e *emitter) write(b []byte) {
@@ -374,25 +372,20 @@ func (e *emitter) flushSpan() {
 	if e.err != nil {
 		return
 	}
-	if e.dst == nil {
-		b, err := (&extent{src: src, off: e.off, n: e.n}).bytes()
-		if err == nil {
-			_, err = e.w.Write(b)
-		}
-		e.err = err
+	if e.dst != nil {
+		e.err = e.dst.CopyFrom(src.f, e.off, e.n)
 		return
 	}
-	if e.err = e.buf.Flush(); e.err == nil {
-		e.err = copySpan(e.dst, src.f, e.off, e.n)
+	b, err := (&extent{src: src, off: e.off, n: e.n}).bytes()
+	if err == nil {
+		_, err = e.w.Write(b)
 	}
+	e.err = err
 }
 
-// finish copies what is pending and flushes.
+// finish copies what is pending.
 func (e *emitter) finish() error {
 	e.flushSpan()
-	if e.err == nil && e.buf != nil {
-		e.err = e.buf.Flush()
-	}
 	return e.err
 }
 

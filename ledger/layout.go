@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -416,19 +415,6 @@ func (s *Store) saveLayout(path string, l *Ledger, ino uint64, head int64, lens 
 	if fs := fileStampOf(fi); fs.Ino == ino && fs.CTime != 0 {
 		_ = atomicfile.WriteDerived(s.dir, memo, encodeLayout(l.IssueNumber, fs, head, l.Clarifications, lens))
 	}
-}
-
-// copySpan copies n bytes at off of src to dst, in the kernel where the
-// system can (os.File.ReadFrom: copy_file_range on Linux).
-func copySpan(dst, src *os.File, off, n int64) error {
-	if _, err := src.Seek(off, io.SeekStart); err != nil {
-		return err
-	}
-	got, err := dst.ReadFrom(&io.LimitedReader{R: src, N: n})
-	if err == nil && got != n {
-		err = fmt.Errorf("copied %d of %d bytes from %s", got, n, src.Name())
-	}
-	return err
 }
 
 // LayoutError is a layout memo that matches its ledger's stamp but does

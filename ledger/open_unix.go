@@ -4,12 +4,18 @@ package ledger
 
 import (
 	"os"
-	"syscall"
+
+	"github.com/agentx-cli/agentx/internal/atomicfile"
 )
 
-// openLedger opens a ledger file for reading. O_NONBLOCK: a FIFO planted
-// where the ledger should be fails the read (it is no regular file)
-// instead of hanging the command; it changes nothing for a file.
+// openLedger opens a ledger file for reading, as atomicfile.OpenRead does:
+// a FIFO planted where the ledger should be fails the read (it is no
+// regular file) instead of hanging the command, and a writer's lease is
+// waited out.
 func openLedger(path string) (*os.File, error) {
-	return os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	fd, err := atomicfile.OpenRead(path)
+	if err != nil {
+		return nil, err
+	}
+	return os.NewFile(uintptr(fd), path), nil
 }

@@ -3,11 +3,14 @@ package ledger
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,6 +21,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentx-cli/agentx/internal/atomicfile"
 	"github.com/agentx-cli/agentx/internal/testenv"
 	"github.com/agentx-cli/agentx/lock"
 )
@@ -34,8 +38,11 @@ func TestMain(m *testing.M) {
 }
 
 func helper(mode string) int {
-	if mode == "pause" {
+	switch mode {
+	case "pause":
 		return pauseHelper()
+	case "read":
+		return readHelper()
 	}
 	dir := os.Getenv("AGENTX_LEDGER_DIR")
 	n, _ := strconv.Atoi(os.Getenv("AGENTX_LEDGER_N"))
@@ -94,6 +101,64 @@ func pauseHelper() int {
 	return 0
 }
 
+// readHelper reads issue 7's ledger over and over until the file "stop"
+// appears beside the state: as agentx does, and as a slow tool would (a
+// plain open, a read of the first bytes, a pause of a few writes, a read
+// of the rest, then JSON). Every read must be a whole version, never fewer
+// records than the read before. It prints "READS n" and exits 1 with
+// "TORN ..." on the first read that is not.
+func readHelper() int {
+	dir := os.Getenv("AGENTX_LEDGER_DIR")
+	s := NewStore(dir, lock.Options{}, nil)
+	reads, last := 0, 0
+	for {
+		if _, err := os.Stat(dir + "/stop"); err == nil {
+			fmt.Println("READS", reads)
+			return 0
+		}
+		l, err := s.Read(7)
+		if err != nil {
+			fmt.Println("TORN agentx read:", err)
+			return 1
+		}
+		data, err := slowRead(s.Path(7))
+		var doc struct {
+			Clarifications []json.RawMessage `json:"clarifications"`
+		}
+		if err == nil {
+			err = json.Unmarshal(data, &doc)
+		}
+		if err != nil {
+			fmt.Println("TORN plain read:", err)
+			return 1
+		}
+		if n := len(doc.Clarifications); n < last || len(l.Clarifications) < last {
+			fmt.Println("TORN: fewer records than before:", len(l.Clarifications), n, last)
+			return 1
+		} else {
+			last = n
+		}
+		reads++
+	}
+}
+
+// slowRead reads a file in two parts, with a pause between them.
+func slowRead(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	head := make([]byte, 4096)
+	n, err := io.ReadFull(f, head)
+	if err != nil {
+		return nil, err
+	}
+	time.Sleep(20 * time.Millisecond)
+	rest, err := io.ReadAll(f)
+	return append(head[:n], rest...), err
+}
+
 func helperCmd(dir string, n int) *exec.Cmd {
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), "AGENTX_LEDGER_HELPER=append", "AGENTX_LEDGER_DIR="+dir, "AGENTX_LEDGER_N="+strconv.Itoa(n))
@@ -114,9 +179,10 @@ func TestConcurrentProcessesNeverLoseAWrite(t *testing.T) {
 }
 
 // TestConcurrentProcessesLargeLedger is the same on a ledger with a long
-// history, which every writer reads through its layout memo: nothing lost,
-// the file is what a whole read and write would make, and the memo left
-// describes it.
+// history, which every writer reads through its layout memo and writes
+// through its shadow, while two processes read it over and over: nothing
+// lost, every read a whole version, the file is what a whole read and
+// write would make, and the memo left describes it.
 func TestConcurrentProcessesLargeLedger(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts processes")
@@ -125,8 +191,32 @@ func TestConcurrentProcessesLargeLedger(t *testing.T) {
 	if testenv.Race {
 		each = 2 // see testenv.Race
 	}
-	dir := concurrentWriters(t, 400, procs, each)
+	var readers []*exec.Cmd
+	var outs []*strings.Builder
+	dir := concurrentWritersWith(t, 400, procs, each, func(dir string) {
+		for range 2 {
+			cmd := exec.Command(os.Args[0], "-test.run=^$")
+			cmd.Env = append(os.Environ(), "AGENTX_LEDGER_HELPER=read", "AGENTX_LEDGER_DIR="+dir)
+			out := &strings.Builder{}
+			cmd.Stdout, cmd.Stderr = out, out
+			require.NoError(t, cmd.Start())
+			readers, outs = append(readers, cmd), append(outs, out)
+		}
+	})
+	require.NoError(t, os.WriteFile(dir+"/stop", nil, 0o644))
+	for i, r := range readers {
+		require.NoError(t, r.Wait(), "reader %d: %s", i, outs[i])
+		require.Contains(t, outs[i].String(), "READS ")
+		t.Logf("reader %d: %s", i, strings.TrimSpace(outs[i].String()))
+	}
 	s := NewStore(dir, lock.Options{}, nil)
+	if runtime.GOOS == "linux" {
+		shadow, err := os.ReadFile(atomicfile.ShadowOf(s.Path(7)))
+		require.NoError(t, err, "the writers kept a shadow")
+		prev, err := Decode(s.Path(7), shadow)
+		require.NoError(t, err, "which holds a whole version")
+		require.Len(t, prev.Clarifications, 400+procs*each-1, "the one before the last")
+	}
 	require.True(t, laidOut(s, 7), "the last writer left a memo in force")
 	require.NoError(t, s.CheckLayout(7))
 	data, err := os.ReadFile(s.Path(7))
@@ -142,10 +232,17 @@ func TestConcurrentProcessesLargeLedger(t *testing.T) {
 // writer processes appending each clarifications, and checks that every
 // one is there, ids dense. It returns the state directory.
 func concurrentWriters(t *testing.T, seed, procs, each int) string {
+	return concurrentWritersWith(t, seed, procs, each, func(string) {})
+}
+
+// concurrentWritersWith is concurrentWriters calling also(dir) once the
+// history is seeded, before the writers start.
+func concurrentWritersWith(t *testing.T, seed, procs, each int, also func(dir string)) string {
 	dir := t.TempDir()
 	if seed > 0 {
 		seedHistory(t, NewStore(dir, lock.Options{}, nil), 7, seed)
 	}
+	also(dir)
 	var wg sync.WaitGroup
 	errs := make(chan error, procs)
 	for p := 0; p < procs; p++ {
@@ -256,6 +353,11 @@ func killWriters(t *testing.T, seed, iterations int) {
 			require.True(t, have[id], "iteration %d: acknowledged %s is missing", it, id)
 		}
 		require.NoError(t, s.CheckLayout(7), "iteration %d", it)
+	}
+	if seed > 0 && runtime.GOOS == "linux" {
+		// the writes went through the shadow, which the kills left in
+		// every state; each write compared it anew
+		assert.FileExists(t, atomicfile.ShadowOf(s.Path(7)))
 	}
 	t.Logf("%d kills, %d landed mid-run, %d acknowledged writes all present", iterations, killedMidRun, len(acked))
 	assert.Greater(t, killedMidRun, iterations*9/10, "kills must land while the writer runs")

@@ -387,7 +387,7 @@ func (s *Store) writeLedgerFile(issue int, path string, lk *lock.Lock, l *Ledger
 		first int64
 		lens  []int64
 	)
-	err := atomicfile.WriteFile(path, perm, atomicfile.Options{Durable: true, BeforeRename: func(tmp os.FileInfo) error {
+	o := atomicfile.Options{Durable: true, BeforeRename: func(tmp os.FileInfo) error {
 		ino = fileID(tmp)
 		if len(open) > 0 {
 			// Before the rename: a reader never sees a ledger with open
@@ -397,13 +397,19 @@ func (s *Store) writeLedgerFile(issue int, path string, lk *lock.Lock, l *Ledger
 			}
 		}
 		return lk.Check()
-	}}, func(f *os.File) error {
+	}}
+	if l.src != nil && s.remote == nil {
+		// a large ledger, read through its layout memo: most of its
+		// bytes stay where they are, and a shadow saves writing them
+		o.Shadow = atomicfile.ShadowOf(path)
+	}
+	err := atomicfile.WriteFile(path, perm, o, func(t *atomicfile.Target) error {
 		if encoded != nil {
-			_, err := f.Write(encoded)
+			_, err := t.Write(encoded)
 			return err
 		}
 		var err error
-		if first, lens, err = writeLedger(toFile(f), l); err != nil {
+		if first, lens, err = writeLedger(toFile(t), l); err != nil {
 			return fmt.Errorf("ledger issue %d: encode: %w", issue, err)
 		}
 		return nil

@@ -22,20 +22,30 @@ type Options struct {
 	// FileInfo (its inode, size and mod time are those path will have)
 	// right before the rename; an error from it cancels the write.
 	BeforeRename func(tmp os.FileInfo) error
+	// Shadow, when set, is a file in path's directory that keeps the
+	// version of path a write replaces, to be patched into the next
+	// version by the write after it: a large file that changes little
+	// then costs what changed to write and fsync, not its whole size. The
+	// write then ends in an atomic exchange of the two names instead of a
+	// rename. A write lease (see openShadow) keeps the patching from anyone
+	// who still reads the version the shadow holds, and any shadow that
+	// cannot be used is replaced by a new file. Linux only; elsewhere, or
+	// when the file system has no leases, the write is an ordinary one.
+	Shadow string
 }
 
 // WriteWith replaces path with data like Write, as o says.
 func WriteWith(path string, data []byte, perm os.FileMode, o Options) error {
-	return write(path, perm, o, func(f *os.File) error {
-		_, err := f.Write(data)
+	return write(path, perm, o, func(t *Target) error {
+		_, err := t.Write(data)
 		return err
 	})
 }
 
 // WriteFile replaces path like WriteWith with what fill writes to the
-// temp file itself (which it may copy into with f.ReadFrom, in the kernel
-// where the system can). An error from fill cancels the write.
-func WriteFile(path string, perm os.FileMode, o Options, fill func(f *os.File) error) error {
+// file's Target (which can copy from another file in the kernel where the
+// system can). An error from fill cancels the write.
+func WriteFile(path string, perm os.FileMode, o Options, fill func(t *Target) error) error {
 	return write(path, perm, o, fill)
 }
 
@@ -47,43 +57,61 @@ func WriteVolatile(path string, data []byte, perm os.FileMode) error {
 	return WriteWith(path, data, perm, Options{})
 }
 
-// write replaces path with what fill writes to a temp file.
-func write(path string, perm os.FileMode, o Options, fill func(*os.File) error) (err error) {
+// write replaces path with what fill writes to a temp file, or to its
+// shadow.
+func write(path string, perm os.FileMode, o Options, fill func(*Target) error) (err error) {
 	durable := o.Durable
 	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+	f, patch := openShadow(o.Shadow, path, perm)
+	shadow := f != nil
+	if !shadow {
+		if f, err = os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*"); err != nil {
+			return fmt.Errorf("write %s: %w", path, err)
+		}
 	}
 	tmp := f.Name()
 	defer func() {
-		if err != nil {
+		// A shadow stays whatever happened: the next write compares it
+		// anew. Its lease goes with the last descriptor.
+		if shadow {
+			if f != nil {
+				_ = f.Close()
+			}
+		} else if err != nil {
 			_ = os.Remove(tmp)
 		}
 	}()
-	if err = fill(f); err != nil {
-		_ = f.Close()
-		return fmt.Errorf("write %s: %w", tmp, err)
+	done := func(err error, what string) error {
+		if !shadow {
+			_ = f.Close()
+		}
+		return fmt.Errorf("%s %s: %w", what, tmp, err)
+	}
+	t := newTarget(f, patch)
+	if err = fill(t); err == nil {
+		err = t.finish()
+	}
+	if err != nil {
+		return done(err, "write")
 	}
 	if err = f.Chmod(perm); err != nil {
-		_ = f.Close()
-		return fmt.Errorf("chmod %s: %w", tmp, err)
+		return done(err, "chmod")
 	}
 	if durable {
 		if err = f.Sync(); err != nil {
-			_ = f.Close()
-			return fmt.Errorf("fsync %s: %w", tmp, err)
+			return done(err, "fsync")
 		}
 	}
 	var fi os.FileInfo
 	if o.BeforeRename != nil {
 		if fi, err = f.Stat(); err != nil {
-			_ = f.Close()
-			return fmt.Errorf("stat %s: %w", tmp, err)
+			return done(err, "stat")
 		}
 	}
-	if err = f.Close(); err != nil {
-		return fmt.Errorf("close %s: %w", tmp, err)
+	if !shadow {
+		if err = f.Close(); err != nil {
+			return fmt.Errorf("close %s: %w", tmp, err)
+		}
 	}
 	// The temp file was created with O_EXCL, so it is no link. A link at
 	// path would be replaced by the rename, not written through; it is
@@ -96,8 +124,15 @@ func write(path string, perm os.FileMode, o Options, fill func(*os.File) error) 
 			return err
 		}
 	}
-	if err = os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("rename %s: %w", path, err)
+	if !shadow || exchange(tmp, path) != nil {
+		// without an exchange the shadow is simply the new file
+		if err = os.Rename(tmp, path); err != nil {
+			return fmt.Errorf("rename %s: %w", path, err)
+		}
+	}
+	if shadow {
+		_ = f.Close() // the lease ends: whoever opened path meanwhile reads it now
+		f = nil
 	}
 	if !durable {
 		return nil
@@ -121,7 +156,23 @@ func SyncDir(dir string) error {
 // IsTemp reports whether name (a base name) is a temp file left by Write,
 // for example by a process killed mid-write.
 func IsTemp(name string) bool {
-	return strings.HasPrefix(name, ".") && strings.Contains(name, ".tmp-")
+	return strings.HasPrefix(name, ".") && strings.Contains(name, ".tmp-") && !IsShadow(name)
+}
+
+// ShadowSuffix ends the name of a shadow (see Options.Shadow): ".issue-7.json"
+// + ShadowSuffix. It falls under the temp files' pattern (.*.tmp-*), so
+// version control ignores shadows as it ignores temp files.
+const ShadowSuffix = ".tmp-shadow"
+
+// ShadowOf is the shadow of the file at path, in its directory.
+func ShadowOf(path string) string {
+	return filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+ShadowSuffix)
+}
+
+// IsShadow reports whether name (a base name) is a shadow, which is kept
+// on purpose and may be deleted at any time.
+func IsShadow(name string) bool {
+	return strings.HasPrefix(name, ".") && strings.HasSuffix(name, ShadowSuffix)
 }
 
 // WriteDerived writes a derived file (a cache agentx can rebuild) at path

@@ -5,7 +5,11 @@ package atomicfile
 import (
 	"io/fs"
 	"syscall"
+	"time"
 )
+
+// leaseTries bounds OpenRead's waits for a lease: about a second.
+const leaseTries = 20
 
 // ReadFile is os.ReadFile for the small files agentx reads many of in one
 // command (an index file per open issue, state files, the workflows):
@@ -27,13 +31,22 @@ func ReadFile(path string) ([]byte, error) {
 }
 
 // OpenRead opens path for reading as a bare file descriptor (see
-// ReadFile), retrying when a signal interrupts it.
+// ReadFile), retrying when a signal interrupts it, and for about a second
+// while a writer patches the file (a write with a shadow holds a lease on
+// it for the few milliseconds between opening it and its exchange, and
+// who opens it meanwhile would be made to wait; see Options.Shadow).
 func OpenRead(path string) (int, error) {
-	for {
+	for try := 0; ; {
 		// O_NONBLOCK: a FIFO planted where a file should be fails the
-		// read instead of hanging the command (no effect on a file)
+		// read instead of hanging the command (no effect on a file,
+		// except that a lease is reported, not waited for)
 		fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC|syscall.O_NONBLOCK, 0)
 		if err == syscall.EINTR {
+			continue
+		}
+		if err == syscall.EWOULDBLOCK && try < leaseTries {
+			time.Sleep(min(time.Millisecond<<try, 64*time.Millisecond))
+			try++
 			continue
 		}
 		if err != nil {

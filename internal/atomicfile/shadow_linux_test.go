@@ -1,0 +1,196 @@
+package atomicfile
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+)
+
+// version is the n-th version of a large file: each adds a line at the end.
+func version(n int) []byte {
+	var b bytes.Buffer
+	b.WriteString(strings.Repeat("a line every version keeps, where it was\n", 8000)) // 328 KB
+	for i := 1; i <= n; i++ {
+		b.WriteString("version " + strconv.Itoa(i) + "\n")
+	}
+	return b.Bytes()
+}
+
+func writeShadowed(t *testing.T, path string, data []byte) {
+	t.Helper()
+	require.NoError(t, WriteWith(path, data, 0o644, Options{Durable: true, Shadow: ShadowOf(path)}))
+	got, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.True(t, bytes.Equal(data, got), "the file holds what was written")
+}
+
+func inode(t *testing.T, path string) uint64 {
+	t.Helper()
+	var st unix.Stat_t
+	require.NoError(t, unix.Lstat(path, &st))
+	return st.Ino
+}
+
+// written is the bytes this process has written so far (write and pwrite
+// alike), from /proc/self/io.
+func written(t *testing.T) int64 {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/io")
+	require.NoError(t, err)
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "wchar: "); ok {
+			n, err := strconv.ParseInt(v, 10, 64)
+			require.NoError(t, err)
+			return n
+		}
+	}
+	t.Fatal("no wchar in /proc/self/io")
+	return 0
+}
+
+// TestShadowKeepsTheVersionBefore: a write with a shadow leaves the version
+// it replaced in the shadow, and the write after it patches that file
+// into the new version, writing little more than what changed.
+func TestShadowKeepsTheVersionBefore(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "issue-7.json")
+	require.NoError(t, Write(p, version(1), 0o644))
+	first := inode(t, p)
+	writeShadowed(t, p, version(2))
+	shadow, err := os.ReadFile(ShadowOf(p))
+	require.NoError(t, err)
+	assert.True(t, bytes.Equal(version(1), shadow), "the shadow holds the version replaced")
+	assert.Equal(t, first, inode(t, ShadowOf(p)), "the replaced file itself, renamed")
+	second := inode(t, p)
+
+	before := written(t)
+	writeShadowed(t, p, version(3))
+	assert.Less(t, written(t)-before, int64(2*page), "the third version is patched into the first's file: one page written, not %d bytes", len(version(3)))
+	assert.Equal(t, first, inode(t, p), "the file of the first version holds the third")
+	assert.Equal(t, second, inode(t, ShadowOf(p)))
+	assert.Equal(t, []string{".issue-7.json" + ShadowSuffix, "issue-7.json"}, names(t, dir), "no temp file left")
+
+	fi, err := os.Stat(p)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o644), fi.Mode().Perm())
+
+	// The shadow now holds version 2: writing version 2 again changes no
+	// byte of it, and still gives it a new modification time (caches
+	// keyed on the file's stamp must see a write).
+	hourAgo := time.Now().Add(-time.Hour)
+	require.NoError(t, os.Chtimes(ShadowOf(p), hourAgo, hourAgo))
+	before = written(t)
+	writeShadowed(t, p, version(2))
+	assert.Zero(t, written(t)-before, "no byte differed")
+	fi, err = os.Stat(p)
+	require.NoError(t, err)
+	assert.WithinDuration(t, time.Now(), fi.ModTime(), 5*time.Second, "a patched file has a new modification time")
+}
+
+// TestShadowNeverChangesWhatAReaderHolds: a reader still reading an old
+// version keeps reading it whole; the write that would patch its file
+// makes a new one instead.
+func TestShadowNeverChangesWhatAReaderHolds(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "issue-7.json")
+	require.NoError(t, Write(p, version(1), 0o644))
+	reader, err := os.Open(p)
+	require.NoError(t, err)
+	defer reader.Close()
+	held := inode(t, p)
+	writeShadowed(t, p, version(2))
+	writeShadowed(t, p, version(3)) // would patch the reader's file
+	assert.NotEqual(t, held, inode(t, p), "the reader's file is not reused")
+	got, err := os.ReadFile("/proc/self/fd/" + strconv.Itoa(int(reader.Fd())))
+	require.NoError(t, err)
+	assert.True(t, bytes.Equal(version(1), got), "the reader still reads the version it opened")
+	require.NoError(t, reader.Close())
+	writeShadowed(t, p, version(4))
+	writeShadowed(t, p, version(5))
+}
+
+// TestShadowThatIsNotOurs: whatever sits where the shadow should be, a
+// link, another file's second name, the file itself, a directory or a
+// FIFO, a write neither writes through it nor hangs, and the file ends
+// right.
+func TestShadowThatIsNotOurs(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		plant func(t *testing.T, path, shadow, victim string)
+		stays bool // the thing planted is still there after the write
+	}{
+		{"a symbolic link", func(t *testing.T, path, shadow, victim string) {
+			require.NoError(t, os.Symlink(victim, shadow))
+		}, false},
+		{"a dangling link", func(t *testing.T, path, shadow, victim string) {
+			require.NoError(t, os.Symlink(victim+".missing", shadow))
+		}, false},
+		{"a second name of another file", func(t *testing.T, path, shadow, victim string) {
+			require.NoError(t, os.Link(victim, shadow))
+		}, false},
+		{"a second name of the file itself", func(t *testing.T, path, shadow, victim string) {
+			require.NoError(t, os.Link(path, shadow))
+		}, false},
+		{"a directory", func(t *testing.T, path, shadow, victim string) {
+			require.NoError(t, os.Mkdir(shadow, 0o755))
+		}, true},
+		{"a FIFO", func(t *testing.T, path, shadow, victim string) {
+			require.NoError(t, syscall.Mkfifo(shadow, 0o644))
+		}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			p, victim := filepath.Join(dir, "issue-7.json"), filepath.Join(t.TempDir(), "victim")
+			require.NoError(t, os.WriteFile(victim, version(1), 0o644))
+			require.NoError(t, Write(p, version(1), 0o644))
+			tc.plant(t, p, ShadowOf(p), victim)
+			for n := 2; n <= 4; n++ {
+				done := make(chan struct{})
+				go func() {
+					defer close(done)
+					writeShadowed(t, p, version(n))
+				}()
+				select {
+				case <-done:
+				case <-time.After(10 * time.Second):
+					t.Fatal("the write hangs")
+				}
+			}
+			got, err := os.ReadFile(victim)
+			require.NoError(t, err)
+			assert.True(t, bytes.Equal(version(1), got), "the file the plant pointed at is untouched")
+			fi, err := os.Lstat(ShadowOf(p))
+			require.NoError(t, err)
+			assert.Equal(t, tc.stays, !fi.Mode().IsRegular(), "mode %v", fi.Mode())
+		})
+	}
+}
+
+// TestOpenReadWaitsOutALease: a reader that opens a file while a writer
+// holds its lease gets it once the writer lets go, not an error.
+func TestOpenReadWaitsOutALease(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "issue-7.json")
+	require.NoError(t, os.WriteFile(p, version(1), 0o644))
+	f, err := os.OpenFile(p, os.O_RDWR, 0)
+	require.NoError(t, err)
+	require.NoError(t, lease(f))
+	go func() {
+		time.Sleep(50 * time.Millisecond)
+		_, _ = f.WriteAt([]byte("patched"), 0)
+		_ = f.Close()
+	}()
+	start := time.Now()
+	got, err := ReadFile(p)
+	require.NoError(t, err)
+	assert.GreaterOrEqual(t, time.Since(start), 40*time.Millisecond, "the open waited for the lease")
+	assert.Equal(t, "patched", string(got[:7]), "and read what the writer left")
+}
