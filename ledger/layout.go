@@ -31,7 +31,9 @@ import (
 // and tail; every record is a stub (Clarification.Sealed) that Find decodes
 // from the file on demand, and the write copies the unchanged bytes from
 // the old file to the new one in the kernel (copy_file_range where the
-// system has it) instead of through the process. A memo that does not
+// system has it) instead of through the process, or, on Linux, patches
+// the ledger's shadow, the version before last, where it differs (see
+// atomicfile.Options.Shadow). A memo that does not
 // match or cannot be read is ignored and the ledger is read whole, as
 // without it: it is never needed. One stamped right that misplaces a record
 // (only a hand-made one could) fails the write that opens that record with

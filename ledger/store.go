@@ -299,7 +299,8 @@ func Encode(l *Ledger) ([]byte, error) {
 // reads the ledger (a missing one starts empty; a corrupt one is an error and
 // is never overwritten), calls fn, checks every status change against the
 // transition table and that no record vanished, validates, and writes the
-// file atomically: temp file, fsync, the issue's index file, a check that
+// file atomically: temp file (or, for a large ledger, its shadow: see
+// atomicfile.Options.Shadow), fsync, the issue's index file, a check that
 // the lock is still ours, rename, fsync of the directory. Nothing else
 // happens under the lock, and no file of another issue is touched. If fn
 // returns an error nothing is written. The ledger as written is returned.
