@@ -142,13 +142,18 @@ func readHelper() int {
 	}
 }
 
-// slowRead reads a file in two parts, with a pause between them.
+// slowRead reads a file in two parts, with a pause between them, and
+// fails if it did not read the file as it was when opened.
 func slowRead(path string) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
 	head := make([]byte, 4096)
 	n, err := io.ReadFull(f, head)
 	if err != nil {
@@ -156,7 +161,11 @@ func slowRead(path string) ([]byte, error) {
 	}
 	time.Sleep(20 * time.Millisecond)
 	rest, err := io.ReadAll(f)
-	return append(head[:n], rest...), err
+	data := append(head[:n], rest...)
+	if err == nil && int64(len(data)) != fi.Size() {
+		err = fmt.Errorf("the file changed under the reader: %d bytes when opened, %d read", fi.Size(), len(data))
+	}
+	return data, err
 }
 
 func helperCmd(dir string, n int) *exec.Cmd {
@@ -187,7 +196,7 @@ func TestConcurrentProcessesLargeLedger(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts processes")
 	}
-	procs, each := 8, 6
+	procs, each := 8, 12
 	if testenv.Race {
 		each = 2 // see testenv.Race
 	}
