@@ -313,34 +313,23 @@ func (s *Store) IndexBuilt() bool {
 	return err == nil
 }
 
-// IssueStamps returns, for each of issues, the stamps of its index file
-// and of its ledger as they are now (an issue one of whose files cannot be
-// found is left out): what OpenEntries reads is the same while both are.
-// The files are looked up from their directories, opened once: a side
+// IssueStamps returns, for each of issues, the stamp of its ledger as it
+// is now (an issue whose ledger cannot be found is left out). The open
+// questions are the ledger's: while it keeps a stamp, what OpenEntries
+// reads is the same, whatever happens to the index file derived from it.
+// The files are looked up from their directory, opened once: a side
 // monitor run takes the stamps of every issue with open questions.
-func (s *Store) IssueStamps(issues []int) map[int][2]Stamp {
-	out := make(map[int][2]Stamp, len(issues))
-	ix, err := os.Open(filepath.Join(s.dir, IndexDir))
-	if err != nil {
-		return out
-	}
-	defer func() { _ = ix.Close() }()
+func (s *Store) IssueStamps(issues []int) map[int]Stamp {
+	out := make(map[int]Stamp, len(issues))
 	lg, err := os.Open(filepath.Join(s.dir, ClarificationsDir))
 	if err != nil {
 		return out
 	}
 	defer func() { _ = lg.Close() }()
 	for _, n := range issues {
-		name := "issue-" + strconv.Itoa(n) + ".json"
-		a, err := stampAt(ix, name)
-		if err != nil {
-			continue
+		if st, err := stampAt(lg, "issue-"+strconv.Itoa(n)+".json"); err == nil {
+			out[n] = st
 		}
-		b, err := stampAt(lg, name)
-		if err != nil {
-			continue
-		}
-		out[n] = [2]Stamp{a, b}
 	}
 	return out
 }
@@ -519,27 +508,37 @@ func (s *Store) readIssueIndex(issue int) ([]IndexEntry, error) {
 	return es, err
 }
 
-// OpenEntriesStamped is OpenEntries, with the stamps of the index file and
-// of the ledger the entries were read from, when they were read from the
-// index file now ([2]Stamp{} otherwise): while both files keep those
-// stamps, OpenEntries gives the same.
-func (s *Store) OpenEntriesStamped(issue int) ([]IndexEntry, [2]Stamp, error) {
-	var files [2]Stamp
+// OpenEntriesStamped is OpenEntries, with the stamp of the ledger the
+// entries were derived from, when they were read from an index file made
+// from the ledger now on disk (Stamp{} otherwise): while the ledger keeps
+// that stamp, OpenEntries gives the same.
+func (s *Store) OpenEntriesStamped(issue int) ([]IndexEntry, Stamp, error) {
 	fi, serr := os.Stat(s.Path(issue))
 	if serr == nil {
 		if es, ok := s.noted(issue, stampOf(fi)); ok {
-			return es, files, nil
+			return es, Stamp{}, nil
 		}
 	}
-	ii, ist, err := s.readIndexFileStamped(issue, false)
+	ii, _, err := s.readIndexFileStamped(issue, false)
 	if err == nil && serr == nil && ii.Ledger == stampOf(fi) {
-		return ii.Entries, [2]Stamp{ist, stampOf(fi)}, nil
+		return ii.Entries, stampOf(fi), nil
 	}
-	l, _, err := s.readStamped(issue)
+	l, st, err := s.readStamped(issue)
 	if err != nil {
-		return nil, files, err
+		return nil, Stamp{}, err
 	}
-	return EntriesOf(l), files, nil
+	es := EntriesOf(l)
+	if len(es) > 0 && st != (Stamp{}) && s.writeIndexFile(issue, st, es) == nil {
+		// The index file was made from another version of the ledger:
+		// another tool wrote it, or the workspace was copied or cloned
+		// (every file a new inode). Made afresh, so that the next reader
+		// reads it instead of the ledger. Without the issue's lock: one
+		// that loses a race with a writer names the version it was made
+		// from, so it is never taken for the writer's; and a reader never
+		// removes one, which could hide a writer's open questions.
+		return es, st, nil
+	}
+	return es, Stamp{}, nil
 }
 
 // readIndexFile reads issue's index file, if it is one of this version

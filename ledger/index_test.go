@@ -118,6 +118,51 @@ func TestIndexSurvivesACrashBetweenRenames(t *testing.T) {
 	assert.Equal(t, map[int][]string{7: {"CLR-7-001 answered"}}, indexIDs(t, s))
 }
 
+// TestIndexMadeAfreshWhenItsLedgerMoved: in a workspace copied or cloned
+// every file is a new inode, so no index file matches its ledger; the
+// first read of an issue's open questions reads the ledger and makes the
+// index file afresh, and the reads after it use the index file again.
+func TestIndexMadeAfreshWhenItsLedgerMoved(t *testing.T) {
+	ctx := context.Background()
+	s := newTestStore(t)
+	for _, n := range []int{1, 2} {
+		_, err := s.Update(ctx, n, ask(s, "engineer", "architect", "q"))
+		require.NoError(t, err)
+	}
+	_, err := s.Update(ctx, 3, func(*Ledger) error { return nil }) // no open question
+	require.NoError(t, err)
+	for _, n := range []int{1, 2, 3} { // the copy: same bytes, new files
+		data, err := os.ReadFile(s.Path(n))
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(s.Path(n)+".copy", data, 0o644))
+		require.NoError(t, os.Rename(s.Path(n)+".copy", s.Path(n)))
+	}
+	for _, n := range []int{1, 2} {
+		before, err := s.readIndexFile(n, false)
+		require.NoError(t, err)
+		fi, err := os.Stat(s.Path(n))
+		require.NoError(t, err)
+		require.NotEqual(t, stampOf(fi), before.Ledger, "the copy left the index file behind")
+
+		es, st, err := s.OpenEntriesStamped(n)
+		require.NoError(t, err)
+		require.Len(t, es, 1)
+		assert.Equal(t, stampOf(fi), st, "read from an index file made from this ledger")
+		after, err := s.readIndexFile(n, false)
+		require.NoError(t, err)
+		assert.Equal(t, stampOf(fi), after.Ledger, "made afresh")
+		for i := range after.Entries {
+			after.Entries[i].raw = nil // the bytes as read
+		}
+		assert.Equal(t, es, after.Entries)
+	}
+	es, st, err := s.OpenEntriesStamped(3)
+	require.NoError(t, err)
+	assert.Empty(t, es)
+	assert.Zero(t, st)
+	assert.NoFileExists(t, s.IssueIndexPath(3), "no index file for an issue without open questions")
+}
+
 // TestIndexEntry proves an entry carries what the monitor needs: the
 // current round's question time and sketches of the last two questions.
 func TestIndexEntry(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"reflect"
 	"runtime"
 	"strconv"
 	"strings"
@@ -117,6 +118,10 @@ func readHelper() int {
 			return 0
 		}
 		l, err := s.Read(7)
+		if err == nil {
+			// as the monitor does: which may make the index file afresh
+			_, err = s.OpenEntries(7)
+		}
 		if err != nil {
 			fmt.Println("TORN agentx read:", err)
 			return 1
@@ -219,6 +224,16 @@ func TestConcurrentProcessesLargeLedger(t *testing.T) {
 		t.Logf("reader %d: %s", i, strings.TrimSpace(outs[i].String()))
 	}
 	s := NewStore(dir, lock.Options{}, nil)
+	// whatever the readers made of the index file racing the writers, the
+	// open questions read are the ledger's
+	final, err := s.Read(7)
+	require.NoError(t, err)
+	open, err := s.OpenEntries(7)
+	require.NoError(t, err)
+	for i := range open {
+		open[i].raw = nil // the bytes as read from the index file
+	}
+	require.True(t, reflect.DeepEqual(EntriesOf(final), open), "the open questions read are those of the ledger")
 	if runtime.GOOS == "linux" {
 		shadow, err := os.ReadFile(atomicfile.ShadowOf(s.Path(7)))
 		require.NoError(t, err, "the writers kept a shadow")

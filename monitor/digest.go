@@ -16,8 +16,8 @@ import (
 )
 
 // DigestFile (under the state directory) notes, per issue with open
-// questions, the files (index file and ledger) in which a side monitor run
-// found nothing to do, and when something there next falls due. The side
+// questions, the version of its ledger in which a side monitor run found
+// nothing to do, and when something there next falls due. The side
 // runs after it then look only at the issues whose files changed or whose
 // time came: without it, a write anywhere (which voids QuietFile) made the
 // next run read every issue's open questions, so an ask cost more the more
@@ -26,8 +26,8 @@ var DigestFile = filepath.Join("monitor", "digest")
 
 // issueMark is what the digest holds of one issue.
 type issueMark struct {
-	index, ledger ledger.Stamp
-	due           int64 // when something next falls due (Unix ns)
+	ledger ledger.Stamp
+	due    int64 // when something next falls due (Unix ns)
 }
 
 // digest is one side run's use of DigestFile.
@@ -39,14 +39,14 @@ type digest struct {
 	listed []int             // the issues with open questions, ascending
 	hot    []int             // those to look at
 	isHot  map[int]bool      // the same, as a set
-	stamps map[int]issueMark // the files the open questions of a hot issue were read from (due unset)
+	stamps map[int]issueMark // the ledger the open questions of a hot issue were read from (due unset)
 	failed map[int]bool      // hot issues whose open questions could not be read
 }
 
 // openDigest lists the issues with open questions and, against the digest,
 // picks those to look at: every issue it has no note of, and those whose
-// files changed or in which something fell due since. Only the noted
-// issues' files are looked up. Nil when the incremental run does not
+// ledger changed or in which something fell due since. Only the noted
+// issues' ledgers are looked up (one fstatat each). Nil when the incremental run does not
 // apply: an index never built (the full run builds it), or the detectors'
 // scope global (a deadlock may then join any issues). rules is m.rules().
 func (m *Monitor) openDigest(now time.Time, rules string) *digest {
@@ -58,7 +58,7 @@ func (m *Monitor) openDigest(now time.Time, rules string) *digest {
 	if err != nil {
 		return nil
 	}
-	d := &digest{m: m, now: now, header: "v1 " + buildid.ID() + " " + strconv.Quote(rules), listed: issues,
+	d := &digest{m: m, now: now, header: "v2 " + buildid.ID() + " " + strconv.Quote(rules), listed: issues,
 		isHot: map[int]bool{}, stamps: map[int]issueMark{}, failed: map[int]bool{}}
 	d.read = readDigest(filepath.Join(s.Dir(), DigestFile), d.header)
 	var noted []int
@@ -70,7 +70,7 @@ func (m *Monitor) openDigest(now time.Time, rules string) *digest {
 	files := s.IssueStamps(noted)
 	for _, n := range issues {
 		mk, ok := d.read[n]
-		if f, found := files[n]; ok && found && mk.index == f[0] && mk.ledger == f[1] && now.UnixNano() < mk.due {
+		if f, found := files[n]; ok && found && mk.ledger == f && now.UnixNano() < mk.due {
 			continue // unchanged, and nothing falls due there yet
 		}
 		d.hot, d.isHot[n] = append(d.hot, n), true
@@ -97,14 +97,14 @@ func (d *digest) coldDue() time.Time {
 func (d *digest) load(r *Report) []ledger.IndexEntry {
 	var out []ledger.IndexEntry
 	for _, n := range d.hot {
-		es, files, err := d.m.Hub.Store.OpenEntriesStamped(n)
+		es, file, err := d.m.Hub.Store.OpenEntriesStamped(n)
 		if err != nil {
 			d.failed[n] = true
 			r.Problems = append(r.Problems, problem(err))
 			continue
 		}
-		if files != ([2]ledger.Stamp{}) {
-			d.stamps[n] = issueMark{index: files[0], ledger: files[1]}
+		if file != (ledger.Stamp{}) {
+			d.stamps[n] = issueMark{ledger: file}
 		}
 		out = append(out, es...)
 	}
@@ -147,7 +147,7 @@ func (d *digest) save(entries []ledger.IndexEntry, findings []Finding) {
 	added := false
 	for _, n := range d.hot {
 		st, known := d.stamps[n]
-		if !known || found[n] || d.failed[n] || st.index.MTime >= settled || st.ledger.MTime >= settled {
+		if !known || found[n] || d.failed[n] || st.ledger.MTime >= settled {
 			continue
 		}
 		st.due = longest
@@ -169,15 +169,15 @@ func (d *digest) save(entries []ledger.IndexEntry, findings []Finding) {
 }
 
 // encode renders marks as DigestFile holds them: the header, then a line
-// per issue, ascending: the issue, its index file's inode, size and mod
-// time, its ledger's, and when something there next falls due.
+// per issue, ascending: the issue, its ledger's inode, size and mod time,
+// and when something there next falls due.
 func (d *digest) encode(marks map[int]issueMark) []byte {
 	issues := slices.Sorted(maps.Keys(marks))
-	b := make([]byte, 0, len(d.header)+1+len(issues)*120)
+	b := make([]byte, 0, len(d.header)+1+len(issues)*80)
 	b = append(append(b, d.header...), '\n')
 	for _, n := range issues {
 		mk := marks[n]
-		for i, v := range [...]int64{int64(n), int64(mk.index.Ino), mk.index.Size, mk.index.MTime, int64(mk.ledger.Ino), mk.ledger.Size, mk.ledger.MTime, mk.due} {
+		for i, v := range [...]int64{int64(n), int64(mk.ledger.Ino), mk.ledger.Size, mk.ledger.MTime, mk.due} {
 			if i > 0 {
 				b = append(b, ' ')
 			}
@@ -204,7 +204,7 @@ func readDigest(path, header string) map[int]issueMark {
 	for len(rest) > 0 {
 		var line []byte
 		line, rest, _ = bytes.Cut(rest, []byte("\n"))
-		var v [8]int64
+		var v [5]int64
 		i, ok := 0, true
 		for f := range bytes.SplitSeq(line, []byte(" ")) {
 			if i == len(v) {
@@ -220,9 +220,8 @@ func readDigest(path, header string) map[int]issueMark {
 			continue
 		}
 		out[int(v[0])] = issueMark{
-			index:  ledger.Stamp{Ino: uint64(v[1]), Size: v[2], MTime: v[3]},
-			ledger: ledger.Stamp{Ino: uint64(v[4]), Size: v[5], MTime: v[6]},
-			due:    v[7],
+			ledger: ledger.Stamp{Ino: uint64(v[1]), Size: v[2], MTime: v[3]},
+			due:    v[4],
 		}
 	}
 	return out

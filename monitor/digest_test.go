@@ -101,13 +101,20 @@ func TestSideDigest(t *testing.T) {
 	w.sideNoNote()
 	assert.Zero(t, w.sideNoNote().Open, "everything noted, nothing due")
 	store := w.hub().Store
+	// an index file written anew (as a rebuild does) while its ledger
+	// stays as it was: the open questions are the ledger's, nothing to read
+	ix, err := os.ReadFile(store.IssueIndexPath(3))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(store.IssueIndexPath(3)+".tool", ix, 0o644))
+	require.NoError(t, os.Rename(store.IssueIndexPath(3)+".tool", store.IssueIndexPath(3)))
+	assert.Zero(t, w.sideNoNote().Open, "issue 3's ledger did not change")
 	data, err := os.ReadFile(store.Path(4))
 	require.NoError(t, err)
 	tmp := store.Path(4) + ".tool"
 	require.NoError(t, os.WriteFile(tmp, append(data, '\n'), 0o644))
 	require.NoError(t, os.Rename(tmp, store.Path(4)))
 	assert.Equal(t, 1, w.sideNoNote().Open, "issue 4's ledger was replaced: looked at")
-	assert.Equal(t, 1, w.sideNoNote().Open, "and again while its index file does not match its ledger")
+	assert.Zero(t, w.sideNoNote().Open, "and not again: its index file was made afresh from the ledger read")
 	assert.Empty(t, w.planned())
 
 	// a write whose files are too new to note only voids a note: the
@@ -117,14 +124,14 @@ func TestSideDigest(t *testing.T) {
 	before, err := os.ReadFile(digestFile)
 	require.NoError(t, err)
 	w.ask(1, "engineer", "architect", "And the port range?")
-	assert.Equal(t, 2+1, w.sideNoNote().Open, "issue 1's two questions, and issue 4's")
+	assert.Equal(t, 2, w.sideNoNote().Open, "issue 1's two questions")
 	after, err := os.ReadFile(digestFile)
 	require.NoError(t, err)
 	assert.Equal(t, string(before), string(after))
 	quietSettle = 0
 
 	// a damaged digest, or one of another build, is not trusted
-	require.NoError(t, os.WriteFile(digestFile, []byte("v1 other-build \"\"\n1 2 3\n"), 0o644))
+	require.NoError(t, os.WriteFile(digestFile, []byte("v2 other-build \"\"\n1 2 3\n"), 0o644))
 	assert.Equal(t, 6, w.sideNoNote().Open, "every issue looked at again")
 	assert.Empty(t, w.planned())
 }
@@ -133,10 +140,10 @@ func TestSideDigest(t *testing.T) {
 // panics, keeps only well-formed lines of valid issues, and what it keeps
 // is written back and read again as the same.
 func FuzzReadDigest(f *testing.F) {
-	const header = `v1 build "rules"`
-	f.Add([]byte(header + "\n1 2 3 4 5 6 7 8\n42 9 10 11 12 13 14 15\n"))
-	f.Add([]byte(header + "\n-1 2 3 4 5 6 7 8\n1 2 3\n9223372036854775807 1 1 1 1 1 1 1\n"))
-	f.Add([]byte("v1 other\n1 2 3 4 5 6 7 8\n"))
+	const header = `v2 build "rules"`
+	f.Add([]byte(header + "\n1 2 3 4 5\n42 9 10 11 12\n"))
+	f.Add([]byte(header + "\n-1 2 3 4 5\n1 2 3\n9223372036854775807 1 1 1 1\n1 2 3 4 5 6 7 8\n"))
+	f.Add([]byte("v2 other\n1 2 3 4 5\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		path := filepath.Join(t.TempDir(), "digest")
 		require.NoError(t, os.WriteFile(path, data, 0o644))

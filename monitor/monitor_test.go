@@ -441,7 +441,8 @@ func TestRunDryRunChangesNothing(t *testing.T) {
 // writer died between its index write and its ledger rename, or another
 // tool rewrote the ledger) but the ledger says answered. Its stamp no
 // longer matches the ledger, so the ledger is read instead: no decision is
-// taken on the stale entry, and SyncIndex brings the file in step.
+// taken on the stale entry, and the file is made afresh from the ledger
+// read (SyncIndex then finds it in step).
 func TestRunHealsAnIndexLeftBehind(t *testing.T) {
 	w := newWorld(t, "", "")
 	id := w.ask(42, "engineer", "architect", "Which queue?")
@@ -456,10 +457,11 @@ func TestRunHealsAnIndexLeftBehind(t *testing.T) {
 	r := w.run(nil)
 	assert.Empty(t, r.Findings, "the stale index entry is not trusted")
 	assert.Equal(t, ledger.Answered, w.get(id).Status)
+	healed, err := os.ReadFile(h.Store.IssueIndexPath(42))
+	require.NoError(t, err)
+	assert.NotEqual(t, string(behind), string(healed))
+	assert.Contains(t, string(healed), `"answered"`)
 	changed, err := h.Store.SyncIndex(context.Background(), 42)
 	require.NoError(t, err)
-	assert.True(t, changed)
-	changed, err = h.Store.SyncIndex(context.Background(), 42)
-	require.NoError(t, err)
-	assert.False(t, changed)
+	assert.False(t, changed, "already in step")
 }
