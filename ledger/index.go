@@ -371,6 +371,9 @@ func (s *Store) writeIssueIndex(issue int, st stamp, es []IndexEntry) error {
 	if len(es) == 0 {
 		s.noteIndex(0, stamp{}, nil)
 		path := s.IssueIndexPath(issue)
+		if err := atomicfile.CheckNoLinks(s.dir, path); err != nil {
+			return err // nothing removed in a directory a link points at
+		}
 		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("index %s: %w", path, err)
 		}
@@ -413,6 +416,11 @@ func (s *Store) writeIndexFile(issue int, st stamp, es []IndexEntry) error {
 		data = append(data, b...)
 	}
 	data = append(data, "]}\n"...)
+	// never into a directory that is a link (a cloned repository can
+	// hold one pointing anywhere): reads make index files afresh too
+	if err := atomicfile.CheckNoLinks(s.dir, path); err != nil {
+		return err
+	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("index %s: %w", path, err)
 	}
@@ -680,6 +688,9 @@ func (s *Store) RebuildIndex(ctx context.Context) (ix *Index, skipped []error, e
 		if _, open := ix.Issues[n]; !open && !unreadable[n] {
 			_ = s.writeIssueIndex(n, stamp{}, nil) // removes the file
 		}
+	}
+	if err := atomicfile.CheckNoLinks(s.dir, s.builtPath()); err != nil {
+		return nil, nil, fmt.Errorf("rebuild index: %w", err)
 	}
 	_ = os.Remove(filepath.Join(s.dir, IndexDir, "open.json")) // the single index of earlier versions
 	_ = os.Remove(filepath.Join(s.dir, IndexDir, "open.json.dirty"))
