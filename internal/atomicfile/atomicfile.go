@@ -28,9 +28,10 @@ type Options struct {
 	// then costs what changed to write and fsync, not its whole size. The
 	// write then ends in an atomic exchange of the two names instead of a
 	// rename. A write lease (see openShadow) keeps the patching from anyone
-	// who still reads the version the shadow holds, and any shadow that
-	// cannot be used is replaced by a new file. Linux only; elsewhere, or
-	// when the file system has no leases, the write is an ordinary one.
+	// who still has the version the shadow holds open, and any shadow
+	// that cannot be used is replaced by a new file, as is one a write
+	// failed on. Linux only; elsewhere, or when the file system has no
+	// leases, the write is an ordinary one.
 	Shadow string
 }
 
@@ -70,14 +71,15 @@ func write(path string, perm os.FileMode, o Options, fill func(*Target) error) (
 		}
 	}
 	tmp := f.Name()
+	keep := false // the name tmp is no longer ours to remove
 	defer func() {
-		// A shadow stays whatever happened: the next write compares it
-		// anew. Its lease goes with the last descriptor.
-		if shadow {
-			if f != nil {
-				_ = f.Close()
-			}
-		} else if err != nil {
+		if shadow && f != nil {
+			_ = f.Close() // and with it the lease
+		}
+		// A failed write's temp file goes, and so does a shadow: after a
+		// failed fsync its pages may look written and not be, and the
+		// next write would trust them.
+		if err != nil && !keep {
 			_ = os.Remove(tmp)
 		}
 	}()
@@ -86,6 +88,14 @@ func write(path string, perm os.FileMode, o Options, fill func(*Target) error) (
 			_ = f.Close()
 		}
 		return fmt.Errorf("%s %s: %w", what, tmp, err)
+	}
+	if patch && durable {
+		// The shadow was the file at path until the last write's exchange:
+		// make that exchange durable before changing a byte of it, or a
+		// power loss could leave path naming it half patched.
+		if err = SyncDir(dir); err != nil {
+			return err
+		}
 	}
 	t := newTarget(f, patch)
 	if err = fill(t); err == nil {
@@ -124,15 +134,15 @@ func write(path string, perm os.FileMode, o Options, fill func(*Target) error) (
 			return err
 		}
 	}
-	if !shadow || exchange(tmp, path) != nil {
-		// without an exchange the shadow is simply the new file
-		if err = os.Rename(tmp, path); err != nil {
-			return fmt.Errorf("rename %s: %w", path, err)
-		}
-	}
 	if shadow {
-		_ = f.Close() // the lease ends: whoever opened path meanwhile reads it now
-		f = nil
+		// The content is final: the lease ends before the exchange, so
+		// that no reader of path ever waits for this writer.
+		if err = publish(f, tmp, path); err != nil {
+			keep = true
+			return err
+		}
+	} else if err = os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("rename %s: %w", path, err)
 	}
 	if !durable {
 		return nil

@@ -32,9 +32,9 @@ func ReadFile(path string) ([]byte, error) {
 
 // OpenRead opens path for reading as a bare file descriptor (see
 // ReadFile), retrying when a signal interrupts it, and for about a second
-// while a writer patches the file (a write with a shadow holds a lease on
-// it for the few milliseconds between opening it and its exchange, and
-// who opens it meanwhile would be made to wait; see Options.Shadow).
+// while a writer holds a lease on the file (a write with a shadow does
+// while it patches it; an open that began before the last exchange can
+// meet it: see Options.Shadow).
 func OpenRead(path string) (int, error) {
 	for try := 0; ; {
 		// O_NONBLOCK: a FIFO planted where a file should be fails the

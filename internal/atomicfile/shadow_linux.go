@@ -1,6 +1,7 @@
 package atomicfile
 
 import (
+	"fmt"
 	"os"
 
 	"golang.org/x/sys/unix"
@@ -8,14 +9,19 @@ import (
 
 // openShadow opens the shadow of path for a write (see Options.Shadow),
 // under a write lease: the kernel grants one only while no one else has
-// the file open (a reader still reading the version it holds), and makes
-// anyone who opens it meanwhile wait until the lease is released, after the
-// exchange, when it is path's new content, whole. It returns the file,
-// and whether it holds an earlier version to patch (false: a new, empty
-// file). A shadow that is not a regular file of its own (a link, a file
-// with another name, path itself), or that someone has open, is replaced
-// by a new one. It returns nil when no shadow can be used here: path is
-// missing or no regular file, or the file system grants no leases.
+// the file open (a reader still reading the version it holds, even one
+// that only has it mapped), and makes anyone who opens it meanwhile wait
+// until the lease ends, which write does once the content is final and
+// fsynced, before the exchange. Who waits on it is a reader of the shadow
+// itself, or one whose open of path began before the last write's
+// exchange; if the writer dies mid-patch, that reader reads a partial
+// file, as a reader of a temp file being written does. It returns the
+// file, and whether it holds an earlier version to patch (false: a new,
+// empty file). A shadow that is not a regular file of its own (a link, a
+// file with another name, path itself, another user's file), or that
+// someone has open, is replaced by a new one. It returns nil when no
+// shadow can be used here: path is missing or no regular file, or the file
+// system grants no leases.
 func openShadow(shadow, path string, perm os.FileMode) (*os.File, bool) {
 	var cur unix.Stat_t
 	if shadow == "" || unix.Lstat(path, &cur) != nil || cur.Mode&unix.S_IFMT != unix.S_IFREG {
@@ -26,7 +32,7 @@ func openShadow(shadow, path string, perm os.FileMode) (*os.File, bool) {
 	if err == nil {
 		var st unix.Stat_t
 		if unix.Fstat(int(f.Fd()), &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG && st.Nlink == 1 &&
-			(st.Dev != cur.Dev || st.Ino != cur.Ino) && lease(f) == nil {
+			st.Uid == uint32(os.Geteuid()) && (st.Dev != cur.Dev || st.Ino != cur.Ino) && lease(f) == nil {
 			return f, true
 		}
 		_ = f.Close()
@@ -55,8 +61,26 @@ func lease(f *os.File) error {
 	return err
 }
 
-// exchange swaps the names a and b atomically: b becomes what a was, and a
-// what b was.
-func exchange(a, b string) error {
-	return unix.Renameat2(unix.AT_FDCWD, a, unix.AT_FDCWD, b, unix.RENAME_EXCHANGE)
+// publish makes f, the shadow at name, the file at path: it ends the
+// lease, checks that name is still f, and swaps the two names atomically
+// (renameat2 RENAME_EXCHANGE: path becomes f, and name what path was), or,
+// where the system cannot, renames name over path.
+func publish(f *os.File, name, path string) error {
+	// (the kernel may have broken the lease already: an opener waited
+	// out /proc/sys/fs/lease-break-time)
+	_, _ = unix.FcntlInt(f.Fd(), unix.F_SETLEASE, unix.F_UNLCK)
+	var have, at unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &have); err != nil {
+		return fmt.Errorf("fstat %s: %w", name, err)
+	}
+	if err := unix.Lstat(name, &at); err != nil || at.Dev != have.Dev || at.Ino != have.Ino {
+		return fmt.Errorf("write %s: %s was removed or replaced during the write (nothing changed there)", path, name)
+	}
+	if unix.Renameat2(unix.AT_FDCWD, name, unix.AT_FDCWD, path, unix.RENAME_EXCHANGE) == nil {
+		return nil
+	}
+	if err := os.Rename(name, path); err != nil {
+		return fmt.Errorf("rename %s: %w", path, err)
+	}
+	return nil
 }

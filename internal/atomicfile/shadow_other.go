@@ -11,4 +11,4 @@ import (
 // which agentx uses on Linux only; elsewhere every write is a new file.
 func openShadow(shadow, path string, perm os.FileMode) (*os.File, bool) { return nil, false }
 
-func exchange(a, b string) error { return errors.ErrUnsupported }
+func publish(f *os.File, name, path string) error { return errors.ErrUnsupported }

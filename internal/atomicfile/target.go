@@ -29,8 +29,8 @@ type Target struct {
 
 const (
 	targetBuf = 64 << 10
-	// page is the unit a patch compares and writes in: what the kernel
-	// marks dirty and writes back anyway.
+	// page is the unit a patch compares and writes in, aligned to the
+	// file: what the kernel marks dirty and writes back anyway.
 	page = 4 << 10
 )
 
@@ -120,14 +120,16 @@ func (t *Target) put(b []byte) {
 	}
 	old := t.cmp[:have]
 	from := -1 // start of the run of differing pages being gathered
-	for i := 0; i < len(b); i += page {
-		j := min(i+page, len(b))
+	for i := 0; i < len(b); {
+		// compared in the file's pages: what the kernel marks dirty
+		j := min(i+page-int((t.at+int64(i))%page), len(b))
 		if j <= len(old) && bytes.Equal(b[i:j], old[i:j]) {
 			t.write(b, from, i)
 			from = -1
 		} else if from < 0 {
 			from = i
 		}
+		i = j
 	}
 	t.write(b, from, len(b))
 	t.at += int64(len(b))
