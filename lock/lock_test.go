@@ -692,7 +692,13 @@ func runHelper(mode string) int {
 		if err != nil {
 			return fail("acquire: %v", err)
 		}
-		if err := os.WriteFile(os.Getenv("AGENTX_LOCK_READY"), []byte(l.Info().Token), 0o644); err != nil {
+		// whole or not at all: the parent reads the token as soon as the
+		// file is there
+		ready := os.Getenv("AGENTX_LOCK_READY")
+		if err := os.WriteFile(ready+".part", []byte(l.Info().Token), 0o644); err != nil {
+			return fail("ready: %v", err)
+		}
+		if err := os.Rename(ready+".part", ready); err != nil {
 			return fail("ready: %v", err)
 		}
 		time.Sleep(time.Hour)
