@@ -303,9 +303,10 @@ func checkLedger(store *ledger.Store, n int, memo *schemaMemo) (c ledgerCheck) {
 	return c
 }
 
-// checkFiles walks the state directory for lock files and temp files.
+// checkFiles walks the state directory for lock files, temp files and
+// shadows whose ledger is gone.
 func checkFiles(ctx context.Context, store *ledger.Store, opts Options, r *Report) error {
-	var locks, temps []string
+	var locks, temps, shadows []string
 	err := filepath.WalkDir(store.Dir(), func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
@@ -318,6 +319,8 @@ func checkFiles(ctx context.Context, store *ledger.Store, opts Options, r *Repor
 		}
 		name := d.Name()
 		switch {
+		case atomicfile.IsShadow(name):
+			shadows = append(shadows, p)
 		case strings.Contains(name, lock.Suffix+lock.TempInfix) || atomicfile.IsTemp(name):
 			temps = append(temps, p)
 		case strings.HasSuffix(name, lock.Suffix):
@@ -383,6 +386,18 @@ func checkFiles(ctx context.Context, store *ledger.Store, opts Options, r *Repor
 			}
 		}
 		r.add(f)
+	}
+	for _, p := range shadows {
+		// A shadow holds the version before last of its ledger (see
+		// atomicfile.Options.Shadow): with the ledger there, it is the
+		// next write's to use; without it, it may be all that is left.
+		name := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(p), "."), atomicfile.ShadowSuffix)
+		if _, err := os.Lstat(filepath.Join(filepath.Dir(p), name)); !errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		r.add(Finding{Check: CheckTemp, Severity: Warning, Path: p,
+			Problem: "the shadow of " + name + ", which is gone: it holds an earlier version of that file",
+			Action:  "left alone (never removed by --fix): to recover the ledger from it, copy it to " + name + "; else delete it"})
 	}
 	return nil
 }

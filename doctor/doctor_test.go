@@ -111,8 +111,10 @@ func TestDoctor(t *testing.T) {
 	// temp files: one a killed writer left long ago, one that may be in use
 	write(t, filepath.Join(filepath.Dir(s.Path(1)), ".issue-1.json.tmp-123"), "{", now.Add(-time.Hour))
 	write(t, filepath.Join(filepath.Dir(s.Path(1)), ".issue-2.json.tmp-456"), "{", now)
-	// a large ledger's shadow, whatever its age, is no leftover
+	// a large ledger's shadow, whatever its age, is no leftover; the
+	// shadow of a ledger that is gone is reported, and never removed
 	write(t, filepath.Join(filepath.Dir(s.Path(1)), ".issue-1.json.tmp-shadow"), "{", now.Add(-time.Hour))
+	write(t, filepath.Join(filepath.Dir(s.Path(1)), ".issue-8.json.tmp-shadow"), "{}", now.Add(-time.Hour))
 	// a ledger that no longer parses, and one from another AgentX tool that bends the schema
 	write(t, s.Path(3), `{"issueNumber": 3, "clarifications": [`, now)
 	roundZero, err := os.ReadFile("../testdata/interop/round-zero.json")
@@ -122,12 +124,13 @@ func TestDoctor(t *testing.T) {
 	r, err := Run(ctx, s, Options{Now: time.Now})
 	require.NoError(t, err)
 	assert.Equal(t, map[string]string{
-		"index":                 "index error open",
-		"issue-1.json.lock":     "lock error open",
-		".issue-1.json.tmp-123": "temp error open",
-		".issue-2.json.tmp-456": "temp warning open",
-		"issue-3.json":          "ledger error open",
-		"issue-9.json":          "schema warning open",
+		"index":                    "index error open",
+		"issue-1.json.lock":        "lock error open",
+		".issue-1.json.tmp-123":    "temp error open",
+		".issue-2.json.tmp-456":    "temp warning open",
+		".issue-8.json.tmp-shadow": "temp warning open",
+		"issue-3.json":             "ledger error open",
+		"issue-9.json":             "schema warning open",
 	}, kinds(r))
 	assert.Equal(t, 4, r.Remaining)
 	assert.FileExists(t, s.Path(1)+".lock", "without --fix nothing is touched")
@@ -135,14 +138,16 @@ func TestDoctor(t *testing.T) {
 	r, err = Run(ctx, s, Options{Now: time.Now, Fix: true})
 	require.NoError(t, err)
 	assert.Equal(t, map[string]string{
-		"index":                 "index error fixed",
-		"issue-1.json.lock":     "lock error fixed",
-		".issue-1.json.tmp-123": "temp error fixed",
-		".issue-2.json.tmp-456": "temp warning open",
-		"issue-3.json":          "ledger error open",
-		"issue-9.json":          "schema warning open",
+		"index":                    "index error fixed",
+		"issue-1.json.lock":        "lock error fixed",
+		".issue-1.json.tmp-123":    "temp error fixed",
+		".issue-2.json.tmp-456":    "temp warning open",
+		".issue-8.json.tmp-shadow": "temp warning open",
+		"issue-3.json":             "ledger error open",
+		"issue-9.json":             "schema warning open",
 	}, kinds(r))
 	assert.Equal(t, 1, r.Remaining, "the corrupt ledger is never rewritten")
+	assert.FileExists(t, filepath.Join(filepath.Dir(s.Path(1)), ".issue-8.json.tmp-shadow"), "a shadow may be all that is left of a ledger")
 	assert.NoFileExists(t, s.Path(1)+".lock")
 	assert.FileExists(t, s.Path(2)+".lock", "a live lock is left alone")
 	got, err := os.ReadFile(s.Path(3))
@@ -155,5 +160,5 @@ func TestDoctor(t *testing.T) {
 	r, err = Run(ctx, s, Options{Now: time.Now, Fix: true})
 	require.NoError(t, err)
 	assert.Equal(t, 1, r.Remaining)
-	assert.Len(t, r.Findings, 3, "only the corrupt ledger and the two warnings remain")
+	assert.Len(t, r.Findings, 4, "only the corrupt ledger and the three warnings remain")
 }
