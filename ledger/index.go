@@ -456,7 +456,11 @@ func (s *Store) noted(issue int, st stamp) ([]IndexEntry, bool) {
 // its file was derived from is read from the ledger itself. Ledgers that
 // cannot be read then are returned in skipped (their issues are left out).
 // An index that was never built gives an *IndexUnusableError.
-func (s *Store) ReadIndex() (*Index, []error, error) {
+func (s *Store) ReadIndex() (*Index, []error, error) { return s.readIndex(false) }
+
+// readIndex is ReadIndex; with heal, an index file that does not match its
+// ledger is made afresh from it (see OpenEntriesStamped).
+func (s *Store) readIndex(heal bool) (*Index, []error, error) {
 	if _, err := os.Stat(s.builtPath()); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, nil, &IndexUnusableError{Path: s.IndexPath(), Reason: "missing"}
@@ -470,7 +474,7 @@ func (s *Store) ReadIndex() (*Index, []error, error) {
 	ix := NewIndex()
 	var skipped []error
 	for _, issue := range issues {
-		es, err := s.readIssueIndex(issue)
+		es, _, err := s.OpenEntriesStamped(issue, heal)
 		if err != nil {
 			skipped = append(skipped, err)
 			continue
@@ -510,24 +514,26 @@ func (s *Store) OpenEntries(issue int) ([]IndexEntry, error) {
 }
 
 // readIssueIndex returns issue's open entries from its index file when it
-// matches the ledger on disk, else from the ledger.
+// matches the ledger on disk, else from the ledger. It writes nothing.
 func (s *Store) readIssueIndex(issue int) ([]IndexEntry, error) {
-	es, _, err := s.OpenEntriesStamped(issue)
+	es, _, err := s.OpenEntriesStamped(issue, false)
 	return es, err
 }
 
 // OpenEntriesStamped is OpenEntries, with the stamp of the ledger the
 // entries were derived from, when they were read from an index file made
 // from the ledger now on disk (Stamp{} otherwise): while the ledger keeps
-// that stamp, OpenEntries gives the same.
-func (s *Store) OpenEntriesStamped(issue int) ([]IndexEntry, Stamp, error) {
+// that stamp, OpenEntries gives the same. With heal (a caller that may
+// write: the monitor, not a dry run, not doctor without --fix), an index
+// file made from another version of the ledger is made afresh from it.
+func (s *Store) OpenEntriesStamped(issue int, heal bool) ([]IndexEntry, Stamp, error) {
 	fi, serr := os.Stat(s.Path(issue))
 	if serr == nil {
 		if es, ok := s.noted(issue, stampOf(fi)); ok {
 			return es, Stamp{}, nil
 		}
 	}
-	ii, _, err := s.readIndexFileStamped(issue, false)
+	ii, err := s.readIndexFile(issue, false)
 	if err == nil && serr == nil && ii.Ledger == stampOf(fi) {
 		return ii.Entries, stampOf(fi), nil
 	}
@@ -536,7 +542,7 @@ func (s *Store) OpenEntriesStamped(issue int) ([]IndexEntry, Stamp, error) {
 		return nil, Stamp{}, err
 	}
 	es := EntriesOf(l)
-	if len(es) > 0 && st != (Stamp{}) && s.writeIndexFile(issue, st, es) == nil {
+	if heal && len(es) > 0 && st != (Stamp{}) && s.writeIndexFile(issue, st, es) == nil {
 		// The index file was made from another version of the ledger:
 		// another tool wrote it, or the workspace was copied or cloned
 		// (every file a new inode). Made afresh, so that the next reader
@@ -554,17 +560,10 @@ func (s *Store) OpenEntriesStamped(issue int) ([]IndexEntry, Stamp, error) {
 // files are read by every monitor run, so they are decoded with the faster
 // JSON v2 engine.
 func (s *Store) readIndexFile(issue int, raw bool) (*issueIndex, error) {
-	ii, _, err := s.readIndexFileStamped(issue, raw)
-	return ii, err
-}
-
-// readIndexFileStamped is readIndexFile, with the stamp of the very file
-// read.
-func (s *Store) readIndexFileStamped(issue int, raw bool) (*issueIndex, Stamp, error) {
 	path := s.IssueIndexPath(issue)
-	data, st, err := ReadStamped(path)
+	data, err := atomicfile.ReadFile(path)
 	if err != nil {
-		return nil, st, err
+		return nil, err
 	}
 	var ii issueIndex
 	switch {
@@ -577,15 +576,15 @@ func (s *Store) readIndexFileStamped(issue int, raw bool) (*issueIndex, Stamp, e
 	if err != nil {
 		ce := corrupt(path, data, err)
 		ce.Derived = true
-		return nil, st, ce
+		return nil, ce
 	}
 	if ii.Version != IndexVersion || ii.Issue != issue {
-		return nil, st, &IndexUnusableError{Path: path, Reason: fmt.Sprintf("version %d of issue %d, not version %d of issue %d", ii.Version, ii.Issue, IndexVersion, issue)}
+		return nil, &IndexUnusableError{Path: path, Reason: fmt.Sprintf("version %d of issue %d, not version %d of issue %d", ii.Version, ii.Issue, IndexVersion, issue)}
 	}
 	for i := range ii.Entries {
 		ii.Entries[i].Issue = issue
 	}
-	return &ii, st, nil
+	return &ii, nil
 }
 
 // decodeRawIndex decodes an index file into ii, keeping each entry's bytes:
@@ -709,7 +708,7 @@ func (s *Store) RebuildIndex(ctx context.Context) (ix *Index, skipped []error, e
 // question just closed: a caller reads that ledger and finds nothing open),
 // else every issue with a ledger.
 func (s *Store) OpenIssues() ([]int, error) {
-	if _, err := os.Stat(s.builtPath()); err != nil {
+	if !s.IndexBuilt() {
 		return s.Issues()
 	}
 	return s.IssuesWithFile(IndexDir)
@@ -728,9 +727,10 @@ func (s *Store) ReadOpen() (ix *Index, skipped []error, err error) {
 }
 
 // LoadOpen is ReadOpen for a process that may write: an index that was
-// never built is built from the scan (rebuilt then says so).
+// never built is built from the scan (rebuilt then says so), and an index
+// file made from another version of its ledger is made afresh.
 func (s *Store) LoadOpen(ctx context.Context) (ix *Index, rebuilt bool, skipped []error, err error) {
-	ix, skipped, err = s.ReadIndex()
+	ix, skipped, err = s.readIndex(true)
 	var unusable *IndexUnusableError
 	if !errors.As(err, &unusable) {
 		return ix, false, skipped, err

@@ -120,8 +120,9 @@ func TestIndexSurvivesACrashBetweenRenames(t *testing.T) {
 
 // TestIndexMadeAfreshWhenItsLedgerMoved: in a workspace copied or cloned
 // every file is a new inode, so no index file matches its ledger; the
-// first read of an issue's open questions reads the ledger and makes the
-// index file afresh, and the reads after it use the index file again.
+// first read of an issue's open questions by a caller that may write reads
+// the ledger and makes the index file afresh, and the reads after it use
+// the index file again; a read that may not write leaves it as it is.
 func TestIndexMadeAfreshWhenItsLedgerMoved(t *testing.T) {
 	ctx := context.Background()
 	s := newTestStore(t)
@@ -144,7 +145,16 @@ func TestIndexMadeAfreshWhenItsLedgerMoved(t *testing.T) {
 		require.NoError(t, err)
 		require.NotEqual(t, stampOf(fi), before.Ledger, "the copy left the index file behind")
 
-		es, st, err := s.OpenEntriesStamped(n)
+		// a read that may not write (doctor, a dry run) reads the
+		// ledger and leaves the index file as it is
+		es, err := s.OpenEntries(n)
+		require.NoError(t, err)
+		require.Len(t, es, 1)
+		still, err := s.readIndexFile(n, false)
+		require.NoError(t, err)
+		require.Equal(t, before.Ledger, still.Ledger, "a plain read writes nothing")
+
+		es, st, err := s.OpenEntriesStamped(n, true)
 		require.NoError(t, err)
 		require.Len(t, es, 1)
 		assert.Equal(t, stampOf(fi), st, "read from an index file made from this ledger")
@@ -156,7 +166,7 @@ func TestIndexMadeAfreshWhenItsLedgerMoved(t *testing.T) {
 		}
 		assert.Equal(t, es, after.Entries)
 	}
-	es, st, err := s.OpenEntriesStamped(3)
+	es, st, err := s.OpenEntriesStamped(3, true)
 	require.NoError(t, err)
 	assert.Empty(t, es)
 	assert.Zero(t, st)

@@ -120,7 +120,7 @@ func readHelper() int {
 		l, err := s.Read(7)
 		if err == nil {
 			// as the monitor does: which may make the index file afresh
-			_, err = s.OpenEntries(7)
+			_, _, err = s.OpenEntriesStamped(7, true)
 		}
 		if err != nil {
 			fmt.Println("TORN agentx read:", err)

@@ -97,7 +97,7 @@ func (d *digest) coldDue() time.Time {
 func (d *digest) load(r *Report) []ledger.IndexEntry {
 	var out []ledger.IndexEntry
 	for _, n := range d.hot {
-		es, file, err := d.m.Hub.Store.OpenEntriesStamped(n)
+		es, file, err := d.m.Hub.Store.OpenEntriesStamped(n, true) // a side run writes: not a dry run
 		if err != nil {
 			d.failed[n] = true
 			r.Problems = append(r.Problems, problem(err))

@@ -33,17 +33,24 @@ func (e *SymlinkError) Hint() string {
 // linkError returns a *SymlinkError for path if path itself (not what it
 // points at) is a symbolic link, and nil if it is anything else or absent.
 func linkError(path string) error {
+	_, err := linkAt(path)
+	return err
+}
+
+// linkAt reports whether path exists, with a *SymlinkError if it is a
+// symbolic link (one lstat).
+func linkAt(path string) (exists bool, err error) {
 	fi, err := os.Lstat(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return nil
+		return false, nil
 	case err != nil:
-		return fmt.Errorf("lstat %s: %w", path, err)
+		return false, fmt.Errorf("lstat %s: %w", path, err)
 	case fi.Mode()&fs.ModeSymlink == 0:
-		return nil
+		return true, nil
 	}
 	target, _ := os.Readlink(path)
-	return &SymlinkError{Path: path, Target: target}
+	return true, &SymlinkError{Path: path, Target: target}
 }
 
 // CheckNoLinks returns a *SymlinkError if path, or any directory between
@@ -59,10 +66,7 @@ func CheckNoLinks(base, path string) error {
 	p := base
 	for _, part := range strings.Split(rel, string(filepath.Separator)) {
 		p = filepath.Join(p, part)
-		if _, err := os.Lstat(p); errors.Is(err, fs.ErrNotExist) {
-			return nil
-		}
-		if err := linkError(p); err != nil {
+		if exists, err := linkAt(p); err != nil || !exists {
 			return err
 		}
 	}
