@@ -147,15 +147,13 @@ func (m *Monitor) Run(ctx context.Context, hook *Hook) *Report {
 	r := &Report{Now: ledger.T(now), DryRun: m.DryRun}
 	var v sight
 	seen := false
+	var dg *digest
 	if m.SkipQuiet && hook == nil && !m.DryRun {
 		if v, seen = m.look(); seen && m.quiet(v, now) {
 			return r
 		}
-	}
-	// A side run looks only at the issues that changed or fell due since
-	// one found nothing to do there (DigestFile).
-	var dg *digest
-	if m.SkipQuiet && hook == nil && !m.DryRun {
+		// A side run looks only at the issues that changed or fell due
+		// since one found nothing to do there (DigestFile).
 		rules := v.rules // the settings as the quiet check saw them
 		if !seen {
 			rules = m.rules()

@@ -4,9 +4,9 @@ package main
 
 import "syscall"
 
-// fsType names the file system that holds dir, as far as the history cost
-// depends on it: on one with reflinks the kernel copy of a long ledger
-// shares its blocks, and the fsync writes only what changed.
+// fsType names the file system that holds dir: the history cost depends
+// on it (how a large ledger's shadow is fsynced, whether leases and the
+// atomic exchange of names are there; see docs/performance.md).
 func fsType(dir string) string {
 	var st syscall.Statfs_t
 	if err := syscall.Statfs(dir, &st); err != nil {

@@ -188,9 +188,6 @@ func (a *App) open() (*workspace.Workspace, error) {
 	if a.ws != nil {
 		return a.ws, nil
 	}
-	if a.armSignals != nil {
-		a.armSignals() // from now on the command may have something to clean up
-	}
 	cwd, err := os.Getwd()
 	if err != nil {
 		return nil, err

@@ -59,13 +59,12 @@ func Main(extra ext.Extra) int {
 // responder that exited without reading its prompt) cancels nothing. stop
 // restores the default handling.
 //
-// The signals are taken over only when a command opens the workspace
-// (App.open): that is the first thing a command does that can take a
-// lock, write or wait, and so the first moment it has anything to clean
-// up. Until then the defaults stand (Ctrl-C, or a closed pipe, ends the
-// process). Taking them over starts an OS thread for the runtime's signal
-// handling, about a fifth of the start of a command that needs none
-// (agentx version, help, completion).
+// The signals are taken over when a command starts (App.prepare), unless
+// it is inert: version, help and completion take no lock, write nothing
+// and wait for nothing, so they have nothing to clean up, and for them the
+// defaults stand (Ctrl-C, or a closed pipe, ends the process). Taking the
+// signals over starts an OS thread for the runtime's signal handling,
+// about a fifth of the start of a command that needs none.
 func signalContext() (ctx context.Context, cancel func(error), stop func()) {
 	ctx, cancel = context.WithCancelCause(context.Background())
 	return ctx, cancel, func() {
