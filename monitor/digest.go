@@ -112,7 +112,7 @@ func (d *digest) load(r *Report) []ledger.IndexEntry {
 }
 
 // save notes the issues looked at in which there was nothing to do, their
-// files not changed too recently to trust their times (quietSettle), and
+// files not changed too recently to trust their times (settled), and
 // keeps what it noted of the others.
 func (d *digest) save(entries []ledger.IndexEntry, findings []Finding) {
 	found := map[int]bool{}
@@ -129,7 +129,7 @@ func (d *digest) save(entries []ledger.IndexEntry, findings []Finding) {
 			due[e.Issue] = t.UnixNano()
 		}
 	}
-	settled := time.Now().Add(-quietSettle).UnixNano()
+	wall := time.Now()
 	// A note lasts quietMax at most: a file edited in place with its time
 	// set back is seen within it.
 	longest := d.now.Add(quietMax).UnixNano()
@@ -147,7 +147,7 @@ func (d *digest) save(entries []ledger.IndexEntry, findings []Finding) {
 	added := false
 	for _, n := range d.hot {
 		st, known := d.stamps[n]
-		if !known || found[n] || d.failed[n] || st.ledger.MTime >= settled {
+		if !known || found[n] || d.failed[n] || !settled(time.Unix(0, st.ledger.MTime), wall) {
 			continue
 		}
 		st.due = longest

@@ -55,8 +55,8 @@ func acted(r *Report) []string {
 // replaced, a digest of another build or damaged.
 func TestSideDigest(t *testing.T) {
 	// files count as settled at once (their times are trusted)
-	defer func(d time.Duration) { quietSettle = d }(quietSettle)
-	quietSettle = 0
+	defer func(d settle) { quietSettle = d }(quietSettle)
+	quietSettle = settle{}
 
 	w := newWorld(t, "", "")
 	ids := map[int]string{}
@@ -120,7 +120,7 @@ func TestSideDigest(t *testing.T) {
 	// a write whose files are too new to note only voids a note: the
 	// digest is not rewritten (a fleet writing its issues all the time
 	// does not rewrite it at every write)
-	quietSettle = time.Hour
+	quietSettle = settle{time.Hour, time.Hour}
 	before, err := os.ReadFile(digestFile)
 	require.NoError(t, err)
 	w.ask(1, "engineer", "architect", "And the port range?")
@@ -128,7 +128,7 @@ func TestSideDigest(t *testing.T) {
 	after, err := os.ReadFile(digestFile)
 	require.NoError(t, err)
 	assert.Equal(t, string(before), string(after))
-	quietSettle = 0
+	quietSettle = settle{}
 
 	// a damaged digest, or one of another build, is not trusted
 	require.NoError(t, os.WriteFile(digestFile, []byte("v2 other-build \"\"\n1 2 3\n"), 0o644))
@@ -155,4 +155,56 @@ func FuzzReadDigest(f *testing.F) {
 		require.NoError(t, os.WriteFile(path, d.encode(got), 0o644))
 		require.Equal(t, got, readDigest(path, header))
 	})
+}
+
+// TestSettled: a change is trusted to be told from the next one after the
+// file system's step has surely passed: a tenth of a second where it keeps
+// times finer than a millisecond, two seconds where it keeps whole
+// milliseconds or seconds; never when dated after now.
+func TestSettled(t *testing.T) {
+	now := time.Date(2026, 11, 23, 12, 0, 10, 0, time.UTC)
+	fine := func(ago time.Duration) time.Time { return now.Add(-ago).Add(-1234 * time.Nanosecond) }
+	coarse := func(ago time.Duration) time.Time { return now.Add(-ago).Truncate(time.Millisecond) }
+	for _, c := range []struct {
+		name  string
+		mtime time.Time
+		want  bool
+	}{
+		{"fine, just now", fine(0), false},
+		{"fine, 50 ms ago", fine(50 * time.Millisecond), false},
+		{"fine, 100 ms ago", fine(100 * time.Millisecond), true},
+		{"fine, an hour ago", fine(time.Hour), true},
+		{"whole milliseconds, 150 ms ago", coarse(150 * time.Millisecond), false},
+		{"whole milliseconds, 1.9 s ago", coarse(1900 * time.Millisecond), false},
+		{"whole milliseconds, 2 s ago", coarse(2 * time.Second), true},
+		{"whole seconds, 1 s ago", now.Add(-time.Second), false},
+		{"whole seconds, 3 s ago", now.Add(-3 * time.Second), true},
+		{"fine, in the future", fine(-time.Second), false},
+		{"whole seconds, in the future", now.Add(time.Minute), false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			assert.Equal(t, c.want, settled(c.mtime, now))
+		})
+	}
+}
+
+// TestSideDigestNotesSoon: on a file system with fine times, an issue
+// written a little over a tenth of a second ago is noted, so the side
+// runs after it do not read it again (a fleet's agents each writing their
+// own issue read only the issues written in the last moment, not in the
+// last two seconds).
+func TestSideDigestNotesSoon(t *testing.T) {
+	w := newWorld(t, "", "")
+	w.ask(1, "engineer", "architect", "Which port?")
+	w.ask(2, "engineer", "architect", "Which cache?")
+	st, err := os.Stat(w.hub().Store.Path(2))
+	require.NoError(t, err)
+	if st.ModTime().Nanosecond()%int(time.Millisecond) == 0 {
+		t.Skip("this file system keeps whole milliseconds: the coarse wait applies")
+	}
+	assert.Equal(t, 2, w.sideNoNote().Open, "both issues looked at, too new to note")
+	assert.Equal(t, 2, w.sideNoNote().Open, "and again")
+	time.Sleep(quietSettle.fine + 20*time.Millisecond)
+	assert.Equal(t, 2, w.sideNoNote().Open, "looked at once more, and noted")
+	assert.Zero(t, w.sideNoNote().Open, "nothing changed since: nothing read")
 }

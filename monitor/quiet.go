@@ -20,11 +20,31 @@ import (
 // something changes (see Monitor.SkipQuiet). Derived, safe to delete.
 var QuietFile = filepath.Join("monitor", "quiet")
 
-// quietSettle is how old the last change to the ledgers and the index
-// must be for a scan to be noted as quiet: a file system's clock may move
-// in steps (a jiffy; on some, seconds), and a change made within the same
-// step as the scan could leave a directory's time as the scan saw it.
-var quietSettle = 2 * time.Second // a variable for tests
+// quietSettle is how old a change must be before the time a file system
+// gave it is trusted to tell it from the next change (see settled): a file
+// system's clock moves in steps, and a change made within the step of one
+// seen could leave a file's or a directory's time as it was seen. A
+// variable for tests.
+var quietSettle = settle{fine: 100 * time.Millisecond, coarse: 2 * time.Second}
+
+// settle is how long a change takes to settle: fine where the file system
+// keeps times finer than a millisecond, whose clock then moves in
+// scheduler ticks (at most 10 ms on Linux, about 16 ms on Windows); coarse
+// where it keeps whole milliseconds or seconds (FAT: two), or where such a
+// time is all it gave.
+type settle struct{ fine, coarse time.Duration }
+
+// settled reports whether a change the file system dated mtime had settled
+// at now. The sub-millisecond digits show the file system's resolution: a
+// time that has none (one in a million on a fine one) is given the coarse
+// wait.
+func settled(mtime, now time.Time) bool {
+	wait := quietSettle.coarse
+	if mtime.Nanosecond()%int(time.Millisecond) != 0 {
+		wait = min(wait, quietSettle.fine)
+	}
+	return !mtime.After(now.Add(-wait))
+}
 
 // quietMax is the longest a quiet note is trusted.
 const quietMax = 5 * time.Minute
@@ -112,8 +132,7 @@ func (m *Monitor) quiet(v sight, now time.Time) bool {
 // at also at the earliest), unless a change was too recent to trust the
 // directories' times. A failure to write it only means the next run scans.
 func (m *Monitor) noteQuiet(v sight, entries []ledger.IndexEntry, now, also time.Time) {
-	settled := time.Now().Add(-quietSettle)
-	if v.ledgers.After(settled) || v.index.After(settled) {
+	if t := time.Now(); !settled(v.ledgers, t) || !settled(v.index, t) {
 		return
 	}
 	due := also // the earliest due of the issues not looked at (DigestFile), if any
