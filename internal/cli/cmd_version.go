@@ -4,14 +4,20 @@ import (
 	"context"
 	"runtime"
 	"runtime/debug"
+	"sync"
 
 	"github.com/spf13/cobra"
 )
 
-// buildVersion is set at link time: -ldflags "-X main.buildVersion=v1.2.3".
+// buildVersion is set at link time:
+//
+//	go build -ldflags "-X github.com/agentx-cli/agentx/internal/cli.buildVersion=v1.2.3" ./cmd/...
 var buildVersion = ""
 
-func version() string {
+// version is the version agentx reports: buildVersion, else the module's
+// version when installed with go install ...@version, else "dev". Worked
+// out once: reading the build information parses the whole of it.
+var version = sync.OnceValue(func() string {
 	if buildVersion != "" {
 		return buildVersion
 	}
@@ -19,7 +25,7 @@ func version() string {
 		return bi.Main.Version
 	}
 	return "dev"
-}
+})
 
 func newVersionCmd(a *App) *cobra.Command {
 	return &cobra.Command{
