@@ -19,13 +19,7 @@ import (
 // signals are taken over when the command starts (see signalContext), so
 // this holds though agentx version no longer takes them.
 func TestInterruptDuringAWait(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs the agentx binary")
-	}
-	bin := filepath.Join(t.TempDir(), "agentx")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildAgentx(t)
 	root := t.TempDir()
 	agentx := func(args ...string) *exec.Cmd {
 		c := exec.Command(bin, args...)
