@@ -391,10 +391,11 @@ func checkFiles(ctx context.Context, store *ledger.Store, opts Options, r *Repor
 		// A shadow holds the version before last of its ledger (see
 		// atomicfile.Options.Shadow): with the ledger there, it is the
 		// next write's to use; without it, it may be all that is left.
-		name := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(p), "."), atomicfile.ShadowSuffix)
-		if _, err := os.Lstat(filepath.Join(filepath.Dir(p), name)); !errors.Is(err, fs.ErrNotExist) {
+		of := atomicfile.ShadowedBy(p)
+		if _, err := os.Lstat(of); !errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
+		name := filepath.Base(of)
 		r.add(Finding{Check: CheckTemp, Severity: Warning, Path: p,
 			Problem: "the shadow of " + name + ", which is gone: it holds an earlier version of that file",
 			Action:  "left alone (never removed by --fix): to recover the ledger from it, copy it to " + name + "; else delete it"})

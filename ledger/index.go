@@ -510,13 +510,7 @@ func (s *Store) OpenEntries(issue int) ([]IndexEntry, error) {
 	if err := ValidateIssue(issue); err != nil {
 		return nil, err
 	}
-	return s.readIssueIndex(issue)
-}
-
-// readIssueIndex returns issue's open entries from its index file when it
-// matches the ledger on disk, else from the ledger. It writes nothing.
-func (s *Store) readIssueIndex(issue int) ([]IndexEntry, error) {
-	es, _, err := s.OpenEntriesStamped(issue, false)
+	es, _, err := s.OpenEntriesStamped(issue, false) // a read: it writes nothing
 	return es, err
 }
 

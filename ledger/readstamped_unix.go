@@ -30,5 +30,5 @@ func ReadStamped(path string) ([]byte, Stamp, error) {
 	if err != nil {
 		return nil, Stamp{}, err
 	}
-	return data, Stamp{Ino: uint64(st.Ino), Size: st.Size, MTime: st.Mtim.Nano()}, nil
+	return data, statStamp(&st), nil
 }

@@ -15,5 +15,11 @@ func stampAt(dir *os.File, name string) (Stamp, error) {
 	if err := unix.Fstatat(int(dir.Fd()), name, &st, 0); err != nil {
 		return Stamp{}, &os.PathError{Op: "stat", Path: dir.Name() + "/" + name, Err: err}
 	}
-	return Stamp{Ino: uint64(st.Ino), Size: st.Size, MTime: st.Mtim.Nano()}, nil
+	return statStamp(&st), nil
+}
+
+// statStamp is the stamp of the file st describes (stampOf, from a
+// system call's result).
+func statStamp(st *unix.Stat_t) Stamp {
+	return Stamp{Ino: uint64(st.Ino), Size: st.Size, MTime: st.Mtim.Nano()}
 }

@@ -3,7 +3,6 @@ package monitor
 import (
 	"bytes"
 	"maps"
-	"math"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -211,9 +210,9 @@ func readDigest(path, header string) map[int]issueMark {
 				ok = false
 				break
 			}
-			var good bool
-			v[i], good = parseInt(f)
-			ok = ok && good
+			var err error
+			v[i], err = strconv.ParseInt(string(f), 10, 64)
+			ok = ok && err == nil
 			i++
 		}
 		if !ok || i != len(v) || v[0] < 0 || ledger.ValidateIssue(int(v[0])) != nil {
@@ -225,28 +224,4 @@ func readDigest(path, header string) map[int]issueMark {
 		}
 	}
 	return out
-}
-
-// parseInt parses a decimal int64 (an optional minus, then digits)
-// without a copy.
-func parseInt(b []byte) (int64, bool) {
-	neg := len(b) > 0 && b[0] == '-'
-	if neg {
-		b = b[1:]
-	}
-	if len(b) == 0 {
-		return 0, false
-	}
-	var n int64
-	for _, c := range b {
-		d := int64(c - '0')
-		if c < '0' || c > '9' || n > (math.MaxInt64-d)/10 {
-			return 0, false
-		}
-		n = n*10 + d
-	}
-	if neg {
-		n = -n
-	}
-	return n, true
 }

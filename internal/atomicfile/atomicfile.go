@@ -179,6 +179,16 @@ func ShadowOf(path string) string {
 	return filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+ShadowSuffix)
 }
 
+// ShadowedBy is the path of the file whose shadow is at shadow (the
+// inverse of ShadowOf), or "" if shadow is no shadow's name.
+func ShadowedBy(shadow string) string {
+	base := filepath.Base(shadow)
+	if !IsShadow(base) || len(base) == 1+len(ShadowSuffix) {
+		return ""
+	}
+	return filepath.Join(filepath.Dir(shadow), strings.TrimSuffix(base[1:], ShadowSuffix))
+}
+
 // IsShadow reports whether name (a base name) is a shadow, which is kept
 // on purpose and may be deleted at any time.
 func IsShadow(name string) bool {

@@ -131,3 +131,26 @@ func FuzzTarget(f *testing.F) {
 		}
 	})
 }
+
+// TestShadowNames: a shadow's name is told from a temp file's, and leads
+// back to the file it shadows (doctor reports a shadow whose file is gone).
+func TestShadowNames(t *testing.T) {
+	dir := filepath.Join("state", "clarifications")
+	for _, c := range []struct {
+		name         string
+		shadow, temp bool
+		shadowedBy   string
+	}{
+		{".issue-7.json.tmp-shadow", true, false, filepath.Join(dir, "issue-7.json")},
+		{".issue-7.json.tmp-123", false, true, ""},
+		{"issue-7.json", false, false, ""},
+		{"issue-7.json.tmp-shadow", false, false, ""},
+		{"..tmp-shadow", true, false, ""}, // the shadow of no file
+	} {
+		assert.Equal(t, c.shadow, IsShadow(c.name), c.name)
+		assert.Equal(t, c.temp, IsTemp(c.name), c.name)
+		assert.Equal(t, c.shadowedBy, ShadowedBy(filepath.Join(dir, c.name)), c.name)
+	}
+	p := filepath.Join(dir, "issue-12.json")
+	assert.Equal(t, p, ShadowedBy(ShadowOf(p)))
+}
