@@ -168,17 +168,13 @@ func (m *Monitor) Run(ctx context.Context, hook *Hook) *Report {
 	}
 	r.Open = len(entries)
 	r.Findings = append([]Finding{}, Detect(entries, now, m.Config, hook)...)
-	for i := range r.Findings {
-		f := &r.Findings[i]
-		if m.DryRun {
-			f.Result = Planned
-			continue
+	for i := 0; i < len(r.Findings); {
+		j := i + 1 // a run of findings on one issue: their moves are one write
+		for j < len(r.Findings) && r.Findings[j].Issue == r.Findings[i].Issue {
+			j++
 		}
-		if ctx.Err() != nil {
-			f.Result, f.Error = Failed, ctx.Err().Error()
-			continue
-		}
-		m.act(ctx, f, hook, end)
+		m.act(ctx, r.Findings[i:j], hook, end)
+		i = j
 	}
 	r.Waiting = waiting(entries, r.Findings, now, m.Config)
 	if dg != nil {
@@ -214,41 +210,65 @@ func waiting(entries []ledger.IndexEntry, fs []Finding, now time.Time, cfg Confi
 	return out
 }
 
-// act carries out one finding and records how it went.
-func (m *Monitor) act(ctx context.Context, f *Finding, hook *Hook, end time.Time) {
-	h := m.Hub
-	guard := m.guard(*f, hook)
-	var err error
-	switch f.Action {
-	case ActMarkStale:
-		var rec router.Record
-		if rec, err = h.MarkStale(ctx, f.ID, f.Reason, guard); err == nil {
-			f.Detail = "marked stale"
-			if f.Retry {
-				m.retry(ctx, f, true, end)
-				return
+// moves are the findings' actions that move a clarification.
+var moves = map[Action]ledger.Status{
+	ActMarkStale: ledger.Stale, ActEscalate: ledger.Escalated, ActAbandon: ledger.Abandoned, ActResolve: ledger.Resolved,
+}
+
+// act carries out findings on one issue and records how each went (in a
+// dry run, only that it is planned). Their moves are made in one ledger
+// update (router.Hub.Apply); then, one at a time, the retries, which run a
+// responder or a notify command, and so are not made under the lock.
+func (m *Monitor) act(ctx context.Context, fs []Finding, hook *Hook, end time.Time) {
+	if m.DryRun || ctx.Err() != nil {
+		for i := range fs {
+			if fs[i].Result = Planned; !m.DryRun {
+				fs[i].Result, fs[i].Error = Failed, ctx.Err().Error()
 			}
-			f.Detail += fmt.Sprintf("; no retry is possible (%s)", noRetry(rec.To))
 		}
-	case ActRetry:
-		m.retry(ctx, f, false, end)
 		return
-	case ActEscalate:
-		if _, err = h.EscalateIf(ctx, f.ID, f.Reason, guard); err == nil {
-			f.Detail = "escalated to a human"
-		}
-	case ActAbandon:
-		if _, err = h.AbandonIf(ctx, f.ID, f.Reason, guard); err == nil {
-			f.Detail = "abandoned"
-		}
-	case ActResolve:
-		if _, err = h.ResolveIf(ctx, f.ID, f.Reason, guard); err == nil {
-			f.Detail = "resolved with its last answer"
-		}
-	default:
-		err = fmt.Errorf("unknown action %q", f.Action)
 	}
-	m.record(ctx, f, err)
+	var mvs []router.Move
+	for _, f := range fs {
+		if to, ok := moves[f.Action]; ok {
+			mvs = append(mvs, router.Move{ID: f.ID, To: to, Reason: f.Reason, Guard: m.guard(f, hook)})
+		}
+	}
+	var made []router.Moved
+	if len(mvs) > 0 {
+		made = m.Hub.Apply(ctx, fs[0].Issue, mvs)
+	}
+	for i := range fs {
+		f := &fs[i]
+		if f.Action == ActRetry {
+			m.retry(ctx, f, false, end)
+			continue
+		}
+		if _, ok := moves[f.Action]; !ok {
+			m.record(ctx, f, fmt.Errorf("unknown action %q", f.Action))
+			continue
+		}
+		mv := made[0]
+		made = made[1:]
+		if mv.Err == nil {
+			switch f.Action {
+			case ActMarkStale:
+				f.Detail = "marked stale"
+				if f.Retry {
+					m.retry(ctx, f, true, end)
+					continue
+				}
+				f.Detail += fmt.Sprintf("; no retry is possible (%s)", noRetry(mv.To))
+			case ActEscalate:
+				f.Detail = "escalated to a human"
+			case ActAbandon:
+				f.Detail = "abandoned"
+			case ActResolve:
+				f.Detail = "resolved with its last answer"
+			}
+		}
+		m.record(ctx, f, mv.Err)
+	}
 }
 
 func noRetry(to string) string {

@@ -315,24 +315,31 @@ func TestRunHooks(t *testing.T) {
 }
 
 // TestGuardSkipsWhatMovedOn: a decision taken on a snapshot is re-checked
-// under the lock; if the clarification moved on meanwhile, nothing is written.
+// under the lock; if the clarification moved on meanwhile, nothing is written
+// for it, while the other moves on its issue, made in the same update, go
+// ahead.
 func TestGuardSkipsWhatMovedOn(t *testing.T) {
 	w := newWorld(t, "", "")
 	id := w.ask(42, "engineer", "architect", "Which queue?")
+	other := w.ask(42, "engineer", "architect", "Which region?")
 	w.set(at(61))
 	m := New(w.hub())
 	ix, _, err := m.Hub.Store.ReadIndex()
 	require.NoError(t, err)
 	fs := Detect(ix.Entries(), at(61), m.Config, nil)
-	require.Equal(t, []summary{{id, KindStale, ActMarkStale}}, summarize(fs))
+	require.Equal(t, []summary{{id, KindStale, ActMarkStale}, {other, KindStale, ActMarkStale}}, summarize(fs))
 
 	_, err = w.hub().Answer(context.Background(), id, "architect", "Kafka.")
 	require.NoError(t, err)
-	m.act(context.Background(), &fs[0], nil, time.Time{})
+	m.act(context.Background(), fs, nil, time.Time{})
 	assert.Equal(t, Skipped, fs[0].Result)
 	assert.Contains(t, fs[0].Detail, "no longer applies: "+id+" is answered now")
 	assert.Equal(t, ledger.Answered, w.get(id).Status)
 	assert.Equal(t, 0, w.events(router.EventStale, id))
+	assert.Equal(t, Done, fs[1].Result)
+	assert.Contains(t, fs[1].Detail, "marked stale")
+	assert.Equal(t, ledger.Stale, w.get(other).Status)
+	assert.Equal(t, 1, w.events(router.EventStale, other))
 }
 
 // TestRunConcurrentMonitorsActOnce: many monitors at once (each its own hub,

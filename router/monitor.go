@@ -24,25 +24,6 @@ func monitorState(c *ledger.Clarification) *ledger.MonitorState {
 	return x.Monitor
 }
 
-// MarkStale moves a pending clarification to stale, recording when and why
-// in its monitor state, and logs a clarification-stale event.
-func (h *Hub) MarkStale(ctx context.Context, id, reason string, guard Guard) (Record, error) {
-	rec, err := h.changeIf(ctx, id, guard, func(c *ledger.Clarification, now time.Time) error {
-		if err := c.Move(ledger.Stale); err != nil {
-			return err
-		}
-		m := monitorState(c)
-		t := ledger.T(now)
-		m.StaleAt, m.Reason = &t, reason
-		return nil
-	})
-	if err != nil {
-		return Record{}, err
-	}
-	h.changed(EventStale, rec, HubAgent, reason)
-	return rec, nil
-}
-
 // ClaimRetry records, under the lock, that an automatic retry of a
 // clarification is being made (Retries and RetriedAt), so that no other
 // monitor makes it too. The caller then runs it with Retry, without the
@@ -152,63 +133,158 @@ func (h *Hub) cutOff(res RetryResult, claimed Record) (RetryResult, error) {
 	return res, nil
 }
 
-// EscalateIf escalates a clarification for the monitor (stale too long,
-// stuck, deadlocked), with reason in the escalation entry and its monitor
-// state.
-func (h *Hub) EscalateIf(ctx context.Context, id, reason string, guard Guard) (Record, error) {
-	rec, err := h.changeIf(ctx, id, guard, func(c *ledger.Clarification, now time.Time) error {
-		if err := escalate(c, issueOf(c), reason, "", now); err != nil {
-			return err
-		}
-		monitorState(c).Reason = reason
-		return nil
-	})
-	if err != nil {
-		return Record{}, err
-	}
-	h.escalated(ctx, rec)
-	return rec, nil
+// Move is one change the monitor decided on a clarification: to stale,
+// escalated, abandoned or resolved, for reason, if Guard (run under the
+// ledger's lock) still allows it.
+type Move struct {
+	ID     string
+	To     ledger.Status
+	Reason string
+	Guard  Guard
 }
 
-// AbandonIf abandons a clarification for the monitor (its asker moved on).
-func (h *Hub) AbandonIf(ctx context.Context, id, reason string, guard Guard) (Record, error) {
-	rec, err := h.changeIf(ctx, id, guard, func(c *ledger.Clarification, now time.Time) error {
+// Moved is what came of one Move: the record as written, or why not (a
+// *SkippedError when its guard no longer held).
+type Moved struct {
+	Record
+	Err error
+}
+
+// errNoMove ends a ledger update in which no move applied: nothing to
+// write.
+var errNoMove = errors.New("no move applied")
+
+// Apply makes moves on one issue's clarifications inside one ledger update:
+// one lock, one read and one write however many there are (200 questions
+// going stale at once took 200 locked writes, 0.7 s, where one takes
+// milliseconds). Each move's guard runs on the ledger as the moves before it
+// left it, as it would with a write each. A move that no longer applies (its
+// guard, or the status it would leave) changes nothing and says why in its
+// Moved; the others are written. A failed update (a lock wait that timed
+// out, a corrupt ledger) fails every move. After the write, each move made is
+// logged as an event, and an escalation notifies a human.
+func (h *Hub) Apply(ctx context.Context, issue int, moves []Move) []Moved {
+	out := make([]Moved, len(moves))
+	_, err := h.Store.Update(ctx, issue, func(l *ledger.Ledger) error {
+		made := false
+		now := h.now()
+		for i, mv := range moves {
+			out[i] = Moved{Err: applyMove(l, mv, now)} // a remote retry starts afresh
+			if out[i].Err == nil {
+				out[i].Record = Record{IssueNumber: issue, Clarification: l.Find(mv.ID)}
+				made = true
+			}
+		}
+		if !made {
+			return errNoMove
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, errNoMove) {
+		for i := range out {
+			out[i] = Moved{Err: err}
+		}
+		return out
+	}
+	for i, mv := range moves {
+		if out[i].Err != nil {
+			continue
+		}
+		rec := out[i].Record
+		switch mv.To {
+		case ledger.Stale:
+			h.changed(EventStale, rec, HubAgent, mv.Reason)
+		case ledger.Escalated:
+			h.escalated(ctx, rec)
+		case ledger.Abandoned:
+			h.changed(EventAbandoned, rec, HubAgent, mv.Reason)
+		case ledger.Resolved:
+			h.changed(EventResolved, rec, HubAgent, mv.Reason)
+		}
+	}
+	return out
+}
+
+// applyMove makes one move on l, or nothing when it does not apply.
+func applyMove(l *ledger.Ledger, mv Move, now time.Time) error {
+	c := l.Find(mv.ID)
+	if c == nil {
+		return fmt.Errorf("clarification %s: %w", mv.ID, ledger.ErrNotFound)
+	}
+	if mv.Guard != nil {
+		if why := mv.Guard(l, c, now); why != "" {
+			return &SkippedError{ID: mv.ID, Reason: why}
+		}
+	}
+	// Each case moves first: a move the lifecycle refuses changes nothing.
+	switch mv.To {
+	case ledger.Stale:
+		if err := c.Move(ledger.Stale); err != nil {
+			return err
+		}
+		m := monitorState(c)
+		t := ledger.T(now)
+		m.StaleAt = &t
+	case ledger.Escalated:
+		// with mv.Reason in the escalation entry
+		if err := escalate(c, issueOf(c), mv.Reason, "", now); err != nil {
+			return err
+		}
+	case ledger.Abandoned: // its asker moved on
 		if err := c.Move(ledger.Abandoned); err != nil {
 			return err
 		}
-		c.Thread = append(c.Thread, entry(c, HubAgent, ledger.Resolution, "Abandoned: "+reason, now))
-		monitorState(c).Reason = reason
-		return nil
-	})
-	if err != nil {
-		return Record{}, err
-	}
-	h.changed(EventAbandoned, rec, HubAgent, reason)
-	return rec, nil
-}
-
-// ResolveIf resolves an answered clarification for the monitor, with its
-// last answer as the resolution (its asker finished without resolving it).
-func (h *Hub) ResolveIf(ctx context.Context, id, reason string, guard Guard) (Record, error) {
-	rec, err := h.changeIf(ctx, id, guard, func(c *ledger.Clarification, now time.Time) error {
+		c.Thread = append(c.Thread, entry(c, HubAgent, ledger.Resolution, "Abandoned: "+mv.Reason, now))
+	case ledger.Resolved: // its asker finished without resolving it: the last answer stands
 		if err := c.Move(ledger.Resolved); err != nil {
 			return err
 		}
-		text := "Resolved automatically: " + reason + "."
+		text := "Resolved automatically: " + mv.Reason + "."
 		if a := c.Current(ledger.Answer); a != nil {
 			text += " The last answer stands: " + a.Body
 		}
 		c.Thread = append(c.Thread, entry(c, HubAgent, ledger.Resolution, clip(text, ledger.MaxBodyLen), now))
 		t := ledger.T(now)
 		c.ResolvedAt = &t
-		monitorState(c).Reason = reason
-		return nil
-	})
+	default:
+		return fmt.Errorf("%s: the monitor does not move a clarification to %q", mv.ID, mv.To)
+	}
+	monitorState(c).Reason = mv.Reason
+	return nil
+}
+
+// apply makes one move (Apply).
+func (h *Hub) apply(ctx context.Context, mv Move) (Record, error) {
+	issue, _, err := ledger.ParseID(mv.ID)
 	if err != nil {
 		return Record{}, err
 	}
-	h.changed(EventResolved, rec, HubAgent, reason)
-	return rec, nil
+	m := h.Apply(ctx, issue, []Move{mv})[0]
+	return m.Record, m.Err
+}
+
+// MarkStale moves a pending clarification to stale, recording when and why
+// in its monitor state, and logs a clarification-stale event.
+func (h *Hub) MarkStale(ctx context.Context, id, reason string, guard Guard) (Record, error) {
+	return h.apply(ctx, Move{ID: id, To: ledger.Stale, Reason: reason, Guard: guard})
+}
+
+// EscalateIf escalates a clarification for the monitor (stale too long,
+// stuck, deadlocked), with reason in the escalation entry and its monitor
+// state.
+func (h *Hub) EscalateIf(ctx context.Context, id, reason string, guard Guard) (Record, error) {
+	return h.apply(ctx, Move{ID: id, To: ledger.Escalated, Reason: reason, Guard: guard})
+}
+
+// AbandonIf abandons a clarification for the monitor (its asker moved on).
+func (h *Hub) AbandonIf(ctx context.Context, id, reason string, guard Guard) (Record, error) {
+	return h.apply(ctx, Move{ID: id, To: ledger.Abandoned, Reason: reason, Guard: guard})
+}
+
+// ResolveIf resolves an answered clarification for the monitor, with its
+// last answer as the resolution (its asker finished without resolving it).
+func (h *Hub) ResolveIf(ctx context.Context, id, reason string, guard Guard) (Record, error) {
+	return h.apply(ctx, Move{ID: id, To: ledger.Resolved, Reason: reason, Guard: guard})
 }
 
 // clip cuts s to at most max bytes, at a rune boundary.

@@ -90,6 +90,92 @@ func TestGuardedChanges(t *testing.T) {
 	}
 }
 
+// TestApplyMovesInOneUpdate: Apply makes a batch of moves on one issue in
+// one ledger update (every guard sees the one ledger read under the lock),
+// each guard on the ledger as the moves before it left it; a move that no
+// longer applies (its guard, the lifecycle, an unknown id) is reported and
+// changes nothing, and the others are written with their events. A batch
+// in which nothing applies writes nothing.
+func TestApplyMovesInOneUpdate(t *testing.T) {
+	ctx := context.Background()
+	h, _ := newTestHub(t, "")
+	var ids []string
+	for range 4 {
+		rec, err := h.Ask(ctx, askReq("engineer", "architect"))
+		require.NoError(t, err)
+		ids = append(ids, rec.ID)
+	}
+	_, err := h.Answer(ctx, ids[1], "architect", "SQLite.")
+	require.NoError(t, err)
+
+	seen := map[*ledger.Ledger]int{}
+	track := func(g Guard) Guard {
+		return func(l *ledger.Ledger, c *ledger.Clarification, now time.Time) string {
+			seen[l]++
+			return g(l, c, now)
+		}
+	}
+	stale := func(l *ledger.Ledger, c *ledger.Clarification, _ time.Time) string {
+		if c.Status != ledger.Stale {
+			return c.ID + " is not stale"
+		}
+		return ""
+	}
+	before, err := os.ReadFile(h.Store.Path(42))
+	require.NoError(t, err)
+	none := h.Apply(ctx, 42, []Move{{ID: ids[2], To: ledger.Stale, Guard: never}, {ID: "CLR-42-099", To: ledger.Stale}})
+	require.Len(t, none, 2)
+	var skip *SkippedError
+	assert.True(t, errors.As(none[0].Err, &skip), "got %v", none[0].Err)
+	assert.ErrorIs(t, none[1].Err, ledger.ErrNotFound)
+	after, _ := os.ReadFile(h.Store.Path(42))
+	assert.Equal(t, string(before), string(after), "nothing applied: nothing written")
+
+	moves := []Move{
+		{ID: ids[0], To: ledger.Stale, Reason: "stale: overdue", Guard: track(always)},
+		{ID: ids[1], To: ledger.Stale, Reason: "stale: overdue", Guard: track(always)}, // answered: the lifecycle refuses
+		{ID: ids[2], To: ledger.Stale, Reason: "stale: overdue", Guard: track(never)},
+		{ID: ids[0], To: ledger.Escalated, Reason: "stale too long", Guard: track(stale)}, // stale by the first move
+		{ID: ids[3], To: ledger.Abandoned, Reason: "its asker moved on", Guard: track(always)},
+	}
+	out := h.Apply(ctx, 42, moves)
+	require.Len(t, out, len(moves))
+	assert.Len(t, seen, 1, "one ledger read, one update, for every move")
+	for _, n := range seen {
+		assert.Equal(t, len(moves), n, "every guard ran")
+	}
+	assert.NoError(t, out[0].Err)
+	var te *ledger.TransitionError
+	assert.True(t, errors.As(out[1].Err, &te), "got %v", out[1].Err)
+	assert.True(t, errors.As(out[2].Err, &skip), "got %v", out[2].Err)
+	assert.NoError(t, out[3].Err)
+	assert.NoError(t, out[4].Err)
+	assert.Equal(t, ledger.Escalated, out[3].Status)
+
+	want := []ledger.Status{ledger.Escalated, ledger.Answered, ledger.Pending, ledger.Abandoned}
+	for i, id := range ids {
+		c, err := h.Store.Get(id)
+		require.NoError(t, err)
+		assert.Equal(t, want[i], c.Status, id)
+	}
+	for _, tc := range []struct {
+		id     string
+		events []EventType
+	}{
+		{ids[0], []EventType{EventRequested, EventStale, EventEscalated}},
+		{ids[2], []EventType{EventRequested}},
+		{ids[3], []EventType{EventRequested, EventAbandoned}},
+	} {
+		evs, err := h.Events.Read(EventFilter{ID: tc.id})
+		require.NoError(t, err)
+		var got []EventType
+		for _, e := range evs.Events {
+			got = append(got, e.Type)
+		}
+		assert.Equal(t, tc.events, got, tc.id)
+	}
+}
+
 // TestRetry proves a claimed retry runs the responder once and records its
 // answer; a failing responder leaves the question stale.
 func TestRetry(t *testing.T) {

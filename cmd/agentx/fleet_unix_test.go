@@ -1,0 +1,484 @@
+//go:build unix
+
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestFleetUnderChaos is a fleet of real agentx processes on one workspace
+// for a while (8 s; AGENTX_SOAK=1m for longer): agents asking, answering,
+// following up and resolving on four issues, a person resolving what was
+// escalated, monitors whose clocks run 45 minutes and 6 hours ahead (so
+// questions go stale and are escalated while they are being answered), and
+// readers; meanwhile a random process is killed (SIGKILL) or paused
+// (SIGSTOP for 1.2 s, past the lock's stale age floor) every 150 ms.
+//
+// Then: every command that exited 0 (paused ones included) did what it
+// said (each asked question is in its ledger under the id printed, once;
+// each answer, follow-up and resolution is in its thread; each resolved
+// clarification is resolved); no command failed in a way its inputs do not
+// explain (no internal error, corrupt file, usage error or lock timeout;
+// nothing hung); every ledger reads back whole; the event log has no torn
+// line; and doctor finds nothing wrong with the ledgers.
+func TestFleetUnderChaos(t *testing.T) {
+	soak := 8 * time.Second
+	if v := os.Getenv("AGENTX_SOAK"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			t.Fatalf("AGENTX_SOAK=%q: %v", v, err)
+		}
+		soak = d
+	}
+	bin := buildAgentx(t, "-ldflags=-s -w")
+	full := filepath.Join(filepath.Dir(bin), "agentx-full")
+	if out, err := exec.Command("go", "build", "-ldflags=-s -w", "-o", full, "../agentx-full").CombinedOutput(); err != nil {
+		t.Fatalf("go build agentx-full: %v\n%s", err, out)
+	}
+	f := &fleet{t: t, bin: bin, root: t.TempDir(), live: map[int]*exec.Cmd{}}
+	if r := f.run(context.Background(), nil, "init"); r.code != 0 {
+		t.Fatalf("init: exit %d: %s", r.code, r.stderr)
+	}
+
+	ctx, stop := context.WithTimeout(context.Background(), soak)
+	defer stop()
+	var wg sync.WaitGroup
+	agent := func(n int, loop func(ctx context.Context, rng *rand.Rand, k int)) {
+		for i := range n {
+			wg.Go(func() {
+				rng := rand.New(rand.NewPCG(uint64(i), uint64(time.Now().UnixNano())))
+				for k := 0; ctx.Err() == nil; k++ {
+					loop(ctx, rng, k)
+				}
+			})
+		}
+	}
+	const issues = 4
+	issue := func(rng *rand.Rand) string { return strconv.Itoa(1 + rng.IntN(issues)) }
+	engineer := []string{"AGENTX_AGENT=engineer"}
+	architect := []string{"AGENTX_AGENT=architect"}
+
+	agent(6, func(ctx context.Context, rng *rand.Rand, k int) { // engineers asking
+		q := fmt.Sprintf("q-%d-%d: which retry budget applies?", rng.Uint32(), k)
+		r := f.run(ctx, engineer, "clarify", "ask", "--issue", issue(rng), "--from", "engineer", "--to", "architect",
+			"--topic", "retries", "--question", q, "--non-blocking", "--json")
+		if r.check("ask", 0) {
+			f.note(func(a *acks) { a.asked[r.id()] = q })
+		}
+	})
+	agent(3, func(ctx context.Context, rng *rand.Rand, k int) { // the architect answering
+		id := f.pick(ctx, rng, architect, "pending", "stale")
+		if id == "" {
+			return
+		}
+		body := fmt.Sprintf("a-%d-%d: three tries", rng.Uint32(), k)
+		r := f.run(ctx, architect, "clarify", "answer", id, "--from", "architect", "--body", body, "--json")
+		if r.check("answer", 0, 4, 6) && r.code == 0 {
+			f.note(func(a *acks) { a.said[id] = append(a.said[id], body) })
+		}
+	})
+	agent(2, func(ctx context.Context, rng *rand.Rand, k int) { // engineers following up or resolving
+		id := f.pick(ctx, rng, engineer, "answered")
+		if id == "" {
+			return
+		}
+		body := fmt.Sprintf("r-%d-%d", rng.Uint32(), k)
+		if rng.IntN(3) == 0 {
+			r := f.run(ctx, engineer, "clarify", "followup", id, "--body", body+": and for reads?", "--json")
+			if r.check("followup", 0, 4, 6) && r.code == 0 {
+				f.note(func(a *acks) { a.said[id] = append(a.said[id], body+": and for reads?") })
+			}
+			return
+		}
+		r := f.run(ctx, engineer, "clarify", "resolve", id, "--from", "engineer", "--body", body, "--json")
+		if r.check("resolve", 0, 4, 6) && r.code == 0 {
+			f.note(func(a *acks) { a.said[id] = append(a.said[id], body); a.resolved[id] = true })
+		}
+	})
+	agent(1, func(ctx context.Context, rng *rand.Rand, k int) { // a person settling escalations
+		id := f.pick(ctx, rng, nil, "escalated")
+		if id == "" {
+			return
+		}
+		body := fmt.Sprintf("h-%d-%d: use three", rng.Uint32(), k)
+		r := f.run(ctx, nil, "clarify", "resolve", id, "--from", "human", "--as", "Alice", "--body", body, "--json")
+		if r.check("human resolve", 0, 6) && r.code == 0 {
+			f.note(func(a *acks) { a.said[id] = append(a.said[id], body); a.resolved[id] = true })
+		}
+	})
+	agent(2, func(ctx context.Context, rng *rand.Rand, k int) { // monitors on hosts whose clocks run ahead
+		ahead := 45 * time.Minute
+		if k%2 == 1 {
+			ahead = 6 * time.Hour
+		}
+		now := "AGENTX_NOW=" + time.Now().Add(ahead).UTC().Format(time.RFC3339)
+		f.run(ctx, []string{now}, "monitor", "--json").check("monitor", 0)
+		time.Sleep(100 * time.Millisecond)
+	})
+	agent(1, func(ctx context.Context, rng *rand.Rand, k int) { // an engineer starting and finishing work
+		phase := "start"
+		if k%2 == 1 {
+			phase = "finish" // closes what the engineer left open there
+		}
+		f.run(ctx, engineer, "hook", phase, "--issue", issue(rng), "--agent", "engineer", "--json").check("hook "+phase, 0)
+		time.Sleep(500 * time.Millisecond)
+	})
+	agent(1, func(ctx context.Context, rng *rand.Rand, k int) { // readers
+		switch k % 3 {
+		case 0:
+			f.run(ctx, nil, "clarify", "list", "--all", "--json").check("list", 0)
+		case 1:
+			f.run(ctx, nil, "ready", "--json").check("ready", 0)
+		default:
+			f.run(ctx, nil, "state", "--json").check("state", 0)
+		}
+	})
+	wg.Go(func() { f.chaos(ctx) })
+	wg.Wait()
+
+	f.check()
+}
+
+// fleet runs agentx processes on one workspace and keeps what they
+// acknowledged.
+type fleet struct {
+	t    *testing.T
+	bin  string
+	root string
+
+	mu      sync.Mutex
+	live    map[int]*exec.Cmd // running now, by pid
+	acks    acks
+	runs    map[string]int             // commands run, by name and outcome
+	took    map[string][]time.Duration // how long those that ended took, by name
+	killed  int
+	paused  int
+	failure []string
+}
+
+// acks is what commands that exited 0 said they did.
+type acks struct {
+	asked    map[string]string   // id → the question
+	said     map[string][]string // id → answers, follow-ups and resolutions
+	resolved map[string]bool
+}
+
+func (f *fleet) note(fn func(*acks)) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.acks.asked == nil {
+		f.acks = acks{asked: map[string]string{}, said: map[string][]string{}, resolved: map[string]bool{}}
+	}
+	fn(&f.acks)
+}
+
+// result is one process's end.
+type result struct {
+	f              *fleet
+	args           []string
+	code           int // -1: killed by the chaos
+	stdout, stderr []byte
+	took           time.Duration
+}
+
+// run runs agentx with args and the extra environment; a process the chaos
+// killed has code -1, and one still running 60 s on is a failure.
+func (f *fleet) run(ctx context.Context, env []string, args ...string) result {
+	r := result{f: f, args: args}
+	c := exec.Command(f.bin, args...)
+	c.Dir = f.root
+	c.Env = append(append(os.Environ(), "AGENTX_ROOT="+f.root, "NO_COLOR=1", "AGENTX_AGENT="), env...)
+	var stdout, stderr bytes.Buffer
+	c.Stdout, c.Stderr = &stdout, &stderr
+	start := time.Now()
+	if err := c.Start(); err != nil {
+		f.fail("start %v: %v", args, err)
+		return result{f: f, code: -1}
+	}
+	f.mu.Lock()
+	f.live[c.Process.Pid] = c
+	f.mu.Unlock()
+	hung := time.AfterFunc(60*time.Second, func() {
+		f.fail("%v still running after 60 s", args)
+		_ = c.Process.Signal(syscall.SIGCONT)
+		_ = c.Process.Kill()
+	})
+	err := c.Wait()
+	r.took = time.Since(start)
+	hung.Stop()
+	f.mu.Lock()
+	delete(f.live, c.Process.Pid)
+	f.mu.Unlock()
+	r.stdout, r.stderr = stdout.Bytes(), stderr.Bytes()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &ee):
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			r.code = -1
+		} else {
+			r.code = ee.ExitCode()
+		}
+	default:
+		f.fail("%v: %v", args, err)
+		r.code = -1
+	}
+	_ = ctx
+	return r
+}
+
+// check reports whether the command exited with one of the codes its
+// inputs explain (a killed one is neither ok nor a failure), and notes a
+// failure otherwise.
+func (r result) check(name string, codes ...int) bool {
+	f := r.f
+	f.mu.Lock()
+	if f.runs == nil {
+		f.runs = map[string]int{}
+	}
+	f.runs[name+" exit "+strconv.Itoa(r.code)]++
+	if r.code != -1 {
+		if f.took == nil {
+			f.took = map[string][]time.Duration{}
+		}
+		f.took[name] = append(f.took[name], r.took)
+	}
+	f.mu.Unlock()
+	if r.code == -1 {
+		return false
+	}
+	if bytes.Contains(r.stderr, []byte("panic:")) || bytes.Contains(r.stderr, []byte("goroutine ")) {
+		f.fail("%s %v panicked:\n%s", name, r.args, r.stderr)
+		return false
+	}
+	if !slices.Contains(codes, r.code) {
+		f.fail("%s %v: exit %d, want one of %v: %s", name, r.args, r.code, codes, r.stderr)
+		return false
+	}
+	return true
+}
+
+// id is the clarification id in a command's JSON output.
+func (r result) id() string {
+	var out struct {
+		Data struct {
+			ID string `json:"id"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(r.stdout, &out); err != nil || out.Data.ID == "" {
+		r.f.fail("%v: exit 0 without an id (%v): %s", r.args, err, r.stdout)
+	}
+	return out.Data.ID
+}
+
+// pick lists the clarifications in one of statuses and returns one at
+// random ("" for none).
+func (f *fleet) pick(ctx context.Context, rng *rand.Rand, env []string, statuses ...string) string {
+	r := f.run(ctx, env, "clarify", "list", "--status", strings.Join(statuses, ","), "--json")
+	if !r.check("list", 0) {
+		return ""
+	}
+	var out struct {
+		Data []record `json:"data"`
+	}
+	if err := json.Unmarshal(r.stdout, &out); err != nil {
+		f.fail("list: exit 0 with output that does not parse: %v", err)
+		return ""
+	}
+	if len(out.Data) == 0 {
+		time.Sleep(20 * time.Millisecond)
+		return ""
+	}
+	return out.Data[rng.IntN(len(out.Data))].ID
+}
+
+// chaos kills or pauses a random running process every 150 ms until ctx
+// ends.
+func (f *fleet) chaos(ctx context.Context) {
+	rng := rand.New(rand.NewPCG(7, uint64(time.Now().UnixNano())))
+	tick := time.NewTicker(150 * time.Millisecond)
+	defer tick.Stop()
+	var paused sync.WaitGroup
+	defer paused.Wait()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		f.mu.Lock()
+		var pick *exec.Cmd
+		if len(f.live) > 0 {
+			pids := make([]int, 0, len(f.live))
+			for pid := range f.live {
+				pids = append(pids, pid)
+			}
+			slices.Sort(pids)
+			pick = f.live[pids[rng.IntN(len(pids))]]
+		}
+		f.mu.Unlock()
+		if pick == nil {
+			continue
+		}
+		if rng.IntN(2) == 0 {
+			if pick.Process.Signal(syscall.SIGKILL) == nil {
+				f.mu.Lock()
+				f.killed++
+				f.mu.Unlock()
+			}
+			continue
+		}
+		if pick.Process.Signal(syscall.SIGSTOP) != nil {
+			continue
+		}
+		f.mu.Lock()
+		f.paused++
+		f.mu.Unlock()
+		paused.Go(func() {
+			time.Sleep(1200 * time.Millisecond)
+			_ = pick.Process.Signal(syscall.SIGCONT)
+		})
+	}
+}
+
+func (f *fleet) fail(format string, args ...any) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.failure) < 20 {
+		f.failure = append(f.failure, fmt.Sprintf(format, args...))
+	}
+}
+
+// record is a clarification as `clarify list --json` gives it.
+type record struct {
+	Issue  int    `json:"issueNumber"`
+	ID     string `json:"id"`
+	Status string `json:"status"`
+	Thread []struct {
+		Type string `json:"type"`
+		Body string `json:"body"`
+	} `json:"thread"`
+}
+
+// check holds the workspace to what the fleet was told.
+func (f *fleet) check() {
+	t := f.t
+	t.Helper()
+	t.Logf("%d processes killed, %d paused; runs: %v", f.killed, f.paused, f.runs)
+	for _, name := range slices.Sorted(maps.Keys(f.took)) {
+		ds := f.took[name]
+		slices.Sort(ds)
+		t.Logf("%-14s %4d ended: p50 %v, p99 %v, max %v", name, len(ds), ds[len(ds)/2].Round(time.Millisecond),
+			ds[len(ds)*99/100].Round(time.Millisecond), ds[len(ds)-1].Round(time.Millisecond))
+	}
+	for _, m := range f.failure {
+		t.Error(m)
+	}
+	if len(f.acks.asked) < 20 {
+		t.Errorf("only %d asks acknowledged: the fleet did not run", len(f.acks.asked))
+	}
+
+	// every ledger reads back, each id once
+	r := f.run(context.Background(), nil, "clarify", "list", "--all", "--json")
+	if r.code != 0 {
+		t.Fatalf("list --all: exit %d: %s", r.code, r.stderr)
+	}
+	var all struct {
+		Data []record `json:"data"`
+	}
+	if err := json.Unmarshal(r.stdout, &all); err != nil {
+		t.Fatalf("list --all: %v", err)
+	}
+	byID := map[string]record{}
+	for _, c := range all.Data {
+		if _, dup := byID[c.ID]; dup {
+			t.Errorf("%s is in the ledgers twice", c.ID)
+		}
+		byID[c.ID] = c
+	}
+	has := func(c record, body string) bool {
+		return slices.ContainsFunc(c.Thread, func(e struct {
+			Type string `json:"type"`
+			Body string `json:"body"`
+		}) bool {
+			return e.Body == body
+		})
+	}
+	for id, q := range f.acks.asked {
+		c, ok := byID[id]
+		switch {
+		case !ok:
+			t.Errorf("ask acknowledged %s, which no ledger holds (lost write)", id)
+		case len(c.Thread) == 0 || c.Thread[0].Body != q:
+			t.Errorf("%s: the first entry is not the question asked under that id (%q)", id, q)
+		}
+	}
+	for id, said := range f.acks.said {
+		for _, body := range said {
+			if c := byID[id]; !has(c, body) {
+				t.Errorf("%s: acknowledged %q, which its thread does not hold (lost write)", id, body)
+			}
+		}
+	}
+	for id := range f.acks.resolved {
+		if c := byID[id]; c.Status != "resolved" {
+			t.Errorf("%s: resolved, acknowledged, now %q", id, c.Status)
+		}
+	}
+	t.Logf("%d clarifications; %d asks, %d threads added to, %d resolutions acknowledged",
+		len(byID), len(f.acks.asked), len(f.acks.said), len(f.acks.resolved))
+
+	// the event log: one whole JSON object a line
+	ev, err := os.Open(filepath.Join(f.root, ".agentx", "state", "events.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ev.Close()
+	sc := bufio.NewScanner(ev)
+	sc.Buffer(nil, 1<<20)
+	for n := 1; sc.Scan(); n++ {
+		if !json.Valid(sc.Bytes()) {
+			t.Errorf("events.jsonl:%d is not whole: %.200q", n, sc.Text())
+		}
+	}
+
+	// doctor: the ledgers, the index and the event log are sound; what the
+	// kills leave (a temp file, a lock file) is a warning, not an error
+	d := f.run(context.Background(), nil, "doctor", "--json")
+	var doc struct {
+		Data struct {
+			Findings []struct {
+				Check, Severity, Path, Problem string
+			} `json:"findings"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(d.stdout, &doc); err != nil {
+		t.Fatalf("doctor --json: exit %d, %v: %s %s", d.code, err, d.stdout, d.stderr)
+	}
+	for _, fd := range doc.Data.Findings {
+		if fd.Severity != "warning" {
+			t.Errorf("doctor: %s %s %s: %s", fd.Severity, fd.Check, filepath.Base(fd.Path), fd.Problem)
+		}
+	}
+	if d.code != 0 {
+		t.Errorf("doctor: exit %d: %s", d.code, d.stderr)
+	}
+	t.Logf("doctor: %d warnings (what the kills left)", len(doc.Data.Findings))
+}
