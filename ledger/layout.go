@@ -403,7 +403,8 @@ func (l *Ledger) close() {
 // whose records start at head and have the lengths lens, after checking
 // that path is the file written (ino: the temp file's inode). A ledger under
 // layoutMin has none. Derived data: a failure only means the next write
-// reads the ledger whole.
+// reads the ledger whole. Written only here, under the issue's lock (a
+// temp file a killed writer left is replaced: atomicfile.Options.Locked).
 func (s *Store) saveLayout(path string, l *Ledger, ino uint64, head int64, lens []int64) {
 	memo := s.LayoutPath(l.IssueNumber)
 	fi, err := os.Lstat(path)
@@ -415,7 +416,7 @@ func (s *Store) saveLayout(path string, l *Ledger, ino uint64, head int64, lens 
 		return
 	}
 	if fs := fileStampOf(fi); fs.Ino == ino && fs.CTime != 0 {
-		_ = atomicfile.WriteDerived(s.dir, memo, encodeLayout(l.IssueNumber, fs, head, l.Clarifications, lens))
+		_ = atomicfile.WriteDerivedLocked(s.dir, memo, encodeLayout(l.IssueNumber, fs, head, l.Clarifications, lens))
 	}
 }
 

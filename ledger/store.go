@@ -388,7 +388,9 @@ func (s *Store) writeLedgerFile(issue int, path string, lk *lock.Lock, l *Ledger
 		first int64
 		lens  []int64
 	)
-	o := atomicfile.Options{Durable: true, BeforeRename: func(tmp os.FileInfo) error {
+	// Locked: only the holder of the issue's lock writes its ledger, so
+	// a temp file a killed writer left is replaced by the next write.
+	o := atomicfile.Options{Durable: true, Locked: true, BeforeRename: func(tmp os.FileInfo) error {
 		ino = fileID(tmp)
 		if len(open) > 0 {
 			// Before the rename: a reader never sees a ledger with open

@@ -18,8 +18,9 @@
 //	issue-42.json.lock.queue     an empty file agentx processes flock(2) on;
 //	                             never deleted, and must not be: a deleted
 //	                             flock file lets two processes hold it at once
-//	issue-42.json.lock.tmp-*     a lock being prepared; removed at once, but
-//	                             one can be left behind by a killed process
+//	issue-42.json.lock.tmp-held  a lock being prepared, by the holder of the
+//	                             queue's flock; removed at once, and one a
+//	                             killed process left is replaced by the next
 //
 // No path here is followed through a symlink: a symlink (or a FIFO) where a
 // lock file belongs is refused with a *NotRegularError naming it.

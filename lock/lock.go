@@ -512,10 +512,16 @@ func (a *acquirer) prepare() error {
 	return nil
 }
 
-// writeTemp writes data to a new file <lock>.tmp-* in the lock's directory
-// (created O_CREAT|O_EXCL) and closes it.
+// writeTemp writes data to <lock>.tmp-held in the lock's directory
+// (created O_CREAT|O_EXCL, once what a killed process left there is
+// removed: only the holder of the kernel lock prepares the lock file, so
+// the name is its alone) and closes it.
 func writeTemp(lockPath string, data []byte) (name string, err error) {
-	f, err := os.CreateTemp(filepath.Dir(lockPath), filepath.Base(lockPath)+TempInfix+"*")
+	name = lockPath + TempInfix + "held"
+	if err := os.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return "", err
+	}
+	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return "", err
 	}

@@ -763,3 +763,40 @@ func takeoverHelper(data string, fail func(string, ...any) int) int {
 	}
 	return code
 }
+
+// TestLeftoverTempReplaced: the lock file is prepared under one name, by
+// the holder of the queue's flock; what a process killed while preparing
+// it left there (half written, or a link someone made) is replaced by the
+// next Acquire, never linked as the lock or followed, and none stays.
+func TestLeftoverTempReplaced(t *testing.T) {
+	for _, link := range []bool{false, true} {
+		dir := t.TempDir()
+		data := filepath.Join(dir, "issue-7.json")
+		tmp := data + ".lock" + TempInfix + "held"
+		victim := filepath.Join(t.TempDir(), "victim")
+		if err := os.WriteFile(victim, []byte("keep"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if link {
+			if err := os.Symlink(victim, tmp); err != nil {
+				t.Fatal(err)
+			}
+		} else if err := os.WriteFile(tmp, []byte(`{"pid":`), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		l, err := Acquire(t.Context(), data, Options{})
+		if err != nil {
+			t.Fatalf("link %v: %v", link, err)
+		}
+		if l.Info().PID != os.Getpid() {
+			t.Errorf("link %v: lock holds %+v", link, l.Info())
+		}
+		assertNoTemps(t, dir)
+		if err := l.Release(); err != nil {
+			t.Fatal(err)
+		}
+		if b, _ := os.ReadFile(victim); string(b) != "keep" {
+			t.Errorf("link %v: the file the leftover pointed at now holds %q", link, b)
+		}
+	}
+}

@@ -1,7 +1,9 @@
 package atomicfile
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -33,6 +35,13 @@ type Options struct {
 	// failed on. Linux only; elsewhere, or when the file system has no
 	// leases, the write is an ordinary one.
 	Shadow string
+	// Locked says that every writer of path holds one lock while it
+	// writes (a ledger's, under its issue's lock): the temp file then has
+	// one name, LockedTemp(path), and what a killed writer left there is
+	// replaced by the next write instead of staying until doctor --fix
+	// removes it. Never for a file written without that lock: two writers
+	// would share the name.
+	Locked bool
 }
 
 // WriteWith replaces path with data like Write, as o says.
@@ -66,7 +75,7 @@ func write(path string, perm os.FileMode, o Options, fill func(*Target) error) (
 	f, patch := openShadow(o.Shadow, path, perm)
 	shadow := f != nil
 	if !shadow {
-		if f, err = os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*"); err != nil {
+		if f, err = createTemp(path, o.Locked); err != nil {
 			return fmt.Errorf("write %s: %w", path, err)
 		}
 	}
@@ -150,6 +159,27 @@ func write(path string, perm os.FileMode, o Options, fill func(*Target) error) (
 	return SyncDir(dir)
 }
 
+// createTemp creates the temp file a write of path goes through: a new
+// name, or with locked LockedTemp(path), once what a killed writer left
+// there is removed. Created O_EXCL either way: never through a link.
+func createTemp(path string, locked bool) (*os.File, error) {
+	if !locked {
+		return os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	}
+	tmp := LockedTemp(path)
+	if err := os.Remove(tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	return os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+}
+
+// LockedTemp is the one temp file name of the writes of path made under
+// its lock (Options.Locked): .NAME.tmp-locked beside it, a temp file's
+// name (IsTemp).
+func LockedTemp(path string) string {
+	return filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp-locked")
+}
+
 // SyncDir fsyncs a directory so that a rename or create in it is durable.
 func SyncDir(dir string) error {
 	d, err := os.Open(dir)
@@ -199,6 +229,16 @@ func IsShadow(name string) bool {
 // under base: never through a symbolic link between base and path, the
 // directories created as needed, without fsync (see WriteVolatile).
 func WriteDerived(base, path string, data []byte) error {
+	return writeDerived(base, path, data, Options{})
+}
+
+// WriteDerivedLocked is WriteDerived for a file written only under a lock
+// every writer of it holds (Options.Locked).
+func WriteDerivedLocked(base, path string, data []byte) error {
+	return writeDerived(base, path, data, Options{Locked: true})
+}
+
+func writeDerived(base, path string, data []byte, o Options) error {
 	if err := CheckNoLinks(base, path); err != nil {
 		return err
 	}
@@ -208,5 +248,5 @@ func WriteDerived(base, path string, data []byte) error {
 	if err := CheckNoLinks(base, path); err != nil { // a link made meanwhile
 		return err
 	}
-	return WriteVolatile(path, data, 0o644)
+	return WriteWith(path, data, 0o644, o)
 }

@@ -140,3 +140,44 @@ func names(t *testing.T, dir string) []string {
 	}
 	return out
 }
+
+// TestLockedTempReplacesLeftovers: a write under the file's lock
+// (Options.Locked) goes through the one name LockedTemp; what a killed
+// writer left there (a half-written file, or a link someone made) is
+// replaced, never written through, and no temp file stays.
+func TestLockedTempReplacesLeftovers(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		leftover func(t *testing.T, tmp, victim string)
+	}{
+		{"none", func(*testing.T, string, string) {}},
+		{"half-written file", func(t *testing.T, tmp, _ string) {
+			require.NoError(t, os.WriteFile(tmp, []byte(`{"clarifications":[{"id":`), 0o600))
+		}},
+		{"link to another file", func(t *testing.T, tmp, victim string) { require.NoError(t, os.Symlink(victim, tmp)) }},
+		{"dangling link", func(t *testing.T, tmp, victim string) {
+			require.NoError(t, os.Symlink(filepath.Join(filepath.Dir(victim), "nowhere"), tmp))
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir, other := t.TempDir(), t.TempDir()
+			p := filepath.Join(dir, "issue-1.json")
+			victim := filepath.Join(other, "victim")
+			require.NoError(t, os.WriteFile(victim, []byte("keep"), 0o644))
+			tmp := LockedTemp(p)
+			assert.Equal(t, filepath.Join(dir, ".issue-1.json.tmp-locked"), tmp)
+			assert.True(t, IsTemp(filepath.Base(tmp)), "a temp file's name: doctor and .gitignore know it")
+			tc.leftover(t, tmp, victim)
+
+			require.NoError(t, WriteWith(p, []byte("new"), 0o644, Options{Durable: true, Locked: true}))
+			got, err := os.ReadFile(p)
+			require.NoError(t, err)
+			assert.Equal(t, "new", string(got))
+			assert.Equal(t, []string{"issue-1.json"}, names(t, dir), "the leftover went, and no temp file stays")
+			kept, err := os.ReadFile(victim)
+			require.NoError(t, err)
+			assert.Equal(t, "keep", string(kept))
+			assert.Equal(t, []string{"victim"}, names(t, other))
+		})
+	}
+}

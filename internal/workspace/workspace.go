@@ -84,7 +84,7 @@ func (e *ExistsError) Hint() string {
 
 // StateGitignore keeps lock files, temp files and the per-machine caches
 // and memos out of version control.
-const StateGitignore = "# agentx: lock files are transient and never committed\n*.lock\n*.lock.takeover\n*.lock.queue\n" +
+const StateGitignore = "# agentx: lock files are transient and never committed\n*.lock\n*.lock.takeover\n*.lock.queue\n*.lock.tmp-*\n" +
 	"# temp files of writes in progress, and caches and memos derived per machine\n.*.tmp-*\ncache/\nledgers/\nmonitor/\ndoctor/\nevaluations/revise/\n"
 
 // Init writes the default files (relative path → content) under

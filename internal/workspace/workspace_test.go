@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"maps"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -151,4 +152,43 @@ func snapshot(t *testing.T, dir string) map[string]string {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// TestStateGitignore holds state/.gitignore to the files agentx leaves in
+// state/, with git itself: lock files, the lock being prepared, temp files
+// (those a killed writer leaves too) and the per-machine caches are
+// ignored; the ledgers, the event log and the records are not.
+func TestStateGitignore(t *testing.T) {
+	git, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("no git")
+	}
+	dir := t.TempDir()
+	if out, err := exec.Command(git, "init", "-q", dir).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v: %s", err, out)
+	}
+	if err := os.WriteFile(filepath.Join(dir, ".gitignore"), []byte(StateGitignore), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ignored := func(name string) bool {
+		c := exec.Command(git, "check-ignore", "-q", "--no-index", name)
+		c.Dir = dir
+		return c.Run() == nil
+	}
+	for _, name := range []string{
+		"clarifications/issue-7.json.lock", "clarifications/issue-7.json.lock.queue", "agent-status.json.lock.takeover",
+		"clarifications/issue-7.json.lock.tmp-held", "clarifications/issue-7.json.lock.tmp-3749226442",
+		"clarifications/.issue-7.json.tmp-locked", "clarifications/.issue-7.json.tmp-4036774426",
+		"clarifications/.issue-7.json.tmp-shadow", "index/.issue-7.json.tmp-1", "ledgers/.issue-7.layout.tmp-locked",
+		"ledgers/issue-7.layout", "monitor/digest", "cache/workflows", "doctor/schema-ok.json", "evaluations/revise/issue-7.json",
+	} {
+		if !ignored(name) {
+			t.Errorf("%s is not ignored", name)
+		}
+	}
+	for _, name := range []string{"clarifications/issue-7.json", "events.jsonl", "hooks/issue-7.json", "evaluations/issue-7.json"} {
+		if ignored(name) {
+			t.Errorf("%s is ignored", name)
+		}
+	}
 }
