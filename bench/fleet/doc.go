@@ -11,7 +11,9 @@
 //     so the largest ones ask fewer each);
 //  2. history cost: asks on an issue holding 10 clarifications against one
 //     holding 5,000;
-//  3. start-up: the CPU of `agentx version` against a hello-world Go program;
+//  3. start-up: the CPU of `agentx version` against a hello-world Go program,
+//     and against the floor of the libraries agentx is built on (cobra and
+//     toml, nothing of agentx: bench/internal/floor);
 //  4. reads at scale: time and peak memory of `agentx events`, `clarify
 //     list --all`, `clarify stats` and `doctor` on 10,000 ledgers and an
 //     event log of a million lines;

@@ -145,6 +145,7 @@ type bench struct {
 	tmp    string
 	agentx string
 	hello  string
+	floor  string // bench/internal/floor: cobra and toml, nothing of agentx
 }
 
 // report is every figure of a run.
@@ -186,8 +187,9 @@ func run(ctx context.Context, c config, stdout, stderr io.Writer) (err error) {
 	b := &bench{r: newRunner(c.timeout), tmp: tmp, agentx: filepath.Join(tmp, "agentx")}
 	progress := func(format string, args ...any) { fmt.Fprintf(stderr, "fleet: "+format+"\n", args...) }
 
-	progress("building agentx, agentx-full beside it, and hello world (CGO_ENABLED=0)")
-	for _, pkg := range []string{"./cmd/agentx", "./cmd/agentx-full"} {
+	progress("building agentx, agentx-full beside it, the libraries' floor and hello world (CGO_ENABLED=0)")
+	b.floor = filepath.Join(tmp, "floor")
+	for _, pkg := range []string{"./cmd/agentx", "./cmd/agentx-full", "./bench/internal/floor"} {
 		if err := build(ctx, "", pkg, filepath.Join(tmp, filepath.Base(pkg))); err != nil {
 			return fmt.Errorf("%w (run from the repository root)", err)
 		}

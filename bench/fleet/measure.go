@@ -102,19 +102,23 @@ func (b *bench) history(ctx context.Context, sizes []int, runs int) (*historyCos
 	return h, nil
 }
 
-// startupCost compares `agentx version` with a hello-world Go program.
+// startupCost compares `agentx version` with a hello-world Go program, and
+// with the floor of the libraries it is built on (bench/internal/floor).
 type startupCost struct {
-	Agentx   timing  `json:"agentx_version"`
-	Hello    timing  `json:"hello_world"`
-	CPURatio float64 `json:"cpu_ratio"` // agentx's median CPU over hello world's
+	Agentx     timing  `json:"agentx_version"`
+	Hello      timing  `json:"hello_world"`
+	Libraries  timing  `json:"libraries_floor"`
+	CPURatio   float64 `json:"cpu_ratio"`           // agentx's median CPU over hello world's
+	FloorRatio float64 `json:"libraries_cpu_ratio"` // the libraries' floor's over hello world's
 }
 
 func (b *bench) startup(ctx context.Context, runs int) (*startupCost, error) {
-	ts, err := b.rounds(ctx, runs, true, []job{{argv: []string{b.agentx, "version"}}, {argv: []string{b.hello}}})
+	ts, err := b.rounds(ctx, runs, true, []job{{argv: []string{b.agentx, "version"}}, {argv: []string{b.hello}}, {argv: []string{b.floor, "version"}}})
 	if err != nil {
 		return nil, err
 	}
-	return &startupCost{Agentx: ts[0], Hello: ts[1], CPURatio: ratio(ts[0].CPU.P50, ts[1].CPU.P50)}, nil
+	return &startupCost{Agentx: ts[0], Hello: ts[1], Libraries: ts[2],
+		CPURatio: ratio(ts[0].CPU.P50, ts[1].CPU.P50), FloorRatio: ratio(ts[2].CPU.P50, ts[1].CPU.P50)}, nil
 }
 
 // scaleReads is the read commands on a large workspace.

@@ -56,6 +56,19 @@ func TestFleetUnderChaos(t *testing.T) {
 	if r := f.run(context.Background(), nil, "init"); r.code != 0 {
 		t.Fatalf("init: exit %d: %s", r.code, r.stderr)
 	}
+	// A lock wait of 30 s, not 5: this is about what is written, and a
+	// machine busy with other tests (go test ./... runs packages at once)
+	// can stretch the queue; a wait that still times out fails the test.
+	cfg := filepath.Join(f.root, ".agentx", "config.toml")
+	b, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b2 := bytes.Replace(b, []byte("\nwait = \"5s\""), []byte("\nwait = \"30s\""), 1); bytes.Equal(b, b2) {
+		t.Fatalf("%s: no [lock] wait = \"5s\" to lengthen", cfg)
+	} else if err := os.WriteFile(cfg, b2, 0o644); err != nil {
+		t.Fatal(err)
+	}
 
 	ctx, stop := context.WithTimeout(context.Background(), soak)
 	defer stop()
