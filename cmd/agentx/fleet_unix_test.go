@@ -53,7 +53,7 @@ func TestFleetUnderChaos(t *testing.T) {
 		t.Fatalf("go build agentx-full: %v\n%s", err, out)
 	}
 	f := &fleet{t: t, bin: bin, root: t.TempDir(), live: map[int]*exec.Cmd{}}
-	if r := f.run(context.Background(), nil, "init"); r.code != 0 {
+	if r := f.run(nil, "init"); r.code != 0 {
 		t.Fatalf("init: exit %d: %s", r.code, r.stderr)
 	}
 	// A lock wait of 30 s, not 5: this is about what is written, and a
@@ -73,12 +73,12 @@ func TestFleetUnderChaos(t *testing.T) {
 	ctx, stop := context.WithTimeout(context.Background(), soak)
 	defer stop()
 	var wg sync.WaitGroup
-	agent := func(n int, loop func(ctx context.Context, rng *rand.Rand, k int)) {
+	agent := func(n int, loop func(rng *rand.Rand, k int)) {
 		for i := range n {
 			wg.Go(func() {
 				rng := rand.New(rand.NewPCG(uint64(i), uint64(time.Now().UnixNano())))
 				for k := 0; ctx.Err() == nil; k++ {
-					loop(ctx, rng, k)
+					loop(rng, k)
 				}
 			})
 		}
@@ -87,79 +87,79 @@ func TestFleetUnderChaos(t *testing.T) {
 	engineer := []string{"AGENTX_AGENT=engineer"}
 	architect := []string{"AGENTX_AGENT=architect"}
 
-	agent(6, func(ctx context.Context, rng *rand.Rand, k int) { // engineers asking
+	agent(6, func(rng *rand.Rand, k int) { // engineers asking
 		q := fmt.Sprintf("q-%d-%d: which retry budget applies?", rng.Uint32(), k)
-		r := f.run(ctx, engineer, "clarify", "ask", "--issue", issue(rng), "--from", "engineer", "--to", "architect",
+		r := f.run(engineer, "clarify", "ask", "--issue", issue(rng), "--from", "engineer", "--to", "architect",
 			"--topic", "retries", "--question", q, "--non-blocking", "--json")
 		if r.check("ask", 0) {
 			f.note(func(a *acks) { a.asked[r.id()] = q })
 		}
 	})
-	agent(3, func(ctx context.Context, rng *rand.Rand, k int) { // the architect answering
-		id := f.pick(ctx, rng, architect, "pending", "stale")
+	agent(3, func(rng *rand.Rand, k int) { // the architect answering
+		id := f.pick(rng, architect, "pending", "stale")
 		if id == "" {
 			return
 		}
 		body := fmt.Sprintf("a-%d-%d: three tries", rng.Uint32(), k)
-		r := f.run(ctx, architect, "clarify", "answer", id, "--from", "architect", "--body", body, "--json")
+		r := f.run(architect, "clarify", "answer", id, "--from", "architect", "--body", body, "--json")
 		if r.check("answer", 0, 4, 6) && r.code == 0 {
 			f.note(func(a *acks) { a.said[id] = append(a.said[id], body) })
 		}
 	})
-	agent(2, func(ctx context.Context, rng *rand.Rand, k int) { // engineers following up or resolving
-		id := f.pick(ctx, rng, engineer, "answered")
+	agent(2, func(rng *rand.Rand, k int) { // engineers following up or resolving
+		id := f.pick(rng, engineer, "answered")
 		if id == "" {
 			return
 		}
 		body := fmt.Sprintf("r-%d-%d", rng.Uint32(), k)
 		if rng.IntN(3) == 0 {
-			r := f.run(ctx, engineer, "clarify", "followup", id, "--body", body+": and for reads?", "--json")
+			r := f.run(engineer, "clarify", "followup", id, "--body", body+": and for reads?", "--json")
 			if r.check("followup", 0, 4, 6) && r.code == 0 {
 				f.note(func(a *acks) { a.said[id] = append(a.said[id], body+": and for reads?") })
 			}
 			return
 		}
-		r := f.run(ctx, engineer, "clarify", "resolve", id, "--from", "engineer", "--body", body, "--json")
+		r := f.run(engineer, "clarify", "resolve", id, "--from", "engineer", "--body", body, "--json")
 		if r.check("resolve", 0, 4, 6) && r.code == 0 {
 			f.note(func(a *acks) { a.said[id] = append(a.said[id], body); a.resolved[id] = true })
 		}
 	})
-	agent(1, func(ctx context.Context, rng *rand.Rand, k int) { // a person settling escalations
-		id := f.pick(ctx, rng, nil, "escalated")
+	agent(1, func(rng *rand.Rand, k int) { // a person settling escalations
+		id := f.pick(rng, nil, "escalated")
 		if id == "" {
 			return
 		}
 		body := fmt.Sprintf("h-%d-%d: use three", rng.Uint32(), k)
-		r := f.run(ctx, nil, "clarify", "resolve", id, "--from", "human", "--as", "Alice", "--body", body, "--json")
+		r := f.run(nil, "clarify", "resolve", id, "--from", "human", "--as", "Alice", "--body", body, "--json")
 		if r.check("human resolve", 0, 6) && r.code == 0 {
 			f.note(func(a *acks) { a.said[id] = append(a.said[id], body); a.resolved[id] = true })
 		}
 	})
-	agent(2, func(ctx context.Context, rng *rand.Rand, k int) { // monitors on hosts whose clocks run ahead
+	agent(2, func(rng *rand.Rand, k int) { // monitors on hosts whose clocks run ahead
 		ahead := 45 * time.Minute
 		if k%2 == 1 {
 			ahead = 6 * time.Hour
 		}
 		now := "AGENTX_NOW=" + time.Now().Add(ahead).UTC().Format(time.RFC3339)
-		f.run(ctx, []string{now}, "monitor", "--json").check("monitor", 0)
+		f.run([]string{now}, "monitor", "--json").check("monitor", 0)
 		time.Sleep(100 * time.Millisecond)
 	})
-	agent(1, func(ctx context.Context, rng *rand.Rand, k int) { // an engineer starting and finishing work
+	agent(1, func(rng *rand.Rand, k int) { // an engineer starting and finishing work
 		phase := "start"
 		if k%2 == 1 {
 			phase = "finish" // closes what the engineer left open there
 		}
-		f.run(ctx, engineer, "hook", phase, "--issue", issue(rng), "--agent", "engineer", "--json").check("hook "+phase, 0)
+		f.run(engineer, "hook", phase, "--issue", issue(rng), "--agent", "engineer", "--json").check("hook "+phase, 0)
 		time.Sleep(500 * time.Millisecond)
 	})
-	agent(1, func(ctx context.Context, rng *rand.Rand, k int) { // readers
+	agent(1, func(rng *rand.Rand, k int) { // readers
 		switch k % 3 {
 		case 0:
-			f.run(ctx, nil, "clarify", "list", "--all", "--json").check("list", 0)
+			f.run(nil, "clarify", "list", "--all", "--json").check("list", 0)
 		case 1:
-			f.run(ctx, nil, "ready", "--json").check("ready", 0)
+			f.run(nil, "ready", "--json").check("ready", 0)
 		default:
-			f.run(ctx, nil, "state", "--json").check("state", 0)
+			f.run(nil, "state", "--json").check("state", 0)
 		}
 	})
 	wg.Go(func() { f.chaos(ctx) })
@@ -213,9 +213,10 @@ type result struct {
 	took           time.Duration
 }
 
-// run runs agentx with args and the extra environment; a process the chaos
-// killed has code -1, and one still running 60 s on is a failure.
-func (f *fleet) run(ctx context.Context, env []string, args ...string) result {
+// run runs agentx with args and the extra environment, to its end (the
+// soak's end stops no command); a process the chaos killed has code -1, and
+// one still running 60 s on is a failure.
+func (f *fleet) run(env []string, args ...string) result {
 	r := result{f: f, args: args}
 	c := exec.Command(f.bin, args...)
 	c.Dir = f.root
@@ -255,7 +256,6 @@ func (f *fleet) run(ctx context.Context, env []string, args ...string) result {
 		f.fail("%v: %v", args, err)
 		r.code = -1
 	}
-	_ = ctx
 	return r
 }
 
@@ -305,8 +305,8 @@ func (r result) id() string {
 
 // pick lists the clarifications in one of statuses and returns one at
 // random ("" for none).
-func (f *fleet) pick(ctx context.Context, rng *rand.Rand, env []string, statuses ...string) string {
-	r := f.run(ctx, env, "clarify", "list", "--status", strings.Join(statuses, ","), "--json")
+func (f *fleet) pick(rng *rand.Rand, env []string, statuses ...string) string {
+	r := f.run(env, "clarify", "list", "--status", strings.Join(statuses, ","), "--json")
 	if !r.check("list", 0) {
 		return ""
 	}
@@ -411,7 +411,7 @@ func (f *fleet) check() {
 	}
 
 	// every ledger reads back, each id once
-	r := f.run(context.Background(), nil, "clarify", "list", "--all", "--json")
+	r := f.run(nil, "clarify", "list", "--all", "--json")
 	if r.code != 0 {
 		t.Fatalf("list --all: exit %d: %s", r.code, r.stderr)
 	}
@@ -480,14 +480,14 @@ func (f *fleet) check() {
 	// the issue's lock by whoever finds it behind); a ledger's, its layout
 	// memo's or its lock's was replaced by that write.
 	for n := 1; n <= issues; n++ {
-		r := f.run(context.Background(), []string{"AGENTX_AGENT=engineer"}, "clarify", "ask", "--issue", strconv.Itoa(n), "--from", "engineer",
+		r := f.run([]string{"AGENTX_AGENT=engineer"}, "clarify", "ask", "--issue", strconv.Itoa(n), "--from", "engineer",
 			"--to", "architect", "--topic", "retries", "--question", "the last one", "--non-blocking")
 		if r.code != 0 {
 			t.Errorf("ask after the chaos: exit %d: %s", r.code, r.stderr)
 		}
 	}
 	doctor := func(args ...string) (findings []string, code int) {
-		d := f.run(context.Background(), nil, append([]string{"doctor", "--json"}, args...)...)
+		d := f.run(nil, append([]string{"doctor", "--json"}, args...)...)
 		var doc struct {
 			Data struct {
 				Findings []struct {
