@@ -210,9 +210,20 @@ func waiting(entries []ledger.IndexEntry, fs []Finding, now time.Time, cfg Confi
 	return out
 }
 
-// moves are the findings' actions that move a clarification.
-var moves = map[Action]ledger.Status{
-	ActMarkStale: ledger.Stale, ActEscalate: ledger.Escalated, ActAbandon: ledger.Abandoned, ActResolve: ledger.Resolved,
+// moveOf is the status a finding's action moves its clarification to
+// (false for a retry, which moves nothing itself).
+func moveOf(a Action) (ledger.Status, bool) {
+	switch a {
+	case ActMarkStale:
+		return ledger.Stale, true
+	case ActEscalate:
+		return ledger.Escalated, true
+	case ActAbandon:
+		return ledger.Abandoned, true
+	case ActResolve:
+		return ledger.Resolved, true
+	}
+	return "", false
 }
 
 // act carries out findings on one issue and records how each went (in a
@@ -220,17 +231,19 @@ var moves = map[Action]ledger.Status{
 // update (router.Hub.Apply); then, one at a time, the retries, which run a
 // responder or a notify command, and so are not made under the lock.
 func (m *Monitor) act(ctx context.Context, fs []Finding, hook *Hook, end time.Time) {
-	if m.DryRun || ctx.Err() != nil {
+	if err := ctx.Err(); m.DryRun || err != nil {
 		for i := range fs {
-			if fs[i].Result = Planned; !m.DryRun {
-				fs[i].Result, fs[i].Error = Failed, ctx.Err().Error()
+			if m.DryRun {
+				fs[i].Result = Planned
+			} else {
+				fs[i].Result, fs[i].Error = Failed, err.Error()
 			}
 		}
 		return
 	}
 	var mvs []router.Move
 	for _, f := range fs {
-		if to, ok := moves[f.Action]; ok {
+		if to, ok := moveOf(f.Action); ok {
 			mvs = append(mvs, router.Move{ID: f.ID, To: to, Reason: f.Reason, Guard: m.guard(f, hook)})
 		}
 	}
@@ -244,7 +257,7 @@ func (m *Monitor) act(ctx context.Context, fs []Finding, hook *Hook, end time.Ti
 			m.retry(ctx, f, false, end)
 			continue
 		}
-		if _, ok := moves[f.Action]; !ok {
+		if _, ok := moveOf(f.Action); !ok {
 			m.record(ctx, f, fmt.Errorf("unknown action %q", f.Action))
 			continue
 		}
