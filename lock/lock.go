@@ -19,6 +19,7 @@ import (
 
 	"github.com/gofrs/flock"
 
+	"github.com/agentx-cli/agentx/internal/atomicfile"
 	"github.com/agentx-cli/agentx/internal/words"
 )
 
@@ -517,11 +518,7 @@ func (a *acquirer) prepare() error {
 // removed: only the holder of the kernel lock prepares the lock file, so
 // the name is its alone) and closes it.
 func writeTemp(lockPath string, data []byte) (name string, err error) {
-	name = lockPath + TempInfix + "held"
-	if err := os.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return "", err
-	}
-	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	f, err := atomicfile.CreateAfresh(lockPath + TempInfix + "held")
 	if err != nil {
 		return "", err
 	}

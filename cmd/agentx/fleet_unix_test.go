@@ -52,7 +52,8 @@ func TestFleetUnderChaos(t *testing.T) {
 	if out, err := exec.Command("go", "build", "-ldflags=-s -w", "-o", full, "../agentx-full").CombinedOutput(); err != nil {
 		t.Fatalf("go build agentx-full: %v\n%s", err, out)
 	}
-	f := &fleet{t: t, bin: bin, root: t.TempDir(), live: map[int]*exec.Cmd{}}
+	f := &fleet{t: t, bin: bin, root: t.TempDir(), live: map[int]*exec.Cmd{}, runs: map[string]int{}, took: map[string][]time.Duration{},
+		acks: acks{asked: map[string]string{}, said: map[string][]string{}, resolved: map[string]bool{}}}
 	if r := f.run(nil, "init"); r.code != 0 {
 		t.Fatalf("init: exit %d: %s", r.code, r.stderr)
 	}
@@ -198,9 +199,6 @@ type acks struct {
 func (f *fleet) note(fn func(*acks)) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.acks.asked == nil {
-		f.acks = acks{asked: map[string]string{}, said: map[string][]string{}, resolved: map[string]bool{}}
-	}
 	fn(&f.acks)
 }
 
@@ -265,14 +263,8 @@ func (f *fleet) run(env []string, args ...string) result {
 func (r result) check(name string, codes ...int) bool {
 	f := r.f
 	f.mu.Lock()
-	if f.runs == nil {
-		f.runs = map[string]int{}
-	}
 	f.runs[name+" exit "+strconv.Itoa(r.code)]++
 	if r.code != -1 {
-		if f.took == nil {
-			f.took = map[string][]time.Duration{}
-		}
 		f.took[name] = append(f.took[name], r.took)
 	}
 	f.mu.Unlock()
@@ -387,9 +379,18 @@ type record struct {
 	ID     string `json:"id"`
 	Status string `json:"status"`
 	Thread []struct {
-		Type string `json:"type"`
 		Body string `json:"body"`
 	} `json:"thread"`
+}
+
+// holds reports whether the thread has an entry with body.
+func (c record) holds(body string) bool {
+	for _, e := range c.Thread {
+		if e.Body == body {
+			return true
+		}
+	}
+	return false
 }
 
 // check holds the workspace to what the fleet was told.
@@ -428,14 +429,6 @@ func (f *fleet) check() {
 		}
 		byID[c.ID] = c
 	}
-	has := func(c record, body string) bool {
-		return slices.ContainsFunc(c.Thread, func(e struct {
-			Type string `json:"type"`
-			Body string `json:"body"`
-		}) bool {
-			return e.Body == body
-		})
-	}
 	for id, q := range f.acks.asked {
 		c, ok := byID[id]
 		switch {
@@ -447,7 +440,7 @@ func (f *fleet) check() {
 	}
 	for id, said := range f.acks.said {
 		for _, body := range said {
-			if c := byID[id]; !has(c, body) {
+			if !byID[id].holds(body) {
 				t.Errorf("%s: acknowledged %q, which its thread does not hold (lost write)", id, body)
 			}
 		}

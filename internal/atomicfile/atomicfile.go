@@ -166,11 +166,17 @@ func createTemp(path string, locked bool) (*os.File, error) {
 	if !locked {
 		return os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
 	}
-	tmp := LockedTemp(path)
-	if err := os.Remove(tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	return CreateAfresh(LockedTemp(path))
+}
+
+// CreateAfresh creates the file name (read-write, mode 0600, O_EXCL) once
+// whatever is there is removed: a file a killed process left, or a link,
+// which is never followed. For a name only the holder of a lock uses.
+func CreateAfresh(name string) (*os.File, error) {
+	if err := os.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
-	return os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	return os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 }
 
 // LockedTemp is the one temp file name of the writes of path made under
