@@ -366,8 +366,12 @@ type issueIndex struct {
 
 // writeIssueIndex writes issue's index file for the ledger version st (its
 // open entries es; none removes the file). It is derived data: written
-// without fsync, and never through a symlink.
-func (s *Store) writeIssueIndex(issue int, st stamp, es []IndexEntry) error {
+// without fsync, and never through a symlink. locked says the caller holds
+// the issue's lock: the temp file then has the one name every holder uses
+// (atomicfile.Options.Locked), so what a holder killed mid-write left is
+// replaced by the next write; readers that heal an index file without the
+// lock take names of their own.
+func (s *Store) writeIssueIndex(issue int, st stamp, es []IndexEntry, locked bool) error {
 	if len(es) == 0 {
 		s.noteIndex(0, stamp{}, nil)
 		path := s.IssueIndexPath(issue)
@@ -379,12 +383,12 @@ func (s *Store) writeIssueIndex(issue int, st stamp, es []IndexEntry) error {
 		}
 		return nil
 	}
-	return s.writeIndexFile(issue, st, es)
+	return s.writeIndexFile(issue, st, es, locked)
 }
 
 // writeIndexFile writes issue's index file as given. An entry read from
 // the previous index file (taken over by entriesOf) is written as read.
-func (s *Store) writeIndexFile(issue int, st stamp, es []IndexEntry) error {
+func (s *Store) writeIndexFile(issue int, st stamp, es []IndexEntry, locked bool) error {
 	path := s.IssueIndexPath(issue)
 	size := 128
 	for _, e := range es {
@@ -418,13 +422,11 @@ func (s *Store) writeIndexFile(issue int, st stamp, es []IndexEntry) error {
 	data = append(data, "]}\n"...)
 	// never into a directory that is a link (a cloned repository can
 	// hold one pointing anywhere): reads make index files afresh too
-	if err := atomicfile.CheckNoLinks(s.dir, path); err != nil {
-		return err
+	write := atomicfile.WriteDerived
+	if locked {
+		write = atomicfile.WriteDerivedLocked
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("index %s: %w", path, err)
-	}
-	if err := atomicfile.WriteVolatile(path, data, perm); err != nil {
+	if err := write(s.dir, path, data); err != nil {
 		return err
 	}
 	s.noteIndex(issue, st, es)
@@ -536,7 +538,7 @@ func (s *Store) OpenEntriesStamped(issue int, heal bool) ([]IndexEntry, Stamp, e
 		return nil, Stamp{}, err
 	}
 	es := EntriesOf(l)
-	if heal && len(es) > 0 && st != (Stamp{}) && s.writeIndexFile(issue, st, es) == nil {
+	if heal && len(es) > 0 && st != (Stamp{}) && s.writeIndexFile(issue, st, es, false) == nil {
 		// The index file was made from another version of the ledger:
 		// another tool wrote it, or the workspace was copied or cloned
 		// (every file a new inode). Made afresh, so that the next reader
@@ -659,7 +661,7 @@ func (s *Store) RebuildIndex(ctx context.Context) (ix *Index, skipped []error, e
 			// An index file that matches no ledger version: every reader
 			// reads this ledger, fails, and reports it (ready: BLOCKED).
 			unreadable[issue] = true
-			if werr := s.writeIndexFile(issue, stamp{}, nil); werr != nil && err == nil {
+			if werr := s.writeIndexFile(issue, stamp{}, nil, false); werr != nil && err == nil {
 				err = werr
 			}
 			return
@@ -669,7 +671,7 @@ func (s *Store) RebuildIndex(ctx context.Context) (ix *Index, skipped []error, e
 			return
 		}
 		ix.Issues[issue] = es
-		if werr := s.writeIssueIndex(issue, st, es); werr != nil && err == nil {
+		if werr := s.writeIssueIndex(issue, st, es, false); werr != nil && err == nil {
 			err = werr
 		}
 	})
@@ -679,7 +681,7 @@ func (s *Store) RebuildIndex(ctx context.Context) (ix *Index, skipped []error, e
 	indexed, _ := s.IssuesWithFile(IndexDir)
 	for _, n := range indexed {
 		if _, open := ix.Issues[n]; !open && !unreadable[n] {
-			_ = s.writeIssueIndex(n, stamp{}, nil) // removes the file
+			_ = s.writeIssueIndex(n, stamp{}, nil, false) // removes the file
 		}
 	}
 	if err := atomicfile.CheckNoLinks(s.dir, s.builtPath()); err != nil {
@@ -759,7 +761,7 @@ func (s *Store) SyncIndex(ctx context.Context, issue int) (changed bool, err err
 	if len(want) == 0 && errors.Is(ierr, fs.ErrNotExist) {
 		return false, nil // no file, and none wanted
 	}
-	return true, s.writeIssueIndex(issue, st, want)
+	return true, s.writeIssueIndex(issue, st, want, true)
 }
 
 func sameEntries(a, b []IndexEntry) bool {

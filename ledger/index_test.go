@@ -102,7 +102,7 @@ func TestIndexSurvivesACrashBetweenRenames(t *testing.T) {
 		l, rerr := s.Read(7)
 		require.NoError(t, rerr)
 		require.NoError(t, move(Answered)(l))
-		require.NoError(t, s.writeIssueIndex(7, stampOf(tmp), EntriesOf(l)))
+		require.NoError(t, s.writeIssueIndex(7, stampOf(tmp), EntriesOf(l), false))
 		return crash
 	}})
 	require.ErrorIs(t, err, crash)

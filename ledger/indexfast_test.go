@@ -18,7 +18,7 @@ import (
 func indexFileOf(t testing.TB, st stamp, es []IndexEntry) []byte {
 	t.Helper()
 	s := NewStore(t.TempDir(), lock.Options{}, nil)
-	require.NoError(t, s.writeIndexFile(7, st, es))
+	require.NoError(t, s.writeIndexFile(7, st, es, false))
 	data, err := os.ReadFile(s.IssueIndexPath(7))
 	require.NoError(t, err)
 	return data

@@ -7,9 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"reflect"
 	"runtime"
 	"strconv"
@@ -383,6 +385,17 @@ func killWriters(t *testing.T, seed, iterations int) {
 		// every state; each write compared it anew
 		assert.FileExists(t, atomicfile.ShadowOf(s.Path(7)))
 	}
+	// Every file a writer makes under the lock has one temp name
+	// (the ledger's, its index file's, its layout memo's, the lock's
+	// prepared file): however many writers were killed, no more than one
+	// temp file of each is left, for the next write to replace.
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && atomicfile.IsTemp(d.Name()) && !strings.HasSuffix(d.Name(), ".tmp-locked") {
+			t.Errorf("a killed writer left %s, which no write replaces", p)
+		}
+		return err
+	})
+	require.NoError(t, err)
 	t.Logf("%d kills, %d landed mid-run, %d acknowledged writes all present", iterations, killedMidRun, len(acked))
 	assert.Greater(t, killedMidRun, iterations*9/10, "kills must land while the writer runs")
 	assert.NotEmpty(t, acked)

@@ -395,7 +395,7 @@ func (s *Store) writeLedgerFile(issue int, path string, lk *lock.Lock, l *Ledger
 		if len(open) > 0 {
 			// Before the rename: a reader never sees a ledger with open
 			// clarifications that no index file points to.
-			if err := s.writeIssueIndex(issue, stampOf(tmp), open); err != nil {
+			if err := s.writeIssueIndex(issue, stampOf(tmp), open, true); err != nil {
 				return err
 			}
 		}
@@ -422,7 +422,7 @@ func (s *Store) writeLedgerFile(issue int, path string, lk *lock.Lock, l *Ledger
 	}
 	if len(open) == 0 {
 		// After the rename: until then the old ledger may have had some.
-		_ = s.writeIssueIndex(issue, stamp{}, nil)
+		_ = s.writeIssueIndex(issue, stamp{}, nil, true)
 	}
 	if s.remote == nil {
 		s.saveLayout(path, l, ino, first, lens)

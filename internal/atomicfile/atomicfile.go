@@ -35,12 +35,13 @@ type Options struct {
 	// failed on. Linux only; elsewhere, or when the file system has no
 	// leases, the write is an ordinary one.
 	Shadow string
-	// Locked says that every writer of path holds one lock while it
-	// writes (a ledger's, under its issue's lock): the temp file then has
-	// one name, LockedTemp(path), and what a killed writer left there is
-	// replaced by the next write instead of staying until doctor --fix
-	// removes it. Never for a file written without that lock: two writers
-	// would share the name.
+	// Locked says that the writer holds the one lock every writer that
+	// sets Locked for path holds (a ledger's, under its issue's lock):
+	// the temp file then has one name, LockedTemp(path), and what a killed
+	// writer left there is replaced by the next write instead of staying
+	// until doctor --fix removes it. A writer without that lock leaves
+	// Locked unset and takes a name of its own: two writers never share
+	// one.
 	Locked bool
 }
 
@@ -238,8 +239,8 @@ func WriteDerived(base, path string, data []byte) error {
 	return writeDerived(base, path, data, Options{})
 }
 
-// WriteDerivedLocked is WriteDerived for a file written only under a lock
-// every writer of it holds (Options.Locked).
+// WriteDerivedLocked is WriteDerived by a writer that holds the lock
+// every other writer of path that calls it holds (Options.Locked).
 func WriteDerivedLocked(base, path string, data []byte) error {
 	return writeDerived(base, path, data, Options{Locked: true})
 }
