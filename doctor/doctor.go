@@ -40,6 +40,8 @@ const (
 	CheckTemp   = "temp"   // no temp files left by killed writers
 	CheckIndex  = "index"  // the index matches the ledgers
 	CheckLayout = "layout" // each large ledger's layout memo, if in force, describes it
+	// state/.gitignore has the patterns agentx init writes
+	CheckGitignore = "gitignore"
 )
 
 // The severities. Only errors make the workspace unhealthy: a warning is
@@ -75,6 +77,9 @@ type Options struct {
 	Fix      bool
 	StaleAge time.Duration    // a lock or temp file older than this is stale; 0: lock.DefaultStaleAge
 	Now      func() time.Time // the clock; nil: time.Now
+	// Gitignore is what agentx init writes to state/.gitignore: each of
+	// its patterns must have a line there. "" skips the check.
+	Gitignore string
 }
 
 // Run checks the state under store and, with opts.Fix, repairs stale lock
@@ -99,6 +104,7 @@ func Run(ctx context.Context, store *ledger.Store, opts Options) (*Report, error
 		return nil, err
 	}
 	checkIndex(ctx, store, opts, r, built)
+	checkGitignore(store, opts, r)
 	if opts.Fix {
 		fixLayouts(r)
 	}

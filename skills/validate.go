@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -220,19 +219,11 @@ func readSkill(p string) ([]byte, error) {
 	case fi.Size() > MaxFileSize:
 		return nil, fmt.Errorf("%s is %d bytes, more than %d: move the detail to files it links to", FileName, fi.Size(), MaxFileSize)
 	}
-	f, err := atomicfile.OpenFile(p, os.O_RDONLY, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(data) > MaxFileSize {
+	data, err := atomicfile.ReadAtMost(p, MaxFileSize)
+	if errors.Is(err, atomicfile.ErrTooLarge) {
 		return nil, fmt.Errorf("%s is more than %d bytes", FileName, MaxFileSize)
 	}
-	return data, nil
+	return data, err
 }
 
 // crossCheck finds what concerns two skills: a name twice, a name a

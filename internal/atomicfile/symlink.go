@@ -3,6 +3,7 @@ package atomicfile
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -91,4 +92,26 @@ func OpenFile(path string, flag int, perm os.FileMode) (*os.File, error) {
 		}
 	}
 	return f, err
+}
+
+// ErrTooLarge is returned by ReadAtMost for a file larger than asked.
+var ErrTooLarge = errors.New("larger than allowed")
+
+// ReadAtMost reads the file at path, never through a symbolic link in its
+// last component (see OpenFile), and never more than max bytes: a larger
+// file gives an error wrapping ErrTooLarge, which callers word for theirs.
+func ReadAtMost(path string, max int64) ([]byte, error) {
+	f, err := OpenFile(path, os.O_RDONLY, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > max {
+		return nil, fmt.Errorf("%s: %w (%d bytes)", path, ErrTooLarge, max)
+	}
+	return data, nil
 }

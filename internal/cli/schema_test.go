@@ -276,11 +276,14 @@ func TestJSONSchemaScenarios(t *testing.T) {
 		fixture, err := os.ReadFile(filepath.Join(repoRoot, "testdata", "interop", "round-zero.json"))
 		require.NoError(t, err)
 		require.NoError(t, os.WriteFile(filepath.Join(dir, ".agentx", "state", "clarifications", "issue-9.json"), fixture, 0o644))
+		// and a state/.gitignore of an earlier version
+		require.NoError(t, os.WriteFile(filepath.Join(dir, ".agentx", "state", ".gitignore"), []byte("*.lock\n"), 0o644))
 		r := runCmd(t, dir, at(51*time.Hour), "", "doctor", "--json")
 		assert.Equal(t, ext.ExitInvalidData.N, r.code)
 		doc := validateDoc(t, "doctor.json", r.stdout)
 		assert.Contains(t, jsonText(doc), `"severity":"warning"`)
 		assert.Contains(t, jsonText(doc), `"severity":"error"`)
+		assert.Contains(t, jsonText(doc), `"check":"gitignore"`)
 		validateJSON(t, "error.json", r.stderr)
 		// the round-0 record that ledger holds, printed as read
 		validateDoc(t, "clarification.json", ok(t, at(51*time.Hour), "clarify", "show", "CLR-9-001"))

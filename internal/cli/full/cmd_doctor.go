@@ -11,6 +11,7 @@ import (
 	"github.com/agentx-cli/agentx/internal/cli/ext"
 	"github.com/agentx-cli/agentx/internal/safetext"
 	"github.com/agentx-cli/agentx/internal/words"
+	"github.com/agentx-cli/agentx/internal/workspace"
 )
 
 func newDoctorCmd(a *run) *cobra.Command {
@@ -28,15 +29,19 @@ and verify the per-issue index of open clarifications (.agentx/state/index/)
 against the ledgers. Check the files beside them: agent-status.json, the hook
 records (hooks/issue-N.json) and the inbox marks (inbox/AGENT.json) must parse
 and be regular files, not links; the end of the event log (events.jsonl, its
-last MiB) must be whole events, ending in a newline. In remote mode, each
-issue's sync state (.agentx/state/remote/issue-N.json, the outbox of changes
-not yet published) must parse; it is a record, never moved aside.
+last MiB) must be whole events, ending in a newline; state/.gitignore must
+have each pattern agentx init writes (a workspace made by an earlier version
+may lack some, and a killed process's leftovers could then be committed). In
+remote mode, each issue's sync state (.agentx/state/remote/issue-N.json, the
+outbox of changes not yet published) must parse; it is a record, never moved
+aside.
 
 With --fix, stale locks and old temp files are removed, the index is rebuilt
 from the ledgers, a status, hook or inbox file that does not parse is moved
 aside (NAME.corrupt-TIME: its content is kept, and the next write starts it
-afresh), and a torn last event line is ended with a newline. A corrupt ledger
-is never rewritten, nor the event log: fix the ledger by hand or move it aside.
+afresh), a torn last event line is ended with a newline, and the patterns
+state/.gitignore lacks are appended to it. A corrupt ledger is never
+rewritten, nor the event log: fix the ledger by hand or move it aside.
 A symbolic link is reported, never followed or removed. Exits 7 while errors
 remain.`,
 		Args: cobra.NoArgs,
@@ -45,7 +50,7 @@ remain.`,
 			if err != nil {
 				return err
 			}
-			r, err := doctor.Run(ctx, ws.Store, doctor.Options{Fix: fix, StaleAge: ws.Rules.Config.Lock.StaleAge.Duration, Now: a.Now()})
+			r, err := doctor.Run(ctx, ws.Store, doctor.Options{Fix: fix, StaleAge: ws.Rules.Config.Lock.StaleAge.Duration, Now: a.Now(), Gitignore: workspace.StateGitignore})
 			if err != nil {
 				return err
 			}
@@ -69,7 +74,7 @@ remain.`,
 				if r.Remaining == 0 {
 					a.Printf("Healthy.\n")
 				} else {
-					a.Printf("%d %s remain.\n", r.Remaining, words.Plural(r.Remaining, "problem", "problems"))
+					a.Printf("%d %s.\n", r.Remaining, words.Plural(r.Remaining, "problem remains", "problems remain"))
 				}
 			}); err != nil {
 				return err
