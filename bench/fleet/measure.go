@@ -104,21 +104,28 @@ func (b *bench) history(ctx context.Context, sizes []int, runs int) (*historyCos
 
 // startupCost compares `agentx version` with a hello-world Go program, and
 // with the floor of the libraries it is built on (bench/internal/floor).
+// It also runs agentx version with TZ set empty: BurntSushi/toml's package
+// init asks for the local time zone (time.Now().Zone()), which reads
+// /etc/localtime in every process unless TZ says otherwise, and the
+// difference is what that read costs each command.
 type startupCost struct {
 	Agentx     timing  `json:"agentx_version"`
+	AgentxNoTZ timing  `json:"agentx_version_tz_empty"`
 	Hello      timing  `json:"hello_world"`
 	Libraries  timing  `json:"libraries_floor"`
 	CPURatio   float64 `json:"cpu_ratio"`           // agentx's median CPU over hello world's
+	NoTZRatio  float64 `json:"cpu_ratio_tz_empty"`  // the same with TZ=
 	FloorRatio float64 `json:"libraries_cpu_ratio"` // the libraries' floor's over hello world's
 }
 
 func (b *bench) startup(ctx context.Context, runs int) (*startupCost, error) {
-	ts, err := b.rounds(ctx, runs, true, []job{{argv: []string{b.agentx, "version"}}, {argv: []string{b.hello}}, {argv: []string{b.floor, "version"}}})
+	ts, err := b.rounds(ctx, runs, true, []job{{argv: []string{b.agentx, "version"}}, {argv: []string{b.hello}}, {argv: []string{b.floor, "version"}},
+		{argv: []string{b.agentx, "version"}, env: []string{"TZ="}}})
 	if err != nil {
 		return nil, err
 	}
-	return &startupCost{Agentx: ts[0], Hello: ts[1], Libraries: ts[2],
-		CPURatio: ratio(ts[0].CPU.P50, ts[1].CPU.P50), FloorRatio: ratio(ts[2].CPU.P50, ts[1].CPU.P50)}, nil
+	return &startupCost{Agentx: ts[0], Hello: ts[1], Libraries: ts[2], AgentxNoTZ: ts[3],
+		CPURatio: ratio(ts[0].CPU.P50, ts[1].CPU.P50), FloorRatio: ratio(ts[2].CPU.P50, ts[1].CPU.P50), NoTZRatio: ratio(ts[3].CPU.P50, ts[1].CPU.P50)}, nil
 }
 
 // scaleReads is the read commands on a large workspace.
