@@ -31,9 +31,9 @@ func checkGitignore(store *ledger.Store, opts Options, r *Report) {
 		return
 	}
 	have, err := atomicfile.ReadAtMost(path, maxGitignore)
+	absent := errors.Is(err, fs.ErrNotExist)
 	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		have = nil
+	case absent:
 	case errors.Is(err, atomicfile.ErrTooLarge):
 		r.add(Finding{Check: CheckGitignore, Severity: Warning, Path: path, Problem: fmt.Sprintf("is larger than %d bytes: not a file agentx wrote", maxGitignore), Action: "check the file by hand"})
 		return
@@ -48,25 +48,21 @@ func checkGitignore(store *ledger.Store, opts Options, r *Report) {
 	f := Finding{Check: CheckGitignore, Severity: Warning, Path: path,
 		Problem: fmt.Sprintf("lacks %s: a lock or temp file a killed process left, or a per-machine cache, could be committed", strings.Join(missing, " ")),
 		Action:  "agentx doctor --fix appends the missing lines (what is there stays)"}
-	if have == nil {
+	out := []byte(opts.Gitignore)
+	if absent {
 		f.Problem = "is missing: lock files, temp files and per-machine caches could be committed"
 		f.Action = "agentx doctor --fix writes it"
-	}
-	if opts.Fix {
-		out := append([]byte(nil), have...)
+	} else {
+		out = append([]byte(nil), have...)
 		if len(out) > 0 && !bytes.HasSuffix(out, []byte("\n")) {
 			out = append(out, '\n')
 		}
-		if have != nil {
-			out = append(out, "# added by agentx doctor --fix\n"...)
-			out = append(out, strings.Join(missing, "\n")+"\n"...)
-		} else {
-			out = append(out, opts.Gitignore...)
-		}
-		err := atomicfile.CheckNoLinks(store.Dir(), path)
-		if err == nil {
-			err = atomicfile.Write(path, out, 0o644)
-		}
+		out = append(out, "# added by agentx doctor --fix\n"+strings.Join(missing, "\n")+"\n"...)
+	}
+	if opts.Fix {
+		// Write refuses a link at path; the file is directly in the state
+		// directory, so there is no directory between to check.
+		err := atomicfile.Write(path, out, 0o644)
 		if err != nil {
 			f.Action = "could not write it: " + err.Error()
 		} else {

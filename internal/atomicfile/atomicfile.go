@@ -249,11 +249,15 @@ func writeDerived(base, path string, data []byte, o Options) error {
 	if err := CheckNoLinks(base, path); err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := CheckNoLinks(base, path); err != nil { // a link made meanwhile
-		return err
+	// The directory is there (and, checked above, no link) on every write
+	// but the first: only one that makes it checks the way again.
+	if fi, err := os.Lstat(filepath.Dir(path)); err != nil || !fi.IsDir() {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return fmt.Errorf("write %s: %w", path, err)
+		}
+		if err := CheckNoLinks(base, path); err != nil { // a link made meanwhile
+			return err
+		}
 	}
 	return WriteWith(path, data, 0o644, o)
 }
