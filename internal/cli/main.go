@@ -13,11 +13,13 @@ import (
 	"github.com/mattn/go-isatty"
 
 	"github.com/agentx-cli/agentx/internal/cli/ext"
+	"github.com/agentx-cli/agentx/internal/utczone"
 )
 
 // Main runs agentx on the process's arguments and streams and returns its
 // exit code. extra is nil in the lean agentx binary (see ext.Extra).
 func Main(extra ext.Extra) int {
+	utczone.Restore() // before anything reads the environment
 	// A command runs for milliseconds and keeps little: collecting garbage
 	// a quarter as often saves CPU (about a tenth of agentx events on a
 	// long log), and a soft limit of 64 MiB keeps the commands that read
