@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"time"
 
 	jsonv2 "github.com/go-json-experiment/json"
@@ -248,28 +249,32 @@ func parseEventLine(line []byte) (e Event, ok bool, skipped int) {
 }
 
 func decodeEvent(b []byte, e *Event) bool {
-	return jsonv2.Unmarshal(b, e, eventDecoding) == nil && e.Type != ""
+	return jsonv2.Unmarshal(b, e, eventDecoding()) == nil && e.Type != ""
 }
 
 // Events are read with the JSON v2 engine (about twice as fast as
 // encoding/json on a log of millions of lines), with encoding/json's
 // leniency: names matched without regard to case, a name twice taken as
 // its last value, invalid UTF-8 read as U+FFFD.
-var eventDecoding = jsonv2.JoinOptions(
-	jsonv2.MatchCaseInsensitiveNames(true),
-	jsontext.AllowDuplicateNames(true),
-	jsontext.AllowInvalidUTF8(true),
-)
+var eventDecoding = sync.OnceValue(func() jsonv2.Options {
+	return jsonv2.JoinOptions(
+		jsonv2.MatchCaseInsensitiveNames(true),
+		jsontext.AllowDuplicateNames(true),
+		jsontext.AllowInvalidUTF8(true),
+	)
+})
 
 // eventIndent writes what json.MarshalIndent(e, prefix, "  ") writes
 // (HTML and JavaScript line separators escaped, invalid UTF-8 written as
 // U+FFFD, as encoding/json does).
-var eventIndent = jsonv2.JoinOptions(
-	jsontext.WithIndent("  "),
-	jsontext.AllowInvalidUTF8(true),
-	jsontext.EscapeForHTML(true),
-	jsontext.EscapeForJS(true),
-)
+var eventIndent = sync.OnceValue(func() jsonv2.Options {
+	return jsonv2.JoinOptions(
+		jsontext.WithIndent("  "),
+		jsontext.AllowInvalidUTF8(true),
+		jsontext.EscapeForHTML(true),
+		jsontext.EscapeForJS(true),
+	)
+})
 
 // MarshalIndent is json.MarshalIndent(e, prefix, "  "), faster: how agentx
 // events --json writes each event of a long log.
@@ -277,7 +282,7 @@ func (e Event) MarshalIndent(prefix string) ([]byte, error) {
 	if b, ok := e.appendIndent(make([]byte, 0, 512), prefix); ok {
 		return b, nil
 	}
-	return jsonv2.Marshal(e, eventIndent, jsontext.WithIndentPrefix(prefix))
+	return jsonv2.Marshal(e, eventIndent(), jsontext.WithIndentPrefix(prefix))
 }
 
 // Follow calls fn for each event that matches f: first those already in the

@@ -28,7 +28,7 @@ func fastEvents() []Event {
 
 // genericIndent is what MarshalIndent wrote before the hand-written path.
 func genericIndent(t testing.TB, e Event, prefix string) []byte {
-	b, err := jsonv2.Marshal(e, eventIndent, jsontext.WithIndentPrefix(prefix))
+	b, err := jsonv2.Marshal(e, eventIndent(), jsontext.WithIndentPrefix(prefix))
 	require.NoError(t, err)
 	return b
 }

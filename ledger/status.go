@@ -21,15 +21,30 @@ const (
 // Statuses lists every status in lifecycle order.
 var Statuses = []Status{Pending, Answered, Stale, Escalated, Resolved, Abandoned}
 
-// transitions is the lifecycle: the only moves a clarification may make.
-// resolved and abandoned are final.
-var transitions = map[Status][]Status{
-	Pending:   {Answered, Stale, Escalated, Abandoned},
-	Answered:  {Pending, Resolved, Escalated, Abandoned},
-	Stale:     {Pending, Answered, Escalated, Abandoned},
-	Escalated: {Resolved},
-	Resolved:  nil,
-	Abandoned: nil,
+// The lifecycle: the only moves a clarification may make. resolved and
+// abandoned are final. (Slices of constants, laid out by the linker: a map
+// would be built at every start of every command.)
+var (
+	fromPending   = []Status{Answered, Stale, Escalated, Abandoned}
+	fromAnswered  = []Status{Pending, Resolved, Escalated, Abandoned}
+	fromStale     = []Status{Pending, Answered, Escalated, Abandoned}
+	fromEscalated = []Status{Resolved}
+)
+
+// transitions is where the lifecycle lets s move (nil: nowhere). The
+// caller must not change the slice.
+func transitions(s Status) []Status {
+	switch s {
+	case Pending:
+		return fromPending
+	case Answered:
+		return fromAnswered
+	case Stale:
+		return fromStale
+	case Escalated:
+		return fromEscalated
+	}
+	return nil
 }
 
 // Valid reports whether s is a known status.
@@ -55,11 +70,11 @@ func (s Status) Open() bool {
 }
 
 // Allowed returns the statuses that s may move to.
-func (s Status) Allowed() []Status { return append([]Status(nil), transitions[s]...) }
+func (s Status) Allowed() []Status { return append([]Status(nil), transitions(s)...) }
 
 // CanMove reports whether the lifecycle allows from → to.
 func CanMove(from, to Status) bool {
-	for _, s := range transitions[from] {
+	for _, s := range transitions(from) {
 		if s == to {
 			return true
 		}
@@ -74,7 +89,7 @@ type TransitionError struct {
 }
 
 func (e *TransitionError) Error() string {
-	allowed := transitions[e.From]
+	allowed := transitions(e.From)
 	if len(allowed) == 0 {
 		return fmt.Sprintf("%s is %s, which is final: it cannot become %s", e.ID, e.From, e.To)
 	}

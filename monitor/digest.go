@@ -21,7 +21,7 @@ import (
 // time came: without it, a write anywhere (which voids QuietFile) made the
 // next run read every issue's open questions, so an ask cost more the more
 // questions the whole workspace held. Derived, safe to delete.
-var DigestFile = filepath.Join("monitor", "digest")
+const DigestFile = "monitor" + string(filepath.Separator) + "digest"
 
 // issueMark is what the digest holds of one issue.
 type issueMark struct {

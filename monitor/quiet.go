@@ -18,7 +18,7 @@ import (
 // found nothing to do notes what it looked at and when something next
 // falls due, so that the runs after it skip the scan until then, or until
 // something changes (see Monitor.SkipQuiet). Derived, safe to delete.
-var QuietFile = filepath.Join("monitor", "quiet")
+const QuietFile = "monitor" + string(filepath.Separator) + "quiet"
 
 // quietSettle is how old a change must be before the time a file system
 // gave it is trusted to tell it from the next change (see settled): a file

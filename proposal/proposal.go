@@ -152,9 +152,17 @@ func logged(h *router.Hub, t router.EventType, p *Proposal, by, reason string) {
 	}
 }
 
-// events are the event types of the moves.
-var events = map[Status]router.EventType{
-	Approved: router.EventProposalApproved, Rejected: router.EventProposalRejected, Implemented: router.EventProposalImplemented,
+// event is the event type of a move to s.
+func event(s Status) router.EventType {
+	switch s {
+	case Approved:
+		return router.EventProposalApproved
+	case Rejected:
+		return router.EventProposalRejected
+	case Implemented:
+		return router.EventProposalImplemented
+	}
+	return ""
 }
 
 // Drafted records the skill drafted from a new_skill proposal.
@@ -257,8 +265,11 @@ func Create(ctx context.Context, h *router.Hub, p Proposal) (*Proposal, error) {
 	return &p, nil
 }
 
-// moves is the lifecycle.
-var moves = map[Status][]Status{Pending: {Approved, Rejected}, Approved: {Implemented}}
+// canMove is the lifecycle: pending → approved or rejected, approved →
+// implemented.
+func canMove(from, to Status) bool {
+	return from == Pending && (to == Approved || to == Rejected) || from == Approved && to == Implemented
+}
 
 // TransitionError is a move the lifecycle does not allow.
 type TransitionError struct {
@@ -289,7 +300,7 @@ func Decide(ctx context.Context, h *router.Hub, id string, to Status, person, re
 		if p == nil {
 			return fmt.Errorf("proposal %s: %w", id, ErrNotFound)
 		}
-		if !slices.Contains(moves[p.Status], to) {
+		if !canMove(p.Status, to) {
 			return &TransitionError{ID: p.ID, From: p.Status, To: to}
 		}
 		now := ledger.T(store.Now())
@@ -302,7 +313,7 @@ func Decide(ctx context.Context, h *router.Hub, id string, to Status, person, re
 		return nil
 	})
 	if err == nil {
-		logged(h, events[to], out, out.ResolvedBy, reason)
+		logged(h, event(to), out, out.ResolvedBy, reason)
 	}
 	return out, err
 }

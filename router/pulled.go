@@ -6,21 +6,35 @@ import (
 	"github.com/agentx-cli/agentx/ledger"
 )
 
-// entryEvents is the event of each thread entry (the first question is
+// entryEvent is the event of a thread entry (the first question is
 // EventRequested).
-var entryEvents = map[ledger.EntryType]EventType{
-	ledger.Question:   EventFollowedUp,
-	ledger.Answer:     EventAnswered,
-	ledger.Escalation: EventEscalated,
-	ledger.Resolution: EventResolved,
+func entryEvent(t ledger.EntryType) (EventType, bool) {
+	switch t {
+	case ledger.Question:
+		return EventFollowedUp, true
+	case ledger.Answer:
+		return EventAnswered, true
+	case ledger.Escalation:
+		return EventEscalated, true
+	case ledger.Resolution:
+		return EventResolved, true
+	}
+	return "", false
 }
 
-// statusEvents is the event of each move no thread entry makes.
-var statusEvents = map[ledger.Status]EventType{
-	ledger.Stale:     EventStale,
-	ledger.Escalated: EventEscalated,
-	ledger.Resolved:  EventResolved,
-	ledger.Abandoned: EventAbandoned,
+// statusEvent is the event of a move no thread entry makes.
+func statusEvent(s ledger.Status) (EventType, bool) {
+	switch s {
+	case ledger.Stale:
+		return EventStale, true
+	case ledger.Escalated:
+		return EventEscalated, true
+	case ledger.Resolved:
+		return EventResolved, true
+	case ledger.Abandoned:
+		return EventAbandoned, true
+	}
+	return "", false
 }
 
 // PulledEvents are the events of the changes another host made to issue's
@@ -45,7 +59,7 @@ func PulledEvents(issue int, changes []ledger.Pulled, now time.Time) []Event {
 		made := map[EventType]bool{}
 		for i := seen; i < len(c.Thread); i++ {
 			en := c.Thread[i]
-			t, ok := entryEvents[en.Type]
+			t, ok := entryEvent(en.Type)
 			if !ok {
 				continue
 			}
@@ -62,7 +76,7 @@ func PulledEvents(issue int, changes []ledger.Pulled, now time.Time) []Event {
 		if c.Status == was {
 			continue
 		}
-		t, ok := statusEvents[c.Status]
+		t, ok := statusEvent(c.Status)
 		if !ok {
 			continue
 		}

@@ -63,8 +63,14 @@ type AgentStats struct {
 	AnswerRate float64 `json:"answerRate"` // share of those it (or a human for it) answered
 }
 
-// stopWords are left out of the topic counts.
-var stopWords = map[string]bool{"the": true, "and": true, "for": true, "with": true, "what": true, "which": true, "how": true, "should": true, "from": true, "into": true, "this": true, "that": true, "are": true, "not": true, "use": true}
+// stopWord: these words are left out of the topic counts.
+func stopWord(w string) bool {
+	switch w {
+	case "the", "and", "for", "with", "what", "which", "how", "should", "from", "into", "this", "that", "are", "not", "use":
+		return true
+	}
+	return false
+}
 
 // TopicWords normalises a topic into the words counted: lowercase letters
 // and digits, at least three long, no common words, each once.
@@ -74,7 +80,7 @@ func TopicWords(topic string) []string {
 	})
 	var out []string
 	for _, f := range fields {
-		if len([]rune(f)) >= 3 && !stopWords[f] && !slices.Contains(out, f) {
+		if len([]rune(f)) >= 3 && !stopWord(f) && !slices.Contains(out, f) {
 			out = append(out, f)
 		}
 	}

@@ -111,11 +111,14 @@ func resolveExisting(p string) (string, error) {
 	}
 }
 
-// The Claude Code tools that write files.
-var writeTools = map[string]bool{"Write": true, "Edit": true, "MultiEdit": true, "NotebookEdit": true}
-
 // Writes reports whether a Claude Code tool writes files.
-func Writes(tool string) bool { return writeTools[tool] }
+func Writes(tool string) bool {
+	switch tool {
+	case "Write", "Edit", "MultiEdit", "NotebookEdit":
+		return true
+	}
+	return false
+}
 
 // Payload is what Claude Code gives a PreToolUse hook on stdin (the parts
 // scope check reads).

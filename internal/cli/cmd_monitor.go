@@ -128,7 +128,7 @@ func newClarifyStaleCmd(a *App) *cobra.Command {
 					if it.EscalatesAt != nil {
 						why += "; escalates at " + minute(it.EscalatesAt.Time)
 					}
-					t.add(cell{text: it.ID}, cell{text: strconv.Itoa(it.Issue)}, cell{text: string(it.Status), paint: a.paint(statusColor[it.Status])},
+					t.add(cell{text: it.ID}, cell{text: strconv.Itoa(it.Issue)}, cell{text: string(it.Status), paint: a.paint(statusColor(it.Status))},
 						cell{text: string(it.Kind)}, cell{text: it.From}, cell{text: it.To}, cell{text: why})
 				}
 				t.write(a.stdout, "")

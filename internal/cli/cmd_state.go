@@ -124,9 +124,9 @@ With --issue N it is a gate for CI and hooks: exit 0 when the issue is ready,
 func (a *App) readyState(s string) string {
 	switch s {
 	case router.StateReady:
-		return a.paint(statusColor[ledger.Answered])(s)
+		return a.paint(statusColor(ledger.Answered))(s)
 	case router.StateBlocked:
-		return a.paint(statusColor[ledger.Pending])(s)
+		return a.paint(statusColor(ledger.Pending))(s)
 	}
-	return a.paint(statusColor[ledger.Escalated])(s)
+	return a.paint(statusColor(ledger.Escalated))(s)
 }

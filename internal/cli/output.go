@@ -106,7 +106,7 @@ func (a *App) worded(err error) string {
 		return msg
 	}
 	named := *in
-	switch env := flagEnv[in.Field]; {
+	switch env := flagEnv(in.Field); {
 	case a.cmd.Flags().Changed(in.Field):
 		named.Field = "--" + in.Field
 	case env != "" && a.getenv(env) == in.Value:
@@ -117,8 +117,13 @@ func (a *App) worded(err error) string {
 	return strings.Replace(msg, in.Error(), named.Error(), 1)
 }
 
-// flagEnv are the environment variables that flags default to.
-var flagEnv = map[string]string{"from": router.EnvAgent, "agent": router.EnvAgent}
+// flagEnv is the environment variable a flag defaults to ("" for none).
+func flagEnv(flag string) string {
+	if flag == "from" || flag == "agent" {
+		return router.EnvAgent
+	}
+	return ""
+}
 
 // warnf prints a warning on stderr, neutralised to one line: warnings
 // quote files and errors that came from outside.

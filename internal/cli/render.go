@@ -32,17 +32,26 @@ func checkFormat(f string) error {
 }
 
 // statusColor is the colour of each status on a terminal.
-var statusColor = map[ledger.Status]color.Attribute{
-	ledger.Pending:   color.FgYellow,
-	ledger.Answered:  color.FgGreen,
-	ledger.Stale:     color.FgRed,
-	ledger.Escalated: color.FgMagenta,
-	ledger.Resolved:  color.FgCyan,
-	ledger.Abandoned: color.Faint,
+func statusColor(s ledger.Status) color.Attribute {
+	switch s {
+	case ledger.Pending:
+		return color.FgYellow
+	case ledger.Answered:
+		return color.FgGreen
+	case ledger.Stale:
+		return color.FgRed
+	case ledger.Escalated:
+		return color.FgMagenta
+	case ledger.Resolved:
+		return color.FgCyan
+	case ledger.Abandoned:
+		return color.Faint
+	}
+	return color.Reset
 }
 
 func (a *App) status(s ledger.Status) string {
-	return a.paint(statusColor[s])(safetext.Line(string(s)))
+	return a.paint(statusColor(s))(safetext.Line(string(s)))
 }
 
 func stamp(t ledger.Time) string { return t.UTC().Format("2006-01-02 15:04") }
@@ -84,7 +93,7 @@ func (a *App) renderThread(w io.Writer, r router.Record) {
 			if strings.HasPrefix(e.Body, "Abandoned") {
 				label = "[ABANDONED]"
 			}
-			fmt.Fprintf(w, "  %s %s  (%s)\n", a.paint(statusColor[ledger.Resolved])(label), line(e.From), stamp(e.Timestamp))
+			fmt.Fprintf(w, "  %s %s  (%s)\n", a.paint(statusColor(ledger.Resolved))(label), line(e.From), stamp(e.Timestamp))
 			fmt.Fprint(w, indent("    ", e.Body))
 		case ledger.Escalation:
 			mag := a.paint(color.FgMagenta, color.Bold)
@@ -146,7 +155,7 @@ func (a *App) renderList(w io.Writer, recs []router.Record, now time.Time) {
 	for _, r := range recs {
 		c := r.Clarification
 		t.add(cell{text: c.ID}, cell{text: fmt.Sprintf("#%d", r.IssueNumber)},
-			cell{text: string(c.Status), paint: a.paint(statusColor[c.Status])},
+			cell{text: string(c.Status), paint: a.paint(statusColor(c.Status))},
 			cell{text: c.From + " -> " + c.To}, cell{text: fmt.Sprintf("%d/%d", c.Round, c.MaxRounds)},
 			cell{text: age(now.Sub(c.Created.Time))}, cell{text: c.Topic})
 	}

@@ -6,9 +6,12 @@ import (
 
 	"github.com/BurntSushi/toml"
 	"github.com/spf13/cobra"
+
+	"github.com/agentx-cli/agentx/internal/utczone"
 )
 
 func main() {
+	utczone.Restore() // as agentx: no time zone read while packages initialise
 	var settings struct{ Name string }
 	root := &cobra.Command{Use: "floor", SilenceUsage: true, SilenceErrors: true}
 	root.AddCommand(&cobra.Command{
