@@ -41,7 +41,7 @@ type config struct {
 }
 
 // quick is what -quick changes, for the flags not given.
-var quick = map[string]string{"crowd": "100", "procs": "1,8", "k": "5", "history-runs": "5", "startup-runs": "15", "ledgers": "1000", "events": "100000", "scale-runs": "1"}
+var quick = map[string]string{"crowd": "100", "procs": "1,8", "k": "5", "history-runs": "5", "startup-runs": "30", "ledgers": "1000", "events": "100000", "scale-runs": "1"}
 
 func parseFlags(args []string) (config, error) {
 	var c config
@@ -52,7 +52,7 @@ func parseFlags(args []string) (config, error) {
 	history := fs.String("history", "10,5000", "clarifications already in the ledger, for the history cost (comma-separated; the ratio is last/first)")
 	fs.IntVar(&c.historyRuns, "history-runs", 20, "asks on each history ledger")
 	crowd := fs.String("crowd", "200,1000", "other issues (five open questions each) in the crowded-workspace measurement, comma-separated; asks: -history-runs")
-	fs.IntVar(&c.startupRuns, "startup-runs", 60, "runs of agentx version and of hello world")
+	fs.IntVar(&c.startupRuns, "startup-runs", 300, "runs of agentx version and of hello world, interleaved (the figures differ by tenths of a millisecond: fewer runs make a noisy median)")
 	fs.IntVar(&c.ledgers, "ledgers", 10_000, "ledgers in the reads-at-scale workspace")
 	fs.IntVar(&c.events, "events", 1_000_000, "lines in its event log")
 	fs.IntVar(&c.scaleRuns, "scale-runs", 3, "runs of each read command at scale")
