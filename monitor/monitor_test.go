@@ -352,7 +352,7 @@ func TestRunConcurrentMonitorsActOnce(t *testing.T) {
 	dl1 := w.ask(3, "engineer", "architect", "Which schema?")
 	dl2 := w.ask(3, "architect", "engineer", "Which ORM?")
 	w.set(at(31))
-	_, err := w.hub().MarkStale(context.Background(), overdue, "stale: test", nil) // stale since 10:31, no responder
+	err := w.hub().Apply(context.Background(), 2, []router.Move{{ID: overdue, To: ledger.Stale, Reason: "stale: test"}})[0].Err // stale since 10:31, no responder
 	require.NoError(t, err)
 	w.responder("architect")
 	w.runner.err = errors.New("model unavailable")

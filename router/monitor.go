@@ -253,40 +253,6 @@ func applyMove(l *ledger.Ledger, mv Move, now time.Time) error {
 	return nil
 }
 
-// apply makes one move (Apply).
-func (h *Hub) apply(ctx context.Context, mv Move) (Record, error) {
-	issue, _, err := ledger.ParseID(mv.ID)
-	if err != nil {
-		return Record{}, err
-	}
-	m := h.Apply(ctx, issue, []Move{mv})[0]
-	return m.Record, m.Err
-}
-
-// MarkStale moves a pending clarification to stale, recording when and why
-// in its monitor state, and logs a clarification-stale event.
-func (h *Hub) MarkStale(ctx context.Context, id, reason string, guard Guard) (Record, error) {
-	return h.apply(ctx, Move{ID: id, To: ledger.Stale, Reason: reason, Guard: guard})
-}
-
-// EscalateIf escalates a clarification for the monitor (stale too long,
-// stuck, deadlocked), with reason in the escalation entry and its monitor
-// state.
-func (h *Hub) EscalateIf(ctx context.Context, id, reason string, guard Guard) (Record, error) {
-	return h.apply(ctx, Move{ID: id, To: ledger.Escalated, Reason: reason, Guard: guard})
-}
-
-// AbandonIf abandons a clarification for the monitor (its asker moved on).
-func (h *Hub) AbandonIf(ctx context.Context, id, reason string, guard Guard) (Record, error) {
-	return h.apply(ctx, Move{ID: id, To: ledger.Abandoned, Reason: reason, Guard: guard})
-}
-
-// ResolveIf resolves an answered clarification for the monitor, with its
-// last answer as the resolution (its asker finished without resolving it).
-func (h *Hub) ResolveIf(ctx context.Context, id, reason string, guard Guard) (Record, error) {
-	return h.apply(ctx, Move{ID: id, To: ledger.Resolved, Reason: reason, Guard: guard})
-}
-
 // clip cuts s to at most max bytes, at a rune boundary.
 func clip(s string, max int) string {
 	if len(s) <= max {

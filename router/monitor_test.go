@@ -36,21 +36,27 @@ func TestGuardedChanges(t *testing.T) {
 		reasonIn func(c *ledger.Clarification) string
 	}{
 		{"mark stale", nil,
-			func(h *Hub, id string, g Guard) (Record, error) { return h.MarkStale(ctx, id, "stale: overdue", g) },
+			func(h *Hub, id string, g Guard) (Record, error) {
+				return moveOne(ctx, h, Move{ID: id, To: ledger.Stale, Reason: "stale: overdue", Guard: g})
+			},
 			ledger.Stale, EventStale, func(c *ledger.Clarification) string { return c.X.Monitor.Reason }},
 		{"escalate", nil,
-			func(h *Hub, id string, g Guard) (Record, error) { return h.EscalateIf(ctx, id, "deadlock: test", g) },
+			func(h *Hub, id string, g Guard) (Record, error) {
+				return moveOne(ctx, h, Move{ID: id, To: ledger.Escalated, Reason: "deadlock: test", Guard: g})
+			},
 			ledger.Escalated, EventEscalated, EscalationReason},
 		{"abandon", nil,
 			func(h *Hub, id string, g Guard) (Record, error) {
-				return h.AbandonIf(ctx, id, "abandoned: moved on", g)
+				return moveOne(ctx, h, Move{ID: id, To: ledger.Abandoned, Reason: "abandoned: moved on", Guard: g})
 			},
 			ledger.Abandoned, EventAbandoned, func(c *ledger.Clarification) string { return c.Current(ledger.Resolution).Body }},
 		{"resolve", func(h *Hub, id string) {
 			_, err := h.Answer(ctx, id, "architect", "SQLite.")
 			require.NoError(t, err)
 		},
-			func(h *Hub, id string, g Guard) (Record, error) { return h.ResolveIf(ctx, id, "finished", g) },
+			func(h *Hub, id string, g Guard) (Record, error) {
+				return moveOne(ctx, h, Move{ID: id, To: ledger.Resolved, Reason: "finished", Guard: g})
+			},
 			ledger.Resolved, EventResolved, func(c *ledger.Clarification) string { return c.Current(ledger.Resolution).Body }},
 	}
 	for _, tt := range tests {
@@ -183,7 +189,7 @@ func TestRetry(t *testing.T) {
 	h, fr := newTestHub(t, "")
 	rec, err := h.Ask(ctx, askReq("engineer", "architect"))
 	require.NoError(t, err)
-	_, err = h.MarkStale(ctx, rec.ID, "stale", nil)
+	_, err = moveOne(ctx, h, Move{ID: rec.ID, To: ledger.Stale, Reason: "stale"})
 	require.NoError(t, err)
 	assert.False(t, h.CanRetry("architect"))
 	_, err = h.Retry(ctx, rec)
@@ -311,3 +317,13 @@ func TestReadyAndListUseTheIndex(t *testing.T) {
 }
 
 func agentCmd(argv ...string) workflow.AgentConfig { return workflow.AgentConfig{Command: argv} }
+
+// moveOne makes one move through Apply, as the monitor makes a lone one.
+func moveOne(ctx context.Context, h *Hub, mv Move) (Record, error) {
+	issue, _, err := ledger.ParseID(mv.ID)
+	if err != nil {
+		return Record{}, err
+	}
+	m := h.Apply(ctx, issue, []Move{mv})[0]
+	return m.Record, m.Err
+}
