@@ -3,7 +3,7 @@ package router
 import (
 	"time"
 
-	"github.com/agentx-cli/agentx/eventlog"
+	"github.com/agentx-cli/agentx/internal/eventlog"
 	"github.com/agentx-cli/agentx/ledger"
 )
 

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/agentx-cli/agentx/eventlog"
+	"github.com/agentx-cli/agentx/internal/eventlog"
 	"github.com/agentx-cli/agentx/ledger"
 	"github.com/agentx-cli/agentx/workflow"
 )

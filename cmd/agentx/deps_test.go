@@ -22,9 +22,9 @@ func TestLeanDeps(t *testing.T) {
 	heavy := []string{
 		"net/http", "crypto", "github.com/modelcontextprotocol/go-sdk/mcp", "github.com/google/go-github",
 		"github.com/slack-go/slack", "github.com/google/jsonschema-go", "go.yaml.in/yaml",
-		"github.com/agentx-cli/agentx/internal/cli/full", "github.com/agentx-cli/agentx/ghmirror",
-		"github.com/agentx-cli/agentx/slackmode", "github.com/agentx-cli/agentx/mcpserver",
-		"github.com/agentx-cli/agentx/doctor", "github.com/agentx-cli/agentx/skills",
+		"github.com/agentx-cli/agentx/internal/cli/full", "github.com/agentx-cli/agentx/internal/channels/ghmirror",
+		"github.com/agentx-cli/agentx/internal/channels/slackmode", "github.com/agentx-cli/agentx/internal/frontends/mcpserver",
+		"github.com/agentx-cli/agentx/internal/doctor", "github.com/agentx-cli/agentx/internal/gate/skills",
 	}
 	for _, dep := range strings.Fields(string(out)) {
 		for _, h := range heavy {

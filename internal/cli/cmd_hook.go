@@ -7,12 +7,12 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/agentx-cli/agentx/evaluate"
 	"github.com/agentx-cli/agentx/internal/cli/ext"
+	"github.com/agentx-cli/agentx/internal/gate/evaluate"
+	"github.com/agentx-cli/agentx/internal/gate/proposal"
 	"github.com/agentx-cli/agentx/internal/safetext"
 	"github.com/agentx-cli/agentx/ledger"
 	"github.com/agentx-cli/agentx/monitor"
-	"github.com/agentx-cli/agentx/proposal"
 	"github.com/agentx-cli/agentx/router"
 )
 

@@ -13,10 +13,10 @@ import (
 
 	"github.com/agentx-cli/agentx/internal/atomicfile"
 	"github.com/agentx-cli/agentx/internal/cli/ext"
+	"github.com/agentx-cli/agentx/internal/remote"
 	"github.com/agentx-cli/agentx/internal/safetext"
 	"github.com/agentx-cli/agentx/internal/workspace"
 	"github.com/agentx-cli/agentx/ledger"
-	"github.com/agentx-cli/agentx/remote"
 	"github.com/agentx-cli/agentx/router"
 	"github.com/agentx-cli/agentx/workflow"
 )

@@ -10,9 +10,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentx-cli/agentx/internal/cli/ext"
+	"github.com/agentx-cli/agentx/internal/remote"
 	"github.com/agentx-cli/agentx/internal/safetext"
 	"github.com/agentx-cli/agentx/ledger"
-	"github.com/agentx-cli/agentx/remote"
 )
 
 // remoteLogView is what agentx remote log prints: an issue's audit chain.

@@ -12,8 +12,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentx-cli/agentx/internal/gate/proposal"
 	"github.com/agentx-cli/agentx/internal/safetext"
-	"github.com/agentx-cli/agentx/proposal"
 	"github.com/agentx-cli/agentx/router"
 )
 

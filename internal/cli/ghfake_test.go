@@ -6,7 +6,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/agentx-cli/agentx/ghmirror/ghfake"
+	"github.com/agentx-cli/agentx/internal/channels/ghmirror/ghfake"
 )
 
 // ghKey finds a script's fake GitHub among its testscript values.

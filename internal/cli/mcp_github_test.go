@@ -16,8 +16,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/agentx-cli/agentx/ghmirror/ghfake"
-	"github.com/agentx-cli/agentx/mcpserver"
+	"github.com/agentx-cli/agentx/internal/channels/ghmirror/ghfake"
+	"github.com/agentx-cli/agentx/internal/frontends/mcpserver"
 )
 
 // lockedBuffer is a buffer written by one goroutine and read by another.

@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentx-cli/agentx/internal/cli/full"
-	"github.com/agentx-cli/agentx/mcpserver"
+	"github.com/agentx-cli/agentx/internal/frontends/mcpserver"
 )
 
 // TestMCPCommand runs `agentx mcp` in-process over pipes and checks that a

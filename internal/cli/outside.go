@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/agentx-cli/agentx/internal/relay"
+	"github.com/agentx-cli/agentx/internal/channels/relay"
 	"github.com/agentx-cli/agentx/router"
 )
 

@@ -6,7 +6,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/agentx-cli/agentx/slackmode/slackfake"
+	"github.com/agentx-cli/agentx/internal/channels/slackmode/slackfake"
 )
 
 // slackKey finds a script's fake Slack among its testscript values.

@@ -4,9 +4,9 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/agentx-cli/agentx/internal/remote"
 	"github.com/agentx-cli/agentx/ledger"
 	"github.com/agentx-cli/agentx/lock"
-	"github.com/agentx-cli/agentx/remote"
 	"github.com/agentx-cli/agentx/workflow"
 )
 

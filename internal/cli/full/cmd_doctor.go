@@ -7,8 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/agentx-cli/agentx/doctor"
 	"github.com/agentx-cli/agentx/internal/cli/ext"
+	"github.com/agentx-cli/agentx/internal/doctor"
 	"github.com/agentx-cli/agentx/internal/safetext"
 	"github.com/agentx-cli/agentx/internal/words"
 	"github.com/agentx-cli/agentx/internal/workspace"

@@ -12,13 +12,13 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
-	"github.com/agentx-cli/agentx/ghmirror"
+	"github.com/agentx-cli/agentx/internal/channels/ghmirror"
+	"github.com/agentx-cli/agentx/internal/channels/relay"
+	"github.com/agentx-cli/agentx/internal/channels/slackmode"
 	"github.com/agentx-cli/agentx/internal/cli/ext"
-	"github.com/agentx-cli/agentx/internal/relay"
+	"github.com/agentx-cli/agentx/internal/frontends/mcpserver"
 	"github.com/agentx-cli/agentx/internal/safetext"
-	"github.com/agentx-cli/agentx/mcpserver"
 	"github.com/agentx-cli/agentx/router"
-	"github.com/agentx-cli/agentx/slackmode"
 )
 
 // envMCPMaxWait overrides --max-wait's default.

@@ -11,11 +11,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentx-cli/agentx/internal/cli/ext"
+	"github.com/agentx-cli/agentx/internal/gate/proposal"
+	"github.com/agentx-cli/agentx/internal/gate/skills"
 	"github.com/agentx-cli/agentx/internal/safetext"
 	"github.com/agentx-cli/agentx/internal/words"
 	"github.com/agentx-cli/agentx/internal/workspace"
-	"github.com/agentx-cli/agentx/proposal"
-	"github.com/agentx-cli/agentx/skills"
 )
 
 func newSkillsCmd(a *run) *cobra.Command {

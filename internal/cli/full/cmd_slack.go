@@ -9,11 +9,11 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentx-cli/agentx/internal/channels/relay"
+	"github.com/agentx-cli/agentx/internal/channels/slackmode"
 	"github.com/agentx-cli/agentx/internal/cli/ext"
-	"github.com/agentx-cli/agentx/internal/relay"
 	"github.com/agentx-cli/agentx/internal/safetext"
 	"github.com/agentx-cli/agentx/router"
-	"github.com/agentx-cli/agentx/slackmode"
 )
 
 // slackModeOf is Slack mode for this command: nil when [slack] is not

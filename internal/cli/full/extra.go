@@ -5,11 +5,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/agentx-cli/agentx/ghmirror"
+	"github.com/agentx-cli/agentx/internal/channels/ghmirror"
+	"github.com/agentx-cli/agentx/internal/channels/relay"
+	"github.com/agentx-cli/agentx/internal/channels/slackmode"
 	"github.com/agentx-cli/agentx/internal/cli/ext"
-	"github.com/agentx-cli/agentx/internal/relay"
 	"github.com/agentx-cli/agentx/router"
-	"github.com/agentx-cli/agentx/slackmode"
 )
 
 // run is the full binary's part of one run of the command line: the run's

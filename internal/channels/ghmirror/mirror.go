@@ -1,0 +1,298 @@
+package ghmirror
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/agentx-cli/agentx/internal/channels/relay"
+	"github.com/agentx-cli/agentx/ledger"
+	"github.com/agentx-cli/agentx/router"
+	"github.com/agentx-cli/agentx/workflow"
+)
+
+// PersonPrefix marks a person's name that is a GitHub login: a comment by
+// alice is recorded as the person github:alice.
+const PersonPrefix = "github:"
+
+// The labels that follow an issue's clarifications.
+const (
+	LabelActive    = "clarification:active"
+	LabelStale     = "clarification:stale"
+	LabelEscalated = "clarification:escalated"
+)
+
+// Receipt is the reaction agentx leaves on a comment it took.
+const Receipt = "+1"
+
+// Mirror is GitHub mode over one workspace's hub.
+type Mirror struct {
+	Hub    *router.Hub
+	Config *workflow.GitHubConfig
+	Client *Client
+	// Warn receives problems that do not stop the work (a reaction that
+	// could not be added).
+	Warn func(error)
+
+	busy sync.Mutex // held by the Side reading or mirroring (see Side)
+}
+
+func (m *Mirror) now() time.Time { return m.Hub.Store.Now() }
+
+func (m *Mirror) warn(err error) {
+	if m.Warn != nil && err != nil {
+		m.Warn(err)
+	}
+}
+
+// Labels are the status labels an issue's clarifications call for: active
+// while any is open, stale while any is stale, escalated while any is
+// escalated; none once all are closed.
+func Labels(cs []*ledger.Clarification) []string {
+	var active, stale, escalated bool
+	for _, c := range cs {
+		switch c.Status {
+		case ledger.Stale:
+			stale, active = true, true
+		case ledger.Escalated:
+			escalated, active = true, true
+		case ledger.Pending, ledger.Answered:
+			active = true
+		}
+	}
+	out := []string{}
+	if active {
+		out = append(out, LabelActive)
+	}
+	if stale {
+		out = append(out, LabelStale)
+	}
+	if escalated {
+		out = append(out, LabelEscalated)
+	}
+	return out
+}
+
+// refOf is the GitHub comment recorded for entry i of c, or nil.
+func refOf(c *ledger.Clarification, i int) *ledger.GitHubRef {
+	if c.X == nil {
+		return nil
+	}
+	for k := range c.X.GitHub {
+		if c.X.GitHub[k].Entry == i && c.X.GitHub[k].Comment > 0 {
+			return &c.X.GitHub[k]
+		}
+	}
+	return nil
+}
+
+// setRef records comment as the one of entry i of c.
+func setRef(c *ledger.Clarification, ref ledger.GitHubRef) {
+	x := c.Ext()
+	for k := range x.GitHub {
+		if x.GitHub[k].Entry == ref.Entry {
+			x.GitHub[k] = ref
+			return
+		}
+	}
+	x.GitHub = append(x.GitHub, ref)
+}
+
+// trusted reports whether a comment's metadata may be believed: its author
+// has write access to the repository, or is a bot (an app, Actions). A
+// stranger's comment that copies the metadata is not taken for agentx's.
+func trusted(c Comment) bool {
+	return c.Bot || writeAccess(c.Association)
+}
+
+func writeAccess(assoc string) bool {
+	switch assoc {
+	case "OWNER", "MEMBER", "COLLABORATOR":
+		return true
+	}
+	return false
+}
+
+// mentionsFor are the people a comment for entry e of c @mentions: the
+// configured ones, on a question to a person and on an escalation.
+func (m *Mirror) mentionsFor(c *ledger.Clarification, e ledger.ThreadEntry) []string {
+	if e.Type == ledger.Escalation || (e.Type == ledger.Question && c.To == ledger.Human) {
+		return m.Config.Mention
+	}
+	return nil
+}
+
+// IssueReport is what syncing one issue did.
+type IssueReport struct {
+	Issue   int      `json:"issue"`
+	Posted  int      `json:"posted"`            // comments created
+	Found   int      `json:"found"`             // comments posted before but not recorded (a crash), recorded now
+	Edited  int      `json:"edited"`            // comments whose rendering changed
+	Labels  []string `json:"labels"`            // the status labels it carries now
+	Pending int      `json:"pending,omitempty"` // entries still not mirrored
+	Error   string   `json:"error,omitempty"`
+}
+
+// SyncIssue brings GitHub issue n up to its ledger: one comment per thread
+// entry, in order, each recorded in the ledger (agentx.github) as soon as
+// it is posted, and the status labels. An entry with no recorded comment
+// is first looked for among the issue's comments by its metadata, so a
+// process that died between posting and recording does not post twice.
+// Then the enhancement proposals naming n (syncProposals). prev are the
+// labels agentx set before (nil: none); SyncIssue returns the report with
+// the labels now set.
+func (m *Mirror) SyncIssue(ctx context.Context, n int, prev []string) (IssueReport, error) {
+	rep := IssueReport{Issue: n, Labels: prev}
+	l, err := m.Hub.Store.Read(n)
+	if err != nil {
+		return rep, err
+	}
+	type todo struct {
+		id    string
+		entry int
+		text  string
+		ref   *ledger.GitHubRef
+	}
+	var work []todo
+	for _, c := range l.Clarifications {
+		for i, e := range c.Thread {
+			ref := refOf(c, i)
+			if ref != nil && ref.Inbound {
+				continue // a person's own comment carries it
+			}
+			text := Render(n, c, i, m.mentionsFor(c, e))
+			if ref != nil && ref.Sum == Sum(text) {
+				continue
+			}
+			work = append(work, todo{id: c.ID, entry: i, text: text, ref: ref})
+		}
+	}
+	var posted map[entryKey]int64
+	for k, w := range work {
+		rep.Pending = len(work) - k
+		if w.ref != nil {
+			if err := m.Client.Edit(ctx, w.ref.Comment, w.text); err != nil {
+				return rep, err
+			}
+			if err := m.record(ctx, n, w.id, ledger.GitHubRef{Entry: w.entry, Comment: w.ref.Comment, Sum: Sum(w.text)}); err != nil {
+				return rep, err
+			}
+			rep.Edited++
+			continue
+		}
+		if posted == nil {
+			if posted, err = m.postedOn(ctx, n); err != nil {
+				return rep, err
+			}
+		}
+		if id, found := posted[entryKey{w.id, w.entry}]; found {
+			rep.Found++
+			// Posted, perhaps rendered otherwise then: recorded without a
+			// digest, it is edited on the next sync.
+			if err := m.record(ctx, n, w.id, ledger.GitHubRef{Entry: w.entry, Comment: id}); err != nil {
+				return rep, err
+			}
+			continue
+		}
+		got, err := m.Client.Create(ctx, n, w.text)
+		if err != nil {
+			return rep, err
+		}
+		if err := m.record(ctx, n, w.id, ledger.GitHubRef{Entry: w.entry, Comment: got.ID, Sum: Sum(w.text)}); err != nil {
+			return rep, err
+		}
+		rep.Posted++
+	}
+	rep.Pending = 0
+	if err := m.syncProposals(ctx, n, &rep, posted); err != nil {
+		return rep, err
+	}
+	labels, err := m.label(ctx, n, Labels(l.Clarifications), prev)
+	rep.Labels = labels
+	return rep, err
+}
+
+// entryKey names one thread entry of one clarification.
+type entryKey struct {
+	id    string
+	entry int
+}
+
+// postedOn maps the entries agentx has posted on issue n (by their
+// metadata, on comments by trusted authors) to their comments.
+func (m *Mirror) postedOn(ctx context.Context, n int) (map[entryKey]int64, error) {
+	cs, err := m.Client.IssueComments(ctx, n)
+	if err != nil {
+		return nil, err
+	}
+	out := map[entryKey]int64{}
+	for _, c := range cs {
+		if meta, ok := ParseMeta(c.Body); ok && meta.Entry != nil && trusted(c) {
+			if _, dup := out[entryKey{meta.ID, *meta.Entry}]; !dup {
+				out[entryKey{meta.ID, *meta.Entry}] = c.ID
+			}
+		}
+	}
+	return out, nil
+}
+
+// crashAfterPost, in tests, stops SyncIssue between posting a comment and
+// recording it, as a process killed there would.
+var crashAfterPost func() error
+
+// record writes the comment of one entry into the ledger: no status
+// changes, so no event.
+func (m *Mirror) record(ctx context.Context, n int, id string, ref ledger.GitHubRef) error {
+	if crashAfterPost != nil {
+		if err := crashAfterPost(); err != nil {
+			return err
+		}
+	}
+	_, err := m.Hub.Store.Update(ctx, n, func(l *ledger.Ledger) error {
+		c := l.Find(id)
+		if c == nil || ref.Entry >= len(c.Thread) {
+			return fmt.Errorf("github: %s entry %d: %w", id, ref.Entry, ledger.ErrNotFound)
+		}
+		setRef(c, ref)
+		return nil
+	})
+	return err
+}
+
+// label sets the status labels want on issue n, given those agentx set
+// before (prev): adds what is missing, removes what agentx set and is no
+// longer wanted (never a label someone else set). It returns the labels
+// now set.
+func (m *Mirror) label(ctx context.Context, n int, want, prev []string) ([]string, error) {
+	var add []string
+	for _, l := range want {
+		if !slices.Contains(prev, l) {
+			add = append(add, l)
+		}
+	}
+	if len(add) > 0 {
+		if err := m.Client.AddLabels(ctx, n, add); err != nil {
+			return prev, err
+		}
+	}
+	now := slices.Clone(want)
+	for i, l := range prev {
+		if slices.Contains(want, l) {
+			continue
+		}
+		if err := m.Client.RemoveLabel(ctx, n, l); err != nil {
+			for _, p := range prev[i:] { // still set: removed next time
+				if !slices.Contains(now, p) {
+					now = append(now, p)
+				}
+			}
+			return now, err
+		}
+	}
+	return now, nil
+}
+
+// issueKey is an issue number as a JSON object key.
+func issueKey(n int) string { return relay.IssueKey(n) }

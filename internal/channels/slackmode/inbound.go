@@ -1,0 +1,290 @@
+package slackmode
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/agentx-cli/agentx/internal/channels/relay"
+	"github.com/agentx-cli/agentx/ledger"
+	"github.com/agentx-cli/agentx/router"
+)
+
+// Inbound is where reading the threads got to.
+type Inbound struct {
+	// Threads is, by clarification id, the ts of the last reply read in
+	// its thread: the next read asks for the replies after it.
+	Threads map[string]string `json:"threads,omitempty"`
+	// Told are the replies of people not allowed whose author was told so
+	// (an ephemeral notice), so that nobody is told twice.
+	Told []string `json:"told,omitempty"`
+	relay.Throttle
+}
+
+// maxTold bounds Told.
+const maxTold = 500
+
+// Outcome is what became of one reply.
+type Outcome string
+
+// The outcomes a poll reports.
+const (
+	Taken   Outcome = "taken"   // the answer or decision is in the ledger
+	Refused Outcome = "refused" // not taken; its author was told why (ephemeral)
+	Ignored Outcome = "ignored" // a stranger's (told so, ephemeral)
+)
+
+// Handled is one reply a poll acted on.
+type Handled struct {
+	TS      string  `json:"ts"`
+	User    string  `json:"user"`
+	ID      string  `json:"id"`               // the clarification
+	Verb    string  `json:"verb,omitempty"`   // answer or resolve
+	Option  int     `json:"option,omitempty"` // the option the reply chose, from 1
+	Outcome Outcome `json:"outcome"`
+	Reason  string  `json:"reason,omitempty"` // why it was refused or ignored
+}
+
+// PollReport is what one inbound read did.
+type PollReport struct {
+	Read    bool      `json:"read"`    // Slack was asked (not throttled, not busy)
+	Threads int       `json:"threads"` // open threads read
+	Replies int       `json:"replies"` // new replies in them
+	Handled []Handled `json:"handled"`
+	Told    int       `json:"told,omitempty"` // assumptions posted in threads
+	Skipped string    `json:"skipped,omitempty"`
+}
+
+// Poll reads the replies in every open thread, at most once per interval
+// (force: now), and takes the allowed people's (Take). Processes polling
+// at once leave it to one (relay.ErrBusy for the others, unless force).
+// It also tells each thread of the asker's assumptions it has not seen.
+func (m *Mode) Poll(ctx context.Context, force bool) (PollReport, error) {
+	rep := PollReport{Handled: []Handled{}}
+	r := &relay.Reader{File: m.file(InboundFile), Service: "Slack", Interval: m.Config.Interval.Duration}
+	var in Inbound
+	skipped, err := r.Read(ctx, m.Hub.Store.Now(), &in, &in.Throttle, force, func() error {
+		rep.Read = true
+		if in.Threads == nil {
+			in.Threads = map[string]string{}
+		}
+		open, err := m.openThreads()
+		if err != nil {
+			return err
+		}
+		live := map[string]bool{}
+		for _, t := range open {
+			live[t.c.ID] = true
+			rep.Threads++
+			if err := m.readThread(ctx, &in, t, &rep); err != nil {
+				return err
+			}
+		}
+		for id := range in.Threads {
+			if !live[id] {
+				delete(in.Threads, id) // closed: never read again
+			}
+		}
+		return nil
+	})
+	rep.Skipped = skipped
+	return rep, err
+}
+
+// thread is an open clarification with a Slack thread.
+type thread struct {
+	issue int
+	c     *ledger.Clarification
+}
+
+// openThreads are the open clarifications (of the issues the open index
+// lists) whose Slack thread has its first message.
+func (m *Mode) openThreads() ([]thread, error) {
+	issues, err := m.Hub.Store.IssuesWithFile(ledger.IndexDir)
+	if err != nil {
+		return nil, err
+	}
+	var out []thread
+	for _, n := range issues {
+		l, err := m.Hub.Store.Read(n)
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range l.Clarifications {
+			if th := c.X.SlackThread(); th != nil && th.TS != "" && !c.Status.Final() {
+				out = append(out, thread{issue: n, c: c})
+			}
+		}
+	}
+	return out, nil
+}
+
+// readThread reads the replies of one thread after the last one read and
+// takes them in order; then tells the thread of new assumptions.
+func (m *Mode) readThread(ctx context.Context, in *Inbound, t thread, rep *PollReport) error {
+	th := t.c.X.Slack
+	ms, err := m.Client.Replies(ctx, th.Channel, th.TS, in.Threads[t.c.ID])
+	if err != nil {
+		return err
+	}
+	for _, msg := range ms {
+		if msg.TS == th.TS {
+			continue // the thread's first message: agentx's
+		}
+		rep.Replies++
+		h, err := m.Take(ctx, t.issue, t.c.ID, th, msg, slices.Contains(in.Told, msg.TS))
+		if err != nil {
+			return err // read again next time (what was taken is in the ledger, once)
+		}
+		if h != nil {
+			rep.Handled = append(rep.Handled, *h)
+			if h.Outcome != Taken && !slices.Contains(in.Told, msg.TS) {
+				in.Told = append(in.Told, msg.TS)
+				if len(in.Told) > maxTold {
+					in.Told = in.Told[len(in.Told)-maxTold:]
+				}
+			}
+		}
+		in.Threads[t.c.ID] = msg.TS
+	}
+	n, err := m.tellAssumptions(ctx, t.issue, t.c.ID)
+	rep.Told += n
+	return err
+}
+
+// allowed reports whether a Slack user may answer: one of [slack]
+// answerers.
+func (m *Mode) allowed(user string) bool { return slices.Contains(m.Config.Answerers, user) }
+
+// Take acts on one reply in the thread of clarification id: bots' and
+// agentx's own messages, edits and other events are ignored (nil); an
+// allowed person's reply answers the current round (another answer of it
+// once answered: people clarify in several messages) or, on an escalated
+// clarification, settles it, through the hub as the person slack:USER,
+// once however many processes read it (the reply's ts is recorded in the
+// same ledger write). A stranger's reply is ignored, and they are told so
+// (an ephemeral notice only they see), unless told already. An error is a
+// local or Slack failure: the reply is read again next time.
+func (m *Mode) Take(ctx context.Context, issue int, id string, th *ledger.SlackThread, msg Message, told bool) (*Handled, error) {
+	if msg.Bot || msg.Meta != nil || msg.User == "" || (msg.SubType != "" && msg.SubType != "thread_broadcast") {
+		return nil, nil
+	}
+	h := &Handled{TS: msg.TS, User: msg.User, ID: id}
+	notice := func(out Outcome, why string) (*Handled, error) {
+		h.Outcome, h.Reason = out, why
+		if told {
+			return h, nil
+		}
+		if err := m.Client.Ephemeral(ctx, th.Channel, msg.User, th.TS, Notice(why)); err != nil && m.Warn != nil {
+			m.Warn(err)
+		}
+		return h, nil
+	}
+	if !m.allowed(msg.User) {
+		return notice(Ignored, "only the people listed in [slack] answerers answer here")
+	}
+	cur, err := m.Hub.Store.Get(id)
+	if err != nil {
+		return nil, err
+	}
+	var options []string
+	if cur.X != nil && cur.Status != ledger.Escalated {
+		options = cur.X.Options
+	}
+	r, perr := ParseReply(msg.Text, options)
+	if errors.Is(perr, ErrEmpty) {
+		return nil, nil
+	}
+	if perr != nil {
+		return notice(Refused, perr.Error())
+	}
+	h.Option = r.Option
+	person := PersonPrefix + msg.User
+	ctx = router.WithCaller(ctx, &router.Caller{Via: "Slack", Person: func() (string, error) { return person, nil }})
+	ctx = router.WithOnce(ctx, &router.Once{
+		Done: func(l *ledger.Ledger) bool { return hasReply(l, msg.TS) },
+		Mark: func(c *ledger.Clarification) {
+			x := c.Ext()
+			if x.Slack == nil {
+				x.Slack = &ledger.SlackThread{Channel: th.Channel, TS: th.TS}
+			}
+			x.Slack.Posts = append(x.Slack.Posts, ledger.SlackPost{Entry: len(c.Thread) - 1, TS: msg.TS, Inbound: true})
+		},
+	})
+	if cur.Status == ledger.Escalated {
+		h.Verb = "resolve"
+		_, err = m.Hub.Resolve(ctx, id, ledger.Human, r.Text)
+	} else {
+		h.Verb = "answer"
+		_, err = m.Hub.Answer(ctx, id, ledger.Human, r.Text)
+	}
+	var skipped *router.SkippedError
+	switch {
+	case err == nil, errors.As(err, &skipped) && skipped.Reason == router.OnceDone:
+		h.Outcome = Taken
+		return h, nil
+	case relay.Refusable(err):
+		return notice(Refused, refusal(id, err))
+	}
+	return nil, err
+}
+
+// hasReply reports whether any clarification of l records the reply ts.
+func hasReply(l *ledger.Ledger, ts string) bool {
+	for _, c := range l.Whole() { // a closed record may hold it
+		if th := c.X.SlackThread(); th != nil {
+			for _, p := range th.Posts {
+				if p.Inbound && p.TS == ts {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// refusal words why a reply was not taken.
+func refusal(id string, err error) string {
+	var te *ledger.TransitionError
+	if errors.As(err, &te) && te.From.Final() {
+		return fmt.Sprintf("%s is already %s", id, te.From)
+	}
+	return err.Error()
+}
+
+// tellAssumptions posts in the thread of clarification id the asker's
+// assumptions it has not been told of, each recorded (agentx.slack
+// assumed) as soon as it is posted, and looked for by its metadata first.
+func (m *Mode) tellAssumptions(ctx context.Context, issue int, id string) (int, error) {
+	c, err := m.Hub.Store.Get(id)
+	if err != nil || c.X == nil || c.X.Slack == nil || c.X.Slack.Assumed >= len(c.X.Assumptions) {
+		return 0, err
+	}
+	th := c.X.Slack
+	ms, err := m.Client.Replies(ctx, th.Channel, th.TS, "")
+	if err != nil {
+		return 0, err
+	}
+	told := 0
+	for k := th.Assumed; k < len(c.X.Assumptions); k++ {
+		posted := slices.ContainsFunc(ms, func(msg Message) bool {
+			return msg.Bot && msg.Meta != nil && msg.Meta.ID == id && msg.Meta.Entry < 0 && msg.Meta.Assumption == k
+		})
+		if !posted {
+			if _, err := m.Client.Post(ctx, th.Channel, th.TS, RenderAssumption(c, k), Meta{ID: id, Entry: -1, Assumption: k}); err != nil {
+				return told, err
+			}
+			told++
+		}
+		if _, err := m.Hub.Store.Update(ctx, issue, func(l *ledger.Ledger) error {
+			if cl := l.Find(id); cl != nil && cl.X != nil && cl.X.Slack != nil && cl.X.Slack.Assumed < k+1 {
+				cl.X.Slack.Assumed = k + 1
+			}
+			return nil
+		}); err != nil {
+			return told, err
+		}
+	}
+	return told, nil
+}

@@ -1,0 +1,256 @@
+package slackmode
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/agentx-cli/agentx/internal/channels/relay"
+	"github.com/agentx-cli/agentx/internal/gate/proposal"
+	"github.com/agentx-cli/agentx/ledger"
+	"github.com/agentx-cli/agentx/router"
+	"github.com/agentx-cli/agentx/workflow"
+)
+
+// PersonPrefix marks a person's name that is a Slack user id: a reply by
+// U0123ABCD is recorded as the person slack:U0123ABCD.
+const PersonPrefix = "slack:"
+
+// The files Slack mode keeps, in .agentx/state/slack/ (relay.File).
+const (
+	Dir         = "slack"
+	OutboxFile  = "outbox.json"
+	InboundFile = "inbound.json"
+)
+
+// Mode is Slack mode over one workspace's hub.
+type Mode struct {
+	Hub    *router.Hub
+	Config *workflow.SlackConfig
+	Client *Client
+	// Warn receives problems that do not stop the work (a notice that
+	// could not be shown).
+	Warn func(error)
+
+	busy sync.Mutex // held by the Side reading or posting (see Side)
+}
+
+func (m *Mode) file(name string) relay.File {
+	return relay.FileIn(m.Hub.Store.Dir(), Dir, name)
+}
+
+func (m *Mode) outbox() *relay.Outbox {
+	return &relay.Outbox{File: m.file(OutboxFile), Store: m.Hub.Store, Events: m.Hub.Events, Service: "Slack", NoIssue: true, Start: m.start}
+}
+
+// start lists the issues the first run in a workspace queues: those with
+// open clarifications, and 0 when a pending proposal is not in the channel
+// yet.
+func (m *Mode) start() ([]int, error) {
+	open, err := m.Hub.Store.IssuesWithFile(ledger.IndexDir)
+	if err != nil {
+		return nil, err
+	}
+	b, err := proposal.Read(m.Hub.Store)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range b.Proposals {
+		if toPost(p) && (p.Mirror == nil || p.Mirror.Slack == nil) {
+			return append(open, 0), nil
+		}
+	}
+	return open, nil
+}
+
+// Outbox is what Slack mode still owes Slack.
+type Outbox struct {
+	relay.Queue
+}
+
+// rootOf is the thread entry that opens c's Slack thread: its first
+// question when it asks a person, else its first escalation; -1 when c has
+// no business in Slack.
+func rootOf(c *ledger.Clarification) int {
+	if c.To == ledger.Human {
+		return firstQuestion(c)
+	}
+	for i, e := range c.Thread {
+		if e.Type == ledger.Escalation {
+			return i
+		}
+	}
+	return -1
+}
+
+// IssueReport is what syncing one issue did.
+type IssueReport struct {
+	Issue   int    `json:"issue"`
+	Posted  int    `json:"posted"`            // messages posted
+	Found   int    `json:"found"`             // messages posted before but not recorded (a crash), recorded now
+	Pending int    `json:"pending,omitempty"` // entries still not posted
+	Error   string `json:"error,omitempty"`
+}
+
+// SyncIssue brings the Slack threads of issue n's clarifications up to the
+// ledger: a thread for each question to a person and each escalation,
+// every later entry in it, in order, each recorded in the ledger
+// (agentx.slack) as soon as it is posted. A message not recorded is first
+// looked for by its metadata (in the channel for a thread's first message,
+// in the thread for the others), so a process that died between posting
+// and recording does not post twice. Issue 0 carries the enhancement
+// proposals too (syncProposals).
+func (m *Mode) SyncIssue(ctx context.Context, n int) (IssueReport, error) {
+	rep := IssueReport{Issue: n}
+	l, err := m.Hub.Store.Read(n)
+	if err != nil {
+		return rep, err
+	}
+	for _, c := range l.Clarifications {
+		todo := unposted(c)
+		rep.Pending += len(todo)
+		if len(todo) == 0 {
+			continue
+		}
+		root := rootOf(c)
+		th := c.X.SlackThread()
+		var found map[int]string
+		for _, i := range todo {
+			if th == nil || th.TS == "" {
+				if found == nil {
+					since := c.Thread[root].Timestamp.Add(-10 * time.Minute)
+					if found, err = m.postedIn(ctx, func() ([]Message, error) { return m.Client.History(ctx, m.Config.Channel, since) }, c.ID); err != nil {
+						return rep, err
+					}
+				}
+			} else if found == nil {
+				if found, err = m.postedIn(ctx, func() ([]Message, error) { return m.Client.Replies(ctx, th.Channel, th.TS, "") }, c.ID); err != nil {
+					return rep, err
+				}
+			}
+			ts, ok := found[i]
+			if ok {
+				rep.Found++
+			} else {
+				thread := ""
+				if th != nil {
+					thread = th.TS
+				}
+				if ts, err = m.Client.Post(ctx, m.channelOf(th), thread, Render(n, c, i, i == root), Meta{ID: c.ID, Entry: i}); err != nil {
+					return rep, err
+				}
+				rep.Posted++
+			}
+			if th, err = m.record(ctx, n, c.ID, i, i == root, ts); err != nil {
+				return rep, err
+			}
+			if i == root {
+				found = nil // the rest are looked for in the thread
+			}
+			rep.Pending--
+		}
+	}
+	if n == 0 {
+		if err := m.syncProposals(ctx, &rep); err != nil {
+			return rep, err
+		}
+	}
+	return rep, nil
+}
+
+// channelOf is the channel of a thread, or the configured one for a new
+// thread.
+func (m *Mode) channelOf(th *ledger.SlackThread) string {
+	if th != nil && th.Channel != "" {
+		return th.Channel
+	}
+	return m.Config.Channel
+}
+
+// unposted are the thread entries of c that its Slack thread still lacks,
+// in order: from the entry that opens it on.
+func unposted(c *ledger.Clarification) []int {
+	root := rootOf(c)
+	if root < 0 {
+		return nil
+	}
+	th := c.X.SlackThread()
+	var out []int
+	for i := root; i < len(c.Thread); i++ {
+		if th.Post(i) == nil {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// postedIn maps the thread entries of clarification id that list shows
+// agentx posted (by their metadata, on bots' messages) to their ts.
+func (m *Mode) postedIn(ctx context.Context, list func() ([]Message, error), id string) (map[int]string, error) {
+	ms, err := list()
+	if err != nil {
+		return nil, err
+	}
+	out := map[int]string{}
+	for _, msg := range ms {
+		if msg.Meta != nil && msg.Bot && msg.Meta.ID == id && msg.Meta.Entry >= 0 {
+			if _, dup := out[msg.Meta.Entry]; !dup {
+				out[msg.Meta.Entry] = msg.TS
+			}
+		}
+	}
+	return out, nil
+}
+
+// crashAfterPost, in tests, stops SyncIssue between posting a message and
+// recording it, as a process killed there would.
+var crashAfterPost func() error
+
+// record writes the message of entry i of clarification id into the
+// ledger (no status changes, so no event) and returns the thread as
+// recorded.
+func (m *Mode) record(ctx context.Context, n int, id string, i int, root bool, ts string) (*ledger.SlackThread, error) {
+	if crashAfterPost != nil {
+		if err := crashAfterPost(); err != nil {
+			return nil, err
+		}
+	}
+	var th ledger.SlackThread
+	_, err := m.Hub.Store.Update(ctx, n, func(l *ledger.Ledger) error {
+		c := l.Find(id)
+		if c == nil || i >= len(c.Thread) {
+			return fmt.Errorf("slack: %s entry %d: %w", id, i, ledger.ErrNotFound)
+		}
+		x := c.Ext()
+		if x.Slack == nil {
+			x.Slack = &ledger.SlackThread{Channel: m.Config.Channel}
+		}
+		if root {
+			x.Slack.TS = ts
+		}
+		if x.Slack.Post(i) == nil {
+			x.Slack.Posts = append(x.Slack.Posts, ledger.SlackPost{Entry: i, TS: ts})
+		}
+		th = *x.Slack
+		return nil
+	})
+	return &th, err
+}
+
+// PushReport is what one outbound run did.
+type PushReport = relay.PushReport[IssueReport]
+
+// Push posts what changed: the issues the event log says changed since
+// the last run, and those queued, that are due (relay.Outbox.Run: backoff,
+// rate limits, ErrBusy unless force). only adds issues whatever changed.
+func (m *Mode) Push(ctx context.Context, force bool, only ...int) (PushReport, error) {
+	var ob Outbox
+	return relay.Push(ctx, m.outbox(), m.Hub.Store.Now(), &ob, &ob.Queue, force, only, func(ctx context.Context, n int) (IssueReport, error) {
+		ir, err := m.SyncIssue(ctx, n)
+		if err != nil {
+			ir.Error = err.Error()
+		}
+		return ir, err
+	})
+}

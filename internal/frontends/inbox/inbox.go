@@ -1,0 +1,611 @@
+package inbox
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"path"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/agentx-cli/agentx/internal/eventlog"
+	"github.com/agentx-cli/agentx/ledger"
+)
+
+// Kind is what an item tells the agent.
+type Kind string
+
+// The kinds of item, each from one event type.
+const (
+	KindAnswer    Kind = "answer"    // an answer to the agent's question (late: after it assumed)
+	KindQuestion  Kind = "question"  // a question waiting for the agent to answer
+	KindResolved  Kind = "resolved"  // a human resolved a clarification the agent is party to
+	KindEscalated Kind = "escalated" // the agent's question went to a human
+	KindAbandoned Kind = "abandoned" // someone else closed the agent's question
+	// KindRevision is not from the event log: the supervisor gate sent the
+	// agent's work back (package evaluate; the command adds these items).
+	KindRevision Kind = "revision"
+)
+
+// Item is one thing new for the agent.
+type Item struct {
+	Kind        Kind                `json:"kind"`
+	ID          string              `json:"id"`
+	Issue       int                 `json:"issue"`
+	Topic       string              `json:"topic"`
+	From        string              `json:"from"`               // the asker
+	To          string              `json:"to"`                 // the one asked
+	By          string              `json:"by,omitempty"`       // who answered, asked, resolved or closed
+	Round       int                 `json:"round"`              // the round the item is about
+	Blocking    bool                `json:"blocking"`           // the asker cannot finish without it
+	Status      ledger.Status       `json:"status"`             // the clarification's status when delivered
+	Question    string              `json:"question,omitempty"` // the round's question
+	Body        string              `json:"body,omitempty"`     // the answer, question, decision or reason
+	Options     []string            `json:"options,omitempty"`  // choices offered with a question
+	Late        bool                `json:"late,omitempty"`     // the asker proceeded on an assumption before this arrived
+	Assumptions []ledger.Assumption `json:"assumptions,omitempty"`
+	At          ledger.Time         `json:"at"`  // when it happened
+	Key         string              `json:"key"` // id:kind:round, what it is about
+
+	// Clipped says the text of its bodies was cut to keep a look within
+	// its limit (never under --json, which has none).
+	Clipped bool `json:"-"`
+}
+
+// Options says whose inbox to read and how.
+type Options struct {
+	Agent string
+	Issue *int // only items of this issue; others stay for a later look
+	Peek  bool // show without marking delivered
+	// Limit caps the size of the look's Text, in bytes of its JSON string
+	// encoding (0: no cap). Items are taken most important first; those that
+	// do not fit stay for a later look and are counted in Result.More.
+	Limit int
+}
+
+// Result is what a look found.
+type Result struct {
+	Agent  string `json:"agent"`
+	Items  []Item `json:"items"`
+	Marked bool   `json:"marked"` // the items are recorded as delivered (false under peek)
+	// More counts the items left out to keep within Options.Limit: they
+	// stay for a later look.
+	More int `json:"more,omitempty"`
+	// Older counts, on an agent's first look, the closed clarifications it
+	// was party to: history, not delivered.
+	Older *Older `json:"older,omitempty"`
+
+	// Scanned counts the event log lines read, to show a look costs only
+	// the lines appended since the last.
+	Scanned int `json:"-"`
+}
+
+// Older counts closed clarifications a first look left out, by status.
+type Older struct {
+	Resolved  int `json:"resolved"`
+	Abandoned int `json:"abandoned"`
+}
+
+// Total is the number of clarifications counted.
+func (o *Older) Total() int {
+	if o == nil {
+		return 0
+	}
+	return o.Resolved + o.Abandoned
+}
+
+// State is what is remembered per agent in state/inbox/<agent>.json.
+type State struct {
+	// Offset is how far the event log is settled: every item from the lines
+	// before it was delivered or did not concern the agent.
+	Offset int64 `json:"offset"`
+	// LastLen and LastSum identify the line ending at Offset, so a log that
+	// was replaced or truncated is noticed and read again from the start.
+	LastLen int    `json:"lastLen,omitempty"`
+	LastSum string `json:"lastSum,omitempty"`
+	// Seen is the time of that line's event: after a replaced log, events
+	// up to then count as delivered.
+	Seen *ledger.Time `json:"seen,omitempty"`
+	// Marks says, per clarification, how much of its thread the agent has
+	// seen, by any way of reading it: the inbox, clarify wait, show and
+	// resolve, the MCP tools. An item about a thread entry the agent has
+	// seen is not delivered. Marks are kept while the log past Offset may
+	// still hold events they cover.
+	Marks map[string]Mark `json:"marks,omitempty"`
+	// History is where the log ended at the agent's first look: events
+	// before it are history, and a closed clarification there is never
+	// delivered, even by a later look re-reading what the first held back.
+	History int64 `json:"history,omitempty"`
+	// Delivered is from before Marks: keys of items past Offset delivered
+	// by a look limited to one issue. Read (as seen), no longer written.
+	Delivered []string     `json:"delivered,omitempty"`
+	Updated   *ledger.Time `json:"updated,omitempty"`
+}
+
+// Mark is how much of a clarification's thread an agent has seen.
+type Mark struct {
+	Entries int         `json:"entries"` // the first Entries entries of the thread
+	At      ledger.Time `json:"at"`      // when it was last set
+}
+
+// markGrace is how long a mark outlives the events it covers being read:
+// an event is appended just after its ledger write, so a reader may see an
+// entry, and the inbox look past the log's end, before its event lands.
+const markGrace = time.Hour
+
+// maxMarks bounds the marks kept per agent, the oldest dropped first, for
+// an agent that reads through clarify wait and never looks at its inbox.
+const maxMarks = 1000
+
+// StateFile is the agent's state file, relative to the state directory.
+func StateFile(agent string) string { return path.Join(Dir, agent+".json") }
+
+// Dir is the state directory's subdirectory of the agents' marks.
+const Dir = "inbox"
+
+// Check returns what is new for opts.Agent and, unless opts.Peek, marks it
+// delivered so the next look shows only newer items. Two looks at once for
+// the same agent are serialised by the state file's lock, so an item is
+// delivered once.
+//
+// Only what concerns the agent now is delivered: the answer to the current
+// round of its question (not one it already followed up on or that was
+// closed since), a question still waiting for it, an escalation still
+// with the human, and, after its first look, decisions and closures. An
+// agent's first look delivers no history: the closed clarifications it was
+// party to are counted in Result.Older instead.
+func Check(ctx context.Context, store *ledger.Store, opts Options) (Result, error) {
+	res := Result{Agent: opts.Agent, Items: []Item{}}
+	if err := ledger.ValidateAgent("agent", opts.Agent); err != nil {
+		return res, err
+	}
+	log := eventlog.EventLog{Path: filepath.Join(store.Dir(), eventlog.File)}
+	name := StateFile(opts.Agent)
+	var st State
+	if err := store.ReadState(name, &st); err != nil {
+		return res, fmt.Errorf("inbox %s: %w", opts.Agent, err)
+	}
+	size, err := log.Size()
+	if err != nil {
+		return res, fmt.Errorf("inbox %s: %w", opts.Agent, err)
+	}
+	if size == st.Offset {
+		return res, nil // nothing appended since the last look: no lock, no write
+	}
+	if opts.Peek {
+		sc, err := scan(store, log, st, opts)
+		if err != nil {
+			return res, fmt.Errorf("inbox %s: %w", opts.Agent, err)
+		}
+		return sc.res, nil
+	}
+	st = State{}
+	err = store.UpdateState(ctx, name, &st, func() error {
+		sc, err := scan(store, log, st, opts)
+		if err != nil {
+			return err
+		}
+		res = sc.res
+		now := ledger.T(store.Now())
+		sc.next.Updated = &now
+		st = sc.next
+		return nil
+	})
+	if err != nil {
+		return Result{Agent: opts.Agent, Items: []Item{}}, fmt.Errorf("inbox %s: %w", opts.Agent, err)
+	}
+	res.Marked = len(res.Items) > 0
+	return res, nil
+}
+
+// MarkSeen records that agent has read c as it stands (through clarify
+// wait, show or resolve, or an MCP tool), so that its inbox does not
+// deliver again what it already saw. It marks nothing for a reader who is
+// neither c's asker nor the one asked, or when the mark is already there.
+func MarkSeen(ctx context.Context, store *ledger.Store, agent string, c *ledger.Clarification) error {
+	if c == nil || agent == "" || (agent != c.From && agent != c.To) {
+		return nil
+	}
+	if err := ledger.ValidateAgent("agent", agent); err != nil {
+		return err
+	}
+	name := StateFile(agent)
+	var st State
+	if err := store.ReadState(name, &st); err != nil {
+		return fmt.Errorf("inbox %s: %w", agent, err)
+	}
+	if st.Marks[c.ID].Entries >= len(c.Thread) {
+		return nil // seen already: no lock, no write
+	}
+	st = State{}
+	err := store.UpdateState(ctx, name, &st, func() error {
+		now := store.Now()
+		st.Marks = mark(st.Marks, c.ID, len(c.Thread), now)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("inbox %s: %w", agent, err)
+	}
+	return nil
+}
+
+// MarkResolved is MarkSeen for the one who resolved c (the author of its
+// resolution): resolving is reading.
+func MarkResolved(ctx context.Context, store *ledger.Store, c *ledger.Clarification) error {
+	if c == nil {
+		return nil
+	}
+	if e := c.Current(ledger.Resolution); e != nil {
+		return MarkSeen(ctx, store, e.From, c)
+	}
+	return nil
+}
+
+// mark returns marks with id seen through its first entries thread
+// entries (never fewer than before), at most maxMarks of them.
+func mark(marks map[string]Mark, id string, entries int, now time.Time) map[string]Mark {
+	if marks == nil {
+		marks = map[string]Mark{}
+	}
+	if m, ok := marks[id]; ok && m.Entries > entries {
+		entries = m.Entries
+	}
+	marks[id] = Mark{Entries: entries, At: ledger.T(now)}
+	for len(marks) > maxMarks {
+		oldest := ""
+		for k, m := range marks {
+			if oldest == "" || m.At.Before(marks[oldest].At.Time) || (m.At.Equal(marks[oldest].At.Time) && k < oldest) {
+				oldest = k
+			}
+		}
+		delete(marks, oldest)
+	}
+	return marks
+}
+
+// errReplaced means the line before the remembered offset is not the one
+// remembered: the log was replaced or truncated.
+var errReplaced = errors.New("event log replaced")
+
+type scanned struct {
+	res  Result
+	next State
+}
+
+// scan reads the log from st's offset and returns the new items for the
+// agent and the state to remember. It reads again from the start, skipping
+// events up to st.Seen, when the log is not the one st describes.
+func scan(store *ledger.Store, log eventlog.EventLog, st State, opts Options) (scanned, error) {
+	sc, err := scanFrom(store, log, st, opts, false)
+	if errors.Is(err, errReplaced) {
+		fresh := State{Seen: st.Seen, Marks: st.Marks}
+		return scanFrom(store, log, fresh, opts, true)
+	}
+	return sc, err
+}
+
+// lineMark identifies a line: its length, a hash of its bytes (FNV-1a,
+// 64 bits), and its event's time. The hash tells a log that was replaced
+// from the one read before; it guards against accidents, not against
+// someone who can write the log (who could change anything). A state
+// written with another hash (SHA-256, by earlier versions) does not match:
+// the log is then read again from the start, once, and events up to the
+// state's time count as delivered, as for a replaced log.
+type lineMark struct {
+	len  int
+	sum  string
+	seen *ledger.Time
+}
+
+func markOf(raw []byte) lineMark {
+	h := fnv.New64a()
+	_, _ = h.Write(raw)
+	m := lineMark{len: len(raw), sum: hex.EncodeToString(h.Sum(nil))}
+	if e, ok := (eventlog.Line{Raw: raw}).Decode(); ok {
+		t := e.Timestamp
+		m.seen = &t
+	}
+	return m
+}
+
+// candidate is an item a look may deliver, with where its event lies.
+type candidate struct {
+	item  Item
+	entry int    // the index of the thread entry it delivers
+	start int64  // where its event's line starts
+	prev  []byte // the line before it; nil: the line the old state names
+}
+
+func scanFrom(store *ledger.Store, log eventlog.EventLog, st State, opts Options, afterReset bool) (scanned, error) {
+	var sc scanned
+	start := st.Offset
+	verify := st.Offset > 0 && st.LastLen > 0 && int64(st.LastLen) <= st.Offset
+	if verify {
+		start = st.Offset - int64(st.LastLen)
+	} else if st.Offset > 0 {
+		return sc, errReplaced // nothing to check the offset against: start over
+	}
+	first := st.Updated == nil && st.Offset == 0 && !afterReset // the agent's first look
+	delivered := make(map[string]bool, len(st.Delivered))
+	for _, k := range st.Delivered {
+		delivered[k] = true
+	}
+	var (
+		// An event for the agent names it: lines that do not are skipped
+		// without decoding, which keeps a first look at a long log cheap.
+		needle   = []byte(`"` + opts.Agent + `"`)
+		lines    [2][]byte // the last two lines read, alternately: no allocation per line
+		cur      int       // which of lines holds the last line read
+		verified = !verify
+		scannedN int
+		cands    []candidate
+		took     = map[string]bool{}  // clarifications with a candidate
+		lastAt   = map[string]int64{} // marked clarification → start of its last line for the agent
+		older    = map[string]ledger.Status{}
+		carried  = map[string]int{} // seen by the keys of an older state: becomes marks
+		b        = builder{store: store, agent: opts.Agent, ledgers: map[int]*ledger.Ledger{}}
+	)
+	end, err := log.ReadFrom(start, func(l eventlog.Line) error {
+		if !verified {
+			if l.End != st.Offset || markOf(l.Raw).sum != st.LastSum {
+				return errReplaced
+			}
+			verified = true
+			return nil
+		}
+		prev := lines[cur] // valid until the next line
+		if scannedN == 0 {
+			prev = nil // the state's line, if any
+		}
+		scannedN++
+		cur ^= 1
+		lines[cur] = append(lines[cur][:0], l.Raw...)
+		if !bytes.Contains(l.Raw, needle) {
+			return nil
+		}
+		e, ok := l.Decode()
+		if !ok {
+			return nil
+		}
+		if afterReset && st.Seen != nil && !e.Timestamp.After(st.Seen.Time) {
+			return nil
+		}
+		kind, ok := kindOf(e, opts.Agent)
+		if !ok {
+			return nil
+		}
+		if _, marked := st.Marks[e.ClarificationID]; marked {
+			lastAt[e.ClarificationID] = l.Start
+		}
+		if took[e.ClarificationID] {
+			return nil // one item per clarification: its status makes one kind current
+		}
+		c, err := b.find(e)
+		if err != nil || c == nil {
+			return err
+		}
+		if (first || l.Start < st.History) && !c.Status.Open() {
+			if first {
+				older[c.ID] = c.Status // history: counted once, not delivered
+			}
+			return nil
+		}
+		item, entry, ok := b.build(c, e, kind)
+		if ok && delivered[item.Key] {
+			carried[c.ID] = entry + 1
+		}
+		if !ok || entry < st.Marks[c.ID].Entries || delivered[item.Key] {
+			return nil // no longer current, or seen
+		}
+		took[c.ID] = true
+		cands = append(cands, candidate{item: item, entry: entry, start: l.Start, prev: bytes.Clone(prev)})
+		return nil
+	})
+	if err != nil {
+		return sc, err
+	}
+	if !verified {
+		return sc, errReplaced // the remembered line is gone
+	}
+	sc.res = Result{Agent: opts.Agent, Items: []Item{}, Scanned: scannedN, Older: countOlder(older)}
+
+	order(cands, opts.Agent)
+	var show, held []candidate
+	for _, c := range cands {
+		if opts.Issue != nil && c.item.Issue != *opts.Issue {
+			held = append(held, c)
+		} else {
+			show = append(show, c)
+		}
+	}
+	items := make([]Item, len(show))
+	for i, c := range show {
+		items[i] = c.item
+	}
+	items, sc.res.More = fit(items, sc.res, opts.Limit)
+	held = append(held, show[len(items):]...)
+	show = show[:len(items)]
+	sc.res.Items = append(sc.res.Items, items...)
+
+	// the state names the line ending at the new offset; nil: the line
+	// the old state named, or none
+	next := State{Offset: end, LastLen: st.LastLen, LastSum: st.LastSum, Seen: st.Seen, History: st.History}
+	if first {
+		next.History = end
+	}
+	var last []byte
+	if scannedN > 0 {
+		last = lines[cur]
+	}
+	if len(held) > 0 {
+		h := slices.MinFunc(held, func(a, b candidate) int { return cmp.Compare(a.start, b.start) })
+		next.Offset, last = h.start, h.prev
+	}
+	if last != nil {
+		m := markOf(last)
+		next.LastLen, next.LastSum, next.Seen = m.len, m.sum, m.seen
+	}
+	if next.History <= next.Offset {
+		next.History = 0 // all of it settled
+	}
+	now := store.Now()
+	for id, m := range st.Marks {
+		if at, ok := lastAt[id]; (ok && at >= next.Offset) || now.Sub(m.At.Time) < markGrace {
+			next.Marks = mark(next.Marks, id, m.Entries, m.At.Time)
+		}
+	}
+	for id, n := range carried {
+		next.Marks = mark(next.Marks, id, n, now)
+	}
+	for _, c := range show {
+		next.Marks = mark(next.Marks, c.item.ID, c.entry+1, now)
+	}
+	sc.next = next
+	return sc, nil
+}
+
+// countOlder sums up the closed clarifications a first look left out.
+func countOlder(older map[string]ledger.Status) *Older {
+	if len(older) == 0 {
+		return nil
+	}
+	o := &Older{}
+	for _, st := range older {
+		if st == ledger.Abandoned {
+			o.Abandoned++
+		} else {
+			o.Resolved++
+		}
+	}
+	return o
+}
+
+// kindOf says whether event e makes an item for agent, and which.
+func kindOf(e eventlog.Event, agent string) (Kind, bool) {
+	switch e.Type {
+	case eventlog.EventAnswered:
+		return KindAnswer, e.FromAgent == agent
+	case eventlog.EventRequested, eventlog.EventFollowedUp:
+		return KindQuestion, e.ToAgent == agent
+	case eventlog.EventResolved:
+		return KindResolved, ledger.IsHuman(e.By) && (e.FromAgent == agent || e.ToAgent == agent)
+	case eventlog.EventEscalated:
+		return KindEscalated, e.FromAgent == agent
+	case eventlog.EventAbandoned:
+		return KindAbandoned, e.FromAgent == agent && e.By != agent
+	}
+	return "", false
+}
+
+// builder fills items from the ledgers, reading each at most once a look.
+type builder struct {
+	store   *ledger.Store
+	agent   string
+	ledgers map[int]*ledger.Ledger
+}
+
+// find returns the clarification event e is about, or nil when it is gone.
+func (b *builder) find(e eventlog.Event) (*ledger.Clarification, error) {
+	l, ok := b.ledgers[e.IssueNumber]
+	if !ok {
+		var err error
+		if l, err = b.store.Read(e.IssueNumber); err != nil {
+			return nil, err
+		}
+		b.ledgers[e.IssueNumber] = l
+	}
+	return l.Find(e.ClarificationID), nil
+}
+
+// build returns the item for event e about c and the index of the thread
+// entry it delivers, or ok = false when it no longer concerns the agent (a
+// question answered or closed meanwhile, an answer followed up on or
+// closed since, an escalation already decided).
+func (b *builder) build(c *ledger.Clarification, e eventlog.Event, kind Kind) (it Item, entry int, ok bool) {
+	it = Item{
+		Kind: kind, ID: c.ID, Issue: e.IssueNumber, Topic: c.Topic, From: c.From, To: c.To,
+		By: e.By, Round: e.Round, Blocking: c.Blocking, Status: c.Status, At: e.Timestamp,
+		Key: fmt.Sprintf("%s:%s:%d", c.ID, kind, e.Round),
+	}
+	if q := lastEntry(c, ledger.Question, e.Round); q >= 0 {
+		it.Question = c.Thread[q].Body
+	}
+	switch kind {
+	case KindAnswer:
+		entry = lastEntry(c, ledger.Answer, e.Round)
+		if entry < 0 || c.Status != ledger.Answered || c.Round != e.Round {
+			return Item{}, 0, false
+		}
+		a := c.Thread[entry]
+		it.By, it.Body, it.At = a.From, a.Body, a.Timestamp
+		it.Assumptions = assumedBefore(c, e.Round, a.Timestamp)
+	case KindQuestion:
+		entry = lastEntry(c, ledger.Question, e.Round)
+		if entry < 0 || (c.Status != ledger.Pending && c.Status != ledger.Stale) || c.Round != e.Round {
+			return Item{}, 0, false // answered, closed or moved on meanwhile
+		}
+		it.By, it.Body = c.From, it.Question
+		it.Question = ""
+		if c.X != nil {
+			it.Options = c.X.Options
+		}
+	case KindResolved:
+		entry = lastEntry(c, ledger.Resolution, 0)
+		if entry < 0 {
+			return Item{}, 0, false
+		}
+		r := c.Thread[entry]
+		it.By, it.Body, it.At = r.From, r.Body, r.Timestamp
+		if q := c.Current(ledger.Question); q != nil {
+			it.Question = q.Body
+		}
+		if b.agent == c.From {
+			it.Assumptions = assumedBefore(c, 0, r.Timestamp)
+		}
+	case KindEscalated:
+		entry = lastEntry(c, ledger.Escalation, 0)
+		if entry < 0 || c.Status != ledger.Escalated {
+			return Item{}, 0, false // already decided: the resolution says it all
+		}
+		it.Body = c.EscalationReason()
+	case KindAbandoned:
+		entry = lastEntry(c, ledger.Resolution, 0)
+		if entry < 0 || c.Status != ledger.Abandoned {
+			return Item{}, 0, false
+		}
+		it.Body = e.Reason
+	}
+	it.Late = len(it.Assumptions) > 0
+	return it, entry, true
+}
+
+// lastEntry is the index of the latest thread entry of type t in round (0:
+// any round), or -1.
+func lastEntry(c *ledger.Clarification, t ledger.EntryType, round int) int {
+	for i := len(c.Thread) - 1; i >= 0; i-- {
+		if e := &c.Thread[i]; e.Type == t && (round == 0 || e.Round == round) {
+			return i
+		}
+	}
+	return -1
+}
+
+// assumedBefore returns the asker's assumptions recorded no later than at,
+// for round (0: any round).
+func assumedBefore(c *ledger.Clarification, round int, at ledger.Time) []ledger.Assumption {
+	if c.X == nil {
+		return nil
+	}
+	var out []ledger.Assumption
+	for _, a := range c.X.Assumptions {
+		if (round == 0 || a.Round == round) && a.By == c.From && !a.Timestamp.After(at.Time) {
+			out = append(out, a)
+		}
+	}
+	return out
+}
