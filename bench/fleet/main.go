@@ -187,9 +187,9 @@ func run(ctx context.Context, c config, stdout, stderr io.Writer) (err error) {
 	b := &bench{r: newRunner(c.timeout), tmp: tmp, agentx: filepath.Join(tmp, "agentx")}
 	progress := func(format string, args ...any) { fmt.Fprintf(stderr, "fleet: "+format+"\n", args...) }
 
-	progress("building agentx, agentx-full beside it, the libraries' floor and hello world (CGO_ENABLED=0)")
+	progress("building agentx, the libraries' floor and hello world (CGO_ENABLED=0)")
 	b.floor = filepath.Join(tmp, "floor")
-	for _, pkg := range []string{"./cmd/agentx", "./cmd/agentx-full", "./bench/internal/floor"} {
+	for _, pkg := range []string{"./cmd/agentx", "./bench/internal/floor"} {
 		if err := build(ctx, "", pkg, filepath.Join(tmp, filepath.Base(pkg))); err != nil {
 			return fmt.Errorf("%w (run from the repository root)", err)
 		}

@@ -48,10 +48,6 @@ func TestFleetUnderChaos(t *testing.T) {
 		soak = d
 	}
 	bin := buildAgentx(t, "-ldflags=-s -w")
-	full := filepath.Join(filepath.Dir(bin), "agentx-full")
-	if out, err := exec.Command("go", "build", "-ldflags=-s -w", "-o", full, "../agentx-full").CombinedOutput(); err != nil {
-		t.Fatalf("go build agentx-full: %v\n%s", err, out)
-	}
 	f := &fleet{t: t, bin: bin, root: t.TempDir(), live: map[int]*exec.Cmd{}, runs: map[string]int{}, took: map[string][]time.Duration{},
 		acks: acks{asked: map[string]string{}, said: map[string][]string{}, resolved: map[string]bool{}}}
 	if r := f.run(nil, "init"); r.code != 0 {

@@ -2,8 +2,8 @@
 // human, clarifying questions while they work on an issue, with every round
 // recorded in a per-issue ledger under .agentx/.
 //
-// This binary is the lean one: the commands that need the MCP server,
-// GitHub, Slack, doctor or skills run agentx-full, found beside it.
+// One binary holds every command; the code is in internal/cli and below
+// (docs/architecture.md).
 package main
 
 import (
@@ -12,4 +12,4 @@ import (
 	"github.com/agentx-cli/agentx/internal/cli"
 )
 
-func main() { os.Exit(cli.Main(nil)) }
+func main() { os.Exit(cli.Main()) }

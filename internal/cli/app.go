@@ -12,7 +12,9 @@ import (
 	"github.com/fatih/color"
 	"github.com/spf13/cobra"
 
-	"github.com/agentx-cli/agentx/internal/cli/ext"
+	"github.com/agentx-cli/agentx/internal/channels/ghmirror"
+	"github.com/agentx-cli/agentx/internal/channels/relay"
+	"github.com/agentx-cli/agentx/internal/channels/slackmode"
 	"github.com/agentx-cli/agentx/internal/clock"
 	"github.com/agentx-cli/agentx/internal/workspace"
 	"github.com/agentx-cli/agentx/router"
@@ -49,17 +51,10 @@ type App struct {
 	// refreshed: the remote mode's refresh ran for this command (see hub)
 	refreshed bool
 
-	// what the full binary adds (nil: the lean binary), and its part of
-	// this run
-	extra ext.Extra
-	ext   ext.Extension
-
-	// exec replaces the process with another program (Main sets it; nil in
-	// an in-process run); args is the command line run
-	exec       func(path string, args, env []string) (int, error)
-	handedOver bool // this lean process was run as agentx-full (envHandedOver)
-	args       []string
-	helpErr    error // a help that agentx-full was to give, and did not
+	// GitHub and Slack modes, each opened once per run (nil: not yet)
+	ghSide *ghmirror.Side
+	sl     *slackmode.Mode
+	slSide *relay.Mode
 
 	cmd     *cobra.Command  // the command run, once its flags are parsed
 	ctx     context.Context // the command's, for work done on the side (the remote's refresh)
@@ -68,7 +63,6 @@ type App struct {
 
 // run executes the command line and returns the exit code.
 func run(ctx context.Context, a *App, args []string) int {
-	a.args = args
 	first := ""
 	if len(args) > 0 {
 		first = args[0]
@@ -84,12 +78,6 @@ func run(ctx context.Context, a *App, args []string) int {
 	cmd.SetOut(a.stdout)
 	cmd.SetErr(a.stderr)
 	err := cmd.ExecuteContext(ctx)
-	if err == nil {
-		err = a.helpErr
-	}
-	if h := (*handedOver)(nil); errors.As(err, &h) {
-		return h.code
-	}
 	defer a.noteUnsynced()
 	if err == nil {
 		a.flushMonitor(nil)
@@ -105,7 +93,7 @@ func run(ctx context.Context, a *App, args []string) int {
 		err = &interruptedError{err: err}
 		if errors.Is(context.Cause(ctx), errOutputClosed) {
 			// nobody reads the output any more: nothing to tell them
-			err = &codedError{Code: ext.ExitInterrupted, Msg: err.Error(), Quiet: true}
+			err = &codedError{Code: ExitInterrupted, Msg: err.Error(), Quiet: true}
 		}
 	}
 	a.flushMonitor(err)
@@ -154,7 +142,7 @@ func (a *App) prepare(cmd *cobra.Command) error {
 		return &usageError{Err: err}
 	}
 	a.now = now
-	return a.toFull(cmd)
+	return nil
 }
 
 // colorOn reports whether output may be coloured: a terminal, and none of
@@ -203,7 +191,19 @@ func (a *App) open() (*workspace.Workspace, error) {
 }
 
 // runE adapts a command body to cobra, with the context.
-var runE = ext.RunE
+func runE(fn func(ctx context.Context, cmd *cobra.Command, args []string) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		return fn(cmd.Context(), cmd, args)
+	}
+}
+
+// remoteRefresh brings the local copies up to the remote, at most once per
+// [remote] interval (nothing without a remote).
+func (a *App) remoteRefresh(ctx context.Context) {
+	if ws, err := a.open(); err == nil {
+		a.remoteSide(ctx, ws)
+	}
+}
 
 // printf writes text output (never used under --json).
 func (a *App) printf(format string, args ...any) {

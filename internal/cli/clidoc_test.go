@@ -10,8 +10,6 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/cobra/doc"
-
-	"github.com/agentx-cli/agentx/internal/cli/full"
 )
 
 var updateDocs = flag.Bool("update", false, "rewrite golden files and docs/cli")
@@ -22,7 +20,7 @@ const cliDocDir = "../../docs/cli"
 // TestCLIReference fails when docs/cli is not what the commands generate:
 // change a command, then run `go test ./internal/cli -run TestCLIReference -update`.
 func TestCLIReference(t *testing.T) {
-	root := newRootCmd(&App{getenv: func(string) string { return "" }, extra: full.Extra})
+	root := newRootCmd(&App{getenv: func(string) string { return "" }})
 	root.DisableAutoGenTag = true
 	want := map[string][]byte{}
 	var walk func(c *cobra.Command) error

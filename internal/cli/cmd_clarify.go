@@ -15,7 +15,6 @@ import (
 	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
 
-	"github.com/agentx-cli/agentx/internal/cli/ext"
 	"github.com/agentx-cli/agentx/internal/safetext"
 	"github.com/agentx-cli/agentx/internal/workspace"
 	"github.com/agentx-cli/agentx/ledger"
@@ -301,15 +300,14 @@ func (a *App) noAnswer(rec router.Record, msg, hint string) error {
 	if !a.json {
 		a.printf("%s\n", rec.ID)
 	}
-	return &codedError{Code: ext.ExitWaitTimeout, Msg: msg, Todo: hint, Data: rec}
+	return &codedError{Code: ExitWaitTimeout, Msg: msg, Todo: hint, Data: rec}
 }
 
 func newClarifyCmd(a *App) *cobra.Command {
 	list := newClarifyListCmd(a)
 	cmd := &cobra.Command{
-		Use:         "clarify",
-		Annotations: map[string]string{reachesOutside: "yes"}, // GitHub, Slack: see toFull
-		Short:       "Ask, answer, follow up, resolve and list clarifications (bare: list)",
+		Use:   "clarify",
+		Short: "Ask, answer, follow up, resolve and list clarifications (bare: list)",
 		Long: `Clarifications are questions an agent asks another agent, or a human, while
 working on an issue. Each lives in .agentx/state/clarifications/issue-N.json
 as CLR-N-NNN and moves through pending → answered → resolved, with follow-up

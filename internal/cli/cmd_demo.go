@@ -15,7 +15,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentx-cli/agentx/internal/atomicfile"
-	"github.com/agentx-cli/agentx/internal/cli/ext"
 	"github.com/agentx-cli/agentx/internal/workspace"
 	"github.com/agentx-cli/agentx/router"
 	"github.com/agentx-cli/agentx/workflow"
@@ -187,7 +186,7 @@ func (d *demo) brief(ctx context.Context, args ...string) (string, int) {
 
 func (d *demo) exec(ctx context.Context, show bool, args []string) (string, int) {
 	if ctx.Err() != nil {
-		return "", ext.ExitInterrupted.N // stopped: nothing more runs
+		return "", ExitInterrupted.N // stopped: nothing more runs
 	}
 	var out, errb bytes.Buffer
 	// AGENTX_AGENT unset: each command names who acts, as a person would.
@@ -359,7 +358,7 @@ func (d *demo) where() {
 func (d *demo) stopped(n, total int, start time.Time) error {
 	if d.out.err != nil {
 		if errors.Is(d.out.err, syscall.EPIPE) {
-			return &codedError{Code: ext.ExitInterrupted, Msg: "demo: the output was closed", Quiet: true}
+			return &codedError{Code: ExitInterrupted, Msg: "demo: the output was closed", Quiet: true}
 		}
 		return fmt.Errorf("demo: write the narration: %w", d.out.err)
 	}

@@ -9,7 +9,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/agentx-cli/agentx/internal/cli/ext"
 	"github.com/agentx-cli/agentx/internal/frontends/inbox"
 	"github.com/agentx-cli/agentx/internal/gate/evaluate"
 	"github.com/agentx-cli/agentx/internal/gate/proposal"
@@ -210,7 +209,7 @@ Exit 0 when the verdict is PASS, 9 otherwise.`,
 				return err
 			}
 			if s == nil {
-				return &codedError{Code: ext.ExitNotFound, Msg: fmt.Sprintf("%s has no step with checks in workflow %s", who, w.Name),
+				return &codedError{Code: ExitNotFound, Msg: fmt.Sprintf("%s has no step with checks in workflow %s", who, w.Name),
 					Todo: "add [[steps.evaluate]] checks to its step (docs/supervisor.md), or name one with --step"}
 			}
 			g := a.gate(ws.Root, h)
@@ -227,7 +226,7 @@ Exit 0 when the verdict is PASS, 9 otherwise.`,
 				return err
 			}
 			if at.Verdict != evaluate.Pass {
-				return &codedError{Code: ext.ExitBlocked, Msg: fmt.Sprintf("step %s on #%d: %s", s.ID, n, at.Verdict.Label()), Quiet: true}
+				return &codedError{Code: ExitBlocked, Msg: fmt.Sprintf("step %s on #%d: %s", s.ID, n, at.Verdict.Label()), Quiet: true}
 			}
 			return nil
 		}),

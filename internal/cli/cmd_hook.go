@@ -7,7 +7,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/agentx-cli/agentx/internal/cli/ext"
 	"github.com/agentx-cli/agentx/internal/gate/evaluate"
 	"github.com/agentx-cli/agentx/internal/gate/proposal"
 	"github.com/agentx-cli/agentx/internal/safetext"
@@ -18,9 +17,8 @@ import (
 
 func newHookCmd(a *App) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:         "hook",
-		Annotations: map[string]string{reachesOutside: "yes"}, // GitHub, Slack: see toFull
-		Short:       "Lifecycle hooks: an agent starts or finishes work on an issue (runs the monitor)",
+		Use:   "hook",
+		Short: "Lifecycle hooks: an agent starts or finishes work on an issue (runs the monitor)",
 		Long: `Call "agentx hook start" when an agent begins work on an issue and
 "agentx hook finish" when it is done (from an agent's hooks, a script or CI).
 Each records the agent's status, then runs the monitor (see "agentx monitor").
@@ -130,7 +128,7 @@ func newHookPhaseCmd(a *App, phase string) *cobra.Command {
 			}
 			a.delivered(ctx, h, res, false)
 			if len(res.Blocked) > 0 {
-				return &codedError{Code: ext.ExitBlocked,
+				return &codedError{Code: ExitBlocked,
 					Msg:  fmt.Sprintf("issue #%d has open blocking clarifications: %s", n, strings.Join(res.Blocked, ", ")),
 					Todo: "answer or resolve them (agentx clarify show --issue " + fmt.Sprint(n) + ")"}
 			}

@@ -8,7 +8,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/agentx-cli/agentx/internal/cli/ext"
 	"github.com/agentx-cli/agentx/internal/frontends/inbox"
 	"github.com/agentx-cli/agentx/internal/workspace"
 	"github.com/agentx-cli/agentx/ledger"
@@ -62,10 +61,10 @@ configured for every project. See docs/agents.md.`,
 			if hook && errors.As(err, &noWS) {
 				return nil // no workspace here: nothing to deliver
 			}
-			if hook && err != nil && errorExit(err) == ext.ExitUsage {
+			if hook && err != nil && errorExit(err) == ExitUsage {
 				// Claude Code reads exit 2 from a hook as "block the prompt":
 				// a misconfigured hook must not swallow the user's prompts.
-				return &codedError{Code: ext.ExitFailure, Msg: err.Error(), Todo: hintOf(err)}
+				return &codedError{Code: ExitFailure, Msg: err.Error(), Todo: hintOf(err)}
 			}
 			return err
 		}),

@@ -18,9 +18,8 @@ import (
 func newMonitorCmd(a *App) *cobra.Command {
 	var dryRun bool
 	cmd := &cobra.Command{
-		Use:         "monitor [--dry-run]",
-		Annotations: map[string]string{reachesOutside: "yes"}, // GitHub, Slack: see toFull
-		Short:       "Find stale, stuck and deadlocked clarifications and act on them",
+		Use:   "monitor [--dry-run]",
+		Short: "Find stale, stuck and deadlocked clarifications and act on them",
 		Long: `Look at every open clarification once and act on what is wrong:
 
   stale     pending past its SLA: marked stale and retried once (the target's

@@ -7,7 +7,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/agentx-cli/agentx/internal/cli/ext"
 	"github.com/agentx-cli/agentx/internal/gate/evaluate"
 	"github.com/agentx-cli/agentx/internal/gate/proposal"
 	"github.com/agentx-cli/agentx/internal/safetext"
@@ -55,11 +54,10 @@ func newProposalsCreateCmd(a *App) *cobra.Command {
 		as     string
 	)
 	cmd := &cobra.Command{
-		Annotations: map[string]string{reachesOutside: "yes"}, // posted to GitHub, Slack: see toFull
-		Use:         "create --type T --title T --rationale R --action A [--impact low|medium|high] [--risk low|medium|high] [--issue N...]",
-		Short:       "Propose an enhancement (pending until a person decides)",
-		Example:     `  agentx proposals create --type tool_fix --title "Flaky e2e runner" --rationale "Timed out on 3 issues" --action "Raise its timeout"`,
-		Args:        cobra.NoArgs,
+		Use:     "create --type T --title T --rationale R --action A [--impact low|medium|high] [--risk low|medium|high] [--issue N...]",
+		Short:   "Propose an enhancement (pending until a person decides)",
+		Example: `  agentx proposals create --type tool_fix --title "Flaky e2e runner" --rationale "Timed out on 3 issues" --action "Raise its timeout"`,
+		Args:    cobra.NoArgs,
 		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			_, h, err := a.hub()
 			if err != nil {
@@ -208,10 +206,9 @@ func newProposalDecideCmd(a *App, verb string, to proposal.Status) *cobra.Comman
 		"implemented": "A person marks an approved proposal implemented",
 	}[verb]
 	cmd := &cobra.Command{
-		Annotations: map[string]string{reachesOutside: "yes"}, // posted to GitHub, Slack: see toFull
-		Use:         verb + " ID",
-		Short:       short + " (never an agent: exit 4)",
-		Args:        cobra.ExactArgs(1),
+		Use:   verb + " ID",
+		Short: short + " (never an agent: exit 4)",
+		Args:  cobra.ExactArgs(1),
 		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			if as != "" {
 				a.as = as
@@ -229,7 +226,7 @@ func newProposalDecideCmd(a *App, verb string, to proposal.Status) *cobra.Comman
 			}
 			p, err := proposal.Decide(ctx, h, args[0], to, name, reason)
 			if proposal.IsTransition(err) {
-				return &codedError{Code: ext.ExitTransition, Msg: err.Error()}
+				return &codedError{Code: ExitTransition, Msg: err.Error()}
 			}
 			if err != nil {
 				return err

@@ -12,7 +12,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentx-cli/agentx/internal/atomicfile"
-	"github.com/agentx-cli/agentx/internal/cli/ext"
 	"github.com/agentx-cli/agentx/internal/remote"
 	"github.com/agentx-cli/agentx/internal/safetext"
 	"github.com/agentx-cli/agentx/internal/workspace"
@@ -254,7 +253,7 @@ superseded). See docs/remote.md.`,
 				return err
 			}
 			if !status && v.Offline != "" {
-				return &codedError{Code: ext.ExitFailure, Msg: "remote " + v.Remote + ": " + v.Offline + ": the outbox is kept", Quiet: !a.json,
+				return &codedError{Code: ExitFailure, Msg: "remote " + v.Remote + ": " + v.Offline + ": the outbox is kept", Quiet: !a.json,
 					Todo: "agentx sync again once the remote can be reached"}
 			}
 			return nil
@@ -336,7 +335,7 @@ func newRemoteEnableCmd(a *App) *cobra.Command {
 				return err
 			}
 			if cur := ws.Rules.Config.Remote; cur != nil && (cur.Git != name || cur.Branch != branch) {
-				return &codedError{Code: ext.ExitUsage, Msg: fmt.Sprintf("%s already has [remote] git = %q: edit it there to change it", ws.Rules.Config.File, cur.Git)}
+				return &codedError{Code: ExitUsage, Msg: fmt.Sprintf("%s already has [remote] git = %q: edit it there to change it", ws.Rules.Config.File, cur.Git)}
 			}
 			cfg := &workflow.RemoteConfig{Git: name, Branch: branch, Interval: workflow.Duration{Duration: workflow.DefaultRemoteInterval},
 				Timeout: workflow.Duration{Duration: workflow.DefaultRemoteTimeout}, Attempts: workflow.DefaultRemoteAttempts}

@@ -9,7 +9,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/agentx-cli/agentx/internal/cli/ext"
 	"github.com/agentx-cli/agentx/internal/remote"
 	"github.com/agentx-cli/agentx/internal/safetext"
 	"github.com/agentx-cli/agentx/ledger"
@@ -60,7 +59,7 @@ neutralised.`,
 			}
 			g := gitRemote(ws)
 			if g == nil {
-				return &codedError{Code: ext.ExitUsage, Msg: "no [remote] in .agentx/config.toml: there is no shared chain to read",
+				return &codedError{Code: ExitUsage, Msg: "no [remote] in .agentx/config.toml: there is no shared chain to read",
 					Todo: "agentx remote enable origin shares the ledgers; agentx events reads this machine's event log"}
 			}
 			v := remoteLogView{Issue: n, Remote: g.Remote, Ref: g.Ref(n)}

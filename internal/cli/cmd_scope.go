@@ -11,7 +11,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/agentx-cli/agentx/internal/cli/ext"
 	"github.com/agentx-cli/agentx/internal/gate/scope"
 	"github.com/agentx-cli/agentx/internal/safetext"
 	"github.com/agentx-cli/agentx/internal/workspace"
@@ -75,14 +74,14 @@ the scope is named, and the command exits 4.`,
 		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			hook := !files && !staged
 			err := runScopeCheck(ctx, a, agent, wf, stp, files, staged, args)
-			if hook && err != nil && errorExit(err) != ext.ExitFailure {
+			if hook && err != nil && errorExit(err) != ExitFailure {
 				var noWS *workspace.NotFoundError
 				if errors.As(err, &noWS) {
 					return nil // no workspace: nothing to enforce
 				}
 				// Claude Code reads exit 2 as "deny" with stderr as the reason;
 				// a broken hook must say what is wrong, not pose as a refusal.
-				return &codedError{Code: ext.ExitFailure, Msg: err.Error(), Todo: hintOf(err)}
+				return &codedError{Code: ExitFailure, Msg: err.Error(), Todo: hintOf(err)}
 			}
 			return err
 		}),

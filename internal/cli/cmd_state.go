@@ -6,7 +6,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/agentx-cli/agentx/internal/cli/ext"
 	"github.com/agentx-cli/agentx/internal/safetext"
 	"github.com/agentx-cli/agentx/ledger"
 	"github.com/agentx-cli/agentx/router"
@@ -62,9 +61,8 @@ func newStateCmd(a *App) *cobra.Command {
 func newReadyCmd(a *App) *cobra.Command {
 	var issue issueFlag
 	cmd := &cobra.Command{
-		Use:         "ready [--issue N]",
-		Annotations: map[string]string{reachesOutside: "yes"}, // GitHub, Slack: see toFull
-		Short:       "Which issues may proceed; with --issue, a CI gate (exit 9 when blocked or escalated)",
+		Use:   "ready [--issue N]",
+		Short: "Which issues may proceed; with --issue, a CI gate (exit 9 when blocked or escalated)",
 		Long: `List each issue with an open clarification as READY, BLOCKED (a blocking
 clarification is pending or stale) or ESCALATED (a clarification needs a human
 decision).
@@ -112,7 +110,7 @@ With --issue N it is a gate for CI and hooks: exit 0 when the issue is ready,
 				return err
 			}
 			if n != nil && len(rs) == 1 && rs[0].State != router.StateReady {
-				return &codedError{Code: ext.ExitBlocked, Msg: fmt.Sprintf("issue #%d is %s: %s", *n, rs[0].State, rs[0].Reason), Quiet: true}
+				return &codedError{Code: ExitBlocked, Msg: fmt.Sprintf("issue #%d is %s: %s", *n, rs[0].State, rs[0].Reason), Quiet: true}
 			}
 			return nil
 		}),

@@ -11,7 +11,7 @@ import (
 
 // buildVersion is set at link time:
 //
-//	go build -ldflags "-X github.com/agentx-cli/agentx/internal/cli.buildVersion=v1.2.3" ./cmd/...
+//	go build -ldflags "-X github.com/agentx-cli/agentx/internal/cli.buildVersion=v1.2.3" ./cmd/agentx
 var buildVersion = ""
 
 // version is the version agentx reports: buildVersion, else the module's

@@ -7,8 +7,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/agentx-cli/agentx/internal/cli/ext"
 )
 
 // gatedWorkflow is a feature workflow whose implement step has a check
@@ -45,7 +43,7 @@ func TestEvalJSON(t *testing.T) {
 	dir, env := failingWorkspace(t)
 
 	r := runCmd(t, dir, env, "", "hook", "finish", "--issue", "7", "--agent", "engineer", "--strict", "--json")
-	assert.Equal(t, ext.ExitBlocked.N, r.code, "strict: the work was sent back")
+	assert.Equal(t, ExitBlocked.N, r.code, "strict: the work was sent back")
 	validateDoc(t, "hook.json", r.stdout)
 	assert.Contains(t, r.stdout, `"result": "revise"`)
 	assert.NotContains(t, r.stdout, `"proposals"`, "one issue failing is no pattern")
@@ -58,7 +56,7 @@ func TestEvalJSON(t *testing.T) {
 	assert.Contains(t, r.stdout, `"id": "PROP-001"`)
 
 	r = runCmd(t, dir, env, "", "eval", "run", "--issue", "7", "--agent", "engineer", "--json")
-	assert.Equal(t, ext.ExitBlocked.N, r.code)
+	assert.Equal(t, ExitBlocked.N, r.code)
 	validateDoc(t, "eval-list.json", r.stdout)
 
 	r = runCmd(t, dir, env, "", "inbox", "--agent", "engineer", "--json")
@@ -84,9 +82,9 @@ func TestEvalJSON(t *testing.T) {
 	validateJSON(t, "evaluation.json", string(data))
 
 	r = runCmd(t, dir, env, "", "eval", "show", "EVAL-7-9")
-	assert.Equal(t, ext.ExitNotFound.N, r.code)
+	assert.Equal(t, ExitNotFound.N, r.code)
 	r = runCmd(t, dir, env, "", "eval", "show", "seven")
-	assert.Equal(t, ext.ExitUsage.N, r.code)
+	assert.Equal(t, ExitUsage.N, r.code)
 }
 
 // TestInboxSkipsAnUnreadableEvaluation: another issue's evaluation record
@@ -112,7 +110,7 @@ func TestInboxSkipsAnUnreadableEvaluation(t *testing.T) {
 
 	// the record is not derived: the hint is to fix it, not doctor --fix
 	r = runCmd(t, dir, env, "", "eval", "show", "8")
-	assert.Equal(t, ext.ExitInvalidData.N, r.code)
+	assert.Equal(t, ExitInvalidData.N, r.code)
 	assert.Contains(t, r.stderr, "Fix the JSON by hand")
 	assert.NotContains(t, r.stderr, "doctor --fix")
 }

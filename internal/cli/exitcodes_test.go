@@ -7,7 +7,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/agentx-cli/agentx/internal/cli/ext"
 	"github.com/agentx-cli/agentx/lock"
 )
 
@@ -19,12 +18,12 @@ func TestLockErrorExits(t *testing.T) {
 	wrap := func(err error) error { return fmt.Errorf("ledger issue 5: %w", err) }
 	tests := []struct {
 		err  error
-		want ext.ExitCode
+		want ExitCode
 	}{
-		{wrap(&lock.LostError{Path: "issue-5.json.lock"}), ext.ExitLockLost},
-		{wrap(&lock.NotRegularError{Path: "issue-5.json.lock", Mode: fs.ModeSymlink}), ext.ExitUnsafePath},
-		{wrap(&lock.NotRegularError{Path: "issue-5.json.lock", Mode: fs.ModeNamedPipe}), ext.ExitUnsafePath},
-		{wrap(&lock.TimeoutError{Path: "issue-5.json.lock"}), ext.ExitLockTimeout},
+		{wrap(&lock.LostError{Path: "issue-5.json.lock"}), ExitLockLost},
+		{wrap(&lock.NotRegularError{Path: "issue-5.json.lock", Mode: fs.ModeSymlink}), ExitUnsafePath},
+		{wrap(&lock.NotRegularError{Path: "issue-5.json.lock", Mode: fs.ModeNamedPipe}), ExitUnsafePath},
+		{wrap(&lock.TimeoutError{Path: "issue-5.json.lock"}), ExitLockTimeout},
 	}
 	for _, tt := range tests {
 		assert.Equal(t, tt.want, errorExit(tt.err), "%v", tt.err)

@@ -12,9 +12,6 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/agentx-cli/agentx/internal/cli/ext"
-	"github.com/agentx-cli/agentx/internal/cli/full"
 )
 
 // jsonCases run every command that prints data with --json, in one
@@ -163,13 +160,13 @@ func TestJSONContract(t *testing.T) {
 			require.True(t, ok, "%q has no schema in jsonSchemas", c.cmd)
 			r := runCmd(t, dir, env, c.stdin, append(c.args, "--json")...)
 			if c.cmd == "agentx clarify wait" {
-				assert.Equal(t, ext.ExitWaitTimeout.N, r.code)
+				assert.Equal(t, ExitWaitTimeout.N, r.code)
 				assert.Empty(t, r.stdout)
 				assertErrorJSON(t, r.stderr, "wait_timeout")
 				return
 			}
 			if c.cmd == "agentx eval run" { // the default workflows have no checks; TestEvalJSON has the data
-				assert.Equal(t, ext.ExitNotFound.N, r.code)
+				assert.Equal(t, ExitNotFound.N, r.code)
 				assertErrorJSON(t, r.stderr, "not_found")
 				return
 			}
@@ -238,7 +235,7 @@ func TestEveryCommandHasAJSONCase(t *testing.T) {
 			walk(sub)
 		}
 	}
-	walk(newRootCmd(&App{extra: full.Extra}))
+	walk(newRootCmd(&App{}))
 }
 
 // TestErrorsAreJSONUnderJSON: a failing command under --json prints only
@@ -250,19 +247,19 @@ func TestErrorsAreJSONUnderJSON(t *testing.T) {
 		args  []string
 		env   map[string]string
 		setup func(t *testing.T) // before the command, in the workspace
-		code  ext.ExitCode
+		code  ExitCode
 	}{
-		{args: []string{"workflow", "list"}, code: ext.ExitNoWorkspace},
-		{args: []string{"frobnicate"}, code: ext.ExitUsage},
-		{args: []string{"init"}, code: ext.ExitOK},
-		{args: []string{"clarify", "show", "CLR-1-001"}, code: ext.ExitNotFound},
-		{args: []string{"clarify", "ask", "--issue", "1", "--from", "engineer", "--to", "reviewer", "--topic", "t", "--question", "q"}, code: ext.ExitRejected},
-		{args: []string{"clarify", "ask", "--issue", "1", "--from", "architect", "--to", "product-manager", "--topic", "t", "--question", "q"}, env: engineer, code: ext.ExitIdentity},
-		{args: []string{"clarify", "ask", "--issue", "2", "--from", "engineer", "--to", "architect", "--topic", "t", "--question", "q"}, code: ext.ExitUnsafePath,
+		{args: []string{"workflow", "list"}, code: ExitNoWorkspace},
+		{args: []string{"frobnicate"}, code: ExitUsage},
+		{args: []string{"init"}, code: ExitOK},
+		{args: []string{"clarify", "show", "CLR-1-001"}, code: ExitNotFound},
+		{args: []string{"clarify", "ask", "--issue", "1", "--from", "engineer", "--to", "reviewer", "--topic", "t", "--question", "q"}, code: ExitRejected},
+		{args: []string{"clarify", "ask", "--issue", "1", "--from", "architect", "--to", "product-manager", "--topic", "t", "--question", "q"}, env: engineer, code: ExitIdentity},
+		{args: []string{"clarify", "ask", "--issue", "2", "--from", "engineer", "--to", "architect", "--topic", "t", "--question", "q"}, code: ExitUnsafePath,
 			setup: func(t *testing.T) {
 				require.NoError(t, os.Symlink(filepath.Join(t.TempDir(), "elsewhere.json"), filepath.Join(".agentx", "state", "clarifications", "issue-2.json")))
 			}},
-		{args: []string{"ready", "--issue", "1"}, code: ext.ExitOK},
+		{args: []string{"ready", "--issue", "1"}, code: ExitOK},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
@@ -272,7 +269,7 @@ func TestErrorsAreJSONUnderJSON(t *testing.T) {
 			}
 			r := runCmd(t, dir, tt.env, "", append(tt.args, "--json")...)
 			assert.Equal(t, tt.code.N, r.code)
-			if tt.code == ext.ExitOK {
+			if tt.code == ExitOK {
 				return
 			}
 			assert.Empty(t, r.stdout)

@@ -12,13 +12,12 @@ import (
 
 	"github.com/mattn/go-isatty"
 
-	"github.com/agentx-cli/agentx/internal/cli/ext"
 	"github.com/agentx-cli/agentx/internal/utczone"
 )
 
 // Main runs agentx on the process's arguments and streams and returns its
-// exit code. extra is nil in the lean agentx binary (see ext.Extra).
-func Main(extra ext.Extra) int {
+// exit code.
+func Main() int {
 	utczone.Restore() // before anything reads the environment
 	// A command runs for milliseconds and keeps little: collecting garbage
 	// a quarter as often saves CPU (about a tenth of agentx events on a
@@ -31,10 +30,6 @@ func Main(extra ext.Extra) int {
 	if os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(64 << 20)
 	}
-	handed := os.Getenv(envHandedOver) != ""
-	if handed {
-		_ = os.Unsetenv(envHandedOver) // not for the responders and commands it runs
-	}
 	ctx, cancel, stop := signalContext()
 	code := run(ctx, &App{
 		armSignals: func() { arm(cancel) },
@@ -43,10 +38,6 @@ func Main(extra ext.Extra) int {
 		stderr:     closedOutput{os.Stderr, cancel},
 		getenv:     os.Getenv,
 		isTTY:      isatty.IsTerminal(os.Stdout.Fd()),
-		extra:      extra,
-		exec:       execProcess,
-
-		handedOver: handed && extra == nil,
 	}, os.Args[1:])
 	stop()
 	return code

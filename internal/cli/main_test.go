@@ -12,7 +12,6 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/agentx-cli/agentx/internal/cli/full"
 	"github.com/agentx-cli/agentx/internal/testenv"
 )
 
@@ -22,13 +21,11 @@ func TestMain(m *testing.M) {
 	// `agentx demo` run in-process by a test configures the running binary
 	// (this test binary) as its responder: act as agentx for that call.
 	if len(os.Args) > 1 && os.Args[1] == "demo-responder" {
-		os.Exit(Main(nil))
+		os.Exit(Main())
 	}
-	// agentx is the lean binary, agentx-full the full one beside it (on
-	// PATH): a story runs them as they are installed.
+	// a story runs agentx as it is installed
 	testscript.Main(m, map[string]func(){
-		"agentx":      func() { os.Exit(Main(nil)) },
-		"agentx-full": func() { os.Exit(Main(full.Extra)) },
+		"agentx": func() { os.Exit(Main()) },
 	})
 }
 
@@ -123,7 +120,6 @@ func runCmd(t *testing.T, dir string, env map[string]string, stdin string, args 
 		stdout: &out,
 		stderr: &errb,
 		getenv: func(k string) string { return env[k] },
-		extra:  full.Extra, // every command, in-process
 	}
 	code := run(context.Background(), a, args)
 	return result{code: code, stdout: out.String(), stderr: errb.String()}

@@ -10,13 +10,9 @@ import (
 
 // outsideModes are the outside modes of this command (GitHub, Slack), each
 // opened once; one that cannot be opened (no token) says so once, when
-// first used. The lean binary has none: a workspace that configures one
-// runs agentx-full (toFull).
+// first used.
 func (a *App) outsideModes(ctx context.Context, h *router.Hub) relay.Modes {
-	if a.ext.Outside == nil {
-		return nil
-	}
-	return a.ext.Outside(ctx, h)
+	return relay.Modes{a.githubSideOf(ctx, h).Mode(), a.slackSideOf(h)}
 }
 
 // outsideSide is the outside modes as a side effect of a command that runs

@@ -4,7 +4,7 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// topLevel are the commands of both binaries, by name: a run builds only
+// topLevel are the commands, by name: a run builds only
 // the one its command line names (see newRoot).
 func topLevel() []topCmd {
 	return []topCmd{
@@ -14,6 +14,8 @@ func topLevel() []topCmd {
 		{"inbox", newInboxCmd}, {"hook", newHookCmd}, {"monitor", newMonitorCmd},
 		{"eval", newEvalCmd}, {"scope", newScopeCmd}, {"proposals", newProposalsCmd},
 		{"remote", newRemoteCmd}, {"sync", newSyncCmd}, {"exit-codes", newExitCodesCmd},
+		{"doctor", newDoctorCmd}, {"github", newGitHubCmd}, {"mcp", newMCPCmd},
+		{"skills", newSkillsCmd}, {"slack", newSlackCmd},
 	}
 }
 
@@ -29,7 +31,7 @@ func newRootCmd(a *App) *cobra.Command { return newRoot(a, "") }
 // first: only that command under the root when it names one of topLevel
 // (building every command and its flags would cost each run more than
 // some commands take), else the whole tree (help, completion, a flag
-// before the command, a full binary's command, a mistyped name).
+// before the command, a mistyped name).
 func newRoot(a *App, first string) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "agentx",
@@ -53,9 +55,6 @@ recorded in a per-issue ledger under .agentx/state/clarifications/.`,
 	pf.BoolVar(&a.noColor, "no-color", false, "never colour the output (also NO_COLOR=1 or CLICOLOR=0)")
 	pf.BoolVar(&a.offline, "offline", false, "with a [remote]: read the local copy and keep changes in the outbox, never reaching the remote")
 
-	if a.extra != nil {
-		a.ext = a.extra(a) // its outside modes serve every command
-	}
 	for _, c := range topLevel() {
 		if c.name == first {
 			root.AddCommand(c.make(a))
@@ -67,11 +66,6 @@ recorded in a per-issue ledger under .agentx/state/clarifications/.`,
 	}
 	for _, c := range topLevel() {
 		root.AddCommand(c.make(a))
-	}
-	if a.extra != nil {
-		root.AddCommand(a.ext.Commands()...)
-	} else {
-		root.AddCommand(a.fullStubs()...)
 	}
 	return root
 }

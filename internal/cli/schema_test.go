@@ -23,8 +23,6 @@ import (
 	"github.com/agentx-cli/agentx/internal/channels/ghmirror"
 	"github.com/agentx-cli/agentx/internal/channels/relay"
 	"github.com/agentx-cli/agentx/internal/channels/slackmode"
-	"github.com/agentx-cli/agentx/internal/cli/ext"
-	"github.com/agentx-cli/agentx/internal/cli/full"
 	"github.com/agentx-cli/agentx/internal/doctor"
 	"github.com/agentx-cli/agentx/internal/frontends/inbox"
 	"github.com/agentx-cli/agentx/internal/gate/proposal"
@@ -149,7 +147,7 @@ func runCmdCtx(t *testing.T, ctx context.Context, dir string, env map[string]str
 	t.Helper()
 	t.Chdir(dir)
 	var out, errb bytes.Buffer
-	a := &App{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: func(k string) string { return env[k] }, extra: full.Extra}
+	a := &App{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: func(k string) string { return env[k] }}
 	code := run(ctx, a, args)
 	return result{code: code, stdout: out.String(), stderr: errb.String()}
 }
@@ -229,14 +227,14 @@ func TestJSONSchemaScenarios(t *testing.T) {
 	t.Run("error with monitor findings", func(t *testing.T) {
 		// a day on, the monitor escalates the stale question as a side effect
 		r := runCmd(t, dir, at(51*time.Hour), "", "clarify", "show", "CLR-9-001", "--json")
-		assert.Equal(t, ext.ExitNotFound.N, r.code)
+		assert.Equal(t, ExitNotFound.N, r.code)
 		assert.Empty(t, r.stdout)
 		doc, _ := validateJSON(t, "error.json", r.stderr).(map[string]any)
 		assert.Contains(t, jsonText(doc["monitor"]), `"action":"escalate"`)
 	})
 	t.Run("hook finish --strict blocked", func(t *testing.T) {
 		r := runCmd(t, dir, at(51*time.Hour), "", "hook", "finish", "--strict", "--issue", "2", "--agent", "engineer", "--json")
-		assert.Equal(t, ext.ExitBlocked.N, r.code)
+		assert.Equal(t, ExitBlocked.N, r.code)
 		doc := validateDoc(t, "hook.json", r.stdout)
 		assert.Contains(t, jsonText(doc), `"blockedBy":[`)
 		validateJSON(t, "error.json", r.stderr)
@@ -252,7 +250,7 @@ func TestJSONSchemaScenarios(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 		defer cancel()
 		r := runCmdCtx(t, ctx, dir, at(51*time.Hour), "events", "--follow", "--json")
-		assert.Equal(t, ext.ExitInterrupted.N, r.code)
+		assert.Equal(t, ExitInterrupted.N, r.code)
 		lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
 		assert.Greater(t, len(lines), 5)
 		for _, l := range lines {
@@ -279,7 +277,7 @@ func TestJSONSchemaScenarios(t *testing.T) {
 		// and a state/.gitignore of an earlier version
 		require.NoError(t, os.WriteFile(filepath.Join(dir, ".agentx", "state", ".gitignore"), []byte("*.lock\n"), 0o644))
 		r := runCmd(t, dir, at(51*time.Hour), "", "doctor", "--json")
-		assert.Equal(t, ext.ExitInvalidData.N, r.code)
+		assert.Equal(t, ExitInvalidData.N, r.code)
 		doc := validateDoc(t, "doctor.json", r.stdout)
 		assert.Contains(t, jsonText(doc), `"severity":"warning"`)
 		assert.Contains(t, jsonText(doc), `"severity":"error"`)
@@ -555,7 +553,7 @@ var goSchemas = []struct {
 	{reflect.TypeFor[ledger.GitHubRef](), "clarification.json#/$defs/githubRef", false},
 	{reflect.TypeFor[ledger.SlackThread](), "clarification.json#/$defs/slackThread", false},
 	{reflect.TypeFor[ledger.SlackPost](), "clarification.json#/$defs/slackPost", false},
-	{reflect.TypeFor[full.GitHubView](), "github.json", false},
+	{reflect.TypeFor[GitHubView](), "github.json", false},
 	{reflect.TypeFor[ghmirror.Status](), "github.json#/$defs/status", false},
 	{reflect.TypeFor[ghmirror.BehindIssue](), "github.json#/$defs/behindIssue", false},
 	{reflect.TypeFor[ghmirror.Rate](), "github.json#/$defs/rate", false},
@@ -563,7 +561,7 @@ var goSchemas = []struct {
 	{reflect.TypeFor[ghmirror.Handled](), "github.json#/$defs/handled", false},
 	{reflect.TypeFor[ghmirror.PushReport](), "github.json#/$defs/pushed", false},
 	{reflect.TypeFor[ghmirror.IssueReport](), "github.json#/$defs/issue", false},
-	{reflect.TypeFor[full.SlackView](), "slack.json", false},
+	{reflect.TypeFor[SlackView](), "slack.json", false},
 	{reflect.TypeFor[slackmode.Status](), "slack.json#/$defs/status", false},
 	{reflect.TypeFor[relay.BehindIssue](), "slack.json#/$defs/behindIssue", false},
 	{reflect.TypeFor[slackmode.PollReport](), "slack.json#/$defs/read", false},
@@ -693,8 +691,8 @@ func TestSchemaEnums(t *testing.T) {
 		p := asMap(asMap(alt)["properties"])
 		pairs[asMap(p["code"])["const"].(string)] = asMap(p["exit_code"])["const"].(float64)
 	}
-	for _, c := range ext.ExitCodes {
-		if c == ext.ExitOK {
+	for _, c := range ExitCodes {
+		if c == ExitOK {
 			continue
 		}
 		codes = append(codes, c.Name)
@@ -875,7 +873,7 @@ func TestDocsJSONTable(t *testing.T) {
 	for f := range files {
 		assert.Contains(t, string(data), "(schemas/"+f+")", "docs/json.md does not link %s", f)
 	}
-	for _, c := range ext.ExitCodes {
+	for _, c := range ExitCodes {
 		row := regexp.MustCompile(fmt.Sprintf("(?m)^\\| %d \\| `%s` \\| %s", c.N, c.Name, regexp.QuoteMeta(c.Meaning)))
 		assert.True(t, row.Match(data), "docs/json.md's exit code table has no row | %d | `%s` | %s", c.N, c.Name, c.Meaning)
 	}

@@ -8,8 +8,6 @@ import (
 	"strings"
 
 	"github.com/rogpeppe/go-internal/testscript"
-
-	"github.com/agentx-cli/agentx/internal/cli/full"
 )
 
 // cmdRepeat runs agentx in-process N times, {i} in the arguments replaced
@@ -37,7 +35,6 @@ func cmdRepeat(ts *testscript.TestScript, neg bool, args []string) {
 		var out, errb bytes.Buffer
 		a := &App{
 			stdin:  strings.NewReader(""),
-			extra:  full.Extra,
 			stdout: &out,
 			stderr: &errb,
 			getenv: func(k string) string {

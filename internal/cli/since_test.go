@@ -3,8 +3,6 @@ package cli
 import (
 	"testing"
 	"time"
-
-	"github.com/agentx-cli/agentx/internal/cli/ext"
 )
 
 // TestParseSince: --since takes an RFC 3339 time, a Go duration, or days
@@ -43,7 +41,7 @@ func TestParseSince(t *testing.T) {
 				if err == nil {
 					t.Fatalf("parseSince(%q) = %v, want a usage error", tt.in, got)
 				}
-				if errorExit(err) != ext.ExitUsage {
+				if errorExit(err) != ExitUsage {
 					t.Fatalf("parseSince(%q): %v is not a usage error", tt.in, err)
 				}
 				return

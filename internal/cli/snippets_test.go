@@ -20,7 +20,6 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/stretchr/testify/require"
 
-	"github.com/agentx-cli/agentx/internal/cli/full"
 	"github.com/agentx-cli/agentx/workflow"
 )
 
@@ -372,7 +371,7 @@ func exampleLines(root *cobra.Command, env map[string]string) []cmdLine {
 // treeRoot is the command tree with cobra's own help and completion
 // commands, which it adds only when it executes.
 func treeRoot() *cobra.Command {
-	root := newRootCmd(&App{getenv: func(string) string { return "" }, extra: full.Extra})
+	root := newRootCmd(&App{getenv: func(string) string { return "" }})
 	root.InitDefaultHelpCmd()
 	root.InitDefaultCompletionCmd()
 	return root

@@ -62,3 +62,13 @@ func (t *table) write(w io.Writer, indent string) {
 		io.WriteString(w, strings.TrimRight(b.String(), " ")+"\n")
 	}
 }
+
+// writeTable writes rows under header as aligned plain columns.
+func (a *App) writeTable(w io.Writer, header []string, rows [][]string) {
+	t := table{}
+	t.add(plain(header...)...)
+	for _, r := range rows {
+		t.add(plain(r...)...)
+	}
+	t.write(w, "")
+}

@@ -25,8 +25,8 @@ var (
 	buildErr  error
 )
 
-// agentxBinary builds agentx, and agentx-full beside it (which serves
-// agentx mcp), once per test run, as go install ./cmd/... does.
+// agentxBinary builds agentx once per test run, alone, as
+// go install .../cmd/agentx@latest does: agentx mcp needs nothing beside it.
 func agentxBinary(t *testing.T) string {
 	t.Helper()
 	if testing.Short() {
@@ -42,7 +42,7 @@ func agentxBinary(t *testing.T) string {
 		if runtime.GOOS == "windows" {
 			binPath += ".exe"
 		}
-		out, err := exec.Command("go", "build", "-o", dir, "github.com/agentx-cli/agentx/cmd/...").CombinedOutput()
+		out, err := exec.Command("go", "build", "-o", dir, "github.com/agentx-cli/agentx/cmd/agentx").CombinedOutput()
 		if err != nil {
 			buildErr = errors.New(string(out))
 		}

@@ -171,24 +171,27 @@ func defaultClassify(err error) (int, string, string) {
 }
 
 // typeSchemas are the JSON schemas of types whose JSON is not what their Go
-// shape says.
-var typeSchemas = map[reflect.Type]*jsonschema.Schema{
-	reflect.TypeFor[ledger.Time](): {Type: "string", Description: "RFC 3339 time, UTC"},
-	reflect.TypeFor[ledger.Status](): {Type: "string", Enum: func() []any {
-		out := make([]any, len(ledger.Statuses))
-		for i, s := range ledger.Statuses {
-			out[i] = string(s)
-		}
-		return out
-	}()},
-	reflect.TypeFor[Outcome](): {Type: "string", Enum: []any{
-		string(OutcomeAnswered), string(OutcomePending), string(OutcomeTimedOut),
-		string(OutcomeEscalated), string(OutcomeResolved), string(OutcomeAbandoned),
-	}},
+// shape says; made when the server builds its tools, not at every start of
+// agentx.
+func typeSchemas() map[reflect.Type]*jsonschema.Schema {
+	return map[reflect.Type]*jsonschema.Schema{
+		reflect.TypeFor[ledger.Time](): {Type: "string", Description: "RFC 3339 time, UTC"},
+		reflect.TypeFor[ledger.Status](): {Type: "string", Enum: func() []any {
+			out := make([]any, len(ledger.Statuses))
+			for i, s := range ledger.Statuses {
+				out[i] = string(s)
+			}
+			return out
+		}()},
+		reflect.TypeFor[Outcome](): {Type: "string", Enum: []any{
+			string(OutcomeAnswered), string(OutcomePending), string(OutcomeTimedOut),
+			string(OutcomeEscalated), string(OutcomeResolved), string(OutcomeAbandoned),
+		}},
+	}
 }
 
 func schemaFor[T any]() *jsonschema.Schema {
-	s, err := jsonschema.For[T](&jsonschema.ForOptions{TypeSchemas: typeSchemas})
+	s, err := jsonschema.For[T](&jsonschema.ForOptions{TypeSchemas: typeSchemas()})
 	if err != nil {
 		panic(fmt.Sprintf("mcpserver: schema for %T: %v", *new(T), err))
 	}

@@ -1,4 +1,4 @@
-package full
+package cli
 
 import (
 	"context"
@@ -10,7 +10,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/agentx-cli/agentx/internal/cli/ext"
 	"github.com/agentx-cli/agentx/internal/gate/proposal"
 	"github.com/agentx-cli/agentx/internal/gate/skills"
 	"github.com/agentx-cli/agentx/internal/safetext"
@@ -18,10 +17,10 @@ import (
 	"github.com/agentx-cli/agentx/internal/workspace"
 )
 
-func newSkillsCmd(a *run) *cobra.Command {
+func newSkillsCmd(a *App) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "skills",
-		Short: ext.Short("skills"),
+		Short: "Skills drafted from approved proposals: draft, validate, list",
 		Long: `A skill is what Claude Code loads from DIR/NAME/SKILL.md ([skills] dir in
 config.toml, default .claude/skills): YAML front matter with a name and a
 description, then the instructions. An approved new_skill proposal is drafted
@@ -34,7 +33,7 @@ is no hot-loading: a skill is active once committed. See docs/supervisor.md.`,
 	return cmd
 }
 
-func newSkillsDraftCmd(a *run) *cobra.Command {
+func newSkillsDraftCmd(a *App) *cobra.Command {
 	var name, as string
 	cmd := &cobra.Command{
 		Use:   "draft PROPOSAL-ID [--name NAME]",
@@ -42,12 +41,12 @@ func newSkillsDraftCmd(a *run) *cobra.Command {
 		Example: `  agentx skills draft PROP-001
   agentx skills draft PROP-001 --name db-migrations`,
 		Args: cobra.ExactArgs(1),
-		RunE: ext.RunE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			ws, err := a.Open()
+		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+			ws, err := a.open()
 			if err != nil {
 				return err
 			}
-			by, err := a.Actor(as)
+			by, err := a.actor(as)
 			if err != nil {
 				return err
 			}
@@ -64,12 +63,12 @@ func newSkillsDraftCmd(a *run) *cobra.Command {
 			if s == nil {
 				return fmt.Errorf("skills: %s was written but cannot be read back", p.Drafted.Path)
 			}
-			return a.Emit(s, func() {
-				a.Printf("Drafted %s from %s: %s.\n", safetext.Line(s.Path), safetext.Line(p.ID), s.Status)
+			return a.emit(s, func() {
+				a.printf("Drafted %s from %s: %s.\n", safetext.Line(s.Path), safetext.Line(p.ID), s.Status)
 				a.printProblems(s)
-				a.Printf("  Claude does not load it on its own (disable-model-invocation: true). Write its instructions and\n")
-				a.Printf("  description, delete the draft marker line and the disable-model-invocation line, check it with\n")
-				a.Printf("  agentx skills validate %s, and commit it: a skill is active once committed.\n", safetext.Line(s.Name))
+				a.printf("  Claude does not load it on its own (disable-model-invocation: true). Write its instructions and\n")
+				a.printf("  description, delete the draft marker line and the disable-model-invocation line, check it with\n")
+				a.printf("  agentx skills validate %s, and commit it: a skill is active once committed.\n", safetext.Line(s.Name))
 			})
 		}),
 	}
@@ -84,20 +83,20 @@ func newSkillsDraftCmd(a *run) *cobra.Command {
 func draftError(err error) error {
 	var ne *skills.NameError
 	if errors.As(err, &ne) {
-		return &ext.Failure{Code: ext.ExitUsage, Msg: err.Error(), Todo: ne.Hint()}
+		return &codedError{Code: ExitUsage, Msg: err.Error(), Todo: ne.Hint()}
 	}
 	var de *proposal.DraftError
 	if !errors.As(err, &de) {
 		return err
 	}
-	code := ext.ExitTransition
+	code := ExitTransition
 	if de.WrongType() {
-		code = ext.ExitRejected
+		code = ExitRejected
 	}
-	return &ext.Failure{Code: code, Msg: err.Error(), Todo: de.Hint()}
+	return &codedError{Code: code, Msg: err.Error(), Todo: de.Hint()}
 }
 
-func newSkillsValidateCmd(a *run) *cobra.Command {
+func newSkillsValidateCmd(a *App) *cobra.Command {
 	return &cobra.Command{
 		Use:   "validate [NAME]",
 		Short: "Check every skill (or one) against Claude Code's format; exit 7 naming each problem",
@@ -112,7 +111,7 @@ path:line: check: problem. Exits 7 if a skill checked has one.`,
 		Example: `  agentx skills validate
   agentx skills validate db-migrations`,
 		Args: cobra.MaximumNArgs(1),
-		RunE: ext.RunE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			ws, all, err := a.skills()
 			if err != nil {
 				return err
@@ -121,7 +120,7 @@ path:line: check: problem. Exits 7 if a skill checked has one.`,
 			if len(args) == 1 {
 				s := skills.Find(all, args[0])
 				if s == nil {
-					return &ext.Failure{Code: ext.ExitNotFound, Msg: fmt.Sprintf("no skill %s in %s", safetext.Line(args[0]), ws.Rules.Config.Skills.Dir),
+					return &codedError{Code: ExitNotFound, Msg: fmt.Sprintf("no skill %s in %s", safetext.Line(args[0]), ws.Rules.Config.Skills.Dir),
 						Todo: "agentx skills list shows the skills there"}
 				}
 				checked = []*skills.Skill{s}
@@ -132,9 +131,9 @@ path:line: check: problem. Exits 7 if a skill checked has one.`,
 					bad++
 				}
 			}
-			if err := a.Emit(checked, func() {
+			if err := a.emit(checked, func() {
 				if len(checked) == 0 {
-					a.Printf("No skills in %s.\n", safetext.Line(ws.Rules.Config.Skills.Dir))
+					a.printf("No skills in %s.\n", safetext.Line(ws.Rules.Config.Skills.Dir))
 					return
 				}
 				for _, s := range checked {
@@ -142,40 +141,40 @@ path:line: check: problem. Exits 7 if a skill checked has one.`,
 						a.printProblems(s)
 						continue
 					}
-					a.Printf("%s: %s", safetext.Line(s.Path), s.Status)
+					a.printf("%s: %s", safetext.Line(s.Path), s.Status)
 					if s.Status == skills.StatusDraft {
-						a.Printf(" (its format is right; Claude does not load it on its own until the draft marker and disable-model-invocation are gone)")
+						a.printf(" (its format is right; Claude does not load it on its own until the draft marker and disable-model-invocation are gone)")
 					}
-					a.Printf("\n")
+					a.printf("\n")
 				}
 				if bad > 0 {
-					a.Printf("%d of %d %s %s problems.\n", bad, len(checked), words.Plural(len(checked), "skill", "skills"), words.Plural(bad, "has", "have"))
+					a.printf("%d of %d %s %s problems.\n", bad, len(checked), words.Plural(len(checked), "skill", "skills"), words.Plural(bad, "has", "have"))
 				}
 			}); err != nil {
 				return err
 			}
 			if bad > 0 {
-				return &ext.Failure{Code: ext.ExitInvalidData, Msg: fmt.Sprintf("%d of %d %s %s problems", bad, len(checked), words.Plural(len(checked), "skill", "skills"), words.Plural(bad, "has", "have")),
-					Todo: "fix each problem named, then run agentx skills validate again", Quiet: !a.JSON()}
+				return &codedError{Code: ExitInvalidData, Msg: fmt.Sprintf("%d of %d %s %s problems", bad, len(checked), words.Plural(len(checked), "skill", "skills"), words.Plural(bad, "has", "have")),
+					Todo: "fix each problem named, then run agentx skills validate again", Quiet: !a.json}
 			}
 			return nil
 		}),
 	}
 }
 
-func newSkillsListCmd(a *run) *cobra.Command {
+func newSkillsListCmd(a *App) *cobra.Command {
 	return &cobra.Command{
 		Use:   "list",
 		Short: "The skills, with origin (manual or the proposal drafted from) and status (draft, validated, invalid)",
 		Args:  cobra.NoArgs,
-		RunE: ext.RunE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			ws, all, err := a.skills()
 			if err != nil {
 				return err
 			}
-			return a.Emit(all, func() {
+			return a.emit(all, func() {
 				if len(all) == 0 {
-					a.Printf("No skills in %s.\n", safetext.Line(ws.Rules.Config.Skills.Dir))
+					a.printf("No skills in %s.\n", safetext.Line(ws.Rules.Config.Skills.Dir))
 					return
 				}
 				var rows [][]string
@@ -190,16 +189,15 @@ func newSkillsListCmd(a *run) *cobra.Command {
 					}
 					rows = append(rows, []string{s.Name, string(s.Status), origin, clip(desc, 60)})
 				}
-				_, stdout, _ := a.Streams()
-				a.WriteTable(stdout, []string{"NAME", "STATUS", "ORIGIN", "DESCRIPTION"}, rows)
+				a.writeTable(a.stdout, []string{"NAME", "STATUS", "ORIGIN", "DESCRIPTION"}, rows)
 			})
 		}),
 	}
 }
 
 // skills opens the workspace and reads its skills.
-func (a *run) skills() (*workspace.Workspace, []*skills.Skill, error) {
-	ws, err := a.Open()
+func (a *App) skills() (*workspace.Workspace, []*skills.Skill, error) {
+	ws, err := a.open()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -209,7 +207,7 @@ func (a *run) skills() (*workspace.Workspace, []*skills.Skill, error) {
 
 // scanSkills reads the workspace's skills, their origins from the
 // proposals' drafts.
-func (a *run) scanSkills(ws *workspace.Workspace) ([]*skills.Skill, error) {
+func (a *App) scanSkills(ws *workspace.Workspace) ([]*skills.Skill, error) {
 	dir := ws.Rules.Config.Skills.Dir
 	b, err := proposal.Read(ws.Store)
 	if err != nil {
@@ -225,13 +223,13 @@ func (a *run) scanSkills(ws *workspace.Workspace) ([]*skills.Skill, error) {
 }
 
 // printProblems prints each problem of s as path:line: check: message.
-func (a *run) printProblems(s *skills.Skill) {
+func (a *App) printProblems(s *skills.Skill) {
 	for _, p := range s.Problems {
 		at := s.Path
 		if p.Line > 0 {
 			at = fmt.Sprintf("%s:%d", s.Path, p.Line)
 		}
-		a.Printf("%s\n", safetext.Line(fmt.Sprintf("%s: %s: %s", at, p.Check, p.Message)))
+		a.printf("%s\n", safetext.Line(fmt.Sprintf("%s: %s: %s", at, p.Check, p.Message)))
 	}
 }
 

@@ -1,4 +1,4 @@
-package full
+package cli
 
 import (
 	"context"
@@ -9,29 +9,28 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentx-cli/agentx/internal/channels/ghmirror"
-	"github.com/agentx-cli/agentx/internal/cli/ext"
 	"github.com/agentx-cli/agentx/internal/safetext"
 	"github.com/agentx-cli/agentx/router"
 )
 
 // githubMirror is GitHub mode for this command: nil when [github] is not
 // configured. Opened once per command.
-func (a *run) githubMirror(ctx context.Context, h *router.Hub) (*ghmirror.Mirror, error) {
+func (a *App) githubMirror(ctx context.Context, h *router.Hub) (*ghmirror.Mirror, error) {
 	s := a.githubSideOf(ctx, h)
 	return s.Mirror, s.Err
 }
 
 // githubSideOf is GitHub mode as a side effect of this command, opened
 // once.
-func (a *run) githubSideOf(ctx context.Context, h *router.Hub) *ghmirror.Side {
+func (a *App) githubSideOf(ctx context.Context, h *router.Hub) *ghmirror.Side {
 	if a.ghSide == nil {
-		m, err := ghmirror.Open(ctx, h, a.Getenv, a.githubWarn)
+		m, err := ghmirror.Open(ctx, h, a.getenv, a.githubWarn)
 		a.ghSide = &ghmirror.Side{Mirror: m, Err: err, Warn: a.githubWarn}
 	}
 	return a.ghSide
 }
 
-func (a *run) githubWarn(err error) { a.Warnf("github: %v", err) }
+func (a *App) githubWarn(err error) { a.warnf("github: %v", err) }
 
 // GitHubView is what agentx github status and sync print.
 type GitHubView struct {
@@ -41,10 +40,10 @@ type GitHubView struct {
 	Pushed  *ghmirror.PushReport `json:"pushed,omitempty"`
 }
 
-func newGitHubCmd(a *run) *cobra.Command {
+func newGitHubCmd(a *App) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "github",
-		Short: ext.Short("github"),
+		Short: "GitHub mode: what the mirror has not sent yet, and a sync by hand",
 		Long: `With a [github] table in .agentx/config.toml, each question, answer,
 follow-up, resolution and escalation of issue N is mirrored as a comment on
 GitHub issue N, labels follow the status, and allowed people answer with
@@ -58,13 +57,13 @@ work is queued. See docs/github.md.`,
 	return cmd
 }
 
-func newGitHubStatusCmd(a *run) *cobra.Command {
+func newGitHubStatusCmd(a *App) *cobra.Command {
 	return &cobra.Command{
 		Use:   "status",
 		Short: "What the GitHub mirror has not sent yet, and why (no call to GitHub)",
 		Args:  cobra.NoArgs,
-		RunE: ext.RunE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			_, h, err := a.Hub()
+		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+			_, h, err := a.hub()
 			if err != nil {
 				return err
 			}
@@ -78,34 +77,34 @@ func newGitHubStatusCmd(a *run) *cobra.Command {
 				}
 				v.Status = &st
 			}
-			return a.Emit(v, func() { a.githubText(v) })
+			return a.emit(v, func() { a.githubText(v) })
 		}),
 	}
 }
 
-func newGitHubSyncCmd(a *run) *cobra.Command {
+func newGitHubSyncCmd(a *App) *cobra.Command {
 	var issues []int
 	cmd := &cobra.Command{
 		Use:   "sync [--issue N]...",
 		Short: "Read new comments and mirror what is behind now, whatever the interval and retry times",
 		Args:  cobra.NoArgs,
-		RunE: ext.RunE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			_, h, err := a.Hub()
+		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+			_, h, err := a.hub()
 			if err != nil {
 				return err
 			}
 			v := GitHubView{}
 			m, err := a.githubMirror(ctx, h)
 			if err != nil {
-				return &ext.Failure{Code: ext.ExitFailure, Msg: "github: " + err.Error(), Todo: "see docs/github.md: the token's scopes"}
+				return &codedError{Code: ExitFailure, Msg: "github: " + err.Error(), Todo: "see docs/github.md: the token's scopes"}
 			}
 			if m == nil {
-				return a.Emit(v, func() { a.githubText(v) })
+				return a.emit(v, func() { a.githubText(v) })
 			}
 			v.Enabled = true
 			for _, n := range issues {
 				if n <= 0 {
-					return ext.Usage(fmt.Errorf("--issue %d: GitHub issues are numbered from 1", n))
+					return usage(fmt.Errorf("--issue %d: GitHub issues are numbered from 1", n))
 				}
 			}
 			read, rerr := m.Poll(ctx, true)
@@ -113,10 +112,10 @@ func newGitHubSyncCmd(a *run) *cobra.Command {
 			pushed, perr := m.Push(ctx, true, issues...)
 			v.Pushed = &pushed
 			if err := errors.Join(rerr, perr); err != nil {
-				return &ext.Failure{Code: ext.ExitFailure, Msg: "github: " + err.Error(), Data: v,
+				return &codedError{Code: ExitFailure, Msg: "github: " + err.Error(), Data: v,
 					Todo: "what is behind stays queued and is retried; agentx github status shows it"}
 			}
-			return a.Emit(v, func() { a.githubText(v) })
+			return a.emit(v, func() { a.githubText(v) })
 		}),
 	}
 	cmd.Flags().IntSliceVar(&issues, "issue", nil, "also mirror this issue's whole thread (repeatable), whatever changed")
@@ -124,48 +123,48 @@ func newGitHubSyncCmd(a *run) *cobra.Command {
 }
 
 // githubText prints a GitHubView for a person.
-func (a *run) githubText(v GitHubView) {
+func (a *App) githubText(v GitHubView) {
 	if !v.Enabled {
-		a.Printf("GitHub mode is off: add a [github] table to .agentx/config.toml (see docs/github.md)\n")
+		a.printf("GitHub mode is off: add a [github] table to .agentx/config.toml (see docs/github.md)\n")
 		return
 	}
 	line := safetext.Line
 	if r := v.Read; r != nil {
 		switch {
 		case r.NotModified:
-			a.Printf("comments: nothing new (304: no rate limit spent)\n")
+			a.printf("comments: nothing new (304: no rate limit spent)\n")
 		case r.Read:
-			a.Printf("comments: %d read\n", r.Comments)
+			a.printf("comments: %d read\n", r.Comments)
 		}
 		for _, h := range r.Handled {
-			a.Printf("  #%d %s by %s: %s %s\n", h.Issue, line(h.ID), line(h.Login), h.Outcome, line(h.Reason))
+			a.printf("  #%d %s by %s: %s %s\n", h.Issue, line(h.ID), line(h.Login), h.Outcome, line(h.Reason))
 		}
 	}
 	if p := v.Pushed; p != nil {
 		for _, ir := range p.Issues {
-			a.Printf("issue #%d: %d posted, %d found, %d edited; labels %v%s\n", ir.Issue, ir.Posted, ir.Found, ir.Edited, ir.Labels, errSuffix(ir.Error))
+			a.printf("issue #%d: %d posted, %d found, %d edited; labels %v%s\n", ir.Issue, ir.Posted, ir.Found, ir.Edited, ir.Labels, errSuffix(ir.Error))
 		}
 	}
 	st := v.Status
 	if st == nil {
 		return
 	}
-	a.Printf("repository: %s (%s)\n", line(st.Repo), line(st.APIURL))
+	a.printf("repository: %s (%s)\n", line(st.Repo), line(st.APIURL))
 	if st.LastRead != nil {
-		a.Printf("comments last read: %s%s\n", st.LastRead.UTC().Format(time.RFC3339), errSuffix(st.ReadError))
+		a.printf("comments last read: %s%s\n", st.LastRead.UTC().Format(time.RFC3339), errSuffix(st.ReadError))
 	}
 	if st.WaitUntil != nil {
-		a.Printf("rate limited: no calls before %s\n", st.WaitUntil.UTC().Format(time.RFC3339))
+		a.printf("rate limited: no calls before %s\n", st.WaitUntil.UTC().Format(time.RFC3339))
 	}
 	if st.EventsBehind > 0 {
-		a.Printf("changes not yet seen by the mirror: %d bytes of the event log\n", st.EventsBehind)
+		a.printf("changes not yet seen by the mirror: %d bytes of the event log\n", st.EventsBehind)
 	}
 	if len(st.Behind) == 0 {
-		a.Printf("mirror: up to date\n")
+		a.printf("mirror: up to date\n")
 		return
 	}
 	for _, b := range st.Behind {
-		a.Printf("behind: issue #%d: %d entries not mirrored, %d attempts%s\n", b.Issue, b.Unmirrored, b.Attempts, errSuffix(b.Error))
+		a.printf("behind: issue #%d: %d entries not mirrored, %d attempts%s\n", b.Issue, b.Unmirrored, b.Attempts, errSuffix(b.Error))
 	}
 }
 

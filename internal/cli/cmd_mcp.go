@@ -1,4 +1,4 @@
-package full
+package cli
 
 import (
 	"context"
@@ -15,7 +15,6 @@ import (
 	"github.com/agentx-cli/agentx/internal/channels/ghmirror"
 	"github.com/agentx-cli/agentx/internal/channels/relay"
 	"github.com/agentx-cli/agentx/internal/channels/slackmode"
-	"github.com/agentx-cli/agentx/internal/cli/ext"
 	"github.com/agentx-cli/agentx/internal/frontends/mcpserver"
 	"github.com/agentx-cli/agentx/internal/safetext"
 	"github.com/agentx-cli/agentx/router"
@@ -24,14 +23,14 @@ import (
 // envMCPMaxWait overrides --max-wait's default.
 const envMCPMaxWait = "AGENTX_MCP_MAX_WAIT"
 
-func newMCPCmd(a *run) *cobra.Command {
+func newMCPCmd(a *App) *cobra.Command {
 	var (
 		maxWait time.Duration
 		verbose bool
 	)
 	cmd := &cobra.Command{
 		Use:   "mcp [--max-wait 45s]",
-		Short: ext.Short("mcp"),
+		Short: "Serve the clarification tools to an AI agent over MCP (stdio)",
 		Long: `Run an MCP server on stdin/stdout for an AI coding agent's client (Claude Code,
 Cursor, VS Code, Codex...). Tools: clarify_ask, ask_human, clarify_wait,
 clarify_answer, clarify_followup, clarify_resolve, clarify_assume, clarify_show
@@ -53,24 +52,24 @@ The server stops at the end of its input or on SIGINT/SIGTERM.
 
 See docs/agents.md for client configuration.`,
 		Args: cobra.NoArgs,
-		RunE: ext.RunE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			if !cmd.Flags().Changed("max-wait") {
-				if v := a.Getenv(envMCPMaxWait); v != "" {
+				if v := a.getenv(envMCPMaxWait); v != "" {
 					d, err := parseWait(v)
 					if err != nil {
-						return ext.Usage(fmt.Errorf("%s=%q: %w", envMCPMaxWait, v, err))
+						return usage(fmt.Errorf("%s=%q: %w", envMCPMaxWait, v, err))
 					}
 					maxWait = d
 				}
 			}
 			if maxWait <= 0 {
-				return ext.Usage(fmt.Errorf("--max-wait %s: must be positive", maxWait))
+				return usage(fmt.Errorf("--max-wait %s: must be positive", maxWait))
 			}
-			issue, err := a.Issue()
+			issue, err := (&issueFlag{}).get(a)
 			if err != nil {
 				return err
 			}
-			_, h, err := a.Hub()
+			_, h, err := a.hub()
 			if err != nil {
 				return err
 			}
@@ -78,14 +77,14 @@ See docs/agents.md for client configuration.`,
 			if verbose {
 				level = slog.LevelInfo
 			}
-			stdin, stdout, stderr := a.Streams()
+			stdin, stdout, stderr := a.stdin, a.stdout, a.stderr
 			log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 			opts := mcpserver.Options{
-				Agent:    a.Getenv("AGENTX_AGENT"),
+				Agent:    a.getenv("AGENTX_AGENT"),
 				Issue:    issue,
 				MaxWait:  maxWait,
-				Classify: a.Classify, // a tool error carries the CLI's code name, exit code and hint
-				Version:  a.Version(),
+				Classify: classify, // a tool error carries the CLI's code name, exit code and hint
+				Version:  version(),
 				Logger:   log,
 				Side:     a.mcpSide(ctx, h, log),
 			}
@@ -148,7 +147,7 @@ func (nopWriteCloser) Close() error { return nil }
 // per call and mode; nil when there is nothing around the calls: no
 // [remote], and GitHub and Slack off (no [github] or [slack] table, or
 // AGENTX_NO_MONITOR) or not opened (said once, here).
-func (a *run) mcpSide(ctx context.Context, h *router.Hub, log *slog.Logger) func() mcpserver.Side {
+func (a *App) mcpSide(ctx context.Context, h *router.Hub, log *slog.Logger) func() mcpserver.Side {
 	warnAs := func(name string) func(error) {
 		return func(err error) { log.Warn(name, "error", safetext.Line(err.Error())) }
 	}
@@ -157,11 +156,11 @@ func (a *run) mcpSide(ctx context.Context, h *router.Hub, log *slog.Logger) func
 		sl  *slackmode.Mode
 		err error
 	)
-	if !a.MonitorOff() {
-		if m, err = ghmirror.Open(ctx, h, a.Getenv, warnAs("github")); err != nil {
+	if !a.monitorOff() {
+		if m, err = ghmirror.Open(ctx, h, a.getenv, warnAs("github")); err != nil {
 			warnAs("github")(err)
 		}
-		if sl, err = slackmode.Open(h, a.Getenv, warnAs("slack")); err != nil {
+		if sl, err = slackmode.Open(h, a.getenv, warnAs("slack")); err != nil {
 			warnAs("slack")(err)
 		}
 	}
@@ -183,14 +182,14 @@ func (a *run) mcpSide(ctx context.Context, h *router.Hub, log *slog.Logger) func
 
 // callSide is mcpSide's work around one tool call.
 type callSide struct {
-	app    *run
+	app    *App
 	shared bool // a [remote]
 	modes  relay.Modes
 }
 
 func (s callSide) Read(ctx context.Context) {
 	if s.shared {
-		s.app.RemoteRefresh(ctx)
+		s.app.remoteRefresh(ctx)
 	}
 	s.modes.Read(ctx)
 }
@@ -199,6 +198,6 @@ func (s callSide) Push(ctx context.Context) { s.modes.Push(ctx) }
 
 func (s callSide) Wait(ctx context.Context, h *router.Hub, id string, timeout time.Duration) (router.Record, error) {
 	return s.modes.WaitWith(ctx, func(ctx context.Context, id string, d time.Duration) (router.Record, error) {
-		return s.app.RemoteWait(ctx, h, id, d)
+		return s.app.remoteWait(ctx, h, id, d)
 	}, id, timeout)
 }

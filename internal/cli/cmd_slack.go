@@ -1,4 +1,4 @@
-package full
+package cli
 
 import (
 	"context"
@@ -11,25 +11,24 @@ import (
 
 	"github.com/agentx-cli/agentx/internal/channels/relay"
 	"github.com/agentx-cli/agentx/internal/channels/slackmode"
-	"github.com/agentx-cli/agentx/internal/cli/ext"
 	"github.com/agentx-cli/agentx/internal/safetext"
 	"github.com/agentx-cli/agentx/router"
 )
 
 // slackModeOf is Slack mode for this command: nil when [slack] is not
 // configured. Opened once per command.
-func (a *run) slackModeOf(h *router.Hub) (*slackmode.Mode, error) {
+func (a *App) slackModeOf(h *router.Hub) (*slackmode.Mode, error) {
 	if a.slSide == nil {
-		m, err := slackmode.Open(h, a.Getenv, a.slackWarn)
+		m, err := slackmode.Open(h, a.getenv, a.slackWarn)
 		a.sl, a.slSide = m, slackmode.Side(m, err, a.slackWarn)
 	}
 	return a.sl, a.slSide.Err
 }
 
-func (a *run) slackWarn(err error) { a.Warnf("slack: %v", err) }
+func (a *App) slackWarn(err error) { a.warnf("slack: %v", err) }
 
 // slackSideOf is Slack mode as a side effect of this command, opened once.
-func (a *run) slackSideOf(h *router.Hub) *relay.Mode {
+func (a *App) slackSideOf(h *router.Hub) *relay.Mode {
 	_, _ = a.slackModeOf(h)
 	return a.slSide
 }
@@ -42,10 +41,10 @@ type SlackView struct {
 	Pushed  *slackmode.PushReport `json:"pushed,omitempty"`
 }
 
-func newSlackCmd(a *run) *cobra.Command {
+func newSlackCmd(a *App) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "slack",
-		Short: ext.Short("slack"),
+		Short: "Slack mode: what is not posted yet, a sync by hand, and an optional listener",
 		Long: `With a [slack] table in .agentx/config.toml, each question to a person and
 each escalation is posted to the channel, one thread per clarification, and
 what follows is posted in the thread. The first reply in the thread by one
@@ -60,13 +59,13 @@ token comes from SLACK_BOT_TOKEN. See docs/slack.md.`,
 	return cmd
 }
 
-func newSlackStatusCmd(a *run) *cobra.Command {
+func newSlackStatusCmd(a *App) *cobra.Command {
 	return &cobra.Command{
 		Use:   "status",
 		Short: "What Slack mode has not posted yet, and why (no call to Slack)",
 		Args:  cobra.NoArgs,
-		RunE: ext.RunE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			_, h, err := a.Hub()
+		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+			_, h, err := a.hub()
 			if err != nil {
 				return err
 			}
@@ -80,44 +79,44 @@ func newSlackStatusCmd(a *run) *cobra.Command {
 				}
 				v.Status = &st
 			}
-			return a.Emit(v, func() { a.slackText(v) })
+			return a.emit(v, func() { a.slackText(v) })
 		}),
 	}
 }
 
 // slackOpen opens Slack mode for a command that needs it: nil when off; no
 // token is exit 1 with how to give one.
-func (a *run) slackOpen() (*slackmode.Mode, error) {
-	_, h, err := a.Hub()
+func (a *App) slackOpen() (*slackmode.Mode, error) {
+	_, h, err := a.hub()
 	if err != nil {
 		return nil, err
 	}
 	m, err := a.slackModeOf(h)
 	if err != nil {
-		return nil, &ext.Failure{Code: ext.ExitFailure, Msg: "slack: " + err.Error(), Todo: "see docs/slack.md: creating the app"}
+		return nil, &codedError{Code: ExitFailure, Msg: "slack: " + err.Error(), Todo: "see docs/slack.md: creating the app"}
 	}
 	return m, nil
 }
 
-func newSlackSyncCmd(a *run) *cobra.Command {
+func newSlackSyncCmd(a *App) *cobra.Command {
 	var issues []int
 	cmd := &cobra.Command{
 		Use:   "sync [--issue N]...",
 		Short: "Read the open threads and post what is behind now, whatever the interval and retry times",
 		Args:  cobra.NoArgs,
-		RunE: ext.RunE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			m, err := a.slackOpen()
 			if err != nil {
 				return err
 			}
 			v := SlackView{}
 			if m == nil {
-				return a.Emit(v, func() { a.slackText(v) })
+				return a.emit(v, func() { a.slackText(v) })
 			}
 			v.Enabled = true
 			for _, n := range issues {
 				if n < 0 {
-					return ext.Usage(fmt.Errorf("--issue %d: issues are numbered from 0", n))
+					return usage(fmt.Errorf("--issue %d: issues are numbered from 0", n))
 				}
 			}
 			pushed, perr := m.Push(ctx, true, issues...)
@@ -125,17 +124,17 @@ func newSlackSyncCmd(a *run) *cobra.Command {
 			read, rerr := m.Poll(ctx, true)
 			v.Read = &read
 			if err := errors.Join(perr, rerr); err != nil {
-				return &ext.Failure{Code: ext.ExitFailure, Msg: "slack: " + err.Error(), Data: v,
+				return &codedError{Code: ExitFailure, Msg: "slack: " + err.Error(), Data: v,
 					Todo: "what is behind stays queued and is retried; agentx slack status shows it"}
 			}
-			return a.Emit(v, func() { a.slackText(v) })
+			return a.emit(v, func() { a.slackText(v) })
 		}),
 	}
 	cmd.Flags().IntSliceVar(&issues, "issue", nil, "also post this issue's threads (repeatable), whatever changed")
 	return cmd
 }
 
-func newSlackListenCmd(a *run) *cobra.Command {
+func newSlackListenCmd(a *App) *cobra.Command {
 	return &cobra.Command{
 		Use:   "listen",
 		Short: "Take replies as they are written, over Socket Mode (optional: until interrupted)",
@@ -148,40 +147,40 @@ interval it posts what changed. It runs until interrupted (exit 130) or
 until Slack refuses the token (exit 1). Without it, agentx reads the
 threads from clarify wait, hooks, ready and the monitor.`,
 		Args: cobra.NoArgs,
-		RunE: ext.RunE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			m, err := a.slackOpen()
 			if err != nil {
 				return err
 			}
 			if m == nil {
-				return &ext.Failure{Code: ext.ExitFailure, Msg: "Slack mode is off: add a [slack] table to .agentx/config.toml", Todo: "see docs/slack.md"}
+				return &codedError{Code: ExitFailure, Msg: "Slack mode is off: add a [slack] table to .agentx/config.toml", Todo: "see docs/slack.md"}
 			}
-			app := strings.TrimSpace(a.Getenv(slackmode.EnvAppToken))
+			app := strings.TrimSpace(a.getenv(slackmode.EnvAppToken))
 			if app == "" {
-				return &ext.Failure{Code: ext.ExitFailure, Msg: "slack: no app-level token: set " + slackmode.EnvAppToken + " (xapp-..., scope connections:write)", Todo: "see docs/slack.md: Socket Mode"}
+				return &codedError{Code: ExitFailure, Msg: "slack: no app-level token: set " + slackmode.EnvAppToken + " (xapp-..., scope connections:write)", Todo: "see docs/slack.md: Socket Mode"}
 			}
 			err = m.Listen(ctx, app, func(ev slackmode.ListenEvent) {
-				if a.JSON() {
+				if a.json {
 					return
 				}
 				now := time.Now().UTC().Format(time.TimeOnly)
 				switch ev.What {
 				case "connected":
-					a.Printf("%s connected: reading every open thread\n", now)
+					a.printf("%s connected: reading every open thread\n", now)
 				case "read":
 					for _, h := range ev.Read.Handled {
-						a.Printf("%s %s\n", now, handledLine(h))
+						a.printf("%s %s\n", now, handledLine(h))
 					}
 				case "pushed":
 					for _, ir := range ev.Push.Issues {
-						a.Printf("%s issue #%d: %d posted, %d found\n", now, ir.Issue, ir.Posted, ir.Found)
+						a.printf("%s issue #%d: %d posted, %d found\n", now, ir.Issue, ir.Posted, ir.Found)
 					}
 				case "error":
-					a.Warnf("slack: %v", ev.Err)
+					a.warnf("slack: %v", ev.Err)
 				}
 			})
 			if err != nil {
-				return &ext.Failure{Code: ext.ExitFailure, Msg: err.Error(), Todo: "check SLACK_APP_TOKEN and that Socket Mode is on for the app (docs/slack.md)"}
+				return &codedError{Code: ExitFailure, Msg: err.Error(), Todo: "check SLACK_APP_TOKEN and that Socket Mode is on for the app (docs/slack.md)"}
 			}
 			return ctx.Err()
 		}),
@@ -198,20 +197,20 @@ func handledLine(h slackmode.Handled) string {
 }
 
 // slackText prints a SlackView for a person.
-func (a *run) slackText(v SlackView) {
+func (a *App) slackText(v SlackView) {
 	if !v.Enabled {
-		a.Printf("Slack mode is off: add a [slack] table to .agentx/config.toml (see docs/slack.md)\n")
+		a.printf("Slack mode is off: add a [slack] table to .agentx/config.toml (see docs/slack.md)\n")
 		return
 	}
 	if p := v.Pushed; p != nil {
 		for _, ir := range p.Issues {
-			a.Printf("issue #%d: %d posted, %d found%s\n", ir.Issue, ir.Posted, ir.Found, errSuffix(ir.Error))
+			a.printf("issue #%d: %d posted, %d found%s\n", ir.Issue, ir.Posted, ir.Found, errSuffix(ir.Error))
 		}
 	}
 	if r := v.Read; r != nil && r.Read {
-		a.Printf("threads: %d read, %d new replies\n", r.Threads, r.Replies)
+		a.printf("threads: %d read, %d new replies\n", r.Threads, r.Replies)
 		for _, h := range r.Handled {
-			a.Printf("  %s\n", handledLine(h))
+			a.printf("  %s\n", handledLine(h))
 		}
 	}
 	st := v.Status
@@ -219,22 +218,22 @@ func (a *run) slackText(v SlackView) {
 		return
 	}
 	line := safetext.Line
-	a.Printf("channel: %s (%s)\n", line(st.Channel), line(st.APIURL))
-	a.Printf("open threads: %d\n", st.Threads)
+	a.printf("channel: %s (%s)\n", line(st.Channel), line(st.APIURL))
+	a.printf("open threads: %d\n", st.Threads)
 	if st.LastRead != nil {
-		a.Printf("threads last read: %s%s\n", st.LastRead.UTC().Format(time.RFC3339), errSuffix(st.ReadError))
+		a.printf("threads last read: %s%s\n", st.LastRead.UTC().Format(time.RFC3339), errSuffix(st.ReadError))
 	}
 	if st.WaitUntil != nil {
-		a.Printf("rate limited: no calls before %s\n", st.WaitUntil.UTC().Format(time.RFC3339))
+		a.printf("rate limited: no calls before %s\n", st.WaitUntil.UTC().Format(time.RFC3339))
 	}
 	if st.EventsBehind > 0 {
-		a.Printf("changes not yet seen: %d bytes of the event log\n", st.EventsBehind)
+		a.printf("changes not yet seen: %d bytes of the event log\n", st.EventsBehind)
 	}
 	if len(st.Behind) == 0 {
-		a.Printf("threads: up to date\n")
+		a.printf("threads: up to date\n")
 		return
 	}
 	for _, b := range st.Behind {
-		a.Printf("behind: issue #%d: %d entries not posted, %d attempts%s\n", b.Issue, b.Unmirrored, b.Attempts, errSuffix(b.Error))
+		a.printf("behind: issue #%d: %d entries not posted, %d attempts%s\n", b.Issue, b.Unmirrored, b.Attempts, errSuffix(b.Error))
 	}
 }

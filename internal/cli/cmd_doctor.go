@@ -1,4 +1,4 @@
-package full
+package cli
 
 import (
 	"context"
@@ -7,18 +7,17 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/agentx-cli/agentx/internal/cli/ext"
 	"github.com/agentx-cli/agentx/internal/doctor"
 	"github.com/agentx-cli/agentx/internal/safetext"
 	"github.com/agentx-cli/agentx/internal/words"
 	"github.com/agentx-cli/agentx/internal/workspace"
 )
 
-func newDoctorCmd(a *run) *cobra.Command {
+func newDoctorCmd(a *App) *cobra.Command {
 	var fix bool
 	cmd := &cobra.Command{
 		Use:   "doctor [--fix]",
-		Short: ext.Short("doctor"),
+		Short: "Check the workspace's state: ledgers, schema, locks, temp files, index, statuses, inbox marks, event log (--fix repairs)",
 		Long: `Check every ledger under .agentx/state/clarifications/: it must parse, pass
 agentx's validation and the AgentX ledger schema (agentx's own "agentx" key
 aside; a ledger from another AgentX tool that bends the schema is a warning;
@@ -45,17 +44,17 @@ rewritten, nor the event log: fix the ledger by hand or move it aside.
 A symbolic link is reported, never followed or removed. Exits 7 while errors
 remain.`,
 		Args: cobra.NoArgs,
-		RunE: ext.RunE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			ws, err := a.Open()
+		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+			ws, err := a.open()
 			if err != nil {
 				return err
 			}
-			r, err := doctor.Run(ctx, ws.Store, doctor.Options{Fix: fix, StaleAge: ws.Rules.Config.Lock.StaleAge.Duration, Now: a.Now(), Gitignore: workspace.StateGitignore})
+			r, err := doctor.Run(ctx, ws.Store, doctor.Options{Fix: fix, StaleAge: ws.Rules.Config.Lock.StaleAge.Duration, Now: a.now, Gitignore: workspace.StateGitignore})
 			if err != nil {
 				return err
 			}
-			if err := a.Emit(r, func() {
-				a.Printf("Checked %d %s (%d clarifications, %d open) and %d lock %s.\n",
+			if err := a.emit(r, func() {
+				a.printf("Checked %d %s (%d clarifications, %d open) and %d lock %s.\n",
 					r.Ledgers, words.Plural(r.Ledgers, "ledger", "ledgers"), r.Clarifications, r.Open, r.LockFiles, words.Plural(r.LockFiles, "file", "files"))
 				for _, f := range r.Findings {
 					path := f.Path
@@ -66,15 +65,15 @@ remain.`,
 					if f.Fixed {
 						state = " [fixed]"
 					}
-					a.Printf("  %s\n", safetext.Line(fmt.Sprintf("%-7s %-6s %s: %s%s", f.Severity, f.Check, path, f.Problem, state)))
+					a.printf("  %s\n", safetext.Line(fmt.Sprintf("%-7s %-6s %s: %s%s", f.Severity, f.Check, path, f.Problem, state)))
 					if f.Action != "" {
-						a.Printf("          -> %s\n", safetext.Line(f.Action))
+						a.printf("          -> %s\n", safetext.Line(f.Action))
 					}
 				}
 				if r.Remaining == 0 {
-					a.Printf("Healthy.\n")
+					a.printf("Healthy.\n")
 				} else {
-					a.Printf("%d %s.\n", r.Remaining, words.Plural(r.Remaining, "problem remains", "problems remain"))
+					a.printf("%d %s.\n", r.Remaining, words.Plural(r.Remaining, "problem remains", "problems remain"))
 				}
 			}); err != nil {
 				return err
@@ -84,7 +83,7 @@ remain.`,
 				if fix {
 					hint = "what --fix cannot repair needs a person: see each problem's note"
 				}
-				return &ext.Failure{Code: ext.ExitInvalidData, Msg: fmt.Sprintf("%d %s remain in the workspace", r.Remaining, words.Plural(r.Remaining, "problem", "problems")), Todo: hint, Quiet: !a.JSON()}
+				return &codedError{Code: ExitInvalidData, Msg: fmt.Sprintf("%d %s remain in the workspace", r.Remaining, words.Plural(r.Remaining, "problem", "problems")), Todo: hint, Quiet: !a.json}
 			}
 			return nil
 		}),
