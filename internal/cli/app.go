@@ -39,7 +39,13 @@ type App struct {
 	now     clock.Clock
 	started bool // set once flags parsed and a command began to run
 
-	side *sideMonitor // the monitor run as a side effect, when armed
+	side *sideMonitor // the monitor's run in this command, when armed
+
+	// the lifecycle's later steps (lifecycle.go): the view run after the
+	// monitor, what was emitted before it, whether to push to the channels
+	then      func(ctx context.Context) error
+	outs      []func() error
+	pushAfter bool
 
 	who *router.Caller // who this process acts as (caller)
 	as  string         // --as: the person acting as human
@@ -80,7 +86,6 @@ func run(ctx context.Context, a *App, args []string) int {
 	err := cmd.ExecuteContext(ctx)
 	defer a.noteUnsynced()
 	if err == nil {
-		a.flushMonitor(nil)
 		return 0
 	}
 	if !a.started {
@@ -96,7 +101,6 @@ func run(ctx context.Context, a *App, args []string) int {
 			err = &codedError{Code: ExitInterrupted, Msg: err.Error(), Quiet: true}
 		}
 	}
-	a.flushMonitor(err)
 	return a.fail(err)
 }
 
@@ -142,6 +146,9 @@ func (a *App) prepare(cmd *cobra.Command) error {
 		return &usageError{Err: err}
 	}
 	a.now = now
+	if annotated(cmd, runsMonitor) && !a.monitorOff() {
+		a.side = &sideMonitor{}
+	}
 	return nil
 }
 
@@ -188,13 +195,6 @@ func (a *App) open() (*workspace.Workspace, error) {
 	a.logPulled(ws)
 	a.ws = ws
 	return ws, nil
-}
-
-// runE adapts a command body to cobra, with the context.
-func runE(fn func(ctx context.Context, cmd *cobra.Command, args []string) error) func(*cobra.Command, []string) error {
-	return func(cmd *cobra.Command, args []string) error {
-		return fn(cmd.Context(), cmd, args)
-	}
 }
 
 // remoteRefresh brings the local copies up to the remote, at most once per

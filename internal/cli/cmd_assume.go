@@ -19,7 +19,7 @@ comes later, "agentx inbox" delivers it marked late with this assumption
 beside it, so you can check whether your work still holds.`,
 		Example: `  agentx clarify assume CLR-42-001 --assumption "SQLite for local dev, as the README says"`,
 		Args:    cobra.ExactArgs(1),
-		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+		RunE: a.runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			text, err := a.text("--assumption", assumption)
 			if err != nil {
 				return err

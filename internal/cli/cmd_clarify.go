@@ -149,17 +149,18 @@ func (a *App) action(format string, fn func(h *router.Hub) (router.Record, error
 	return h, rec, err
 }
 
-// act runs one action (action) and prints the record it returns.
+// act runs one action (action) and, after the monitor, prints the record
+// it returns as the monitor left it.
 func (a *App) act(format string, fn func(h *router.Hub) (router.Record, error)) error {
 	_, rec, err := a.action(format, fn)
 	if err != nil {
 		return err
 	}
-	return a.printRecord(rec, format)
+	return a.later(func(context.Context) error { return a.printRecord(rec, format) })
 }
 
 // printRecord prints one clarification in the chosen rendering, as it
-// stands once the side monitor has run.
+// stands once the monitor has run.
 func (a *App) printRecord(r router.Record, format string) error {
 	r = a.afterMonitor(r)
 	return a.emit(r, func() {
@@ -171,14 +172,14 @@ func (a *App) printRecord(r router.Record, format string) error {
 	})
 }
 
-// afterMonitor runs the side monitor now, if it is armed and has not run,
-// and returns r as it stands afterwards: the monitor may have moved it (it
-// escalates a question just asked that closes a deadlock).
+// afterMonitor returns r as it stands once the monitor ran: the monitor
+// may have moved it (it escalates a question just asked that closes a
+// deadlock).
 func (a *App) afterMonitor(r router.Record) router.Record {
-	if a.hb == nil {
+	if a.hb == nil || a.side == nil {
 		return r
 	}
-	rep := a.monitorNow(a.hb)
+	rep := a.side.report
 	if rep == nil || !slices.ContainsFunc(rep.Acted(), func(f monitor.Finding) bool { return f.ID == r.ID && f.Result == monitor.Done }) {
 		return r // the monitor did not touch it: no need to read the ledger again
 	}
@@ -239,9 +240,11 @@ func (a *App) actWait(ctx context.Context, format string, thread bool, timeout t
 	if err != nil {
 		return err
 	}
-	rec = a.afterMonitor(rec)
-	a.outcomeNote(rec)
-	return a.awaitAnswer(ctx, h, rec, timeout, format, thread)
+	return a.later(func(ctx context.Context) error {
+		rec := a.afterMonitor(rec)
+		a.outcomeNote(rec)
+		return a.awaitAnswer(ctx, h, rec, timeout, format, thread)
+	})
 }
 
 // awaitAnswer waits up to timeout for rec to be answered, unless it is
@@ -317,13 +320,7 @@ Bare "agentx clarify" lists the open clarifications (like "clarify list").`,
 		Args: cobra.NoArgs,
 		RunE: list.RunE,
 		// Every clarify subcommand runs the monitor as a side effect.
-		PersistentPreRunE: func(c *cobra.Command, args []string) error {
-			if err := a.prepare(c); err != nil {
-				return err
-			}
-			a.armMonitor(c.Context())
-			return nil
-		},
+		Annotations: map[string]string{runsMonitor: "yes"},
 	}
 	cmd.Flags().AddFlagSet(list.Flags())
 	cmd.AddCommand(
@@ -376,7 +373,7 @@ data.id): proceed on your best judgment and record your assumption with
     --topic "Database adapter" --question "PostgreSQL or SQLite for local dev?"
   echo "Ship behind a flag?" | agentx clarify ask --issue 42 --from engineer --to human --topic Rollout --wait --timeout 5m`,
 		Args: cobra.NoArgs,
-		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+		RunE: a.runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			if err := checkFormat(format); err != nil {
 				return err
 			}
@@ -406,22 +403,24 @@ data.id): proceed on your best judgment and record your assumption with
 			if err != nil {
 				return err
 			}
-			rec = a.afterMonitor(rec)
-			a.outcomeNote(rec)
-			if wait {
-				if !a.json && !router.Settled(rec.Clarification) {
-					fmt.Fprintf(a.stderr, "%s asked; waiting up to %s for %s...\n", rec.ID, timeout, rec.To)
+			return a.later(func(ctx context.Context) error {
+				rec := a.afterMonitor(rec)
+				a.outcomeNote(rec)
+				if wait {
+					if !a.json && !router.Settled(rec.Clarification) {
+						fmt.Fprintf(a.stderr, "%s asked; waiting up to %s for %s...\n", rec.ID, timeout, rec.To)
+					}
+					return a.awaitAnswer(ctx, h, rec, timeout, format, cmd.Flags().Changed("format"))
 				}
-				return a.awaitAnswer(ctx, h, rec, timeout, format, cmd.Flags().Changed("format"))
-			}
-			if a.json || format == formatMarkdown {
-				return a.printRecord(rec, format)
-			}
-			a.printf("%s\n", rec.ID)
-			if ans := rec.Current(ledger.Answer); rec.Status == ledger.Answered && ans != nil {
-				a.printf("%s", safetext.Indent(ans.Body, safetext.Line(ans.From)+" answered: ", "  "))
-			}
-			return nil
+				if a.json || format == formatMarkdown {
+					return a.printRecord(rec, format)
+				}
+				a.printf("%s\n", rec.ID)
+				if ans := rec.Current(ledger.Answer); rec.Status == ledger.Answered && ans != nil {
+					a.printf("%s", safetext.Indent(ans.Body, safetext.Line(ans.From)+" answered: ", "  "))
+				}
+				return nil
+			})
 		}),
 	}
 	f := cmd.Flags()
@@ -455,7 +454,7 @@ name (--as NAME, else git config user.email or user.name, else $USER).`,
 		Example: `  agentx clarify answer CLR-42-001 --body "Repository pattern: SQLite in dev, PostgreSQL in prod."
   agentx clarify answer CLR-42-002 --from human --body "Yes, behind a flag, default off."`,
 		Args: cobra.ExactArgs(1),
-		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+		RunE: a.runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			text, err := a.text("--body", body)
 			if err != nil {
 				return err
@@ -484,7 +483,7 @@ func newFollowupCmd(a *App) *cobra.Command {
 		Use:   "followup ID [--from A] [--body TEXT | stdin]",
 		Short: "Ask the next round; at the round limit the clarification escalates instead",
 		Args:  cobra.ExactArgs(1),
-		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+		RunE: a.runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			text, err := a.text("--body", body)
 			if err != nil {
 				return err
@@ -503,9 +502,11 @@ func newFollowupCmd(a *App) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			rec = a.afterMonitor(rec)
-			a.outcomeNote(rec)
-			return a.printRecord(rec, format)
+			return a.later(func(context.Context) error {
+				rec := a.afterMonitor(rec)
+				a.outcomeNote(rec)
+				return a.printRecord(rec, format)
+			})
 		}),
 	}
 	cmd.Flags().StringVar(&from, "from", "", "the asking agent (default $AGENTX_AGENT, else the asker)")
@@ -530,7 +531,7 @@ from a shell without AGENTX_AGENT set; the entry records the person's name
   agentx clarify resolve CLR-42-003 --from human --body "decision: ship JSON only"
   agentx clarify resolve CLR-42-003 --as alice@example.com --body "decision: ship JSON only"`,
 		Args: cobra.ExactArgs(1),
-		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+		RunE: a.runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			return a.act(format, func(h *router.Hub) (router.Record, error) {
 				who, err := a.claimAs(from, as)
 				if err != nil {
@@ -558,7 +559,7 @@ func newCloseCmd(a *App, name, short string) *cobra.Command {
 		Use:   name + " ID [--reason TEXT]",
 		Short: short,
 		Args:  cobra.ExactArgs(1),
-		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+		RunE: a.runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			return a.act(format, func(h *router.Hub) (router.Record, error) {
 				if name == "escalate" {
 					return h.Escalate(ctx, args[0], reason)
@@ -582,7 +583,7 @@ func newCancelCmd(a *App) *cobra.Command {
 		Use:   "cancel ID [--from A]",
 		Short: "Withdraw your own question (recorded as abandoned, reason cancelled)",
 		Args:  cobra.ExactArgs(1),
-		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+		RunE: a.runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			return a.act(formatText, func(h *router.Hub) (router.Record, error) {
 				who, err := a.claim("from", from)
 				if err != nil {
@@ -603,7 +604,7 @@ func newShowCmd(a *App) *cobra.Command {
 		Use:   "show ID | show --issue N",
 		Short: "Show a clarification's thread, or every thread of an issue",
 		Args:  cobra.MaximumNArgs(1),
-		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+		RunE: a.runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			if err := checkFormat(format); err != nil {
 				return err
 			}
@@ -618,34 +619,35 @@ func newShowCmd(a *App) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			a.monitorNow(h) // show the state the monitor leaves
-			if len(args) == 1 {
-				rec, err := h.Get(args[0])
+			return a.later(func(ctx context.Context) error { // show the state the monitor leaves
+				if len(args) == 1 {
+					rec, err := h.Get(args[0])
+					if err != nil {
+						return err
+					}
+					a.markSeen(ctx, h.Store, a.getenv("AGENTX_AGENT"), rec)
+					return a.printRecord(rec, format)
+				}
+				recs, err := h.Issue(*n)
 				if err != nil {
 					return err
 				}
-				a.markSeen(ctx, h.Store, a.getenv("AGENTX_AGENT"), rec)
-				return a.printRecord(rec, format)
-			}
-			recs, err := h.Issue(*n)
-			if err != nil {
-				return err
-			}
-			a.markSeen(ctx, h.Store, a.getenv("AGENTX_AGENT"), recs...)
-			return a.emit(recs, func() {
-				if len(recs) == 0 {
-					a.printf("No clarifications on issue #%d.\n", *n)
-				}
-				for i, r := range recs {
-					if i > 0 {
-						a.printf("\n")
+				a.markSeen(ctx, h.Store, a.getenv("AGENTX_AGENT"), recs...)
+				return a.emit(recs, func() {
+					if len(recs) == 0 {
+						a.printf("No clarifications on issue #%d.\n", *n)
 					}
-					if format == formatMarkdown {
-						renderMarkdown(a.stdout, r)
-					} else {
-						a.renderThread(a.stdout, r)
+					for i, r := range recs {
+						if i > 0 {
+							a.printf("\n")
+						}
+						if format == formatMarkdown {
+							renderMarkdown(a.stdout, r)
+						} else {
+							a.renderThread(a.stdout, r)
+						}
 					}
-				}
+				})
 			})
 		}),
 	}
@@ -665,7 +667,7 @@ func newClarifyListCmd(a *App) *cobra.Command {
 		Use:   "list [--issue N] [--status S]... [--agent A] [--all]",
 		Short: "List clarifications (open ones unless --all or --status)",
 		Args:  cobra.NoArgs,
-		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+		RunE: a.runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			n, err := issue.get(a)
 			if err != nil {
 				return err
@@ -682,23 +684,24 @@ func newClarifyListCmd(a *App) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			a.monitorNow(h) // list the state the monitor leaves
-			recs, errs, err := h.List(f)
-			if err != nil {
-				return err
-			}
-			for _, e := range errs {
-				a.warnf("skipped %v", e)
-			}
-			if recs == nil {
-				recs = []router.Record{}
-			}
-			return a.emit(recs, func() {
-				if len(recs) == 0 && a.isTTY {
-					a.printf("No clarifications to show.\n")
-					return
+			return a.later(func(ctx context.Context) error { // list the state the monitor leaves
+				recs, errs, err := h.List(f)
+				if err != nil {
+					return err
 				}
-				a.renderList(a.stdout, recs, a.now())
+				for _, e := range errs {
+					a.warnf("skipped %v", e)
+				}
+				if recs == nil {
+					recs = []router.Record{}
+				}
+				return a.emit(recs, func() {
+					if len(recs) == 0 && a.isTTY {
+						a.printf("No clarifications to show.\n")
+						return
+					}
+					a.renderList(a.stdout, recs, a.now())
+				})
 			})
 		}),
 	}
@@ -721,7 +724,7 @@ thread with --format text|markdown, the record with --json. No answer (the
 --timeout passed, or the question went to a human or was abandoned) is exit 8
 with the id alone on stdout (under --json, the error's data).`,
 		Args: cobra.ExactArgs(1),
-		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+		RunE: a.runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			return a.actWait(ctx, format, cmd.Flags().Changed("format"), timeout, func(h *router.Hub) (router.Record, error) {
 				return h.Get(args[0])
 			})

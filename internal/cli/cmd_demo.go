@@ -44,7 +44,7 @@ Ctrl-C stops it after the command that is running, with a summary (exit 130);
 so does a reader that goes away (agentx demo | head), quietly. With --json the
 events of the whole run are printed instead.`,
 		Args: cobra.NoArgs,
-		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+		RunE: a.runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			d, err := newDemo(a, dir, keep)
 			if err != nil {
 				return err
@@ -385,7 +385,7 @@ func newDemoResponderCmd(a *App) *cobra.Command {
 		Use:    "demo-responder ROLE",
 		Hidden: true,
 		Args:   cobra.ExactArgs(1),
-		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+		RunE: a.runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			prompt, err := io.ReadAll(io.LimitReader(a.stdin, 1<<20))
 			if err != nil {
 				return err

@@ -44,7 +44,7 @@ rewritten, nor the event log: fix the ledger by hand or move it aside.
 A symbolic link is reported, never followed or removed. Exits 7 while errors
 remain.`,
 		Args: cobra.NoArgs,
-		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+		RunE: a.runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			ws, err := a.open()
 			if err != nil {
 				return err

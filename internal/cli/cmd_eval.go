@@ -45,7 +45,7 @@ func newEvalListCmd(a *App) *cobra.Command {
 		Use:   "list [--issue N]",
 		Short: "Every evaluation recorded (of one issue with --issue), oldest first",
 		Args:  cobra.NoArgs,
-		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+		RunE: a.runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			n, err := issue.get(a)
 			if err != nil {
 				return err
@@ -103,7 +103,7 @@ func newEvalShowCmd(a *App) *cobra.Command {
 		Example: `  agentx eval show 42
   agentx eval show EVAL-42-2`,
 		Args: cobra.ExactArgs(1),
-		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+		RunE: a.runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			issue, only, err := evalTarget(args[0])
 			if err != nil {
 				return err
@@ -191,7 +191,7 @@ nothing sent back or escalated: for people trying their checks, and CI.
 Exit 0 when the verdict is PASS, 9 otherwise.`,
 		Example: `  agentx eval run --issue 42 --agent engineer`,
 		Args:    cobra.NoArgs,
-		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+		RunE: a.runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			n, err := issue.require(a)
 			if err != nil {
 				return err

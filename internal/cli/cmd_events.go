@@ -46,7 +46,7 @@ shared chain of commits instead.
 is printed as one JSON envelope per line (JSON Lines) when following, or as
 one envelope holding the list otherwise.`,
 		Args: cobra.NoArgs,
-		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+		RunE: a.runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			n, err := issue.get(a)
 			if err != nil {
 				return err
@@ -110,7 +110,6 @@ func (a *App) streamEvents(log router.EventLog, f router.EventFilter) (skipped i
 	}
 	// The same bytes json.MarshalIndent gives the envelope of every other
 	// command, written as the log is read.
-	a.monitorNow(nil)
 	fmt.Fprintf(w, "{\n  \"schema_version\": %d,\n  \"data\": [", schemaVersion)
 	n := 0
 	skipped, err = log.Each(f, func(e router.Event) error {

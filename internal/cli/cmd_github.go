@@ -62,7 +62,7 @@ func newGitHubStatusCmd(a *App) *cobra.Command {
 		Use:   "status",
 		Short: "What the GitHub mirror has not sent yet, and why (no call to GitHub)",
 		Args:  cobra.NoArgs,
-		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+		RunE: a.runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			_, h, err := a.hub()
 			if err != nil {
 				return err
@@ -88,7 +88,7 @@ func newGitHubSyncCmd(a *App) *cobra.Command {
 		Use:   "sync [--issue N]...",
 		Short: "Read new comments and mirror what is behind now, whatever the interval and retry times",
 		Args:  cobra.NoArgs,
-		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+		RunE: a.runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			_, h, err := a.hub()
 			if err != nil {
 				return err

@@ -71,7 +71,7 @@ func newHookPhaseCmd(a *App, phase string) *cobra.Command {
 		Use:   phase + " --issue N --agent A",
 		Short: short,
 		Args:  cobra.NoArgs,
-		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+		RunE: a.runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			n, err := issue.require(a)
 			if err != nil {
 				return err
@@ -106,33 +106,12 @@ func newHookPhaseCmd(a *App, phase string) *cobra.Command {
 			if res.Status, err = h.Hook(ctx, effective, who, n); err != nil {
 				return err
 			}
-			if !a.monitorOff() {
-				a.outsideSide(ctx, h, true)
-				res.Monitor = monitor.New(h).Run(ctx, &monitor.Hook{Phase: effective, Agent: who, Issue: n})
-				a.markClosed(ctx, h, who, res.Monitor)
-				a.outsideSide(ctx, h, false)
+			if s := a.monitorAs(false); s != nil {
+				s.hook = &monitor.Hook{Phase: effective, Agent: who, Issue: n}
 			}
-			if strict {
-				if res.Blocked, err = h.OpenBlocking(n); err != nil {
-					return err
-				}
-				if e := res.Evaluation; e != nil && e.Result == evaluate.OutcomeRevise {
-					res.Blocked = append(res.Blocked, e.Attempt.ID)
-				}
-			}
-			if format == formatClaudeHook {
-				return a.finishHookOutput(ctx, h, res)
-			}
-			if err := a.emit(res, func() { a.renderHook(res) }); err != nil {
-				return err
-			}
-			a.delivered(ctx, h, res, false)
-			if len(res.Blocked) > 0 {
-				return &codedError{Code: ExitBlocked,
-					Msg:  fmt.Sprintf("issue #%d has open blocking clarifications: %s", n, strings.Join(res.Blocked, ", ")),
-					Todo: "answer or resolve them (agentx clarify show --issue " + fmt.Sprint(n) + ")"}
-			}
-			return nil
+			return a.later(func(ctx context.Context) error {
+				return a.hookView(ctx, h, res, who, n, strict, format)
+			})
 		}),
 	}
 	issue.register(cmd, "the issue")
@@ -146,6 +125,38 @@ func newHookPhaseCmd(a *App, phase string) *cobra.Command {
 		cmd.Flags().StringVar(&format, "format", formatText, "text, or claude-hook: the JSON a Claude Code Stop hook prints to send the agent back with the feedback")
 	}
 	return cmd
+}
+
+// hookView is a hook's output, once the monitor ran: what it did, what
+// it closed of the agent's own questions (marked so the inbox does not
+// deliver them), and with --strict whether the issue is blocked.
+func (a *App) hookView(ctx context.Context, h *router.Hub, res hookResult, who string, n int, strict bool, format string) error {
+	if a.side != nil {
+		res.Monitor = a.side.report
+		a.markClosed(ctx, h, who, res.Monitor)
+	}
+	if strict {
+		var err error
+		if res.Blocked, err = h.OpenBlocking(n); err != nil {
+			return err
+		}
+		if e := res.Evaluation; e != nil && e.Result == evaluate.OutcomeRevise {
+			res.Blocked = append(res.Blocked, e.Attempt.ID)
+		}
+	}
+	if format == formatClaudeHook {
+		return a.finishHookOutput(ctx, h, res)
+	}
+	if err := a.emit(res, func() { a.renderHook(res) }); err != nil {
+		return err
+	}
+	a.delivered(ctx, h, res, false)
+	if len(res.Blocked) > 0 {
+		return &codedError{Code: ExitBlocked,
+			Msg:  fmt.Sprintf("issue #%d has open blocking clarifications: %s", n, strings.Join(res.Blocked, ", ")),
+			Todo: "answer or resolve them (agentx clarify show --issue " + fmt.Sprint(n) + ")"}
+	}
+	return nil
 }
 
 func (a *App) renderHook(res hookResult) {

@@ -54,7 +54,7 @@ configured for every project. See docs/agents.md.`,
 		Example: `  agentx inbox --agent engineer
   agentx inbox --agent engineer --format claude-hook --hook-event SessionStart`,
 		Args: cobra.NoArgs,
-		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+		RunE: a.runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			hook := format == formatClaudeHook
 			err := runInbox(ctx, a, inboxRun{agent: agent, issue: &issue, peek: peek, all: all, hook: hook, hookEvent: hookEvent, format: format})
 			var noWS *workspace.NotFoundError

@@ -20,7 +20,7 @@ workflows feature.toml, story.toml and bug.toml, and state/ with a .gitignore
 that keeps lock files out of version control. It refuses to overwrite existing
 files unless --force is given; state/ is never touched.`,
 		Args: cobra.NoArgs,
-		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+		RunE: a.runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			root, err := a.startDir()
 			if err != nil {
 				return err

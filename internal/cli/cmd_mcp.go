@@ -52,7 +52,7 @@ The server stops at the end of its input or on SIGINT/SIGTERM.
 
 See docs/agents.md for client configuration.`,
 		Args: cobra.NoArgs,
-		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+		RunE: a.runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			if !cmd.Flags().Changed("max-wait") {
 				if v := a.getenv(envMCPMaxWait); v != "" {
 					d, err := parseWait(v)

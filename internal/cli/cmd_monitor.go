@@ -38,16 +38,18 @@ retry run up to its responder's timeout; as a side effect of another command
 it gives retries 10s in all and leaves the rest for the next command. See
 docs/monitor.md.`,
 		Args: cobra.NoArgs,
-		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			_, h, err := a.hub()
-			if err != nil {
+		RunE: a.runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+			if _, _, err := a.hub(); err != nil {
 				return err
 			}
-			m := monitor.New(h)
-			m.DryRun = dryRun
-			m.Budget = 0 // asked for by name: each retry may run up to its timeout
-			r := m.Run(ctx, nil)
-			return a.emit(r, func() { a.renderReport(a.stdout, r) })
+			// asked for by name: every issue scanned, each retry may run up
+			// to its timeout; the report is the command's output
+			s := a.monitorAs(true)
+			s.whole, s.dryRun = true, dryRun
+			return a.later(func(context.Context) error {
+				r := s.report
+				return a.emit(r, func() { a.renderReport(a.stdout, r) })
+			})
 		}),
 	}
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "report what it would do; change nothing")
@@ -97,40 +99,41 @@ func newClarifyStaleCmd(a *App) *cobra.Command {
 		Use:   "stale",
 		Short: "List only the stale and stuck clarifications (and those escalated for it)",
 		Args:  cobra.NoArgs,
-		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+		RunE: a.runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			_, h, err := a.hub()
 			if err != nil {
 				return err
 			}
-			a.monitorNow(h) // list the state the monitor leaves
-			entries, skipped, err := monitor.OpenEntries(h.Store)
-			if err != nil {
-				return err
-			}
-			for _, e := range skipped {
-				a.warnf("skipped %v", e)
-			}
-			items := monitor.StaleAndStuck(entries, h.Store.Now(), monitor.New(h).Config)
-			return a.emit(items, func() {
-				if len(items) == 0 {
+			return a.later(func(ctx context.Context) error { // list the state the monitor leaves
+				entries, skipped, err := monitor.OpenEntries(h.Store)
+				if err != nil {
+					return err
+				}
+				for _, e := range skipped {
+					a.warnf("skipped %v", e)
+				}
+				items := monitor.StaleAndStuck(entries, h.Store.Now(), monitor.New(h).Config)
+				return a.emit(items, func() {
+					if len(items) == 0 {
+						if a.isTTY {
+							a.printf("No stale or stuck clarifications.\n")
+						}
+						return
+					}
+					var t table
 					if a.isTTY {
-						a.printf("No stale or stuck clarifications.\n")
+						t.add(plain("ID", "ISSUE", "STATUS", "KIND", "FROM", "TO", "WHY")...)
 					}
-					return
-				}
-				var t table
-				if a.isTTY {
-					t.add(plain("ID", "ISSUE", "STATUS", "KIND", "FROM", "TO", "WHY")...)
-				}
-				for _, it := range items {
-					why := it.Reason
-					if it.EscalatesAt != nil {
-						why += "; escalates at " + minute(it.EscalatesAt.Time)
+					for _, it := range items {
+						why := it.Reason
+						if it.EscalatesAt != nil {
+							why += "; escalates at " + minute(it.EscalatesAt.Time)
+						}
+						t.add(cell{text: it.ID}, cell{text: strconv.Itoa(it.Issue)}, cell{text: string(it.Status), paint: a.paint(statusColor(it.Status))},
+							cell{text: string(it.Kind)}, cell{text: it.From}, cell{text: it.To}, cell{text: why})
 					}
-					t.add(cell{text: it.ID}, cell{text: strconv.Itoa(it.Issue)}, cell{text: string(it.Status), paint: a.paint(statusColor(it.Status))},
-						cell{text: string(it.Kind)}, cell{text: it.From}, cell{text: it.To}, cell{text: why})
-				}
-				t.write(a.stdout, "")
+					t.write(a.stdout, "")
+				})
 			})
 		}),
 	}

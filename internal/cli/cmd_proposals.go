@@ -58,7 +58,7 @@ func newProposalsCreateCmd(a *App) *cobra.Command {
 		Short:   "Propose an enhancement (pending until a person decides)",
 		Example: `  agentx proposals create --type tool_fix --title "Flaky e2e runner" --rationale "Timed out on 3 issues" --action "Raise its timeout"`,
 		Args:    cobra.NoArgs,
-		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+		RunE: a.runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			_, h, err := a.hub()
 			if err != nil {
 				return err
@@ -72,7 +72,7 @@ func newProposalsCreateCmd(a *App) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			a.outsideSide(ctx, h, false) // post it where channels exist
+			a.pushAfter = true // post it where channels exist, once the command is done
 			return a.emit(out, func() { a.printProposal(out) })
 		}),
 	}
@@ -97,7 +97,7 @@ func newProposalsListCmd(a *App) *cobra.Command {
 		Use:   "list [--status S]",
 		Short: "The proposals, oldest first (--status pending, approved, rejected or implemented)",
 		Args:  cobra.NoArgs,
-		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+		RunE: a.runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			if status != "" {
 				if err := proposal.CheckStatus("status", status); err != nil {
 					return err // worded --status; exit 2
@@ -152,7 +152,7 @@ func newProposalsShowCmd(a *App) *cobra.Command {
 		Use:   "show ID",
 		Short: "One proposal with its rationale, action and evidence",
 		Args:  cobra.ExactArgs(1),
-		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+		RunE: a.runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			b, err := a.proposalBook()
 			if err != nil {
 				return err
@@ -209,7 +209,7 @@ func newProposalDecideCmd(a *App, verb string, to proposal.Status) *cobra.Comman
 		Use:   verb + " ID",
 		Short: short + " (never an agent: exit 4)",
 		Args:  cobra.ExactArgs(1),
-		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+		RunE: a.runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			if as != "" {
 				a.as = as
 			}
@@ -231,7 +231,7 @@ func newProposalDecideCmd(a *App, verb string, to proposal.Status) *cobra.Comman
 			if err != nil {
 				return err
 			}
-			a.outsideSide(ctx, h, false) // post the decision where channels exist
+			a.pushAfter = true // post the decision where channels exist, once the command is done
 			return a.emit(p, func() { a.printProposal(p) })
 		}),
 	}

@@ -223,7 +223,7 @@ superseded). See docs/remote.md.`,
 		Example: `  agentx sync
   agentx sync --status --json`,
 		Args: cobra.NoArgs,
-		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+		RunE: a.runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			ws, err := a.open()
 			if err != nil {
 				return err
@@ -325,7 +325,7 @@ func newRemoteEnableCmd(a *App) *cobra.Command {
 		Short:   "Share this workspace's ledgers on git remote NAME (checks it, fetches, publishes)",
 		Example: `  agentx remote enable origin`,
 		Args:    cobra.ExactArgs(1),
-		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+		RunE: a.runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			name := args[0]
 			if !workflow.ValidGitRemote(name) {
 				return &usageError{Err: fmt.Errorf("%q is not a git remote: give a remote's name (git remote -v) or a URL", safetext.Line(name))}

@@ -45,7 +45,7 @@ neutralised.`,
 		Example: `  agentx remote log --issue 42
   agentx remote log --issue 42 --json`,
 		Args: cobra.NoArgs,
-		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+		RunE: a.runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			n, err := issue.require(a)
 			if err != nil {
 				return err

@@ -71,7 +71,7 @@ way (also with nothing on stdin), and 1 (never 2) when it cannot judge. See docs
 the scope is named, and the command exits 4.`,
 		Example: `  agentx scope check --agent engineer --files src/components/Button.tsx package.json
   agentx scope check --agent engineer --staged`,
-		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+		RunE: a.runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			hook := !files && !staged
 			err := runScopeCheck(ctx, a, agent, wf, stp, files, staged, args)
 			if hook && err != nil && errorExit(err) != ExitFailure {

@@ -41,7 +41,7 @@ func newSkillsDraftCmd(a *App) *cobra.Command {
 		Example: `  agentx skills draft PROP-001
   agentx skills draft PROP-001 --name db-migrations`,
 		Args: cobra.ExactArgs(1),
-		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+		RunE: a.runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			ws, err := a.open()
 			if err != nil {
 				return err
@@ -111,7 +111,7 @@ path:line: check: problem. Exits 7 if a skill checked has one.`,
 		Example: `  agentx skills validate
   agentx skills validate db-migrations`,
 		Args: cobra.MaximumNArgs(1),
-		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+		RunE: a.runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			ws, all, err := a.skills()
 			if err != nil {
 				return err
@@ -167,7 +167,7 @@ func newSkillsListCmd(a *App) *cobra.Command {
 		Use:   "list",
 		Short: "The skills, with origin (manual or the proposal drafted from) and status (draft, validated, invalid)",
 		Args:  cobra.NoArgs,
-		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+		RunE: a.runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			ws, all, err := a.skills()
 			if err != nil {
 				return err

@@ -64,7 +64,7 @@ func newSlackStatusCmd(a *App) *cobra.Command {
 		Use:   "status",
 		Short: "What Slack mode has not posted yet, and why (no call to Slack)",
 		Args:  cobra.NoArgs,
-		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+		RunE: a.runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			_, h, err := a.hub()
 			if err != nil {
 				return err
@@ -104,7 +104,7 @@ func newSlackSyncCmd(a *App) *cobra.Command {
 		Use:   "sync [--issue N]...",
 		Short: "Read the open threads and post what is behind now, whatever the interval and retry times",
 		Args:  cobra.NoArgs,
-		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+		RunE: a.runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			m, err := a.slackOpen()
 			if err != nil {
 				return err
@@ -147,7 +147,7 @@ interval it posts what changed. It runs until interrupted (exit 130) or
 until Slack refuses the token (exit 1). Without it, agentx reads the
 threads from clarify wait, hooks, ready and the monitor.`,
 		Args: cobra.NoArgs,
-		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+		RunE: a.runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			m, err := a.slackOpen()
 			if err != nil {
 				return err

@@ -16,7 +16,7 @@ func newStateCmd(a *App) *cobra.Command {
 		Use:   "state",
 		Short: "Show every agent's status: working, blocked on a clarification, clarifying...",
 		Args:  cobra.NoArgs,
-		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+		RunE: a.runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			_, h, err := a.hub()
 			if err != nil {
 				return err
@@ -61,8 +61,9 @@ func newStateCmd(a *App) *cobra.Command {
 func newReadyCmd(a *App) *cobra.Command {
 	var issue issueFlag
 	cmd := &cobra.Command{
-		Use:   "ready [--issue N]",
-		Short: "Which issues may proceed; with --issue, a CI gate (exit 9 when blocked or escalated)",
+		Use:         "ready [--issue N]",
+		Annotations: map[string]string{runsMonitor: "yes"},
+		Short:       "Which issues may proceed; with --issue, a CI gate (exit 9 when blocked or escalated)",
 		Long: `List each issue with an open clarification as READY, BLOCKED (a blocking
 clarification is pending or stale) or ESCALATED (a clarification needs a human
 decision).
@@ -70,7 +71,7 @@ decision).
 With --issue N it is a gate for CI and hooks: exit 0 when the issue is ready,
 9 when it is blocked or escalated.`,
 		Args: cobra.NoArgs,
-		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+		RunE: a.runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			n, err := issue.get(a)
 			if err != nil {
 				return err
@@ -80,39 +81,39 @@ With --issue N it is a gate for CI and hooks: exit 0 when the issue is ready,
 				return err
 			}
 			a.gateIssue(ctx, h, n)
-			a.armMonitor(ctx)
-			a.monitorNow(h) // gate on the state the monitor leaves
-			rs, errs, err := h.Ready(n)
-			if err != nil {
-				return err
-			}
-			if rs, err = gateReadiness(h.Store, rs, n); err != nil {
-				return err
-			}
-			for _, e := range errs {
-				a.warnf("skipped %v", e)
-			}
-			if rs == nil {
-				rs = []router.Readiness{}
-			}
-			if err := a.emit(rs, func() {
-				if len(rs) == 0 {
-					a.printf("No issues with open clarifications.\n")
+			return a.later(func(ctx context.Context) error { // gate on the state the monitor leaves
+				rs, errs, err := h.Ready(n)
+				if err != nil {
+					return err
 				}
-				for _, r := range rs {
-					line := fmt.Sprintf("#%d %s", r.Issue, a.readyState(r.State))
-					if r.Reason != "" {
-						line += ": " + safetext.Line(r.Reason)
+				if rs, err = gateReadiness(h.Store, rs, n); err != nil {
+					return err
+				}
+				for _, e := range errs {
+					a.warnf("skipped %v", e)
+				}
+				if rs == nil {
+					rs = []router.Readiness{}
+				}
+				if err := a.emit(rs, func() {
+					if len(rs) == 0 {
+						a.printf("No issues with open clarifications.\n")
 					}
-					a.printf("%s\n", line)
+					for _, r := range rs {
+						line := fmt.Sprintf("#%d %s", r.Issue, a.readyState(r.State))
+						if r.Reason != "" {
+							line += ": " + safetext.Line(r.Reason)
+						}
+						a.printf("%s\n", line)
+					}
+				}); err != nil {
+					return err
 				}
-			}); err != nil {
-				return err
-			}
-			if n != nil && len(rs) == 1 && rs[0].State != router.StateReady {
-				return &codedError{Code: ExitBlocked, Msg: fmt.Sprintf("issue #%d is %s: %s", *n, rs[0].State, rs[0].Reason), Quiet: true}
-			}
-			return nil
+				if n != nil && len(rs) == 1 && rs[0].State != router.StateReady {
+					return &codedError{Code: ExitBlocked, Msg: fmt.Sprintf("issue #%d is %s: %s", *n, rs[0].State, rs[0].Reason), Quiet: true}
+				}
+				return nil
+			})
 		}),
 	}
 	issue.register(cmd, "gate on this issue")

@@ -35,7 +35,7 @@ On a terminal the distributions are bar charts. --format markdown gives a report
 --since takes an age back from now (24h, 7d, 2w) or an RFC 3339 time, and
 counts clarifications created since then.`,
 		Args: cobra.NoArgs,
-		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+		RunE: a.runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			if err := checkFormat(format); err != nil {
 				return err
 			}

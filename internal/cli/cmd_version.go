@@ -33,7 +33,7 @@ func newVersionCmd(a *App) *cobra.Command {
 		Short:       "Print the agentx version",
 		Args:        cobra.NoArgs,
 		Annotations: map[string]string{inertKey: "true"},
-		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+		RunE: a.runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			v := map[string]string{"version": version(), "go": runtime.Version(), "os": runtime.GOOS, "arch": runtime.GOARCH}
 			return a.emit(v, func() {
 				a.printf("agentx %s (%s, %s/%s)\n", v["version"], v["go"], v["os"], v["arch"])

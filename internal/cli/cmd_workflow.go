@@ -28,7 +28,7 @@ func newWorkflowCmd(a *App) *cobra.Command {
 			Use:   "list",
 			Short: "List the workflows of the workspace",
 			Args:  cobra.NoArgs,
-			RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+			RunE: a.runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 				ws, err := a.open()
 				if err != nil {
 					return err
@@ -61,7 +61,7 @@ func newWorkflowCmd(a *App) *cobra.Command {
 			Use:   "show NAME",
 			Short: "Show a workflow's steps and their clarification rules",
 			Args:  cobra.ExactArgs(1),
-			RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+			RunE: a.runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 				ws, err := a.open()
 				if err != nil {
 					return err
@@ -120,7 +120,7 @@ func newWorkflowValidateCmd(a *App) *cobra.Command {
 names, an agent asking itself, rounds outside 1-20, SLA not positive, needs
 naming a missing step or forming a cycle, duplicate step ids. Every problem is
 reported with file:line and key. Exits 7 if any file is invalid.`,
-		RunE: runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+		RunE: a.runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			type result struct {
 				File  string `json:"file"`
 				Valid bool   `json:"valid"`

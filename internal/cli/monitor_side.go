@@ -2,30 +2,37 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
 	"time"
 
 	"github.com/agentx-cli/agentx/internal/safetext"
-	"github.com/agentx-cli/agentx/lock"
 	"github.com/agentx-cli/agentx/monitor"
-	"github.com/agentx-cli/agentx/router"
 )
 
 // envNoMonitor turns the side-effect monitor off (also in hooks).
 const envNoMonitor = "AGENTX_NO_MONITOR"
 
-// sideMonitor is the monitor run as a side effect of a command (`ready` and
-// every `clarify` subcommand): once per command, after its work (or before
-// it, where the command asks with monitorNow), never changing its exit code.
+// runsMonitor marks the commands that run the monitor (every clarify
+// subcommand, ready, the hooks, monitor): the lifecycle runs it once, after
+// the command's body (see lifecycle).
+const runsMonitor = "agentx/monitor"
+
+// sideMonitor is the monitor's run in one command: once, after the
+// command's body, never changing its exit code. What the command asked of
+// it (a hook's phase, a dry run, a budget) is set by the body before.
 type sideMonitor struct {
-	ctx     context.Context
 	report  *monitor.Report
 	ran     bool
 	printed bool
 	budget  time.Duration // for retries; 0: monitor.DefaultBudget
+	// own: the report is the command's output (hook, monitor), not a side
+	// effect to print on stderr or in the envelope's monitor field
+	own    bool
+	hook   *monitor.Hook // a hook's phase, agent and issue
+	dryRun bool          // monitor --dry-run
+	whole  bool          // scan every issue even when nothing changed (no SkipQuiet), retries up to their timeouts
 }
 
 // monitorOff reports whether AGENTX_NO_MONITOR turns the monitor off.
@@ -34,41 +41,32 @@ func (a *App) monitorOff() bool {
 	return v != "" && v != "0" && !strings.EqualFold(v, "false")
 }
 
-// armMonitor arranges for the monitor to run as a side effect of the
-// command being run.
-func (a *App) armMonitor(ctx context.Context) {
-	if a.side == nil && !a.monitorOff() {
-		a.side = &sideMonitor{ctx: ctx}
-	}
-}
-
-// monitorNow runs the armed side monitor unless it already ran, over h (or
-// nil: a hub it opens), and returns its report (nil when it is off, or the
-// workspace cannot be opened: the command itself reports that).
-func (a *App) monitorNow(h *router.Hub) *monitor.Report {
+// runMonitor is the one place a command runs the monitor (the lifecycle
+// calls it, once): what GitHub and Slack have first, so the monitor sees
+// new answers, then the scan and its actions. What changed is pushed at the
+// end of the command (push).
+func (a *App) runMonitor(ctx context.Context) {
 	s := a.side
 	if s == nil || s.ran {
-		if s == nil {
-			return nil
-		}
-		return s.report
+		return
 	}
 	s.ran = true
-	if h == nil {
-		var err error
-		if _, h, err = a.hub(); err != nil {
-			return nil
-		}
+	_, h, err := a.hub()
+	if err != nil {
+		return // the command itself reports it
 	}
-	a.outsideSide(s.ctx, h, true) // new answers from GitHub and Slack first: the monitor sees them
+	a.outsideSide(ctx, h, true)
 	m := monitor.New(h)
-	m.SkipQuiet = true // nothing due and nothing changed since a quiet scan: no scan
-	if s.budget > 0 {
+	m.SkipQuiet = !s.whole // nothing due and nothing changed since a quiet scan: no scan
+	m.DryRun = s.dryRun
+	switch {
+	case s.whole:
+		m.Budget = 0 // asked for by name: each retry may run up to its timeout
+	case s.budget > 0:
 		m.Budget = s.budget
 	}
-	s.report = m.Run(s.ctx, nil)
-	a.outsideSide(s.ctx, h, false) // then mirror what changed, the monitor's work included
-	return s.report
+	s.report = m.Run(ctx, s.hook)
+	a.pushAfter = true
 }
 
 // waiting tells the side monitor that the command is about to wait up to
@@ -103,7 +101,7 @@ func (a *App) monitorDuring(r *monitor.Report) {
 // nil when the monitor had nothing to say. Findings another process had
 // already handled are left out: this command did nothing about them.
 func (a *App) sideView() any {
-	if a.side == nil || a.side.report == nil || a.side.report.Quiet() {
+	if a.side == nil || a.side.own || a.side.report == nil || a.side.report.Quiet() {
 		return nil
 	}
 	r := a.side.report
@@ -114,23 +112,19 @@ func (a *App) sideView() any {
 	}{r.Acted(), r.Problems, r.Index}
 }
 
-// flushMonitor ends the side monitor's part in a command that finished
-// with err: it runs if it has not (not after a usage error), and in text
-// mode its findings go to stderr. Under --json they are in the envelope
-// (emit, or fail's error envelope).
-func (a *App) flushMonitor(err error) {
-	var usage *usageError
-	var timeout *lock.TimeoutError
-	// Not after a lock timeout either: a command waits for a lock once.
-	if a.side == nil || a.side.printed || errors.As(err, &usage) || errors.As(err, &timeout) {
+// flushMonitor prints the side monitor's findings on stderr, once, in
+// text mode (under --json they are in the envelope: emit, or fail's error
+// envelope).
+func (a *App) flushMonitor() {
+	s := a.side
+	if s == nil || s.own || s.printed || !s.ran {
 		return
 	}
-	r := a.monitorNow(nil)
-	a.side.printed = true
-	if a.json || r == nil || r.Quiet() {
+	s.printed = true
+	if a.json || s.report == nil || s.report.Quiet() {
 		return
 	}
-	writeSide(a.stderr, r)
+	writeSide(a.stderr, s.report)
 }
 
 // writeSide prints a side-effect report: one line per finding and problem.

@@ -40,9 +40,16 @@ type errorEnvelope struct {
 
 // emit prints a command's result: under --json the envelope with data,
 // otherwise whatever text does.
+//
+// A command that runs the monitor and emits before it ran (in its body)
+// is printed after it, by the lifecycle: the envelope then carries what
+// the monitor did. Printing itself runs nothing.
 func (a *App) emit(data any, text func()) error {
+	if a.side != nil && !a.side.ran {
+		a.outs = append(a.outs, func() error { return a.emit(data, text) })
+		return nil
+	}
 	if a.json {
-		a.monitorNow(nil)
 		b, err := json.MarshalIndent(envelope{SchemaVersion: schemaVersion, Data: data, Monitor: a.sideView(), Unsynced: a.unsynced(), LocalCopy: a.localCopy()}, "", "  ")
 		if err != nil {
 			return fmt.Errorf("encode json: %w", err)

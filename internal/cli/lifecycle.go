@@ -1,0 +1,108 @@
+package cli
+
+import (
+	"context"
+	"errors"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentx-cli/agentx/lock"
+)
+
+// A command's life is one function, in one order (docs/architecture.md):
+//
+//  1. prepare (App.prepare, before every command): flags, clock, who
+//     acts, signals; the monitor is armed for the commands marked
+//     runsMonitor;
+//  2. the body: its checks and its change. The workspace and hub are
+//     opened on first use (App.hub), which also brings the local copies up
+//     to the remote, once;
+//  3. the monitor, once (runMonitor), for the commands that run it: new
+//     answers from GitHub and Slack are read first;
+//  4. the view (App.later): what reads the state the monitor left, or
+//     waits for an answer;
+//  5. print: what the body emitted before the monitor ran is printed now,
+//     with the monitor's findings; the findings in text mode on stderr;
+//  6. push: what changed is mirrored to GitHub and Slack.
+//
+// Printing runs nothing and writes no state; no step replaces the process.
+func (a *App) runE(fn func(ctx context.Context, cmd *cobra.Command, args []string) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		return a.lifecycle(cmd.Context(), func(ctx context.Context) error { return fn(ctx, cmd, args) })
+	}
+}
+
+// lifecycle runs a command's body and the steps after it (see runE).
+func (a *App) lifecycle(ctx context.Context, body func(context.Context) error) error {
+	err := body(ctx)
+	var usage *usageError
+	var timeout *lock.TimeoutError
+	// Not after a usage error (nothing was meant to run), nor after a lock
+	// timeout: a command waits for a lock once.
+	if !errors.As(err, &usage) && !errors.As(err, &timeout) {
+		a.runMonitor(ctx)
+	}
+	if view := a.then; err == nil && view != nil {
+		a.then = nil
+		err = view(ctx)
+	}
+	outs := a.outs
+	a.outs = nil
+	for _, out := range outs {
+		if perr := out(); err == nil {
+			err = perr
+		}
+	}
+	a.flushMonitor()
+	a.push(ctx)
+	return err
+}
+
+// later makes view the command's view: run after the monitor, so that it
+// reads the state the monitor left (a list, a gate) or waits for an answer
+// once the monitor has escalated what a new question deadlocked.
+func (a *App) later(view func(ctx context.Context) error) error {
+	if prev := a.then; prev != nil {
+		a.then = func(ctx context.Context) error {
+			if err := prev(ctx); err != nil {
+				return err
+			}
+			return view(ctx)
+		}
+		return nil
+	}
+	a.then = view
+	return nil
+}
+
+// push mirrors what the command changed to GitHub and Slack: after the
+// monitor ran, or when the body asked for it (a proposal to post).
+func (a *App) push(ctx context.Context) {
+	if !a.pushAfter || a.hb == nil {
+		return
+	}
+	a.pushAfter = false
+	a.outsideSide(ctx, a.hb, false)
+}
+
+// monitorAs arms the monitor for a command whose output is the monitor's
+// report (hook, monitor), even with AGENTX_NO_MONITOR when force is set.
+func (a *App) monitorAs(force bool) *sideMonitor {
+	if a.side == nil && (force || !a.monitorOff()) {
+		a.side = &sideMonitor{}
+	}
+	if a.side != nil {
+		a.side.own = true
+	}
+	return a.side
+}
+
+// annotated reports whether cmd or one of its parents carries key.
+func annotated(cmd *cobra.Command, key string) bool {
+	for c := cmd; c != nil; c = c.Parent() {
+		if c.Annotations[key] != "" {
+			return true
+		}
+	}
+	return false
+}
