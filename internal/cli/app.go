@@ -20,8 +20,11 @@ import (
 	"github.com/agentx-cli/agentx/router"
 )
 
-// App is what every command is built from: its streams, environment and
-// global options. Tests build one with buffers and run commands in-process.
+// App is one run of the command line. It is made of small parts, each with
+// one job: the run's streams and environment (the fields below, which
+// Main fills from the process and a test from buffers), the global flags,
+// the command being run, the workspace it opened and the work the
+// lifecycle does after the body (lifecycle.go).
 type App struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
@@ -31,40 +34,51 @@ type App struct {
 	// signalContext); nil in tests
 	armSignals func()
 
-	// global flags
+	globalFlags
+	command
+	opened
+	sideWork
+}
+
+// globalFlags are the flags every command takes.
+type globalFlags struct {
 	root    string
 	json    bool
 	noColor bool
+	offline bool   // --offline: never reach the remote
+	as      string // --as: the person acting as human
+}
 
+// command is the command being run, once its flags are parsed (prepare).
+type command struct {
+	cmd     *cobra.Command  // the command run
+	ctx     context.Context // the command's, for work done on the side (the remote's refresh)
 	now     clock.Clock
-	started bool // set once flags parsed and a command began to run
+	started bool           // set once flags parsed and a command began to run
+	who     *router.Caller // who this process acts as (caller)
+}
 
-	side *sideMonitor // the monitor's run in this command, when armed
-
-	// the lifecycle's later steps (lifecycle.go): the view run after the
-	// monitor, what was emitted before it, whether to push to the channels
-	then      func(ctx context.Context) error
-	outs      []func() error
-	pushAfter bool
-
-	who *router.Caller // who this process acts as (caller)
-	as  string         // --as: the person acting as human
-
-	// the workspace and hub, opened once per command and shared with the
-	// side-effect monitor
+// opened is what the command opened, once each: the workspace, the hub
+// over it (shared with the monitor), and GitHub and Slack modes.
+type opened struct {
 	ws *workspace.Workspace
 	hb *router.Hub
 	// refreshed: the remote mode's refresh ran for this command (see hub)
 	refreshed bool
 
-	// GitHub and Slack modes, each opened once per run (nil: not yet)
-	ghSide *ghmirror.Side
+	ghSide *ghmirror.Side // nil: not yet opened
 	sl     *slackmode.Mode
-	slSide *relay.Mode
+	slSide *relay.Mode // nil: not yet opened
+}
 
-	cmd     *cobra.Command  // the command run, once its flags are parsed
-	ctx     context.Context // the command's, for work done on the side (the remote's refresh)
-	offline bool            // --offline: never reach the remote
+// sideWork is what the lifecycle does after the command's body: the
+// monitor's run, the view run after it, what was emitted before it, and
+// whether to push to the channels at the end.
+type sideWork struct {
+	side      *sideMonitor // nil: the command does not run the monitor
+	then      func(ctx context.Context) error
+	outs      []func() error
+	pushAfter bool
 }
 
 // run executes the command line and returns the exit code.

@@ -192,7 +192,7 @@ func (d *demo) exec(ctx context.Context, show bool, args []string) (string, int)
 	// AGENTX_AGENT unset: each command names who acts, as a person would.
 	env := map[string]string{"AGENTX_ROOT": d.root, "AGENTX_NOW": d.now.Format(time.RFC3339), "AGENTX_AGENT": ""}
 	sub := &App{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, isTTY: d.a.isTTY,
-		noColor: d.a.noColor, getenv: func(k string) string {
+		globalFlags: globalFlags{noColor: d.a.noColor}, getenv: func(k string) string {
 			if v, ok := env[k]; ok {
 				return v
 			}

@@ -29,7 +29,7 @@ func TestEventsStreamAsOneEnvelope(t *testing.T) {
 			want = append(want, e)
 		}
 		var out bytes.Buffer
-		a := &App{stdout: &out, json: true}
+		a := &App{stdout: &out, globalFlags: globalFlags{json: true}}
 		skipped, err := a.streamEvents(log, router.EventFilter{})
 		require.NoError(t, err)
 		assert.Zero(t, skipped)

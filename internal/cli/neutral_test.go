@@ -110,7 +110,7 @@ func TestRenderSitesNeutralise(t *testing.T) {
 	for _, s := range sites {
 		t.Run(s.name, func(t *testing.T) {
 			var out bytes.Buffer
-			a := &App{stdout: &out, stderr: &out, isTTY: s.tty, noColor: true, getenv: func(string) string { return "" }}
+			a := &App{stdout: &out, stderr: &out, isTTY: s.tty, globalFlags: globalFlags{noColor: true}, getenv: func(string) string { return "" }}
 			s.render(a, &out)
 			assertNeutral(t, out.String())
 		})
