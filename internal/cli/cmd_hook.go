@@ -34,7 +34,7 @@ An agent is its role on an issue, so a hook acts on that issue alone:
 Both exit 0 unless the hook itself failed; "finish --strict" exits 9 while
 the issue has an open blocking clarification, as a CI gate.`,
 	}
-	cmd.AddCommand(newHookPhaseCmd(a, router.HookStart), newHookPhaseCmd(a, router.HookFinish))
+	cmd.AddCommand(newHookPhaseCmd(a, router.HookStart), newHookStopCmd(a), newHookPhaseCmd(a, router.HookFinish))
 	return cmd
 }
 

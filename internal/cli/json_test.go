@@ -144,7 +144,8 @@ var jsonSchemas = map[string]string{
 
 // noJSON are commands whose output is not data: protocol servers, help,
 // shell completion scripts.
-var noJSON = []string{"agentx slack listen", "agentx mcp", "agentx completion", "agentx help", "agentx exit-codes"}
+// hook stop prints the JSON Claude Code reads from a Stop hook (--json is a usage error).
+var noJSON = []string{"agentx slack listen", "agentx mcp", "agentx hook stop", "agentx completion", "agentx help", "agentx exit-codes"}
 
 func TestJSONContract(t *testing.T) {
 	dir := t.TempDir()

@@ -61,6 +61,9 @@ type Item struct {
 type Options struct {
 	Agent string
 	Issue *int // only items of this issue; others stay for a later look
+	// Kinds, when set, takes only items of these kinds; the others stay
+	// for a later look (a turn's end takes answers, not questions to answer)
+	Kinds []Kind
 	Peek  bool // show without marking delivered
 	// Limit caps the size of the look's Text, in bytes of its JSON string
 	// encoding (0: no cap). Items are taken most important first; those that
@@ -417,7 +420,7 @@ func scanFrom(store *ledger.Store, log eventlog.EventLog, st State, opts Options
 	order(cands, opts.Agent)
 	var show, held []candidate
 	for _, c := range cands {
-		if opts.Issue != nil && c.item.Issue != *opts.Issue {
+		if opts.Issue != nil && c.item.Issue != *opts.Issue || len(opts.Kinds) > 0 && !slices.Contains(opts.Kinds, c.item.Kind) {
 			held = append(held, c)
 		} else {
 			show = append(show, c)

@@ -243,6 +243,23 @@ func TestIssueFilter(t *testing.T) {
 	assert.Empty(t, st.Delivered)
 }
 
+// TestKindsFilter: a look that takes only some kinds (a turn's end takes
+// answers) leaves the others for the next look, undelivered.
+func TestKindsFilter(t *testing.T) {
+	w := newWorld(t)
+	ctx := context.Background()
+	mine := w.ask(t, 1, "architect", "product-manager", "Mine", "q1?")
+	w.ask(t, 1, "engineer", "architect", "Theirs", "q2?")
+	_, err := w.hub.Answer(ctx, mine, "product-manager", "Yes.")
+	require.NoError(t, err)
+
+	answers := func(o *Options) { o.Kinds = []Kind{KindAnswer} }
+	assert.Equal(t, []string{"answer CLR-1-001"}, kinds(w.check(t, "architect", answers)))
+	assert.Empty(t, w.check(t, "architect", answers).Items, "delivered once")
+	assert.Equal(t, []string{"question CLR-1-002"}, kinds(w.check(t, "architect")), "the question waited for the next look")
+	assert.Empty(t, w.check(t, "architect").Items)
+}
+
 func TestReadsOnlyNewEvents(t *testing.T) {
 	w := newWorld(t)
 	for i := 0; i < 500; i++ {

@@ -1,0 +1,246 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/mattn/go-isatty"
+	"github.com/spf13/cobra"
+
+	"github.com/agentx-cli/agentx/internal/frontends/inbox"
+	"github.com/agentx-cli/agentx/internal/gate/evaluate"
+	"github.com/agentx-cli/agentx/internal/safetext"
+	"github.com/agentx-cli/agentx/internal/workspace"
+	"github.com/agentx-cli/agentx/ledger"
+	"github.com/agentx-cli/agentx/router"
+)
+
+// defaultHold is how long hook stop holds a turn for the answer to an open
+// blocking question: well within Claude Code's default hook timeout (10
+// minutes), so the hook is not cancelled while it waits.
+const defaultHold = 5 * time.Minute
+
+// maxStopPayload bounds what hook stop reads of its stdin (Claude Code's
+// hook JSON is a few hundred bytes).
+const maxStopPayload = 1 << 20
+
+// stopPayload is what Claude Code gives a Stop hook on stdin (the fields
+// agentx reads; the rest is ignored).
+type stopPayload struct {
+	SessionID      string `json:"session_id"`
+	TranscriptPath string `json:"transcript_path"`
+	Cwd            string `json:"cwd"`
+	HookEventName  string `json:"hook_event_name"`
+	StopHookActive bool   `json:"stop_hook_active"`
+}
+
+// stopKinds are the inbox items a turn's end delivers: what came back to
+// the agent's own questions. Questions waiting for it to answer stay for
+// its next prompt.
+var stopKinds = []inbox.Kind{inbox.KindAnswer, inbox.KindResolved, inbox.KindEscalated, inbox.KindAbandoned}
+
+func newHookStopCmd(a *App) *cobra.Command {
+	var (
+		issue          issueFlag
+		agent          string
+		workflow, step string
+		hold           time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   "stop --agent A [--issue N] [--hold 5m]",
+		Short: "An agent's turn ended (Claude Code's Stop hook): deliver answers, hold for a blocking one, never close a question",
+		Long: `The command for Claude Code's Stop hook, which fires at the end of every
+turn. A turn's end is not the end of the agent's work on the issue: this
+hook never closes a question (that is "agentx hook finish"). It reads the
+hook's JSON on stdin and, in order:
+
+  1. answers, decisions or escalations of the agent's own questions that it
+     has not seen: the stop is blocked with them ({"decision":"block"}), so
+     the session carries on with the answer in context;
+  2. an open blocking question of the agent's with no answer: the turn is
+     held, waiting for the answer (as "clarify wait" does, reading GitHub,
+     Slack and the remote) up to --hold; an answer that comes blocks the
+     stop with it; none, and the agent stops, with a message saying what it
+     waits on (its answer comes with the agent's next prompt, through the
+     inbox hook);
+  3. nothing open, and the agent's step has checks: the supervisor gate, as
+     at hook finish (a revision request blocks the stop);
+  4. otherwise the agent stops.
+
+When Claude Code is already continuing because of a Stop hook
+(stop_hook_active), only new answers block: no hold, no gate, so it never
+loops. Prints nothing, or one JSON object for Claude Code; exit 0 unless the
+hook itself failed (exit 1: Claude Code shows the error and lets the agent
+stop). See docs/agents.md.`,
+		Example: `  # .claude/settings.json: "Stop": [{"hooks": [{"type": "command",
+  #   "command": "agentx hook stop --agent engineer", "timeout": 600}]}]
+  echo '{"hook_event_name":"Stop","stop_hook_active":false}' | agentx hook stop --agent engineer --issue 77`,
+		Args: cobra.NoArgs,
+		RunE: a.runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+			err := a.hookStop(ctx, &issue, agent, workflow, step, hold)
+			var noWS *workspace.NotFoundError
+			switch {
+			case errors.As(err, &noWS):
+				return nil // no workspace here: nothing to deliver, the agent stops
+			case err != nil && errorExit(err) == ExitUsage:
+				// Claude Code reads exit 2 from a Stop hook as "block": a
+				// misconfigured hook must not keep the agent going.
+				return &codedError{Code: ExitFailure, Msg: err.Error(), Todo: hintOf(err)}
+			}
+			return err
+		}),
+	}
+	issue.register(cmd, "the issue the agent works on (default: every issue)")
+	cmd.Flags().StringVar(&agent, "agent", "", "the agent whose turn ended (default $AGENTX_AGENT)")
+	cmd.Flags().DurationVar(&hold, "hold", defaultHold, "how long to hold the turn for the answer to an open blocking question (keep the hook's timeout above it)")
+	cmd.Flags().StringVar(&workflow, "workflow", "", "the workflow whose step's checks evaluate the work when nothing is open (default: config's default_workflow)")
+	cmd.Flags().StringVar(&step, "step", "", "the step evaluated (default: the agent's first step with checks)")
+	return cmd
+}
+
+// hookStop is hook stop's body: its checks, then the view (after the
+// monitor) that delivers, holds or gates.
+func (a *App) hookStop(ctx context.Context, issue *issueFlag, agent, workflow, step string, hold time.Duration) error {
+	if a.json {
+		return &usageError{Err: fmt.Errorf("hook stop prints Claude Code's hook JSON: drop --json")}
+	}
+	if hold < 0 {
+		return &usageError{Err: fmt.Errorf("--hold %s: must not be negative", hold)}
+	}
+	p, err := a.readStopPayload()
+	if err != nil {
+		return err
+	}
+	who, err := a.requireAgent("agent", agent)
+	if err != nil {
+		return err
+	}
+	n, err := issue.get(a)
+	if err != nil {
+		return err
+	}
+	ws, h, err := a.hub()
+	if err != nil {
+		return err
+	}
+	if a.side == nil && !a.monitorOff() {
+		a.side = &sideMonitor{} // a hook runs the monitor; its findings go to stderr, never in the hook's JSON
+	}
+	return a.later(func(ctx context.Context) error {
+		out, err := a.stopDecision(ctx, ws.Root, h, p, who, n, workflow, step, hold)
+		if err != nil || out == nil {
+			return err
+		}
+		b, err := json.Marshal(out)
+		if err != nil {
+			return err
+		}
+		_, err = a.stdout.Write(append(b, '\n'))
+		return err
+	})
+}
+
+// readStopPayload reads Claude Code's hook JSON from stdin: nothing (a
+// terminal, or empty input: run by hand) is a zero payload.
+func (a *App) readStopPayload() (stopPayload, error) {
+	var p stopPayload
+	if f, ok := a.stdin.(interface{ Fd() uintptr }); ok && isatty.IsTerminal(f.Fd()) {
+		return p, nil
+	}
+	b, err := io.ReadAll(io.LimitReader(a.stdin, maxStopPayload+1))
+	if err != nil {
+		return p, fmt.Errorf("read the hook's input: %w", err)
+	}
+	if len(b) > maxStopPayload {
+		return p, &usageError{Err: fmt.Errorf("the hook's input on stdin is over %d bytes: not Claude Code's Stop hook JSON", maxStopPayload)}
+	}
+	if strings.TrimSpace(string(b)) == "" {
+		return p, nil
+	}
+	if err := json.Unmarshal(b, &p); err != nil {
+		return p, &usageError{Err: fmt.Errorf("the hook's input on stdin is not Claude Code's hook JSON: %v", err)}
+	}
+	return p, nil
+}
+
+// stopDecision is what hook stop tells Claude Code, nil to let the agent
+// stop without a word (see newHookStopCmd for the order).
+func (a *App) stopDecision(ctx context.Context, root string, h *router.Hub, p stopPayload, who string, n *int, workflow, step string, hold time.Duration) (*stopHookOutput, error) {
+	if out, err := a.stopDeliver(ctx, h, who, n); out != nil || err != nil {
+		return out, err
+	}
+	if p.StopHookActive {
+		return nil, nil // already continuing for a Stop hook: never hold or gate twice
+	}
+	waiting, err := openBlocking(h, who, n)
+	if err != nil {
+		return nil, err
+	}
+	if len(waiting) > 0 {
+		first := waiting[0]
+		if hold > 0 {
+			got, err := a.wait(ctx, h, first.ID, hold)
+			var te *router.WaitTimeoutError
+			switch {
+			case errors.As(err, &te):
+			case err != nil:
+				return nil, err
+			case router.Settled(got.Clarification):
+				if out, err := a.stopDeliver(ctx, h, who, n); out != nil || err != nil {
+					return out, err
+				}
+			}
+		}
+		ids := make([]string, len(waiting))
+		for i, r := range waiting {
+			ids[i] = r.ID
+		}
+		return &stopHookOutput{SystemMessage: safetext.Line(fmt.Sprintf(
+			"agentx: %s waits on %s (blocking, no answer yet); the answer is delivered with the agent's next prompt (agentx inbox hook)",
+			who, strings.Join(ids, ", ")))}, nil
+	}
+	if n == nil {
+		return nil, nil
+	}
+	o, _, err := a.finishGate(ctx, root, h, *n, who, workflow, step)
+	if err != nil || o == nil {
+		return nil, err
+	}
+	switch o.Result {
+	case evaluate.OutcomeRevise:
+		a.warnIf(evaluate.MarkDelivered(ctx, h.Store, o.Issue, o.Attempt.ID))
+		return &stopHookOutput{Decision: "block", Reason: safetext.Block(o.Request)}, nil
+	case evaluate.OutcomeEscalated:
+		return &stopHookOutput{SystemMessage: safetext.Line(fmt.Sprintf("agentx: the work on issue #%d (step %s) did not pass evaluation and waits for a person's decision on %s",
+			o.Issue, o.Step, o.Escalation))}, nil
+	}
+	return nil, nil
+}
+
+// stopDeliver blocks the stop with what came back to who's questions and
+// it has not seen, marking it delivered; nil when there is nothing.
+func (a *App) stopDeliver(ctx context.Context, h *router.Hub, who string, n *int) (*stopHookOutput, error) {
+	res, err := inbox.Check(ctx, h.Store, inbox.Options{Agent: who, Issue: n, Kinds: stopKinds, Limit: inbox.HookLimit})
+	if err != nil || len(res.Items) == 0 {
+		return nil, err
+	}
+	return &stopHookOutput{Decision: "block", Reason: inbox.Text(res)}, nil
+}
+
+// openBlocking are who's own blocking questions (on issue n, or every
+// issue) that wait for an answer, oldest first.
+func openBlocking(h *router.Hub, who string, n *int) ([]router.Record, error) {
+	recs, _, err := h.List(router.Filter{Issue: n, Agent: who, Statuses: []ledger.Status{ledger.Pending, ledger.Stale}})
+	if err != nil {
+		return nil, err
+	}
+	recs = slices.DeleteFunc(recs, func(r router.Record) bool { return r.From != who || !r.Blocking })
+	slices.SortFunc(recs, func(x, y router.Record) int { return x.Created.Compare(y.Created.Time) })
+	return recs, nil
+}
