@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentx-cli/agentx/internal/atomicfile"
 	"github.com/agentx-cli/agentx/internal/cli/ext"
+	"github.com/agentx-cli/agentx/internal/remote"
 	"github.com/agentx-cli/agentx/internal/workspace"
 	"github.com/agentx-cli/agentx/ledger"
 	"github.com/agentx-cli/agentx/lock"
@@ -49,8 +50,8 @@ func errorExit(err error) ext.ExitCode {
 		link       *atomicfile.SymlinkError
 		lockPath   *lock.NotRegularError
 		lost       *lock.LostError
-		superseded *ledger.SupersededError
-		busy       *ledger.BusyError
+		superseded *remote.SupersededError
+		busy       *remote.BusyError
 	)
 	switch {
 	case errors.As(err, &coded):
