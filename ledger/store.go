@@ -76,7 +76,7 @@ type Store struct {
 	lock lock.Options
 	now  func() time.Time
 
-	shared // the remote the ledgers are shared through, if any
+	rep Replicator // what the ledgers are shared through, if anything (SetReplicator)
 
 	// wrote is the index file this process last wrote (see noteIndex)
 	wrote struct {
@@ -299,64 +299,45 @@ func Encode(l *Ledger) ([]byte, error) {
 // reads the ledger (a missing one starts empty; a corrupt one is an error and
 // is never overwritten), calls fn, checks every status change against the
 // transition table and that no record vanished, validates, and writes the
-// file atomically: temp file (or, for a large ledger, its shadow: see
-// atomicfile.Options.Shadow), fsync, the issue's index file, a check that
-// the lock is still ours, rename, fsync of the directory. Nothing else
-// happens under the lock, and no file of another issue is touched. If fn
-// returns an error nothing is written. The ledger as written is returned.
+// file atomically (Locked.Write): temp file (or, for a large ledger, its
+// shadow: see atomicfile.Options.Shadow), fsync, the issue's index file, a
+// check that the lock is still ours, rename, fsync of the directory.
+// Nothing else happens under the lock, and no file of another issue is
+// touched. If fn returns an error nothing is written. The ledger as written
+// is returned. With a Replicator set, the change goes through it (see
+// Replicator): its Prefetch before the lock, its Apply under it.
 func (s *Store) Update(ctx context.Context, issue int, fn func(*Ledger) error) (*Ledger, error) {
 	if err := ValidateIssue(issue); err != nil {
 		return nil, err
 	}
-	path := s.Path(issue)
-	given, err := s.prefetch(ctx, issue)
+	var prefetched any
+	if s.rep != nil {
+		var err error
+		if prefetched, err = s.rep.Prefetch(ctx, issue); err != nil {
+			return nil, err
+		}
+	}
+	f, err := s.Lock(ctx, issue)
 	if err != nil {
 		return nil, err
 	}
-	lk, err := s.acquire(ctx, path)
-	if err != nil {
-		return nil, err
+	defer func() { _ = f.Release() }()
+	if s.rep != nil {
+		return s.rep.Apply(ctx, f, fn, prefetched)
 	}
-	defer func() { _ = lk.Release() }()
-	if s.remote != nil {
-		return s.updateShared(ctx, issue, path, lk, fn, given)
-	}
-	l, laid := s.openLaidOut(path, issue)
+	l, laid := s.openLaidOut(f.Path, issue)
 	if laid {
 		defer l.close()
-	} else if l, err = readLedger(path, issue, true); err != nil {
+	} else if l, err = f.Read(); err != nil {
 		return nil, err
 	}
-	before := statusesOf(l)
-	if err := fn(l); err != nil {
-		if bad := l.badRecord(path); bad != nil {
-			return nil, bad // what fn saw (a record not found) came of it
-		}
+	if err := l.Change(f.Path, fn); err != nil {
 		return nil, err
 	}
-	if err := checkWrite(path, before, l); err != nil {
-		return nil, err
-	}
-	if err := s.writeLedgerFile(issue, path, lk, l, nil); err != nil {
+	if err := f.Write(l, nil); err != nil {
 		return nil, err
 	}
 	return l, nil
-}
-
-// checkWrite is what every ledger a write produces must pass: no record
-// Find could not open, every status change along the table, nothing
-// removed, the whole ledger valid.
-func checkWrite(path string, before []idStatus, l *Ledger) error {
-	if err := l.badRecord(path); err != nil {
-		return err
-	}
-	if err := checkChanges(before, l); err != nil {
-		return err
-	}
-	if err := l.Validate(); err != nil {
-		return fmt.Errorf("ledger issue %d: %w", l.IssueNumber, err)
-	}
-	return nil
 }
 
 // badRecord is the error of a sealed record of l, read from path, that
@@ -373,12 +354,16 @@ func (l *Ledger) badRecord(path string) error {
 	return &CorruptError{Path: path, Err: l.bad}
 }
 
-// writeLedgerFile writes l as issue's ledger file at path, under lk:
-// temp file, fsync, the issue's index file, a check that the lock is
-// still ours, rename, fsync of the directory. encoded, if not nil, is l
-// already encoded (Encode(l): what remote mode has just published), and
+// Write writes l as the ledger file, the one sequence every write of a
+// ledger goes through: encode into a temp file (or, for a large ledger
+// read through its layout memo, its shadow: see atomicfile.Options.Shadow),
+// fsync, the issue's index file, a check that the lock is still ours,
+// rename, fsync of the directory, then the layout memo (none with a
+// Replicator: its ledgers are read whole). encoded, if not nil, is l
+// already encoded (Encode(l): what a Replicator has just published), and
 // is written as it is.
-func (s *Store) writeLedgerFile(issue int, path string, lk *lock.Lock, l *Ledger, encoded []byte) error {
+func (f *Locked) Write(l *Ledger, encoded []byte) error {
+	s, issue, path := f.s, f.Issue, f.Path
 	open := s.entriesOf(l)
 	if err := l.badRecord(path); err != nil {
 		return err
@@ -399,9 +384,9 @@ func (s *Store) writeLedgerFile(issue int, path string, lk *lock.Lock, l *Ledger
 				return err
 			}
 		}
-		return lk.Check()
+		return f.lk.Check()
 	}}
-	if l.src != nil && s.remote == nil {
+	if l.src != nil && s.rep == nil {
 		// a large ledger, read through its layout memo: most of its
 		// bytes stay where they are, and a shadow saves writing them
 		o.Shadow = atomicfile.ShadowOf(path)
@@ -424,7 +409,7 @@ func (s *Store) writeLedgerFile(issue int, path string, lk *lock.Lock, l *Ledger
 		// After the rename: until then the old ledger may have had some.
 		_ = s.writeIssueIndex(issue, stamp{}, nil, true)
 	}
-	if s.remote == nil {
+	if s.rep == nil {
 		s.saveLayout(path, l, ino, first, lens)
 	}
 	return nil

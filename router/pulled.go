@@ -3,6 +3,7 @@ package router
 import (
 	"time"
 
+	"github.com/agentx-cli/agentx/internal/remote"
 	"github.com/agentx-cli/agentx/ledger"
 )
 
@@ -38,11 +39,11 @@ func statusEvent(s ledger.Status) (EventType, bool) {
 }
 
 // PulledEvents are the events of the changes another host made to issue's
-// clarifications (ledger.Store.OnPulled), at now, marked ViaRemote: one
+// clarifications (remote.Replicator.OnPulled), at now, marked ViaRemote: one
 // per new thread entry (the question that asks it, each further question,
 // answer, escalation and resolution), and one for a move to stale,
 // escalated, resolved or abandoned that no entry made.
-func PulledEvents(issue int, changes []ledger.Pulled, now time.Time) []Event {
+func PulledEvents(issue int, changes []remote.Pulled, now time.Time) []Event {
 	var out []Event
 	for _, p := range changes {
 		c := p.After

@@ -205,7 +205,7 @@ func (a *App) open() (*workspace.Workspace, error) {
 	if err != nil {
 		return nil, err
 	}
-	ws.Store.SetOffline(a.offline)
+	a.setOffline(ws)
 	a.logPulled(ws)
 	a.ws = ws
 	return ws, nil

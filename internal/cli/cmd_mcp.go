@@ -164,7 +164,7 @@ func (a *App) mcpSide(ctx context.Context, h *router.Hub, log *slog.Logger) func
 			warnAs("slack")(err)
 		}
 	}
-	shared := h.Store.Remote() != nil
+	shared := h.Store.Replicator() != nil
 	if m == nil && sl == nil && !shared {
 		return nil
 	}

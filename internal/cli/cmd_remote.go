@@ -22,8 +22,14 @@ import (
 
 // gitRemote returns the workspace's remote, or nil in one-machine mode.
 func gitRemote(ws *workspace.Workspace) *remote.Git {
-	g, _ := ws.Store.Remote().(*remote.Git)
+	g, _ := remote.Of(ws.Store).Transport().(*remote.Git)
 	return g
+}
+
+// setOffline keeps the workspace's store off the remote (--offline): reads
+// are the local copy, writes go to the outbox.
+func (a *App) setOffline(ws *workspace.Workspace) {
+	remote.Of(ws.Store).SetOffline(a.offline)
 }
 
 // remoteSide brings the local copies up to the remote once per command, at
@@ -32,10 +38,11 @@ func gitRemote(ws *workspace.Workspace) *remote.Git {
 // stands.
 func (a *App) remoteSide(ctx context.Context, ws *workspace.Workspace) {
 	g := gitRemote(ws)
-	if g == nil || ws.Store.Offline() {
+	rep := remote.Of(ws.Store)
+	if g == nil || rep.Offline() {
 		return
 	}
-	r, err := remote.Refresh(ctx, ws.Store, g, false)
+	r, err := remote.Refresh(ctx, rep, g, false)
 	if err != nil {
 		a.warnf("remote: %v", err)
 		return
@@ -53,11 +60,12 @@ func (a *App) remoteSide(ctx context.Context, ws *workspace.Workspace) {
 // delivers an answer given elsewhere and agentx events shows it. The
 // GitHub and Slack modes skip them: the host that made a change mirrors it.
 func (a *App) logPulled(ws *workspace.Workspace) {
-	if ws.Store.Remote() == nil {
+	rep := remote.Of(ws.Store)
+	if rep == nil {
 		return
 	}
 	log := router.EventLog{Path: filepath.Join(ws.Store.Dir(), router.EventsFile)}
-	ws.Store.OnPulled(func(issue int, changes []ledger.Pulled) {
+	rep.OnPulled(func(issue int, changes []remote.Pulled) {
 		for _, e := range router.PulledEvents(issue, changes, ws.Store.Now()) {
 			if err := log.Append(e); err != nil {
 				a.warnf("%v", err)
@@ -70,11 +78,12 @@ func (a *App) logPulled(ws *workspace.Workspace) {
 // gateIssue makes the gate on one issue (ready --issue N) current, whatever
 // the interval: one ls-remote of the issue's ref, a fetch if it moved.
 func (a *App) gateIssue(ctx context.Context, h *router.Hub, issue *int) {
-	g, _ := h.Store.Remote().(*remote.Git)
-	if g == nil || issue == nil || h.Store.Offline() {
+	rep := remote.Of(h.Store)
+	g, _ := rep.Transport().(*remote.Git)
+	if g == nil || issue == nil || rep.Offline() {
 		return
 	}
-	if _, err := remote.Watch(ctx, h.Store, g, *issue); err != nil {
+	if _, err := remote.Watch(ctx, rep, g, *issue); err != nil {
 		a.warnf("remote: %v", err)
 	}
 }
@@ -84,7 +93,10 @@ func (a *App) unsynced() []string {
 	if a.ws == nil {
 		return nil
 	}
-	return a.ws.Store.Unsynced()
+	if rep := remote.Of(a.ws.Store); rep != nil {
+		return rep.Unsynced()
+	}
+	return nil
 }
 
 // localCopy is what went wrong after a change of this command stood
@@ -93,7 +105,10 @@ func (a *App) localCopy() []string {
 	if a.ws == nil {
 		return nil
 	}
-	return a.ws.Store.Notes()
+	if rep := remote.Of(a.ws.Store); rep != nil {
+		return rep.Notes()
+	}
+	return nil
 }
 
 // noteUnsynced says, in text mode on stderr, which changes this command
@@ -114,7 +129,7 @@ func (a *App) noteUnsynced() {
 // supersededData is, under --json, the error document's data of a
 // superseded change: the clarification as the other host left it.
 func supersededData(err error) any {
-	var se *ledger.SupersededError
+	var se *remote.SupersededError
 	if !errors.As(err, &se) || len(se.Changed) == 0 {
 		return nil
 	}
@@ -130,8 +145,9 @@ func supersededData(err error) any {
 // [remote] interval, so that an answer made on another host reaches the
 // waiting asker.
 func (a *App) remoteWait(ctx context.Context, h *router.Hub, id string, timeout time.Duration) (router.Record, error) {
-	g, _ := h.Store.Remote().(*remote.Git)
-	if g == nil || h.Store.Offline() {
+	rep := remote.Of(h.Store)
+	g, _ := rep.Transport().(*remote.Git)
+	if g == nil || rep.Offline() {
 		return h.Wait(ctx, id, timeout)
 	}
 	issue, _, err := ledger.ParseID(id)
@@ -141,7 +157,7 @@ func (a *App) remoteWait(ctx context.Context, h *router.Hub, id string, timeout 
 	start := time.Now()
 	step := time.Second
 	for {
-		if _, err := remote.Watch(ctx, h.Store, g, issue); err != nil {
+		if _, err := remote.Watch(ctx, rep, g, issue); err != nil {
 			a.warnf("remote: %v", err)
 		}
 		left := timeout - time.Since(start)
@@ -173,7 +189,7 @@ type remoteView struct {
 type pendingIssue struct {
 	Issue    int              `json:"issue"`
 	Changes  []pendingChange  `json:"changes"`
-	Outcomes []ledger.Outcome `json:"outcomes,omitempty"`
+	Outcomes []remote.Outcome `json:"outcomes,omitempty"`
 }
 
 type pendingChange struct {
@@ -185,13 +201,13 @@ type pendingChange struct {
 // outbox reads what the outbox holds, and the outcomes recorded per issue
 // (every issue with a sync state; no call to the remote).
 func outbox(store *ledger.Store) ([]pendingIssue, error) {
-	issues, err := store.IssuesWithFile(ledger.SyncDir)
+	issues, err := store.IssuesWithFile(remote.SyncDir)
 	if err != nil {
 		return nil, err
 	}
 	out := []pendingIssue{}
 	for _, n := range issues {
-		st, err := store.ReadSync(n)
+		st, err := remote.ReadSync(store, n)
 		if err != nil {
 			return nil, err
 		}
@@ -233,12 +249,13 @@ superseded). See docs/remote.md.`,
 			if g != nil {
 				v.Enabled, v.Remote, v.Refs = true, g.Remote, g.Refs
 				if !status {
-					r, err := remote.Refresh(ctx, ws.Store, g, true)
+					rep := remote.Of(ws.Store)
+					r, err := remote.Refresh(ctx, rep, g, true)
 					if err != nil {
 						return err
 					}
 					v.Offline, v.Updated, v.Sent = r.Offline, r.Updated, r.Delivered
-					if ws.Store.Offline() {
+					if rep.Offline() {
 						v.Offline = "--offline"
 					}
 					for _, p := range r.Problems {
@@ -294,7 +311,7 @@ func (a *App) remoteText(v remoteView, status bool) {
 	for _, p := range v.Pending {
 		for _, o := range p.Outcomes {
 			switch o.Outcome {
-			case ledger.OutcomeRenumbered:
+			case remote.OutcomeRenumbered:
 				a.printf("  #%d  %s: delivered as %s (another host had taken %s): %s\n", p.Issue, safetext.Line(o.ID), safetext.Line(o.As), safetext.Line(o.ID), safetext.Line(o.Message))
 			default:
 				a.printf("  #%d  %s: superseded (another host changed it first): %s\n", p.Issue, safetext.Line(o.ID), safetext.Line(o.Message))
@@ -355,7 +372,8 @@ func newRemoteEnableCmd(a *App) *cobra.Command {
 					return errors.New("the [remote] table did not take")
 				}
 			}
-			r, err := remote.Refresh(ctx, ws.Store, g, true)
+			rep := remote.Of(ws.Store)
+			r, err := remote.Refresh(ctx, rep, g, true)
 			if err != nil {
 				return err
 			}
@@ -373,7 +391,7 @@ func newRemoteEnableCmd(a *App) *cobra.Command {
 				if heads[n] != "" {
 					continue
 				}
-				reached, err := ws.Store.Sync(ctx, n, nil)
+				reached, err := rep.Sync(ctx, n, nil)
 				if err != nil {
 					return err
 				}

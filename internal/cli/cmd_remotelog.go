@@ -11,7 +11,6 @@ import (
 
 	"github.com/agentx-cli/agentx/internal/remote"
 	"github.com/agentx-cli/agentx/internal/safetext"
-	"github.com/agentx-cli/agentx/ledger"
 )
 
 // remoteLogView is what agentx remote log prints: an issue's audit chain.
@@ -63,9 +62,9 @@ neutralised.`,
 					Todo: "agentx remote enable origin shares the ledgers; agentx events reads this machine's event log"}
 			}
 			v := remoteLogView{Issue: n, Remote: g.Remote, Ref: g.Ref(n)}
-			if ws.Store.Offline() {
+			if remote.Of(ws.Store).Offline() {
 				v.Offline = "--offline"
-			} else if _, err := g.Fetch(ctx, n); errors.Is(err, ledger.ErrOffline) {
+			} else if _, err := g.Fetch(ctx, n); errors.Is(err, remote.ErrOffline) {
 				v.Offline = err.Error()
 				a.warnf("remote: %s: reading the local copy of %s", safetext.Line(err.Error()), v.Ref)
 			} else if err != nil {

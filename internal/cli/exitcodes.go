@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/agentx-cli/agentx/internal/atomicfile"
+	"github.com/agentx-cli/agentx/internal/remote"
 	"github.com/agentx-cli/agentx/internal/workspace"
 	"github.com/agentx-cli/agentx/ledger"
 	"github.com/agentx-cli/agentx/lock"
@@ -41,8 +42,8 @@ func errorExit(err error) ExitCode {
 		link       *atomicfile.SymlinkError
 		lockPath   *lock.NotRegularError
 		lost       *lock.LostError
-		superseded *ledger.SupersededError
-		busy       *ledger.BusyError
+		superseded *remote.SupersededError
+		busy       *remote.BusyError
 	)
 	switch {
 	case errors.As(err, &coded):

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/agentx-cli/agentx/internal/remote"
 	"github.com/agentx-cli/agentx/internal/words"
 
 	"github.com/agentx-cli/agentx/internal/atomicfile"
@@ -77,17 +78,17 @@ func checkState(store *ledger.Store, opts Options, r *Report) error {
 	// Remote mode's sync states hold the outbox: changes that were
 	// acknowledged and wait to be published. They are a record, not
 	// derived: reported, never moved aside.
-	synced, err := store.IssuesWithFile(ledger.SyncDir)
+	synced, err := store.IssuesWithFile(remote.SyncDir)
 	if err != nil {
 		return err
 	}
 	for _, n := range synced {
-		path := store.SyncPath(n)
+		path := remote.SyncPath(store, n)
 		if f, ok := notRegular(CheckRemote, path); ok {
 			r.add(f)
 			continue
 		}
-		if _, err := store.ReadSync(n); err != nil {
+		if _, err := remote.ReadSync(store, n); err != nil {
 			r.add(Finding{Check: CheckRemote, Severity: Error, Path: path, Problem: err.Error(),
 				Action: fmt.Sprintf("it holds issue #%d's remote outbox (changes acknowledged but not yet published): fix the JSON by hand; agentx never overwrites it", n)})
 		}

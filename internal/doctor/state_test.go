@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentx-cli/agentx/internal/frontends/inbox"
+	"github.com/agentx-cli/agentx/internal/remote"
 	"github.com/agentx-cli/agentx/ledger"
 	"github.com/agentx-cli/agentx/lock"
 	"github.com/agentx-cli/agentx/router"
@@ -119,13 +120,13 @@ func TestDoctorRemoteOutbox(t *testing.T) {
 	s := ledger.NewStore(dir, lock.Options{}, func() time.Time { return t0 })
 	_, _, err := s.RebuildIndex(ctx)
 	require.NoError(t, err)
-	write(t, s.SyncPath(7), `{"head": "abc", "pending": [`, time.Now())
+	write(t, remote.SyncPath(s, 7), `{"head": "abc", "pending": [`, time.Now())
 	for _, fix := range []bool{false, true} {
 		r, err := Run(ctx, s, Options{Now: time.Now, Fix: fix})
 		require.NoError(t, err)
 		assert.Equal(t, map[string]string{"issue-7.json": "remote error open"}, kinds(r))
 		assert.Contains(t, r.Findings[0].Action, "never overwrites it")
-		got, err := os.ReadFile(s.SyncPath(7))
+		got, err := os.ReadFile(remote.SyncPath(s, 7))
 		require.NoError(t, err)
 		assert.Equal(t, `{"head": "abc", "pending": [`, string(got))
 	}

@@ -1,8 +1,18 @@
 // Package remote shares the ledgers between machines through git refs on
 // the repository's own remote: issue N's ledger is the commit chain of
 // refs/agentx/clarifications/issue-N, each commit's tree holding
-// issue-N.json. Git implements ledger.Remote with the system git (fetch,
-// hash-object, mktree, commit-tree, push --force-with-lease=REF:SHA), so
-// ledger.Store.Update stays the one write path; Refresh brings the local
-// copies up to date at most once per interval and delivers the outbox.
+// issue-N.json.
+//
+// It owns both halves of remote mode. The transport: Git implements
+// Transport with the system git (fetch, hash-object, mktree, commit-tree,
+// push --force-with-lease=REF:SHA). The replication: Replicator implements
+// ledger.Replicator, so that ledger.Store.Update stays the one write path
+// while each change becomes an optimistic transaction on the shared ledger
+// (retried when another host published first, BusyError after too many
+// tries, SupersededError when it no longer applies), kept in the outbox
+// (SyncState, remote/issue-N.json) when the remote is out of reach or
+// --offline, and delivered later, replayed on the newer shared ledger
+// (renumbered or superseded: Outcome). Pulled tells of the changes other
+// hosts made. Refresh brings the local copies up to date at most once per
+// interval and delivers the outbox.
 package remote

@@ -19,7 +19,7 @@ import (
 
 // Git is a remote of the repository holding the workspace, reached with
 // the system git: its credential helpers, SSH agent and CI token work as
-// they do for the user. It implements ledger.Remote.
+// they do for the user. It implements Transport.
 type Git struct {
 	Dir      string        // the repository (the workspace's root)
 	Remote   string        // the remote's name or URL, as git takes it
@@ -43,10 +43,10 @@ func (g *Git) Ref(issue int) string { return g.Refs + "/issue-" + strconv.Itoa(i
 // File is the name of the ledger in each commit's tree.
 func File(issue int) string { return "issue-" + strconv.Itoa(issue) + ".json" }
 
-// Name implements ledger.Remote.
+// Name implements Transport.
 func (g *Git) Name(issue int) string { return g.Remote + " " + g.Ref(issue) }
 
-// Attempts implements ledger.Remote.
+// Attempts implements Transport.
 func (g *Git) Attempts() int { return g.Tries }
 
 // GitError is a git command that failed for a reason other than the remote
@@ -73,7 +73,7 @@ func (e *offlineError) Error() string {
 	return fmt.Sprintf("remote %s: %s", e.remote, e.why)
 }
 
-func (e *offlineError) Unwrap() error { return ledger.ErrOffline }
+func (e *offlineError) Unwrap() error { return ErrOffline }
 
 // git runs the system git in the repository, with stdin, bounded by ctx.
 // It never prompts (no terminal, GIT_TERMINAL_PROMPT=0), speaks C, and
@@ -101,7 +101,7 @@ func (g *Git) git(ctx context.Context, stdin []byte, env []string, args ...strin
 
 // exchange runs a git command that talks to the remote, within the
 // timeout: past it, or when git cannot reach the remote, the error wraps
-// ledger.ErrOffline.
+// ErrOffline.
 func (g *Git) exchange(ctx context.Context, args ...string) ([]byte, error) {
 	tctx, cancel := context.WithTimeout(ctx, g.Timeout)
 	defer cancel()
@@ -140,21 +140,21 @@ func firstLine(s string) string {
 	return "git failed"
 }
 
-// Fetch implements ledger.Remote: it fetches issue's ref into the same ref
+// Fetch implements Transport: it fetches issue's ref into the same ref
 // locally and reads the ledger at its head.
-func (g *Git) Fetch(ctx context.Context, issue int) (ledger.Snapshot, error) {
+func (g *Git) Fetch(ctx context.Context, issue int) (Snapshot, error) {
 	ref := g.Ref(issue)
 	err := g.fetch(ctx, "+"+ref+":"+ref)
 	if err != nil {
 		var oe *offlineError
 		if errors.As(err, &oe) && strings.Contains(oe.why, "couldn't find remote ref") {
-			return ledger.Snapshot{}, nil // no ledger of the issue on the remote yet
+			return Snapshot{}, nil // no ledger of the issue on the remote yet
 		}
-		return ledger.Snapshot{}, err
+		return Snapshot{}, err
 	}
 	sha, err := g.resolve(ctx, ref)
 	if err != nil || sha == "" {
-		return ledger.Snapshot{}, err
+		return Snapshot{}, err
 	}
 	return g.Read(ctx, issue, sha)
 }
@@ -176,15 +176,15 @@ func (g *Git) resolve(ctx context.Context, ref string) (string, error) {
 // Read returns the ledger of issue at commit sha. The commit came from the
 // remote: its tree must hold the ledger as a regular file, and the content
 // is decoded by the caller like any ledger file.
-func (g *Git) Read(ctx context.Context, issue int, sha string) (ledger.Snapshot, error) {
+func (g *Git) Read(ctx context.Context, issue int, sha string) (Snapshot, error) {
 	if !isHexID(sha) {
-		return ledger.Snapshot{}, fmt.Errorf("remote %s: %q is not a commit id", g.Remote, safetext.Line(sha))
+		return Snapshot{}, fmt.Errorf("remote %s: %q is not a commit id", g.Remote, safetext.Line(sha))
 	}
 	data, err := g.git(ctx, nil, nil, "cat-file", "blob", sha+":"+File(issue))
 	if err != nil {
-		return ledger.Snapshot{}, &ledger.CorruptError{Path: g.Name(issue) + " at " + sha, Err: fmt.Errorf("its tree has no regular file %s", File(issue))}
+		return Snapshot{}, &ledger.CorruptError{Path: g.Name(issue) + " at " + sha, Err: fmt.Errorf("its tree has no regular file %s", File(issue))}
 	}
-	return ledger.Snapshot{Version: sha, Data: data}, nil
+	return Snapshot{Version: sha, Data: data}, nil
 }
 
 // isHexID reports whether s is a full object id in lower-case hex, SHA-1
@@ -201,21 +201,21 @@ func isHexID(s string) bool {
 	return true
 }
 
-// Push implements ledger.Remote: each commit's tree holds the ledger
+// Push implements Transport: each commit's tree holds the ledger
 // alone; the chain is pushed with a lease on the version fetched (an
 // explicit id, or that the ref does not exist), never forced.
-func (g *Git) Push(ctx context.Context, issue int, base ledger.Snapshot, commits []ledger.Commit) (ledger.Snapshot, error) {
+func (g *Git) Push(ctx context.Context, issue int, base Snapshot, commits []Commit) (Snapshot, error) {
 	ref := g.Ref(issue)
 	parent := base.Version
 	env := []string{"GIT_AUTHOR_NAME=agentx", "GIT_AUTHOR_EMAIL=agentx@" + g.host(), "GIT_COMMITTER_NAME=agentx", "GIT_COMMITTER_EMAIL=agentx@" + g.host()}
 	for _, c := range commits {
 		blob, err := g.git(ctx, c.Data, nil, "hash-object", "-w", "--stdin")
 		if err != nil {
-			return ledger.Snapshot{}, err
+			return Snapshot{}, err
 		}
 		tree, err := g.git(ctx, []byte("100644 blob "+strings.TrimSpace(string(blob))+"\t"+File(issue)+"\n"), nil, "mktree")
 		if err != nil {
-			return ledger.Snapshot{}, err
+			return Snapshot{}, err
 		}
 		args := []string{"commit-tree", strings.TrimSpace(string(tree)), "-F", "-"}
 		if parent != "" {
@@ -223,20 +223,20 @@ func (g *Git) Push(ctx context.Context, issue int, base ledger.Snapshot, commits
 		}
 		sha, err := g.git(ctx, []byte(c.Message+"\n\nhost: "+g.host()+"\n"), env, args...)
 		if err != nil {
-			return ledger.Snapshot{}, err
+			return Snapshot{}, err
 		}
 		parent = strings.TrimSpace(string(sha))
 	}
 	out, err := g.exchange(ctx, "push", "--porcelain", "--no-verify", "--force-with-lease="+ref+":"+base.Version, "--", g.Remote, parent+":"+ref)
 	if err != nil {
 		if rejected(out) {
-			return ledger.Snapshot{}, fmt.Errorf("push %s: %w", g.Name(issue), ledger.ErrMoved)
+			return Snapshot{}, fmt.Errorf("push %s: %w", g.Name(issue), ErrMoved)
 		}
-		return ledger.Snapshot{}, err
+		return Snapshot{}, err
 	}
 	// The local ref follows what the remote now holds.
 	_, _ = g.git(ctx, nil, nil, "update-ref", ref, parent)
-	return ledger.Snapshot{Version: parent, Data: commits[len(commits)-1].Data}, nil
+	return Snapshot{Version: parent, Data: commits[len(commits)-1].Data}, nil
 }
 
 func (g *Git) host() string {

@@ -30,7 +30,7 @@ func (g *Git) fetch(ctx context.Context, refspec string) error {
 // maxPulledCommits bounds the commits Hosts reads.
 const maxPulledCommits = 500
 
-// Hosts implements ledger.Origins: per clarification id, the host named by
+// Hosts implements Origins: per clarification id, the host named by
 // the newest commit between from (excluded; "" for the chain's start) and
 // to that changed it, read from the commits' messages ("CLR-42-001
 // answered by architect; ...", then "host: NAME"). The text came from the
@@ -93,7 +93,7 @@ func hostName(h string) string {
 	return h
 }
 
-// Descends implements ledger.Lineage: git merge-base --is-ancestor, in the
+// Descends implements Lineage: git merge-base --is-ancestor, in the
 // local repository.
 func (g *Git) Descends(ctx context.Context, version, base string) (bool, error) {
 	if !isHexID(version) || !isHexID(base) {

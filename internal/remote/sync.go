@@ -37,7 +37,7 @@ type fetched struct {
 // and if so claims this fetch (so that processes starting together fetch
 // once). A forced fetch claims it all the same.
 func due(store *ledger.Store, interval time.Duration) bool {
-	path := filepath.Join(store.Dir(), ledger.SyncDir, FetchedFile)
+	path := filepath.Join(store.Dir(), SyncDir, FetchedFile)
 	now := time.Now()
 	if data, err := os.ReadFile(path); err == nil {
 		var f fetched
@@ -53,27 +53,28 @@ func due(store *ledger.Store, interval time.Duration) bool {
 
 // Refresh fetches every issue's ref, unless that was done less than the
 // interval ago (force: regardless), makes each changed one the local copy,
-// and delivers what the outbox holds. An unreachable remote is reported,
-// not an error: the local copy stands.
-func Refresh(ctx context.Context, store *ledger.Store, g *Git, force bool) (Report, error) {
+// and delivers what the outbox holds, through rep (g is its transport).
+// An unreachable remote is reported, not an error: the local copy stands.
+func Refresh(ctx context.Context, rep *Replicator, g *Git, force bool) (Report, error) {
 	r := Report{Updated: []int{}, Delivered: []int{}, Pending: []int{}}
-	if store.Offline() {
+	if rep.Offline() {
 		return r, nil
 	}
+	store := rep.store
 	if claimed := due(store, g.Interval); !claimed && !force {
 		return r, nil
 	}
 	r.Fetched = true
 	heads, err := g.FetchAll(ctx)
-	if errors.Is(err, ledger.ErrOffline) {
+	if errors.Is(err, ErrOffline) {
 		r.Offline = err.Error()
-		r.Pending, _ = store.OutboxIssues()
+		r.Pending, _ = OutboxIssues(store)
 		return r, nil
 	}
 	if err != nil {
 		return r, err
 	}
-	outbox, err := store.OutboxIssues()
+	outbox, err := OutboxIssues(store)
 	if err != nil {
 		return r, err
 	}
@@ -83,7 +84,7 @@ func Refresh(ctx context.Context, store *ledger.Store, g *Git, force bool) (Repo
 	}
 	issues := map[int]bool{}
 	for n, sha := range heads {
-		st, err := store.ReadSync(n)
+		st, err := ReadSync(store, n)
 		if err != nil {
 			r.Problems = append(r.Problems, err.Error())
 			continue
@@ -96,7 +97,7 @@ func Refresh(ctx context.Context, store *ledger.Store, g *Git, force bool) (Repo
 		issues[n] = true
 	}
 	for _, n := range sortedKeys(issues) {
-		var snap *ledger.Snapshot
+		var snap *Snapshot
 		if sha := heads[n]; sha != "" {
 			s, err := g.Read(ctx, n, sha)
 			if err != nil {
@@ -108,7 +109,7 @@ func Refresh(ctx context.Context, store *ledger.Store, g *Git, force bool) (Repo
 		if snap == nil && !waiting[n] {
 			continue
 		}
-		reached, err := store.Sync(ctx, n, snap)
+		reached, err := rep.Sync(ctx, n, snap)
 		switch {
 		case err != nil:
 			r.Problems = append(r.Problems, fmt.Sprintf("issue %d: %v", n, err))
@@ -126,25 +127,25 @@ func Refresh(ctx context.Context, store *ledger.Store, g *Git, force bool) (Repo
 // Watch brings issue's local copy up to the remote if its ref moved: one
 // ls-remote, and a fetch only on a change (what clarify wait polls with).
 // It reports whether the remote was reached.
-func Watch(ctx context.Context, store *ledger.Store, g *Git, issue int) (bool, error) {
-	if store.Offline() {
+func Watch(ctx context.Context, rep *Replicator, g *Git, issue int) (bool, error) {
+	if rep.Offline() {
 		return false, nil
 	}
 	sha, err := g.Head(ctx, issue)
-	if errors.Is(err, ledger.ErrOffline) {
+	if errors.Is(err, ErrOffline) {
 		return false, nil
 	}
 	if err != nil {
 		return false, err
 	}
-	st, err := store.ReadSync(issue)
+	st, err := ReadSync(rep.store, issue)
 	if err != nil {
 		return true, err
 	}
 	if sha == st.Head && len(st.Pending) == 0 {
 		return true, nil
 	}
-	return store.Sync(ctx, issue, nil)
+	return rep.Sync(ctx, issue, nil)
 }
 
 func sortedKeys(m map[int]bool) []int { return slices.Sorted(maps.Keys(m)) }

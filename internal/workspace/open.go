@@ -49,7 +49,7 @@ func Open(explicit, start string, now func() time.Time) (*Workspace, error) {
 	}
 	store := ledger.NewStore(filepath.Join(dir, StateDir), opts, now)
 	if cfg := rules.Config.Remote; cfg != nil {
-		store.SetRemote(remote.New(root, cfg))
+		remote.Attach(store, remote.New(root, cfg))
 	}
 	return &Workspace{
 		Root:  root,

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/agentx-cli/agentx/internal/remote"
 	"github.com/agentx-cli/agentx/ledger"
 	"github.com/agentx-cli/agentx/router"
 )
@@ -209,7 +210,7 @@ func (o *Outbox) Run(ctx context.Context, now time.Time, v any, q *Queue, force 
 		// In remote mode, an issue with changes still in the remote's
 		// outbox waits: they may yet be renumbered or superseded, and the
 		// host whose push wins mirrors each change once.
-		unshared, _ := o.Store.OutboxIssues()
+		unshared, _ := remote.OutboxIssues(o.Store)
 		var firstErr error
 		for _, n := range Sorted(q.Issues) {
 			b := q.Issues[IssueKey(n)]

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentx-cli/agentx/internal/remote"
 	"github.com/agentx-cli/agentx/ledger"
 	"github.com/agentx-cli/agentx/lock"
 	"github.com/agentx-cli/agentx/router"
@@ -29,7 +30,7 @@ func testOutbox(t *testing.T, start ...int) (*Outbox, string) {
 // superseded); it stays queued, saying why, and goes once they are shared.
 func TestRunWaitsForRemote(t *testing.T) {
 	o, dir := testOutbox(t, 7, 8)
-	marker := filepath.Join(dir, ledger.SyncDir, ledger.OutboxDir, "issue-7.json")
+	marker := filepath.Join(dir, remote.SyncDir, remote.OutboxDir, "issue-7.json")
 	require.NoError(t, os.MkdirAll(filepath.Dir(marker), 0o755))
 	require.NoError(t, os.WriteFile(marker, []byte("{}"), 0o644))
 

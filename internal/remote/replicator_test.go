@@ -1,4 +1,4 @@
-package ledger
+package remote
 
 import (
 	"context"
@@ -13,10 +13,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentx-cli/agentx/ledger"
 	"github.com/agentx-cli/agentx/lock"
 )
 
-// memRemote is a Remote in memory: one chain of versions per issue, a
+// memRemote is a Transport in memory: one chain of versions per issue, a
 // switch to take it offline, and a count of pushes refused.
 type memRemote struct {
 	mu      sync.Mutex
@@ -59,16 +60,20 @@ func (m *memRemote) Push(_ context.Context, issue int, base Snapshot, commits []
 func (m *memRemote) Attempts() int         { return 5 }
 func (m *memRemote) Name(issue int) string { return "mem issue-" + strconv.Itoa(issue) }
 
-// host is one machine's store on the shared remote.
-func sharedHost(t *testing.T, r Remote) *Store {
-	s := NewStore(t.TempDir(), lock.Options{}, nil)
-	s.SetRemote(r)
-	return s
+// host is one machine's store on the shared remote, and its Replicator.
+type host struct {
+	*ledger.Store
+	*Replicator
 }
 
-func sharedAsk(s *Store, topic string) (string, error) {
+func sharedHost(t *testing.T, r Transport) host {
+	s := ledger.NewStore(t.TempDir(), lock.Options{}, nil)
+	return host{s, Attach(s, r)}
+}
+
+func sharedAsk(s host, topic string) (string, error) {
 	var id string
-	_, err := s.Update(context.Background(), 1, func(l *Ledger) error {
+	_, err := s.Update(context.Background(), 1, func(l *ledger.Ledger) error {
 		id = l.NextID()
 		l.Clarifications = append(l.Clarifications, sharedRecord(id, topic))
 		return nil
@@ -76,23 +81,23 @@ func sharedAsk(s *Store, topic string) (string, error) {
 	return id, err
 }
 
-func sharedRecord(id, topic string) *Clarification {
-	now := T(time.Date(2026, 2, 26, 10, 0, 0, 0, time.UTC))
-	return &Clarification{ID: id, From: "engineer", To: "architect", Topic: topic, Blocking: true, Status: Pending,
+func sharedRecord(id, topic string) *ledger.Clarification {
+	now := ledger.T(time.Date(2026, 2, 26, 10, 0, 0, 0, time.UTC))
+	return &ledger.Clarification{ID: id, From: "engineer", To: "architect", Topic: topic, Blocking: true, Status: ledger.Pending,
 		Round: 1, MaxRounds: 5, Created: now, StaleAfter: now,
-		Thread: []ThreadEntry{{Round: 1, From: "engineer", Type: Question, Body: topic, Timestamp: now}}}
+		Thread: []ledger.ThreadEntry{{Round: 1, From: "engineer", Type: ledger.Question, Body: topic, Timestamp: now}}}
 }
 
-func sharedAnswer(s *Store, id, body string) error {
-	_, err := s.Update(context.Background(), 1, func(l *Ledger) error {
+func sharedAnswer(s host, id, body string) error {
+	_, err := s.Update(context.Background(), 1, func(l *ledger.Ledger) error {
 		c := l.Find(id)
 		if c == nil {
-			return ErrNotFound
+			return ledger.ErrNotFound
 		}
-		if err := c.Move(Answered); err != nil {
+		if err := c.Move(ledger.Answered); err != nil {
 			return err
 		}
-		c.Thread = append(c.Thread, ThreadEntry{Round: 1, From: "architect", Type: Answer, Body: body, Timestamp: c.Created})
+		c.Thread = append(c.Thread, ledger.ThreadEntry{Round: 1, From: "architect", Type: ledger.Answer, Body: body, Timestamp: c.Created})
 		return nil
 	})
 	return err
@@ -114,7 +119,7 @@ func TestSharedSupersededAndOutbox(t *testing.T) {
 	require.ErrorAs(t, err, &se)
 	assert.Equal(t, []string{id}, se.Changed)
 	assert.Equal(t, "five minutes", se.Current(id).RoundAnswer())
-	var te *TransitionError
+	var te *ledger.TransitionError
 	assert.ErrorAs(t, err, &te, "the reason it no longer applies")
 	local, err := b.Read(1)
 	require.NoError(t, err)
@@ -136,20 +141,20 @@ func TestSharedSupersededAndOutbox(t *testing.T) {
 	onDisk, err := os.ReadFile(b.Path(1))
 	require.NoError(t, err)
 	assert.Equal(t, string(r.head(1).Data), string(onDisk), "the local copy is the published ledger, byte for byte")
-	st, err := b.ReadSync(1)
+	st, err := ReadSync(b.Store, 1)
 	require.NoError(t, err)
 	assert.Empty(t, st.Pending)
 	require.Len(t, st.Outcomes, 1)
 	assert.Equal(t, Outcome{Outcome: OutcomeRenumbered, ID: "CLR-1-002", As: "CLR-1-003", Message: "CLR-1-002 asked by engineer of architect", At: st.Outcomes[0].At}, st.Outcomes[0])
-	outbox, err := b.OutboxIssues()
+	outbox, err := OutboxIssues(b.Store)
 	require.NoError(t, err)
 	assert.Empty(t, outbox)
 
-	final, err := Decode("mem", r.head(1).Data)
+	final, err := ledger.Decode("mem", r.head(1).Data)
 	require.NoError(t, err)
 	var topics []string
 	for i, c := range final.Clarifications {
-		assert.Equal(t, FormatID(1, i+1), c.ID)
+		assert.Equal(t, ledger.FormatID(1, i+1), c.ID)
 		topics = append(topics, c.Topic)
 	}
 	assert.Equal(t, []string{"TTL?", "from a", "from b, offline", "from b, online"}, topics)
@@ -170,9 +175,9 @@ func TestSharedSupersededAndOutbox(t *testing.T) {
 	err = sharedAnswer(b, "CLR-1-005", "meant for b's own question")
 	require.ErrorAs(t, err, &se)
 	assert.Contains(t, err.Error(), "that question is now CLR-1-006")
-	final, err = Decode("mem", r.head(1).Data)
+	final, err = ledger.Decode("mem", r.head(1).Data)
 	require.NoError(t, err)
-	assert.Equal(t, Pending, final.Clarifications[4].Status, "a's question untouched")
+	assert.Equal(t, ledger.Pending, final.Clarifications[4].Status, "a's question untouched")
 	assert.Equal(t, "offline again", final.Clarifications[5].Topic)
 }
 
@@ -184,20 +189,20 @@ func TestSharedReplayIsIdempotent(t *testing.T) {
 	r.offline = true
 	_, err := sharedAsk(a, "q")
 	require.NoError(t, err)
-	st, err := a.ReadSync(1)
+	st, err := ReadSync(a.Store, 1)
 	require.NoError(t, err)
 	require.Len(t, st.Pending, 1)
 	r.offline = false
 	_, err = a.Sync(context.Background(), 1, nil)
 	require.NoError(t, err)
 	// the outbox comes back as it was (the crash case), the remote has it
-	lk, err := a.acquire(context.Background(), a.Path(1))
+	f, err := a.Lock(context.Background(), 1)
 	require.NoError(t, err)
-	require.NoError(t, a.writeSync(1, lk, st))
-	require.NoError(t, lk.Release())
+	require.NoError(t, a.writeSync(f, st))
+	require.NoError(t, f.Release())
 	_, err = a.Sync(context.Background(), 1, nil)
 	require.NoError(t, err)
-	final, err := Decode("mem", r.head(1).Data)
+	final, err := ledger.Decode("mem", r.head(1).Data)
 	require.NoError(t, err)
 	assert.Len(t, final.Clarifications, 1)
 	assert.Len(t, r.chains[1], 1, "no commit for a change already there")
@@ -207,7 +212,7 @@ func TestSharedReplayIsIdempotent(t *testing.T) {
 // change again; ids stay dense.
 func TestSharedRetriesOnMoved(t *testing.T) {
 	r := &memRemote{chains: map[int][]Commit{}}
-	stores := []*Store{sharedHost(t, r), sharedHost(t, r), sharedHost(t, r)}
+	stores := []host{sharedHost(t, r), sharedHost(t, r), sharedHost(t, r)}
 	var wg sync.WaitGroup
 	errs := make(chan error, 30)
 	for _, s := range stores {
@@ -226,10 +231,10 @@ func TestSharedRetriesOnMoved(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
-	final, err := Decode("mem", r.head(1).Data)
+	final, err := ledger.Decode("mem", r.head(1).Data)
 	require.NoError(t, err)
 	for i, c := range final.Clarifications {
-		assert.Equal(t, FormatID(1, i+1), c.ID)
+		assert.Equal(t, ledger.FormatID(1, i+1), c.ID)
 	}
 	t.Logf("%d asks on the remote, %d pushes refused and retried", len(final.Clarifications), r.moved)
 }
@@ -243,8 +248,8 @@ func TestSharedOpenedSealedRecord(t *testing.T) {
 	a, b := sharedHost(t, r), sharedHost(t, r)
 	id, err := sharedAsk(a, "TTL?")
 	require.NoError(t, err)
-	_, err = a.Update(context.Background(), 1, func(l *Ledger) error {
-		l.Find(id).Status = Abandoned
+	_, err = a.Update(context.Background(), 1, func(l *ledger.Ledger) error {
+		l.Find(id).Status = ledger.Abandoned
 		return nil
 	})
 	require.NoError(t, err)
@@ -252,13 +257,13 @@ func TestSharedOpenedSealedRecord(t *testing.T) {
 	require.NoError(t, err)
 
 	r.offline = true
-	_, err = b.Update(context.Background(), 1, func(l *Ledger) error {
+	_, err = b.Update(context.Background(), 1, func(l *ledger.Ledger) error {
 		_ = l.Whole() // opens CLR-1-001, changes nothing in it
 		l.Clarifications = append(l.Clarifications, sharedRecord(l.NextID(), "offline on b"))
 		return nil
 	})
 	require.NoError(t, err)
-	st, err := b.ReadSync(1)
+	st, err := ReadSync(b.Store, 1)
 	require.NoError(t, err)
 	require.Len(t, st.Pending, 1)
 	assert.Equal(t, "CLR-1-003 asked by engineer of architect", st.Pending[0].Message)
@@ -269,7 +274,7 @@ func TestSharedOpenedSealedRecord(t *testing.T) {
 	require.NoError(t, err)
 	_, err = b.Sync(context.Background(), 1, nil)
 	require.NoError(t, err)
-	final, err := Decode("mem", r.head(1).Data)
+	final, err := ledger.Decode("mem", r.head(1).Data)
 	require.NoError(t, err)
 	var topics []string
 	for _, c := range final.Clarifications {
@@ -341,17 +346,17 @@ func TestAcknowledgedChangeStands(t *testing.T) {
 	require.NoError(t, err)
 
 	path := s.Path(1)
-	s.SetRemote(linkAfterPush{mem, path})
+	s.transport = linkAfterPush{mem, path}
 	id, err := sharedAsk(s, "published, not kept here")
 	require.NoError(t, err, "the change is on the remote: the command succeeds")
 	require.Len(t, s.Notes(), 1)
 	assert.Contains(t, s.Notes()[0], "local copy was not updated")
-	shared, err := Decode("remote", mem.head(1).Data)
+	shared, err := ledger.Decode("remote", mem.head(1).Data)
 	require.NoError(t, err)
 	require.NotNil(t, shared.Find(id), "published")
 
 	require.NoError(t, os.Remove(path))
-	s.SetRemote(mem)
+	s.transport = mem
 	_, err = sharedAsk(s, "third")
 	require.NoError(t, err)
 	l, err := s.Read(1)
@@ -370,7 +375,7 @@ func TestAcknowledgedChangeStands(t *testing.T) {
 	assert.Len(t, s.Unsynced(), 1)
 	require.Len(t, s.Notes(), 2)
 	assert.Contains(t, s.Notes()[1], "in the outbox")
-	issues, err := s.OutboxIssues()
+	issues, err := OutboxIssues(s.Store)
 	require.NoError(t, err)
 	assert.Equal(t, []int{1}, issues)
 
@@ -380,7 +385,7 @@ func TestAcknowledgedChangeStands(t *testing.T) {
 	reached, err := s.Sync(context.Background(), 1, nil)
 	require.NoError(t, err)
 	assert.True(t, reached)
-	shared, err = Decode("remote", mem.head(1).Data)
+	shared, err = ledger.Decode("remote", mem.head(1).Data)
 	require.NoError(t, err)
 	assert.NotNil(t, shared.Find(queued), "delivered")
 	assert.Len(t, shared.Clarifications, 4)
@@ -419,7 +424,7 @@ func TestFetchBeforeTheLock(t *testing.T) {
 	require.NoError(t, lk.Release())
 	close(r.release)
 	require.NoError(t, <-done)
-	shared, err := Decode("remote", mem.head(1).Data)
+	shared, err := ledger.Decode("remote", mem.head(1).Data)
 	require.NoError(t, err)
 	assert.Len(t, shared.Clarifications, 1)
 }

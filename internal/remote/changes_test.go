@@ -1,4 +1,4 @@
-package ledger
+package remote
 
 import (
 	"context"
@@ -7,6 +7,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/agentx-cli/agentx/ledger"
+	"github.com/agentx-cli/agentx/lock"
 )
 
 // pulledLog records what OnPulled tells, as "ID status threadBefore>threadAfter".
@@ -15,7 +18,7 @@ type pulledLog struct {
 	got []string
 }
 
-func (p *pulledLog) listen(s *Store) {
+func (p *pulledLog) listen(s *Replicator) {
 	s.OnPulled(func(issue int, changes []Pulled) {
 		p.mu.Lock()
 		defer p.mu.Unlock()
@@ -44,8 +47,8 @@ func TestPulledOncePerChange(t *testing.T) {
 	r := &memRemote{chains: map[int][]Commit{}}
 	a, b := sharedHost(t, r), sharedHost(t, r)
 	var la, lb pulledLog
-	la.listen(a)
-	lb.listen(b)
+	la.listen(a.Replicator)
+	lb.listen(b.Replicator)
 
 	id, err := sharedAsk(a, "TTL?")
 	require.NoError(t, err)
@@ -60,8 +63,7 @@ func TestPulledOncePerChange(t *testing.T) {
 	// many processes of host a (stores on one state directory) sync at once
 	var wg sync.WaitGroup
 	for range 4 {
-		s := NewStore(a.Dir(), a.lock, nil)
-		s.SetRemote(r)
+		s := Attach(ledger.NewStore(a.Dir(), lock.Options{}, nil), r)
 		la.listen(s)
 		wg.Add(1)
 		go func() {

@@ -1,34 +1,22 @@
-package ledger
+package remote
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
+
+	"github.com/agentx-cli/agentx/ledger"
 )
 
 // Pulled is one clarification another host changed, as a fetch brought it:
 // as this host had it (Before; nil when it is new here) and as the shared
 // ledger now has it (After). Both are whole records.
 type Pulled struct {
-	Before *Clarification
-	After  *Clarification
+	Before *ledger.Clarification
+	After  *ledger.Clarification
 	// Host is the host named by the newest commit that changed it ("" when
 	// the remote cannot say).
 	Host string
-}
-
-// Origins is a Remote that can say which host made the changes between two
-// versions of an issue's shared ledger: per clarification id, the host of
-// the newest commit that changed it. from "" is the beginning of the chain.
-type Origins interface {
-	Hosts(ctx context.Context, issue int, from, to string) (map[string]string, error)
-}
-
-// Lineage is a Remote that can say whether version descends from base (is
-// base, or was made on top of it): a snapshot read before another process
-// settled a newer one is older, and must not replace the local copy.
-type Lineage interface {
-	Descends(ctx context.Context, version, base string) (bool, error)
 }
 
 // OnPulled sets what is told, under the issue's lock, of the changes a
@@ -36,12 +24,12 @@ type Lineage interface {
 // moves to, before the local copy and the sync state record it (so a crash
 // between the two may tell them again, never lose them). The changes this
 // host made itself (its writes and its outbox) are never among them.
-func (s *Store) OnPulled(fn func(issue int, changes []Pulled)) { s.onPulled = fn }
+func (r *Replicator) OnPulled(fn func(issue int, changes []Pulled)) { r.onPulled = fn }
 
 // newer reports whether snap may replace the local copy that reflects
 // head: it descends from it, or the remote cannot say.
-func (s *Store) newer(ctx context.Context, snap Snapshot, head string) bool {
-	lin, ok := s.remote.(Lineage)
+func (r *Replicator) newer(ctx context.Context, snap Snapshot, head string) bool {
+	lin, ok := r.transport.(Lineage)
 	if !ok || head == "" || snap.Version == "" || snap.Version == head {
 		return true
 	}
@@ -53,48 +41,49 @@ func (s *Store) newer(ctx context.Context, snap Snapshot, head string) bool {
 // version the local copy does not reflect yet (st.Head), changed: the
 // records that differ from the local copy with the outbox's changes
 // undone (the shared ledger at st.Head, as this host knows it).
-func (s *Store) tellPulled(ctx context.Context, issue int, path string, snap Snapshot, st *SyncState) {
-	if s.onPulled == nil || snap.Version == "" || snap.Version == st.Head {
+func (r *Replicator) tellPulled(ctx context.Context, f *ledger.Locked, snap Snapshot, st *SyncState) {
+	issue := f.Issue
+	if r.onPulled == nil || snap.Version == "" || snap.Version == st.Head {
 		return
 	}
-	after, err := decodeIssue(s.remote.Name(issue), issue, snap.Data, true)
+	after, err := ledger.DecodeIssue(r.transport.Name(issue), issue, snap.Data)
 	if err != nil {
 		return
 	}
-	base := &Ledger{}
+	base := &ledger.Ledger{}
 	if st.Head != "" {
-		if base, err = readLedger(path, issue, true); err != nil {
+		if base, err = f.Read(); err != nil {
 			return
 		}
 		undoPending(base, st.Pending)
 	}
-	byID := make(map[string]*Clarification, len(base.Clarifications))
+	byID := make(map[string]*ledger.Clarification, len(base.Clarifications))
 	for _, b := range base.Clarifications {
 		byID[b.ID] = b
 	}
 	var changes []Pulled
 	for _, c := range after.Clarifications {
 		b := byID[c.ID]
-		if b != nil && c.sealed != nil && bytes.Equal(b.sealed, c.sealed) {
+		if b != nil && c.SealedJSON() != nil && bytes.Equal(b.SealedJSON(), c.SealedJSON()) {
 			continue // a closed record, the same bytes on both sides
 		}
-		now, err := recordBytes(c)
+		now, err := ledger.RecordJSON(c)
 		if err != nil {
 			continue
 		}
 		var was json.RawMessage
 		if b != nil {
-			was, _ = recordBytes(b)
+			was, _ = ledger.RecordJSON(b)
 		}
 		if was != nil && bytes.Equal(was, now) {
 			continue
 		}
 		p := Pulled{}
-		if p.After, err = decodeRecord(now); err != nil {
+		if p.After, err = ledger.DecodeRecord(now); err != nil {
 			continue
 		}
 		if was != nil {
-			if p.Before, err = decodeRecord(was); err != nil {
+			if p.Before, err = ledger.DecodeRecord(was); err != nil {
 				continue
 			}
 		}
@@ -103,19 +92,19 @@ func (s *Store) tellPulled(ctx context.Context, issue int, path string, snap Sna
 	if len(changes) == 0 {
 		return
 	}
-	if o, ok := s.remote.(Origins); ok {
+	if o, ok := r.transport.(Origins); ok {
 		if hosts, err := o.Hosts(ctx, issue, st.Head, snap.Version); err == nil {
 			for i := range changes {
 				changes[i].Host = hosts[changes[i].After.ID]
 			}
 		}
 	}
-	s.onPulled(issue, changes)
+	r.onPulled(issue, changes)
 }
 
 // undoPending takes the outbox's changes back out of l, newest first: what
 // is left is the shared ledger they were made on.
-func undoPending(l *Ledger, pending []Queued) {
+func undoPending(l *ledger.Ledger, pending []Queued) {
 	for i := len(pending) - 1; i >= 0; i-- {
 		recs := pending[i].Records
 		for j := len(recs) - 1; j >= 0; j-- {
@@ -133,7 +122,7 @@ func undoPending(l *Ledger, pending []Queued) {
 				}
 				continue
 			}
-			was, err := decodeRecord(r.Before)
+			was, err := ledger.DecodeRecord(r.Before)
 			if err != nil {
 				continue
 			}

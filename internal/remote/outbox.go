@@ -1,0 +1,184 @@
+package remote
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/agentx-cli/agentx/internal/atomicfile"
+	"github.com/agentx-cli/agentx/ledger"
+)
+
+// SyncDir is the state subdirectory of what the remote mode keeps locally.
+const SyncDir = "remote"
+
+// OutboxDir, under SyncDir, marks the issues whose outbox holds changes.
+const OutboxDir = "outbox"
+
+// SyncState is issue N's local remote state (remote/issue-N.json): which
+// shared version the local ledger copy reflects, the outbox of changes
+// made while the remote was out of reach, and what became of delivered
+// ones that could not be delivered as made.
+type SyncState struct {
+	Head     string    `json:"head"`
+	Pending  []Queued  `json:"pending"`
+	Outcomes []Outcome `json:"outcomes,omitempty"`
+}
+
+// Queued is one change waiting in the outbox: each record it changed, as
+// it was before and after (Before null: the change created it).
+type Queued struct {
+	Message string         `json:"message"`
+	At      ledger.Time    `json:"at"`
+	Why     string         `json:"why,omitempty"` // why it was not published
+	Records []QueuedRecord `json:"records"`
+}
+
+// QueuedRecord is one record a pending change made or changed.
+type QueuedRecord struct {
+	ID     string          `json:"id"`
+	Before json.RawMessage `json:"before"`
+	After  json.RawMessage `json:"after"`
+}
+
+// Outcome is what became of a queued change that was not delivered as
+// made: OutcomeRenumbered (its new clarification took another id, As, as
+// another host had taken its own) or OutcomeSuperseded (another host
+// changed the clarification first; Winner is the record as it was then).
+type Outcome struct {
+	Outcome string          `json:"outcome"`
+	ID      string          `json:"id"`
+	As      string          `json:"as,omitempty"`
+	Message string          `json:"message"`
+	At      ledger.Time     `json:"at"`
+	Winner  json.RawMessage `json:"winner,omitempty"`
+}
+
+// Outcomes of queued changes.
+const (
+	OutcomeRenumbered = "renumbered"
+	OutcomeSuperseded = "superseded"
+)
+
+// maxOutcomes is how many outcomes a sync state keeps.
+const maxOutcomes = 100
+
+// perm is the sync state files' mode.
+const perm = 0o644
+
+// SyncPath is issue's sync state file in store's state directory.
+func SyncPath(store *ledger.Store, issue int) string {
+	return filepath.Join(store.Dir(), syncFile(issue))
+}
+
+// syncFile is issue's sync state file, relative to the state directory.
+func syncFile(issue int) string { return filepath.Join(SyncDir, "issue-"+strconv.Itoa(issue)+".json") }
+
+// ReadSync returns issue's sync state in store (empty when there is none).
+func ReadSync(store *ledger.Store, issue int) (*SyncState, error) {
+	var st SyncState
+	if err := store.ReadRecord(syncFile(issue), &st); err != nil {
+		return nil, err
+	}
+	return &st, nil
+}
+
+// OutboxIssues lists the issues of store whose outbox holds changes,
+// ascending.
+func OutboxIssues(store *ledger.Store) ([]int, error) {
+	return store.IssuesWithFile(filepath.Join(SyncDir, OutboxDir))
+}
+
+// writeSync writes the sync state of the issue f holds locked, durably:
+// its outbox holds changes that were acknowledged.
+func (r *Replicator) writeSync(f *ledger.Locked, st *SyncState) error {
+	if len(st.Outcomes) > maxOutcomes {
+		st.Outcomes = st.Outcomes[len(st.Outcomes)-maxOutcomes:]
+	}
+	if st.Pending == nil {
+		st.Pending = []Queued{}
+	}
+	data, err := json.MarshalIndent(st, "", "  ")
+	if err != nil {
+		return err
+	}
+	path := SyncPath(r.store, f.Issue)
+	if err := os.MkdirAll(filepath.Join(r.store.Dir(), SyncDir, OutboxDir), 0o755); err != nil {
+		return err
+	}
+	// The outbox marker lists the issues with something pending, so that
+	// finding them costs a directory listing. It is set before the state
+	// holds something pending and cleared after it holds nothing, so that a
+	// crash between the two leaves at worst a marker with nothing behind it
+	// (harmless), never changes no marker points to.
+	mark := filepath.Join(r.store.Dir(), SyncDir, OutboxDir, filepath.Base(path))
+	if len(st.Pending) > 0 {
+		if err := atomicfile.WriteWith(mark, []byte(strconv.Itoa(len(st.Pending))+"\n"), perm, atomicfile.Options{Durable: true}); err != nil {
+			return err
+		}
+	}
+	if err := atomicfile.WriteWith(path, append(data, '\n'), perm, atomicfile.Options{Durable: true, BeforeRename: func(os.FileInfo) error { return f.Check() }}); err != nil {
+		return err
+	}
+	if len(st.Pending) == 0 {
+		if err := os.Remove(mark); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
+}
+
+// replay applies one queued change to l. A record it made is added with
+// the next id (renumbered if that is not its own); a record it changed is
+// replaced if l still holds it as the change found it; if any record moved
+// on meanwhile, the whole change is superseded and nothing of it applies.
+// A change already in l (delivered by a process that died before it could
+// say so) is not applied twice.
+func replay(l *ledger.Ledger, p Queued, now time.Time) (bool, []Outcome, error) {
+	type step struct{ cur, after *ledger.Clarification }
+	var steps []step
+	var outs []Outcome
+	for _, r := range p.Records {
+		after, err := ledger.DecodeRecord(r.After)
+		if err != nil {
+			return false, nil, fmt.Errorf("%s: %w", r.ID, err)
+		}
+		cur := l.Find(r.ID)
+		if err := l.Undecodable(); err != nil {
+			return false, nil, err
+		}
+		switch {
+		case cur != nil && sameRecord(cur, r.After):
+			continue // delivered already
+		case len(r.Before) == 0 || string(r.Before) == "null":
+			steps = append(steps, step{after: after})
+		case cur != nil && sameRecord(cur, r.Before):
+			steps = append(steps, step{cur: cur, after: after})
+		default:
+			winner := json.RawMessage("null")
+			if cur != nil {
+				if b, err := ledger.RecordJSON(cur); err == nil {
+					winner = b
+				}
+			}
+			return false, []Outcome{{Outcome: OutcomeSuperseded, ID: r.ID, Message: p.Message, At: ledger.T(now), Winner: winner}}, nil
+		}
+	}
+	for _, st := range steps {
+		if st.cur != nil {
+			*st.cur = *st.after
+			continue
+		}
+		if id := l.NextID(); st.after.ID != id {
+			outs = append(outs, Outcome{Outcome: OutcomeRenumbered, ID: st.after.ID, As: id, Message: p.Message, At: ledger.T(now)})
+			st.after.ID = id
+		}
+		l.Clarifications = append(l.Clarifications, st.after)
+	}
+	return len(steps) > 0, outs, nil
+}

@@ -1,0 +1,502 @@
+package remote
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentx-cli/agentx/internal/atomicfile"
+	"github.com/agentx-cli/agentx/ledger"
+)
+
+// Replicator shares a store's ledgers through a Transport: it implements
+// ledger.Replicator, so that ledger.Store.Update, still the one write path,
+// runs each change as an optimistic transaction on the shared ledger
+// (Apply), keeps it in the outbox when the remote is out of reach
+// (updateOffline), and delivers the outbox, replayed on the newer shared
+// ledger, when it is reached again.
+type Replicator struct {
+	store     *ledger.Store
+	transport Transport
+	offline   bool // --offline: never reach the remote; writes go to the outbox
+
+	mu       sync.Mutex
+	unsynced []string // what this process's writes left in the outbox
+	notes    []string // what went wrong after a change was acknowledged (Notes)
+
+	onPulled func(issue int, changes []Pulled) // told of changes made elsewhere (OnPulled)
+}
+
+// Attach shares store's ledgers through t: from now on every
+// store.Update goes through the Replicator returned.
+func Attach(store *ledger.Store, t Transport) *Replicator {
+	r := &Replicator{store: store, transport: t}
+	store.SetReplicator(r)
+	return r
+}
+
+// Of returns the Replicator store's ledgers are shared through, or nil
+// when they are this machine's alone. Transport, Offline and SetOffline
+// take a nil Replicator as one machine.
+func Of(store *ledger.Store) *Replicator {
+	r, _ := store.Replicator().(*Replicator)
+	return r
+}
+
+// Transport returns what the ledgers are shared through (nil: none).
+func (r *Replicator) Transport() Transport {
+	if r == nil {
+		return nil
+	}
+	return r.transport
+}
+
+// SetOffline keeps the store off the remote: reads are the local copy and
+// writes go to the outbox.
+func (r *Replicator) SetOffline(off bool) {
+	if r != nil {
+		r.offline = off
+	}
+}
+
+// Offline reports whether the store stays off the remote.
+func (r *Replicator) Offline() bool { return r != nil && r.offline }
+
+// Unsynced lists, in order, the changes this process recorded but could
+// not publish: they are in the outbox (SyncState.Pending).
+func (r *Replicator) Unsynced() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.unsynced)
+}
+
+// Notes lists what went wrong after a change of this process was
+// acknowledged (published, or durable in the outbox): the change stands,
+// and the command that made it succeeded, so that no one makes it twice;
+// the local copy it could not update is brought up to date by the next
+// command.
+func (r *Replicator) Notes() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.notes)
+}
+
+// note adds to Notes.
+func (r *Replicator) note(format string, args ...any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.notes = append(r.notes, fmt.Sprintf(format, args...))
+}
+
+// prefetch is what a fetch made before the issue's lock was taken found:
+// the shared ledger, or that the remote was out of reach.
+type prefetch struct {
+	snap    *Snapshot
+	offline error // an ErrOffline
+}
+
+// Prefetch implements ledger.Replicator: it fetches issue's shared ledger
+// before its lock is taken, so that a remote slow to answer holds up only
+// this command, not every other writer of the issue on this host. Under
+// the lock the snapshot is used if it is no older than what the local copy
+// reflects (another process may have settled a newer one meanwhile), and a
+// push it is too old for is refused by the remote and tried again. nil
+// when there is nothing to fetch (--offline).
+func (r *Replicator) Prefetch(ctx context.Context, issue int) (any, error) {
+	return r.prefetch(ctx, issue)
+}
+
+func (r *Replicator) prefetch(ctx context.Context, issue int) (*prefetch, error) {
+	if r.offline {
+		return nil, nil
+	}
+	snap, err := r.transport.Fetch(ctx, issue)
+	switch {
+	case errors.Is(err, ErrOffline):
+		return &prefetch{offline: err}, nil
+	case err != nil:
+		return nil, err
+	}
+	return &prefetch{snap: &snap}, nil
+}
+
+// Apply implements ledger.Replicator: the change fn, made under the
+// issue's lock (f) on the shared ledger, published, and the result written
+// as the local copy; or, the remote out of reach, made on the local copy
+// and kept in the outbox.
+func (r *Replicator) Apply(ctx context.Context, f *ledger.Locked, fn func(*ledger.Ledger) error, prefetched any) (*ledger.Ledger, error) {
+	pre, _ := prefetched.(*prefetch)
+	return r.update(ctx, f, fn, pre)
+}
+
+// Sync brings issue's local copy up to the shared ledger and delivers what
+// its outbox holds. With snap (from a fetch of every issue) it is used as
+// the shared ledger instead of fetching this one. It reports whether the
+// remote was reached.
+func (r *Replicator) Sync(ctx context.Context, issue int, snap *Snapshot) (bool, error) {
+	if err := ledger.ValidateIssue(issue); err != nil {
+		return false, err
+	}
+	if r.offline {
+		return false, nil
+	}
+	if snap == nil {
+		got, err := r.prefetch(ctx, issue)
+		if err != nil {
+			return false, err
+		}
+		if got.offline != nil {
+			return false, nil
+		}
+		snap = got.snap
+	}
+	f, err := r.store.Lock(ctx, issue)
+	if err != nil {
+		return false, err
+	}
+	defer func() { _ = f.Release() }()
+	if _, err := r.update(ctx, f, nil, &prefetch{snap: snap}); err != nil {
+		return false, err
+	}
+	// reached: the remote answered and holds what the outbox held
+	st, err := ReadSync(r.store, issue)
+	if err != nil {
+		return false, err
+	}
+	return len(st.Pending) == 0, nil
+}
+
+// update is a change (fn; nil: none, only the outbox delivered and the
+// local copy brought up to date) under the issue's lock: the optimistic
+// transaction.
+func (r *Replicator) update(ctx context.Context, f *ledger.Locked, fn func(*ledger.Ledger) error, pre *prefetch) (*ledger.Ledger, error) {
+	issue := f.Issue
+	st, err := ReadSync(r.store, issue)
+	if err != nil {
+		return nil, err
+	}
+	if r.offline {
+		return r.updateOffline(f, fn, st, "--offline")
+	}
+	if pre != nil && pre.offline != nil {
+		return r.updateOffline(f, fn, st, pre.offline.Error())
+	}
+	var given *Snapshot
+	if pre != nil {
+		given = pre.snap
+	}
+	var snap Snapshot
+	if given != nil && !r.newer(ctx, *given, st.Head) {
+		given = nil // read before another process settled a newer one: fetch
+	}
+	if given != nil {
+		snap = *given
+	} else if snap, err = r.transport.Fetch(ctx, issue); err != nil {
+		if errors.Is(err, ErrOffline) {
+			return r.updateOffline(f, fn, st, err.Error())
+		}
+		return nil, err
+	}
+	attempts := max(r.transport.Attempts(), 1)
+	for attempt := 1; ; attempt++ {
+		l, commits, outcomes, err := r.prepare(f, snap, st)
+		if err != nil {
+			return nil, err
+		}
+		before := l.Checkpoint()
+		var beforeRec map[string]*recState
+		if fn != nil {
+			beforeRec = recStates(l)
+			if ferr := fn(l); ferr != nil {
+				return nil, r.refused(ctx, f, fn, ferr, snap, st, attempt)
+			}
+		}
+		if err := before.Check(r.transport.Name(issue), l); err != nil {
+			return nil, err
+		}
+		if fn != nil {
+			if err := r.renumberedAway(ctx, f, beforeRec, l, outcomes, snap); err != nil {
+				return nil, err
+			}
+		}
+		// final is l encoded, when the last commit is exactly that: the
+		// local copy is then written from it, not encoded again
+		var final []byte
+		if len(commits) > 0 && fn == nil {
+			final = commits[len(commits)-1].Data
+		}
+		if fn != nil {
+			if msg := changeMessage(beforeRec, l); msg != "" {
+				data, err := ledger.Encode(l)
+				if err != nil {
+					return nil, err
+				}
+				commits = append(commits, Commit{Data: data, Message: msg})
+				final = data
+			}
+		}
+		if len(commits) == 0 {
+			if snap.Version != st.Head || given != nil || len(outcomes) > 0 {
+				if err := r.settle(ctx, f, l, nil, snap, snap.Version, st, outcomes); err != nil {
+					return nil, err
+				}
+			}
+			return l, nil
+		}
+		pushed, err := r.transport.Push(ctx, issue, snap, commits)
+		switch {
+		case err == nil:
+			if err := r.settle(ctx, f, l, final, snap, pushed.Version, st, outcomes); err != nil {
+				// Published: the change stands, and failing now would have
+				// it made twice.
+				r.note("the change to issue #%d is on %s, but the local copy was not updated: %v; the next command brings it up to date", issue, r.transport.Name(issue), err)
+			}
+			return l, nil
+		case errors.Is(err, ErrMoved) && attempt < attempts:
+			if err := sleepJitter(ctx, attempt); err != nil {
+				return nil, err
+			}
+			if snap, err = r.transport.Fetch(ctx, issue); err != nil {
+				if errors.Is(err, ErrOffline) {
+					return r.updateOffline(f, fn, st, err.Error())
+				}
+				return nil, err
+			}
+		case errors.Is(err, ErrMoved):
+			return nil, &BusyError{Remote: r.transport.Name(issue), Attempts: attempt}
+		case errors.Is(err, ErrOffline):
+			return r.updateOffline(f, fn, st, err.Error())
+		default:
+			return nil, err
+		}
+	}
+}
+
+// renumberedAway refuses a change made to an id the outbox has just given
+// up (another host had taken it; the queued record it meant is delivered
+// under another id): it would change the other host's record.
+func (r *Replicator) renumberedAway(ctx context.Context, f *ledger.Locked, before map[string]*recState, l *ledger.Ledger, outcomes []Outcome, snap Snapshot) error {
+	for _, o := range outcomes {
+		if o.Outcome != OutcomeRenumbered {
+			continue
+		}
+		c := l.Find(o.ID)
+		if c == nil {
+			continue
+		}
+		if was := before[o.ID].whole(); was != nil {
+			if b, err := ledger.RecordJSON(c); err == nil && bytes.Equal(b, was.raw) {
+				continue
+			}
+		}
+		winner, err := r.update(ctx, f, nil, &prefetch{snap: &snap})
+		if err != nil {
+			return err
+		}
+		return &SupersededError{Issue: f.Issue, Changed: []string{o.ID}, Winner: winner,
+			Err: fmt.Errorf("%s was given while the remote was out of reach and another host had taken it: that question is now %s; run the command again on %s", o.ID, o.As, o.As)}
+	}
+	return nil
+}
+
+// sleepJitter waits before attempt+1: 10 ms doubling up to 640 ms, half of
+// it random, so that hosts that collided do not collide again.
+func sleepJitter(ctx context.Context, attempt int) error {
+	d := 10 * time.Millisecond << min(attempt-1, 6)
+	d = d/2 + rand.N(d/2+1)
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	case <-t.C:
+		return nil
+	}
+}
+
+// settle makes l, the shared ledger at version, the local copy, and
+// records that the outbox is delivered. base is the shared version l was
+// made on: what it changed since st.Head was made elsewhere (tellPulled).
+func (r *Replicator) settle(ctx context.Context, f *ledger.Locked, l *ledger.Ledger, encoded []byte, base Snapshot, version string, st *SyncState, outcomes []Outcome) error {
+	if err := keepUnshared(f.Path, st); err != nil {
+		return err
+	}
+	r.tellPulled(ctx, f, base, st)
+	if err := f.Write(l, encoded); err != nil {
+		return err
+	}
+	st.Head, st.Pending = version, nil
+	st.Outcomes = append(st.Outcomes, outcomes...)
+	return r.writeSync(f, st)
+}
+
+// keepUnshared keeps a copy of a ledger written before the remote mode
+// (never synced, nothing pending) that is about to be replaced by the
+// shared one: issue-N.json.local, once.
+func keepUnshared(path string, st *SyncState) error {
+	if st.Head != "" || len(st.Pending) > 0 {
+		return nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil // nothing to keep
+	}
+	keep := path + ".local"
+	if _, err := os.Lstat(keep); err == nil {
+		return nil
+	}
+	return atomicfile.WriteWith(keep, data, perm, atomicfile.Options{Durable: true})
+}
+
+// prepare decodes the shared ledger of snap and replays the outbox on it:
+// the ledger the change runs on, the commits the replay made, and what
+// became of the queued changes that could not be delivered as made.
+func (r *Replicator) prepare(f *ledger.Locked, snap Snapshot, st *SyncState) (*ledger.Ledger, []Commit, []Outcome, error) {
+	issue := f.Issue
+	if snap.Version == "" {
+		// The remote has no ledger of the issue: the local copy, with what
+		// is queued, is its first version.
+		l, err := f.Read()
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		var commits []Commit
+		if len(l.Clarifications) > 0 {
+			data, err := ledger.Encode(l)
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			commits = append(commits, Commit{Data: data, Message: fmt.Sprintf("issue-%d: the ledger as it was kept locally", issue)})
+		}
+		return l, commits, nil, nil
+	}
+	// The shared ledger is as untrusted as any file: the same decoder and
+	// integrity checks as a local one.
+	l, err := ledger.DecodeIssue(r.transport.Name(issue), issue, snap.Data)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	var commits []Commit
+	var outcomes []Outcome
+	for _, p := range st.Pending {
+		applied, outs, err := replay(l, p, r.store.Now())
+		for _, o := range outs {
+			if o.Outcome == OutcomeRenumbered {
+				p.Message = strings.ReplaceAll(p.Message, o.ID, o.As)
+			}
+		}
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("%s: outbox of issue %d: %w", SyncPath(r.store, issue), issue, err)
+		}
+		outcomes = append(outcomes, outs...)
+		if applied {
+			data, err := ledger.Encode(l)
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			commits = append(commits, Commit{Data: data, Message: p.Message})
+		}
+	}
+	return l, commits, outcomes, nil
+}
+
+// updateOffline is a write the remote did not take (out of reach, or
+// moving too fast): the change is made on the local copy and kept in the
+// outbox, to be published by the next command that reaches the remote.
+func (r *Replicator) updateOffline(f *ledger.Locked, fn func(*ledger.Ledger) error, st *SyncState, why string) (*ledger.Ledger, error) {
+	l, err := f.Read()
+	if err != nil {
+		return nil, err
+	}
+	if fn == nil {
+		return l, nil
+	}
+	beforeRec := recStates(l)
+	if err := l.Change(f.Path, fn); err != nil {
+		return nil, err
+	}
+	msg := changeMessage(beforeRec, l)
+	if msg == "" {
+		return l, nil
+	}
+	p := Queued{Message: msg, At: ledger.T(r.store.Now()), Why: why}
+	for _, c := range l.Clarifications {
+		if c.Sealed() {
+			continue
+		}
+		after, err := ledger.RecordJSON(c)
+		if err != nil {
+			return nil, err
+		}
+		was, existed := beforeRec[c.ID]
+		var raw json.RawMessage
+		if existed {
+			raw = was.whole().raw
+		}
+		if existed && bytes.Equal(raw, after) {
+			continue
+		}
+		p.Records = append(p.Records, QueuedRecord{ID: c.ID, Before: raw, After: after})
+	}
+	st.Pending = append(st.Pending, p)
+	// The outbox first: once it is durable the change is acknowledged.
+	if err := r.writeSync(f, st); err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	r.unsynced = append(r.unsynced, msg)
+	r.mu.Unlock()
+	if err := f.Write(l, nil); err != nil {
+		r.note("the change to issue #%d is in the outbox, but the local copy was not updated: %v; the next command that reaches the remote brings it up to date", f.Issue, err)
+	}
+	return l, nil
+}
+
+// refused turns the error of a change that did not apply to the shared
+// ledger into a SupersededError when it did apply to what its caller had
+// seen (the local copy, or the version an earlier attempt fetched): that
+// is, another host got there first. The shared ledger becomes the local
+// copy either way, and what the outbox held is delivered.
+func (r *Replicator) refused(ctx context.Context, f *ledger.Locked, fn func(*ledger.Ledger) error, ferr error, snap Snapshot, st *SyncState, attempt int) error {
+	if attempt == 1 && snap.Version == st.Head && len(st.Pending) == 0 {
+		return ferr // it ran on what its caller had seen
+	}
+	var local *ledger.Ledger
+	if l, err := f.Read(); err == nil && l.Undecodable() == nil {
+		local = l
+	}
+	// Deliver the outbox and refresh the local copy, without the change.
+	winner, err := r.update(ctx, f, nil, &prefetch{snap: &snap})
+	if err != nil || local == nil {
+		return ferr
+	}
+	localRec := recStates(local)
+	if fn(local) != nil {
+		return ferr
+	}
+	var changed []string
+	for _, c := range winner.Clarifications {
+		was, ok := localRec[c.ID]
+		if !ok || c.Sealed() && was.status != c.Status {
+			changed = append(changed, c.ID)
+			continue
+		}
+		if !c.Sealed() {
+			if b, err := ledger.RecordJSON(c); err == nil && !bytes.Equal(b, was.whole().raw) {
+				changed = append(changed, c.ID)
+			}
+		}
+	}
+	if len(changed) == 0 {
+		return ferr
+	}
+	return &SupersededError{Issue: f.Issue, Changed: changed, Winner: winner, Err: ferr}
+}
