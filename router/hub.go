@@ -124,15 +124,11 @@ func (h *Hub) Ask(ctx context.Context, req AskRequest) (Record, error) {
 				}
 			}
 		}
-		now := h.now()
-		c := &ledger.Clarification{
-			ID: l.NextID(), From: req.From, To: req.To, Topic: req.Topic,
-			Blocking: blocking, Status: ledger.Pending, Round: 1, MaxRounds: rule.MaxRounds,
-			Created: ledger.T(now), StaleAfter: ledger.T(now.Add(h.sla(rule, req.To))),
-			Thread: []ledger.ThreadEntry{{Round: 1, From: req.From, Type: ledger.Question, Body: req.Question, Timestamp: ledger.T(now)}},
-			X:      &ledger.Extra{Workflow: rule.Workflow, Step: rule.Step, Options: req.Options},
-		}
-		l.Clarifications = append(l.Clarifications, c)
+		c := l.Ask(ledger.NewQuestion{
+			From: req.From, To: req.To, Topic: req.Topic, Body: req.Question,
+			Blocking: blocking, MaxRounds: rule.MaxRounds, SLA: h.sla(rule, req.To),
+			Workflow: rule.Workflow, Step: rule.Step, Options: req.Options,
+		}, h.now())
 		rec = Record{IssueNumber: req.Issue, Clarification: c}
 		return nil
 	})

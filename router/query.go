@@ -121,9 +121,9 @@ func (h *Hub) Ready(issue *int) ([]Readiness, []error, error) {
 	if issue == nil {
 		return h.readyAll()
 	}
-	es, err := h.Store.OpenEntries(*issue)
+	bs, err := h.Blockers(*issue)
 	if err != nil {
 		return nil, nil, err
 	}
-	return []Readiness{ReadinessOf(*issue, Blockers(es))}, nil, nil
+	return []Readiness{ReadinessOf(*issue, bs)}, nil, nil
 }
