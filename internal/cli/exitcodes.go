@@ -94,6 +94,9 @@ func hintOf(err error) string {
 	if h := whoHint(err); h != "" {
 		return h
 	}
+	if h := advice(err); h != "" {
+		return h
+	}
 	var h interface{ Hint() string }
 	for e := err; e != nil; e = errors.Unwrap(e) {
 		if errors.As(e, &h) && h.Hint() != "" {
