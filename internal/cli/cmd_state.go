@@ -204,6 +204,8 @@ func readyReason(r router.Readiness) string {
 		return fmt.Sprintf("Clarification %s %s from %s", b.ID, b.Status, b.On)
 	case router.BlockUnreadable:
 		return fmt.Sprintf("its ledger cannot be read (%s); run agentx doctor", b.Why)
+	case router.BlockSentBack:
+		return fmt.Sprintf("%s (agentx eval show %s)", b.Why, b.ID)
 	}
 	return b.Why
 }

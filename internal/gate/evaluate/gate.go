@@ -302,8 +302,9 @@ func Blockers(store *ledger.Store, issue int) ([]router.Blocker, error) {
 	return out, nil
 }
 
-// BlockingReason is what `ready` says of an attempt sent back.
+// BlockingReason says why an attempt sent back holds its issue up (a
+// front end adds where to read it whole).
 func BlockingReason(a *Attempt) string {
-	return fmt.Sprintf("Evaluation %s of step %s needs revision by %s (attempt %d of %d: %s) (agentx eval show %s)",
-		a.ID, a.Step, a.Agent, a.Attempt, a.MaxAttempts, strings.Join(a.FailedChecks(), ", "), a.ID)
+	return fmt.Sprintf("Evaluation %s of step %s needs revision by %s (attempt %d of %d: %s)",
+		a.ID, a.Step, a.Agent, a.Attempt, a.MaxAttempts, strings.Join(a.FailedChecks(), ", "))
 }
