@@ -315,12 +315,14 @@ func flips(es []*ledger.IndexEntry, t float64, flagged map[string]bool) []Findin
 	return out
 }
 
-// waits reports whether e is an edge of the wait-for graph: a blocking
-// question still unanswered, its asker waiting on its target. A human is
-// never part of a deadlock: people are not blocked workers here.
+// waits reports whether e is an edge of the wait-for graph: a question
+// that holds its issue up waiting for its target's answer (the rule is
+// router.Blocks: a blocking one, pending or stale), its asker waiting on
+// its target. An escalated one waits on a person, and a human is never
+// part of a deadlock: people are not blocked workers here.
 func waits(e ledger.IndexEntry) bool {
-	return e.Blocking && (e.Status == ledger.Pending || e.Status == ledger.Stale) &&
-		e.To != ledger.Human && e.From != e.To
+	rule, ok := router.Blocks(e.Blocking, e.Status)
+	return ok && rule == router.BlockUnanswered && e.To != ledger.Human && e.From != e.To
 }
 
 // rank orders agents by precedence: a smaller rank is more upstream.

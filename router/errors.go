@@ -9,7 +9,8 @@ import (
 	"github.com/agentx-cli/agentx/ledger"
 )
 
-// RuleKind says which rule refused a request.
+// RuleKind names the rule that refused a request (the MCP server's error
+// "rule", the same names).
 type RuleKind string
 
 // The rules the hub enforces.
@@ -20,20 +21,45 @@ const (
 	RuleParty    RuleKind = "party"    // the agent is not a party to the clarification
 )
 
-// RuleError is a request the workflow rules refuse.
+// RuleError is a request the workflow rules refuse: the rule's name and
+// the fields a front end words its advice from. Its message and its Hint
+// speak of the request and the rules, never of how a front end is used
+// (flags, commands, tools): each front end words that itself.
 type RuleError struct {
-	Kind    RuleKind
-	Msg     string
-	Advice  string
-	Allowed []string // RuleScope: whom the asker may ask; RuleParty: who may act (human: a person)
-	ID      string   // RuleParty: the clarification
-	Op      string   // RuleParty: what was refused (OpAnswer, OpResolve, ...)
+	Kind     RuleKind
+	Msg      string
+	From     string   // RuleScope, RuleBlocking, RuleCap: the asker
+	To       string   // RuleScope, RuleBlocking: whom it asked
+	Workflow string   // RuleScope, RuleBlocking: the workflow whose step refused
+	Step     string   // RuleScope, RuleBlocking: the asker's step
+	Issue    int      // RuleCap: the issue
+	Asked    int      // RuleCap: the questions asked on it
+	Max      int      // RuleCap: the limit (max_questions)
+	Allowed  []string // RuleScope: whom the asker may ask; RuleParty: who may act (human: a person)
+	ID       string   // RuleParty: the clarification
+	Op       string   // RuleParty: what was refused (OpAnswer, OpResolve, ...)
+	// Advice, when set, is the hint of a refusal a front end makes itself
+	// (in its own words); the hub leaves it empty.
+	Advice string
 }
 
 func (e *RuleError) Error() string { return e.Msg }
 
-// Hint says what to do instead.
-func (e *RuleError) Hint() string { return e.Advice }
+// Hint says what to do instead, in terms of the rules alone.
+func (e *RuleError) Hint() string {
+	if e.Advice != "" {
+		return e.Advice
+	}
+	switch e.Kind {
+	case RuleScope:
+		return "ask one of the allowed agents or human, or add " + e.To + " to can_clarify of that step"
+	case RuleBlocking:
+		return "ask a non-blocking question and keep working; its answer can be picked up later"
+	case RuleCap:
+		return "proceed on your best judgment and record your assumption"
+	}
+	return "" // RuleParty: see WhoHint
+}
 
 // WhoWords is how a front end words the hint of a refusal of who acts.
 // Each says who may do it and how a person does it, never how to act as
@@ -91,9 +117,10 @@ func (e *WaitTimeoutError) Error() string {
 	return fmt.Sprintf("%s: no answer after %s", e.ID, waited)
 }
 
-// Hint is the guidance for the asker.
+// Hint is the guidance for the asker; each front end says how to wait
+// again.
 func (e *WaitTimeoutError) Hint() string {
-	return Guidance + fmt.Sprintf(" (the question stays open: `agentx clarify wait %s` picks the answer up later)", e.ID)
+	return Guidance + " (the question stays open: a later wait picks the answer up)"
 }
 
 func scopeError(from, to string, allowed []string, workflow, step string) *RuleError {
@@ -102,9 +129,9 @@ func scopeError(from, to string, allowed []string, workflow, step string) *RuleE
 		who = strings.Join(allowed, ", ")
 	}
 	return &RuleError{
-		Kind:    RuleScope,
-		Msg:     fmt.Sprintf("%s may not ask %s in step %q of workflow %q (may ask: %s)", from, to, step, workflow, who),
-		Advice:  "ask one of the allowed agents or human, or add " + to + " to can_clarify of that step",
+		Kind: RuleScope,
+		Msg:  fmt.Sprintf("%s may not ask %s in step %q of workflow %q (may ask: %s)", from, to, step, workflow, who),
+		From: from, To: to, Workflow: workflow, Step: step,
 		Allowed: allowed,
 	}
 }

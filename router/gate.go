@@ -41,17 +41,14 @@ func (h *Hub) EscalateWork(ctx context.Context, w WorkEscalation) (Record, error
 	var rec Record
 	_, err := h.Store.Update(ctx, w.Issue, func(l *ledger.Ledger) error {
 		now := h.now()
-		c := &ledger.Clarification{
-			ID: l.NextID(), From: w.Agent, To: ledger.Human, Topic: w.Topic,
-			Blocking: true, Status: ledger.Pending, Round: 1, MaxRounds: 1,
-			Created: ledger.T(now), StaleAfter: ledger.T(now.Add(h.Rules.Config.HumanSLA())),
-			Thread: []ledger.ThreadEntry{{Round: 1, From: w.Agent, Type: ledger.Question, Body: w.Position, Timestamp: ledger.T(now)}},
-			X:      &ledger.Extra{Workflow: w.Workflow, Step: w.Step},
-		}
+		c := l.Ask(ledger.NewQuestion{
+			From: w.Agent, To: ledger.Human, Topic: w.Topic, Body: w.Position,
+			Blocking: true, MaxRounds: 1, SLA: h.Rules.Config.HumanSLA(),
+			Workflow: w.Workflow, Step: w.Step,
+		}, now)
 		if err := escalate(c, w.Issue, w.Reason, "", now); err != nil {
-			return fmt.Errorf("escalate %s: %w", c.ID, err)
+			return fmt.Errorf("escalate %s: %w", c.ID, err) // nothing is written
 		}
-		l.Clarifications = append(l.Clarifications, c)
 		rec = Record{IssueNumber: w.Issue, Clarification: c}
 		return nil
 	})

@@ -60,20 +60,3 @@ func (h *Hub) Hook(ctx context.Context, phase, agent string, issue int) (ledger.
 	}
 	return st, nil
 }
-
-// OpenBlocking returns the ids of issue's blocking clarifications that are
-// still open and unanswered (pending, stale or escalated): what `hook
-// finish --strict` gates on.
-func (h *Hub) OpenBlocking(issue int) ([]string, error) {
-	es, err := h.Store.OpenEntries(issue)
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, e := range es {
-		if e.Blocking && (e.Status == ledger.Pending || e.Status == ledger.Stale || e.Status == ledger.Escalated) {
-			out = append(out, e.ID)
-		}
-	}
-	return out, nil
-}

@@ -101,9 +101,9 @@ func (h *Hub) Ask(ctx context.Context, req AskRequest) (Record, error) {
 	blocking := !req.NonBlocking
 	if blocking && !rule.BlockingAllowed {
 		return Record{}, &RuleError{
-			Kind:   RuleBlocking,
-			Msg:    fmt.Sprintf("step %q of workflow %q does not allow blocking questions", rule.Step, rule.Workflow),
-			Advice: "ask with --non-blocking and keep working; pick the answer up with `agentx clarify wait` or the inbox",
+			Kind: RuleBlocking,
+			Msg:  fmt.Sprintf("step %q of workflow %q does not allow blocking questions", rule.Step, rule.Workflow),
+			From: req.From, To: req.To, Workflow: rule.Workflow, Step: rule.Step,
 		}
 	}
 	maxQ := h.Rules.Config.MaxQuestions
@@ -118,21 +118,17 @@ func (h *Hub) Ask(ctx context.Context, req AskRequest) (Record, error) {
 			}
 			if n >= maxQ {
 				return &RuleError{
-					Kind:   RuleCap,
-					Msg:    fmt.Sprintf("%s has asked %d questions on issue #%d, the limit (max_questions = %d): no more questions: proceed on your best judgment", req.From, n, req.Issue, maxQ),
-					Advice: "proceed on your best judgment and record your assumption",
+					Kind: RuleCap,
+					Msg:  fmt.Sprintf("%s has asked %d questions on issue #%d, the limit (max_questions = %d): no more questions: proceed on your best judgment", req.From, n, req.Issue, maxQ),
+					From: req.From, Issue: req.Issue, Asked: n, Max: maxQ,
 				}
 			}
 		}
-		now := h.now()
-		c := &ledger.Clarification{
-			ID: l.NextID(), From: req.From, To: req.To, Topic: req.Topic,
-			Blocking: blocking, Status: ledger.Pending, Round: 1, MaxRounds: rule.MaxRounds,
-			Created: ledger.T(now), StaleAfter: ledger.T(now.Add(h.sla(rule, req.To))),
-			Thread: []ledger.ThreadEntry{{Round: 1, From: req.From, Type: ledger.Question, Body: req.Question, Timestamp: ledger.T(now)}},
-			X:      &ledger.Extra{Workflow: rule.Workflow, Step: rule.Step, Options: req.Options},
-		}
-		l.Clarifications = append(l.Clarifications, c)
+		c := l.Ask(ledger.NewQuestion{
+			From: req.From, To: req.To, Topic: req.Topic, Body: req.Question,
+			Blocking: blocking, MaxRounds: rule.MaxRounds, SLA: h.sla(rule, req.To),
+			Workflow: rule.Workflow, Step: rule.Step, Options: req.Options,
+		}, h.now())
 		rec = Record{IssueNumber: req.Issue, Clarification: c}
 		return nil
 	})

@@ -343,33 +343,6 @@ func TestCancelAbandonEscalate(t *testing.T) {
 	assert.True(t, errors.As(err, &te), "escalated only resolves")
 }
 
-func TestIssueReadiness(t *testing.T) {
-	mk := func(id string, st ledger.Status, blocking bool) *ledger.Clarification {
-		return &ledger.Clarification{ID: id, From: "engineer", To: "architect", Status: st, Blocking: blocking}
-	}
-	tests := []struct {
-		name   string
-		cs     []*ledger.Clarification
-		state  string
-		reason string
-	}{
-		{"empty", nil, StateReady, ""},
-		{"resolved", []*ledger.Clarification{mk("CLR-1-001", ledger.Resolved, true)}, StateReady, ""},
-		{"answered", []*ledger.Clarification{mk("CLR-1-001", ledger.Answered, true)}, StateReady, ""},
-		{"non-blocking pending", []*ledger.Clarification{mk("CLR-1-001", ledger.Pending, false)}, StateReady, ""},
-		{"blocking pending", []*ledger.Clarification{mk("CLR-1-001", ledger.Pending, true)}, StateBlocked, "Clarification CLR-1-001 pending from architect"},
-		{"blocking stale", []*ledger.Clarification{mk("CLR-1-002", ledger.Stale, true)}, StateBlocked, "Clarification CLR-1-002 stale from architect"},
-		{"escalated wins", []*ledger.Clarification{mk("CLR-1-001", ledger.Pending, true), mk("CLR-1-002", ledger.Escalated, false)}, StateEscalated, "Clarification CLR-1-002 needs a human decision"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			r := IssueReadiness(1, tt.cs)
-			assert.Equal(t, tt.state, r.State)
-			assert.Contains(t, r.Reason, tt.reason)
-		})
-	}
-}
-
 func TestWait(t *testing.T) {
 	h, _ := newTestHub(t, "")
 	ctx := context.Background()

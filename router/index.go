@@ -2,7 +2,6 @@ package router
 
 import (
 	"errors"
-	"fmt"
 	"path/filepath"
 	"slices"
 
@@ -28,17 +27,9 @@ func (h *Hub) listIssues(f Filter) ([]int, error) {
 	return h.Store.Issues()
 }
 
-// readyAll is the readiness of every issue with an open clarification
-// (ledgers that cannot be read are returned in errs).
-// readinessOf is IssueReadiness of an issue's open entries.
-func readinessOf(issue int, es []ledger.IndexEntry) Readiness {
-	cs := make([]*ledger.Clarification, len(es))
-	for i, e := range es {
-		cs[i] = &ledger.Clarification{ID: e.ID, From: e.From, To: e.To, Blocking: e.Blocking, Status: e.Status}
-	}
-	return IssueReadiness(issue, cs)
-}
-
+// readyAll is the readiness of every issue with an open clarification;
+// an issue whose ledger cannot be read is held up by it (other errors are
+// returned in errs).
 func (h *Hub) readyAll() ([]Readiness, []error, error) {
 	ix, errs, err := h.Store.ReadOpen()
 	if err != nil {
@@ -46,7 +37,7 @@ func (h *Hub) readyAll() ([]Readiness, []error, error) {
 	}
 	out := []Readiness{}
 	for _, n := range ix.OpenIssues() {
-		out = append(out, readinessOf(n, ix.Issues[n]))
+		out = append(out, ReadinessOf(n, Blockers(ix.Issues[n])))
 	}
 	// A ledger that cannot be read blocks its issue: the gate fails closed.
 	var rest []error
@@ -60,8 +51,7 @@ func (h *Hub) readyAll() ([]Readiness, []error, error) {
 			rest = append(rest, err)
 			continue
 		}
-		out = append(out, Readiness{Issue: n, State: StateBlocked, Blocked: []string{},
-			Reason: fmt.Sprintf("its ledger cannot be read (%v); run agentx doctor", err)})
+		out = append(out, ReadinessOf(n, []Blocker{{Rule: BlockUnreadable, Why: err.Error()}}))
 	}
 	slices.SortFunc(out, func(a, b Readiness) int { return a.Issue - b.Issue })
 	return out, rest, nil

@@ -115,57 +115,15 @@ func (h *Hub) Wait(ctx context.Context, id string, timeout time.Duration) (Recor
 	}
 }
 
-// Readiness is whether an issue may proceed.
-type Readiness struct {
-	Issue   int      `json:"issue"`
-	State   string   `json:"state"` // READY, BLOCKED or ESCALATED
-	Reason  string   `json:"reason,omitempty"`
-	Blocked []string `json:"blockedBy"` // ids of the clarifications in the way
-}
-
-// The readiness states.
-const (
-	StateReady     = "READY"
-	StateBlocked   = "BLOCKED"
-	StateEscalated = "ESCALATED"
-)
-
-// IssueReadiness is pure: an issue is ESCALATED while any clarification
-// awaits a human decision, BLOCKED while a blocking one is pending or stale,
-// else READY.
-func IssueReadiness(issue int, cs []*ledger.Clarification) Readiness {
-	r := Readiness{Issue: issue, State: StateReady, Blocked: []string{}}
-	var blocking []*ledger.Clarification
-	for _, c := range cs {
-		switch {
-		case c.Status == ledger.Escalated:
-			if r.State != StateEscalated {
-				r.State = StateEscalated
-				r.Reason = fmt.Sprintf("Clarification %s needs a human decision (agentx clarify show %s)", c.ID, c.ID)
-			}
-			r.Blocked = append(r.Blocked, c.ID)
-		case c.Blocking && (c.Status == ledger.Pending || c.Status == ledger.Stale):
-			blocking = append(blocking, c)
-			r.Blocked = append(r.Blocked, c.ID)
-		}
-	}
-	if r.State == StateReady && len(blocking) > 0 {
-		c := blocking[0]
-		r.State = StateBlocked
-		r.Reason = fmt.Sprintf("Clarification %s %s from %s", c.ID, c.Status, c.To)
-	}
-	return r
-}
-
 // Ready reports the readiness of every issue with an open clarification
 // (or of one issue).
 func (h *Hub) Ready(issue *int) ([]Readiness, []error, error) {
 	if issue == nil {
 		return h.readyAll()
 	}
-	es, err := h.Store.OpenEntries(*issue)
+	bs, err := h.Blockers(*issue)
 	if err != nil {
 		return nil, nil, err
 	}
-	return []Readiness{readinessOf(*issue, es)}, nil, nil
+	return []Readiness{ReadinessOf(*issue, bs)}, nil, nil
 }

@@ -40,9 +40,9 @@ func HooksFile(n int) string {
 // with, from the open clarifications and the hooks, so that it agrees with
 // `ready` by construction:
 //
-//   - blocked-clarification while a blocking question it asked on the issue
-//     is pending, stale or escalated (waiting on the one asked, or on a
-//     human once escalated);
+//   - blocked-clarification while a question it asked on the issue holds
+//     the issue up (BlockerOf: a blocking one pending, stale or escalated),
+//     waiting on the one asked, or on a human once escalated;
 //   - else clarifying while a question to it on the issue is pending or stale;
 //   - else what its last hook on the issue said (working, reviewing, done),
 //     or working when it holds an answer it has not resolved yet.
@@ -89,14 +89,9 @@ func (h *Hub) AgentStates() ([]AgentState, []error, error) {
 	for _, n := range ix.OpenIssues() {
 		for _, e := range ix.Issues[n] {
 			issue, at := n, e.Asked
-			switch {
-			case e.Blocking && (e.Status == ledger.Pending || e.Status == ledger.Stale || e.Status == ledger.Escalated):
-				on := e.To
-				if e.Status == ledger.Escalated {
-					on = ledger.Human
-				}
-				set(key{e.From, n}, 3, &ledger.AgentStatus{Status: ledger.BlockedClarification, Issue: &issue, LastActivity: &at, ClarificationID: e.ID, WaitingOn: on})
-			case e.Status == ledger.Answered:
+			if b, ok := BlockerOf(e); ok {
+				set(key{e.From, n}, 3, &ledger.AgentStatus{Status: ledger.BlockedClarification, Issue: &issue, LastActivity: &at, ClarificationID: e.ID, WaitingOn: b.On})
+			} else if e.Status == ledger.Answered {
 				set(key{e.From, n}, 1, &ledger.AgentStatus{Status: ledger.Working, Issue: &issue, LastActivity: &at})
 			}
 			if e.Status == ledger.Pending || e.Status == ledger.Stale {

@@ -259,7 +259,7 @@ func (a *App) awaitAnswer(ctx context.Context, h *router.Hub, rec router.Record,
 		got, err := a.wait(ctx, h, rec.ID, timeout)
 		var te *router.WaitTimeoutError
 		if errors.As(err, &te) {
-			return a.noAnswer(got, te.Error(), te.Hint())
+			return a.noAnswer(got, te.Error(), waitAdvice(te.ID))
 		}
 		if err != nil {
 			return err

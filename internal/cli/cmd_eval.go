@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -365,42 +364,4 @@ func (a *App) finishHookOutput(ctx context.Context, h *router.Hub, res hookResul
 	}
 	a.delivered(ctx, h, res, true)
 	return nil
-}
-
-// gateReadiness adds to rs what the supervisor gate holds up: an issue
-// whose work was sent back for revision is BLOCKED until it passes (an
-// escalated evaluation is an escalated clarification, already in rs).
-// With issue nil, every issue with evaluations is looked at.
-func gateReadiness(store *ledger.Store, rs []router.Readiness, issue *int) ([]router.Readiness, error) {
-	issues := []int{}
-	if issue != nil {
-		issues = append(issues, *issue)
-	} else {
-		var err error
-		if issues, err = evaluate.Issues(store); err != nil {
-			return nil, err
-		}
-	}
-	for _, n := range issues {
-		ats, err := evaluate.Blocking(store, n)
-		if err != nil {
-			return nil, err
-		}
-		if len(ats) == 0 {
-			continue
-		}
-		i := slices.IndexFunc(rs, func(r router.Readiness) bool { return r.Issue == n })
-		if i < 0 {
-			rs = append(rs, router.Readiness{Issue: n, State: router.StateReady, Blocked: []string{}})
-			i = len(rs) - 1
-		}
-		for _, at := range ats {
-			rs[i].Blocked = append(rs[i].Blocked, at.ID)
-		}
-		if rs[i].State == router.StateReady {
-			rs[i].State, rs[i].Reason = router.StateBlocked, evaluate.BlockingReason(ats[0])
-		}
-	}
-	slices.SortFunc(rs, func(x, y router.Readiness) int { return x.Issue - y.Issue })
-	return rs, nil
 }

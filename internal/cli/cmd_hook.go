@@ -32,7 +32,9 @@ An agent is its role on an issue, so a hook acts on that issue alone:
           answer, and escalates by the SLA rules
 
 Both exit 0 unless the hook itself failed; "finish --strict" exits 9 while
-the issue has an open blocking clarification, as a CI gate.`,
+the issue is not ready, as a CI gate: by the rule of "agentx ready", a
+blocking clarification is pending, stale or escalated, or work was sent back
+for revision (a non-blocking question never holds the issue up).`,
 	}
 	cmd.AddCommand(newHookPhaseCmd(a, router.HookStart), newHookStopCmd(a), newHookPhaseCmd(a, router.HookFinish))
 	return cmd
@@ -119,7 +121,7 @@ func newHookPhaseCmd(a *App, phase string) *cobra.Command {
 	if phase == router.HookStart {
 		cmd.Flags().StringVar(&workflow, "workflow", "", "the workflow the agent works in (checked to exist)")
 	} else {
-		cmd.Flags().BoolVar(&strict, "strict", false, "exit 9 while the issue has an open blocking clarification or its work was sent back for revision")
+		cmd.Flags().BoolVar(&strict, "strict", false, "exit 9 while the issue is not ready (as ready --issue N): a blocking clarification is pending, stale or escalated, or work was sent back for revision")
 		cmd.Flags().StringVar(&workflow, "workflow", "", "the workflow whose step's checks evaluate the work (default: config's default_workflow)")
 		cmd.Flags().StringVar(&step, "step", "", "the step evaluated (default: the agent's first step with checks)")
 		cmd.Flags().StringVar(&format, "format", formatText, "text, or claude-hook: the JSON a Claude Code Stop hook prints to send the agent back with the feedback")
@@ -135,14 +137,12 @@ func (a *App) hookView(ctx context.Context, h *router.Hub, res hookResult, who s
 		res.Monitor = a.side.report
 		a.markClosed(ctx, h, who, res.Monitor)
 	}
-	if strict {
-		var err error
-		if res.Blocked, err = h.OpenBlocking(n); err != nil {
+	if strict { // the gate of ready --issue N
+		bs, err := issueBlockers(h, n)
+		if err != nil {
 			return err
 		}
-		if e := res.Evaluation; e != nil && e.Result == evaluate.OutcomeRevise {
-			res.Blocked = append(res.Blocked, e.Attempt.ID)
-		}
+		res.Blocked = router.ReadinessOf(n, bs).Blocked
 	}
 	if format == formatClaudeHook {
 		return a.finishHookOutput(ctx, h, res)

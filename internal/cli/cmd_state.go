@@ -3,9 +3,11 @@ package cli
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentx-cli/agentx/internal/gate/evaluate"
 	"github.com/agentx-cli/agentx/internal/safetext"
 	"github.com/agentx-cli/agentx/ledger"
 	"github.com/agentx-cli/agentx/router"
@@ -65,11 +67,12 @@ func newReadyCmd(a *App) *cobra.Command {
 		Annotations: map[string]string{runsMonitor: "yes"},
 		Short:       "Which issues may proceed; with --issue, a CI gate (exit 9 when blocked or escalated)",
 		Long: `List each issue with an open clarification as READY, BLOCKED (a blocking
-clarification is pending or stale) or ESCALATED (a clarification needs a human
-decision).
+clarification is pending or stale, or work was sent back for revision) or
+ESCALATED (a blocking clarification needs a human decision). A non-blocking
+question never holds an issue up, whatever its status, escalated included.
 
 With --issue N it is a gate for CI and hooks: exit 0 when the issue is ready,
-9 when it is blocked or escalated.`,
+9 when it is blocked or escalated; "hook finish --strict" gates on the same.`,
 		Args: cobra.NoArgs,
 		RunE: a.runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			n, err := issue.get(a)
@@ -82,18 +85,12 @@ With --issue N it is a gate for CI and hooks: exit 0 when the issue is ready,
 			}
 			a.gateIssue(ctx, h, n)
 			return a.later(func(ctx context.Context) error { // gate on the state the monitor leaves
-				rs, errs, err := h.Ready(n)
+				rs, errs, err := readiness(h, n)
 				if err != nil {
-					return err
-				}
-				if rs, err = gateReadiness(h.Store, rs, n); err != nil {
 					return err
 				}
 				for _, e := range errs {
 					a.warnf("skipped %v", e)
-				}
-				if rs == nil {
-					rs = []router.Readiness{}
 				}
 				if err := a.emit(rs, func() {
 					if len(rs) == 0 {
@@ -128,4 +125,86 @@ func (a *App) readyState(s string) string {
 		return a.paint(statusColor(ledger.Pending))(s)
 	}
 	return a.paint(statusColor(ledger.Escalated))(s)
+}
+
+// issueBlockers is what holds issue n up: its clarifications, by the one
+// rule (router.Blockers), then the work the supervisor gate sent back.
+// `ready --issue N` and `hook finish --strict` both gate on it.
+func issueBlockers(h *router.Hub, n int) ([]router.Blocker, error) {
+	bs, err := h.Blockers(n)
+	if err != nil {
+		return nil, err
+	}
+	sent, err := evaluate.Blockers(h.Store, n)
+	if err != nil {
+		return nil, err
+	}
+	return append(bs, sent...), nil
+}
+
+// readiness is the readiness of issue (with nil, of every issue with an
+// open clarification or work sent back), its reasons worded.
+func readiness(h *router.Hub, issue *int) ([]router.Readiness, []error, error) {
+	var (
+		rs   []router.Readiness
+		errs []error
+	)
+	if issue != nil {
+		bs, err := issueBlockers(h, *issue)
+		if err != nil {
+			return nil, nil, err
+		}
+		rs = []router.Readiness{router.ReadinessOf(*issue, bs)}
+	} else {
+		var err error
+		if rs, errs, err = h.Ready(nil); err != nil {
+			return nil, nil, err
+		}
+		issues, err := evaluate.Issues(h.Store)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, n := range issues {
+			sent, err := evaluate.Blockers(h.Store, n)
+			if err != nil {
+				return nil, nil, err
+			}
+			if len(sent) == 0 {
+				continue
+			}
+			i := slices.IndexFunc(rs, func(r router.Readiness) bool { return r.Issue == n })
+			if i < 0 {
+				rs, i = append(rs, router.Readiness{Issue: n}), len(rs)
+			}
+			rs[i] = router.ReadinessOf(n, append(rs[i].Blockers, sent...))
+		}
+		slices.SortFunc(rs, func(x, y router.Readiness) int { return x.Issue - y.Issue })
+	}
+	for i := range rs {
+		rs[i].Reason = readyReason(rs[i])
+	}
+	if rs == nil {
+		rs = []router.Readiness{}
+	}
+	return rs, errs, nil
+}
+
+// readyReason words why r is not READY, from the blocker that gives its
+// state: "" when it is READY.
+func readyReason(r router.Readiness) string {
+	b, ok := r.Cause()
+	if !ok {
+		return ""
+	}
+	switch b.Rule {
+	case router.BlockEscalated:
+		return fmt.Sprintf("Clarification %s needs a human decision (agentx clarify show %s)", b.ID, b.ID)
+	case router.BlockUnanswered:
+		return fmt.Sprintf("Clarification %s %s from %s", b.ID, b.Status, b.On)
+	case router.BlockUnreadable:
+		return fmt.Sprintf("its ledger cannot be read (%s); run agentx doctor", b.Why)
+	case router.BlockSentBack:
+		return fmt.Sprintf("%s (agentx eval show %s)", b.Why, b.ID)
+	}
+	return b.Why
 }

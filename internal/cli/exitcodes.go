@@ -87,6 +87,9 @@ func hintOf(err error) string {
 	if h := whoHint(err); h != "" {
 		return h
 	}
+	if h := advice(err); h != "" {
+		return h
+	}
 	var h interface{ Hint() string }
 	for e := err; e != nil; e = errors.Unwrap(e) {
 		if errors.As(e, &h) && h.Hint() != "" {
@@ -142,7 +145,7 @@ var (
 	ExitInvalidData = ExitCode{7, "invalid_data", "a ledger, workflow or config file is invalid or corrupt (never overwritten)"}
 	ExitUnsafePath  = ExitCode{7, "unsafe_path", "a file agentx would write or lock (or a directory on its way) is a symbolic link or not a regular file: refused, nothing written"}
 	ExitWaitTimeout = ExitCode{8, "wait_timeout", "waited for an answer and none came: in time, or at all (escalated to a human, or abandoned)"}
-	ExitBlocked     = ExitCode{9, "blocked", "ready gate: the issue has a pending or escalated clarification"}
+	ExitBlocked     = ExitCode{9, "blocked", "ready gate: the issue has a blocking clarification pending, stale or escalated (a non-blocking one never gates), or work sent back"}
 	ExitNoWorkspace = ExitCode{10, "no_workspace", "no .agentx workspace found (run agentx init)"}
 	ExitInterrupted = ExitCode{130, "interrupted", "interrupted by a signal (Ctrl-C)"}
 	ExitCodes       = []ExitCode{ExitOK, ExitFailure, ExitUsage, ExitNotFound, ExitRejected, ExitIdentity, ExitLockTimeout, ExitLockLost, ExitRemoteBusy, ExitTransition, ExitSuperseded, ExitInvalidData, ExitUnsafePath, ExitWaitTimeout, ExitBlocked, ExitNoWorkspace, ExitInterrupted}

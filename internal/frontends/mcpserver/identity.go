@@ -1,9 +1,11 @@
 package mcpserver
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
+	"github.com/agentx-cli/agentx/ledger"
 	"github.com/agentx-cli/agentx/router"
 )
 
@@ -34,4 +36,35 @@ var mcpWords = router.WhoWords{
 		return fmt.Sprintf("it is for %s to do, in its own session", strings.Join(agents, " or "))
 	},
 	Person: func(string, string, bool) string { return personHint },
+}
+
+// toolHint words, in the server's terms (tools and their arguments), the
+// hint of a refusal the core leaves to its front ends: who acts (see
+// identityHint), a blocking question a step does not allow, the question
+// cap, a wait that ended unanswered. "" for other errors.
+func toolHint(err error) string {
+	if h := identityHint(err); h != "" {
+		return h
+	}
+	var (
+		re *router.RuleError
+		te *router.WaitTimeoutError
+	)
+	switch {
+	case errors.As(err, &re) && re.Kind == router.RuleBlocking:
+		return fmt.Sprintf("Step %s allows only non-blocking questions: call %s again with blocking false and keep working; the answer reaches you through the inbox or clarify_wait.", re.Step, askTool(re.To))
+	case errors.As(err, &re) && re.Kind == router.RuleCap:
+		return "No more questions on this issue: " + TimedOutGuidance + "."
+	case errors.As(err, &te):
+		return fmt.Sprintf("%s (the question stays open: clarify_wait {\"id\":%q} picks the answer up later).", TimedOutGuidance, te.ID)
+	}
+	return ""
+}
+
+// askTool is the tool that asks to.
+func askTool(to string) string {
+	if to == ledger.Human {
+		return "ask_human"
+	}
+	return "clarify_ask"
 }

@@ -266,8 +266,8 @@ func decodeArgs[In any](raw json.RawMessage, schema *jsonschema.Resolved) (In, e
 // and hint the CLI gives, as text for the model and ErrorInfo in _meta.
 func (s *server) toolError(tool string, err error) *mcp.CallToolResult {
 	code, name, hint := s.opts.Classify(err)
-	if h := identityHint(err); h != "" {
-		hint = h
+	if h := toolHint(err); h != "" {
+		hint = h // in the server's terms: tools, not the command line's flags
 	}
 	info := ErrorInfo{Code: name, ExitCode: code, Message: err.Error(), Hint: hint}
 	var re *router.RuleError

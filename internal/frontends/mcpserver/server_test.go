@@ -606,3 +606,45 @@ func TestSide(t *testing.T) {
 	assert.Equal(t, []string{"read", "push", "read", "wait CLR-42-001", "push", "read", "push"}, log, "a failed call too")
 	assert.Equal(t, 3, sides, "a Side per call")
 }
+
+// TestToolHints: the hint of a refusal the core leaves to its front ends
+// is worded in the server's terms (tools and their arguments), even where
+// the classifier it is given (the CLI's, in agentx-full) offers the
+// command line's.
+func TestToolHints(t *testing.T) {
+	h := newHub(t)
+	h.Rules.Config.DefaultWorkflow = "bug" // its steps allow only non-blocking questions
+	h.Rules.Config.MaxQuestions = 1
+	cliLike := func(err error) (int, string, string) {
+		code, name, _ := testClassify(err)
+		return code, name, "ask with --non-blocking; `agentx clarify wait` picks the answer up"
+	}
+	cs := connect(t, h, Options{Agent: "engineer", Classify: cliLike})
+	tests := []struct {
+		name string
+		tool string
+		args map[string]any
+		rule string
+		hint string
+	}{
+		{"blocking not allowed", "clarify_ask", map[string]any{"issue": 7, "to": "architect", "topic": "t", "question": "q"},
+			"blocking", "call clarify_ask again with blocking false"},
+		{"blocking not allowed, to a person", "ask_human", map[string]any{"issue": 7, "question": "q"},
+			"blocking", "call ask_human again with blocking false"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			info := errInfo(t, callTool(t, cs, tt.tool, tt.args))
+			assert.Equal(t, "rejected", info.Code)
+			assert.Equal(t, tt.rule, info.Rule)
+			assert.Contains(t, info.Hint, tt.hint)
+			assert.NotContains(t, info.Hint, "--")
+			assert.NotContains(t, info.Hint, "agentx clarify")
+		})
+	}
+	into[AskResult](t, callTool(t, cs, "clarify_ask", map[string]any{"issue": 7, "to": "architect", "topic": "t", "question": "q", "blocking": false}))
+	info := errInfo(t, callTool(t, cs, "clarify_ask", map[string]any{"issue": 7, "to": "architect", "topic": "t", "question": "q2", "blocking": false}))
+	assert.Equal(t, "cap", info.Rule)
+	assert.Contains(t, info.Hint, "record your assumption with clarify_assume")
+	assert.NotContains(t, info.Hint, "--")
+}

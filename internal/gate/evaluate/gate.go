@@ -287,8 +287,24 @@ func Blocking(store *ledger.Store, issue int) ([]*Attempt, error) {
 	return out, nil
 }
 
-// BlockingReason is what `ready` says of an attempt sent back.
+// Blockers is Blocking as what holds the issue up (router.BlockSentBack),
+// beside its clarifications: the ready gate and the strict finish hook
+// add them to router.Blockers.
+func Blockers(store *ledger.Store, issue int) ([]router.Blocker, error) {
+	ats, err := Blocking(store, issue)
+	if err != nil {
+		return nil, err
+	}
+	var out []router.Blocker
+	for _, a := range ats {
+		out = append(out, router.Blocker{ID: a.ID, Rule: router.BlockSentBack, From: a.Agent, On: a.Agent, Why: BlockingReason(a)})
+	}
+	return out, nil
+}
+
+// BlockingReason says why an attempt sent back holds its issue up (a
+// front end adds where to read it whole).
 func BlockingReason(a *Attempt) string {
-	return fmt.Sprintf("Evaluation %s of step %s needs revision by %s (attempt %d of %d: %s) (agentx eval show %s)",
-		a.ID, a.Step, a.Agent, a.Attempt, a.MaxAttempts, strings.Join(a.FailedChecks(), ", "), a.ID)
+	return fmt.Sprintf("Evaluation %s of step %s needs revision by %s (attempt %d of %d: %s)",
+		a.ID, a.Step, a.Agent, a.Attempt, a.MaxAttempts, strings.Join(a.FailedChecks(), ", "))
 }
