@@ -106,6 +106,7 @@ func (h *Hub) answer(ctx context.Context, id, from, body string, round int) (Rec
 		return Record{}, err
 	}
 	h.changed(EventAnswered, rec, actor(from, signer), "")
+	h.notify(ctx, "answer", rec) // a wake of any kind the team wires (a tmux pane, a webhook)
 	return rec, nil
 }
 

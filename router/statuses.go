@@ -113,7 +113,7 @@ func (h *Hub) AgentStates() ([]AgentState, []error, error) {
 }
 
 // notify runs the configured notify command, if any, for a question to a
-// human or an escalation.
+// human ("question"), an escalation ("escalation") or an answer ("answer").
 func (h *Hub) notify(ctx context.Context, kind string, rec Record) {
 	n := h.Rules.Config.Notify
 	if n == nil || len(n.Command) == 0 {

@@ -96,12 +96,24 @@ type LockConfig struct {
 	StaleAge Duration `json:"stale_age"` // a lock older than this may be taken over
 }
 
-// AgentConfig is one [agents.NAME] table: how to run that agent as a responder.
+// AgentConfig is one [agents.NAME] table: how to run that agent as a
+// responder (command), and how to reach it as an asker (resume, hold).
 type AgentConfig struct {
 	Command    []string `json:"command"` // argv; the question arrives on stdin, the answer is stdout
 	Timeout    Duration `json:"timeout"`
 	RetryDelay Duration `json:"retry_delay"` // after a failure, the one retry comes this much later
+	// Resume is the argv template that wakes the agent when an answer
+	// lands after its turn ended: {session}, {issue}, {id} and {agent} are
+	// filled in; the answer arrives on stdin.
+	Resume []string `json:"resume,omitempty"`
+	// Hold is how long agentx hook stop holds the agent's turn for the
+	// answer to its blocking question (0: the command's default).
+	Hold Duration `json:"hold,omitzero"`
 }
+
+// ResumePlaceholders are the fields an [agents.NAME] resume template may
+// name.
+var ResumePlaceholders = []string{"{session}", "{issue}", "{id}", "{agent}"}
 
 // NotifyConfig is the [notify] table: the command run when a human is asked or a
 // clarification escalates.
@@ -312,10 +324,22 @@ func (d *doc) agent(name string, prim toml.Primitive) (AgentConfig, bool) {
 		{"command", &a.Command, "an array of strings"},
 		{"timeout", &a.Timeout, "a duration string"},
 		{"retry_delay", &a.RetryDelay, "a duration string"},
+		{"resume", &a.Resume, "an array of strings"},
+		{"hold", &a.Hold, "a duration string"},
 	})
-	d.command(t, def["command"], a.Command, with(p, "command"), `e.g. command = ["claude", "-p"]; leave the agent out to answer by hand`)
+	// a table that only says how to reach the agent as an asker (resume,
+	// hold) needs no responder command
+	_, resume := t["resume"]
+	_, hold := t["hold"]
+	if _, present := t["command"]; present || !(resume || hold) {
+		d.command(t, def["command"], a.Command, with(p, "command"), `e.g. command = ["claude", "-p"]; leave the agent out to answer by hand`)
+	}
+	if def["resume"] {
+		d.resume(a.Resume, with(p, "resume"))
+	}
 	d.positive(def["timeout"], a.Timeout, with(p, "timeout"))
 	d.positive(def["retry_delay"], a.RetryDelay, with(p, "retry_delay"))
+	d.positive(def["hold"], a.Hold, with(p, "hold"))
 	return a, len(d.errs) == n
 }
 
@@ -330,6 +354,25 @@ func (d *doc) command(t map[string]toml.Primitive, defined bool, argv []string, 
 	}
 	if len(argv) == 0 || argv[0] == "" {
 		d.addf(p, p, `an argv array, e.g. ["claude", "-p"]`, "must not be empty")
+	}
+}
+
+// resume checks a resume template: a non-empty argv whose braces name only
+// ResumePlaceholders.
+func (d *doc) resume(argv []string, p []string) {
+	if len(argv) == 0 || argv[0] == "" {
+		d.addf(p, p, `an argv template, e.g. ["claude", "-p", "--resume", "{session}"]`, "must not be empty")
+		return
+	}
+	for _, arg := range argv {
+		rest := arg
+		for _, ph := range ResumePlaceholders {
+			rest = strings.ReplaceAll(rest, ph, "")
+		}
+		if strings.ContainsAny(rest, "{}") {
+			d.addf(p, p, "use "+strings.Join(ResumePlaceholders, ", "), "%q: an unknown placeholder", arg)
+			return
+		}
 	}
 }
 

@@ -105,6 +105,12 @@ allow = ["alice@example.com", "bob", "Renée Dupont"]
 		{"notify timeout defaults to a few seconds", "[notify]\ncommand = [\"./n.sh\"]\n", func(t *testing.T, c *Config) {
 			assert.Equal(t, DefaultNotifyTimeout, c.Notify.Timeout.Duration)
 		}},
+		{"an asker's table: resume and hold, no responder command", "[agents.engineer]\nresume = [\"claude\", \"-p\", \"--resume\", \"{session}\"]\nhold = \"10m\"\n", func(t *testing.T, c *Config) {
+			e := c.Agents["engineer"]
+			assert.Empty(t, e.Command, "no responder")
+			assert.Equal(t, []string{"claude", "-p", "--resume", "{session}"}, e.Resume)
+			assert.Equal(t, 10*time.Minute, e.Hold.Duration)
+		}},
 		{"empty humans table", "[humans]\n", func(t *testing.T, c *Config) {
 			assert.Empty(t, c.Humans.Allow)
 		}},
@@ -166,4 +172,23 @@ config.toml:7: agents.architect: want a table, got a string`)
 	require.NoError(t, os.WriteFile(path, []byte("max_questions = 1.5\n"), 0o644))
 	_, err = LoadConfigFile(path)
 	require.EqualError(t, err, path+":1: max_questions: want an integer, got a float")
+}
+
+// TestAgentTableErrors: an [agents.NAME] table needs a responder command
+// unless it only says how to reach the agent as an asker, and a resume
+// template names only the placeholders agentx fills in.
+func TestAgentTableErrors(t *testing.T) {
+	tests := []struct{ name, text, want string }{
+		{"no command, nothing else", "[agents.architect]\ntimeout = \"1m\"\n", "agents.architect.command: required"},
+		{"empty resume", "[agents.engineer]\nresume = []\n", "agents.engineer.resume: must not be empty"},
+		{"unknown placeholder", "[agents.engineer]\nresume = [\"claude\", \"--resume\", \"{sesion}\"]\n", `agents.engineer.resume: "{sesion}": an unknown placeholder`},
+		{"hold not positive", "[agents.engineer]\nhold = \"0s\"\n", "agents.engineer.hold: must be greater than 0"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := parseConfig("config.toml", []byte(tt.text))
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tt.want)
+		})
+	}
 }

@@ -79,6 +79,8 @@ type sideWork struct {
 	then      func(ctx context.Context) error
 	outs      []func() error
 	pushAfter bool
+	holdGiven bool // hook stop: --hold was given
+	noWake    bool // the scope check and completion: never start anything
 }
 
 // run executes the command line and returns the exit code.

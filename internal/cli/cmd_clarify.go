@@ -27,7 +27,10 @@ func (a *App) hub() (*workspace.Workspace, *router.Hub, error) { return a.openHu
 // localHub is hub without the remote mode's refresh: for what needs no
 // other host's changes and must not wait on a fetch, the scope check (run
 // before every tool an agent uses) and shell completion.
-func (a *App) localHub() (*workspace.Workspace, *router.Hub, error) { return a.openHub(false) }
+func (a *App) localHub() (*workspace.Workspace, *router.Hub, error) {
+	a.noWake = true // nor does it start an agent's resume command
+	return a.openHub(false)
+}
 
 func (a *App) openHub(refresh bool) (*workspace.Workspace, *router.Hub, error) {
 	ws, err := a.open()

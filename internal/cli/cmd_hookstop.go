@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentx-cli/agentx/internal/frontends/inbox"
+	"github.com/agentx-cli/agentx/internal/frontends/wake"
 	"github.com/agentx-cli/agentx/internal/gate/evaluate"
 	"github.com/agentx-cli/agentx/internal/safetext"
 	"github.com/agentx-cli/agentx/internal/workspace"
@@ -83,6 +84,7 @@ stop). See docs/agents.md.`,
   echo '{"hook_event_name":"Stop","stop_hook_active":false}' | agentx hook stop --agent engineer --issue 77`,
 		Args: cobra.NoArgs,
 		RunE: a.runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+			a.holdGiven = cmd.Flags().Changed("hold")
 			err := a.hookStop(ctx, &issue, agent, workflow, step, hold)
 			var noWS *workspace.NotFoundError
 			switch {
@@ -98,7 +100,7 @@ stop). See docs/agents.md.`,
 	}
 	issue.register(cmd, "the issue the agent works on (default: every issue)")
 	cmd.Flags().StringVar(&agent, "agent", "", "the agent whose turn ended (default $AGENTX_AGENT)")
-	cmd.Flags().DurationVar(&hold, "hold", defaultHold, "how long to hold the turn for the answer to an open blocking question (keep the hook's timeout above it)")
+	cmd.Flags().DurationVar(&hold, "hold", defaultHold, "how long to hold the turn for the answer to an open blocking question (default: [agents.NAME] hold, else 5m; keep the hook's timeout above it)")
 	cmd.Flags().StringVar(&workflow, "workflow", "", "the workflow whose step's checks evaluate the work when nothing is open (default: config's default_workflow)")
 	cmd.Flags().StringVar(&step, "step", "", "the step evaluated (default: the agent's first step with checks)")
 	return cmd
@@ -128,6 +130,15 @@ func (a *App) hookStop(ctx context.Context, issue *issueFlag, agent, workflow, s
 	ws, h, err := a.hub()
 	if err != nil {
 		return err
+	}
+	if !a.holdGiven {
+		if d := h.Rules.Config.Agents[who].Hold.Duration; d > 0 {
+			hold = d // [agents.NAME] hold
+		}
+	}
+	// where the agent can be reached when an answer lands after this turn
+	if err := wake.RecordSession(ctx, h.Store, who, n, wake.Session{ID: p.SessionID, Cwd: p.Cwd, Transcript: p.TranscriptPath}); err != nil {
+		a.warnf("%v", err)
 	}
 	if a.side == nil && !a.monitorOff() {
 		a.side = &sideMonitor{} // a hook runs the monitor; its findings go to stderr, never in the hook's JSON
@@ -185,25 +196,35 @@ func (a *App) stopDecision(ctx context.Context, root string, h *router.Hub, p st
 	if len(waiting) > 0 {
 		first := waiting[0]
 		if hold > 0 {
+			// nothing wakes the agent while its turn is held: this hook
+			// delivers; once released, what landed meanwhile is checked again
+			release, err := wake.Holding(ctx, h.Store, who, n, h.Store.Now().Add(hold))
+			if err != nil {
+				return nil, err
+			}
 			got, err := a.wait(ctx, h, first.ID, hold)
+			release()
 			var te *router.WaitTimeoutError
 			switch {
 			case errors.As(err, &te):
 			case err != nil:
 				return nil, err
 			case router.Settled(got.Clarification):
-				if out, err := a.stopDeliver(ctx, h, who, n); out != nil || err != nil {
-					return out, err
-				}
+			}
+			if out, err := a.stopDeliver(ctx, h, who, n); out != nil || err != nil {
+				return out, err
 			}
 		}
 		ids := make([]string, len(waiting))
 		for i, r := range waiting {
 			ids[i] = r.ID
 		}
-		return &stopHookOutput{SystemMessage: safetext.Line(fmt.Sprintf(
-			"agentx: %s waits on %s (blocking, no answer yet); the answer is delivered with the agent's next prompt (agentx inbox hook)",
-			who, strings.Join(ids, ", ")))}, nil
+		how := "the answer is delivered with the agent's next prompt (agentx inbox hook)"
+		if len(h.Rules.Config.Agents[who].Resume) > 0 {
+			how = "the agent is woken when it is answered ([agents." + who + "] resume)"
+		}
+		return &stopHookOutput{SystemMessage: safetext.Line(fmt.Sprintf("agentx: %s waits on %s (blocking, no answer yet); %s",
+			who, strings.Join(ids, ", "), how))}, nil
 	}
 	if n == nil {
 		return nil, nil

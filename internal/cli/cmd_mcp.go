@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -18,6 +20,7 @@ import (
 	"github.com/agentx-cli/agentx/internal/frontends/mcpserver"
 	"github.com/agentx-cli/agentx/internal/safetext"
 	"github.com/agentx-cli/agentx/router"
+	"github.com/agentx-cli/agentx/workflow"
 )
 
 // envMCPMaxWait overrides --max-wait's default.
@@ -165,11 +168,12 @@ func (a *App) mcpSide(ctx context.Context, h *router.Hub, log *slog.Logger) func
 		}
 	}
 	shared := h.Store.Replicator() != nil
-	if m == nil && sl == nil && !shared {
+	wakes := slices.ContainsFunc(slices.Collect(maps.Values(h.Rules.Config.Agents)), func(c workflow.AgentConfig) bool { return len(c.Resume) > 0 })
+	if m == nil && sl == nil && !shared && !wakes {
 		return nil
 	}
 	return func() mcpserver.Side {
-		s := callSide{app: a, shared: shared}
+		s := callSide{app: a, shared: shared, wakes: wakes}
 		if m != nil {
 			s.modes = append(s.modes, (&ghmirror.Side{Mirror: m, Warn: warnAs("github")}).Mode())
 		}
@@ -184,6 +188,7 @@ func (a *App) mcpSide(ctx context.Context, h *router.Hub, log *slog.Logger) func
 type callSide struct {
 	app    *App
 	shared bool // a [remote]
+	wakes  bool // an agent has a resume command: an answer a call records wakes it
 	modes  relay.Modes
 }
 
@@ -194,7 +199,12 @@ func (s callSide) Read(ctx context.Context) {
 	s.modes.Read(ctx)
 }
 
-func (s callSide) Push(ctx context.Context) { s.modes.Push(ctx) }
+func (s callSide) Push(ctx context.Context) {
+	s.modes.Push(ctx)
+	if s.wakes {
+		s.app.wakeAgents(ctx)
+	}
+}
 
 func (s callSide) Wait(ctx context.Context, h *router.Hub, id string, timeout time.Duration) (router.Record, error) {
 	return s.modes.WaitWith(ctx, func(ctx context.Context, id string, d time.Duration) (router.Record, error) {

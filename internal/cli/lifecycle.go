@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentx-cli/agentx/internal/frontends/wake"
 	"github.com/agentx-cli/agentx/lock"
 )
 
@@ -23,7 +24,9 @@ import (
 //     waits for an answer;
 //  5. print: what the body emitted before the monitor ran is printed now,
 //     with the monitor's findings; the findings in text mode on stderr;
-//  6. push: what changed is mirrored to GitHub and Slack.
+//  6. push: what changed is mirrored to GitHub and Slack;
+//  7. wake: an agent with an [agents.NAME] resume command, whose turn has
+//     ended, is woken with what came back to its questions (wake.Waker).
 //
 // Printing runs nothing and writes no state; no step replaces the process.
 func (a *App) runE(fn func(ctx context.Context, cmd *cobra.Command, args []string) error) func(*cobra.Command, []string) error {
@@ -55,7 +58,20 @@ func (a *App) lifecycle(ctx context.Context, body func(context.Context) error) e
 	}
 	a.flushMonitor()
 	a.push(ctx)
+	a.wakeAgents(ctx)
 	return err
+}
+
+// wakeAgents wakes, once each, the agents that configure a resume command
+// and have something new: whichever agentx process recorded the answer (or
+// the next one, if it was killed) starts the command. Nothing for a
+// command that opened no hub, or a workspace where no agent has one.
+func (a *App) wakeAgents(ctx context.Context) {
+	if a.hb == nil || a.noWake {
+		return
+	}
+	w := wake.Waker{Store: a.hb.Store, Agents: a.hb.Rules.Config.Agents, Root: a.ws.Root, Warn: func(err error) { a.warnf("%v", err) }}
+	w.Run(context.WithoutCancel(ctx))
 }
 
 // later makes view the command's view: run after the monitor, so that it

@@ -85,7 +85,7 @@ func (e *ExistsError) Hint() string {
 // StateGitignore keeps lock files, temp files and the per-machine caches
 // and memos out of version control.
 const StateGitignore = "# agentx: lock files are transient and never committed\n*.lock\n*.lock.takeover\n*.lock.queue\n*.lock.tmp-*\n" +
-	"# temp files of writes in progress, and caches and memos derived per machine\n.*.tmp-*\ncache/\nledgers/\nmonitor/\ndoctor/\nevaluations/revise/\n"
+	"# temp files of writes in progress, and caches and memos derived per machine\n.*.tmp-*\ncache/\nledgers/\nmonitor/\ndoctor/\nevaluations/revise/\n# where this machine's agents can be reached, and their resume logs\nwake/\n"
 
 // Init writes the default files (relative path → content) under
 // root/.agentx, plus state/.gitignore. Without force it refuses if any of

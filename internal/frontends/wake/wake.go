@@ -1,0 +1,485 @@
+package wake
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/agentx-cli/agentx/internal/atomicfile"
+	"github.com/agentx-cli/agentx/internal/frontends/inbox"
+	"github.com/agentx-cli/agentx/ledger"
+	"github.com/agentx-cli/agentx/workflow"
+)
+
+// Dir is the wake state's directory, relative to the state directory.
+const Dir = "wake"
+
+// StateFile is agent's wake state, relative to the state directory.
+func StateFile(agent string) string { return path.Join(Dir, agent+".json") }
+
+// LogFile is where the output of agent's resume commands goes.
+func LogFile(agent string) string { return path.Join(Dir, agent+".log") }
+
+// Kinds are the inbox items that wake an agent: what came back to its own
+// questions. A question waiting for it to answer waits for its next turn.
+var Kinds = []inbox.Kind{inbox.KindAnswer, inbox.KindResolved, inbox.KindEscalated, inbox.KindAbandoned}
+
+// anyIssue is the key of a session or hold not tied to one issue.
+const anyIssue = "0"
+
+// claimGrace is how long a claim whose process cannot be checked (another
+// system) is left to the process that made it.
+const claimGrace = 2 * time.Minute
+
+// maxWoken bounds the claims kept per agent, the oldest dropped first.
+const maxWoken = 500
+
+// Session is where an agent can be reached: what its client's hook said.
+type Session struct {
+	ID         string      `json:"id"`
+	Cwd        string      `json:"cwd,omitempty"`
+	Transcript string      `json:"transcript,omitempty"`
+	At         ledger.Time `json:"at"`
+}
+
+// Hold is a turn being held for an answer (agentx hook stop): while it
+// lasts the hook delivers, and nothing is woken.
+type Hold struct {
+	PID   int         `json:"pid"`
+	Until ledger.Time `json:"until"`
+}
+
+// Claim is one wake: the items it delivers, the text the resume command
+// got, and how far it went. A claim whose process died before it started
+// the command is taken over by the next agentx process.
+type Claim struct {
+	Issue   int         `json:"issue"`
+	Keys    []string    `json:"keys"`
+	IDs     []string    `json:"ids"`
+	Text    string      `json:"text"`
+	PID     int         `json:"pid"`
+	At      ledger.Time `json:"at"`
+	Started bool        `json:"started,omitempty"` // the resume command was started
+	Marked  bool        `json:"marked,omitempty"`  // its items are marked delivered in the inbox
+	Error   string      `json:"error,omitempty"`   // the command could not be started
+}
+
+// State is an agent's wake state, in state/wake/AGENT.json, under its lock.
+type State struct {
+	Sessions map[string]Session `json:"sessions,omitempty"` // by issue ("0": any)
+	Holds    map[string]Hold    `json:"holds,omitempty"`    // by issue ("0": any)
+	Claims   []Claim            `json:"claims,omitempty"`   // oldest first
+}
+
+func issueKey(issue *int) string {
+	if issue == nil {
+		return anyIssue
+	}
+	return strconv.Itoa(*issue)
+}
+
+// RecordSession remembers where agent can be reached for issue (nil: any
+// issue), as its client's hook said.
+func RecordSession(ctx context.Context, store *ledger.Store, agent string, issue *int, s Session) error {
+	if s.ID == "" {
+		return nil
+	}
+	if err := ledger.ValidateAgent("agent", agent); err != nil {
+		return err
+	}
+	var st State
+	err := store.UpdateState(ctx, StateFile(agent), &st, func() error {
+		if st.Sessions == nil {
+			st.Sessions = map[string]Session{}
+		}
+		k := issueKey(issue)
+		if old, ok := st.Sessions[k]; ok && old.ID == s.ID && old.Cwd == s.Cwd && old.Transcript == s.Transcript {
+			return errUnchanged
+		}
+		s.At = ledger.T(store.Now())
+		st.Sessions[k] = s
+		return nil
+	})
+	if errors.Is(err, errUnchanged) {
+		err = nil
+	}
+	return err
+}
+
+// errUnchanged ends an update that has nothing to write.
+var errUnchanged = errors.New("unchanged")
+
+// Holding records that this process holds agent's turn on issue until
+// until; release ends it. Nothing is woken for the agent meanwhile: the
+// holder delivers.
+func Holding(ctx context.Context, store *ledger.Store, agent string, issue *int, until time.Time) (release func(), err error) {
+	k := issueKey(issue)
+	var st State
+	err = store.UpdateState(ctx, StateFile(agent), &st, func() error {
+		if st.Holds == nil {
+			st.Holds = map[string]Hold{}
+		}
+		st.Holds[k] = Hold{PID: os.Getpid(), Until: ledger.T(until)}
+		return nil
+	})
+	if err != nil {
+		return func() {}, err
+	}
+	return func() {
+		var st State
+		_ = store.UpdateState(context.WithoutCancel(ctx), StateFile(agent), &st, func() error {
+			if h, ok := st.Holds[k]; !ok || h.PID != os.Getpid() {
+				return errUnchanged
+			}
+			delete(st.Holds, k)
+			return nil
+		})
+	}, nil
+}
+
+// Waker wakes the agents that configure a resume command when what came
+// back to their questions lands after their turn ended.
+type Waker struct {
+	Store  *ledger.Store
+	Agents map[string]workflow.AgentConfig
+	Root   string // the workspace root: where a resume runs without a session's cwd
+	// Start runs a resume command detached (nil: Detach).
+	Start func(argv []string, dir string, env []string, stdin, log string) error
+	// Warn reports a problem with one agent's wake; the others go on.
+	Warn func(error)
+}
+
+// Woke is one resume command started.
+type Woke struct {
+	Agent string   `json:"agent"`
+	Issue int      `json:"issue"`
+	IDs   []string `json:"ids"`
+	Argv  []string `json:"argv"`
+}
+
+// Run wakes, once each, the agents with something new to wake for, and
+// finishes the wakes another process claimed and did not finish (it was
+// killed). It costs nothing for a workspace where no agent has a resume
+// command, and one stat of the event log per such agent when nothing new
+// was appended since its last look.
+func (w *Waker) Run(ctx context.Context) []Woke {
+	var woke []Woke
+	names := make([]string, 0, len(w.Agents))
+	for name, a := range w.Agents {
+		if len(a.Resume) > 0 {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	for _, agent := range names {
+		got, err := w.agent(ctx, agent)
+		if err != nil && w.Warn != nil {
+			w.Warn(fmt.Errorf("wake %s: %w", agent, err))
+		}
+		woke = append(woke, got...)
+	}
+	return woke
+}
+
+// agent wakes one agent: unfinished claims first, then what is new.
+func (w *Waker) agent(ctx context.Context, agent string) ([]Woke, error) {
+	var woke []Woke
+	if err := w.finish(ctx, agent, &woke); err != nil {
+		return woke, err
+	}
+	res, err := inbox.Check(ctx, w.Store, inbox.Options{Agent: agent, Peek: true, Kinds: Kinds, Limit: inbox.HookLimit})
+	if err != nil || len(res.Items) == 0 {
+		return woke, err
+	}
+	byIssue := map[int][]inbox.Item{}
+	var issues []int
+	for _, it := range res.Items {
+		if _, ok := byIssue[it.Issue]; !ok {
+			issues = append(issues, it.Issue)
+		}
+		byIssue[it.Issue] = append(byIssue[it.Issue], it)
+	}
+	for _, n := range issues {
+		c, ok, err := w.claim(ctx, agent, n, res, byIssue[n])
+		if err != nil {
+			return woke, err
+		}
+		if ok {
+			if wk, err := w.run(ctx, agent, c); err != nil {
+				return woke, err
+			} else if wk != nil {
+				woke = append(woke, *wk)
+			}
+		}
+	}
+	return woke, nil
+}
+
+// claim records, under the agent's wake lock, that this process wakes it
+// for items on issue n: unless a hook holds its turn there, no session is
+// known where the command needs one, or every item was claimed already.
+func (w *Waker) claim(ctx context.Context, agent string, n int, res inbox.Result, items []inbox.Item) (Claim, bool, error) {
+	var c Claim
+	ok := false
+	tmpl := w.Agents[agent].Resume
+	var st State
+	err := w.Store.UpdateState(ctx, StateFile(agent), &st, func() error {
+		now := w.Store.Now()
+		k := strconv.Itoa(n)
+		for _, hk := range []string{k, anyIssue} {
+			if h, held := st.Holds[hk]; held && h.Until.After(now) && alive(h.PID) {
+				return errUnchanged // the hook that holds the turn delivers
+			}
+		}
+		if needsSession(tmpl) {
+			if _, known := sessionOf(st, n); !known {
+				return errUnchanged // nowhere to resume yet
+			}
+		}
+		claimed := map[string]bool{}
+		for _, cl := range st.Claims {
+			for _, key := range cl.Keys {
+				claimed[key] = true
+			}
+		}
+		var take []inbox.Item
+		for _, it := range items {
+			if !claimed[it.Key] {
+				take = append(take, it)
+			}
+		}
+		if len(take) == 0 {
+			return errUnchanged
+		}
+		c = Claim{Issue: n, PID: os.Getpid(), At: ledger.T(now)}
+		for _, it := range take {
+			c.Keys = append(c.Keys, it.Key)
+			c.IDs = append(c.IDs, it.ID)
+		}
+		c.Text = inbox.Text(inbox.Result{Agent: agent, Items: take, Marked: true})
+		st.Claims = append(st.Claims, c)
+		if len(st.Claims) > maxWoken {
+			st.Claims = st.Claims[len(st.Claims)-maxWoken:]
+		}
+		ok = true
+		return nil
+	})
+	if errors.Is(err, errUnchanged) {
+		err = nil
+	}
+	return c, ok, err
+}
+
+// finish takes over the claims another process made and did not finish.
+func (w *Waker) finish(ctx context.Context, agent string, woke *[]Woke) error {
+	var st State
+	if err := w.Store.ReadState(StateFile(agent), &st); err != nil {
+		return err
+	}
+	now := w.Store.Now()
+	for _, c := range st.Claims {
+		if c.Started && c.Marked || c.Error != "" {
+			continue
+		}
+		if c.PID == os.Getpid() || alive(c.PID) && now.Sub(c.At.Time) < claimGrace {
+			continue // its process is on it
+		}
+		// take it over: the claim is re-made as this process's
+		var mine Claim
+		taken := false
+		err := w.Store.UpdateState(ctx, StateFile(agent), &st, func() error {
+			for i := range st.Claims {
+				cl := &st.Claims[i]
+				if slices.Equal(cl.Keys, c.Keys) && cl.PID == c.PID && !(cl.Started && cl.Marked) {
+					cl.PID, cl.At = os.Getpid(), ledger.T(w.Store.Now())
+					mine, taken = *cl, true
+					return nil
+				}
+			}
+			return errUnchanged
+		})
+		if err != nil && !errors.Is(err, errUnchanged) {
+			return err
+		}
+		if taken {
+			wk, err := w.run(ctx, agent, mine)
+			if err != nil {
+				return err
+			}
+			if wk != nil {
+				*woke = append(*woke, *wk)
+			}
+		}
+	}
+	return nil
+}
+
+// run starts c's resume command (unless it was started) and marks its
+// items delivered (unless they were), recording each step.
+func (w *Waker) run(ctx context.Context, agent string, c Claim) (*Woke, error) {
+	var wk *Woke
+	if !c.Started {
+		st := w.sessionFor(agent, c.Issue)
+		argv := Fill(w.Agents[agent].Resume, st.ID, c.Issue, first(c.IDs), agent)
+		dir := st.Cwd
+		if dir == "" || !isDir(dir) {
+			dir = w.Root
+		}
+		env := append(os.Environ(), "AGENTX_AGENT="+agent, "AGENTX_ISSUE="+strconv.Itoa(c.Issue))
+		start := w.Start
+		if start == nil {
+			start = Detach
+		}
+		startErr := start(argv, dir, env, c.Text, filepath.Join(w.Store.Dir(), LogFile(agent)))
+		if err := w.update(ctx, agent, c, func(cl *Claim) {
+			cl.Started = startErr == nil
+			if startErr != nil {
+				cl.Error = startErr.Error()
+			}
+		}); err != nil {
+			return nil, err
+		}
+		if startErr != nil {
+			return nil, fmt.Errorf("start %s: %w", strings.Join(argv, " "), startErr)
+		}
+		wk = &Woke{Agent: agent, Issue: c.Issue, IDs: c.IDs, Argv: argv}
+	}
+	if !c.Marked {
+		if err := w.markDelivered(ctx, agent, c); err != nil {
+			return wk, err
+		}
+		if err := w.update(ctx, agent, c, func(cl *Claim) { cl.Marked = true }); err != nil {
+			return wk, err
+		}
+	}
+	return wk, nil
+}
+
+// markDelivered marks c's clarifications seen by agent as they stand, so
+// that its inbox does not deliver again what the resume command got.
+func (w *Waker) markDelivered(ctx context.Context, agent string, c Claim) error {
+	l, err := w.Store.Read(c.Issue)
+	if err != nil {
+		return err
+	}
+	for _, id := range c.IDs {
+		if cl := l.Find(id); cl != nil {
+			if err := inbox.MarkSeen(ctx, w.Store, agent, cl); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// update changes the claim c in agent's state under its lock.
+func (w *Waker) update(ctx context.Context, agent string, c Claim, fn func(*Claim)) error {
+	var st State
+	err := w.Store.UpdateState(context.WithoutCancel(ctx), StateFile(agent), &st, func() error {
+		for i := range st.Claims {
+			// a claim's keys are its own: no two claims share an item
+			if slices.Equal(st.Claims[i].Keys, c.Keys) {
+				fn(&st.Claims[i])
+				return nil
+			}
+		}
+		return errUnchanged
+	})
+	if errors.Is(err, errUnchanged) {
+		err = nil
+	}
+	return err
+}
+
+// sessionFor is agent's session for issue n, or for any issue.
+func (w *Waker) sessionFor(agent string, n int) Session {
+	var st State
+	if err := w.Store.ReadState(StateFile(agent), &st); err != nil {
+		return Session{}
+	}
+	s, _ := sessionOf(st, n)
+	return s
+}
+
+func sessionOf(st State, n int) (Session, bool) {
+	if s, ok := st.Sessions[strconv.Itoa(n)]; ok {
+		return s, true
+	}
+	s, ok := st.Sessions[anyIssue]
+	return s, ok
+}
+
+// needsSession reports whether a resume template names {session}.
+func needsSession(tmpl []string) bool {
+	return slices.ContainsFunc(tmpl, func(a string) bool { return strings.Contains(a, "{session}") })
+}
+
+// Fill makes an argv from a resume template.
+func Fill(tmpl []string, session string, issue int, id, agent string) []string {
+	r := strings.NewReplacer("{session}", session, "{issue}", strconv.Itoa(issue), "{id}", id, "{agent}", agent)
+	out := make([]string, len(tmpl))
+	for i, a := range tmpl {
+		out[i] = r.Replace(a)
+	}
+	return out
+}
+
+func first(ids []string) string {
+	if len(ids) == 0 {
+		return ""
+	}
+	return ids[0]
+}
+
+func isDir(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.IsDir()
+}
+
+// Detach starts argv in dir with env, detached from this process (its own
+// process group: a Ctrl-C or the end of this command does not reach it),
+// stdin the text, stdout and stderr appended to log. It does not wait.
+func Detach(argv []string, dir string, env []string, stdin, log string) error {
+	if len(argv) == 0 {
+		return fmt.Errorf("an empty command")
+	}
+	if err := os.MkdirAll(filepath.Dir(log), 0o755); err != nil {
+		return err
+	}
+	out, err := atomicfile.OpenFile(log, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	defer out.Close()
+	in, err := os.CreateTemp(filepath.Dir(log), ".stdin-*")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		in.Close()
+		_ = os.Remove(in.Name()) // the child keeps its open copy
+	}()
+	if _, err := in.WriteString(stdin); err != nil {
+		return err
+	}
+	if _, err := in.Seek(0, 0); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "--- %s %s\n", time.Now().UTC().Format(time.RFC3339), strings.Join(argv, " "))
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir, cmd.Env = dir, env
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = in, out, out
+	detach(cmd)
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	return cmd.Process.Release()
+}
