@@ -37,6 +37,7 @@ type config struct {
 	scaleRuns    int
 	skipScale    bool
 	scaleOnly    bool
+	against      string
 	timeout      time.Duration
 	json         bool
 	keep         bool
@@ -61,6 +62,7 @@ func parseFlags(args []string) (config, error) {
 	fs.IntVar(&c.scaleRuns, "scale-runs", 3, "runs of each read command at scale")
 	fs.BoolVar(&c.skipScale, "skip-scale", false, "skip the reads at scale (the slowest part)")
 	fs.BoolVar(&c.scaleOnly, "scale-only", false, "only the reads at scale (table 4)")
+	fs.StringVar(&c.against, "against", "", "a git revision: the reads at scale also run agentx built at it, interleaved with this tree's, for before and after figures from the same minutes")
 	fs.DurationVar(&c.timeout, "timeout", 2*time.Minute, "time limit of each process")
 	fs.BoolVar(&c.json, "json", false, "print the figures as JSON instead of tables")
 	fs.BoolVar(&c.keep, "keep", false, "keep the workspaces and say where they are")
@@ -153,6 +155,8 @@ type bench struct {
 	agentx string
 	hello  string
 	floor  string // bench/internal/floor: cobra and toml, nothing of agentx
+	base   string // agentx built at -against (agentx-full beside it), or ""
+	rev    string // -against
 }
 
 // report is every figure of a run.
@@ -203,6 +207,13 @@ func run(ctx context.Context, c config, stdout, stderr io.Writer) (err error) {
 	}
 	if b.hello, err = helloWorld(ctx, tmp); err != nil {
 		return err
+	}
+	if c.against != "" && !c.skipScale {
+		progress("building agentx and agentx-full at %s", c.against)
+		if b.base, err = buildAt(ctx, c.against, filepath.Join(tmp, "against")); err != nil {
+			return err
+		}
+		b.rev = c.against
 	}
 	rep := report{Date: time.Now().UTC().Format(time.RFC3339), Machine: b.machine(ctx)}
 	out := &printer{w: stdout, on: !c.json}
