@@ -3,6 +3,7 @@ package router
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"slices"
 	"time"
 
@@ -54,28 +55,99 @@ func (f Filter) match(c *ledger.Clarification) bool {
 // List returns the clarifications that match f, by issue then id. A ledger
 // that cannot be read is reported in errs and the rest still listed.
 func (h *Hub) List(f Filter) (recs []Record, errs []error, err error) {
+	errs, err = h.Each(f, func(r Record) error {
+		recs = append(recs, r)
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return recs, errs, nil
+}
+
+// Each calls fn on the clarifications that match f, by issue then id, as
+// List returns them, reading one ledger at a time: what fn does not keep
+// of a ledger is garbage once the next is read, so a read of every ledger
+// holds one ledger, not all of them. A ledger that cannot be read is
+// reported in errs and the rest still visited; an error from fn stops the
+// walk and is returned.
+func (h *Hub) Each(f Filter, fn func(Record) error) (errs []error, err error) {
 	issues := []int{}
 	if f.Issue != nil {
 		issues = append(issues, *f.Issue)
 	} else if issues, err = h.listIssues(f); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	for _, n := range issues {
-		l, err := h.Store.Read(n)
+	err = readAhead(issues, h.Store.Read, func(n int, l *ledger.Ledger, err error) error {
 		if err != nil {
 			if f.Issue != nil {
-				return nil, nil, err
+				return err
 			}
 			errs = append(errs, err)
-			continue
+			return nil
 		}
 		for _, c := range l.Clarifications {
 			if f.match(c) {
-				recs = append(recs, Record{IssueNumber: n, Clarification: c})
+				if err := fn(Record{IssueNumber: n, Clarification: c}); err != nil {
+					return err
+				}
 			}
 		}
+		return nil
+	})
+	return errs, err // with f.Issue, errs is nil
+}
+
+// readAhead calls fn on each issue's ledger (or the error reading it), in
+// the order of issues. Decoding a ledger costs most of a read of every
+// ledger, so the ledgers are read on every core, a few ahead of fn: at
+// most two per core wait for fn, whatever the number of issues. An error
+// from fn stops the reads and is returned.
+func readAhead(issues []int, read func(int) (*ledger.Ledger, error), fn func(int, *ledger.Ledger, error) error) error {
+	type result struct {
+		l   *ledger.Ledger
+		err error
 	}
-	return recs, errs, nil
+	workers := min(runtime.GOMAXPROCS(0), len(issues))
+	if workers <= 1 {
+		for _, n := range issues {
+			l, err := read(n)
+			if err := fn(n, l, err); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	pending := make(chan chan result, 2*workers) // in issue order
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		defer close(pending)
+		busy := make(chan struct{}, workers)
+		for _, n := range issues {
+			r := make(chan result, 1)
+			select {
+			case pending <- r:
+			case <-stop:
+				return
+			}
+			busy <- struct{}{}
+			go func() {
+				l, err := read(n)
+				r <- result{l, err}
+				<-busy
+			}()
+		}
+	}()
+	i := 0
+	for r := range pending {
+		got := <-r
+		if err := fn(issues[i], got.l, got.err); err != nil {
+			return err
+		}
+		i++
+	}
+	return nil
 }
 
 // Settled reports whether the asker has something to act on: the current
