@@ -100,15 +100,17 @@ func (h *Hub) Each(f Filter, fn func(Record) error) (errs []error, err error) {
 
 // readAhead calls fn on each issue's ledger (or the error reading it), in
 // the order of issues. Decoding a ledger costs most of a read of every
-// ledger, so the ledgers are read on every core, a few ahead of fn: at
-// most two per core wait for fn, whatever the number of issues. An error
-// from fn stops the reads and is returned.
+// ledger, so the ledgers are read on every core, in batches of readBatch
+// issues (a batch a hand-over: one per ledger would cost more than it
+// saves), a few batches ahead of fn: however many the issues, at most
+// about 2×readBatch ledgers per core are held. An error from fn stops the
+// reads and is returned.
 func readAhead(issues []int, read func(int) (*ledger.Ledger, error), fn func(int, *ledger.Ledger, error) error) error {
 	type result struct {
 		l   *ledger.Ledger
 		err error
 	}
-	workers := min(runtime.GOMAXPROCS(0), len(issues))
+	workers := min(runtime.GOMAXPROCS(0), (len(issues)+readBatch-1)/readBatch)
 	if workers <= 1 {
 		for _, n := range issues {
 			l, err := read(n)
@@ -118,14 +120,15 @@ func readAhead(issues []int, read func(int) (*ledger.Ledger, error), fn func(int
 		}
 		return nil
 	}
-	pending := make(chan chan result, 2*workers) // in issue order
+	pending := make(chan chan []result, workers) // batches, in issue order
 	stop := make(chan struct{})
 	defer close(stop)
 	go func() {
 		defer close(pending)
 		busy := make(chan struct{}, workers)
-		for _, n := range issues {
-			r := make(chan result, 1)
+		for start := 0; start < len(issues); start += readBatch {
+			part := issues[start:min(start+readBatch, len(issues))]
+			r := make(chan []result, 1)
 			select {
 			case pending <- r:
 			case <-stop:
@@ -133,22 +136,29 @@ func readAhead(issues []int, read func(int) (*ledger.Ledger, error), fn func(int
 			}
 			busy <- struct{}{}
 			go func() {
-				l, err := read(n)
-				r <- result{l, err}
+				out := make([]result, len(part))
+				for i, n := range part {
+					out[i].l, out[i].err = read(n)
+				}
+				r <- out
 				<-busy
 			}()
 		}
 	}()
 	i := 0
 	for r := range pending {
-		got := <-r
-		if err := fn(issues[i], got.l, got.err); err != nil {
-			return err
+		for _, got := range <-r {
+			if err := fn(issues[i], got.l, got.err); err != nil {
+				return err
+			}
+			i++
 		}
-		i++
 	}
 	return nil
 }
+
+// readBatch is how many ledgers readAhead reads in one go.
+const readBatch = 32
 
 // Settled reports whether the asker has something to act on: the current
 // round is answered, or the clarification is escalated, resolved or
