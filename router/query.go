@@ -3,6 +3,7 @@ package router
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"slices"
 	"time"
 
@@ -54,29 +55,110 @@ func (f Filter) match(c *ledger.Clarification) bool {
 // List returns the clarifications that match f, by issue then id. A ledger
 // that cannot be read is reported in errs and the rest still listed.
 func (h *Hub) List(f Filter) (recs []Record, errs []error, err error) {
+	errs, err = h.Each(f, func(r Record) error {
+		recs = append(recs, r)
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return recs, errs, nil
+}
+
+// Each calls fn on the clarifications that match f, by issue then id, as
+// List returns them, reading one ledger at a time: what fn does not keep
+// of a ledger is garbage once the next is read, so a read of every ledger
+// holds one ledger, not all of them. A ledger that cannot be read is
+// reported in errs and the rest still visited; an error from fn stops the
+// walk and is returned.
+func (h *Hub) Each(f Filter, fn func(Record) error) (errs []error, err error) {
 	issues := []int{}
 	if f.Issue != nil {
 		issues = append(issues, *f.Issue)
 	} else if issues, err = h.listIssues(f); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	for _, n := range issues {
-		l, err := h.Store.Read(n)
+	err = readAhead(issues, h.Store.Read, func(n int, l *ledger.Ledger, err error) error {
 		if err != nil {
 			if f.Issue != nil {
-				return nil, nil, err
+				return err
 			}
 			errs = append(errs, err)
-			continue
+			return nil
 		}
 		for _, c := range l.Clarifications {
 			if f.match(c) {
-				recs = append(recs, Record{IssueNumber: n, Clarification: c})
+				if err := fn(Record{IssueNumber: n, Clarification: c}); err != nil {
+					return err
+				}
 			}
 		}
-	}
-	return recs, errs, nil
+		return nil
+	})
+	return errs, err // with f.Issue, errs is nil
 }
+
+// readAhead calls fn on each issue's ledger (or the error reading it), in
+// the order of issues. Decoding a ledger costs most of a read of every
+// ledger, so the ledgers are read on every core, in batches of readBatch
+// issues (a batch a hand-over: one per ledger would cost more than it
+// saves), a few batches ahead of fn: however many the issues, at most
+// about 2×readBatch ledgers per core are held. An error from fn stops the
+// reads and is returned.
+func readAhead(issues []int, read func(int) (*ledger.Ledger, error), fn func(int, *ledger.Ledger, error) error) error {
+	type result struct {
+		l   *ledger.Ledger
+		err error
+	}
+	workers := min(runtime.GOMAXPROCS(0), (len(issues)+readBatch-1)/readBatch)
+	if workers <= 1 {
+		for _, n := range issues {
+			l, err := read(n)
+			if err := fn(n, l, err); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	pending := make(chan chan []result, workers) // batches, in issue order
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		defer close(pending)
+		busy := make(chan struct{}, workers)
+		for start := 0; start < len(issues); start += readBatch {
+			part := issues[start:min(start+readBatch, len(issues))]
+			r := make(chan []result, 1)
+			select {
+			case pending <- r:
+			case <-stop:
+				return
+			}
+			busy <- struct{}{}
+			go func() {
+				out := make([]result, len(part))
+				for i, n := range part {
+					out[i].l, out[i].err = read(n)
+				}
+				r <- out
+				<-busy
+			}()
+		}
+	}()
+	i := 0
+	for r := range pending {
+		for _, got := range <-r {
+			if err := fn(issues[i], got.l, got.err); err != nil {
+				return err
+			}
+			i++
+		}
+	}
+	return nil
+}
+
+// readBatch is how many ledgers readAhead reads in one go.
+const readBatch = 32
 
 // Settled reports whether the asker has something to act on: the current
 // round is answered, or the clarification is escalated, resolved or

@@ -90,65 +90,96 @@ func TopicWords(topic string) []string {
 // ComputeStats digests recs. It is pure: the same records give the same
 // figures.
 func ComputeStats(recs []Record) Stats {
-	st := Stats{ByStatus: map[string]int{}, Topics: []Count{}, Pairs: []PairStats{}, Agents: []AgentStats{}}
+	var d Digest
+	for _, r := range recs {
+		d.Add(r)
+	}
+	return d.Stats()
+}
+
+// Digest is ComputeStats one record at a time: it keeps counters and two
+// durations per clarification, not the records, so a digest of every
+// ledger holds no ledger. The zero value is an empty digest; Stats gives
+// the same figures as ComputeStats of the records added, in that order.
+type Digest struct {
+	st                  Stats
+	toAnswer, toResolve []time.Duration
+	roundsSum, resolved int
+	topics              map[string]int
+	pairs               map[[2]string]*PairStats
+	agents              map[string]*AgentStats
+}
+
+func (d *Digest) agent(name string) *AgentStats {
+	if d.agents[name] == nil {
+		d.agents[name] = &AgentStats{Agent: name}
+	}
+	return d.agents[name]
+}
+
+// Add counts r in the digest. It keeps nothing of r but the names of its
+// agents and the words of its topic.
+func (d *Digest) Add(r Record) {
+	if d.topics == nil {
+		d.topics, d.pairs, d.agents = map[string]int{}, map[[2]string]*PairStats{}, map[string]*AgentStats{}
+		d.st.ByStatus = map[string]int{}
+	}
+	st := &d.st
+	c := r.Clarification
+	st.Total++
+	st.ByStatus[string(c.Status)]++
+	key := [2]string{c.From, c.To}
+	if d.pairs[key] == nil {
+		d.pairs[key] = &PairStats{From: c.From, To: c.To}
+	}
+	p := d.pairs[key]
+	p.Asked++
+	d.agent(c.From).Asked++
+	d.agent(c.To).Received++
+	if a := firstOf(c, ledger.Answer); a != nil {
+		st.AnsweredCount++
+		p.Answered++
+		d.agents[c.To].AnswerRate++ // a count until Stats
+		d.toAnswer = append(d.toAnswer, a.Timestamp.Sub(c.Created.Time))
+	}
+	if c.Status == ledger.Escalated || c.Current(ledger.Escalation) != nil {
+		st.EscalatedCount++
+		p.Escalated++
+	}
+	if c.Status == ledger.Resolved {
+		d.resolved++
+		d.roundsSum += c.Round
+		st.MaxRounds = max(st.MaxRounds, c.Round)
+		if c.ResolvedAt != nil {
+			d.toResolve = append(d.toResolve, c.ResolvedAt.Sub(c.Created.Time))
+		}
+	}
+	for _, w := range TopicWords(c.Topic) {
+		d.topics[w]++
+	}
+}
+
+// Stats is the digest of the records added so far. It leaves d as it was.
+func (d *Digest) Stats() Stats {
+	st := d.st
+	st.ByStatus = map[string]int{}
 	for _, s := range ledger.Statuses {
 		st.ByStatus[string(s)] = 0
 	}
-	var toAnswer, toResolve []time.Duration
-	roundsSum, resolved := 0, 0
-	topics := map[string]int{}
-	pairs := map[[2]string]*PairStats{}
-	agents := map[string]*AgentStats{}
-	agent := func(name string) *AgentStats {
-		if agents[name] == nil {
-			agents[name] = &AgentStats{Agent: name}
-		}
-		return agents[name]
+	for s, n := range d.st.ByStatus {
+		st.ByStatus[s] = n
 	}
-	for _, r := range recs {
-		c := r.Clarification
-		st.Total++
-		st.ByStatus[string(c.Status)]++
-		key := [2]string{c.From, c.To}
-		if pairs[key] == nil {
-			pairs[key] = &PairStats{From: c.From, To: c.To}
-		}
-		p := pairs[key]
-		p.Asked++
-		agent(c.From).Asked++
-		agent(c.To).Received++
-		if a := firstOf(c, ledger.Answer); a != nil {
-			st.AnsweredCount++
-			p.Answered++
-			agents[c.To].AnswerRate++ // a count until the end
-			toAnswer = append(toAnswer, a.Timestamp.Sub(c.Created.Time))
-		}
-		if c.Status == ledger.Escalated || c.Current(ledger.Escalation) != nil {
-			st.EscalatedCount++
-			p.Escalated++
-		}
-		if c.Status == ledger.Resolved {
-			resolved++
-			roundsSum += c.Round
-			st.MaxRounds = max(st.MaxRounds, c.Round)
-			if c.ResolvedAt != nil {
-				toResolve = append(toResolve, c.ResolvedAt.Sub(c.Created.Time))
-			}
-		}
-		for _, w := range TopicWords(c.Topic) {
-			topics[w]++
-		}
-	}
+	st.Topics, st.Pairs, st.Agents = []Count{}, []PairStats{}, []AgentStats{}
 	if st.Total > 0 {
-		st.ResolvedRate = float64(resolved) / float64(st.Total)
+		st.ResolvedRate = float64(d.resolved) / float64(st.Total)
 		st.EscalatedRate = float64(st.EscalatedCount) / float64(st.Total)
 	}
-	if resolved > 0 {
-		st.AvgRounds = float64(roundsSum) / float64(resolved)
+	if d.resolved > 0 {
+		st.AvgRounds = float64(d.roundsSum) / float64(d.resolved)
 	}
-	st.MedianAnswer = Duration{median(toAnswer)}
-	st.MedianResolve = Duration{median(toResolve)}
-	for w, n := range topics {
+	st.MedianAnswer = Duration{median(d.toAnswer)}
+	st.MedianResolve = Duration{median(d.toResolve)}
+	for w, n := range d.topics {
 		st.Topics = append(st.Topics, Count{w, n})
 	}
 	sort.Slice(st.Topics, func(i, j int) bool {
@@ -156,18 +187,19 @@ func ComputeStats(recs []Record) Stats {
 		return a.Count > b.Count || a.Count == b.Count && a.Key < b.Key
 	})
 	st.Topics = st.Topics[:min(len(st.Topics), 10)]
-	for _, p := range pairs {
+	for _, p := range d.pairs {
 		st.Pairs = append(st.Pairs, *p)
 	}
 	sort.Slice(st.Pairs, func(i, j int) bool {
 		a, b := st.Pairs[i], st.Pairs[j]
 		return a.Asked > b.Asked || a.Asked == b.Asked && a.From+" "+a.To < b.From+" "+b.To
 	})
-	for _, a := range agents {
+	for _, a := range d.agents {
+		a := *a
 		if a.Received > 0 {
 			a.AnswerRate /= float64(a.Received)
 		}
-		st.Agents = append(st.Agents, *a)
+		st.Agents = append(st.Agents, a)
 	}
 	sort.Slice(st.Agents, func(i, j int) bool { return st.Agents[i].Agent < st.Agents[j].Agent })
 	return st

@@ -27,6 +27,9 @@
 //	go run ./bench/fleet                      # everything, about ten minutes on two cores
 //	go run ./bench/fleet -quick               # a smaller pass, under a minute
 //	go run ./bench/fleet -procs 1,8 -k 10 -skip-scale
+//	go run ./bench/fleet -scale-only          # the reads at scale alone
+//	go run ./bench/fleet -scale-only -per-ledger 12 -events 1000
+//	go run ./bench/fleet -scale-only -against HEAD~1 # before and after, interleaved
 //	go run ./bench/fleet -json > figures.json # the same figures as JSON
 //
 // Every process is bounded by -timeout, Ctrl-C stops the run, and the

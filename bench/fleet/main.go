@@ -32,9 +32,12 @@ type config struct {
 	historyRuns  int
 	startupRuns  int
 	ledgers      int
+	perLedger    int
 	events       int
 	scaleRuns    int
 	skipScale    bool
+	scaleOnly    bool
+	against      string
 	timeout      time.Duration
 	json         bool
 	keep         bool
@@ -54,9 +57,12 @@ func parseFlags(args []string) (config, error) {
 	crowd := fs.String("crowd", "200,1000", "other issues (five open questions each) in the crowded-workspace measurement, comma-separated; asks: -history-runs")
 	fs.IntVar(&c.startupRuns, "startup-runs", 300, "runs of agentx version and of hello world, interleaved (the figures differ by tenths of a millisecond: fewer runs make a noisy median)")
 	fs.IntVar(&c.ledgers, "ledgers", 10_000, "ledgers in the reads-at-scale workspace")
+	fs.IntVar(&c.perLedger, "per-ledger", 3, "clarifications in each of those ledgers")
 	fs.IntVar(&c.events, "events", 1_000_000, "lines in its event log")
 	fs.IntVar(&c.scaleRuns, "scale-runs", 3, "runs of each read command at scale")
 	fs.BoolVar(&c.skipScale, "skip-scale", false, "skip the reads at scale (the slowest part)")
+	fs.BoolVar(&c.scaleOnly, "scale-only", false, "only the reads at scale (table 4)")
+	fs.StringVar(&c.against, "against", "", "a git revision: the reads at scale also run agentx built at it, interleaved with this tree's, for before and after figures from the same minutes")
 	fs.DurationVar(&c.timeout, "timeout", 2*time.Minute, "time limit of each process")
 	fs.BoolVar(&c.json, "json", false, "print the figures as JSON instead of tables")
 	fs.BoolVar(&c.keep, "keep", false, "keep the workspaces and say where they are")
@@ -66,6 +72,9 @@ func parseFlags(args []string) (config, error) {
 	}
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("unexpected arguments: %v", fs.Args())
+	}
+	if c.skipScale && c.scaleOnly {
+		return c, errors.New("-skip-scale and -scale-only leave nothing to measure")
 	}
 	if *q {
 		given := map[string]bool{}
@@ -88,9 +97,9 @@ func parseFlags(args []string) (config, error) {
 	if c.historySizes, err = ints("-history", *history); err != nil {
 		return c, err
 	}
-	for _, n := range []int{c.k, c.maxAsks, c.historyRuns, c.startupRuns, c.ledgers, c.scaleRuns} {
+	for _, n := range []int{c.k, c.maxAsks, c.historyRuns, c.startupRuns, c.ledgers, c.perLedger, c.scaleRuns} {
 		if n < 1 {
-			return c, errors.New("-k, -max-asks, -history-runs, -startup-runs, -ledgers and -scale-runs must be at least 1")
+			return c, errors.New("-k, -max-asks, -history-runs, -startup-runs, -ledgers, -per-ledger and -scale-runs must be at least 1")
 		}
 	}
 	return c, nil
@@ -146,6 +155,8 @@ type bench struct {
 	agentx string
 	hello  string
 	floor  string // bench/internal/floor: cobra and toml, nothing of agentx
+	base   string // agentx built at -against (agentx-full beside it, at a revision that has one), or ""
+	rev    string // -against
 }
 
 // report is every figure of a run.
@@ -197,59 +208,36 @@ func run(ctx context.Context, c config, stdout, stderr io.Writer) (err error) {
 	if b.hello, err = helloWorld(ctx, tmp); err != nil {
 		return err
 	}
+	if c.against != "" && !c.skipScale {
+		progress("building agentx at %s", c.against)
+		if b.base, err = buildAt(ctx, c.against, filepath.Join(tmp, "against")); err != nil {
+			return err
+		}
+		b.rev = c.against
+	}
 	rep := report{Date: time.Now().UTC().Format(time.RFC3339), Machine: b.machine(ctx)}
 	out := &printer{w: stdout, on: !c.json}
 	out.machine(rep)
 
-	for _, p := range c.procs {
-		k := c.perProc(p)
-		for _, one := range []bool{true, false} {
-			where := "an issue each"
-			if one {
-				where = "all on one issue"
-			}
-			progress("%d processes × %d asks, %s", p, k, where)
-			fr, err := b.fleet(ctx, p, k, one)
-			if err != nil {
-				return err
-			}
-			rep.Fleet = append(rep.Fleet, fr)
+	if !c.scaleOnly {
+		if err := b.before(ctx, c, &rep, out, progress); err != nil {
+			return err
 		}
 	}
-	out.fleet(rep.Fleet)
-
-	progress("history: %d asks on ledgers of %v clarifications", c.historyRuns, c.historySizes)
-	if rep.History, err = b.history(ctx, c.historySizes, c.historyRuns); err != nil {
-		return err
-	}
-	out.history(rep.History)
-
-	progress("start-up: %d runs each", c.startupRuns)
-	if rep.Startup, err = b.startup(ctx, c.startupRuns); err != nil {
-		return err
-	}
-	out.startup(rep.Startup)
-
 	if !c.skipScale {
 		progress("reads at scale: generating %d ledgers and %d event lines", c.ledgers, c.events)
-		shape := gen.Shape{Ledgers: c.ledgers, PerLedger: 3, Open: 10}
+		shape := gen.Shape{Ledgers: c.ledgers, PerLedger: c.perLedger, Open: 10}
 		if rep.Scale, err = b.scale(ctx, shape, c.events, c.scaleRuns); err != nil {
 			return err
 		}
 		out.scale(rep.Scale)
 	}
 
-	progress("files one ask writes")
-	if rep.Files, err = b.files(ctx); err != nil {
-		return err
+	if !c.scaleOnly {
+		if err := b.after(ctx, c, &rep, out, progress); err != nil {
+			return err
+		}
 	}
-	out.files(rep.Files)
-
-	progress("crowded workspace: %d asks with %v other issues", c.historyRuns, c.crowd)
-	if rep.Crowd, err = b.crowd(ctx, c.crowd, c.historyRuns); err != nil {
-		return err
-	}
-	out.crowd(rep.Crowd)
 
 	if c.json {
 		enc := json.NewEncoder(stdout)
@@ -290,4 +278,53 @@ func cpuModel() string {
 		}
 	}
 	return ""
+}
+
+// before is what is measured before the reads at scale: fleets, history and start-up.
+func (b *bench) before(ctx context.Context, c config, rep *report, out *printer, progress func(string, ...any)) (err error) {
+	for _, p := range c.procs {
+		k := c.perProc(p)
+		for _, one := range []bool{true, false} {
+			where := "an issue each"
+			if one {
+				where = "all on one issue"
+			}
+			progress("%d processes × %d asks, %s", p, k, where)
+			fr, err := b.fleet(ctx, p, k, one)
+			if err != nil {
+				return err
+			}
+			rep.Fleet = append(rep.Fleet, fr)
+		}
+	}
+	out.fleet(rep.Fleet)
+
+	progress("history: %d asks on ledgers of %v clarifications", c.historyRuns, c.historySizes)
+	if rep.History, err = b.history(ctx, c.historySizes, c.historyRuns); err != nil {
+		return err
+	}
+	out.history(rep.History)
+
+	progress("start-up: %d runs each", c.startupRuns)
+	if rep.Startup, err = b.startup(ctx, c.startupRuns); err != nil {
+		return err
+	}
+	out.startup(rep.Startup)
+	return nil
+}
+
+// after is what is measured after the reads at scale: the files one ask writes and the crowded workspace.
+func (b *bench) after(ctx context.Context, c config, rep *report, out *printer, progress func(string, ...any)) (err error) {
+	progress("files one ask writes")
+	if rep.Files, err = b.files(ctx); err != nil {
+		return err
+	}
+	out.files(rep.Files)
+
+	progress("crowded workspace: %d asks with %v other issues", c.historyRuns, c.crowd)
+	if rep.Crowd, err = b.crowd(ctx, c.crowd, c.historyRuns); err != nil {
+		return err
+	}
+	out.crowd(rep.Crowd)
+	return nil
 }

@@ -170,15 +170,20 @@ func (b *bench) scale(ctx context.Context, shape gen.Shape, events, runs int) (*
 	s.GenerateMS = ms(time.Since(start))
 	cmds := [][]string{{"events", "--json"}, {"clarify", "list", "--all"}, {"clarify", "stats"}, {"doctor"}}
 	var jobs []job
+	var names []string
 	for _, c := range cmds {
-		jobs = append(jobs, job{argv: append([]string{b.agentx}, c...), root: root, rss: true})
+		name := "agentx " + strings.Join(c, " ")
+		jobs, names = append(jobs, job{argv: append([]string{b.agentx}, c...), root: root, rss: true}), append(names, name)
+		if b.base != "" { // the same at -against, interleaved with it
+			jobs, names = append(jobs, job{argv: append([]string{b.base}, c...), root: root, rss: true}), append(names, name+" @ "+b.rev)
+		}
 	}
 	ts, err := b.rounds(ctx, runs, false, jobs)
 	if err != nil {
 		return nil, err
 	}
-	for i, c := range cmds {
-		s.Commands = append(s.Commands, scaleTimed{Command: "agentx " + strings.Join(c, " "), timing: ts[i]})
+	for i, name := range names {
+		s.Commands = append(s.Commands, scaleTimed{Command: name, timing: ts[i]})
 	}
 	return s, nil
 }

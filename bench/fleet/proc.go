@@ -150,6 +150,32 @@ func build(ctx context.Context, dir, pkg, out string) error {
 	return nil
 }
 
+// buildAt builds agentx from the tree at the git revision rev, under dir,
+// and agentx-full beside it when that revision has one (before agentx was
+// one binary); it returns agentx's path.
+func buildAt(ctx context.Context, rev, dir string) (string, error) {
+	src, bin := filepath.Join(dir, "src"), filepath.Join(dir, "bin")
+	if err := os.MkdirAll(src, 0o755); err != nil {
+		return "", err
+	}
+	tar := filepath.Join(dir, "src.tar")
+	if out, err := exec.CommandContext(ctx, "git", "archive", "-o", tar, rev).CombinedOutput(); err != nil {
+		return "", fmt.Errorf("git archive %s: %w\n%s", rev, err, out)
+	}
+	if out, err := exec.CommandContext(ctx, "tar", "-xf", tar, "-C", src).CombinedOutput(); err != nil {
+		return "", fmt.Errorf("tar: %w\n%s", err, out)
+	}
+	for _, pkg := range []string{"./cmd/agentx", "./cmd/agentx-full"} {
+		if _, err := os.Stat(filepath.Join(src, pkg)); err != nil && pkg != "./cmd/agentx" {
+			continue
+		}
+		if err := build(ctx, src, pkg, filepath.Join(bin, filepath.Base(pkg))); err != nil {
+			return "", err
+		}
+	}
+	return filepath.Join(bin, "agentx"), nil
+}
+
 // helloWorld writes a hello-world Go program into dir and builds it as
 // agentx is built, to compare start-up with.
 func helloWorld(ctx context.Context, dir string) (string, error) {

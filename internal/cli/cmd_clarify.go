@@ -688,23 +688,35 @@ func newClarifyListCmd(a *App) *cobra.Command {
 				return err
 			}
 			return a.later(func(ctx context.Context) error { // list the state the monitor leaves
-				recs, errs, err := h.List(f)
-				if err != nil {
+				// The records are printed as each ledger is read, one ledger
+				// at a time (Hub.Each): a list of every ledger keeps at most
+				// the table's cells, never the ledgers.
+				var errs []error
+				lw, rows := a.newListWriter(a.stdout, a.now()), 0
+				err := emitEach(a, func(put func(router.Record) error) error {
+					var err error
+					errs, err = h.Each(f, func(r router.Record) error {
+						if err := ctx.Err(); err != nil {
+							return err // interrupted, or the reader went away
+						}
+						return put(r)
+					})
 					return err
-				}
-				for _, e := range errs {
-					a.warnf("skipped %v", e)
-				}
-				if recs == nil {
-					recs = []router.Record{}
-				}
-				return a.emit(recs, func() {
-					if len(recs) == 0 && a.isTTY {
+				}, func(r router.Record) error {
+					rows++
+					lw.add(r)
+					return nil
+				}, func() {
+					if rows == 0 && a.isTTY {
 						a.printf("No clarifications to show.\n")
 						return
 					}
-					a.renderList(a.stdout, recs, a.now())
+					_ = lw.flush()
 				})
+				for _, e := range errs {
+					a.warnf("skipped %v", e)
+				}
+				return err
 			})
 		}),
 	}

@@ -53,20 +53,22 @@ counts clarifications created since then.`,
 			if err != nil {
 				return err
 			}
-			recs, errs, err := h.List(router.Filter{Issue: n, All: true})
+			// One ledger at a time, into counters: the digest of every
+			// ledger holds none of them (see router.Digest).
+			var d router.Digest
+			errs, err := h.Each(router.Filter{Issue: n, All: true}, func(r router.Record) error {
+				if !r.Created.Before(from) {
+					d.Add(r)
+				}
+				return nil
+			})
 			if err != nil {
 				return err
 			}
 			for _, e := range errs {
 				a.warnf("skipped %v", e)
 			}
-			kept := recs[:0]
-			for _, r := range recs {
-				if !r.Created.Before(from) {
-					kept = append(kept, r)
-				}
-			}
-			st := router.ComputeStats(kept)
+			st := d.Stats()
 			if st.Proposals, err = a.proposalCounts(n, from); err != nil {
 				return err
 			}

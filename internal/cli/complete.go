@@ -94,26 +94,36 @@ func (a *App) completeIDs(_ *cobra.Command, _ []string, toComplete string) ([]co
 	if h == nil {
 		return nil, none
 	}
-	recs, _, err := h.List(router.Filter{All: true})
+	// One ledger at a time, keeping only the ids that match.
+	type match struct {
+		open         bool
+		issue, seq   int
+		id, describe string
+	}
+	var ms []match
+	_, err := h.Each(router.Filter{All: true}, func(r router.Record) error {
+		if strings.HasPrefix(r.ID, toComplete) {
+			_, seq, _ := ledger.ParseID(r.ID)
+			ms = append(ms, match{r.Status.Open(), r.IssueNumber, seq, r.ID,
+				fmt.Sprintf("%s %s -> %s: %s", r.Status, r.From, r.To, strings.Join(strings.Fields(r.Topic), " "))})
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, none
 	}
-	slices.SortStableFunc(recs, func(x, y router.Record) int {
-		if xo, yo := x.Status.Open(), y.Status.Open(); xo != yo {
-			if xo {
+	slices.SortStableFunc(ms, func(x, y match) int {
+		if x.open != y.open {
+			if x.open {
 				return -1
 			}
 			return 1
 		}
-		_, xs, _ := ledger.ParseID(x.ID)
-		_, ys, _ := ledger.ParseID(y.ID)
-		return cmp.Or(cmp.Compare(x.IssueNumber, y.IssueNumber), cmp.Compare(xs, ys))
+		return cmp.Or(cmp.Compare(x.issue, y.issue), cmp.Compare(x.seq, y.seq))
 	})
 	var out []cobra.Completion
-	for _, r := range recs {
-		if strings.HasPrefix(r.ID, toComplete) {
-			out = append(out, cobra.CompletionWithDesc(r.ID, fmt.Sprintf("%s %s -> %s: %s", r.Status, r.From, r.To, strings.Join(strings.Fields(r.Topic), " "))))
-		}
+	for _, m := range ms {
+		out = append(out, cobra.CompletionWithDesc(m.id, m.describe))
 	}
 	return out, none | cobra.ShellCompDirectiveKeepOrder
 }

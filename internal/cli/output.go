@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -59,6 +61,63 @@ func (a *App) emit(data any, text func()) error {
 	}
 	text()
 	return nil
+}
+
+// emitEach is emit of a list whose items each produces one at a time,
+// calling put on every one: under --json the document emit would print,
+// byte for byte, written as the items come, so no item is kept once
+// written; otherwise put is text, called on every item, and done is
+// called after the last. Nothing is written before the first item or the
+// end, so an error from each before any item leaves stdout empty for the
+// error document.
+//
+// It must run in a command's view (App.later), after the monitor: what it
+// writes is not buffered as emit's is.
+func emitEach[T any](a *App, each func(put func(item T) error) error, text func(item T) error, done func()) error {
+	if !a.json {
+		if err := each(text); err != nil {
+			return err
+		}
+		done()
+		return nil
+	}
+	// The envelope with a stand-in for the data, cut around it: what comes
+	// before the list and after it, as json.MarshalIndent lays them out.
+	const hole = `"\u0000items\u0000"`
+	b, err := json.MarshalIndent(envelope{SchemaVersion: schemaVersion, Data: json.RawMessage(hole), Monitor: a.sideView(), Unsynced: a.unsynced(), LocalCopy: a.localCopy()}, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode json: %w", err)
+	}
+	head, tail, _ := bytes.Cut(b, []byte(hole))
+	w := bufio.NewWriter(a.stdout)
+	n := 0
+	err = each(func(item T) error {
+		ib, err := json.MarshalIndent(item, "    ", "  ")
+		if err != nil {
+			return fmt.Errorf("encode json: %w", err)
+		}
+		if n == 0 {
+			w.Write(head)
+			w.WriteString("[\n    ")
+		} else {
+			w.WriteString(",\n    ")
+		}
+		n++
+		_, err = w.Write(ib)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		w.Write(head)
+		w.WriteString("[]")
+	} else {
+		w.WriteString("\n  ]")
+	}
+	w.Write(tail)
+	w.WriteString("\n")
+	return w.Flush()
 }
 
 // fail prints err the way the output mode asks and returns its exit code.

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"strings"
@@ -142,24 +143,51 @@ func renderMarkdown(w io.Writer, r router.Record) {
 // renderList writes records as a table: aligned with a header on a
 // terminal, tab-separated without one for scripts.
 func (a *App) renderList(w io.Writer, recs []router.Record, now time.Time) {
-	if !a.isTTY {
-		for _, r := range recs {
-			c := r.Clarification
-			line := safetext.Line
-			fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%s\t%d/%d\t%s\n", line(c.ID), r.IssueNumber, line(string(c.Status)), line(c.From), line(c.To), c.Round, c.MaxRounds, line(c.Topic))
-		}
+	l := a.newListWriter(w, now)
+	for _, r := range recs {
+		l.add(r)
+	}
+	l.flush()
+}
+
+// listWriter prints clarify list's rows as the records come. In a pipe
+// each line is written at once; on a terminal the table's cells are kept,
+// to size its columns, but never the records they come from.
+type listWriter struct {
+	a     *App
+	w     *bufio.Writer
+	now   time.Time
+	table *table // on a terminal
+}
+
+func (a *App) newListWriter(w io.Writer, now time.Time) *listWriter {
+	l := &listWriter{a: a, w: bufio.NewWriter(w), now: now}
+	if a.isTTY {
+		l.table = &table{}
+		l.table.add(plain("ID", "ISSUE", "STATUS", "FROM -> TO", "ROUND", "AGE", "TOPIC")...)
+	}
+	return l
+}
+
+func (l *listWriter) add(r router.Record) {
+	c := r.Clarification
+	if l.table == nil {
+		line := safetext.Line
+		fmt.Fprintf(l.w, "%s\t%d\t%s\t%s\t%s\t%d/%d\t%s\n", line(c.ID), r.IssueNumber, line(string(c.Status)), line(c.From), line(c.To), c.Round, c.MaxRounds, line(c.Topic))
 		return
 	}
-	var t table
-	t.add(plain("ID", "ISSUE", "STATUS", "FROM -> TO", "ROUND", "AGE", "TOPIC")...)
-	for _, r := range recs {
-		c := r.Clarification
-		t.add(cell{text: c.ID}, cell{text: fmt.Sprintf("#%d", r.IssueNumber)},
-			cell{text: string(c.Status), paint: a.paint(statusColor(c.Status))},
-			cell{text: c.From + " -> " + c.To}, cell{text: fmt.Sprintf("%d/%d", c.Round, c.MaxRounds)},
-			cell{text: age(now.Sub(c.Created.Time))}, cell{text: c.Topic})
+	l.table.add(cell{text: c.ID}, cell{text: fmt.Sprintf("#%d", r.IssueNumber)},
+		cell{text: string(c.Status), paint: l.a.paint(statusColor(c.Status))},
+		cell{text: c.From + " -> " + c.To}, cell{text: fmt.Sprintf("%d/%d", c.Round, c.MaxRounds)},
+		cell{text: age(l.now.Sub(c.Created.Time))}, cell{text: c.Topic})
+}
+
+// flush writes what is left: on a terminal, the table.
+func (l *listWriter) flush() error {
+	if l.table != nil {
+		l.table.write(l.w, "")
 	}
-	t.write(w, "")
+	return l.w.Flush()
 }
 
 func age(d time.Duration) string {

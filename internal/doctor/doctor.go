@@ -240,33 +240,32 @@ func checkLedgers(ctx context.Context, store *ledger.Store, r *Report) (*ledger.
 	}
 	wg.Wait()
 	built := ledger.NewIndex()
-	for _, c := range results {
+	for i, c := range results {
 		if c.read {
 			r.Ledgers++
 		}
 		for _, f := range c.findings {
 			r.add(f)
 		}
-		if c.l == nil {
-			continue
+		r.Clarifications += c.clarifications
+		r.Open += len(c.open)
+		if len(c.open) > 0 {
+			built.Issues[issues[i]] = c.open
 		}
-		r.Clarifications += len(c.l.Clarifications)
-		for _, cl := range c.l.Clarifications {
-			if cl.Status.Open() {
-				r.Open++
-			}
-		}
-		built.Set(c.l)
 	}
 	return built, nil
 }
 
-// ledgerCheck is what checking one ledger found: the ledger when it is
-// sound (l), whether the file could be read, and the findings.
+// ledgerCheck is what checking one ledger found: whether the file could be
+// read, the findings, and, when the ledger is sound, how many
+// clarifications it holds and the index entries of its open ones. Not the
+// ledger: the checks of every ledger are kept until they are merged, and
+// the ledgers themselves, all at once, would be most of what agentx reads.
 type ledgerCheck struct {
-	l        *ledger.Ledger
-	read     bool
-	findings []Finding
+	read           bool
+	findings       []Finding
+	clarifications int
+	open           []ledger.IndexEntry
 }
 
 func checkLedger(store *ledger.Store, n int, memo *schemaMemo) (c ledgerCheck) {
@@ -291,7 +290,10 @@ func checkLedger(store *ledger.Store, n int, memo *schemaMemo) (c ledgerCheck) {
 			Action: "fix it by hand, or move it aside (mv " + path + " " + path + ".corrupt); agentx never overwrites it"})
 		return c
 	}
-	c.l = l
+	c.clarifications = len(l.Clarifications)
+	one := ledger.NewIndex()
+	one.Set(l)
+	c.open = one.Issues[n]
 	var le *ledger.LayoutError
 	if err := store.CheckLayoutOf(l, data, st); errors.As(err, &le) {
 		c.findings = append(c.findings, Finding{Check: CheckLayout, Severity: Error, Path: le.Path, Problem: le.Error(),

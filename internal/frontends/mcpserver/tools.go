@@ -407,17 +407,18 @@ func (s *server) list(ctx context.Context, in ListInput) (ListResult, string, er
 		}
 		f.Statuses = []ledger.Status{in.Status}
 	}
-	recs, errs, err := s.hub.List(f)
-	if err != nil {
-		return ListResult{}, "", err
-	}
 	out := ListResult{Clarifications: []ListItem{}}
-	for _, r := range recs {
+	// One ledger at a time: the items are kept, not the ledgers.
+	errs, err := s.hub.Each(f, func(r router.Record) error {
 		c := r.Clarification
 		out.Clarifications = append(out.Clarifications, ListItem{
 			ID: c.ID, Issue: r.IssueNumber, Status: c.Status, From: c.From, To: c.To, Topic: c.Topic,
 			Blocking: c.Blocking, Round: c.Round, MaxRounds: c.MaxRounds, Created: c.Created,
 		})
+		return nil
+	})
+	if err != nil {
+		return ListResult{}, "", err
 	}
 	for _, e := range errs {
 		out.Skipped = append(out.Skipped, e.Error())
