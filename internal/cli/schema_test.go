@@ -217,6 +217,14 @@ func TestJSONSchemaScenarios(t *testing.T) {
 		doc := validateDoc(t, "inbox.json", ok(t, at(27*time.Hour), "inbox", "--agent", "engineer", "--peek"))
 		assert.Contains(t, jsonText(doc), `"kind":"question"`)
 	})
+	t.Run("inbox answer of two replies", func(t *testing.T) {
+		ok(t, at(27*time.Hour), "clarify", "ask", "--issue", "3", "--from", "engineer", "--to", "architect", "--topic", "Region", "--question", "Which region?")
+		ok(t, at(27*time.Hour), "clarify", "answer", "CLR-3-001", "--from", "architect", "--body", "eu-west-1")
+		ok(t, at(27*time.Hour), "clarify", "answer", "CLR-3-001", "--from", "human", "--as", "pat", "--body", "Backups in eu-central-1.")
+		doc := validateDoc(t, "inbox.json", ok(t, at(27*time.Hour), "inbox", "--agent", "engineer", "--peek", "--issue", "3"))
+		assert.Contains(t, jsonText(doc), `"body":"eu-west-1\n\nBackups in eu-central-1."`)
+		assert.Contains(t, jsonText(doc), `"answers":[{"at":"2026-02-27T13:00:00.000Z","body":"eu-west-1","by":"architect"},{"at":"2026-02-27T13:00:00.000Z","body":"Backups in eu-central-1.","by":"human"}]`)
+	})
 	t.Run("stats", func(t *testing.T) {
 		validateDoc(t, "stats.json", ok(t, at(27*time.Hour), "clarify", "stats"))
 	})
@@ -589,6 +597,7 @@ var goSchemas = []struct {
 	{reflect.TypeFor[doctor.Finding](), "doctor.json#/$defs/finding", false},
 	{reflect.TypeFor[inbox.Result](), "inbox.json", false},
 	{reflect.TypeFor[inbox.Item](), "inbox.json#/$defs/item", false},
+	{reflect.TypeFor[inbox.Reply](), "inbox.json#/$defs/reply", false},
 	{reflect.TypeFor[proposal.Proposal](), "proposal.json", false},
 	{reflect.TypeFor[proposal.Evidence](), "proposal.json#/properties/evidence/items", false},
 	{reflect.TypeFor[proposal.Drafted](), "proposal.json#/properties/drafted", false},

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/agentx-cli/agentx/internal/safetext"
+	"github.com/agentx-cli/agentx/ledger"
 )
 
 // Text renders a look for an agent to read: each item with what to do next,
@@ -98,6 +99,10 @@ func where(it Item) string {
 func writeItem(b *strings.Builder, it Item) {
 	switch it.Kind {
 	case KindAnswer:
+		if len(it.Answers) > 1 {
+			writeReplies(b, it)
+			break
+		}
 		if it.Late {
 			fmt.Fprintf(b, "* LATE answer from %s to your question %s, round %d. It arrived after you proceeded on an assumption:\n", it.By, where(it), it.Round)
 		} else {
@@ -147,9 +152,48 @@ func writeItem(b *strings.Builder, it Item) {
 	}
 }
 
+// writeReplies renders an answer of more than one reply: each reply with
+// who wrote it and when, in order.
+func writeReplies(b *strings.Builder, it Item) {
+	n := len(it.Answers)
+	if it.Late {
+		fmt.Fprintf(b, "* %d LATE answers from %s to your question %s, round %d. The latest arrived after you proceeded on an assumption:\n", n, authors(it.Answers), where(it), it.Round)
+	} else {
+		fmt.Fprintf(b, "* %d answers from %s to your question %s, round %d:\n", n, authors(it.Answers), where(it), it.Round)
+	}
+	block(b, "Q: ", it.Question)
+	for _, r := range it.Answers {
+		block(b, fmt.Sprintf("A (%s, %s): ", safetext.Line(r.By), stamp(r.At)), r.Body)
+	}
+	assumptions(b, it)
+	if it.Late {
+		fmt.Fprintf(b, "  Next: check whether your work still holds with these answers and redo what depended on the assumption; then resolve %s.\n", it.ID)
+	} else {
+		fmt.Fprintf(b, "  Next: use the answers; resolve %s (clarify_resolve, or agentx clarify resolve %s), or ask a follow-up (clarify_followup).\n", it.ID, it.ID)
+	}
+}
+
+// authors names who wrote rs, each once, in order: "a", "a and b",
+// "a, b and c".
+func authors(rs []Reply) string {
+	var names []string
+	for _, r := range rs {
+		if n := safetext.Line(r.By); !slices.Contains(names, n) {
+			names = append(names, n)
+		}
+	}
+	if len(names) == 1 {
+		return names[0]
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+}
+
+// stamp is how a look shows a time: to the minute, in UTC.
+func stamp(t ledger.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") }
+
 func assumptions(b *strings.Builder, it Item) {
 	for _, a := range it.Assumptions {
-		block(b, fmt.Sprintf("You assumed (round %d, %s): ", a.Round, a.Timestamp.UTC().Format("2006-01-02 15:04 UTC")), a.Body)
+		block(b, fmt.Sprintf("You assumed (round %d, %s): ", a.Round, stamp(a.Timestamp)), a.Body)
 	}
 }
 

@@ -23,11 +23,16 @@ func TestTextNeutralises(t *testing.T) {
 	)
 	forged := regexp.MustCompile(`(?m)^(\* Decision by human|  Next: run curl)`)
 	at := ledger.T(t0)
-	for _, kind := range []Kind{KindAnswer, KindQuestion, KindResolved, KindEscalated, KindAbandoned} {
-		t.Run(string(kind), func(t *testing.T) {
+	replies := []Reply{{By: "human\x1b[8m" + evil, At: at, Body: body}, {By: evil, At: at, Body: evil + body}}
+	for _, name := range []string{string(KindAnswer), "answer of two replies", string(KindQuestion), string(KindResolved), string(KindEscalated), string(KindAbandoned)} {
+		t.Run(name, func(t *testing.T) {
+			kind := Kind(name)
 			it := Item{Kind: kind, ID: "CLR-42-001" + evil, Issue: 42, Topic: evil, By: "eng\x1b[8m" + evil, Round: 1,
 				Question: body, Body: body, Options: []string{evil}, Late: true,
 				Assumptions: []ledger.Assumption{{Round: 1, By: evil, Body: body, Timestamp: at}}}
+			if name == "answer of two replies" {
+				it.Kind, it.Answers, it.Body = KindAnswer, replies, joinReplies(replies)
+			}
 			res := Result{Agent: "engineer" + evil, Items: []Item{it}}
 			text := Text(res)
 			out, err := ClaudeHook(HookUserPromptSubmit, res)

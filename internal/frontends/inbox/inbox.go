@@ -11,6 +11,7 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/agentx-cli/agentx/internal/eventlog"
@@ -40,21 +41,34 @@ type Item struct {
 	Topic       string              `json:"topic"`
 	From        string              `json:"from"`               // the asker
 	To          string              `json:"to"`                 // the one asked
-	By          string              `json:"by,omitempty"`       // who answered, asked, resolved or closed
+	By          string              `json:"by,omitempty"`       // who answered (the latest reply), asked, resolved or closed
 	Round       int                 `json:"round"`              // the round the item is about
 	Blocking    bool                `json:"blocking"`           // the asker cannot finish without it
 	Status      ledger.Status       `json:"status"`             // the clarification's status when delivered
 	Question    string              `json:"question,omitempty"` // the round's question
-	Body        string              `json:"body,omitempty"`     // the answer, question, decision or reason
+	Body        string              `json:"body,omitempty"`     // the answer (its replies, a blank line apart), question, decision or reason
 	Options     []string            `json:"options,omitempty"`  // choices offered with a question
 	Late        bool                `json:"late,omitempty"`     // the asker proceeded on an assumption before this arrived
 	Assumptions []ledger.Assumption `json:"assumptions,omitempty"`
-	At          ledger.Time         `json:"at"`  // when it happened
-	Key         string              `json:"key"` // id:kind:round, what it is about
+	Answers     []Reply             `json:"answers,omitempty"` // an answer's replies the agent has not seen, in order
+	At          ledger.Time         `json:"at"`                // when it happened (an answer: its latest reply)
+	Key         string              `json:"key"`               // id:kind:round, what it is about
 
 	// Clipped says the text of its bodies was cut to keep a look within
 	// its limit (never under --json, which has none).
 	Clipped bool `json:"-"`
+}
+
+// Reply is one answer entry of a round: who wrote it, when, and what. A
+// person may reply more than once to a round (each reply is another answer
+// entry): an item of kind answer carries, in Item.Answers, every reply of
+// the round the agent has not seen, in order; its Body is their bodies a
+// blank line apart (as clarify wait prints them), its By and At the
+// latest reply's.
+type Reply struct {
+	By   string      `json:"by"` // the one asked, or human
+	At   ledger.Time `json:"at"`
+	Body string      `json:"body"`
 }
 
 // Options says whose inbox to read and how.
@@ -134,6 +148,12 @@ type State struct {
 type Mark struct {
 	Entries int         `json:"entries"` // the first Entries entries of the thread
 	At      ledger.Time `json:"at"`      // when it was last set
+	// Open says the agent's question was answered when the mark was set:
+	// more replies to the round may come, and the mark tells the next
+	// answer item which replies the agent has seen, so it is kept past
+	// markGrace until the round ends (a follow-up, a resolution, an
+	// abandonment) or maxMarks pushes it out.
+	Open bool `json:"open,omitempty"`
 }
 
 // markGrace is how long a mark outlives the events it covers being read:
@@ -225,10 +245,11 @@ func MarkSeen(ctx context.Context, store *ledger.Store, agent string, c *ledger.
 	if st.Marks[c.ID].Entries >= len(c.Thread) {
 		return nil // seen already: no lock, no write
 	}
+	open := agent == c.From && c.Status == ledger.Answered // more replies may come
 	st = State{}
 	err := store.UpdateState(ctx, name, &st, func() error {
 		now := store.Now()
-		st.Marks = mark(st.Marks, c.ID, len(c.Thread), now)
+		st.Marks = mark(st.Marks, c.ID, len(c.Thread), now, open)
 		return nil
 	})
 	if err != nil {
@@ -250,15 +271,16 @@ func MarkResolved(ctx context.Context, store *ledger.Store, c *ledger.Clarificat
 }
 
 // mark returns marks with id seen through its first entries thread
-// entries (never fewer than before), at most maxMarks of them.
-func mark(marks map[string]Mark, id string, entries int, now time.Time) map[string]Mark {
+// entries (never fewer than before), open or not (see Mark.Open), at most
+// maxMarks of them.
+func mark(marks map[string]Mark, id string, entries int, now time.Time, open bool) map[string]Mark {
 	if marks == nil {
 		marks = map[string]Mark{}
 	}
 	if m, ok := marks[id]; ok && m.Entries > entries {
 		entries = m.Entries
 	}
-	marks[id] = Mark{Entries: entries, At: ledger.T(now)}
+	marks[id] = Mark{Entries: entries, At: ledger.T(now), Open: open}
 	for len(marks) > maxMarks {
 		oldest := ""
 		for k, m := range marks {
@@ -349,6 +371,7 @@ func scanFrom(store *ledger.Store, log eventlog.EventLog, st State, opts Options
 		cands    []candidate
 		took     = map[string]bool{}  // clarifications with a candidate
 		lastAt   = map[string]int64{} // marked clarification → start of its last line for the agent
+		ended    = map[string]bool{}  // open marks whose round ended: no more replies to it
 		older    = map[string]ledger.Status{}
 		carried  = map[string]int{} // seen by the keys of an older state: becomes marks
 		b        = builder{store: store, agent: opts.Agent, ledgers: map[int]*ledger.Ledger{}}
@@ -378,6 +401,9 @@ func scanFrom(store *ledger.Store, log eventlog.EventLog, st State, opts Options
 		if afterReset && st.Seen != nil && !e.Timestamp.After(st.Seen.Time) {
 			return nil
 		}
+		if st.Marks[e.ClarificationID].Open && endsRound(e.Type) {
+			ended[e.ClarificationID] = true
+		}
 		kind, ok := kindOf(e, opts.Agent)
 		if !ok {
 			return nil
@@ -398,7 +424,7 @@ func scanFrom(store *ledger.Store, log eventlog.EventLog, st State, opts Options
 			}
 			return nil
 		}
-		item, entry, ok := b.build(c, e, kind)
+		item, entry, ok := b.build(c, e, kind, st.Marks[c.ID].Entries)
 		if ok && delivered[item.Key] {
 			carried[c.ID] = entry + 1
 		}
@@ -458,15 +484,17 @@ func scanFrom(store *ledger.Store, log eventlog.EventLog, st State, opts Options
 	}
 	now := store.Now()
 	for id, m := range st.Marks {
-		if at, ok := lastAt[id]; (ok && at >= next.Offset) || now.Sub(m.At.Time) < markGrace {
-			next.Marks = mark(next.Marks, id, m.Entries, m.At.Time)
+		open := m.Open && !ended[id]
+		if at, ok := lastAt[id]; (ok && at >= next.Offset) || now.Sub(m.At.Time) < markGrace || open {
+			next.Marks = mark(next.Marks, id, m.Entries, m.At.Time, open)
 		}
 	}
 	for id, n := range carried {
-		next.Marks = mark(next.Marks, id, n, now)
+		next.Marks = mark(next.Marks, id, n, now, false)
 	}
 	for _, c := range show {
-		next.Marks = mark(next.Marks, c.item.ID, c.entry+1, now)
+		// an answer delivered: more replies to its round may come
+		next.Marks = mark(next.Marks, c.item.ID, c.entry+1, now, c.item.Kind == KindAnswer)
 	}
 	sc.next = next
 	return sc, nil
@@ -505,6 +533,12 @@ func kindOf(e eventlog.Event, agent string) (Kind, bool) {
 	return "", false
 }
 
+// endsRound says whether an event of type t ends the round of an answered
+// question: no further reply to that round will be delivered.
+func endsRound(t eventlog.EventType) bool {
+	return t == eventlog.EventFollowedUp || t == eventlog.EventResolved || t == eventlog.EventAbandoned
+}
+
 // builder fills items from the ledgers, reading each at most once a look.
 type builder struct {
 	store   *ledger.Store
@@ -526,10 +560,12 @@ func (b *builder) find(e eventlog.Event) (*ledger.Clarification, error) {
 }
 
 // build returns the item for event e about c and the index of the thread
-// entry it delivers, or ok = false when it no longer concerns the agent (a
-// question answered or closed meanwhile, an answer followed up on or
-// closed since, an escalation already decided).
-func (b *builder) build(c *ledger.Clarification, e eventlog.Event, kind Kind) (it Item, entry int, ok bool) {
+// entry it delivers (an answer: its latest reply), or ok = false when it no
+// longer concerns the agent (a question answered or closed meanwhile, an
+// answer followed up on or closed since, an escalation already decided).
+// seen is how many of c's thread entries the agent has seen (its mark): an
+// answer carries the round's replies after them.
+func (b *builder) build(c *ledger.Clarification, e eventlog.Event, kind Kind, seen int) (it Item, entry int, ok bool) {
 	it = Item{
 		Kind: kind, ID: c.ID, Issue: e.IssueNumber, Topic: c.Topic, From: c.From, To: c.To,
 		By: e.By, Round: e.Round, Blocking: c.Blocking, Status: c.Status, At: e.Timestamp,
@@ -540,12 +576,14 @@ func (b *builder) build(c *ledger.Clarification, e eventlog.Event, kind Kind) (i
 	}
 	switch kind {
 	case KindAnswer:
-		entry = lastEntry(c, ledger.Answer, e.Round)
-		if entry < 0 || c.Status != ledger.Answered || c.Round != e.Round {
+		if c.Status != ledger.Answered || c.Round != e.Round {
 			return Item{}, 0, false
 		}
+		if it.Answers, entry = replies(c, e.Round, seen); entry < 0 {
+			return Item{}, 0, false // every reply seen
+		}
 		a := c.Thread[entry]
-		it.By, it.Body, it.At = a.From, a.Body, a.Timestamp
+		it.By, it.Body, it.At = a.From, joinReplies(it.Answers), a.Timestamp
 		it.Assumptions = assumedBefore(c, e.Round, a.Timestamp)
 	case KindQuestion:
 		entry = lastEntry(c, ledger.Question, e.Round)
@@ -585,6 +623,30 @@ func (b *builder) build(c *ledger.Clarification, e eventlog.Event, kind Kind) (i
 	}
 	it.Late = len(it.Assumptions) > 0
 	return it, entry, true
+}
+
+// replies returns the answer entries of round in c's thread from index
+// from on, in order, and the index of the last of them (-1: none).
+func replies(c *ledger.Clarification, round, from int) ([]Reply, int) {
+	var out []Reply
+	last := -1
+	for i := max(from, 0); i < len(c.Thread); i++ {
+		if e := &c.Thread[i]; e.Type == ledger.Answer && e.Round == round {
+			out = append(out, Reply{By: e.From, At: e.Timestamp, Body: e.Body})
+			last = i
+		}
+	}
+	return out, last
+}
+
+// joinReplies is the bodies of rs, a blank line apart, as
+// ledger.Clarification.RoundAnswer joins a round's answers.
+func joinReplies(rs []Reply) string {
+	bodies := make([]string, len(rs))
+	for i, r := range rs {
+		bodies[i] = r.Body
+	}
+	return strings.Join(bodies, "\n\n")
 }
 
 // lastEntry is the index of the latest thread entry of type t in round (0:

@@ -110,7 +110,8 @@ func TestDeliveredOnce(t *testing.T) {
 	assert.Equal(t, Item{
 		Kind: KindAnswer, ID: id, Issue: 42, Topic: "Cache", From: "engineer", To: "architect", By: "architect",
 		Round: 1, Blocking: true, Status: ledger.Answered, Question: "TTL per key or global?", Body: "Per key.",
-		At: ledger.T(t0.Add(time.Minute)), Key: "CLR-42-001:answer:1",
+		Answers: []Reply{{By: "architect", At: ledger.T(t0.Add(time.Minute)), Body: "Per key."}}, At: ledger.T(t0.Add(time.Minute)),
+		Key: "CLR-42-001:answer:1",
 	}, res.Items[0])
 	assert.Empty(t, w.check(t, "engineer").Items, "delivered once")
 	assert.Empty(t, w.check(t, "architect").Items)

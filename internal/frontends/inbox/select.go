@@ -94,11 +94,21 @@ func fit(items []Item, r Result, limit int) ([]Item, int) {
 const clipMark = " [...]"
 
 // clip shortens the item's bodies, longest first, until its text takes at most
-// max bytes (or there is nothing left to cut).
+// max bytes (or there is nothing left to cut). An answer's body is its
+// replies: each is a body of its own (so one long reply does not cost a
+// short one its words), and Body is joined again from what is left of them.
 func clip(it Item, max int) Item {
 	it.Assumptions = slices.Clone(it.Assumptions)
+	it.Answers = slices.Clone(it.Answers)
 	for size(itemText(it)) > max {
-		fields := []*string{&it.Body, &it.Question}
+		var fields []*string
+		for i := range it.Answers {
+			fields = append(fields, &it.Answers[i].Body)
+		}
+		if len(it.Answers) == 0 {
+			fields = append(fields, &it.Body)
+		}
+		fields = append(fields, &it.Question)
 		for i := range it.Assumptions {
 			fields = append(fields, &it.Assumptions[i].Body)
 		}
@@ -107,6 +117,9 @@ func clip(it Item, max int) Item {
 			break
 		}
 		*longest = cut(*longest, len(*longest)/2) + clipMark
+		if len(it.Answers) > 0 {
+			it.Body = joinReplies(it.Answers)
+		}
 		it.Clipped = true
 	}
 	return it

@@ -126,6 +126,62 @@ func TestFit(t *testing.T) {
 	}
 }
 
+// TestFitReplies: the limit holds for an answer of several replies as for
+// one body: the longest reply is cut first, a short one stays whole, and
+// Body is what is left of the replies.
+func TestFitReplies(t *testing.T) {
+	long := strings.Repeat("a long reply, ", 1000) // 14 KB
+	answer := func(bodies ...string) Item {
+		it := item(KindAnswer, "CLR-2-001", "engineer", true, 0)
+		for i, body := range bodies {
+			it.Answers = append(it.Answers, Reply{By: "human", At: ledger.T(t0.Add(time.Duration(i) * time.Minute)), Body: body})
+		}
+		it.Body = joinReplies(it.Answers)
+		return it
+	}
+	tests := []struct {
+		name    string
+		item    Item
+		limit   int
+		clipped bool
+	}{
+		{"short replies: whole", answer("eu-west-1", "And keep backups in eu-central-1."), HookLimit, false},
+		{"a long first reply is cut, the short second kept", answer(long, "And keep backups in eu-central-1."), HookLimit, true},
+		{"a long second reply is cut, the short first kept", answer("eu-west-1", long), HookLimit, true},
+		{"alone, clipped to fit a small limit", answer(long, long), 1000, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := Result{Agent: "engineer"}
+			shown, more := fit([]Item{tt.item, item(KindQuestion, "CLR-2-002", "reviewer", true, 0)}, r, tt.limit)
+			require.NotEmpty(t, shown)
+			r.Items, r.More = shown, more
+			text := Text(r)
+			assert.LessOrEqual(t, size(text), tt.limit)
+			it := shown[0]
+			assert.Equal(t, tt.clipped, it.Clipped)
+			require.Len(t, it.Answers, len(tt.item.Answers), "every reply shown")
+			assert.Equal(t, joinReplies(it.Answers), it.Body)
+			for i, a := range it.Answers {
+				if len(tt.item.Answers[i].Body) < 100 {
+					assert.Equal(t, tt.item.Answers[i].Body, a.Body, "a short reply stays whole")
+					assert.Contains(t, text, a.Body)
+				}
+			}
+			for _, a := range tt.item.Answers {
+				assert.False(t, strings.HasSuffix(a.Body, clipMark), "the look's own item is not cut")
+			}
+			if tt.clipped {
+				assert.Contains(t, text, "[...]")
+				assert.Contains(t, text, "(Cut short to fit here: agentx clarify show CLR-2-001 has it all.)")
+			}
+			if tt.limit == HookLimit {
+				assert.Len(t, shown, 2, "the next item still fits")
+			}
+		})
+	}
+}
+
 func TestCut(t *testing.T) {
 	tests := []struct {
 		s    string
@@ -310,10 +366,12 @@ func TestMarkSeen(t *testing.T) {
 }
 
 // TestMarksArePruned: a mark is dropped once the log past the inbox's
-// offset holds nothing it covers and it is older than markGrace; and no
-// more than maxMarks are kept.
+// offset holds nothing it covers and it is older than markGrace, unless it
+// is open (the agent's question answered: more replies may come) and its
+// round has not ended; and no more than maxMarks are kept.
 func TestMarksArePruned(t *testing.T) {
 	w := newWorld(t)
+	ctx := context.Background()
 	id := w.answeredAndSeen(t).ID
 	marks := func() map[string]Mark {
 		var st State
@@ -323,14 +381,23 @@ func TestMarksArePruned(t *testing.T) {
 
 	assert.Empty(t, w.check(t, "engineer").Items)
 	assert.Contains(t, marks(), id, "within the grace period the mark stays")
+	assert.True(t, marks()[id].Open, "its question is answered")
 	w.at(2*markGrace).ask(t, 2, "reviewer", "engineer", "t", "q?")
 	assert.Len(t, w.check(t, "engineer").Items, 1)
-	assert.NotContains(t, marks(), id, "its events are behind the offset: dropped")
+	assert.Contains(t, marks(), id, "open: more replies may come, the mark stays")
 	assert.Contains(t, marks(), "CLR-2-001", "what the look delivered is marked")
+	assert.False(t, marks()["CLR-2-001"].Open, "a question for the agent: no replies to it")
+
+	_, err := w.at(3*markGrace).hub.Resolve(ctx, id, "engineer", "")
+	require.NoError(t, err)
+	w.at(5*markGrace).ask(t, 2, "reviewer", "engineer", "t2", "q2?")
+	assert.Len(t, w.check(t, "engineer").Items, 1)
+	assert.NotContains(t, marks(), id, "its round ended and its events are behind the offset: dropped")
+	assert.NotContains(t, marks(), "CLR-2-001", "its events are behind the offset: dropped")
 
 	m := map[string]Mark{}
 	for i := 0; i < maxMarks+5; i++ {
-		m = mark(m, fmt.Sprintf("CLR-9-%03d", i), 1, t0.Add(time.Duration(i)*time.Second))
+		m = mark(m, fmt.Sprintf("CLR-9-%03d", i), 1, t0.Add(time.Duration(i)*time.Second), false)
 	}
 	assert.Len(t, m, maxMarks)
 	assert.NotContains(t, m, "CLR-9-004", "the oldest go first")
