@@ -78,3 +78,44 @@ func TestChannelDataRoundTrips(t *testing.T) {
 		})
 	}
 }
+
+// TestCarried: the channels' data is kept compact, as read, and an empty
+// value is none.
+func TestCarried(t *testing.T) {
+	for in, want := range map[string]string{
+		"":                             "",
+		"null":                         "",
+		`""`:                           "",
+		"[ ]":                          "",
+		"{\n}":                         "",
+		`[ {"entry": 0, "x": 1.50} ]`:  `[{"entry":0,"x":1.50}]`,
+		`{"ts": "\u00e9", "a": [1,2]}`: `{"ts":"\u00e9","a":[1,2]}`,
+		"5":                            "5",
+	} {
+		got := Carried([]byte(in))
+		assert.Equal(t, want, string(got), "Carried(%q)", in)
+		if want == "" {
+			assert.Nil(t, got, "Carried(%q)", in)
+		}
+	}
+}
+
+// TestChannelDataNotRead: the ledger does not read what it carries for a
+// channel: a value no channel would write is kept as read, and it is the
+// channel that refuses it (internal/channels/chanref).
+func TestChannelDataNotRead(t *testing.T) {
+	in := []byte(`{"issueNumber":1,"clarifications":[{"id":"CLR-1-001","from":"a","to":"b","topic":"t","blocking":false,"status":"pending","round":1,"maxRounds":3,"created":"2026-02-26T10:00:00Z","staleAfter":"2026-02-26T11:00:00Z","resolvedAt":null,"thread":[],` +
+		`"agentx":{"github":5,"slack":{"ts":"\u00e9","newer":[1.50]}}}]}`)
+	l, err := Decode("issue-1.json", in)
+	require.NoError(t, err)
+	x := l.Clarifications[0].X
+	assert.Equal(t, "5", string(x.GitHub))
+	assert.Equal(t, `{"ts":"\u00e9","newer":[1.50]}`, string(x.Slack))
+	out, err := Encode(l)
+	require.NoError(t, err)
+	assert.Contains(t, string(out), "\"github\": 5,\n        \"slack\": {\n          \"ts\": \"\\u00e9\",\n          \"newer\": [\n            1.50\n          ]\n        }")
+
+	_, err = Decode("issue-1.json", bytes.Replace(in, []byte(`"github":5`), []byte(`"github":[{"entry":0,"entry":1}]`), 1))
+	var ce *CorruptError
+	assert.ErrorAs(t, err, &ce, "a key twice is corrupt, inside the channels' data too")
+}
