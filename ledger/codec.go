@@ -127,7 +127,9 @@ func decodeOptions(in []byte) json.Options {
 				return decodeInto(from(dec), (*entryFields)(e), &e.more)
 			}),
 			json.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *Extra) error {
-				return decodeInto(from(dec), (*extraFields)(x), &x.more)
+				err := decodeInto(from(dec), (*extraFields)(x), &x.more)
+				x.GitHub, x.Slack = Carried(x.GitHub), Carried(x.Slack)
+				return err
 			}),
 		)),
 	)

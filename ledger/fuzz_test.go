@@ -77,6 +77,7 @@ func FuzzDecode(f *testing.F) {
 		`{"issueNumber":1e400}`, `[]`, `null`, ``, `{"clarifications":{}}`,
 		`{"issueNumber":1,"x":[1.50,"\u00e9"],"clarifications":[{"id":"CLR-1-001","from":"a","status":"resolved","id":"CLR-1-002"}]}`,
 		`{"issueNumber":1,"clarifications":[{"status":"resolved","id":"CLR-1-001","from":"a","round":"x","x":{"y":null}}]}`,
+		`{"issueNumber":1,"clarifications":[{"id":"CLR-1-001","agentx":{"github":[ {"entry":0,"comment":1e2} ],"slack":null,"z":1}},{"id":"CLR-1-002","status":"resolved","from":"a","agentx":{"slack":{"ts":"\u00e9"},"github":[]}}]}`,
 	} {
 		f.Add([]byte(s))
 	}

@@ -7,6 +7,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/agentx-cli/agentx/internal/words"
 )
 
@@ -86,60 +88,15 @@ type Extra struct {
 	Assumptions []Assumption  `json:"assumptions,omitempty"` // what the asker proceeded on without an answer
 	Monitor     *MonitorState `json:"monitor,omitempty"`     // what the monitor has done to this record
 	People      []Person      `json:"people,omitempty"`      // who the thread's human entries were
-	GitHub      []GitHubRef   `json:"github,omitempty"`      // the GitHub issue comment of each mirrored thread entry
-	Slack       *SlackThread  `json:"slack,omitempty"`       // the Slack thread that carries the clarification
+
+	// The channels' data, which the ledger carries and does not read
+	// (see the package doc): GitHub mode's comments and Slack mode's
+	// thread, read and written by internal/channels/chanref. Each is
+	// kept as Carried makes it: compact JSON, nil when absent.
+	GitHub jsontext.Value `json:"github,omitempty"`
+	Slack  jsontext.Value `json:"slack,omitempty"`
 
 	more unknown // members of a newer agentx, kept as read
-}
-
-// GitHubRef links a thread entry to the GitHub issue comment that carries
-// it (GitHub mode): the comment agentx posted for it, or, Inbound, the
-// person's comment it was made from.
-type GitHubRef struct {
-	Entry   int    `json:"entry"`            // the entry's index in the thread
-	Comment int64  `json:"comment"`          // GitHub's id of the comment
-	Inbound bool   `json:"inbound,omitzero"` // the entry was made from this comment (an /answer or /resolve)
-	Sum     string `json:"sum,omitempty"`    // digest of the text agentx posted, so a changed rendering is edited in place
-}
-
-// SlackThread links a clarification to the Slack thread that carries it
-// (Slack mode): its first message, and the message of each thread entry
-// in it.
-type SlackThread struct {
-	Channel string      `json:"channel"` // the channel's id
-	TS      string      `json:"ts"`      // the thread's first message (Slack's ts)
-	Posts   []SlackPost `json:"posts,omitempty"`
-	// Assumed counts the asker's assumptions the thread has been told of.
-	Assumed int `json:"assumed,omitzero"`
-}
-
-// SlackPost links a thread entry to a message of the thread: the one
-// agentx posted for it, or, Inbound, the person's reply it was made from.
-type SlackPost struct {
-	Entry   int    `json:"entry"`            // the entry's index in the thread
-	TS      string `json:"ts"`               // the message's ts
-	Inbound bool   `json:"inbound,omitzero"` // the entry was made from this reply
-}
-
-// SlackThread is the record's Slack thread, or nil.
-func (x *Extra) SlackThread() *SlackThread {
-	if x == nil {
-		return nil
-	}
-	return x.Slack
-}
-
-// Post is the message of thread entry i, or nil.
-func (s *SlackThread) Post(i int) *SlackPost {
-	if s == nil {
-		return nil
-	}
-	for k := range s.Posts {
-		if s.Posts[k].Entry == i {
-			return &s.Posts[k]
-		}
-	}
-	return nil
 }
 
 // Person names the person behind a thread entry written as human, which is

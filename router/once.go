@@ -13,10 +13,10 @@ import (
 // the ledger's lock: Done reports whether the ledger records it already
 // (the action is then skipped with a *SkippedError, reason OnceDone), and
 // Mark records it on the clarification the action changed, in the same
-// write.
+// write (an error from it: nothing is written).
 type Once struct {
 	Done func(l *ledger.Ledger) bool
-	Mark func(c *ledger.Clarification)
+	Mark func(c *ledger.Clarification) error
 }
 
 // OnceDone is the reason of the *SkippedError an action returns when its
@@ -48,7 +48,7 @@ func onceGuarded(ctx context.Context, fn func(c *ledger.Clarification, now time.
 			return err
 		}
 		if o.Mark != nil {
-			o.Mark(c)
+			return o.Mark(c)
 		}
 		return nil
 	}

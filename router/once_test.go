@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentx-cli/agentx/internal/channels/chanref"
 	"github.com/agentx-cli/agentx/ledger"
 )
 
@@ -24,19 +25,22 @@ func TestOnce(t *testing.T) {
 	const comment = 991
 	done := func(l *ledger.Ledger) bool {
 		for _, c := range l.Clarifications {
-			if c.X != nil {
-				for _, g := range c.X.GitHub {
-					if g.Comment == comment {
-						return true
-					}
+			refs, err := chanref.GitHubRefs(c)
+			assert.NoError(t, err)
+			for _, g := range refs {
+				if g.Comment == comment {
+					return true
 				}
 			}
 		}
 		return false
 	}
-	mark := func(c *ledger.Clarification) {
-		x := c.Ext()
-		x.GitHub = append(x.GitHub, ledger.GitHubRef{Entry: len(c.Thread) - 1, Comment: comment, Inbound: true})
+	mark := func(c *ledger.Clarification) error {
+		refs, err := chanref.GitHubRefs(c)
+		if err != nil {
+			return err
+		}
+		return chanref.SetGitHubRefs(c, append(refs, chanref.GitHubRef{Entry: len(c.Thread) - 1, Comment: comment, Inbound: true}))
 	}
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -63,5 +67,7 @@ func TestOnce(t *testing.T) {
 	got, err := h.Get(rec.ID)
 	require.NoError(t, err)
 	require.Len(t, got.Thread, 2, "one answer")
-	assert.Equal(t, []ledger.GitHubRef{{Entry: 1, Comment: comment, Inbound: true}}, got.X.GitHub)
+	refs, err := chanref.GitHubRefs(got.Clarification)
+	require.NoError(t, err)
+	assert.Equal(t, []chanref.GitHubRef{{Entry: 1, Comment: comment, Inbound: true}}, refs)
 }

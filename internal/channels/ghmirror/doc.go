@@ -5,5 +5,8 @@
 // (/answer, /resolve), through the hub, as the person GitHub says wrote
 // them. It is polled from the commands that run the monitor, never a
 // daemon; what GitHub does not take is queued in a small outbox and
-// retried, and no GitHub failure fails a local command.
+// retried, and no GitHub failure fails a local command. The comment of
+// each entry is recorded in the ledger (agentx.github, read and written
+// through internal/channels/chanref), so that no two processes or hosts
+// post it twice.
 package ghmirror

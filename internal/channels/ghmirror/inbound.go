@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentx-cli/agentx/internal/channels/chanref"
 	"github.com/agentx-cli/agentx/internal/channels/relay"
 	"github.com/agentx-cli/agentx/ledger"
 	"github.com/agentx-cli/agentx/router"
@@ -186,10 +187,15 @@ func (m *Mirror) Take(ctx context.Context, c Comment, replied bool) (*Handled, e
 	}
 	person := PersonPrefix + c.Login
 	ctx = router.WithCaller(ctx, &router.Caller{Via: "GitHub", Person: func() (string, error) { return person, nil }})
+	var unread error // the ledger's comments could not be read: nothing is taken
 	ctx = router.WithOnce(ctx, &router.Once{
-		Done: func(l *ledger.Ledger) bool { return hasComment(l, c.ID) },
-		Mark: func(cl *ledger.Clarification) {
-			setRef(cl, ledger.GitHubRef{Entry: len(cl.Thread) - 1, Comment: c.ID, Inbound: true})
+		Done: func(l *ledger.Ledger) bool {
+			done, err := hasComment(l, c.ID)
+			unread = err
+			return done || err != nil
+		},
+		Mark: func(cl *ledger.Clarification) error {
+			return setRef(cl, chanref.GitHubRef{Entry: len(cl.Thread) - 1, Comment: c.ID, Inbound: true})
 		},
 	})
 	var err error
@@ -197,6 +203,9 @@ func (m *Mirror) Take(ctx context.Context, c Comment, replied bool) (*Handled, e
 		_, err = m.Hub.Resolve(ctx, cmd.ID, ledger.Human, cmd.Text)
 	} else {
 		_, err = m.Hub.Answer(ctx, cmd.ID, ledger.Human, cmd.Text)
+	}
+	if unread != nil {
+		return nil, unread
 	}
 	var skipped *router.SkippedError
 	switch {
@@ -211,18 +220,17 @@ func (m *Mirror) Take(ctx context.Context, c Comment, replied bool) (*Handled, e
 }
 
 // hasComment reports whether any clarification of l records comment id.
-func hasComment(l *ledger.Ledger, id int64) bool {
+func hasComment(l *ledger.Ledger, id int64) (bool, error) {
 	for _, c := range l.Whole() { // a closed record may hold it
-		if c.X == nil {
-			continue
+		refs, err := chanref.GitHubRefs(c)
+		if err != nil {
+			return false, fmt.Errorf("issue #%d: %w", l.IssueNumber, err)
 		}
-		for _, g := range c.X.GitHub {
-			if g.Comment == id {
-				return true
-			}
+		if slices.ContainsFunc(refs, func(g chanref.GitHubRef) bool { return g.Comment == id }) {
+			return true, nil
 		}
 	}
-	return false
+	return false, nil
 }
 
 // waitingOnPerson is the one clarification on the comment's issue whose
@@ -233,8 +241,8 @@ func (m *Mirror) waitingOnPerson(c Comment) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if hasComment(l, c.ID) {
-		return "", nil
+	if done, err := hasComment(l, c.ID); done || err != nil {
+		return "", err
 	}
 	var ids []string
 	for _, cl := range l.Clarifications {
@@ -248,7 +256,11 @@ func (m *Mirror) waitingOnPerson(c Comment) (string, error) {
 				break
 			}
 		}
-		if ref := refOf(cl, q); q >= 0 && ref != nil && ref.Comment < c.ID {
+		refs, err := chanref.GitHubRefs(cl)
+		if err != nil {
+			return "", err
+		}
+		if ref := refAt(refs, q); q >= 0 && ref != nil && ref.Comment < c.ID {
 			ids = append(ids, cl.ID)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentx-cli/agentx/internal/channels/chanref"
 	"github.com/agentx-cli/agentx/internal/channels/relay"
 	"github.com/agentx-cli/agentx/ledger"
 	"github.com/agentx-cli/agentx/router"
@@ -75,29 +76,29 @@ func Labels(cs []*ledger.Clarification) []string {
 	return out
 }
 
-// refOf is the GitHub comment recorded for entry i of c, or nil.
-func refOf(c *ledger.Clarification, i int) *ledger.GitHubRef {
-	if c.X == nil {
-		return nil
-	}
-	for k := range c.X.GitHub {
-		if c.X.GitHub[k].Entry == i && c.X.GitHub[k].Comment > 0 {
-			return &c.X.GitHub[k]
+// refAt is the GitHub comment recorded for entry i among refs, or nil.
+func refAt(refs []chanref.GitHubRef, i int) *chanref.GitHubRef {
+	for k := range refs {
+		if refs[k].Entry == i && refs[k].Comment > 0 {
+			return &refs[k]
 		}
 	}
 	return nil
 }
 
-// setRef records comment as the one of entry i of c.
-func setRef(c *ledger.Clarification, ref ledger.GitHubRef) {
-	x := c.Ext()
-	for k := range x.GitHub {
-		if x.GitHub[k].Entry == ref.Entry {
-			x.GitHub[k] = ref
-			return
-		}
+// setRef records ref as the comment of its entry of c.
+func setRef(c *ledger.Clarification, ref chanref.GitHubRef) error {
+	refs, err := chanref.GitHubRefs(c)
+	if err != nil {
+		return err
 	}
-	x.GitHub = append(x.GitHub, ref)
+	k := slices.IndexFunc(refs, func(r chanref.GitHubRef) bool { return r.Entry == ref.Entry })
+	if k >= 0 {
+		refs[k] = ref
+	} else {
+		refs = append(refs, ref)
+	}
+	return chanref.SetGitHubRefs(c, refs)
 }
 
 // trusted reports whether a comment's metadata may be believed: its author
@@ -153,12 +154,16 @@ func (m *Mirror) SyncIssue(ctx context.Context, n int, prev []string) (IssueRepo
 		id    string
 		entry int
 		text  string
-		ref   *ledger.GitHubRef
+		ref   *chanref.GitHubRef
 	}
 	var work []todo
 	for _, c := range l.Clarifications {
+		refs, err := chanref.GitHubRefs(c)
+		if err != nil {
+			return rep, err
+		}
 		for i, e := range c.Thread {
-			ref := refOf(c, i)
+			ref := refAt(refs, i)
 			if ref != nil && ref.Inbound {
 				continue // a person's own comment carries it
 			}
@@ -176,7 +181,7 @@ func (m *Mirror) SyncIssue(ctx context.Context, n int, prev []string) (IssueRepo
 			if err := m.Client.Edit(ctx, w.ref.Comment, w.text); err != nil {
 				return rep, err
 			}
-			if err := m.record(ctx, n, w.id, ledger.GitHubRef{Entry: w.entry, Comment: w.ref.Comment, Sum: Sum(w.text)}); err != nil {
+			if err := m.record(ctx, n, w.id, chanref.GitHubRef{Entry: w.entry, Comment: w.ref.Comment, Sum: Sum(w.text)}); err != nil {
 				return rep, err
 			}
 			rep.Edited++
@@ -191,7 +196,7 @@ func (m *Mirror) SyncIssue(ctx context.Context, n int, prev []string) (IssueRepo
 			rep.Found++
 			// Posted, perhaps rendered otherwise then: recorded without a
 			// digest, it is edited on the next sync.
-			if err := m.record(ctx, n, w.id, ledger.GitHubRef{Entry: w.entry, Comment: id}); err != nil {
+			if err := m.record(ctx, n, w.id, chanref.GitHubRef{Entry: w.entry, Comment: id}); err != nil {
 				return rep, err
 			}
 			continue
@@ -200,7 +205,7 @@ func (m *Mirror) SyncIssue(ctx context.Context, n int, prev []string) (IssueRepo
 		if err != nil {
 			return rep, err
 		}
-		if err := m.record(ctx, n, w.id, ledger.GitHubRef{Entry: w.entry, Comment: got.ID, Sum: Sum(w.text)}); err != nil {
+		if err := m.record(ctx, n, w.id, chanref.GitHubRef{Entry: w.entry, Comment: got.ID, Sum: Sum(w.text)}); err != nil {
 			return rep, err
 		}
 		rep.Posted++
@@ -244,7 +249,7 @@ var crashAfterPost func() error
 
 // record writes the comment of one entry into the ledger: no status
 // changes, so no event.
-func (m *Mirror) record(ctx context.Context, n int, id string, ref ledger.GitHubRef) error {
+func (m *Mirror) record(ctx context.Context, n int, id string, ref chanref.GitHubRef) error {
 	if crashAfterPost != nil {
 		if err := crashAfterPost(); err != nil {
 			return err
@@ -255,8 +260,7 @@ func (m *Mirror) record(ctx context.Context, n int, id string, ref ledger.GitHub
 		if c == nil || ref.Entry >= len(c.Thread) {
 			return fmt.Errorf("github: %s entry %d: %w", id, ref.Entry, ledger.ErrNotFound)
 		}
-		setRef(c, ref)
-		return nil
+		return setRef(c, ref)
 	})
 	return err
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentx-cli/agentx/internal/channels/chanref"
 	"github.com/agentx-cli/agentx/internal/channels/ghmirror/ghfake"
 	"github.com/agentx-cli/agentx/internal/testenv"
 	"github.com/agentx-cli/agentx/ledger"
@@ -55,6 +56,13 @@ func (e *env) ask(to string) router.Record {
 	return rec
 }
 
+// refs are the GitHub comments recorded on c.
+func (e *env) refs(c *ledger.Clarification) []chanref.GitHubRef {
+	refs, err := chanref.GitHubRefs(c)
+	require.NoError(e.t, err)
+	return refs
+}
+
 func (e *env) push(m *Mirror) PushReport {
 	rep, err := m.Push(context.Background(), true)
 	require.NoError(e.t, err)
@@ -81,8 +89,9 @@ func TestQuestionMirroredOnce(t *testing.T) {
 
 	got, err := e.hub.Get(rec.ID)
 	require.NoError(t, err)
-	require.Len(t, got.X.GitHub, 1)
-	assert.Equal(t, cs[0].ID, got.X.GitHub[0].Comment)
+	refs := e.refs(got.Clarification)
+	require.Len(t, refs, 1)
+	assert.Equal(t, cs[0].ID, refs[0].Comment)
 
 	// Re-runs, by this process or another, post nothing and edit nothing.
 	e.push(m)
@@ -91,8 +100,10 @@ func TestQuestionMirroredOnce(t *testing.T) {
 
 	// A changed rendering is edited in place, not posted again.
 	_, err = e.hub.Store.Update(context.Background(), 42, func(l *ledger.Ledger) error {
-		l.Find(rec.ID).X.GitHub[0].Sum = "old"
-		return nil
+		c := l.Find(rec.ID)
+		refs := e.refs(c)
+		refs[0].Sum = "old"
+		return chanref.SetGitHubRefs(c, refs)
 	})
 	require.NoError(t, err)
 	rep, err = e.mirror().Push(context.Background(), false, 42)
@@ -128,8 +139,9 @@ func TestAnswerFromGitHub(t *testing.T) {
 	require.Len(t, cs, 2)
 	require.Len(t, cs[1].Reactions, 1, "one receipt")
 	assert.Equal(t, "+1", cs[1].Reactions[0].Content)
-	assert.Equal(t, cid, got.X.GitHub[1].Comment)
-	assert.True(t, got.X.GitHub[1].Inbound)
+	refs := e.refs(got.Clarification)
+	assert.Equal(t, cid, refs[1].Comment)
+	assert.True(t, refs[1].Inbound)
 
 	// The mirror does not post the answer again: the person's comment is it.
 	e.push(e.mirror())

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/agentx-cli/agentx/internal/channels/chanref"
 	"github.com/agentx-cli/agentx/internal/gate/proposal"
 	"github.com/agentx-cli/agentx/ledger"
 )
@@ -75,7 +76,7 @@ func (m *Mirror) recordProposal(ctx context.Context, id string, n, i int, commen
 		}
 	}
 	return proposal.RecordMirror(ctx, m.Hub.Store, id, func(p *proposal.Proposal) error {
-		ref := proposal.GitHubRef{Issue: n, GitHubRef: ledger.GitHubRef{Entry: i, Comment: comment, Sum: sum}}
+		ref := proposal.GitHubRef{Issue: n, GitHubRef: chanref.GitHubRef{Entry: i, Comment: comment, Sum: sum}}
 		if r := p.GitHubRef(n, i); r != nil {
 			*r = ref
 			return nil

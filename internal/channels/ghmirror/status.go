@@ -3,6 +3,7 @@ package ghmirror
 import (
 	"errors"
 
+	"github.com/agentx-cli/agentx/internal/channels/chanref"
 	"github.com/agentx-cli/agentx/internal/channels/relay"
 	"github.com/agentx-cli/agentx/ledger"
 )
@@ -35,9 +36,10 @@ func (m *Mirror) Status() (Status, error) {
 		return st, err
 	}
 	st.EventsBehind, st.Behind, err = m.outbox().Status(ob.Queue, func(c *ledger.Clarification) int {
+		refs, _ := chanref.GitHubRefs(c) // unreadable: no entry counts as mirrored (a sync says why)
 		count := 0
 		for i := range c.Thread {
-			if refOf(c, i) == nil {
+			if refAt(refs, i) == nil {
 				count++
 			}
 		}

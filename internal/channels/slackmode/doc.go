@@ -9,5 +9,8 @@
 // by the optional Socket Mode listener; no Slack failure fails a local
 // command. Enhancement proposals are posted too, each a message with its
 // evidence and decisions in its thread, which nothing reads: people decide
-// them from a shell.
+// them from a shell. A clarification's thread and the message of each
+// entry in it are recorded in the ledger (agentx.slack, read and written
+// through internal/channels/chanref), so that no two processes or hosts
+// post one twice.
 package slackmode

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/agentx-cli/agentx/internal/channels/chanref"
 	"github.com/agentx-cli/agentx/internal/channels/relay"
 	"github.com/agentx-cli/agentx/ledger"
 	"github.com/agentx-cli/agentx/router"
@@ -96,6 +97,7 @@ func (m *Mode) Poll(ctx context.Context, force bool) (PollReport, error) {
 type thread struct {
 	issue int
 	c     *ledger.Clarification
+	th    *chanref.SlackThread
 }
 
 // openThreads are the open clarifications (of the issues the open index
@@ -112,8 +114,15 @@ func (m *Mode) openThreads() ([]thread, error) {
 			return nil, err
 		}
 		for _, c := range l.Clarifications {
-			if th := c.X.SlackThread(); th != nil && th.TS != "" && !c.Status.Final() {
-				out = append(out, thread{issue: n, c: c})
+			if c.Status.Final() {
+				continue
+			}
+			th, err := chanref.SlackThreadOf(c)
+			if err != nil {
+				return nil, err
+			}
+			if th != nil && th.TS != "" {
+				out = append(out, thread{issue: n, c: c, th: th})
 			}
 		}
 	}
@@ -123,7 +132,7 @@ func (m *Mode) openThreads() ([]thread, error) {
 // readThread reads the replies of one thread after the last one read and
 // takes them in order; then tells the thread of new assumptions.
 func (m *Mode) readThread(ctx context.Context, in *Inbound, t thread, rep *PollReport) error {
-	th := t.c.X.Slack
+	th := t.th
 	ms, err := m.Client.Replies(ctx, th.Channel, th.TS, in.Threads[t.c.ID])
 	if err != nil {
 		return err
@@ -166,7 +175,7 @@ func (m *Mode) allowed(user string) bool { return slices.Contains(m.Config.Answe
 // same ledger write). A stranger's reply is ignored, and they are told so
 // (an ephemeral notice only they see), unless told already. An error is a
 // local or Slack failure: the reply is read again next time.
-func (m *Mode) Take(ctx context.Context, issue int, id string, th *ledger.SlackThread, msg Message, told bool) (*Handled, error) {
+func (m *Mode) Take(ctx context.Context, issue int, id string, th *chanref.SlackThread, msg Message, told bool) (*Handled, error) {
 	if msg.Bot || msg.Meta != nil || msg.User == "" || (msg.SubType != "" && msg.SubType != "thread_broadcast") {
 		return nil, nil
 	}
@@ -202,14 +211,23 @@ func (m *Mode) Take(ctx context.Context, issue int, id string, th *ledger.SlackT
 	h.Option = r.Option
 	person := PersonPrefix + msg.User
 	ctx = router.WithCaller(ctx, &router.Caller{Via: "Slack", Person: func() (string, error) { return person, nil }})
+	var unread error // the ledger's threads could not be read: nothing is taken
 	ctx = router.WithOnce(ctx, &router.Once{
-		Done: func(l *ledger.Ledger) bool { return hasReply(l, msg.TS) },
-		Mark: func(c *ledger.Clarification) {
-			x := c.Ext()
-			if x.Slack == nil {
-				x.Slack = &ledger.SlackThread{Channel: th.Channel, TS: th.TS}
+		Done: func(l *ledger.Ledger) bool {
+			done, err := hasReply(l, msg.TS)
+			unread = err
+			return done || err != nil
+		},
+		Mark: func(c *ledger.Clarification) error {
+			rec, err := chanref.SlackThreadOf(c)
+			if err != nil {
+				return err
 			}
-			x.Slack.Posts = append(x.Slack.Posts, ledger.SlackPost{Entry: len(c.Thread) - 1, TS: msg.TS, Inbound: true})
+			if rec == nil {
+				rec = &chanref.SlackThread{Channel: th.Channel, TS: th.TS}
+			}
+			rec.Posts = append(rec.Posts, chanref.SlackPost{Entry: len(c.Thread) - 1, TS: msg.TS, Inbound: true})
+			return chanref.SetSlackThread(c, rec)
 		},
 	})
 	if cur.Status == ledger.Escalated {
@@ -218,6 +236,9 @@ func (m *Mode) Take(ctx context.Context, issue int, id string, th *ledger.SlackT
 	} else {
 		h.Verb = "answer"
 		_, err = m.Hub.Answer(ctx, id, ledger.Human, r.Text)
+	}
+	if unread != nil {
+		return nil, unread
 	}
 	var skipped *router.SkippedError
 	switch {
@@ -231,17 +252,17 @@ func (m *Mode) Take(ctx context.Context, issue int, id string, th *ledger.SlackT
 }
 
 // hasReply reports whether any clarification of l records the reply ts.
-func hasReply(l *ledger.Ledger, ts string) bool {
+func hasReply(l *ledger.Ledger, ts string) (bool, error) {
 	for _, c := range l.Whole() { // a closed record may hold it
-		if th := c.X.SlackThread(); th != nil {
-			for _, p := range th.Posts {
-				if p.Inbound && p.TS == ts {
-					return true
-				}
-			}
+		th, err := chanref.SlackThreadOf(c)
+		if err != nil {
+			return false, fmt.Errorf("issue #%d: %w", l.IssueNumber, err)
+		}
+		if th != nil && slices.ContainsFunc(th.Posts, func(p chanref.SlackPost) bool { return p.Inbound && p.TS == ts }) {
+			return true, nil
 		}
 	}
-	return false
+	return false, nil
 }
 
 // refusal words why a reply was not taken.
@@ -258,10 +279,13 @@ func refusal(id string, err error) string {
 // assumed) as soon as it is posted, and looked for by its metadata first.
 func (m *Mode) tellAssumptions(ctx context.Context, issue int, id string) (int, error) {
 	c, err := m.Hub.Store.Get(id)
-	if err != nil || c.X == nil || c.X.Slack == nil || c.X.Slack.Assumed >= len(c.X.Assumptions) {
+	if err != nil || c.X == nil {
 		return 0, err
 	}
-	th := c.X.Slack
+	th, err := chanref.SlackThreadOf(c)
+	if err != nil || th == nil || th.Assumed >= len(c.X.Assumptions) {
+		return 0, err
+	}
 	ms, err := m.Client.Replies(ctx, th.Channel, th.TS, "")
 	if err != nil {
 		return 0, err
@@ -278,10 +302,16 @@ func (m *Mode) tellAssumptions(ctx context.Context, issue int, id string) (int, 
 			told++
 		}
 		if _, err := m.Hub.Store.Update(ctx, issue, func(l *ledger.Ledger) error {
-			if cl := l.Find(id); cl != nil && cl.X != nil && cl.X.Slack != nil && cl.X.Slack.Assumed < k+1 {
-				cl.X.Slack.Assumed = k + 1
+			cl := l.Find(id)
+			if cl == nil {
+				return nil
 			}
-			return nil
+			rec, err := chanref.SlackThreadOf(cl)
+			if err != nil || rec == nil || rec.Assumed >= k+1 {
+				return err
+			}
+			rec.Assumed = k + 1
+			return chanref.SetSlackThread(cl, rec)
 		}); err != nil {
 			return told, err
 		}

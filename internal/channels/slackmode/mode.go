@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentx-cli/agentx/internal/channels/chanref"
 	"github.com/agentx-cli/agentx/internal/channels/relay"
 	"github.com/agentx-cli/agentx/internal/gate/proposal"
 	"github.com/agentx-cli/agentx/ledger"
@@ -108,13 +109,16 @@ func (m *Mode) SyncIssue(ctx context.Context, n int) (IssueReport, error) {
 		return rep, err
 	}
 	for _, c := range l.Clarifications {
-		todo := unposted(c)
+		th, err := chanref.SlackThreadOf(c)
+		if err != nil {
+			return rep, err
+		}
+		todo := unposted(c, th)
 		rep.Pending += len(todo)
 		if len(todo) == 0 {
 			continue
 		}
 		root := rootOf(c)
-		th := c.X.SlackThread()
 		var found map[int]string
 		for _, i := range todo {
 			if th == nil || th.TS == "" {
@@ -161,21 +165,20 @@ func (m *Mode) SyncIssue(ctx context.Context, n int) (IssueReport, error) {
 
 // channelOf is the channel of a thread, or the configured one for a new
 // thread.
-func (m *Mode) channelOf(th *ledger.SlackThread) string {
+func (m *Mode) channelOf(th *chanref.SlackThread) string {
 	if th != nil && th.Channel != "" {
 		return th.Channel
 	}
 	return m.Config.Channel
 }
 
-// unposted are the thread entries of c that its Slack thread still lacks,
-// in order: from the entry that opens it on.
-func unposted(c *ledger.Clarification) []int {
+// unposted are the thread entries of c that its Slack thread th still
+// lacks, in order: from the entry that opens it on.
+func unposted(c *ledger.Clarification, th *chanref.SlackThread) []int {
 	root := rootOf(c)
 	if root < 0 {
 		return nil
 	}
-	th := c.X.SlackThread()
 	var out []int
 	for i := root; i < len(c.Thread); i++ {
 		if th.Post(i) == nil {
@@ -210,32 +213,37 @@ var crashAfterPost func() error
 // record writes the message of entry i of clarification id into the
 // ledger (no status changes, so no event) and returns the thread as
 // recorded.
-func (m *Mode) record(ctx context.Context, n int, id string, i int, root bool, ts string) (*ledger.SlackThread, error) {
+func (m *Mode) record(ctx context.Context, n int, id string, i int, root bool, ts string) (*chanref.SlackThread, error) {
 	if crashAfterPost != nil {
 		if err := crashAfterPost(); err != nil {
 			return nil, err
 		}
 	}
-	var th ledger.SlackThread
+	var th *chanref.SlackThread
 	_, err := m.Hub.Store.Update(ctx, n, func(l *ledger.Ledger) error {
 		c := l.Find(id)
 		if c == nil || i >= len(c.Thread) {
 			return fmt.Errorf("slack: %s entry %d: %w", id, i, ledger.ErrNotFound)
 		}
-		x := c.Ext()
-		if x.Slack == nil {
-			x.Slack = &ledger.SlackThread{Channel: m.Config.Channel}
+		var err error
+		if th, err = chanref.SlackThreadOf(c); err != nil {
+			return err
+		}
+		if th == nil {
+			th = &chanref.SlackThread{Channel: m.Config.Channel}
 		}
 		if root {
-			x.Slack.TS = ts
+			th.TS = ts
 		}
-		if x.Slack.Post(i) == nil {
-			x.Slack.Posts = append(x.Slack.Posts, ledger.SlackPost{Entry: i, TS: ts})
+		if th.Post(i) == nil {
+			th.Posts = append(th.Posts, chanref.SlackPost{Entry: i, TS: ts})
 		}
-		th = *x.Slack
-		return nil
+		return chanref.SetSlackThread(c, th)
 	})
-	return &th, err
+	if err != nil {
+		return nil, err
+	}
+	return th, nil
 }
 
 // PushReport is what one outbound run did.

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentx-cli/agentx/internal/channels/chanref"
 	"github.com/agentx-cli/agentx/internal/channels/relay"
 	"github.com/agentx-cli/agentx/internal/channels/slackmode/slackfake"
 	"github.com/agentx-cli/agentx/internal/testenv"
@@ -79,6 +80,13 @@ func (e *env) get(id string) *ledger.Clarification {
 	return c
 }
 
+// thread is the Slack thread recorded on clarification id, or nil.
+func (e *env) thread(id string) *chanref.SlackThread {
+	th, err := chanref.SlackThreadOf(e.get(id))
+	require.NoError(e.t, err)
+	return th
+}
+
 // TestQuestionPostedOnce proves the question to a person becomes one
 // message, with the PRD's content escaped for mrkdwn, its channel and ts
 // in the ledger, and the clarification id in its metadata.
@@ -102,11 +110,11 @@ func TestQuestionPostedOnce(t *testing.T) {
 	assert.NotContains(t, text, "<!channel>")
 	assert.JSONEq(t, `{"event_type":"agentx_clarification","event_payload":{"id":"CLR-42-001","entry":0}}`, string(ms[0].Meta))
 
-	th := e.get(rec.ID).X.Slack
+	th := e.thread(rec.ID)
 	require.NotNil(t, th)
 	assert.Equal(t, channel, th.Channel)
 	assert.Equal(t, ms[0].TS, th.TS)
-	assert.Equal(t, []ledger.SlackPost{{Entry: 0, TS: ms[0].TS}}, th.Posts)
+	assert.Equal(t, []chanref.SlackPost{{Entry: 0, TS: ms[0].TS}}, th.Posts)
 }
 
 // TestNoDoublePostAfterCrash proves a process that dies between posting
@@ -126,7 +134,7 @@ func TestNoDoublePostAfterCrash(t *testing.T) {
 	assert.Equal(t, 0, rep.Issues[0].Posted)
 	assert.Equal(t, 1, rep.Issues[0].Found)
 	assert.Len(t, e.fake.Messages(channel), 1, "not posted again")
-	assert.Equal(t, e.fake.Messages(channel)[0].TS, e.get("CLR-42-001").X.Slack.TS)
+	assert.Equal(t, e.fake.Messages(channel)[0].TS, e.thread("CLR-42-001").TS)
 
 	// The same in a thread: the answer to a post is lost.
 	_, err = e.hub.Escalate(context.Background(), "CLR-42-001", "nobody answers")
@@ -147,7 +155,7 @@ func TestRepliesAnswerAndFollowUp(t *testing.T) {
 	e := newEnv(t)
 	rec := e.ask(ledger.Human)
 	e.push(e.mode())
-	root := e.get(rec.ID).X.Slack.TS
+	root := e.thread(rec.ID).TS
 
 	e.fake.Reply(channel, root, "", "a bot without a user", true)
 	e.fake.Reply(channel, root, "U0OTHERBOT", "bots do not answer", true)
@@ -169,7 +177,7 @@ func TestRepliesAnswerAndFollowUp(t *testing.T) {
 	assert.Equal(t, ledger.Answered, c.Status)
 	assert.Equal(t, "Exponential, capped at 30 s.\n\nAnd jitter, please.", c.RoundAnswer())
 	assert.Equal(t, "slack:"+alice, c.PersonAt(1))
-	assert.Equal(t, []ledger.SlackPost{{Entry: 0, TS: root}, {Entry: 1, TS: first, Inbound: true}, {Entry: 2, TS: second, Inbound: true}}, c.X.Slack.Posts)
+	assert.Equal(t, []chanref.SlackPost{{Entry: 0, TS: root}, {Entry: 1, TS: first, Inbound: true}, {Entry: 2, TS: second, Inbound: true}}, e.thread(rec.ID).Posts)
 	eph := e.fake.Ephemerals()
 	require.Len(t, eph, 1, "the stranger is told once")
 	assert.Equal(t, mallory, eph[0].User)
@@ -186,7 +194,7 @@ func TestOptionReply(t *testing.T) {
 	e := newEnv(t)
 	rec := e.ask(ledger.Human, "Exponential backoff", "A fixed delay")
 	e.push(e.mode())
-	e.fake.Reply(channel, e.get(rec.ID).X.Slack.TS, alice, "2", false)
+	e.fake.Reply(channel, e.thread(rec.ID).TS, alice, "2", false)
 	rep := e.poll(e.mode())
 	require.Len(t, rep.Handled, 1)
 	assert.Equal(t, 2, rep.Handled[0].Option)
@@ -229,11 +237,11 @@ func TestThreadFollowsTheClarification(t *testing.T) {
 	rec2, err := e.hub.Ask(ctx, router.AskRequest{Issue: 42, From: "engineer", To: "architect", Topic: "Tenancy", Question: "Schema per tenant?"})
 	require.NoError(t, err)
 	e.push(m)
-	assert.Nil(t, e.get(rec2.ID).X.Slack)
+	assert.Nil(t, e.thread(rec2.ID))
 	_, err = e.hub.Escalate(ctx, rec2.ID, "the architect is away")
 	require.NoError(t, err)
 	e.push(m)
-	th := e.get(rec2.ID).X.Slack
+	th := e.thread(rec2.ID)
 	require.NotNil(t, th)
 	ms := e.fake.Messages(channel)
 	assert.Contains(t, ms[len(ms)-1].Text, ":rotating_light: *ESCALATED: CLR-42-002 needs a human decision* · the architect is away\nissue #42 · engineer asks architect")
@@ -300,7 +308,7 @@ func TestListenReconnectRereads(t *testing.T) {
 	e := newEnv(t)
 	rec := e.ask(ledger.Human)
 	e.push(e.mode())
-	root := e.get(rec.ID).X.Slack.TS
+	root := e.thread(rec.ID).TS
 	e.fake.Reply(channel, root, alice, "Exponential.", false) // before anyone listens
 
 	ctx, cancel := context.WithCancel(context.Background())

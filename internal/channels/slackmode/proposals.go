@@ -10,6 +10,7 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"github.com/agentx-cli/agentx/internal/channels/chanref"
 	"github.com/agentx-cli/agentx/internal/gate/proposal"
 	"github.com/agentx-cli/agentx/ledger"
 )
@@ -93,7 +94,7 @@ func toPost(p *proposal.Proposal) bool {
 }
 
 func (m *Mode) syncProposal(ctx context.Context, p *proposal.Proposal, rep *IssueReport) error {
-	var th *ledger.SlackThread
+	var th *chanref.SlackThread
 	told := ""
 	if p.Mirror != nil {
 		th, told = p.Mirror.Slack, p.Mirror.SlackEvidence
@@ -119,7 +120,7 @@ func (m *Mode) syncProposal(ctx context.Context, p *proposal.Proposal, rep *Issu
 		if th, err = m.recordProposal(ctx, p.ID, func(mir *proposal.Mirror) {
 			mir.Slack.TS = ts
 			if mir.Slack.Post(0) == nil {
-				mir.Slack.Posts = append(mir.Slack.Posts, ledger.SlackPost{Entry: 0, TS: ts})
+				mir.Slack.Posts = append(mir.Slack.Posts, chanref.SlackPost{Entry: 0, TS: ts})
 			}
 			mir.SlackEvidence = told
 		}); err != nil {
@@ -175,7 +176,7 @@ func (m *Mode) syncProposal(ctx context.Context, p *proposal.Proposal, rep *Issu
 		}
 		if th, err = m.recordProposal(ctx, p.ID, func(mir *proposal.Mirror) {
 			if mir.Slack.Post(i) == nil {
-				mir.Slack.Posts = append(mir.Slack.Posts, ledger.SlackPost{Entry: i, TS: ts})
+				mir.Slack.Posts = append(mir.Slack.Posts, chanref.SlackPost{Entry: i, TS: ts})
 			}
 		}); err != nil {
 			return err
@@ -217,16 +218,16 @@ func findProposal(ms []Message, entry int, evidence string) *Message {
 // recordProposal records in proposals.json what fn sets on the proposal's
 // mirror (its Slack thread made if need be) and returns the thread as
 // recorded.
-func (m *Mode) recordProposal(ctx context.Context, id string, fn func(mir *proposal.Mirror)) (*ledger.SlackThread, error) {
+func (m *Mode) recordProposal(ctx context.Context, id string, fn func(mir *proposal.Mirror)) (*chanref.SlackThread, error) {
 	if crashAfterPost != nil {
 		if err := crashAfterPost(); err != nil {
 			return nil, err
 		}
 	}
-	var th ledger.SlackThread
+	var th chanref.SlackThread
 	err := proposal.RecordMirror(ctx, m.Hub.Store, id, func(p *proposal.Proposal) error {
 		if p.Mirror.Slack == nil {
-			p.Mirror.Slack = &ledger.SlackThread{Channel: m.Config.Channel}
+			p.Mirror.Slack = &chanref.SlackThread{Channel: m.Config.Channel}
 		}
 		fn(p.Mirror)
 		th = *p.Mirror.Slack

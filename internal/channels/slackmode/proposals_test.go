@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentx-cli/agentx/internal/channels/chanref"
 	"github.com/agentx-cli/agentx/internal/gate/proposal"
 	"github.com/agentx-cli/agentx/ledger"
 )
@@ -51,7 +52,7 @@ func TestProposalPosted(t *testing.T) {
 	require.NoError(t, err)
 	mir := b.Find(p.ID).Mirror
 	require.NotNil(t, mir)
-	assert.Equal(t, &ledger.SlackThread{Channel: channel, TS: ms[0].TS, Posts: []ledger.SlackPost{{Entry: 0, TS: ms[0].TS}}}, mir.Slack)
+	assert.Equal(t, &chanref.SlackThread{Channel: channel, TS: ms[0].TS, Posts: []chanref.SlackPost{{Entry: 0, TS: ms[0].TS}}}, mir.Slack)
 	assert.Equal(t, evidenceSum(p), mir.SlackEvidence)
 
 	// a reply in the proposal's thread, even an answerer's, answers

@@ -3,6 +3,7 @@ package slackmode
 import (
 	"errors"
 
+	"github.com/agentx-cli/agentx/internal/channels/chanref"
 	"github.com/agentx-cli/agentx/internal/channels/relay"
 	"github.com/agentx-cli/agentx/ledger"
 )
@@ -31,7 +32,10 @@ func (m *Mode) Status() (Status, error) {
 	if err != nil {
 		return st, err
 	}
-	st.EventsBehind, st.Behind, err = m.outbox().Status(ob.Queue, func(c *ledger.Clarification) int { return len(unposted(c)) })
+	st.EventsBehind, st.Behind, err = m.outbox().Status(ob.Queue, func(c *ledger.Clarification) int {
+		th, _ := chanref.SlackThreadOf(c) // unreadable: no entry counts as posted (a sync says why)
+		return len(unposted(c, th))
+	})
 	if err != nil {
 		return st, err
 	}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/agentx-cli/agentx/internal/channels/chanref"
 	"github.com/agentx-cli/agentx/internal/gate/evaluate"
 	"github.com/agentx-cli/agentx/ledger"
 	"github.com/agentx-cli/agentx/router"
@@ -91,8 +92,8 @@ type Decision struct {
 // Mirror is where a proposal was posted. Entry 0 is the proposal, entry k
 // its decision k-1.
 type Mirror struct {
-	GitHub []GitHubRef         `json:"github,omitempty"` // one comment per issue it names and entry
-	Slack  *ledger.SlackThread `json:"slack,omitempty"`  // its thread in the channel
+	GitHub []GitHubRef          `json:"github,omitempty"` // one comment per issue it names and entry
+	Slack  *chanref.SlackThread `json:"slack,omitempty"`  // its thread in the channel
 	// SlackEvidence is the digest of the evidence the Slack thread last
 	// showed (in the proposal's message, or in the thread since), so that
 	// new evidence is posted in the thread once.
@@ -102,7 +103,7 @@ type Mirror struct {
 // GitHubRef is the comment that carries one entry on one issue.
 type GitHubRef struct {
 	Issue int `json:"issue"`
-	ledger.GitHubRef
+	chanref.GitHubRef
 }
 
 // GitHubRef is the comment recorded for entry i on issue n, or nil.
