@@ -67,13 +67,54 @@ func (ix *keyIndex) add(indexed, plain []string, line int, explicit bool) {
 
 func indexKeys(src string) *keyIndex {
 	ix := &keyIndex{lines: map[string]int{}, explicit: map[string][]int{}, implicit: map[string]int{}}
-	s := &scanner{src: strings.TrimPrefix(src, "\ufeff"), line: 1}
 	arrays := map[string]int{} // indexed path of an array of tables -> elements so far
 	var table, tablePlain []string
+	walkTOML(src, func(h Header) {
+		table, tablePlain = nil, h.Keys
+		for j, k := range h.Keys {
+			table = append(table, k)
+			cur := strings.Join(table, sep)
+			if h.Array && j == len(h.Keys)-1 {
+				n := arrays[cur]
+				arrays[cur] = n + 1
+				table = append(table, idx(n))
+			} else if n, ok := arrays[cur]; ok {
+				table = append(table, idx(n-1))
+			}
+		}
+		ix.add(table, tablePlain, h.Line, true)
+	}, func(keys []string, line int) {
+		full := append(append([]string(nil), table...), keys...)
+		plain := append(append([]string(nil), tablePlain...), keys...)
+		ix.add(full, plain, line, true)
+	})
+	return ix
+}
+
+// Header is a table header in TOML text: [a.b] or [[a.b]].
+type Header struct {
+	Keys  []string // the header's key, unquoted: ["mcp_servers", "agentx"]
+	Line  int      // its line, from 1
+	Array bool     // [[...]]: an element of an array of tables
+}
+
+// Headers returns the table headers of TOML text in the order written.
+// Lines inside multi-line strings, arrays and inline tables are values,
+// never headers. Meant for text the TOML decoder accepted.
+func Headers(src string) []Header {
+	var hs []Header
+	walkTOML(src, func(h Header) { hs = append(hs, h) }, func([]string, int) {})
+	return hs
+}
+
+// walkTOML scans TOML text once, calling header for every table header and
+// key for every key written (with its line), keys relative to the table.
+func walkTOML(src string, header func(Header), key func(keys []string, line int)) {
+	s := &scanner{src: strings.TrimPrefix(src, "\ufeff"), line: 1}
 	for {
 		s.skipBlank()
 		if s.eof() {
-			return ix
+			return
 		}
 		line := s.line
 		if s.src[s.i] == '[' {
@@ -84,22 +125,9 @@ func indexKeys(src string) *keyIndex {
 			}
 			keys := s.readKey()
 			s.skipLine()
-			if len(keys) == 0 {
-				continue
+			if len(keys) > 0 {
+				header(Header{Keys: keys, Line: line, Array: array})
 			}
-			table, tablePlain = nil, keys
-			for j, k := range keys {
-				table = append(table, k)
-				cur := strings.Join(table, sep)
-				if array && j == len(keys)-1 {
-					n := arrays[cur]
-					arrays[cur] = n + 1
-					table = append(table, idx(n))
-				} else if n, ok := arrays[cur]; ok {
-					table = append(table, idx(n-1))
-				}
-			}
-			ix.add(table, tablePlain, line, true)
 			continue
 		}
 		keys := s.readKey()
@@ -110,9 +138,7 @@ func indexKeys(src string) *keyIndex {
 		}
 		s.i++
 		s.skipValue()
-		full := append(append([]string(nil), table...), keys...)
-		plain := append(append([]string(nil), tablePlain...), keys...)
-		ix.add(full, plain, line, true)
+		key(keys, line)
 	}
 }
 

@@ -74,3 +74,20 @@ after = 1                       # 32
 	assert.Equal(t, []int{27}, ix.plainLines("agents", "product-manager"))
 	assert.Equal(t, []int{27}, ix.plainLines("agents"), "implied table: first line under it")
 }
+
+// TestHeaders: table headers, quoted and spaced, with their lines; what
+// looks like a header inside a multi-line string or array is a value.
+func TestHeaders(t *testing.T) {
+	src := "\ufeffmodel = \"o3\"\n" + // 1
+		"notes = '''\n[not.a.header]\n'''\n" + // 2-4
+		"[ mcp_servers . \"agentx\" ]  # 5\n" +
+		"args = [\n  \"[x]\",\n]\n" + // 6-8
+		"[[profiles]]\n" + // 9
+		"[mcp_servers.agentx.env]\n" // 10
+	assert.Equal(t, []Header{
+		{Keys: []string{"mcp_servers", "agentx"}, Line: 5},
+		{Keys: []string{"profiles"}, Line: 9, Array: true},
+		{Keys: []string{"mcp_servers", "agentx", "env"}, Line: 10},
+	}, Headers(src))
+	assert.Empty(t, Headers(""))
+}

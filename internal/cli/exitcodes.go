@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentx-cli/agentx/internal/atomicfile"
 	"github.com/agentx-cli/agentx/internal/remote"
+	"github.com/agentx-cli/agentx/internal/setup"
 	"github.com/agentx-cli/agentx/internal/workspace"
 	"github.com/agentx-cli/agentx/ledger"
 	"github.com/agentx-cli/agentx/lock"
@@ -44,6 +45,7 @@ func errorExit(err error) ExitCode {
 		lost       *lock.LostError
 		superseded *remote.SupersededError
 		busy       *remote.BusyError
+		badConfig  *setup.DataError
 	)
 	switch {
 	case errors.As(err, &coded):
@@ -72,7 +74,7 @@ func errorExit(err error) ExitCode {
 		return ExitLockTimeout
 	case errors.As(err, &transition):
 		return ExitTransition
-	case errors.As(err, &corrupt), errors.As(err, &wfErr), errors.As(err, &wfErrs):
+	case errors.As(err, &corrupt), errors.As(err, &wfErr), errors.As(err, &wfErrs), errors.As(err, &badConfig):
 		return ExitInvalidData
 	case errors.As(err, &lookup):
 		return lookupExit(lookup)

@@ -80,6 +80,9 @@ var jsonCases = []struct {
 	{"agentx clarify stats", []string{"clarify", "stats"}, ""},    // with proposals
 	{"agentx events", []string{"events", "--id", "PROP-001"}, ""}, // a proposal's events
 	{"agentx sync", []string{"sync", "--status"}, ""},             // no [remote]: enabled false
+	{"agentx setup claude", []string{"setup", "claude", "--agent", "engineer", "--issue", "42"}, ""},
+	{"agentx setup claude", []string{"setup", "claude", "--agent", "engineer", "--issue", "42", "--dry-run"}, ""}, // all unchanged
+	{"agentx setup codex", []string{"setup", "codex", "--agent", "engineer"}, ""},
 	// the workspace is a git repository whose origin is a bare one (set up
 	// by TestJSONContract): from here on the remote mode is on
 	{"agentx remote enable", []string{"remote", "enable", "origin"}, ""},
@@ -140,6 +143,8 @@ var jsonSchemas = map[string]string{
 	"agentx skills draft":          "skill.json",
 	"agentx skills list":           "skill-list.json",
 	"agentx skills validate":       "skill-list.json",
+	"agentx setup claude":          "setup.json",
+	"agentx setup codex":           "setup.json",
 }
 
 // noJSON are commands whose output is not data: protocol servers, help,

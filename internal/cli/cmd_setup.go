@@ -1,0 +1,282 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentx-cli/agentx/internal/safetext"
+	"github.com/agentx-cli/agentx/internal/setup"
+	"github.com/agentx-cli/agentx/internal/workspace"
+	"github.com/agentx-cli/agentx/ledger"
+	"github.com/agentx-cli/agentx/workflow"
+)
+
+func newSetupCmd(a *App) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "setup",
+		Short: "Wire a coding agent to this workspace in one command: its MCP server, hooks and instructions",
+	}
+	cmd.AddCommand(newSetupClaudeCmd(a), newSetupCodexCmd(a))
+	return cmd
+}
+
+// setupView is what setup wrote, or would write.
+type setupView struct {
+	Client       string      `json:"client"` // claude or codex
+	Agent        string      `json:"agent"`
+	Issue        int         `json:"issue,omitempty"`
+	Root         string      `json:"root"`
+	DryRun       bool        `json:"dry_run"`
+	Files        []setupFile `json:"files"`
+	Hooks        []setupHook `json:"hooks,omitempty"`
+	Instructions string      `json:"instructions"`
+}
+
+type setupFile struct {
+	Path   string `json:"path"`   // relative to the root
+	Status string `json:"status"` // created, changed or unchanged
+}
+
+type setupHook struct {
+	Event   string `json:"event"`
+	Matcher string `json:"matcher,omitempty"`
+	Command string `json:"command"`
+	Timeout int    `json:"timeout,omitempty"`
+}
+
+// setupFlags are the flags both clients take.
+type setupFlags struct {
+	agent  string
+	issue  int
+	dryRun bool
+}
+
+func (f *setupFlags) register(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.agent, "agent", "", "the agent the client plays, as the workflow names it (default $AGENTX_AGENT)")
+	cmd.Flags().IntVar(&f.issue, "issue", 0, "the issue the agent works on: AGENTX_ISSUE in the server's environment (default: none, every issue)")
+	cmd.Flags().BoolVar(&f.dryRun, "dry-run", false, "print what would change, as a diff per file, and write nothing")
+}
+
+// setupStart checks the flags and opens the workspace: the agent, its
+// issue, the workspace and its default workflow.
+func (a *App) setupStart(f setupFlags) (string, *workspace.Workspace, *workflow.Workflow, error) {
+	who, err := required("agent", a.agentDefault(f.agent))
+	if err != nil {
+		return "", nil, nil, err
+	}
+	if err := ledger.ValidateAgent("agent", who); err != nil {
+		return "", nil, nil, &usageError{Err: err}
+	}
+	if who == ledger.Human {
+		return "", nil, nil, &usageError{Err: errors.New("--agent human: a person answers from a shell of their own; setup wires an agent")}
+	}
+	if err := ledger.ValidateIssue(f.issue); err != nil {
+		return "", nil, nil, &usageError{Err: err}
+	}
+	ws, err := a.open()
+	if err != nil {
+		return "", nil, nil, err
+	}
+	w, err := ws.Rules.Workflow("")
+	if err != nil {
+		return "", nil, nil, err
+	}
+	if !slices.ContainsFunc(w.Steps, func(s workflow.Step) bool { return s.Agent == who }) {
+		a.warnf("%s has no step in workflow %s, the default: the questions it asks are refused until a step names it", who, w.Name)
+	}
+	return who, ws, w, nil
+}
+
+// setupFinish plans the merges, writes them unless it is a dry run, and
+// prints what changed and the instructions.
+func (a *App) setupFinish(ws *workspace.Workspace, v setupView, merges []setup.Merge) error {
+	files, err := setup.Plan(ws.Root, merges)
+	if err != nil {
+		return err
+	}
+	if !v.DryRun {
+		if err := setup.Apply(ws.Root, files); err != nil {
+			return err
+		}
+	}
+	v.Root, v.Instructions, v.Files = ws.Root, setup.Instructions, []setupFile{}
+	for _, f := range files {
+		v.Files = append(v.Files, setupFile{Path: f.Rel, Status: f.Status()})
+	}
+	name, note := clientAbout(v.Client)
+	return a.emit(v, func() {
+		if v.DryRun {
+			for _, f := range files {
+				if d := f.Diff(); d != "" {
+					a.printf("%s", safetext.Block(d))
+				} else {
+					a.printf("%-10s %s\n", setup.Unchanged, f.Rel)
+				}
+			}
+			a.printf("Dry run: nothing written.\n")
+		} else {
+			a.printf("Wired %s for %s in %s:\n", name, v.Agent, safetext.Line(v.Root))
+			for _, f := range v.Files {
+				a.printf("  %-10s %s\n", f.Status, f.Path)
+			}
+		}
+		if len(v.Hooks) > 0 {
+			a.printf("Hooks: %s.\n", hookSummary(v.Hooks))
+		}
+		if !v.DryRun {
+			a.printf("%s\n", note)
+		}
+		a.printf("\nAdd this to CLAUDE.md or AGENTS.md (or the agent's system prompt):\n\n%s", v.Instructions)
+	})
+}
+
+// clientAbout is a client setup wires, as its maker names it, and what to
+// know about its reading of the files.
+func clientAbout(client string) (name, note string) {
+	if client == "codex" {
+		return "Codex", "Codex reads .codex/config.toml only in a project it trusts."
+	}
+	return "Claude Code", "Claude Code asks to approve the project's MCP server (agentx) the first time it starts here."
+}
+
+// hookSummary says in a line which hooks run what.
+func hookSummary(hooks []setupHook) string {
+	var parts []string
+	for _, h := range hooks {
+		what := strings.Join(strings.Fields(h.Command)[:2], " ")
+		if what == "agentx hook" || what == "agentx scope" {
+			what = strings.Join(strings.Fields(h.Command)[:3], " ")
+		}
+		s := what + " on " + h.Event
+		if h.Timeout > 0 {
+			s += fmt.Sprintf(" (timeout %d s)", h.Timeout)
+		}
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, ", ")
+}
+
+func newSetupClaudeCmd(a *App) *cobra.Command {
+	var (
+		f     setupFlags
+		local bool
+		hold  time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   "claude --agent NAME [--issue N] [--local] [--hold 5m] [--dry-run]",
+		Short: "Wire Claude Code: agentx's MCP server in .mcp.json, the inbox, stop and scope hooks in .claude/settings.json",
+		Long: `Wire Claude Code, in the workspace root (the directory holding .agentx/), for
+agent NAME:
+
+  .mcp.json              the MCP server agentx: agentx mcp, with AGENTX_AGENT
+                         (and AGENTX_ISSUE with --issue) in its environment
+  .claude/settings.json  (.claude/settings.local.json with --local) the hooks:
+                         agentx inbox on UserPromptSubmit and SessionStart;
+                         agentx hook stop on Stop, with a timeout a minute
+                         above the longer of --hold and the step's checks;
+                         agentx scope check on PreToolUse (Write, Edit,
+                         MultiEdit, NotebookEdit) when the agent's step in the
+                         default workflow has a write scope
+
+Everything else in the files stays as it was, in its order. agentx's own
+entries (the server named agentx; hooks whose command is the same agentx
+subcommand) are updated where they are, never added twice: running it again
+changes nothing, and a hook timeout you raised is kept. --dry-run prints
+the change as a diff and writes nothing. A file that is not valid JSON is
+never overwritten (exit 7, naming the file, line and column), and no file
+is written through a symbolic link. Then it prints the instructions to put
+in CLAUDE.md. See docs/agents.md.`,
+		Example: `  agentx setup claude --agent engineer
+  agentx setup claude --agent engineer --issue 42 --local --dry-run`,
+		Args: cobra.NoArgs,
+		RunE: a.runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+			if hold < 0 {
+				return &usageError{Err: fmt.Errorf("--hold %s: must not be negative", hold)}
+			}
+			who, ws, w, err := a.setupStart(f)
+			if err != nil {
+				return err
+			}
+			scoped, err := w.Scoped(who, "")
+			if err != nil {
+				return err
+			}
+			gated, err := w.Gated(who, "")
+			if err != nil {
+				return err
+			}
+			var checks time.Duration
+			if gated != nil {
+				for _, c := range gated.Evaluate {
+					checks += c.Timeout.Duration
+				}
+			}
+			c := setup.Claude{
+				Server:      setup.Server{Agent: who, Issue: f.issue},
+				Hold:        hold,
+				HoldSet:     cmd.Flags().Changed("hold"),
+				StopTimeout: setup.StopTimeout(hold, checks),
+				Scope:       scoped != nil,
+			}
+			settings := ".claude/settings.json"
+			if local {
+				settings = ".claude/settings.local.json"
+			}
+			v := setupView{Client: "claude", Agent: who, Issue: f.issue, DryRun: f.dryRun}
+			for _, h := range c.Hooks() {
+				if h.Command != "" {
+					v.Hooks = append(v.Hooks, setupHook{Event: h.Event, Matcher: h.Matcher, Command: h.Command, Timeout: h.Timeout})
+				}
+			}
+			return a.setupFinish(ws, v, []setup.Merge{
+				{Rel: ".mcp.json", Merge: func(data []byte) ([]byte, error) { return setup.MergeMCPJSON(data, c.Server) }},
+				{Rel: settings, Merge: func(data []byte) ([]byte, error) { return setup.MergeClaudeSettings(data, c) }},
+			})
+		}),
+	}
+	f.register(cmd)
+	cmd.Flags().BoolVar(&local, "local", false, "write the hooks to .claude/settings.local.json (yours alone) instead of .claude/settings.json (shared)")
+	cmd.Flags().DurationVar(&hold, "hold", defaultHold, "hook stop's --hold: how long the Stop hook holds a turn for the answer to an open blocking question")
+	return cmd
+}
+
+func newSetupCodexCmd(a *App) *cobra.Command {
+	var f setupFlags
+	cmd := &cobra.Command{
+		Use:   "codex --agent NAME [--issue N] [--dry-run]",
+		Short: "Wire Codex: agentx's MCP server in .codex/config.toml",
+		Long: `Wire Codex, in the workspace root (the directory holding .agentx/), for agent
+NAME: the table [mcp_servers.agentx] in .codex/config.toml (Codex reads it in
+a trusted project), running agentx mcp with AGENTX_AGENT (and AGENTX_ISSUE
+with --issue) in its environment.
+
+The file's text is edited, not rewritten: an existing [mcp_servers.agentx]
+table's lines are replaced (keeping its other keys, such as
+tool_timeout_sec), or the table is added at the end; every other line,
+comments included, stays. Running it again changes nothing. A file that is
+not valid TOML is never overwritten (exit 7, naming the file and line).
+Then it prints the instructions to put in AGENTS.md. See docs/agents.md.`,
+		Example: `  agentx setup codex --agent engineer
+  agentx setup codex --agent engineer --issue 42 --dry-run`,
+		Args: cobra.NoArgs,
+		RunE: a.runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+			who, ws, _, err := a.setupStart(f)
+			if err != nil {
+				return err
+			}
+			s := setup.Server{Agent: who, Issue: f.issue}
+			v := setupView{Client: "codex", Agent: who, Issue: f.issue, DryRun: f.dryRun}
+			return a.setupFinish(ws, v, []setup.Merge{
+				{Rel: ".codex/config.toml", Merge: func(data []byte) ([]byte, error) { return setup.MergeCodexConfig(data, s) }},
+			})
+		}),
+	}
+	f.register(cmd)
+	return cmd
+}
