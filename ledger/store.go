@@ -56,7 +56,7 @@ func (e *CorruptError) Problem() string {
 // Hint says what to do about it.
 func (e *CorruptError) Hint() string {
 	if e.Derived {
-		return fmt.Sprintf("agentx left %s untouched. Run agentx doctor --fix: it moves the file aside (its content kept) and the next write starts it afresh.", e.Path)
+		return fmt.Sprintf("agentx left %s untouched. A workspace check with repairs moves the file aside (its content kept) and the next write starts it afresh.", e.Path)
 	}
 	return fmt.Sprintf("agentx left %s untouched. Fix the JSON by hand, or move it aside (mv %s %s.corrupt) to start that issue afresh.", e.Path, e.Path, e.Path)
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/agentx-cli/agentx/internal/remote"
+	"github.com/agentx-cli/agentx/ledger"
 	"github.com/agentx-cli/agentx/router"
 )
 
@@ -15,8 +17,14 @@ func advice(err error) string {
 	var (
 		re *router.RuleError
 		te *router.WaitTimeoutError
+		ce *ledger.CorruptError
+		se *remote.SupersededError
 	)
 	switch {
+	case errors.As(err, &ce) && ce.Derived:
+		return fmt.Sprintf("agentx left %s untouched. Run agentx doctor --fix: it moves the file aside (its content kept) and the next write starts it afresh.", ce.Path)
+	case errors.As(err, &se) && len(se.Changed) > 0:
+		return fmt.Sprintf("the local copy is now the shared one: agentx clarify show %s reads what the other host did", se.Changed[0])
 	case errors.As(err, &re) && re.Kind == router.RuleBlocking && re.Advice == "":
 		return "ask with --non-blocking and keep working; pick the answer up with `agentx clarify wait` or the inbox"
 	case errors.As(err, &te):

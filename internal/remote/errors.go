@@ -53,7 +53,7 @@ func (e *SupersededError) Hint() string {
 	if len(e.Changed) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("the local copy is now the shared one: agentx clarify show %s reads what the other host did", e.Changed[0])
+	return fmt.Sprintf("the local copy is now the shared one: show %s to read what the other host did", e.Changed[0])
 }
 
 // Current returns clarification id as the winner left it (nil: none).
