@@ -15,6 +15,7 @@ import (
 	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
 
+	"github.com/agentx-cli/agentx/internal/frontends/inbox"
 	"github.com/agentx-cli/agentx/internal/safetext"
 	"github.com/agentx-cli/agentx/internal/workspace"
 	"github.com/agentx-cli/agentx/ledger"
@@ -278,7 +279,7 @@ func (a *App) awaitAnswer(ctx context.Context, h *router.Hub, rec router.Record,
 	}
 	// Delivered here: the inbox does not deliver it again. The one waiting
 	// is this process's agent, else (a shell) the asker.
-	a.markSeen(ctx, h.Store, cmp.Or(a.getenv("AGENTX_AGENT"), rec.From), rec)
+	a.markSeen(ctx, h.Store, cmp.Or(a.getenv("AGENTX_AGENT"), rec.From), inbox.ViaWait, rec)
 	if a.json || thread {
 		return a.printRecord(rec, format)
 	}
@@ -628,14 +629,14 @@ func newShowCmd(a *App) *cobra.Command {
 					if err != nil {
 						return err
 					}
-					a.markSeen(ctx, h.Store, a.getenv("AGENTX_AGENT"), rec)
+					a.markSeen(ctx, h.Store, a.getenv("AGENTX_AGENT"), inbox.ViaShow, rec)
 					return a.printRecord(rec, format)
 				}
 				recs, err := h.Issue(*n)
 				if err != nil {
 					return err
 				}
-				a.markSeen(ctx, h.Store, a.getenv("AGENTX_AGENT"), recs...)
+				a.markSeen(ctx, h.Store, a.getenv("AGENTX_AGENT"), inbox.ViaShow, recs...)
 				return a.emit(recs, func() {
 					if len(recs) == 0 {
 						a.printf("No clarifications on issue #%d.\n", *n)

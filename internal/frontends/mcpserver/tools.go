@@ -271,7 +271,7 @@ func (s *server) settle(ctx context.Context, rec router.Record, wait time.Durati
 // seen marks rec as read by reader for its inbox (see inbox.MarkSeen). A
 // failure is logged: the call itself went through.
 func (s *server) seen(ctx context.Context, reader string, rec router.Record) {
-	if err := inbox.MarkSeen(ctx, s.hub.Store, reader, rec.Clarification); err != nil {
+	if err := inbox.MarkSeen(ctx, s.hub.Store, reader, rec.Clarification, inbox.ViaMCP); err != nil {
 		s.log.Warn("could not mark as seen", "id", rec.ID, "agent", reader, "error", err)
 	}
 }
