@@ -15,6 +15,7 @@ import (
 	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
 
+	"github.com/agentx-cli/agentx/internal/frontends/inbox"
 	"github.com/agentx-cli/agentx/internal/safetext"
 	"github.com/agentx-cli/agentx/internal/workspace"
 	"github.com/agentx-cli/agentx/ledger"
@@ -171,8 +172,37 @@ func (a *App) printRecord(r router.Record, format string) error {
 			renderMarkdown(a.stdout, r)
 			return
 		}
-		a.renderThread(a.stdout, r)
+		a.renderThread(a.stdout, r, nil)
 	})
+}
+
+// printDelivered is printRecord with the receipts of r's answers (see
+// inbox.Receipts): what clarify show and wait print.
+func (a *App) printDelivered(store *ledger.Store, r router.Record, format string) error {
+	r = a.afterMonitor(r)
+	s := a.withReceipts(store, r)
+	return a.emit(s, func() {
+		if format == formatMarkdown {
+			renderMarkdown(a.stdout, r)
+			return
+		}
+		a.renderThread(a.stdout, r, s.Delivery)
+	})
+}
+
+// withDelivery is a record with the receipts of its answers, under
+// --json the key delivery.
+type withDelivery struct {
+	router.Record
+	Delivery []inbox.Receipt `json:"delivery,omitempty"`
+}
+
+// withReceipts returns r with its answers' receipts. Receipts that cannot be
+// read are a warning: the record is still shown.
+func (a *App) withReceipts(store *ledger.Store, r router.Record) withDelivery {
+	rs, err := inbox.Receipts(store, r.Clarification)
+	a.warnIf(err)
+	return withDelivery{Record: r, Delivery: rs}
 }
 
 // afterMonitor returns r as it stands once the monitor ran: the monitor
@@ -278,9 +308,9 @@ func (a *App) awaitAnswer(ctx context.Context, h *router.Hub, rec router.Record,
 	}
 	// Delivered here: the inbox does not deliver it again. The one waiting
 	// is this process's agent, else (a shell) the asker.
-	a.markSeen(ctx, h.Store, cmp.Or(a.getenv("AGENTX_AGENT"), rec.From), rec)
+	a.markSeen(ctx, h.Store, cmp.Or(a.getenv("AGENTX_AGENT"), rec.From), inbox.ViaWait, rec)
 	if a.json || thread {
-		return a.printRecord(rec, format)
+		return a.printDelivered(h.Store, rec, format)
 	}
 	a.printf("%s\n", answerOf(rec.Clarification))
 	return nil
@@ -628,15 +658,19 @@ func newShowCmd(a *App) *cobra.Command {
 					if err != nil {
 						return err
 					}
-					a.markSeen(ctx, h.Store, a.getenv("AGENTX_AGENT"), rec)
-					return a.printRecord(rec, format)
+					a.markSeen(ctx, h.Store, a.getenv("AGENTX_AGENT"), inbox.ViaShow, rec)
+					return a.printDelivered(h.Store, rec, format)
 				}
 				recs, err := h.Issue(*n)
 				if err != nil {
 					return err
 				}
-				a.markSeen(ctx, h.Store, a.getenv("AGENTX_AGENT"), recs...)
-				return a.emit(recs, func() {
+				a.markSeen(ctx, h.Store, a.getenv("AGENTX_AGENT"), inbox.ViaShow, recs...)
+				shown := make([]withDelivery, len(recs))
+				for i, r := range recs {
+					shown[i] = a.withReceipts(h.Store, r)
+				}
+				return a.emit(shown, func() {
 					if len(recs) == 0 {
 						a.printf("No clarifications on issue #%d.\n", *n)
 					}
@@ -647,7 +681,7 @@ func newShowCmd(a *App) *cobra.Command {
 						if format == formatMarkdown {
 							renderMarkdown(a.stdout, r)
 						} else {
-							a.renderThread(a.stdout, r)
+							a.renderThread(a.stdout, r, shown[i].Delivery)
 						}
 					}
 				})

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentx-cli/agentx/internal/frontends/inbox"
 	"github.com/agentx-cli/agentx/internal/gate/evaluate"
 	"github.com/agentx-cli/agentx/internal/gate/proposal"
 	"github.com/agentx-cli/agentx/internal/safetext"
@@ -192,7 +193,7 @@ func (a *App) markClosed(ctx context.Context, h *router.Hub, agent string, r *mo
 			continue
 		}
 		if rec, err := h.Get(f.ID); err == nil {
-			a.markSeen(ctx, h.Store, agent, rec)
+			a.markSeen(ctx, h.Store, agent, inbox.ViaHook, rec)
 		}
 	}
 }

@@ -247,7 +247,7 @@ func (a *App) stopDecision(ctx context.Context, root string, h *router.Hub, p st
 // stopDeliver blocks the stop with what came back to who's questions and
 // it has not seen, marking it delivered; nil when there is nothing.
 func (a *App) stopDeliver(ctx context.Context, h *router.Hub, who string, n *int) (*stopHookOutput, error) {
-	res, err := inbox.Check(ctx, h.Store, inbox.Options{Agent: who, Issue: n, Kinds: stopKinds, Limit: inbox.HookLimit})
+	res, err := inbox.Check(ctx, h.Store, inbox.Options{Agent: who, Issue: n, Kinds: stopKinds, Limit: inbox.HookLimit, Via: inbox.ViaHookStop})
 	if err != nil || len(res.Items) == 0 {
 		return nil, err
 	}

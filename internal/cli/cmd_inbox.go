@@ -162,11 +162,12 @@ func runInbox(ctx context.Context, a *App, r inboxRun) error {
 }
 
 // markSeen records that reader (an agent; "" for nobody) has read recs as
-// they stand, so that its inbox does not deliver them again. A failure is
-// a warning: the read itself went through.
-func (a *App) markSeen(ctx context.Context, store *ledger.Store, reader string, recs ...router.Record) {
+// they stand, by the way via (an inbox.Via constant), so that its inbox
+// does not deliver them again. A failure is a warning: the read itself
+// went through.
+func (a *App) markSeen(ctx context.Context, store *ledger.Store, reader, via string, recs ...router.Record) {
 	for _, r := range recs {
-		a.warnIf(inbox.MarkSeen(ctx, store, reader, r.Clarification))
+		a.warnIf(inbox.MarkSeen(ctx, store, reader, r.Clarification, via))
 	}
 }
 

@@ -84,7 +84,7 @@ func TestRenderSitesNeutralise(t *testing.T) {
 		tty    bool
 		render func(a *App, w *bytes.Buffer)
 	}{
-		{"clarify show (thread)", false, func(a *App, w *bytes.Buffer) { a.renderThread(w, rec) }},
+		{"clarify show (thread)", false, func(a *App, w *bytes.Buffer) { a.renderThread(w, rec, nil) }},
 		{"clarify show --format markdown", false, func(a *App, w *bytes.Buffer) { renderMarkdown(w, rec) }},
 		{"clarify list (pipe)", false, func(a *App, w *bytes.Buffer) { a.renderList(w, []router.Record{rec}, time.Now()) }},
 		{"clarify list (terminal table)", true, func(a *App, w *bytes.Buffer) { a.renderList(w, []router.Record{rec}, time.Now()) }},

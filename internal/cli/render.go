@@ -4,12 +4,14 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/fatih/color"
 	"github.com/spf13/cobra"
 
+	"github.com/agentx-cli/agentx/internal/frontends/inbox"
 	"github.com/agentx-cli/agentx/internal/safetext"
 	"github.com/agentx-cli/agentx/ledger"
 	"github.com/agentx-cli/agentx/router"
@@ -59,11 +61,12 @@ func stamp(t ledger.Time) string { return t.UTC().Format("2006-01-02 15:04") }
 
 const rule = "  -----------------------------------------------"
 
-// renderThread writes one clarification as a terminal thread. Every text
+// renderThread writes one clarification as a terminal thread, with under
+// each answer its receipt from rs, if any (see inbox.Receipts). Every text
 // from the ledger is neutralised (safetext): a header field cannot break
 // its line, and a body line is indented under its entry, so none can pass
 // for a line of the thread.
-func (a *App) renderThread(w io.Writer, r router.Record) {
+func (a *App) renderThread(w io.Writer, r router.Record, rs []inbox.Receipt) {
 	c := r.Clarification
 	bold := a.paint(color.Bold)
 	line := safetext.Line
@@ -89,6 +92,9 @@ func (a *App) renderThread(w io.Writer, r router.Record) {
 		case ledger.Answer:
 			fmt.Fprintf(w, "  [Round %d] %s -> %s  (%s)\n", e.Round, line(e.From), line(c.From), stamp(e.Timestamp))
 			fmt.Fprint(w, indent("    A: ", e.Body))
+			if i := slices.IndexFunc(rs, func(r inbox.Receipt) bool { return r.Entry == i }); i >= 0 {
+				fmt.Fprintf(w, "    (%s)\n", rs[i].Line())
+			}
 		case ledger.Resolution:
 			label := "[RESOLVED]"
 			if strings.HasPrefix(e.Body, "Abandoned") {

@@ -79,6 +79,9 @@ type Options struct {
 	// for a later look (a turn's end takes answers, not questions to answer)
 	Kinds []Kind
 	Peek  bool // show without marking delivered
+	// Via is the way the look delivers what it marks (ViaInbox when
+	// empty; ViaHookStop for agentx hook stop): its receipts say it.
+	Via string
 	// Limit caps the size of the look's Text, in bytes of its JSON string
 	// encoding (0: no cap). Items are taken most important first; those that
 	// do not fit stay for a later look and are counted in Result.More.
@@ -154,7 +157,32 @@ type Mark struct {
 	// markGrace until the round ends (a follow-up, a resolution, an
 	// abandonment) or maxMarks pushes it out.
 	Open bool `json:"open,omitempty"`
+	// Via says, for each step the mark moved forward, when and by which
+	// way the agent first saw the entries up to the step's: the receipts
+	// of the answers among them (see Receipts). A mark from before Via
+	// has none: its entries read as seen, way unknown.
+	Via []Step `json:"via,omitempty"`
 }
+
+// Step is one move of a mark: the agent first saw the thread's entries up
+// to Entries at At, by the way Via.
+type Step struct {
+	Entries int         `json:"entries"`
+	At      ledger.Time `json:"at"`
+	Via     string      `json:"via"`
+}
+
+// The ways an agent reads a clarification, as its marks record them.
+const (
+	ViaWait     = "wait"      // clarify wait, ask --wait, followup --wait
+	ViaShow     = "show"      // clarify show
+	ViaResolve  = "resolve"   // clarify resolve by the agent
+	ViaInbox    = "inbox"     // agentx inbox and its Claude Code hook
+	ViaHookStop = "hook stop" // agentx hook stop
+	ViaHook     = "hook"      // agentx hook's report
+	ViaMCP      = "mcp"       // the MCP tools
+	ViaResume   = "resume"    // a wake: the agent's resume command
+)
 
 // markGrace is how long a mark outlives the events it covers being read:
 // an event is appended just after its ledger write, so a reader may see an
@@ -227,10 +255,11 @@ func Check(ctx context.Context, store *ledger.Store, opts Options) (Result, erro
 }
 
 // MarkSeen records that agent has read c as it stands (through clarify
-// wait, show or resolve, or an MCP tool), so that its inbox does not
-// deliver again what it already saw. It marks nothing for a reader who is
-// neither c's asker nor the one asked, or when the mark is already there.
-func MarkSeen(ctx context.Context, store *ledger.Store, agent string, c *ledger.Clarification) error {
+// wait, show or resolve, an MCP tool or a wake: the way via), so that its
+// inbox does not deliver again what it already saw. It marks nothing for a
+// reader who is neither c's asker nor the one asked, or when the mark is
+// already there.
+func MarkSeen(ctx context.Context, store *ledger.Store, agent string, c *ledger.Clarification, via string) error {
 	if c == nil || agent == "" || (agent != c.From && agent != c.To) {
 		return nil
 	}
@@ -249,7 +278,7 @@ func MarkSeen(ctx context.Context, store *ledger.Store, agent string, c *ledger.
 	st = State{}
 	err := store.UpdateState(ctx, name, &st, func() error {
 		now := store.Now()
-		st.Marks = mark(st.Marks, c.ID, len(c.Thread), now, open)
+		st.Marks = mark(st.Marks, c.ID, len(c.Thread), now, open, via)
 		return nil
 	})
 	if err != nil {
@@ -265,22 +294,32 @@ func MarkResolved(ctx context.Context, store *ledger.Store, c *ledger.Clarificat
 		return nil
 	}
 	if e := c.Current(ledger.Resolution); e != nil {
-		return MarkSeen(ctx, store, e.From, c)
+		return MarkSeen(ctx, store, e.From, c, ViaResolve)
 	}
 	return nil
 }
 
 // mark returns marks with id seen through its first entries thread
 // entries (never fewer than before), open or not (see Mark.Open), at most
-// maxMarks of them.
-func mark(marks map[string]Mark, id string, entries int, now time.Time, open bool) map[string]Mark {
+// maxMarks of them. A mark that moves forward records the step: when and
+// by which way (via) the agent first saw the entries it adds.
+func mark(marks map[string]Mark, id string, entries int, now time.Time, open bool, via string) map[string]Mark {
+	m := marks[id]
+	if entries > m.Entries {
+		m.Via = append(m.Via, Step{Entries: entries, At: ledger.T(now), Via: via})
+		m.Entries = entries
+	}
+	m.At, m.Open = ledger.T(now), open
+	return keep(marks, id, m)
+}
+
+// keep returns marks with id's mark m, at most maxMarks of them, the
+// oldest dropped first.
+func keep(marks map[string]Mark, id string, m Mark) map[string]Mark {
 	if marks == nil {
 		marks = map[string]Mark{}
 	}
-	if m, ok := marks[id]; ok && m.Entries > entries {
-		entries = m.Entries
-	}
-	marks[id] = Mark{Entries: entries, At: ledger.T(now), Open: open}
+	marks[id] = m
 	for len(marks) > maxMarks {
 		oldest := ""
 		for k, m := range marks {
@@ -486,15 +525,17 @@ func scanFrom(store *ledger.Store, log eventlog.EventLog, st State, opts Options
 	for id, m := range st.Marks {
 		open := m.Open && !ended[id]
 		if at, ok := lastAt[id]; (ok && at >= next.Offset) || now.Sub(m.At.Time) < markGrace || open {
-			next.Marks = mark(next.Marks, id, m.Entries, m.At.Time, open)
+			m.Open = open
+			next.Marks = keep(next.Marks, id, m)
 		}
 	}
+	via := cmp.Or(opts.Via, ViaInbox)
 	for id, n := range carried {
-		next.Marks = mark(next.Marks, id, n, now, false)
+		next.Marks = mark(next.Marks, id, n, now, false, ViaInbox)
 	}
 	for _, c := range show {
 		// an answer delivered: more replies to its round may come
-		next.Marks = mark(next.Marks, c.item.ID, c.entry+1, now, c.item.Kind == KindAnswer)
+		next.Marks = mark(next.Marks, c.item.ID, c.entry+1, now, c.item.Kind == KindAnswer, via)
 	}
 	sc.next = next
 	return sc, nil

@@ -37,7 +37,7 @@ func TestReplies(t *testing.T) {
 	seen := func(t *testing.T, w *world, id string) {
 		c, err := w.hub.Store.Get(id)
 		require.NoError(t, err)
-		require.NoError(t, MarkSeen(context.Background(), w.hub.Store, "engineer", c))
+		require.NoError(t, MarkSeen(context.Background(), w.hub.Store, "engineer", c, ViaWait))
 	}
 	// other: something else for the engineer, later, so a look moves on
 	other := func(d time.Duration) step {

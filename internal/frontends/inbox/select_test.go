@@ -299,7 +299,7 @@ func (w *world) answeredAndSeen(t *testing.T) *ledger.Clarification {
 	require.NoError(t, err)
 	c, err := w.hub.Store.Get(id)
 	require.NoError(t, err)
-	require.NoError(t, MarkSeen(ctx, w.hub.Store, "engineer", c))
+	require.NoError(t, MarkSeen(ctx, w.hub.Store, "engineer", c, ViaWait))
 	return c
 }
 
@@ -327,7 +327,7 @@ func TestMarkSeen(t *testing.T) {
 			w.ask(t, 1, "engineer", "architect", "t2", "q2?")
 			c, err := w.hub.Store.Get(id)
 			require.NoError(t, err)
-			require.NoError(t, MarkSeen(ctx, w.hub.Store, tt.reader, c))
+			require.NoError(t, MarkSeen(ctx, w.hub.Store, tt.reader, c, ViaWait))
 			assert.Equal(t, tt.engineer, kinds(w.check(t, "engineer")))
 			assert.Equal(t, tt.architect, kinds(w.check(t, "architect")))
 		})
@@ -351,7 +351,7 @@ func TestMarkSeen(t *testing.T) {
 		w := newWorld(t)
 		c := w.answeredAndSeen(t)
 		c.Thread = c.Thread[:1]
-		require.NoError(t, MarkSeen(context.Background(), w.hub.Store, "engineer", c))
+		require.NoError(t, MarkSeen(context.Background(), w.hub.Store, "engineer", c, ViaWait))
 		var st State
 		require.NoError(t, w.hub.Store.ReadState(StateFile("engineer"), &st))
 		assert.Equal(t, 2, st.Marks[c.ID].Entries)
@@ -361,7 +361,7 @@ func TestMarkSeen(t *testing.T) {
 		w := newWorld(t)
 		c := &ledger.Clarification{ID: "CLR-1-001", From: "../x", To: "architect"}
 		var ie *ledger.InputError
-		require.ErrorAs(t, MarkSeen(context.Background(), w.hub.Store, "../x", c), &ie)
+		require.ErrorAs(t, MarkSeen(context.Background(), w.hub.Store, "../x", c, ViaWait), &ie)
 	})
 }
 
@@ -397,7 +397,7 @@ func TestMarksArePruned(t *testing.T) {
 
 	m := map[string]Mark{}
 	for i := 0; i < maxMarks+5; i++ {
-		m = mark(m, fmt.Sprintf("CLR-9-%03d", i), 1, t0.Add(time.Duration(i)*time.Second), false)
+		m = mark(m, fmt.Sprintf("CLR-9-%03d", i), 1, t0.Add(time.Duration(i)*time.Second), false, ViaWait)
 	}
 	assert.Len(t, m, maxMarks)
 	assert.NotContains(t, m, "CLR-9-004", "the oldest go first")

@@ -2,8 +2,10 @@ package mcpserver
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
+	"github.com/agentx-cli/agentx/internal/frontends/inbox"
 	"github.com/agentx-cli/agentx/internal/safetext"
 	"github.com/agentx-cli/agentx/ledger"
 	"github.com/agentx-cli/agentx/router"
@@ -69,7 +71,7 @@ func renderRecord(r RecordResult) string {
 	return fmt.Sprintf("%s (%s, \"%s\", %s -> %s): %s, round %d.\n%s", line(r.ID), issueLabel(r.Issue), line(r.Topic), line(r.From), line(r.To), line(string(r.Status)), r.Round, line(r.Guidance))
 }
 
-func renderThread(rec router.Record) string {
+func renderThread(rec router.Record, rs []inbox.Receipt) string {
 	c := rec.Clarification
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s (%s): %s\n", line(c.ID), issueLabel(rec.IssueNumber), line(string(c.Status)))
@@ -81,9 +83,12 @@ func renderThread(rec router.Record) string {
 	if c.X != nil && len(c.X.Options) > 0 {
 		fmt.Fprintf(&b, "Options: %s\n", line(strings.Join(c.X.Options, " | ")))
 	}
-	for _, e := range c.Thread {
+	for i, e := range c.Thread {
 		label := map[ledger.EntryType]string{ledger.Question: "Q", ledger.Answer: "A", ledger.Resolution: "RESOLVED", ledger.Escalation: "ESCALATED"}[e.Type]
 		fmt.Fprintf(&b, "\n[round %d] %s %s (%s):\n%s\n", e.Round, line(e.From), label, e.Timestamp, block(e.Body))
+		if j := slices.IndexFunc(rs, func(r inbox.Receipt) bool { return r.Entry == i }); j >= 0 {
+			fmt.Fprintf(&b, "(%s)\n", rs[j].Line())
+		}
 	}
 	if c.X != nil {
 		for _, a := range c.X.Assumptions {

@@ -29,7 +29,7 @@ func TestRenderNeutralises(t *testing.T) {
 		X:      &ledger.Extra{Options: []string{evil}, Assumptions: []ledger.Assumption{{Round: 1, By: evil, Body: body, Timestamp: at}}}}
 	rec := router.Record{IssueNumber: 42, Clarification: c}
 	renders := map[string]string{
-		"thread": renderThread(rec),
+		"thread": renderThread(rec, nil),
 		"record": renderRecord(RecordResult{ID: evil, Issue: 42, Status: ledger.Status(evil), From: evil, To: evil, Topic: evil, Guidance: body}),
 		"list": renderList(ListResult{Clarifications: []ListItem{{ID: evil, Issue: 42, Status: ledger.Status(evil), From: evil, To: evil, Topic: evil}},
 			Skipped: []string{evil}}),

@@ -69,3 +69,31 @@ func TestToolsMarkSeen(t *testing.T) {
 		})
 	}
 }
+
+// TestShowReceipts: clarify_show carries each answer's receipt: not
+// delivered until the asker reads it, then delivered via mcp.
+func TestShowReceipts(t *testing.T) {
+	h := newHub(t)
+	ctx := context.Background()
+	rec, err := h.Ask(ctx, router.AskRequest{Issue: 7, From: "engineer", To: "architect", Topic: "Cache", Question: "Cache?"})
+	require.NoError(t, err)
+	_, err = h.Answer(ctx, rec.ID, "architect", "Per key.")
+	require.NoError(t, err)
+
+	show := func(agent string) ShowResult {
+		cs := connect(t, h, Options{Agent: agent, Classify: testClassify})
+		c := callTool(t, cs, "clarify_show", map[string]any{"id": rec.ID})
+		require.False(t, c.res.IsError, c.text())
+		return into[ShowResult](t, c)
+	}
+	got := show("architect").Delivery
+	require.Len(t, got, 1)
+	assert.Equal(t, inbox.ReceiptAnswered, got[0].State)
+	assert.Equal(t, 1, got[0].Entry)
+
+	got = show("engineer").Delivery // the asker reads it: delivered now
+	require.Len(t, got, 1)
+	assert.Equal(t, inbox.ReceiptDelivered, got[0].State)
+	assert.Equal(t, inbox.ViaMCP, got[0].Via)
+	assert.NotNil(t, got[0].Delivered)
+}

@@ -124,6 +124,9 @@ type ShowInput struct {
 // ShowResult is one clarification as the ledger holds it.
 type ShowResult struct {
 	Clarification router.Record `json:"clarification"`
+	// Delivery is the receipt of each answer of the thread: whether its
+	// asker has seen it, when and by which way, and what it did after it.
+	Delivery []inbox.Receipt `json:"delivery,omitempty"`
 }
 
 // ListInput is clarify_list's input.
@@ -271,7 +274,7 @@ func (s *server) settle(ctx context.Context, rec router.Record, wait time.Durati
 // seen marks rec as read by reader for its inbox (see inbox.MarkSeen). A
 // failure is logged: the call itself went through.
 func (s *server) seen(ctx context.Context, reader string, rec router.Record) {
-	if err := inbox.MarkSeen(ctx, s.hub.Store, reader, rec.Clarification); err != nil {
+	if err := inbox.MarkSeen(ctx, s.hub.Store, reader, rec.Clarification, inbox.ViaMCP); err != nil {
 		s.log.Warn("could not mark as seen", "id", rec.ID, "agent", reader, "error", err)
 	}
 }
@@ -396,7 +399,11 @@ func (s *server) show(ctx context.Context, in ShowInput) (ShowResult, string, er
 		return ShowResult{}, "", err
 	}
 	s.seen(ctx, s.opts.Agent, rec)
-	return ShowResult{Clarification: rec}, renderThread(rec), nil
+	out := ShowResult{Clarification: rec}
+	if out.Delivery, err = inbox.Receipts(s.hub.Store, rec.Clarification); err != nil {
+		s.log.Warn("could not read receipts", "id", rec.ID, "error", err)
+	}
+	return out, renderThread(rec, out.Delivery), nil
 }
 
 func (s *server) list(ctx context.Context, in ListInput) (ListResult, string, error) {

@@ -372,7 +372,7 @@ func (w *Waker) markDelivered(ctx context.Context, agent string, c Claim) error 
 	}
 	for _, id := range c.IDs {
 		if cl := l.Find(id); cl != nil {
-			if err := inbox.MarkSeen(ctx, w.Store, agent, cl); err != nil {
+			if err := inbox.MarkSeen(ctx, w.Store, agent, cl, inbox.ViaResume); err != nil {
 				return err
 			}
 		}
