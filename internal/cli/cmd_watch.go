@@ -51,9 +51,10 @@ and Slack, and wakes the agents whose turn has ended ([agents.NAME] resume)
 with what came back to their questions. Where agents and people use agentx
 all day this needs nothing more. agentx watch does that work every
 --interval on a machine where no other agentx command may run for a while,
-and between turns follows the event log, so that an answer recorded by
-another process (a Slack listener, an MCP server, another host through the
-remote) wakes its agent within a second.
+and between turns follows the event log, so that an answer recorded by a
+process that wakes nobody (agentx slack listen, which takes Slack replies
+as they are written, or a process killed before it woke the agent) wakes
+its agent within a second.
 
 Nothing requires it: without it the same work is done by the next agentx
 command, hook or clarify wait. It prints one line per thing it did (an
