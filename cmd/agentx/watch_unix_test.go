@@ -20,22 +20,12 @@ import (
 
 // TestWatchWakesBetweenTurns: the real binary, agentx watch --interval 1h
 // left running. An answer recorded by a writer that wakes nobody itself
-// (this test, through the hub, as a Slack listener or another host's
-// change would land) starts the asker's resume command within a couple of
+// (this test, through the hub, as agentx slack listen records a reply)
+// starts the asker's resume command within a couple of
 // seconds, not at the next turn an hour later; watch says so on stdout;
 // Ctrl-C (SIGINT) stops it with exit 130.
 func TestWatchWakesBetweenTurns(t *testing.T) {
-	bin := buildAgentx(t)
-	root := t.TempDir()
-	env := append(os.Environ(), "AGENTX_ROOT="+root, "NO_COLOR=1", "AGENTX_AGENT=")
-	agentx := func(args ...string) *exec.Cmd {
-		c := exec.Command(bin, args...)
-		c.Dir, c.Env = root, env
-		return c
-	}
-	if out, err := agentx("init").CombinedOutput(); err != nil {
-		t.Fatalf("init: %v\n%s", err, out)
-	}
+	root, agentx := initWorkspace(t, "AGENTX_AGENT=")
 	// the resume command: records its arguments and what it was given
 	resume := filepath.Join(root, "resume.sh")
 	got := filepath.Join(root, "resumed")
