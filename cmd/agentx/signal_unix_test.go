@@ -4,7 +4,6 @@ package main
 
 import (
 	"bytes"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -19,17 +18,7 @@ import (
 // signals are taken over when the command starts (see signalContext), so
 // this holds though agentx version no longer takes them.
 func TestInterruptDuringAWait(t *testing.T) {
-	bin := buildAgentx(t)
-	root := t.TempDir()
-	agentx := func(args ...string) *exec.Cmd {
-		c := exec.Command(bin, args...)
-		c.Dir = root
-		c.Env = append(os.Environ(), "AGENTX_ROOT="+root, "NO_COLOR=1")
-		return c
-	}
-	if out, err := agentx("init").CombinedOutput(); err != nil {
-		t.Fatalf("init: %v\n%s", err, out)
-	}
+	root, agentx := initWorkspace(t)
 	if out, err := agentx("clarify", "ask", "--issue", "1", "--from", "engineer", "--to", "architect", "--topic", "t", "--question", "q?", "--non-blocking").CombinedOutput(); err != nil {
 		t.Fatalf("ask: %v\n%s", err, out)
 	}

@@ -150,7 +150,9 @@ var jsonSchemas = map[string]string{
 // noJSON are commands whose output is not data: protocol servers, help,
 // shell completion scripts.
 // hook stop prints the JSON Claude Code reads from a Stop hook (--json is a usage error).
-var noJSON = []string{"agentx slack listen", "agentx mcp", "agentx hook stop", "agentx completion", "agentx help", "agentx exit-codes"}
+// watch prints JSON Lines, one envelope per thing it did (none when it did
+// nothing), like events --follow: the watch story checks them.
+var noJSON = []string{"agentx slack listen", "agentx watch", "agentx mcp", "agentx hook stop", "agentx completion", "agentx help", "agentx exit-codes"}
 
 func TestJSONContract(t *testing.T) {
 	dir := t.TempDir()

@@ -66,12 +66,13 @@ func (a *App) lifecycle(ctx context.Context, body func(context.Context) error) e
 // and have something new: whichever agentx process recorded the answer (or
 // the next one, if it was killed) starts the command. Nothing for a
 // command that opened no hub, or a workspace where no agent has one.
-func (a *App) wakeAgents(ctx context.Context) {
+// It returns the resume commands it started.
+func (a *App) wakeAgents(ctx context.Context) []wake.Woke {
 	if a.hb == nil || a.noWake {
-		return
+		return nil
 	}
 	w := wake.Waker{Store: a.hb.Store, Agents: a.hb.Rules.Config.Agents, Root: a.ws.Root, Warn: func(err error) { a.warnf("%v", err) }}
-	w.Run(context.WithoutCancel(ctx))
+	return w.Run(context.WithoutCancel(ctx))
 }
 
 // later makes view the command's view: run after the monitor, so that it

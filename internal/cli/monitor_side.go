@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentx-cli/agentx/internal/safetext"
 	"github.com/agentx-cli/agentx/monitor"
+	"github.com/agentx-cli/agentx/router"
 )
 
 // envNoMonitor turns the side-effect monitor off (also in hooks).
@@ -55,6 +56,14 @@ func (a *App) runMonitor(ctx context.Context) {
 	if err != nil {
 		return // the command itself reports it
 	}
+	s.report = a.monitorTurn(ctx, h, s)
+	a.pushAfter = true
+}
+
+// monitorTurn is one turn of the monitor as s asks it: what GitHub and
+// Slack have first, then the scan and its actions. runMonitor makes it
+// once per command; agentx watch makes one every interval.
+func (a *App) monitorTurn(ctx context.Context, h *router.Hub, s *sideMonitor) *monitor.Report {
 	a.outsideSide(ctx, h, true)
 	m := monitor.New(h)
 	m.SkipQuiet = !s.whole // nothing due and nothing changed since a quiet scan: no scan
@@ -65,8 +74,7 @@ func (a *App) runMonitor(ctx context.Context) {
 	case s.budget > 0:
 		m.Budget = s.budget
 	}
-	s.report = m.Run(ctx, s.hook)
-	a.pushAfter = true
+	return m.Run(ctx, s.hook)
 }
 
 // waiting tells the side monitor that the command is about to wait up to
@@ -129,15 +137,25 @@ func (a *App) flushMonitor() {
 
 // writeSide prints a side-effect report: one line per finding and problem.
 func writeSide(w io.Writer, r *monitor.Report) {
+	for _, l := range sideLines(r) {
+		fmt.Fprintf(w, "agentx: monitor: %s\n", l)
+	}
+}
+
+// sideLines are a side-effect report's lines, neutralised: the index's
+// state, then one per finding acted on and one per problem.
+func sideLines(r *monitor.Report) []string {
+	var lines []string
 	if r.Index != "" {
-		fmt.Fprintf(w, "agentx: monitor: index %s\n", safetext.Line(r.Index))
+		lines = append(lines, "index "+safetext.Line(r.Index))
 	}
 	for _, f := range r.Acted() {
-		fmt.Fprintf(w, "agentx: monitor: %s\n", findingLine(f))
+		lines = append(lines, findingLine(f))
 	}
 	for _, p := range r.Problems {
-		fmt.Fprintf(w, "agentx: monitor: %s\n", safetext.Line(p.Message))
+		lines = append(lines, safetext.Line(p.Message))
 	}
+	return lines
 }
 
 // findingLine is a finding on one line: what happened to which

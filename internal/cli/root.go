@@ -16,6 +16,7 @@ func topLevel() []topCmd {
 		{"remote", newRemoteCmd}, {"sync", newSyncCmd}, {"exit-codes", newExitCodesCmd},
 		{"doctor", newDoctorCmd}, {"github", newGitHubCmd}, {"mcp", newMCPCmd},
 		{"skills", newSkillsCmd}, {"slack", newSlackCmd}, {"setup", newSetupCmd},
+		{"watch", newWatchCmd},
 	}
 }
 
