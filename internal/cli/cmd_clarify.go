@@ -451,6 +451,8 @@ data.id): proceed on your best judgment and record your assumption with
 				a.printf("%s\n", rec.ID)
 				if ans := rec.Current(ledger.Answer); rec.Status == ledger.Answered && ans != nil {
 					a.printf("%s", safetext.Indent(ans.Body, safetext.Line(ans.From)+" answered: ", "  "))
+					// the asker has the answer: its inbox does not deliver it again
+					a.markSeen(ctx, h.Store, cmp.Or(a.getenv("AGENTX_AGENT"), rec.From), inbox.ViaAsk, rec)
 				}
 				return nil
 			})

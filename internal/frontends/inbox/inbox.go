@@ -175,6 +175,7 @@ type Step struct {
 // The ways an agent reads a clarification, as its marks record them.
 const (
 	ViaWait     = "wait"      // clarify wait, ask --wait, followup --wait
+	ViaAsk      = "ask"       // clarify ask that printed the answer its responder gave at once
 	ViaShow     = "show"      // clarify show
 	ViaResolve  = "resolve"   // clarify resolve by the agent
 	ViaInbox    = "inbox"     // agentx inbox and its Claude Code hook
