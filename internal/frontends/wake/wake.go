@@ -229,7 +229,6 @@ func (w *Waker) agent(ctx context.Context, agent string) ([]Woke, error) {
 func (w *Waker) claim(ctx context.Context, agent string, n int, res inbox.Result, items []inbox.Item) (Claim, bool, error) {
 	var c Claim
 	ok := false
-	tmpl := w.Agents[agent].Resume
 	var st State
 	err := w.Store.UpdateState(ctx, StateFile(agent), &st, func() error {
 		now := w.Store.Now()
@@ -239,10 +238,13 @@ func (w *Waker) claim(ctx context.Context, agent string, n int, res inbox.Result
 				return errUnchanged // the hook that holds the turn delivers
 			}
 		}
-		if needsSession(tmpl) {
-			if _, known := sessionOf(st, n); !known {
-				return errUnchanged // nowhere to resume yet
-			}
+		// Only an agent whose hook ran on this machine is woken: its
+		// session is in state/wake, which is never committed, so the
+		// commands a cloned repository's config names are not run for
+		// agents that never worked here. A template without {session}
+		// (a fresh run in CI) still needs that hook to have run.
+		if _, known := sessionOf(st, n); !known {
+			return errUnchanged
 		}
 		claimed := map[string]bool{}
 		for _, cl := range st.Claims {
@@ -415,11 +417,6 @@ func sessionOf(st State, n int) (Session, bool) {
 	}
 	s, ok := st.Sessions[anyIssue]
 	return s, ok
-}
-
-// needsSession reports whether a resume template names {session}.
-func needsSession(tmpl []string) bool {
-	return slices.ContainsFunc(tmpl, func(a string) bool { return strings.Contains(a, "{session}") })
 }
 
 // Fill makes an argv from a resume template.

@@ -119,12 +119,19 @@ func TestNoSessionNoWake(t *testing.T) {
 	require.NoError(t, RecordSession(ctx, w.hub.Store, "engineer", nil, Session{ID: "s-1"}))
 	assert.Len(t, w.waker(t).Run(ctx), 1)
 
-	// a template that names no session starts a fresh run without one
+	// a template that names no session (a fresh run in CI) is still run
+	// only for an agent whose hook ran on this machine: a cloned
+	// repository's config cannot make agentx run it for an agent that never
+	// worked here
 	w2 := newWorld(t)
 	w2.askAndAnswer(t, 3, "Fresh.")
 	wk := w2.waker(t)
 	wk.Agents = map[string]workflow.AgentConfig{"engineer": {Resume: []string{"claude", "-p"}}}
-	assert.Len(t, wk.Run(ctx), 1)
+	assert.Empty(t, wk.Run(ctx), "no hook of the engineer ran here")
+	require.NoError(t, RecordSession(ctx, w2.hub.Store, "engineer", issue(3), Session{ID: "ci-run-7"}))
+	got := wk.Run(ctx)
+	require.Len(t, got, 1)
+	assert.Equal(t, []string{"claude", "-p"}, got[0].Argv)
 }
 
 func TestHeldTurnIsNotWoken(t *testing.T) {
