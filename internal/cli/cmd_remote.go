@@ -240,7 +240,9 @@ superseded). See docs/remote.md.`,
   agentx sync --status --json`,
 		Args: cobra.NoArgs,
 		RunE: a.runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			ws, err := a.open()
+			// The hub (without the refresh: sync fetches below, forced) lets
+			// the lifecycle's last step wake an agent with an answer pulled.
+			ws, _, err := a.openHub(false)
 			if err != nil {
 				return err
 			}
