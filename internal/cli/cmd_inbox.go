@@ -111,7 +111,9 @@ func runInbox(ctx context.Context, a *App, r inboxRun) error {
 	if err != nil {
 		return err
 	}
-	ws, err := a.open()
+	// the hub, not only the workspace: what the refresh pulls for other
+	// agents wakes them at the end of the command (lifecycle)
+	ws, _, err := a.openHub(false)
 	if err != nil {
 		return err
 	}
