@@ -17,12 +17,13 @@ import (
 // UndeliveredFile records, relative to the state directory and under its
 // own lock, what was done about each overdue answer (its receipt says
 // nobody picked it up: inbox.UndeliveredAfter), so that it is done once
-// across processes.
-var UndeliveredFile = path.Join(Dir, "undelivered.json")
+// across processes. Its name starts with "_", which no agent's does: it is
+// never an agent's wake state.
+var UndeliveredFile = path.Join(Dir, "_undelivered.json")
 
 // ScannedFile is the throttle of the overdue scan, relative to the state
 // directory: its modification time is when the scan last ran.
-var ScannedFile = path.Join(Dir, "scanned")
+var ScannedFile = path.Join(Dir, "_scanned")
 
 // ScanEvery is how often, at most, a workspace is scanned for overdue
 // answers.
