@@ -28,12 +28,14 @@ const watchPoll = 500 * time.Millisecond
 // WatchEvent is one thing agentx watch did: one line of its output, one
 // JSON object per line under --json.
 type WatchEvent struct {
-	At      time.Time        `json:"at"`
-	Kind    string           `json:"kind"` // woke, finding, problem, index
-	Woke    *wake.Woke       `json:"woke,omitempty"`
-	Finding *monitor.Finding `json:"finding,omitempty"`
-	Problem *monitor.Problem `json:"problem,omitempty"`
-	Index   string           `json:"index,omitempty"`
+	At   time.Time  `json:"at"`
+	Kind string     `json:"kind"` // woke, undelivered, finding, problem, index
+	Woke *wake.Woke `json:"woke,omitempty"`
+	// Undelivered is what was done about an answer nobody picked up.
+	Undelivered *wake.Overdue    `json:"undelivered,omitempty"`
+	Finding     *monitor.Finding `json:"finding,omitempty"`
+	Problem     *monitor.Problem `json:"problem,omitempty"`
+	Index       string           `json:"index,omitempty"`
 }
 
 func newWatchCmd(a *App) *cobra.Command {
@@ -125,6 +127,23 @@ func (a *App) watchTurn(ctx context.Context, ws *workspace.Workspace, h *router.
 	}
 	a.outsideSide(ctx, h, false)
 	a.watchWoke(a.wakeAgents(ctx))
+	a.watchUndelivered(ctx)
+}
+
+// watchUndelivered acts on the answers nobody picked up, and says so.
+func (a *App) watchUndelivered(ctx context.Context) {
+	for _, o := range a.undelivered(ctx) {
+		a.watchLine(WatchEvent{Kind: "undelivered", Undelivered: &o}, func() string {
+			s := fmt.Sprintf("undelivered %s answer (entry %d) to %s: ", o.ID, o.Entry, o.Agent)
+			if o.Action == wake.ActionWoke && o.Woke != nil {
+				return s + "woke again (" + strings.Join(o.Woke.Argv, " ") + ")"
+			}
+			if o.Action == wake.ActionWoke {
+				return s + "woke again (not started)"
+			}
+			return s + "notify told"
+		})
+	}
 }
 
 // logSize is the event log's size: when it grows, something was recorded.

@@ -6,8 +6,11 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentx-cli/agentx/internal/frontends/inbox"
 	"github.com/agentx-cli/agentx/internal/frontends/wake"
+	"github.com/agentx-cli/agentx/ledger"
 	"github.com/agentx-cli/agentx/lock"
+	"github.com/agentx-cli/agentx/router"
 )
 
 // A command's life is one function, in one order (docs/architecture.md):
@@ -26,7 +29,9 @@ import (
 //     with the monitor's findings; the findings in text mode on stderr;
 //  6. push: what changed is mirrored to GitHub and Slack;
 //  7. wake: an agent with an [agents.NAME] resume command, whose turn has
-//     ended, is woken with what came back to its questions (wake.Waker).
+//     ended, is woken with what came back to its questions (wake.Waker);
+//     then an answer nobody picked up in time is acted on, once: its asker
+//     woken once more, or [notify] told (App.undelivered).
 //
 // Printing runs nothing and writes no state; no step replaces the process.
 func (a *App) runE(fn func(ctx context.Context, cmd *cobra.Command, args []string) error) func(*cobra.Command, []string) error {
@@ -59,6 +64,7 @@ func (a *App) lifecycle(ctx context.Context, body func(context.Context) error) e
 	a.flushMonitor()
 	a.push(ctx)
 	a.wakeAgents(ctx)
+	a.undelivered(ctx)
 	return err
 }
 
@@ -73,6 +79,31 @@ func (a *App) wakeAgents(ctx context.Context) []wake.Woke {
 	}
 	w := wake.Waker{Store: a.hb.Store, Agents: a.hb.Rules.Config.Agents, Root: a.ws.Root, Warn: func(err error) { a.warnf("%v", err) }}
 	return w.Run(context.WithoutCancel(ctx))
+}
+
+// undelivered acts, once each, on the answers nobody picked up (their
+// receipts are overdue): their askers are woken once more, or [notify] is
+// told (kind "undelivered"). At most once a minute per workspace, and
+// only where [notify] is configured or some agent has a resume command;
+// otherwise, and when it is not due, it costs a stat (wake.Waker.Undelivered).
+func (a *App) undelivered(ctx context.Context) []wake.Overdue {
+	if a.hb == nil || a.noWake {
+		return nil
+	}
+	h := a.hb
+	w := wake.Waker{Store: h.Store, Agents: h.Rules.Config.Agents, Root: a.ws.Root, Warn: func(err error) { a.warnf("%v", err) }}
+	var notify wake.NotifyFunc
+	if n := h.Rules.Config.Notify; n != nil && len(n.Command) > 0 {
+		notify = func(ctx context.Context, issue int, c *ledger.Clarification, r inbox.Receipt) error {
+			payload := struct {
+				Kind string `json:"kind"`
+				router.Record
+				Receipt inbox.Receipt `json:"receipt"`
+			}{"undelivered", router.Record{IssueNumber: issue, Clarification: c}, r}
+			return router.Notify(ctx, n.Command, h.Dir, payload, n.Timeout.Duration)
+		}
+	}
+	return w.Undelivered(context.WithoutCancel(ctx), notify)
 }
 
 // later makes view the command's view: run after the monitor, so that it
