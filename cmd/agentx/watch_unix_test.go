@@ -47,6 +47,13 @@ func TestWatchWakesBetweenTurns(t *testing.T) {
 	if out, err := agentx("clarify", "ask", "--issue", "1", "--from", "engineer", "--to", "architect", "--topic", "Queue", "--question", "Kafka or SQS?").CombinedOutput(); err != nil {
 		t.Fatalf("ask: %v\n%s", err, out)
 	}
+	// the engineer's turn ends here: its hook records it (only an agent
+	// whose hook ran on this machine is woken)
+	stop := agentx("hook", "stop", "--agent", "engineer", "--issue", "1", "--hold", "0s")
+	stop.Stdin = strings.NewReader(`{"session_id":"s-1","hook_event_name":"Stop","stop_hook_active":false}`)
+	if out, err := stop.CombinedOutput(); err != nil {
+		t.Fatalf("hook stop: %v\n%s", err, out)
+	}
 
 	outPath := filepath.Join(t.TempDir(), "watch.out")
 	out, err := os.Create(outPath)
