@@ -141,6 +141,9 @@ func (a *App) watchUndelivered(ctx context.Context) {
 			if o.Action == wake.ActionWoke {
 				return s + "woke again (not started)"
 			}
+			if o.Action == wake.ActionReemitted {
+				return s + "its lost event appended again"
+			}
 			return s + "notify told"
 		})
 	}

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/agentx-cli/agentx/internal/eventlog"
 	"github.com/agentx-cli/agentx/internal/frontends/inbox"
 	"github.com/agentx-cli/agentx/ledger"
 )
@@ -34,8 +35,9 @@ const keepActed = 7 * 24 * time.Hour
 
 // What was done about an overdue answer (Overdue.Action).
 const (
-	ActionWoke     = "woke"     // its asker's resume command was started once more
-	ActionNotified = "notified" // the notify command was told (kind "undelivered")
+	ActionWoke      = "woke"      // its asker's resume command was started once more
+	ActionNotified  = "notified"  // the notify command was told (kind "undelivered")
+	ActionReemitted = "reemitted" // its event, lost, was appended to the event log again
 )
 
 // Acted is what was done about one overdue answer entry, in
@@ -48,6 +50,9 @@ type Acted struct {
 	Answered ledger.Time  `json:"answered"`
 	Retried  *ledger.Time `json:"retried,omitempty"`  // the asker was woken once more
 	Notified *ledger.Time `json:"notified,omitempty"` // the notify command was run
+	// Reemitted: the answer's event was not in the event log (its process
+	// was killed between the ledger write and the append): appended again
+	Reemitted *ledger.Time `json:"reemitted,omitempty"`
 }
 
 // Undelivered is the state in UndeliveredFile: by "ID#entry".
@@ -133,8 +138,11 @@ func (w *Waker) Undelivered(ctx context.Context, notify NotifyFunc) []Overdue {
 // overdue acts on one overdue answer entry r of c: what is due, once.
 func (w *Waker) overdue(ctx context.Context, n int, c *ledger.Clarification, r inbox.Receipt, notify NotifyFunc) []Overdue {
 	agent := c.From
-	items, wakeable := w.retryable(ctx, agent, n, c.ID)
 	key := c.ID + "#" + strconv.Itoa(r.Entry)
+	if o, done := w.reemit(ctx, n, c, r, key); done {
+		return o
+	}
+	items, wakeable := w.retryable(ctx, agent, n, c.ID)
 	action := ""
 	var st Undelivered
 	err := w.Store.UpdateState(ctx, UndeliveredFile, &st, func() error {
@@ -186,6 +194,53 @@ func (w *Waker) overdue(ctx context.Context, n int, c *ledger.Clarification, r i
 		}
 	}
 	return []Overdue{o}
+}
+
+// reemit appends again, once, the event of an overdue answer that its
+// asker's inbox does not hold: the process that recorded the answer was
+// killed between the ledger write and the event's append, so neither the
+// inbox, nor hook stop, nor a wake could see it. With the event back, they
+// deliver it as any other (the next look, hook or command). done reports
+// whether it did so now (the rest waits for the next scan).
+func (w *Waker) reemit(ctx context.Context, n int, c *ledger.Clarification, r inbox.Receipt, key string) (out []Overdue, done bool) {
+	res, err := inbox.Check(ctx, w.Store, inbox.Options{Agent: c.From, Issue: &n, Peek: true, Kinds: Kinds})
+	if err != nil {
+		w.warn(fmt.Errorf("undelivered answers: %s: %w", c.ID, err))
+		return nil, false
+	}
+	for _, it := range res.Items {
+		if it.ID == c.ID {
+			return nil, false // the inbox has it: its event is there
+		}
+	}
+	entry := c.Thread[r.Entry]
+	var st Undelivered
+	err = w.Store.UpdateState(ctx, UndeliveredFile, &st, func() error {
+		if a := st.Answers[key]; a != nil && a.Reemitted != nil {
+			return errUnchanged // once: what follows is the other actions' business
+		}
+		now := w.Store.Now()
+		if st.Answers == nil {
+			st.Answers = map[string]*Acted{}
+		}
+		a := st.Answers[key]
+		if a == nil {
+			a = &Acted{Agent: c.From, Issue: n, ID: c.ID, Entry: r.Entry, Answered: entry.Timestamp}
+			st.Answers[key] = a
+		}
+		a.Reemitted = tp(now)
+		e := eventlog.EventFor(eventlog.EventAnswered, n, c, entry.Timestamp.Time)
+		e.Round, e.By = entry.Round, entry.From
+		return eventlog.EventLog{Path: filepath.Join(w.Store.Dir(), eventlog.File)}.Append(e)
+	})
+	if errors.Is(err, errUnchanged) {
+		return nil, false
+	}
+	if err != nil {
+		w.warn(fmt.Errorf("undelivered answers: %s: append its event again: %w", c.ID, err))
+		return nil, false
+	}
+	return []Overdue{{Agent: c.From, Issue: n, ID: c.ID, Entry: r.Entry, Action: ActionReemitted, Receipt: &r}}, true
 }
 
 // retryable returns the inbox items of clarification id that would wake

@@ -311,3 +311,40 @@ func removeIfExists(p string) error {
 	}
 	return nil
 }
+
+// TestLostEventIsAppendedAgain: an answer whose event never reached the
+// log (its process was killed between the ledger write and the append) is
+// found by the overdue scan, which appends the event again, once; then the
+// asker is woken as for any answer.
+func TestLostEventIsAppendedAgain(t *testing.T) {
+	c := newClocked(t)
+	ctx := context.Background()
+	require.NoError(t, RecordSession(ctx, c.hub.Store, "engineer", nil, Session{ID: "s"}))
+	rec, err := c.hub.Ask(ctx, router.AskRequest{Issue: 7, From: "engineer", To: "architect", Topic: "Design", Question: "Which?"})
+	require.NoError(t, err)
+	log := filepath.Join(c.dir, ".agentx", "state", "events.jsonl")
+	before, err := os.ReadFile(log)
+	require.NoError(t, err)
+	_, err = c.hub.Answer(ctx, rec.ID, "architect", "This one.")
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(log, before, 0o644)) // the answer's event is lost
+	assert.Empty(t, c.waker(t, resume).Run(ctx), "nothing in the log: nothing to wake for")
+
+	c.at(11 * time.Minute)
+	got := c.scan(t, resume, false)
+	require.Equal(t, []string{ActionReemitted}, actions(got))
+	after, err := os.ReadFile(log)
+	require.NoError(t, err)
+	assert.Contains(t, string(after[len(before):]), `"type":"clarification-answered"`)
+	assert.Contains(t, string(after[len(before):]), rec.ID)
+
+	woke := c.waker(t, resume).Run(ctx)
+	require.Len(t, woke, 1, "the event is back: the asker is woken")
+	assert.Contains(t, c.s.runs[0].stdin, "This one.")
+	c.at(12 * time.Minute)
+	assert.Empty(t, c.scan(t, resume, false), "delivered now: nothing more")
+	size := len(after)
+	after, err = os.ReadFile(log)
+	require.NoError(t, err)
+	assert.Len(t, after, size, "appended once")
+}
