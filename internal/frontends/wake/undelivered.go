@@ -30,6 +30,11 @@ var ScannedFile = path.Join(Dir, "_scanned")
 // answers.
 const ScanEvery = time.Minute
 
+// LostAfter is how old an answer its asker has not seen must be before the
+// scan looks for its event: an event is appended microseconds after its
+// ledger write, so one still missing this long after was lost.
+const LostAfter = 30 * time.Second
+
 // keepActed is how long a record of what was done about an answer is kept.
 const keepActed = 7 * 24 * time.Hour
 
@@ -82,10 +87,11 @@ type NotifyFunc func(ctx context.Context, issue int, c *ledger.Clarification, r 
 // notify (nil: no [notify] configured) is run once for it. The scan runs at
 // most once per ScanEvery per workspace, and only when notify is set or
 // some agent has a resume command; when it is not due it costs one stat.
+//
+// Before that, the scan finds the answers whose event was lost (see
+// reemit): it runs in every workspace, whatever is configured, as the
+// inbox and hook stop need the event as much as a wake does.
 func (w *Waker) Undelivered(ctx context.Context, notify NotifyFunc) []Overdue {
-	if notify == nil && !w.anyResume() {
-		return nil
-	}
 	if !w.scanDue() {
 		return nil
 	}
@@ -105,8 +111,8 @@ func (w *Waker) Undelivered(ctx context.Context, notify NotifyFunc) []Overdue {
 		var l *ledger.Ledger
 		for _, e := range es {
 			// an answer comes after its round's question: one asked less
-			// than UndeliveredAfter ago has no overdue answer
-			if e.Status != ledger.Answered || now.Sub(e.Asked.Time) < inbox.UndeliveredAfter ||
+			// than LostAfter ago has no answer old enough to look at
+			if e.Status != ledger.Answered || now.Sub(e.Asked.Time) < LostAfter ||
 				ledger.IsHuman(e.From) || ledger.ValidateAgent("agent", e.From) != nil {
 				continue
 			}
@@ -126,7 +132,14 @@ func (w *Waker) Undelivered(ctx context.Context, notify NotifyFunc) []Overdue {
 				continue
 			}
 			for _, r := range rs {
-				if r.Overdue {
+				if r.State != inbox.ReceiptAnswered || now.Sub(c.Thread[r.Entry].Timestamp.Time) < LostAfter {
+					continue // seen or acted on, or too young to tell
+				}
+				if o, done := w.reemit(ctx, n, c, r, c.ID+"#"+strconv.Itoa(r.Entry)); done {
+					out = append(out, o...)
+					continue
+				}
+				if r.Overdue && (notify != nil || w.anyResume()) {
 					out = append(out, w.overdue(ctx, n, c, r, notify)...)
 				}
 			}
@@ -139,9 +152,6 @@ func (w *Waker) Undelivered(ctx context.Context, notify NotifyFunc) []Overdue {
 func (w *Waker) overdue(ctx context.Context, n int, c *ledger.Clarification, r inbox.Receipt, notify NotifyFunc) []Overdue {
 	agent := c.From
 	key := c.ID + "#" + strconv.Itoa(r.Entry)
-	if o, done := w.reemit(ctx, n, c, r, key); done {
-		return o
-	}
 	items, wakeable := w.retryable(ctx, agent, n, c.ID)
 	action := ""
 	var st Undelivered
@@ -203,6 +213,9 @@ func (w *Waker) overdue(ctx context.Context, n int, c *ledger.Clarification, r i
 // deliver it as any other (the next look, hook or command). done reports
 // whether it did so now (the rest waits for the next scan).
 func (w *Waker) reemit(ctx context.Context, n int, c *ledger.Clarification, r inbox.Receipt, key string) (out []Overdue, done bool) {
+	if !w.worksHere(c.From) {
+		return nil, false // a clone's history is not this machine's to replay
+	}
 	res, err := inbox.Check(ctx, w.Store, inbox.Options{Agent: c.From, Issue: &n, Peek: true, Kinds: Kinds})
 	if err != nil {
 		w.warn(fmt.Errorf("undelivered answers: %s: %w", c.ID, err))
@@ -241,6 +254,19 @@ func (w *Waker) reemit(ctx context.Context, n int, c *ledger.Clarification, r in
 		return nil, false
 	}
 	return []Overdue{{Agent: c.From, Issue: n, ID: c.ID, Entry: r.Entry, Action: ActionReemitted, Receipt: &r}}, true
+}
+
+// worksHere reports whether agent has worked on this machine: it has looked
+// at its inbox here, or a hook of its recorded a session here. Only then is
+// a missing event appended again: a fresh clone's ledgers hold answers
+// whose events are not this machine's business.
+func (w *Waker) worksHere(agent string) bool {
+	for _, name := range []string{inbox.StateFile(agent), StateFile(agent)} {
+		if _, err := os.Stat(filepath.Join(w.Store.Dir(), filepath.FromSlash(name))); err == nil {
+			return true
+		}
+	}
+	return false
 }
 
 // retryable returns the inbox items of clarification id that would wake

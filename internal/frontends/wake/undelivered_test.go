@@ -272,11 +272,8 @@ func TestUndeliveredThrottle(t *testing.T) {
 	require.NoError(t, err)
 	scanned := filepath.Join(c.dir, ".agentx", "state", filepath.FromSlash(ScannedFile))
 
-	assert.Empty(t, c.waker(t, nil).Undelivered(ctx, nil))
-	assert.NoFileExists(t, scanned, "no notify, no resume: no scan")
-
 	assert.Empty(t, c.waker(t, nil).Undelivered(ctx, c.notify), "scanned: nothing overdue yet")
-	assert.FileExists(t, scanned)
+	assert.FileExists(t, scanned, "scanned even with no notify nor resume: lost events are everyone's")
 	c.at(11 * time.Minute)
 	assert.Len(t, c.waker(t, nil).Undelivered(ctx, c.notify), 1, "a minute later: scanned")
 	// a second answer, overdue, waits for the next scan
@@ -330,9 +327,11 @@ func TestLostEventIsAppendedAgain(t *testing.T) {
 	require.NoError(t, os.WriteFile(log, before, 0o644)) // the answer's event is lost
 	assert.Empty(t, c.waker(t, resume).Run(ctx), "nothing in the log: nothing to wake for")
 
-	c.at(11 * time.Minute)
+	c.at(20 * time.Second)
+	assert.Empty(t, c.scan(t, resume, false), "too young to call the event lost")
+	c.at(40 * time.Second)
 	got := c.scan(t, resume, false)
-	require.Equal(t, []string{ActionReemitted}, actions(got))
+	require.Equal(t, []string{ActionReemitted}, actions(got), "found within a scan or two, not after ten minutes")
 	after, err := os.ReadFile(log)
 	require.NoError(t, err)
 	assert.Contains(t, string(after[len(before):]), `"type":"clarification-answered"`)
@@ -343,6 +342,23 @@ func TestLostEventIsAppendedAgain(t *testing.T) {
 	assert.Contains(t, c.s.runs[0].stdin, "This one.")
 	c.at(12 * time.Minute)
 	assert.Empty(t, c.scan(t, resume, false), "delivered now: nothing more")
+
+	// a fresh clone: the asker never worked on this machine (no inbox, no
+	// session here): its history is not replayed
+	c2 := newClocked(t)
+	rec2, err := c2.hub.Ask(ctx, router.AskRequest{Issue: 3, From: "engineer", To: "architect", Topic: "T", Question: "Q?"})
+	require.NoError(t, err)
+	log2 := filepath.Join(c2.dir, ".agentx", "state", "events.jsonl")
+	before2, err := os.ReadFile(log2)
+	require.NoError(t, err)
+	_, err = c2.hub.Answer(ctx, rec2.ID, "architect", "A.")
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(log2, before2, 0o644))
+	c2.at(time.Hour)
+	assert.Empty(t, c2.scan(t, nil, false))
+	after2, err := os.ReadFile(log2)
+	require.NoError(t, err)
+	assert.Equal(t, before2, after2)
 	size := len(after)
 	after, err = os.ReadFile(log)
 	require.NoError(t, err)
