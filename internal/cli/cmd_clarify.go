@@ -436,6 +436,7 @@ data.id): proceed on your best judgment and record your assumption with
 			if err != nil {
 				return err
 			}
+			a.recordEnvSession(ctx, h.Store, asker, &n)
 			return a.later(func(ctx context.Context) error {
 				rec := a.afterMonitor(rec)
 				a.outcomeNote(rec)

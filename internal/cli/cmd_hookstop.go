@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -155,6 +156,24 @@ func (a *App) hookStop(ctx context.Context, issue *issueFlag, agent, workflow, s
 		_, err = a.stdout.Write(append(b, '\n'))
 		return err
 	})
+}
+
+// envSession names the session an agent process runs in, for a client
+// whose hooks do not report it (a script, a CI job that resumes by id):
+// an ask or the MCP server records it as hook stop records a hook's.
+const envSession = "AGENTX_SESSION"
+
+// recordEnvSession records AGENTX_SESSION, when set, as where agent can be
+// reached for issue (nil: any): a failure is a warning.
+func (a *App) recordEnvSession(ctx context.Context, store *ledger.Store, agent string, issue *int) {
+	id := strings.TrimSpace(a.getenv(envSession))
+	if id == "" || agent == "" || ledger.IsHuman(agent) {
+		return
+	}
+	cwd, _ := os.Getwd()
+	if err := wake.RecordSession(ctx, store, agent, issue, wake.Session{ID: id, Cwd: cwd}); err != nil {
+		a.warnf("%s: %v", envSession, err)
+	}
 }
 
 // readStopPayload reads Claude Code's hook JSON from stdin: nothing (a

@@ -76,6 +76,7 @@ See docs/agents.md for client configuration.`,
 			if err != nil {
 				return err
 			}
+			a.recordEnvSession(ctx, h.Store, a.getenv("AGENTX_AGENT"), issue)
 			level := slog.LevelWarn
 			if verbose {
 				level = slog.LevelInfo
