@@ -33,6 +33,10 @@ type App struct {
 	// armSignals takes Ctrl-C, SIGTERM and SIGPIPE over (see
 	// signalContext); nil in tests
 	armSignals func()
+	// wakeStep is this program as a resume command's starting step
+	// (agentx wake-exec, see wake.Waker.Step); nil in an in-process run,
+	// which starts resume commands itself
+	wakeStep []string
 
 	globalFlags
 	command

@@ -77,7 +77,7 @@ func (a *App) wakeAgents(ctx context.Context) []wake.Woke {
 	if a.hb == nil || a.noWake {
 		return nil
 	}
-	w := wake.Waker{Store: a.hb.Store, Agents: a.hb.Rules.Config.Agents, Root: a.ws.Root, Warn: func(err error) { a.warnf("%v", err) }}
+	w := wake.Waker{Store: a.hb.Store, Agents: a.hb.Rules.Config.Agents, Root: a.ws.Root, Step: a.wakeStep, Warn: func(err error) { a.warnf("%v", err) }}
 	return w.Run(context.WithoutCancel(ctx))
 }
 
@@ -91,7 +91,7 @@ func (a *App) undelivered(ctx context.Context) []wake.Overdue {
 		return nil
 	}
 	h := a.hb
-	w := wake.Waker{Store: h.Store, Agents: h.Rules.Config.Agents, Root: a.ws.Root, Warn: func(err error) { a.warnf("%v", err) }}
+	w := wake.Waker{Store: h.Store, Agents: h.Rules.Config.Agents, Root: a.ws.Root, Step: a.wakeStep, Warn: func(err error) { a.warnf("%v", err) }}
 	var notify wake.NotifyFunc
 	if n := h.Rules.Config.Notify; n != nil && len(n.Command) > 0 {
 		notify = func(ctx context.Context, issue int, c *ledger.Clarification, r inbox.Receipt) error {

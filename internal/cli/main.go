@@ -39,6 +39,7 @@ func Main() int {
 		stderr:     closedOutput{os.Stderr, cancel},
 		getenv:     os.Getenv,
 		isTTY:      isatty.IsTerminal(os.Stdout.Fd()),
+		wakeStep:   selfStep(),
 	}, os.Args[1:])
 	stop()
 	return code

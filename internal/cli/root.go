@@ -15,7 +15,7 @@ func topLevel() []topCmd {
 		{"eval", newEvalCmd}, {"scope", newScopeCmd}, {"proposals", newProposalsCmd},
 		{"remote", newRemoteCmd}, {"sync", newSyncCmd}, {"exit-codes", newExitCodesCmd},
 		{"doctor", newDoctorCmd}, {"github", newGitHubCmd}, {"mcp", newMCPCmd},
-		{"skills", newSkillsCmd}, {"slack", newSlackCmd}, {"setup", newSetupCmd},
+		{"skills", newSkillsCmd}, {"slack", newSlackCmd}, {"wake-exec", newWakeExecCmd}, {"setup", newSetupCmd},
 		{"watch", newWatchCmd},
 	}
 }

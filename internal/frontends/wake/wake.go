@@ -153,6 +153,12 @@ type Waker struct {
 	Root   string // the workspace root: where a resume runs without a session's cwd
 	// Start runs a resume command detached (nil: Detach).
 	Start func(argv []string, dir string, env []string, stdin, log string) error
+	// Step, when set (and Start is not), is the argv of an agentx step the
+	// resume command is started through: it records the claim started,
+	// under the agent's wake lock, and then becomes the command
+	// (StartClaimed), so a waker killed once it started it never leaves
+	// the claim to be started again.
+	Step []string
 	// Warn reports a problem with one agent's wake; the others go on.
 	Warn func(error)
 }
@@ -336,18 +342,34 @@ func (w *Waker) run(ctx context.Context, agent string, c Claim) (*Woke, error) {
 			dir = w.Root
 		}
 		env := append(os.Environ(), "AGENTX_AGENT="+agent, "AGENTX_ISSUE="+strconv.Itoa(c.Issue))
-		start := w.Start
+		start, cmd, stepped := w.Start, argv, false
 		if start == nil {
 			start = Detach
-		}
-		startErr := start(argv, dir, env, c.Text, filepath.Join(w.Store.Dir(), LogFile(agent)))
-		if err := w.update(ctx, agent, c, func(cl *Claim) {
-			cl.Started = startErr == nil
-			if startErr != nil {
-				cl.Error = startErr.Error()
+			if len(w.Step) > 0 {
+				// the step records the claim started, then becomes argv
+				cmd = append(append(slices.Clone(w.Step), agent, c.Keys[0], "--"), argv...)
+				env = append(env, "AGENTX_ROOT="+w.Root)
+				stepped = true
 			}
-		}); err != nil {
-			return nil, err
+		}
+		var startErr error
+		if stepped {
+			// the step would fail out of sight: a command that is not
+			// there fails here, as it would without the step
+			startErr = findCommand(argv[0], dir)
+		}
+		if startErr == nil {
+			startErr = start(cmd, dir, env, c.Text, filepath.Join(w.Store.Dir(), LogFile(agent)))
+		}
+		if startErr != nil || !stepped {
+			if err := w.update(ctx, agent, c, func(cl *Claim) {
+				cl.Started = startErr == nil
+				if startErr != nil {
+					cl.Error = startErr.Error()
+				}
+			}); err != nil {
+				return nil, err
+			}
 		}
 		if startErr != nil {
 			return nil, fmt.Errorf("start %s: %w", strings.Join(argv, " "), startErr)
@@ -363,6 +385,38 @@ func (w *Waker) run(ctx context.Context, agent string, c Claim) (*Woke, error) {
 		}
 	}
 	return wk, nil
+}
+
+// StartClaimed records, under agent's wake lock, that the claim whose
+// first item key is key was started by this process, unless it was
+// already (another step of the same claim, started by a process that took
+// the claim over, got there first) or it is gone. It reports whether this
+// process is to start the command: the agentx step (Waker.Step) then
+// becomes it.
+func StartClaimed(ctx context.Context, store *ledger.Store, agent, key string) (bool, error) {
+	if err := ledger.ValidateAgent("agent", agent); err != nil {
+		return false, err
+	}
+	mine := false
+	var st State
+	err := store.UpdateState(ctx, StateFile(agent), &st, func() error {
+		for i := range st.Claims {
+			cl := &st.Claims[i]
+			if len(cl.Keys) == 0 || cl.Keys[0] != key {
+				continue
+			}
+			if cl.Started {
+				return errUnchanged
+			}
+			cl.Started, cl.PID, mine = true, os.Getpid(), true
+			return nil
+		}
+		return errUnchanged
+	})
+	if errors.Is(err, errUnchanged) {
+		err = nil
+	}
+	return mine, err
 }
 
 // markDelivered marks c's clarifications seen by agent as they stand, so
@@ -427,6 +481,20 @@ func Fill(tmpl []string, session string, issue int, id, agent string) []string {
 		out[i] = r.Replace(a)
 	}
 	return out
+}
+
+// findCommand checks that name can be run from dir: found on PATH, or a
+// file there when it names a path.
+func findCommand(name, dir string) error {
+	if strings.ContainsRune(name, os.PathSeparator) || strings.ContainsRune(name, '/') {
+		if !filepath.IsAbs(name) {
+			name = filepath.Join(dir, name)
+		}
+		_, err := os.Stat(name)
+		return err
+	}
+	_, err := exec.LookPath(name)
+	return err
 }
 
 func first(ids []string) string {
