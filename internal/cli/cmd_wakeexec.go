@@ -45,7 +45,7 @@ func newWakeExecCmd(a *App) *cobra.Command {
 		Annotations:        map[string]string{inertKey: ""},
 		RunE: a.runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			if len(args) < 4 || args[2] != "--" {
-				return usage(fmt.Errorf("wake-exec: want AGENT KEY -- COMMAND [ARG]..."))
+				return usage(fmt.Errorf("wake-exec: want AGENT KEY -- COMMAND, then its arguments"))
 			}
 			agent, key, argv := args[0], args[1], args[3:]
 			ws, err := a.open()
