@@ -1,7 +1,6 @@
 package scope
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -9,6 +8,9 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // Match reports whether rel, a slash-separated path relative to the
@@ -86,14 +88,34 @@ func Resolve(root, cwd, p string) (rel string, inside bool, err error) {
 	return filepath.ToSlash(r), true, nil
 }
 
+// maxLinks bounds the links followed in one path (a loop ends there).
+const maxLinks = 40
+
 // resolveExisting resolves the symbolic links of the longest part of p
-// that exists, and appends the rest.
-func resolveExisting(p string) (string, error) {
+// that exists, and appends the rest. A link whose target does not exist
+// (yet) is followed too: a write through it creates its target.
+func resolveExisting(p string) (string, error) { return resolveFrom(p, 0) }
+
+func resolveFrom(p string, links int) (string, error) {
 	rest := ""
 	for cur := p; ; {
 		real, err := filepath.EvalSymlinks(cur)
 		if err == nil {
 			return filepath.Join(real, rest), nil
+		}
+		if fi, lerr := os.Lstat(cur); lerr == nil && fi.Mode()&os.ModeSymlink != 0 {
+			// a dangling link: the write lands where it points
+			if links >= maxLinks {
+				return "", fmt.Errorf("%s: too many links", p)
+			}
+			target, rerr := os.Readlink(cur)
+			if rerr != nil {
+				return "", rerr
+			}
+			if !filepath.IsAbs(target) {
+				target = filepath.Join(filepath.Dir(cur), target)
+			}
+			return resolveFrom(filepath.Join(filepath.Clean(target), rest), links+1)
 		}
 		if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, os.ErrNotExist) {
 			// a component that is not a directory, a loop: judge the path as written
@@ -139,8 +161,11 @@ const MaxPayload = 64 << 20
 // ParsePayload reads a PreToolUse payload. It returns the tool and the
 // path it writes ("" for a tool that writes no file).
 func ParsePayload(data []byte) (Payload, string, error) {
+	// JSON v2: keys match exactly (tool_input's file_path, not a File_Path
+	// beside it) and a key given twice is an error, so the path judged is
+	// the one the tool writes
 	var p Payload
-	if err := json.Unmarshal(data, &p); err != nil {
+	if err := json.Unmarshal(data, &p, jsontext.AllowInvalidUTF8(true)); err != nil {
 		return Payload{}, "", fmt.Errorf("hook payload: %w", err)
 	}
 	if p.ToolName == "" {

@@ -141,3 +141,45 @@ func FuzzMatch(f *testing.F) {
 		}
 	})
 }
+
+// TestDanglingLinkJudgedByTarget: a link inside the scope to a file that
+// does not exist yet is a write to where it points (Claude Code's Write
+// follows it and creates the target): the target is judged, not the link.
+func TestDanglingLinkJudgedByTarget(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("symbolic links")
+	}
+	root := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "src", "components"), 0o755))
+	link := filepath.Join(root, "src", "components", "settings.json")
+	require.NoError(t, os.Symlink("../../.claude/settings.local.json", link))
+	rel, inside, err := Resolve(root, "", "src/components/settings.json")
+	require.NoError(t, err)
+	assert.True(t, inside)
+	assert.Equal(t, ".claude/settings.local.json", rel)
+	assert.False(t, Match([]string{"src/components/**"}, rel), "the write lands outside the scope")
+
+	// a chain of links, the last one dangling, and a loop
+	require.NoError(t, os.Symlink("settings.json", filepath.Join(root, "src", "components", "chain.json")))
+	rel, _, err = Resolve(root, "", "src/components/chain.json")
+	require.NoError(t, err)
+	assert.Equal(t, ".claude/settings.local.json", rel)
+	require.NoError(t, os.Symlink("loop-b", filepath.Join(root, "src", "components", "loop-a")))
+	require.NoError(t, os.Symlink("loop-a", filepath.Join(root, "src", "components", "loop-b")))
+	_, _, err = Resolve(root, "", "src/components/loop-a")
+	assert.Error(t, err, "a loop is an error, never allowed")
+}
+
+// TestPayloadKeysExact: tool_input's keys match exactly: a File_Path beside
+// file_path does not decide the path judged, and a key given twice is
+// refused.
+func TestPayloadKeysExact(t *testing.T) {
+	_, target, err := ParsePayload([]byte(`{"tool_name":"Write","tool_input":{"file_path":"../../etc/x","File_Path":"src/components/a.ts","content":"x"}}`))
+	require.NoError(t, err)
+	assert.Equal(t, "../../etc/x", target)
+	_, _, err = ParsePayload([]byte(`{"tool_name":"Write","tool_input":{"file_path":"src/a.ts","file_path":"../x"}}`))
+	assert.Error(t, err)
+	_, target, err = ParsePayload([]byte("{\"tool_name\":\"Write\",\"tool_input\":{\"file_path\":\"src/\xff.ts\"}}"))
+	require.NoError(t, err, "invalid UTF-8 is not refused (it reads as U+FFFD, as before)")
+	assert.Equal(t, "src/\uFFFD.ts", target)
+}
