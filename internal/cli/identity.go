@@ -89,8 +89,10 @@ func gitConfig(dir, key string) string {
 	return strings.TrimSpace(string(out))
 }
 
-// personWay is how a person runs the command a refusal is about.
-const personWay = "from a shell without AGENTX_AGENT set"
+// askPerson is what a refused agent is told to do instead of acting as a
+// person: ask one. A refusal never says how a person's command is run
+// (an agent would read that as the way around it).
+const askPerson = "ask a person (clarify ask --to human, or ask_human over MCP) and carry on with what you can do"
 
 // whoHint words the hint of a refusal of who acts, for the command line:
 // who may do it, and how a person does it. "" for other errors.
@@ -100,9 +102,9 @@ var cliWords = router.WhoWords{
 	Identity: func(e *router.IdentityError) string {
 		switch e.Kind {
 		case router.IdentityOtherAgent:
-			return fmt.Sprintf("this process acts only as %s: leave out --%s. Another agent acts in its own session; a person acts %s", e.Agent, e.Field, personWay)
+			return fmt.Sprintf("this process acts only as %s: leave out --%s. Another agent acts in its own session", e.Agent, e.Field)
 		case router.IdentityAgentAsPerson, router.IdentityAgentsOnly:
-			return "only a person acts as human: a person runs the command " + personWay + ", with --from human or --as NAME"
+			return "only a person acts as human: " + askPerson
 		case router.IdentityNotAllowed:
 			return "only the people listed in [humans] allow of .agentx/config.toml act as human; if you are one, name yourself as listed with --as NAME"
 		case router.IdentityNoName:
@@ -118,21 +120,10 @@ var cliWords = router.WhoWords{
 		return strings.Join(agents, " or ") + " does it in its own session"
 	},
 	Person: func(op, id string, only bool) string {
-		way := fmt.Sprintf("a person runs `%s` %s", personCommand(op, id), personWay)
+		way := fmt.Sprintf("a person may %s %s: to have it done, %s", op, id, askPerson)
 		if only {
 			return "only a person may: " + way
 		}
 		return way
 	},
-}
-
-// personCommand is the command a person runs to do op on id as human.
-func personCommand(op, id string) string {
-	switch op {
-	case router.OpAnswer:
-		return "agentx clarify answer " + id + " --from human --body TEXT"
-	case router.OpResolve:
-		return "agentx clarify resolve " + id + ` --from human --body "decision: ..."`
-	}
-	return "agentx clarify " + op + " " + id + " --from human"
 }
