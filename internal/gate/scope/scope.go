@@ -192,7 +192,7 @@ func HookDeny(reason string) ([]byte, error) {
 		"permissionDecision":       "deny",
 		"permissionDecisionReason": reason,
 	}}
-	b, err := json.Marshal(out)
+	b, err := json.Marshal(out, json.Deterministic(true)) // keys sorted, as the docs show them
 	if err != nil {
 		return nil, err
 	}

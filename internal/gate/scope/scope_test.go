@@ -183,3 +183,14 @@ func TestPayloadKeysExact(t *testing.T) {
 	require.NoError(t, err, "invalid UTF-8 is not refused (it reads as U+FFFD, as before)")
 	assert.Equal(t, "src/\uFFFD.ts", target)
 }
+
+// TestHookDenyStable: the deny decision is the same bytes every time (the
+// docs and hooks that match on it rely on its key order).
+func TestHookDenyStable(t *testing.T) {
+	want := `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"no"}}` + "\n"
+	for range 50 {
+		b, err := HookDeny("no")
+		require.NoError(t, err)
+		require.Equal(t, want, string(b))
+	}
+}
