@@ -85,6 +85,14 @@ func ParseFrontMatter(data []byte) (fm *FrontMatter, body []byte, problems []Key
 	if len(src) > MaxFrontMatter {
 		return nil, body, nil, &FrontMatterError{Line: 2, Msg: fmt.Sprintf("the front matter is %d bytes, more than %d", len(src), MaxFrontMatter)}
 	}
+	// YAML ends a line at a lone carriage return too, where a line here
+	// ends at a newline: the two would number the keys differently
+	for i, c := range src {
+		if c == '\r' && (i+1 == len(src) || src[i+1] != '\n') {
+			return nil, body, nil, &FrontMatterError{Line: 2 + bytes.Count(src[:i], []byte("\n")),
+				Msg: "a carriage return without a newline after it: end each line with a newline (\\n or \\r\\n)"}
+		}
+	}
 	var doc yaml.Node
 	if err := yamlUnmarshal(src, &doc); err != nil {
 		return nil, body, nil, yamlError(err)
