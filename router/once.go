@@ -13,9 +13,10 @@ import (
 // the ledger's lock: Done reports whether the ledger records it already
 // (the action is then skipped with a *SkippedError, reason OnceDone), and
 // Mark records it on the clarification the action changed, in the same
-// write (an error from it: nothing is written).
+// write (an error from either: nothing is written, and the action returns
+// it: a ledger whose record of outside actions cannot be read takes none).
 type Once struct {
-	Done func(l *ledger.Ledger) bool
+	Done func(l *ledger.Ledger) (bool, error)
 	Mark func(c *ledger.Clarification) error
 }
 
@@ -37,13 +38,22 @@ func onceGuarded(ctx context.Context, fn func(c *ledger.Clarification, now time.
 	if o == nil {
 		return nil, fn
 	}
+	var doneErr error // Done's failure, returned by the change the guard lets run
 	guard := func(l *ledger.Ledger, _ *ledger.Clarification, _ time.Time) string {
-		if o.Done != nil && o.Done(l) {
+		if o.Done == nil {
+			return ""
+		}
+		done, err := o.Done(l)
+		doneErr = err
+		if done && err == nil {
 			return OnceDone
 		}
 		return ""
 	}
 	return guard, func(c *ledger.Clarification, now time.Time) error {
+		if doneErr != nil {
+			return doneErr
+		}
 		if err := fn(c, now); err != nil {
 			return err
 		}

@@ -23,17 +23,17 @@ func TestOnce(t *testing.T) {
 	require.NoError(t, err)
 
 	const comment = 991
-	done := func(l *ledger.Ledger) bool {
+	done := func(l *ledger.Ledger) (bool, error) {
 		for _, c := range l.Clarifications {
 			refs, err := chanref.GitHubRefs(c)
 			assert.NoError(t, err)
 			for _, g := range refs {
 				if g.Comment == comment {
-					return true
+					return true, nil
 				}
 			}
 		}
-		return false
+		return false, nil
 	}
 	mark := func(c *ledger.Clarification) error {
 		refs, err := chanref.GitHubRefs(c)

@@ -187,13 +187,8 @@ func (m *Mirror) Take(ctx context.Context, c Comment, replied bool) (*Handled, e
 	}
 	person := PersonPrefix + c.Login
 	ctx = router.WithCaller(ctx, &router.Caller{Via: "GitHub", Person: func() (string, error) { return person, nil }})
-	var unread error // the ledger's comments could not be read: nothing is taken
 	ctx = router.WithOnce(ctx, &router.Once{
-		Done: func(l *ledger.Ledger) bool {
-			done, err := hasComment(l, c.ID)
-			unread = err
-			return done || err != nil
-		},
+		Done: func(l *ledger.Ledger) (bool, error) { return hasComment(l, c.ID) },
 		Mark: func(cl *ledger.Clarification) error {
 			return setRef(cl, chanref.GitHubRef{Entry: len(cl.Thread) - 1, Comment: c.ID, Inbound: true})
 		},
@@ -203,9 +198,6 @@ func (m *Mirror) Take(ctx context.Context, c Comment, replied bool) (*Handled, e
 		_, err = m.Hub.Resolve(ctx, cmd.ID, ledger.Human, cmd.Text)
 	} else {
 		_, err = m.Hub.Answer(ctx, cmd.ID, ledger.Human, cmd.Text)
-	}
-	if unread != nil {
-		return nil, unread
 	}
 	var skipped *router.SkippedError
 	switch {

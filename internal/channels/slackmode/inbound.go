@@ -211,13 +211,8 @@ func (m *Mode) Take(ctx context.Context, issue int, id string, th *chanref.Slack
 	h.Option = r.Option
 	person := PersonPrefix + msg.User
 	ctx = router.WithCaller(ctx, &router.Caller{Via: "Slack", Person: func() (string, error) { return person, nil }})
-	var unread error // the ledger's threads could not be read: nothing is taken
 	ctx = router.WithOnce(ctx, &router.Once{
-		Done: func(l *ledger.Ledger) bool {
-			done, err := hasReply(l, msg.TS)
-			unread = err
-			return done || err != nil
-		},
+		Done: func(l *ledger.Ledger) (bool, error) { return hasReply(l, msg.TS) },
 		Mark: func(c *ledger.Clarification) error {
 			rec, err := chanref.SlackThreadOf(c)
 			if err != nil {
@@ -236,9 +231,6 @@ func (m *Mode) Take(ctx context.Context, issue int, id string, th *chanref.Slack
 	} else {
 		h.Verb = "answer"
 		_, err = m.Hub.Answer(ctx, id, ledger.Human, r.Text)
-	}
-	if unread != nil {
-		return nil, unread
 	}
 	var skipped *router.SkippedError
 	switch {
