@@ -88,6 +88,7 @@ type Extra struct {
 	Assumptions []Assumption  `json:"assumptions,omitempty"` // what the asker proceeded on without an answer
 	Monitor     *MonitorState `json:"monitor,omitempty"`     // what the monitor has done to this record
 	People      []Person      `json:"people,omitempty"`      // who the thread's human entries were
+	Choices     []Choice      `json:"choices,omitempty"`     // the numbered options replies picked
 
 	// The channels' data, which the ledger carries and does not read
 	// (see the package doc): GitHub mode's comments and Slack mode's
@@ -104,6 +105,37 @@ type Extra struct {
 type Person struct {
 	Entry int    `json:"entry"` // the entry's index in the thread
 	Name  string `json:"name"`  // as given with --as, or from git config or $USER
+}
+
+// Choice is a numbered option a thread entry picked: the entry's body is
+// the decision it records, Option and Text the choice as it was offered.
+type Choice struct {
+	Entry  int    `json:"entry"`  // the entry's index in the thread
+	Option int    `json:"option"` // 1-based, as offered
+	Text   string `json:"text"`   // the option as offered
+}
+
+// Chose records that the thread's last entry picked ch (nil: none).
+func (c *Clarification) Chose(ch *Choice) {
+	if ch == nil || len(c.Thread) == 0 {
+		return
+	}
+	ch.Entry = len(c.Thread) - 1
+	x := c.Ext()
+	x.Choices = append(x.Choices, *ch)
+}
+
+// ChoiceAt is the option thread entry i picked, or nil.
+func (c *Clarification) ChoiceAt(i int) *Choice {
+	if c.X == nil {
+		return nil
+	}
+	for k := range c.X.Choices {
+		if c.X.Choices[k].Entry == i {
+			return &c.X.Choices[k]
+		}
+	}
+	return nil
 }
 
 // MaxPersonLen is the longest name recorded for a person, in bytes.
@@ -529,6 +561,14 @@ func (c *Clarification) validate() error {
 				return &InputError{Field: fmt.Sprintf("agentx.people[%d].entry", i), Value: strconv.Itoa(p.Entry), Msg: "is not a human entry of the thread"}
 			}
 			if err := ValidatePerson(p.Name); err != nil {
+				return err
+			}
+		}
+		for i, ch := range c.X.Choices {
+			if ch.Entry < 0 || ch.Entry >= len(c.Thread) || ch.Option < 1 {
+				return &InputError{Field: fmt.Sprintf("agentx.choices[%d]", i), Value: strconv.Itoa(ch.Entry), Msg: "is not an entry of the thread with an option from 1"}
+			}
+			if err := ValidateText(fmt.Sprintf("agentx.choices[%d].text", i), ch.Text, MaxBodyLen); err != nil {
 				return err
 			}
 		}

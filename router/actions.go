@@ -67,15 +67,17 @@ func actor(from, person string) string {
 // A human may reply again to an answered round: each reply is another
 // answer entry of the round (and another event).
 func (h *Hub) Answer(ctx context.Context, id, from, body string) (Record, error) {
-	return h.answer(ctx, id, from, body, 0)
+	return h.answer(ctx, id, from, Reply{Body: body}, 0)
 }
 
 // answer is Answer; a responder's answer gives the round it was run for,
 // and is refused as superseded (*SupersededError) if the clarification is
 // no longer waiting for an answer to that round.
-func (h *Hub) answer(ctx context.Context, id, from, body string, round int) (Record, error) {
-	if err := ledger.ValidateText("answer", body, ledger.MaxBodyLen); err != nil {
-		return Record{}, err
+func (h *Hub) answer(ctx context.Context, id, from string, r Reply, round int) (Record, error) {
+	if r.Option == 0 {
+		if err := ledger.ValidateText("answer", r.Body, ledger.MaxBodyLen); err != nil {
+			return Record{}, err
+		}
 	}
 	var signer string
 	rec, err := h.change(ctx, id, func(c *ledger.Clarification, now time.Time) error {
@@ -95,11 +97,16 @@ func (h *Hub) answer(ctx context.Context, id, from, body string, round int) (Rec
 		// A person's further reply to an answered round (people clarify in
 		// several messages) is one more answer of the round, not an error.
 		further := c.Status == ledger.Answered && from == ledger.Human
+		body, choice, err := pick(c, r)
+		if err != nil {
+			return err
+		}
 		if err := c.Move(ledger.Answered); err != nil && !further {
 			return err
 		}
 		c.Thread = append(c.Thread, entry(c, from, ledger.Answer, body, now))
 		c.Sign(signer)
+		c.Chose(choice)
 		return nil
 	})
 	if err != nil {
@@ -176,8 +183,12 @@ func issueOf(c *ledger.Clarification) int {
 // Resolve closes a clarification: by its asker once answered, or by a human
 // (also after escalation).
 func (h *Hub) Resolve(ctx context.Context, id, from, body string) (Record, error) {
-	if body != "" {
-		if err := ledger.ValidateText("resolution", body, ledger.MaxBodyLen); err != nil {
+	return h.resolve(ctx, id, from, Reply{Body: body})
+}
+
+func (h *Hub) resolve(ctx context.Context, id, from string, r Reply) (Record, error) {
+	if r.Body != "" && r.Option == 0 {
+		if err := ledger.ValidateText("resolution", r.Body, ledger.MaxBodyLen); err != nil {
 			return Record{}, err
 		}
 	}
@@ -196,10 +207,14 @@ func (h *Hub) Resolve(ctx context.Context, id, from, body string) (Record, error
 		if signer, err = person(ctx, from); err != nil {
 			return err
 		}
+		// the options are read before the move: an escalation's are its own
+		text, choice, err := pick(c, r)
+		if err != nil {
+			return err
+		}
 		if err := c.Move(ledger.Resolved); err != nil {
 			return err
 		}
-		text := body
 		if text == "" {
 			text = "Resolved."
 			if a := c.RoundAnswer(); a != "" {
@@ -208,6 +223,7 @@ func (h *Hub) Resolve(ctx context.Context, id, from, body string) (Record, error
 		}
 		c.Thread = append(c.Thread, entry(c, from, ledger.Resolution, text, now))
 		c.Sign(signer)
+		c.Chose(choice)
 		t := ledger.T(now)
 		c.ResolvedAt = &t
 		return nil

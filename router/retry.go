@@ -214,7 +214,7 @@ func (h *Hub) attempt(ctx context.Context, rec Record, r Responder, delay time.D
 	if err != nil {
 		return h.responderFailed(ctx, rec, round, err, delay)
 	}
-	out, aerr := h.answer(ctx, rec.ID, rec.To, answer, round)
+	out, aerr := h.answer(ctx, rec.ID, rec.To, Reply{Body: answer}, round)
 	if aerr != nil {
 		return h.superseded(rec, aerr, "answered")
 	}

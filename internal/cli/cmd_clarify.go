@@ -479,19 +479,26 @@ data.id): proceed on your best judgment and record your assumption with
 
 func newAnswerCmd(a *App) *cobra.Command {
 	var from, as, body, format string
+	var option int
 	cmd := &cobra.Command{
-		Use:   "answer ID [--from B | --from human [--as NAME]] [--body TEXT | stdin]",
+		Use:   "answer ID [--from B | --from human [--as NAME]] [--body TEXT | stdin | --option N]",
 		Short: "Answer the current round: the asked agent, or a person as human",
 		Long: `Answer the current round of a clarification. An agent answers what it was
 asked: a process launched as an agent (AGENTX_AGENT) answers only as that
 agent. A person answers a question to human, or for the agent asked, as
 human, from a shell without AGENTX_AGENT set; the entry records the person's
-name (--as NAME, else git config user.email or user.name, else $USER).`,
+name (--as NAME, else git config user.email or user.name, else $USER).
+
+A question asked with options (ask_human's multiple choice) is answered
+with --option N: the answer recorded is option N's text, and the ledger
+notes its number; --body with it adds a note. A number the question does
+not offer is a usage error naming its options (exit 2).`,
 		Example: `  agentx clarify answer CLR-42-001 --body "Repository pattern: SQLite in dev, PostgreSQL in prod."
-  agentx clarify answer CLR-42-002 --from human --body "Yes, behind a flag, default off."`,
+  agentx clarify answer CLR-42-002 --from human --body "Yes, behind a flag, default off."
+  agentx clarify answer CLR-42-004 --from human --option 2`,
 		Args: cobra.ExactArgs(1),
 		RunE: a.runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			text, err := a.text("--body", body)
+			r, err := a.reply(cmd, body, option)
 			if err != nil {
 				return err
 			}
@@ -500,15 +507,33 @@ name (--as NAME, else git config user.email or user.name, else $USER).`,
 				if err != nil {
 					return router.Record{}, err
 				}
-				return h.Answer(ctx, args[0], who, text)
+				return h.AnswerReply(ctx, args[0], who, r)
 			})
 		}),
 	}
 	cmd.Flags().StringVar(&from, "from", "", "who answers: the asked agent, or human (default $AGENTX_AGENT, else the asked agent)")
 	cmd.Flags().StringVar(&as, "as", "", "the person answering as human (implies --from human; default: git user.email, user.name, $USER)")
-	cmd.Flags().StringVar(&body, "body", "", "the answer (default: read stdin)")
+	cmd.Flags().StringVar(&body, "body", "", "the answer (default: read stdin); with --option, a note after the option")
+	cmd.Flags().IntVar(&option, "option", 0, "pick option N of the question's options (1-based)")
 	formatFlag(cmd, &format)
 	return cmd
+}
+
+// reply is the text or option given to answer or resolve: --option N
+// (with --body as a note, stdin not read), else the body (--body or
+// stdin; resolve needs none).
+func (a *App) reply(cmd *cobra.Command, body string, option int) (router.Reply, error) {
+	if cmd.Flags().Changed("option") {
+		if option < 1 {
+			return router.Reply{}, usage(fmt.Errorf("--option %d: options are numbered from 1", option))
+		}
+		return router.Reply{Body: body, Option: option}, nil
+	}
+	if cmd.Name() == "resolve" {
+		return router.Reply{Body: body}, nil
+	}
+	text, err := a.text("--body", body)
+	return router.Reply{Body: text}, err
 }
 
 func newFollowupCmd(a *App) *cobra.Command {
@@ -555,25 +580,38 @@ func newFollowupCmd(a *App) *cobra.Command {
 
 func newResolveCmd(a *App) *cobra.Command {
 	var from, as, body, format string
+	var option int
 	cmd := &cobra.Command{
-		Use:   "resolve ID [--from A | --from human [--as NAME]] [--body TEXT]",
+		Use:   "resolve ID [--from A | --from human [--as NAME]] [--body TEXT | --option N]",
 		Short: "Close a clarification: the asker once answered, or a person (also after escalation)",
 		Long: `Close a clarification. Its asker closes it once answered: a process launched
 as an agent (AGENTX_AGENT) resolves only as that agent. A person closes any
 open clarification, and only a person closes an escalated one: as human,
 from a shell without AGENTX_AGENT set; the entry records the person's name
-(--as NAME, else git config user.email or user.name, else $USER).`,
+(--as NAME, else git config user.email or user.name, else $USER).
+
+An escalation lists numbered options (accept one side's position, or give
+a new decision); --option N picks one: the resolution records the decision
+it names, and the ledger notes its number. --body with it adds a note, and
+is the decision itself for "Give a new decision". A question asked with
+options is resolved with one the same way. A number it does not offer is
+a usage error naming its options (exit 2).`,
 		Example: `  agentx clarify resolve CLR-42-001 --body "Proceeding with the repository pattern"
   agentx clarify resolve CLR-42-003 --from human --body "decision: ship JSON only"
-  agentx clarify resolve CLR-42-003 --as alice@example.com --body "decision: ship JSON only"`,
+  agentx clarify resolve CLR-42-003 --as alice@example.com --body "decision: ship JSON only"
+  agentx clarify resolve CLR-42-005 --from human --option 1`,
 		Args: cobra.ExactArgs(1),
 		RunE: a.runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+			r, err := a.reply(cmd, body, option)
+			if err != nil {
+				return err
+			}
 			return a.act(format, func(h *router.Hub) (router.Record, error) {
 				who, err := a.claimAs(from, as)
 				if err != nil {
 					return router.Record{}, err
 				}
-				rec, err := h.Resolve(ctx, args[0], who, body)
+				rec, err := h.ResolveReply(ctx, args[0], who, r)
 				if err == nil {
 					a.markResolved(ctx, h.Store, rec)
 				}
@@ -583,7 +621,8 @@ from a shell without AGENTX_AGENT set; the entry records the person's name
 	}
 	cmd.Flags().StringVar(&from, "from", "", "the asker, or human (default $AGENTX_AGENT, else the asker)")
 	cmd.Flags().StringVar(&as, "as", "", "the person resolving as human (implies --from human; default: git user.email, user.name, $USER)")
-	cmd.Flags().StringVar(&body, "body", "", "the resolution or decision (default: the last answer)")
+	cmd.Flags().StringVar(&body, "body", "", "the resolution or decision (default: the last answer); with --option, a note after the option")
+	cmd.Flags().IntVar(&option, "option", 0, "pick option N of the escalation's (or the question's) options (1-based)")
 	formatFlag(cmd, &format)
 	return cmd
 }

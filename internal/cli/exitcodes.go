@@ -46,6 +46,7 @@ func errorExit(err error) ExitCode {
 		superseded *remote.SupersededError
 		busy       *remote.BusyError
 		badConfig  *setup.DataError
+		option     *router.OptionError
 	)
 	switch {
 	case errors.As(err, &coded):
@@ -54,7 +55,7 @@ func errorExit(err error) ExitCode {
 		return ExitInterrupted
 	case errors.As(err, &noWS):
 		return ExitNoWorkspace
-	case errors.As(err, &usage), errors.As(err, &input):
+	case errors.As(err, &usage), errors.As(err, &input), errors.As(err, &option):
 		return ExitUsage
 	case errors.As(err, &identity):
 		return ExitIdentity

@@ -107,6 +107,9 @@ func (a *App) renderThread(w io.Writer, r router.Record, rs []inbox.Receipt) {
 			fmt.Fprintf(w, "  %s %s  (%s)\n", mag("!! [ESCALATED]"), line(e.From), stamp(e.Timestamp))
 			fmt.Fprint(w, safetext.Indent(e.Body, "  | ", "  | "))
 		}
+		if ch := c.ChoiceAt(i); ch != nil {
+			fmt.Fprintf(w, "    (picked option %d: %s)\n", ch.Option, line(ch.Text))
+		}
 	}
 	if c.Status == ledger.Pending || c.Status == ledger.Stale {
 		fmt.Fprintf(w, "\n  ... waiting for %s (stale after %s)\n", line(c.To), stamp(c.StaleAfter))
