@@ -47,6 +47,7 @@ var jsonCases = []struct {
 	{"agentx clarify escalate", []string{"clarify", "escalate", "CLR-42-001", "--reason", "needs a call"}, ""},
 	{"agentx clarify resolve", []string{"clarify", "resolve", "CLR-42-001", "--from", "human", "--as", "alice@example.com", "--body", "decision: per key"}, ""},
 	{"agentx clarify ask", []string{"clarify", "ask", "--issue", "42", "--from", "engineer", "--to", "human", "--topic", "Flag", "--question", "On?"}, ""},
+	{"agentx todo", []string{"todo", "--issue", "42"}, ""}, // a question to human
 	{"agentx clarify cancel", []string{"clarify", "cancel", "CLR-42-002"}, ""},
 	{"agentx clarify ask", []string{"clarify", "ask", "--issue", "42", "--from", "engineer", "--to", "human", "--topic", "Flag", "--question", "Off?"}, ""},
 	{"agentx clarify abandon", []string{"clarify", "abandon", "CLR-42-003"}, ""},
@@ -64,6 +65,7 @@ var jsonCases = []struct {
 	{"agentx scope check", []string{"scope", "check", "--agent", "engineer", "--files", "src/a.go"}, ""},
 	{"agentx proposals create", []string{"proposals", "create", "--type", "tool_fix", "--title", "Flaky runner", "--rationale", "Timed out twice", "--action", "Raise its timeout", "--issue", "42", "--as", "alice@example.com"}, ""},
 	{"agentx proposals list", []string{"proposals", "list"}, ""},
+	{"agentx todo", []string{"todo"}, ""},
 	{"agentx proposals show", []string{"proposals", "show", "PROP-001"}, ""},
 	{"agentx proposals approve", []string{"proposals", "approve", "PROP-001", "--as", "alice@example.com"}, ""},
 	{"agentx proposals implemented", []string{"proposals", "implemented", "PROP-001", "--as", "alice@example.com"}, ""},
@@ -131,6 +133,7 @@ var jsonSchemas = map[string]string{
 	"agentx scope check":           "scope.json",
 	"agentx proposals create":      "proposal.json",
 	"agentx proposals list":        "proposal-list.json",
+	"agentx todo":                  "todo.json",
 	"agentx proposals show":        "proposal.json",
 	"agentx proposals approve":     "proposal.json",
 	"agentx proposals reject":      "proposal.json",

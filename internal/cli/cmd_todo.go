@@ -1,0 +1,161 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentx-cli/agentx/internal/frontends/todo"
+	"github.com/agentx-cli/agentx/internal/safetext"
+)
+
+func newTodoCmd(a *App) *cobra.Command {
+	var issue issueFlag
+	cmd := &cobra.Command{
+		Use:   "todo [--issue N]",
+		Short: "Everything that waits on a person, most urgent first, each with the command that settles it",
+		Long: `One list of everything in the workspace that waits on a person: questions
+to human (pending or stale), escalations (with their numbered options and
+both positions), escalated evaluations, pending enhancement proposals, and
+answers their askers never picked up (10 minutes and more). What is overdue
+comes first, the longest overdue first; then the rest by when it falls due,
+else by how long it has waited. Each item says the command that settles it;
+an option's own command picks it. "agentx desk" shows the same queue as a
+page in the browser.`,
+		Example: `  agentx todo
+  agentx todo --issue 42 --json`,
+		Args:        cobra.NoArgs,
+		Annotations: map[string]string{runsMonitor: "yes"},
+		RunE: a.runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+			n, err := issue.get(a)
+			if err != nil {
+				return err
+			}
+			_, h, err := a.hub()
+			if err != nil {
+				return err
+			}
+			return a.later(func(context.Context) error {
+				items, skipped, err := todo.List(h, todo.Filter{Issue: n})
+				if err != nil {
+					return err
+				}
+				for _, e := range skipped {
+					a.warnf("skipped %v", e)
+				}
+				if items == nil {
+					items = []todo.Item{}
+				}
+				return a.emit(items, func() { a.printTodo(items, h.Store.Now()) })
+			})
+		}),
+	}
+	issue.register(cmd, "only this issue's items")
+	return cmd
+}
+
+// printTodo writes the queue as text: one block per item, agent text made
+// safe for the terminal.
+func (a *App) printTodo(items []todo.Item, now time.Time) {
+	if len(items) == 0 {
+		a.printf("Nothing waits on a person.\n")
+		return
+	}
+	line := safetext.Line
+	bold := a.paint(boldAttr)
+	for i, it := range items {
+		if i > 0 {
+			a.printf("\n")
+		}
+		where := fmt.Sprintf("#%d", it.Issue)
+		if it.Issue == 0 {
+			where = issuesOrNone(it.Issues)
+		}
+		when := "waiting " + ago(now.Sub(it.Since.Time))
+		if it.Overdue {
+			when = "OVERDUE " + ago(now.Sub(it.Due.Time)) + ", " + when
+		} else if it.Due != nil {
+			when += ", due in " + ago(it.Due.Sub(now))
+		}
+		a.printf("%s  %s  %s  %s  %s\n", bold(line(it.ID)), where, kindLabel(it), it.Status, when)
+		a.printf("  %s  (%s)\n", line(it.Topic), line(who(it)))
+		if it.Reason != "" && it.Kind != todo.KindProposal {
+			a.printf("  Reason: %s\n", line(it.Reason))
+		}
+		for k, p := range it.Positions {
+			role := "asker"
+			if k == 1 {
+				role = "asked"
+			}
+			text := p.Text
+			if text == "" {
+				text = "(has not answered)"
+			}
+			a.printf("%s", safetext.Indent(clipText(text, 600), fmt.Sprintf("  %s (%s): ", line(p.Agent), role), "    "))
+		}
+		if len(it.Positions) == 0 && it.Text != "" {
+			a.printf("%s", safetext.Indent(clipText(it.Text, 600), "  > ", "  > "))
+		}
+		for _, o := range it.Options {
+			a.printf("  %d. %s\n       %s\n", o.N, line(o.Text), line(o.Command))
+		}
+		for k, act := range it.Actions {
+			label := "settle: "
+			if k > 0 {
+				label = "or:     "
+			}
+			a.printf("  %s%s\n", label, line(act.Command))
+		}
+	}
+}
+
+func kindLabel(it todo.Item) string {
+	switch it.Kind {
+	case todo.KindQuestion:
+		return "question to human"
+	case todo.KindUndelivered:
+		return "answer not picked up by " + safetext.Line(it.From)
+	}
+	return string(it.Kind)
+}
+
+func who(it todo.Item) string {
+	if it.Kind == todo.KindProposal {
+		return "proposed by " + it.From
+	}
+	return it.From + " -> " + it.To
+}
+
+// ago words a duration for people: 45s, 12m, 3h5m, 2d4h.
+func ago(d time.Duration) string {
+	if d < 0 {
+		d = 0
+	}
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", int(d.Minutes()))
+	case d < 24*time.Hour:
+		return fmt.Sprintf("%dh%dm", int(d.Hours()), int(d.Minutes())%60)
+	}
+	return fmt.Sprintf("%dd%dh", int(d.Hours())/24, int(d.Hours())%24)
+}
+
+// clipText keeps the first n bytes of s (at a rune boundary), saying how
+// much was cut.
+func clipText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8RuneStart(s[cut]) {
+		cut--
+	}
+	return strings.TrimRight(s[:cut], " \n") + fmt.Sprintf(" [... %d bytes more]", len(s)-cut)
+}
+
+func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
