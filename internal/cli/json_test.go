@@ -155,7 +155,7 @@ var jsonSchemas = map[string]string{
 // hook stop prints the JSON Claude Code reads from a Stop hook (--json is a usage error).
 // watch prints JSON Lines, one envelope per thing it did (none when it did
 // nothing), like events --follow: the watch story checks them.
-var noJSON = []string{"agentx slack listen", "agentx watch", "agentx mcp", "agentx hook stop", "agentx completion", "agentx help", "agentx exit-codes"}
+var noJSON = []string{"agentx slack listen", "agentx watch", "agentx desk", "agentx mcp", "agentx hook stop", "agentx completion", "agentx help", "agentx exit-codes"}
 
 func TestJSONContract(t *testing.T) {
 	dir := t.TempDir()

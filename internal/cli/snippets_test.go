@@ -56,6 +56,7 @@ var snippetAllow = []struct {
 	{"agentx mcp", "long-running: the MCP server serves stdin until it closes", true},
 	{"agentx slack listen", "long-running: the Socket Mode listener runs until interrupted, and needs a Slack app", true},
 	{"agentx watch", "long-running: it follows the workspace until interrupted (watch.txtar runs --once)", true},
+	{"agentx desk", "long-running: it serves the page until interrupted (the browser tests in internal/frontends/desk run it)", true},
 	{"agentx clarify ...", "stands for every clarify subcommand, not a command", false},
 	{"agentx remote enable", "needs a git repository whose remote answers (remote_wait.txtar runs it)", true},
 	{"git fetch origin 'refs/agentx/*", "needs a git remote holding the refs", true},

@@ -1,0 +1,304 @@
+package desk
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentx-cli/agentx/internal/gate/proposal"
+	"github.com/agentx-cli/agentx/internal/testenv"
+	"github.com/agentx-cli/agentx/ledger"
+	"github.com/agentx-cli/agentx/lock"
+	"github.com/agentx-cli/agentx/router"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	testenv.RemoveBinary()
+	os.Exit(code)
+}
+
+// fixture is a workspace with one item of each kind a person settles here,
+// and a desk serving it.
+type fixture struct {
+	root string
+	hub  *router.Hub
+	s    *Server
+	base string // http://127.0.0.1:PORT
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	dir, rules := testenv.Workspace(t, "")
+	store := ledger.NewStore(filepath.Join(dir, ".agentx", "state"), lock.Options{}, nil)
+	h := router.New(store, rules, dir)
+	ctx := context.Background()
+	ask := func(r router.AskRequest) string {
+		rec, err := h.Ask(ctx, r)
+		require.NoError(t, err)
+		return rec.ID
+	}
+	// CLR-1-001: a question to human with options
+	ask(router.AskRequest{Issue: 1, From: "engineer", To: ledger.Human, Topic: "Rollout", Question: "Ship how?", Options: []string{"Behind a flag", "Straight to everyone"}})
+	// CLR-2-001: an escalation
+	id := ask(router.AskRequest{Issue: 2, From: "architect", To: "product-manager", Topic: "Tenancy", Question: "Single or multi tenant?"})
+	_, err := h.Answer(ctx, id, "product-manager", "Single for now.")
+	require.NoError(t, err)
+	_, err = h.Escalate(ctx, id, "they disagree")
+	require.NoError(t, err)
+	// PROP-001
+	_, err = proposal.Create(ctx, h, proposal.Proposal{Type: proposal.TypeToolFix, Title: "Flaky runner", Rationale: "Timed out twice", Action: "Raise its timeout", Issues: []int{2}, CreatedBy: "engineer"})
+	require.NoError(t, err)
+	// CLR-3-001: a hostile topic and question
+	ask(router.AskRequest{Issue: 3, From: "engineer", To: ledger.Human, Topic: `<script>document.title="pwned"</script>`, Question: `<img src=x onerror="document.title='pwned'">`})
+	// CLR-4-001: a plain question to human
+	ask(router.AskRequest{Issue: 4, From: "engineer", To: ledger.Human, Topic: "Cache", Question: "TTL?"})
+
+	s, err := New(Options{Hub: h, Person: "dana", Root: dir, Poll: 50 * time.Millisecond, Warn: func(err error) { t.Logf("warning: %v", err) }})
+	require.NoError(t, err)
+	ln, err := s.Listen("127.0.0.1:0")
+	require.NoError(t, err)
+	sctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _ = s.Serve(sctx, ln); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return &fixture{root: dir, hub: h, s: s, base: "http://" + ln.Addr().String()}
+}
+
+// client is an HTTP client that does not follow redirects and keeps
+// cookies.
+func client(t *testing.T) *http.Client {
+	jar, err := cookiejar.New(nil)
+	require.NoError(t, err)
+	return &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }, Timeout: 10 * time.Second}
+}
+
+func do(t *testing.T, c *http.Client, req *http.Request) (*http.Response, string) {
+	t.Helper()
+	resp, err := c.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return resp, string(b)
+}
+
+func get(t *testing.T, c *http.Client, u string) (*http.Response, string) {
+	req, err := http.NewRequest(http.MethodGet, u, nil)
+	require.NoError(t, err)
+	return do(t, c, req)
+}
+
+// enter signs c in with the token, as the printed address does.
+func (f *fixture) enter(t *testing.T, c *http.Client) {
+	resp, _ := get(t, c, f.s.URL())
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+}
+
+func (f *fixture) post(t *testing.T, c *http.Client, form url.Values, headers map[string]string) (*http.Response, string) {
+	req, err := http.NewRequest(http.MethodPost, f.base+"/act", strings.NewReader(form.Encode()))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	return do(t, c, req)
+}
+
+func TestTokenIsRequired(t *testing.T) {
+	f := newFixture(t)
+	c := client(t)
+	for _, path := range []string{"/", "/events", "/desk.js", "/desk.css", "/act", "/nothing"} {
+		resp, body := get(t, c, f.base+path)
+		assert.Equal(t, http.StatusForbidden, resp.StatusCode, path)
+		assert.NotContains(t, body, "Rollout", path)
+	}
+	resp, _ := get(t, c, f.base+"/?token=wrong")
+	assert.Equal(t, http.StatusForbidden, resp.StatusCode)
+
+	// the printed address sets the cookie and drops the token from the address
+	resp, _ = get(t, c, f.s.URL())
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	assert.Equal(t, "/", resp.Header.Get("Location"))
+	ck := resp.Cookies()
+	require.Len(t, ck, 1)
+	assert.True(t, ck[0].HttpOnly)
+	assert.Equal(t, http.SameSiteStrictMode, ck[0].SameSite)
+	resp, body := get(t, c, f.base+"/")
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Contains(t, body, "Rollout")
+	assert.Contains(t, resp.Header.Get("Content-Security-Policy"), "script-src 'self'")
+	assert.NotContains(t, resp.Header.Get("Content-Security-Policy"), "unsafe-inline")
+
+	// or the header, for a script
+	req, _ := http.NewRequest(http.MethodGet, f.base+"/", nil)
+	req.Header.Set(TokenHeader, f.s.Token())
+	resp, _ = do(t, client(t), req)
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+
+	// another Host (a name rebound to 127.0.0.1) is refused, token or not
+	req, _ = http.NewRequest(http.MethodGet, f.base+"/", nil)
+	req.Host = "evil.example"
+	req.Header.Set(TokenHeader, f.s.Token())
+	resp, _ = do(t, client(t), req)
+	assert.Equal(t, http.StatusForbidden, resp.StatusCode)
+}
+
+func TestOnceURLLetsOneBrowserInOnce(t *testing.T) {
+	f := newFixture(t)
+	u, err := f.s.OnceURL()
+	require.NoError(t, err)
+	assert.NotContains(t, u, f.s.Token())
+	resp, _ := get(t, client(t), u)
+	assert.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	resp, _ = get(t, client(t), u)
+	assert.Equal(t, http.StatusForbidden, resp.StatusCode, "a one-time address works once")
+}
+
+func TestForgedPostsAreRefused(t *testing.T) {
+	f := newFixture(t)
+	c := client(t)
+	f.enter(t, c)
+	form := url.Values{"token": {f.s.Token()}, "id": {"CLR-4-001"}, "verb": {"answer"}, "body": {"forged"}}
+	tests := []struct {
+		name    string
+		form    url.Values
+		headers map[string]string
+		want    string
+	}{
+		{"another origin", form, map[string]string{"Origin": "http://evil.example"}, "its origin is http://evil.example"},
+		{"another port of 127.0.0.1", form, map[string]string{"Origin": "http://127.0.0.1:1"}, "its origin is"},
+		{"a cross-site fetch", form, map[string]string{"Sec-Fetch-Site": "cross-site"}, "Sec-Fetch-Site is cross-site"},
+		{"a same-site fetch", form, map[string]string{"Sec-Fetch-Site": "same-site"}, "Sec-Fetch-Site is same-site"},
+		{"the cookie without the form's token", url.Values{"id": {"CLR-4-001"}, "verb": {"answer"}, "body": {"forged"}}, nil, "does not carry the desk's token"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			resp, body := f.post(t, c, tt.form, tt.headers)
+			assert.Equal(t, http.StatusForbidden, resp.StatusCode)
+			assert.Contains(t, body, tt.want)
+		})
+	}
+	resp, _ := get(t, c, f.base+"/act?verb=answer&id=CLR-4-001&body=x&token="+f.s.Token())
+	assert.Equal(t, http.StatusMethodNotAllowed, resp.StatusCode, "no action by GET")
+	rec, err := f.hub.Get("CLR-4-001")
+	require.NoError(t, err)
+	assert.Equal(t, ledger.Pending, rec.Status, "nothing was recorded")
+
+	// the same post from the desk's own page goes through
+	resp, _ = f.post(t, c, form, map[string]string{"Origin": f.base, "Sec-Fetch-Site": "same-origin"})
+	assert.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	rec, err = f.hub.Get("CLR-4-001")
+	require.NoError(t, err)
+	assert.Equal(t, ledger.Answered, rec.Status)
+	assert.Equal(t, "desk:dana", rec.PersonAt(len(rec.Thread)-1))
+}
+
+func TestActionsShowTheHubsErrors(t *testing.T) {
+	f := newFixture(t)
+	c := client(t)
+	f.enter(t, c)
+	tok := f.s.Token()
+	tests := []struct {
+		name string
+		form url.Values
+		want []string
+	}{
+		{"option out of range", url.Values{"id": {"CLR-1-001"}, "verb": {"answer"}, "option": {"3"}},
+			[]string{"Not done:", "CLR-1-001 has no option 3: its options are 1. Behind a flag; 2. Straight to everyone", "pick an option from 1 to 2"}},
+		{"a new decision without its text", url.Values{"id": {"CLR-2-001"}, "verb": {"resolve"}, "option": {"3"}},
+			[]string{"needs the decision&#39;s text"}},
+		{"no such clarification", url.Values{"id": {"CLR-9-001"}, "verb": {"answer"}, "body": {"x"}}, []string{"Not done:", "not found"}},
+		{"a rejection without a reason", url.Values{"id": {"PROP-001"}, "verb": {"reject"}}, []string{"a rejection needs a reason"}},
+		{"an empty answer", url.Values{"id": {"CLR-4-001"}, "verb": {"answer"}}, []string{"write the answer in the box"}},
+		{"an unknown action", url.Values{"id": {"CLR-4-001"}, "verb": {"delete"}}, []string{"does not know the action &#34;delete&#34;"}},
+		{"option not a number", url.Values{"id": {"CLR-1-001"}, "verb": {"answer"}, "option": {"two"}}, []string{"option &#34;two&#34; is not a number"}},
+		{"option picked", url.Values{"id": {"CLR-1-001"}, "verb": {"answer"}, "option": {"2"}}, []string{"Answered CLR-1-001 with option 2."}},
+		{"answered already by an agent's rules", url.Values{"id": {"CLR-2-001"}, "verb": {"answer"}, "body": {"x"}}, []string{"Not done:", "CLR-2-001"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.form.Set("token", tok)
+			resp, _ := f.post(t, c, tt.form, nil)
+			require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+			resp, body := get(t, c, f.base+resp.Header.Get("Location"))
+			require.Equal(t, http.StatusOK, resp.StatusCode)
+			for _, w := range tt.want {
+				assert.Contains(t, body, w)
+			}
+			assert.NotContains(t, body, "goroutine", "never a stack trace")
+		})
+	}
+	rec, err := f.hub.Get("CLR-1-001")
+	require.NoError(t, err)
+	c1 := rec.Clarification
+	assert.Equal(t, "Straight to everyone", c1.Thread[len(c1.Thread)-1].Body)
+	assert.Equal(t, 2, c1.ChoiceAt(len(c1.Thread)-1).Option)
+}
+
+func TestAgentTextIsEscaped(t *testing.T) {
+	f := newFixture(t)
+	c := client(t)
+	f.enter(t, c)
+	_, body := get(t, c, f.base+"/")
+	assert.Contains(t, body, "&lt;script&gt;document.title=&#34;pwned&#34;&lt;/script&gt;")
+	assert.Contains(t, body, "&lt;img src=x onerror=&#34;document.title=&#39;pwned&#39;&#34;&gt;")
+	assert.NotContains(t, body, "<img")
+	assert.Equal(t, 1, strings.Count(body, "<script"), "only the desk's own script tag")
+}
+
+// TestDeskCommand runs agentx desk as a person would: it prints the
+// address with the token, serves the queue there, refuses the page
+// without it, and stops on Ctrl-C with exit 130.
+func TestDeskCommand(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the agentx binary")
+	}
+	f := newFixture(t)
+	bin := testenv.AgentxBinary(t)
+	cmd := exec.Command(bin, "desk", "--no-open", "--as", "dana")
+	cmd.Env = append(cleanEnv(), "AGENTX_ROOT="+f.root)
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	lines := bufio.NewScanner(out)
+	require.True(t, lines.Scan(), "stderr: %s", stderr.String())
+	first := lines.Text()
+	u, ok := strings.CutPrefix(first, "agentx desk: ")
+	require.True(t, ok, first)
+	require.True(t, lines.Scan())
+	assert.Equal(t, "acting as desk:dana in "+f.root+"; Ctrl-C stops", lines.Text())
+	go func() { _, _ = io.Copy(io.Discard, out) }()
+
+	base, _, _ := strings.Cut(u, "/?token=")
+	resp, _ := get(t, client(t), base+"/")
+	assert.Equal(t, http.StatusForbidden, resp.StatusCode)
+	c := client(t)
+	resp, _ = get(t, c, u)
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	resp, body := get(t, c, base+"/")
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Contains(t, body, "Acting as <strong>desk:dana</strong>")
+	assert.Contains(t, body, `id="item-CLR-2-001"`)
+
+	require.NoError(t, cmd.Process.Signal(os.Interrupt))
+	err = cmd.Wait()
+	var exit *exec.ExitError
+	require.ErrorAs(t, err, &exit, "stderr: %s", stderr.String())
+	assert.Equal(t, 130, exit.ExitCode(), "stderr: %s", stderr.String())
+}

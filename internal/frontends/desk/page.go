@@ -1,0 +1,185 @@
+package desk
+
+import (
+	"bytes"
+	"embed"
+	"fmt"
+	"html/template"
+	"net/http"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/agentx-cli/agentx/internal/frontends/todo"
+	"github.com/agentx-cli/agentx/internal/gate/proposal"
+	"github.com/agentx-cli/agentx/ledger"
+)
+
+//go:embed assets
+var assets embed.FS
+
+var tmpl = template.Must(template.New("").Funcs(template.FuncMap{
+	"when": func(t ledger.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") },
+}).ParseFS(assets, "assets/*.tmpl"))
+
+// asset serves the page's script or style.
+func asset(w http.ResponseWriter, r *http.Request) {
+	name := path.Base(r.URL.Path)
+	b, err := assets.ReadFile("assets/" + name)
+	if err != nil {
+		refuse(w, http.StatusNotFound, "no such file")
+		return
+	}
+	ct := "text/css; charset=utf-8"
+	if strings.HasSuffix(name, ".js") {
+		ct = "text/javascript; charset=utf-8"
+	}
+	w.Header().Set("Content-Type", ct)
+	_, _ = w.Write(b)
+}
+
+// pageView is what the page template shows.
+type pageView struct {
+	Root   string
+	Person string
+	Flash  *flash
+	Items  []itemView
+	Skip   []string
+	Now    string
+}
+
+// itemView is one item as the page shows it: the queue's item, how long
+// it has waited, its whole thread or its proposal, and the token its
+// forms carry.
+type itemView struct {
+	todo.Item
+	Label    string
+	Where    string
+	Waiting  string
+	Late     string
+	Thread   []entryView
+	Proposal *proposal.Proposal
+	Token    string
+	Free     bool // an answer box with a plain answer or resolve button
+}
+
+type entryView struct {
+	Round  int
+	From   string
+	Type   string
+	When   string
+	Body   string
+	Person string
+	Choice string
+}
+
+// page renders the whole page.
+func (s *Server) page(w http.ResponseWriter, r *http.Request) {
+	v := pageView{Root: s.opt.Root, Person: s.Person(), Now: s.opt.Hub.Store.Now().Format("15:04 UTC")}
+	if key := r.URL.Query().Get("flash"); key != "" {
+		if f, ok := s.takeFlash(key); ok {
+			v.Flash = &f
+		}
+	}
+	items, skipped, err := todo.List(s.opt.Hub, todo.Filter{})
+	if err != nil {
+		msg, _ := s.explain(err)
+		v.Skip = append(v.Skip, msg)
+	}
+	for _, e := range skipped {
+		v.Skip = append(v.Skip, e.Error())
+	}
+	v.Items = s.views(items)
+	var b bytes.Buffer
+	if err := tmpl.ExecuteTemplate(&b, "page.tmpl", v); err != nil {
+		s.warn(fmt.Errorf("desk: page: %w", err))
+		refuse(w, http.StatusInternalServerError, "the page could not be made: the desk's terminal says why")
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	_, _ = w.Write(b.Bytes())
+}
+
+// views makes the page's view of each item, reading its thread.
+func (s *Server) views(items []todo.Item) []itemView {
+	now := s.opt.Hub.Store.Now()
+	var book *proposal.Book
+	out := make([]itemView, 0, len(items))
+	for _, it := range items {
+		v := itemView{Item: it, Token: s.token, Waiting: ago(now.Sub(it.Since.Time))}
+		v.Label = map[todo.Kind]string{
+			todo.KindQuestion: "question to you", todo.KindEscalation: "escalation",
+			todo.KindEvaluation: "evaluation", todo.KindProposal: "proposal",
+			todo.KindUndelivered: "answer not picked up",
+		}[it.Kind]
+		v.Where = fmt.Sprintf("#%d", it.Issue)
+		if it.Overdue && it.Due != nil {
+			v.Late = "overdue " + ago(now.Sub(it.Due.Time))
+		} else if it.Due != nil {
+			v.Late = "due in " + ago(it.Due.Sub(now))
+		}
+		switch it.Kind {
+		case todo.KindProposal:
+			v.Where = issues(it.Issues)
+			if book == nil {
+				b, err := proposal.Read(s.opt.Hub.Store)
+				if err != nil {
+					s.warn(err)
+					b = &proposal.Book{}
+				}
+				book = b
+			}
+			v.Proposal = book.Find(it.ID)
+		default:
+			v.Free = true
+			if rec, err := s.opt.Hub.Get(it.ID); err == nil {
+				c := rec.Clarification
+				for i, e := range c.Thread {
+					ev := entryView{Round: e.Round, From: e.From, Type: string(e.Type), When: e.Timestamp.UTC().Format("2006-01-02 15:04"), Body: e.Body, Person: c.PersonAt(i)}
+					if ch := c.ChoiceAt(i); ch != nil {
+						ev.Choice = fmt.Sprintf("picked option %d: %s", ch.Option, ch.Text)
+					}
+					v.Thread = append(v.Thread, ev)
+				}
+			} else {
+				s.warn(err)
+			}
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// fragment renders one item for the live queue.
+func (s *Server) fragment(v itemView) (string, error) {
+	var b bytes.Buffer
+	err := tmpl.ExecuteTemplate(&b, "item", v)
+	return b.String(), err
+}
+
+func issues(ns []int) string {
+	if len(ns) == 0 {
+		return "no issue"
+	}
+	parts := make([]string, len(ns))
+	for i, n := range ns {
+		parts[i] = fmt.Sprintf("#%d", n)
+	}
+	return strings.Join(parts, " ")
+}
+
+// ago words a duration for people: 45s, 12m, 3h5m, 2d4h.
+func ago(d time.Duration) string {
+	if d < 0 {
+		d = 0
+	}
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", int(d.Minutes()))
+	case d < 24*time.Hour:
+		return fmt.Sprintf("%dh%dm", int(d.Hours()), int(d.Minutes())%60)
+	}
+	return fmt.Sprintf("%dd%dh", int(d.Hours())/24, int(d.Hours())%24)
+}
