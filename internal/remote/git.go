@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agentx-cli/agentx/internal/safetext"
@@ -31,6 +32,23 @@ type Git struct {
 	// RequireSigned has every commit pulled verified by git verify-commit
 	// ([remote] require_signed).
 	RequireSigned bool
+
+	signOnce sync.Once
+	signing  bool // git is configured to sign commits (commit.gpgSign)
+}
+
+// signArgs is what makes git commit-tree sign a commit when git is
+// configured to (commit.gpgSign: commit-tree does not read it itself),
+// with the user's own key and format (user.signingKey, gpg.format).
+func (g *Git) signArgs(ctx context.Context) []string {
+	g.signOnce.Do(func() {
+		out, err := g.git(ctx, nil, nil, "config", "--type=bool", "--get", "commit.gpgSign")
+		g.signing = err == nil && strings.TrimSpace(string(out)) == "true"
+	})
+	if g.signing {
+		return []string{"-S"}
+	}
+	return nil
 }
 
 // New returns the remote a [remote] table configures for the repository at dir.
@@ -227,7 +245,7 @@ func (g *Git) Push(ctx context.Context, issue int, base Snapshot, commits []Comm
 		if err != nil {
 			return Snapshot{}, err
 		}
-		args := []string{"commit-tree", strings.TrimSpace(string(tree)), "-F", "-"}
+		args := append([]string{"commit-tree", strings.TrimSpace(string(tree)), "-F", "-"}, g.signArgs(ctx)...)
 		if parent != "" {
 			args = append(args, "-p", parent)
 		}

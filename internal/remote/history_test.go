@@ -233,3 +233,101 @@ func refusals(evs []map[string]any) int {
 	}
 	return n
 }
+
+// plant puts on issue's ref in the bare repository a commit whose tree
+// mktree makes from lines (git mktree input), with blobs written from
+// files: the remote as anyone who can push may leave it.
+func (w *world) plant(issue int, lines string) string {
+	t := w.t
+	tree := gitIn(t, w.bare, lines, "mktree")
+	c := gitIn(t, w.bare, "planted\n\nhost: mallory\n", "-c", "user.name=x", "-c", "user.email=x@x", "commit-tree", tree)
+	git(t, w.bare, "update-ref", w.ref(issue), c)
+	return c
+}
+
+func (w *world) blob(content []byte) string {
+	t := w.t
+	tmp := filepath.Join(t.TempDir(), "blob")
+	require.NoError(t, os.WriteFile(tmp, content, 0o644))
+	return git(t, w.bare, "hash-object", "-w", tmp)
+}
+
+// TestGateFailsClosed: on a host with no local copy, ready --issue N is
+// not READY when the issue's shared ledger exists but cannot be read: exit
+// 7 naming the ref and the commit, with a repair hint. The whole-workspace
+// ready and clarify list name the issue they could not read.
+func TestGateFailsClosed(t *testing.T) {
+	w := newWorld(t, 1, "", "")
+	good := w.blob([]byte(`{"issueNumber": 11, "clarifications": []}`))
+	big := make([]byte, 65<<20)
+	copy(big, `{"issueNumber": 11, "clarifications": [], "pad": "`)
+	for i := 50; i < len(big)-2; i++ {
+		big[i] = 'x'
+	}
+	copy(big[len(big)-2:], `"}`)
+	for _, tc := range []struct {
+		name, tree, why string
+	}{
+		{"truncated JSON", "100644 blob " + w.blob([]byte(`{"issueNumber": 11, "clarifications": [{"id": "CLR-11-001", "st`)) + "\tissue-11.json\n", "issue-11"},
+		{"a symbolic link", "120000 blob " + w.blob([]byte("/etc/passwd")) + "\tissue-11.json\n", "symbolic link"},
+		{"an extra entry", "100644 blob " + good + "\tissue-11.json\n100644 blob " + good + "\tz.json\n", `"z.json" besides`},
+		{"over the size limit", "100644 blob " + w.blob(big) + "\tissue-11.json\n", "more than the"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := w.plant(11, tc.tree)
+			r := w.run(0, "", "ready", "--issue", "11")
+			assert.Equal(t, 7, r.code, r.stdout+r.stderr)
+			assert.NotContains(t, r.stdout, "READY")
+			assert.Contains(t, r.stderr, "refs/agentx/clarifications/issue-11")
+			assert.Contains(t, r.stderr, c)
+			assert.Contains(t, r.stderr, tc.why)
+			assert.Contains(t, r.stderr, "hint: git log")
+			r = w.run(0, "", "ready")
+			assert.Contains(t, r.stderr, "issue-11", "the whole-workspace ready says which issue it could not read")
+			r = w.run(0, "", "clarify", "list")
+			assert.Contains(t, r.stderr, "issue-11", "so does list")
+		})
+	}
+}
+
+// TestRequireSigned: hosts whose git signs commits (SSH keys) are adopted
+// by a host with [remote] require_signed = true, which verifies each
+// pulled commit with git verify-commit against its allowed-signers file;
+// a host that does not sign has its commit refused there (exit 7 naming
+// it).
+func TestRequireSigned(t *testing.T) {
+	if _, err := exec.LookPath("ssh-keygen"); err != nil {
+		t.Skip("ssh-keygen is not installed (apt-get install openssh-client)")
+	}
+	w := newWorld(t, 3, "", "require_signed = true\n")
+	keys := t.TempDir()
+	key := filepath.Join(keys, "host0")
+	out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "host0", "-f", key).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	pub, err := os.ReadFile(key + ".pub")
+	require.NoError(t, err)
+	allowed := filepath.Join(keys, "allowed_signers")
+	require.NoError(t, os.WriteFile(allowed, []byte("agentx@* "+string(pub)), 0o644))
+	git(t, w.hosts[0], "config", "gpg.format", "ssh")
+	git(t, w.hosts[0], "config", "user.signingKey", key+".pub")
+	git(t, w.hosts[0], "config", "commit.gpgSign", "true")
+	for _, h := range w.hosts {
+		git(t, h, "config", "gpg.ssh.allowedSignersFile", allowed)
+	}
+
+	w.ask(0, 4, "signed", true)
+	head := git(t, w.bare, "rev-parse", w.ref(4))
+	git(t, w.hosts[0], "verify-commit", head) // agentx signed it as git is configured to
+	require.Equal(t, 0, w.run(1, "", "sync").code)
+	r := w.run(1, "", "ready", "--issue", "4")
+	assert.Equal(t, 9, r.code, "the signed question is adopted: %s", r.stderr)
+
+	require.Equal(t, 0, w.run(2, "", "sync").code)
+	w.ask(2, 4, "unsigned", true) // host 2 does not sign
+	bad := git(t, w.bare, "rev-parse", w.ref(4))
+	r = w.run(1, "", "ready", "--issue", "4")
+	assert.Equal(t, 7, r.code, r.stderr)
+	assert.Contains(t, r.stderr, bad)
+	assert.Contains(t, r.stderr, "require_signed")
+	assert.Equal(t, []string{"CLR-4-001 signed"}, w.topics(1, 4))
+}

@@ -150,6 +150,11 @@ func (o *objects) commit(sha string) (*commitInfo, error) {
 	if err != nil {
 		return nil, err
 	}
+	return parseCommit(sha, data)
+}
+
+// parseCommit parses a commit object's content.
+func parseCommit(sha string, data []byte) (*commitInfo, error) {
 	c := &commitInfo{ID: sha}
 	head, msg, _ := bytes.Cut(data, []byte("\n\n"))
 	c.Message = string(msg)
@@ -170,11 +175,11 @@ func (o *objects) commit(sha string) (*commitInfo, error) {
 		}
 	}
 	if !isHexID(c.Tree) {
-		return nil, fmt.Errorf("commit %s names no tree", sha)
+		return nil, fmt.Errorf("commit %s names no tree", safetext.Line(sha))
 	}
 	for _, p := range c.Parents {
 		if !isHexID(p) {
-			return nil, fmt.Errorf("commit %s names a parent that is not a commit id", sha)
+			return nil, fmt.Errorf("commit %s names a parent that is not a commit id", safetext.Line(sha))
 		}
 	}
 	return c, nil
@@ -188,32 +193,43 @@ func (o *objects) ledgerAt(c *commitInfo, issue int) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	want := File(issue)
-	hashLen := len(c.Tree) / 2
+	blob, err := ledgerEntry(tree, len(c.Tree)/2, File(issue))
+	if err != nil {
+		return nil, err
+	}
+	return o.contents(blob, "blob", MaxShared)
+}
+
+// ledgerEntry returns the object id of file want in a tree object's
+// content (hashLen: the bytes of an object id), which must hold that one
+// entry, a regular file.
+func ledgerEntry(tree []byte, hashLen int, want string) (string, error) {
 	blob := ""
 	for len(tree) > 0 {
 		sp := bytes.IndexByte(tree, ' ')
 		nul := bytes.IndexByte(tree, 0)
-		if sp < 0 || nul < sp || len(tree) < nul+1+hashLen {
-			return nil, errors.New("its tree cannot be read")
+		if sp < 0 || nul < sp || len(tree) < nul+1+hashLen || hashLen <= 0 {
+			return "", errors.New("its tree cannot be read")
 		}
 		mode, name := string(tree[:sp]), string(tree[sp+1:nul])
 		id := fmt.Sprintf("%x", tree[nul+1:nul+1+hashLen])
 		tree = tree[nul+1+hashLen:]
 		switch {
 		case name != want:
-			return nil, fmt.Errorf("its tree holds %q besides %s: a ledger commit's tree holds the ledger alone", safetext.Line(name), want)
+			return "", fmt.Errorf("its tree holds %q besides %s: a ledger commit's tree holds the ledger alone", safetext.Line(name), want)
 		case mode == "120000":
-			return nil, fmt.Errorf("its %s is a symbolic link, not a file", want)
+			return "", fmt.Errorf("its %s is a symbolic link, not a file", want)
 		case mode != "100644" && mode != "100755":
-			return nil, fmt.Errorf("its %s is not a regular file (mode %s)", want, safetext.Line(mode))
+			return "", fmt.Errorf("its %s is not a regular file (mode %s)", want, safetext.Line(mode))
+		case blob != "":
+			return "", fmt.Errorf("its tree holds %s twice", want)
 		}
 		blob = id
 	}
 	if blob == "" {
-		return nil, fmt.Errorf("its tree has no file %s", want)
+		return "", fmt.Errorf("its tree has no file %s", want)
 	}
-	return o.contents(blob, "blob", MaxShared)
+	return blob, nil
 }
 
 // readAt reads the ledger of issue at commit sha: commit, tree, blob. An

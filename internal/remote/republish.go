@@ -212,7 +212,7 @@ func (g *Git) Republish(ctx context.Context, issue int, parents []string, found 
 	if err != nil {
 		return Snapshot{}, err
 	}
-	args := []string{"commit-tree", strings.TrimSpace(string(tree)), "-F", "-"}
+	args := append([]string{"commit-tree", strings.TrimSpace(string(tree)), "-F", "-"}, g.signArgs(ctx)...)
 	for _, p := range parents {
 		args = append(args, "-p", p)
 	}
