@@ -257,7 +257,7 @@ func (w *world) blob(content []byte) string {
 // 7 naming the ref and the commit, with a repair hint. The whole-workspace
 // ready and clarify list name the issue they could not read.
 func TestGateFailsClosed(t *testing.T) {
-	w := newWorld(t, 1, "", "")
+	w := newWorld(t, 1, "", "interval = \"0s\"\n") // every read fetches
 	good := w.blob([]byte(`{"issueNumber": 11, "clarifications": []}`))
 	big := make([]byte, 65<<20)
 	copy(big, `{"issueNumber": 11, "clarifications": [], "pad": "`)

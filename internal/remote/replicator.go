@@ -384,7 +384,7 @@ func (r *Replicator) prepare(f *ledger.Locked, snap Snapshot, st *SyncState) (*l
 	}
 	// The shared ledger is as untrusted as any file: the same decoder and
 	// integrity checks as a local one.
-	l, err := ledger.DecodeIssue(r.transport.Name(issue), issue, snap.Data)
+	l, err := ledger.DecodeIssue(r.transport.Name(issue)+" at "+snap.Version, issue, snap.Data)
 	if err != nil {
 		return nil, nil, nil, err
 	}
