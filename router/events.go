@@ -29,6 +29,7 @@ const (
 	EventAbandoned           = eventlog.EventAbandoned
 	EventResponderFailed     = eventlog.EventResponderFailed
 	EventSuperseded          = eventlog.EventSuperseded
+	EventRemoteRefused       = eventlog.EventRemoteRefused
 	EventProposalCreated     = eventlog.EventProposalCreated
 	EventProposalEvidence    = eventlog.EventProposalEvidence
 	EventProposalApproved    = eventlog.EventProposalApproved

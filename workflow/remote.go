@@ -32,6 +32,9 @@ type RemoteConfig struct {
 	Interval Duration `json:"interval"` // reads fetch at most once per interval
 	Timeout  Duration `json:"timeout"`  // one exchange with the remote
 	Attempts int      `json:"attempts"` // tries of one write
+	// RequireSigned has every commit pulled verified with git
+	// verify-commit: one git cannot verify is refused.
+	RequireSigned bool `json:"require_signed"`
 }
 
 // Refs is the ref prefix the ledgers live under: refs/agentx/clarifications,
@@ -57,6 +60,7 @@ func (d *doc) remote(prim toml.Primitive) *RemoteConfig {
 		{"interval", &r.Interval, "a duration string"},
 		{"timeout", &r.Timeout, "a duration string"},
 		{"attempts", &r.Attempts, "an integer"},
+		{"require_signed", &r.RequireSigned, "true or false"},
 	})
 	if _, present := t["git"]; !present {
 		d.addf(with(p, "git"), with(p, "git"), `the git remote the ledgers are shared on, e.g. git = "origin"`, "required")

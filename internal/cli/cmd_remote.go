@@ -65,6 +65,13 @@ func (a *App) logPulled(ws *workspace.Workspace) {
 		return
 	}
 	log := router.EventLog{Path: filepath.Join(ws.Store.Dir(), router.EventsFile)}
+	rep.OnRefused(func(issue int, he *remote.HistoryError) {
+		e := router.EventFor(router.EventRemoteRefused, issue, nil, ws.Store.Now())
+		e.Topic, e.Reason, e.By, e.Host = he.Ref, he.Error(), router.HubAgent, he.Host
+		if err := log.Append(e); err != nil {
+			a.warnf("%v", err)
+		}
+	})
 	rep.OnPulled(func(issue int, changes []remote.Pulled) {
 		for _, e := range router.PulledEvents(issue, changes, ws.Store.Now()) {
 			if err := log.Append(e); err != nil {
@@ -76,16 +83,48 @@ func (a *App) logPulled(ws *workspace.Workspace) {
 }
 
 // gateIssue makes the gate on one issue (ready --issue N) current, whatever
-// the interval: one ls-remote of the issue's ref, a fetch if it moved.
-func (a *App) gateIssue(ctx context.Context, h *router.Hub, issue *int) {
+// the interval: one ls-remote of the issue's ref, a fetch if it moved. It
+// fails closed: a shared ledger that exists but cannot be read (corrupt,
+// too large, a tree that is not the ledger alone) or that this host
+// refuses (moved back, deleted, rewritten) is the gate's error, exit 7,
+// never READY from an older copy.
+func (a *App) gateIssue(ctx context.Context, h *router.Hub, issue *int) error {
 	rep := remote.Of(h.Store)
 	g, _ := rep.Transport().(*remote.Git)
 	if g == nil || issue == nil || rep.Offline() {
-		return
+		return nil
 	}
-	if _, err := remote.Watch(ctx, rep, g, *issue); err != nil {
+	_, err := remote.Watch(ctx, rep, g, *issue)
+	var ce *ledger.CorruptError
+	var he *remote.HistoryError
+	switch {
+	case errors.As(err, &he):
+		return err
+	case errors.As(err, &ce):
+		return &gateUnreadable{err: err, ref: g.Name(*issue), issue: *issue}
+	case err != nil:
 		a.warnf("remote: %v", err)
 	}
+	return nil
+}
+
+// gateUnreadable is the shared ledger of the issue a gate is on that
+// exists but cannot be read: not READY, exit 7.
+type gateUnreadable struct {
+	err   error
+	ref   string
+	issue int
+}
+
+func (e *gateUnreadable) Error() string {
+	return fmt.Sprintf("issue #%d is not ready: its shared ledger cannot be read: %v", e.issue, e.err)
+}
+func (e *gateUnreadable) Unwrap() error { return e.err }
+
+// Hint says how to repair it with git.
+func (e *gateUnreadable) Hint() string {
+	ref := e.ref[strings.LastIndex(e.ref, " ")+1:]
+	return fmt.Sprintf("git log --stat %s shows its commits; a host whose copy is right puts it back with agentx sync --republish, or with git: git push --force-with-lease=%s:<the bad commit> <remote> <a good commit>:%s", ref, ref, ref)
 }
 
 // unsynced lists the changes this command kept in the outbox.
@@ -182,6 +221,8 @@ type remoteView struct {
 	Updated []int          `json:"updated"`           // issues whose local copy changed
 	Sent    []int          `json:"delivered"`         // issues whose outbox was delivered
 	Pending []pendingIssue `json:"pending"`           // what the outbox still holds
+	// Republished is what sync --republish put back.
+	Republished []remote.Republished `json:"republished,omitempty"`
 }
 
 // pendingIssue is one issue's outbox and what became of changes delivered
@@ -224,7 +265,7 @@ func outbox(store *ledger.Store) ([]pendingIssue, error) {
 }
 
 func newSyncCmd(a *App) *cobra.Command {
-	var status bool
+	var status, republish bool
 	cmd := &cobra.Command{
 		Use:   "sync",
 		Short: "With a [remote]: fetch every issue's ref, deliver the outbox; --status shows what is pending",
@@ -235,9 +276,14 @@ that reaches it, or by agentx sync. sync fetches every issue's ref now
 (regardless of the interval), makes it the local copy and delivers the
 outbox. --status makes no call to the remote: it lists what the outbox holds,
 and what became of queued changes another host had overtaken (renumbered,
-superseded). See docs/remote.md.`,
+superseded). --republish puts this host's chain back on every issue's ref
+this host refuses (moved back by a restored backup or a force push, deleted
+by git push --mirror, or given a commit that does not only append): what the
+other chain added since is kept, renumbered if need be, and the push leases
+the ref at what was found. See docs/remote.md.`,
 		Example: `  agentx sync
-  agentx sync --status --json`,
+  agentx sync --status --json
+  agentx sync --republish`,
 		Args: cobra.NoArgs,
 		RunE: a.runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			// The hub (without the refresh: sync fetches below, forced) lets
@@ -263,6 +309,11 @@ superseded). See docs/remote.md.`,
 					for _, p := range r.Problems {
 						a.warnf("remote: %s", p)
 					}
+					if republish && v.Offline == "" {
+						if v.Republished, err = republishAll(ctx, ws.Store); err != nil {
+							return err
+						}
+					}
 				}
 			}
 			if v.Pending, err = outbox(ws.Store); err != nil {
@@ -279,7 +330,37 @@ superseded). See docs/remote.md.`,
 		}),
 	}
 	cmd.Flags().BoolVar(&status, "status", false, "show what the outbox holds, with no call to the remote")
+	cmd.Flags().BoolVar(&republish, "republish", false, "put this host's chain back on the refs it refuses (moved back, deleted, rewritten)")
+	cmd.MarkFlagsMutuallyExclusive("status", "republish")
 	return cmd
+}
+
+// republishAll runs remote.Republish on every issue whose sync state
+// records a refusal.
+func republishAll(ctx context.Context, store *ledger.Store) ([]remote.Republished, error) {
+	issues, err := store.IssuesWithFile(remote.SyncDir)
+	if err != nil {
+		return nil, err
+	}
+	out := []remote.Republished{}
+	for _, n := range issues {
+		st, err := remote.ReadSync(store, n)
+		if err != nil {
+			return out, err
+		}
+		if st.Refused == nil {
+			continue
+		}
+		r, err := remote.Of(store).Republish(ctx, n)
+		if errors.Is(err, remote.ErrNothingRefused) {
+			continue
+		}
+		if err != nil {
+			return out, fmt.Errorf("issue %d: %w", n, err)
+		}
+		out = append(out, r)
+	}
+	return out, nil
 }
 
 // remoteText prints a remoteView.
@@ -287,6 +368,19 @@ func (a *App) remoteText(v remoteView, status bool) {
 	if !v.Enabled {
 		a.printf("no [remote] in .agentx/config.toml: the ledgers are this machine's alone (agentx remote enable origin shares them)\n")
 		return
+	}
+	for _, r := range v.Republished {
+		was := r.Was
+		if was == "" {
+			was = "a deleted ref"
+		}
+		a.printf("#%d: republished %s over %s\n", r.Issue, r.Head, was)
+		for _, n := range r.Renumbered {
+			a.printf("  kept from the other chain: %s\n", safetext.Line(n))
+		}
+		for _, id := range r.Superseded {
+			a.printf("  superseded on the other chain: %s (this host's copy had moved on)\n", safetext.Line(id))
+		}
 	}
 	if !status {
 		switch {

@@ -62,6 +62,7 @@ neutralised.`,
 					Todo: "agentx remote enable origin shares the ledgers; agentx events reads this machine's event log"}
 			}
 			v := remoteLogView{Issue: n, Remote: g.Remote, Ref: g.Ref(n)}
+			var he *remote.HistoryError
 			if remote.Of(ws.Store).Offline() {
 				v.Offline = "--offline"
 			} else if _, err := g.Fetch(ctx, n); errors.Is(err, remote.ErrOffline) {
@@ -69,9 +70,22 @@ neutralised.`,
 				a.warnf("remote: %s: reading the local copy of %s", safetext.Line(err.Error()), v.Ref)
 			} else if err != nil {
 				return err
+			} else if _, err := remote.Of(ws.Store).Sync(ctx, n, nil); err != nil && !errors.As(err, &he) {
+				a.warnf("remote: %v", err) // a refusal is marked below
 			}
 			if v.Changes, v.More, err = g.Log(ctx, n, limit); err != nil {
 				return err
+			}
+			if st, err := remote.ReadSync(ws.Store, n); err == nil && st.Refused != nil {
+				a.warnf("remote: %s", st.Refused.Error())
+				for i, c := range v.Changes {
+					switch {
+					case c.Commit == st.Refused.Commit:
+						v.Changes[i].Refused = st.Refused.Why
+					case st.Refused.Commit == "" && c.Commit == st.Refused.Found:
+						v.Changes[i].Refused = "the ref was moved back here, off this host's " + st.Refused.Settled
+					}
+				}
 			}
 			slices.Reverse(v.Changes)
 			return a.emit(v, func() {
@@ -87,7 +101,11 @@ neutralised.`,
 					if host == "" {
 						host = "-"
 					}
-					a.printf("%s\n", safetext.Line(fmt.Sprintf("%s  %-20s %s", c.Time.UTC().Format(time.RFC3339), host, c.Message)))
+					line := fmt.Sprintf("%s  %-20s %s", c.Time.UTC().Format(time.RFC3339), host, c.Message)
+					if c.Refused != "" {
+						line += "  [REFUSED: " + c.Refused + "]"
+					}
+					a.printf("%s\n", safetext.Line(line))
 				}
 			})
 		}),

@@ -83,7 +83,9 @@ With --issue N it is a gate for CI and hooks: exit 0 when the issue is ready,
 			if err != nil {
 				return err
 			}
-			a.gateIssue(ctx, h, n)
+			if err := a.gateIssue(ctx, h, n); err != nil {
+				return err
+			}
 			return a.later(func(ctx context.Context) error { // gate on the state the monitor leaves
 				rs, errs, err := readiness(h, n)
 				if err != nil {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/agentx-cli/agentx/internal/remote"
 	"github.com/agentx-cli/agentx/internal/words"
@@ -88,9 +89,16 @@ func checkState(store *ledger.Store, opts Options, r *Report) error {
 			r.add(f)
 			continue
 		}
-		if _, err := remote.ReadSync(store, n); err != nil {
+		st, err := remote.ReadSync(store, n)
+		if err != nil {
 			r.add(Finding{Check: CheckRemote, Severity: Error, Path: path, Problem: err.Error(),
 				Action: fmt.Sprintf("it holds issue #%d's remote outbox (changes acknowledged but not yet published): fix the JSON by hand; agentx never overwrites it", n)})
+			continue
+		}
+		if st.Refused != nil {
+			r.add(Finding{Check: CheckRemote, Severity: Error, Path: path,
+				Problem: fmt.Sprintf("since %s: %s", st.Refused.At.UTC().Format(time.RFC3339), st.Refused.Error()),
+				Action:  st.Refused.Hint()})
 		}
 	}
 	checkEvents(filepath.Join(store.Dir(), router.EventsFile), opts, r)

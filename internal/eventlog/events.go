@@ -40,6 +40,11 @@ const (
 	// EventSuperseded: the responder's result came after the clarification
 	// had moved on, and was not recorded.
 	EventSuperseded EventType = "clarification-responder-superseded"
+	// EventRemoteRefused: with a [remote], a version of an issue's shared
+	// ledger was refused (its ref moved back, deleted, or given a commit
+	// that does not only append): no clarification; the ref as topic, why
+	// as reason, the refused commit's host as host.
+	EventRemoteRefused EventType = "remote-refused"
 )
 
 // The event types of enhancement proposals (package proposal): they carry

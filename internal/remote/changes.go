@@ -29,8 +29,14 @@ func (r *Replicator) OnPulled(fn func(issue int, changes []Pulled)) { r.onPulled
 // newer reports whether snap may replace the local copy that reflects
 // head: it descends from it, or the remote cannot say.
 func (r *Replicator) newer(ctx context.Context, snap Snapshot, head string) bool {
+	if head == "" || snap.Version == head {
+		return true
+	}
+	if snap.Version == "" {
+		return false // read before this host settled a first version: fetch again
+	}
 	lin, ok := r.transport.(Lineage)
-	if !ok || head == "" || snap.Version == "" || snap.Version == head {
+	if !ok {
 		return true
 	}
 	yes, err := lin.Descends(ctx, snap.Version, head)

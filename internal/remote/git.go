@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agentx-cli/agentx/internal/safetext"
@@ -28,13 +29,33 @@ type Git struct {
 	Tries    int           // tries of one write
 	Interval time.Duration // reads fetch at most once per interval
 	Host     string        // names this machine in commits (default: the host name)
+	// RequireSigned has every commit pulled verified by git verify-commit
+	// ([remote] require_signed).
+	RequireSigned bool
+
+	signOnce sync.Once
+	signing  bool // git is configured to sign commits (commit.gpgSign)
+}
+
+// signArgs is what makes git commit-tree sign a commit when git is
+// configured to (commit.gpgSign: commit-tree does not read it itself),
+// with the user's own key and format (user.signingKey, gpg.format).
+func (g *Git) signArgs(ctx context.Context) []string {
+	g.signOnce.Do(func() {
+		out, err := g.git(ctx, nil, nil, "config", "--type=bool", "--get", "commit.gpgSign")
+		g.signing = err == nil && strings.TrimSpace(string(out)) == "true"
+	})
+	if g.signing {
+		return []string{"-S"}
+	}
+	return nil
 }
 
 // New returns the remote a [remote] table configures for the repository at dir.
 func New(dir string, cfg *workflow.RemoteConfig) *Git {
 	host, _ := os.Hostname()
 	return &Git{Dir: dir, Remote: cfg.Git, Refs: cfg.Refs(), Timeout: cfg.Timeout.Duration,
-		Tries: cfg.Attempts, Interval: cfg.Interval.Duration, Host: host}
+		Tries: cfg.Attempts, Interval: cfg.Interval.Duration, Host: host, RequireSigned: cfg.RequireSigned}
 }
 
 // Ref is the ref of issue's ledger.
@@ -174,15 +195,22 @@ func (g *Git) resolve(ctx context.Context, ref string) (string, error) {
 }
 
 // Read returns the ledger of issue at commit sha. The commit came from the
-// remote: its tree must hold the ledger as a regular file, and the content
-// is decoded by the caller like any ledger file.
+// remote: its tree must hold the ledger alone, as a regular file of at
+// most MaxShared bytes (its size is read first: a bigger one is never read
+// into memory), and the content is decoded by the caller like any ledger
+// file.
 func (g *Git) Read(ctx context.Context, issue int, sha string) (Snapshot, error) {
 	if !isHexID(sha) {
 		return Snapshot{}, fmt.Errorf("remote %s: %q is not a commit id", g.Remote, safetext.Line(sha))
 	}
-	data, err := g.git(ctx, nil, nil, "cat-file", "blob", sha+":"+File(issue))
+	o, err := g.objects(ctx)
 	if err != nil {
-		return Snapshot{}, &ledger.CorruptError{Path: g.Name(issue) + " at " + sha, Err: fmt.Errorf("its tree has no regular file %s", File(issue))}
+		return Snapshot{}, err
+	}
+	defer o.close()
+	_, data, err := g.readAt(o, issue, sha)
+	if err != nil {
+		return Snapshot{}, err
 	}
 	return Snapshot{Version: sha, Data: data}, nil
 }
@@ -217,7 +245,7 @@ func (g *Git) Push(ctx context.Context, issue int, base Snapshot, commits []Comm
 		if err != nil {
 			return Snapshot{}, err
 		}
-		args := []string{"commit-tree", strings.TrimSpace(string(tree)), "-F", "-"}
+		args := append([]string{"commit-tree", strings.TrimSpace(string(tree)), "-F", "-"}, g.signArgs(ctx)...)
 		if parent != "" {
 			args = append(args, "-p", parent)
 		}
@@ -287,7 +315,7 @@ func (g *Git) Head(ctx context.Context, issue int) (string, error) {
 // FetchAll fetches every issue's ref and returns the issues' heads as now
 // known locally.
 func (g *Git) FetchAll(ctx context.Context) (map[int]string, error) {
-	if err := g.fetch(ctx, "+"+g.Refs+"/*:"+g.Refs+"/*"); err != nil {
+	if err := g.fetch(ctx, "--prune", "+"+g.Refs+"/*:"+g.Refs+"/*"); err != nil {
 		return nil, err
 	}
 	return g.Local(ctx)
@@ -373,4 +401,7 @@ type Change struct {
 	Time    ledger.Time `json:"time"`
 	Host    string      `json:"host,omitempty"`
 	Message string      `json:"message"`
+	// Refused says why this host refuses the commit (it does not only
+	// append, or the ref was moved back to it); "" when it does not.
+	Refused string `json:"refused,omitempty"`
 }

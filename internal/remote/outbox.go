@@ -28,6 +28,9 @@ type SyncState struct {
 	Head     string    `json:"head"`
 	Pending  []Queued  `json:"pending"`
 	Outcomes []Outcome `json:"outcomes,omitempty"`
+	// Refused is the shared version last refused (a rewound, deleted or
+	// rewritten ref), until a version this host can adopt settles.
+	Refused *Refusal `json:"refused,omitempty"`
 }
 
 // Queued is one change waiting in the outbox: each record it changed, as

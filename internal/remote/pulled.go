@@ -9,12 +9,13 @@ import (
 	"time"
 )
 
-// fetch runs git fetch of refspec. Another process of this host fetching
+// fetch runs git fetch of a refspec, the last of args (the others are
+// options). Another process of this host fetching
 // the same ref at the same moment makes git fail to lock it ("cannot lock
 // ref"): that is not an outage, and a moment later the fetch goes through.
-func (g *Git) fetch(ctx context.Context, refspec string) error {
+func (g *Git) fetch(ctx context.Context, args ...string) error {
 	for try := 1; ; try++ {
-		_, err := g.exchange(ctx, "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--", g.Remote, refspec)
+		_, err := g.exchange(ctx, append(append([]string{"fetch", "--quiet", "--no-tags", "--no-write-fetch-head"}, args[:len(args)-1]...), "--", g.Remote, args[len(args)-1])...)
 		var oe *offlineError
 		if err == nil || try == 5 || !errors.As(err, &oe) || !strings.Contains(oe.why, "cannot lock ref") {
 			return err

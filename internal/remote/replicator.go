@@ -32,7 +32,8 @@ type Replicator struct {
 	unsynced []string // what this process's writes left in the outbox
 	notes    []string // what went wrong after a change was acknowledged (Notes)
 
-	onPulled func(issue int, changes []Pulled) // told of changes made elsewhere (OnPulled)
+	onPulled  func(issue int, changes []Pulled) // told of changes made elsewhere (OnPulled)
+	onRefused func(issue int, e *HistoryError)  // told of a shared version refused (OnRefused)
 }
 
 // Attach shares store's ledgers through t: from now on every
@@ -207,6 +208,9 @@ func (r *Replicator) update(ctx context.Context, f *ledger.Locked, fn func(*ledg
 	}
 	attempts := max(r.transport.Attempts(), 1)
 	for attempt := 1; ; attempt++ {
+		if err := r.checkHistory(ctx, f, snap, st); err != nil {
+			return nil, err
+		}
 		l, commits, outcomes, err := r.prepare(f, snap, st)
 		if err != nil {
 			return nil, err
@@ -333,7 +337,7 @@ func (r *Replicator) settle(ctx context.Context, f *ledger.Locked, l *ledger.Led
 	if err := f.Write(l, encoded); err != nil {
 		return err
 	}
-	st.Head, st.Pending = version, nil
+	st.Head, st.Pending, st.Refused = version, nil, nil
 	st.Outcomes = append(st.Outcomes, outcomes...)
 	return r.writeSync(f, st)
 }
@@ -380,7 +384,7 @@ func (r *Replicator) prepare(f *ledger.Locked, snap Snapshot, st *SyncState) (*l
 	}
 	// The shared ledger is as untrusted as any file: the same decoder and
 	// integrity checks as a local one.
-	l, err := ledger.DecodeIssue(r.transport.Name(issue), issue, snap.Data)
+	l, err := ledger.DecodeIssue(r.transport.Name(issue)+" at "+snap.Version, issue, snap.Data)
 	if err != nil {
 		return nil, nil, nil, err
 	}

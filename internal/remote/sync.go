@@ -96,6 +96,21 @@ func Refresh(ctx context.Context, rep *Replicator, g *Git, force bool) (Report, 
 	for n := range waiting {
 		issues[n] = true
 	}
+	// A ref gone from the remote (fetched with --prune) while this host
+	// holds a settled version of it: checked, so that it is refused.
+	synced, err := store.IssuesWithFile(SyncDir)
+	if err != nil {
+		return r, err
+	}
+	gone := map[int]bool{}
+	for _, n := range synced {
+		if _, ok := heads[n]; ok || issues[n] {
+			continue
+		}
+		if st, err := ReadSync(store, n); err == nil && st.Head != "" {
+			issues[n], gone[n] = true, true
+		}
+	}
 	for _, n := range sortedKeys(issues) {
 		var snap *Snapshot
 		if sha := heads[n]; sha != "" {
@@ -105,6 +120,9 @@ func Refresh(ctx context.Context, rep *Replicator, g *Git, force bool) (Report, 
 				continue
 			}
 			snap = &s
+		}
+		if gone[n] {
+			snap = &Snapshot{}
 		}
 		if snap == nil && !waiting[n] {
 			continue

@@ -1,0 +1,380 @@
+package remote
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/agentx-cli/agentx/internal/safetext"
+	"github.com/agentx-cli/agentx/ledger"
+)
+
+// Kinds of HistoryError.
+const (
+	HistoryRewound  = "rewound"  // the ref no longer descends from the version settled here
+	HistoryDeleted  = "deleted"  // the ref is gone while this host holds a settled version
+	HistoryInvalid  = "invalid"  // a commit does not only append
+	HistoryUnsigned = "unsigned" // [remote] require_signed: a commit git cannot verify
+)
+
+// HistoryError is a shared ledger this host refuses to adopt: its ref was
+// moved back or rewritten (a restored backup, a force push from an older
+// clone), deleted (git push --mirror from a clone without refs/agentx/*),
+// or a commit on it changes more than a write may (Commit, made by Host).
+// Nothing is written and the local copy is kept.
+type HistoryError struct {
+	Kind    string `json:"kind"`
+	Issue   int    `json:"issue"`
+	Ref     string `json:"ref"`              // the remote and ref, as Transport.Name
+	Settled string `json:"settled"`          // the version this host last settled
+	Found   string `json:"found"`            // what the remote holds ("" when deleted)
+	Commit  string `json:"commit,omitempty"` // the commit refused (invalid, unsigned)
+	Host    string `json:"host,omitempty"`   // its host: line
+	Why     string `json:"why,omitempty"`
+}
+
+func (e *HistoryError) Error() string {
+	kept := "refused: nothing written, the local copy kept"
+	switch e.Kind {
+	case HistoryDeleted:
+		return fmt.Sprintf("%s was deleted on the remote, but this host holds its version %s: %s", e.Ref, e.Settled, kept)
+	case HistoryInvalid, HistoryUnsigned:
+		host := e.Host
+		if host == "" {
+			host = "unknown"
+		}
+		return fmt.Sprintf("%s: commit %s (host: %s) %s: %s", e.Ref, e.Commit, safetext.Line(host), safetext.Line(e.Why), kept)
+	}
+	return fmt.Sprintf("%s was moved back or rewritten: it holds %s, which does not descend from %s, the version this host last settled: %s", e.Ref, e.Found, e.Settled, kept)
+}
+
+// Hint says what to do.
+func (e *HistoryError) Hint() string {
+	switch e.Kind {
+	case HistoryInvalid, HistoryUnsigned:
+		return fmt.Sprintf("agentx remote log --issue %d marks it; if this host's copy is right, agentx sync --republish puts it back on the remote (the ref then leaves the refused commit out)", e.Issue)
+	}
+	return fmt.Sprintf("if the remote lost the newer chain (a restored backup, git push --force or --mirror from an older clone), agentx sync --republish puts this host's copy back (what other hosts added since is kept, renumbered if need be); see docs/remote.md (protecting refs/agentx/*); git show %s:%s shows this host's version", e.Settled, File(e.Issue))
+}
+
+// Refusal is a HistoryError kept in the issue's sync state until the
+// remote holds a version this host can adopt again (or agentx sync
+// --republish puts one there): agentx doctor reports it, agentx remote log
+// marks its commit.
+type Refusal struct {
+	HistoryError
+	At ledger.Time `json:"at"`
+}
+
+// Checker is a Transport that can check that version, fetched, only
+// appends to settled, the version the local copy reflects: it descends
+// from it, and every commit between the two is a legal change of its
+// parent (Appends). The error is a *HistoryError when it does not.
+// Renumbered maps the ids of records a republished chain moved (another
+// host had given the same id) to their ids now.
+type Checker interface {
+	CheckPulled(ctx context.Context, issue int, settled, version string) (renumbered map[string]string, err error)
+}
+
+// OnRefused sets what is told, once per refusal, when a shared version is
+// refused (a *HistoryError): the event log records it.
+func (r *Replicator) OnRefused(fn func(issue int, e *HistoryError)) { r.onRefused = fn }
+
+// checkHistory refuses snap, fetched under the issue's lock, unless it
+// moves forward from st.Head: the refusal is recorded in the sync state
+// (once), and returned.
+func (r *Replicator) checkHistory(ctx context.Context, f *ledger.Locked, snap Snapshot, st *SyncState) error {
+	if st.Head == "" || snap.Version == st.Head {
+		return nil
+	}
+	var err error
+	var renumbered map[string]string
+	if snap.Version == "" {
+		err = &HistoryError{Kind: HistoryDeleted, Issue: f.Issue, Ref: r.transport.Name(f.Issue), Settled: st.Head}
+	} else if c, ok := r.transport.(Checker); ok {
+		renumbered, err = c.CheckPulled(ctx, f.Issue, st.Head, snap.Version)
+	}
+	var he *HistoryError
+	if !errors.As(err, &he) {
+		for _, old := range slices.Sorted(maps.Keys(renumbered)) {
+			st.Outcomes = append(st.Outcomes, Outcome{Outcome: OutcomeRenumbered, ID: old, As: renumbered[old], At: ledger.T(r.store.Now()),
+				Message: fmt.Sprintf("%s was given here and on another host: a republished chain keeps it as %s", old, renumbered[old])})
+		}
+		return err
+	}
+	if st.Refused == nil || st.Refused.Found != he.Found || st.Refused.Kind != he.Kind || st.Refused.Commit != he.Commit {
+		st.Refused = &Refusal{HistoryError: *he, At: ledger.T(r.store.Now())}
+		if werr := r.writeSync(f, st); werr != nil {
+			return errors.Join(he, werr)
+		}
+		if r.onRefused != nil {
+			r.onRefused(f.Issue, he)
+		}
+	}
+	return he
+}
+
+// Appends checks that child, a commit's ledger, only appends to parent,
+// its parent's: no record removed or reordered, what a record was asked
+// (who, of whom, topic, when) unchanged, its thread's entries unchanged
+// (only added to), every status move one the lifecycle allows, an entry
+// written as a person only as an answer, a resolution or a follow-up
+// (with the move it makes), and new records numbered on from the last.
+func Appends(parent, child *ledger.Ledger) error {
+	if err := parent.Checkpoint().Check(fmt.Sprintf("ledger issue %d", child.IssueNumber), child); err != nil {
+		return err
+	}
+	if len(child.Clarifications) < len(parent.Clarifications) {
+		return errors.New("it removes clarifications")
+	}
+	last := 0
+	for i, p := range parent.Clarifications {
+		c := child.Clarifications[i]
+		if c.ID != p.ID {
+			return fmt.Errorf("it puts %s where %s was", c.ID, p.ID)
+		}
+		if _, seq, err := ledger.ParseID(p.ID); err == nil {
+			last = max(last, seq)
+		}
+		if p.SealedJSON() != nil && c.SealedJSON() != nil && string(p.SealedJSON()) == string(c.SealedJSON()) {
+			continue
+		}
+		pw, err := wholeRecord(p)
+		if err != nil {
+			return err
+		}
+		cw, err := wholeRecord(c)
+		if err != nil {
+			return err
+		}
+		if err := appendsRecord(pw, cw); err != nil {
+			return fmt.Errorf("%s: %w", c.ID, err)
+		}
+	}
+	for _, c := range child.Clarifications[len(parent.Clarifications):] {
+		last++
+		if want := fmt.Sprintf("CLR-%d-%03d", child.IssueNumber, last); c.ID != want {
+			return fmt.Errorf("it adds %s where the next id is %s: ids are dense", c.ID, want)
+		}
+		cw, err := wholeRecord(c)
+		if err != nil {
+			return err
+		}
+		for i, e := range cw.Thread {
+			if ledger.IsHuman(e.From) && e.Type != ledger.Question {
+				return fmt.Errorf("%s: its new thread entry %d is a %s written as a person", c.ID, i, e.Type)
+			}
+		}
+	}
+	return nil
+}
+
+// appendsRecord is Appends for one record that was in the parent.
+func appendsRecord(p, c *ledger.Clarification) error {
+	switch {
+	case c.From != p.From || c.To != p.To:
+		return fmt.Errorf("it changes who asked whom (%s of %s, was %s of %s)", c.From, c.To, p.From, p.To)
+	case c.Topic != p.Topic || c.Blocking != p.Blocking || !c.Created.Equal(p.Created.Time) || c.RecordType != p.RecordType:
+		return errors.New("it changes what was asked (topic, blocking or creation time)")
+	case len(c.Thread) < len(p.Thread):
+		return errors.New("it removes thread entries")
+	case p.Status.Final() && (len(c.Thread) != len(p.Thread) || c.Status != p.Status):
+		return fmt.Errorf("it changes a %s clarification", p.Status)
+	}
+	for i, e := range p.Thread {
+		n := c.Thread[i]
+		if n.Round != e.Round || n.From != e.From || n.Type != e.Type || n.Body != e.Body || !n.Timestamp.Equal(e.Timestamp.Time) {
+			return fmt.Errorf("it rewrites thread entry %d (a %s by %s)", i, e.Type, e.From)
+		}
+	}
+	for i := len(p.Thread); i < len(c.Thread); i++ {
+		e := c.Thread[i]
+		if !ledger.IsHuman(e.From) {
+			continue
+		}
+		move := map[ledger.EntryType]ledger.Status{ledger.Answer: ledger.Answered, ledger.Resolution: ledger.Resolved, ledger.Question: ledger.Pending}
+		want, ok := move[e.Type]
+		if !ok || c.Status != want || c.Status == p.Status {
+			return fmt.Errorf("its new thread entry %d, a %s written as a person, goes with %s → %s: not a move a person makes", i, e.Type, p.Status, c.Status)
+		}
+	}
+	return nil
+}
+
+// wholeRecord is c decoded whole (a sealed record is read from its bytes).
+func wholeRecord(c *ledger.Clarification) (*ledger.Clarification, error) {
+	if raw := c.SealedJSON(); raw != nil {
+		return ledger.DecodeRecord(raw)
+	}
+	return c, nil
+}
+
+// CheckPulled implements Checker with git: version must descend from
+// settled (git rev-list), every commit between them must have a parent and
+// only append to its first parent (Appends), and with [remote]
+// require_signed every one must pass git verify-commit. A refused version
+// leaves settled kept under refs/agentx-settled/issue-N, so that git's
+// garbage collection keeps this host's chain for agentx sync --republish.
+func (g *Git) CheckPulled(ctx context.Context, issue int, settled, version string) (map[string]string, error) {
+	renumbered, err := g.checkPulled(ctx, issue, settled, version)
+	var he *HistoryError
+	if errors.As(err, &he) {
+		_, _ = g.git(ctx, nil, nil, "update-ref", g.keptRef(issue), settled)
+	}
+	return renumbered, err
+}
+
+// keptRef is where a refused issue's settled version is kept locally.
+func (g *Git) keptRef(issue int) string {
+	return "refs/agentx-settled/" + strings.TrimSuffix(File(issue), ".json")
+}
+
+func (g *Git) checkPulled(ctx context.Context, issue int, settled, version string) (map[string]string, error) {
+	if !isHexID(settled) || !isHexID(version) {
+		return nil, fmt.Errorf("remote %s: not a commit id", g.Remote)
+	}
+	he := &HistoryError{Kind: HistoryRewound, Issue: issue, Ref: g.Name(issue), Settled: settled, Found: version}
+	out, err := g.git(ctx, nil, nil, "rev-list", "--topo-order", "--reverse", "--parents", version, "^"+settled)
+	var ge *GitError
+	if errors.As(err, &ge) && strings.Contains(ge.Stderr, "bad object") {
+		return nil, nil // settled is not in the repository (cloned afresh): nothing to compare
+	}
+	if err != nil {
+		return nil, err
+	}
+	type entry struct {
+		id      string
+		parents []string
+	}
+	var commits []entry
+	descends := false
+	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(l)
+		if len(f) == 0 {
+			continue
+		}
+		commits = append(commits, entry{f[0], f[1:]})
+		for _, p := range f[1:] {
+			descends = descends || p == settled
+		}
+	}
+	if !descends {
+		return nil, he
+	}
+	o, err := g.objects(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer o.close()
+	decoded := map[string]*ledger.Ledger{}
+	read := func(sha string) (*commitInfo, *ledger.Ledger, error) {
+		c, data, err := g.readAt(o, issue, sha)
+		if err != nil {
+			return nil, nil, err
+		}
+		if l := decoded[sha]; l != nil {
+			return c, l, nil
+		}
+		l, err := ledger.DecodeIssue(g.Name(issue)+" at "+sha, issue, data)
+		if err != nil {
+			return nil, nil, err
+		}
+		decoded[sha] = l
+		return c, l, nil
+	}
+	refuse := func(c *commitInfo, kind, why string) (map[string]string, error) {
+		he.Kind, he.Commit, he.Why = kind, c.ID, why
+		_, he.Host = parseMessage(c.Message)
+		return nil, he
+	}
+	_, first, err := read(settled)
+	if err != nil {
+		return nil, err
+	}
+	var last *ledger.Ledger
+	var lastCommit *commitInfo
+	for _, e := range commits {
+		c, l, err := read(e.id)
+		if err != nil {
+			var ce *ledger.CorruptError
+			if errors.As(err, &ce) {
+				return refuse(&commitInfo{ID: e.id}, HistoryInvalid, "cannot be read: "+ce.Err.Error())
+			}
+			return nil, err
+		}
+		pl := &ledger.Ledger{IssueNumber: issue} // a new chain starts from nothing
+		if len(c.Parents) > 0 {
+			if _, pl, err = read(c.Parents[0]); err != nil {
+				return refuse(c, HistoryInvalid, "has a parent that cannot be read: "+err.Error())
+			}
+		}
+		if err := Appends(pl, l); err != nil {
+			return refuse(c, HistoryInvalid, "does not only append: "+err.Error())
+		}
+		if g.RequireSigned {
+			if _, err := g.git(ctx, nil, nil, "verify-commit", e.id); err != nil {
+				return refuse(c, HistoryUnsigned, "has no signature git can verify ([remote] require_signed)")
+			}
+		}
+		if e.id == version {
+			last, lastCommit = l, c
+		}
+	}
+	if last == nil {
+		return nil, nil
+	}
+	renumbered, err := Keeps(first, last)
+	if err != nil {
+		return refuse(lastCommit, HistoryInvalid, "drops what this host settled: "+err.Error())
+	}
+	return renumbered, nil
+}
+
+// Keeps checks that final, a version descending from settled, keeps every
+// record of settled: under its id, only appended to (Appends), or, when a
+// republished chain put another host's record there, under another id
+// (renumbered: old id to new). A record is the same record when what was
+// asked (who, of whom, topic, when, the first entry) is.
+func Keeps(settled, final *ledger.Ledger) (map[string]string, error) {
+	byOrigin := map[string]*ledger.Clarification{}
+	for _, c := range final.Clarifications {
+		w, err := wholeRecord(c)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", c.ID, err)
+		}
+		byOrigin[origin(w)] = w
+	}
+	renumbered := map[string]string{}
+	for _, s := range settled.Clarifications {
+		sw, err := wholeRecord(s)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", s.ID, err)
+		}
+		if c := final.Find(s.ID); c != nil {
+			if cw, err := wholeRecord(c); err == nil && origin(cw) == origin(sw) && appendsRecord(sw, cw) == nil {
+				continue
+			}
+		}
+		c := byOrigin[origin(sw)]
+		if c == nil {
+			return nil, fmt.Errorf("%s is gone", s.ID)
+		}
+		if err := appendsRecord(sw, c); err != nil {
+			return nil, fmt.Errorf("%s, now %s: %w", s.ID, c.ID, err)
+		}
+		renumbered[s.ID] = c.ID
+	}
+	return renumbered, nil
+}
+
+// origin is what identifies a record whatever its id: what was asked.
+func origin(c *ledger.Clarification) string {
+	first := ""
+	if len(c.Thread) > 0 {
+		first = c.Thread[0].Body
+	}
+	return strings.Join([]string{c.From, c.To, c.Topic, c.Created.UTC().Format("2006-01-02T15:04:05.999999999Z"), first}, "\x00")
+}

@@ -1,0 +1,71 @@
+package remote_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestProtectHook runs the update hook docs/remote.md shows in a real
+// bare repository: refs/agentx/* may be created and moved forward, never
+// moved back by a force push nor deleted by git push --mirror from a clone
+// without them; other refs are left alone.
+func TestProtectHook(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	root := t.TempDir()
+	bare := filepath.Join(root, "remote.git")
+	git(t, root, "init", "--quiet", "--bare", bare)
+	hook, err := os.ReadFile(filepath.Join("..", "..", "docs", "examples", "agentx-refs-update-hook.sh"))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(bare, "hooks", "update"), hook, 0o755))
+
+	host := filepath.Join(root, "host")
+	git(t, root, "init", "--quiet", host)
+	git(t, host, "remote", "add", "origin", bare)
+	commit := func(msg string, parents ...string) string {
+		args := []string{"-c", "user.name=x", "-c", "user.email=x@x", "commit-tree", "4b825dc642cb6eb9a060e54bf8d69288fbee4904", "-m", msg}
+		for _, p := range parents {
+			args = append(args, "-p", p)
+		}
+		return git(t, host, args...)
+	}
+	push := func(args ...string) (string, error) {
+		cmd := exec.Command("git", append([]string{"-C", host, "push", "--porcelain"}, args...)...)
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	const ref = "refs/agentx/clarifications/issue-1"
+	one := commit("one")
+	two := commit("two", one)
+	other := commit("other")
+	_, err = push("origin", one+":"+ref)
+	require.NoError(t, err, "created")
+	_, err = push("origin", two+":"+ref)
+	require.NoError(t, err, "moved forward")
+
+	out, err := push("--force", "origin", one+":"+ref)
+	assert.Error(t, err, "moved back: %s", out)
+	assert.Contains(t, out, "does not descend from")
+	out, err = push("--force", "origin", other+":"+ref)
+	assert.Error(t, err, "rewritten: %s", out)
+
+	git(t, host, "update-ref", "refs/heads/main", other)
+	out, err = push("--mirror", "origin")
+	assert.Contains(t, out, "is never deleted", "a mirror push from a clone without refs/agentx/*")
+	assert.Error(t, err)
+	assert.Equal(t, two, git(t, bare, "rev-parse", ref), "the ledger's ref is untouched")
+	assert.Equal(t, other, git(t, bare, "rev-parse", "refs/heads/main"), "other refs pass")
+
+	// A republished chain descends from both: it passes.
+	merged := commit("republished", other, two)
+	_, err = push("--force", "origin", merged+":"+ref)
+	assert.NoError(t, err)
+	assert.True(t, strings.HasPrefix(git(t, bare, "rev-parse", ref), merged))
+}

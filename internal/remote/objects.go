@@ -1,0 +1,249 @@
+package remote
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/agentx-cli/agentx/internal/safetext"
+	"github.com/agentx-cli/agentx/ledger"
+)
+
+// MaxShared is the largest ledger file a commit of the remote may hold, in
+// bytes. A bigger one is refused from its size alone, never read.
+const MaxShared = 64 << 20
+
+// maxObject bounds the commit and tree objects read: a ledger commit's tree
+// holds one entry, its message one line and a host line.
+const maxObject = 1 << 20
+
+// objects reads objects of the repository through one git cat-file
+// --batch-command process: each object's size and type before its content,
+// so that none bigger than asked is read.
+type objects struct {
+	cmd  *exec.Cmd
+	in   io.WriteCloser
+	out  *bufio.Reader
+	done context.CancelFunc
+}
+
+// objects starts the reader; close it when done.
+func (g *Git) objects(ctx context.Context) (*objects, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	cmd := exec.CommandContext(ctx, "git", "-C", g.Dir, "cat-file", "--batch-command")
+	cmd.Env = append(os.Environ(), "LC_ALL=C", "LANGUAGE=C")
+	cmd.WaitDelay = time.Second
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		cancel()
+		return nil, &GitError{Args: []string{"cat-file", "--batch-command"}, Err: err}
+	}
+	return &objects{cmd: cmd, in: in, out: bufio.NewReaderSize(out, 64<<10), done: cancel}, nil
+}
+
+func (o *objects) close() {
+	_ = o.in.Close()
+	o.done()
+	_ = o.cmd.Wait()
+}
+
+// errMissing is an object the repository does not have.
+var errMissing = errors.New("no such object")
+
+// info returns the type and size of the object name names.
+func (o *objects) info(name string) (typ string, size int64, err error) {
+	if strings.ContainsAny(name, "\n\r") {
+		return "", 0, fmt.Errorf("%q is not an object name", name)
+	}
+	if _, err := io.WriteString(o.in, "info "+name+"\n"); err != nil {
+		return "", 0, err
+	}
+	return o.header()
+}
+
+// header reads the line git answers a command with: "SHA TYPE SIZE", or
+// "NAME missing".
+func (o *objects) header() (string, int64, error) {
+	line, err := o.out.ReadString('\n')
+	if err != nil {
+		return "", 0, fmt.Errorf("git cat-file: %w", err)
+	}
+	f := strings.Fields(line)
+	if len(f) == 2 && (f[1] == "missing" || f[1] == "ambiguous") {
+		return "", 0, errMissing
+	}
+	if len(f) != 3 {
+		return "", 0, fmt.Errorf("git cat-file: unexpected answer %q", safetext.Line(line))
+	}
+	n, err := strconv.ParseInt(f[2], 10, 64)
+	if err != nil || n < 0 {
+		return "", 0, fmt.Errorf("git cat-file: unexpected size in %q", safetext.Line(line))
+	}
+	return f[1], n, nil
+}
+
+// contents returns the object name names, which must be of type typ and
+// at most max bytes; a bigger one is refused (tooLargeError) from its size,
+// not read.
+func (o *objects) contents(name, typ string, max int64) ([]byte, error) {
+	t, size, err := o.info(name)
+	if err != nil {
+		return nil, err
+	}
+	if t != typ {
+		return nil, fmt.Errorf("%s is a %s, not a %s", safetext.Line(name), t, typ)
+	}
+	if size > max {
+		return nil, &tooLargeError{size: size, max: max}
+	}
+	if _, err := io.WriteString(o.in, "contents "+name+"\n"); err != nil {
+		return nil, err
+	}
+	if _, n, err := o.header(); err != nil {
+		return nil, err
+	} else if n != size {
+		return nil, fmt.Errorf("git cat-file: %s changed size while read", safetext.Line(name))
+	}
+	data := make([]byte, size+1) // the content and git's newline after it
+	if _, err := io.ReadFull(o.out, data); err != nil {
+		return nil, fmt.Errorf("git cat-file: %w", err)
+	}
+	return data[:size], nil
+}
+
+// tooLargeError is an object bigger than agentx reads.
+type tooLargeError struct{ size, max int64 }
+
+func (e *tooLargeError) Error() string {
+	return fmt.Sprintf("it is %d bytes, more than the %d a shared ledger may hold", e.size, e.max)
+}
+
+// commitInfo is what a ledger commit says of itself.
+type commitInfo struct {
+	ID      string
+	Tree    string
+	Parents []string
+	Time    time.Time
+	Message string
+}
+
+// commit reads and parses commit sha.
+func (o *objects) commit(sha string) (*commitInfo, error) {
+	data, err := o.contents(sha, "commit", maxObject)
+	if err != nil {
+		return nil, err
+	}
+	return parseCommit(sha, data)
+}
+
+// parseCommit parses a commit object's content.
+func parseCommit(sha string, data []byte) (*commitInfo, error) {
+	c := &commitInfo{ID: sha}
+	head, msg, _ := bytes.Cut(data, []byte("\n\n"))
+	c.Message = string(msg)
+	for _, l := range strings.Split(string(head), "\n") {
+		k, v, _ := strings.Cut(l, " ")
+		switch k {
+		case "tree":
+			c.Tree = v
+		case "parent":
+			c.Parents = append(c.Parents, v)
+		case "committer":
+			// NAME <EMAIL> SECONDS ZONE
+			if f := strings.Fields(v); len(f) >= 2 {
+				if s, err := strconv.ParseInt(f[len(f)-2], 10, 64); err == nil {
+					c.Time = time.Unix(s, 0).UTC()
+				}
+			}
+		}
+	}
+	if !isHexID(c.Tree) {
+		return nil, fmt.Errorf("commit %s names no tree", safetext.Line(sha))
+	}
+	for _, p := range c.Parents {
+		if !isHexID(p) {
+			return nil, fmt.Errorf("commit %s names a parent that is not a commit id", safetext.Line(sha))
+		}
+	}
+	return c, nil
+}
+
+// ledgerAt reads the ledger file of issue at commit c. The tree must hold
+// that one file, a regular file (not a link, not a directory), at most
+// MaxShared bytes; otherwise the error says what is wrong.
+func (o *objects) ledgerAt(c *commitInfo, issue int) ([]byte, error) {
+	tree, err := o.contents(c.Tree, "tree", maxObject)
+	if err != nil {
+		return nil, err
+	}
+	blob, err := ledgerEntry(tree, len(c.Tree)/2, File(issue))
+	if err != nil {
+		return nil, err
+	}
+	return o.contents(blob, "blob", MaxShared)
+}
+
+// ledgerEntry returns the object id of file want in a tree object's
+// content (hashLen: the bytes of an object id), which must hold that one
+// entry, a regular file.
+func ledgerEntry(tree []byte, hashLen int, want string) (string, error) {
+	blob := ""
+	for len(tree) > 0 {
+		sp := bytes.IndexByte(tree, ' ')
+		nul := bytes.IndexByte(tree, 0)
+		if sp < 0 || nul < sp || len(tree) < nul+1+hashLen || hashLen <= 0 {
+			return "", errors.New("its tree cannot be read")
+		}
+		mode, name := string(tree[:sp]), string(tree[sp+1:nul])
+		id := fmt.Sprintf("%x", tree[nul+1:nul+1+hashLen])
+		tree = tree[nul+1+hashLen:]
+		switch {
+		case name != want:
+			return "", fmt.Errorf("its tree holds %q besides %s: a ledger commit's tree holds the ledger alone", safetext.Line(name), want)
+		case mode == "120000":
+			return "", fmt.Errorf("its %s is a symbolic link, not a file", want)
+		case mode != "100644" && mode != "100755":
+			return "", fmt.Errorf("its %s is not a regular file (mode %s)", want, safetext.Line(mode))
+		case blob != "":
+			return "", fmt.Errorf("its tree holds %s twice", want)
+		}
+		blob = id
+	}
+	if blob == "" {
+		return "", fmt.Errorf("its tree has no file %s", want)
+	}
+	return blob, nil
+}
+
+// readAt reads the ledger of issue at commit sha: commit, tree, blob. An
+// unreadable one is a *ledger.CorruptError naming the ref and the commit.
+func (g *Git) readAt(o *objects, issue int, sha string) (*commitInfo, []byte, error) {
+	c, err := o.commit(sha)
+	if err == nil {
+		var data []byte
+		if data, err = o.ledgerAt(c, issue); err == nil {
+			return c, data, nil
+		}
+	}
+	if errors.Is(err, errMissing) {
+		return nil, nil, &ledger.CorruptError{Path: g.Name(issue) + " at " + sha, Err: errors.New("the commit or its ledger is missing from the local repository")}
+	}
+	return nil, nil, &ledger.CorruptError{Path: g.Name(issue) + " at " + sha, Err: err}
+}

@@ -1,0 +1,234 @@
+package remote
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/agentx-cli/agentx/ledger"
+)
+
+// Republished is what Republish did for one issue.
+type Republished struct {
+	Issue      int      `json:"issue"`
+	Was        string   `json:"was"`                  // what the remote held ("" deleted)
+	Head       string   `json:"head"`                 // what it holds now
+	Merged     bool     `json:"merged"`               // what the other chain added was kept
+	Renumbered []string `json:"renumbered,omitempty"` // "CLR-5-002 as CLR-5-004"
+	Superseded []string `json:"superseded,omitempty"` // other chain's changes that no longer applied
+}
+
+// republisher is a Transport that can put a chain back on a ref that was
+// moved off it: a commit of data on parents, pushed with a lease on found
+// (what the ref holds; "" that it does not exist).
+type republisher interface {
+	Read(ctx context.Context, issue int, sha string) (Snapshot, error)
+	ForkPoint(ctx context.Context, a, b string) (string, error)
+	Republish(ctx context.Context, issue int, parents []string, found string, c Commit) (Snapshot, error)
+}
+
+// ErrNothingRefused is Republish on an issue whose remote holds a version
+// this host adopts: there is nothing to put back.
+var ErrNothingRefused = errors.New("the remote holds a version this host adopts: nothing to republish")
+
+// Republish puts back on the remote the chain this host last settled for
+// issue, when the remote's ref was refused (rewound, deleted, or given a
+// commit that does not only append). What a rewound or recreated chain
+// added since it forked from this one (another host's acknowledged
+// questions and answers) is kept: replayed on this host's version like an
+// outbox (a new question takes the next free id, renumbered; a change to a
+// record this host's version moved on is superseded), in one merge commit
+// whose parents are this host's version and the other chain, so that the
+// hosts that settled either adopt it. A refused commit is left out, with
+// what followed it. The push leases the ref at what was found: a ref that
+// moved meanwhile is not overwritten.
+func (r *Replicator) Republish(ctx context.Context, issue int) (Republished, error) {
+	out := Republished{Issue: issue}
+	pub, ok := r.transport.(republisher)
+	if !ok || r.offline {
+		return out, errors.New("republish needs the remote (not --offline)")
+	}
+	f, err := r.store.Lock(ctx, issue)
+	if err != nil {
+		return out, err
+	}
+	defer func() { _ = f.Release() }()
+	st, err := ReadSync(r.store, issue)
+	if err != nil {
+		return out, err
+	}
+	if st.Head == "" {
+		return out, fmt.Errorf("issue %d: this host has settled no version of the shared ledger: nothing to republish", issue)
+	}
+	snap, err := r.transport.Fetch(ctx, issue)
+	if err != nil {
+		return out, err
+	}
+	out.Was = snap.Version
+	herr := r.checkHistory(ctx, f, snap, st)
+	var he *HistoryError
+	if !errors.As(herr, &he) {
+		if herr != nil {
+			return out, herr
+		}
+		return out, fmt.Errorf("issue %d: %w", issue, ErrNothingRefused)
+	}
+	mine, err := pub.Read(ctx, issue, st.Head)
+	if err != nil {
+		return out, err
+	}
+	name := r.transport.Name(issue)
+	l, err := ledger.DecodeIssue(name+" at "+st.Head, issue, mine.Data)
+	if err != nil {
+		return out, err
+	}
+	parents := []string{st.Head}
+	if he.Kind == HistoryRewound {
+		merged, err := r.mergeOther(ctx, pub, issue, l, st.Head, snap, &out)
+		if err != nil {
+			return out, err
+		}
+		if merged {
+			parents = append(parents, snap.Version)
+		}
+	}
+	data, err := ledger.Encode(l)
+	if err != nil {
+		return out, err
+	}
+	msg := fmt.Sprintf("issue-%d: republished over %s", issue, shortID(snap.Version))
+	if len(out.Renumbered) > 0 {
+		msg += "; renumbered " + strings.Join(out.Renumbered, ", ")
+	}
+	pushed, err := pub.Republish(ctx, issue, parents, snap.Version, Commit{Data: data, Message: msg})
+	if err != nil {
+		return out, err
+	}
+	out.Head = pushed.Version
+	// Adopt it as any version pulled (checked, the outbox replayed on it).
+	if _, err := r.update(ctx, f, nil, &prefetch{snap: &pushed}); err != nil {
+		return out, err
+	}
+	return out, nil
+}
+
+// mergeOther replays on l, this host's version, what other (a chain that
+// does not descend from settled) added since the two forked: whole new
+// records under the next free ids, changes to shared records where l
+// still holds them as the fork did. A chain with a commit that does not
+// only append is not merged (false).
+func (r *Replicator) mergeOther(ctx context.Context, pub republisher, issue int, l *ledger.Ledger, settled string, other Snapshot, out *Republished) (bool, error) {
+	name := r.transport.Name(issue)
+	fork, err := pub.ForkPoint(ctx, settled, other.Version)
+	if err != nil {
+		return false, err
+	}
+	base := &ledger.Ledger{IssueNumber: issue}
+	if fork != "" {
+		snap, err := pub.Read(ctx, issue, fork)
+		if err != nil {
+			return false, err
+		}
+		if base, err = ledger.DecodeIssue(name+" at "+fork, issue, snap.Data); err != nil {
+			return false, err
+		}
+	}
+	if c, ok := r.transport.(Checker); ok && fork != "" {
+		if _, err := c.CheckPulled(ctx, issue, fork, other.Version); err != nil {
+			return false, nil
+		}
+	}
+	theirs, err := ledger.DecodeIssue(name+" at "+other.Version, issue, other.Data)
+	if err != nil {
+		return false, nil
+	}
+	for _, c := range theirs.Clarifications {
+		after, err := ledger.RecordJSON(c)
+		if err != nil {
+			return false, err
+		}
+		var before json.RawMessage
+		if b := base.Find(c.ID); b != nil {
+			if before, err = ledger.RecordJSON(b); err != nil {
+				return false, err
+			}
+			if bytes.Equal(before, after) {
+				continue
+			}
+		}
+		q := Queued{Message: c.ID + " from " + shortID(other.Version), Records: []QueuedRecord{{ID: c.ID, Before: before, After: after}}}
+		_, outs, err := replay(l, q, r.store.Now())
+		if err != nil {
+			return false, err
+		}
+		for _, o := range outs {
+			switch o.Outcome {
+			case OutcomeRenumbered:
+				out.Renumbered = append(out.Renumbered, o.ID+" as "+o.As)
+			case OutcomeSuperseded:
+				out.Superseded = append(out.Superseded, o.ID)
+			}
+		}
+	}
+	out.Merged = true
+	return true, nil
+}
+
+// shortID is a commit id as people read it.
+func shortID(sha string) string {
+	if sha == "" {
+		return "a deleted ref"
+	}
+	return sha[:min(len(sha), 12)]
+}
+
+// ForkPoint returns the newest commit both a and b descend from ("" when
+// none): git merge-base.
+func (g *Git) ForkPoint(ctx context.Context, a, b string) (string, error) {
+	out, err := g.git(ctx, nil, nil, "merge-base", a, b)
+	var ge *GitError
+	if errors.As(err, &ge) && strings.TrimSpace(ge.Stderr) == "" {
+		return "", nil // no common ancestor
+	}
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// Republish makes c a commit on parents and pushes it onto issue's ref
+// with a lease on found (what the ref was seen to hold; "": that it does
+// not exist): it replaces what the ref holds only if that is still found.
+func (g *Git) Republish(ctx context.Context, issue int, parents []string, found string, c Commit) (Snapshot, error) {
+	ref := g.Ref(issue)
+	blob, err := g.git(ctx, c.Data, nil, "hash-object", "-w", "--stdin")
+	if err != nil {
+		return Snapshot{}, err
+	}
+	tree, err := g.git(ctx, []byte("100644 blob "+strings.TrimSpace(string(blob))+"\t"+File(issue)+"\n"), nil, "mktree")
+	if err != nil {
+		return Snapshot{}, err
+	}
+	args := append([]string{"commit-tree", strings.TrimSpace(string(tree)), "-F", "-"}, g.signArgs(ctx)...)
+	for _, p := range parents {
+		args = append(args, "-p", p)
+	}
+	env := []string{"GIT_AUTHOR_NAME=agentx", "GIT_AUTHOR_EMAIL=agentx@" + g.host(), "GIT_COMMITTER_NAME=agentx", "GIT_COMMITTER_EMAIL=agentx@" + g.host()}
+	sha, err := g.git(ctx, []byte(c.Message+"\n\nhost: "+g.host()+"\n"), env, args...)
+	if err != nil {
+		return Snapshot{}, err
+	}
+	head := strings.TrimSpace(string(sha))
+	out, err := g.exchange(ctx, "push", "--porcelain", "--no-verify", "--force-with-lease="+ref+":"+found, "--", g.Remote, "+"+head+":"+ref)
+	if err != nil {
+		if rejected(out) {
+			return Snapshot{}, fmt.Errorf("republish %s: %w", g.Name(issue), ErrMoved)
+		}
+		return Snapshot{}, err
+	}
+	_, _ = g.git(ctx, nil, nil, "update-ref", ref, head)
+	return Snapshot{Version: head, Data: c.Data}, nil
+}
