@@ -126,7 +126,7 @@ func (h *Hub) Ask(ctx context.Context, req AskRequest) (Record, error) {
 		}
 		c := l.Ask(ledger.NewQuestion{
 			From: req.From, To: req.To, Topic: req.Topic, Body: req.Question,
-			Blocking: blocking, MaxRounds: rule.MaxRounds, SLA: h.sla(rule, req.To),
+			Blocking: blocking, MaxRounds: rule.Rounds(blocking), SLA: h.sla(rule, req.To),
 			Workflow: rule.Workflow, Step: rule.Step, Options: req.Options,
 		}, h.now())
 		rec = Record{IssueNumber: req.Issue, Clarification: c}
