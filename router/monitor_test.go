@@ -257,6 +257,7 @@ func TestHook(t *testing.T) {
 		}
 		require.NoError(t, err)
 		assert.Equal(t, tt.want, st)
+		require.NoError(t, h.SyncAgentStatus(ctx))
 		m, err := h.Store.ReadAgents()
 		require.NoError(t, err)
 		assert.Equal(t, tt.want, m[tt.agent].Status)

@@ -66,6 +66,7 @@ func (a *App) logPulled(ws *workspace.Workspace) {
 	}
 	log := router.EventLog{Path: filepath.Join(ws.Store.Dir(), router.EventsFile)}
 	rep.OnPulled(func(issue int, changes []remote.Pulled) {
+		a.pulled.Store(true)
 		for _, e := range router.PulledEvents(issue, changes, ws.Store.Now()) {
 			if err := log.Append(e); err != nil {
 				a.warnf("%v", err)
