@@ -105,6 +105,7 @@ func TestGuardedChanges(t *testing.T) {
 func TestApplyMovesInOneUpdate(t *testing.T) {
 	ctx := context.Background()
 	h, _ := newTestHub(t, "")
+	h.Rules.Config.MaxQuestions = 0 // four questions from one agent in one run
 	var ids []string
 	for range 4 {
 		rec, err := h.Ask(ctx, askReq("engineer", "architect"))
