@@ -303,7 +303,7 @@ func (h *Hub) Cancel(ctx context.Context, id, from string) (Record, error) {
 	if from != c.From {
 		return Record{}, partyError(c, from, OpCancel, "cancel", c.From)
 	}
-	return h.Abandon(ctx, id, from, "cancelled")
+	return h.Abandon(ctx, id, from, CancelledReason)
 }
 
 // Assume records the assumption the asker proceeded on while its question

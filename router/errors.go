@@ -56,7 +56,7 @@ func (e *RuleError) Hint() string {
 	case RuleBlocking:
 		return "ask a non-blocking question and keep working; its answer can be picked up later"
 	case RuleCap:
-		return "proceed on your best judgment and record your assumption"
+		return "proceed on your best judgment and record your assumption; your next run on the issue may ask again"
 	}
 	return "" // RuleParty: see WhoHint
 }

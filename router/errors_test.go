@@ -70,7 +70,9 @@ func TestCoreErrorsSpeakNoFrontEnd(t *testing.T) {
 		"a person asks":         func() error { _, err := h.Ask(ctx, askReq(ledger.Human, "architect")); return err },
 		"unknown clarification": func() error { _, err := h.Answer(ctx, "CLR-42-099", "architect", "a"); return err },
 		"closed clarification": func() error {
-			if _, err := h.Cancel(ctx, toHuman.ID, "engineer"); err != nil {
+			// abandoned, not cancelled: a cancelled question would not count
+			// towards the cap tried above
+			if _, err := h.Abandon(ctx, toHuman.ID, "", "no longer needed"); err != nil {
 				return err
 			}
 			_, err := h.Followup(ctx, toHuman.ID, "engineer", "q")

@@ -13,9 +13,10 @@ const (
 	HookFinish = "finish"
 )
 
-// Hook records an agent starting or finishing work on an issue in
-// agent-status.json: at start it is working (a reviewer: reviewing), at
-// finish done. It returns the status set.
+// Hook records an agent starting or finishing work on an issue in the
+// issue's hook record: at start it is working (a reviewer: reviewing), at
+// finish done. It returns the status set. agent-status.json is derived
+// from these records and the open questions afterwards (SyncAgentStatus).
 func (h *Hub) Hook(ctx context.Context, phase, agent string, issue int) (ledger.AgentState, error) {
 	if err := ledger.ValidateAgent("agent", agent); err != nil {
 		return "", err
@@ -49,14 +50,6 @@ func (h *Hub) Hook(ctx context.Context, phase, agent string, issue int) (ledger.
 	if err != nil {
 		return "", fmt.Errorf("hook %s: status of %s on #%d: %w", phase, agent, issue, err)
 	}
-	// agent-status.json, the AgentX tools' view (one issue per agent):
-	// kept for them, advisory, so a failure is only a warning.
-	_, err = h.Store.UpdateAgents(ctx, func(m ledger.AgentStatuses) error {
-		m[agent] = &ledger.AgentStatus{Status: st, Issue: &issue, LastActivity: &now}
-		return nil
-	})
-	if err != nil {
-		h.Warn(fmt.Errorf("hook %s: agent-status.json: %w", phase, err))
-	}
+	h.changes.Add(1)
 	return st, nil
 }

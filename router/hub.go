@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentx-cli/agentx/internal/eventlog"
@@ -35,7 +36,14 @@ type Hub struct {
 	// context that ends when the work should stop. A long-lived server
 	// (agentx mcp) sets it, so a slow responder never holds up a tool call.
 	Detach func(run func(ctx context.Context))
+
+	changes atomic.Int64 // changes recorded through this hub (Changes)
 }
+
+// Changes counts the changes recorded through this hub (questions,
+// answers, hooks, the monitor's moves): a caller that derives a view of
+// the workspace (SyncAgentStatus) knows by it whether to derive again.
+func (h *Hub) Changes() int64 { return h.changes.Load() }
 
 // New returns a hub over a workspace's store and rules, running responders
 // as real processes in dir.
@@ -107,26 +115,22 @@ func (h *Hub) Ask(ctx context.Context, req AskRequest) (Record, error) {
 		}
 	}
 	maxQ := h.Rules.Config.MaxQuestions
+	var run *time.Time
+	if maxQ > 0 {
+		if run, err = h.RunStart(req.Issue, req.From); err != nil {
+			return Record{}, err
+		}
+	}
 	var rec Record
 	_, err = h.Store.Update(ctx, req.Issue, func(l *ledger.Ledger) error {
 		if maxQ > 0 {
-			n := 0
-			for _, c := range l.Clarifications {
-				if c.From == req.From {
-					n++
-				}
-			}
-			if n >= maxQ {
-				return &RuleError{
-					Kind: RuleCap,
-					Msg:  fmt.Sprintf("%s has asked %d questions on issue #%d, the limit (max_questions = %d): no more questions: proceed on your best judgment", req.From, n, req.Issue, maxQ),
-					From: req.From, Issue: req.Issue, Asked: n, Max: maxQ,
-				}
+			if n := RunQuestions(l, req.From, run); n >= maxQ {
+				return capError(req, n, maxQ, run)
 			}
 		}
 		c := l.Ask(ledger.NewQuestion{
 			From: req.From, To: req.To, Topic: req.Topic, Body: req.Question,
-			Blocking: blocking, MaxRounds: rule.MaxRounds, SLA: h.sla(rule, req.To),
+			Blocking: blocking, MaxRounds: rule.Rounds(blocking), SLA: h.sla(rule, req.To),
 			Workflow: rule.Workflow, Step: rule.Step, Options: req.Options,
 		}, h.now())
 		rec = Record{IssueNumber: req.Issue, Clarification: c}

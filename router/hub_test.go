@@ -315,9 +315,64 @@ func TestQuestionCap(t *testing.T) {
 	var re *RuleError
 	require.True(t, errors.As(err, &re))
 	assert.Equal(t, RuleCap, re.Kind)
-	assert.Contains(t, re.Error(), "no more questions: proceed on your best judgment")
+	assert.Contains(t, re.Error(), "no more questions in this run: proceed on your best judgment; the next run on the issue (its next hook start) may ask again")
 	_, err = h.Ask(ctx, askReq("architect", "product-manager"))
 	assert.NoError(t, err, "the cap is per asker")
+}
+
+// TestQuestionCapPerRun proves the cap counts one run's questions (since
+// the asker's last hook on the issue), not those it cancelled; before, it
+// counted every question the agent ever asked on the issue, cancelled too.
+func TestQuestionCapPerRun(t *testing.T) {
+	ctx := context.Background()
+	type step struct {
+		do   string // "ask", "cancel" (the last question), "start", "finish", "later"
+		fail bool   // an ask refused by the cap
+	}
+	tests := []struct {
+		name  string
+		steps []step
+	}{
+		{"three then refused", []step{{"ask", false}, {"ask", false}, {"ask", false}, {"ask", true}}},
+		{"a cancelled one does not count", []step{{"ask", false}, {"ask", false}, {"cancel", false}, {"ask", false}, {"ask", false}, {"ask", true}}},
+		{"a new run asks again", []step{{"start", false}, {"later", false}, {"ask", false}, {"ask", false}, {"ask", false}, {"ask", true},
+			{"later", false}, {"start", false}, {"later", false}, {"ask", false}, {"ask", false}, {"ask", false}, {"ask", true}}},
+		{"questions before the first hook are the first run's", []step{{"ask", false}, {"ask", false}, {"later", false}, {"start", false}, {"later", false},
+			{"ask", false}, {"ask", false}, {"ask", false}, {"ask", true}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			now := t0
+			h, _ := newTestHubAt(t, "", &now)
+			h.Rules.Config.MaxQuestions = 3
+			var last string
+			for i, s := range tt.steps {
+				var err error
+				switch s.do {
+				case "ask":
+					var rec Record
+					rec, err = h.Ask(ctx, askReq("engineer", "architect"))
+					if err == nil {
+						last = rec.Clarification.ID
+					}
+				case "cancel":
+					_, err = h.Cancel(ctx, last, "engineer")
+				case "start":
+					_, err = h.Hook(ctx, HookStart, "engineer", 42)
+				case "later":
+					now = now.Add(time.Minute)
+				}
+				if !s.fail {
+					require.NoError(t, err, "step %d (%s)", i, s.do)
+					continue
+				}
+				var re *RuleError
+				require.True(t, errors.As(err, &re), "step %d: want the cap, got %v", i, err)
+				assert.Equal(t, RuleCap, re.Kind)
+				assert.Equal(t, 3, re.Asked)
+			}
+		})
+	}
 }
 
 func TestCancelAbandonEscalate(t *testing.T) {

@@ -105,6 +105,7 @@ func TestGuardedChanges(t *testing.T) {
 func TestApplyMovesInOneUpdate(t *testing.T) {
 	ctx := context.Background()
 	h, _ := newTestHub(t, "")
+	h.Rules.Config.MaxQuestions = 0 // four questions from one agent in one run
 	var ids []string
 	for range 4 {
 		rec, err := h.Ask(ctx, askReq("engineer", "architect"))
@@ -257,6 +258,7 @@ func TestHook(t *testing.T) {
 		}
 		require.NoError(t, err)
 		assert.Equal(t, tt.want, st)
+		require.NoError(t, h.SyncAgentStatus(ctx))
 		m, err := h.Store.ReadAgents()
 		require.NoError(t, err)
 		assert.Equal(t, tt.want, m[tt.agent].Status)

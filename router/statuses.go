@@ -15,6 +15,7 @@ import (
 // goes to Warn. Agent statuses are not written here: they are derived on
 // read (AgentStates), so a write to issue N touches only issue N's files.
 func (h *Hub) changed(t EventType, rec Record, by, reason string) {
+	h.changes.Add(1)
 	ev := EventFor(t, rec.IssueNumber, rec.Clarification, h.now())
 	ev.By, ev.Reason = by, reason
 	if err := h.Events.Append(ev); err != nil {

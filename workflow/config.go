@@ -72,7 +72,7 @@ func (d Duration) MarshalText() ([]byte, error) {
 type Config struct {
 	DefaultWorkflow string                 `json:"default_workflow"`
 	Priority        []string               `json:"priority"`          // upstream precedence, most upstream first
-	MaxQuestions    int                    `json:"max_questions"`     // per asker per issue; 0 = unlimited
+	MaxQuestions    int                    `json:"max_questions"`     // per asker per run on an issue; 0 = unlimited
 	HumanSLAMinutes int                    `json:"human_sla_minutes"` // a question to human is stale after this
 	DeadlockScope   string                 `json:"deadlock_scope"`    // ScopeIssue or ScopeGlobal
 	StuckSimilarity float64                `json:"stuck_similarity"`  // 0 < x <= 1
@@ -137,10 +137,17 @@ type HumansConfig struct {
 const maxPersonLen = 128
 
 // DefaultConfig returns the configuration used when config.toml is absent.
+// DefaultMaxQuestions is max_questions when config.toml leaves it out:
+// the questions one agent may ask in one run on an issue (since its last
+// hook there), as in the minion design: an agent that needs a fourth
+// answer should decide and record its assumption.
+const DefaultMaxQuestions = 3
+
 func DefaultConfig() *Config {
 	return &Config{
 		DefaultWorkflow: DefaultWorkflowName,
 		Priority:        slices.Clone(defaultPriority),
+		MaxQuestions:    DefaultMaxQuestions,
 		HumanSLAMinutes: DefaultHumanSLAMinutes,
 		DeadlockScope:   ScopeIssue,
 		StuckSimilarity: DefaultStuckSimilarity,

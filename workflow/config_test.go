@@ -20,7 +20,7 @@ func TestConfigDefaults(t *testing.T) {
 	assert.Equal(t, "feature", def.DefaultWorkflow)
 	assert.Equal(t, []string{"product-manager", "architect", "ux-designer", "engineer", "reviewer",
 		"devops", "data-scientist", "tester", "customer-coach"}, def.Priority)
-	assert.Equal(t, 0, def.MaxQuestions)
+	assert.Equal(t, 3, def.MaxQuestions, "3 questions per run, as the minion design")
 	assert.Equal(t, 1440, def.HumanSLAMinutes)
 	assert.Equal(t, 24*time.Hour, def.HumanSLA())
 	assert.Equal(t, "issue", def.DeadlockScope)

@@ -14,9 +14,13 @@ import (
 
 // Defaults for step keys that a workflow file leaves out.
 const (
-	DefaultClarifyMaxRounds       = 5
-	DefaultClarifySLAMinutes      = 30
-	DefaultClarifyBlockingAllowed = true
+	DefaultClarifyMaxRounds = 5 // blocking questions (the PRD's P0-3)
+	// DefaultClarifyMaxRoundsNonBlocking is the rounds a non-blocking
+	// question gets when the step sets neither key: one more than a
+	// blocking one, since it holds nothing up.
+	DefaultClarifyMaxRoundsNonBlocking = DefaultClarifyMaxRounds + 1
+	DefaultClarifySLAMinutes           = 30
+	DefaultClarifyBlockingAllowed      = true
 
 	// MaxClarifyRounds is the largest clarify_max_rounds a step may set.
 	MaxClarifyRounds = 20
@@ -49,8 +53,9 @@ type Step struct {
 	Agent string   `json:"agent"`
 	Needs []string `json:"needs,omitempty"`
 
-	CanClarify             []string `json:"can_clarify"` // whom this step's agent may ask; empty: nobody
-	ClarifyMaxRounds       int      `json:"clarify_max_rounds"`
+	CanClarify             []string `json:"can_clarify"`                    // whom this step's agent may ask; empty: nobody
+	ClarifyMaxRounds       int      `json:"clarify_max_rounds"`             // a blocking question's rounds
+	ClarifyMaxRoundsNB     int      `json:"clarify_max_rounds_nonblocking"` // a non-blocking question's rounds
 	ClarifySLAMinutes      int      `json:"clarify_sla_minutes"`
 	ClarifyBlockingAllowed bool     `json:"clarify_blocking_allowed"`
 
@@ -81,6 +86,7 @@ func stepFields(s *Step) []field {
 		{"needs", &s.Needs, "an array of strings"},
 		{"can_clarify", &s.CanClarify, "an array of strings"},
 		{"clarify_max_rounds", &s.ClarifyMaxRounds, "an integer"},
+		{"clarify_max_rounds_nonblocking", &s.ClarifyMaxRoundsNB, "an integer"},
 		{"clarify_sla_minutes", &s.ClarifySLAMinutes, "an integer"},
 		{"clarify_blocking_allowed", &s.ClarifyBlockingAllowed, "a boolean"},
 		{"iterate", &s.Iterate, "a boolean"},
@@ -210,6 +216,11 @@ func (d *doc) step(i int, t map[string]toml.Primitive) Step {
 	if !defined["clarify_max_rounds"] {
 		s.ClarifyMaxRounds = DefaultClarifyMaxRounds
 	}
+	if !defined["clarify_max_rounds_nonblocking"] {
+		// One more than a blocking question (5 and 6 by default, the PRD's
+		// P0-3): a suggestion holds nothing up.
+		s.ClarifyMaxRoundsNB = min(s.ClarifyMaxRounds+1, MaxClarifyRounds)
+	}
 	if !defined["clarify_sla_minutes"] {
 		s.ClarifySLAMinutes = DefaultClarifySLAMinutes
 	}
@@ -249,9 +260,14 @@ func (d *doc) step(i int, t map[string]toml.Primitive) Step {
 			}
 		}
 	}
-	if defined["clarify_max_rounds"] && (s.ClarifyMaxRounds < 1 || s.ClarifyMaxRounds > MaxClarifyRounds) {
-		p, pp := at("clarify_max_rounds")
-		d.addf(p, pp, "", "must be between 1 and %d, got %d", MaxClarifyRounds, s.ClarifyMaxRounds)
+	for _, r := range []struct {
+		key string
+		n   int
+	}{{"clarify_max_rounds", s.ClarifyMaxRounds}, {"clarify_max_rounds_nonblocking", s.ClarifyMaxRoundsNB}} {
+		if defined[r.key] && (r.n < 1 || r.n > MaxClarifyRounds) {
+			p, pp := at(r.key)
+			d.addf(p, pp, "", "must be between 1 and %d, got %d", MaxClarifyRounds, r.n)
+		}
 	}
 	if defined["clarify_sla_minutes"] {
 		p, pp := at("clarify_sla_minutes")
@@ -355,8 +371,9 @@ type Rule struct {
 	Workflow        string        `json:"workflow"`
 	Step            string        `json:"step"`
 	Agent           string        `json:"agent"`
-	CanClarify      []string      `json:"can_clarify"` // never nil; empty means the agent may not ask
-	MaxRounds       int           `json:"max_rounds"`
+	CanClarify      []string      `json:"can_clarify"`            // never nil; empty means the agent may not ask
+	MaxRounds       int           `json:"max_rounds"`             // a blocking question's rounds
+	MaxRoundsNB     int           `json:"max_rounds_nonblocking"` // a non-blocking question's rounds
 	SLA             time.Duration `json:"sla"`
 	BlockingAllowed bool          `json:"blocking_allowed"`
 }
@@ -411,9 +428,18 @@ func (w *Workflow) rule(s *Step) Rule {
 		Agent:           s.Agent,
 		CanClarify:      append([]string{}, s.CanClarify...),
 		MaxRounds:       s.ClarifyMaxRounds,
+		MaxRoundsNB:     s.ClarifyMaxRoundsNB,
 		SLA:             time.Duration(s.ClarifySLAMinutes) * time.Minute,
 		BlockingAllowed: s.ClarifyBlockingAllowed,
 	}
+}
+
+// Rounds is how many rounds a question gets under the rule: blocking or not.
+func (r Rule) Rounds(blocking bool) int {
+	if blocking || r.MaxRoundsNB == 0 {
+		return r.MaxRounds
+	}
+	return r.MaxRoundsNB
 }
 
 // Allows reports whether the rule lets its agent ask target (an agent name or "human").

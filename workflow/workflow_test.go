@@ -28,6 +28,7 @@ func TestStepDefaults(t *testing.T) {
 		wantName  string
 		wantAsk   []string
 		wantRound int
+		wantNB    int // clarify_max_rounds_nonblocking; 0 means the default, 6
 		wantSLA   int
 		wantBlock bool
 	}{
@@ -57,6 +58,12 @@ func TestStepDefaults(t *testing.T) {
 			wantName: "edge", wantAsk: []string{}, wantRound: 20, wantSLA: 1, wantBlock: true,
 		},
 		{
+			name:     "non-blocking rounds set apart",
+			file:     "nb.toml",
+			text:     "[[steps]]\nid = \"a\"\nagent = \"engineer\"\nclarify_max_rounds = 3\nclarify_max_rounds_nonblocking = 9\n",
+			wantName: "nb", wantAsk: []string{}, wantRound: 3, wantNB: 9, wantSLA: 30, wantBlock: true,
+		},
+		{
 			name:     "workflow table without name",
 			file:     filepath.Join("dir", "hotfix.toml"),
 			text:     "[workflow]\ntype = \"bug\"\n[[steps]]\nid = \"a\"\nagent = \"engineer\"\nclarify_max_rounds = 1\n",
@@ -73,6 +80,12 @@ func TestStepDefaults(t *testing.T) {
 			assert.NotNil(t, s.CanClarify, "can_clarify is never nil")
 			assert.Equal(t, tt.wantAsk, s.CanClarify)
 			assert.Equal(t, tt.wantRound, s.ClarifyMaxRounds)
+			if tt.wantNB == 0 {
+				tt.wantNB = min(tt.wantRound+1, MaxClarifyRounds)
+			}
+			assert.Equal(t, tt.wantNB, s.ClarifyMaxRoundsNB)
+			assert.Equal(t, tt.wantRound, w.rule(&s).Rounds(true), "a blocking question's rounds")
+			assert.Equal(t, tt.wantNB, w.rule(&s).Rounds(false), "a non-blocking question's rounds")
 			assert.Equal(t, tt.wantSLA, s.ClarifySLAMinutes)
 			assert.Equal(t, tt.wantBlock, s.ClarifyBlockingAllowed)
 		})
@@ -134,27 +147,27 @@ func TestRule(t *testing.T) {
 		{
 			name: "by step", agent: "architect", step: "architecture",
 			want: Rule{Workflow: "feature", Step: "architecture", Agent: "architect",
-				CanClarify: []string{"product-manager"}, MaxRounds: 3, SLA: time.Hour, BlockingAllowed: true},
+				CanClarify: []string{"product-manager"}, MaxRounds: 3, MaxRoundsNB: 4, SLA: time.Hour, BlockingAllowed: true},
 		},
 		{
 			name: "by step without can_clarify", agent: "engineer", step: "spike",
 			want: Rule{Workflow: "feature", Step: "spike", Agent: "engineer",
-				CanClarify: []string{}, MaxRounds: 5, SLA: 30 * time.Minute, BlockingAllowed: true},
+				CanClarify: []string{}, MaxRounds: 5, MaxRoundsNB: 6, SLA: 30 * time.Minute, BlockingAllowed: true},
 		},
 		{
 			name: "by step, later step of the same agent", agent: "engineer", step: "bugfix",
 			want: Rule{Workflow: "feature", Step: "bugfix", Agent: "engineer",
-				CanClarify: []string{"tester"}, MaxRounds: 5, SLA: 30 * time.Minute, BlockingAllowed: true},
+				CanClarify: []string{"tester"}, MaxRounds: 5, MaxRoundsNB: 6, SLA: 30 * time.Minute, BlockingAllowed: true},
 		},
 		{
 			name: "by agent picks the first step that may clarify", agent: "engineer",
 			want: Rule{Workflow: "feature", Step: "implement", Agent: "engineer",
-				CanClarify: []string{"architect", "product-manager", "human"}, MaxRounds: 5, SLA: 30 * time.Minute},
+				CanClarify: []string{"architect", "product-manager", "human"}, MaxRounds: 5, MaxRoundsNB: 6, SLA: 30 * time.Minute},
 		},
 		{
 			name: "by agent with no clarifying step picks its first step", agent: "reviewer",
 			want: Rule{Workflow: "feature", Step: "review", Agent: "reviewer",
-				CanClarify: []string{}, MaxRounds: 5, SLA: 30 * time.Minute, BlockingAllowed: true},
+				CanClarify: []string{}, MaxRounds: 5, MaxRoundsNB: 6, SLA: 30 * time.Minute, BlockingAllowed: true},
 		},
 		{
 			name: "agent with no step", agent: "ux-designer",
@@ -243,7 +256,7 @@ func TestLoadAgentXFixtures(t *testing.T) {
 	require.NotNil(t, impl)
 	assert.Equal(t, Step{
 		ID: "implement", Title: "Implement code and tests", Agent: "engineer", Needs: []string{"architecture"},
-		CanClarify: []string{"architect", "product-manager"}, ClarifyMaxRounds: 3, ClarifySLAMinutes: 60, ClarifyBlockingAllowed: true,
+		CanClarify: []string{"architect", "product-manager"}, ClarifyMaxRounds: 3, ClarifyMaxRoundsNB: 4, ClarifySLAMinutes: 60, ClarifyBlockingAllowed: true,
 		Iterate: true, MaxIterations: 10,
 		CompletionCriteria: "All acceptance criteria met, tests pass at 80% coverage, no lint errors, docs updated",
 		StatusOnStart:      "In Progress", StatusOnComplete: "In Review",
@@ -359,7 +372,7 @@ func TestValidateMessages(t *testing.T) {
 		{"byte order mark", "\ufeff[[steps]]\nid = \"a\"\nagent = \"engineer\"\nclarify_sla_minutes = 0\n",
 			"x.toml:4: steps.clarify_sla_minutes: must be greater than 0, got 0"},
 		{"sub-table in a step", "[[steps]]\nid = \"a\"\nagent = \"engineer\"\n[steps.extra]\nk = 1\n",
-			"x.toml:4: steps.extra: unknown key (hint: known keys: id, title, agent, needs, can_clarify, clarify_max_rounds, clarify_sla_minutes, clarify_blocking_allowed, iterate, max_iterations, completion_criteria, status_on_start, status_on_complete, output, template, optional, condition, max_revisions, scope, evaluate)"},
+			"x.toml:4: steps.extra: unknown key (hint: known keys: id, title, agent, needs, can_clarify, clarify_max_rounds, clarify_max_rounds_nonblocking, clarify_sla_minutes, clarify_blocking_allowed, iterate, max_iterations, completion_criteria, status_on_start, status_on_complete, output, template, optional, condition, max_revisions, scope, evaluate)"},
 		{"case matters", "Workflow = {name = \"x\"}\n[[steps]]\nid = \"a\"\nagent = \"engineer\"\n",
 			`x.toml:1: Workflow: unknown key (hint: did you mean "workflow"? names are case-sensitive)`},
 		{"two-step cycle", "[[steps]]\nid = \"a\"\nagent = \"engineer\"\nneeds = [\"b\"]\n[[steps]]\nid = \"b\"\nagent = \"architect\"\nneeds = [\"a\"]\n",

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync/atomic"
 
 	"github.com/fatih/color"
 	"github.com/spf13/cobra"
@@ -85,6 +86,10 @@ type sideWork struct {
 	pushAfter bool
 	holdGiven bool // hook stop: --hold was given
 	noWake    bool // the scope check and completion: never start anything
+	// statusAt is the hub's change count when agent-status.json was last
+	// derived (syncStatus); pulled is set when the remote brought changes.
+	statusAt int64
+	pulled   atomic.Bool
 }
 
 // run executes the command line and returns the exit code.

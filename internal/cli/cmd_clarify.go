@@ -735,6 +735,43 @@ func newShowCmd(a *App) *cobra.Command {
 	return cmd
 }
 
+// emptyList says why a list of open clarifications is empty. On a
+// terminal: "No clarifications to show."; then, when only open ones were
+// asked for, on stderr (stdout stays empty for a script), how many closed
+// ones there are (with --issue: that ledger is read once more) and the
+// command that lists them.
+func (a *App) emptyList(h *router.Hub, f router.Filter) {
+	if a.isTTY {
+		a.printf("No clarifications to show.\n")
+	}
+	if f.All || len(f.Statuses) > 0 {
+		return
+	}
+	cmd, where := "agentx clarify list --all", ""
+	if f.Issue != nil {
+		cmd = fmt.Sprintf("agentx clarify list --issue %d --all", *f.Issue)
+		where = fmt.Sprintf(" on issue #%d", *f.Issue)
+		closed := 0
+		all := f
+		all.All = true
+		if _, err := h.Each(all, func(router.Record) error { closed++; return nil }); err != nil || closed == 0 {
+			if err == nil {
+				a.note("No clarifications%s.\n", where)
+			}
+			return
+		}
+		a.note("No open clarifications%s; %d closed (resolved or abandoned): %s\n", where, closed, cmd)
+		return
+	}
+	a.note("No open clarifications; closed ones (resolved or abandoned): %s\n", cmd)
+}
+
+// note prints a line for the person at the terminal on stderr, where a
+// script reading stdout does not see it.
+func (a *App) note(format string, args ...any) {
+	fmt.Fprintf(a.stderr, format, args...)
+}
+
 func newClarifyListCmd(a *App) *cobra.Command {
 	var (
 		issue    issueFlag
@@ -783,8 +820,8 @@ func newClarifyListCmd(a *App) *cobra.Command {
 					lw.add(r)
 					return nil
 				}, func() {
-					if rows == 0 && a.isTTY {
-						a.printf("No clarifications to show.\n")
+					if rows == 0 {
+						a.emptyList(h, f)
 						return
 					}
 					_ = lw.flush()

@@ -176,8 +176,9 @@ func (a *App) recordEnvSession(ctx context.Context, store *ledger.Store, agent s
 	}
 }
 
-// readStopPayload reads Claude Code's hook JSON from stdin: nothing (a
-// terminal, or empty input: run by hand) is a zero payload.
+// readStopPayload reads Claude Code's hook JSON from stdin (hook stop,
+// and the inbox's claude-hook format): nothing (a terminal, or empty
+// input: run by hand) is a zero payload.
 func (a *App) readStopPayload() (stopPayload, error) {
 	var p stopPayload
 	if f, ok := a.stdin.(interface{ Fd() uintptr }); ok && isatty.IsTerminal(f.Fd()) {
@@ -188,7 +189,7 @@ func (a *App) readStopPayload() (stopPayload, error) {
 		return p, fmt.Errorf("read the hook's input: %w", err)
 	}
 	if len(b) > maxStopPayload {
-		return p, &usageError{Err: fmt.Errorf("the hook's input on stdin is over %d bytes: not Claude Code's Stop hook JSON", maxStopPayload)}
+		return p, &usageError{Err: fmt.Errorf("the hook's input on stdin is over %d bytes: not Claude Code's hook JSON", maxStopPayload)}
 	}
 	if strings.TrimSpace(string(b)) == "" {
 		return p, nil

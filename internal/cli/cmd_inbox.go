@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentx-cli/agentx/internal/frontends/inbox"
+	"github.com/agentx-cli/agentx/internal/safetext"
 	"github.com/agentx-cli/agentx/internal/workspace"
 	"github.com/agentx-cli/agentx/ledger"
 	"github.com/agentx-cli/agentx/router"
@@ -49,6 +50,8 @@ look, or for --all, which shows everything. --json has no limit.
 --format claude-hook prints the JSON a Claude Code hook returns to add the
 items to the agent's next turn, or nothing when there is nothing new:
   {"hookSpecificOutput":{"hookEventName":"UserPromptSubmit","additionalContext":"..."}}
+The event is the hook_event_name of the hook's JSON on stdin, which Claude
+Code gives every hook; --hook-event names it when there is none (run by hand).
 In that format a workspace that is missing prints nothing, so the hook can be
 configured for every project. See docs/agents.md.`,
 		Example: `  agentx inbox --agent engineer
@@ -56,6 +59,17 @@ configured for every project. See docs/agents.md.`,
 		Args: cobra.NoArgs,
 		RunE: a.runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			hook := format == formatClaudeHook
+			if hook {
+				// Claude Code names the event in the hook's JSON on stdin:
+				// that is the event, whatever --hook-event says.
+				p, err := a.readStopPayload()
+				if err != nil {
+					return &codedError{Code: ExitFailure, Msg: err.Error(), Todo: hintOf(err)}
+				}
+				if p.HookEventName != "" {
+					hookEvent = p.HookEventName
+				}
+			}
 			err := runInbox(ctx, a, inboxRun{agent: agent, issue: &issue, peek: peek, all: all, hook: hook, hookEvent: hookEvent, format: format})
 			var noWS *workspace.NotFoundError
 			if hook && errors.As(err, &noWS) {
@@ -72,7 +86,7 @@ configured for every project. See docs/agents.md.`,
 	cmd.Flags().StringVar(&agent, "agent", "", "whose inbox (default $AGENTX_AGENT)")
 	issue.register(cmd, "only this issue's items")
 	cmd.Flags().StringVar(&format, "format", formatText, "text or claude-hook")
-	cmd.Flags().StringVar(&hookEvent, "hook-event", inbox.HookUserPromptSubmit, "with --format claude-hook: "+strings.Join(inbox.HookEvents, ", "))
+	cmd.Flags().StringVar(&hookEvent, "hook-event", inbox.HookUserPromptSubmit, "with --format claude-hook, when the hook's JSON on stdin names no hook_event_name: "+strings.Join(inbox.HookEvents, ", "))
 	cmd.Flags().BoolVar(&peek, "peek", false, "show without marking the items delivered")
 	cmd.Flags().BoolVar(&all, "all", false, "show every new item, with no limit on the output's size")
 	return cmd
@@ -96,7 +110,7 @@ func runInbox(ctx context.Context, a *App, r inboxRun) error {
 		return &usageError{Err: fmt.Errorf("--format %s prints its own JSON: drop --json", formatClaudeHook)}
 	}
 	if r.hook && !inbox.ValidHookEvent(r.hookEvent) {
-		return &usageError{Err: fmt.Errorf("--hook-event %q: use one of %s", r.hookEvent, strings.Join(inbox.HookEvents, ", "))}
+		return &usageError{Err: fmt.Errorf("hook event %q (--hook-event, or hook_event_name on stdin): use one of %s", safetext.Line(r.hookEvent), strings.Join(inbox.HookEvents, ", "))}
 	}
 	// Peeking changes nothing: any inbox may be read. Taking the items
 	// marks them delivered: only the agent itself may.

@@ -73,6 +73,7 @@ func (a *App) logPulled(ws *workspace.Workspace) {
 		}
 	})
 	rep.OnPulled(func(issue int, changes []remote.Pulled) {
+		a.pulled.Store(true)
 		for _, e := range router.PulledEvents(issue, changes, ws.Store.Now()) {
 			if err := log.Append(e); err != nil {
 				a.warnf("%v", err)

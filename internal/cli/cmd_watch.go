@@ -126,6 +126,7 @@ func (a *App) watchTurn(ctx context.Context, ws *workspace.Workspace, h *router.
 		a.watchReport(a.monitorTurn(ctx, h, &sideMonitor{}))
 	}
 	a.outsideSide(ctx, h, false)
+	a.syncStatus(ctx)
 	a.watchWoke(a.wakeAgents(ctx))
 	a.watchUndelivered(ctx)
 }

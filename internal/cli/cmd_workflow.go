@@ -107,8 +107,8 @@ func (a *App) printWorkflow(root string, v workflowView) {
 		if !s.ClarifyBlockingAllowed {
 			blocking = "non-blocking only"
 		}
-		a.printf("    may ask %s · %d rounds · stale after %d min · %s\n",
-			line(strings.Join(s.CanClarify, ", ")), s.ClarifyMaxRounds, s.ClarifySLAMinutes, blocking)
+		a.printf("    may ask %s · %d rounds (non-blocking %d) · stale after %d min · %s\n",
+			line(strings.Join(s.CanClarify, ", ")), s.ClarifyMaxRounds, s.ClarifyMaxRoundsNB, s.ClarifySLAMinutes, blocking)
 	}
 }
 

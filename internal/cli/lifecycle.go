@@ -28,6 +28,8 @@ import (
 //  5. print: what the body emitted before the monitor ran is printed now,
 //     with the monitor's findings; the findings in text mode on stderr;
 //  6. push: what changed is mirrored to GitHub and Slack;
+//     agent-status.json is derived again after the monitor and after the
+//     push, when the command changed something (syncStatus);
 //  7. wake: an agent with an [agents.NAME] resume command, whose turn has
 //     ended, is woken with what came back to its questions (wake.Waker);
 //     then an answer nobody picked up in time is acted on, once: its asker
@@ -50,6 +52,7 @@ func (a *App) lifecycle(ctx context.Context, body func(context.Context) error) e
 	if !errors.As(err, &usage) && !errors.As(err, &timeout) {
 		a.runMonitor(ctx)
 	}
+	a.syncStatus(ctx)
 	if view := a.then; err == nil && view != nil {
 		a.then = nil
 		err = view(ctx)
@@ -63,9 +66,30 @@ func (a *App) lifecycle(ctx context.Context, body func(context.Context) error) e
 	}
 	a.flushMonitor()
 	a.push(ctx)
+	a.syncStatus(ctx)
 	a.wakeAgents(ctx)
 	a.undelivered(ctx)
 	return err
+}
+
+// syncStatus derives agent-status.json again when this command changed
+// something (a question, an answer, a hook, the monitor's moves, changes
+// pulled from the remote): after the monitor, so that a waiting asker
+// shows as blocked while it waits, and again at the end for what the view
+// and the channels changed. Outside every issue's lock: it reads all of
+// them. The file is advisory, so a failure is a warning.
+func (a *App) syncStatus(ctx context.Context) {
+	if a.hb == nil {
+		return
+	}
+	n := a.hb.Changes()
+	if n == a.statusAt && !a.pulled.Swap(false) {
+		return
+	}
+	a.statusAt = n
+	if err := a.hb.SyncAgentStatus(context.WithoutCancel(ctx)); err != nil {
+		a.warnf("%v", err)
+	}
 }
 
 // wakeAgents wakes, once each, the agents that configure a resume command

@@ -54,7 +54,7 @@ func toolHint(err error) string {
 	case errors.As(err, &re) && re.Kind == router.RuleBlocking:
 		return fmt.Sprintf("Step %s allows only non-blocking questions: call %s again with blocking false and keep working; the answer reaches you through the inbox or clarify_wait.", re.Step, askTool(re.To))
 	case errors.As(err, &re) && re.Kind == router.RuleCap:
-		return "No more questions on this issue: " + TimedOutGuidance + "."
+		return "No more questions in this run on this issue (the next run may ask again): " + TimedOutGuidance + "."
 	case errors.As(err, &te):
 		return fmt.Sprintf("%s (the question stays open: clarify_wait {\"id\":%q} picks the answer up later).", TimedOutGuidance, te.ID)
 	}
