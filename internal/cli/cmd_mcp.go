@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"maps"
 	"slices"
@@ -11,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
 	"github.com/agentx-cli/agentx/internal/channels/ghmirror"
@@ -92,7 +90,7 @@ See docs/agents.md for client configuration.`,
 				Logger:   log,
 				Side:     a.mcpSide(ctx, h, log),
 			}
-			transport := &mcp.IOTransport{Reader: readCloser(stdin), Writer: nopWriteCloser{stdout}}
+			transport := &mcpserver.StdioTransport{In: stdin, Out: stdout}
 			done := make(chan error, 1)
 			go func() { done <- mcpserver.Run(ctx, h, opts, transport) }()
 			select {
@@ -129,18 +127,6 @@ func parseWait(v string) (time.Duration, error) {
 	}
 	return d, nil
 }
-
-func readCloser(r io.Reader) io.ReadCloser {
-	if rc, ok := r.(io.ReadCloser); ok {
-		return rc
-	}
-	return io.NopCloser(r)
-}
-
-// nopWriteCloser keeps the server from closing stdout when it stops.
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }
 
 // mcpSide is what runs around the MCP server's tool calls: the outside
 // modes (GitHub, Slack) and the remote mode. Each call first brings the

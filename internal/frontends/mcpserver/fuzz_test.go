@@ -6,11 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
-
-	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/agentx-cli/agentx/internal/safetext"
 	"github.com/agentx-cli/agentx/internal/testenv"
@@ -26,16 +25,16 @@ type fuzzTool func(t *testing.T, s *server, raw json.RawMessage) (text string, e
 
 // toolFor builds the fuzz entry for a handler with input In.
 func toolFor[In, Out any](h func(*server) handler[In, Out]) fuzzTool {
-	resolved, err := schemaFor[In]().Resolve(&jsonschema.ResolveOptions{ValidateDefaults: true})
-	if err != nil {
-		panic(err)
-	}
+	schema, resolved := inputSchema[In]()
 	return func(t *testing.T, s *server, raw json.RawMessage) (string, error) {
-		in, err := decodeArgs[In](raw, resolved)
+		in, err := decodeArgs[In](raw, schema, resolved)
 		if err != nil {
 			var ie *ledger.InputError
 			if !errors.As(err, &ie) {
 				t.Fatalf("decodeArgs(%s): %T %v, want an *ledger.InputError", raw, err, err)
+			}
+			if strings.Contains(err.Error(), "<invalid") {
+				t.Fatalf("decodeArgs(%s): %v: the message shows Go's internals", raw, err)
 			}
 			return "", nil
 		}
@@ -44,7 +43,7 @@ func toolFor[In, Out any](h func(*server) handler[In, Out]) fuzzTool {
 		if err != nil {
 			t.Fatalf("Marshal(%+v): %v", in, err)
 		}
-		again, err := decodeArgs[In](b, resolved)
+		again, err := decodeArgs[In](b, schema, resolved)
 		b2, _ := json.Marshal(again)
 		if err != nil || !bytes.Equal(b, b2) {
 			t.Fatalf("arguments %s decode as %s, which decode as %s, %v", raw, b, b2, err)

@@ -12,22 +12,28 @@ import (
 	"github.com/agentx-cli/agentx/ledger"
 )
 
+// ProposalType is a proposal's type: one of proposal.Types.
+type ProposalType string
+
+// Level is a proposal's impact or risk: one of proposal.Levels.
+type Level string
+
 // ProposalCreateInput is proposal_create's input.
 type ProposalCreateInput struct {
-	Type      string `json:"type" jsonschema:"new_skill, tool_fix, config_change or workflow_improvement"`
-	Title     string `json:"title" jsonschema:"one line, up to 200 bytes"`
-	Rationale string `json:"rationale" jsonschema:"what triggered it: the evidence"`
-	Action    string `json:"action" jsonschema:"what should be done"`
-	Impact    string `json:"impact,omitempty" jsonschema:"low, medium (default) or high"`
-	Risk      string `json:"risk,omitempty" jsonschema:"low (default), medium or high"`
-	Issues    []int  `json:"issues,omitempty" jsonschema:"the issues behind it"`
-	From      string `json:"from,omitempty" jsonschema:"who proposes: leave it out, you act as this server's agent (AGENTX_AGENT); only a server without one needs it. Never human"`
+	Type      ProposalType `json:"type" jsonschema:"what kind of enhancement"`
+	Title     string       `json:"title" jsonschema:"one line, up to 200 bytes"`
+	Rationale string       `json:"rationale" jsonschema:"what triggered it: the evidence"`
+	Action    string       `json:"action" jsonschema:"what should be done"`
+	Impact    Level        `json:"impact,omitempty" jsonschema:"how much it would help (default medium)"`
+	Risk      Level        `json:"risk,omitempty" jsonschema:"how much it could break (default low)"`
+	Issues    []int        `json:"issues,omitempty" jsonschema:"the issues behind it"`
+	From      string       `json:"from,omitempty" jsonschema:"who proposes: leave it out, you act as this server's agent (AGENTX_AGENT); only a server without one needs it. Never human"`
 }
 
 // ProposalListInput is proposal_list's input.
 type ProposalListInput struct {
-	Status string `json:"status,omitempty" jsonschema:"only this status: pending, approved, rejected or implemented"`
-	Issue  *int   `json:"issue,omitempty" jsonschema:"only proposals naming this issue"`
+	Status proposal.Status `json:"status,omitempty" jsonschema:"only this status"`
+	Issue  *int            `json:"issue,omitempty" jsonschema:"only proposals naming this issue"`
 }
 
 // ProposalShowInput is proposal_show's input.
@@ -44,7 +50,7 @@ type ProposalResult struct {
 // ProposalItem is one proposal in a list.
 type ProposalItem struct {
 	ID        string          `json:"id"`
-	Type      string          `json:"type"`
+	Type      ProposalType    `json:"type"`
 	Status    proposal.Status `json:"status"`
 	Title     string          `json:"title"`
 	Issues    []int           `json:"issues"`
@@ -79,8 +85,8 @@ func (s *server) proposalCreate(ctx context.Context, in ProposalCreateInput) (Pr
 		return ProposalResult{}, "", err // human:NAME is a person's name: never the server's
 	}
 	p, err := proposal.Create(ctx, s.hub, proposal.Proposal{
-		Type: in.Type, Title: in.Title, Rationale: in.Rationale, Action: in.Action,
-		Impact: in.Impact, Risk: in.Risk, Issues: in.Issues, CreatedBy: by,
+		Type: string(in.Type), Title: in.Title, Rationale: in.Rationale, Action: in.Action,
+		Impact: string(in.Impact), Risk: string(in.Risk), Issues: in.Issues, CreatedBy: by,
 	})
 	if err != nil {
 		return ProposalResult{}, "", err
@@ -92,7 +98,7 @@ func (s *server) proposalCreate(ctx context.Context, in ProposalCreateInput) (Pr
 
 func (s *server) proposalList(ctx context.Context, in ProposalListInput) (ProposalListResult, string, error) {
 	if in.Status != "" {
-		if err := proposal.CheckStatus("status", in.Status); err != nil {
+		if err := proposal.CheckStatus("status", string(in.Status)); err != nil {
 			return ProposalListResult{}, "", err
 		}
 	}
@@ -102,21 +108,21 @@ func (s *server) proposalList(ctx context.Context, in ProposalListInput) (Propos
 	}
 	out := ProposalListResult{Proposals: []ProposalItem{}}
 	for _, p := range b.Proposals {
-		if (in.Status != "" && string(p.Status) != in.Status) || (in.Issue != nil && !slices.Contains(p.Issues, *in.Issue)) {
+		if (in.Status != "" && p.Status != in.Status) || (in.Issue != nil && !slices.Contains(p.Issues, *in.Issue)) {
 			continue
 		}
 		issues := p.Issues
 		if issues == nil {
 			issues = []int{}
 		}
-		out.Proposals = append(out.Proposals, ProposalItem{ID: p.ID, Type: p.Type, Status: p.Status, Title: p.Title, Issues: issues, CreatedBy: p.CreatedBy, Created: p.Created})
+		out.Proposals = append(out.Proposals, ProposalItem{ID: p.ID, Type: ProposalType(p.Type), Status: p.Status, Title: p.Title, Issues: issues, CreatedBy: p.CreatedBy, Created: p.Created})
 	}
 	var t strings.Builder
 	if len(out.Proposals) == 0 {
 		t.WriteString("No proposals.\n")
 	}
 	for _, p := range out.Proposals {
-		fmt.Fprintf(&t, "%s %s %s %s by %s: %s\n", line(p.ID), p.Status, line(p.Type), issuesLabel(p.Issues), line(p.CreatedBy), line(p.Title))
+		fmt.Fprintf(&t, "%s %s %s %s by %s: %s\n", line(p.ID), p.Status, line(string(p.Type)), issuesLabel(p.Issues), line(p.CreatedBy), line(p.Title))
 	}
 	return out, t.String(), nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agentx-cli/agentx/internal/gate/proposal"
 	"github.com/agentx-cli/agentx/ledger"
 	"github.com/agentx-cli/agentx/router"
 )
@@ -93,6 +94,10 @@ type server struct {
 	log    *slog.Logger
 	mcp    *mcp.Server
 	life   context.Context // nil, or the server's lifetime: its end cancels calls in flight
+	// detach runs work that outlives the call that started it (a form
+	// shown to a person); Run stops it and waits for it when it returns.
+	detach   func(func(context.Context))
+	formPoll time.Duration // see the constant formPoll
 }
 
 // New returns an MCP server with the clarification tools over hub h, to be
@@ -117,7 +122,9 @@ func Run(ctx context.Context, h *router.Hub, opts Options, t mcp.Transport) erro
 	h.Detach = func(run func(ctx context.Context)) {
 		running.Go(func() { run(work) })
 	}
-	err := newServer(h, opts, ctx).mcp.Run(ctx, t)
+	s := newServer(h, opts, ctx)
+	s.detach = h.Detach
+	err := s.mcp.Run(ctx, t)
 	stop()
 	running.Wait()
 	return err
@@ -137,11 +144,15 @@ func newServer(h *router.Hub, opts Options, life context.Context) *server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &server{hub: h, opts: opts, log: log, life: life,
-		caller: &router.Caller{Agent: opts.Agent, AgentsOnly: true, Via: "the MCP server"}}
+	s := &server{hub: h, opts: opts, log: log, life: life, formPoll: formPoll,
+		caller: &router.Caller{Agent: opts.Agent, AgentsOnly: true, Via: "the MCP server"},
+		detach: func(run func(context.Context)) { go run(context.Background()) }}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "agentx", Title: "agentx clarifications", Version: opts.Version}, &mcp.ServerOptions{
 		Instructions: Instructions,
 		Logger:       log,
+		// What is there: tools, whose list never changes. No logging: the
+		// server logs to stderr, never to the client.
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
 	})
 	s.addTools()
 	return s
@@ -175,19 +186,24 @@ func defaultClassify(err error) (int, string, string) {
 // agentx.
 func typeSchemas() map[reflect.Type]*jsonschema.Schema {
 	return map[reflect.Type]*jsonschema.Schema{
-		reflect.TypeFor[ledger.Time](): {Type: "string", Description: "RFC 3339 time, UTC"},
-		reflect.TypeFor[ledger.Status](): {Type: "string", Enum: func() []any {
-			out := make([]any, len(ledger.Statuses))
-			for i, s := range ledger.Statuses {
-				out[i] = string(s)
-			}
-			return out
-		}()},
-		reflect.TypeFor[Outcome](): {Type: "string", Enum: []any{
-			string(OutcomeAnswered), string(OutcomePending), string(OutcomeTimedOut),
-			string(OutcomeEscalated), string(OutcomeResolved), string(OutcomeAbandoned),
-		}},
+		reflect.TypeFor[ledger.Time]():   {Type: "string", Description: "RFC 3339 time, UTC"},
+		reflect.TypeFor[ledger.Status](): {Type: "string", Enum: enum(ledger.Statuses)},
+		reflect.TypeFor[Outcome](): {Type: "string", Enum: enum([]Outcome{
+			OutcomeAnswered, OutcomePending, OutcomeTimedOut, OutcomeEscalated, OutcomeResolved, OutcomeAbandoned,
+		})},
+		reflect.TypeFor[proposal.Status](): {Type: "string", Enum: enum(proposal.Statuses)},
+		reflect.TypeFor[ProposalType]():    {Type: "string", Enum: enum(proposal.Types)},
+		reflect.TypeFor[Level]():           {Type: "string", Enum: enum(proposal.Levels)},
 	}
+}
+
+// enum is a closed set of values, for a schema.
+func enum[S ~string](vals []S) []any {
+	out := make([]any, len(vals))
+	for i, v := range vals {
+		out[i] = string(v)
+	}
+	return out
 }
 
 func schemaFor[T any]() *jsonschema.Schema {
@@ -196,6 +212,17 @@ func schemaFor[T any]() *jsonschema.Schema {
 		panic(fmt.Sprintf("mcpserver: schema for %T: %v", *new(T), err))
 	}
 	return s
+}
+
+// inputSchema is the input schema of a tool whose input is In, plain (see
+// plainInput), and resolved for validation.
+func inputSchema[In any]() (*jsonschema.Schema, *jsonschema.Resolved) {
+	in := plainInput(schemaFor[In]())
+	resolved, err := in.Resolve(&jsonschema.ResolveOptions{ValidateDefaults: true})
+	if err != nil {
+		panic(fmt.Sprintf("mcpserver: input schema for %T: %v", *new(In), err))
+	}
+	return in, resolved
 }
 
 // handler is a tool's body: it returns the structured result and its text
@@ -208,20 +235,17 @@ type handler[In, Out any] func(ctx context.Context, in In) (Out, string, error)
 // carries its text and ErrorInfo, never a zero output passed off as
 // structured content, which would not even match the output schema.
 func addTool[In, Out any](s *server, t *mcp.Tool, h handler[In, Out]) {
-	in := schemaFor[In]()
-	resolved, err := in.Resolve(&jsonschema.ResolveOptions{ValidateDefaults: true})
-	if err != nil {
-		panic(fmt.Sprintf("mcpserver: tool %s: input schema: %v", t.Name, err))
-	}
+	in, resolved := inputSchema[In]()
 	t.InputSchema = in
 	t.OutputSchema = schemaFor[Out]()
 	s.mcp.AddTool(t, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		args, err := decodeArgs[In](req.Params.Arguments, resolved)
+		args, err := decodeArgs[In](req.Params.Arguments, in, resolved)
 		if err != nil {
 			return s.toolError(t.Name, err), nil
 		}
 		ctx, done := s.bound(ctx)
 		defer done()
+		ctx = context.WithValue(ctx, sessionKey{}, req.Session)
 		if s.opts.Side != nil {
 			if side := s.opts.Side(); side != nil {
 				side.Read(ctx)
@@ -241,10 +265,10 @@ func addTool[In, Out any](s *server, t *mcp.Tool, h handler[In, Out]) {
 	})
 }
 
-// decodeArgs validates raw arguments against the input schema and decodes
-// them. A mismatch is an *ledger.InputError: a usage error, as a bad flag
-// is on the command line.
-func decodeArgs[In any](raw json.RawMessage, schema *jsonschema.Resolved) (In, error) {
+// decodeArgs checks raw arguments against the input schema (see
+// normalizeArgs), validates them and decodes them. A mismatch is an
+// *ledger.InputError: a usage error, as a bad flag is on the command line.
+func decodeArgs[In any](raw json.RawMessage, s *jsonschema.Schema, resolved *jsonschema.Resolved) (In, error) {
 	var in In
 	if len(bytes.TrimSpace(raw)) == 0 || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
 		raw = json.RawMessage("{}")
@@ -253,10 +277,17 @@ func decodeArgs[In any](raw json.RawMessage, schema *jsonschema.Resolved) (In, e
 	if err := json.Unmarshal(raw, &m); err != nil {
 		return in, &ledger.InputError{Field: "arguments", Value: string(raw), Msg: "are not a JSON object: " + err.Error()}
 	}
-	if err := schema.Validate(m); err != nil {
+	if err := normalizeArgs(m, s); err != nil {
+		return in, err
+	}
+	if err := resolved.Validate(m); err != nil {
 		return in, &ledger.InputError{Field: "arguments", Value: string(raw), Msg: "do not match the tool's input schema: " + err.Error()}
 	}
-	if err := json.Unmarshal(raw, &in); err != nil {
+	b, err := json.Marshal(m)
+	if err == nil {
+		err = json.Unmarshal(b, &in)
+	}
+	if err != nil {
 		return in, &ledger.InputError{Field: "arguments", Value: string(raw), Msg: "cannot be decoded: " + err.Error()}
 	}
 	return in, nil

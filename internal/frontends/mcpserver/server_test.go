@@ -362,10 +362,14 @@ func TestToolErrors(t *testing.T) {
 		{"ask oneself: named by the tool's argument, not a flag", "clarify_ask", map[string]any{"issue": 42, "to": "engineer", "topic": "t", "question": "q"},
 			"usage", 2, "", `to "engineer" is the asker`, "", true},
 		{"empty answer", "clarify_answer", map[string]any{"id": "CLR-42-001", "body": " ", "as": "architect"}, "usage", 2, "", `answer " " is empty`, "", false},
-		{"bad status", "clarify_list", map[string]any{"status": "done"}, "usage", 2, "", "do not match the tool's input schema", "", false},
-		{"unknown argument", "clarify_show", map[string]any{"id": "CLR-42-001", "verbose": true}, "usage", 2, "", "do not match the tool's input schema", "", false},
-		{"missing argument", "clarify_ask", map[string]any{"issue": 42, "to": "architect", "topic": "t"}, "usage", 2, "", "do not match the tool's input schema", "", true},
-		{"wrong type", "clarify_ask", map[string]any{"issue": "42", "to": "architect", "topic": "t", "question": "q"}, "usage", 2, "", "do not match the tool's input schema", "", true},
+		{"bad status", "clarify_list", map[string]any{"status": "done"}, "usage", 2, "", `argument "status" is the string "done", want one of "pending", "answered"`, "", false},
+		{"unknown argument", "clarify_show", map[string]any{"id": "CLR-42-001", "verbose": true}, "usage", 2, "", `argument "verbose" is not an argument of this tool; it takes id`, "", false},
+		{"missing argument", "clarify_ask", map[string]any{"issue": 42, "to": "architect", "topic": "t"}, "usage", 2, "", `argument "question" is missing: it is required, want a string`, "", true},
+		{"wrong type", "clarify_ask", map[string]any{"issue": "forty-two", "to": "architect", "topic": "t", "question": "q"}, "usage", 2, "", `argument "issue" is the string "forty-two", want an integer`, "", true},
+		{"null for a required argument", "clarify_ask", map[string]any{"issue": 42, "to": "architect", "topic": nil, "question": "q"}, "usage", 2, "", `argument "topic" is null: it is required, want a string`, "", true},
+		{"not an integer", "ask_human", map[string]any{"question": "q", "issue": 1.5}, "usage", 2, "", `argument "issue" is the number 1.5, want an integer`, "", true},
+		{"an option not a string", "ask_human", map[string]any{"question": "q", "options": []any{"a", nil}}, "usage", 2, "", `argument "options[1]" is null, want a string`, "", true},
+		{"bad proposal type", "proposal_create", map[string]any{"type": "skill", "title": "t", "rationale": "r", "action": "a"}, "usage", 2, "", `argument "type" is the string "skill", want one of "new_skill", "tool_fix", "config_change", "workflow_improvement"`, "", true},
 	}
 	// "as" picks the server: one launched as that agent
 	architect := connect(t, h, Options{Agent: "architect", Classify: testClassify})

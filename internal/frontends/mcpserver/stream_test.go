@@ -1,0 +1,213 @@
+package mcpserver
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// rawServer is `agentx mcp` driven line by line, as a client's stdio
+// transport drives it.
+type rawServer struct {
+	t     *testing.T
+	cmd   *exec.Cmd
+	in    io.WriteCloser
+	lines chan map[string]any
+	all   []map[string]any // every message read so far
+}
+
+func startRaw(t *testing.T, bin, root, agent string, args ...string) *rawServer {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{"mcp"}, args...)...)
+	cmd.Dir = root
+	cmd.Env = agentxEnv(root, agent)
+	in, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	require.NoError(t, cmd.Start())
+	s := &rawServer{t: t, cmd: cmd, in: in, lines: make(chan map[string]any, 64)}
+	go func() {
+		defer close(s.lines)
+		sc := bufio.NewScanner(out)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			var m map[string]any
+			if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+				t.Errorf("the server wrote a line that is not JSON: %q", sc.Text())
+				continue
+			}
+			s.lines <- m
+		}
+	}()
+	t.Cleanup(func() {
+		_ = in.Close()
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case err := <-done:
+			assert.NoError(t, err, "the server's exit; stderr: %s", stderr.String())
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+			t.Errorf("the server did not stop at the end of its input")
+		}
+	})
+	return s
+}
+
+func (s *rawServer) send(line string) {
+	s.t.Helper()
+	_, err := io.WriteString(s.in, line+"\n")
+	require.NoError(s.t, err)
+}
+
+// next is the next message the server writes, within 10 s.
+func (s *rawServer) next() map[string]any {
+	s.t.Helper()
+	select {
+	case m, ok := <-s.lines:
+		require.True(s.t, ok, "the server ended the session")
+		s.all = append(s.all, m)
+		return m
+	case <-time.After(10 * time.Second):
+		s.t.Fatal("no message from the server within 10 s")
+	}
+	return nil
+}
+
+// call sends a request with id and returns its response, failing on any
+// other message first.
+func (s *rawServer) call(id int, method string, params any) map[string]any {
+	s.t.Helper()
+	b, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+	require.NoError(s.t, err)
+	s.send(string(b))
+	m := s.next()
+	require.Equal(s.t, float64(id), m["id"], "the response to request %d: %v", id, m)
+	return m
+}
+
+func (s *rawServer) initialize() map[string]any {
+	s.t.Helper()
+	r := s.call(1, "initialize", map[string]any{
+		"protocolVersion": "2025-06-18", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "raw", "version": "1"},
+	})
+	s.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	return r
+}
+
+func errorCode(t *testing.T, m map[string]any) float64 {
+	t.Helper()
+	e, ok := m["error"].(map[string]any)
+	require.True(t, ok, "want an error response, got %v", m)
+	assert.NotEmpty(t, e["message"])
+	return e["code"].(float64)
+}
+
+// TestRawStream drives the real binary over its stdin and stdout as a
+// client's transport does, with what clients and people send by mistake:
+// every line that is not a message gets its JSON-RPC error and the session
+// goes on; a request the client cancelled gets no response; the
+// capabilities say what is there.
+func TestRawStream(t *testing.T) {
+	bin := agentxBinary(t)
+	root := t.TempDir()
+	run(t, bin, root, "", "init")
+	run(t, bin, root, "engineer", "clarify", "ask", "--issue", "1", "--to", "architect", "--topic", "t", "--question", "q?")
+	s := startRaw(t, bin, root, "engineer")
+
+	init := s.initialize()
+	caps := init["result"].(map[string]any)["capabilities"]
+	assert.Equal(t, map[string]any{"tools": map[string]any{}}, caps, "tools, whose list never changes; no logging to the client")
+
+	for _, tt := range []struct {
+		line string
+		id   any
+		code float64
+	}{
+		{`not json{`, nil, -32700},
+		{`{"jsonrpc":"2.0","id":7,"method":"ping"`, nil, -32700}, // cut short
+		{`{"id":5}`, float64(5), -32600},
+		{`{"jsonrpc":"1.0","id":"six","method":"ping"}`, "six", -32600},
+		{`42`, nil, -32600},
+		{`[]`, nil, -32600},
+		{`[{"jsonrpc":"2.0","id":8,"method":"ping"}]`, nil, -32600},
+	} {
+		s.send(tt.line)
+		m := s.next()
+		assert.Equal(t, tt.id, m["id"], "%s: %v", tt.line, m)
+		assert.Equal(t, tt.code, errorCode(t, m), tt.line)
+		s.call(100, "ping", nil) // the session goes on
+	}
+	s.send("") // a blank line is skipped: nothing to answer
+
+	// wait_seconds as the Inspector sends it, a string
+	res := s.call(2, "tools/call", map[string]any{"name": "clarify_wait", "arguments": map[string]any{"id": "CLR-1-001", "wait_seconds": "0"}})
+	result := res["result"].(map[string]any)
+	assert.Nil(t, result["isError"], "%v", result)
+	assert.Equal(t, "pending", result["structuredContent"].(map[string]any)["outcome"])
+
+	require.NoError(t, s.in.Close())
+}
+
+// TestRawStreamCancelled: a request the client cancelled gets no
+// response; the session goes on, and the id may be used again.
+func TestRawStreamCancelled(t *testing.T) {
+	bin := agentxBinary(t)
+	root := t.TempDir()
+	run(t, bin, root, "", "init")
+	run(t, bin, root, "engineer", "clarify", "ask", "--issue", "1", "--to", "architect", "--topic", "t", "--question", "q?")
+	s := startRaw(t, bin, root, "engineer")
+	s.initialize()
+	s.send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"clarify_wait","arguments":{"id":"CLR-1-001","wait_seconds":20}}}`)
+	time.Sleep(300 * time.Millisecond) // the wait is under way
+	s.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3,"reason":"the person pressed Esc"}}`)
+	time.Sleep(300 * time.Millisecond) // a response, if any, comes now
+	s.call(4, "ping", nil)
+	// and an id given again after its request was settled is a new request
+	res := s.call(3, "tools/call", map[string]any{"name": "clarify_wait", "arguments": map[string]any{"id": "CLR-1-001", "wait_seconds": 0}})
+	assert.Nil(t, res["result"].(map[string]any)["isError"])
+
+	require.NoError(t, s.in.Close())
+	for m := range s.lines {
+		s.all = append(s.all, m)
+	}
+	responses := 0
+	for _, m := range s.all {
+		if m["id"] == float64(3) {
+			responses++
+		}
+	}
+	assert.Equal(t, 1, responses, "request 3 was cancelled, then sent again: one response, to the second")
+}
+
+// TestRawStreamLongLine: a line over the limit is answered and skipped;
+// the next one is read.
+func TestRawStreamLongLine(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes 16 MiB to a real process")
+	}
+	bin := agentxBinary(t)
+	root := t.TempDir()
+	run(t, bin, root, "", "init")
+	s := startRaw(t, bin, root, "engineer")
+	s.initialize()
+	go func() {
+		big := fmt.Sprintf(`{"jsonrpc":"2.0","id":9,"method":"ping","params":{"x":"%s"}}`, strings.Repeat("a", MaxLineLength))
+		_, _ = io.WriteString(s.in, big+"\n")
+	}()
+	m := s.next()
+	assert.Equal(t, float64(-32700), errorCode(t, m))
+	assert.Contains(t, m["error"].(map[string]any)["message"], "longer than")
+	s.call(10, "ping", nil)
+}
