@@ -93,8 +93,12 @@ func (o Options) withDefaults() Options {
 }
 
 // Info is the JSON content of a lock file. Timestamp and Created hold the
-// same RFC 3339 UTC instant with milliseconds: the AgentX TypeScript tool
-// reads timestamp, the PowerShell tool deletes locks without created.
+// same instant, with milliseconds, in the forms the two AgentX tools read
+// right: Timestamp is RFC 3339 UTC ("...T10:00:00.123Z"), which the
+// TypeScript tool reads (new Date(timestamp)); Created is the UTC wall time
+// with no zone designator ("...T10:00:00.123"), which the PowerShell tool
+// subtracts from [datetime]::UtcNow as it stands (see CreatedStamp). The
+// PowerShell tool deletes a lock without created.
 type Info struct {
 	PID       int    `json:"pid"`
 	Host      string `json:"host"`
@@ -296,9 +300,24 @@ func newToken() string {
 	return hex.EncodeToString(b[:])
 }
 
-// stamp formats t as RFC 3339 UTC with milliseconds.
+// stamp formats t as RFC 3339 UTC with milliseconds: a lock's timestamp.
 func stamp(t time.Time) string {
 	return t.UTC().Format("2006-01-02T15:04:05.000Z07:00")
+}
+
+// CreatedStamp formats t as a lock's created: the UTC wall time with
+// milliseconds and no zone designator. The AgentX PowerShell tool computes a
+// lock's age as [datetime]::UtcNow minus [datetime]$lock.created, and .NET
+// subtracts the clock readings whatever their kind. A time with a zone
+// ("Z" or "+00:00") is turned into local time on the way in (by the
+// [datetime] cast of a string in Windows PowerShell; by ConvertFrom-Json
+// for an offset in PowerShell 7), so west of UTC a live lock looked hours
+// old and was deleted, and east of UTC a dead one never went stale. A time
+// without a zone is taken as written by both, which is UTC here. agentx
+// reads a created without a zone as UTC (and still reads the RFC 3339 form
+// it wrote before).
+func CreatedStamp(t time.Time) string {
+	return t.UTC().Format("2006-01-02T15:04:05.000")
 }
 
 type acquirer struct {
@@ -493,8 +512,7 @@ func (a *acquirer) prepare() error {
 			return nil
 		}
 	}
-	ts := stamp(now)
-	a.info = Info{PID: os.Getpid(), Host: a.host, Agent: a.opts.Agent, Token: a.token, Timestamp: ts, Created: ts}
+	a.info = Info{PID: os.Getpid(), Host: a.host, Agent: a.opts.Agent, Token: a.token, Timestamp: stamp(now), Created: CreatedStamp(now)}
 	data, err := json.Marshal(a.info)
 	if err != nil {
 		return fmt.Errorf("lock %s: encode: %w", a.path, err)

@@ -3,6 +3,7 @@ package workflow
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -41,9 +42,14 @@ func parseDoc(file string, data []byte) (*doc, map[string]toml.Primitive, bool) 
 			Hint: "a workflow or config.toml is a few kilobytes: check that this is the right file"})
 		return d, nil, false
 	}
-	if line, ok := nestingWithin(data, MaxNesting); !ok {
+	switch line, over := scanBounds(data, MaxNesting, MaxItems); over {
+	case overNesting:
 		d.errs = append(d.errs, &Error{File: file, Line: line, Msg: fmt.Sprintf("arrays and inline tables nested more than %d deep: agentx reads no deeper", MaxNesting),
 			Hint: "flatten the value: a workflow or config.toml nests two or three levels"})
+		return d, nil, false
+	case overItems:
+		d.errs = append(d.errs, &Error{File: file, Line: line, Msg: fmt.Sprintf("more than %d keys, tables and array elements: agentx reads no more", MaxItems),
+			Hint: "a workflow or config.toml holds a few hundred: check that this is the right file"})
 		return d, nil, false
 	}
 	var top map[string]toml.Primitive
@@ -62,19 +68,39 @@ func parseDoc(file string, data []byte) (*doc, map[string]toml.Primitive, bool) 
 	return d, top, true
 }
 
-// MaxFileBytes and MaxNesting bound what agentx reads of a config or
-// workflow file (see parseDoc).
+// MaxFileBytes, MaxNesting and MaxItems bound what agentx reads of a
+// config or workflow file (see parseDoc). MaxItems counts the keys, tables
+// and array elements (each "=", "[", "{" and "," outside strings and
+// comments): the decoder and agentx's checks spend about 3 KB on each, so
+// a 1 MiB file of a hundred thousand tiny tables took 800 MB and seconds.
 const (
 	MaxFileBytes = 1 << 20
 	MaxNesting   = 32
+	MaxItems     = 10_000
+)
+
+// What scanBounds found over a bound.
+const (
+	overNone = iota
+	overNesting
+	overItems
 )
 
 // nestingWithin reports whether arrays and inline tables in TOML text data
-// nest at most max deep, and if not, the line where they go deeper. It
-// skips comments and strings (basic, literal, and their multi-line forms);
-// a string left open ends the scan (the decoder reports it).
+// nest at most max deep, and if not, the line where they go deeper.
 func nestingWithin(data []byte, max int) (line int, ok bool) {
-	depth, line := 0, 1
+	line, over := scanBounds(data, max, math.MaxInt)
+	return line, over == overNone
+}
+
+// scanBounds reports whether arrays and inline tables in TOML text data
+// nest more than maxDepth deep (overNesting) or the file holds more than
+// maxItems keys, tables and array elements (overItems), and the line where
+// it goes over. It skips comments and strings (basic, literal, and their
+// multi-line forms); a string left open ends the scan (the decoder reports
+// it).
+func scanBounds(data []byte, maxDepth, maxItems int) (line, over int) {
+	depth, items, line := 0, 0, 1
 	for i := 0; i < len(data); i++ {
 		switch c := data[i]; c {
 		case '\n':
@@ -87,12 +113,19 @@ func nestingWithin(data []byte, max int) (line int, ok bool) {
 			end, lines, closed := stringEnd(data, i)
 			line += lines
 			if !closed {
-				return 0, true
+				return 0, overNone
 			}
 			i = end
 		case '[', '{':
-			if depth++; depth > max {
-				return line, false
+			if depth++; depth > maxDepth {
+				return line, overNesting
+			}
+			if items++; items > maxItems {
+				return line, overItems
+			}
+		case '=', ',':
+			if items++; items > maxItems {
+				return line, overItems
 			}
 		case ']', '}':
 			if depth > 0 {
@@ -100,7 +133,7 @@ func nestingWithin(data []byte, max int) (line int, ok bool) {
 			}
 		}
 	}
-	return 0, true
+	return 0, overNone
 }
 
 // stringEnd finds the end of the TOML string opening at data[i] (a quote):

@@ -55,5 +55,42 @@ func FuzzNestingWithin(f *testing.F) {
 		if ok && line != 0 || !ok && (line < 1 || line > strings.Count(string(data), "\n")+1) {
 			t.Fatalf("line %d, ok %v", line, ok)
 		}
+		line, over := scanBounds(data, 4, 16)
+		if over == overNone && line != 0 || over != overNone && (line < 1 || line > strings.Count(string(data), "\n")+1) {
+			t.Fatalf("scanBounds: line %d, over %d", line, over)
+		}
+		if !ok && over == overNone {
+			t.Fatalf("nesting over 4 deep, but scanBounds found nothing over")
+		}
 	})
+}
+
+// TestItemsBounded: a file of more keys, tables and array elements than
+// MaxItems is refused before the decoder reads it, naming the line where it
+// goes over; brackets, commas and equals signs in strings and comments do
+// not count, and a file at the bound is read.
+func TestItemsBounded(t *testing.T) {
+	keys := func(n int) string {
+		var b strings.Builder
+		for i := range n {
+			b.WriteString("k")
+			b.WriteString(strings.Repeat("x", i%7))
+			b.WriteString(string(rune('a'+i%26)) + strings.Repeat("z", i/26) + " = 1\n")
+		}
+		return b.String()
+	}
+	line, over := scanBounds([]byte(keys(MaxItems)), MaxNesting, MaxItems)
+	assert.Equal(t, overNone, over)
+	assert.Zero(t, line)
+	line, over = scanBounds([]byte("a = [1,2]\n"+keys(MaxItems)), MaxNesting, MaxItems)
+	assert.Equal(t, overItems, over)
+	assert.Equal(t, MaxItems-1, line, "the line where the count passes the bound (line 1 holds three)")
+	_, over = scanBounds([]byte(`a = "`+strings.Repeat("=,[{", MaxItems)+`" # `+strings.Repeat(",", MaxItems)+"\n"), MaxNesting, MaxItems)
+	assert.Equal(t, overNone, over)
+
+	text := "name = \"x\"\nv = [" + strings.Repeat("1,", MaxItems) + "1]\n"
+	_, err := parseWorkflow("wf.toml", []byte(text))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "wf.toml:2")
+	assert.Contains(t, err.Error(), "more than 10000 keys, tables and array elements")
 }

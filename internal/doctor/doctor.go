@@ -93,7 +93,7 @@ func Run(ctx context.Context, store *ledger.Store, opts Options) (*Report, error
 		opts.StaleAge = lock.DefaultStaleAge
 	}
 	r := &Report{Findings: []Finding{}}
-	built, err := checkLedgers(ctx, store, r)
+	built, records, unsound, err := checkLedgers(ctx, store, r)
 	if err != nil {
 		return nil, err
 	}
@@ -104,6 +104,9 @@ func Run(ctx context.Context, store *ledger.Store, opts Options) (*Report, error
 		return nil, err
 	}
 	checkIndex(ctx, store, opts, r, built)
+	if err := crossCheckEvents(ctx, store, opts, r, records, unsound); err != nil {
+		return nil, err
+	}
 	checkGitignore(store, opts, r)
 	if opts.Fix {
 		fixLayouts(r)
@@ -218,11 +221,13 @@ func flatten(s string) string {
 }
 
 // checkLedgers reads, decodes and checks every ledger once, and returns the
-// index of open clarifications they imply (what checkIndex compares with).
-func checkLedgers(ctx context.Context, store *ledger.Store, r *Report) (*ledger.Index, error) {
+// index of open clarifications they imply (what checkIndex compares with),
+// what the event checks need of the records of each sound ledger, and the
+// issues whose ledger is not sound.
+func checkLedgers(ctx context.Context, store *ledger.Store, r *Report) (*ledger.Index, map[int][]recordSum, map[int]bool, error) {
 	issues, err := store.Issues()
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
 	// Each ledger is checked on its own (the schema check costs most), on
 	// every core; the results are merged in issue order.
@@ -240,9 +245,15 @@ func checkLedgers(ctx context.Context, store *ledger.Store, r *Report) (*ledger.
 	}
 	wg.Wait()
 	built := ledger.NewIndex()
+	records, unsound := map[int][]recordSum{}, map[int]bool{}
 	for i, c := range results {
 		if c.read {
 			r.Ledgers++
+		}
+		if c.records == nil {
+			unsound[issues[i]] = true
+		} else {
+			records[issues[i]] = c.records
 		}
 		for _, f := range c.findings {
 			r.add(f)
@@ -253,7 +264,7 @@ func checkLedgers(ctx context.Context, store *ledger.Store, r *Report) (*ledger.
 			built.Issues[issues[i]] = c.open
 		}
 	}
-	return built, nil
+	return built, records, unsound, nil
 }
 
 // ledgerCheck is what checking one ledger found: whether the file could be
@@ -266,6 +277,7 @@ type ledgerCheck struct {
 	findings       []Finding
 	clarifications int
 	open           []ledger.IndexEntry
+	records        []recordSum // nil when the ledger is not sound
 }
 
 func checkLedger(store *ledger.Store, n int, memo *schemaMemo) (c ledgerCheck) {
@@ -291,6 +303,7 @@ func checkLedger(store *ledger.Store, n int, memo *schemaMemo) (c ledgerCheck) {
 		return c
 	}
 	c.clarifications = len(l.Clarifications)
+	c.records = summarize(l)
 	one := ledger.NewIndex()
 	one.Set(l)
 	c.open = one.Issues[n]

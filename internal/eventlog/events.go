@@ -111,9 +111,15 @@ type EventLog struct {
 	Path string
 }
 
+// beforeAppend is a test hook (see crashpoint.go); nil in agentx.
+var beforeAppend func(Event)
+
 // Append adds e as one line, creating the file (0644) and its directory if
 // missing.
 func (l EventLog) Append(e Event) error {
+	if beforeAppend != nil {
+		beforeAppend(e)
+	}
 	b, err := json.Marshal(e)
 	if err != nil {
 		return fmt.Errorf("event log %s: encode: %w", l.Path, err)

@@ -1,0 +1,93 @@
+//go:build unix
+
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// TestKilledBeforeEventFoundByDoctor: an answer whose writer was killed
+// (SIGKILL) after the ledger's rename and before the event's append is in
+// the ledger and not in the event log. doctor reports it (exit 7), and four
+// doctor --fix run at once append its event exactly once; then doctor finds
+// the workspace healthy. The binary is built with the agentx_crashpoints
+// tag, which kills the process at that point (AGENTX_CRASH_BEFORE_EVENT).
+func TestKilledBeforeEventFoundByDoctor(t *testing.T) {
+	bin := buildAgentx(t, "-tags=agentx_crashpoints")
+	root := t.TempDir()
+	run := func(env []string, args ...string) (string, int) {
+		c := exec.Command(bin, args...)
+		c.Dir = root
+		c.Env = append(append(os.Environ(), "AGENTX_ROOT="+root, "NO_COLOR=1", "AGENTX_AGENT="), env...)
+		out, err := c.CombinedOutput()
+		if c.ProcessState == nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+		return string(out), c.ProcessState.ExitCode()
+	}
+	if out, code := run(nil, "init"); code != 0 {
+		t.Fatalf("init: %d: %s", code, out)
+	}
+	if out, code := run([]string{"AGENTX_AGENT=engineer"}, "clarify", "ask", "--issue", "1", "--from", "engineer", "--to", "architect",
+		"--topic", "retries", "--question", "Which retry budget?", "--non-blocking"); code != 0 {
+		t.Fatalf("ask: %d: %s", code, out)
+	}
+	out, code := run([]string{"AGENTX_AGENT=architect", "AGENTX_CRASH_BEFORE_EVENT=clarification-answered"},
+		"clarify", "answer", "CLR-1-001", "--from", "architect", "--body", "Three tries.")
+	if code != -1 {
+		t.Fatalf("answer was to be killed before its event; exit %d: %s", code, out)
+	}
+	ledgerText, err := os.ReadFile(filepath.Join(root, ".agentx", "state", "clarifications", "issue-1.json"))
+	if err != nil || !bytes.Contains(ledgerText, []byte("Three tries.")) {
+		t.Fatalf("the answer is not in the ledger (%v)", err)
+	}
+	answered := func() int {
+		b, err := os.ReadFile(filepath.Join(root, ".agentx", "state", "events.jsonl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Count(string(b), `"type":"clarification-answered"`)
+	}
+	if n := answered(); n != 0 {
+		t.Fatalf("%d answered events before doctor", n)
+	}
+	later := []string{"AGENTX_NOW=" + time.Now().Add(2*time.Minute).UTC().Format(time.RFC3339)}
+	out, code = run(later, "doctor", "--json")
+	if code != 7 || !strings.Contains(out, "clarification-answered of CLR-1-001") {
+		t.Fatalf("doctor: exit %d, want 7 naming the missing event: %s", code, out)
+	}
+
+	var wg sync.WaitGroup
+	codes := make([]int, 4)
+	for i := range codes {
+		wg.Go(func() { _, codes[i] = run(later, "doctor", "--fix", "--json") })
+	}
+	wg.Wait()
+	for i, c := range codes {
+		if c != 0 {
+			t.Errorf("doctor --fix %d: exit %d", i, c)
+		}
+	}
+	if n := answered(); n != 1 {
+		t.Fatalf("after four concurrent doctor --fix: %d answered events, want 1", n)
+	}
+	out, code = run(later, "doctor", "--json")
+	var rep struct {
+		Findings []struct{ Check string }
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || code != 0 {
+		t.Fatalf("doctor after the fix: exit %d (%v): %s", code, err, out)
+	}
+	// the answer reaches the asker's inbox through the event put back
+	if out, code := run([]string{"AGENTX_AGENT=engineer"}, "inbox", "--agent", "engineer", "--peek"); code != 0 || !strings.Contains(out, "Three tries.") {
+		t.Errorf("inbox: exit %d, want the answer: %s", code, out)
+	}
+}

@@ -1,0 +1,267 @@
+package doctor
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/agentx-cli/agentx/internal/eventlog"
+	"github.com/agentx-cli/agentx/internal/words"
+	"github.com/agentx-cli/agentx/ledger"
+	"github.com/agentx-cli/agentx/lock"
+)
+
+// CheckVanished: a question the event log says was asked (its asker was
+// given the id) is not in its ledger: a writer that takes no lock, or
+// writes in place, wrote a version of the file made before it. (A change
+// the ledger holds without its event, its writer killed between the
+// ledger's rename and the event's append, is a CheckEvents finding.)
+const CheckVanished = "vanished"
+
+// recordSum is what the event checks need of one clarification, kept from
+// checkLedger so that the ledgers are not read twice.
+type recordSum struct {
+	id, from, to, topic string
+	blocking            bool
+	created             time.Time
+	entries             []entrySum
+}
+
+type entrySum struct {
+	typ   eventlog.EventType
+	round int
+	from  string
+	at    time.Time
+}
+
+// summarize keeps what the event checks need of l's records.
+func summarize(l *ledger.Ledger) []recordSum {
+	out := make([]recordSum, 0, len(l.Clarifications))
+	for _, c := range l.Clarifications {
+		r := recordSum{id: c.ID, from: c.From, to: c.To, topic: c.Topic, blocking: c.Blocking, created: c.Created.Time}
+		for _, e := range c.Thread {
+			if t, ok := eventOfEntry(e); ok {
+				r.entries = append(r.entries, entrySum{typ: t, round: e.Round, from: e.From, at: e.Timestamp.Time})
+			}
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// eventOfEntry is the event the hub logs with the change that added thread
+// entry e: a question asks (round 1) or follows up, an answer answers, an
+// escalation escalates, a resolution resolves or, when its body starts
+// "Abandoned", abandons.
+func eventOfEntry(e ledger.ThreadEntry) (eventlog.EventType, bool) {
+	switch e.Type {
+	case ledger.Question:
+		if e.Round <= 1 {
+			return eventlog.EventRequested, true
+		}
+		return eventlog.EventFollowedUp, true
+	case ledger.Answer:
+		return eventlog.EventAnswered, true
+	case ledger.Escalation:
+		return eventlog.EventEscalated, true
+	case ledger.Resolution:
+		if strings.HasPrefix(e.Body, "Abandoned") {
+			return eventlog.EventAbandoned, true
+		}
+		return eventlog.EventResolved, true
+	}
+	return "", false
+}
+
+// eventKey counts events of one kind for one round of a clarification.
+type eventKey struct {
+	id    string
+	typ   eventlog.EventType
+	round int
+}
+
+// logged is what the event log says, as the event checks need it.
+type logged struct {
+	start    time.Time // the first event's time: changes before it are not expected in the log
+	counts   map[eventKey]int
+	requests []eventlog.Event // every clarification-requested event, in log order
+}
+
+func readLogged(path string) (*logged, error) {
+	lg := &logged{counts: map[eventKey]int{}}
+	_, err := eventlog.EventLog{Path: path}.Each(eventlog.EventFilter{}, func(e eventlog.Event) error {
+		if e.ClarificationID == "" {
+			return nil // a proposal's event
+		}
+		if lg.start.IsZero() || e.Timestamp.Before(lg.start) {
+			lg.start = e.Timestamp.Time
+		}
+		lg.counts[eventKey{e.ClarificationID, e.Type, e.Round}]++
+		if e.Type == eventlog.EventRequested {
+			lg.requests = append(lg.requests, e)
+		}
+		return nil
+	})
+	return lg, err
+}
+
+// crossCheckEvents cross-checks the event log against the sound ledgers
+// (records, by issue): every question the log says was asked must be in
+// its ledger (CheckVanished: what the log knows of one that is not is
+// reported, since it cannot be restored), and every change a ledger holds
+// must have its event (CheckEvents; --fix appends the missing ones, under
+// the event log's own lock, so that two doctors append each once). A change
+// younger than the stale age is left alone: its writer may still be about
+// to append it.
+func crossCheckEvents(ctx context.Context, store *ledger.Store, opts Options, r *Report, records map[int][]recordSum, unsound map[int]bool) error {
+	path := filepath.Join(store.Dir(), eventlog.File)
+	lg, err := readLogged(path)
+	if err != nil {
+		return err
+	}
+	if lg.start.IsZero() {
+		return nil // no event log (or no clarification in it): nothing to compare
+	}
+	vanished(store, lg, r, records, unsound)
+	missing := missingEvents(lg, records, opts.Now().Add(-opts.StaleAge))
+	if len(missing) == 0 {
+		return nil
+	}
+	if opts.Fix {
+		appended, err := appendMissing(ctx, path, opts, records)
+		if err != nil {
+			r.add(Finding{Check: CheckEvents, Severity: Error, Path: path,
+				Problem: fmt.Sprintf("%d %s the ledgers hold %s no event", len(missing), words.Plural(len(missing), "change", "changes"), words.Plural(len(missing), "has", "have")),
+				Action:  "could not append them: " + err.Error()})
+			return nil
+		}
+		missing = appended
+	}
+	for _, e := range missing {
+		f := Finding{Check: CheckEvents, Severity: Error, Path: path,
+			Problem: fmt.Sprintf("%s of %s (round %d, %s, by %s) is in the ledger of #%d but not in the event log: its writer was killed before it logged it",
+				e.Type, e.ClarificationID, e.Round, stampOf(e), e.By, e.IssueNumber),
+			Action: "agentx doctor --fix appends it (the ledger is the record; events are derived from it)"}
+		if opts.Fix {
+			f.Fixed, f.Action = true, "appended"
+		}
+		r.add(f)
+	}
+	return nil
+}
+
+// vanished reports each question the event log says was asked and its
+// ledger does not hold: neither under its id (with the same asker, one
+// asked and topic) nor, renumbered (remote mode), under another id made
+// within a minute before the event.
+func vanished(store *ledger.Store, lg *logged, r *Report, records map[int][]recordSum, unsound map[int]bool) {
+	claimed := map[string]bool{}
+	byID := map[string]*recordSum{}
+	for _, rs := range records {
+		for i := range rs {
+			byID[rs[i].id] = &rs[i]
+		}
+	}
+	same := func(rec *recordSum, e eventlog.Event) bool {
+		return rec.from == e.FromAgent && rec.to == e.ToAgent && rec.topic == e.Topic
+	}
+	var left []eventlog.Event
+	for _, e := range lg.requests {
+		if unsound[e.IssueNumber] {
+			continue // its ledger is reported as it is
+		}
+		if rec := byID[e.ClarificationID]; rec != nil && same(rec, e) && !claimed[rec.id] {
+			claimed[rec.id] = true
+			continue
+		}
+		left = append(left, e)
+	}
+	for _, e := range left {
+		found := false
+		for i := range records[e.IssueNumber] {
+			rec := &records[e.IssueNumber][i]
+			if claimed[rec.id] || !same(rec, e) {
+				continue
+			}
+			if d := e.Timestamp.Sub(rec.created); d >= 0 && d <= time.Minute {
+				claimed[rec.id], found = true, true
+				break
+			}
+		}
+		if found {
+			continue
+		}
+		problem := fmt.Sprintf("%s (asked by %s of %s, topic %q, at %s) was acknowledged but is not in the ledger of #%d",
+			e.ClarificationID, e.FromAgent, e.ToAgent, e.Topic, e.Timestamp, e.IssueNumber)
+		if rec := byID[e.ClarificationID]; rec != nil {
+			problem += fmt.Sprintf("; %s there now is another question (asked by %s of %s, topic %q)", rec.id, rec.from, rec.to, rec.topic)
+		}
+		r.add(Finding{Check: CheckVanished, Severity: Error, Path: store.Path(e.IssueNumber),
+			Problem: problem + ": a writer that takes no lock (or writes the file in place) wrote over it",
+			Action:  "it cannot be restored from the event log, which holds no question text: tell " + e.FromAgent + " to ask again; see docs/file-formats.md on which AgentX writers honour the lock"})
+	}
+}
+
+// missingEvents lists the events of the changes the ledgers hold and the
+// log does not, made from the first event's time on and before settled.
+func missingEvents(lg *logged, records map[int][]recordSum, settled time.Time) []eventlog.Event {
+	var out []eventlog.Event
+	seen := map[eventKey]int{}
+	for n, rs := range records {
+		for _, rec := range rs {
+			for _, en := range rec.entries {
+				k := eventKey{rec.id, en.typ, en.round}
+				seen[k]++
+				if seen[k] <= lg.counts[k] || en.at.Before(lg.start) || en.at.After(settled) {
+					continue
+				}
+				c := &ledger.Clarification{ID: rec.id, From: rec.from, To: rec.to, Topic: rec.topic, Blocking: rec.blocking, Round: en.round}
+				e := eventlog.EventFor(en.typ, n, c, en.at)
+				e.By = en.from
+				out = append(out, e)
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b eventlog.Event) int {
+		if c := a.Timestamp.Compare(b.Timestamp.Time); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ClarificationID, b.ClarificationID)
+	})
+	return out
+}
+
+// eventsLockWait bounds how long a doctor waits for another doctor's
+// append of missing events.
+const eventsLockWait = 30 * time.Second
+
+// appendMissing appends the missing events under the event log's own lock:
+// the log is read again under it, so a doctor that waited for another
+// appends only what is still missing.
+func appendMissing(ctx context.Context, path string, opts Options, records map[int][]recordSum) ([]eventlog.Event, error) {
+	lk, err := lock.Acquire(ctx, path, lock.Options{Wait: eventsLockWait, StaleAge: opts.StaleAge, Agent: "agentx-doctor", Now: opts.Now})
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = lk.Release() }()
+	lg, err := readLogged(path)
+	if err != nil {
+		return nil, err
+	}
+	missing := missingEvents(lg, records, opts.Now().Add(-opts.StaleAge))
+	log := eventlog.EventLog{Path: path}
+	for i, e := range missing {
+		if err := log.Append(e); err != nil {
+			return missing[:i], err
+		}
+	}
+	return missing, nil
+}
+
+// stampOf is an event's time as agentx writes times.
+func stampOf(e eventlog.Event) string {
+	return e.Timestamp.UTC().Format("2006-01-02T15:04:05.000Z")
+}

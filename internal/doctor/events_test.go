@@ -1,0 +1,99 @@
+package doctor
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentx-cli/agentx/internal/eventlog"
+	"github.com/agentx-cli/agentx/ledger"
+	"github.com/agentx-cli/agentx/lock"
+)
+
+// TestVanishedAndMissingEvents: a writer that takes no lock writes issue
+// 1's ledger as it read it before two asks agentx acknowledged, plus its
+// own question under the id one of them had: doctor reports both asks as
+// vanished, with what the event log knows (id, asker, one asked, topic,
+// time). A change in issue 2's ledger whose event was never appended is
+// reported, appended once by --fix (a second --fix appends nothing), and a
+// change younger than the stale age is left alone.
+func TestVanishedAndMissingEvents(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	now := t0.Add(time.Hour)
+	s := ledger.NewStore(dir, lock.Options{}, func() time.Time { return t0 })
+	log := eventlog.EventLog{Path: filepath.Join(dir, eventlog.File)}
+	ask := func(n int, from, topic string, at time.Time, logged bool) *ledger.Clarification {
+		var c *ledger.Clarification
+		_, err := s.Update(ctx, n, func(l *ledger.Ledger) error {
+			c = &ledger.Clarification{ID: l.NextID(), From: from, To: "architect", Topic: topic, Status: ledger.Pending,
+				Round: 1, MaxRounds: 5, Created: ledger.T(at), StaleAfter: ledger.T(at.Add(time.Hour)),
+				Thread: []ledger.ThreadEntry{{Round: 1, From: from, Type: ledger.Question, Body: "q", Timestamp: ledger.T(at)}}}
+			l.Clarifications = append(l.Clarifications, c)
+			return nil
+		})
+		require.NoError(t, err)
+		if logged {
+			e := eventlog.EventFor(eventlog.EventRequested, n, c, at)
+			e.By = from
+			require.NoError(t, log.Append(e))
+		}
+		return c
+	}
+	ask(1, "engineer", "kept", t0, true)
+	before, err := os.ReadFile(s.Path(1)) // what the foreign writer read
+	require.NoError(t, err)
+	ask(1, "engineer", "lost one", t0.Add(time.Second), true)
+	ask(1, "reviewer", "lost two", t0.Add(2*time.Second), true)
+	foreign := strings.Replace(string(before), `"clarifications": [`, `"clarifications": [{"id": "CLR-1-002", "from": "pm", "to": "architect", "topic": "theirs", "blocking": false, "status": "pending", "round": 1, "maxRounds": 5, "created": "2026-02-26T10:00:05.000Z", "staleAfter": "2026-02-26T11:00:05.000Z", "thread": [{"round": 1, "from": "pm", "type": "question", "body": "x", "timestamp": "2026-02-26T10:00:05.000Z"}]},`, 1)
+	require.NotEqual(t, string(before), foreign)
+	require.NoError(t, os.WriteFile(s.Path(1), []byte(foreign), 0o644))
+
+	c := ask(2, "engineer", "answered", t0, true)
+	_, err = s.Update(ctx, 2, func(l *ledger.Ledger) error {
+		r := l.Find(c.ID)
+		r.Status = ledger.Answered
+		r.Thread = append(r.Thread, ledger.ThreadEntry{Round: 1, From: "architect", Type: ledger.Answer, Body: "yes", Timestamp: ledger.T(t0.Add(time.Minute))})
+		return nil
+	})
+	require.NoError(t, err) // and the writer was killed before its event
+	ask(2, "engineer", "just now", now.Add(-time.Second), false)
+
+	_, _, err = s.RebuildIndex(ctx)
+	require.NoError(t, err)
+	r, err := Run(ctx, s, Options{Now: func() time.Time { return now }})
+	require.NoError(t, err)
+	var vanishedText, missingText []string
+	for _, f := range r.Findings {
+		switch f.Check {
+		case CheckVanished:
+			vanishedText = append(vanishedText, f.Problem)
+		case CheckEvents:
+			missingText = append(missingText, f.Problem)
+		}
+	}
+	require.Len(t, vanishedText, 2, "%v", r.Findings)
+	assert.Contains(t, vanishedText[0], `CLR-1-002 (asked by engineer of architect, topic "lost one", at 2026-02-26T10:00:01.000Z)`)
+	assert.Contains(t, vanishedText[0], `another question (asked by pm of architect, topic "theirs")`)
+	assert.Contains(t, vanishedText[1], `CLR-1-003 (asked by reviewer of architect, topic "lost two", at 2026-02-26T10:00:02.000Z)`)
+	require.Len(t, missingText, 1, "%v", r.Findings)
+	assert.Contains(t, missingText[0], "clarification-answered of CLR-2-001 (round 1, 2026-02-26T10:01:00.000Z, by architect)")
+	assert.Positive(t, r.Remaining)
+
+	for range 2 {
+		_, err = Run(ctx, s, Options{Now: func() time.Time { return now }, Fix: true})
+		require.NoError(t, err)
+	}
+	res, err := log.Read(eventlog.EventFilter{ID: c.ID})
+	require.NoError(t, err)
+	require.Len(t, res.Events, 2, "requested, then the answered event appended once")
+	assert.Equal(t, eventlog.EventAnswered, res.Events[1].Type)
+	assert.Equal(t, "architect", res.Events[1].By)
+	assert.True(t, res.Events[1].Timestamp.Equal(t0.Add(time.Minute)), "dated as the ledger's entry")
+}
