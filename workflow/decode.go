@@ -44,7 +44,7 @@ func parseDoc(file string, data []byte) (*doc, map[string]toml.Primitive, bool) 
 	}
 	switch line, over := scanBounds(data, MaxNesting, MaxItems); over {
 	case overNesting:
-		d.errs = append(d.errs, &Error{File: file, Line: line, Msg: fmt.Sprintf("arrays and inline tables nested more than %d deep: agentx reads no deeper", MaxNesting),
+		d.errs = append(d.errs, &Error{File: file, Line: line, Msg: fmt.Sprintf("arrays, inline tables or dotted keys nested more than %d deep: agentx reads no deeper", MaxNesting),
 			Hint: "flatten the value: a workflow or config.toml nests two or three levels"})
 		return d, nil, false
 	case overItems:
@@ -93,18 +93,24 @@ func nestingWithin(data []byte, max int) (line int, ok bool) {
 	return line, over == overNone
 }
 
-// scanBounds reports whether arrays and inline tables in TOML text data
-// nest more than maxDepth deep (overNesting) or the file holds more than
+// scanBounds reports whether arrays, inline tables and dotted keys (a.b.c,
+// [a.b.c]) in TOML text data nest more than maxDepth deep (overNesting) or the file holds more than
 // maxItems keys, tables and array elements (overItems), and the line where
 // it goes over. It skips comments and strings (basic, literal, and their
 // multi-line forms); a string left open ends the scan (the decoder reports
 // it).
 func scanBounds(data []byte, maxDepth, maxItems int) (line, over int) {
 	depth, items, line := 0, 0, 1
+	dots := 0 // in the key being read: a.b.c = 1 and [a.b.c] nest as deep as {a={b={c=1}}}
 	for i := 0; i < len(data); i++ {
 		switch c := data[i]; c {
 		case '\n':
 			line++
+			dots = 0
+		case '.':
+			if dots++; dots > maxDepth {
+				return line, overNesting
+			}
 		case '#':
 			for i+1 < len(data) && data[i+1] != '\n' {
 				i++
@@ -117,6 +123,7 @@ func scanBounds(data []byte, maxDepth, maxItems int) (line, over int) {
 			}
 			i = end
 		case '[', '{':
+			dots = 0
 			if depth++; depth > maxDepth {
 				return line, overNesting
 			}
@@ -124,6 +131,7 @@ func scanBounds(data []byte, maxDepth, maxItems int) (line, over int) {
 				return line, overItems
 			}
 		case '=', ',':
+			dots = 0
 			if items++; items > maxItems {
 				return line, overItems
 			}

@@ -4,6 +4,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -154,7 +155,11 @@ func TestMeasureHelper(t *testing.T) {
 	if err := json.Unmarshal([]byte(spec), &s); err != nil {
 		t.Fatal(err)
 	}
-	c := exec.Command(s.Args[0], s.Args[1:]...)
+	// A file that defeats the bound must fail this test, not take the
+	// machine's memory with it: the child is killed after 20 s.
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	c := exec.CommandContext(ctx, s.Args[0], s.Args[1:]...)
 	c.Dir = s.Dir
 	start := time.Now()
 	out, _ := c.CombinedOutput()
