@@ -29,6 +29,8 @@ const (
 	EventAbandoned           = eventlog.EventAbandoned
 	EventResponderFailed     = eventlog.EventResponderFailed
 	EventSuperseded          = eventlog.EventSuperseded
+	EventRenumbered          = eventlog.EventRenumbered
+	EventChangeSuperseded    = eventlog.EventChangeSuperseded
 	EventProposalCreated     = eventlog.EventProposalCreated
 	EventProposalEvidence    = eventlog.EventProposalEvidence
 	EventProposalApproved    = eventlog.EventProposalApproved

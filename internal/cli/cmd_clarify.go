@@ -500,6 +500,9 @@ name (--as NAME, else git config user.email or user.name, else $USER).`,
 				if err != nil {
 					return router.Record{}, err
 				}
+				if err := a.named(ctx, h, args[0], true); err != nil {
+					return router.Record{}, err
+				}
 				return h.Answer(ctx, args[0], who, text)
 			})
 		}),
@@ -529,6 +532,9 @@ func newFollowupCmd(a *App) *cobra.Command {
 				return err
 			}
 			followup := func(h *router.Hub) (router.Record, error) {
+				if err := a.named(ctx, h, args[0], true); err != nil {
+					return router.Record{}, err
+				}
 				return h.Followup(ctx, args[0], who, text)
 			}
 			if wait {
@@ -573,6 +579,9 @@ from a shell without AGENTX_AGENT set; the entry records the person's name
 				if err != nil {
 					return router.Record{}, err
 				}
+				if err := a.named(ctx, h, args[0], true); err != nil {
+					return router.Record{}, err
+				}
 				rec, err := h.Resolve(ctx, args[0], who, body)
 				if err == nil {
 					a.markResolved(ctx, h.Store, rec)
@@ -597,6 +606,9 @@ func newCloseCmd(a *App, name, short string) *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: a.runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			return a.act(format, func(h *router.Hub) (router.Record, error) {
+				if err := a.named(ctx, h, args[0], true); err != nil {
+					return router.Record{}, err
+				}
 				if name == "escalate" {
 					return h.Escalate(ctx, args[0], reason)
 				}
@@ -623,6 +635,9 @@ func newCancelCmd(a *App) *cobra.Command {
 			return a.act(formatText, func(h *router.Hub) (router.Record, error) {
 				who, err := a.claim("from", from)
 				if err != nil {
+					return router.Record{}, err
+				}
+				if err := a.named(ctx, h, args[0], true); err != nil {
 					return router.Record{}, err
 				}
 				return h.Cancel(ctx, args[0], who)
@@ -654,6 +669,13 @@ func newShowCmd(a *App) *cobra.Command {
 			_, h, err := a.hub()
 			if err != nil {
 				return err
+			}
+			if len(args) == 1 {
+				if err := a.named(ctx, h, args[0], false); err != nil {
+					return err
+				}
+			} else {
+				a.gateIssue(ctx, h, n)
 			}
 			return a.later(func(ctx context.Context) error { // show the state the monitor leaves
 				if len(args) == 1 {
@@ -720,6 +742,7 @@ func newClarifyListCmd(a *App) *cobra.Command {
 				}
 				f.Statuses = append(f.Statuses, st)
 			}
+			a.wide = true
 			_, h, err := a.hub()
 			if err != nil {
 				return err
@@ -778,6 +801,9 @@ with the id alone on stdout (under --json, the error's data).`,
 		Args: cobra.ExactArgs(1),
 		RunE: a.runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			return a.actWait(ctx, format, cmd.Flags().Changed("format"), timeout, func(h *router.Hub) (router.Record, error) {
+				if err := a.named(ctx, h, args[0], false); err != nil {
+					return router.Record{}, err
+				}
 				return h.Get(args[0])
 			})
 		}),

@@ -44,6 +44,7 @@ func errorExit(err error) ExitCode {
 		lockPath   *lock.NotRegularError
 		lost       *lock.LostError
 		superseded *remote.SupersededError
+		renumbered *remote.RenumberedError
 		busy       *remote.BusyError
 		badConfig  *setup.DataError
 	)
@@ -64,7 +65,7 @@ func errorExit(err error) ExitCode {
 		return ExitLockLost
 	case errors.As(err, &busy):
 		return ExitRemoteBusy
-	case errors.As(err, &superseded):
+	case errors.As(err, &superseded), errors.As(err, &renumbered):
 		return ExitSuperseded
 	case errors.As(err, &ruleErr):
 		return ExitRejected
