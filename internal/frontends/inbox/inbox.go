@@ -11,6 +11,7 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -615,7 +616,7 @@ func toldKey(e eventlog.Event) string {
 	if e.Type == eventlog.EventRenumbered {
 		return e.ClarificationID + ":" + string(KindRenumbered) + ":" + e.Was
 	}
-	return e.ClarificationID + ":" + string(KindOvertaken) + ":" + e.Timestamp.UTC().Format(time.RFC3339Nano)
+	return e.ClarificationID + ":" + string(KindOvertaken) + ":" + strconv.FormatInt(e.Timestamp.UnixMilli(), 10)
 }
 
 // tell builds the item of an event that only tells (told): about c as it
@@ -628,9 +629,6 @@ func (b *builder) tell(c *ledger.Clarification, e eventlog.Event, kind Kind) Ite
 	}
 	if q := c.Current(ledger.Question); q != nil {
 		it.Question = q.Body
-	}
-	if kind == KindOvertaken {
-		it.Body = e.Reason
 	}
 	return it
 }
