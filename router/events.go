@@ -30,6 +30,8 @@ const (
 	EventResponderFailed     = eventlog.EventResponderFailed
 	EventSuperseded          = eventlog.EventSuperseded
 	EventRemoteRefused       = eventlog.EventRemoteRefused
+	EventRenumbered          = eventlog.EventRenumbered
+	EventChangeSuperseded    = eventlog.EventChangeSuperseded
 	EventProposalCreated     = eventlog.EventProposalCreated
 	EventProposalEvidence    = eventlog.EventProposalEvidence
 	EventProposalApproved    = eventlog.EventProposalApproved

@@ -91,3 +91,35 @@ func PulledEvents(issue int, changes []remote.Pulled, now time.Time) []Event {
 	}
 	return out
 }
+
+// OvertakenEvents are the events of the queued changes of issue that a
+// delivery of the outbox could not deliver as made
+// (remote.Replicator.OnOutcomes), l being the shared ledger as delivered:
+// a question given another id (EventRenumbered, for its asker) and a
+// change another host got to first (EventChangeSuperseded, for its
+// author), so that the agent that was told "unsynced" learns what became
+// of it.
+func OvertakenEvents(issue int, outs []remote.Outcome, l *ledger.Ledger, now time.Time) []Event {
+	var out []Event
+	for _, o := range outs {
+		switch o.Outcome {
+		case remote.OutcomeRenumbered:
+			c := l.Find(o.As)
+			if c == nil {
+				continue
+			}
+			e := EventFor(EventRenumbered, issue, c, now)
+			e.By, e.Was, e.Reason = o.By, o.ID, o.Message
+			out = append(out, e)
+		case remote.OutcomeSuperseded:
+			c := l.Find(o.ID)
+			if c == nil {
+				continue
+			}
+			e := EventFor(EventChangeSuperseded, issue, c, now)
+			e.By, e.Reason = o.By, o.Message
+			out = append(out, e)
+		}
+	}
+	return out
+}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync/atomic"
+	"time"
 
 	"github.com/fatih/color"
 	"github.com/spf13/cobra"
@@ -70,6 +71,12 @@ type opened struct {
 	hb *router.Hub
 	// refreshed: the remote mode's refresh ran for this command (see hub)
 	refreshed bool
+	// fetchedAt: when the refresh found the refs fetched within the
+	// [remote] interval, the time of that fetch (zero: fetched now, or no
+	// remote); wide: the command reads the whole workspace (list, ready,
+	// stats), so it says how old that copy is
+	fetchedAt time.Time
+	wide      bool
 
 	ghSide *ghmirror.Side // nil: not yet opened
 	sl     *slackmode.Mode

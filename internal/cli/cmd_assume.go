@@ -32,6 +32,9 @@ beside it, so you can check whether your work still holds.`,
 			if err != nil {
 				return err
 			}
+			if err := a.named(ctx, h, args[0], true); err != nil {
+				return err
+			}
 			rec, err := h.Assume(ctx, args[0], who, text)
 			if err != nil {
 				return err

@@ -507,6 +507,9 @@ not offer is a usage error naming its options (exit 2).`,
 				if err != nil {
 					return router.Record{}, err
 				}
+				if err := a.named(ctx, h, args[0], true); err != nil {
+					return router.Record{}, err
+				}
 				return h.AnswerReply(ctx, args[0], who, r)
 			})
 		}),
@@ -554,6 +557,9 @@ func newFollowupCmd(a *App) *cobra.Command {
 				return err
 			}
 			followup := func(h *router.Hub) (router.Record, error) {
+				if err := a.named(ctx, h, args[0], true); err != nil {
+					return router.Record{}, err
+				}
 				return h.Followup(ctx, args[0], who, text)
 			}
 			if wait {
@@ -611,6 +617,9 @@ a usage error naming its options (exit 2).`,
 				if err != nil {
 					return router.Record{}, err
 				}
+				if err := a.named(ctx, h, args[0], true); err != nil {
+					return router.Record{}, err
+				}
 				rec, err := h.ResolveReply(ctx, args[0], who, r)
 				if err == nil {
 					a.markResolved(ctx, h.Store, rec)
@@ -636,6 +645,9 @@ func newCloseCmd(a *App, name, short string) *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: a.runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			return a.act(format, func(h *router.Hub) (router.Record, error) {
+				if err := a.named(ctx, h, args[0], true); err != nil {
+					return router.Record{}, err
+				}
 				if name == "escalate" {
 					return h.Escalate(ctx, args[0], reason)
 				}
@@ -662,6 +674,9 @@ func newCancelCmd(a *App) *cobra.Command {
 			return a.act(formatText, func(h *router.Hub) (router.Record, error) {
 				who, err := a.claim("from", from)
 				if err != nil {
+					return router.Record{}, err
+				}
+				if err := a.named(ctx, h, args[0], true); err != nil {
 					return router.Record{}, err
 				}
 				return h.Cancel(ctx, args[0], who)
@@ -693,6 +708,13 @@ func newShowCmd(a *App) *cobra.Command {
 			_, h, err := a.hub()
 			if err != nil {
 				return err
+			}
+			if len(args) == 1 {
+				if err := a.named(ctx, h, args[0], false); err != nil {
+					return err
+				}
+			} else {
+				a.gateIssue(ctx, h, n)
 			}
 			return a.later(func(ctx context.Context) error { // show the state the monitor leaves
 				if len(args) == 1 {
@@ -796,6 +818,7 @@ func newClarifyListCmd(a *App) *cobra.Command {
 				}
 				f.Statuses = append(f.Statuses, st)
 			}
+			a.wide = true
 			_, h, err := a.hub()
 			if err != nil {
 				return err
@@ -854,6 +877,9 @@ with the id alone on stdout (under --json, the error's data).`,
 		Args: cobra.ExactArgs(1),
 		RunE: a.runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			return a.actWait(ctx, format, cmd.Flags().Changed("format"), timeout, func(h *router.Hub) (router.Record, error) {
+				if err := a.named(ctx, h, args[0], false); err != nil {
+					return router.Record{}, err
+				}
 				return h.Get(args[0])
 			})
 		}),

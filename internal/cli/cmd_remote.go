@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentx-cli/agentx/internal/atomicfile"
+	"github.com/agentx-cli/agentx/internal/frontends/todo"
 	"github.com/agentx-cli/agentx/internal/remote"
 	"github.com/agentx-cli/agentx/internal/safetext"
 	"github.com/agentx-cli/agentx/internal/workspace"
@@ -47,6 +49,7 @@ func (a *App) remoteSide(ctx context.Context, ws *workspace.Workspace) {
 		a.warnf("remote: %v", err)
 		return
 	}
+	a.fetchedAt = r.AsOf
 	if r.Offline != "" {
 		a.warnf("remote: %s: reading the local copy", r.Offline)
 	}
@@ -65,21 +68,25 @@ func (a *App) logPulled(ws *workspace.Workspace) {
 		return
 	}
 	log := router.EventLog{Path: filepath.Join(ws.Store.Dir(), router.EventsFile)}
-	rep.OnRefused(func(issue int, he *remote.HistoryError) {
-		e := router.EventFor(router.EventRemoteRefused, issue, nil, ws.Store.Now())
-		e.Topic, e.Reason, e.By, e.Host = he.Ref, he.Error(), router.HubAgent, he.Host
-		if err := log.Append(e); err != nil {
-			a.warnf("%v", err)
-		}
-	})
-	rep.OnPulled(func(issue int, changes []remote.Pulled) {
-		a.pulled.Store(true)
-		for _, e := range router.PulledEvents(issue, changes, ws.Store.Now()) {
+	appendAll := func(events []router.Event) {
+		for _, e := range events {
 			if err := log.Append(e); err != nil {
 				a.warnf("%v", err)
 				return
 			}
 		}
+	}
+	rep.OnRefused(func(issue int, he *remote.HistoryError) {
+		e := router.EventFor(router.EventRemoteRefused, issue, nil, ws.Store.Now())
+		e.Topic, e.Reason, e.By, e.Host = he.Ref, he.Error(), router.HubAgent, he.Host
+		appendAll([]router.Event{e})
+	})
+	rep.OnPulled(func(issue int, changes []remote.Pulled) {
+		a.pulled.Store(true)
+		appendAll(router.PulledEvents(issue, changes, ws.Store.Now()))
+	})
+	rep.OnOutcomes(func(issue int, outs []remote.Outcome, l *ledger.Ledger) {
+		appendAll(router.OvertakenEvents(issue, outs, l, ws.Store.Now()))
 	})
 }
 
@@ -128,6 +135,29 @@ func (e *gateUnreadable) Hint() string {
 	return fmt.Sprintf("git log --stat %s shows its commits; a host whose copy is right puts it back with agentx sync --republish, or with git: git push --force-with-lease=%s:<the bad commit> <remote> <a good commit>:%s", ref, ref, ref)
 }
 
+// named is what every command that names a clarification by id does
+// first, in remote mode. A read (show, wait) brings that issue's local
+// copy up to the remote (gateIssue: one ls-remote, a fetch only if the ref
+// moved), so an answer given on another host is seen at once and an id
+// made elsewhere is found. A change (answer, follow-up, resolve, ...)
+// fetches the issue under its lock anyway and runs on the shared ledger,
+// so that a change another host made first is told as superseded, with
+// what it did; it looks ahead only for an id the local copy lacks (made
+// elsewhere), which what it reads first (the asked agent, as --from's
+// default) needs. Then it refuses an id this host printed while offline
+// for a question since delivered under another id
+// (remote.RenumberedError, exit 6).
+func (a *App) named(ctx context.Context, h *router.Hub, id string, change bool) error {
+	issue, _, err := ledger.ParseID(id)
+	if err != nil {
+		return nil // the command reports a malformed id
+	}
+	if _, err := h.Store.Get(id); !change || errors.Is(err, ledger.ErrNotFound) {
+		a.gateIssue(ctx, h, &issue)
+	}
+	return remote.CheckID(h.Store, id)
+}
+
 // unsynced lists the changes this command kept in the outbox.
 func (a *App) unsynced() []string {
 	if a.ws == nil {
@@ -151,15 +181,64 @@ func (a *App) localCopy() []string {
 	return nil
 }
 
+// overtaken is, in the envelope, one queued change this command
+// delivered otherwise than it was made.
+type overtaken struct {
+	Outcome string      `json:"outcome"`      // renumbered or superseded
+	ID      string      `json:"id"`           // the clarification it was made to
+	As      string      `json:"as,omitempty"` // renumbered: the id it was delivered under
+	Message string      `json:"message"`      // the change, as its commit names it
+	By      string      `json:"by,omitempty"` // who made it
+	At      ledger.Time `json:"at"`           // when it was delivered
+}
+
+// overtaken lists the queued changes this command delivered otherwise
+// than they were made: each was acknowledged earlier (unsynced) and is
+// told here, in the event log and in its author's inbox.
+func (a *App) overtaken() []overtaken {
+	if a.ws == nil {
+		return nil
+	}
+	var out []overtaken
+	for _, o := range remote.Of(a.ws.Store).Overtaken() {
+		out = append(out, overtaken{Outcome: o.Outcome, ID: o.ID, As: o.As, Message: o.Message, By: o.By, At: o.At})
+	}
+	return out
+}
+
+// asOf is when the shared ledgers a workspace-wide read used were
+// fetched, if that was earlier than this command (nil otherwise).
+func (a *App) asOf() *ledger.Time {
+	if !a.wide || a.fetchedAt.IsZero() {
+		return nil
+	}
+	t := ledger.T(a.fetchedAt)
+	return &t
+}
+
 // noteUnsynced says, in text mode on stderr, which changes this command
-// kept in the outbox and what went wrong after a change stood (under
-// --json the envelope's unsynced and local_copy members do).
+// kept in the outbox, what went wrong after a change stood, what became
+// of queued changes it delivered otherwise than made, and how old the
+// shared ledgers a workspace-wide read used are (under --json the
+// envelope's unsynced, local_copy, overtaken and remote_as_of members do).
 func (a *App) noteUnsynced() {
 	if a.json {
 		return
 	}
 	for _, n := range a.localCopy() {
 		a.warnf("%s", n)
+	}
+	for _, o := range a.overtaken() {
+		if o.Outcome == remote.OutcomeRenumbered {
+			fmt.Fprintf(a.stderr, "agentx: renumbered: %s (made while the remote was out of reach) was delivered as %s: another host had taken %s; %s on this host is refused from now on\n",
+				safetext.Line(o.Message), safetext.Line(o.As), safetext.Line(o.ID), safetext.Line(o.ID))
+			continue
+		}
+		fmt.Fprintf(a.stderr, "agentx: superseded: %s (made while the remote was out of reach, by %s) was not delivered: another host changed %s first; agentx clarify show %s reads what it did\n",
+			safetext.Line(o.Message), safetext.Line(cmp.Or(o.By, "someone")), safetext.Line(o.ID), safetext.Line(o.ID))
+	}
+	if at := a.asOf(); at != nil {
+		fmt.Fprintf(a.stderr, "agentx: remote: as of %s ago (fetched at most once per [remote] interval; agentx sync fetches now)\n", todo.Ago(time.Since(at.Time)))
 	}
 	for _, m := range a.unsynced() {
 		fmt.Fprintf(a.stderr, "agentx: unsynced: %s (kept in the outbox: the remote could not be reached; agentx sync delivers it)\n", safetext.Line(m))
@@ -169,6 +248,13 @@ func (a *App) noteUnsynced() {
 // supersededData is, under --json, the error document's data of a
 // superseded change: the clarification as the other host left it.
 func supersededData(err error) any {
+	var re *remote.RenumberedError
+	if errors.As(err, &re) {
+		if re.Now == nil {
+			return nil
+		}
+		return router.Record{IssueNumber: re.Issue, Clarification: re.Now}
+	}
 	var se *remote.SupersededError
 	if !errors.As(err, &se) || len(se.Changed) == 0 {
 		return nil
@@ -326,6 +412,14 @@ the ref at what was found. See docs/remote.md.`,
 			if !status && v.Offline != "" {
 				return &codedError{Code: ExitFailure, Msg: "remote " + v.Remote + ": " + v.Offline + ": the outbox is kept", Quiet: !a.json,
 					Todo: "agentx sync again once the remote can be reached"}
+			}
+			// Delivering is sync's work: a queued change another host
+			// overtook is its failure (the stderr lines say which).
+			for _, o := range a.overtaken() {
+				if o.Outcome == remote.OutcomeSuperseded {
+					return &codedError{Code: ExitSuperseded, Msg: fmt.Sprintf("%s was not delivered: another host changed %s first", o.Message, o.ID), Quiet: !a.json,
+						Todo: fmt.Sprintf("agentx clarify show %s reads what the other host did", o.ID)}
+				}
 			}
 			return nil
 		}),

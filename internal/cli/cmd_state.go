@@ -79,6 +79,7 @@ With --issue N it is a gate for CI and hooks: exit 0 when the issue is ready,
 			if err != nil {
 				return err
 			}
+			a.wide = n == nil // one issue is made current below
 			_, h, err := a.hub()
 			if err != nil {
 				return err

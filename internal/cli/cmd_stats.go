@@ -49,6 +49,7 @@ counts clarifications created since then.`,
 					return err
 				}
 			}
+			a.wide = true
 			_, h, err := a.hub()
 			if err != nil {
 				return err

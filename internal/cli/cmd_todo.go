@@ -74,11 +74,11 @@ func (a *App) printTodo(items []todo.Item, now time.Time) {
 		if it.Issue == 0 {
 			where = issuesOrNone(it.Issues)
 		}
-		when := "waiting " + ago(now.Sub(it.Since.Time))
+		when := "waiting " + todo.Ago(now.Sub(it.Since.Time))
 		if it.Overdue {
-			when = "OVERDUE " + ago(now.Sub(it.Due.Time)) + ", " + when
+			when = "OVERDUE " + todo.Ago(now.Sub(it.Due.Time)) + ", " + when
 		} else if it.Due != nil {
-			when += ", due in " + ago(it.Due.Sub(now))
+			when += ", due in " + todo.Ago(it.Due.Sub(now))
 		}
 		a.printf("%s  %s  %s  %s  %s\n", bold(line(it.ID)), where, kindLabel(it), it.Status, when)
 		a.printf("  %s  (%s)\n", line(it.Topic), line(who(it)))
@@ -127,22 +127,6 @@ func who(it todo.Item) string {
 		return "proposed by " + it.From
 	}
 	return it.From + " -> " + it.To
-}
-
-// ago words a duration for people: 45s, 12m, 3h5m, 2d4h.
-func ago(d time.Duration) string {
-	if d < 0 {
-		d = 0
-	}
-	switch {
-	case d < time.Minute:
-		return fmt.Sprintf("%ds", int(d.Seconds()))
-	case d < time.Hour:
-		return fmt.Sprintf("%dm", int(d.Minutes()))
-	case d < 24*time.Hour:
-		return fmt.Sprintf("%dh%dm", int(d.Hours()), int(d.Minutes())%60)
-	}
-	return fmt.Sprintf("%dd%dh", int(d.Hours())/24, int(d.Hours())%24)
 }
 
 // clipText keeps the first n bytes of s (at a rune boundary), saying how

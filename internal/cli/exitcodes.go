@@ -44,6 +44,7 @@ func errorExit(err error) ExitCode {
 		lockPath   *lock.NotRegularError
 		lost       *lock.LostError
 		superseded *remote.SupersededError
+		renumbered *remote.RenumberedError
 		busy       *remote.BusyError
 		history    *remote.HistoryError
 		badConfig  *setup.DataError
@@ -68,7 +69,7 @@ func errorExit(err error) ExitCode {
 		return ExitRemoteBusy
 	case errors.As(err, &history):
 		return ExitRemoteRefused
-	case errors.As(err, &superseded):
+	case errors.As(err, &superseded), errors.As(err, &renumbered):
 		return ExitSuperseded
 	case errors.As(err, &ruleErr):
 		return ExitRejected

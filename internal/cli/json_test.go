@@ -91,6 +91,10 @@ var jsonCases = []struct {
 	{"agentx sync", []string{"sync"}, ""},
 	{"agentx sync", []string{"sync", "--status"}, ""},
 	{"agentx remote log", []string{"remote", "log", "--issue", "42"}, ""},
+	// fetched within the [remote] interval: remote_as_of
+	{"agentx clarify list", []string{"clarify", "list", "--all"}, ""},
+	{"agentx ready", []string{"ready"}, ""},
+	{"agentx clarify stats", []string{"clarify", "stats"}, ""},
 }
 
 // jsonSchemas names, for each command path of jsonCases, the schema of its

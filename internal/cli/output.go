@@ -17,11 +17,29 @@ import (
 const schemaVersion = 1
 
 type envelope struct {
-	SchemaVersion int      `json:"schema_version"`
-	Data          any      `json:"data"`
-	Monitor       any      `json:"monitor,omitempty"`    // side-effect monitor findings, if any
-	Unsynced      []string `json:"unsynced,omitempty"`   // changes kept in the outbox: the remote was out of reach
-	LocalCopy     []string `json:"local_copy,omitempty"` // changes that stand but the local copy could not take (Store.Notes)
+	SchemaVersion int `json:"schema_version"`
+	Data          any `json:"data"`
+	Monitor       any `json:"monitor,omitempty"` // side-effect monitor findings, if any
+	remoteMembers
+}
+
+// remoteMembers are what the remote mode adds to every document (the
+// error document too).
+type remoteMembers struct {
+	Unsynced  []string `json:"unsynced,omitempty"`   // changes kept in the outbox: the remote was out of reach
+	LocalCopy []string `json:"local_copy,omitempty"` // changes that stand but the local copy could not take (Store.Notes)
+	// Overtaken: queued changes this command delivered otherwise than
+	// made (renumbered, superseded).
+	Overtaken []overtaken `json:"overtaken,omitempty"`
+	// RemoteAsOf: when the shared ledgers this command read were fetched,
+	// if earlier than this command (a workspace-wide read within the
+	// [remote] interval).
+	RemoteAsOf *ledger.Time `json:"remote_as_of,omitempty"`
+}
+
+// remote returns the remote mode's members of this command's document.
+func (a *App) remote() remoteMembers {
+	return remoteMembers{Unsynced: a.unsynced(), LocalCopy: a.localCopy(), Overtaken: a.overtaken(), RemoteAsOf: a.asOf()}
 }
 
 type errorBody struct {
@@ -36,8 +54,7 @@ type errorEnvelope struct {
 	Error         errorBody `json:"error"`
 	Data          any       `json:"data,omitempty"` // what the failure leaves to act on (wait_timeout: the record)
 	Monitor       any       `json:"monitor,omitempty"`
-	Unsynced      []string  `json:"unsynced,omitempty"`
-	LocalCopy     []string  `json:"local_copy,omitempty"`
+	remoteMembers
 }
 
 // emit prints a command's result: under --json the envelope with data,
@@ -52,7 +69,7 @@ func (a *App) emit(data any, text func()) error {
 		return nil
 	}
 	if a.json {
-		b, err := json.MarshalIndent(envelope{SchemaVersion: schemaVersion, Data: data, Monitor: a.sideView(), Unsynced: a.unsynced(), LocalCopy: a.localCopy()}, "", "  ")
+		b, err := json.MarshalIndent(envelope{SchemaVersion: schemaVersion, Data: data, Monitor: a.sideView(), remoteMembers: a.remote()}, "", "  ")
 		if err != nil {
 			return fmt.Errorf("encode json: %w", err)
 		}
@@ -84,7 +101,7 @@ func emitEach[T any](a *App, each func(put func(item T) error) error, text func(
 	// The envelope with a stand-in for the data, cut around it: what comes
 	// before the list and after it, as json.MarshalIndent lays them out.
 	const hole = `"\u0000items\u0000"`
-	b, err := json.MarshalIndent(envelope{SchemaVersion: schemaVersion, Data: json.RawMessage(hole), Monitor: a.sideView(), Unsynced: a.unsynced(), LocalCopy: a.localCopy()}, "", "  ")
+	b, err := json.MarshalIndent(envelope{SchemaVersion: schemaVersion, Data: json.RawMessage(hole), Monitor: a.sideView(), remoteMembers: a.remote()}, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode json: %w", err)
 	}
@@ -147,7 +164,7 @@ func (a *App) fail(err error) int {
 		}
 		b, _ := json.Marshal(errorEnvelope{SchemaVersion: schemaVersion, Error: errorBody{
 			Code: code.Name, ExitCode: code.N, Message: msg, Hint: hint,
-		}, Data: data, Monitor: a.sideView(), Unsynced: a.unsynced(), LocalCopy: a.localCopy()})
+		}, Data: data, Monitor: a.sideView(), remoteMembers: a.remote()})
 		fmt.Fprintf(a.stderr, "%s\n", b)
 		return code.N
 	}

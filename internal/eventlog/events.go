@@ -45,6 +45,16 @@ const (
 	// that does not only append): no clarification; the ref as topic, why
 	// as reason, the refused commit's host as host.
 	EventRemoteRefused EventType = "remote-refused"
+	// EventRenumbered (remote mode): a question this host asked while the
+	// remote was out of reach was delivered under another id, as another
+	// host had taken its own; ClarificationID is the new id, Was the old.
+	EventRenumbered EventType = "clarification-renumbered"
+	// EventChangeSuperseded (remote mode): a change this host acknowledged
+	// while the remote was out of reach (an answer, follow-up, resolution)
+	// was not delivered: another host changed the clarification first. By
+	// is who made the change, Reason what it was; the clarification is as
+	// the other host left it.
+	EventChangeSuperseded EventType = "clarification-change-superseded"
 )
 
 // The event types of enhancement proposals (package proposal): they carry
@@ -78,6 +88,8 @@ type Event struct {
 	// the shared remote (remote mode); Host names that host, if known.
 	Via  string `json:"via,omitempty"`
 	Host string `json:"host,omitempty"`
+	// Was is, on EventRenumbered, the id the question had when it was asked.
+	Was string `json:"was,omitempty"`
 }
 
 // Touches are the issues a change is about: a clarification's issue, or

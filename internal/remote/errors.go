@@ -75,3 +75,25 @@ func (e *SupersededError) Current(id string) *ledger.Clarification {
 }
 
 func (e *SupersededError) Unwrap() error { return e.Err }
+
+// RenumberedError is an id this host printed for a question while the
+// remote was out of reach, used after that question was delivered under
+// another id (As) because another host had taken it: on this host the id
+// still means this host's question, so it is refused rather than resolved
+// to the other host's. Now is the question as it stands under As (nil
+// when the local copy cannot say).
+type RenumberedError struct {
+	Issue int
+	ID    string
+	As    string
+	Now   *ledger.Clarification
+}
+
+func (e *RenumberedError) Error() string {
+	return fmt.Sprintf("superseded: %s was this host's provisional id for a question asked while the remote was out of reach; another host had taken %s, so that question is now %s", e.ID, e.ID, e.As)
+}
+
+// Hint says which id to use.
+func (e *RenumberedError) Hint() string {
+	return fmt.Sprintf("run the command on %s; %s on this host stays refused, as it is another host's question (read it with agentx clarify show --issue %d)", e.As, e.ID, e.Issue)
+}

@@ -31,6 +31,11 @@ type SyncState struct {
 	// Refused is the shared version last refused (a rewound, deleted or
 	// rewritten ref), until a version this host can adopt settles.
 	Refused *Refusal `json:"refused,omitempty"`
+	// Renumbered maps each id this host printed for a question while the
+	// remote was out of reach, and then delivered under another id, to
+	// that id. Unlike Outcomes it is never trimmed: the old id is refused
+	// on this host for good (CheckID), as another host's question has it.
+	Renumbered map[string]string `json:"renumbered,omitempty"`
 }
 
 // Queued is one change waiting in the outbox: each record it changed, as
@@ -54,12 +59,15 @@ type QueuedRecord struct {
 // another host had taken its own) or OutcomeSuperseded (another host
 // changed the clarification first; Winner is the record as it was then).
 type Outcome struct {
-	Outcome string          `json:"outcome"`
-	ID      string          `json:"id"`
-	As      string          `json:"as,omitempty"`
-	Message string          `json:"message"`
-	At      ledger.Time     `json:"at"`
-	Winner  json.RawMessage `json:"winner,omitempty"`
+	Outcome string      `json:"outcome"`
+	ID      string      `json:"id"`
+	As      string      `json:"as,omitempty"`
+	Message string      `json:"message"`
+	At      ledger.Time `json:"at"`
+	// By is the agent (or person) who made the change, when its record
+	// says: who is told of the outcome.
+	By     string          `json:"by,omitempty"`
+	Winner json.RawMessage `json:"winner,omitempty"`
 }
 
 // Outcomes of queued changes.
@@ -142,7 +150,13 @@ func (r *Replicator) writeSync(f *ledger.Locked, st *SyncState) error {
 // on meanwhile, the whole change is superseded and nothing of it applies.
 // A change already in l (delivered by a process that died before it could
 // say so) is not applied twice.
-func replay(l *ledger.Ledger, p Queued, now time.Time) (bool, []Outcome, error) {
+//
+// renames maps the ids of questions an earlier queued change made that were
+// delivered under another id to that id: a later queued change to such a
+// question (an answer given here before the remote was reached) follows
+// it, never the other host's question that has the old id. replay adds
+// the renumberings it makes.
+func replay(l *ledger.Ledger, p Queued, now time.Time, renames map[string]string) (bool, []Outcome, error) {
 	type step struct{ cur, after *ledger.Clarification }
 	var steps []step
 	var outs []Outcome
@@ -150,6 +164,16 @@ func replay(l *ledger.Ledger, p Queued, now time.Time) (bool, []Outcome, error) 
 		after, err := ledger.DecodeRecord(r.After)
 		if err != nil {
 			return false, nil, fmt.Errorf("%s: %w", r.ID, err)
+		}
+		if to, ok := renames[r.ID]; ok && len(r.Before) > 0 && string(r.Before) != "null" {
+			if r.Before, err = renamed(r.Before, to); err != nil {
+				return false, nil, fmt.Errorf("%s: %w", r.ID, err)
+			}
+			after.ID = to
+			if r.After, err = ledger.RecordJSON(after); err != nil {
+				return false, nil, err
+			}
+			r.ID = to
 		}
 		cur := l.Find(r.ID)
 		if err := l.Undecodable(); err != nil {
@@ -169,7 +193,7 @@ func replay(l *ledger.Ledger, p Queued, now time.Time) (bool, []Outcome, error) 
 					winner = b
 				}
 			}
-			return false, []Outcome{{Outcome: OutcomeSuperseded, ID: r.ID, Message: p.Message, At: ledger.T(now), Winner: winner}}, nil
+			return false, []Outcome{{Outcome: OutcomeSuperseded, ID: r.ID, Message: p.Message, At: ledger.T(now), By: author(after), Winner: winner}}, nil
 		}
 	}
 	for _, st := range steps {
@@ -178,10 +202,74 @@ func replay(l *ledger.Ledger, p Queued, now time.Time) (bool, []Outcome, error) 
 			continue
 		}
 		if id := l.NextID(); st.after.ID != id {
-			outs = append(outs, Outcome{Outcome: OutcomeRenumbered, ID: st.after.ID, As: id, Message: p.Message, At: ledger.T(now)})
+			outs = append(outs, Outcome{Outcome: OutcomeRenumbered, ID: st.after.ID, As: id, Message: p.Message, At: ledger.T(now), By: st.after.From})
+			renames[st.after.ID] = id
 			st.after.ID = id
 		}
 		l.Clarifications = append(l.Clarifications, st.after)
 	}
 	return len(steps) > 0, outs, nil
+}
+
+// renamed returns the record raw holds under id.
+func renamed(raw json.RawMessage, id string) (json.RawMessage, error) {
+	c, err := ledger.DecodeRecord(raw)
+	if err != nil {
+		return nil, err
+	}
+	c.ID = id
+	return ledger.RecordJSON(c)
+}
+
+// author is who made the change that left c as it is: the latest thread
+// entry's author ("" when the thread is empty).
+func author(c *ledger.Clarification) string {
+	if n := len(c.Thread); n > 0 {
+		return c.Thread[n-1].From
+	}
+	return c.From
+}
+
+// RenumberedTo returns the id under which this host's question id was
+// delivered, when id was a provisional id another host had taken ("",
+// false otherwise): st.Renumbered, or an outcome recorded before that
+// map was kept.
+func (st *SyncState) RenumberedTo(id string) (string, bool) {
+	if to, ok := st.Renumbered[id]; ok {
+		return to, true
+	}
+	for i := len(st.Outcomes) - 1; i >= 0; i-- {
+		if o := st.Outcomes[i]; o.Outcome == OutcomeRenumbered && o.ID == id {
+			return o.As, true
+		}
+	}
+	return "", false
+}
+
+// CheckID refuses id on this host when it was a provisional id, printed
+// while the remote was out of reach, of a question since delivered under
+// another id: another host's question has it now, and acting on it here
+// would read or change that question (RenumberedError). nil otherwise,
+// also without a remote.
+func CheckID(store *ledger.Store, id string) error {
+	if Of(store) == nil {
+		return nil
+	}
+	issue, _, err := ledger.ParseID(id)
+	if err != nil {
+		return nil // the command reports a malformed id
+	}
+	st, err := ReadSync(store, issue)
+	if err != nil {
+		return err
+	}
+	to, ok := st.RenumberedTo(id)
+	if !ok {
+		return nil
+	}
+	e := &RenumberedError{Issue: issue, ID: id, As: to}
+	if c, err := store.Get(to); err == nil {
+		e.Now = c
+	}
+	return e
 }

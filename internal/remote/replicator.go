@@ -32,8 +32,30 @@ type Replicator struct {
 	unsynced []string // what this process's writes left in the outbox
 	notes    []string // what went wrong after a change was acknowledged (Notes)
 
-	onPulled  func(issue int, changes []Pulled) // told of changes made elsewhere (OnPulled)
-	onRefused func(issue int, e *HistoryError)  // told of a shared version refused (OnRefused)
+	onPulled   func(issue int, changes []Pulled)                     // told of changes made elsewhere (OnPulled)
+	onRefused  func(issue int, e *HistoryError)                      // told of a shared version refused (OnRefused)
+	onOutcomes func(issue int, outcomes []Outcome, l *ledger.Ledger) // told of queued changes delivered otherwise (OnOutcomes)
+	overtaken  []Outcome                                             // what this process delivered otherwise than made (Overtaken)
+}
+
+// OnOutcomes sets what is told, under the issue's lock, of the queued
+// changes a delivery of the outbox could not deliver as made (renumbered,
+// superseded): once per delivery, before the sync state records it (so a
+// crash between the two may tell them again, never lose them).
+func (r *Replicator) OnOutcomes(fn func(issue int, outcomes []Outcome, l *ledger.Ledger)) {
+	r.onOutcomes = fn
+}
+
+// Overtaken lists, in order, the queued changes this process delivered
+// otherwise than they were made: each was acknowledged earlier (the
+// command that made it succeeded, unsynced), and its author is told.
+func (r *Replicator) Overtaken() []Outcome {
+	if r == nil {
+		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.overtaken)
 }
 
 // Attach shares store's ledgers through t: from now on every
@@ -334,11 +356,27 @@ func (r *Replicator) settle(ctx context.Context, f *ledger.Locked, l *ledger.Led
 		return err
 	}
 	r.tellPulled(ctx, f, base, st)
+	if len(outcomes) > 0 {
+		if r.onOutcomes != nil {
+			r.onOutcomes(f.Issue, outcomes, l)
+		}
+		r.mu.Lock()
+		r.overtaken = append(r.overtaken, outcomes...)
+		r.mu.Unlock()
+	}
 	if err := f.Write(l, encoded); err != nil {
 		return err
 	}
 	st.Head, st.Pending, st.Refused = version, nil, nil
 	st.Outcomes = append(st.Outcomes, outcomes...)
+	for _, o := range outcomes {
+		if o.Outcome == OutcomeRenumbered {
+			if st.Renumbered == nil {
+				st.Renumbered = map[string]string{}
+			}
+			st.Renumbered[o.ID] = o.As
+		}
+	}
 	return r.writeSync(f, st)
 }
 
@@ -390,12 +428,11 @@ func (r *Replicator) prepare(f *ledger.Locked, snap Snapshot, st *SyncState) (*l
 	}
 	var commits []Commit
 	var outcomes []Outcome
+	renames := map[string]string{}
 	for _, p := range st.Pending {
-		applied, outs, err := replay(l, p, r.store.Now())
-		for _, o := range outs {
-			if o.Outcome == OutcomeRenumbered {
-				p.Message = strings.ReplaceAll(p.Message, o.ID, o.As)
-			}
+		applied, outs, err := replay(l, p, r.store.Now(), renames)
+		for from, to := range renames {
+			p.Message = strings.ReplaceAll(p.Message, from, to)
 		}
 		if err != nil {
 			return nil, nil, nil, fmt.Errorf("%s: outbox of issue %d: %w", SyncPath(r.store, issue), issue, err)

@@ -27,6 +27,9 @@ type Report struct {
 	Delivered []int    `json:"delivered"`          // issues whose outbox was delivered
 	Pending   []int    `json:"pending"`            // issues whose outbox still holds changes
 	Problems  []string `json:"problems,omitempty"` // issues that could not be brought up to date
+	// AsOf, when the refs were not fetched (within the interval), is when
+	// they last were: the local copies are as of then.
+	AsOf time.Time `json:"as_of,omitzero"`
 }
 
 type fetched struct {
@@ -35,20 +38,21 @@ type fetched struct {
 
 // due reports whether the refs were last fetched at least interval ago,
 // and if so claims this fetch (so that processes starting together fetch
-// once). A forced fetch claims it all the same.
-func due(store *ledger.Store, interval time.Duration) bool {
+// once). A forced fetch claims it all the same. Not due, it returns when
+// they last were.
+func due(store *ledger.Store, interval time.Duration) (bool, time.Time) {
 	path := filepath.Join(store.Dir(), SyncDir, FetchedFile)
 	now := time.Now()
 	if data, err := os.ReadFile(path); err == nil {
 		var f fetched
 		if json.Unmarshal(data, &f) == nil && now.Sub(f.At) < interval && f.At.Before(now.Add(time.Minute)) {
-			return false
+			return false, f.At
 		}
 	}
 	data, _ := json.Marshal(fetched{At: now.UTC()})
 	_ = os.MkdirAll(filepath.Dir(path), 0o755)
 	_ = atomicfile.WriteVolatile(path, data, 0o644)
-	return true
+	return true, time.Time{}
 }
 
 // Refresh fetches every issue's ref, unless that was done less than the
@@ -61,7 +65,8 @@ func Refresh(ctx context.Context, rep *Replicator, g *Git, force bool) (Report, 
 		return r, nil
 	}
 	store := rep.store
-	if claimed := due(store, g.Interval); !claimed && !force {
+	if claimed, at := due(store, g.Interval); !claimed && !force {
+		r.AsOf = at.UTC()
 		return r, nil
 	}
 	r.Fetched = true

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"path"
 	"strings"
-	"time"
 
 	"github.com/agentx-cli/agentx/internal/frontends/todo"
 	"github.com/agentx-cli/agentx/internal/gate/proposal"
@@ -106,7 +105,7 @@ func (s *Server) views(items []todo.Item) []itemView {
 	var book *proposal.Book
 	out := make([]itemView, 0, len(items))
 	for _, it := range items {
-		v := itemView{Item: it, Token: s.token, Waiting: ago(now.Sub(it.Since.Time))}
+		v := itemView{Item: it, Token: s.token, Waiting: todo.Ago(now.Sub(it.Since.Time))}
 		v.Label = map[todo.Kind]string{
 			todo.KindQuestion: "question to you", todo.KindEscalation: "escalation",
 			todo.KindEvaluation: "evaluation", todo.KindProposal: "proposal",
@@ -114,9 +113,9 @@ func (s *Server) views(items []todo.Item) []itemView {
 		}[it.Kind]
 		v.Where = fmt.Sprintf("#%d", it.Issue)
 		if it.Overdue && it.Due != nil {
-			v.Late = "overdue " + ago(now.Sub(it.Due.Time))
+			v.Late = "overdue " + todo.Ago(now.Sub(it.Due.Time))
 		} else if it.Due != nil {
-			v.Late = "due in " + ago(it.Due.Sub(now))
+			v.Late = "due in " + todo.Ago(it.Due.Sub(now))
 		}
 		switch it.Kind {
 		case todo.KindProposal:
@@ -166,20 +165,4 @@ func issues(ns []int) string {
 		parts[i] = fmt.Sprintf("#%d", n)
 	}
 	return strings.Join(parts, " ")
-}
-
-// ago words a duration for people: 45s, 12m, 3h5m, 2d4h.
-func ago(d time.Duration) string {
-	if d < 0 {
-		d = 0
-	}
-	switch {
-	case d < time.Minute:
-		return fmt.Sprintf("%ds", int(d.Seconds()))
-	case d < time.Hour:
-		return fmt.Sprintf("%dm", int(d.Minutes()))
-	case d < 24*time.Hour:
-		return fmt.Sprintf("%dh%dm", int(d.Hours()), int(d.Minutes())%60)
-	}
-	return fmt.Sprintf("%dd%dh", int(d.Hours())/24, int(d.Hours())%24)
 }

@@ -136,6 +136,12 @@ func writeItem(b *strings.Builder, it Item) {
 	case KindEscalated:
 		fmt.Fprintf(b, "* Your question %s was escalated to a human: %s\n", where(it), safetext.Line(it.Body))
 		fmt.Fprintf(b, "  Next: proceed on your best judgment and record your assumption (clarify_assume, or agentx clarify assume %s --assumption \"...\"); the decision will arrive here.\n", it.ID)
+	case KindRenumbered:
+		fmt.Fprintf(b, "* Your question %s was asked while the remote was out of reach as %s; another host had taken %s, so %s now has id %s.\n", where(it), safetext.Line(it.Was), safetext.Line(it.Was), safetext.Line(it.Was), it.ID)
+		fmt.Fprintf(b, "  Next: use %s from now on (%s on this host is refused: it is another host's question).\n", it.ID, safetext.Line(it.Was))
+	case KindOvertaken:
+		fmt.Fprintf(b, "* Your change to %s, made while the remote was out of reach, was not delivered: another host changed it first (%s).\n", where(it), safetext.Line(it.Body))
+		fmt.Fprintf(b, "  It is now %s. Next: read it (agentx clarify show %s) and act again if your change still applies.\n", it.Status, it.ID)
 	case KindRevision:
 		writeRevision(b, it)
 	case KindAbandoned:

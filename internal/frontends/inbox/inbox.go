@@ -11,6 +11,7 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -28,6 +29,14 @@ const (
 	KindResolved  Kind = "resolved"  // a human resolved a clarification the agent is party to
 	KindEscalated Kind = "escalated" // the agent's question went to a human
 	KindAbandoned Kind = "abandoned" // someone else closed the agent's question
+	// KindRenumbered (remote mode): the agent's question, asked while the
+	// remote was out of reach, was delivered under another id (ID; Was the
+	// id it was given).
+	KindRenumbered Kind = "renumbered"
+	// KindOvertaken (remote mode): a change the agent made while the remote
+	// was out of reach (Body says which) was not delivered: another host
+	// changed the clarification first; Status is as it left it.
+	KindOvertaken Kind = "overtaken"
 	// KindRevision is not from the event log: the supervisor gate sent the
 	// agent's work back (package evaluate; the command adds these items).
 	KindRevision Kind = "revision"
@@ -53,6 +62,7 @@ type Item struct {
 	Answers     []Reply             `json:"answers,omitempty"` // an answer's replies the agent has not seen, in order
 	At          ledger.Time         `json:"at"`                // when it happened (an answer: its latest reply)
 	Key         string              `json:"key"`               // id:kind:round, what it is about
+	Was         string              `json:"was,omitempty"`     // renumbered: the id the question was given
 
 	// Clipped says the text of its bodies was cut to keep a look within
 	// its limit (never under --json, which has none).
@@ -448,6 +458,20 @@ func scanFrom(store *ledger.Store, log eventlog.EventLog, st State, opts Options
 		if !ok {
 			return nil
 		}
+		if told(kind) {
+			// Told once, apart from the thread: its own mark, never in
+			// the way of the clarification's other items.
+			if st.Marks[toldKey(e)].Entries > 0 || took[toldKey(e)] {
+				return nil
+			}
+			c, err := b.find(e)
+			if err != nil || c == nil {
+				return err
+			}
+			took[toldKey(e)] = true
+			cands = append(cands, candidate{item: b.tell(c, e, kind), entry: -1, start: l.Start, prev: bytes.Clone(prev)})
+			return nil
+		}
 		if _, marked := st.Marks[e.ClarificationID]; marked {
 			lastAt[e.ClarificationID] = l.Start
 		}
@@ -535,6 +559,10 @@ func scanFrom(store *ledger.Store, log eventlog.EventLog, st State, opts Options
 		next.Marks = mark(next.Marks, id, n, now, false, ViaInbox)
 	}
 	for _, c := range show {
+		if told(c.item.Kind) {
+			next.Marks = mark(next.Marks, c.item.Key, 1, now, false, via)
+			continue
+		}
 		// an answer delivered: more replies to its round may come
 		next.Marks = mark(next.Marks, c.item.ID, c.entry+1, now, c.item.Kind == KindAnswer, via)
 	}
@@ -571,8 +599,38 @@ func kindOf(e eventlog.Event, agent string) (Kind, bool) {
 		return KindEscalated, e.FromAgent == agent
 	case eventlog.EventAbandoned:
 		return KindAbandoned, e.FromAgent == agent && e.By != agent
+	case eventlog.EventRenumbered:
+		return KindRenumbered, e.FromAgent == agent
+	case eventlog.EventChangeSuperseded:
+		return KindOvertaken, e.By == agent
 	}
 	return "", false
+}
+
+// told reports whether kind only tells the agent something once (what
+// became of a change it made offline), whatever the clarification's state.
+func told(kind Kind) bool { return kind == KindRenumbered || kind == KindOvertaken }
+
+// toldKey is the key of the item event e tells, and of its mark.
+func toldKey(e eventlog.Event) string {
+	if e.Type == eventlog.EventRenumbered {
+		return e.ClarificationID + ":" + string(KindRenumbered) + ":" + e.Was
+	}
+	return e.ClarificationID + ":" + string(KindOvertaken) + ":" + strconv.FormatInt(e.Timestamp.UnixMilli(), 10)
+}
+
+// tell builds the item of an event that only tells (told): about c as it
+// now stands.
+func (b *builder) tell(c *ledger.Clarification, e eventlog.Event, kind Kind) Item {
+	it := Item{
+		Kind: kind, ID: c.ID, Issue: e.IssueNumber, Topic: c.Topic, From: c.From, To: c.To,
+		By: e.By, Round: c.Round, Blocking: c.Blocking, Status: c.Status, At: e.Timestamp,
+		Key: toldKey(e), Was: e.Was, Body: e.Reason,
+	}
+	if q := c.Current(ledger.Question); q != nil {
+		it.Question = q.Body
+	}
+	return it
 }
 
 // endsRound says whether an event of type t ends the round of an answered

@@ -32,7 +32,7 @@ func rank(it Item, agent string) int {
 	switch {
 	case mine && settles && it.Blocking:
 		return rankUnblocks
-	case mine && it.Kind == KindEscalated:
+	case mine && it.Kind == KindEscalated, told(it.Kind):
 		return rankEscalated
 	case it.Kind == KindQuestion:
 		return rankQuestion

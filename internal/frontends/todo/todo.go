@@ -330,3 +330,19 @@ func Who(by string) string {
 // DeskPrefix begins the name of a person acting through the desk
 // (desk:NAME), as slack: and github: begin theirs.
 const DeskPrefix = "desk:"
+
+// Ago words a duration for people: 45s, 12m, 3h5m, 2d4h.
+func Ago(d time.Duration) string {
+	if d < 0 {
+		d = 0
+	}
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", int(d.Minutes()))
+	case d < 24*time.Hour:
+		return fmt.Sprintf("%dh%dm", int(d.Hours()), int(d.Minutes())%60)
+	}
+	return fmt.Sprintf("%dd%dh", int(d.Hours())/24, int(d.Hours())%24)
+}
