@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"path"
 	"strings"
+	"sync"
 
 	"github.com/agentx-cli/agentx/internal/frontends/todo"
 	"github.com/agentx-cli/agentx/internal/gate/proposal"
@@ -17,9 +18,13 @@ import (
 //go:embed assets
 var assets embed.FS
 
-var tmpl = template.Must(template.New("").Funcs(template.FuncMap{
-	"when": func(t ledger.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") },
-}).ParseFS(assets, "assets/*.tmpl"))
+// pageTemplates parses the page's templates on first use: a package
+// initialiser would cost every agentx command, not only the desk.
+var pageTemplates = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("").Funcs(template.FuncMap{
+		"when": func(t ledger.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") },
+	}).ParseFS(assets, "assets/*.tmpl"))
+})
 
 // asset serves the page's script or style.
 func asset(w http.ResponseWriter, r *http.Request) {
@@ -90,7 +95,7 @@ func (s *Server) page(w http.ResponseWriter, r *http.Request) {
 	}
 	v.Items = s.views(items)
 	var b bytes.Buffer
-	if err := tmpl.ExecuteTemplate(&b, "page.tmpl", v); err != nil {
+	if err := pageTemplates().ExecuteTemplate(&b, "page.tmpl", v); err != nil {
 		s.warn(fmt.Errorf("desk: page: %w", err))
 		refuse(w, http.StatusInternalServerError, "the page could not be made: the desk's terminal says why")
 		return
@@ -152,7 +157,7 @@ func (s *Server) views(items []todo.Item) []itemView {
 // fragment renders one item for the live queue.
 func (s *Server) fragment(v itemView) (string, error) {
 	var b bytes.Buffer
-	err := tmpl.ExecuteTemplate(&b, "item", v)
+	err := pageTemplates().ExecuteTemplate(&b, "item", v)
 	return b.String(), err
 }
 
