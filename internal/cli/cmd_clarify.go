@@ -41,6 +41,7 @@ func (a *App) openHub(refresh bool) (*workspace.Workspace, *router.Hub, error) {
 	if a.hb == nil {
 		a.hb = router.New(ws.Store, ws.Rules, ws.Root)
 		a.hb.Warn = func(err error) { a.warnf("%v", err) }
+		a.hb.Trust = a.trustGate(ws.Root, ws.Rules)
 	}
 	if refresh && !a.refreshed {
 		a.refreshed = true
@@ -486,7 +487,12 @@ func newAnswerCmd(a *App) *cobra.Command {
 asked: a process launched as an agent (AGENTX_AGENT) answers only as that
 agent. A person answers a question to human, or for the agent asked, as
 human, from a shell without AGENTX_AGENT set; the entry records the person's
-name (--as NAME, else git config user.email or user.name, else $USER).`,
+name (--as NAME, else git config user.email or user.name, else $USER).
+
+Who is recorded: without --from, the answer is the asked agent's (a person
+typing it stands in for that agent, and the entry says so), except for a
+question to human, which records the person. --from human or --as NAME
+records the person by name.`,
 		Example: `  agentx clarify answer CLR-42-001 --body "Repository pattern: SQLite in dev, PostgreSQL in prod."
   agentx clarify answer CLR-42-002 --from human --body "Yes, behind a flag, default off."`,
 		Args: cobra.ExactArgs(1),
@@ -499,6 +505,15 @@ name (--as NAME, else git config user.email or user.name, else $USER).`,
 				who, err := a.claimAs(from, as)
 				if err != nil {
 					return router.Record{}, err
+				}
+				if who == "" {
+					// a person answering a question to human: confirmed
+					// now, not under the ledger's lock
+					if rec, gerr := h.Get(args[0]); gerr == nil && rec.To == ledger.Human {
+						if who, err = a.claim("from", ledger.Human); err != nil {
+							return router.Record{}, err
+						}
+					}
 				}
 				return h.Answer(ctx, args[0], who, text)
 			})
@@ -590,7 +605,7 @@ from a shell without AGENTX_AGENT set; the entry records the person's name
 
 // newCloseCmd builds escalate and abandon, which differ only in the call.
 func newCloseCmd(a *App, name, short string) *cobra.Command {
-	var reason, format string
+	var reason, format, as string
 	cmd := &cobra.Command{
 		Use:   name + " ID [--reason TEXT]",
 		Short: short,
@@ -600,7 +615,7 @@ func newCloseCmd(a *App, name, short string) *cobra.Command {
 				if name == "escalate" {
 					return h.Escalate(ctx, args[0], reason)
 				}
-				by, err := a.claim("from", "")
+				by, err := a.claimAs(a.personDefault(""), as)
 				if err != nil {
 					return router.Record{}, err
 				}
@@ -609,19 +624,37 @@ func newCloseCmd(a *App, name, short string) *cobra.Command {
 		}),
 	}
 	cmd.Flags().StringVar(&reason, "reason", "", "why")
+	if name == "abandon" {
+		cmd.Flags().StringVar(&as, "as", "", "the person abandoning it (default: git user.email, user.name, $USER)")
+	}
 	formatFlag(cmd, &format)
 	return cmd
 }
 
+// personDefault is the --from of a command a person may take: as given;
+// else, in a process launched as no agent, human (the person is recorded
+// by name); else "" (the process's agent).
+func (a *App) personDefault(from string) string {
+	if from == "" && a.getenv(router.EnvAgent) == "" {
+		return ledger.Human
+	}
+	return from
+}
+
 func newCancelCmd(a *App) *cobra.Command {
-	var from string
+	var from, as string
 	cmd := &cobra.Command{
-		Use:   "cancel ID [--from A]",
-		Short: "Withdraw your own question (recorded as abandoned, reason cancelled)",
-		Args:  cobra.ExactArgs(1),
+		Use:   "cancel ID [--from A | --as NAME]",
+		Short: "Withdraw a question (recorded as abandoned, reason cancelled): its asker, or a person",
+		Long: `Withdraw a question: recorded as abandoned, reason cancelled. A process
+launched as an agent (AGENTX_AGENT) withdraws only its own questions. From a
+shell launched as no agent, the person withdraws it as human and is recorded
+by name (--as NAME, else git config user.email or user.name, else $USER), as
+for an answer; --from ASKER records the asker instead.`,
+		Args: cobra.ExactArgs(1),
 		RunE: a.runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			return a.act(formatText, func(h *router.Hub) (router.Record, error) {
-				who, err := a.claim("from", from)
+				who, err := a.claimAs(a.personDefault(from), as)
 				if err != nil {
 					return router.Record{}, err
 				}
@@ -629,7 +662,8 @@ func newCancelCmd(a *App) *cobra.Command {
 			})
 		}),
 	}
-	cmd.Flags().StringVar(&from, "from", "", "the asker (default $AGENTX_AGENT, else the asker)")
+	cmd.Flags().StringVar(&from, "from", "", "the asker (default: $AGENTX_AGENT; from a shell launched as no agent, human)")
+	cmd.Flags().StringVar(&as, "as", "", "the person withdrawing it as human (default: git user.email, user.name, $USER)")
 	return cmd
 }
 

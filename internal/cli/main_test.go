@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"strconv"
@@ -25,7 +26,10 @@ func TestMain(m *testing.M) {
 	}
 	// a story runs agentx as it is installed
 	testscript.Main(m, map[string]func(){
-		"agentx": func() { os.Exit(Main()) },
+		"agentx": func() {
+			storyTerminal()
+			os.Exit(Main())
+		},
 	})
 }
 
@@ -53,12 +57,40 @@ func TestScripts(t *testing.T) {
 			e.Setenv("GH_TOKEN", "")
 			e.Setenv("SLACK_BOT_TOKEN", "") // Slack mode: scripts use the fake's token
 			e.Setenv("SLACK_APP_TOKEN", "")
+			e.Setenv("XDG_CONFIG_HOME", "")   // trust records under $HOME/.config, in the story's $WORK
+			e.Setenv(envStoryTerminal, "yes") // a person at the terminal confirms (see storyTerminal)
 			setupGitHub(e)
 			setupSlack(e)
 			return nil
 		},
 	})
 }
+
+// envStoryTerminal is read by the test binary only, never by agentx: it
+// says what the story's terminal answers when agentx asks a person to
+// confirm ("yes", "no"), or "" for no terminal at all.
+const envStoryTerminal = "AGENTX_TEST_TERMINAL"
+
+// storyTerminal gives a story's agentx process the terminal the story
+// asks for. The process is first detached from the terminal go test may
+// have been run from (a story never asks a developer), so that with ""
+// it has none, as under an agent's tool shell; "yes" or "no" stand for a
+// person at a terminal answering that. The product reads no such
+// variable: openTerminal is replaced in this test binary only.
+func storyTerminal() {
+	detachTerminal()
+	switch ans := os.Getenv(envStoryTerminal); ans {
+	case "yes", "no":
+		openTerminal = func() (io.ReadWriteCloser, error) { return fakeTerminal(ans), nil }
+	}
+}
+
+// fakeTerminal is a terminal whose person answers ans to every question.
+type fakeTerminal string
+
+func (f fakeTerminal) Read(p []byte) (int, error) { return copy(p, string(f)+"\n"), nil }
+func (fakeTerminal) Write(p []byte) (int, error)  { return len(p), nil }
+func (fakeTerminal) Close() error                 { return nil }
 
 // cmdExitcode runs a program and checks its exit status:
 //
