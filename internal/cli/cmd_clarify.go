@@ -486,8 +486,8 @@ func newAnswerCmd(a *App) *cobra.Command {
 		Long: `Answer the current round of a clarification. An agent answers what it was
 asked: a process launched as an agent (AGENTX_AGENT) answers only as that
 agent. A person answers a question to human, or for the agent asked, as
-human, from a shell without AGENTX_AGENT set; the entry records the person's
-name (--as NAME, else git config user.email or user.name, else $USER).
+human, at a terminal of their own, confirming there; the entry records the
+person's name (--as NAME, else git config user.email or user.name, else $USER).
 
 Who is recorded: without --from, the answer is the asked agent's (a person
 typing it stands in for that agent, and the entry says so), except for a
@@ -576,14 +576,22 @@ func newResolveCmd(a *App) *cobra.Command {
 		Long: `Close a clarification. Its asker closes it once answered: a process launched
 as an agent (AGENTX_AGENT) resolves only as that agent. A person closes any
 open clarification, and only a person closes an escalated one: as human,
-from a shell without AGENTX_AGENT set; the entry records the person's name
-(--as NAME, else git config user.email or user.name, else $USER).`,
+at a terminal of their own, confirming there (without --from, an escalated
+one is closed as human); the entry records the person's name (--as NAME,
+else git config user.email or user.name, else $USER).`,
 		Example: `  agentx clarify resolve CLR-42-001 --body "Proceeding with the repository pattern"
   agentx clarify resolve CLR-42-003 --from human --body "decision: ship JSON only"
   agentx clarify resolve CLR-42-003 --as alice@example.com --body "decision: ship JSON only"`,
 		Args: cobra.ExactArgs(1),
 		RunE: a.runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			return a.act(format, func(h *router.Hub) (router.Record, error) {
+				if from == "" && as == "" && a.getenv(router.EnvAgent) == "" {
+					// only a person closes an escalated one: a person's
+					// shell closes it as human, confirmed before the lock
+					if rec, gerr := h.Get(args[0]); gerr == nil && rec.Status == ledger.Escalated {
+						from = ledger.Human
+					}
+				}
 				who, err := a.claimAs(from, as)
 				if err != nil {
 					return router.Record{}, err

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -14,6 +15,9 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/agentx-cli/agentx/internal/testenv"
+	"github.com/agentx-cli/agentx/internal/trust"
+	"github.com/agentx-cli/agentx/internal/workspace"
+	"github.com/agentx-cli/agentx/workflow"
 )
 
 // TestMain lets testscript run this test binary as the agentx command.
@@ -151,8 +155,42 @@ func runCmd(t *testing.T, dir string, env map[string]string, stdin string, args 
 		stdin:  strings.NewReader(stdin),
 		stdout: &out,
 		stderr: &errb,
-		getenv: func(k string) string { return env[k] },
+		getenv: testGetenv(env),
 	}
 	code := run(context.Background(), a, args)
 	return result{code: code, stdout: out.String(), stderr: errb.String()}
+}
+
+// testGetenv is env as the environment of a command a test runs
+// in-process. AGENTX_TRUST, unless env sets it, is the hash of the
+// commands the workspace names when the command asks: such a test trusts
+// the workspace it built itself. Stories trust theirs with agentx trust
+// --yes; the trust checks are tested in trust_clone.txtar and cmd_trust_test.go.
+func testGetenv(env map[string]string) func(string) string {
+	return func(k string) string {
+		if v, ok := env[k]; ok || k != trust.EnvTrust {
+			return v
+		}
+		cwd, err := os.Getwd()
+		if err != nil {
+			return ""
+		}
+		root, err := workspace.Find(env["AGENTX_ROOT"], cwd)
+		if err != nil {
+			return ""
+		}
+		rules, err := workflow.Load(filepath.Join(root, workspace.Dir))
+		if err != nil {
+			return ""
+		}
+		canon, err := trust.Canonical(root)
+		if err != nil {
+			return ""
+		}
+		cmds, err := trust.Commands(rules, canon)
+		if err != nil {
+			return ""
+		}
+		return trust.Hash(cmds)
+	}
 }
