@@ -131,6 +131,11 @@ type HumansConfig struct {
 	// compared case-insensitively. Empty: anyone at a shell launched as no
 	// agent.
 	Allow []string `json:"allow"`
+	// Confirm: a person's action from the command line is confirmed at
+	// the controlling terminal (/dev/tty), and refused where there is
+	// none. false turns that off, for scripted demos and tests. Default
+	// true.
+	Confirm bool `json:"confirm"`
 }
 
 // MCPConfig is the [mcp] table: what the MCP server (agentx mcp) may do
@@ -165,6 +170,7 @@ func DefaultConfig() *Config {
 		Lock:            LockConfig{Wait: Duration{DefaultLockWait}, StaleAge: Duration{DefaultLockStaleAge}},
 		Agents:          map[string]AgentConfig{},
 		Skills:          SkillsConfig{Dir: DefaultSkillsDir},
+		Humans:          HumansConfig{Confirm: true},
 	}
 }
 
@@ -280,7 +286,7 @@ func parseConfig(file string, data []byte) (*Config, error) {
 	if defined["humans"] {
 		p := []string{"humans"}
 		if t, ok := d.table(humans, p, p); ok {
-			def := d.decodeTable(t, p, p, []field{{"allow", &c.Humans.Allow, "an array of strings"}})
+			def := d.decodeTable(t, p, p, []field{{"allow", &c.Humans.Allow, "an array of strings"}, {"confirm", &c.Humans.Confirm, "a boolean"}})
 			d.people(def["allow"], c.Humans.Allow, with(p, "allow"))
 		}
 	}

@@ -16,7 +16,7 @@ func topLevel() []topCmd {
 		{"remote", newRemoteCmd}, {"sync", newSyncCmd}, {"exit-codes", newExitCodesCmd},
 		{"doctor", newDoctorCmd}, {"github", newGitHubCmd}, {"mcp", newMCPCmd},
 		{"skills", newSkillsCmd}, {"slack", newSlackCmd}, {"wake-exec", newWakeExecCmd}, {"setup", newSetupCmd},
-		{"watch", newWatchCmd}, {"todo", newTodoCmd}, {"desk", newDeskCmd},
+		{"watch", newWatchCmd}, {"todo", newTodoCmd}, {"desk", newDeskCmd}, {"trust", newTrustCmd},
 	}
 }
 

@@ -149,7 +149,7 @@ func runCmdCtx(t *testing.T, ctx context.Context, dir string, env map[string]str
 	t.Helper()
 	t.Chdir(dir)
 	var out, errb bytes.Buffer
-	a := &App{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: func(k string) string { return env[k] }}
+	a := &App{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: testGetenv(env)}
 	code := run(ctx, a, args)
 	return result{code: code, stdout: out.String(), stderr: errb.String()}
 }
