@@ -160,7 +160,7 @@ func (r *Replicator) mergeOther(ctx context.Context, pub republisher, issue int,
 			}
 		}
 		q := Queued{Message: c.ID + " from " + shortID(other.Version), Records: []QueuedRecord{{ID: c.ID, Before: before, After: after}}}
-		_, outs, err := replay(l, q, r.store.Now(), nil) // each record comes whole: nothing queued after it to follow a renumbering
+		_, outs, err := replay(l, q, r.store.Now(), map[string]string{}) // each record comes whole: nothing queued after it follows a renumbering
 		if err != nil {
 			return false, err
 		}
