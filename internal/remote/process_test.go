@@ -18,37 +18,25 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentx-cli/agentx/internal/testenv"
 	"github.com/agentx-cli/agentx/ledger"
 )
 
 // These tests run the real thing: the system git, a bare repository as
 // the remote, clones as hosts, and agentx processes in each.
 
-var (
-	binOnce sync.Once
-	binPath string
-	binErr  error
-)
+func TestMain(m *testing.M) {
+	code := m.Run()
+	testenv.RemoveBinary()
+	os.Exit(code)
+}
 
 func agentxBin(t *testing.T) string {
 	t.Helper()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git is not installed: the remote mode needs it")
 	}
-	binOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "agentx-remote-bin")
-		if err != nil {
-			binErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "agentx")
-		out, err := exec.Command("go", "build", "-o", binPath, "github.com/agentx-cli/agentx/cmd/agentx").CombinedOutput()
-		if err != nil {
-			binErr = fmt.Errorf("go build: %v: %s", err, out)
-		}
-	})
-	require.NoError(t, binErr)
-	return binPath
+	return testenv.AgentxBinary(t)
 }
 
 func git(t *testing.T, dir string, args ...string) string {
