@@ -3,6 +3,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -39,8 +40,20 @@ func (b *bench) workspace(ctx context.Context, dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	_, err := b.r.must(ctx, job{argv: []string{b.agentx, "init"}, dir: dir})
-	return err
+	if _, err := b.r.must(ctx, job{argv: []string{b.agentx, "init"}, dir: dir}); err != nil {
+		return err
+	}
+	// The bench measures writes, not the per-run question cap: lift it.
+	cfg := filepath.Join(dir, ".agentx", "config.toml")
+	data, err := os.ReadFile(cfg)
+	if err != nil {
+		return err
+	}
+	lifted := bytes.Replace(data, []byte("\nmax_questions = 3"), []byte("\nmax_questions = 0"), 1)
+	if bytes.Equal(lifted, data) {
+		return fmt.Errorf("%s: no max_questions = 3 to lift", cfg)
+	}
+	return os.WriteFile(cfg, lifted, 0o644)
 }
 
 // ask is the argv of one non-blocking ask, in JSON, on issue; n makes the

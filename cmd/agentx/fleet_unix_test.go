@@ -498,7 +498,11 @@ func (f *fleet) check() {
 		for _, fd := range doc.Data.Findings {
 			rel, _ := filepath.Rel(f.root, fd.Path)
 			findings = append(findings, fmt.Sprintf("%s %s %s: %s (fixed: %v)", fd.Severity, fd.Check, rel, fd.Problem, fd.Fixed))
-			if fd.Severity == "error" && (fd.Check != "temp" || strings.HasSuffix(rel, ".tmp-locked")) {
+			// A writer killed between its ledger write and its event leaves
+			// a change the event log lacks: --fix appends it (and the last
+			// doctor run below finds nothing left).
+			killedBeforeEvent := fd.Check == "events" && fd.Fixed
+			if fd.Severity == "error" && !killedBeforeEvent && (fd.Check != "temp" || strings.HasSuffix(rel, ".tmp-locked")) {
 				t.Errorf("doctor %v: %s %s %s: %s", args, fd.Severity, fd.Check, rel, fd.Problem)
 			}
 		}

@@ -235,25 +235,16 @@ func isHexID(s string) bool {
 func (g *Git) Push(ctx context.Context, issue int, base Snapshot, commits []Commit) (Snapshot, error) {
 	ref := g.Ref(issue)
 	parent := base.Version
-	env := []string{"GIT_AUTHOR_NAME=agentx", "GIT_AUTHOR_EMAIL=agentx@" + g.host(), "GIT_COMMITTER_NAME=agentx", "GIT_COMMITTER_EMAIL=agentx@" + g.host()}
 	for _, c := range commits {
-		blob, err := g.git(ctx, c.Data, nil, "hash-object", "-w", "--stdin")
-		if err != nil {
-			return Snapshot{}, err
-		}
-		tree, err := g.git(ctx, []byte("100644 blob "+strings.TrimSpace(string(blob))+"\t"+File(issue)+"\n"), nil, "mktree")
-		if err != nil {
-			return Snapshot{}, err
-		}
-		args := append([]string{"commit-tree", strings.TrimSpace(string(tree)), "-F", "-"}, g.signArgs(ctx)...)
+		var parents []string
 		if parent != "" {
-			args = append(args, "-p", parent)
+			parents = []string{parent}
 		}
-		sha, err := g.git(ctx, []byte(c.Message+"\n\nhost: "+g.host()+"\n"), env, args...)
+		sha, err := g.commit(ctx, issue, c, parents)
 		if err != nil {
 			return Snapshot{}, err
 		}
-		parent = strings.TrimSpace(string(sha))
+		parent = sha
 	}
 	out, err := g.exchange(ctx, "push", "--porcelain", "--no-verify", "--force-with-lease="+ref+":"+base.Version, "--", g.Remote, parent+":"+ref)
 	if err != nil {
@@ -265,6 +256,30 @@ func (g *Git) Push(ctx context.Context, issue int, base Snapshot, commits []Comm
 	// The local ref follows what the remote now holds.
 	_, _ = g.git(ctx, nil, nil, "update-ref", ref, parent)
 	return Snapshot{Version: parent, Data: commits[len(commits)-1].Data}, nil
+}
+
+// commit makes c, issue's ledger as its one file, a commit on parents
+// (hash-object, mktree, commit-tree: no index, no work tree), signed when
+// git is set to sign, and returns its id.
+func (g *Git) commit(ctx context.Context, issue int, c Commit, parents []string) (string, error) {
+	blob, err := g.git(ctx, c.Data, nil, "hash-object", "-w", "--stdin")
+	if err != nil {
+		return "", err
+	}
+	tree, err := g.git(ctx, []byte("100644 blob "+strings.TrimSpace(string(blob))+"\t"+File(issue)+"\n"), nil, "mktree")
+	if err != nil {
+		return "", err
+	}
+	args := append([]string{"commit-tree", strings.TrimSpace(string(tree)), "-F", "-"}, g.signArgs(ctx)...)
+	for _, p := range parents {
+		args = append(args, "-p", p)
+	}
+	env := []string{"GIT_AUTHOR_NAME=agentx", "GIT_AUTHOR_EMAIL=agentx@" + g.host(), "GIT_COMMITTER_NAME=agentx", "GIT_COMMITTER_EMAIL=agentx@" + g.host()}
+	sha, err := g.git(ctx, []byte(c.Message+"\n\nhost: "+g.host()+"\n"), env, args...)
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(sha)), nil
 }
 
 func (g *Git) host() string {

@@ -18,37 +18,25 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentx-cli/agentx/internal/testenv"
 	"github.com/agentx-cli/agentx/ledger"
 )
 
 // These tests run the real thing: the system git, a bare repository as
 // the remote, clones as hosts, and agentx processes in each.
 
-var (
-	binOnce sync.Once
-	binPath string
-	binErr  error
-)
+func TestMain(m *testing.M) {
+	code := m.Run()
+	testenv.RemoveBinary()
+	os.Exit(code)
+}
 
 func agentxBin(t *testing.T) string {
 	t.Helper()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git is not installed: the remote mode needs it")
 	}
-	binOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "agentx-remote-bin")
-		if err != nil {
-			binErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "agentx")
-		out, err := exec.Command("go", "build", "-o", binPath, "github.com/agentx-cli/agentx/cmd/agentx").CombinedOutput()
-		if err != nil {
-			binErr = fmt.Errorf("go build: %v: %s", err, out)
-		}
-	})
-	require.NoError(t, binErr)
-	return binPath
+	return testenv.AgentxBinary(t)
 }
 
 func git(t *testing.T, dir string, args ...string) string {
@@ -91,6 +79,8 @@ func newWorld(t *testing.T, n int, url string, extra string) *world {
 		data, err := os.ReadFile(cfg)
 		require.NoError(t, err)
 		data = []byte(strings.Replace(string(data), `wait = "5s"`, `wait = "300s"`, 1))
+		// no per-run question cap: these hosts ask many times in one run
+		data = []byte(strings.Replace(string(data), "\nmax_questions = 3", "\nmax_questions = 0", 1))
 		// The remote is reachable throughout (the outage test stops its
 		// server: refused at once): a timeout is only ever a loaded machine.
 		require.NoError(t, os.WriteFile(cfg, append(data, []byte("\n[remote]\ngit = \"origin\"\ntimeout = \"60s\"\n"+extra)...), 0o644))

@@ -160,7 +160,7 @@ func (r *Replicator) mergeOther(ctx context.Context, pub republisher, issue int,
 			}
 		}
 		q := Queued{Message: c.ID + " from " + shortID(other.Version), Records: []QueuedRecord{{ID: c.ID, Before: before, After: after}}}
-		_, outs, err := replay(l, q, r.store.Now(), nil) // each record comes whole: nothing queued after it to follow a renumbering
+		_, outs, err := replay(l, q, r.store.Now(), map[string]string{}) // each record comes whole: nothing queued after it follows a renumbering
 		if err != nil {
 			return false, err
 		}
@@ -204,24 +204,10 @@ func (g *Git) ForkPoint(ctx context.Context, a, b string) (string, error) {
 // not exist): it replaces what the ref holds only if that is still found.
 func (g *Git) Republish(ctx context.Context, issue int, parents []string, found string, c Commit) (Snapshot, error) {
 	ref := g.Ref(issue)
-	blob, err := g.git(ctx, c.Data, nil, "hash-object", "-w", "--stdin")
+	head, err := g.commit(ctx, issue, c, parents)
 	if err != nil {
 		return Snapshot{}, err
 	}
-	tree, err := g.git(ctx, []byte("100644 blob "+strings.TrimSpace(string(blob))+"\t"+File(issue)+"\n"), nil, "mktree")
-	if err != nil {
-		return Snapshot{}, err
-	}
-	args := append([]string{"commit-tree", strings.TrimSpace(string(tree)), "-F", "-"}, g.signArgs(ctx)...)
-	for _, p := range parents {
-		args = append(args, "-p", p)
-	}
-	env := []string{"GIT_AUTHOR_NAME=agentx", "GIT_AUTHOR_EMAIL=agentx@" + g.host(), "GIT_COMMITTER_NAME=agentx", "GIT_COMMITTER_EMAIL=agentx@" + g.host()}
-	sha, err := g.git(ctx, []byte(c.Message+"\n\nhost: "+g.host()+"\n"), env, args...)
-	if err != nil {
-		return Snapshot{}, err
-	}
-	head := strings.TrimSpace(string(sha))
 	out, err := g.exchange(ctx, "push", "--porcelain", "--no-verify", "--force-with-lease="+ref+":"+found, "--", g.Remote, "+"+head+":"+ref)
 	if err != nil {
 		if rejected(out) {

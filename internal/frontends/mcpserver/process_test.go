@@ -3,26 +3,18 @@ package mcpserver
 import (
 	"bytes"
 	"context"
-	"errors"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/agentx-cli/agentx/internal/testenv"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-)
-
-var (
-	buildOnce sync.Once
-	binPath   string
-	buildErr  error
 )
 
 // agentxBinary builds agentx once per test run, alone, as
@@ -32,32 +24,12 @@ func agentxBinary(t *testing.T) string {
 	if testing.Short() {
 		t.Skip("builds and runs the agentx binary")
 	}
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "agentx-mcp-test-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "agentx")
-		if runtime.GOOS == "windows" {
-			binPath += ".exe"
-		}
-		out, err := exec.Command("go", "build", "-o", dir, "github.com/agentx-cli/agentx/cmd/agentx").CombinedOutput()
-		if err != nil {
-			buildErr = errors.New(string(out))
-		}
-	})
-	if buildErr != nil {
-		t.Fatalf("go build: %v", buildErr)
-	}
-	return binPath
+	return testenv.AgentxBinary(t)
 }
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if binPath != "" {
-		_ = os.RemoveAll(filepath.Dir(binPath))
-	}
+	testenv.RemoveBinary()
 	os.Exit(code)
 }
 

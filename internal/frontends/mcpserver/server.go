@@ -94,10 +94,6 @@ type server struct {
 	log    *slog.Logger
 	mcp    *mcp.Server
 	life   context.Context // nil, or the server's lifetime: its end cancels calls in flight
-	// detach runs work that outlives the call that started it (a form
-	// shown to a person); Run stops it and waits for it when it returns.
-	detach   func(func(context.Context))
-	formPoll time.Duration // see the constant formPoll
 }
 
 // New returns an MCP server with the clarification tools over hub h, to be
@@ -122,9 +118,7 @@ func Run(ctx context.Context, h *router.Hub, opts Options, t mcp.Transport) erro
 	h.Detach = func(run func(ctx context.Context)) {
 		running.Go(func() { run(work) })
 	}
-	s := newServer(h, opts, ctx)
-	s.detach = h.Detach
-	err := s.mcp.Run(ctx, t)
+	err := newServer(h, opts, ctx).mcp.Run(ctx, t)
 	stop()
 	running.Wait()
 	return err
@@ -144,9 +138,8 @@ func newServer(h *router.Hub, opts Options, life context.Context) *server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &server{hub: h, opts: opts, log: log, life: life, formPoll: formPoll,
-		caller: &router.Caller{Agent: opts.Agent, AgentsOnly: true, Via: "the MCP server"},
-		detach: func(run func(context.Context)) { go run(context.Background()) }}
+	s := &server{hub: h, opts: opts, log: log, life: life,
+		caller: &router.Caller{Agent: opts.Agent, AgentsOnly: true, Via: "the MCP server"}}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "agentx", Title: "agentx clarifications", Version: opts.Version}, &mcp.ServerOptions{
 		Instructions: Instructions,
 		Logger:       log,
@@ -245,7 +238,6 @@ func addTool[In, Out any](s *server, t *mcp.Tool, h handler[In, Out]) {
 		}
 		ctx, done := s.bound(ctx)
 		defer done()
-		ctx = context.WithValue(ctx, sessionKey{}, req.Session)
 		if s.opts.Side != nil {
 			if side := s.opts.Side(); side != nil {
 				side.Read(ctx)

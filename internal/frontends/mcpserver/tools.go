@@ -237,17 +237,7 @@ func (s *server) askAndWait(ctx context.Context, req router.AskRequest, wait tim
 		return AskResult{}, "", err
 	}
 	s.log.Info("asked", "id", rec.ID, "from", rec.From, "to", rec.To)
-	shown := false
-	if ss := s.formSession(ctx); ss != nil && rec.To == ledger.Human && waiting(rec.Clarification, rec.Round) {
-		s.showForm(ss, rec)
-		shown = true
-	}
-	res, text, err := s.settle(ctx, rec, wait, req.From)
-	if err == nil && shown && (res.Outcome == OutcomePending || res.Outcome == OutcomeTimedOut) {
-		res.Guidance += " The question is also shown as a form to the person at this client; whichever answer comes first counts."
-		text = renderAsk(res)
-	}
-	return res, text, err
+	return s.settle(ctx, rec, wait, req.From)
 }
 
 // settle waits up to wait for rec to settle and reports where it stands to

@@ -313,16 +313,7 @@ func (w *Waker) retry(ctx context.Context, agent string, n int, items []inbox.It
 				return errUnchanged // the hook that holds the turn delivers
 			}
 		}
-		c = Claim{Issue: n, PID: os.Getpid(), At: ledger.T(now)}
-		for _, it := range items {
-			c.Keys = append(c.Keys, it.Key+retrySuffix)
-			c.IDs = append(c.IDs, it.ID)
-		}
-		c.Text = inbox.Text(inbox.Result{Agent: agent, Items: items, Marked: true})
-		st.Claims = append(st.Claims, c)
-		if len(st.Claims) > maxWoken {
-			st.Claims = st.Claims[len(st.Claims)-maxWoken:]
-		}
+		c = st.claim(n, agent, items, retrySuffix, now)
 		ok = true
 		return nil
 	})

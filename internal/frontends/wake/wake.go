@@ -275,16 +275,7 @@ func (w *Waker) claim(ctx context.Context, agent string, n int, res inbox.Result
 		if len(take) == 0 {
 			return errUnchanged
 		}
-		c = Claim{Issue: n, PID: os.Getpid(), At: ledger.T(now)}
-		for _, it := range take {
-			c.Keys = append(c.Keys, it.Key)
-			c.IDs = append(c.IDs, it.ID)
-		}
-		c.Text = inbox.Text(inbox.Result{Agent: agent, Items: take, Marked: true})
-		st.Claims = append(st.Claims, c)
-		if len(st.Claims) > maxWoken {
-			st.Claims = st.Claims[len(st.Claims)-maxWoken:]
-		}
+		c = st.claim(n, agent, take, "", now)
 		ok = true
 		return nil
 	})
@@ -474,6 +465,23 @@ func (w *Waker) sessionFor(agent string, n int) Session {
 	}
 	s, _ := sessionOf(st, n)
 	return s
+}
+
+// claim records that this process wakes agent on issue n with items
+// (their keys with suffix added), keeping the newest maxWoken claims, and
+// returns the claim.
+func (st *State) claim(n int, agent string, items []inbox.Item, suffix string, now time.Time) Claim {
+	c := Claim{Issue: n, PID: os.Getpid(), At: ledger.T(now)}
+	for _, it := range items {
+		c.Keys = append(c.Keys, it.Key+suffix)
+		c.IDs = append(c.IDs, it.ID)
+	}
+	c.Text = inbox.Text(inbox.Result{Agent: agent, Items: items, Marked: true})
+	st.Claims = append(st.Claims, c)
+	if len(st.Claims) > maxWoken {
+		st.Claims = st.Claims[len(st.Claims)-maxWoken:]
+	}
+	return c
 }
 
 func sessionOf(st State, n int) (Session, bool) {
