@@ -28,9 +28,16 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == "demo-responder" {
 		os.Exit(Main())
 	}
+	// A command a test runs in-process has a person at its terminal who
+	// answers yes: no test asks the developer running it. The paths with
+	// no terminal, or a no, are stories (person_terminal.txtar), whose
+	// processes get the terminal they ask for.
+	ttyOpen := openTerminal
+	openTerminal = func() (io.ReadWriteCloser, error) { return fakeTerminal("yes"), nil }
 	// a story runs agentx as it is installed
 	testscript.Main(m, map[string]func(){
 		"agentx": func() {
+			openTerminal = ttyOpen
 			storyTerminal()
 			os.Exit(Main())
 		},

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agentx-cli/agentx/internal/atomicfile"
+	"github.com/agentx-cli/agentx/ledger"
 	"github.com/agentx-cli/agentx/workflow"
 )
 
@@ -185,7 +186,7 @@ type Record struct {
 	Root      string    `json:"root"`
 	Hash      string    `json:"hash"`
 	Commands  []Command `json:"commands"`
-	TrustedAt time.Time `json:"trustedAt"`
+	TrustedAt ledger.Time `json:"trustedAt"`
 }
 
 // Store keeps the trusted hashes of this machine, one file per workspace.
@@ -256,7 +257,7 @@ func (s Store) Trust(root string, cmds []Command, now time.Time) (Record, error)
 	if cmds == nil {
 		cmds = []Command{}
 	}
-	rec := Record{Root: root, Hash: Hash(cmds), Commands: cmds, TrustedAt: now.UTC()}
+	rec := Record{Root: root, Hash: Hash(cmds), Commands: cmds, TrustedAt: ledger.Time{Time: now.UTC()}}
 	if err := os.MkdirAll(s.Dir, 0o700); err != nil {
 		return Record{}, fmt.Errorf("trust: %w", err)
 	}
@@ -297,7 +298,7 @@ type Status struct {
 	State       string    `json:"state"`
 	Hash        string    `json:"hash,omitempty"`        // the commands as they are now
 	TrustedHash string    `json:"trustedHash,omitempty"` // the commands as they were trusted
-	TrustedAt   time.Time `json:"trustedAt,omitzero"`
+	TrustedAt   ledger.Time `json:"trustedAt,omitzero"`
 	Pinned      bool      `json:"pinned,omitempty"` // trusted by AGENTX_TRUST
 	Commands    []Command `json:"commands"`
 	// Changed lists the commands added or changed since they were trusted (changed only).

@@ -41,7 +41,7 @@ type fixture struct {
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	dir, rules := testenv.Workspace(t, "")
+	dir, rules := testenv.Workspace(t, "[humans]\nconfirm = false # its people are scripted: no terminal to confirm at")
 	store := ledger.NewStore(filepath.Join(dir, ".agentx", "state"), lock.Options{}, nil)
 	h := router.New(store, rules, dir)
 	ctx := context.Background()
