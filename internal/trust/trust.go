@@ -183,9 +183,9 @@ func Hash(cmds []Command) string {
 
 // Record is what a Store keeps for one workspace.
 type Record struct {
-	Root      string    `json:"root"`
-	Hash      string    `json:"hash"`
-	Commands  []Command `json:"commands"`
+	Root      string      `json:"root"`
+	Hash      string      `json:"hash"`
+	Commands  []Command   `json:"commands"`
 	TrustedAt ledger.Time `json:"trustedAt"`
 }
 
@@ -294,13 +294,13 @@ const (
 
 // Status is what this machine trusts of a workspace's commands.
 type Status struct {
-	Root        string    `json:"root"`
-	State       string    `json:"state"`
-	Hash        string    `json:"hash,omitempty"`        // the commands as they are now
-	TrustedHash string    `json:"trustedHash,omitempty"` // the commands as they were trusted
+	Root        string      `json:"root"`
+	State       string      `json:"state"`
+	Hash        string      `json:"hash,omitempty"`        // the commands as they are now
+	TrustedHash string      `json:"trustedHash,omitempty"` // the commands as they were trusted
 	TrustedAt   ledger.Time `json:"trustedAt,omitzero"`
-	Pinned      bool      `json:"pinned,omitempty"` // trusted by AGENTX_TRUST
-	Commands    []Command `json:"commands"`
+	Pinned      bool        `json:"pinned,omitempty"` // trusted by AGENTX_TRUST
+	Commands    []Command   `json:"commands"`
 	// Changed lists the commands added or changed since they were trusted (changed only).
 	Changed []Command `json:"changed,omitempty"`
 	Store   string    `json:"store"` // the file that keeps the record
