@@ -186,18 +186,24 @@ func testGetenv(env map[string]string) func(string) string {
 		if err != nil {
 			return ""
 		}
-		rules, err := workflow.Load(filepath.Join(root, workspace.Dir))
-		if err != nil {
-			return ""
-		}
-		canon, err := trust.Canonical(root)
-		if err != nil {
-			return ""
-		}
-		cmds, err := trust.Commands(rules, canon)
-		if err != nil {
-			return ""
-		}
-		return trust.Hash(cmds)
+		return commandsHash(root)
 	}
+}
+
+// commandsHash is the hash of the commands the workspace at root names
+// (what AGENTX_TRUST pins), or "" when it cannot be worked out.
+func commandsHash(root string) string {
+	rules, err := workflow.Load(filepath.Join(root, workspace.Dir))
+	if err != nil {
+		return ""
+	}
+	canon, err := trust.Canonical(root)
+	if err != nil {
+		return ""
+	}
+	cmds, err := trust.Commands(rules, canon)
+	if err != nil {
+		return ""
+	}
+	return trust.Hash(cmds)
 }
