@@ -69,6 +69,7 @@ type Server struct {
 
 	// Requests counts every Web API request.
 	Requests int
+	calls    map[string]int // requests by method
 }
 
 type failure struct {
@@ -79,7 +80,7 @@ type failure struct {
 
 // New starts a fake whose bot is in channel.
 func New(channel string) *Server {
-	s := &Server{now: time.Now, channels: map[string]bool{channel: true}}
+	s := &Server{now: time.Now, channels: map[string]bool{channel: true}, calls: map[string]int{}}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
 	return s
 }
@@ -158,6 +159,14 @@ func (s *Server) Messages(channel string) []Message {
 	return out
 }
 
+// Calls is how many requests of Web API method (conversations.replies...)
+// were made.
+func (s *Server) Calls(method string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.calls[method]
+}
+
 // Ephemerals are the ephemeral messages shown so far.
 func (s *Server) Ephemerals() []Ephemeral {
 	s.mu.Lock()
@@ -217,6 +226,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
+	s.calls[method]++
 	if len(s.fails) > 0 {
 		f := s.fails[0]
 		s.fails = s.fails[1:]
