@@ -156,7 +156,7 @@ func (m *Mirror) SyncIssue(ctx context.Context, n int, prev []string) (rep Issue
 	if err != nil {
 		return rep, err
 	}
-	defer func() { err = errors.Join(err, p.finish(ctx, err == nil)) }()
+	defer func() { err = errors.Join(err, p.Finish(ctx)) }()
 	type todo struct {
 		key  entryKey
 		text string
@@ -170,6 +170,9 @@ func (m *Mirror) SyncIssue(ctx context.Context, n int, prev []string) (rep Issue
 		}
 		for i, e := range c.Thread {
 			ref := refAt(refs, i)
+			if ref != nil {
+				p.recorded(entryKey{c.ID, i})
+			}
 			if ref != nil && ref.Inbound {
 				continue // a person's own comment carries it
 			}
@@ -233,30 +236,27 @@ type entryKey struct {
 func (k entryKey) String() string { return fmt.Sprintf("%s/%d", k.id, k.entry) }
 
 // poster posts the comments of one issue, noting each post before it is
-// made (relay.Posting), so that the issue's comments are listed only when
+// made (relay.Poster), so that the issue's comments are listed only when
 // a post was begun and never seen recorded.
 type poster struct {
+	*relay.Poster
 	m      *Mirror
 	n      int
-	notes  relay.Posting
-	lost   map[string]bool
 	posted map[entryKey]int64 // what agentx posted on the issue, once listed
-	done   []string
 }
 
 func (m *Mirror) poster(n int) (*poster, error) {
-	notes := relay.PostingIn(m.Hub.Store.Dir(), Dir)
-	lost, err := notes.Lost(n)
+	p, err := relay.PostingIn(m.Hub.Store.Dir(), Dir).For(n)
 	if err != nil {
 		return nil, err
 	}
-	return &poster{m: m, n: n, notes: notes, lost: lost}, nil
+	return &poster{Poster: p, m: m, n: n}, nil
 }
 
 // found is the comment agentx posted for k before it could record it: only
 // for a post begun and not recorded is the issue listed (once, every page).
 func (p *poster) found(ctx context.Context, k entryKey) (int64, bool, error) {
-	if !p.lost[k.String()] {
+	if !p.Lost(k.String()) {
 		return 0, false, nil
 	}
 	if p.posted == nil {
@@ -271,10 +271,9 @@ func (p *poster) found(ctx context.Context, k entryKey) (int64, bool, error) {
 
 // create notes the post of k, then makes it.
 func (p *poster) create(ctx context.Context, k entryKey, text string) (Comment, error) {
-	if err := p.notes.Begin(ctx, p.n, k.String()); err != nil {
+	if err := p.Begin(ctx, k.String()); err != nil {
 		return Comment{}, err
 	}
-	p.lost[k.String()] = true // until recorded
 	c, err := p.m.Client.Create(ctx, p.n, text)
 	if err == nil && crashAfterPost != nil {
 		err = crashAfterPost()
@@ -283,25 +282,7 @@ func (p *poster) create(ctx context.Context, k entryKey, text string) (Comment, 
 }
 
 // recorded says k's comment is in the record now.
-func (p *poster) recorded(k entryKey) {
-	p.done = append(p.done, k.String())
-	delete(p.lost, k.String())
-}
-
-// finish drops the notes of the posts now recorded, and, after a whole
-// sync (all), every note of the issue: what they named is recorded.
-func (p *poster) finish(ctx context.Context, all bool) error {
-	keys := p.done
-	if all {
-		for k := range p.lost {
-			keys = append(keys, k)
-		}
-	}
-	if len(keys) == 0 {
-		return nil
-	}
-	return p.notes.Done(ctx, p.n, keys...)
-}
+func (p *poster) recorded(k entryKey) { p.Recorded(k.String()) }
 
 // postedOn maps the entries agentx has posted on issue n (by their
 // metadata, on comments by trusted authors) to their comments.

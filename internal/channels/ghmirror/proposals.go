@@ -28,6 +28,9 @@ func (m *Mirror) syncProposals(ctx context.Context, n int, rep *IssueReport, p *
 		for i := range pr.Entries() {
 			text := RenderProposal(pr, i, m.Config.Mention)
 			ref := pr.GitHubRef(n, i)
+			if ref != nil {
+				p.recorded(entryKey{pr.ID, i})
+			}
 			if ref != nil && (ref.Sum == Sum(text) || i > 0) {
 				continue // a decision, once posted, stays as it was
 			}

@@ -85,3 +85,53 @@ func (p Posting) Lost(issue int) (map[string]bool, error) {
 	}
 	return out, nil
 }
+
+// Poster is one sync's use of the notes of one issue: which posts were
+// begun and not seen recorded (Lost), noting each post before it is made
+// (Begin), and dropping the notes of what is recorded (Recorded) at the
+// end (Finish).
+type Poster struct {
+	notes Posting
+	issue int
+	lost  map[string]bool
+	done  []string
+}
+
+// For is a Poster for issue's posts.
+func (p Posting) For(issue int) (*Poster, error) {
+	lost, err := p.Lost(issue)
+	if err != nil {
+		return nil, err
+	}
+	return &Poster{notes: p, issue: issue, lost: lost}, nil
+}
+
+// Lost reports whether the post for key was begun and not seen recorded:
+// only then is the service asked what was posted.
+func (p *Poster) Lost(key string) bool { return p.lost[key] }
+
+// Begin notes the post for key before it is made.
+func (p *Poster) Begin(ctx context.Context, key string) error {
+	if err := p.notes.Begin(ctx, p.issue, key); err != nil {
+		return err
+	}
+	p.lost[key] = true
+	return nil
+}
+
+// Recorded says the post for key is in the record (posted and recorded,
+// found, or seen recorded): its note, if any, goes at Finish.
+func (p *Poster) Recorded(key string) {
+	if p.lost[key] {
+		p.done = append(p.done, key)
+		delete(p.lost, key)
+	}
+}
+
+// Finish drops the notes of what was recorded.
+func (p *Poster) Finish(ctx context.Context) error {
+	if len(p.done) == 0 {
+		return nil
+	}
+	return p.notes.Done(ctx, p.issue, p.done...)
+}

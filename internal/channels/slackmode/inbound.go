@@ -268,8 +268,9 @@ func refusal(id string, err error) string {
 
 // tellAssumptions posts in the thread of clarification id the asker's
 // assumptions it has not been told of, each recorded (agentx.slack
-// assumed) as soon as it is posted, and looked for by its metadata first.
-func (m *Mode) tellAssumptions(ctx context.Context, issue int, id string) (int, error) {
+// assumed) as soon as it is posted; the thread is read only to recover a
+// post whose result was lost (relay.Posting).
+func (m *Mode) tellAssumptions(ctx context.Context, issue int, id string) (told int, err error) {
 	c, err := m.Hub.Store.Get(id)
 	if err != nil || c.X == nil {
 		return 0, err
@@ -278,17 +279,27 @@ func (m *Mode) tellAssumptions(ctx context.Context, issue int, id string) (int, 
 	if err != nil || th == nil || th.Assumed >= len(c.X.Assumptions) {
 		return 0, err
 	}
-	ms, err := m.Client.Replies(ctx, th.Channel, th.TS, "")
+	p, err := m.poster(issue)
 	if err != nil {
 		return 0, err
 	}
-	told := 0
+	defer func() { err = errors.Join(err, p.Finish(ctx)) }()
+	var ms []Message
 	for k := th.Assumed; k < len(c.X.Assumptions); k++ {
-		posted := slices.ContainsFunc(ms, func(msg Message) bool {
-			return msg.Bot && msg.Meta != nil && msg.Meta.ID == id && msg.Meta.Entry < 0 && msg.Meta.Assumption == k
-		})
+		key := fmt.Sprintf("%s/assumption-%d", id, k)
+		posted := false
+		if p.Lost(key) {
+			if ms == nil {
+				if ms, err = m.Client.Replies(ctx, th.Channel, th.TS, ""); err != nil {
+					return told, err
+				}
+			}
+			posted = slices.ContainsFunc(ms, func(msg Message) bool {
+				return msg.Bot && msg.Meta != nil && msg.Meta.ID == id && msg.Meta.Entry < 0 && msg.Meta.Assumption == k
+			})
+		}
 		if !posted {
-			if _, err := m.Client.Post(ctx, th.Channel, th.TS, RenderAssumption(c, k), Meta{ID: id, Entry: -1, Assumption: k}); err != nil {
+			if _, err := p.post(ctx, key, th.Channel, th.TS, RenderAssumption(c, k), Meta{ID: id, Entry: -1, Assumption: k}); err != nil {
 				return told, err
 			}
 			told++
@@ -307,6 +318,7 @@ func (m *Mode) tellAssumptions(ctx context.Context, issue int, id string) (int, 
 		}); err != nil {
 			return told, err
 		}
+		p.Recorded(key)
 	}
 	return told, nil
 }
