@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/agentx-cli/agentx/internal/channels/chanref"
 	"github.com/agentx-cli/agentx/internal/channels/relay"
@@ -74,6 +75,7 @@ func (m *Mode) Poll(ctx context.Context, force bool) (PollReport, error) {
 		if err != nil {
 			return err
 		}
+		open = m.unshared(open)
 		live := map[string]bool{}
 		for _, t := range open {
 			live[t.c.ID] = true
@@ -129,6 +131,26 @@ func (m *Mode) openThreads() ([]thread, error) {
 	return out, nil
 }
 
+// unshared are the threads whose ts no other open clarification has: a
+// reply in a shared thread would be read for each, so such a thread is
+// read for none of them, and said (Warn).
+func (m *Mode) unshared(open []thread) []thread {
+	by := map[string][]string{}
+	for _, t := range open {
+		by[t.th.TS] = append(by[t.th.TS], t.c.ID)
+	}
+	out := open[:0:0]
+	for _, t := range open {
+		ids := by[t.th.TS]
+		if len(ids) == 1 {
+			out = append(out, t)
+		} else if ids[0] == t.c.ID && m.Warn != nil {
+			m.Warn(fmt.Errorf("the Slack thread %s is recorded for %s: its replies are read for none of them (`agentx clarify show` shows them; answer from a shell)", t.th.TS, strings.Join(ids, " and ")))
+		}
+	}
+	return out
+}
+
 // readThread reads the replies of one thread after the last one read and
 // takes them in order; then tells the thread of new assumptions.
 func (m *Mode) readThread(ctx context.Context, in *Inbound, t thread, rep *PollReport) error {
@@ -179,6 +201,15 @@ func (m *Mode) Take(ctx context.Context, issue int, id string, th *chanref.Slack
 	if msg.Bot || msg.Meta != nil || msg.User == "" || (msg.SubType != "" && msg.SubType != "thread_broadcast") {
 		return nil, nil
 	}
+	self, err := m.Client.Self(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if self.Is(msg) {
+		// agentx's own bot user (every agent may hold its token) is never
+		// a person, whatever [slack] answerers says.
+		return nil, nil
+	}
 	h := &Handled{TS: msg.TS, User: msg.User, ID: id}
 	notice := func(out Outcome, why string) (*Handled, error) {
 		h.Outcome, h.Reason = out, why
@@ -197,11 +228,7 @@ func (m *Mode) Take(ctx context.Context, issue int, id string, th *chanref.Slack
 	if err != nil {
 		return nil, err
 	}
-	var options []string
-	if cur.X != nil && cur.Status != ledger.Escalated {
-		options = cur.X.Options
-	}
-	r, perr := ParseReply(msg.Text, options)
+	r, perr := ParseReply(msg.Text, router.Options(cur))
 	if errors.Is(perr, ErrEmpty) {
 		return nil, nil
 	}
@@ -227,10 +254,10 @@ func (m *Mode) Take(ctx context.Context, issue int, id string, th *chanref.Slack
 	})
 	if cur.Status == ledger.Escalated {
 		h.Verb = "resolve"
-		_, err = m.Hub.Resolve(ctx, id, ledger.Human, r.Text)
+		_, err = m.Hub.ResolveReply(ctx, id, ledger.Human, r)
 	} else {
 		h.Verb = "answer"
-		_, err = m.Hub.Answer(ctx, id, ledger.Human, r.Text)
+		_, err = m.Hub.AnswerReply(ctx, id, ledger.Human, r)
 	}
 	var skipped *router.SkippedError
 	switch {

@@ -62,6 +62,7 @@ type Server struct {
 	channels   map[string]bool // the channels the bot is in
 	fails      []failure
 	loseNext   int
+	reuseNext  int // posts that get the latest ts again
 	conns      []*websocket.Conn
 	envelope   int
 	acked      []string
@@ -193,6 +194,15 @@ func (s *Server) LosePost() {
 	s.loseNext++
 }
 
+// ReuseTS makes the next count chat.postMessage calls get the latest ts
+// given again, as a server that reuses timestamps would: a test of what
+// agentx does with a ts it already bound to another thread.
+func (s *Server) ReuseTS(count int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.reuseNext += count
+}
+
 // Drop closes every Socket Mode connection, as Slack does from time to
 // time; the clients reconnect.
 func (s *Server) Drop() {
@@ -270,7 +280,13 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	case "auth.test":
 		writeJSON(w, map[string]any{"ok": true, "user_id": BotUser, "bot_id": BotID, "team": "fake"})
 	case "chat.postMessage":
-		m := &Message{Channel: ch, TS: s.nextTS(), ThreadTS: f.Get("thread_ts"), User: BotUser, BotID: BotID, Text: f.Get("text")}
+		ts := s.last
+		if s.reuseNext == 0 || ts == "" {
+			ts = s.nextTS()
+		} else {
+			s.reuseNext--
+		}
+		m := &Message{Channel: ch, TS: ts, ThreadTS: f.Get("thread_ts"), User: BotUser, BotID: BotID, Text: f.Get("text")}
 		if md := f.Get("metadata"); md != "" {
 			m.Meta = json.RawMessage(md)
 		}
