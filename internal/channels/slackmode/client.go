@@ -36,6 +36,9 @@ type Client struct {
 	hc            *http.Client
 	// Requests counts the calls made.
 	Requests int
+	// Now is the clock a rate limit's Retry-After counts from (nil: the
+	// real one): the store's, like every time Slack mode keeps.
+	Now func() time.Time
 
 	selfMu sync.Mutex
 	self   *Self // agentx's own bot, once known
@@ -59,7 +62,7 @@ func (c *Client) Self(ctx context.Context) (Self, error) {
 	c.Requests++
 	r, err := c.api.AuthTestContext(ctx)
 	if err != nil {
-		return Self{}, classify("auth.test", err)
+		return Self{}, c.classify("auth.test", err)
 	}
 	c.self = &Self{UserID: r.UserID, BotID: r.BotID}
 	return *c.self, nil
@@ -103,14 +106,18 @@ func (e *WaitError) Error() string {
 
 // classify turns slack-go's errors into the ones callers branch on, and
 // says what failed.
-func classify(what string, err error) error {
+func (c *Client) classify(what string, err error) error {
 	if err == nil {
 		return nil
 	}
 	var rl *slack.RateLimitedError
 	if errors.As(err, &rl) {
 		wait := max(rl.RetryAfter, time.Second)
-		return &WaitError{Until: time.Now().Add(wait)}
+		now := time.Now
+		if c.Now != nil {
+			now = c.Now
+		}
+		return &WaitError{Until: now().Add(wait)}
 	}
 	return fmt.Errorf("%s: %w", what, err)
 }
@@ -142,7 +149,7 @@ func (c *Client) Replies(ctx context.Context, channel, ts, oldest string) ([]Mes
 		c.Requests++
 		ms, more, next, err := c.api.GetConversationRepliesContext(ctx, p)
 		if err != nil {
-			return nil, classify("conversations.replies", err)
+			return nil, c.classify("conversations.replies", err)
 		}
 		for _, m := range ms {
 			if oldest == "" || tsAfter(m.Timestamp, oldest) {
@@ -166,7 +173,7 @@ func (c *Client) History(ctx context.Context, channel string, oldest time.Time) 
 		c.Requests++
 		res, err := c.api.GetConversationHistoryContext(ctx, p)
 		if err != nil {
-			return nil, classify("conversations.history", err)
+			return nil, c.classify("conversations.history", err)
 		}
 		for _, m := range res.Messages {
 			out = append(out, message(m))
@@ -191,14 +198,14 @@ func (c *Client) Post(ctx context.Context, channel, threadTS, text string, meta 
 	}
 	c.Requests++
 	_, ts, err := c.api.PostMessageContext(ctx, channel, opts...)
-	return ts, classify("chat.postMessage", err)
+	return ts, c.classify("chat.postMessage", err)
 }
 
 // Ephemeral shows text to one user only, in a thread.
 func (c *Client) Ephemeral(ctx context.Context, channel, user, threadTS, text string) error {
 	c.Requests++
 	_, err := c.api.PostEphemeralContext(ctx, channel, user, slack.MsgOptionText(text, false), slack.MsgOptionTS(threadTS))
-	return classify("chat.postEphemeral", err)
+	return c.classify("chat.postEphemeral", err)
 }
 
 // tsOf is a time as a Slack ts.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/agentx-cli/agentx/internal/channels/chanref"
 	"github.com/agentx-cli/agentx/internal/channels/relay"
@@ -21,6 +22,12 @@ type Inbound struct {
 	// Told are the replies of people not allowed whose author was told so
 	// (an ephemeral notice), so that nobody is told twice.
 	Told []string `json:"told,omitempty"`
+	// ReadAt is, by clarification id, when its thread was last read: the
+	// least recently read are read first.
+	ReadAt map[string]ledger.Time `json:"readAt,omitempty"`
+	// Listener is when the listener (agentx slack listen) last said it
+	// runs: while it does, commands leave the threads to it.
+	Listener *ledger.Time `json:"listener,omitempty"`
 	relay.Throttle
 }
 
@@ -55,22 +62,54 @@ type PollReport struct {
 	Replies int       `json:"replies"` // new replies in them
 	Handled []Handled `json:"handled"`
 	Told    int       `json:"told,omitempty"` // assumptions posted in threads
-	Skipped string    `json:"skipped,omitempty"`
+	// Listening is whether the listener runs, so no thread was read.
+	Listening bool   `json:"listening,omitempty"`
+	Skipped   string `json:"skipped,omitempty"`
 }
 
-// Poll reads the replies in every open thread, at most once per interval
+// Poll reads the replies in the open threads, at most once per interval
 // (force: now), and takes the allowed people's (Take). Processes polling
 // at once leave it to one (relay.ErrBusy for the others, unless force).
-// It also tells each thread of the asker's assumptions it has not seen.
+// While the listener runs (agentx slack listen, which takes each reply as
+// it is written), an unforced poll reads no thread: it leaves replies to
+// the listener. Threads are read least recently read first, so a rate
+// limit that stops a read leaves the others first in line next time. It
+// also tells each thread of the asker's assumptions it has not seen.
 func (m *Mode) Poll(ctx context.Context, force bool) (PollReport, error) {
+	return m.poll(ctx, pollHow{force: force, read: func(thread) bool { return true }})
+}
+
+// pollHow is what one poll does: force it, which threads to read (the
+// others are only told of assumptions), and whether the listener does it.
+type pollHow struct {
+	force    bool
+	read     func(thread) bool
+	listener bool
+}
+
+// listenTick is how often the listener posts and tells assumptions; a
+// listener not heard from in three ticks is not running.
+func (m *Mode) listenTick() time.Duration { return max(m.Config.Interval.Duration, 10*time.Second) }
+
+func (m *Mode) poll(ctx context.Context, how pollHow) (PollReport, error) {
 	rep := PollReport{Handled: []Handled{}}
+	now := m.Hub.Store.Now()
 	r := &relay.Reader{File: m.file(InboundFile), Service: "Slack", Interval: m.Config.Interval.Duration}
 	var in Inbound
-	skipped, err := r.Read(ctx, m.Hub.Store.Now(), &in, &in.Throttle, force, func() error {
+	skipped, err := r.Read(ctx, now, &in, &in.Throttle, how.force, func() error {
 		rep.Read = true
 		if in.Threads == nil {
 			in.Threads = map[string]string{}
 		}
+		if in.ReadAt == nil {
+			in.ReadAt = map[string]ledger.Time{}
+		}
+		if how.listener {
+			t := ledger.T(now)
+			in.Listener = &t
+		}
+		listening := !how.force && in.Listener != nil && now.Sub(in.Listener.Time) < 3*m.listenTick()
+		rep.Listening = listening
 		open, err := m.openThreads()
 		if err != nil {
 			return err
@@ -79,14 +118,30 @@ func (m *Mode) Poll(ctx context.Context, force bool) (PollReport, error) {
 		live := map[string]bool{}
 		for _, t := range open {
 			live[t.c.ID] = true
-			rep.Threads++
-			if err := m.readThread(ctx, &in, t, &rep); err != nil {
+		}
+		slices.SortStableFunc(open, func(a, b thread) int { return in.ReadAt[a.c.ID].Compare(in.ReadAt[b.c.ID].Time) })
+		for _, t := range open {
+			if !listening && how.read(t) {
+				rep.Threads++
+				if err := m.readThread(ctx, &in, t, &rep); err != nil {
+					return err
+				}
+				in.ReadAt[t.c.ID] = ledger.T(now)
+			}
+			n, err := m.tellAssumptions(ctx, t.issue, t.c.ID)
+			rep.Told += n
+			if err != nil {
 				return err
 			}
 		}
 		for id := range in.Threads {
 			if !live[id] {
 				delete(in.Threads, id) // closed: never read again
+			}
+		}
+		for id := range in.ReadAt {
+			if !live[id] {
+				delete(in.ReadAt, id)
 			}
 		}
 		return nil
@@ -152,7 +207,7 @@ func (m *Mode) unshared(open []thread) []thread {
 }
 
 // readThread reads the replies of one thread after the last one read and
-// takes them in order; then tells the thread of new assumptions.
+// takes them in order.
 func (m *Mode) readThread(ctx context.Context, in *Inbound, t thread, rep *PollReport) error {
 	th := t.th
 	ms, err := m.Client.Replies(ctx, th.Channel, th.TS, in.Threads[t.c.ID])
@@ -179,9 +234,7 @@ func (m *Mode) readThread(ctx context.Context, in *Inbound, t thread, rep *PollR
 		}
 		in.Threads[t.c.ID] = msg.TS
 	}
-	n, err := m.tellAssumptions(ctx, t.issue, t.c.ID)
-	rep.Told += n
-	return err
+	return nil
 }
 
 // allowed reports whether a Slack user may answer: one of [slack]

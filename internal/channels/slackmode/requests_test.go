@@ -208,3 +208,100 @@ func TestNumberedReplies(t *testing.T) {
 	assert.Contains(t, c.Thread[len(c.Thread)-1].Body, "Decision: accept architect's answer:\nOne schema.")
 	assert.Equal(t, 1, c.ChoiceAt(len(c.Thread)-1).Option)
 }
+
+// TestThreadsReadInTurn proves that under Slack's limit for distributed
+// apps (conversations.replies once a minute) every open thread is read in
+// turn: a read stopped by the limit leaves the threads it did not reach
+// first in line, so none starves.
+func TestThreadsReadInTurn(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	var ids []string
+	for _, n := range []int{1, 2, 3} {
+		rec, err := e.hub.Ask(ctx, router.AskRequest{Issue: n, From: "engineer", To: ledger.Human, Topic: "Retries", Question: "Backoff?"})
+		require.NoError(t, err)
+		ids = append(ids, rec.ID)
+	}
+	e.push(e.mode())
+	for _, id := range ids {
+		e.fake.Reply(channel, e.thread(id).TS, alice, "Yes, for "+id, false)
+	}
+	e.fake.Limit("conversations.replies", 1, time.Minute)
+	reads := 0
+	for answered := 0; answered < 3; reads++ {
+		require.Less(t, reads, 5, "every thread read within 5 minutes")
+		_, err := e.mode().Poll(ctx, false)
+		var we *WaitError
+		if err != nil {
+			require.ErrorAs(t, err, &we)
+		}
+		e.now = e.now.Add(time.Minute)
+		answered = 0
+		for _, id := range ids {
+			if e.get(id).Status == ledger.Answered {
+				answered++
+			}
+		}
+	}
+	assert.Equal(t, 3, reads, "one thread a minute, each in turn")
+}
+
+// TestListenerLeavesNothingToCommands proves that while the listener runs
+// a command's read asks Slack for no thread, and that a reply event reads
+// that reply's thread alone.
+func TestListenerLeavesNothingToCommands(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	var ids []string
+	for _, n := range []int{1, 2, 3} {
+		rec, err := e.hub.Ask(ctx, router.AskRequest{Issue: n, From: "engineer", To: ledger.Human, Topic: "Retries", Question: "Backoff?"})
+		require.NoError(t, err)
+		ids = append(ids, rec.ID)
+	}
+	e.push(e.mode())
+	lctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	events := make(chan ListenEvent, 100)
+	done := make(chan error, 1)
+	go func() { done <- e.mode().Listen(lctx, slackfake.AppToken, func(ev ListenEvent) { events <- ev }) }()
+	waitRead := func() PollReport {
+		t.Helper()
+		deadline := time.After(10 * time.Second)
+		for {
+			select {
+			case ev := <-events:
+				if ev.What == "read" {
+					return *ev.Read
+				}
+			case <-deadline:
+				t.Fatal("timed out waiting for the listener's read")
+			}
+		}
+	}
+	assert.Equal(t, 3, waitRead().Threads, "on connecting, every open thread")
+	_, before := e.calls()
+	e.fake.Reply(channel, e.thread(ids[1]).TS, alice, "Yes.", false)
+	rep := waitRead()
+	assert.Equal(t, 1, rep.Threads, "the reply's thread alone")
+	_, after := e.calls()
+	assert.Equal(t, 1, after-before)
+	assert.Equal(t, ledger.Answered, e.get(ids[1]).Status)
+
+	// A command's read leaves the threads to the listener.
+	e.now = e.now.Add(time.Minute)
+	prep, err := e.mode().Poll(ctx, false)
+	require.NoError(t, err)
+	assert.True(t, prep.Listening)
+	assert.Zero(t, prep.Threads)
+	_, after2 := e.calls()
+	assert.Equal(t, after, after2)
+	cancel()
+	require.NoError(t, <-done)
+
+	// Not heard from in three ticks: commands read again.
+	e.now = e.now.Add(3 * time.Minute)
+	prep, err = e.mode().Poll(ctx, false)
+	require.NoError(t, err)
+	assert.False(t, prep.Listening)
+	assert.Equal(t, 3, prep.Threads)
+}

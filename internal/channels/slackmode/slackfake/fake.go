@@ -71,6 +71,15 @@ type Server struct {
 	// Requests counts every Web API request.
 	Requests int
 	calls    map[string]int // requests by method
+	limits   map[string]limit
+}
+
+// limit is a per-method rate limit: at most n requests per window, as
+// Slack's tiers are.
+type limit struct {
+	n      int
+	window time.Duration
+	times  []time.Time // the requests allowed in the window, by the fake's clock
 }
 
 type failure struct {
@@ -194,6 +203,43 @@ func (s *Server) LosePost() {
 	s.loseNext++
 }
 
+// Limit rate-limits method to n requests per window of the fake's clock,
+// as Slack limits a commercially distributed app outside the Marketplace
+// (conversations.replies and conversations.history: 1 a minute): a
+// request over the limit gets 429 with Retry-After.
+func (s *Server) Limit(method string, n int, window time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.limits == nil {
+		s.limits = map[string]limit{}
+	}
+	s.limits[method] = limit{n: n, window: window}
+}
+
+// limited is how long a request of method must wait (0: it may go, and is
+// counted).
+func (s *Server) limited(method string) time.Duration {
+	l, ok := s.limits[method]
+	if !ok {
+		return 0
+	}
+	now := s.now()
+	kept := l.times[:0]
+	for _, t := range l.times {
+		if now.Sub(t) < l.window {
+			kept = append(kept, t)
+		}
+	}
+	l.times = kept
+	if len(l.times) >= l.n {
+		s.limits[method] = l
+		return l.window - now.Sub(l.times[0])
+	}
+	l.times = append(l.times, now)
+	s.limits[method] = l
+	return 0
+}
+
 // ReuseTS makes the next count chat.postMessage calls get the latest ts
 // given again, as a server that reuses timestamps would: a test of what
 // agentx does with a ts it already bound to another thread.
@@ -237,6 +283,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.calls[method]++
+	if wait := s.limited(method); wait > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(int(wait.Seconds()+0.999)))
+		w.WriteHeader(http.StatusTooManyRequests)
+		return
+	}
 	if len(s.fails) > 0 {
 		f := s.fails[0]
 		s.fails = s.fails[1:]
