@@ -138,7 +138,10 @@ func (m *Mirror) allowed(c Comment) bool {
 }
 
 // Take acts on one comment: agentx's own comments and bots' are ignored
-// (nil); an allowed person's /answer or /resolve goes to the hub as the
+// (nil), and a command written from agentx's own account (Client.Self) is
+// refused whoever is allowed; an option a command picks (relay.PickReply)
+// goes to the hub as that option; an allowed person's /answer or /resolve
+// goes to the hub as the
 // person github:LOGIN, once however many processes read it (the comment's
 // id is recorded in the same ledger write), and gets a reaction; a plain
 // reply answers the one clarification on its issue waiting on a person, if

@@ -216,13 +216,7 @@ func TestNumberedReplies(t *testing.T) {
 func TestThreadsReadInTurn(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	var ids []string
-	for _, n := range []int{1, 2, 3} {
-		rec, err := e.hub.Ask(ctx, router.AskRequest{Issue: n, From: "engineer", To: ledger.Human, Topic: "Retries", Question: "Backoff?"})
-		require.NoError(t, err)
-		ids = append(ids, rec.ID)
-	}
-	e.push(e.mode())
+	ids := e.threeThreads()
 	for _, id := range ids {
 		e.fake.Reply(channel, e.thread(id).TS, alice, "Yes, for "+id, false)
 	}
@@ -252,13 +246,7 @@ func TestThreadsReadInTurn(t *testing.T) {
 func TestListenerLeavesNothingToCommands(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	var ids []string
-	for _, n := range []int{1, 2, 3} {
-		rec, err := e.hub.Ask(ctx, router.AskRequest{Issue: n, From: "engineer", To: ledger.Human, Topic: "Retries", Question: "Backoff?"})
-		require.NoError(t, err)
-		ids = append(ids, rec.ID)
-	}
-	e.push(e.mode())
+	ids := e.threeThreads()
 	lctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	events := make(chan ListenEvent, 100)
@@ -304,4 +292,17 @@ func TestListenerLeavesNothingToCommands(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, prep.Listening)
 	assert.Equal(t, 3, prep.Threads)
+}
+
+// threeThreads asks a person a question on each of issues 1 to 3, posted:
+// three open threads.
+func (e *env) threeThreads() []string {
+	var ids []string
+	for _, n := range []int{1, 2, 3} {
+		rec, err := e.hub.Ask(context.Background(), router.AskRequest{Issue: n, From: "engineer", To: ledger.Human, Topic: "Retries", Question: "Backoff?"})
+		require.NoError(e.t, err)
+		ids = append(ids, rec.ID)
+	}
+	e.push(e.mode())
+	return ids
 }
