@@ -133,8 +133,7 @@ func Render(issue int, c *ledger.Clarification, i int, mentions []string) string
 		fmt.Fprintf(&b, "> %s\n\n", strings.ReplaceAll(md(e.Body), "\n", "\n> "))
 		fmt.Fprintf(&b, "**To settle it from GitHub**, an allowed person comments:\n\n```\n/resolve %s decision: <your decision>\n```\n", c.ID)
 		if opts := relay.OptionsAt(c, i); len(opts) > 0 {
-			writeOptions(&b, opts)
-			fmt.Fprintf(&b, "Or pick one: `/resolve %s #N` (an option that asks for your decision takes it after the number: `/resolve %s #%d <your decision>`).\n", c.ID, c.ID, len(opts))
+			fmt.Fprintf(&b, "\nOr pick one of its %d options: `/resolve %s #N` (an option that asks for your decision takes it after the number: `/resolve %s #%d <your decision>`).\n", len(opts), c.ID, c.ID, len(opts))
 		}
 	default:
 		fmt.Fprintf(&b, "**[%s] %s %s**\n\n%s\n", from, mdLine(string(e.Type)), id, md(e.Body))

@@ -166,7 +166,7 @@ func TestOptionByNumber(t *testing.T) {
 	require.NoError(t, err)
 	e.push(e.mirror())
 	cs := e.fake.Comments(42)
-	assert.Contains(t, cs[len(cs)-1].Body, "1. Accept architect's answer.\n2. Accept engineer's proposal.\n3. Give a new decision.\n")
+	assert.Contains(t, cs[len(cs)-1].Body, "Or pick one of its 3 options: `/resolve CLR-42-002 #N`")
 	e.fake.AddComment(42, "maintainer", "User", "MEMBER", "/resolve CLR-42-002 #1")
 	e.now = e.now.Add(time.Minute)
 	rep, err = e.mirror().Poll(ctx, true)

@@ -159,7 +159,9 @@ func Render(issue int, c *ledger.Clarification, i int, first bool) string {
 			head()
 		}
 		fmt.Fprintf(&b, "%s\n", quote(e.Body))
-		writeOptions(&b, relay.OptionsAt(c, i), "*Options*: reply with `#N` to pick one (an option that asks for your decision takes it after the number: `#N your decision`):\n")
+		if opts := relay.OptionsAt(c, i); len(opts) > 0 {
+			fmt.Fprintf(&b, "To pick one of its %d options, reply with `#N` (an option that asks for your decision takes it after the number: `#%d your decision`).\n", len(opts), len(opts))
+		}
 		b.WriteString("Reply in this thread with your decision: the first reply from an answerer settles it.\n")
 	default:
 		fmt.Fprintf(&b, "*%s* from %s\n%s\n", line(string(e.Type)), who(c, i), quote(e.Body))
