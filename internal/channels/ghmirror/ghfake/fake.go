@@ -69,7 +69,9 @@ type Server struct {
 	used     int
 	reset    time.Time
 	fails    []failure
-	loseNext int // create the next comments but drop the connection before answering
+	loseNext int           // create the next comments but drop the connection before answering
+	hold     chan struct{} // create the next comment, then answer only once this is closed
+	held     chan struct{} // closed once that comment is created
 
 	// Requests counts every request; NotModified the 304s among them.
 	Requests, NotModified int
@@ -171,6 +173,19 @@ func (s *Server) LoseNextCreate(n int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.loseNext += n
+}
+
+// HoldNextCreate makes the next comment creation happen and its answer
+// wait until release is called (or the fake closes): a client killed
+// meanwhile has posted and never heard back. created is closed once the
+// comment exists.
+func (s *Server) HoldNextCreate() (created <-chan struct{}, release func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.hold, s.held = make(chan struct{}), make(chan struct{})
+	hold := s.hold
+	var once sync.Once
+	return s.held, func() { once.Do(func() { close(hold) }) }
 }
 
 // AddComment is a person commenting on an issue.
@@ -422,6 +437,14 @@ func (s *Server) route(r *http.Request, me User, h http.Header) (int, any) {
 			return http.StatusUnprocessableEntity, errDoc{"message": "Validation Failed", "errors": []errDoc{{"resource": "IssueComment", "code": "custom", "field": "body", "message": "body is too long (maximum is 65536 characters)"}}, "documentation_url": "https://docs.github.com/rest"}
 		}
 		c := s.add(n, me, s.assoc[me.Login], *in.Body)
+		if s.hold != nil {
+			hold, held := s.hold, s.held
+			s.hold, s.held = nil, nil
+			close(held)
+			s.mu.Unlock()
+			<-hold
+			s.mu.Lock()
+		}
 		if s.loseNext > 0 {
 			s.loseNext--
 			return statusLost, nil
