@@ -126,7 +126,9 @@ func run(ctx context.Context, a *App, args []string) int {
 		// cobra failed before parsing flags (unknown command or flag): honour
 		// --json all the same, so scripts always get JSON errors.
 		a.json = a.json || slices.Contains(args, "--json")
-		err = &usageError{Err: err}
+		if _, ok := errors.AsType[*usageError](err); !ok {
+			err = &usageError{Err: err}
+		}
 	}
 	if ctx.Err() != nil {
 		err = &interruptedError{err: err}
