@@ -232,6 +232,9 @@ func (s *server) showForm(ctx context.Context, fc *formCall, f form, params *mcp
 	case closed:
 		s.log.Info("form closed: the question was answered elsewhere", "id", f.ID)
 		return
+	case ctx.Err() != nil:
+		s.log.Info("form closed: the call ended", "id", f.ID, "why", context.Cause(ctx))
+		return
 	case err != nil:
 		s.log.Warn("could not show the question as a form", "id", f.ID, "error", err)
 		return

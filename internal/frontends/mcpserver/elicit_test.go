@@ -376,6 +376,80 @@ func TestElicitDeclined(t *testing.T) {
 	}
 }
 
+// TestElicitCallCancelled: on a version where the form is shown during
+// the call, a client that cancels the call (its own time-out) closes the
+// form with it; the question stays pending, the server goes on serving.
+func TestElicitCallCancelled(t *testing.T) {
+	h, _ := hubWith(t, elicitOn)
+	closed := make(chan error, 1)
+	fc := newFormClient(func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		<-ctx.Done()
+		closed <- ctx.Err()
+		return nil, ctx.Err()
+	})
+	cs := connectServer(t, newServer(h, Options{Agent: "engineer"}, nil), protocolVersions[1], fc.client(true))
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "ask_human", Arguments: map[string]any{"question": "Now?"}})
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	select {
+	case err := <-closed:
+		assert.ErrorIs(t, err, context.Canceled)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the form stayed open after the call was cancelled")
+	}
+	rec, err := h.Get("CLR-0-001")
+	require.NoError(t, err)
+	assert.Equal(t, ledger.Pending, rec.Status)
+	got := into[AskResult](t, callTool(t, cs, "clarify_wait", map[string]any{"id": "CLR-0-001", "wait_seconds": 0}))
+	assert.Equal(t, OutcomePending, got.Outcome)
+}
+
+// statusSide is a Side that notes, at each Push, the status of the
+// clarification it watches: what GitHub or Slack mode would mirror.
+type statusSide struct {
+	h      *router.Hub
+	id     string
+	mu     *sync.Mutex
+	pushed *[]ledger.Status
+}
+
+func (statusSide) Read(context.Context) {}
+func (s statusSide) Push(context.Context) {
+	rec, err := s.h.Get(s.id)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err == nil {
+		*s.pushed = append(*s.pushed, rec.Status)
+	}
+}
+func (statusSide) Wait(ctx context.Context, h *router.Hub, id string, timeout time.Duration) (router.Record, error) {
+	return h.Wait(ctx, id, timeout)
+}
+
+// TestElicitMirrored: the form's answer is pushed to the channels (a
+// Slack thread, a GitHub comment) by the call that took it, as any
+// answer given through the server is.
+func TestElicitMirrored(t *testing.T) {
+	for _, version := range protocolVersions[:2] {
+		t.Run(version, func(t *testing.T) {
+			h, _ := hubWith(t, elicitOn)
+			var mu sync.Mutex
+			var pushed []ledger.Status
+			fc := newFormClient(func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+				return accept(answer("yes")), nil
+			})
+			side := statusSide{h: h, id: "CLR-0-001", mu: &mu, pushed: &pushed}
+			cs := connectServer(t, newServer(h, Options{Agent: "engineer", Side: func() Side { return side }}, nil), version, fc.client(true))
+			assert.Equal(t, "yes", into[AskResult](t, callTool(t, cs, "ask_human", map[string]any{"question": "Ok?"})).Answer)
+			mu.Lock()
+			defer mu.Unlock()
+			require.NotEmpty(t, pushed)
+			assert.Equal(t, ledger.Answered, pushed[len(pushed)-1])
+		})
+	}
+}
+
 // TestNoElicitation: no form unless both the workspace allows it and the
 // client can show one; otherwise ask_human is what it always was.
 func TestNoElicitation(t *testing.T) {
