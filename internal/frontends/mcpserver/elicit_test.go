@@ -246,6 +246,10 @@ func TestElicitFormAnswers(t *testing.T) {
 				"note":{"type":"string","title":"A note with your choice (optional)","maxLength":65536}}}`, string(b))
 			assert.Equal(t, []string{"human elicitation:agentx-test: Friday\n\nafter the demo (option 2)"}, answersOf(t, bin, root, "CLR-3-001"))
 
+			// option out of range, through the real binary's error table: a usage error naming the options
+			info := errInfo(t, callTool(t, cs, "clarify_resolve", map[string]any{"id": "CLR-3-001", "option": 3}))
+			assert.Equal(t, ErrorInfo{Code: "usage", ExitCode: 2, Message: "CLR-3-001 has no option 3: its options are 1. Thursday; 2. Friday", Hint: "pick an option from 1 to 2"}, info)
+
 			// free text, through clarify_ask to human
 			got = into[AskResult](t, callTool(t, cs, "clarify_ask", map[string]any{"issue": 3, "to": "human", "topic": "Cache", "question": "TTL per key?"}))
 			assert.Equal(t, "Per key, five minutes.", got.Answer)
