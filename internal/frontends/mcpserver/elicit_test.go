@@ -23,7 +23,9 @@ import (
 	"github.com/agentx-cli/agentx/router"
 )
 
-const elicitOn = "[mcp]\nelicit = true"
+// elicitOn allows forms; its people answering on the command line are
+// scripted, with no terminal to confirm at.
+const elicitOn = "[mcp]\nelicit = true\n\n[humans]\nconfirm = false"
 
 // protocolVersions are the versions a client may speak that can show
 // forms: the first with multi round-trip requests (the form comes back in
