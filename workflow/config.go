@@ -84,6 +84,7 @@ type Config struct {
 	Remote          *RemoteConfig          `json:"remote,omitempty"` // nil when [remote] is absent: one machine
 	Slack           *SlackConfig           `json:"slack,omitempty"`  // nil when [slack] is absent
 	Skills          SkillsConfig           `json:"skills"`           // where agentx skills drafts and validates skills
+	MCP             MCPConfig              `json:"mcp"`              // the MCP server's [mcp] table
 	File            string                 `json:"file,omitempty"`   // "" for DefaultConfig
 
 	defaultWorkflowSet  bool // default_workflow was written in the file
@@ -137,6 +138,16 @@ type HumansConfig struct {
 	Confirm bool `json:"confirm"`
 }
 
+// MCPConfig is the [mcp] table: what the MCP server (agentx mcp) may do
+// beyond its tools.
+type MCPConfig struct {
+	// Elicit lets ask_human also show its question as a form (MCP
+	// elicitation) to the person at the client the agent runs in, when the
+	// client can show one. Off by default: an answer through the form is
+	// recorded as a person's, and the client is the agent's own.
+	Elicit bool `json:"elicit"`
+}
+
 // maxPersonLen is the longest name a person may be recorded by, in bytes
 // (ledger.MaxPersonLen).
 const maxPersonLen = 128
@@ -184,7 +195,7 @@ func parseConfig(file string, data []byte) (*Config, error) {
 	}
 	c := DefaultConfig()
 	c.File = file
-	var lock, agents, notify, humans, github, remote, slack, skills toml.Primitive
+	var lock, agents, notify, humans, github, remote, slack, skills, mcp toml.Primitive
 	defined := d.decodeTable(top, nil, nil, []field{
 		{"default_workflow", &c.DefaultWorkflow, "a string"},
 		{"priority", &c.Priority, "an array of strings"},
@@ -200,6 +211,7 @@ func parseConfig(file string, data []byte) (*Config, error) {
 		{"remote", &remote, "a table"},
 		{"slack", &slack, "a table"},
 		{"skills", &skills, "a table"},
+		{"mcp", &mcp, "a table"},
 	})
 	c.defaultWorkflowSet = defined["default_workflow"]
 	c.defaultWorkflowLine = d.ix.line("default_workflow")
@@ -289,6 +301,12 @@ func parseConfig(file string, data []byte) (*Config, error) {
 	}
 	if defined["skills"] {
 		d.skills(skills, &c.Skills)
+	}
+	if defined["mcp"] {
+		p := []string{"mcp"}
+		if t, ok := d.table(mcp, p, p); ok {
+			d.decodeTable(t, p, p, []field{{"elicit", &c.MCP.Elicit, "a boolean"}})
+		}
 	}
 	d.checkUndecoded()
 	if err := d.result(); err != nil {
