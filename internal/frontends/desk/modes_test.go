@@ -1,9 +1,7 @@
 package desk
 
 import (
-	"bufio"
 	"fmt"
-	"io"
 	"net/url"
 	"os"
 	"os/exec"
@@ -177,19 +175,7 @@ func TestDeskInModes(t *testing.T) {
 			require.NoError(t, err)
 			h := router.New(ledger.NewStore(filepath.Join(dir, ".agentx", "state"), lock.Options{}, nil), rules, dir)
 
-			cmd := exec.Command(bin, "desk", "--no-open", "--as", "dana", "--interval", "300ms")
-			cmd.Env = append(append(cleanEnv(), "AGENTX_ROOT="+dir), m.env...)
-			out, err := cmd.StdoutPipe()
-			require.NoError(t, err)
-			var stderr strings.Builder
-			cmd.Stderr = &stderr
-			require.NoError(t, cmd.Start())
-			t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-			lines := bufio.NewScanner(out)
-			require.True(t, lines.Scan(), "stderr: %s", stderr.String())
-			u, ok := strings.CutPrefix(lines.Text(), "agentx desk: ")
-			require.True(t, ok, lines.Text())
-			go func() { _, _ = io.Copy(io.Discard, out) }()
+			_, u, _, stderr := runDesk(t, bin, dir, m.env, "--as", "dana", "--interval", "300ms")
 			base, _, _ := strings.Cut(u, "/?token=")
 			parsed, err := url.Parse(u)
 			require.NoError(t, err)
@@ -199,22 +185,23 @@ func TestDeskInModes(t *testing.T) {
 
 			// the questions are on the channel (the desk's side work posts them)
 			var handle string
-			eventually(t, "the first question is posted", func() bool { handle, ok = m.posted("Behind a flag?"); return ok }, &stderr)
-			eventually(t, "the second question is posted", func() bool { _, ok = m.posted("Formal or casual?"); return ok }, &stderr)
+			var ok bool
+			eventually(t, "the first question is posted", func() bool { handle, ok = m.posted("Behind a flag?"); return ok }, stderr)
+			eventually(t, "the second question is posted", func() bool { _, ok = m.posted("Formal or casual?"); return ok }, stderr)
 
 			// a person answers the first on the channel: it leaves the page
 			m.reply(handle, "Yes, behind a flag.")
 			eventually(t, "the item answered on the channel leaves the page", func() bool {
 				_, body := get(t, c, base+"/")
 				return !strings.Contains(body, `id="item-CLR-1-001"`) && strings.Contains(body, `id="item-CLR-2-001"`)
-			}, &stderr)
+			}, stderr)
 			assert.Equal(t, m.person, lastPerson(t, h, 1))
 
 			// dana answers the second at the desk: the channel shows it
 			form := url.Values{"token": {parsed.Query().Get("token")}, "id": {"CLR-2-001"}, "verb": {"answer"}, "body": {"Casual."}}
 			resp, body := (&fixture{base: base}).post(t, c, form, map[string]string{"Origin": base})
 			require.Less(t, resp.StatusCode, 400, body)
-			eventually(t, "the desk's answer reaches the channel", func() bool { return m.shows("Casual.") }, &stderr)
+			eventually(t, "the desk's answer reaches the channel", func() bool { return m.shows("Casual.") }, stderr)
 			assert.Equal(t, "desk:dana", lastPerson(t, h, 2))
 		})
 	}
