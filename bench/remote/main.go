@@ -24,6 +24,7 @@ func main() {
 	k := flag.Int("k", 15, "asks (and floor rounds) per host, in a row")
 	block := flag.Int("block", 5, "rounds per host in one go: the floor and agentx take turns, block by block, so that both see the same load")
 	binFlag := flag.String("bin", "", "measure this agentx binary (default: build ./cmd/agentx)")
+	baseFlag := flag.String("base", "", "also measure this agentx binary (an earlier build), in the same run, taking turns with the other")
 	ledgerMB := flag.Int("ledger-mb", 0, "instead: measure the memory of ready on a host with no local copy when an issue's shared ledger is a body of this many MiB")
 	keep := flag.Bool("keep", false, "keep the temporary directories")
 	flag.Parse()
@@ -50,8 +51,12 @@ func main() {
 		memory(ctx, filepath.Join(tmp, "memory"), bin, *ledgerMB)
 		return
 	}
-	fmt.Printf("\n| hosts | issues | asks | ok | busy | failed | rounds/ask | p50 ms | p99 ms | floor p50 | floor p99 | p50 ÷ floor | p99 ÷ floor | ok/s | floor/s | records | dense | load |\n")
-	fmt.Printf("|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|--:|\n")
+	builds := []build{{"this", bin}}
+	if *baseFlag != "" {
+		builds = append(builds, build{"base", *baseFlag})
+	}
+	fmt.Printf("\n| build | hosts | issues | asks | ok | busy | failed | rounds/ask | p50 ms | p99 ms | floor p50 | floor p99 | p50 ÷ floor | p99 ÷ floor | ok/s | floor/s | records | dense | load |\n")
+	fmt.Printf("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|--:|\n")
 	for i, f := range strings.Split(*runsFlag, ",") {
 		h, is, ok := strings.Cut(strings.TrimSpace(f), "/")
 		hosts, err1 := strconv.Atoi(h)
@@ -60,9 +65,12 @@ func main() {
 			fmt.Fprintf(os.Stderr, "-runs: %q is not HOSTS/1 or HOSTS/HOSTS\n", f)
 			os.Exit(2)
 		}
-		run(ctx, filepath.Join(tmp, strconv.Itoa(i)), bin, hosts, issues, *k, max(*block, 1))
+		run(ctx, filepath.Join(tmp, strconv.Itoa(i)), builds, hosts, issues, *k, max(*block, 1))
 	}
 }
+
+// build is an agentx binary measured, and its name in the table.
+type build struct{ name, bin string }
 
 // world is a bare repository and its clones, each an agentx workspace
 // whose [remote] is the bare repository.
@@ -70,15 +78,15 @@ type world struct {
 	bare   string
 	hosts  []string
 	pushes string // where the receive-pack wrapper counts pushes
+	pack   string // the wrapper
 }
 
 func newWorld(ctx context.Context, dir, bin string, hosts int) *world {
-	w := &world{bare: filepath.Join(dir, "remote.git"), pushes: filepath.Join(dir, "pushes")}
+	w := &world{bare: filepath.Join(dir, "remote.git"), pushes: filepath.Join(dir, "pushes"), pack: filepath.Join(dir, "receive-pack")}
 	check(os.MkdirAll(dir, 0o755))
 	git(dir, "init", "--quiet", "--bare", w.bare)
 	// Each push reaching the remote appends a byte: rounds per ask.
-	wrapper := filepath.Join(dir, "receive-pack")
-	check(os.WriteFile(wrapper, []byte("#!/bin/sh\nprintf x >> '"+w.pushes+"'\nexec git-receive-pack \"$@\"\n"), 0o755))
+	check(os.WriteFile(w.pack, []byte("#!/bin/sh\nprintf x >> '"+w.pushes+"'\nexec git-receive-pack \"$@\"\n"), 0o755))
 	for i := range hosts {
 		h := filepath.Join(dir, fmt.Sprintf("host%d", i))
 		git(dir, "init", "--quiet", h)
@@ -137,8 +145,12 @@ func each(w *world, r *result, from, to int, op func(host, n int) (time.Duration
 	r.wall += time.Since(start)
 }
 
-func run(ctx context.Context, dir, bin string, hosts, issues, k, block int) {
-	w := newWorld(ctx, dir, bin, hosts)
+func run(ctx context.Context, dir string, builds []build, hosts, issues, k, block int) {
+	worlds := make([]*world, len(builds))
+	for i, b := range builds {
+		worlds[i] = newWorld(ctx, filepath.Join(dir, b.name), b.bin, hosts)
+	}
+	w := worlds[0] // the floor's
 	// The floor: k trivial commits per host, made before the clock runs,
 	// then per round a fetch of the host's own ref and a push of the next.
 	commits := make([][]string, hosts)
@@ -169,51 +181,59 @@ func run(ctx context.Context, dir, bin string, hosts, issues, k, block int) {
 		}
 		return time.Since(t0), err
 	}
-	askOp := func(i, n int) (time.Duration, error) {
-		issue := 1
-		if issues > 1 {
-			issue = i + 1
+	askOp := func(bin string, w *world) func(i, n int) (time.Duration, error) {
+		return func(i, n int) (time.Duration, error) {
+			issue := 1
+			if issues > 1 {
+				issue = i + 1
+			}
+			cmd := exec.CommandContext(ctx, bin, "clarify", "ask", "--issue", strconv.Itoa(issue), "--from", "engineer", "--to", "architect",
+				"--topic", "Retry budget", "--question", fmt.Sprintf("host %d, ask %d: which retry budget applies?", i, n), "--non-blocking", "--json")
+			cmd.Dir = w.hosts[i]
+			// Only agentx's pushes are counted: its git runs with the wrapper.
+			cmd.Env = append(os.Environ(), "AGENTX_NO_MONITOR=1", "GIT_CONFIG_COUNT=1",
+				"GIT_CONFIG_KEY_0=remote.origin.receivepack", "GIT_CONFIG_VALUE_0="+w.pack)
+			var errb bytes.Buffer
+			cmd.Stderr = &errb
+			t0 := time.Now()
+			err := cmd.Run()
+			d := time.Since(t0)
+			switch {
+			case err != nil && strings.Contains(errb.String(), "remote_busy"):
+				err = errBusy
+			case err != nil:
+				err = fmt.Errorf("ask failed: %w: %s", err, errb.String())
+			}
+			return d, err
 		}
-		cmd := exec.CommandContext(ctx, bin, "clarify", "ask", "--issue", strconv.Itoa(issue), "--from", "engineer", "--to", "architect",
-			"--topic", "Retry budget", "--question", fmt.Sprintf("host %d, ask %d: which retry budget applies?", i, n), "--non-blocking", "--json")
-		cmd.Dir = w.hosts[i]
-		// Only agentx's pushes are counted: its git runs with the wrapper.
-		cmd.Env = append(os.Environ(), "AGENTX_NO_MONITOR=1", "GIT_CONFIG_COUNT=1",
-			"GIT_CONFIG_KEY_0=remote.origin.receivepack", "GIT_CONFIG_VALUE_0="+filepath.Join(dir, "receive-pack"))
-		var errb bytes.Buffer
-		cmd.Stderr = &errb
-		t0 := time.Now()
-		err := cmd.Run()
-		d := time.Since(t0)
-		switch {
-		case err != nil && strings.Contains(errb.String(), "remote_busy"):
-			err = errBusy
-		case err != nil:
-			err = fmt.Errorf("ask failed: %w: %s", err, errb.String())
-		}
-		return d, err
 	}
 	load := loadavg()
-	var floor, asks result
+	var floor result
+	asks := make([]result, len(builds))
 	for b := 0; b < k; b += block {
 		each(w, &floor, b, min(b+block, k), floorOp)
-		each(w, &asks, b, min(b+block, k), askOp)
+		for j, bd := range builds {
+			each(worlds[j], &asks[j], b, min(b+block, k), askOp(bd.bin, worlds[j]))
+		}
 	}
 	slices.Sort(floor.lat)
-	slices.Sort(asks.lat)
-	pushes, _ := os.ReadFile(w.pushes)
-	records, dense := 0, true
-	for issue := 1; issue <= issues; issue++ {
-		n, ok := verify(w.bare, issue)
-		records += n
-		dense = dense && ok
+	for j, bd := range builds {
+		a := asks[j]
+		slices.Sort(a.lat)
+		pushes, _ := os.ReadFile(worlds[j].pushes)
+		records, dense := 0, true
+		for issue := 1; issue <= issues; issue++ {
+			n, ok := verify(worlds[j].bare, issue)
+			records += n
+			dense = dense && ok
+		}
+		ok := len(a.lat)
+		fmt.Printf("| %s | %d | %d | %d | %d | %d | %d | %.2f | %.0f | %.0f | %.0f | %.0f | %.2f | %.2f | %.1f | %.1f | %d | %v | %s |\n",
+			bd.name, hosts, issues, hosts*k, ok, a.busy, a.failed, float64(len(pushes))/float64(max(ok, 1)),
+			ms(pct(a.lat, 50)), ms(pct(a.lat, 99)), ms(pct(floor.lat, 50)), ms(pct(floor.lat, 99)),
+			ratio(pct(a.lat, 50), pct(floor.lat, 50)), ratio(pct(a.lat, 99), pct(floor.lat, 99)),
+			float64(ok)/a.wall.Seconds(), float64(len(floor.lat))/floor.wall.Seconds(), records, dense, strings.Fields(load)[0])
 	}
-	ok := len(asks.lat)
-	fmt.Printf("| %d | %d | %d | %d | %d | %d | %.2f | %.0f | %.0f | %.0f | %.0f | %.2f | %.2f | %.1f | %.1f | %d | %v | %s |\n",
-		hosts, issues, hosts*k, ok, asks.busy, asks.failed, float64(len(pushes))/float64(max(ok, 1)),
-		ms(pct(asks.lat, 50)), ms(pct(asks.lat, 99)), ms(pct(floor.lat, 50)), ms(pct(floor.lat, 99)),
-		ratio(pct(asks.lat, 50), pct(floor.lat, 50)), ratio(pct(asks.lat, 99), pct(floor.lat, 99)),
-		float64(ok)/asks.wall.Seconds(), float64(len(floor.lat))/floor.wall.Seconds(), records, dense, strings.Fields(load)[0])
 	if floor.failed > 0 {
 		fmt.Fprintf(os.Stderr, "floor: %d of %d rounds failed\n", floor.failed, hosts*k)
 	}

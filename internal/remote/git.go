@@ -141,11 +141,17 @@ func (e *offlineError) Error() string {
 
 func (e *offlineError) Unwrap() error { return ErrOffline }
 
+// bigFile has git stream an object bigger than a shared ledger may be
+// (a fetch writing it, a read) instead of holding it whole in memory: a
+// ref carrying a huge body costs the disk it takes, not its size in
+// memory (git's own threshold is 512 MiB).
+var bigFile = "core.bigFileThreshold=" + strconv.Itoa(MaxShared)
+
 // git runs the system git in the repository, with stdin, bounded by ctx.
-// It never prompts (no terminal, GIT_TERMINAL_PROMPT=0), speaks C, and
-// does no automatic maintenance.
+// It never prompts (no terminal, GIT_TERMINAL_PROMPT=0), speaks C, does
+// no automatic maintenance, and streams big objects (bigFile).
 func (g *Git) git(ctx context.Context, stdin []byte, env []string, args ...string) ([]byte, error) {
-	full := append([]string{"-C", g.Dir, "-c", "gc.auto=0", "-c", "maintenance.auto=false", "-c", "core.filesRefLockTimeout=5000"}, args...)
+	full := append([]string{"-C", g.Dir, "-c", "gc.auto=0", "-c", "maintenance.auto=false", "-c", "core.filesRefLockTimeout=5000", "-c", bigFile}, args...)
 	cmd := exec.CommandContext(ctx, "git", full...)
 	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "GCM_INTERACTIVE=never", "LC_ALL=C", "LANGUAGE=C")
 	cmd.Env = append(cmd.Env, env...)
