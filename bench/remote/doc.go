@@ -8,7 +8,8 @@
 //   - agentx: each host, all at once, k asks in a row (clarify ask), all on
 //     issue 1 (HOSTS/1 in -runs), or each on an issue of its own
 //     (HOSTS/HOSTS); with -base, an earlier build too, in a world of its
-//     own.
+//     own; with one host, also the ask in a workspace without [remote],
+//     what the ask itself costs on one machine.
 //
 // The floor and each build take turns, -block rounds at a time, so that
 // all see the same load. Per row it prints the asks acknowledged, refused

@@ -51,9 +51,9 @@ func main() {
 		memory(ctx, filepath.Join(tmp, "memory"), bin, *ledgerMB)
 		return
 	}
-	builds := []build{{"this", bin}}
+	builds := []build{{name: "this", bin: bin}}
 	if *baseFlag != "" {
-		builds = append(builds, build{"base", *baseFlag})
+		builds = append(builds, build{name: "base", bin: *baseFlag})
 	}
 	fmt.Printf("\n| build | hosts | issues | asks | ok | busy | failed | rounds/ask | p50 ms | p99 ms | floor p50 | floor p99 | p50 ÷ floor | p99 ÷ floor | ok/s | floor/s | records | dense | load |\n")
 	fmt.Printf("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|--:|\n")
@@ -65,12 +65,20 @@ func main() {
 			fmt.Fprintf(os.Stderr, "-runs: %q is not HOSTS/1 or HOSTS/HOSTS\n", f)
 			os.Exit(2)
 		}
-		run(ctx, filepath.Join(tmp, strconv.Itoa(i)), builds, hosts, issues, *k, max(*block, 1))
+		row := builds
+		if hosts == 1 { // and the ask without the remote
+			row = append(slices.Clone(builds), build{name: "this, no [remote]", bin: bin, local: true})
+		}
+		run(ctx, filepath.Join(tmp, strconv.Itoa(i)), row, hosts, issues, *k, max(*block, 1))
 	}
 }
 
-// build is an agentx binary measured, and its name in the table.
-type build struct{ name, bin string }
+// build is an agentx binary measured, and its name in the table; local:
+// without [remote], what the ask costs on one machine.
+type build struct {
+	name, bin string
+	local     bool
+}
 
 // world is a bare repository and its clones, each an agentx workspace
 // whose [remote] is the bare repository.
@@ -81,7 +89,7 @@ type world struct {
 	pack   string // the wrapper
 }
 
-func newWorld(ctx context.Context, dir, bin string, hosts int) *world {
+func newWorld(ctx context.Context, dir, bin string, hosts int, remote bool) *world {
 	w := &world{bare: filepath.Join(dir, "remote.git"), pushes: filepath.Join(dir, "pushes"), pack: filepath.Join(dir, "receive-pack")}
 	check(os.MkdirAll(dir, 0o755))
 	git(dir, "init", "--quiet", "--bare", w.bare)
@@ -99,7 +107,9 @@ func newWorld(ctx context.Context, dir, bin string, hosts int) *world {
 		check(err)
 		// Every ask counts: no cap on one agent's questions.
 		data = bytes.Replace(data, []byte("\nmax_questions = 3\n"), []byte("\nmax_questions = 0\n"), 1)
-		data = append(data, []byte("\n[remote]\ngit = \"origin\"\n")...)
+		if remote {
+			data = append(data, []byte("\n[remote]\ngit = \"origin\"\n")...)
+		}
 		check(os.WriteFile(cfg, data, 0o644))
 		w.hosts = append(w.hosts, h)
 	}
@@ -148,7 +158,7 @@ func each(w *world, r *result, from, to int, op func(host, n int) (time.Duration
 func run(ctx context.Context, dir string, builds []build, hosts, issues, k, block int) {
 	worlds := make([]*world, len(builds))
 	for i, b := range builds {
-		worlds[i] = newWorld(ctx, filepath.Join(dir, b.name), b.bin, hosts)
+		worlds[i] = newWorld(ctx, filepath.Join(dir, strconv.Itoa(i)), b.bin, hosts, !b.local)
 	}
 	w := worlds[0] // the floor's
 	// The floor: k trivial commits per host, made before the clock runs,
