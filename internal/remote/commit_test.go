@@ -225,3 +225,42 @@ func BenchmarkCommit(b *testing.B) {
 		})
 	}
 }
+
+// TestCommitSettings: one git config tells whether git signs commits (a
+// git boolean in any of its spellings, the last one set winning) and
+// whether the user chose what git syncs to disk, which fast-import then
+// keeps to.
+func TestCommitSettings(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		config  string // appended to .git/config
+		signing bool
+		fsync   bool
+	}{
+		{"nothing set", "", false, false},
+		{"gpgSign true", "[commit]\n\tgpgSign = true\n", true, false},
+		{"gpgSign yes", "[commit]\n\tgpgsign = yes\n", true, false},
+		{"gpgSign 1", "[commit]\n\tgpgSign = 1\n", true, false},
+		{"gpgSign without a value", "[commit]\n\tgpgSign\n", true, false},
+		{"gpgSign off", "[commit]\n\tgpgSign = off\n", false, false},
+		{"the last one wins", "[commit]\n\tgpgSign = true\n[commit]\n\tgpgSign = false\n", false, false},
+		{"core.fsync", "[core]\n\tfsync = all\n", false, true},
+		{"core.fsyncObjectFiles", "[core]\n\tfsyncObjectFiles = true\n", false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := gitRepo(t)
+			f, err := os.OpenFile(filepath.Join(g.Dir, ".git", "config"), os.O_APPEND|os.O_WRONLY, 0)
+			require.NoError(t, err)
+			_, err = f.WriteString(tc.config)
+			require.NoError(t, err)
+			require.NoError(t, f.Close())
+			ctx := context.Background()
+			assert.Equal(t, tc.signing, len(g.signArgs(ctx)) > 0, "signing")
+			if tc.fsync {
+				assert.Empty(t, g.importArgs(ctx), "the user's core.fsync is kept")
+			} else {
+				assert.Equal(t, []string{"-c", "core.fsync=-pack,-pack-metadata"}, g.importArgs(ctx))
+			}
+		})
+	}
+}
