@@ -1,16 +1,9 @@
-// Command remote measures the remote mode: H hosts (clones of one local
-// bare repository), one agentx process on each, all asking on one issue at
-// once through the remote. It prints asks per second, latency p50/p99 and
-// failures per H, and checks the remote's chain afterwards (one record per
-// acknowledged ask, ids dense).
-//
-//	go run ./bench/remote                 # H = 1, 4, 8; 15 asks per host
-//	go run ./bench/remote -hosts 1,2 -k 10
 package main
 
 import (
 	"bytes"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -27,99 +20,240 @@ import (
 )
 
 func main() {
-	hostsFlag := flag.String("hosts", "1,4,8", "numbers of hosts to measure, comma-separated")
-	k := flag.Int("k", 15, "asks per host, in a row")
+	runsFlag := flag.String("runs", "1/1,4/1,8/1,8/8", "rows to measure, comma-separated HOSTS/ISSUES: ISSUES is 1 (every host on one issue) or HOSTS (each host on its own)")
+	k := flag.Int("k", 15, "asks (and floor rounds) per host, in a row")
+	block := flag.Int("block", 5, "rounds per host in one go: the floor and agentx take turns, block by block, so that both see the same load")
+	binFlag := flag.String("bin", "", "measure this agentx binary (default: build ./cmd/agentx)")
+	baseFlag := flag.String("base", "", "also measure this agentx binary (an earlier build), in the same run, taking turns with the other")
+	ledgerMB := flag.Int("ledger-mb", 0, "instead: measure the memory of ready on a host with no local copy when an issue's shared ledger is a body of this many MiB")
 	keep := flag.Bool("keep", false, "keep the temporary directories")
 	flag.Parse()
-	ctx := context.Background()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+	defer cancel()
 	tmp, err := os.MkdirTemp("", "agentx-bench-remote")
 	check(err)
 	if !*keep {
 		defer os.RemoveAll(tmp)
 	}
-	bin := filepath.Join(tmp, "agentx")
-	out, err := exec.Command("go", "build", "-o", bin, "./cmd/agentx").CombinedOutput()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "go build: %v: %s\n", err, out)
-		os.Exit(1)
+	bin := *binFlag
+	if bin == "" {
+		bin = filepath.Join(tmp, "agentx")
+		out, err := exec.Command("go", "build", "-o", bin, "./cmd/agentx").CombinedOutput()
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "go build: %v: %s\n", err, out)
+			os.Exit(1)
+		}
 	}
-	load, _ := os.ReadFile("/proc/loadavg")
 	gitv, _ := exec.Command("git", "--version").Output()
 	fmt.Printf("%d CPUs, %s, %s/%s, %s, load average %s\n", runtime.NumCPU(), runtime.Version(), runtime.GOOS, runtime.GOARCH,
-		strings.TrimSpace(string(gitv)), strings.Join(strings.Fields(string(load))[:3], " "))
-	fmt.Printf("\n| hosts | asks | ok | busy | wall s | ok/s | p50 ms | p99 ms | records | dense |\n|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|\n")
-	for _, f := range strings.Split(*hostsFlag, ",") {
-		h, err := strconv.Atoi(strings.TrimSpace(f))
-		check(err)
-		run(ctx, tmp, bin, h, *k)
+		strings.TrimSpace(string(gitv)), loadavg())
+	if *ledgerMB > 0 {
+		memory(ctx, filepath.Join(tmp, "memory"), bin, *ledgerMB)
+		return
+	}
+	builds := []build{{name: "this", bin: bin}}
+	if *baseFlag != "" {
+		builds = append(builds, build{name: "base", bin: *baseFlag})
+	}
+	fmt.Printf("\n| build | hosts | issues | asks | ok | busy | failed | rounds/ask | p50 ms | p99 ms | floor p50 | floor p99 | p50 ÷ floor | p99 ÷ floor | ok/s | floor/s | records | dense | load |\n")
+	fmt.Printf("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|--:|\n")
+	for i, f := range strings.Split(*runsFlag, ",") {
+		h, is, ok := strings.Cut(strings.TrimSpace(f), "/")
+		hosts, err1 := strconv.Atoi(h)
+		issues, err2 := strconv.Atoi(is)
+		if !ok || err1 != nil || err2 != nil || hosts < 1 || (issues != 1 && issues != hosts) {
+			fmt.Fprintf(os.Stderr, "-runs: %q is not HOSTS/1 or HOSTS/HOSTS\n", f)
+			os.Exit(2)
+		}
+		row := builds
+		if hosts == 1 { // and the ask without the remote
+			row = append(slices.Clone(builds), build{name: "this, no [remote]", bin: bin, local: true})
+		}
+		run(ctx, filepath.Join(tmp, strconv.Itoa(i)), row, hosts, issues, *k, max(*block, 1))
 	}
 }
 
-func run(ctx context.Context, tmp, bin string, hosts, k int) {
-	dir := filepath.Join(tmp, fmt.Sprintf("h%d", hosts))
-	bare := filepath.Join(dir, "remote.git")
+// build is an agentx binary measured, and its name in the table; local:
+// without [remote], what the ask costs on one machine.
+type build struct {
+	name, bin string
+	local     bool
+}
+
+// world is a bare repository and its clones, each an agentx workspace
+// whose [remote] is the bare repository.
+type world struct {
+	bare   string
+	hosts  []string
+	pushes string // where the receive-pack wrapper counts pushes
+	pack   string // the wrapper
+}
+
+func newWorld(ctx context.Context, dir, bin string, hosts int, remote bool) *world {
+	w := &world{bare: filepath.Join(dir, "remote.git"), pushes: filepath.Join(dir, "pushes"), pack: filepath.Join(dir, "receive-pack")}
 	check(os.MkdirAll(dir, 0o755))
-	git(dir, "init", "--quiet", "--bare", bare)
-	var dirs []string
+	git(dir, "init", "--quiet", "--bare", w.bare)
+	// Each push reaching the remote appends a byte: rounds per ask.
+	check(os.WriteFile(w.pack, []byte("#!/bin/sh\nprintf x >> '"+w.pushes+"'\nexec git-receive-pack \"$@\"\n"), 0o755))
 	for i := range hosts {
 		h := filepath.Join(dir, fmt.Sprintf("host%d", i))
 		git(dir, "init", "--quiet", h)
-		git(h, "remote", "add", "origin", bare)
+		git(h, "remote", "add", "origin", w.bare)
 		cmd := exec.CommandContext(ctx, bin, "init")
 		cmd.Dir = h
 		check(cmd.Run())
 		cfg := filepath.Join(h, ".agentx", "config.toml")
 		data, err := os.ReadFile(cfg)
 		check(err)
-		data = append(data, []byte("\n[remote]\ngit = \"origin\"\n")...)
+		// Every ask counts: no cap on one agent's questions.
+		data = bytes.Replace(data, []byte("\nmax_questions = 3\n"), []byte("\nmax_questions = 0\n"), 1)
+		if remote {
+			data = append(data, []byte("\n[remote]\ngit = \"origin\"\n")...)
+		}
 		check(os.WriteFile(cfg, data, 0o644))
-		dirs = append(dirs, h)
+		w.hosts = append(w.hosts, h)
 	}
+	return w
+}
+
+// result is one side of a row: latencies of the operations that succeeded,
+// and how many were refused as busy.
+type result struct {
+	lat    []time.Duration
+	busy   int // refused as remote_busy: nothing written
+	failed int // any other failure
+	wall   time.Duration
+}
+
+// each runs op for rounds from to to (excluded) in a row on every host,
+// all hosts at once, adding to r.
+func each(w *world, r *result, from, to int, op func(host, n int) (time.Duration, error)) {
 	var mu sync.Mutex
-	var lat []time.Duration
-	ok, busy := 0, 0
 	start := time.Now()
 	var wg sync.WaitGroup
-	for i, h := range dirs {
+	for i := range w.hosts {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for n := range k {
-				cmd := exec.CommandContext(ctx, bin, "clarify", "ask", "--issue", "1", "--from", "engineer", "--to", "architect",
-					"--topic", "Retry budget", "--question", fmt.Sprintf("host %d, ask %d: which retry budget applies?", i, n), "--non-blocking", "--json")
-				cmd.Dir = h
-				cmd.Env = append(os.Environ(), "AGENTX_NO_MONITOR=1")
-				var errb bytes.Buffer
-				cmd.Stderr = &errb
-				t0 := time.Now()
-				err := cmd.Run()
-				d := time.Since(t0)
+			for n := from; n < to; n++ {
+				d, err := op(i, n)
 				mu.Lock()
 				switch {
 				case err == nil:
-					ok++
-					lat = append(lat, d)
-				case strings.Contains(errb.String(), "remote_busy"):
-					busy++
+					r.lat = append(r.lat, d)
+				case errors.Is(err, errBusy):
+					r.busy++
 				default:
-					fmt.Fprintf(os.Stderr, "ask failed: %v: %s\n", err, errb.String())
+					r.failed++
+					fmt.Fprintln(os.Stderr, err)
 				}
 				mu.Unlock()
 			}
 		}()
 	}
 	wg.Wait()
-	wall := time.Since(start)
-	slices.Sort(lat)
-	records, dense := verify(bare)
-	fmt.Printf("| %d | %d | %d | %d | %.1f | %.1f | %.0f | %.0f | %d | %v |\n", hosts, hosts*k, ok, busy, wall.Seconds(),
-		float64(ok)/wall.Seconds(), ms(pct(lat, 50)), ms(pct(lat, 99)), records, dense)
+	r.wall += time.Since(start)
 }
 
-// verify reads the remote's ledger of issue 1: its record count, and
+func run(ctx context.Context, dir string, builds []build, hosts, issues, k, block int) {
+	worlds := make([]*world, len(builds))
+	for i, b := range builds {
+		worlds[i] = newWorld(ctx, filepath.Join(dir, strconv.Itoa(i)), b.bin, hosts, !b.local)
+	}
+	w := worlds[0] // the floor's
+	// The floor: k trivial commits per host, made before the clock runs,
+	// then per round a fetch of the host's own ref and a push of the next.
+	commits := make([][]string, hosts)
+	for i, h := range w.hosts {
+		empty := strings.TrimSpace(gitOut(h, "hash-object", "-t", "tree", "-w", "--stdin"))
+		parent := ""
+		for n := range k {
+			args := []string{"commit-tree", empty, "-m", fmt.Sprintf("floor %d", n)}
+			if parent != "" {
+				args = append(args, "-p", parent)
+			}
+			parent = strings.TrimSpace(gitOut(h, args...))
+			commits[i] = append(commits[i], parent)
+		}
+	}
+	floorOp := func(i, n int) (time.Duration, error) {
+		ref := fmt.Sprintf("refs/floor/host%d", i)
+		t0 := time.Now()
+		err := exec.CommandContext(ctx, "git", "-C", w.hosts[i], "fetch", "--quiet", "--no-tags", "origin", "+"+ref+":"+ref).Run()
+		if n == 0 {
+			err = nil // the ref is not there yet: git fetch fails, as it costs
+		}
+		if err == nil {
+			err = exec.CommandContext(ctx, "git", "-C", w.hosts[i], "push", "--quiet", "origin", commits[i][n]+":"+ref).Run()
+		}
+		if err != nil {
+			err = fmt.Errorf("floor, host %d round %d: %w", i, n, err)
+		}
+		return time.Since(t0), err
+	}
+	askOp := func(bin string, w *world) func(i, n int) (time.Duration, error) {
+		return func(i, n int) (time.Duration, error) {
+			issue := 1
+			if issues > 1 {
+				issue = i + 1
+			}
+			cmd := exec.CommandContext(ctx, bin, "clarify", "ask", "--issue", strconv.Itoa(issue), "--from", "engineer", "--to", "architect",
+				"--topic", "Retry budget", "--question", fmt.Sprintf("host %d, ask %d: which retry budget applies?", i, n), "--non-blocking", "--json")
+			cmd.Dir = w.hosts[i]
+			// Only agentx's pushes are counted: its git runs with the wrapper.
+			cmd.Env = append(os.Environ(), "AGENTX_NO_MONITOR=1", "GIT_CONFIG_COUNT=1",
+				"GIT_CONFIG_KEY_0=remote.origin.receivepack", "GIT_CONFIG_VALUE_0="+w.pack)
+			var errb bytes.Buffer
+			cmd.Stderr = &errb
+			t0 := time.Now()
+			err := cmd.Run()
+			d := time.Since(t0)
+			switch {
+			case err != nil && strings.Contains(errb.String(), "remote_busy"):
+				err = errBusy
+			case err != nil:
+				err = fmt.Errorf("ask failed: %w: %s", err, errb.String())
+			}
+			return d, err
+		}
+	}
+	load := loadavg()
+	var floor result
+	asks := make([]result, len(builds))
+	for b := 0; b < k; b += block {
+		each(w, &floor, b, min(b+block, k), floorOp)
+		for j, bd := range builds {
+			each(worlds[j], &asks[j], b, min(b+block, k), askOp(bd.bin, worlds[j]))
+		}
+	}
+	slices.Sort(floor.lat)
+	for j, bd := range builds {
+		a := asks[j]
+		slices.Sort(a.lat)
+		pushes, _ := os.ReadFile(worlds[j].pushes)
+		records, dense := 0, true
+		for issue := 1; issue <= issues; issue++ {
+			n, ok := verify(worlds[j].bare, issue)
+			records += n
+			dense = dense && ok
+		}
+		ok := len(a.lat)
+		fmt.Printf("| %s | %d | %d | %d | %d | %d | %d | %.2f | %.0f | %.0f | %.0f | %.0f | %.2f | %.2f | %.1f | %.1f | %d | %v | %s |\n",
+			bd.name, hosts, issues, hosts*k, ok, a.busy, a.failed, float64(len(pushes))/float64(max(ok, 1)),
+			ms(pct(a.lat, 50)), ms(pct(a.lat, 99)), ms(pct(floor.lat, 50)), ms(pct(floor.lat, 99)),
+			ratio(pct(a.lat, 50), pct(floor.lat, 50)), ratio(pct(a.lat, 99), pct(floor.lat, 99)),
+			float64(ok)/a.wall.Seconds(), float64(len(floor.lat))/floor.wall.Seconds(), records, dense, strings.Fields(load)[0])
+	}
+	if floor.failed > 0 {
+		fmt.Fprintf(os.Stderr, "floor: %d of %d rounds failed\n", floor.failed, hosts*k)
+	}
+}
+
+// verify reads the remote's ledger of issue: its record count, and
 // whether the ids are dense.
-func verify(bare string) (int, bool) {
-	data, err := exec.Command("git", "-C", bare, "cat-file", "blob", "refs/agentx/clarifications/issue-1:issue-1.json").Output()
+func verify(bare string, issue int) (int, bool) {
+	ref := fmt.Sprintf("refs/agentx/clarifications/issue-%d:issue-%d.json", issue, issue)
+	data, err := exec.Command("git", "-C", bare, "cat-file", "blob", ref).Output()
 	if err != nil {
 		return 0, false
 	}
@@ -128,11 +262,23 @@ func verify(bare string) (int, bool) {
 		return 0, false
 	}
 	for i, c := range l.Clarifications {
-		if c.ID != ledger.FormatID(1, i+1) {
+		if c.ID != ledger.FormatID(issue, i+1) {
 			return len(l.Clarifications), false
 		}
 	}
 	return len(l.Clarifications), true
+}
+
+// errBusy is an ask refused as remote_busy.
+var errBusy = errors.New("remote_busy")
+
+func loadavg() string {
+	load, _ := os.ReadFile("/proc/loadavg")
+	f := strings.Fields(string(load))
+	if len(f) < 3 {
+		return "?"
+	}
+	return strings.Join(f[:3], " ")
 }
 
 func pct(d []time.Duration, p int) time.Duration {
@@ -142,15 +288,18 @@ func pct(d []time.Duration, p int) time.Duration {
 	return d[min(len(d)-1, (len(d)*p+99)/100-1)]
 }
 
+func ratio(a, b time.Duration) float64 {
+	if b == 0 {
+		return 0
+	}
+	return float64(a) / float64(b)
+}
+
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
-func git(dir string, args ...string) {
-	out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "git %v: %v: %s\n", args, err, out)
-		os.Exit(1)
-	}
-}
+func git(dir string, args ...string) { gitOut(dir, args...) }
+
+func gitOut(dir string, args ...string) string { return gitIn(dir, "", args...) }
 
 func check(err error) {
 	if err != nil {

@@ -33,22 +33,67 @@ type Git struct {
 	// ([remote] require_signed).
 	RequireSigned bool
 
-	signOnce sync.Once
-	signing  bool // git is configured to sign commits (commit.gpgSign)
+	settingsOnce sync.Once
+	signing      bool // git is configured to sign commits (commit.gpgSign)
+	fsyncSet     bool // the user has chosen what git syncs to disk (core.fsync*)
+}
+
+// settings reads, once, with one git config, the settings the commit
+// path depends on: whether git signs commits, and whether the user has
+// chosen what git syncs to disk.
+func (g *Git) settings(ctx context.Context) {
+	g.settingsOnce.Do(func() {
+		out, err := g.git(ctx, nil, nil, "config", "--null", "--get-regexp", `^(commit\.gpgsign|core\.fsync.*)$`)
+		if err != nil {
+			return // none set (exit 1), or git cannot say: not signing
+		}
+		for _, kv := range strings.Split(string(out), "\x00") {
+			k, v, hasValue := strings.Cut(kv, "\n")
+			switch {
+			case k == "commit.gpgsign":
+				g.signing = !hasValue || gitBool(v) // the last one set wins
+			case strings.HasPrefix(k, "core.fsync"):
+				g.fsyncSet = true
+			}
+		}
+	})
+}
+
+// gitBool is a git boolean's value: true, yes, on, or a non-zero number.
+func gitBool(v string) bool {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "true", "yes", "on", "":
+		return true
+	case "false", "no", "off":
+		return false
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	return err == nil && n != 0
 }
 
 // signArgs is what makes git commit-tree sign a commit when git is
 // configured to (commit.gpgSign: commit-tree does not read it itself),
 // with the user's own key and format (user.signingKey, gpg.format).
 func (g *Git) signArgs(ctx context.Context) []string {
-	g.signOnce.Do(func() {
-		out, err := g.git(ctx, nil, nil, "config", "--type=bool", "--get", "commit.gpgSign")
-		g.signing = err == nil && strings.TrimSpace(string(out)) == "true"
-	})
+	g.settings(ctx)
 	if g.signing {
 		return []string{"-S"}
 	}
 	return nil
+}
+
+// importArgs are the settings fast-import runs with. Its few objects are
+// written as one small pack, which it then unpacks into loose objects and
+// deletes (fastimport.unpackLimit): unless the user has chosen what git
+// syncs to disk, that transient pack is not synced (git syncs packs by
+// default, not loose objects), so the commit costs what hash-object,
+// mktree and commit-tree's loose objects cost, not a disk flush.
+func (g *Git) importArgs(ctx context.Context) []string {
+	g.settings(ctx)
+	if g.fsyncSet {
+		return nil
+	}
+	return []string{"-c", "core.fsync=-pack,-pack-metadata"}
 }
 
 // New returns the remote a [remote] table configures for the repository at dir.
@@ -96,11 +141,17 @@ func (e *offlineError) Error() string {
 
 func (e *offlineError) Unwrap() error { return ErrOffline }
 
+// bigFile has git stream an object bigger than a shared ledger may be
+// (a fetch writing it, a read) instead of holding it whole in memory: a
+// ref carrying a huge body costs the disk it takes, not its size in
+// memory (git's own threshold is 512 MiB).
+var bigFile = "core.bigFileThreshold=" + strconv.Itoa(MaxShared)
+
 // git runs the system git in the repository, with stdin, bounded by ctx.
-// It never prompts (no terminal, GIT_TERMINAL_PROMPT=0), speaks C, and
-// does no automatic maintenance.
+// It never prompts (no terminal, GIT_TERMINAL_PROMPT=0), speaks C, does
+// no automatic maintenance, and streams big objects (bigFile).
 func (g *Git) git(ctx context.Context, stdin []byte, env []string, args ...string) ([]byte, error) {
-	full := append([]string{"-C", g.Dir, "-c", "gc.auto=0", "-c", "maintenance.auto=false", "-c", "core.filesRefLockTimeout=5000"}, args...)
+	full := append([]string{"-C", g.Dir, "-c", "gc.auto=0", "-c", "maintenance.auto=false", "-c", "core.filesRefLockTimeout=5000", "-c", bigFile}, args...)
 	cmd := exec.CommandContext(ctx, "git", full...)
 	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "GCM_INTERACTIVE=never", "LC_ALL=C", "LANGUAGE=C")
 	cmd.Env = append(cmd.Env, env...)
@@ -173,11 +224,21 @@ func (g *Git) Fetch(ctx context.Context, issue int) (Snapshot, error) {
 		}
 		return Snapshot{}, err
 	}
-	sha, err := g.resolve(ctx, ref)
+	// The ref's head and the ledger at it, through one git cat-file.
+	o, err := g.objects(ctx)
+	if err != nil {
+		return Snapshot{}, err
+	}
+	defer o.close()
+	sha, err := o.resolve(ref)
 	if err != nil || sha == "" {
 		return Snapshot{}, err
 	}
-	return g.Read(ctx, issue, sha)
+	_, data, err := g.readAt(o, issue, sha)
+	if err != nil {
+		return Snapshot{}, err
+	}
+	return Snapshot{Version: sha, Data: data}, nil
 }
 
 // resolve returns the commit a local ref points to ("" when none).
@@ -234,19 +295,15 @@ func isHexID(s string) bool {
 // explicit id, or that the ref does not exist), never forced.
 func (g *Git) Push(ctx context.Context, issue int, base Snapshot, commits []Commit) (Snapshot, error) {
 	ref := g.Ref(issue)
-	parent := base.Version
-	for _, c := range commits {
-		var parents []string
-		if parent != "" {
-			parents = []string{parent}
-		}
-		sha, err := g.commit(ctx, issue, c, parents)
-		if err != nil {
-			return Snapshot{}, err
-		}
-		parent = sha
+	var parents []string
+	if base.Version != "" {
+		parents = []string{base.Version}
 	}
-	out, err := g.exchange(ctx, "push", "--porcelain", "--no-verify", "--force-with-lease="+ref+":"+base.Version, "--", g.Remote, parent+":"+ref)
+	head, err := g.chain(ctx, issue, parents, commits)
+	if err != nil {
+		return Snapshot{}, err
+	}
+	out, err := g.exchange(ctx, "push", "--porcelain", "--no-verify", "--force-with-lease="+ref+":"+base.Version, "--", g.Remote, head+":"+ref)
 	if err != nil {
 		if rejected(out) {
 			return Snapshot{}, fmt.Errorf("push %s: %w", g.Name(issue), ErrMoved)
@@ -254,14 +311,94 @@ func (g *Git) Push(ctx context.Context, issue int, base Snapshot, commits []Comm
 		return Snapshot{}, err
 	}
 	// The local ref follows what the remote now holds.
-	_, _ = g.git(ctx, nil, nil, "update-ref", ref, parent)
-	return Snapshot{Version: parent, Data: commits[len(commits)-1].Data}, nil
+	_, _ = g.git(ctx, nil, nil, "update-ref", ref, head)
+	return Snapshot{Version: head, Data: commits[len(commits)-1].Data}, nil
 }
 
-// commit makes c, issue's ledger as its one file, a commit on parents
-// (hash-object, mktree, commit-tree: no index, no work tree), signed when
-// git is set to sign, and returns its id.
+// commit makes c, issue's ledger as its one file, a commit on parents,
+// and returns its id.
 func (g *Git) commit(ctx context.Context, issue int, c Commit, parents []string) (string, error) {
+	return g.chain(ctx, issue, parents, []Commit{c})
+}
+
+// chain makes commits, each with issue's ledger as its one file, a chain
+// whose first commit is on parents, and returns the last one's id (no
+// index, no work tree, no ref written). It is one git fast-import for the
+// whole chain; when git is set to sign commits, or [remote]
+// require_signed, each commit is made by git commit-tree instead, which
+// signs (fast-import cannot).
+func (g *Git) chain(ctx context.Context, issue int, parents []string, commits []Commit) (string, error) {
+	if len(commits) == 0 {
+		return "", errors.New("no commit to make")
+	}
+	if g.RequireSigned || len(g.signArgs(ctx)) > 0 {
+		var sha string
+		for _, c := range commits {
+			var err error
+			if sha, err = g.commitTree(ctx, issue, c, parents); err != nil {
+				return "", err
+			}
+			parents = []string{sha}
+		}
+		return sha, nil
+	}
+	return g.fastImport(ctx, issue, parents, commits)
+}
+
+// importRef is the branch fast-import builds a chain on. It is never
+// written: the stream resets it before its end, and only the commit's id
+// (get-mark) is kept.
+const importRef = "refs/agentx-import/chain"
+
+// fastImport makes the chain with one git fast-import: each commit's
+// blob, tree and commit, in a stream built here, its committer and time
+// git's own ("now", as commit-tree), the last commit's id read back with
+// get-mark.
+func (g *Git) fastImport(ctx context.Context, issue int, parents []string, commits []Commit) (string, error) {
+	var s bytes.Buffer
+	ident := "agentx <agentx@" + g.host() + "> now\n"
+	data := func(b []byte) {
+		fmt.Fprintf(&s, "data %d\n", len(b))
+		s.Write(b)
+		s.WriteByte('\n')
+	}
+	for i, c := range commits {
+		s.WriteString("blob\nmark :" + strconv.Itoa(2*i+1) + "\n")
+		data(c.Data)
+		s.WriteString("commit " + importRef + "\nmark :" + strconv.Itoa(2*i+2) + "\nauthor " + ident + "committer " + ident)
+		data([]byte(g.message(c)))
+		if i == 0 {
+			for j, p := range parents {
+				if !isHexID(p) {
+					return "", fmt.Errorf("remote %s: %q is not a commit id", g.Remote, safetext.Line(p))
+				}
+				if j == 0 {
+					s.WriteString("from " + p + "\n")
+				} else {
+					s.WriteString("merge " + p + "\n")
+				}
+			}
+		}
+		s.WriteString("M 100644 :" + strconv.Itoa(2*i+1) + " " + File(issue) + "\n\n")
+	}
+	s.WriteString("get-mark :" + strconv.Itoa(2*len(commits)) + "\nreset " + importRef + "\n\ndone\n")
+	out, err := g.git(ctx, s.Bytes(), nil, append(g.importArgs(ctx), "fast-import", "--quiet", "--done", "--date-format=now")...)
+	if err != nil {
+		return "", err
+	}
+	sha := strings.TrimSpace(string(out))
+	if !isHexID(sha) {
+		return "", &GitError{Args: []string{"fast-import"}, Stderr: "unexpected answer to get-mark: " + sha, Err: errors.New("no commit id")}
+	}
+	return sha, nil
+}
+
+// message is c's commit message: the change, and the host that made it.
+func (g *Git) message(c Commit) string { return c.Message + "\n\nhost: " + g.host() + "\n" }
+
+// commitTree makes c a commit on parents with hash-object, mktree and
+// commit-tree, signed when git is set to sign, and returns its id.
+func (g *Git) commitTree(ctx context.Context, issue int, c Commit, parents []string) (string, error) {
 	blob, err := g.git(ctx, c.Data, nil, "hash-object", "-w", "--stdin")
 	if err != nil {
 		return "", err
@@ -275,7 +412,7 @@ func (g *Git) commit(ctx context.Context, issue int, c Commit, parents []string)
 		args = append(args, "-p", p)
 	}
 	env := []string{"GIT_AUTHOR_NAME=agentx", "GIT_AUTHOR_EMAIL=agentx@" + g.host(), "GIT_COMMITTER_NAME=agentx", "GIT_COMMITTER_EMAIL=agentx@" + g.host()}
-	sha, err := g.git(ctx, []byte(c.Message+"\n\nhost: "+g.host()+"\n"), env, args...)
+	sha, err := g.git(ctx, []byte(g.message(c)), env, args...)
 	if err != nil {
 		return "", err
 	}

@@ -78,6 +78,29 @@ func (o *objects) info(name string) (typ string, size int64, err error) {
 	return o.header()
 }
 
+// resolve returns the commit ref points to ("" when none), as rev-parse
+// --verify ref^{commit} would.
+func (o *objects) resolve(ref string) (string, error) {
+	if strings.ContainsAny(ref, "\n\r \t") {
+		return "", fmt.Errorf("%q is not a ref", ref)
+	}
+	if _, err := io.WriteString(o.in, "info "+ref+"^{commit}\n"); err != nil {
+		return "", err
+	}
+	line, err := o.out.ReadString('\n')
+	if err != nil {
+		return "", fmt.Errorf("git cat-file: %w", err)
+	}
+	f := strings.Fields(line)
+	switch {
+	case len(f) == 2 && f[1] == "missing":
+		return "", nil
+	case len(f) != 3 || f[1] != "commit" || !isHexID(f[0]):
+		return "", fmt.Errorf("git cat-file: unexpected answer %q for %s", safetext.Line(line), ref)
+	}
+	return f[0], nil
+}
+
 // header reads the line git answers a command with: "SHA TYPE SIZE", or
 // "NAME missing".
 func (o *objects) header() (string, int64, error) {

@@ -287,8 +287,14 @@ func (r *Replicator) update(ctx context.Context, f *ledger.Locked, fn func(*ledg
 			}
 			return l, nil
 		case errors.Is(err, ErrMoved) && attempt < attempts:
-			if err := sleepJitter(ctx, attempt); err != nil {
-				return nil, err
+			// Another host's change landed first: fetch it and try again,
+			// at once the first time (the window between fetch and push
+			// kept short); a host that keeps losing waits a little first
+			// (sleepJitter), so that the hosts that collided spread out.
+			if attempt > 1 {
+				if err := pause(ctx, attempt-1); err != nil {
+					return nil, err
+				}
 			}
 			if snap, err = r.transport.Fetch(ctx, issue); err != nil {
 				if errors.Is(err, ErrOffline) {
@@ -333,10 +339,14 @@ func (r *Replicator) renumberedAway(ctx context.Context, f *ledger.Locked, befor
 	return nil
 }
 
-// sleepJitter waits before attempt+1: 10 ms doubling up to 640 ms, half of
-// it random, so that hosts that collided do not collide again.
-func sleepJitter(ctx context.Context, attempt int) error {
-	d := 10 * time.Millisecond << min(attempt-1, 6)
+// pause is how a write waits after losses in a row (tests watch it).
+var pause = sleepJitter
+
+// sleepJitter waits after the losses-th loss in a row: 10 ms doubling up
+// to 640 ms, half of it random, so that hosts that collided do not collide
+// again.
+func sleepJitter(ctx context.Context, losses int) error {
+	d := 10 * time.Millisecond << min(losses-1, 6)
 	d = d/2 + rand.N(d/2+1)
 	t := time.NewTimer(d)
 	defer t.Stop()

@@ -429,3 +429,62 @@ func TestFetchBeforeTheLock(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, shared.Clarifications, 1)
 }
+
+// overtaken is a remote on which another host's question lands just
+// before each of this host's first pushes: they are refused.
+type overtaken struct {
+	*memRemote
+	refuse int
+}
+
+func (o *overtaken) Push(ctx context.Context, issue int, base Snapshot, commits []Commit) (Snapshot, error) {
+	o.mu.Lock()
+	if o.refuse > 0 {
+		o.refuse--
+		l := &ledger.Ledger{IssueNumber: issue}
+		if h := o.head(issue); h.Version != "" {
+			var err error
+			if l, err = ledger.Decode("mem", h.Data); err != nil {
+				o.mu.Unlock()
+				return Snapshot{}, err
+			}
+		}
+		l.Clarifications = append(l.Clarifications, sharedRecord(l.NextID(), "elsewhere"))
+		data, err := ledger.Encode(l)
+		if err != nil {
+			o.mu.Unlock()
+			return Snapshot{}, err
+		}
+		o.chains[issue] = append(o.chains[issue], Commit{Data: data, Message: "another host"})
+	}
+	o.mu.Unlock()
+	return o.memRemote.Push(ctx, issue, base, commits)
+}
+
+// TestRetryWaitsOnlyAfterRepeatedLosses: a push refused because another
+// host's change landed is fetched and tried again at once; only from the
+// second refusal in a row does the write wait (a little, growing) first.
+func TestRetryWaitsOnlyAfterRepeatedLosses(t *testing.T) {
+	for _, tc := range []struct {
+		refused int
+		pauses  []int // the losses in a row each wait followed
+	}{
+		{0, nil},
+		{1, nil},
+		{2, []int{1}},
+		{4, []int{1, 2, 3}},
+	} {
+		t.Run(strconv.Itoa(tc.refused), func(t *testing.T) {
+			var pauses []int
+			was := pause
+			pause = func(_ context.Context, losses int) error { pauses = append(pauses, losses); return nil }
+			defer func() { pause = was }()
+			r := &overtaken{memRemote: &memRemote{chains: map[int][]Commit{}}, refuse: tc.refused}
+			id, err := sharedAsk(sharedHost(t, r), "mine")
+			require.NoError(t, err)
+			assert.Equal(t, ledger.FormatID(1, tc.refused+1), id, "asked after the others' questions")
+			assert.Equal(t, tc.refused, r.moved)
+			assert.Equal(t, tc.pauses, pauses)
+		})
+	}
+}

@@ -1,0 +1,31 @@
+// Command remote measures the remote mode beside git's own floor, in the
+// same run, on a local bare repository as the remote and clones of it as
+// hosts, one process at a time on each:
+//
+//   - the floor: each host, all at once, a bare git fetch of a ref of its
+//     own and a git push of a trivial commit onto it, k times in a row: the
+//     least a write through the remote costs at that concurrency;
+//   - agentx: each host, all at once, k asks in a row (clarify ask), all on
+//     issue 1 (HOSTS/1 in -runs), or each on an issue of its own
+//     (HOSTS/HOSTS); with -base, an earlier build too, in a world of its
+//     own; with one host, also the ask in a workspace without [remote],
+//     what the ask itself costs on one machine.
+//
+// The floor and each build take turns, -block rounds at a time, so that
+// all see the same load. Per row it prints the asks acknowledged, refused
+// as remote_busy (nothing written) and failed otherwise; the
+// fetch-apply-push rounds per ask (pushes that reached the remote, counted
+// by a receive-pack wrapper, which adds a shell per push to agentx's times,
+// not the floor's); latency p50/p99 of both and their ratios; and checks
+// the remote's ledgers afterwards (one record per acknowledged ask, ids
+// dense). The load average is printed: on a shared machine the figures are
+// only as good as it.
+//
+// With -ledger-mb N it measures memory instead: the peak resident set of
+// ready --issue N and of ready on a host with no local copy when an issue's
+// shared ledger is a body of N MiB.
+//
+//	go run ./bench/remote                       # 1/1, 4/1, 8/1, 8/8; k = 15
+//	go run ./bench/remote -runs 1/1,8/1 -k 10 -base /tmp/agentx-old
+//	go run ./bench/remote -ledger-mb 300
+package main
