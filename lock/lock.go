@@ -73,6 +73,7 @@ type Options struct {
 	StaleAge time.Duration    // a foreign lock older than this is stale; default 30s, at least MinStaleAge
 	Agent    string           // written into the lock file; default "agentx"
 	Now      func() time.Time // clock for lock timestamps and staleness; default time.Now
+	Fair     Fairness         // a window for foreign pollers in a long run of agentx holders; zero: none (see Fairness)
 }
 
 func (o Options) withDefaults() Options {
@@ -225,8 +226,9 @@ type Lock struct {
 	path     string
 	info     Info
 	queue    *flock.Flock
-	prev     *Info  // the stale lock this one replaced, if any
-	reason   string // why prev was stale
+	run      time.Time // when the run of agentx holders this one is part of began; zero: no fairness
+	prev     *Info     // the stale lock this one replaced, if any
+	reason   string    // why prev was stale
 	mu       sync.Mutex
 	released bool
 }
@@ -261,7 +263,8 @@ func Hostname() string { return hostname() }
 //     opts.Wait or until ctx ends; the kernel frees it when its holder
 //     exits, so a crashed holder costs nothing and a live one, even
 //     paused, is never taken over;
-//  2. holding that, it creates the AgentX lock file dataPath+".lock"
+//  2. holding that, and after a window for foreign pollers if opts.Fair
+//     asks for one (see Fairness), it creates the AgentX lock file dataPath+".lock"
 //     exclusively (a prepared temp file hard-linked into place), the
 //     protocol foreign AgentX writers follow. A lock file found there was
 //     written by a foreign tool or left by a dead process (any live agentx
@@ -345,12 +348,20 @@ func (a *acquirer) run() (*Lock, error) {
 	if err != nil {
 		return nil, err
 	}
+	run, err := a.fairTurn()
+	if err != nil {
+		_ = q.Unlock()
+		return nil, err
+	}
 	lk, err := a.create()
 	if err != nil {
 		_ = q.Unlock()
 		return nil, err
 	}
 	lk.queue = q
+	if a.opts.Fair.on() {
+		lk.run = run
+	}
 	return lk, nil
 }
 
@@ -669,6 +680,9 @@ func (l *Lock) Release() error {
 		err = fmt.Errorf("lock %s: release: %w", l.path, err)
 	}
 	if l.queue != nil {
+		if !l.run.IsZero() { // for the next holder's fairTurn, before it can run
+			writeRun(l.path+QueueSuffix, runState{Start: l.run, Release: time.Now()})
+		}
 		if uerr := l.queue.Unlock(); uerr != nil && err == nil {
 			err = fmt.Errorf("lock %s: release: unlock queue: %w", l.path, uerr)
 		}
