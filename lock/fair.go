@@ -61,14 +61,10 @@ type runState struct {
 const runMagic = "agentx-run"
 
 // formatRun is the queue file's content: "agentx-run START RELEASE\n",
-// both Unix times in nanoseconds.
+// both Unix times in nanoseconds, 20 digits wide, so that every write is
+// the same length and overwrites the last in place.
 func formatRun(s runState) []byte {
-	b := []byte(runMagic)
-	b = append(b, ' ')
-	b = strconv.AppendInt(b, s.Start.UnixNano(), 10)
-	b = append(b, ' ')
-	b = strconv.AppendInt(b, s.Release.UnixNano(), 10)
-	return append(b, '\n')
+	return fmt.Appendf(nil, "%s %020d %020d\n", runMagic, s.Start.UnixNano(), s.Release.UnixNano())
 }
 
 // parseRun reads a queue file's content. Anything else than what formatRun
@@ -111,14 +107,20 @@ func readRun(qpath string) (runState, bool) {
 }
 
 // writeRun records s in the queue file at qpath. The caller holds the
-// kernel lock on it. A failure only costs the next holder its knowledge of
-// the run, so it is ignored.
+// kernel lock on it. It overwrites in place and then cuts what is longer
+// (an empty file or one of the same length: nothing), never truncating to
+// zero first, which ext4 answers by flushing the file to disk on close
+// (0.6 ms a write, measured). A failure only costs the next holder its
+// knowledge of the run, so it is ignored.
 func writeRun(qpath string, s runState) {
-	f, err := os.OpenFile(qpath, os.O_WRONLY|os.O_TRUNC|noFollow|nonBlock, 0)
+	f, err := os.OpenFile(qpath, os.O_WRONLY|noFollow|nonBlock, 0)
 	if err != nil {
 		return
 	}
-	_, _ = f.Write(formatRun(s))
+	b := formatRun(s)
+	if _, err := f.WriteAt(b, 0); err == nil {
+		_ = f.Truncate(int64(len(b)))
+	}
 	_ = f.Close()
 }
 

@@ -623,12 +623,29 @@ func TestRemoveIfStale(t *testing.T) {
 	}
 }
 
-// BenchmarkAcquireRelease: one uncontended Acquire + Release.
+// BenchmarkAcquireRelease: one uncontended Acquire + Release; with the fair
+// hand-off off, with it on but every holder after a quiet spell (a window
+// of 1ns: the cost of reading and writing the run), and with it on at its
+// defaults for a holder that follows the last at once (a burst: a window of
+// 400 ms every 400 ms).
 func BenchmarkAcquireRelease(b *testing.B) {
+	for _, bc := range []struct {
+		name string
+		fair Fairness
+	}{
+		{"off", Fairness{}},
+		{"quiet", Fairness{Bound: DefaultFairBound, Window: time.Nanosecond}},
+		{"burst", Fairness{Bound: DefaultFairBound, Window: DefaultFairWindow}},
+	} {
+		b.Run(bc.name, func(b *testing.B) { benchAcquireRelease(b, Options{Fair: bc.fair}) })
+	}
+}
+
+func benchAcquireRelease(b *testing.B, opts Options) {
 	data := filepath.Join(b.TempDir(), "bench.json")
 	ctx := context.Background()
 	for b.Loop() {
-		l, err := Acquire(ctx, data, Options{})
+		l, err := Acquire(ctx, data, opts)
 		if err != nil {
 			b.Fatal(err)
 		}

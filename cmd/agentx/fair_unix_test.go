@@ -54,10 +54,10 @@ func TestForeignPollersGetTheirTurn(t *testing.T) {
 
 // fairFigures is what one run counted.
 type fairFigures struct {
-	asks, askFailures             int
-	foreignAcks, foreignTimeouts  int
-	soak                          time.Duration
-	firstFailure, foreignFirstErr string
+	asks, askFailures            int
+	foreignAcks, foreignTimeouts int
+	soak                         time.Duration
+	firstFailure                 string
 }
 
 func (f fairFigures) String() string {
