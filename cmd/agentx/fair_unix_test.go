@@ -40,15 +40,35 @@ func TestForeignPollersGetTheirTurn(t *testing.T) {
 		soak = d
 	}
 	bin := buildAgentx(t, "-ldflags=-s -w")
-	off := fairRun(t, bin, soak, `fair_bound = "0"`)
+	off := fairRun(t, bin, soak, `fair_bound = "0"`, 8)
 	t.Logf("fair hand-off off: %s", off)
-	on := fairRun(t, bin, soak, "")
+	// AGENTX_FAIR_LOCK replaces the defaults, to measure other values.
+	on := fairRun(t, bin, soak, os.Getenv("AGENTX_FAIR_LOCK"), 8)
 	t.Logf("fair hand-off on (defaults): %s", on)
 	if off.foreignTimeouts == 0 {
 		t.Errorf("with the fair hand-off off no foreign writer timed out: the test no longer shows the failure")
 	}
 	if on.foreignTimeouts > 0 {
 		t.Errorf("with the fair hand-off on, %d of %d foreign writes timed out", on.foreignTimeouts, on.foreignTimeouts+on.foreignAcks)
+	}
+}
+
+// TestFairHandOffCost measures what the fair hand-off costs 8 agentx ask
+// loops on one issue with no foreign writer: asks a second with it off and
+// on. A measurement, run only with AGENTX_FAIR_COST=1 (and
+// AGENTX_FAIR_SOAK for its length).
+func TestFairHandOffCost(t *testing.T) {
+	if os.Getenv("AGENTX_FAIR_COST") == "" {
+		t.Skip("a measurement: set AGENTX_FAIR_COST=1")
+	}
+	soak := 10 * time.Second
+	if d, err := time.ParseDuration(os.Getenv("AGENTX_FAIR_SOAK")); err == nil {
+		soak = d
+	}
+	bin := buildAgentx(t, "-ldflags=-s -w")
+	for range 2 {
+		t.Logf("off: %s", fairRun(t, bin, soak, `fair_bound = "0"`, 0))
+		t.Logf("on:  %s", fairRun(t, bin, soak, "", 0))
 	}
 }
 
@@ -65,10 +85,10 @@ func (f fairFigures) String() string {
 		f.asks, float64(f.asks)/f.soak.Seconds(), f.askFailures, f.foreignAcks, f.foreignTimeouts)
 }
 
-// fairRun runs the 8 + 8 writers for soak in a fresh workspace whose
-// [lock] table gets lockExtra, checks every acknowledged record is in the
-// ledger, and returns the counts.
-func fairRun(t *testing.T, bin string, soak time.Duration, lockExtra string) fairFigures {
+// fairRun runs 8 agentx writers and foreign foreign ones for soak in a
+// fresh workspace whose [lock] table gets lockExtra, checks every
+// acknowledged record is in the ledger, and returns the counts.
+func fairRun(t *testing.T, bin string, soak time.Duration, lockExtra string, foreign int) fairFigures {
 	t.Helper()
 	root := t.TempDir()
 	env := processEnv(root, "AGENTX_AGENT=engineer")
@@ -88,8 +108,10 @@ func fairRun(t *testing.T, bin string, soak time.Duration, lockExtra string) fai
 	if bytes.Equal(b, b2) || bytes.Equal(b2, b3) {
 		t.Fatalf("%s: no max_questions = 3 or [lock] table", cfg)
 	}
-	if lockExtra != "" { // the default lines would set the key twice
-		b3 = bytes.Replace(b3, []byte("\nfair_bound = \"400ms\""), nil, 1)
+	for _, key := range []string{"fair_bound", "fair_window"} { // set twice is an error
+		if bytes.Contains([]byte(lockExtra), []byte(key)) {
+			b3 = bytes.Replace(b3, []byte("\n"+key+" = \"400ms\""), nil, 1)
+		}
 	}
 	if err := os.WriteFile(cfg, b3, 0o644); err != nil {
 		t.Fatal(err)
@@ -113,7 +135,11 @@ func fairRun(t *testing.T, bin string, soak time.Duration, lockExtra string) fai
 		}
 		acked[id] = body
 	}
-	for i := range 8 { // agentx writers
+	writers := 8
+	if n, err := strconv.Atoi(os.Getenv("AGENTX_FAIR_WRITERS")); err == nil {
+		writers = n // to measure foreign writers alone
+	}
+	for i := range writers { // agentx writers
 		wg.Go(func() {
 			for k := 0; ctx.Err() == nil; k++ {
 				q := fmt.Sprintf("agentx-%d-%d: which retry budget applies?", i, k)
@@ -147,7 +173,7 @@ func fairRun(t *testing.T, bin string, soak time.Duration, lockExtra string) fai
 			}
 		})
 	}
-	for i := range 8 { // foreign writers, each a process of its own
+	for i := range foreign { // foreign writers, each a process of its own
 		wg.Go(func() {
 			spec, _ := json.Marshal(foreignSpec{Ledger: ledger, Until: time.Now().Add(soak), Agent: "engineer-" + strconv.Itoa(i), Seed: uint64(i)})
 			h := exec.Command(os.Args[0], "-test.run=^TestForeignWriterHelper$")
@@ -176,6 +202,7 @@ func fairRun(t *testing.T, bin string, soak time.Duration, lockExtra string) fai
 					mu.Unlock()
 					ack(id, body)
 				case "TIMEOUT":
+					t.Logf("foreign writer %d timed out; the lock was held by %s", i, rest)
 					mu.Lock()
 					fig.foreignTimeouts++
 					mu.Unlock()
@@ -246,8 +273,9 @@ type foreignSpec struct {
 // after the 5th it gives up (printing TIMEOUT). Holding the lock it reads
 // the ledger, appends a clarification numbered after the last, writes the
 // file back in place (truncated, then written: not atomically) and removes
-// the lock, then prints ACK with the id and the question. Between writes it
-// pauses 100 to 500 ms.
+// the lock, then prints ACK with the id and the question. It starts within
+// a second and pauses 0.6 to 1.6 s after each write or timeout (alone, 8
+// such writers do not time out).
 func TestForeignWriterHelper(t *testing.T) {
 	raw := os.Getenv("AGENTX_TEST_FOREIGN")
 	if raw == "" {
@@ -257,10 +285,13 @@ func TestForeignWriterHelper(t *testing.T) {
 	if err := json.Unmarshal([]byte(raw), &s); err != nil {
 		t.Fatal(err)
 	}
-	rng := rand.New(rand.NewPCG(s.Seed, uint64(time.Now().UnixNano())))
+	rng := rand.New(rand.NewPCG(s.Seed, uint64(time.Now().UnixNano())^uint64(os.Getpid())))
 	lockPath := s.Ledger + ".lock"
+	pause := func() { time.Sleep(time.Duration(600+rng.IntN(1001)) * time.Millisecond) }
+	time.Sleep(time.Duration(rng.IntN(1000)) * time.Millisecond) // not all at once
 	for k := 0; time.Now().Before(s.Until); k++ {
 		got := false
+		var saw []string // who held the lock at each failed try
 		for attempt := range 5 {
 			if fi, err := os.Stat(lockPath); err == nil && time.Since(fi.ModTime()) > 30*time.Second {
 				_ = os.Remove(lockPath)
@@ -278,12 +309,19 @@ func TestForeignWriterHelper(t *testing.T) {
 			if !errors.Is(err, fs.ErrExist) {
 				t.Fatal(err)
 			}
+			var holder struct {
+				Agent string `json:"agent"`
+			}
+			b, _ := os.ReadFile(lockPath)
+			_ = json.Unmarshal(b, &holder)
+			saw = append(saw, fmt.Sprintf("%s@%s", holder.Agent, time.Now().Format("05.000")))
 			if attempt < 4 {
 				time.Sleep(200 * time.Millisecond << attempt)
 			}
 		}
 		if !got {
-			fmt.Println("TIMEOUT")
+			fmt.Println("TIMEOUT", strings.Join(saw, ","))
+			pause()
 			continue
 		}
 		question := fmt.Sprintf("%s-%d: which cache applies?", s.Agent, k)
@@ -292,7 +330,7 @@ func TestForeignWriterHelper(t *testing.T) {
 			t.Fatal(err)
 		}
 		fmt.Println("ACK", id, question)
-		time.Sleep(time.Duration(100+rng.IntN(401)) * time.Millisecond)
+		pause()
 	}
 }
 
