@@ -31,14 +31,7 @@ import (
 // logged (go test -v -run TestForeignPollersGetTheirTurn ./cmd/agentx);
 // AGENTX_FAIR_SOAK sets how long each run lasts (default 6s).
 func TestForeignPollersGetTheirTurn(t *testing.T) {
-	soak := 6 * time.Second
-	if v := os.Getenv("AGENTX_FAIR_SOAK"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil {
-			t.Fatalf("AGENTX_FAIR_SOAK=%q: %v", v, err)
-		}
-		soak = d
-	}
+	soak := fairSoak(t, 6*time.Second)
 	bin := buildAgentx(t, "-ldflags=-s -w")
 	off := fairRun(t, bin, soak, `fair_bound = "0"`, 8)
 	t.Logf("fair hand-off off: %s", off)
@@ -61,15 +54,25 @@ func TestFairHandOffCost(t *testing.T) {
 	if os.Getenv("AGENTX_FAIR_COST") == "" {
 		t.Skip("a measurement: set AGENTX_FAIR_COST=1")
 	}
-	soak := 10 * time.Second
-	if d, err := time.ParseDuration(os.Getenv("AGENTX_FAIR_SOAK")); err == nil {
-		soak = d
-	}
+	soak := fairSoak(t, 10*time.Second)
 	bin := buildAgentx(t, "-ldflags=-s -w")
 	for range 2 {
 		t.Logf("off: %s", fairRun(t, bin, soak, `fair_bound = "0"`, 0))
 		t.Logf("on:  %s", fairRun(t, bin, soak, "", 0))
 	}
+}
+
+// fairSoak is how long each run of writers lasts: AGENTX_FAIR_SOAK, else def.
+func fairSoak(t *testing.T, def time.Duration) time.Duration {
+	v := os.Getenv("AGENTX_FAIR_SOAK")
+	if v == "" {
+		return def
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		t.Fatalf("AGENTX_FAIR_SOAK=%q: %v", v, err)
+	}
+	return d
 }
 
 // fairFigures is what one run counted.
