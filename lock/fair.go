@@ -125,14 +125,15 @@ func writeRun(qpath string, s runState) {
 }
 
 // fairTurn runs, holding the kernel lock, before the lock file is created:
-// it returns when this holder's run began, after leaving the lock file
-// absent for a window if the run it continues is older than the bound.
+// it returns when this holder's run began (zero with fairness off), after
+// leaving the lock file absent for a window if the run it continues is
+// older than the bound.
 func (a *acquirer) fairTurn() (time.Time, error) {
 	fair := a.opts.Fair
-	now := time.Now()
 	if !fair.on() {
-		return now, nil
+		return time.Time{}, nil
 	}
+	now := time.Now()
 	s, ok := readRun(a.path + QueueSuffix)
 	if !ok || !s.continuing(now, fair.Window) {
 		return now, nil // the lock file was absent long enough: a new run

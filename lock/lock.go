@@ -264,8 +264,8 @@ func Hostname() string { return hostname() }
 //     exits, so a crashed holder costs nothing and a live one, even
 //     paused, is never taken over;
 //  2. holding that, and after a window for foreign pollers if opts.Fair
-//     asks for one (see Fairness), it creates the AgentX lock file dataPath+".lock"
-//     exclusively (a prepared temp file hard-linked into place), the
+//     calls for one (see Fairness), it creates the AgentX lock file
+//     dataPath+".lock" exclusively (a prepared temp file hard-linked into place), the
 //     protocol foreign AgentX writers follow. A lock file found there was
 //     written by a foreign tool or left by a dead process (any live agentx
 //     holder would hold the kernel lock): a stale one (IsStale) is
@@ -358,10 +358,7 @@ func (a *acquirer) run() (*Lock, error) {
 		_ = q.Unlock()
 		return nil, err
 	}
-	lk.queue = q
-	if a.opts.Fair.on() {
-		lk.run = run
-	}
+	lk.queue, lk.run = q, run
 	return lk, nil
 }
 

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -29,7 +30,9 @@ import (
 // foreign writers time out; with the defaults none does. Either way every
 // record either kind acknowledged is in the ledger at the end. Figures are
 // logged (go test -v -run TestForeignPollersGetTheirTurn ./cmd/agentx);
-// AGENTX_FAIR_SOAK sets how long each run lasts (default 6s).
+// AGENTX_FAIR_SOAK sets how long each run lasts (default 6s);
+// AGENTX_FAIR_TIMING=powershell has the foreign writers wait between tries
+// as the PowerShell tool does.
 func TestForeignPollersGetTheirTurn(t *testing.T) {
 	soak := fairSoak(t, 6*time.Second)
 	bin := buildAgentx(t, "-ldflags=-s -w")
@@ -178,7 +181,8 @@ func fairRun(t *testing.T, bin string, soak time.Duration, lockExtra string, for
 	}
 	for i := range foreign { // foreign writers, each a process of its own
 		wg.Go(func() {
-			spec, _ := json.Marshal(foreignSpec{Ledger: ledger, Until: time.Now().Add(soak), Agent: "engineer-" + strconv.Itoa(i), Seed: uint64(i)})
+			spec, _ := json.Marshal(foreignSpec{Ledger: ledger, Until: time.Now().Add(soak), Agent: "engineer-" + strconv.Itoa(i), Seed: uint64(i),
+				PSTiming: os.Getenv("AGENTX_FAIR_TIMING") == "powershell"})
 			h := exec.Command(os.Args[0], "-test.run=^TestForeignWriterHelper$")
 			h.Env = append(os.Environ(), "AGENTX_TEST_FOREIGN="+string(spec))
 			stdout, err := h.StdoutPipe()
@@ -264,6 +268,10 @@ type foreignSpec struct {
 	Until  time.Time
 	Agent  string
 	Seed   uint64
+	// PSTiming: wait as the PowerShell tool does (200 ms growing by half
+	// after each failed try, the 5th included) rather than the TypeScript
+	// tool's doubling.
+	PSTiming bool
 }
 
 // TestForeignWriterHelper is a writer of the AgentX TypeScript tool's kind,
@@ -318,7 +326,10 @@ func TestForeignWriterHelper(t *testing.T) {
 			b, _ := os.ReadFile(lockPath)
 			_ = json.Unmarshal(b, &holder)
 			saw = append(saw, fmt.Sprintf("%s@%s", holder.Agent, time.Now().Format("05.000")))
-			if attempt < 4 {
+			switch {
+			case s.PSTiming:
+				time.Sleep(time.Duration(200 * math.Pow(1.5, float64(attempt)) * float64(time.Millisecond)))
+			case attempt < 4:
 				time.Sleep(200 * time.Millisecond << attempt)
 			}
 		}
