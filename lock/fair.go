@@ -119,7 +119,9 @@ func writeRun(qpath string, s runState) {
 	}
 	b := formatRun(s)
 	if _, err := f.WriteAt(b, 0); err == nil {
-		_ = f.Truncate(int64(len(b)))
+		if fi, err := f.Stat(); err == nil && fi.Size() > int64(len(b)) {
+			_ = f.Truncate(int64(len(b)))
+		}
 	}
 	_ = f.Close()
 }
