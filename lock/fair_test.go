@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -250,6 +251,9 @@ func TestFairWindowSkipsOrphans(t *testing.T) {
 func TestReleaseRecordsRun(t *testing.T) {
 	for _, fair := range []Fairness{{Bound: time.Second, Window: time.Second}, {}} {
 		data := filepath.Join(t.TempDir(), "issue-5.json")
+		if fair.on() { // something longer than a run line is cut to it
+			writeFile(t, data+Suffix+QueueSuffix, strings.Repeat("damage ", 40))
+		}
 		before := time.Now()
 		for range 2 {
 			l, err := Acquire(t.Context(), data, Options{Fair: fair})
