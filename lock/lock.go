@@ -336,6 +336,10 @@ type acquirer struct {
 	tmp    string // prepared temp file, "" if none
 	tmpAt  time.Time
 	noLink bool // the file system has no hard links: create with O_EXCL
+	// lostTemps counts prepared files removed before they were linked (a
+	// cleanup of temp files, such as doctor --fix's, judging by a clock
+	// set ahead): each is prepared again, a few times.
+	lostTemps int
 
 	prev   *Info
 	reason string
@@ -592,6 +596,10 @@ func (a *acquirer) tryCreate() (bool, error) {
 			return true, nil
 		case errors.Is(err, fs.ErrExist):
 			return false, nil
+		case errors.Is(err, fs.ErrNotExist) && a.lostTemps < 3:
+			a.lostTemps++
+			a.tmp, a.data = "", nil
+			return a.tryCreate()
 		case !linkUnsupported(err):
 			return false, fmt.Errorf("lock %s: link: %w", a.path, err)
 		}

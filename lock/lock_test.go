@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -533,6 +534,44 @@ func TestFutureDatedForeignLock(t *testing.T) {
 				t.Errorf("IsStale = %v (%s), want %v", stale, reason, tt.stale)
 			}
 		})
+	}
+}
+
+// TestPreparedFileRemoved: a prepared lock file removed before it is
+// linked (doctor --fix's cleanup of temp files, judging by a clock set
+// ahead, removed a live holder's) is prepared again; one removed every
+// time ends in an error, not a loop.
+func TestPreparedFileRemoved(t *testing.T) {
+	var removals atomic.Int32
+	limit := int32(2)
+	linkFile = func(oldname, newname string) error {
+		if removals.Load() < limit {
+			removals.Add(1)
+			if err := os.Remove(oldname); err != nil {
+				t.Error(err)
+			}
+		}
+		return os.Link(oldname, newname)
+	}
+	defer func() { linkFile = os.Link }()
+	dir := t.TempDir()
+	data := filepath.Join(dir, "r.json")
+	l, err := Acquire(t.Context(), data, Options{})
+	if err != nil {
+		t.Fatalf("Acquire after the prepared file was removed twice: %v", err)
+	}
+	if info, _, err := Inspect(data + ".lock"); err != nil || info.Token != l.Info().Token {
+		t.Errorf("Inspect = %+v, %v", info, err)
+	}
+	if err := l.Release(); err != nil {
+		t.Fatal(err)
+	}
+	assertNoTemps(t, dir)
+
+	removals.Store(0)
+	limit = 1000
+	if _, err := Acquire(t.Context(), data, Options{}); err == nil || !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("Acquire with the prepared file removed every time: %v, want an error", err)
 	}
 }
 
