@@ -23,6 +23,8 @@
 //	issue-42.json.lock.tmp-held  a lock being prepared, by the holder of the
 //	                             queue's flock; removed at once, and one a
 //	                             killed process left is replaced by the next
+//	                             (one removed by someone else before it is
+//	                             linked is prepared again)
 //
 // No path here is followed through a symlink: a symlink (or a FIFO) where a
 // lock file belongs is refused with a *NotRegularError naming it.
