@@ -15,12 +15,16 @@
 //	issue-42.json.lock           the lock; JSON Info (pid, host, agent, token,
 //	                             timestamp, created), compatible with the
 //	                             AgentX TypeScript and PowerShell tools
-//	issue-42.json.lock.queue     an empty file agentx processes flock(2) on;
-//	                             never deleted, and must not be: a deleted
-//	                             flock file lets two processes hold it at once
+//	issue-42.json.lock.queue     the file agentx processes flock(2) on; never
+//	                             deleted, and must not be: a deleted flock file
+//	                             lets two processes hold it at once. With
+//	                             Options.Fair it holds the run of agentx
+//	                             holders (see Fairness)
 //	issue-42.json.lock.tmp-held  a lock being prepared, by the holder of the
 //	                             queue's flock; removed at once, and one a
 //	                             killed process left is replaced by the next
+//	                             (one removed by someone else before it is
+//	                             linked is prepared again)
 //
 // No path here is followed through a symlink: a symlink (or a FIFO) where a
 // lock file belongs is refused with a *NotRegularError naming it.

@@ -73,6 +73,7 @@ type Options struct {
 	StaleAge time.Duration    // a foreign lock older than this is stale; default 30s, at least MinStaleAge
 	Agent    string           // written into the lock file; default "agentx"
 	Now      func() time.Time // clock for lock timestamps and staleness; default time.Now
+	Fair     Fairness         // a window for foreign pollers in a long run of agentx holders; zero: none (see Fairness)
 }
 
 func (o Options) withDefaults() Options {
@@ -225,8 +226,9 @@ type Lock struct {
 	path     string
 	info     Info
 	queue    *flock.Flock
-	prev     *Info  // the stale lock this one replaced, if any
-	reason   string // why prev was stale
+	run      time.Time // when the run of agentx holders this one is part of began; zero: no fairness
+	prev     *Info     // the stale lock this one replaced, if any
+	reason   string    // why prev was stale
 	mu       sync.Mutex
 	released bool
 }
@@ -261,8 +263,9 @@ func Hostname() string { return hostname() }
 //     opts.Wait or until ctx ends; the kernel frees it when its holder
 //     exits, so a crashed holder costs nothing and a live one, even
 //     paused, is never taken over;
-//  2. holding that, it creates the AgentX lock file dataPath+".lock"
-//     exclusively (a prepared temp file hard-linked into place), the
+//  2. holding that, and after a window for foreign pollers if opts.Fair
+//     calls for one (see Fairness), it creates the AgentX lock file
+//     dataPath+".lock" exclusively (a prepared temp file hard-linked into place), the
 //     protocol foreign AgentX writers follow. A lock file found there was
 //     written by a foreign tool or left by a dead process (any live agentx
 //     holder would hold the kernel lock): a stale one (IsStale) is
@@ -333,6 +336,10 @@ type acquirer struct {
 	tmp    string // prepared temp file, "" if none
 	tmpAt  time.Time
 	noLink bool // the file system has no hard links: create with O_EXCL
+	// lostTemps counts prepared files removed before they were linked (a
+	// cleanup of temp files, such as doctor --fix's, judging by a clock
+	// set ahead): each is prepared again, a few times.
+	lostTemps int
 
 	prev   *Info
 	reason string
@@ -345,12 +352,17 @@ func (a *acquirer) run() (*Lock, error) {
 	if err != nil {
 		return nil, err
 	}
+	run, err := a.fairTurn()
+	if err != nil {
+		_ = q.Unlock()
+		return nil, err
+	}
 	lk, err := a.create()
 	if err != nil {
 		_ = q.Unlock()
 		return nil, err
 	}
-	lk.queue = q
+	lk.queue, lk.run = q, run
 	return lk, nil
 }
 
@@ -584,6 +596,10 @@ func (a *acquirer) tryCreate() (bool, error) {
 			return true, nil
 		case errors.Is(err, fs.ErrExist):
 			return false, nil
+		case errors.Is(err, fs.ErrNotExist) && a.lostTemps < 3:
+			a.lostTemps++
+			a.tmp, a.data = "", nil
+			return a.tryCreate()
 		case !linkUnsupported(err):
 			return false, fmt.Errorf("lock %s: link: %w", a.path, err)
 		}
@@ -669,6 +685,9 @@ func (l *Lock) Release() error {
 		err = fmt.Errorf("lock %s: release: %w", l.path, err)
 	}
 	if l.queue != nil {
+		if !l.run.IsZero() { // for the next holder's fairTurn, before it can run
+			writeRun(l.path+QueueSuffix, runState{Start: l.run, Release: time.Now()})
+		}
 		if uerr := l.queue.Unlock(); uerr != nil && err == nil {
 			err = fmt.Errorf("lock %s: release: unlock queue: %w", l.path, uerr)
 		}

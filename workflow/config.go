@@ -21,6 +21,10 @@ const (
 	// MinLockStaleAge is the shortest [lock] stale_age (lock.MinStaleAge).
 	MinLockStaleAge     = time.Second
 	DefaultAgentTimeout = 10 * time.Minute
+	// DefaultLockFairBound and DefaultLockFairWindow are [lock] fair_bound
+	// and fair_window (lock.DefaultFairBound, lock.DefaultFairWindow).
+	DefaultLockFairBound  = 400 * time.Millisecond
+	DefaultLockFairWindow = 400 * time.Millisecond
 	// DefaultRetryDelay is how long after a responder fails agentx retries
 	// it (once; a second failure escalates): a brief outage passes.
 	DefaultRetryDelay = 30 * time.Second
@@ -95,6 +99,11 @@ type Config struct {
 type LockConfig struct {
 	Wait     Duration `json:"wait"`      // how long a writer waits for a ledger lock
 	StaleAge Duration `json:"stale_age"` // a lock older than this may be taken over
+	// FairBound and FairWindow: agentx writers hand the lock to one another
+	// for at most FairBound before leaving the lock file absent for
+	// FairWindow, for AgentX tools that poll for it; "0" in either: never.
+	FairBound  Duration `json:"fair_bound"`
+	FairWindow Duration `json:"fair_window"`
 }
 
 // AgentConfig is one [agents.NAME] table: how to run that agent as a
@@ -167,7 +176,7 @@ func DefaultConfig() *Config {
 		HumanSLAMinutes: DefaultHumanSLAMinutes,
 		DeadlockScope:   ScopeIssue,
 		StuckSimilarity: DefaultStuckSimilarity,
-		Lock:            LockConfig{Wait: Duration{DefaultLockWait}, StaleAge: Duration{DefaultLockStaleAge}},
+		Lock:            LockConfig{Wait: Duration{DefaultLockWait}, StaleAge: Duration{DefaultLockStaleAge}, FairBound: Duration{DefaultLockFairBound}, FairWindow: Duration{DefaultLockFairWindow}},
 		Agents:          map[string]AgentConfig{},
 		Skills:          SkillsConfig{Dir: DefaultSkillsDir},
 		Humans:          HumansConfig{Confirm: true},
@@ -252,8 +261,24 @@ func parseConfig(file string, data []byte) (*Config, error) {
 			def := d.decodeTable(t, p, p, []field{
 				{"wait", &c.Lock.Wait, "a duration string"},
 				{"stale_age", &c.Lock.StaleAge, "a duration string"},
+				{"fair_bound", &c.Lock.FairBound, "a duration string"},
+				{"fair_window", &c.Lock.FairWindow, "a duration string"},
 			})
 			d.positive(def["wait"], c.Lock.Wait, with(p, "wait"))
+			for _, k := range []struct {
+				key string
+				v   Duration
+			}{{"fair_bound", c.Lock.FairBound}, {"fair_window", c.Lock.FairWindow}} {
+				if def[k.key] && k.v.Duration < 0 {
+					d.addf(with(p, k.key), with(p, k.key), `"0" turns the fair hand-off off`, "must not be negative, got %q", k.v.String())
+				}
+			}
+			// a writer leaves the lock file absent for up to 4 windows in a
+			// row (lock.FairChains): that must fit in its wait
+			if w := c.Lock.FairWindow; def["fair_window"] && c.Lock.FairBound.Duration > 0 && 4*w.Duration >= c.Lock.Wait.Duration {
+				d.addf(with(p, "fair_window"), with(p, "fair_window"), "a writer leaves the lock file absent for up to 4 windows in a row while AgentX tools come in, within its wait",
+					"must be less than a quarter of wait (%s), got %q", c.Lock.Wait.String(), w.String())
+			}
 			if def["stale_age"] && c.Lock.StaleAge.Duration < MinLockStaleAge {
 				d.addf(with(p, "stale_age"), with(p, "stale_age"), "a foreign tool's live lock would be taken from under it; agentx's own locks never go stale while their process lives",
 					"must be at least %s, got %q", MinLockStaleAge, c.Lock.StaleAge.String())

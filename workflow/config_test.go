@@ -27,6 +27,8 @@ func TestConfigDefaults(t *testing.T) {
 	assert.Equal(t, 0.8, def.StuckSimilarity)
 	assert.Equal(t, 5*time.Second, def.Lock.Wait.Duration)
 	assert.Equal(t, 30*time.Second, def.Lock.StaleAge.Duration)
+	assert.Equal(t, 400*time.Millisecond, def.Lock.FairBound.Duration)
+	assert.Equal(t, 400*time.Millisecond, def.Lock.FairWindow.Duration)
 	assert.NotNil(t, def.Agents)
 	assert.Empty(t, def.Agents)
 	assert.Nil(t, def.Notify)
@@ -69,6 +71,8 @@ stuck_similarity = 0.75
 [lock]
 wait = "250ms"
 stale_age = "1m"
+fair_bound = "0"
+fair_window = "50ms"
 
 [agents.architect]
 command = ["claude", "-p"]
@@ -93,6 +97,8 @@ allow = ["alice@example.com", "bob", "Renée Dupont"]
 			assert.Equal(t, 0.75, c.StuckSimilarity)
 			assert.Equal(t, 250*time.Millisecond, c.Lock.Wait.Duration)
 			assert.Equal(t, time.Minute, c.Lock.StaleAge.Duration)
+			assert.Equal(t, time.Duration(0), c.Lock.FairBound.Duration)
+			assert.Equal(t, 50*time.Millisecond, c.Lock.FairWindow.Duration)
 			assert.Equal(t, 150*time.Second, c.Agents["architect"].Timeout.Duration)
 			assert.Equal(t, DefaultAgentTimeout, c.Agents["product-manager"].Timeout.Duration)
 			assert.Equal(t, time.Minute, c.Agents["architect"].RetryDelay.Duration)
@@ -148,7 +154,7 @@ func TestDuration(t *testing.T) {
 
 	data, err := json.Marshal(DefaultConfig().Lock)
 	require.NoError(t, err)
-	assert.JSONEq(t, `{"wait":"5s","stale_age":"30s"}`, string(data))
+	assert.JSONEq(t, `{"wait":"5s","stale_age":"30s","fair_bound":"400ms","fair_window":"400ms"}`, string(data))
 }
 
 // TestConfigTypeErrors proves wrong TOML types are reported per key, all of them.

@@ -41,6 +41,7 @@ func Open(explicit, start string, now func() time.Time) (*Workspace, error) {
 		Wait:     rules.Config.Lock.Wait.Duration,
 		StaleAge: rules.Config.Lock.StaleAge.Duration,
 		Agent:    "agentx",
+		Fair:     lock.Fairness{Bound: rules.Config.Lock.FairBound.Duration, Window: rules.Config.Lock.FairWindow.Duration},
 	}
 	if cfg := rules.Config.Remote; cfg != nil {
 		// A writer holds the lock across its exchanges with the
