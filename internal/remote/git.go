@@ -32,6 +32,12 @@ type Git struct {
 	// RequireSigned has every commit pulled verified by git verify-commit
 	// ([remote] require_signed).
 	RequireSigned bool
+	// MaxSkew is how far a fetched commit's time may be from when this
+	// host's clock says it was made ([remote] max_skew; 0: the default).
+	MaxSkew time.Duration
+	// Now is this host's clock, which dates the commits it makes (nil:
+	// the system clock; Attach sets the store's).
+	Now func() time.Time
 
 	signOnce sync.Once
 	signing  bool // git is configured to sign commits (commit.gpgSign)
@@ -55,7 +61,7 @@ func (g *Git) signArgs(ctx context.Context) []string {
 func New(dir string, cfg *workflow.RemoteConfig) *Git {
 	host, _ := os.Hostname()
 	return &Git{Dir: dir, Remote: cfg.Git, Refs: cfg.Refs(), Timeout: cfg.Timeout.Duration,
-		Tries: cfg.Attempts, Interval: cfg.Interval.Duration, Host: host, RequireSigned: cfg.RequireSigned}
+		Tries: cfg.Attempts, Interval: cfg.Interval.Duration, Host: host, RequireSigned: cfg.RequireSigned, MaxSkew: cfg.MaxSkew.Duration}
 }
 
 // Ref is the ref of issue's ledger.
@@ -275,6 +281,13 @@ func (g *Git) commit(ctx context.Context, issue int, c Commit, parents []string)
 		args = append(args, "-p", p)
 	}
 	env := []string{"GIT_AUTHOR_NAME=agentx", "GIT_AUTHOR_EMAIL=agentx@" + g.host(), "GIT_COMMITTER_NAME=agentx", "GIT_COMMITTER_EMAIL=agentx@" + g.host()}
+	if g.Now != nil {
+		// The commit is dated by the clock that dates the change it
+		// records, so that other hosts compare the two with theirs
+		// (checkClock).
+		at := fmt.Sprintf("@%d +0000", g.Now().Unix())
+		env = append(env, "GIT_AUTHOR_DATE="+at, "GIT_COMMITTER_DATE="+at)
+	}
 	sha, err := g.git(ctx, []byte(c.Message+"\n\nhost: "+g.host()+"\n"), env, args...)
 	if err != nil {
 		return "", err
