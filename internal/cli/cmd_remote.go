@@ -464,6 +464,17 @@ the ref at what was found. See docs/remote.md.`,
 				return &codedError{Code: ExitFailure, Msg: "remote " + v.Remote + ": " + v.Offline + ": the outbox is kept", Quiet: !a.json,
 					Todo: "agentx sync again once the remote can be reached"}
 			}
+			if !status && g != nil {
+				// A ref this host refuses (moved back, deleted, rewritten)
+				// and did not put back is sync's failure: exit 7.
+				he, err := refused(ws.Store)
+				if err != nil {
+					return err
+				}
+				if he != nil {
+					return he
+				}
+			}
 			// Delivering is sync's work: a queued change another host
 			// overtook is its failure (the stderr lines say which).
 			for _, o := range a.overtaken() {
@@ -479,6 +490,25 @@ the ref at what was found. See docs/remote.md.`,
 	cmd.Flags().BoolVar(&republish, "republish", false, "put this host's chain back on the refs it refuses (moved back, deleted, rewritten)")
 	cmd.MarkFlagsMutuallyExclusive("status", "republish")
 	return cmd
+}
+
+// refused returns the first refusal an issue's sync state records (nil:
+// none): a shared version this host does not adopt.
+func refused(store *ledger.Store) (*remote.HistoryError, error) {
+	issues, err := store.IssuesWithFile(remote.SyncDir)
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range issues {
+		st, err := remote.ReadSync(store, n)
+		if err != nil {
+			return nil, err
+		}
+		if st.Refused != nil {
+			return &st.Refused.HistoryError, nil
+		}
+	}
+	return nil, nil
 }
 
 // republishAll runs remote.Republish on every issue whose sync state

@@ -45,17 +45,39 @@ var ErrNothingRefused = errors.New("the remote holds a version this host adopts:
 // hosts that settled either adopt it. A refused commit is left out, with
 // what followed it. The push leases the ref at what was found: a ref that
 // moved meanwhile is not overwritten.
+//
+// Another host moving the ref meanwhile (pushing, or putting its own chain
+// back) makes it look again, up to [remote] attempts times, then a
+// *BusyError: nothing written, run it again.
 func (r *Replicator) Republish(ctx context.Context, issue int) (Republished, error) {
-	out := Republished{Issue: issue}
 	pub, ok := r.transport.(republisher)
 	if !ok || r.offline {
-		return out, errors.New("republish needs the remote (not --offline)")
+		return Republished{Issue: issue}, errors.New("republish needs the remote (not --offline)")
 	}
 	f, err := r.store.Lock(ctx, issue)
 	if err != nil {
-		return out, err
+		return Republished{Issue: issue}, err
 	}
 	defer func() { _ = f.Release() }()
+	attempts := max(r.transport.Attempts(), 1)
+	for attempt := 1; ; attempt++ {
+		out, err := r.republish(ctx, f, pub)
+		switch {
+		case !errors.Is(err, ErrMoved):
+			return out, err
+		case attempt >= attempts:
+			return out, &BusyError{Remote: r.transport.Name(issue), Attempts: attempt}
+		}
+		if err := sleepJitter(ctx, attempt); err != nil {
+			return out, err
+		}
+	}
+}
+
+// republish is one try of Republish, under the issue's lock (f).
+func (r *Replicator) republish(ctx context.Context, f *ledger.Locked, pub republisher) (Republished, error) {
+	issue := f.Issue
+	out := Republished{Issue: issue}
 	st, err := ReadSync(r.store, issue)
 	if err != nil {
 		return out, err
