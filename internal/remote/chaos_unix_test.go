@@ -300,7 +300,7 @@ func TestRemoteChaos(t *testing.T) {
 	}
 	var side sync.WaitGroup
 	side.Go(func() { c.chaos(stop) })
-	side.Go(func() { c.rewinder(rewinderDir, soak/7, stop) })
+	side.Go(func() { c.rewinder(rewinderDir, min(soak/7, 5*time.Second), stop) })
 	time.Sleep(soak)
 	close(stop)
 	side.Wait()

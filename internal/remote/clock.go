@@ -139,8 +139,14 @@ func (r *Replicator) checkClock(ctx context.Context, g *Git, start time.Time, he
 				continue // nothing to bracket it with
 			}
 			if lower := st.Fetched.Add(-max - g.Timeout); c.Time.Before(lower) {
-				if prev != "" {
-					if back, err := g.Descends(ctx, prev, sha); err != nil || back {
+				base := prev
+				if base == "" { // a ref deleted and put back: the version settled here
+					if ss, err := ReadSync(r.store, n); err == nil {
+						base = ss.Head
+					}
+				}
+				if base != "" {
+					if back, err := g.Descends(ctx, base, sha); err != nil || back {
 						continue // the ref moved back to an older commit: not a new one
 					}
 				}

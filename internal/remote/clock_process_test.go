@@ -155,3 +155,30 @@ func TestClockQuietRemote(t *testing.T) {
 	_, err := os.Stat(filepath.Join(w.hosts[0], ".agentx", "state", "remote", "clock.json"))
 	assert.NoError(t, err)
 }
+
+// TestClockRewoundRefIsNoSkew: a ref moved back to a commit made an hour
+// ago (a restored backup) is not a commit made between two fetches: it
+// tells nothing of the clocks, whether the ref was moved or deleted and
+// put back.
+func TestClockRewoundRefIsNoSkew(t *testing.T) {
+	w := clockWorld(t, 2)
+	w.askAt(0, time.Now().Add(-time.Hour), "Old")
+	old := git(t, w.bare, "rev-parse", w.ref(1))
+	w.askAt(0, time.Time{}, "New")
+	require.Equal(t, 0, w.at(1, time.Time{}, "", "sync").code)
+
+	git(t, w.bare, "update-ref", w.ref(1), old)
+	r := w.at(1, time.Time{}, "", "sync")
+	require.Equal(t, 7, r.code, "refused: %s", r.stderr)
+	assert.NotContains(t, r.stderr, "clocks disagree")
+
+	git(t, w.bare, "update-ref", "-d", w.ref(1))
+	assert.Equal(t, 7, w.at(1, time.Time{}, "", "sync").code)
+	git(t, w.bare, "update-ref", w.ref(1), old)
+	r = w.at(1, time.Time{}, "", "sync")
+	assert.Equal(t, 7, r.code)
+	assert.NotContains(t, r.stderr, "clocks disagree")
+	data, err := os.ReadFile(filepath.Join(w.hosts[1], ".agentx", "state", "remote", "clock.json"))
+	require.NoError(t, err)
+	assert.NotContains(t, string(data), `"skews"`)
+}
