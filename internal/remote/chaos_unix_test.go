@@ -327,6 +327,9 @@ func TestRemoteChaos(t *testing.T) {
 				settled = false
 				rr := c.run(h, "sync", "--republish")
 				assert.Contains(t, []int{0, 5, 6, 7}, rr.code, "host %d: sync --republish: %s", h, rr.stderr)
+				if round >= 3 {
+					t.Logf("round %d, host %d: sync: exit %d: %s\nsync --republish: exit %d: %s%s", round, h, r.code, r.stderr, rr.code, rr.stdout, rr.stderr)
+				}
 			default:
 				settled = false
 				t.Logf("host %d: sync: exit %d: %s", h, r.code, r.stderr)

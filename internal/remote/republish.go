@@ -167,18 +167,49 @@ func (r *Replicator) mergeOther(ctx context.Context, pub republisher, issue int,
 	if err != nil {
 		return false, nil
 	}
+	// What was asked identifies a record whatever its id: an earlier
+	// republish may have given it another id on one side.
+	ours := map[string]int{}
+	for i, c := range l.Clarifications {
+		if w, err := wholeRecord(c); err == nil {
+			ours[origin(w)] = i
+		}
+	}
 	for _, c := range theirs.Clarifications {
+		w, err := wholeRecord(c)
+		if err != nil {
+			return false, nil
+		}
+		if i, ok := ours[origin(w)]; ok && (l.Clarifications[i].ID != c.ID || base.Find(c.ID) == nil) {
+			// the same question here already (under another id, or both
+			// chains took it after the fork): taken only as what it adds
+			// to this host's record (an answer, a close), never again
+			mine, err := wholeRecord(l.Clarifications[i])
+			if err != nil {
+				return false, err
+			}
+			if appendsRecord(mine, w) == nil && len(w.Thread) > len(mine.Thread) {
+				moved := *w
+				moved.ID = mine.ID
+				l.Clarifications[i] = &moved
+			}
+			continue
+		}
 		after, err := ledger.RecordJSON(c)
 		if err != nil {
 			return false, err
 		}
 		var before json.RawMessage
+		// The fork's record under this id, if it is the same question: a
+		// chain merged before may hold another question there.
 		if b := base.Find(c.ID); b != nil {
-			if before, err = ledger.RecordJSON(b); err != nil {
-				return false, err
-			}
-			if bytes.Equal(before, after) {
-				continue
+			if bw, err := wholeRecord(b); err == nil && origin(bw) == origin(w) {
+				if before, err = ledger.RecordJSON(b); err != nil {
+					return false, err
+				}
+				if bytes.Equal(before, after) {
+					continue
+				}
 			}
 		}
 		q := Queued{Message: c.ID + " from " + shortID(other.Version), Records: []QueuedRecord{{ID: c.ID, Before: before, After: after}}}
