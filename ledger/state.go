@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -34,23 +35,29 @@ func (s *Store) ReadState(name string, v any) error { return s.readJSON(name, v,
 func (s *Store) ReadRecord(name string, v any) error { return s.readJSON(name, v, false) }
 
 func (s *Store) readJSON(name string, v any, derived bool) error {
+	_, err := s.readJSONData(name, v, derived)
+	return err
+}
+
+// readJSONData is readJSON, returning the bytes read (nil for no file).
+func (s *Store) readJSONData(name string, v any, derived bool) ([]byte, error) {
 	path, err := s.statePath(name)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	data, err := atomicfile.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil
+		return nil, nil
 	}
 	if err != nil {
-		return fmt.Errorf("read %s: %w", path, err)
+		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
 	if err := json.Unmarshal(data, v); err != nil {
 		ce := corrupt(path, data, err)
 		ce.Derived = derived
-		return ce
+		return nil, ce
 	}
-	return nil
+	return data, nil
 }
 
 // UpdateState changes a JSON state file other than a ledger (agent
@@ -68,7 +75,8 @@ func (s *Store) UpdateState(ctx context.Context, name string, v any, fn func() e
 
 // updateJSON is UpdateState, and with durable UpdateRecord: under the
 // file's lock it decodes the file into v, calls fn, encodes v, and replaces
-// the file (with durable, fsynced before and after the rename), checking
+// the file unless it already holds exactly those bytes (with durable,
+// fsynced before and after the rename), checking
 // that the lock is still ours before the rename; then runs then, if set,
 // still under the lock.
 func (s *Store) updateJSON(ctx context.Context, name string, v any, fn func() error, durable bool, then func() error) error {
@@ -81,7 +89,8 @@ func (s *Store) updateJSON(ctx context.Context, name string, v any, fn func() er
 		return err
 	}
 	defer func() { _ = lk.Release() }()
-	if err := s.readJSON(name, v, !durable); err != nil {
+	old, err := s.readJSONData(name, v, !durable)
+	if err != nil {
 		return err
 	}
 	if err := fn(); err != nil {
@@ -91,9 +100,14 @@ func (s *Store) updateJSON(ctx context.Context, name string, v any, fn func() er
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", path, err)
 	}
-	if err := atomicfile.WriteWith(path, append(b, '\n'), perm, atomicfile.Options{Durable: durable,
-		BeforeRename: func(os.FileInfo) error { return lk.Check() }}); err != nil {
-		return err
+	b = append(b, '\n')
+	// The file already says it (a resolve leaves every agent's status as
+	// it was): nothing to write.
+	if old == nil || !bytes.Equal(old, b) {
+		if err := atomicfile.WriteWith(path, b, perm, atomicfile.Options{Durable: durable,
+			BeforeRename: func(os.FileInfo) error { return lk.Check() }}); err != nil {
+			return err
+		}
 	}
 	if then != nil {
 		return then()

@@ -249,6 +249,19 @@ func TestAgentStatuses(t *testing.T) {
 	assert.JSONEq(t, `{"engineer":{"status":"blocked-clarification","issue":42,"lastActivity":"2026-02-26T10:00:00.000Z","clarificationId":"CLR-42-001","waitingOn":"architect"},
 		"architect":{"status":"clarifying","issue":42,"lastActivity":"2026-02-26T10:00:00.000Z","clarificationId":"CLR-42-001","respondingTo":"engineer"}}`, string(data))
 
+	// a change that leaves the file as it is writes nothing: the same file,
+	// not a copy renamed over it
+	before, err := os.Stat(s.AgentStatusPath())
+	require.NoError(t, err)
+	_, err = s.UpdateAgents(ctx, func(m AgentStatuses) error {
+		m["engineer"].WaitingOn = "architect"
+		return nil
+	})
+	require.NoError(t, err)
+	after, err := os.Stat(s.AgentStatusPath())
+	require.NoError(t, err)
+	assert.True(t, os.SameFile(before, after), "a file that already says it is not rewritten")
+
 	_, err = s.UpdateAgents(ctx, func(m AgentStatuses) error {
 		m["engineer"].Status = "sleeping"
 		return nil

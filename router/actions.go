@@ -101,6 +101,11 @@ func (h *Hub) answer(ctx context.Context, id, from string, r Reply, round int) (
 		if err != nil {
 			return err
 		}
+		// A further note is welcome; a second pick of an option is not:
+		// the first answer that picked one stands, wherever it came from.
+		if first := pickedInRound(c); further && choice != nil && first != nil {
+			return &PickedError{ID: c.ID, First: *first}
+		}
 		if err := c.Move(ledger.Answered); err != nil && !further {
 			return err
 		}
@@ -266,14 +271,21 @@ func (h *Hub) escalated(ctx context.Context, rec Record) {
 	h.notify(ctx, "escalation", rec)
 }
 
-// Abandon closes a clarification nobody will finish.
+// Abandon closes a clarification nobody will finish. by is who closes it:
+// an agent, human (a person, recorded by name as for an answer), or "" for
+// the hub itself.
 func (h *Hub) Abandon(ctx context.Context, id, by, reason string) (Record, error) {
 	body := "Abandoned."
 	if reason != "" {
 		body = "Abandoned: " + reason
 	}
+	var signer string
 	rec, err := h.change(ctx, id, func(c *ledger.Clarification, now time.Time) error {
 		if err := c.Move(ledger.Abandoned); err != nil {
+			return err
+		}
+		var err error
+		if signer, err = person(ctx, by); err != nil {
 			return err
 		}
 		who := by
@@ -281,17 +293,18 @@ func (h *Hub) Abandon(ctx context.Context, id, by, reason string) (Record, error
 			who = HubAgent
 		}
 		c.Thread = append(c.Thread, entry(c, who, ledger.Resolution, body, now))
+		c.Sign(signer)
 		return nil
 	})
 	if err != nil {
 		return Record{}, err
 	}
-	h.changed(EventAbandoned, rec, by, reason)
+	h.changed(EventAbandoned, rec, actor(by, signer), reason)
 	return rec, nil
 }
 
 // Cancel is the asker withdrawing its question (recorded as abandoned,
-// reason "cancelled").
+// reason "cancelled"); a person (human) may withdraw it for the asker.
 func (h *Hub) Cancel(ctx context.Context, id, from string) (Record, error) {
 	c, err := h.Store.Get(id)
 	if err != nil {
@@ -300,8 +313,8 @@ func (h *Hub) Cancel(ctx context.Context, id, from string) (Record, error) {
 	if from == "" {
 		from = c.From
 	}
-	if from != c.From {
-		return Record{}, partyError(c, from, OpCancel, "cancel", c.From)
+	if from != c.From && from != ledger.Human {
+		return Record{}, partyError(c, from, OpCancel, "cancel", c.From, ledger.Human)
 	}
 	return h.Abandon(ctx, id, from, CancelledReason)
 }

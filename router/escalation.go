@@ -42,7 +42,7 @@ func EscalationBody(issue int, c *ledger.Clarification, reason, askerLatest stri
 		fmt.Fprintf(&b, "  1. Answer %s's question yourself.\n", c.From)
 		b.WriteString("  2. Give a new decision.\n")
 	}
-	fmt.Fprintf(&b, "\nA person resolves it, from a shell without %s set:\n  agentx clarify resolve %s --from human --body \"decision: ...\"", EnvAgent, c.ID)
+	fmt.Fprintf(&b, "\nA person resolves it, at a terminal of their own:\n  agentx clarify resolve %s --body \"decision: ...\"", c.ID)
 	return b.String()
 }
 

@@ -42,8 +42,8 @@ A human decides. Options:
   2. Accept engineer's proposal.
   3. Give a new decision.
 
-A person resolves it, from a shell without AGENTX_AGENT set:
-  agentx clarify resolve CLR-42-001 --from human --body "decision: ..."`,
+A person resolves it, at a terminal of their own:
+  agentx clarify resolve CLR-42-001 --body "decision: ..."`,
 		},
 		{
 			name:        "unanswered, no issue, refused follow-up as latest position",
@@ -62,8 +62,8 @@ A human decides. Options:
   1. Answer engineer's question yourself.
   2. Give a new decision.
 
-A person resolves it, from a shell without AGENTX_AGENT set:
-  agentx clarify resolve CLR-42-001 --from human --body "decision: ..."`,
+A person resolves it, at a terminal of their own:
+  agentx clarify resolve CLR-42-001 --body "decision: ..."`,
 		},
 	}
 	for _, tt := range tests {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentx-cli/agentx/internal/eventlog"
+	"github.com/agentx-cli/agentx/internal/trust"
 	"github.com/agentx-cli/agentx/ledger"
 	"github.com/agentx-cli/agentx/workflow"
 )
@@ -36,6 +37,11 @@ type Hub struct {
 	// context that ends when the work should stop. A long-lived server
 	// (agentx mcp) sets it, so a slow responder never holds up a tool call.
 	Detach func(run func(ctx context.Context))
+	// Trust decides whether a command the workspace names (a responder,
+	// the notify command) may run on this machine. One it refuses is not
+	// run: the question waits as if none were configured. nil runs every
+	// command (a hub a test builds around its own Runner).
+	Trust *trust.Gate
 
 	changes atomic.Int64 // changes recorded through this hub (Changes)
 }

@@ -173,7 +173,7 @@ func TestLifecycleToEscalationAndHumanResolve(t *testing.T) {
 	assert.Contains(t, esc.Body, "ESCALATED: round limit reached (3 of 3) without resolution")
 	assert.Contains(t, esc.Body, "  > follow-up 3", "the refused follow-up is the asker's latest position")
 	assert.Contains(t, esc.Body, "  > answer 3")
-	assert.Contains(t, esc.Body, "agentx clarify resolve CLR-42-001 --from human")
+	assert.Contains(t, esc.Body, "agentx clarify resolve CLR-42-001 --body")
 	assert.Equal(t, "round limit reached (3 of 3) without resolution", EscalationReason(rec.Clarification))
 
 	_, err = h.Resolve(ctx, rec.ID, "engineer", "")

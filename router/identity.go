@@ -2,6 +2,7 @@ package router
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -35,10 +36,19 @@ type Caller struct {
 	// nil, or an empty list: anyone. Names compare case-insensitively. It is
 	// called only for a person's action.
 	Allow func() ([]string, error)
+	// Confirm, when set, asks the person to confirm the action where only
+	// a person can (the controlling terminal); it is called once, after
+	// the name is known and allowed, and returns an *IdentityError
+	// (IdentityNoTerminal, IdentityNotConfirmed) when the action may not
+	// go on. Nil: no confirmation (a front end whose channel authenticated
+	// the person).
+	Confirm func(person string) error
 
-	once   sync.Once
-	person string
-	err    error
+	once      sync.Once
+	person    string
+	err       error
+	confirmed sync.Once
+	cerr      error
 }
 
 // Claim decides who acts when a request names name in field ("" when it
@@ -101,15 +111,25 @@ func (c *Caller) human(field string) (string, error) {
 	if c.err != nil {
 		return "", &IdentityError{Kind: IdentityNoName, Field: field, Claimed: ledger.Human, Err: c.err}
 	}
-	if c.Allow == nil {
-		return c.person, nil
-	}
-	allow, err := c.Allow()
-	if err != nil {
-		return "", err
+	var allow []string
+	if c.Allow != nil {
+		var err error
+		if allow, err = c.Allow(); err != nil {
+			return "", err
+		}
 	}
 	if len(allow) > 0 && !containsFold(allow, c.person) {
 		return "", &IdentityError{Kind: IdentityNotAllowed, Field: field, Claimed: ledger.Human, Person: c.person, Allow: allow}
+	}
+	if c.Confirm != nil {
+		c.confirmed.Do(func() { c.cerr = c.Confirm(c.person) })
+		if c.cerr != nil {
+			var ie *IdentityError
+			if errors.As(c.cerr, &ie) && ie.Field == "" {
+				ie.Field, ie.Claimed, ie.Person = field, ledger.Human, c.person
+			}
+			return "", c.cerr
+		}
 	}
 	return c.person, nil
 }
@@ -166,6 +186,8 @@ const (
 	IdentityNoName        IdentityKind = "no-name"        // no name for the person
 	IdentityHub           IdentityKind = "hub"            // agentx, the hub's own name, was named
 	IdentityNotAnAgent    IdentityKind = "not-an-agent"   // AGENTX_AGENT is human or agentx
+	IdentityNoTerminal    IdentityKind = "no-terminal"    // a person's action with no terminal to confirm it at
+	IdentityNotConfirmed  IdentityKind = "not-confirmed"  // the person at the terminal did not confirm
 )
 
 // IdentityError is a request to act as someone the caller is not. Its
@@ -199,8 +221,12 @@ func (e *IdentityError) Error() string {
 		return fmt.Sprintf("%s %q: no name for the person acting: %v", e.Field, e.Claimed, e.Err)
 	case IdentityHub:
 		return fmt.Sprintf("%s %q: %s is the hub's own name; nobody acts as it", e.Field, e.Claimed, HubAgent)
+	case IdentityNoTerminal:
+		return fmt.Sprintf("%s %q: a person's action is confirmed at the terminal of the person taking it, and this process has none", e.Field, e.Claimed)
+	case IdentityNotConfirmed:
+		return fmt.Sprintf("%s %q: not confirmed at the terminal: nothing done", e.Field, e.Claimed)
 	case IdentityNotAnAgent:
-		return fmt.Sprintf("%s=%s: not an agent's name; a process is launched as an agent (engineer, architect, ...), and a person's has no %s", e.Field, e.Claimed, EnvAgent)
+		return fmt.Sprintf("%s=%s: not an agent's name; a process is launched as an agent (engineer, architect, ...)", e.Field, e.Claimed)
 	}
 	return fmt.Sprintf("%s %q: refused", e.Field, e.Claimed)
 }

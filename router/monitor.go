@@ -54,8 +54,7 @@ func (h *Hub) ClaimRetry(ctx context.Context, id string, until time.Time, guard 
 // command is configured).
 func (h *Hub) CanRetry(target string) bool {
 	if target == ledger.Human {
-		n := h.Rules.Config.Notify
-		return n != nil && len(n.Command) > 0
+		return h.Notifier() != nil
 	}
 	_, ok := h.responder(target)
 	return ok
@@ -82,9 +81,9 @@ func (h *Hub) Retry(ctx context.Context, rec Record) (RetryResult, error) {
 	c := rec.Clarification
 	if c.To == ledger.Human {
 		res := RetryResult{Via: "notify", Record: rec}
-		n := h.Rules.Config.Notify
-		if n == nil || len(n.Command) == 0 {
-			return res, errors.New("no notify command is configured")
+		n := h.Notifier()
+		if n == nil {
+			return res, errors.New("no notify command is configured and trusted")
 		}
 		payload := struct {
 			Kind string `json:"kind"`

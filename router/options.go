@@ -199,3 +199,33 @@ func (h *Hub) AnswerReply(ctx context.Context, id, from string, r Reply) (Record
 func (h *Hub) ResolveReply(ctx context.Context, id, from string, r Reply) (Record, error) {
 	return h.resolve(ctx, id, from, r)
 }
+
+// pickedInRound is the option an answer of c's current round picked
+// first, or nil.
+func pickedInRound(c *ledger.Clarification) *ledger.Choice {
+	var first *ledger.Choice
+	for i := len(c.Thread) - 1; i >= 0 && c.Thread[i].Round == c.Round; i-- {
+		if ch := c.ChoiceAt(i); c.Thread[i].Type == ledger.Answer && ch != nil {
+			first = ch
+		}
+	}
+	return first
+}
+
+// PickedError is a second pick of an option for a round whose answer
+// picked one already, from whichever surface: the first pick stands. It
+// is an invalid transition (exit 6).
+type PickedError struct {
+	ID    string
+	First ledger.Choice // the pick that stands
+}
+
+func (e *PickedError) Error() string {
+	return fmt.Sprintf("%s was answered already with option %d (%s), and the first pick stands; a reply without an option adds a note to that answer",
+		e.ID, e.First.Option, e.First.Text)
+}
+
+// Unwrap makes it an invalid transition: answered to answered.
+func (e *PickedError) Unwrap() error {
+	return &ledger.TransitionError{ID: e.ID, From: ledger.Answered, To: ledger.Answered}
+}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentx-cli/agentx/internal/safetext"
+	"github.com/agentx-cli/agentx/internal/trust"
 	"github.com/agentx-cli/agentx/ledger"
 )
 
@@ -130,10 +131,11 @@ func RetryDue(e ledger.IndexEntry, now time.Time) bool {
 	return ok && !now.Before(at) && !RetryClaimed(e, now)
 }
 
-// responder is the responder configured for agent, if any.
+// responder is the responder configured for agent, if any, and trusted to
+// run on this machine (h.Trust).
 func (h *Hub) responder(agent string) (Responder, bool) {
 	a, ok := h.Rules.Config.Agents[agent]
-	if !ok || len(a.Command) == 0 {
+	if !ok || len(a.Command) == 0 || !h.Trust.Allow(trust.Responder(agent, a.Command)) {
 		return Responder{}, false
 	}
 	return Responder{Agent: agent, Command: a.Command, Timeout: a.Timeout.Duration}, true

@@ -22,6 +22,7 @@ type Stats struct {
 	MedianAnswer   Duration       `json:"medianTimeToAnswer"`  // first answer - created
 	MedianResolve  Duration       `json:"medianTimeToResolve"` // resolvedAt - created
 	Topics         []Count        `json:"topics"`              // most common topic words
+	ByTopic        []Count        `json:"byTopic"`             // most common topics, grouped by TopicKey
 	Pairs          []PairStats    `json:"pairs"`
 	Agents         []AgentStats   `json:"agents"`
 	AnsweredCount  int            `json:"answered"` // clarifications with at least one answer
@@ -87,6 +88,25 @@ func TopicWords(topic string) []string {
 	return out
 }
 
+// TopicKey is what topics are grouped by: their words (TopicWords) in
+// order, so "Database adapter", "database-adapter" and "The database
+// adapter?" are one topic; a topic with no such word is its own text,
+// lowercased and trimmed.
+func TopicKey(topic string) string {
+	if w := TopicWords(topic); len(w) > 0 {
+		return strings.Join(w, " ")
+	}
+	return strings.ToLower(strings.Join(strings.Fields(topic), " "))
+}
+
+// maxTopicGroups bounds the distinct topics a digest counts: past it, a
+// new topic is counted under otherTopics, so a ledger of a million
+// distinct topics costs no more than this many.
+const maxTopicGroups = 10000
+
+// otherTopics is the group of the topics past maxTopicGroups.
+const otherTopics = "(other topics)"
+
 // ComputeStats digests recs. It is pure: the same records give the same
 // figures.
 func ComputeStats(recs []Record) Stats {
@@ -106,6 +126,7 @@ type Digest struct {
 	toAnswer, toResolve []time.Duration
 	roundsSum, resolved int
 	topics              map[string]int
+	byTopic             map[string]*Count // by TopicKey: the first spelling seen, and the count
 	pairs               map[[2]string]*PairStats
 	agents              map[string]*AgentStats
 }
@@ -122,6 +143,7 @@ func (d *Digest) agent(name string) *AgentStats {
 func (d *Digest) Add(r Record) {
 	if d.topics == nil {
 		d.topics, d.pairs, d.agents = map[string]int{}, map[[2]string]*PairStats{}, map[string]*AgentStats{}
+		d.byTopic = map[string]*Count{}
 		d.st.ByStatus = map[string]int{}
 	}
 	st := &d.st
@@ -157,6 +179,17 @@ func (d *Digest) Add(r Record) {
 	for _, w := range TopicWords(c.Topic) {
 		d.topics[w]++
 	}
+	tk := TopicKey(c.Topic)
+	if d.byTopic[tk] == nil {
+		shown := strings.Join(strings.Fields(c.Topic), " ")
+		if len(d.byTopic) >= maxTopicGroups {
+			tk, shown = otherTopics, otherTopics
+		}
+		if d.byTopic[tk] == nil {
+			d.byTopic[tk] = &Count{Key: shown}
+		}
+	}
+	d.byTopic[tk].Count++
 }
 
 // Stats is the digest of the records added so far. It leaves d as it was.
@@ -169,7 +202,7 @@ func (d *Digest) Stats() Stats {
 	for s, n := range d.st.ByStatus {
 		st.ByStatus[s] = n
 	}
-	st.Topics, st.Pairs, st.Agents = []Count{}, []PairStats{}, []AgentStats{}
+	st.Topics, st.ByTopic, st.Pairs, st.Agents = []Count{}, []Count{}, []PairStats{}, []AgentStats{}
 	if st.Total > 0 {
 		st.ResolvedRate = float64(d.resolved) / float64(st.Total)
 		st.EscalatedRate = float64(st.EscalatedCount) / float64(st.Total)
@@ -182,11 +215,11 @@ func (d *Digest) Stats() Stats {
 	for w, n := range d.topics {
 		st.Topics = append(st.Topics, Count{w, n})
 	}
-	sort.Slice(st.Topics, func(i, j int) bool {
-		a, b := st.Topics[i], st.Topics[j]
-		return a.Count > b.Count || a.Count == b.Count && a.Key < b.Key
-	})
-	st.Topics = st.Topics[:min(len(st.Topics), 10)]
+	st.Topics = topTen(st.Topics)
+	for _, c := range d.byTopic {
+		st.ByTopic = append(st.ByTopic, *c)
+	}
+	st.ByTopic = topTen(st.ByTopic)
 	for _, p := range d.pairs {
 		st.Pairs = append(st.Pairs, *p)
 	}
@@ -224,4 +257,13 @@ func median(ds []time.Duration) time.Duration {
 		return s[len(s)/2]
 	}
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// topTen is the ten largest counts of cs, most first, then by key.
+func topTen(cs []Count) []Count {
+	sort.Slice(cs, func(i, j int) bool {
+		a, b := cs[i], cs[j]
+		return a.Count > b.Count || a.Count == b.Count && a.Key < b.Key
+	})
+	return cs[:min(len(cs), 10)]
 }

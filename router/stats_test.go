@@ -1,6 +1,7 @@
 package router
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -22,6 +23,29 @@ func TestTopicWords(t *testing.T) {
 	for _, tt := range tests {
 		assert.Equal(t, tt.want, TopicWords(tt.topic), tt.topic)
 	}
+}
+
+func TestTopicKey(t *testing.T) {
+	tests := []struct{ a, b string }{
+		{"Database adapter", "database-adapter?"},
+		{"Database adapter", "The  DATABASE adapter"},
+		{"UI", " ui "},
+		{"cache TTL", "cache, TTL!"},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, TopicKey(tt.a), TopicKey(tt.b), "%q and %q are one topic", tt.a, tt.b)
+	}
+	assert.NotEqual(t, TopicKey("Database adapter"), TopicKey("Database pooling"))
+	assert.NotEqual(t, TopicKey("adapter database"), TopicKey("database adapter"), "word order is kept")
+}
+
+func TestTopicGroupsAreBounded(t *testing.T) {
+	var d Digest
+	for i := range maxTopicGroups + 500 {
+		d.Add(Record{IssueNumber: 1, Clarification: &ledger.Clarification{ID: "CLR-1-001", From: "a", To: "b", Topic: fmt.Sprintf("topic %05d", i), Status: ledger.Pending}})
+	}
+	assert.Len(t, d.byTopic, maxTopicGroups+1, "the bound, and the group past it")
+	assert.Equal(t, Count{otherTopics, 500}, d.Stats().ByTopic[0], "the topics past the bound are counted together")
 }
 
 func TestComputeStats(t *testing.T) {
@@ -60,6 +84,7 @@ func TestComputeStats(t *testing.T) {
 	assert.Equal(t, 5*time.Minute, st.MedianAnswer.Duration, "median of 2, 4, 6, 8")
 	assert.Equal(t, 30*time.Minute, st.MedianResolve.Duration)
 	assert.Equal(t, Count{"database", 2}, st.Topics[0])
+	assert.Equal(t, []Count{{"Database adapter", 1}, {"Database pooling", 1}, {"Export format", 1}, {"Rollout flag", 1}, {"Tenancy", 1}}, st.ByTopic)
 	assert.Equal(t, PairStats{From: "engineer", To: "architect", Asked: 2, Answered: 2}, st.Pairs[0])
 	var pm AgentStats
 	for _, a := range st.Agents {

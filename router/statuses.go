@@ -7,7 +7,9 @@ import (
 	"sort"
 	"strconv"
 
+	"github.com/agentx-cli/agentx/internal/trust"
 	"github.com/agentx-cli/agentx/ledger"
+	"github.com/agentx-cli/agentx/workflow"
 )
 
 // changed is what follows every recorded change: the event is appended
@@ -113,11 +115,21 @@ func (h *Hub) AgentStates() ([]AgentState, []error, error) {
 	return out, skipped, nil
 }
 
+// Notifier is the notify command, when one is configured and trusted to
+// run on this machine (h.Trust); nil otherwise.
+func (h *Hub) Notifier() *workflow.NotifyConfig {
+	n := h.Rules.Config.Notify
+	if n == nil || len(n.Command) == 0 || !h.Trust.Allow(trust.Notify(n.Command)) {
+		return nil
+	}
+	return n
+}
+
 // notify runs the configured notify command, if any, for a question to a
 // human ("question"), an escalation ("escalation") or an answer ("answer").
 func (h *Hub) notify(ctx context.Context, kind string, rec Record) {
-	n := h.Rules.Config.Notify
-	if n == nil || len(n.Command) == 0 {
+	n := h.Notifier()
+	if n == nil {
 		return
 	}
 	payload := struct {

@@ -84,6 +84,7 @@ type Config struct {
 	Remote          *RemoteConfig          `json:"remote,omitempty"` // nil when [remote] is absent: one machine
 	Slack           *SlackConfig           `json:"slack,omitempty"`  // nil when [slack] is absent
 	Skills          SkillsConfig           `json:"skills"`           // where agentx skills drafts and validates skills
+	MCP             MCPConfig              `json:"mcp"`              // the MCP server's [mcp] table
 	File            string                 `json:"file,omitempty"`   // "" for DefaultConfig
 
 	defaultWorkflowSet  bool // default_workflow was written in the file
@@ -130,6 +131,21 @@ type HumansConfig struct {
 	// compared case-insensitively. Empty: anyone at a shell launched as no
 	// agent.
 	Allow []string `json:"allow"`
+	// Confirm: a person's action from the command line is confirmed at
+	// the controlling terminal (/dev/tty), and refused where there is
+	// none. false turns that off, for scripted demos and tests. Default
+	// true.
+	Confirm bool `json:"confirm"`
+}
+
+// MCPConfig is the [mcp] table: what the MCP server (agentx mcp) may do
+// beyond its tools.
+type MCPConfig struct {
+	// Elicit lets ask_human also show its question as a form (MCP
+	// elicitation) to the person at the client the agent runs in, when the
+	// client can show one. Off by default: an answer through the form is
+	// recorded as a person's, and the client is the agent's own.
+	Elicit bool `json:"elicit"`
 }
 
 // maxPersonLen is the longest name a person may be recorded by, in bytes
@@ -154,6 +170,7 @@ func DefaultConfig() *Config {
 		Lock:            LockConfig{Wait: Duration{DefaultLockWait}, StaleAge: Duration{DefaultLockStaleAge}},
 		Agents:          map[string]AgentConfig{},
 		Skills:          SkillsConfig{Dir: DefaultSkillsDir},
+		Humans:          HumansConfig{Confirm: true},
 	}
 }
 
@@ -178,7 +195,7 @@ func parseConfig(file string, data []byte) (*Config, error) {
 	}
 	c := DefaultConfig()
 	c.File = file
-	var lock, agents, notify, humans, github, remote, slack, skills toml.Primitive
+	var lock, agents, notify, humans, github, remote, slack, skills, mcp toml.Primitive
 	defined := d.decodeTable(top, nil, nil, []field{
 		{"default_workflow", &c.DefaultWorkflow, "a string"},
 		{"priority", &c.Priority, "an array of strings"},
@@ -194,6 +211,7 @@ func parseConfig(file string, data []byte) (*Config, error) {
 		{"remote", &remote, "a table"},
 		{"slack", &slack, "a table"},
 		{"skills", &skills, "a table"},
+		{"mcp", &mcp, "a table"},
 	})
 	c.defaultWorkflowSet = defined["default_workflow"]
 	c.defaultWorkflowLine = d.ix.line("default_workflow")
@@ -268,7 +286,7 @@ func parseConfig(file string, data []byte) (*Config, error) {
 	if defined["humans"] {
 		p := []string{"humans"}
 		if t, ok := d.table(humans, p, p); ok {
-			def := d.decodeTable(t, p, p, []field{{"allow", &c.Humans.Allow, "an array of strings"}})
+			def := d.decodeTable(t, p, p, []field{{"allow", &c.Humans.Allow, "an array of strings"}, {"confirm", &c.Humans.Confirm, "a boolean"}})
 			d.people(def["allow"], c.Humans.Allow, with(p, "allow"))
 		}
 	}
@@ -283,6 +301,12 @@ func parseConfig(file string, data []byte) (*Config, error) {
 	}
 	if defined["skills"] {
 		d.skills(skills, &c.Skills)
+	}
+	if defined["mcp"] {
+		p := []string{"mcp"}
+		if t, ok := d.table(mcp, p, p); ok {
+			d.decodeTable(t, p, p, []field{{"elicit", &c.MCP.Elicit, "a boolean"}})
+		}
 	}
 	d.checkUndecoded()
 	if err := d.result(); err != nil {

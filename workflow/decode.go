@@ -343,41 +343,13 @@ func typeName(v any) string {
 // suggest returns a hint naming the known name closest to k, or listing them all
 // ("known <what>: a, b").
 func suggest(k string, known []string, what string) string {
-	// Close enough: about one edit per four characters, at least one.
-	best, bestDist := "", max(1, len(k)/4)+1
-	for _, c := range known {
-		if strings.EqualFold(c, k) {
-			return fmt.Sprintf("did you mean %q? names are case-sensitive", c)
-		}
-		if dist := levenshtein(k, c); dist < bestDist {
-			best, bestDist = c, dist
-		}
-	}
-	if best != "" {
-		return fmt.Sprintf("did you mean %q?", best)
-	}
-	if len(known) == 0 {
+	switch c := words.Closest(k, known); {
+	case c != "" && c != k && strings.EqualFold(c, k):
+		return fmt.Sprintf("did you mean %q? names are case-sensitive", c)
+	case c != "":
+		return fmt.Sprintf("did you mean %q?", c)
+	case len(known) == 0:
 		return ""
 	}
 	return "known " + what + ": " + strings.Join(known, ", ")
-}
-
-func levenshtein(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

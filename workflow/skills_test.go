@@ -23,3 +23,21 @@ func TestSkillsDir(t *testing.T) {
 		assert.Empty(t, SkillsDirProblem(good), "%q", good)
 	}
 }
+
+func TestMCPConfig(t *testing.T) {
+	c, err := parseConfig("config.toml", nil)
+	require.NoError(t, err)
+	assert.False(t, c.MCP.Elicit, "off by default")
+	c, err = parseConfig("config.toml", []byte("[mcp]\nelicit = true\n"))
+	require.NoError(t, err)
+	assert.True(t, c.MCP.Elicit)
+	for bad, want := range map[string]string{
+		"[mcp]\nelicit = \"yes\"\n": "config.toml:2: mcp.elicit: ",
+		"[mcp]\nelict = true\n":     "config.toml:2: mcp.elict: ",
+		"mcp = 1\n":                 "config.toml:1: mcp: ",
+	} {
+		_, err := parseConfig("config.toml", []byte(bad))
+		require.Error(t, err, bad)
+		assert.Contains(t, err.Error(), want, bad)
+	}
+}

@@ -23,6 +23,25 @@ func buildAgentx(t *testing.T, flags ...string) string {
 	return bin
 }
 
+// processEnv is the environment of an agentx process a test runs in the
+// workspace root: this process's, with AGENTX_ROOT set, colours off, a
+// configuration directory of the test's own (where agentx trust keeps its
+// records, never the developer's), and env added last.
+func processEnv(root string, env ...string) []string {
+	return append(append(os.Environ(), "AGENTX_ROOT="+root, "NO_COLOR=1", "XDG_CONFIG_HOME="+filepath.Join(filepath.Dir(root), "config")), env...)
+}
+
+// trustWorkspace trusts, on this machine, the commands the workspace
+// names, as a person would with agentx trust: a test that configures
+// responders, resume or notify commands runs this after writing them.
+func trustWorkspace(t testing.TB, cmd *exec.Cmd) {
+	t.Helper()
+	cmd.Args = append(cmd.Args[:1], "trust", "--yes")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("agentx trust --yes: %v\n%s", err, out)
+	}
+}
+
 // initWorkspace builds agentx, runs agentx init in a fresh directory and
 // returns the directory and a maker of agentx commands run there, with
 // AGENTX_ROOT set and colours off, and env added.
@@ -30,7 +49,7 @@ func initWorkspace(t *testing.T, env ...string) (root string, agentx func(args .
 	t.Helper()
 	bin := buildAgentx(t)
 	root = t.TempDir()
-	env = append(append(os.Environ(), "AGENTX_ROOT="+root, "NO_COLOR=1"), env...)
+	env = processEnv(root, env...)
 	agentx = func(args ...string) *exec.Cmd {
 		c := exec.Command(bin, args...)
 		c.Dir, c.Env = root, env

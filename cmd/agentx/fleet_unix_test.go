@@ -67,7 +67,10 @@ func TestFleetUnderChaos(t *testing.T) {
 	b3 := bytes.Replace(b2, []byte("\nmax_questions = 3"), []byte("\nmax_questions = 0"), 1)
 	if bytes.Equal(b, b2) || bytes.Equal(b2, b3) {
 		t.Fatalf("%s: no [lock] wait = \"5s\" to lengthen or max_questions = 3 to lift", cfg)
-	} else if err := os.WriteFile(cfg, b3, 0o644); err != nil {
+	}
+	// Its people are scripted: no terminal to confirm at.
+	b3 = append(b3, "\n[humans]\nconfirm = false\n"...)
+	if err := os.WriteFile(cfg, b3, 0o644); err != nil {
 		t.Fatal(err)
 	}
 
@@ -218,7 +221,7 @@ func (f *fleet) run(env []string, args ...string) result {
 	r := result{f: f, args: args}
 	c := exec.Command(f.bin, args...)
 	c.Dir = f.root
-	c.Env = append(append(os.Environ(), "AGENTX_ROOT="+f.root, "NO_COLOR=1", "AGENTX_AGENT="), env...)
+	c.Env = processEnv(f.root, append([]string{"AGENTX_AGENT="}, env...)...)
 	var stdout, stderr bytes.Buffer
 	c.Stdout, c.Stderr = &stdout, &stderr
 	start := time.Now()

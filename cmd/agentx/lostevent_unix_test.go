@@ -26,7 +26,7 @@ func TestKilledBeforeEventFoundByDoctor(t *testing.T) {
 	run := func(env []string, args ...string) (string, int) {
 		c := exec.Command(bin, args...)
 		c.Dir = root
-		c.Env = append(append(os.Environ(), "AGENTX_ROOT="+root, "NO_COLOR=1", "AGENTX_AGENT="), env...)
+		c.Env = processEnv(root, append([]string{"AGENTX_AGENT="}, env...)...)
 		out, err := c.CombinedOutput()
 		if c.ProcessState == nil {
 			t.Fatalf("%v: %v", args, err)

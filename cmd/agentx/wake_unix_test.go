@@ -97,6 +97,9 @@ func TestWakeFleet(t *testing.T) {
 	if err := os.WriteFile(cfgPath, append(b2, cfg.String()...), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	if r := w.run(nil, 0, "trust", "--yes"); r.code != 0 {
+		t.Fatalf("trust: exit %d: %s", r.code, r.stderr)
+	}
 
 	// The askers: ask, end the turn. Each (agent, issue) is one delivery.
 	type delivery struct{ agent, issue, id, body string }
@@ -307,7 +310,7 @@ func (w *wakeFleet) runIn(env []string, stdin *strings.Reader, killAfter time.Du
 	var r wakeResult
 	c := exec.Command(w.bin, args...)
 	c.Dir = w.root
-	c.Env = append(append(os.Environ(), "AGENTX_ROOT="+w.root, "NO_COLOR=1", "AGENTX_AGENT="), env...)
+	c.Env = processEnv(w.root, append([]string{"AGENTX_AGENT="}, env...)...)
 	if stdin != nil {
 		c.Stdin = stdin
 	}

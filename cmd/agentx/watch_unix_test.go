@@ -44,6 +44,7 @@ func TestWatchWakesBetweenTurns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	trustWorkspace(t, agentx())
 	if out, err := agentx("clarify", "ask", "--issue", "1", "--from", "engineer", "--to", "architect", "--topic", "Queue", "--question", "Kafka or SQS?").CombinedOutput(); err != nil {
 		t.Fatalf("ask: %v\n%s", err, out)
 	}

@@ -60,6 +60,7 @@ type command struct {
 	cmd     *cobra.Command  // the command run
 	ctx     context.Context // the command's, for work done on the side (the remote's refresh)
 	now     clock.Clock
+	args    []string       // the command line, as given (shown when a person confirms)
 	started bool           // set once flags parsed and a command began to run
 	who     *router.Caller // who this process acts as (caller)
 }
@@ -111,6 +112,7 @@ func run(ctx context.Context, a *App, args []string) int {
 		// shell asking for completions pays for it
 		a.registerCompletions(cmd)
 	}
+	a.args = args
 	cmd.SetArgs(args)
 	cmd.SetIn(a.stdin)
 	cmd.SetOut(a.stdout)
@@ -124,7 +126,9 @@ func run(ctx context.Context, a *App, args []string) int {
 		// cobra failed before parsing flags (unknown command or flag): honour
 		// --json all the same, so scripts always get JSON errors.
 		a.json = a.json || slices.Contains(args, "--json")
-		err = &usageError{Err: err}
+		if _, ok := errors.AsType[*usageError](err); !ok {
+			err = &usageError{Err: err}
+		}
 	}
 	if ctx.Err() != nil {
 		err = &interruptedError{err: err}

@@ -41,6 +41,7 @@ func (a *App) openHub(refresh bool) (*workspace.Workspace, *router.Hub, error) {
 	if a.hb == nil {
 		a.hb = router.New(ws.Store, ws.Rules, ws.Root)
 		a.hb.Warn = func(err error) { a.warnf("%v", err) }
+		a.hb.Trust = a.trustGate(ws.Root, ws.Rules)
 	}
 	if refresh && !a.refreshed {
 		a.refreshed = true
@@ -486,8 +487,13 @@ func newAnswerCmd(a *App) *cobra.Command {
 		Long: `Answer the current round of a clarification. An agent answers what it was
 asked: a process launched as an agent (AGENTX_AGENT) answers only as that
 agent. A person answers a question to human, or for the agent asked, as
-human, from a shell without AGENTX_AGENT set; the entry records the person's
-name (--as NAME, else git config user.email or user.name, else $USER).
+human, at a terminal of their own, confirming there; the entry records the
+person's name (--as NAME, else git config user.email or user.name, else $USER).
+
+Who is recorded: without --from, the answer is the asked agent's (a person
+typing it stands in for that agent, and the entry says so), except for a
+question to human, which records the person. --from human or --as NAME
+records the person by name.
 
 A question asked with options (ask_human's multiple choice) is answered
 with --option N: the answer recorded is option N's text, and the ledger
@@ -509,6 +515,15 @@ not offer is a usage error naming its options (exit 2).`,
 				}
 				if err := a.named(ctx, h, args[0], true); err != nil {
 					return router.Record{}, err
+				}
+				if who == "" {
+					// a person answering a question to human: confirmed
+					// now, not under the ledger's lock
+					if rec, gerr := h.Get(args[0]); gerr == nil && rec.To == ledger.Human {
+						if who, err = a.claim("from", ledger.Human); err != nil {
+							return router.Record{}, err
+						}
+					}
 				}
 				return h.AnswerReply(ctx, args[0], who, r)
 			})
@@ -593,8 +608,9 @@ func newResolveCmd(a *App) *cobra.Command {
 		Long: `Close a clarification. Its asker closes it once answered: a process launched
 as an agent (AGENTX_AGENT) resolves only as that agent. A person closes any
 open clarification, and only a person closes an escalated one: as human,
-from a shell without AGENTX_AGENT set; the entry records the person's name
-(--as NAME, else git config user.email or user.name, else $USER).
+at a terminal of their own, confirming there (without --from, an escalated
+one is closed as human); the entry records the person's name (--as NAME,
+else git config user.email or user.name, else $USER).
 
 An escalation lists numbered options (accept one side's position, or give
 a new decision); --option N picks one: the resolution records the decision
@@ -613,6 +629,13 @@ a usage error naming its options (exit 2).`,
 				return err
 			}
 			return a.act(format, func(h *router.Hub) (router.Record, error) {
+				if from == "" && as == "" && a.getenv(router.EnvAgent) == "" {
+					// only a person closes an escalated one: a person's
+					// shell closes it as human, confirmed before the lock
+					if rec, gerr := h.Get(args[0]); gerr == nil && rec.Status == ledger.Escalated {
+						from = ledger.Human
+					}
+				}
 				who, err := a.claimAs(from, as)
 				if err != nil {
 					return router.Record{}, err
@@ -638,7 +661,7 @@ a usage error naming its options (exit 2).`,
 
 // newCloseCmd builds escalate and abandon, which differ only in the call.
 func newCloseCmd(a *App, name, short string) *cobra.Command {
-	var reason, format string
+	var reason, format, as string
 	cmd := &cobra.Command{
 		Use:   name + " ID [--reason TEXT]",
 		Short: short,
@@ -651,7 +674,7 @@ func newCloseCmd(a *App, name, short string) *cobra.Command {
 				if name == "escalate" {
 					return h.Escalate(ctx, args[0], reason)
 				}
-				by, err := a.claim("from", "")
+				by, err := a.claimAs(a.personDefault(""), as)
 				if err != nil {
 					return router.Record{}, err
 				}
@@ -660,19 +683,37 @@ func newCloseCmd(a *App, name, short string) *cobra.Command {
 		}),
 	}
 	cmd.Flags().StringVar(&reason, "reason", "", "why")
+	if name == "abandon" {
+		cmd.Flags().StringVar(&as, "as", "", "the person abandoning it (default: git user.email, user.name, $USER)")
+	}
 	formatFlag(cmd, &format)
 	return cmd
 }
 
+// personDefault is the --from of a command a person may take: as given;
+// else, in a process launched as no agent, human (the person is recorded
+// by name); else "" (the process's agent).
+func (a *App) personDefault(from string) string {
+	if from == "" && a.getenv(router.EnvAgent) == "" {
+		return ledger.Human
+	}
+	return from
+}
+
 func newCancelCmd(a *App) *cobra.Command {
-	var from string
+	var from, as string
 	cmd := &cobra.Command{
-		Use:   "cancel ID [--from A]",
-		Short: "Withdraw your own question (recorded as abandoned, reason cancelled)",
-		Args:  cobra.ExactArgs(1),
+		Use:   "cancel ID [--from A | --as NAME]",
+		Short: "Withdraw a question (recorded as abandoned, reason cancelled): its asker, or a person",
+		Long: `Withdraw a question: recorded as abandoned, reason cancelled. A process
+launched as an agent (AGENTX_AGENT) withdraws only its own questions. From a
+shell launched as no agent, the person withdraws it as human and is recorded
+by name (--as NAME, else git config user.email or user.name, else $USER), as
+for an answer; --from ASKER records the asker instead.`,
+		Args: cobra.ExactArgs(1),
 		RunE: a.runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			return a.act(formatText, func(h *router.Hub) (router.Record, error) {
-				who, err := a.claim("from", from)
+				who, err := a.claimAs(a.personDefault(from), as)
 				if err != nil {
 					return router.Record{}, err
 				}
@@ -683,7 +724,8 @@ func newCancelCmd(a *App) *cobra.Command {
 			})
 		}),
 	}
-	cmd.Flags().StringVar(&from, "from", "", "the asker (default $AGENTX_AGENT, else the asker)")
+	cmd.Flags().StringVar(&from, "from", "", "the asker (default: $AGENTX_AGENT; from a shell launched as no agent, human)")
+	cmd.Flags().StringVar(&as, "as", "", "the person withdrawing it as human (default: git user.email, user.name, $USER)")
 	return cmd
 }
 

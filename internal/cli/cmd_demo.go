@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentx-cli/agentx/internal/atomicfile"
+	"github.com/agentx-cli/agentx/internal/trust"
 	"github.com/agentx-cli/agentx/internal/workspace"
 	"github.com/agentx-cli/agentx/router"
 	"github.com/agentx-cli/agentx/workflow"
@@ -61,6 +62,7 @@ events of the whole run are printed instead.`,
 type demo struct {
 	a       *App
 	root    string
+	trusted string // the hash of the commands the demo configured
 	keep    bool
 	now     time.Time
 	out     *demoOut // narration; to io.Discard under --json
@@ -137,6 +139,10 @@ timeout = "30s"
 
 [notify]
 command = [%q, "demo-responder", "notify"]
+
+# a scripted demo: its person's actions are not confirmed at the terminal
+[humans]
+confirm = false
 `, d.exe, d.exe)
 	platform := []byte(`# added by agentx demo: a workflow where designer and engineer work together
 [workflow]
@@ -162,8 +168,22 @@ can_clarify = ["ux-designer", "architect"]
 		return fmt.Errorf("demo: %w", err)
 	}
 	defer f.Close()
-	_, err = f.WriteString(cfg)
-	return err
+	if _, err = f.WriteString(cfg); err != nil {
+		return fmt.Errorf("demo: %w", err)
+	}
+	// the demo trusts the commands it wrote itself, for its own runs only
+	// (AGENTX_TRUST in their environment): nothing is recorded for its
+	// throwaway workspace in the user's configuration
+	rules, err := workflow.Load(filepath.Join(d.root, workspace.Dir))
+	if err != nil {
+		return err
+	}
+	cmds, err := trust.Commands(rules, d.root)
+	if err != nil {
+		return err
+	}
+	d.trusted = trust.Hash(cmds)
+	return nil
 }
 
 // say narrates a step, unless the demo has been stopped.
@@ -190,7 +210,7 @@ func (d *demo) exec(ctx context.Context, show bool, args []string) (string, int)
 	}
 	var out, errb bytes.Buffer
 	// AGENTX_AGENT unset: each command names who acts, as a person would.
-	env := map[string]string{"AGENTX_ROOT": d.root, "AGENTX_NOW": d.now.Format(time.RFC3339), "AGENTX_AGENT": ""}
+	env := map[string]string{"AGENTX_ROOT": d.root, "AGENTX_NOW": d.now.Format(time.RFC3339), "AGENTX_AGENT": "", trust.EnvTrust: d.trusted}
 	sub := &App{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, isTTY: d.a.isTTY,
 		globalFlags: globalFlags{noColor: d.a.noColor}, getenv: func(k string) string {
 			if v, ok := env[k]; ok {

@@ -260,6 +260,9 @@ func (a *App) finishGate(ctx context.Context, root string, h *router.Hub, issue 
 	if err != nil || s == nil || len(s.Evaluate) == 0 {
 		return nil, nil, err
 	}
+	if !a.checksTrusted(h, w, s) {
+		return &evaluate.Outcome{Issue: issue, Agent: agent, Workflow: w.Name, Step: s.ID, Result: evaluate.ResultUntrusted}, nil, nil
+	}
 	out, err := a.gate(root, h).Finish(ctx, issue, agent, w, s)
 	if err != nil {
 		return nil, nil, err
@@ -304,6 +307,8 @@ func (a *App) renderGate(o *evaluate.Outcome) {
 	}
 	at := o.Attempt
 	switch o.Result {
+	case evaluate.ResultUntrusted:
+		a.printf("evaluation: step %s waits: its checks were not run, since this machine does not trust the workspace's commands (a person runs agentx trust)\n", safetext.Line(o.Step))
 	case evaluate.ResultWaiting:
 		a.printf("evaluation: step %s waits for a person's decision on %s (no checks run): agentx clarify show %s\n",
 			safetext.Line(o.Step), safetext.Line(o.Escalation), safetext.Line(o.Escalation))

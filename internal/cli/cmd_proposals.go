@@ -84,7 +84,7 @@ func newProposalsCreateCmd(a *App) *cobra.Command {
 	f.StringVar(&p.Impact, "impact", "medium", "low, medium or high")
 	f.StringVar(&p.Risk, "risk", "low", "low, medium or high")
 	f.IntSliceVar(&issues, "issue", nil, "an issue behind it (repeat, or comma-separated)")
-	f.StringVar(&as, "as", "", "the person proposing (from a shell without AGENTX_AGENT)")
+	f.StringVar(&as, "as", "", "the person proposing (a person, at a terminal of their own)")
 	for _, req := range []string{"type", "title", "rationale", "action"} {
 		_ = cmd.MarkFlagRequired(req)
 	}
@@ -194,7 +194,7 @@ func (a *App) printProposal(p *proposal.Proposal) {
 		a.printf("  Draft the skill: agentx skills draft %s\n", p.ID)
 	}
 	if p.Status == proposal.Pending {
-		a.printf("  A person decides, from a shell without AGENTX_AGENT: agentx proposals approve %s, or agentx proposals reject %s --reason \"...\"\n", p.ID, p.ID)
+		a.printf("  A person decides, at a terminal of their own: agentx proposals approve %s, or agentx proposals reject %s --reason \"...\"\n", p.ID, p.ID)
 	}
 }
 

@@ -73,7 +73,7 @@ func newSkillsDraftCmd(a *App) *cobra.Command {
 		}),
 	}
 	cmd.Flags().StringVar(&name, "name", "", "the skill's name and folder (default: from the proposal)")
-	cmd.Flags().StringVar(&as, "as", "", "the person drafting (from a shell without AGENTX_AGENT)")
+	cmd.Flags().StringVar(&as, "as", "", "the person drafting (a person, at a terminal of their own)")
 	return cmd
 }
 

@@ -28,7 +28,8 @@ func newStatsCmd(a *App) *cobra.Command {
 		Short: "The digest: statuses, resolution and escalation rates, time to answer, topics, agent pairs",
 		Long: `A digest of clarifications: totals by status, resolved and escalated rates,
 average and maximum rounds to resolution, median time to answer and to
-resolve, the most common topic words, and per agent pair and per agent what
+resolve, the most common topics (grouped: the same words in the same order
+are one topic) and the words they are made of, and per agent pair and per agent what
 was asked, answered and escalated; then the enhancement proposals by status.
 On a terminal the distributions are bar charts. --format markdown gives a report for a pull request or an issue.
 
@@ -133,11 +134,14 @@ func (a *App) statsText(w io.Writer, st router.Stats) {
 		t.add(plain(s, strconv.Itoa(st.ByStatus[s]), a.maybeBar(float64(st.ByStatus[s]), float64(maxStatus)))...)
 	}
 	t.write(w, "  ")
-	if len(st.Topics) > 0 {
-		fmt.Fprintf(w, "\n%s\n", bold("Top topics"))
+	for _, top := range topicTables(st) {
+		if len(top.cs) == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "\n%s\n", bold(top.title))
 		t = table{}
-		for _, tp := range st.Topics {
-			t.add(plain(tp.Key, strconv.Itoa(tp.Count), a.maybeBar(float64(tp.Count), float64(st.Topics[0].Count)))...)
+		for _, tp := range top.cs {
+			t.add(plain(tp.Key, strconv.Itoa(tp.Count), a.maybeBar(float64(tp.Count), float64(top.cs[0].Count)))...)
 		}
 		t.write(w, "  ")
 	}
@@ -219,12 +223,15 @@ func statsMarkdown(w io.Writer, st router.Stats) {
 	for _, s := range []string{"pending", "answered", "stale", "escalated", "resolved", "abandoned"} {
 		fmt.Fprintf(w, "| %s | %d |\n", s, st.ByStatus[s])
 	}
-	if len(st.Topics) > 0 {
-		words := make([]string, len(st.Topics))
-		for i, t := range st.Topics {
+	for _, top := range topicTables(st) {
+		if len(top.cs) == 0 {
+			continue
+		}
+		words := make([]string, len(top.cs))
+		for i, t := range top.cs {
 			words[i] = fmt.Sprintf("%s (%d)", md(t.Key), t.Count)
 		}
-		fmt.Fprintf(w, "\n**Top topics:** %s\n", strings.Join(words, ", "))
+		fmt.Fprintf(w, "\n**%s:** %s\n", top.title, strings.Join(words, ", "))
 	}
 	if len(st.Pairs) > 0 {
 		fmt.Fprintf(w, "\n| from → to | asked | answered | escalated |\n|---|---:|---:|---:|\n")
@@ -243,4 +250,16 @@ func statsMarkdown(w io.Writer, st router.Stats) {
 	if len(st.Proposals) > 0 {
 		fmt.Fprintf(w, "\n**Enhancement proposals:** %s\n", proposalsLine(st.Proposals))
 	}
+}
+
+// topicTable is one of the digest's topic tables.
+type topicTable struct {
+	title string
+	cs    []router.Count
+}
+
+// topicTables are the digest's topic tables: the topics, grouped
+// (router.TopicKey), then the words they are made of.
+func topicTables(st router.Stats) []topicTable {
+	return []topicTable{{"Top topics", st.ByTopic}, {"Top topic words", st.Topics}}
 }

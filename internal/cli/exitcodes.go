@@ -176,11 +176,19 @@ func (e *codedError) Error() string { return e.Msg }
 func (e *codedError) Hint() string { return e.Todo }
 
 // usageError is a bad command line (exit 2).
-type usageError struct{ Err error }
+type usageError struct {
+	Err  error
+	hint string // what to do, when more is known than "see --help"
+}
 
 func (e *usageError) Error() string { return e.Err.Error() }
 func (e *usageError) Unwrap() error { return e.Err }
-func (e *usageError) Hint() string  { return "run the command with --help to see its usage" }
+func (e *usageError) Hint() string {
+	if e.hint != "" {
+		return e.hint
+	}
+	return "run the command with --help to see its usage"
+}
 
 // usage is a bad command line (exit 2).
 func usage(err error) error { return &usageError{Err: err} }

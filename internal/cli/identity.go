@@ -27,6 +27,7 @@ func (a *App) caller() *router.Caller {
 				}
 				return ws.Rules.Config.Humans.Allow, nil
 			},
+			Confirm: a.confirmPerson,
 		}
 	}
 	return a.who
@@ -112,7 +113,11 @@ var cliWords = router.WhoWords{
 		case router.IdentityHub:
 			return "agentx writes its own entries; act as yourself"
 		case router.IdentityNotAnAgent:
-			return "launch each agent with its own name (AGENTX_AGENT=engineer); a person's shell has no AGENTX_AGENT"
+			return "launch each agent with its own name (AGENTX_AGENT=engineer); to involve a person, " + askPerson
+		case router.IdentityNoTerminal:
+			return "a person does it at a terminal of their own: " + askPerson
+		case router.IdentityNotConfirmed:
+			return "nothing was done; to go on, run the command again and answer y at the terminal"
 		}
 		return ""
 	},

@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentx-cli/agentx/internal/frontends/inbox"
 	"github.com/agentx-cli/agentx/internal/frontends/wake"
+	"github.com/agentx-cli/agentx/internal/trust"
 	"github.com/agentx-cli/agentx/ledger"
 	"github.com/agentx-cli/agentx/lock"
 	"github.com/agentx-cli/agentx/router"
@@ -101,8 +102,16 @@ func (a *App) wakeAgents(ctx context.Context) []wake.Woke {
 	if a.hb == nil || a.noWake {
 		return nil
 	}
-	w := wake.Waker{Store: a.hb.Store, Agents: a.hb.Rules.Config.Agents, Root: a.ws.Root, Step: a.wakeStep, Warn: func(err error) { a.warnf("%v", err) }}
+	w := a.waker(a.hb)
 	return w.Run(context.WithoutCancel(ctx))
+}
+
+// waker wakes agents over h, running only the resume commands this
+// machine trusts (h.Trust).
+func (a *App) waker(h *router.Hub) wake.Waker {
+	agents := h.Rules.Config.Agents
+	return wake.Waker{Store: h.Store, Agents: agents, Root: a.ws.Root, Step: a.wakeStep, Warn: func(err error) { a.warnf("%v", err) },
+		Allow: func(agent string) bool { return h.Trust.Allow(trust.Resume(agent, agents[agent].Resume)) }}
 }
 
 // undelivered acts, once each, on the answers nobody picked up (their
@@ -115,9 +124,9 @@ func (a *App) undelivered(ctx context.Context) []wake.Overdue {
 		return nil
 	}
 	h := a.hb
-	w := wake.Waker{Store: h.Store, Agents: h.Rules.Config.Agents, Root: a.ws.Root, Step: a.wakeStep, Warn: func(err error) { a.warnf("%v", err) }}
+	w := a.waker(h)
 	var notify wake.NotifyFunc
-	if n := h.Rules.Config.Notify; n != nil && len(n.Command) > 0 {
+	if n := h.Notifier(); n != nil {
 		notify = func(ctx context.Context, issue int, c *ledger.Clarification, r inbox.Receipt) error {
 			payload := struct {
 				Kind string `json:"kind"`

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -13,6 +15,9 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/agentx-cli/agentx/internal/testenv"
+	"github.com/agentx-cli/agentx/internal/trust"
+	"github.com/agentx-cli/agentx/internal/workspace"
+	"github.com/agentx-cli/agentx/workflow"
 )
 
 // TestMain lets testscript run this test binary as the agentx command.
@@ -23,9 +28,19 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == "demo-responder" {
 		os.Exit(Main())
 	}
+	// A command a test runs in-process has a person at its terminal who
+	// answers yes: no test asks the developer running it. The paths with
+	// no terminal, or a no, are stories (person_terminal.txtar), whose
+	// processes get the terminal they ask for.
+	ttyOpen := openTerminal
+	openTerminal = func() (io.ReadWriteCloser, error) { return fakeTerminal("yes"), nil }
 	// a story runs agentx as it is installed
 	testscript.Main(m, map[string]func(){
-		"agentx": func() { os.Exit(Main()) },
+		"agentx": func() {
+			openTerminal = ttyOpen
+			storyTerminal()
+			os.Exit(Main())
+		},
 	})
 }
 
@@ -53,12 +68,40 @@ func TestScripts(t *testing.T) {
 			e.Setenv("GH_TOKEN", "")
 			e.Setenv("SLACK_BOT_TOKEN", "") // Slack mode: scripts use the fake's token
 			e.Setenv("SLACK_APP_TOKEN", "")
+			e.Setenv("XDG_CONFIG_HOME", "")   // trust records under $HOME/.config, in the story's $WORK
+			e.Setenv(envStoryTerminal, "yes") // a person at the terminal confirms (see storyTerminal)
 			setupGitHub(e)
 			setupSlack(e)
 			return nil
 		},
 	})
 }
+
+// envStoryTerminal is read by the test binary only, never by agentx: it
+// says what the story's terminal answers when agentx asks a person to
+// confirm ("yes", "no"), or "" for no terminal at all.
+const envStoryTerminal = "AGENTX_TEST_TERMINAL"
+
+// storyTerminal gives a story's agentx process the terminal the story
+// asks for. The process is first detached from the terminal go test may
+// have been run from (a story never asks a developer), so that with ""
+// it has none, as under an agent's tool shell; "yes" or "no" stand for a
+// person at a terminal answering that. The product reads no such
+// variable: openTerminal is replaced in this test binary only.
+func storyTerminal() {
+	detachTerminal()
+	switch ans := os.Getenv(envStoryTerminal); ans {
+	case "yes", "no":
+		openTerminal = func() (io.ReadWriteCloser, error) { return fakeTerminal(ans), nil }
+	}
+}
+
+// fakeTerminal is a terminal whose person answers ans to every question.
+type fakeTerminal string
+
+func (f fakeTerminal) Read(p []byte) (int, error) { return copy(p, string(f)+"\n"), nil }
+func (fakeTerminal) Write(p []byte) (int, error)  { return len(p), nil }
+func (fakeTerminal) Close() error                 { return nil }
 
 // cmdExitcode runs a program and checks its exit status:
 //
@@ -119,8 +162,48 @@ func runCmd(t *testing.T, dir string, env map[string]string, stdin string, args 
 		stdin:  strings.NewReader(stdin),
 		stdout: &out,
 		stderr: &errb,
-		getenv: func(k string) string { return env[k] },
+		getenv: testGetenv(env),
 	}
 	code := run(context.Background(), a, args)
 	return result{code: code, stdout: out.String(), stderr: errb.String()}
+}
+
+// testGetenv is env as the environment of a command a test runs
+// in-process. AGENTX_TRUST, unless env sets it, is the hash of the
+// commands the workspace names when the command asks: such a test trusts
+// the workspace it built itself. Stories trust theirs with agentx trust
+// --yes; the trust checks are tested in trust_clone.txtar and cmd_trust_test.go.
+func testGetenv(env map[string]string) func(string) string {
+	return func(k string) string {
+		if v, ok := env[k]; ok || k != trust.EnvTrust {
+			return v
+		}
+		cwd, err := os.Getwd()
+		if err != nil {
+			return ""
+		}
+		root, err := workspace.Find(env["AGENTX_ROOT"], cwd)
+		if err != nil {
+			return ""
+		}
+		return commandsHash(root)
+	}
+}
+
+// commandsHash is the hash of the commands the workspace at root names
+// (what AGENTX_TRUST pins), or "" when it cannot be worked out.
+func commandsHash(root string) string {
+	rules, err := workflow.Load(filepath.Join(root, workspace.Dir))
+	if err != nil {
+		return ""
+	}
+	canon, err := trust.Canonical(root)
+	if err != nil {
+		return ""
+	}
+	cmds, err := trust.Commands(rules, canon)
+	if err != nil {
+		return ""
+	}
+	return trust.Hash(cmds)
 }

@@ -114,7 +114,7 @@ func startMCP(t *testing.T, ctx context.Context, env map[string]string, stderr i
 	t.Helper()
 	serverIn, clientOut := io.Pipe()
 	clientIn, serverOut := io.Pipe()
-	a := &App{stdin: serverIn, stdout: serverOut, stderr: stderr, getenv: func(k string) string { return env[k] }}
+	a := &App{stdin: serverIn, stdout: serverOut, stderr: stderr, getenv: testGetenv(env)}
 	exit := make(chan int, 1)
 	go func() { exit <- run(ctx, a, []string{"mcp"}) }()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(ctx, &mcp.IOTransport{Reader: clientIn, Writer: clientOut}, nil)

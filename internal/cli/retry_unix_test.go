@@ -192,7 +192,7 @@ func TestAskInterruptedWhileTheResponderRuns(t *testing.T) {
 		}()
 		var out, errb bytes.Buffer
 		a := &App{stdin: strings.NewReader(""), stdout: &out, stderr: &errb,
-			getenv: func(k string) string { return map[string]string{"AGENTX_ROOT": dir}[k] }}
+			getenv: testGetenv(map[string]string{"AGENTX_ROOT": dir})}
 		code := run(ctx, a, append([]string{"clarify", "ask", "--issue", "4", "--from", "engineer", "--to", "architect",
 			"--topic", "Logs", "--question", "JSON logs?"}, extra...))
 		cancel()

@@ -1,7 +1,12 @@
 package cli
 
 import (
+	"fmt"
+	"strings"
+
+	"github.com/agentx-cli/agentx/internal/words"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // topLevel are the commands, by name: a run builds only
@@ -16,7 +21,7 @@ func topLevel() []topCmd {
 		{"remote", newRemoteCmd}, {"sync", newSyncCmd}, {"exit-codes", newExitCodesCmd},
 		{"doctor", newDoctorCmd}, {"github", newGitHubCmd}, {"mcp", newMCPCmd},
 		{"skills", newSkillsCmd}, {"slack", newSlackCmd}, {"wake-exec", newWakeExecCmd}, {"setup", newSetupCmd},
-		{"watch", newWatchCmd}, {"todo", newTodoCmd}, {"desk", newDeskCmd},
+		{"watch", newWatchCmd}, {"todo", newTodoCmd}, {"desk", newDeskCmd}, {"trust", newTrustCmd},
 	}
 }
 
@@ -49,7 +54,7 @@ recorded in a per-issue ledger under .agentx/state/clarifications/.`,
 		Version: version(),
 	}
 	root.SetVersionTemplate("agentx {{.Version}}\n")
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{Err: err} })
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return &usageError{Err: err, hint: flagHint(c, err)} })
 	pf := root.PersistentFlags()
 	pf.StringVar(&a.root, "root", "", "where to find the workspace: the nearest directory at or above it holding .agentx/ (default: $AGENTX_ROOT, else the working directory)")
 	pf.BoolVar(&a.json, "json", false, "print JSON: {\"schema_version\":1,\"data\":...} on stdout, errors as JSON on stderr")
@@ -77,4 +82,27 @@ func newExitCodesCmd(*App) *cobra.Command {
 		Short: "The exit codes agentx returns, and the JSON error codes",
 		Long:  exitCodesHelp(),
 	}
+}
+
+// flagHint is the hint for a flag cmd does not have: the one of its flags
+// that was meant, when one is close ("--isue": did you mean --issue?), as
+// cobra suggests a mistyped command. "" for any other flag error.
+func flagHint(cmd *cobra.Command, err error) string {
+	typed, ok := strings.CutPrefix(err.Error(), "unknown flag: --")
+	if !ok {
+		return ""
+	}
+	var names []string
+	for _, fs := range []*pflag.FlagSet{cmd.Flags(), cmd.InheritedFlags()} {
+		fs.VisitAll(func(f *pflag.Flag) {
+			if !f.Hidden {
+				names = append(names, f.Name)
+			}
+		})
+	}
+	c := words.Closest(typed, names)
+	if c == "" {
+		return ""
+	}
+	return fmt.Sprintf("did you mean --%s? (agentx %s --help lists the flags)", c, strings.TrimPrefix(cmd.CommandPath(), "agentx "))
 }

@@ -29,6 +29,7 @@ import (
 	"github.com/agentx-cli/agentx/internal/frontends/inbox"
 	"github.com/agentx-cli/agentx/internal/gate/proposal"
 	"github.com/agentx-cli/agentx/internal/gate/skills"
+	"github.com/agentx-cli/agentx/internal/trust"
 	"github.com/agentx-cli/agentx/ledger"
 	"github.com/agentx-cli/agentx/monitor"
 	"github.com/agentx-cli/agentx/router"
@@ -149,7 +150,7 @@ func runCmdCtx(t *testing.T, ctx context.Context, dir string, env map[string]str
 	t.Helper()
 	t.Chdir(dir)
 	var out, errb bytes.Buffer
-	a := &App{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: func(k string) string { return env[k] }}
+	a := &App{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: testGetenv(env)}
 	code := run(ctx, a, args)
 	return result{code: code, stdout: out.String(), stderr: errb.String()}
 }
@@ -597,6 +598,8 @@ var goSchemas = []struct {
 	{reflect.TypeFor[monitor.Item](), "clarify-stale.json#/items", false},
 	{reflect.TypeFor[hookResult](), "hook.json", false},
 	{reflect.TypeFor[doctor.Report](), "doctor.json", false},
+	{reflect.TypeFor[trust.Status](), "trust.json", false},
+	{reflect.TypeFor[trust.Command](), "trust.json#/$defs/command", false},
 	{reflect.TypeFor[doctor.Finding](), "doctor.json#/$defs/finding", false},
 	{reflect.TypeFor[inbox.Result](), "inbox.json", false},
 	{reflect.TypeFor[inbox.Item](), "inbox.json#/$defs/item", false},

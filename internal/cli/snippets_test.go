@@ -20,6 +20,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentx-cli/agentx/internal/trust"
 	"github.com/agentx-cli/agentx/workflow"
 )
 
@@ -516,7 +517,8 @@ func snippetSeed(t *testing.T) string {
 	}
 	exe, err := os.Executable()
 	require.NoError(t, err)
-	appendConfig(t, dir, fmt.Sprintf("\n[agents.architect]\ncommand = [%q, \"demo-responder\", \"architect\"]\n", exe))
+	// the snippets' person is scripted: no terminal to confirm at
+	appendConfig(t, dir, fmt.Sprintf("\n[agents.architect]\ncommand = [%q, \"demo-responder\", \"architect\"]\n\n[humans]\nconfirm = false\n", exe))
 	require.NoError(t, os.MkdirAll(filepath.Join(dir, "services", "api"), 0o755))
 	return dir
 }
@@ -563,6 +565,10 @@ func runShell(t *testing.T, sh, dir string, s shellSnippet) {
 	cmd := exec.CommandContext(ctx, sh, "-c", agentxLogger+s.text)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "AGENTX_SNIPPET_LOG="+logFile, "AGENTX_ROOT=", "AGENTX_AGENT=", "AGENTX_ISSUE=", "NO_COLOR=1", "HOME="+dir, "USER=snippet-runner")
+	if h := commandsHash(dir); h != "" {
+		// the seed's responder is the docs' example: trusted, as a person would
+		cmd.Env = append(cmd.Env, trust.EnvTrust+"="+h)
+	}
 	for k, v := range snippetEnv(filepath.Join(dir, "services", "api")) {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
@@ -678,7 +684,8 @@ func TestDocSnippets(t *testing.T) {
 				continue
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			r := runCmdCtx(t, ctx, scratch(t, seed, c.text), map[string]string{}, fill(c.args)...)
+			dir := scratch(t, seed, c.text)
+			r := runCmdCtx(t, ctx, dir, map[string]string{"HOME": dir}, fill(c.args)...)
 			cancel()
 			ran++
 			if !slices.Contains(refusedByState, r.code) {

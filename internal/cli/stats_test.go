@@ -46,7 +46,7 @@ func TestStatsOnATerminal(t *testing.T) {
 	run := func(tty bool) string {
 		var out, errb bytes.Buffer
 		a := &App{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, isTTY: tty,
-			getenv: func(k string) string { return env[k] }}
+			getenv: testGetenv(env)}
 		require.Equal(t, 0, run(context.Background(), a, []string{"clarify", "stats", "--no-color"}), errb.String())
 		return out.String()
 	}

@@ -31,3 +31,46 @@ func Slug(s, extra string) bool {
 	}
 	return true
 }
+
+// Closest is the name of known nearest to typed, when it is close enough
+// to be what was meant (about one edit per four characters, at least
+// one), else "". A name equal but for case is the closest of all.
+func Closest(typed string, known []string) string {
+	best, bestDist := "", max(1, len(typed)/4)+1
+	for _, c := range known {
+		if strings.EqualFold(c, typed) {
+			return c
+		}
+		if dist := distance(typed, c); dist < bestDist {
+			best, bestDist = c, dist
+		}
+	}
+	return best
+}
+
+// distance is the edit distance of a and b, in bytes, with a swap of two
+// neighbours one edit (optimal string alignment): "stauts" is one edit
+// from "status", as a person types it.
+func distance(a, b string) int {
+	pprev := make([]int, len(b)+1)
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				cur[j] = min(cur[j], pprev[j-2]+1)
+			}
+		}
+		pprev, prev, cur = prev, cur, pprev
+	}
+	return prev[len(b)]
+}

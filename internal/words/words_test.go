@@ -26,3 +26,23 @@ func TestSlug(t *testing.T) {
 		}
 	}
 }
+
+func TestClosest(t *testing.T) {
+	known := []string{"issue", "status", "json", "agent", "all", "from", "to", "topic"}
+	tests := []struct{ typed, want string }{
+		{"isue", "issue"},
+		{"stauts", "status"},
+		{"jsno", "json"},
+		{"ISSUE", "issue"},
+		{"agnet", "agent"},
+		{"tpoic", "topic"},
+		{"zzzzzz", ""},
+		{"x", ""},
+		{"everything", ""},
+	}
+	for _, tt := range tests {
+		if got := Closest(tt.typed, known); got != tt.want {
+			t.Errorf("Closest(%q) = %q, want %q", tt.typed, got, tt.want)
+		}
+	}
+}

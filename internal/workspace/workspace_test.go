@@ -181,12 +181,15 @@ func TestStateGitignore(t *testing.T) {
 		"clarifications/.issue-7.json.tmp-locked", "clarifications/.issue-7.json.tmp-4036774426",
 		"clarifications/.issue-7.json.tmp-shadow", "index/.issue-7.json.tmp-1", "ledgers/.issue-7.layout.tmp-locked",
 		"ledgers/issue-7.layout", "monitor/digest", "cache/workflows", "doctor/schema-ok.json", "evaluations/revise/issue-7.json",
+		"index/issue-7.json", "index/built-v2", "agent-status.json", "hooks/issue-7.json", "inbox/engineer.json", "wake/engineer.json",
+		"remote/issue-7.json", "remote/fetched.json", "github/outbox.json", "slack/posting.json",
+		"clarifications/issue-7.json.local", "clarifications/issue-7.json.corrupt", "events.jsonl.corrupt-20260226T100000Z",
 	} {
 		if !ignored(name) {
 			t.Errorf("%s is not ignored", name)
 		}
 	}
-	for _, name := range []string{"clarifications/issue-7.json", "events.jsonl", "hooks/issue-7.json", "evaluations/issue-7.json"} {
+	for _, name := range []string{"clarifications/issue-7.json", "clarifications/issue-1000.json", "events.jsonl", "proposals.json", "evaluations/issue-7.json"} {
 		if ignored(name) {
 			t.Errorf("%s is ignored", name)
 		}

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/go-github/v89/github"
@@ -38,6 +39,9 @@ type Client struct {
 	// Requests counts the calls made; NotModified those GitHub answered
 	// 304 (which cost no rate limit).
 	Requests, NotModified int
+
+	selfMu sync.Mutex
+	self   *string // the token's own login, once known ("" for none)
 }
 
 // NewClient returns a client for repo (owner/name) at apiURL (the REST
@@ -251,4 +255,28 @@ func (c *Client) React(ctx context.Context, id int64, content string) error {
 	c.Requests++
 	_, resp, err := c.gh.Reactions.CreateIssueCommentReaction(ctx, c.owner, c.repo, id, content)
 	return c.classify(resp, err)
+}
+
+// Self is the login of the account the token authenticates as: agentx's
+// own, which is never a person. It asks GitHub (GET /user) once per
+// client, on first use; a token that has no user account (an app's
+// installation token, whose comments are a bot's) is "" with no error. A
+// failure to ask is an error, and the next call asks again.
+func (c *Client) Self(ctx context.Context) (string, error) {
+	c.selfMu.Lock()
+	defer c.selfMu.Unlock()
+	if c.self != nil {
+		return *c.self, nil
+	}
+	c.Requests++
+	u, resp, err := c.gh.Users.Get(ctx, "")
+	login := u.GetLogin()
+	if err != nil {
+		if resp == nil || resp.Response == nil || resp.StatusCode < 400 || resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests {
+			return "", c.classify(resp, err)
+		}
+		login = "" // 401, 403, 404: no user behind the token
+	}
+	c.self = &login
+	return login, nil
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/agentx-cli/agentx/internal/channels/relay"
 	"github.com/agentx-cli/agentx/internal/safetext"
 	"github.com/agentx-cli/agentx/ledger"
 	"github.com/agentx-cli/agentx/router"
@@ -111,6 +112,10 @@ func Render(issue int, c *ledger.Clarification, i int, mentions []string) string
 				fmt.Fprintf(&b, "\n%s: a person is asked.", strings.Join(mentions, " "))
 			}
 			fmt.Fprintf(&b, "\nAnswer with a comment `/answer %s <your answer>` (or a plain reply while it is the only question on this issue waiting on a person).\n", c.ID)
+			if opts := relay.OptionsAt(c, i); len(opts) > 0 && e.Round == 1 {
+				writeOptions(&b, opts)
+				fmt.Fprintf(&b, "Pick one with `/answer %s #N` (a note may follow: `/answer %s #2 but only on weekends`).\n", c.ID, c.ID)
+			}
 		}
 	case ledger.Answer:
 		fmt.Fprintf(&b, "**[%s -> %s] Answer %s** · round %d\n\n%s\n", from, mdLine(c.From), id, e.Round, md(e.Body))
@@ -127,12 +132,24 @@ func Render(issue int, c *ledger.Clarification, i int, mentions []string) string
 		}
 		fmt.Fprintf(&b, "> %s\n\n", strings.ReplaceAll(md(e.Body), "\n", "\n> "))
 		fmt.Fprintf(&b, "**To settle it from GitHub**, an allowed person comments:\n\n```\n/resolve %s decision: <your decision>\n```\n", c.ID)
+		if opts := relay.OptionsAt(c, i); len(opts) > 0 {
+			fmt.Fprintf(&b, "\nOr pick one of its %d options: `/resolve %s #N` (an option that asks for your decision takes it after the number: `/resolve %s #%d <your decision>`).\n", len(opts), c.ID, c.ID, len(opts))
+		}
 	default:
 		fmt.Fprintf(&b, "**[%s] %s %s**\n\n%s\n", from, mdLine(string(e.Type)), id, md(e.Body))
 	}
 	text := cutComment(b.String(), "the ledger, `agentx clarify show "+c.ID+"`")
 	entry := i
 	return text + "\n" + Meta{ID: c.ID, Round: e.Round, Entry: &entry}.String()
+}
+
+// writeOptions lists a clarification's numbered options.
+func writeOptions(b *strings.Builder, opts []router.Option) {
+	b.WriteString("\n**Options:**\n")
+	for _, o := range opts {
+		fmt.Fprintf(b, "%d. %s\n", o.N, mdLine(o.Text))
+	}
+	b.WriteString("\n")
 }
 
 func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }

@@ -31,6 +31,7 @@ type Handled struct {
 	Login   string  `json:"login"`
 	ID      string  `json:"id,omitempty"`     // the clarification
 	Verb    string  `json:"verb,omitempty"`   // answer or resolve
+	Option  int     `json:"option,omitempty"` // the option the command picked, from 1
 	Outcome Outcome `json:"outcome"`          // taken or refused
 	Reason  string  `json:"reason,omitempty"` // why it was refused
 }
@@ -137,7 +138,10 @@ func (m *Mirror) allowed(c Comment) bool {
 }
 
 // Take acts on one comment: agentx's own comments and bots' are ignored
-// (nil); an allowed person's /answer or /resolve goes to the hub as the
+// (nil), and a command written from agentx's own account (Client.Self) is
+// refused whoever is allowed; an option a command picks (relay.PickReply)
+// goes to the hub as that option; an allowed person's /answer or /resolve
+// goes to the hub as the
 // person github:LOGIN, once however many processes read it (the comment's
 // id is recorded in the same ledger write), and gets a reaction; a plain
 // reply answers the one clarification on its issue waiting on a person, if
@@ -153,10 +157,15 @@ func (m *Mirror) Take(ctx context.Context, c Comment, replied bool) (*Handled, e
 	if errors.Is(perr, ErrNotCommand) {
 		return nil, nil
 	}
+	self, err := m.Client.Self(ctx)
+	if err != nil {
+		return nil, err
+	}
+	own := self != "" && strings.EqualFold(c.Login, self)
 	h := &Handled{Comment: c.ID, Issue: c.Issue, Login: c.Login, ID: cmd.ID, Verb: string(cmd.Verb)}
 	if cmd.Verb == VerbPlain {
-		if !m.allowed(c) {
-			return nil, nil // a stranger's remark: nobody asked them
+		if own || !m.allowed(c) {
+			return nil, nil // agentx's own account, or a stranger's remark: nobody asked them
 		}
 		id, err := m.waitingOnPerson(c)
 		if err != nil || id == "" {
@@ -173,6 +182,10 @@ func (m *Mirror) Take(ctx context.Context, c Comment, replied bool) (*Handled, e
 		return h, err
 	}
 	switch {
+	case own:
+		// Every agent may hold the token: what it writes is never a
+		// person's, whatever [github] answerers says.
+		return refuse(fmt.Sprintf("%s is agentx's own account (the token agents use), and agentx's account is never a person: a person answers from their own account", c.Login))
 	case perr != nil:
 		return refuse(perr.Error())
 	case !m.allowed(c):
@@ -193,11 +206,16 @@ func (m *Mirror) Take(ctx context.Context, c Comment, replied bool) (*Handled, e
 			return setRef(cl, chanref.GitHubRef{Entry: len(cl.Thread) - 1, Comment: c.ID, Inbound: true})
 		},
 	})
-	var err error
+	var options []router.Option
+	if cur, gerr := m.Hub.Store.Get(cmd.ID); gerr == nil {
+		options = router.Options(cur)
+	}
+	r := relay.PickReply(cmd.Text, options)
+	h.Option = r.Option
 	if cmd.Verb == VerbResolve {
-		_, err = m.Hub.Resolve(ctx, cmd.ID, ledger.Human, cmd.Text)
+		_, err = m.Hub.ResolveReply(ctx, cmd.ID, ledger.Human, r)
 	} else {
-		_, err = m.Hub.Answer(ctx, cmd.ID, ledger.Human, cmd.Text)
+		_, err = m.Hub.AnswerReply(ctx, cmd.ID, ledger.Human, r)
 	}
 	var skipped *router.SkippedError
 	switch {

@@ -2,6 +2,7 @@ package ghmirror
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -138,23 +139,28 @@ type IssueReport struct {
 
 // SyncIssue brings GitHub issue n up to its ledger: one comment per thread
 // entry, in order, each recorded in the ledger (agentx.github) as soon as
-// it is posted, and the status labels. An entry with no recorded comment
-// is first looked for among the issue's comments by its metadata, so a
-// process that died between posting and recording does not post twice.
-// Then the enhancement proposals naming n (syncProposals). prev are the
-// labels agentx set before (nil: none); SyncIssue returns the report with
-// the labels now set.
-func (m *Mirror) SyncIssue(ctx context.Context, n int, prev []string) (IssueReport, error) {
-	rep := IssueReport{Issue: n, Labels: prev}
+// it is posted, and the status labels. The ledger says what is posted: the
+// issue's comments are listed only to recover a post whose result was lost
+// (poster.found), so that a process that died between posting and
+// recording, or never got GitHub's answer, does not post twice. Then the
+// enhancement proposals naming n (syncProposals). prev are the labels
+// agentx set before (nil: none); SyncIssue returns the report with the
+// labels now set.
+func (m *Mirror) SyncIssue(ctx context.Context, n int, prev []string) (rep IssueReport, err error) {
+	rep = IssueReport{Issue: n, Labels: prev}
 	l, err := m.Hub.Store.Read(n)
 	if err != nil {
 		return rep, err
 	}
+	p, err := m.poster(n)
+	if err != nil {
+		return rep, err
+	}
+	defer func() { err = errors.Join(err, p.Finish(ctx)) }()
 	type todo struct {
-		id    string
-		entry int
-		text  string
-		ref   *chanref.GitHubRef
+		key  entryKey
+		text string
+		ref  *chanref.GitHubRef
 	}
 	var work []todo
 	for _, c := range l.Clarifications {
@@ -164,6 +170,9 @@ func (m *Mirror) SyncIssue(ctx context.Context, n int, prev []string) (IssueRepo
 		}
 		for i, e := range c.Thread {
 			ref := refAt(refs, i)
+			if ref != nil {
+				p.recorded(entryKey{c.ID, i})
+			}
 			if ref != nil && ref.Inbound {
 				continue // a person's own comment carries it
 			}
@@ -171,47 +180,45 @@ func (m *Mirror) SyncIssue(ctx context.Context, n int, prev []string) (IssueRepo
 			if ref != nil && ref.Sum == Sum(text) {
 				continue
 			}
-			work = append(work, todo{id: c.ID, entry: i, text: text, ref: ref})
+			work = append(work, todo{key: entryKey{c.ID, i}, text: text, ref: ref})
 		}
 	}
-	var posted map[entryKey]int64
 	for k, w := range work {
 		rep.Pending = len(work) - k
 		if w.ref != nil {
 			if err := m.Client.Edit(ctx, w.ref.Comment, w.text); err != nil {
 				return rep, err
 			}
-			if err := m.record(ctx, n, w.id, chanref.GitHubRef{Entry: w.entry, Comment: w.ref.Comment, Sum: Sum(w.text)}); err != nil {
+			if err := m.record(ctx, n, w.key.id, chanref.GitHubRef{Entry: w.key.entry, Comment: w.ref.Comment, Sum: Sum(w.text)}); err != nil {
 				return rep, err
 			}
 			rep.Edited++
 			continue
 		}
-		if posted == nil {
-			if posted, err = m.postedOn(ctx, n); err != nil {
-				return rep, err
-			}
-		}
-		if id, found := posted[entryKey{w.id, w.entry}]; found {
-			rep.Found++
-			// Posted, perhaps rendered otherwise then: recorded without a
-			// digest, it is edited on the next sync.
-			if err := m.record(ctx, n, w.id, chanref.GitHubRef{Entry: w.entry, Comment: id}); err != nil {
-				return rep, err
-			}
-			continue
-		}
-		got, err := m.Client.Create(ctx, n, w.text)
+		id, found, err := p.found(ctx, w.key)
 		if err != nil {
 			return rep, err
 		}
-		if err := m.record(ctx, n, w.id, chanref.GitHubRef{Entry: w.entry, Comment: got.ID, Sum: Sum(w.text)}); err != nil {
+		sum := ""
+		if found {
+			// Posted, perhaps rendered otherwise then: recorded without a
+			// digest, it is edited on the next sync.
+			rep.Found++
+		} else {
+			got, err := p.create(ctx, w.key, w.text)
+			if err != nil {
+				return rep, err
+			}
+			id, sum = got.ID, Sum(w.text)
+			rep.Posted++
+		}
+		if err := m.record(ctx, n, w.key.id, chanref.GitHubRef{Entry: w.key.entry, Comment: id, Sum: sum}); err != nil {
 			return rep, err
 		}
-		rep.Posted++
+		p.recorded(w.key)
 	}
 	rep.Pending = 0
-	if err := m.syncProposals(ctx, n, &rep, posted); err != nil {
+	if err := m.syncProposals(ctx, n, &rep, p); err != nil {
 		return rep, err
 	}
 	labels, err := m.label(ctx, n, Labels(l.Clarifications), prev)
@@ -219,11 +226,63 @@ func (m *Mirror) SyncIssue(ctx context.Context, n int, prev []string) (IssueRepo
 	return rep, err
 }
 
-// entryKey names one thread entry of one clarification.
+// entryKey names one thread entry of one clarification (or one entry of a
+// proposal).
 type entryKey struct {
 	id    string
 	entry int
 }
+
+func (k entryKey) String() string { return fmt.Sprintf("%s/%d", k.id, k.entry) }
+
+// poster posts the comments of one issue, noting each post before it is
+// made (relay.Poster), so that the issue's comments are listed only when
+// a post was begun and never seen recorded.
+type poster struct {
+	*relay.Poster
+	m      *Mirror
+	n      int
+	posted map[entryKey]int64 // what agentx posted on the issue, once listed
+}
+
+func (m *Mirror) poster(n int) (*poster, error) {
+	p, err := relay.PostingIn(m.Hub.Store.Dir(), Dir).For(n)
+	if err != nil {
+		return nil, err
+	}
+	return &poster{Poster: p, m: m, n: n}, nil
+}
+
+// found is the comment agentx posted for k before it could record it: only
+// for a post begun and not recorded is the issue listed (once, every page).
+func (p *poster) found(ctx context.Context, k entryKey) (int64, bool, error) {
+	if !p.Lost(k.String()) {
+		return 0, false, nil
+	}
+	if p.posted == nil {
+		var err error
+		if p.posted, err = p.m.postedOn(ctx, p.n); err != nil {
+			return 0, false, err
+		}
+	}
+	id, ok := p.posted[k]
+	return id, ok, nil
+}
+
+// create notes the post of k, then makes it.
+func (p *poster) create(ctx context.Context, k entryKey, text string) (Comment, error) {
+	if err := p.Begin(ctx, k.String()); err != nil {
+		return Comment{}, err
+	}
+	c, err := p.m.Client.Create(ctx, p.n, text)
+	if err == nil && crashAfterPost != nil {
+		err = crashAfterPost()
+	}
+	return c, err
+}
+
+// recorded says k's comment is in the record now.
+func (p *poster) recorded(k entryKey) { p.Recorded(k.String()) }
 
 // postedOn maps the entries agentx has posted on issue n (by their
 // metadata, on comments by trusted authors) to their comments.
@@ -243,18 +302,13 @@ func (m *Mirror) postedOn(ctx context.Context, n int) (map[entryKey]int64, error
 	return out, nil
 }
 
-// crashAfterPost, in tests, stops SyncIssue between posting a comment and
+// crashAfterPost, in tests, stops a sync between posting a comment and
 // recording it, as a process killed there would.
 var crashAfterPost func() error
 
 // record writes the comment of one entry into the ledger: no status
 // changes, so no event.
 func (m *Mirror) record(ctx context.Context, n int, id string, ref chanref.GitHubRef) error {
-	if crashAfterPost != nil {
-		if err := crashAfterPost(); err != nil {
-			return err
-		}
-	}
 	_, err := m.Hub.Store.Update(ctx, n, func(l *ledger.Ledger) error {
 		c := l.Find(id)
 		if c == nil || ref.Entry >= len(c.Thread) {

@@ -14,21 +14,23 @@ import (
 // syncProposals posts the enhancement proposals that name issue n on it:
 // the proposal (edited in place when the gate adds evidence), then each
 // person's decision, each recorded in proposals.json as soon as it is
-// posted and first looked for by its metadata, as SyncIssue does for
-// thread entries. posted is SyncIssue's map of what agentx posted on n,
-// read here if still nil.
-func (m *Mirror) syncProposals(ctx context.Context, n int, rep *IssueReport, posted map[entryKey]int64) error {
+// posted, through SyncIssue's poster p (a post whose result was lost is
+// looked for first, as for thread entries).
+func (m *Mirror) syncProposals(ctx context.Context, n int, rep *IssueReport, p *poster) error {
 	b, err := proposal.Read(m.Hub.Store)
 	if err != nil {
 		return err
 	}
-	for _, p := range b.Proposals {
-		if !slices.Contains(p.Issues, n) {
+	for _, pr := range b.Proposals {
+		if !slices.Contains(pr.Issues, n) {
 			continue
 		}
-		for i := range p.Entries() {
-			text := RenderProposal(p, i, m.Config.Mention)
-			ref := p.GitHubRef(n, i)
+		for i := range pr.Entries() {
+			text := RenderProposal(pr, i, m.Config.Mention)
+			ref := pr.GitHubRef(n, i)
+			if ref != nil {
+				p.recorded(entryKey{pr.ID, i})
+			}
 			if ref != nil && (ref.Sum == Sum(text) || i > 0) {
 				continue // a decision, once posted, stays as it was
 			}
@@ -36,32 +38,32 @@ func (m *Mirror) syncProposals(ctx context.Context, n int, rep *IssueReport, pos
 				if err := m.Client.Edit(ctx, ref.Comment, text); err != nil {
 					return err
 				}
-				if err := m.recordProposal(ctx, p.ID, n, i, ref.Comment, Sum(text)); err != nil {
+				if err := m.recordProposal(ctx, pr.ID, n, i, ref.Comment, Sum(text)); err != nil {
 					return err
 				}
 				rep.Edited++
 				continue
 			}
-			if posted == nil {
-				if posted, err = m.postedOn(ctx, n); err != nil {
-					return err
-				}
-			}
-			if id, found := posted[entryKey{p.ID, i}]; found {
-				rep.Found++
-				if err := m.recordProposal(ctx, p.ID, n, i, id, ""); err != nil {
-					return err
-				}
-				continue
-			}
-			got, err := m.Client.Create(ctx, n, text)
+			key := entryKey{pr.ID, i}
+			id, found, err := p.found(ctx, key)
 			if err != nil {
 				return err
 			}
-			if err := m.recordProposal(ctx, p.ID, n, i, got.ID, Sum(text)); err != nil {
+			sum := ""
+			if found {
+				rep.Found++
+			} else {
+				got, err := p.create(ctx, key, text)
+				if err != nil {
+					return err
+				}
+				id, sum = got.ID, Sum(text)
+				rep.Posted++
+			}
+			if err := m.recordProposal(ctx, pr.ID, n, i, id, sum); err != nil {
 				return err
 			}
-			rep.Posted++
+			p.recorded(key)
 		}
 	}
 	return nil
@@ -70,11 +72,6 @@ func (m *Mirror) syncProposals(ctx context.Context, n int, rep *IssueReport, pos
 // recordProposal writes the comment of entry i of proposal id on issue n
 // into proposals.json.
 func (m *Mirror) recordProposal(ctx context.Context, id string, n, i int, comment int64, sum string) error {
-	if crashAfterPost != nil {
-		if err := crashAfterPost(); err != nil {
-			return err
-		}
-	}
 	return proposal.RecordMirror(ctx, m.Hub.Store, id, func(p *proposal.Proposal) error {
 		ref := proposal.GitHubRef{Issue: n, GitHubRef: chanref.GitHubRef{Entry: i, Comment: comment, Sum: sum}}
 		if r := p.GitHubRef(n, i); r != nil {

@@ -5,5 +5,8 @@
 // throttle for reading what people wrote, and the side effect a command
 // that runs the monitor gives each mode: read before the monitor, send
 // after it, within the mode's timeout, a failure a warning and never the
-// command's. Nothing runs in the background.
+// command's; the notes of posts in flight (Posting), so that a mode asks
+// its service what it posted only to recover a post whose result was lost;
+// and how a person's reply picks a numbered option (PickReply), the same
+// in every mode. Nothing runs in the background.
 package relay

@@ -131,12 +131,13 @@ func (ms Modes) WaitWith(ctx context.Context, wait func(ctx context.Context, id 
 
 // Refusable reports whether err, from a hub action taken for a person on a
 // service, is about the action itself (an id, the clarification's status,
-// who may do it), which the person is told, rather than a local failure,
+// who may do it, an option it does not offer), which the person is told, rather than a local failure,
 // after which what they wrote is read again.
 func Refusable(err error) bool {
 	var ie *ledger.InputError
 	var te *ledger.TransitionError
 	var re *router.RuleError
 	var id *router.IdentityError
-	return errors.As(err, &ie) || errors.As(err, &te) || errors.As(err, &re) || errors.As(err, &id) || errors.Is(err, ledger.ErrNotFound)
+	var oe *router.OptionError
+	return errors.As(err, &ie) || errors.As(err, &te) || errors.As(err, &re) || errors.As(err, &id) || errors.As(err, &oe) || errors.Is(err, ledger.ErrNotFound)
 }

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/slack-go/slack"
@@ -18,6 +19,7 @@ type Message struct {
 	TS       string
 	ThreadTS string
 	User     string // the author's user id ("" for some bot messages)
+	BotID    string // the bot's id, on a bot's or an app's message
 	Bot      bool   // a bot's or an app's message (bot_id, or subtype bot_message)
 	SubType  string // "" for a plain message
 	Text     string // as Slack gives it: mrkdwn, &, < and > escaped; untrusted
@@ -34,6 +36,42 @@ type Client struct {
 	hc            *http.Client
 	// Requests counts the calls made.
 	Requests int
+	// Now is the clock a rate limit's Retry-After counts from (nil: the
+	// real one): the store's, like every time Slack mode keeps.
+	Now func() time.Time
+
+	selfMu sync.Mutex
+	self   *Self // agentx's own bot, once known
+}
+
+// Self is who the bot token is in Slack (auth.test): agentx's own bot
+// user and bot, which are never a person.
+type Self struct {
+	UserID string
+	BotID  string
+}
+
+// Self asks Slack who the bot token is (auth.test), once per client, on
+// first use; a failure is an error, and the next call asks again.
+func (c *Client) Self(ctx context.Context) (Self, error) {
+	c.selfMu.Lock()
+	defer c.selfMu.Unlock()
+	if c.self != nil {
+		return *c.self, nil
+	}
+	c.Requests++
+	r, err := c.api.AuthTestContext(ctx)
+	if err != nil {
+		return Self{}, c.classify("auth.test", err)
+	}
+	c.self = &Self{UserID: r.UserID, BotID: r.BotID}
+	return *c.self, nil
+}
+
+// Is reports whether msg was written by agentx's own bot (its bot user,
+// or its bot id).
+func (s Self) Is(msg Message) bool {
+	return (s.UserID != "" && msg.User == s.UserID) || (s.BotID != "" && msg.BotID == s.BotID)
 }
 
 // NewClient returns a client for the Web API at apiURL (with its trailing
@@ -68,39 +106,50 @@ func (e *WaitError) Error() string {
 
 // classify turns slack-go's errors into the ones callers branch on, and
 // says what failed.
-func classify(what string, err error) error {
+func (c *Client) classify(what string, err error) error {
 	if err == nil {
 		return nil
 	}
 	var rl *slack.RateLimitedError
 	if errors.As(err, &rl) {
 		wait := max(rl.RetryAfter, time.Second)
-		return &WaitError{Until: time.Now().Add(wait)}
+		now := time.Now
+		if c.Now != nil {
+			now = c.Now
+		}
+		return &WaitError{Until: now().Add(wait)}
 	}
 	return fmt.Errorf("%s: %w", what, err)
 }
 
 func message(m slack.Message) Message {
 	out := Message{TS: m.Timestamp, ThreadTS: m.ThreadTimestamp, User: m.User, SubType: m.SubType, Text: m.Text,
-		Bot: m.BotID != "" || m.SubType == "bot_message"}
+		BotID: m.BotID, Bot: m.BotID != "" || m.SubType == "bot_message"}
 	out.Meta = metaOf(m.Metadata)
 	out.Proposal = proposalMetaOf(m.Metadata)
 	return out
 }
 
-// maxPages bounds one listing: 200 messages a page.
-const maxPages = 10
+// pageSize is the messages asked for a page of conversations.history and
+// conversations.replies: 15, the most Slack gives a commercially
+// distributed app outside its Marketplace (docs/slack.md), and what every
+// app gets, so that agentx behaves the same under either tier. maxPages
+// bounds one listing.
+const (
+	pageSize = 15
+	maxPages = 40
+)
 
 // Replies lists a thread's messages after oldest ("": all, the first
 // message included), oldest first, every page.
 func (c *Client) Replies(ctx context.Context, channel, ts, oldest string) ([]Message, error) {
-	p := &slack.GetConversationRepliesParameters{ChannelID: channel, Timestamp: ts, Oldest: oldest, Limit: 200, IncludeAllMetadata: true}
+	p := &slack.GetConversationRepliesParameters{ChannelID: channel, Timestamp: ts, Oldest: oldest, Limit: pageSize, IncludeAllMetadata: true}
 	var out []Message
 	for page := 0; page < maxPages; page++ {
 		c.Requests++
 		ms, more, next, err := c.api.GetConversationRepliesContext(ctx, p)
 		if err != nil {
-			return nil, classify("conversations.replies", err)
+			return nil, c.classify("conversations.replies", err)
 		}
 		for _, m := range ms {
 			if oldest == "" || tsAfter(m.Timestamp, oldest) {
@@ -118,13 +167,13 @@ func (c *Client) Replies(ctx context.Context, channel, ts, oldest string) ([]Mes
 // History lists the channel's messages posted since oldest, newest first,
 // every page (to find what agentx posted before it could record it).
 func (c *Client) History(ctx context.Context, channel string, oldest time.Time) ([]Message, error) {
-	p := &slack.GetConversationHistoryParameters{ChannelID: channel, Oldest: tsOf(oldest), Limit: 200, IncludeAllMetadata: true}
+	p := &slack.GetConversationHistoryParameters{ChannelID: channel, Oldest: tsOf(oldest), Limit: pageSize, IncludeAllMetadata: true}
 	var out []Message
 	for page := 0; page < maxPages; page++ {
 		c.Requests++
 		res, err := c.api.GetConversationHistoryContext(ctx, p)
 		if err != nil {
-			return nil, classify("conversations.history", err)
+			return nil, c.classify("conversations.history", err)
 		}
 		for _, m := range res.Messages {
 			out = append(out, message(m))
@@ -149,14 +198,14 @@ func (c *Client) Post(ctx context.Context, channel, threadTS, text string, meta 
 	}
 	c.Requests++
 	_, ts, err := c.api.PostMessageContext(ctx, channel, opts...)
-	return ts, classify("chat.postMessage", err)
+	return ts, c.classify("chat.postMessage", err)
 }
 
 // Ephemeral shows text to one user only, in a thread.
 func (c *Client) Ephemeral(ctx context.Context, channel, user, threadTS, text string) error {
 	c.Requests++
 	_, err := c.api.PostEphemeralContext(ctx, channel, user, slack.MsgOptionText(text, false), slack.MsgOptionTS(threadTS))
-	return classify("chat.postEphemeral", err)
+	return c.classify("chat.postEphemeral", err)
 }
 
 // tsOf is a time as a Slack ts.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"github.com/agentx-cli/agentx/internal/channels/relay"
 	"github.com/agentx-cli/agentx/internal/safetext"
 	"github.com/agentx-cli/agentx/ledger"
 	"github.com/agentx-cli/agentx/router"
@@ -137,10 +138,7 @@ func Render(issue int, c *ledger.Clarification, i int, first bool) string {
 			fmt.Fprintf(&b, "%s\n", quote(e.Body))
 		}
 		if c.X != nil && len(c.X.Options) > 0 && i == firstQuestion(c) {
-			b.WriteString("*Options*, reply with the number or the label:\n")
-			for k, o := range c.X.Options {
-				fmt.Fprintf(&b, "%d. %s\n", k+1, line(o))
-			}
+			writeOptions(&b, relay.OptionsAt(c, i), "*Options*: reply with `#N` (a note may follow: `#2 but only on weekends`), the number alone, or the label:\n")
 		}
 		b.WriteString("Reply in this thread to answer: the first reply from an answerer is the answer, later replies add to it.\n")
 		fmt.Fprintf(&b, "If nobody answers by %s, %s proceeds on its best judgment.\n", date(c.StaleAfter.Time), line(c.From))
@@ -161,11 +159,26 @@ func Render(issue int, c *ledger.Clarification, i int, first bool) string {
 			head()
 		}
 		fmt.Fprintf(&b, "%s\n", quote(e.Body))
+		if opts := relay.OptionsAt(c, i); len(opts) > 0 {
+			fmt.Fprintf(&b, "To pick one of its %d options, reply with `#N` (an option that asks for your decision takes it after the number: `#%d your decision`).\n", len(opts), len(opts))
+		}
 		b.WriteString("Reply in this thread with your decision: the first reply from an answerer settles it.\n")
 	default:
 		fmt.Fprintf(&b, "*%s* from %s\n%s\n", line(string(e.Type)), who(c, i), quote(e.Body))
 	}
 	return cut(b.String(), c.ID)
+}
+
+// writeOptions lists numbered options after head (nothing when there are
+// none).
+func writeOptions(b *strings.Builder, opts []router.Option, head string) {
+	if len(opts) == 0 {
+		return
+	}
+	b.WriteString(head)
+	for _, o := range opts {
+		fmt.Fprintf(b, "%d. %s\n", o.N, line(o.Text))
+	}
 }
 
 // RenderAssumption tells the thread that the asker proceeded on

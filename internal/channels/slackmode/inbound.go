@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
+	"time"
 
 	"github.com/agentx-cli/agentx/internal/channels/chanref"
 	"github.com/agentx-cli/agentx/internal/channels/relay"
@@ -20,6 +22,12 @@ type Inbound struct {
 	// Told are the replies of people not allowed whose author was told so
 	// (an ephemeral notice), so that nobody is told twice.
 	Told []string `json:"told,omitempty"`
+	// ReadAt is, by clarification id, when its thread was last read: the
+	// least recently read are read first.
+	ReadAt map[string]ledger.Time `json:"readAt,omitempty"`
+	// Listener is when the listener (agentx slack listen) last said it
+	// runs: while it does, commands leave the threads to it.
+	Listener *ledger.Time `json:"listener,omitempty"`
 	relay.Throttle
 }
 
@@ -54,37 +62,86 @@ type PollReport struct {
 	Replies int       `json:"replies"` // new replies in them
 	Handled []Handled `json:"handled"`
 	Told    int       `json:"told,omitempty"` // assumptions posted in threads
-	Skipped string    `json:"skipped,omitempty"`
+	// Listening is whether the listener runs, so no thread was read.
+	Listening bool   `json:"listening,omitempty"`
+	Skipped   string `json:"skipped,omitempty"`
 }
 
-// Poll reads the replies in every open thread, at most once per interval
+// Poll reads the replies in the open threads, at most once per interval
 // (force: now), and takes the allowed people's (Take). Processes polling
 // at once leave it to one (relay.ErrBusy for the others, unless force).
-// It also tells each thread of the asker's assumptions it has not seen.
+// While the listener runs (agentx slack listen, which takes each reply as
+// it is written), an unforced poll reads no thread: it leaves replies to
+// the listener. Threads are read least recently read first, so a rate
+// limit that stops a read leaves the others first in line next time. It
+// also tells each thread of the asker's assumptions it has not seen.
 func (m *Mode) Poll(ctx context.Context, force bool) (PollReport, error) {
+	return m.poll(ctx, pollHow{force: force, read: func(thread) bool { return true }})
+}
+
+// pollHow is what one poll does: force it, which threads to read (the
+// others are only told of assumptions), and whether the listener does it.
+type pollHow struct {
+	force    bool
+	read     func(thread) bool
+	listener bool
+}
+
+// listenTick is how often the listener posts and tells assumptions; a
+// listener not heard from in three ticks is not running.
+func (m *Mode) listenTick() time.Duration { return max(m.Config.Interval.Duration, 10*time.Second) }
+
+func (m *Mode) poll(ctx context.Context, how pollHow) (PollReport, error) {
 	rep := PollReport{Handled: []Handled{}}
+	now := m.Hub.Store.Now()
 	r := &relay.Reader{File: m.file(InboundFile), Service: "Slack", Interval: m.Config.Interval.Duration}
 	var in Inbound
-	skipped, err := r.Read(ctx, m.Hub.Store.Now(), &in, &in.Throttle, force, func() error {
+	skipped, err := r.Read(ctx, now, &in, &in.Throttle, how.force, func() error {
 		rep.Read = true
 		if in.Threads == nil {
 			in.Threads = map[string]string{}
 		}
+		if in.ReadAt == nil {
+			in.ReadAt = map[string]ledger.Time{}
+		}
+		if how.listener {
+			t := ledger.T(now)
+			in.Listener = &t
+		}
+		listening := !how.force && in.Listener != nil && now.Sub(in.Listener.Time) < 3*m.listenTick()
+		rep.Listening = listening
 		open, err := m.openThreads()
 		if err != nil {
 			return err
 		}
+		open = m.unshared(open)
 		live := map[string]bool{}
 		for _, t := range open {
 			live[t.c.ID] = true
-			rep.Threads++
-			if err := m.readThread(ctx, &in, t, &rep); err != nil {
+		}
+		slices.SortStableFunc(open, func(a, b thread) int { return in.ReadAt[a.c.ID].Compare(in.ReadAt[b.c.ID].Time) })
+		for _, t := range open {
+			if !listening && how.read(t) {
+				rep.Threads++
+				if err := m.readThread(ctx, &in, t, &rep); err != nil {
+					return err
+				}
+				in.ReadAt[t.c.ID] = ledger.T(now)
+			}
+			n, err := m.tellAssumptions(ctx, t.issue, t.c.ID)
+			rep.Told += n
+			if err != nil {
 				return err
 			}
 		}
 		for id := range in.Threads {
 			if !live[id] {
 				delete(in.Threads, id) // closed: never read again
+			}
+		}
+		for id := range in.ReadAt {
+			if !live[id] {
+				delete(in.ReadAt, id)
 			}
 		}
 		return nil
@@ -129,8 +186,28 @@ func (m *Mode) openThreads() ([]thread, error) {
 	return out, nil
 }
 
+// unshared are the threads whose ts no other open clarification has: a
+// reply in a shared thread would be read for each, so such a thread is
+// read for none of them, and said (Warn).
+func (m *Mode) unshared(open []thread) []thread {
+	by := map[string][]string{}
+	for _, t := range open {
+		by[t.th.TS] = append(by[t.th.TS], t.c.ID)
+	}
+	out := open[:0:0]
+	for _, t := range open {
+		ids := by[t.th.TS]
+		if len(ids) == 1 {
+			out = append(out, t)
+		} else if ids[0] == t.c.ID && m.Warn != nil {
+			m.Warn(fmt.Errorf("the Slack thread %s is recorded for %s: its replies are read for none of them (`agentx clarify show` shows them; answer from a shell)", t.th.TS, strings.Join(ids, " and ")))
+		}
+	}
+	return out
+}
+
 // readThread reads the replies of one thread after the last one read and
-// takes them in order; then tells the thread of new assumptions.
+// takes them in order.
 func (m *Mode) readThread(ctx context.Context, in *Inbound, t thread, rep *PollReport) error {
 	th := t.th
 	ms, err := m.Client.Replies(ctx, th.Channel, th.TS, in.Threads[t.c.ID])
@@ -157,9 +234,7 @@ func (m *Mode) readThread(ctx context.Context, in *Inbound, t thread, rep *PollR
 		}
 		in.Threads[t.c.ID] = msg.TS
 	}
-	n, err := m.tellAssumptions(ctx, t.issue, t.c.ID)
-	rep.Told += n
-	return err
+	return nil
 }
 
 // allowed reports whether a Slack user may answer: one of [slack]
@@ -167,7 +242,9 @@ func (m *Mode) readThread(ctx context.Context, in *Inbound, t thread, rep *PollR
 func (m *Mode) allowed(user string) bool { return slices.Contains(m.Config.Answerers, user) }
 
 // Take acts on one reply in the thread of clarification id: bots' and
-// agentx's own messages, edits and other events are ignored (nil); an
+// agentx's own messages (its metadata, its bot user or bot: Client.Self),
+// edits and other events are ignored (nil); a reply picking an option
+// (ParseReply) goes to the hub as that option; an
 // allowed person's reply answers the current round (another answer of it
 // once answered: people clarify in several messages) or, on an escalated
 // clarification, settles it, through the hub as the person slack:USER,
@@ -177,6 +254,15 @@ func (m *Mode) allowed(user string) bool { return slices.Contains(m.Config.Answe
 // local or Slack failure: the reply is read again next time.
 func (m *Mode) Take(ctx context.Context, issue int, id string, th *chanref.SlackThread, msg Message, told bool) (*Handled, error) {
 	if msg.Bot || msg.Meta != nil || msg.User == "" || (msg.SubType != "" && msg.SubType != "thread_broadcast") {
+		return nil, nil
+	}
+	self, err := m.Client.Self(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if self.Is(msg) {
+		// agentx's own bot user (every agent may hold its token) is never
+		// a person, whatever [slack] answerers says.
 		return nil, nil
 	}
 	h := &Handled{TS: msg.TS, User: msg.User, ID: id}
@@ -197,11 +283,7 @@ func (m *Mode) Take(ctx context.Context, issue int, id string, th *chanref.Slack
 	if err != nil {
 		return nil, err
 	}
-	var options []string
-	if cur.X != nil && cur.Status != ledger.Escalated {
-		options = cur.X.Options
-	}
-	r, perr := ParseReply(msg.Text, options)
+	r, perr := ParseReply(msg.Text, router.Options(cur))
 	if errors.Is(perr, ErrEmpty) {
 		return nil, nil
 	}
@@ -227,10 +309,10 @@ func (m *Mode) Take(ctx context.Context, issue int, id string, th *chanref.Slack
 	})
 	if cur.Status == ledger.Escalated {
 		h.Verb = "resolve"
-		_, err = m.Hub.Resolve(ctx, id, ledger.Human, r.Text)
+		_, err = m.Hub.ResolveReply(ctx, id, ledger.Human, r)
 	} else {
 		h.Verb = "answer"
-		_, err = m.Hub.Answer(ctx, id, ledger.Human, r.Text)
+		_, err = m.Hub.AnswerReply(ctx, id, ledger.Human, r)
 	}
 	var skipped *router.SkippedError
 	switch {
@@ -268,8 +350,9 @@ func refusal(id string, err error) string {
 
 // tellAssumptions posts in the thread of clarification id the asker's
 // assumptions it has not been told of, each recorded (agentx.slack
-// assumed) as soon as it is posted, and looked for by its metadata first.
-func (m *Mode) tellAssumptions(ctx context.Context, issue int, id string) (int, error) {
+// assumed) as soon as it is posted; the thread is read only to recover a
+// post whose result was lost (relay.Posting).
+func (m *Mode) tellAssumptions(ctx context.Context, issue int, id string) (told int, err error) {
 	c, err := m.Hub.Store.Get(id)
 	if err != nil || c.X == nil {
 		return 0, err
@@ -278,17 +361,27 @@ func (m *Mode) tellAssumptions(ctx context.Context, issue int, id string) (int, 
 	if err != nil || th == nil || th.Assumed >= len(c.X.Assumptions) {
 		return 0, err
 	}
-	ms, err := m.Client.Replies(ctx, th.Channel, th.TS, "")
+	p, err := m.poster(issue)
 	if err != nil {
 		return 0, err
 	}
-	told := 0
+	defer func() { err = errors.Join(err, p.Finish(ctx)) }()
+	var ms []Message
 	for k := th.Assumed; k < len(c.X.Assumptions); k++ {
-		posted := slices.ContainsFunc(ms, func(msg Message) bool {
-			return msg.Bot && msg.Meta != nil && msg.Meta.ID == id && msg.Meta.Entry < 0 && msg.Meta.Assumption == k
-		})
+		key := fmt.Sprintf("%s/assumption-%d", id, k)
+		posted := false
+		if p.Lost(key) {
+			if ms == nil {
+				if ms, err = m.Client.Replies(ctx, th.Channel, th.TS, ""); err != nil {
+					return told, err
+				}
+			}
+			posted = slices.ContainsFunc(ms, func(msg Message) bool {
+				return msg.Bot && msg.Meta != nil && msg.Meta.ID == id && msg.Meta.Entry < 0 && msg.Meta.Assumption == k
+			})
+		}
 		if !posted {
-			if _, err := m.Client.Post(ctx, th.Channel, th.TS, RenderAssumption(c, k), Meta{ID: id, Entry: -1, Assumption: k}); err != nil {
+			if _, err := p.post(ctx, key, th.Channel, th.TS, RenderAssumption(c, k), Meta{ID: id, Entry: -1, Assumption: k}); err != nil {
 				return told, err
 			}
 			told++
@@ -307,6 +400,7 @@ func (m *Mode) tellAssumptions(ctx context.Context, issue int, id string) (int, 
 		}); err != nil {
 			return told, err
 		}
+		p.Recorded(key)
 	}
 	return told, nil
 }

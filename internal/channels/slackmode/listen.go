@@ -23,23 +23,27 @@ type ListenEvent struct {
 // Listen runs Slack mode over Socket Mode until ctx ends or Slack refuses
 // the app token: every time it connects it re-reads every open thread
 // (Socket Mode drops the events sent while nobody was connected); a reply
-// in the channel's threads reads them at once; and every interval (at
-// least every 10 s) it posts what changed and reads again. Every event is
-// acknowledged. tell hears what it did.
+// in a thread of the channel reads that thread alone, at once; and every
+// tick (the interval, at least 10 s) it posts what changed and tells the
+// threads of new assumptions, reading none. While it runs (it says so in
+// inbound.json every tick), commands leave the threads to it. Every event
+// is acknowledged. tell hears what it did.
 func (m *Mode) Listen(ctx context.Context, appToken string, tell func(ListenEvent)) error {
 	sm := m.Client.socket(appToken)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	runErr := make(chan error, 1)
 	go func() { runErr <- sm.RunContext(ctx) }()
-	read := func() {
-		rep, err := m.Poll(ctx, true)
+	read := func(which func(thread) bool) {
+		rep, err := m.poll(ctx, pollHow{force: true, read: which, listener: true})
 		if err != nil {
 			tell(ListenEvent{What: "error", Err: err})
 			return
 		}
 		tell(ListenEvent{What: "read", Read: &rep})
 	}
+	all := func(thread) bool { return true }
+	none := func(thread) bool { return false }
 	push := func() {
 		rep, err := m.Push(ctx, false)
 		if err != nil && !errors.Is(err, context.Canceled) {
@@ -48,7 +52,7 @@ func (m *Mode) Listen(ctx context.Context, appToken string, tell func(ListenEven
 			tell(ListenEvent{What: "pushed", Push: &rep})
 		}
 	}
-	tick := time.NewTicker(max(m.Config.Interval.Duration, 10*time.Second))
+	tick := time.NewTicker(m.listenTick())
 	defer tick.Stop()
 	for {
 		select {
@@ -61,13 +65,13 @@ func (m *Mode) Listen(ctx context.Context, appToken string, tell func(ListenEven
 			return err
 		case <-tick.C:
 			push()
-			read()
+			read(none)
 		case ev := <-sm.Events:
 			switch ev.Type {
 			case socketmode.EventTypeConnected:
 				tell(ListenEvent{What: "connected"})
 				push()
-				read()
+				read(all)
 			case socketmode.EventTypeConnectionError:
 				if ce, ok := ev.Data.(*slack.ConnectionErrorEvent); ok {
 					tell(ListenEvent{What: "error", Err: fmt.Errorf("slack: Socket Mode: %w (retried)", ce.ErrorObj)})
@@ -78,21 +82,24 @@ func (m *Mode) Listen(ctx context.Context, appToken string, tell func(ListenEven
 				if ev.Request != nil {
 					sm.Ack(*ev.Request)
 				}
-				if m.replyEvent(ev) {
-					read()
+				if ts := m.replyEvent(ev); ts != "" {
+					read(func(t thread) bool { return t.th.TS == ts })
 				}
 			}
 		}
 	}
 }
 
-// replyEvent reports whether a Socket Mode event is a message in a thread
-// of the configured channel.
-func (m *Mode) replyEvent(ev socketmode.Event) bool {
+// replyEvent is the thread's ts of a Socket Mode event that is a message
+// in a thread of the configured channel, or "".
+func (m *Mode) replyEvent(ev socketmode.Event) string {
 	api, ok := ev.Data.(slackevents.EventsAPIEvent)
 	if !ok {
-		return false
+		return ""
 	}
 	msg, ok := api.InnerEvent.Data.(*slackevents.MessageEvent)
-	return ok && msg.Channel == m.Config.Channel && msg.ThreadTimeStamp != ""
+	if !ok || msg.Channel != m.Config.Channel {
+		return ""
+	}
+	return msg.ThreadTimeStamp
 }

@@ -2,6 +2,7 @@ package slackmode
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -97,21 +98,33 @@ type IssueReport struct {
 // SyncIssue brings the Slack threads of issue n's clarifications up to the
 // ledger: a thread for each question to a person and each escalation,
 // every later entry in it, in order, each recorded in the ledger
-// (agentx.slack) as soon as it is posted. A message not recorded is first
-// looked for by its metadata (in the channel for a thread's first message,
-// in the thread for the others), so a process that died between posting
-// and recording does not post twice. Issue 0 carries the enhancement
-// proposals too (syncProposals).
-func (m *Mode) SyncIssue(ctx context.Context, n int) (IssueReport, error) {
-	rep := IssueReport{Issue: n}
+// (agentx.slack) as soon as it is posted. The ledger says what is posted:
+// the channel (for a thread's first message) or the thread (for the
+// others) is read only to recover a post whose result was lost (a note in
+// posting.json, relay.Posting), looked for by its metadata, so that a
+// process that died between posting and recording, or never got Slack's
+// answer, does not post twice. Issue 0 carries the enhancement proposals
+// too (syncProposals).
+func (m *Mode) SyncIssue(ctx context.Context, n int) (rep IssueReport, err error) {
+	rep = IssueReport{Issue: n}
 	l, err := m.Hub.Store.Read(n)
 	if err != nil {
 		return rep, err
 	}
+	p, err := m.poster(n)
+	if err != nil {
+		return rep, err
+	}
+	defer func() { err = errors.Join(err, p.Finish(ctx)) }()
 	for _, c := range l.Clarifications {
 		th, err := chanref.SlackThreadOf(c)
 		if err != nil {
 			return rep, err
+		}
+		if th != nil {
+			for _, post := range th.Posts {
+				p.Recorded(entryKey(c.ID, post.Entry))
+			}
 		}
 		todo := unposted(c, th)
 		rep.Pending += len(todo)
@@ -121,27 +134,31 @@ func (m *Mode) SyncIssue(ctx context.Context, n int) (IssueReport, error) {
 		root := rootOf(c)
 		var found map[int]string
 		for _, i := range todo {
-			if th == nil || th.TS == "" {
+			key := entryKey(c.ID, i)
+			ts := ""
+			if p.Lost(key) {
 				if found == nil {
-					since := c.Thread[root].Timestamp.Add(-10 * time.Minute)
-					if found, err = m.postedIn(ctx, func() ([]Message, error) { return m.Client.History(ctx, m.Config.Channel, since) }, c.ID); err != nil {
+					if found, err = m.lookFor(ctx, c, th); err != nil {
 						return rep, err
 					}
 				}
-			} else if found == nil {
-				if found, err = m.postedIn(ctx, func() ([]Message, error) { return m.Client.Replies(ctx, th.Channel, th.TS, "") }, c.ID); err != nil {
-					return rep, err
+				ts = found[i]
+				if ts != "" && i == root {
+					if other, err := m.boundTo(ts, c.ID); err != nil {
+						return rep, err
+					} else if other != "" {
+						ts = "" // Slack gave it another thread's ts: posted again
+					}
 				}
 			}
-			ts, ok := found[i]
-			if ok {
+			if ts != "" {
 				rep.Found++
 			} else {
 				thread := ""
 				if th != nil {
 					thread = th.TS
 				}
-				if ts, err = m.Client.Post(ctx, m.channelOf(th), thread, Render(n, c, i, i == root), Meta{ID: c.ID, Entry: i}); err != nil {
+				if ts, err = p.post(ctx, key, m.channelOf(th), thread, Render(n, c, i, i == root), Meta{ID: c.ID, Entry: i}); err != nil {
 					return rep, err
 				}
 				rep.Posted++
@@ -149,6 +166,7 @@ func (m *Mode) SyncIssue(ctx context.Context, n int) (IssueReport, error) {
 			if th, err = m.record(ctx, n, c.ID, i, i == root, ts); err != nil {
 				return rep, err
 			}
+			p.Recorded(key)
 			if i == root {
 				found = nil // the rest are looked for in the thread
 			}
@@ -156,11 +174,79 @@ func (m *Mode) SyncIssue(ctx context.Context, n int) (IssueReport, error) {
 		}
 	}
 	if n == 0 {
-		if err := m.syncProposals(ctx, &rep); err != nil {
+		if err := m.syncProposals(ctx, &rep, p); err != nil {
 			return rep, err
 		}
 	}
 	return rep, nil
+}
+
+// entryKey names the message of thread entry i of clarification id in the
+// posting notes.
+func entryKey(id string, i int) string { return fmt.Sprintf("%s/%d", id, i) }
+
+// poster posts the messages of one issue, noting each before it is made
+// (relay.Poster).
+type poster struct {
+	*relay.Poster
+	m *Mode
+}
+
+func (m *Mode) poster(n int) (*poster, error) {
+	p, err := relay.PostingIn(m.Hub.Store.Dir(), Dir).For(n)
+	if err != nil {
+		return nil, err
+	}
+	return &poster{Poster: p, m: m}, nil
+}
+
+// post notes the post for key, then makes it.
+func (p *poster) post(ctx context.Context, key, channel, threadTS, text string, meta metadata) (string, error) {
+	if err := p.Begin(ctx, key); err != nil {
+		return "", err
+	}
+	ts, err := p.m.Client.Post(ctx, channel, threadTS, text, meta)
+	if err == nil && crashAfterPost != nil {
+		err = crashAfterPost()
+	}
+	return ts, err
+}
+
+// lookFor maps the thread entries of c that Slack shows agentx posted to
+// their ts: in the channel since shortly before its thread's first entry
+// when it has no thread yet, else in its thread.
+func (m *Mode) lookFor(ctx context.Context, c *ledger.Clarification, th *chanref.SlackThread) (map[int]string, error) {
+	if th == nil || th.TS == "" {
+		since := c.Thread[rootOf(c)].Timestamp.Add(-10 * time.Minute)
+		return m.postedIn(ctx, func() ([]Message, error) { return m.Client.History(ctx, m.Config.Channel, since) }, c.ID)
+	}
+	return m.postedIn(ctx, func() ([]Message, error) { return m.Client.Replies(ctx, th.Channel, th.TS, "") }, c.ID)
+}
+
+// SharedError is Slack giving a new thread's first message the ts of
+// another clarification's thread: a reply there would be read for both,
+// so the thread is not recorded, and the message is posted again later.
+type SharedError struct {
+	ID, TS, Other string
+}
+
+func (e *SharedError) Error() string {
+	return fmt.Sprintf("slack: the message opening the thread of %s got ts %s, already the thread of %s: not shared; it is posted again on the next sync", e.ID, e.TS, e.Other)
+}
+
+// boundTo is the open clarification other than id whose thread is ts, or
+// "".
+func (m *Mode) boundTo(ts, id string) (string, error) {
+	open, err := m.openThreads()
+	if err != nil {
+		return "", err
+	}
+	for _, t := range open {
+		if t.th.TS == ts && t.c.ID != id {
+			return t.c.ID, nil
+		}
+	}
+	return "", nil
 }
 
 // channelOf is the channel of a thread, or the configured one for a new
@@ -206,7 +292,7 @@ func (m *Mode) postedIn(ctx context.Context, list func() ([]Message, error), id 
 	return out, nil
 }
 
-// crashAfterPost, in tests, stops SyncIssue between posting a message and
+// crashAfterPost, in tests, stops a sync between posting a message and
 // recording it, as a process killed there would.
 var crashAfterPost func() error
 
@@ -214,8 +300,11 @@ var crashAfterPost func() error
 // ledger (no status changes, so no event) and returns the thread as
 // recorded.
 func (m *Mode) record(ctx context.Context, n int, id string, i int, root bool, ts string) (*chanref.SlackThread, error) {
-	if crashAfterPost != nil {
-		if err := crashAfterPost(); err != nil {
+	if root {
+		if other, err := m.boundTo(ts, id); err != nil || other != "" {
+			if err == nil {
+				err = &SharedError{ID: id, TS: ts, Other: other}
+			}
 			return nil, err
 		}
 	}

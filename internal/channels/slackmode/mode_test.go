@@ -51,7 +51,9 @@ func newEnv(t *testing.T) *env {
 
 // mode is one agentx process's view: its own client.
 func (e *env) mode() *Mode {
-	return &Mode{Hub: e.hub, Config: e.hub.Rules.Config.Slack, Client: NewClient(e.fake.APIURL(), slackfake.BotToken, nil),
+	c := NewClient(e.fake.APIURL(), slackfake.BotToken, nil)
+	c.Now = e.hub.Store.Now
+	return &Mode{Hub: e.hub, Config: e.hub.Rules.Config.Slack, Client: c,
 		Warn: func(err error) { e.t.Errorf("slack warning: %v", err) }}
 }
 
@@ -265,7 +267,7 @@ func TestSlackFailures(t *testing.T) {
 	require.ErrorAs(t, err, &we)
 	until, ok := relay.WaitOf(err)
 	require.True(t, ok)
-	assert.WithinDuration(t, time.Now().Add(120*time.Second), until, 5*time.Second)
+	assert.WithinDuration(t, e.now.Add(120*time.Second), until, 5*time.Second)
 	assert.Equal(t, []int{42}, rep.Behind)
 	st, err := m.Status()
 	require.NoError(t, err)

@@ -66,12 +66,12 @@ func evidenceSum(p *proposal.Proposal) string {
 // syncProposals posts the enhancement proposals to the channel, from
 // SyncIssue of issue 0 (every proposal event queues it): each proposal a
 // message, then in its thread new evidence and each person's decision,
-// each recorded in proposals.json (mirror.slack) as soon as it is posted
-// and first looked for by its metadata, as the clarifications' messages
-// are. Nothing reads these threads: people decide with the CLI. A
+// each recorded in proposals.json (mirror.slack) as soon as it is posted,
+// through SyncIssue's poster p (a post whose result was lost is looked for
+// by its metadata first, as the clarifications' messages are). Nothing reads these threads: people decide with the CLI. A
 // proposal decided before it was ever posted (Slack mode turned on later)
 // is not posted: nobody has to act on it.
-func (m *Mode) syncProposals(ctx context.Context, rep *IssueReport) error {
+func (m *Mode) syncProposals(ctx context.Context, rep *IssueReport, po *poster) error {
 	b, err := proposal.Read(m.Hub.Store)
 	if err != nil {
 		return err
@@ -80,7 +80,7 @@ func (m *Mode) syncProposals(ctx context.Context, rep *IssueReport) error {
 		if !toPost(p) {
 			continue
 		}
-		if err := m.syncProposal(ctx, p, rep); err != nil {
+		if err := m.syncProposal(ctx, p, rep, po); err != nil {
 			return err
 		}
 	}
@@ -93,7 +93,7 @@ func toPost(p *proposal.Proposal) bool {
 	return p.Status == proposal.Pending || (p.Mirror != nil && p.Mirror.Slack != nil && p.Mirror.Slack.TS != "")
 }
 
-func (m *Mode) syncProposal(ctx context.Context, p *proposal.Proposal, rep *IssueReport) error {
+func (m *Mode) syncProposal(ctx context.Context, p *proposal.Proposal, rep *IssueReport, po *poster) error {
 	var th *chanref.SlackThread
 	told := ""
 	if p.Mirror != nil {
@@ -101,22 +101,28 @@ func (m *Mode) syncProposal(ctx context.Context, p *proposal.Proposal, rep *Issu
 	}
 	sum := evidenceSum(p)
 	if th == nil || th.TS == "" {
-		since := p.Created.Add(-10 * time.Minute)
-		ms, err := m.proposalPosts(ctx, p.ID, func() ([]Message, error) { return m.Client.History(ctx, m.Config.Channel, since) })
-		if err != nil {
-			return err
-		}
+		key := entryKey(p.ID, 0)
 		var ts string
-		if msg := findProposal(ms, 0, ""); msg != nil {
-			ts, told = msg.TS, msg.Proposal.Evidence
-			rep.Found++
-		} else {
-			if ts, err = m.Client.Post(ctx, m.Config.Channel, "", RenderProposal(p), ProposalMeta{ID: p.ID, Entry: 0, Evidence: sum}); err != nil {
+		if po.Lost(key) {
+			since := p.Created.Add(-10 * time.Minute)
+			ms, err := m.proposalPosts(ctx, p.ID, func() ([]Message, error) { return m.Client.History(ctx, m.Config.Channel, since) })
+			if err != nil {
+				return err
+			}
+			if msg := findProposal(ms, 0, ""); msg != nil {
+				ts, told = msg.TS, msg.Proposal.Evidence
+				rep.Found++
+			}
+		}
+		if ts == "" {
+			var err error
+			if ts, err = po.post(ctx, key, m.Config.Channel, "", RenderProposal(p), ProposalMeta{ID: p.ID, Entry: 0, Evidence: sum}); err != nil {
 				return err
 			}
 			told = sum
 			rep.Posted++
 		}
+		var err error
 		if th, err = m.recordProposal(ctx, p.ID, func(mir *proposal.Mirror) {
 			mir.Slack.TS = ts
 			if mir.Slack.Post(0) == nil {
@@ -126,28 +132,38 @@ func (m *Mode) syncProposal(ctx context.Context, p *proposal.Proposal, rep *Issu
 		}); err != nil {
 			return err
 		}
+		po.Recorded(key)
 	}
 	var replies []Message
-	thread := func() ([]Message, error) {
-		if replies != nil {
-			return replies, nil
+	// posted is whether the thread shows agentx posted the entry key
+	// names (with evidence, if not ""): read only for a post whose result
+	// was lost.
+	posted := func(key string, entry int, evidence string) (*Message, error) {
+		if !po.Lost(key) {
+			return nil, nil
 		}
-		var err error
-		replies, err = m.proposalPosts(ctx, p.ID, func() ([]Message, error) { return m.Client.Replies(ctx, th.Channel, th.TS, "") })
 		if replies == nil {
-			replies = []Message{}
+			var err error
+			replies, err = m.proposalPosts(ctx, p.ID, func() ([]Message, error) { return m.Client.Replies(ctx, th.Channel, th.TS, "") })
+			if err != nil {
+				return nil, err
+			}
+			if replies == nil {
+				replies = []Message{}
+			}
 		}
-		return replies, err
+		return findProposal(replies, entry, evidence), nil
 	}
 	if sum != "" && sum != told {
-		ms, err := thread()
+		key := p.ID + "/evidence-" + sum
+		msg, err := posted(key, -1, sum)
 		if err != nil {
 			return err
 		}
-		if findProposal(ms, -1, sum) != nil {
+		if msg != nil {
 			rep.Found++
 		} else {
-			if _, err := m.Client.Post(ctx, th.Channel, th.TS, RenderProposalEvidence(p), ProposalMeta{ID: p.ID, Entry: -1, Evidence: sum}); err != nil {
+			if _, err := po.post(ctx, key, th.Channel, th.TS, RenderProposalEvidence(p), ProposalMeta{ID: p.ID, Entry: -1, Evidence: sum}); err != nil {
 				return err
 			}
 			rep.Posted++
@@ -155,21 +171,24 @@ func (m *Mode) syncProposal(ctx context.Context, p *proposal.Proposal, rep *Issu
 		if th, err = m.recordProposal(ctx, p.ID, func(mir *proposal.Mirror) { mir.SlackEvidence = sum }); err != nil {
 			return err
 		}
+		po.Recorded(key)
 	}
 	for i := 1; i < p.Entries(); i++ {
+		key := entryKey(p.ID, i)
 		if th.Post(i) != nil {
+			po.Recorded(key)
 			continue
 		}
-		ms, err := thread()
+		msg, err := posted(key, i, "")
 		if err != nil {
 			return err
 		}
 		var ts string
-		if msg := findProposal(ms, i, ""); msg != nil {
+		if msg != nil {
 			ts = msg.TS
 			rep.Found++
 		} else {
-			if ts, err = m.Client.Post(ctx, th.Channel, th.TS, RenderProposalDecision(p, i-1), ProposalMeta{ID: p.ID, Entry: i}); err != nil {
+			if ts, err = po.post(ctx, key, th.Channel, th.TS, RenderProposalDecision(p, i-1), ProposalMeta{ID: p.ID, Entry: i}); err != nil {
 				return err
 			}
 			rep.Posted++
@@ -181,6 +200,7 @@ func (m *Mode) syncProposal(ctx context.Context, p *proposal.Proposal, rep *Issu
 		}); err != nil {
 			return err
 		}
+		po.Recorded(key)
 	}
 	return nil
 }
@@ -219,11 +239,6 @@ func findProposal(ms []Message, entry int, evidence string) *Message {
 // mirror (its Slack thread made if need be) and returns the thread as
 // recorded.
 func (m *Mode) recordProposal(ctx context.Context, id string, fn func(mir *proposal.Mirror)) (*chanref.SlackThread, error) {
-	if crashAfterPost != nil {
-		if err := crashAfterPost(); err != nil {
-			return nil, err
-		}
-	}
 	var th chanref.SlackThread
 	err := proposal.RecordMirror(ctx, m.Hub.Store, id, func(p *proposal.Proposal) error {
 		if p.Mirror.Slack == nil {

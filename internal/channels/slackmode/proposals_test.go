@@ -82,13 +82,6 @@ func TestProposalPosted(t *testing.T) {
 	crashAfterPost = func() error { return errors.New("killed") }
 	_, err = e.mode().Push(ctx, true) // the evidence posted, then killed
 	require.Error(t, err)
-	records := 0
-	crashAfterPost = func() error {
-		if records++; records > 1 {
-			return errors.New("killed")
-		}
-		return nil
-	}
 	_, err = e.mode().Push(ctx, true) // the evidence found; the decision posted, then killed
 	crashAfterPost = nil
 	require.Error(t, err)

@@ -9,31 +9,34 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentx-cli/agentx/ledger"
+	"github.com/agentx-cli/agentx/router"
 )
 
-var opts = []string{"Exponential backoff", "A fixed delay"}
+var opts = []router.Option{{N: 1, Text: "Exponential backoff", Decision: "Exponential backoff"}, {N: 2, Text: "A fixed delay", Decision: "A fixed delay"}}
 
-// TestParseReply proves how a thread reply becomes an answer.
+// TestParseReply proves how a thread reply becomes a reply to the hub.
 func TestParseReply(t *testing.T) {
 	for _, tc := range []struct {
 		text    string
-		options []string
-		want    Reply
+		options []router.Option
+		want    router.Reply
 	}{
-		{"Exponential, capped at 30 s.", nil, Reply{Text: "Exponential, capped at 30 s."}},
-		{"  2  ", nil, Reply{Text: "2"}},
-		{"2", opts, Reply{Text: "A fixed delay", Option: 2}},
-		{"2.", opts, Reply{Text: "A fixed delay", Option: 2}},
-		{"#1", opts, Reply{Text: "Exponential backoff", Option: 1}},
-		{"Option 1", opts, Reply{Text: "Exponential backoff", Option: 1}},
-		{"a FIXED delay", opts, Reply{Text: "A fixed delay", Option: 2}},
-		{"a fixed delay!", opts, Reply{Text: "A fixed delay", Option: 2}},
-		{"1, but cap it at 30 s", opts, Reply{Text: "Exponential backoff: but cap it at 30 s", Option: 1}},
-		{"3", opts, Reply{Text: "3"}},
-		{"0", opts, Reply{Text: "0"}},
-		{"12 retries", opts, Reply{Text: "12 retries"}},
-		{"1x faster", opts, Reply{Text: "1x faster"}},
-		{"use &lt;b&gt; &amp; go", nil, Reply{Text: "use <b> & go"}},
+		{"Exponential, capped at 30 s.", nil, router.Reply{Body: "Exponential, capped at 30 s."}},
+		{"  2  ", nil, router.Reply{Body: "2"}},
+		{"2", opts, router.Reply{Option: 2}},
+		{"2.", opts, router.Reply{Option: 2}},
+		{"#1", opts, router.Reply{Option: 1}},
+		{"Option 1", opts, router.Reply{Option: 1}},
+		{"a FIXED delay", opts, router.Reply{Option: 2}},
+		{"a fixed delay!", opts, router.Reply{Option: 2}},
+		{"#1, but cap it at 30 s", opts, router.Reply{Option: 1, Body: "but cap it at 30 s"}},
+		{"1, but cap it at 30 s", opts, router.Reply{Body: "1, but cap it at 30 s"}},
+		{"3", opts, router.Reply{Option: 3}}, // the hub refuses it, naming the options
+		{"0", opts, router.Reply{Body: "0"}},
+		{"12 retries", opts, router.Reply{Body: "12 retries"}},
+		{"1x faster", opts, router.Reply{Body: "1x faster"}},
+		{"use &lt;b&gt; &amp; go", nil, router.Reply{Body: "use <b> & go"}},
+		{"#2 &lt;b&gt;", opts, router.Reply{Option: 2, Body: "<b>"}},
 	} {
 		got, err := ParseReply(tc.text, tc.options)
 		require.NoError(t, err, tc.text)
@@ -47,36 +50,24 @@ func TestParseReply(t *testing.T) {
 	assert.ErrorContains(t, err, "at most")
 }
 
-// FuzzParseReply feeds the reply parser: a reply it takes is text the
-// ledger stores (valid UTF-8, not blank, within the body limit), and an
-// option it names is one offered, answered with its label. Options are
-// what the hub takes (ledger.ValidateText).
+// FuzzParseReply feeds the reply parser: a reply it takes is valid UTF-8
+// within the body limit, never blank unless it picks an option, and its
+// option is a number from 1.
 func FuzzParseReply(f *testing.F) {
 	for _, s := range []string{"2", "#1", "option 2: later", "A fixed delay", "&lt;!channel&gt;", "1\u202e", "\xff", ""} {
 		f.Add(s, "Exponential backoff", "A fixed delay")
 	}
 	f.Fuzz(func(t *testing.T, text, o1, o2 string) {
-		options := []string{o1, o2}
-		for _, o := range options {
-			if ledger.ValidateText("option", o, ledger.MaxTopicLen) != nil {
-				return // the hub takes only valid options
-			}
-		}
+		options := []router.Option{{N: 1, Text: o1, Decision: o1}, {N: 2, Text: o2, Decision: o2}}
 		r, err := ParseReply(text, options)
 		if err != nil {
 			return
 		}
-		if !utf8.ValidString(r.Text) || strings.TrimSpace(r.Text) == "" && r.Option == 0 {
-			t.Fatalf("reply %q taken as %q", text, r.Text)
+		if !utf8.ValidString(r.Body) || strings.TrimSpace(r.Body) == "" && r.Option == 0 {
+			t.Fatalf("reply %q taken as %q", text, r.Body)
 		}
-		if r.Option < 0 || r.Option > len(options) {
-			t.Fatalf("option %d of %d", r.Option, len(options))
-		}
-		if r.Option > 0 && !strings.HasPrefix(r.Text, options[r.Option-1]) {
-			t.Fatalf("option %d answered as %q", r.Option, r.Text)
-		}
-		if r.Option == 0 && len(r.Text) > ledger.MaxBodyLen {
-			t.Fatalf("%d bytes taken", len(r.Text))
+		if r.Option < 0 || len(r.Body) > ledger.MaxBodyLen {
+			t.Fatalf("reply %q taken as option %d, %d bytes", text, r.Option, len(r.Body))
 		}
 	})
 }

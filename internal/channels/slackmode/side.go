@@ -34,6 +34,7 @@ func Open(h *router.Hub, getenv func(string) string, warn func(error)) (*Mode, e
 	// Each call is bounded by its context (the [slack] timeout); the
 	// client's own timeout is a backstop.
 	c := NewClient(cfg.APIURL, token, &http.Client{Timeout: cfg.Timeout.Duration})
+	c.Now = h.Store.Now
 	return &Mode{Hub: h, Config: cfg, Client: c, Warn: warn}, nil
 }
 

@@ -41,7 +41,7 @@ type fixture struct {
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	dir, rules := testenv.Workspace(t, "")
+	dir, rules := testenv.Workspace(t, "[humans]\nconfirm = false # its people are scripted: no terminal to confirm at")
 	store := ledger.NewStore(filepath.Join(dir, ".agentx", "state"), lock.Options{}, nil)
 	h := router.New(store, rules, dir)
 	ctx := context.Background()
@@ -268,22 +268,8 @@ func TestDeskCommand(t *testing.T) {
 	}
 	f := newFixture(t)
 	bin := testenv.AgentxBinary(t)
-	cmd := exec.Command(bin, "desk", "--no-open", "--as", "dana")
-	cmd.Env = append(cleanEnv(), "AGENTX_ROOT="+f.root)
-	out, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	lines := bufio.NewScanner(out)
-	require.True(t, lines.Scan(), "stderr: %s", stderr.String())
-	first := lines.Text()
-	u, ok := strings.CutPrefix(first, "agentx desk: ")
-	require.True(t, ok, first)
-	require.True(t, lines.Scan())
-	assert.Equal(t, "acting as desk:dana in "+f.root+"; Ctrl-C stops", lines.Text())
-	go func() { _, _ = io.Copy(io.Discard, out) }()
+	cmd, u, second, stderr := runDesk(t, bin, f.root, nil, "--as", "dana")
+	assert.Equal(t, "acting as desk:dana in "+f.root+"; Ctrl-C stops", second)
 
 	base, _, _ := strings.Cut(u, "/?token=")
 	resp, _ := get(t, client(t), base+"/")
@@ -297,8 +283,32 @@ func TestDeskCommand(t *testing.T) {
 	assert.Contains(t, body, `id="item-CLR-2-001"`)
 
 	require.NoError(t, cmd.Process.Signal(os.Interrupt))
-	err = cmd.Wait()
+	err := cmd.Wait()
 	var exit *exec.ExitError
 	require.ErrorAs(t, err, &exit, "stderr: %s", stderr.String())
 	assert.Equal(t, 130, exit.ExitCode(), "stderr: %s", stderr.String())
+}
+
+// runDesk starts the real agentx desk (--no-open, and args) on the
+// workspace dir with env added, and returns it, the address it printed
+// (with the token), the line after it, and its stderr so far; its stdout
+// is drained from then on, and the process is killed at cleanup.
+func runDesk(t *testing.T, bin, dir string, env []string, args ...string) (*exec.Cmd, string, string, *strings.Builder) {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{"desk", "--no-open"}, args...)...)
+	cmd.Env = append(append(cleanEnv(), "AGENTX_ROOT="+dir), env...)
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	stderr := &strings.Builder{}
+	cmd.Stderr = stderr
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	lines := bufio.NewScanner(out)
+	require.True(t, lines.Scan(), "stderr: %s", stderr.String())
+	u, ok := strings.CutPrefix(lines.Text(), "agentx desk: ")
+	require.True(t, ok, lines.Text())
+	require.True(t, lines.Scan(), "stderr: %s", stderr.String())
+	second := lines.Text()
+	go func() { _, _ = io.Copy(io.Discard, out) }()
+	return cmd, u, second, stderr
 }

@@ -144,7 +144,7 @@ func (s *server) proposalShow(ctx context.Context, in ProposalShowInput) (Propos
 func guidanceOf(p *proposal.Proposal) string {
 	switch p.Status {
 	case proposal.Pending:
-		return fmt.Sprintf("%s waits for a person: only a person approves or rejects it (agentx proposals approve %s, from a shell without AGENTX_AGENT). Go on with your work meanwhile; proposal_show tells you the decision.", p.ID, p.ID)
+		return fmt.Sprintf("%s waits for a person: only a person approves or rejects it (agentx proposals approve %s, at a terminal of their own). Go on with your work meanwhile; proposal_show tells you the decision.", p.ID, p.ID)
 	case proposal.Approved:
 		if p.Type == proposal.TypeNewSkill && p.Drafted == nil {
 			return fmt.Sprintf("Approved by a person. The skill can be drafted: agentx skills draft %s.", p.ID)

@@ -94,6 +94,9 @@ type server struct {
 	log    *slog.Logger
 	mcp    *mcp.Server
 	life   context.Context // nil, or the server's lifetime: its end cancels calls in flight
+	// stateKey signs the request states of forms (see seal): made for
+	// each run, never written.
+	stateKey []byte
 }
 
 // New returns an MCP server with the clarification tools over hub h, to be
@@ -138,7 +141,7 @@ func newServer(h *router.Hub, opts Options, life context.Context) *server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &server{hub: h, opts: opts, log: log, life: life,
+	s := &server{hub: h, opts: opts, log: log, life: life, stateKey: newStateKey(),
 		caller: &router.Caller{Agent: opts.Agent, AgentsOnly: true, Via: "the MCP server"}}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "agentx", Title: "agentx clarifications", Version: opts.Version}, &mcp.ServerOptions{
 		Instructions: Instructions,
@@ -249,7 +252,14 @@ func addTool[In, Out any](s *server, t *mcp.Tool, h handler[In, Out]) {
 				ctx = context.WithValue(ctx, sideKey{}, side)
 			}
 		}
+		if fc := s.formCallOf(req); fc != nil {
+			ctx = context.WithValue(ctx, formCallKey{}, fc)
+		}
 		out, text, err := h(router.WithCaller(ctx, s.caller), args)
+		var input *inputRequired
+		if errors.As(err, &input) {
+			return input.result(), nil
+		}
 		if err != nil {
 			return s.toolError(t.Name, err), nil
 		}

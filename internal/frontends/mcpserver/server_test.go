@@ -31,6 +31,7 @@ func testClassify(err error) (int, string, string) {
 		who   *router.IdentityError
 		rule  *router.RuleError
 		tr    *ledger.TransitionError
+		opt   *router.OptionError
 		h     interface{ Hint() string }
 	)
 	hint := ""
@@ -38,7 +39,7 @@ func testClassify(err error) (int, string, string) {
 		hint = h.Hint()
 	}
 	switch {
-	case errors.As(err, &input):
+	case errors.As(err, &input), errors.As(err, &opt):
 		return 2, "usage", hint
 	case errors.As(err, &who):
 		return 4, "identity_mismatch", hint
@@ -169,7 +170,7 @@ func TestListTools(t *testing.T) {
 	assert.Equal(t, []string{"issue", "question", "to", "topic"}, required("clarify_ask"))
 	assert.Equal(t, []string{"question"}, required("ask_human"))
 	assert.Equal(t, []string{"id"}, required("clarify_wait"))
-	assert.Equal(t, []string{"body", "id"}, required("clarify_answer"))
+	assert.Equal(t, []string{"id"}, required("clarify_answer"), "body, or option")
 	assert.Equal(t, []string{"assumption", "id"}, required("clarify_assume"))
 	assert.Empty(t, required("clarify_list"))
 	assert.Equal(t, []string{"action", "rationale", "title", "type"}, required("proposal_create"))

@@ -78,9 +78,10 @@ type WaitInput struct {
 
 // AnswerInput is clarify_answer's input.
 type AnswerInput struct {
-	ID   string `json:"id" jsonschema:"the clarification id"`
-	Body string `json:"body" jsonschema:"the answer"`
-	From string `json:"from,omitempty" jsonschema:"who answers: leave it out, you act as this server's agent (AGENTX_AGENT); without one, the one asked. Never human: only a person acts as human"`
+	ID     string `json:"id" jsonschema:"the clarification id"`
+	Body   string `json:"body,omitempty" jsonschema:"the answer; with option, a note after the option (required without option)"`
+	Option *int   `json:"option,omitempty" jsonschema:"pick option N (1-based) of the question's options: the answer recorded is that option's text"`
+	From   string `json:"from,omitempty" jsonschema:"who answers: leave it out, you act as this server's agent (AGENTX_AGENT); without one, the one asked. Never human: only a person acts as human"`
 }
 
 // FollowupInput is clarify_followup's input.
@@ -93,9 +94,10 @@ type FollowupInput struct {
 
 // ResolveInput is clarify_resolve's input.
 type ResolveInput struct {
-	ID   string `json:"id" jsonschema:"the clarification id"`
-	Body string `json:"body,omitempty" jsonschema:"the resolution (default: the last answer)"`
-	From string `json:"from,omitempty" jsonschema:"the asker: leave it out, you act as this server's agent (AGENTX_AGENT); only a server without one needs it"`
+	ID     string `json:"id" jsonschema:"the clarification id"`
+	Body   string `json:"body,omitempty" jsonschema:"the resolution (default: the last answer); with option, a note after the option"`
+	Option *int   `json:"option,omitempty" jsonschema:"pick option N (1-based) of the question's options: the resolution recorded is that option's text"`
+	From   string `json:"from,omitempty" jsonschema:"the asker: leave it out, you act as this server's agent (AGENTX_AGENT); only a server without one needs it"`
 }
 
 // AssumeInput is clarify_assume's input.
@@ -168,7 +170,8 @@ func (s *server) addTools() {
 			"Returns at once with the question's id (ask-and-suspend) unless wait_seconds is given; the answer reaches you later through the inbox hook or clarify_wait. " +
 			"Ask only when a wrong guess would be costly to undo; otherwise proceed and record your assumption with clarify_assume."}, s.ask)
 	addTool(s, &mcp.Tool{Name: "ask_human", Annotations: write("Ask a human"),
-		Description: "Ask a person a question, optionally with multiple-choice options shown to them. Same as clarify_ask to human; returns at once unless wait_seconds is given."}, s.askHuman)
+		Description: "Ask a person a question, optionally with multiple-choice options shown to them. Same as clarify_ask to human; returns at once unless wait_seconds is given. " +
+			"Where the workspace allows forms ([mcp] elicit) and this client shows them, the person at this client is also shown the question as a form, and the call returns once they answer or dismiss it."}, s.askHuman)
 	addTool(s, &mcp.Tool{Name: "clarify_wait", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: new(false)},
 		Description: "Wait a bounded time for a question's answer. Outcome: answered (with the answer), pending, timed_out, escalated, resolved or abandoned, with guidance on what to do next."}, s.waitFor)
 	addTool(s, &mcp.Tool{Name: "clarify_answer", Annotations: write("Answer a question"),
@@ -233,6 +236,9 @@ func topicOf(q string) string {
 }
 
 func (s *server) askAndWait(ctx context.Context, req router.AskRequest, wait time.Duration) (AskResult, string, error) {
+	if fc := formCallFrom(ctx); fc != nil && req.To == ledger.Human {
+		return s.askWithForm(ctx, fc, req, wait)
+	}
 	rec, err := s.hub.Ask(ctx, req)
 	if err != nil {
 		return AskResult{}, "", err
@@ -247,13 +253,7 @@ func (s *server) askAndWait(ctx context.Context, req router.AskRequest, wait tim
 func (s *server) settle(ctx context.Context, rec router.Record, wait time.Duration, reader string) (AskResult, string, error) {
 	timedOut := false
 	if wait > 0 && !router.Settled(rec.Clarification) {
-		var got router.Record
-		var err error
-		if side := sideOf(ctx); side != nil {
-			got, err = side.Wait(ctx, s.hub, rec.ID, wait)
-		} else {
-			got, err = s.hub.Wait(ctx, rec.ID, wait)
-		}
+		got, err := s.waitSettled(ctx, rec.ID, wait)
 		var te *router.WaitTimeoutError
 		switch {
 		case errors.As(err, &te):
@@ -270,6 +270,16 @@ func (s *server) settle(ctx context.Context, rec router.Record, wait time.Durati
 	}
 	res := outcome(rec, timedOut, wait)
 	return res, renderAsk(res), nil
+}
+
+// waitSettled waits up to timeout for id to settle (see router.Hub.Wait),
+// through the call's Side if it has one (GitHub mode reads comments
+// meanwhile).
+func (s *server) waitSettled(ctx context.Context, id string, timeout time.Duration) (router.Record, error) {
+	if side := sideOf(ctx); side != nil {
+		return side.Wait(ctx, s.hub, id, timeout)
+	}
+	return s.hub.Wait(ctx, id, timeout)
 }
 
 // seen marks rec as read by reader for its inbox (see inbox.MarkSeen). A
@@ -353,7 +363,11 @@ func (s *server) answer(ctx context.Context, in AnswerInput) (RecordResult, stri
 	if err != nil {
 		return RecordResult{}, "", err
 	}
-	rec, err := s.hub.Answer(ctx, in.ID, from, in.Body)
+	choice, err := reply(in.Body, in.Option)
+	if err != nil {
+		return RecordResult{}, "", err
+	}
+	rec, err := s.hub.AnswerReply(ctx, in.ID, from, choice)
 	if err != nil {
 		return RecordResult{}, "", err
 	}
@@ -384,7 +398,11 @@ func (s *server) resolve(ctx context.Context, in ResolveInput) (RecordResult, st
 	if err != nil {
 		return RecordResult{}, "", err
 	}
-	rec, err := s.hub.Resolve(ctx, in.ID, from, in.Body)
+	choice, err := reply(in.Body, in.Option)
+	if err != nil {
+		return RecordResult{}, "", err
+	}
+	rec, err := s.hub.ResolveReply(ctx, in.ID, from, choice)
 	if err != nil {
 		return RecordResult{}, "", err
 	}
@@ -409,6 +427,20 @@ func (s *server) assume(ctx context.Context, in AssumeInput) (RecordResult, stri
 	}
 	r := recordResult(rec, "Assumption recorded; go on with your work. The question stays open: if an answer comes later it is delivered marked late with this assumption beside it, so you can check whether your work still holds.")
 	return r, renderRecord(r), nil
+}
+
+// reply is the reply an answer or resolution gives: the text, or option
+// N with the text as a note. The hub checks N against the options (an
+// *router.OptionError names them); one below 1 is refused here, as the
+// command line's --option refuses it.
+func reply(body string, option *int) (router.Reply, error) {
+	if option == nil {
+		return router.Reply{Body: body}, nil
+	}
+	if *option < 1 {
+		return router.Reply{}, &ledger.InputError{Field: "option", Value: fmt.Sprint(*option), Msg: "is not an option number: options are numbered from 1"}
+	}
+	return router.Reply{Body: body, Option: *option}, nil
 }
 
 func recordResult(rec router.Record, guidance string) RecordResult {

@@ -176,7 +176,7 @@ func ItemOf(store *ledger.Store, n int, c *ledger.Clarification, now time.Time) 
 		due := c.StaleAfter
 		it.Due, it.Overdue = &due, c.Status == ledger.Stale || !now.Before(due.Time)
 		it.Options = options(c, "answer")
-		it.Actions = []Action{{Verb: "answer", Command: fmt.Sprintf("agentx clarify answer %s --from human --body %q", c.ID, "...")}}
+		it.Actions = []Action{{Verb: "answer", Command: fmt.Sprintf("agentx clarify answer %s --body %q", c.ID, "...")}}
 	case ledger.Escalated:
 		it.Kind = KindEscalation
 		it.Reason = c.EscalationReason()
@@ -185,13 +185,13 @@ func ItemOf(store *ledger.Store, n int, c *ledger.Clarification, now time.Time) 
 		}
 		if strings.HasPrefix(it.Reason, "evaluation:") {
 			it.Kind = KindEvaluation
-			it.Actions = []Action{{Verb: "resolve", Command: fmt.Sprintf("agentx clarify resolve %s --from human --body %q", c.ID, "decision: ...")}}
+			it.Actions = []Action{{Verb: "resolve", Command: fmt.Sprintf("agentx clarify resolve %s --body %q", c.ID, "decision: ...")}}
 			break
 		}
 		asker, asked := router.Positions(c)
 		it.Positions = []router.Position{asker, asked}
 		it.Options = options(c, "resolve")
-		it.Actions = []Action{{Verb: "resolve", Command: fmt.Sprintf("agentx clarify resolve %s --from human --body %q", c.ID, "decision: ...")}}
+		it.Actions = []Action{{Verb: "resolve", Command: fmt.Sprintf("agentx clarify resolve %s --body %q", c.ID, "decision: ...")}}
 	case ledger.Answered:
 		rs, err := inbox.Receipts(store, c)
 		if err != nil {
@@ -219,7 +219,7 @@ func ItemOf(store *ledger.Store, n int, c *ledger.Clarification, now time.Time) 
 func options(c *ledger.Clarification, verb string) []Option {
 	var out []Option
 	for _, o := range router.Options(c) {
-		cmd := fmt.Sprintf("agentx clarify %s %s --from human --option %d", verb, c.ID, o.N)
+		cmd := fmt.Sprintf("agentx clarify %s %s --option %d", verb, c.ID, o.N)
 		if o.NeedsBody() {
 			cmd += fmt.Sprintf(" --body %q", "...")
 		}

@@ -273,7 +273,7 @@ func (w *Waker) worksHere(agent string) bool {
 // agent on issue n, and whether it can be woken for them now: it has a
 // resume command and a session recorded here, and no hook holds its turn.
 func (w *Waker) retryable(ctx context.Context, agent string, n int, id string) ([]inbox.Item, bool) {
-	if len(w.Agents[agent].Resume) == 0 {
+	if len(w.Agents[agent].Resume) == 0 || !w.allowed(agent) {
 		return nil, false
 	}
 	var st State

@@ -161,7 +161,15 @@ type Waker struct {
 	Step []string
 	// Warn reports a problem with one agent's wake; the others go on.
 	Warn func(error)
+	// Allow, when set, decides whether agent's resume command may run on
+	// this machine (the workspace's commands are trusted). An agent it
+	// refuses is not woken: nothing is claimed for it, and a claim made
+	// before is left for when it may.
+	Allow func(agent string) bool
 }
+
+// allowed reports whether agent's resume command may run.
+func (w *Waker) allowed(agent string) bool { return w.Allow == nil || w.Allow(agent) }
 
 // Woke is one resume command started.
 type Woke struct {
@@ -202,7 +210,7 @@ func (w *Waker) agent(ctx context.Context, agent string) ([]Woke, error) {
 		return woke, err
 	}
 	res, err := inbox.Check(ctx, w.Store, inbox.Options{Agent: agent, Peek: true, Kinds: Kinds, Limit: inbox.HookLimit})
-	if err != nil || len(res.Items) == 0 {
+	if err != nil || len(res.Items) == 0 || !w.allowed(agent) {
 		return woke, err
 	}
 	byIssue := map[int][]inbox.Item{}
@@ -325,6 +333,9 @@ func (w *Waker) finish(ctx context.Context, agent string, woke *[]Woke) error {
 // items delivered (unless they were), recording each step.
 func (w *Waker) run(ctx context.Context, agent string, c Claim) (*Woke, error) {
 	var wk *Woke
+	if !c.Started && !w.allowed(agent) {
+		return nil, nil // the claim waits for the command to be trusted
+	}
 	if !c.Started {
 		st := w.sessionFor(agent, c.Issue)
 		argv := Fill(w.Agents[agent].Resume, st.ID, c.Issue, first(c.IDs), agent)

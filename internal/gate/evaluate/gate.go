@@ -15,6 +15,10 @@ import (
 // was escalated and the person has not settled it yet.
 const ResultWaiting = "waiting"
 
+// ResultUntrusted is a finish that ran no checks because this machine does
+// not trust the workspace's commands: the step waits until a person does.
+const ResultUntrusted = "untrusted"
+
 // Outcome is what the gate did when a worker finished.
 type Outcome struct {
 	Issue      int      `json:"issue"`

@@ -346,7 +346,7 @@ func (e *DraftError) Hint() string {
 	case e.Drafted != nil:
 		return "edit that skill; agentx skills validate checks it"
 	case e.Status == Pending:
-		return "a person decides first, from a shell without AGENTX_AGENT: agentx proposals approve " + e.ID
+		return "a person decides first, at a terminal of their own: agentx proposals approve " + e.ID
 	}
 	return ""
 }

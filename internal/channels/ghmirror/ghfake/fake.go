@@ -69,10 +69,13 @@ type Server struct {
 	used     int
 	reset    time.Time
 	fails    []failure
-	loseNext int // create the next comments but drop the connection before answering
+	loseNext int           // create the next comments but drop the connection before answering
+	hold     chan struct{} // create the next comment, then answer only once this is closed
+	held     chan struct{} // closed once that comment is created
 
 	// Requests counts every request; NotModified the 304s among them.
 	Requests, NotModified int
+	ops                   map[string]int // requests by operation (Op)
 
 	markUsed, markNotModified int
 }
@@ -101,7 +104,7 @@ type failure struct {
 // account agentx-bot (a member); more with AddToken.
 func New(owner, repo string) *Server {
 	s := &Server{Owner: owner, Repo: repo, now: time.Now, nextID: 1000, tokens: map[string]User{}, assoc: map[string]string{},
-		labels: map[int][]string{}, limit: 5000}
+		labels: map[int][]string{}, limit: 5000, ops: map[string]int{}}
 	s.reset = s.now().Add(time.Hour).Truncate(time.Second)
 	s.AddToken("fake-token", "agentx-bot", "User", "MEMBER")
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
@@ -172,6 +175,19 @@ func (s *Server) LoseNextCreate(n int) {
 	s.loseNext += n
 }
 
+// HoldNextCreate makes the next comment creation happen and its answer
+// wait until release is called (or the fake closes): a client killed
+// meanwhile has posted and never heard back. created is closed once the
+// comment exists.
+func (s *Server) HoldNextCreate() (created <-chan struct{}, release func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.hold, s.held = make(chan struct{}), make(chan struct{})
+	hold := s.hold
+	var once sync.Once
+	return s.held, func() { once.Do(func() { close(hold) }) }
+}
+
 // AddComment is a person commenting on an issue.
 func (s *Server) AddComment(issue int, login, typ, assoc, body string) int64 {
 	s.mu.Lock()
@@ -209,10 +225,49 @@ func (s *Server) Labels(issue int) []string {
 	return slices.Clone(s.labels[issue])
 }
 
+// The operations Calls counts.
+const (
+	OpUser         = "GET /user"
+	OpListIssue    = "GET /repos/{o}/{r}/issues/{n}/comments"
+	OpListRepo     = "GET /repos/{o}/{r}/issues/comments"
+	OpCreate       = "POST /repos/{o}/{r}/issues/{n}/comments"
+	OpEdit         = "PATCH /repos/{o}/{r}/issues/comments/{id}"
+	OpReact        = "POST /repos/{o}/{r}/issues/comments/{id}/reactions"
+	OpOtherRequest = "other"
+)
+
+// op names the operation of a request, as Calls counts it.
+func op(r *http.Request) string {
+	parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
+	switch {
+	case len(parts) == 1 && parts[0] == "user":
+		return OpUser
+	case len(parts) == 5 && parts[3] == "issues" && parts[4] == "comments":
+		return OpListRepo
+	case len(parts) == 6 && parts[3] == "issues" && parts[5] == "comments" && r.Method == http.MethodGet:
+		return OpListIssue
+	case len(parts) == 6 && parts[3] == "issues" && parts[5] == "comments" && r.Method == http.MethodPost:
+		return OpCreate
+	case len(parts) == 6 && parts[4] == "comments" && r.Method == http.MethodPatch:
+		return OpEdit
+	case len(parts) == 7 && parts[6] == "reactions":
+		return OpReact
+	}
+	return OpOtherRequest
+}
+
+// Calls is how many requests of operation op (OpListIssue...) were made.
+func (s *Server) Calls(op string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.ops[op]
+}
+
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.Requests++
+	s.ops[op(r)]++
 	h := w.Header()
 	h.Set("Content-Type", "application/json; charset=utf-8")
 	h.Set("X-GitHub-Api-Version-Selected", "2022-11-28")
@@ -382,6 +437,14 @@ func (s *Server) route(r *http.Request, me User, h http.Header) (int, any) {
 			return http.StatusUnprocessableEntity, errDoc{"message": "Validation Failed", "errors": []errDoc{{"resource": "IssueComment", "code": "custom", "field": "body", "message": "body is too long (maximum is 65536 characters)"}}, "documentation_url": "https://docs.github.com/rest"}
 		}
 		c := s.add(n, me, s.assoc[me.Login], *in.Body)
+		if s.hold != nil {
+			hold, held := s.hold, s.held
+			s.hold, s.held = nil, nil
+			close(held)
+			s.mu.Unlock()
+			<-hold
+			s.mu.Lock()
+		}
 		if s.loseNext > 0 {
 			s.loseNext--
 			return statusLost, nil

@@ -62,6 +62,7 @@ type Server struct {
 	channels   map[string]bool // the channels the bot is in
 	fails      []failure
 	loseNext   int
+	reuseNext  int // posts that get the latest ts again
 	conns      []*websocket.Conn
 	envelope   int
 	acked      []string
@@ -69,6 +70,16 @@ type Server struct {
 
 	// Requests counts every Web API request.
 	Requests int
+	calls    map[string]int // requests by method
+	limits   map[string]limit
+}
+
+// limit is a per-method rate limit: at most n requests per window, as
+// Slack's tiers are.
+type limit struct {
+	n      int
+	window time.Duration
+	times  []time.Time // the requests allowed in the window, by the fake's clock
 }
 
 type failure struct {
@@ -79,7 +90,7 @@ type failure struct {
 
 // New starts a fake whose bot is in channel.
 func New(channel string) *Server {
-	s := &Server{now: time.Now, channels: map[string]bool{channel: true}}
+	s := &Server{now: time.Now, channels: map[string]bool{channel: true}, calls: map[string]int{}}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
 	return s
 }
@@ -158,6 +169,14 @@ func (s *Server) Messages(channel string) []Message {
 	return out
 }
 
+// Calls is how many requests of Web API method (conversations.replies...)
+// were made.
+func (s *Server) Calls(method string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.calls[method]
+}
+
 // Ephemerals are the ephemeral messages shown so far.
 func (s *Server) Ephemerals() []Ephemeral {
 	s.mu.Lock()
@@ -182,6 +201,52 @@ func (s *Server) LosePost() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.loseNext++
+}
+
+// Limit rate-limits method to n requests per window of the fake's clock,
+// as Slack limits a commercially distributed app outside the Marketplace
+// (conversations.replies and conversations.history: 1 a minute): a
+// request over the limit gets 429 with Retry-After.
+func (s *Server) Limit(method string, n int, window time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.limits == nil {
+		s.limits = map[string]limit{}
+	}
+	s.limits[method] = limit{n: n, window: window}
+}
+
+// limited is how long a request of method must wait (0: it may go, and is
+// counted).
+func (s *Server) limited(method string) time.Duration {
+	l, ok := s.limits[method]
+	if !ok {
+		return 0
+	}
+	now := s.now()
+	kept := l.times[:0]
+	for _, t := range l.times {
+		if now.Sub(t) < l.window {
+			kept = append(kept, t)
+		}
+	}
+	l.times = kept
+	if len(l.times) >= l.n {
+		s.limits[method] = l
+		return l.window - now.Sub(l.times[0])
+	}
+	l.times = append(l.times, now)
+	s.limits[method] = l
+	return 0
+}
+
+// ReuseTS makes the next count chat.postMessage calls get the latest ts
+// given again, as a server that reuses timestamps would: a test of what
+// agentx does with a ts it already bound to another thread.
+func (s *Server) ReuseTS(count int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.reuseNext += count
 }
 
 // Drop closes every Socket Mode connection, as Slack does from time to
@@ -215,6 +280,12 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	method, ok := strings.CutPrefix(r.URL.Path, "/api/")
 	if !ok {
 		http.NotFound(w, r)
+		return
+	}
+	s.calls[method]++
+	if wait := s.limited(method); wait > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(int(wait.Seconds()+0.999)))
+		w.WriteHeader(http.StatusTooManyRequests)
 		return
 	}
 	if len(s.fails) > 0 {
@@ -260,7 +331,13 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	case "auth.test":
 		writeJSON(w, map[string]any{"ok": true, "user_id": BotUser, "bot_id": BotID, "team": "fake"})
 	case "chat.postMessage":
-		m := &Message{Channel: ch, TS: s.nextTS(), ThreadTS: f.Get("thread_ts"), User: BotUser, BotID: BotID, Text: f.Get("text")}
+		ts := s.last
+		if s.reuseNext == 0 || ts == "" {
+			ts = s.nextTS()
+		} else {
+			s.reuseNext--
+		}
+		m := &Message{Channel: ch, TS: ts, ThreadTS: f.Get("thread_ts"), User: BotUser, BotID: BotID, Text: f.Get("text")}
 		if md := f.Get("metadata"); md != "" {
 			m.Meta = json.RawMessage(md)
 		}

@@ -1,0 +1,177 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentx-cli/agentx/internal/safetext"
+	"github.com/agentx-cli/agentx/internal/trust"
+	"github.com/agentx-cli/agentx/router"
+	"github.com/agentx-cli/agentx/workflow"
+)
+
+// trustGate decides whether the commands the workspace at root names may
+// run in this process: worked out when the first would run, told once per
+// command that was not.
+func (a *App) trustGate(root string, rules *workflow.Set) *trust.Gate {
+	return &trust.Gate{Root: root, Rules: rules, Getenv: a.getenv, Warn: func(line string) { a.warnf("%s", line) }}
+}
+
+// checksTrusted reports whether the checks of step s of w may run (the
+// workspace's commands are trusted on this machine); each one that may
+// not is told once.
+func (a *App) checksTrusted(h *router.Hub, w *workflow.Workflow, s *workflow.Step) bool {
+	ok := true
+	for _, c := range s.Evaluate {
+		if !h.Trust.Allow(trust.CheckCommand(w.Name, s.ID, c.Name, c.Command)) {
+			ok = false
+		}
+	}
+	return ok
+}
+
+func newTrustCmd(a *App) *cobra.Command {
+	var yes, revoke, status bool
+	cmd := &cobra.Command{
+		Use:   "trust",
+		Short: "Review the commands this workspace runs, and trust them on this machine",
+		Long: `agentx runs commands named by the workspace's files: [agents.NAME] command
+(responders) and resume, [notify] command, and [[steps.evaluate]] command in
+the workflows. Those files come with the repository, so agentx runs none of
+them until a person on this machine has trusted that set of commands. Until
+then each one is skipped with a line saying so, and a question to an agent
+with a responder waits as if it had none.
+
+agentx trust lists the commands and, once you confirm at the terminal, records
+their hash for this workspace (by its absolute path) in your own configuration
+directory, outside the repository: $XDG_CONFIG_HOME/agentx/trusted (~/.config
+on Linux, ~/Library/Application Support on macOS, %AppData% on Windows). A
+changed command set needs trust again. --yes records without asking, for a
+script or a CI job that chose to run the commands of the tree it checked out.
+AGENTX_TRUST=HASH[,HASH...] trusts the sets with those hashes without any
+record: a CI job pins the commands it reviewed, and a pull request that
+changes them runs none. --status shows the state and the hash; --revoke
+forgets the trust. An agent (AGENTX_AGENT set) never trusts.`,
+		Example: `  agentx trust --status
+  agentx trust
+  agentx trust --revoke`,
+		Args: cobra.NoArgs,
+		RunE: a.runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+			if revoke && status {
+				return &usageError{Err: fmt.Errorf("--revoke and --status: give one")}
+			}
+			ws, err := a.open()
+			if err != nil {
+				return err
+			}
+			root, err := trust.Canonical(ws.Root)
+			if err != nil {
+				return err
+			}
+			store, err := trust.DefaultStore(a.getenv)
+			if err != nil && !status {
+				return err
+			}
+			st := trust.Examine(store, root, ws.Rules, a.getenv)
+			switch {
+			case status:
+				return a.emit(st, func() { a.printTrust(st) })
+			case revoke:
+				if agent := a.getenv(router.EnvAgent); agent != "" {
+					return a.agentMayNotTrust(agent)
+				}
+				had, err := store.Revoke(root)
+				if err != nil {
+					return err
+				}
+				st = trust.Examine(store, root, ws.Rules, a.getenv)
+				return a.emit(st, func() {
+					if had {
+						a.printf("Revoked: agentx runs none of this workspace's commands on this machine until they are trusted again.\n")
+					} else {
+						a.printf("Nothing to revoke: this workspace's commands were not trusted on this machine.\n")
+					}
+				})
+			}
+			if agent := a.getenv(router.EnvAgent); agent != "" {
+				return a.agentMayNotTrust(agent)
+			}
+			if st.State == trust.StateInvalid {
+				return fmt.Errorf("trust: %s", st.Err)
+			}
+			if st.State == trust.StateNone || (st.State == trust.StateTrusted && !st.Pinned) {
+				return a.emit(st, func() { a.printTrust(st) })
+			}
+			if !yes {
+				if !a.json {
+					a.printTrust(st)
+				}
+				ok, err := confirmAtTerminal(ctx, fmt.Sprintf("agentx: run these %d commands of %s on this machine?", len(st.Commands), safetext.Line(root)))
+				switch {
+				case errors.Is(err, errNoTerminal):
+					return &codedError{Code: ExitIdentity, Msg: "trust: no terminal to confirm at: a person trusts a workspace's commands at a terminal of their own",
+						Todo: "run agentx trust at a terminal; a script or CI job that means to run the checked-out tree's commands passes --yes, or pins their hash with AGENTX_TRUST (see agentx trust --status)"}
+				case err != nil:
+					return err
+				case !ok:
+					return &codedError{Code: ExitIdentity, Msg: "trust: not confirmed: nothing recorded", Todo: "run agentx trust again and answer y to trust these commands"}
+				}
+			}
+			if _, err := store.Trust(root, st.Commands, a.now()); err != nil {
+				return err
+			}
+			st = trust.Examine(store, root, ws.Rules, a.getenv)
+			return a.emit(st, func() {
+				a.printf("Trusted %d commands of %s on this machine (%s).\n", len(st.Commands), safetext.Line(root), st.Hash)
+			})
+		}),
+	}
+	cmd.Flags().BoolVar(&yes, "yes", false, "trust without asking at the terminal (scripts, CI: you run whatever the checked-out files name)")
+	cmd.Flags().BoolVar(&revoke, "revoke", false, "forget the trust of this workspace's commands on this machine")
+	cmd.Flags().BoolVar(&status, "status", false, "show whether this workspace's commands are trusted here, their hash and what they are")
+	return cmd
+}
+
+// agentMayNotTrust refuses trust to a process launched as an agent.
+func (a *App) agentMayNotTrust(agent string) error {
+	return &codedError{Code: ExitIdentity,
+		Msg:  fmt.Sprintf("trust: this process is agent %s (%s): an agent never decides which commands this machine runs", agent, router.EnvAgent),
+		Todo: "a person decides that; " + askPerson}
+}
+
+// printTrust prints a trust status for a person.
+func (a *App) printTrust(st trust.Status) {
+	switch st.State {
+	case trust.StateNone:
+		a.printf("This workspace names no command to run: nothing to trust.\n")
+		return
+	case trust.StateInvalid:
+		a.printf("A workflow file does not parse, so what would run is unknown: %s\n", safetext.Line(st.Err))
+		return
+	case trust.StateTrusted:
+		how := "trusted on this machine"
+		if st.Pinned {
+			how = "trusted by AGENTX_TRUST"
+		}
+		a.printf("%s: %s\n", how, st.Hash)
+	case trust.StateChanged:
+		a.printf("changed since trusted: agentx runs none of them until a person trusts them again (agentx trust): %s\n", st.Hash)
+	default:
+		a.printf("not trusted on this machine: agentx runs none of them until a person trusts them (agentx trust): %s\n", st.Hash)
+	}
+	for _, c := range st.Commands {
+		mark := " "
+		for _, d := range st.Changed {
+			if d.Kind == c.Kind && d.Name == c.Name {
+				mark = "*"
+			}
+		}
+		a.printf("%s %s: %s\n", mark, safetext.Line(c.What()), safetext.Line(c.Line()))
+	}
+	if len(st.Changed) > 0 {
+		a.printf("(* new or changed since trusted)\n")
+	}
+}

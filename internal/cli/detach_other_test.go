@@ -1,0 +1,6 @@
+//go:build !unix
+
+package cli
+
+// detachTerminal does nothing where there is no /dev/tty to detach from.
+func detachTerminal() {}
