@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -181,4 +182,70 @@ func TestClockRewoundRefIsNoSkew(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join(w.hosts[1], ".agentx", "state", "remote", "clock.json"))
 	require.NoError(t, err)
 	assert.NotContains(t, string(data), `"skews"`)
+}
+
+// TestClockAheadFleet: hosts 0 and 1 ask for 15 s while host 2, its clock
+// 5 h ahead, runs the monitor over and over (the monitor side of every
+// command it runs). Not one of the others' fresh questions is marked
+// stale; host 2 says why it holds.
+func TestClockAheadFleet(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs for 15 s")
+	}
+	w := clockWorld(t, 3)
+	ahead := time.Now().Add(5 * time.Hour)
+	stop := make(chan struct{})
+	var asks, looks, warned int
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for h := range 2 {
+		wg.Go(func() {
+			for k := 0; ; k++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				r := w.at(h, time.Time{}, "engineer", "clarify", "ask", "--issue", fmt.Sprint(1+k%3), "--to", "architect",
+					"--topic", fmt.Sprintf("h%d-%d", h, k), "--question", "which budget?", "--non-blocking")
+				if assert.Contains(t, []int{0, 5}, r.code, r.stderr) && r.code == 0 {
+					mu.Lock()
+					asks++
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	wg.Go(func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			r := w.at(2, ahead, "", "monitor")
+			assert.Equal(t, 0, r.code, r.stderr)
+			mu.Lock()
+			looks++
+			if strings.Contains(r.stderr, "clocks disagree") {
+				warned++
+			}
+			mu.Unlock()
+		}
+	})
+	time.Sleep(15 * time.Second)
+	close(stop)
+	wg.Wait()
+	stale, total := 0, 0
+	for issue := 1; issue <= 3; issue++ {
+		for _, c := range checkChain(t, w.chain(issue)).Clarifications {
+			total++
+			if c.Status != ledger.Pending {
+				stale++
+			}
+		}
+	}
+	t.Logf("%d asks acknowledged on hosts 0 and 1, %d looks by host 2 (%d warned): %d of %d questions not pending", asks, looks, warned, stale, total)
+	assert.Zero(t, stale, "host 2 marked other hosts' fresh questions stale")
+	assert.Positive(t, warned)
 }
