@@ -47,7 +47,8 @@ func (r *Replicator) newer(ctx context.Context, snap Snapshot, head string) bool
 // version the local copy does not reflect yet (st.Head), changed: the
 // records that differ from the local copy with the outbox's changes
 // undone (the shared ledger at st.Head, as this host knows it). The
-// questions new here are noted in st.Arrived: another host asked them.
+// questions new here are noted in st.Arrived (another host asked them),
+// and the time again when another host's question starts a new round.
 func (r *Replicator) tellPulled(ctx context.Context, f *ledger.Locked, snap Snapshot, st *SyncState) {
 	issue := f.Issue
 	if snap.Version == "" || snap.Version == st.Head {
@@ -97,7 +98,9 @@ func (r *Replicator) tellPulled(ctx context.Context, f *ledger.Locked, snap Snap
 		changes = append(changes, p)
 	}
 	for _, p := range changes {
-		if p.Before == nil && p.After.Status.Open() {
+		_, theirs := st.Arrived[p.After.ID]
+		newRound := p.Before != nil && theirs && p.After.Round > p.Before.Round // a follow-up: its age starts again
+		if (p.Before == nil || newRound) && p.After.Status.Open() {
 			if st.Arrived == nil {
 				st.Arrived = map[string]ledger.Time{}
 			}

@@ -1,6 +1,7 @@
 package remote
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -83,4 +84,53 @@ func TestKeepArrived(t *testing.T) {
 	st := &SyncState{Arrived: map[string]ledger.Time{"CLR-1-001": {}, "CLR-1-002": {}, "CLR-1-009": {}}}
 	keepArrived(st, &ledger.Ledger{IssueNumber: 1, Clarifications: []*ledger.Clarification{open, closed}})
 	assert.Equal(t, map[string]ledger.Time{"CLR-1-001": {}}, st.Arrived)
+}
+
+// TestArrived: a question another host asked is noted when a fetch first
+// brings it here, and again when it starts a new round (a follow-up);
+// this host's own questions are never noted, and a closed one is dropped.
+func TestArrived(t *testing.T) {
+	mem := &memRemote{chains: map[int][]Commit{}}
+	t0 := time.Date(2026, 2, 26, 10, 0, 0, 0, time.UTC)
+	clk := t0
+	a := sharedHost(t, mem)
+	bs := ledger.NewStore(t.TempDir(), lock.Options{}, func() time.Time { return clk })
+	b := host{bs, Attach(bs, mem)}
+	arrived := func() map[string]ledger.Time {
+		st, err := ReadSync(b.Store, 1)
+		require.NoError(t, err)
+		return st.Arrived
+	}
+	id, err := sharedAsk(a, "Cache")
+	require.NoError(t, err)
+	mine, err := sharedAsk(b, "Mine")
+	require.NoError(t, err)
+	assert.Equal(t, map[string]ledger.Time{id: ledger.T(t0)}, arrived(), "b's own %s is not noted", mine)
+
+	require.NoError(t, sharedAnswer(a, id, "yes"))
+	clk = t0.Add(time.Hour)
+	_, err = b.Sync(context.Background(), 1, nil)
+	require.NoError(t, err)
+	assert.Equal(t, ledger.T(t0), arrived()[id], "an answer starts no new round")
+
+	_, err = a.Update(context.Background(), 1, func(l *ledger.Ledger) error {
+		c := l.Find(id)
+		if err := c.Move(ledger.Pending); err != nil {
+			return err
+		}
+		c.Round++
+		c.Thread = append(c.Thread, ledger.ThreadEntry{Round: c.Round, From: "engineer", Type: ledger.Question, Body: "and then?", Timestamp: c.Created})
+		return nil
+	})
+	require.NoError(t, err)
+	clk = t0.Add(2 * time.Hour)
+	_, err = b.Sync(context.Background(), 1, nil)
+	require.NoError(t, err)
+	assert.Equal(t, ledger.T(clk), arrived()[id], "a follow-up is counted from when it arrived")
+
+	_, err = a.Update(context.Background(), 1, func(l *ledger.Ledger) error { return l.Find(id).Move(ledger.Abandoned) })
+	require.NoError(t, err)
+	_, err = b.Sync(context.Background(), 1, nil)
+	require.NoError(t, err)
+	assert.Empty(t, arrived(), "closed: dropped")
 }
