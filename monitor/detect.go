@@ -80,6 +80,10 @@ type Config struct {
 	Scope      string                   // deadlock_scope: workflow.ScopeIssue or ScopeGlobal
 	Priority   []string                 // upstream precedence, most upstream first
 	CanRetry   func(target string) bool // whether a question to target can be retried; nil: never
+	// Judge, when set, is the time at which the stale rule judges an
+	// entry seen at now, in place of now; zero: no time-based action on
+	// it at all (remote mode's check of the clocks: remote.Judge.At).
+	Judge func(e ledger.IndexEntry, now time.Time) time.Time
 }
 
 // ConfigFrom takes the detectors' settings from a workspace config.
@@ -144,8 +148,14 @@ func EscalatesAt(e ledger.IndexEntry) time.Time { return e.EscalatesAt() }
 //   - stale and not yet retried (a retry that was never made): retry.
 //
 // Anything else, and a clarification already acted on, gives ok false, so
-// running the rule again changes nothing.
+// running the rule again changes nothing. With cfg.Judge the rule runs at
+// the time it gives for e, and not at all when that is zero.
 func CheckStale(e ledger.IndexEntry, now time.Time, cfg Config) (f Finding, ok bool) {
+	if cfg.Judge != nil {
+		if now = cfg.Judge(e, now); now.IsZero() {
+			return f, false
+		}
+	}
 	if at, scheduled := router.ScheduledRetry(e); scheduled && cfg.canRetry(e.To) && beforeDeadline(e, now) {
 		if !router.RetryDue(e, now) {
 			return f, false

@@ -123,6 +123,41 @@ func TestCheckStale(t *testing.T) {
 	}
 }
 
+// TestCheckStaleJudged: with a Judge (remote mode's check of the clocks)
+// the stale rule runs at the time it gives, and not at all at zero, even
+// for a stale question owed its retry.
+func TestCheckStaleJudged(t *testing.T) {
+	pending := ent(42, clar("CLR-42-001", "engineer", "architect", ledger.Pending))
+	stale := withMonitor(ent(42, clar("CLR-42-001", "engineer", "architect", ledger.Stale)), ledger.MonitorState{StaleAt: tp(at(31))})
+	tests := []struct {
+		name  string
+		e     ledger.IndexEntry
+		now   time.Time
+		judge func(ledger.IndexEntry, time.Time) time.Time
+		want  Action
+	}{
+		{"judged at now: stale", pending, at(31), func(_ ledger.IndexEntry, now time.Time) time.Time { return now }, ActMarkStale},
+		{"judged earlier: not yet", pending, at(31), func(ledger.IndexEntry, time.Time) time.Time { return at(20) }, ""},
+		{"held: nothing", pending, at(500), func(ledger.IndexEntry, time.Time) time.Time { return time.Time{} }, ""},
+		{"held: no retry owed is made", stale, at(32), func(ledger.IndexEntry, time.Time) time.Time { return time.Time{} }, ""},
+		{"held: no escalation", stale, at(500), func(ledger.IndexEntry, time.Time) time.Time { return time.Time{} }, ""},
+		{"judged past the escalation", stale, at(32), func(ledger.IndexEntry, time.Time) time.Time { return at(62) }, ActEscalate},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := cfg("architect")
+			c.Judge = tt.judge
+			f, ok := CheckStale(tt.e, tt.now, c)
+			if tt.want == "" {
+				assert.False(t, ok, "got %+v", f)
+				return
+			}
+			require.True(t, ok)
+			assert.Equal(t, tt.want, f.Action)
+		})
+	}
+}
+
 // TestStaleLifecycle walks one clarification through the rule as the
 // monitor's actions would change it: stale, retried, left alone, escalated.
 func TestStaleLifecycle(t *testing.T) {

@@ -30,6 +30,7 @@ const (
 	EventResponderFailed     = eventlog.EventResponderFailed
 	EventSuperseded          = eventlog.EventSuperseded
 	EventRemoteRefused       = eventlog.EventRemoteRefused
+	EventClockSkew           = eventlog.EventClockSkew
 	EventRenumbered          = eventlog.EventRenumbered
 	EventChangeSuperseded    = eventlog.EventChangeSuperseded
 	EventProposalCreated     = eventlog.EventProposalCreated

@@ -22,6 +22,10 @@ const (
 	// DefaultRemoteAttempts bounds the tries of one write that others keep
 	// overtaking.
 	DefaultRemoteAttempts = 20
+	// DefaultRemoteMaxSkew is how far the times of the commits a host
+	// fetches may be from its own clock before the two are taken to
+	// disagree.
+	DefaultRemoteMaxSkew = 5 * time.Minute
 )
 
 // RemoteConfig is the [remote] table: the ledgers are shared through git
@@ -32,6 +36,10 @@ type RemoteConfig struct {
 	Interval Duration `json:"interval"` // reads fetch at most once per interval
 	Timeout  Duration `json:"timeout"`  // one exchange with the remote
 	Attempts int      `json:"attempts"` // tries of one write
+	// MaxSkew is how far a commit's time may be from when this host's
+	// clock says it was made: past it the clocks disagree, and this host
+	// takes no time-based action on other hosts' questions.
+	MaxSkew Duration `json:"max_skew"`
 	// RequireSigned has every commit pulled verified with git
 	// verify-commit: one git cannot verify is refused.
 	RequireSigned bool `json:"require_signed"`
@@ -53,7 +61,8 @@ func (d *doc) remote(prim toml.Primitive) *RemoteConfig {
 	if !ok {
 		return nil
 	}
-	r := &RemoteConfig{Interval: Duration{DefaultRemoteInterval}, Timeout: Duration{DefaultRemoteTimeout}, Attempts: DefaultRemoteAttempts}
+	r := &RemoteConfig{Interval: Duration{DefaultRemoteInterval}, Timeout: Duration{DefaultRemoteTimeout}, Attempts: DefaultRemoteAttempts,
+		MaxSkew: Duration{DefaultRemoteMaxSkew}}
 	def := d.decodeTable(t, p, p, []field{
 		{"git", &r.Git, "a string"},
 		{"branch", &r.Branch, "a string"},
@@ -61,6 +70,7 @@ func (d *doc) remote(prim toml.Primitive) *RemoteConfig {
 		{"timeout", &r.Timeout, "a duration string"},
 		{"attempts", &r.Attempts, "an integer"},
 		{"require_signed", &r.RequireSigned, "true or false"},
+		{"max_skew", &r.MaxSkew, "a duration string"},
 	})
 	if _, present := t["git"]; !present {
 		d.addf(with(p, "git"), with(p, "git"), `the git remote the ledgers are shared on, e.g. git = "origin"`, "required")
@@ -74,6 +84,7 @@ func (d *doc) remote(prim toml.Primitive) *RemoteConfig {
 		d.addf(with(p, "interval"), with(p, "interval"), `"0s" fetches on every command`, "must not be negative, got %q", r.Interval.String())
 	}
 	d.positive(def["timeout"], r.Timeout, with(p, "timeout"))
+	d.positive(def["max_skew"], r.MaxSkew, with(p, "max_skew"))
 	if def["attempts"] && (r.Attempts < 1 || r.Attempts > 100) {
 		d.addf(with(p, "attempts"), with(p, "attempts"), "", "must be from 1 to 100, got %d", r.Attempts)
 	}

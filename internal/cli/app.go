@@ -228,6 +228,7 @@ func (a *App) open() (*workspace.Workspace, error) {
 		return nil, err
 	}
 	a.setOffline(ws)
+	a.nameHost(ws)
 	a.logPulled(ws)
 	a.ws = ws
 	return ws, nil

@@ -259,7 +259,7 @@ func (a *App) wait(ctx context.Context, h *router.Hub, id string, timeout time.D
 	if a.side == nil {
 		return ghWait(ctx, id, timeout)
 	}
-	return monitor.New(h).Wait(ctx, id, timeout, ghWait, func(r *monitor.Report) {
+	return newMonitor(h).Wait(ctx, id, timeout, ghWait, func(r *monitor.Report) {
 		a.monitorDuring(r)
 		a.outsideSide(ctx, h, false)
 	})

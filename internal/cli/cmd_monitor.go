@@ -112,7 +112,7 @@ func newClarifyStaleCmd(a *App) *cobra.Command {
 				for _, e := range skipped {
 					a.warnf("skipped %v", e)
 				}
-				items := monitor.StaleAndStuck(entries, h.Store.Now(), monitor.New(h).Config)
+				items := monitor.StaleAndStuck(entries, h.Store.Now(), newMonitor(h).Config)
 				return a.emit(items, func() {
 					if len(items) == 0 {
 						if a.isTTY {

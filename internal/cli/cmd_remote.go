@@ -16,8 +16,10 @@ import (
 	"github.com/agentx-cli/agentx/internal/frontends/todo"
 	"github.com/agentx-cli/agentx/internal/remote"
 	"github.com/agentx-cli/agentx/internal/safetext"
+	"github.com/agentx-cli/agentx/internal/words"
 	"github.com/agentx-cli/agentx/internal/workspace"
 	"github.com/agentx-cli/agentx/ledger"
+	"github.com/agentx-cli/agentx/monitor"
 	"github.com/agentx-cli/agentx/router"
 	"github.com/agentx-cli/agentx/workflow"
 )
@@ -32,6 +34,24 @@ func gitRemote(ws *workspace.Workspace) *remote.Git {
 // are the local copy, writes go to the outbox.
 func (a *App) setOffline(ws *workspace.Workspace) {
 	remote.Of(ws.Store).SetOffline(a.offline)
+}
+
+// envHost names this host in the commits it makes (default: the
+// machine's host name), for hosts that share one (containers).
+const envHost = "AGENTX_HOST"
+
+// nameHost applies AGENTX_HOST to the workspace's remote.
+func (a *App) nameHost(ws *workspace.Workspace) {
+	g := gitRemote(ws)
+	v := a.getenv(envHost)
+	if g == nil || v == "" {
+		return
+	}
+	if !remote.PlainHost(v) {
+		a.warnf("%s=%q is not a plain host name (letters, digits, '.', '-', '_', at most 64): the machine's host name is used", envHost, v)
+		return
+	}
+	g.Host = v
 }
 
 // remoteSide brings the local copies up to the remote once per command, at
@@ -56,6 +76,32 @@ func (a *App) remoteSide(ctx context.Context, ws *workspace.Workspace) {
 	for _, p := range r.Problems {
 		a.warnf("remote: %s", p)
 	}
+	a.warnSkew(ws)
+}
+
+// warnSkew says, in one line, that this host's clock and another's
+// disagree (remote.Skews): the monitor here takes no time-based action on
+// other hosts' questions meanwhile.
+func (a *App) warnSkew(ws *workspace.Workspace) {
+	skews, err := remote.Skews(ws.Store)
+	if err != nil || len(skews) == 0 {
+		return // an unreadable record of the clocks: the monitor holds, agentx doctor says why
+	}
+	more := ""
+	if n := len(skews) - 1; n > 0 {
+		more = fmt.Sprintf(" (and %d other %s)", n, words.Plural(n, "host", "hosts"))
+	}
+	a.warnf("remote: clocks disagree: %s%s, more than [remote] max_skew: no stale, retry or escalation of other hosts' questions on this host until they agree (agentx doctor; docs/remote.md, clocks)", skews[0], more)
+}
+
+// newMonitor is monitor.New(h) that, in remote mode, judges other hosts'
+// questions by what this host knows of the clocks (remote.Judge).
+func newMonitor(h *router.Hub) *monitor.Monitor {
+	m := monitor.New(h)
+	if j := remote.NewJudge(h.Store); j != nil {
+		m.Config.Judge = j.At
+	}
+	return m
 }
 
 // logPulled appends to the event log, marked as pulled from the remote,
@@ -79,6 +125,11 @@ func (a *App) logPulled(ws *workspace.Workspace) {
 	rep.OnRefused(func(issue int, he *remote.HistoryError) {
 		e := router.EventFor(router.EventRemoteRefused, issue, nil, ws.Store.Now())
 		e.Topic, e.Reason, e.By, e.Host = he.Ref, he.Error(), router.HubAgent, he.Host
+		appendAll([]router.Event{e})
+	})
+	rep.OnSkew(func(s remote.Skew) {
+		e := router.EventFor(router.EventClockSkew, s.Issue, nil, ws.Store.Now())
+		e.Topic, e.Reason, e.By, e.Host = "clock", s.String(), router.HubAgent, s.Host
 		appendAll([]router.Event{e})
 	})
 	rep.OnPulled(func(issue int, changes []remote.Pulled) {
@@ -413,6 +464,17 @@ the ref at what was found. See docs/remote.md.`,
 				return &codedError{Code: ExitFailure, Msg: "remote " + v.Remote + ": " + v.Offline + ": the outbox is kept", Quiet: !a.json,
 					Todo: "agentx sync again once the remote can be reached"}
 			}
+			if !status && g != nil {
+				// A ref this host refuses (moved back, deleted, rewritten)
+				// and did not put back is sync's failure: exit 7.
+				he, err := refused(ws.Store)
+				if err != nil {
+					return err
+				}
+				if he != nil {
+					return he
+				}
+			}
 			// Delivering is sync's work: a queued change another host
 			// overtook is its failure (the stderr lines say which).
 			for _, o := range a.overtaken() {
@@ -428,6 +490,25 @@ the ref at what was found. See docs/remote.md.`,
 	cmd.Flags().BoolVar(&republish, "republish", false, "put this host's chain back on the refs it refuses (moved back, deleted, rewritten)")
 	cmd.MarkFlagsMutuallyExclusive("status", "republish")
 	return cmd
+}
+
+// refused returns the first refusal an issue's sync state records (nil:
+// none): a shared version this host does not adopt.
+func refused(store *ledger.Store) (*remote.HistoryError, error) {
+	issues, err := store.IssuesWithFile(remote.SyncDir)
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range issues {
+		st, err := remote.ReadSync(store, n)
+		if err != nil {
+			return nil, err
+		}
+		if st.Refused != nil {
+			return &st.Refused.HistoryError, nil
+		}
+	}
+	return nil, nil
 }
 
 // republishAll runs remote.Republish on every issue whose sync state

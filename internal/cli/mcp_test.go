@@ -5,6 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"os/exec"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentx-cli/agentx/internal/frontends/mcpserver"
+	"github.com/agentx-cli/agentx/ledger"
 )
 
 // TestMCPCommand runs `agentx mcp` in-process over pipes and checks that a
@@ -52,21 +56,9 @@ func TestMCPCommand(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tt.tool, Arguments: tt.args})
-			require.NoError(t, err)
-			require.True(t, res.IsError)
-			b, err := json.Marshal(res.Meta[mcpserver.ErrorMetaKey])
-			require.NoError(t, err)
-			var got mcpserver.ErrorInfo
-			require.NoError(t, json.Unmarshal(b, &got))
-
+			got := toolError(t, ctx, cs, tt.tool, tt.args)
 			r := runCmd(t, "", env, "", append(tt.cli, "--json")...)
-			var want errorEnvelope
-			require.NoError(t, json.Unmarshal([]byte(r.stderr), &want), r.stderr)
-			assert.Equal(t, r.code, got.ExitCode)
-			assert.Equal(t, want.Error.Code, got.Code)
-			assert.Equal(t, want.Error.ExitCode, got.ExitCode)
-			assert.Equal(t, want.Error.Message, got.Message)
+			want := sameError(t, r, got)
 			if !tt.ownHint {
 				assert.Equal(t, want.Error.Hint, got.Hint)
 				return
@@ -87,6 +79,32 @@ func TestMCPCommand(t *testing.T) {
 
 	// the end of the client's input stops the server: exit 0
 	assert.Equal(t, 0, stop(), "stderr: %s", stderr.String())
+}
+
+// toolError calls tool, which must fail, and returns its error's details.
+func toolError(t *testing.T, ctx context.Context, cs *mcp.ClientSession, tool string, args map[string]any) mcpserver.ErrorInfo {
+	t.Helper()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+	require.NoError(t, err)
+	require.True(t, res.IsError, "%s %v must fail", tool, args)
+	b, err := json.Marshal(res.Meta[mcpserver.ErrorMetaKey])
+	require.NoError(t, err)
+	var got mcpserver.ErrorInfo
+	require.NoError(t, json.Unmarshal(b, &got))
+	return got
+}
+
+// sameError checks that a tool's error got is the one the command line
+// printed in r (--json): the same code, exit code and message.
+func sameError(t *testing.T, r result, got mcpserver.ErrorInfo) errorEnvelope {
+	t.Helper()
+	var want errorEnvelope
+	require.NoError(t, json.Unmarshal([]byte(r.stderr), &want), r.stderr)
+	assert.Equal(t, r.code, got.ExitCode)
+	assert.Equal(t, want.Error.Code, got.Code)
+	assert.Equal(t, want.Error.ExitCode, got.ExitCode)
+	assert.Equal(t, want.Error.Message, got.Message)
+	return want
 }
 
 // startMCP runs `agentx mcp` in-process over pipes, with env, its stderr
@@ -113,4 +131,80 @@ func startMCP(t *testing.T, ctx context.Context, env map[string]string, stderr i
 			return -1
 		}
 	}
+}
+
+// TestMCPRefusesRenumbered: an id this host printed while the remote was
+// out of reach, for a question since delivered under another id, is
+// refused by every MCP tool that names it, with what the CLI says for the
+// same id (exit 6, superseded, naming the new id): never another host's
+// question read, answered or resolved in its place.
+func TestMCPRefusesRenumbered(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("the remote mode needs git")
+	}
+	root := t.TempDir()
+	gitIn := func(dir string, args ...string) {
+		t.Helper()
+		out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput()
+		require.NoError(t, err, "git %v: %s", args, out)
+	}
+	bare := filepath.Join(root, "origin.git")
+	gitIn(root, "init", "--quiet", "--bare", bare)
+	a, b := filepath.Join(root, "a"), filepath.Join(root, "b")
+	for _, h := range []string{a, b} {
+		gitIn(root, "init", "--quiet", h)
+		gitIn(h, "remote", "add", "origin", bare)
+		require.Equal(t, 0, runCmd(t, h, nil, "", "init").code)
+		r := runCmd(t, h, nil, "", "remote", "enable", "origin")
+		require.Equal(t, 0, r.code, r.stderr)
+	}
+	engineer := map[string]string{"AGENTX_AGENT": "engineer", "AGENTX_MCP_MAX_WAIT": "300ms"}
+	ask := func(dir string, topic string, extra ...string) result {
+		t.Helper()
+		r := runCmd(t, dir, engineer, "", append([]string{"clarify", "ask", "--issue", "50", "--to", "architect", "--topic", topic, "--question", topic + "?", "--non-blocking"}, extra...)...)
+		require.Equal(t, 0, r.code, r.stderr)
+		return r
+	}
+	assert.Equal(t, "CLR-50-001", strings.TrimSpace(ask(a, "Schema", "--offline").stdout), "a provisional id")
+	assert.Equal(t, "CLR-50-001", strings.TrimSpace(ask(b, "Legacy").stdout))
+	r := runCmd(t, a, nil, "", "sync")
+	require.Equal(t, 0, r.code, r.stderr)
+	r = runCmd(t, a, nil, "", "sync", "--status")
+	require.Contains(t, r.stdout, "CLR-50-001: delivered as CLR-50-002")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var stderr bytes.Buffer
+	cs, stop := startMCP(t, ctx, engineer, &stderr)
+	tests := []struct {
+		tool string
+		args map[string]any
+		cli  []string
+	}{
+		{"clarify_show", map[string]any{"id": "CLR-50-001"}, []string{"clarify", "show", "CLR-50-001"}},
+		{"clarify_wait", map[string]any{"id": "CLR-50-001", "wait_seconds": 0}, []string{"clarify", "wait", "CLR-50-001", "--timeout", "1s"}},
+		{"clarify_resolve", map[string]any{"id": "CLR-50-001", "body": "done"}, []string{"clarify", "resolve", "CLR-50-001", "--body", "done"}},
+		{"clarify_followup", map[string]any{"id": "CLR-50-001", "body": "and the index?"}, []string{"clarify", "followup", "CLR-50-001", "--body", "and the index?"}},
+		{"clarify_assume", map[string]any{"id": "CLR-50-001", "assumption": "no"}, []string{"clarify", "assume", "CLR-50-001", "--assumption", "no"}},
+		{"clarify_answer", map[string]any{"id": "CLR-50-001", "body": "No.", "from": "engineer"}, []string{"clarify", "answer", "CLR-50-001", "--body", "No."}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.tool, func(t *testing.T) {
+			got := toolError(t, ctx, cs, tt.tool, tt.args)
+			assert.Equal(t, "superseded", got.Code)
+			assert.Equal(t, 6, got.ExitCode)
+			assert.Contains(t, got.Message, "CLR-50-002", "names the new id")
+			want := sameError(t, runCmd(t, a, engineer, "", append(tt.cli, "--json")...), got)
+			assert.Equal(t, want.Error.Hint, got.Hint)
+		})
+	}
+	// B's question, CLR-50-001 everywhere else, is untouched: still pending,
+	// no answer, no follow-up, no assumption.
+	out, err := exec.Command("git", "-C", bare, "cat-file", "blob", "refs/agentx/clarifications/issue-50:issue-50.json").Output()
+	require.NoError(t, err)
+	l, err := ledger.Decode("origin issue-50", out)
+	require.NoError(t, err)
+	assert.Equal(t, ledger.Pending, l.Find("CLR-50-001").Status)
+	assert.Len(t, l.Find("CLR-50-001").Thread, 1)
+	assert.Equal(t, 0, stop(), "stderr: %s", stderr.String())
 }

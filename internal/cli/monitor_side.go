@@ -65,7 +65,7 @@ func (a *App) runMonitor(ctx context.Context) {
 // once per command; agentx watch makes one every interval.
 func (a *App) monitorTurn(ctx context.Context, h *router.Hub, s *sideMonitor) *monitor.Report {
 	a.outsideSide(ctx, h, true)
-	m := monitor.New(h)
+	m := newMonitor(h)
 	m.SkipQuiet = !s.whole // nothing due and nothing changed since a quiet scan: no scan
 	m.DryRun = s.dryRun
 	switch {

@@ -686,7 +686,7 @@ func TestSchemaEnums(t *testing.T) {
 		{"defs.json#/$defs/agentState", strs(toAny(ledger.AgentStates)...)},
 		{"clarification.json#/$defs/threadEntry/properties/type", strs(ledger.Question, ledger.Answer, ledger.Resolution, ledger.Escalation)},
 		{"clarification.json#/$defs/record/properties/recordType", strs(ledger.RecordClarification, ledger.RecordBrainstorm)},
-		{"event.json#/properties/type", strs(router.EventRemoteRefused, router.EventRenumbered, router.EventChangeSuperseded, router.EventRequested, router.EventAnswered, router.EventFollowedUp, router.EventStale, router.EventResolved, router.EventEscalated, router.EventAbandoned, router.EventResponderFailed, router.EventSuperseded,
+		{"event.json#/properties/type", strs(router.EventRemoteRefused, router.EventClockSkew, router.EventRenumbered, router.EventChangeSuperseded, router.EventRequested, router.EventAnswered, router.EventFollowedUp, router.EventStale, router.EventResolved, router.EventEscalated, router.EventAbandoned, router.EventResponderFailed, router.EventSuperseded,
 			router.EventProposalCreated, router.EventProposalEvidence, router.EventProposalApproved, router.EventProposalRejected, router.EventProposalImplemented)},
 		{"clarification.json#/properties/outcome", strs(toAny(router.Outcomes)...)},
 		{"ready.json#/$defs/readiness/properties/state", strs(router.StateReady, router.StateBlocked, router.StateEscalated)},

@@ -101,8 +101,31 @@ func checkState(store *ledger.Store, opts Options, r *Report) error {
 				Action:  st.Refused.Hint()})
 		}
 	}
+	checkClock(store, opts, r)
 	checkEvents(filepath.Join(store.Dir(), router.EventsFile), opts, r)
 	return nil
+}
+
+// checkClock reports, in remote mode, another host's clock that disagrees
+// with this host's (remote.Skews): meanwhile this host's monitor takes no
+// time-based action on other hosts' questions. The record of the clocks is
+// derived: one that does not parse is moved aside by --fix.
+func checkClock(store *ledger.Store, opts Options, r *Report) {
+	if remote.Of(store) == nil {
+		return
+	}
+	checkStateFile(store, opts, r, stateFile{CheckRemote, filepath.Join(remote.SyncDir, remote.ClockFile), func() any { return &struct{}{} },
+		"what this host found comparing its clock with the commits it fetched; the next fetch starts the comparison afresh"})
+	skews, err := remote.Skews(store)
+	if err != nil {
+		return
+	}
+	for _, s := range skews {
+		r.add(Finding{Check: CheckRemote, Severity: Warning, Path: remote.ClockPath(store),
+			Problem: fmt.Sprintf("since %s: %s, more than [remote] max_skew; until they agree this host takes no time-based action (stale, retry, escalate) on other hosts' questions",
+				s.Found.UTC().Format(time.RFC3339), s),
+			Action: "set the wrong clock right (NTP: timedatectl status, chronyc tracking); the finding lapses when a later commit of that host agrees, or a day after the last that disagreed"})
+	}
 }
 
 func checkStateFile(store *ledger.Store, opts Options, r *Report, sf stateFile) {

@@ -45,6 +45,13 @@ const (
 	// that does not only append): no clarification; the ref as topic, why
 	// as reason, the refused commit's host as host.
 	EventRemoteRefused EventType = "remote-refused"
+	// EventClockSkew: with a [remote], another host's clock was found to
+	// disagree with this host's by more than [remote] max_skew (from the
+	// time of a commit it fetched): no clarification; the issue of that
+	// commit, "clock" as topic, what was found as reason, the other host
+	// as host. Until they agree this host takes no time-based action on
+	// other hosts' questions.
+	EventClockSkew EventType = "remote-clock-skew"
 	// EventRenumbered (remote mode): a question this host asked while the
 	// remote was out of reach was delivered under another id, as another
 	// host had taken its own; ClarificationID is the new id, Was the old.

@@ -46,10 +46,12 @@ func (r *Replicator) newer(ctx context.Context, snap Snapshot, head string) bool
 // tellPulled tells OnPulled's function what snap, the shared ledger at a
 // version the local copy does not reflect yet (st.Head), changed: the
 // records that differ from the local copy with the outbox's changes
-// undone (the shared ledger at st.Head, as this host knows it).
+// undone (the shared ledger at st.Head, as this host knows it). The
+// questions new here are noted in st.Arrived (another host asked them),
+// and the time again when another host's question starts a new round.
 func (r *Replicator) tellPulled(ctx context.Context, f *ledger.Locked, snap Snapshot, st *SyncState) {
 	issue := f.Issue
-	if r.onPulled == nil || snap.Version == "" || snap.Version == st.Head {
+	if snap.Version == "" || snap.Version == st.Head {
 		return
 	}
 	after, err := ledger.DecodeIssue(r.transport.Name(issue), issue, snap.Data)
@@ -95,7 +97,17 @@ func (r *Replicator) tellPulled(ctx context.Context, f *ledger.Locked, snap Snap
 		}
 		changes = append(changes, p)
 	}
-	if len(changes) == 0 {
+	for _, p := range changes {
+		_, theirs := st.Arrived[p.After.ID]
+		newRound := p.Before != nil && theirs && p.After.Round > p.Before.Round // a follow-up: its age starts again
+		if (p.Before == nil || newRound) && p.After.Status.Open() {
+			if st.Arrived == nil {
+				st.Arrived = map[string]ledger.Time{}
+			}
+			st.Arrived[p.After.ID] = ledger.T(r.store.Now())
+		}
+	}
+	if len(changes) == 0 || r.onPulled == nil {
 		return
 	}
 	if o, ok := r.transport.(Origins); ok {

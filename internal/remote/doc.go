@@ -14,5 +14,8 @@
 // --offline, and delivered later, replayed on the newer shared ledger
 // (renumbered or superseded: Outcome). Pulled tells of the changes other
 // hosts made. Refresh brings the local copies up to date at most once per
-// interval and delivers the outbox.
+// interval and delivers the outbox; after each fetch it compares this
+// host's clock with the times of the commits other hosts pushed since the
+// last (checkClock, ClockFile), and Judge tells the monitor at what time
+// to judge another host's question (not at all while two clocks disagree).
 package remote

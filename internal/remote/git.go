@@ -32,6 +32,12 @@ type Git struct {
 	// RequireSigned has every commit pulled verified by git verify-commit
 	// ([remote] require_signed).
 	RequireSigned bool
+	// MaxSkew is how far a fetched commit's time may be from when this
+	// host's clock says it was made ([remote] max_skew; 0: the default).
+	MaxSkew time.Duration
+	// Now is this host's clock, which dates the commits it makes (nil:
+	// the system clock; Attach sets the store's).
+	Now func() time.Time
 
 	settingsOnce sync.Once
 	signing      bool // git is configured to sign commits (commit.gpgSign)
@@ -100,7 +106,7 @@ func (g *Git) importArgs(ctx context.Context) []string {
 func New(dir string, cfg *workflow.RemoteConfig) *Git {
 	host, _ := os.Hostname()
 	return &Git{Dir: dir, Remote: cfg.Git, Refs: cfg.Refs(), Timeout: cfg.Timeout.Duration,
-		Tries: cfg.Attempts, Interval: cfg.Interval.Duration, Host: host, RequireSigned: cfg.RequireSigned}
+		Tries: cfg.Attempts, Interval: cfg.Interval.Duration, Host: host, RequireSigned: cfg.RequireSigned, MaxSkew: cfg.MaxSkew.Duration}
 }
 
 // Ref is the ref of issue's ledger.
@@ -351,12 +357,15 @@ func (g *Git) chain(ctx context.Context, issue int, parents []string, commits []
 const importRef = "refs/agentx-import/chain"
 
 // fastImport makes the chain with one git fast-import: each commit's
-// blob, tree and commit, in a stream built here, its committer and time
-// git's own ("now", as commit-tree), the last commit's id read back with
-// get-mark.
+// blob, tree and commit, in a stream built here, dated as commit-tree
+// dates them (commitTime), the last commit's id read back with get-mark.
 func (g *Git) fastImport(ctx context.Context, issue int, parents []string, commits []Commit) (string, error) {
 	var s bytes.Buffer
-	ident := "agentx <agentx@" + g.host() + "> now\n"
+	dateFormat, when := "now", "now"
+	if at, ok := g.commitTime(); ok {
+		dateFormat, when = "raw", at
+	}
+	ident := "agentx <agentx@" + g.host() + "> " + when + "\n"
 	data := func(b []byte) {
 		fmt.Fprintf(&s, "data %d\n", len(b))
 		s.Write(b)
@@ -382,7 +391,7 @@ func (g *Git) fastImport(ctx context.Context, issue int, parents []string, commi
 		s.WriteString("M 100644 :" + strconv.Itoa(2*i+1) + " " + File(issue) + "\n\n")
 	}
 	s.WriteString("get-mark :" + strconv.Itoa(2*len(commits)) + "\nreset " + importRef + "\n\ndone\n")
-	out, err := g.git(ctx, s.Bytes(), nil, append(g.importArgs(ctx), "fast-import", "--quiet", "--done", "--date-format=now")...)
+	out, err := g.git(ctx, s.Bytes(), nil, append(g.importArgs(ctx), "fast-import", "--quiet", "--done", "--date-format="+dateFormat)...)
 	if err != nil {
 		return "", err
 	}
@@ -391,6 +400,17 @@ func (g *Git) fastImport(ctx context.Context, issue int, parents []string, commi
 		return "", &GitError{Args: []string{"fast-import"}, Stderr: "unexpected answer to get-mark: " + sha, Err: errors.New("no commit id")}
 	}
 	return sha, nil
+}
+
+// commitTime is the date of the commits this host makes, in git's raw
+// form ("1772100000 +0000"), when Now is set: a commit is dated by the
+// clock that dates the change it records, so that other hosts compare the
+// two with theirs (checkClock). ok is false without Now: git's own clock.
+func (g *Git) commitTime() (at string, ok bool) {
+	if g.Now == nil {
+		return "", false
+	}
+	return fmt.Sprintf("%d +0000", g.Now().Unix()), true
 }
 
 // message is c's commit message: the change, and the host that made it.
@@ -412,6 +432,9 @@ func (g *Git) commitTree(ctx context.Context, issue int, c Commit, parents []str
 		args = append(args, "-p", p)
 	}
 	env := []string{"GIT_AUTHOR_NAME=agentx", "GIT_AUTHOR_EMAIL=agentx@" + g.host(), "GIT_COMMITTER_NAME=agentx", "GIT_COMMITTER_EMAIL=agentx@" + g.host()}
+	if at, ok := g.commitTime(); ok {
+		env = append(env, "GIT_AUTHOR_DATE=@"+at, "GIT_COMMITTER_DATE=@"+at)
+	}
 	sha, err := g.git(ctx, []byte(g.message(c)), env, args...)
 	if err != nil {
 		return "", err

@@ -77,6 +77,9 @@ func TestRewoundRefIsRefused(t *testing.T) {
 
 	r = w.run(0, "", "ready", "--issue", "5")
 	assert.Equal(t, 7, r.code, "the gate fails closed: %s", r.stderr)
+	r = w.run(0, "", "sync")
+	assert.Equal(t, 7, r.code, "sync fails while a ref stays refused: %s", r.stderr)
+	assert.Contains(t, r.stderr, "sync --republish")
 	r = w.run(0, "", "doctor")
 	assert.NotEqual(t, 0, r.code)
 	assert.Contains(t, r.stdout+r.stderr, "moved back or rewritten")

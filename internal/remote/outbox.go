@@ -36,6 +36,12 @@ type SyncState struct {
 	// that id. Unlike Outcomes it is never trimmed: the old id is refused
 	// on this host for good (CheckID), as another host's question has it.
 	Renumbered map[string]string `json:"renumbered,omitempty"`
+	// Arrived maps each open question another host asked to when this
+	// host first saw it, or its current round (a fetch brought it): the
+	// monitor judges other hosts' questions by the evidence of their times
+	// (Judge). A question not in it is this host's own. Dropped once
+	// resolved or abandoned.
+	Arrived map[string]ledger.Time `json:"arrived,omitempty"`
 }
 
 // Queued is one change waiting in the outbox: each record it changed, as

@@ -94,8 +94,14 @@ type result struct {
 	stdout, stderr string
 }
 
-// run runs agentx in host i as agent (""; a person's shell).
+// run runs agentx in host i as agent (""; a person's shell), with the
+// monitor off.
 func (w *world) run(i int, agent string, args ...string) result {
+	return w.runEnv(i, []string{"AGENTX_NO_MONITOR=1"}, agent, args...)
+}
+
+// runEnv is run with env added to the process's environment.
+func (w *world) runEnv(i int, env []string, agent string, args ...string) result {
 	dir := ""
 	if i < len(w.hosts) {
 		dir = w.hosts[i]
@@ -104,7 +110,7 @@ func (w *world) run(i int, agent string, args ...string) result {
 	}
 	cmd := exec.Command(w.bin, args...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "AGENTX_NO_MONITOR=1", "AGENTX_AGENT="+agent, "USER=tester", "GIT_TERMINAL_PROMPT=0")
+	cmd.Env = append(append(os.Environ(), "AGENTX_AGENT="+agent, "USER=tester", "GIT_TERMINAL_PROMPT=0"), env...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()

@@ -80,6 +80,11 @@ func parseMessage(msg string) (subject, host string) {
 	return subject, host
 }
 
+// PlainHost reports whether h is a plain host name, as a commit's host:
+// line must be to be taken: letters, digits, '.', '-', '_', at most 64
+// bytes.
+func PlainHost(h string) bool { return hostName(h) != "" }
+
 // hostName returns h if it is a plain host name (letters, digits, '.',
 // '-', '_', at most 64 bytes), else "".
 func hostName(h string) string {

@@ -35,6 +35,7 @@ type Replicator struct {
 	onPulled   func(issue int, changes []Pulled)                     // told of changes made elsewhere (OnPulled)
 	onRefused  func(issue int, e *HistoryError)                      // told of a shared version refused (OnRefused)
 	onOutcomes func(issue int, outcomes []Outcome, l *ledger.Ledger) // told of queued changes delivered otherwise (OnOutcomes)
+	onSkew     func(Skew)                                            // told of another host's clock found to disagree (OnSkew)
 	overtaken  []Outcome                                             // what this process delivered otherwise than made (Overtaken)
 }
 
@@ -61,6 +62,9 @@ func (r *Replicator) Overtaken() []Outcome {
 // Attach shares store's ledgers through t: from now on every
 // store.Update goes through the Replicator returned.
 func Attach(store *ledger.Store, t Transport) *Replicator {
+	if g, ok := t.(*Git); ok && g.Now == nil {
+		g.Now = store.Now
+	}
 	r := &Replicator{store: store, transport: t}
 	store.SetReplicator(r)
 	return r
@@ -378,6 +382,7 @@ func (r *Replicator) settle(ctx context.Context, f *ledger.Locked, l *ledger.Led
 		return err
 	}
 	st.Head, st.Pending, st.Refused = version, nil, nil
+	keepArrived(st, l)
 	st.Outcomes = append(st.Outcomes, outcomes...)
 	for _, o := range outcomes {
 		if o.Outcome == OutcomeRenumbered {

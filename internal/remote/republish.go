@@ -45,17 +45,39 @@ var ErrNothingRefused = errors.New("the remote holds a version this host adopts:
 // hosts that settled either adopt it. A refused commit is left out, with
 // what followed it. The push leases the ref at what was found: a ref that
 // moved meanwhile is not overwritten.
+//
+// Another host moving the ref meanwhile (pushing, or putting its own chain
+// back) makes it look again, up to [remote] attempts times, then a
+// *BusyError: nothing written, run it again.
 func (r *Replicator) Republish(ctx context.Context, issue int) (Republished, error) {
-	out := Republished{Issue: issue}
 	pub, ok := r.transport.(republisher)
 	if !ok || r.offline {
-		return out, errors.New("republish needs the remote (not --offline)")
+		return Republished{Issue: issue}, errors.New("republish needs the remote (not --offline)")
 	}
 	f, err := r.store.Lock(ctx, issue)
 	if err != nil {
-		return out, err
+		return Republished{Issue: issue}, err
 	}
 	defer func() { _ = f.Release() }()
+	attempts := max(r.transport.Attempts(), 1)
+	for attempt := 1; ; attempt++ {
+		out, err := r.republish(ctx, f, pub)
+		switch {
+		case !errors.Is(err, ErrMoved):
+			return out, err
+		case attempt >= attempts:
+			return out, &BusyError{Remote: r.transport.Name(issue), Attempts: attempt}
+		}
+		if err := sleepJitter(ctx, attempt); err != nil {
+			return out, err
+		}
+	}
+}
+
+// republish is one try of Republish, under the issue's lock (f).
+func (r *Replicator) republish(ctx context.Context, f *ledger.Locked, pub republisher) (Republished, error) {
+	issue := f.Issue
+	out := Republished{Issue: issue}
 	st, err := ReadSync(r.store, issue)
 	if err != nil {
 		return out, err
@@ -145,18 +167,49 @@ func (r *Replicator) mergeOther(ctx context.Context, pub republisher, issue int,
 	if err != nil {
 		return false, nil
 	}
+	// What was asked identifies a record whatever its id: an earlier
+	// republish may have given it another id on one side.
+	ours := map[string]int{}
+	for i, c := range l.Clarifications {
+		if w, err := wholeRecord(c); err == nil {
+			ours[origin(w)] = i
+		}
+	}
 	for _, c := range theirs.Clarifications {
+		w, err := wholeRecord(c)
+		if err != nil {
+			return false, nil
+		}
+		if i, ok := ours[origin(w)]; ok && (l.Clarifications[i].ID != c.ID || base.Find(c.ID) == nil) {
+			// the same question here already (under another id, or both
+			// chains took it after the fork): taken only as what it adds
+			// to this host's record (an answer, a close), never again
+			mine, err := wholeRecord(l.Clarifications[i])
+			if err != nil {
+				return false, err
+			}
+			if appendsRecord(mine, w) == nil && len(w.Thread) > len(mine.Thread) {
+				moved := *w
+				moved.ID = mine.ID
+				l.Clarifications[i] = &moved
+			}
+			continue
+		}
 		after, err := ledger.RecordJSON(c)
 		if err != nil {
 			return false, err
 		}
 		var before json.RawMessage
+		// The fork's record under this id, if it is the same question: a
+		// chain merged before may hold another question there.
 		if b := base.Find(c.ID); b != nil {
-			if before, err = ledger.RecordJSON(b); err != nil {
-				return false, err
-			}
-			if bytes.Equal(before, after) {
-				continue
+			if bw, err := wholeRecord(b); err == nil && origin(bw) == origin(w) {
+				if before, err = ledger.RecordJSON(b); err != nil {
+					return false, err
+				}
+				if bytes.Equal(before, after) {
+					continue
+				}
 			}
 		}
 		q := Queued{Message: c.ID + " from " + shortID(other.Version), Records: []QueuedRecord{{ID: c.ID, Before: before, After: after}}}

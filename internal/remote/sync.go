@@ -70,6 +70,7 @@ func Refresh(ctx context.Context, rep *Replicator, g *Git, force bool) (Report, 
 		return r, nil
 	}
 	r.Fetched = true
+	start := store.Now()
 	heads, err := g.FetchAll(ctx)
 	if errors.Is(err, ErrOffline) {
 		r.Offline = err.Error()
@@ -78,6 +79,9 @@ func Refresh(ctx context.Context, rep *Replicator, g *Git, force bool) (Report, 
 	}
 	if err != nil {
 		return r, err
+	}
+	if err := rep.checkClock(ctx, g, start, heads); err != nil {
+		r.Problems = append(r.Problems, fmt.Sprintf("checking this host's clock against the commits fetched: %v", err))
 	}
 	outbox, err := OutboxIssues(store)
 	if err != nil {

@@ -1,0 +1,393 @@
+//go:build unix
+
+package remote_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentx-cli/agentx/ledger"
+)
+
+// chaosEnv sets how long TestRemoteChaos's hosts work under the chaos
+// (a Go duration; default 20s, which with the checks after keeps the test
+// under a minute on two busy cores).
+const chaosEnv = "AGENTX_REMOTE_CHAOS"
+
+// chaos is a world whose agentx processes are killed and paused at random
+// while a rewinder moves the shared refs back and deletes one.
+type chaos struct {
+	w  *world
+	mu sync.Mutex
+	// live are the agentx processes running, by pid.
+	live map[int]*exec.Cmd
+	// acked maps the topic of every ask that exited 0 with an id to that id.
+	acked                    map[string]string
+	asks, refused, republish int
+	killed, paused           int
+	rewound, deleted, raced  int
+	failures                 []string
+}
+
+func (c *chaos) fail(format string, args ...any) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.failures) < 20 {
+		c.failures = append(c.failures, fmt.Sprintf(format, args...))
+	}
+}
+
+// run runs agentx in host h to its end, as one the chaos may kill (code
+// -1) or pause; one still running 90 s on is a failure, and killed.
+func (c *chaos) run(h int, args ...string) result {
+	cmd := exec.Command(c.w.bin, args...)
+	cmd.Dir = c.w.hosts[h]
+	cmd.Env = append(os.Environ(), "AGENTX_NO_MONITOR=1", "AGENTX_AGENT=", "USER=tester", "GIT_TERMINAL_PROMPT=0",
+		fmt.Sprintf("AGENTX_HOST=host%d", h))
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Start(); err != nil {
+		c.fail("start %v: %v", args, err)
+		return result{code: -1}
+	}
+	c.mu.Lock()
+	c.live[cmd.Process.Pid] = cmd
+	c.mu.Unlock()
+	hung := time.AfterFunc(90*time.Second, func() {
+		c.fail("host %d: %v still running after 90 s", h, args)
+		_ = cmd.Process.Signal(syscall.SIGCONT)
+		_ = cmd.Process.Kill()
+	})
+	err := cmd.Wait()
+	hung.Stop()
+	c.mu.Lock()
+	delete(c.live, cmd.Process.Pid)
+	c.mu.Unlock()
+	r := result{stdout: out.String(), stderr: errb.String()}
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &ee):
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			r.code = -1
+		} else {
+			r.code = ee.ExitCode()
+		}
+	default:
+		c.fail("host %d: %v: %v", h, args, err)
+		r.code = -1
+	}
+	return r
+}
+
+// worker asks, over and over until stop, on issue 1 or 2 from host h;
+// refused (exit 7: a ref moved back or deleted), it puts its chain back
+// with agentx sync --republish, as docs/remote.md says to.
+func (c *chaos) worker(h, p int, stop <-chan struct{}) {
+	rng := rand.New(rand.NewPCG(uint64(h), uint64(p)))
+	for k := 0; ; k++ {
+		select {
+		case <-stop:
+			return
+		default:
+		}
+		issue := 1 + rng.IntN(2)
+		topic := fmt.Sprintf("h%d-p%d-k%d", h, p, k)
+		r := c.run(h, "clarify", "ask", "--issue", fmt.Sprint(issue), "--from", "engineer", "--to", "architect",
+			"--topic", topic, "--question", "which retry budget applies to "+topic+"?", "--non-blocking", "--json")
+		c.mu.Lock()
+		c.asks++
+		c.mu.Unlock()
+		switch r.code {
+		case -1: // killed: not acknowledged
+		case 0:
+			var doc struct {
+				Data struct{ ID string } `json:"data"`
+			}
+			if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil || doc.Data.ID == "" {
+				c.fail("host %d: ask exit 0 without an id: %q", h, r.stdout)
+				continue
+			}
+			c.mu.Lock()
+			c.acked[topic] = doc.Data.ID
+			c.mu.Unlock()
+		case 7:
+			c.mu.Lock()
+			c.refused++
+			c.mu.Unlock()
+			// 5: other hosts kept moving the ref; 6, 7: another refusal or
+			// overtaken change is told (what was done is reported)
+			if rr := c.run(h, "sync", "--republish"); rr.code != -1 && rr.code != 0 && rr.code != 7 && rr.code != 5 && rr.code != 6 {
+				c.fail("host %d: sync --republish: exit %d: %s", h, rr.code, rr.stderr)
+			} else if rr.code == 0 {
+				c.mu.Lock()
+				c.republish++
+				c.mu.Unlock()
+			}
+		case 5: // remote_busy: not acknowledged, nothing written
+		default:
+			c.fail("host %d: ask: exit %d: %s", h, r.code, r.stderr)
+		}
+	}
+}
+
+// chaos kills or pauses (for up to a second) a random agentx process
+// every 150 ms until stop.
+func (c *chaos) chaos(stop <-chan struct{}) {
+	rng := rand.New(rand.NewPCG(11, uint64(time.Now().UnixNano())))
+	tick := time.NewTicker(150 * time.Millisecond)
+	defer tick.Stop()
+	var paused sync.WaitGroup
+	defer paused.Wait()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-tick.C:
+		}
+		c.mu.Lock()
+		pids := make([]int, 0, len(c.live))
+		for pid := range c.live {
+			pids = append(pids, pid)
+		}
+		slices.Sort(pids)
+		var pick *exec.Cmd
+		if len(pids) > 0 {
+			pick = c.live[pids[rng.IntN(len(pids))]]
+		}
+		c.mu.Unlock()
+		if pick == nil {
+			continue
+		}
+		if rng.IntN(2) == 0 {
+			if pick.Process.Signal(syscall.SIGKILL) == nil {
+				c.mu.Lock()
+				c.killed++
+				c.mu.Unlock()
+			}
+			continue
+		}
+		if pick.Process.Signal(syscall.SIGSTOP) != nil {
+			continue
+		}
+		c.mu.Lock()
+		c.paused++
+		c.mu.Unlock()
+		d := time.Duration(200+rng.IntN(800)) * time.Millisecond
+		paused.Go(func() {
+			time.Sleep(d)
+			_ = pick.Process.Signal(syscall.SIGCONT)
+		})
+	}
+}
+
+// rewinder, from a clone of its own, force-pushes an older commit of an
+// issue's ref every interval until stop, and once deletes a ref instead:
+// a server restored from a backup, git push --force and git push --mirror
+// from older clones.
+func (c *chaos) rewinder(dir string, every time.Duration, stop <-chan struct{}) {
+	rng := rand.New(rand.NewPCG(5, uint64(time.Now().UnixNano())))
+	gitq := func(args ...string) (string, error) {
+		cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
+		cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0")
+		out, err := cmd.CombinedOutput()
+		return strings.TrimSpace(string(out)), err
+	}
+	deletedOnce := false
+	// once moves one ref back (or deletes it): false when a host pushed
+	// between its fetch and its push (the push is refused: git push
+	// --force still names the commit it replaces), to be tried again.
+	once := func(n int) bool {
+		if _, err := gitq("fetch", "--quiet", "--prune", "origin", "+refs/agentx/*:refs/agentx/*"); err != nil {
+			c.fail("rewinder: fetch: %v", err)
+			return true
+		}
+		issue := 1 + rng.IntN(2)
+		ref := fmt.Sprintf("refs/agentx/clarifications/issue-%d", issue)
+		if !deletedOnce && n >= 2 {
+			if _, err := gitq("push", "--quiet", "origin", ":"+ref); err != nil {
+				return false
+			}
+			deletedOnce = true
+			c.mu.Lock()
+			c.deleted++
+			c.mu.Unlock()
+			return true
+		}
+		out, err := gitq("rev-list", "--first-parent", ref)
+		chain := strings.Fields(out)
+		if err != nil || len(chain) < 3 {
+			return true // not there (deleted, not yet put back) or too short
+		}
+		old := chain[1+rng.IntN(len(chain)/2)] // back by one to half the chain
+		if _, err := gitq("push", "--quiet", "--force", "origin", old+":"+ref); err != nil {
+			return false
+		}
+		c.mu.Lock()
+		c.rewound++
+		c.mu.Unlock()
+		return true
+	}
+	for n := 0; ; n++ {
+		select {
+		case <-stop:
+			return
+		case <-time.After(every):
+		}
+		for try := 0; try < 5 && !once(n); try++ {
+			c.mu.Lock()
+			c.raced++
+			c.mu.Unlock()
+		}
+	}
+}
+
+// TestRemoteChaos: three hosts, two agentx processes on each asking on
+// two issues, killed and paused at random, while a rewinder force-pushes
+// older commits of the refs and once deletes one; a host refused (exit
+// 7) puts its chain back with agentx sync --republish. At the end, once
+// every host has synced (and republished where it still refuses), every
+// ask that printed an id and exited 0 has its question on every host and
+// on the remote, once, and the ids on the remote are dense.
+func TestRemoteChaos(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the chaos test runs for tens of seconds")
+	}
+	soak := 20 * time.Second
+	if v := os.Getenv(chaosEnv); v != "" {
+		d, err := time.ParseDuration(v)
+		require.NoError(t, err, "%s", chaosEnv)
+		soak = d
+	}
+	const hosts, procs = 3, 2
+	w := newWorld(t, hosts, "", "")
+	c := &chaos{w: w, live: map[int]*exec.Cmd{}, acked: map[string]string{}}
+	// Every host settles both issues first, so that it can tell a ref
+	// moved back from a new one.
+	for i := range 2 {
+		r := c.run(0, "clarify", "ask", "--issue", fmt.Sprint(i+1), "--from", "engineer", "--to", "architect", "--topic", fmt.Sprintf("seed-%d", i+1), "--question", "seed?", "--non-blocking", "--json")
+		require.Equal(t, 0, r.code, r.stderr)
+		c.acked[fmt.Sprintf("seed-%d", i+1)] = "seed"
+	}
+	for h := range hosts {
+		require.Equal(t, 0, c.run(h, "sync").code)
+	}
+	rewinderDir := filepath.Join(t.TempDir(), "rewinder")
+	git(t, filepath.Dir(rewinderDir), "init", "--quiet", rewinderDir)
+	git(t, rewinderDir, "remote", "add", "origin", w.bare)
+
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for h := range hosts {
+		for p := range procs {
+			wg.Go(func() { c.worker(h, p, stop) })
+		}
+	}
+	var side sync.WaitGroup
+	side.Go(func() { c.chaos(stop) })
+	side.Go(func() { c.rewinder(rewinderDir, min(soak/7, 5*time.Second), stop) })
+	time.Sleep(soak)
+	close(stop)
+	side.Wait()
+	c.mu.Lock()
+	for _, cmd := range c.live { // nothing stays paused
+		_ = cmd.Process.Signal(syscall.SIGCONT)
+	}
+	c.mu.Unlock()
+	wg.Wait()
+	for _, f := range c.failures {
+		t.Error(f)
+	}
+
+	// Every host syncs; one still refused puts its chain back. Until all
+	// agree on the remote's version.
+	settled := false
+	for round := 0; round < 12 && !settled; round++ {
+		settled = true
+		for h := range hosts {
+			r := c.run(h, "sync")
+			switch r.code {
+			case 0:
+			case 7, 6:
+				settled = false
+				rr := c.run(h, "sync", "--republish")
+				assert.Contains(t, []int{0, 5, 6, 7}, rr.code, "host %d: sync --republish: %s", h, rr.stderr)
+				if round >= 3 {
+					t.Logf("round %d, host %d: sync: exit %d: %s\nsync --republish: exit %d: %s%s", round, h, r.code, r.stderr, rr.code, rr.stdout, rr.stderr)
+				}
+			default:
+				settled = false
+				t.Logf("host %d: sync: exit %d: %s", h, r.code, r.stderr)
+			}
+		}
+	}
+	require.True(t, settled, "the hosts did not settle on one version")
+
+	seen := map[int]map[string]int{} // per host, every topic's count
+	for h := range hosts {
+		seen[h] = map[string]int{}
+		for issue := 1; issue <= 2; issue++ {
+			data, err := os.ReadFile(filepath.Join(w.hosts[h], ".agentx", "state", "clarifications", fmt.Sprintf("issue-%d.json", issue)))
+			require.NoError(t, err)
+			l, err := ledger.Decode(fmt.Sprintf("host %d issue %d", h, issue), data)
+			require.NoError(t, err)
+			for _, c := range l.Clarifications {
+				seen[h][c.Topic]++
+			}
+		}
+	}
+	remote := map[string]int{}
+	for issue := 1; issue <= 2; issue++ {
+		ref := fmt.Sprintf("refs/agentx/clarifications/issue-%d", issue)
+		blob := git(t, w.bare, "cat-file", "blob", ref+":"+fmt.Sprintf("issue-%d.json", issue))
+		l, err := ledger.Decode(ref, []byte(blob))
+		require.NoError(t, err)
+		for i, c := range l.Clarifications {
+			assert.Equal(t, ledger.FormatID(issue, i+1), c.ID, "issue %d: ids dense, in order", issue)
+			remote[c.Topic]++
+		}
+	}
+	lost := 0
+	for topic, id := range c.acked {
+		if remote[topic] != 1 {
+			lost++
+			t.Errorf("acknowledged %s (%s) is on the remote %d times", topic, id, remote[topic])
+		}
+		for h := range hosts {
+			if seen[h][topic] != 1 {
+				t.Errorf("acknowledged %s (%s) is on host %d %d times", topic, id, h, seen[h][topic])
+			}
+		}
+	}
+	for topic, n := range remote {
+		if n > 1 {
+			t.Errorf("%s is on the remote %d times", topic, n)
+		}
+	}
+	t.Logf("%s of chaos: %d asks, %d acknowledged (%d lost), %d refused (exit 7), %d republished; %d SIGKILLs, %d SIGSTOPs; %d rewinds, %d deletions (%d lost a race with a host); %d records on the remote",
+		soak, c.asks, len(c.acked), lost, c.refused, c.republish, c.killed, c.paused, c.rewound, c.deleted, c.raced, len(remote))
+	// The clocks are right: neither a ref moved back nor a chain put back
+	// may read as a disagreement of clocks.
+	for h := range hosts {
+		data, err := os.ReadFile(filepath.Join(w.hosts[h], ".agentx", "state", "remote", "clock.json"))
+		require.NoError(t, err)
+		assert.NotContains(t, string(data), `"skews"`, "host %d", h)
+	}
+	assert.Positive(t, c.rewound, "the ref was moved back")
+	assert.Positive(t, c.deleted, "a ref was deleted")
+}
