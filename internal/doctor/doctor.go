@@ -399,9 +399,17 @@ func checkFiles(ctx context.Context, store *ledger.Store, opts Options, r *Repor
 			f.Problem = fmt.Sprintf("temp file left by a killed writer (modified %s ago)", age.Round(time.Second))
 			f.Action = "agentx doctor --fix removes it"
 			if opts.Fix {
-				if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				// Only while no agentx process holds the lock it was
+				// written under: a writer at work, however old its
+				// file looks (a clock set ahead), keeps it.
+				held, err := lock.IfIdle(tempLock(p), func() error { return os.Remove(p) })
+				switch {
+				case held:
+					f.Severity, f.Problem = Warning, "temp file of a live writer: an agentx process holds the lock it is written under"
+					f.Action = "left alone"
+				case err != nil && !errors.Is(err, fs.ErrNotExist):
 					f.Action = "could not remove it: " + err.Error()
-				} else {
+				default:
 					f.Fixed, f.Action = true, "removed"
 				}
 			}
@@ -498,3 +506,17 @@ func diff(have, want *ledger.Index) string {
 }
 
 func (r *Report) add(f Finding) { r.Findings = append(r.Findings, f) }
+
+// tempLock is the lock a temp file is written under: a lock's own
+// prepared file (issue-7.json.lock.tmp-held) its lock, a data file's temp
+// file (.issue-7.json.tmp-locked) that data file's lock.
+func tempLock(p string) string {
+	dir, name := filepath.Split(p)
+	if i := strings.Index(name, lock.Suffix+lock.TempInfix); i >= 0 {
+		return filepath.Join(dir, name[:i+len(lock.Suffix)])
+	}
+	if i := strings.Index(name, ".tmp-"); i > 0 {
+		return filepath.Join(dir, strings.TrimPrefix(name[:i], ".")+lock.Suffix)
+	}
+	return p + lock.Suffix
+}

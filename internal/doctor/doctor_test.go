@@ -162,3 +162,55 @@ func TestDoctor(t *testing.T) {
 	assert.Equal(t, 1, r.Remaining)
 	assert.Len(t, r.Findings, 4, "only the corrupt ledger and the three warnings remain")
 }
+
+// TestFixLeavesALiveWritersTempFiles: a temp file written under a lock an
+// agentx process holds is that writer's, however old it looks to the
+// doctor's clock (here an hour ahead): doctor --fix leaves it, and removes
+// it once the lock is free.
+func TestFixLeavesALiveWritersTempFiles(t *testing.T) {
+	ctx := context.Background()
+	s := ledger.NewStore(t.TempDir(), lock.Options{}, func() time.Time { return t0 })
+	ahead := func() time.Time { return time.Now().Add(time.Hour) }
+	dir := filepath.Dir(s.Path(4))
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	temps := []string{filepath.Join(dir, ".issue-4.json.tmp-locked"), s.Path(4) + ".lock.tmp-held"}
+	held, err := lock.Acquire(t.Context(), s.Path(4), lock.Options{})
+	require.NoError(t, err)
+	for _, p := range temps {
+		write(t, p, "{", time.Now())
+	}
+	r, err := Run(ctx, s, Options{Now: ahead, Fix: true})
+	require.NoError(t, err)
+	for _, p := range temps {
+		assert.FileExists(t, p, "a live writer's file is left alone")
+	}
+	found := 0
+	for _, f := range r.Findings {
+		if f.Check == CheckTemp {
+			found++
+			assert.Equal(t, "left alone", f.Action)
+			assert.False(t, f.Fixed)
+		}
+	}
+	assert.Equal(t, 2, found)
+
+	require.NoError(t, held.Release())
+	_, err = Run(ctx, s, Options{Now: ahead, Fix: true})
+	require.NoError(t, err)
+	for _, p := range temps {
+		assert.NoFileExists(t, p, "once the lock is free, the leftover goes")
+	}
+}
+
+func TestTempLock(t *testing.T) {
+	for p, want := range map[string]string{
+		"/s/clarifications/issue-7.json.lock.tmp-held": "/s/clarifications/issue-7.json.lock",
+		"/s/clarifications/issue-7.json.lock.tmp-123":  "/s/clarifications/issue-7.json.lock",
+		"/s/clarifications/.issue-7.json.tmp-locked":   "/s/clarifications/issue-7.json.lock",
+		"/s/index/.issue-7.json.tmp-99":                "/s/index/issue-7.json.lock",
+		"/s/agent-status.json.lock.tmp-held":           "/s/agent-status.json.lock",
+		"/s/.agent-status.json.tmp-locked":             "/s/agent-status.json.lock",
+	} {
+		assert.Equal(t, want, tempLock(p), p)
+	}
+}
