@@ -420,7 +420,15 @@ func (s *Store) acquire(ctx context.Context, path string) (*lock.Lock, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return lock.Acquire(ctx, path, s.lock)
+	opts := s.lock
+	if filepath.Dir(path) != filepath.Join(s.dir, ClarificationsDir) {
+		// Only ledgers are written by AgentX tools that poll for the
+		// lock; agentx's own files (agent-status.json, hook records,
+		// inbox marks) need no window for them, and a fleet's commands
+		// all queue on agent-status.json.
+		opts.Fair = lock.Fairness{}
+	}
+	return lock.Acquire(ctx, path, opts)
 }
 
 // checkChanges enforces the lifecycle at the write path, whatever fn did:
