@@ -337,3 +337,21 @@ func TestReadRefusesALedgerItWouldMisread(t *testing.T) {
 		})
 	}
 }
+
+// TestOnlyLedgersTakeTurns: the fair hand-off (a run recorded in the
+// queue file) is kept for the ledgers' locks, which AgentX tools poll
+// for; agentx's own files hand over straight and record no run.
+func TestOnlyLedgersTakeTurns(t *testing.T) {
+	ctx := context.Background()
+	s := NewStore(t.TempDir(), lock.Options{Fair: lock.Fairness{Bound: 400 * time.Millisecond, Window: 400 * time.Millisecond}}, func() time.Time { return t0 })
+	_, err := s.Update(ctx, 5, ask(s, "engineer", "architect", "first"))
+	require.NoError(t, err)
+	_, err = s.UpdateAgents(ctx, func(m AgentStatuses) error { m["engineer"] = &AgentStatus{Status: Working}; return nil })
+	require.NoError(t, err)
+	q, err := os.ReadFile(s.Path(5) + lock.Suffix + lock.QueueSuffix)
+	require.NoError(t, err)
+	assert.Contains(t, string(q), "agentx-run", "a ledger's lock records its run")
+	q, err = os.ReadFile(s.AgentStatusPath() + lock.Suffix + lock.QueueSuffix)
+	require.NoError(t, err)
+	assert.NotContains(t, string(q), "agentx-run", "agent-status.json's lock takes no turns")
+}
