@@ -21,6 +21,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/agentx-cli/agentx/internal/testenv"
 )
 
 // TestFleetUnderChaos is a fleet of real agentx processes on one workspace
@@ -48,7 +50,7 @@ func TestFleetUnderChaos(t *testing.T) {
 		soak = d
 	}
 	bin := buildAgentx(t, "-ldflags=-s -w")
-	f := &fleet{t: t, bin: bin, root: t.TempDir(), live: map[int]*exec.Cmd{}, runs: map[string]int{}, took: map[string][]time.Duration{},
+	f := &fleet{t: t, bin: bin, root: t.TempDir(), runs: map[string]int{}, took: map[string][]time.Duration{},
 		acks: acks{asked: map[string]string{}, said: map[string][]string{}, resolved: map[string]bool{}}}
 	if r := f.run(nil, "init"); r.code != 0 {
 		t.Fatalf("init: exit %d: %s", r.code, r.stderr)
@@ -182,13 +184,11 @@ type fleet struct {
 	bin  string
 	root string
 
+	monkey  testenv.Monkey // kills and pauses what runs
 	mu      sync.Mutex
-	live    map[int]*exec.Cmd // running now, by pid
 	acks    acks
 	runs    map[string]int             // commands run, by name and outcome
 	took    map[string][]time.Duration // how long those that ended took, by name
-	killed  int
-	paused  int
 	failure []string
 }
 
@@ -229,9 +229,7 @@ func (f *fleet) run(env []string, args ...string) result {
 		f.fail("start %v: %v", args, err)
 		return result{f: f, code: -1}
 	}
-	f.mu.Lock()
-	f.live[c.Process.Pid] = c
-	f.mu.Unlock()
+	f.monkey.Started(c)
 	hung := time.AfterFunc(60*time.Second, func() {
 		f.fail("%v still running after 60 s", args)
 		_ = c.Process.Signal(syscall.SIGCONT)
@@ -240,9 +238,7 @@ func (f *fleet) run(env []string, args ...string) result {
 	err := c.Wait()
 	r.took = time.Since(start)
 	hung.Stop()
-	f.mu.Lock()
-	delete(f.live, c.Process.Pid)
-	f.mu.Unlock()
+	f.monkey.Ended(c)
 	r.stdout, r.stderr = stdout.Bytes(), stderr.Bytes()
 	var ee *exec.ExitError
 	switch {
@@ -319,53 +315,11 @@ func (f *fleet) pick(rng *rand.Rand, env []string, statuses ...string) string {
 	return out.Data[rng.IntN(len(out.Data))].ID
 }
 
-// chaos kills or pauses a random running process every 150 ms until ctx
-// ends.
+// chaos kills or pauses (for 1.2 s) a random running process every 150
+// ms until ctx ends.
 func (f *fleet) chaos(ctx context.Context) {
-	rng := rand.New(rand.NewPCG(7, uint64(time.Now().UnixNano())))
-	tick := time.NewTicker(150 * time.Millisecond)
-	defer tick.Stop()
-	var paused sync.WaitGroup
-	defer paused.Wait()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
-		f.mu.Lock()
-		var pick *exec.Cmd
-		if len(f.live) > 0 {
-			pids := make([]int, 0, len(f.live))
-			for pid := range f.live {
-				pids = append(pids, pid)
-			}
-			slices.Sort(pids)
-			pick = f.live[pids[rng.IntN(len(pids))]]
-		}
-		f.mu.Unlock()
-		if pick == nil {
-			continue
-		}
-		if rng.IntN(2) == 0 {
-			if pick.Process.Signal(syscall.SIGKILL) == nil {
-				f.mu.Lock()
-				f.killed++
-				f.mu.Unlock()
-			}
-			continue
-		}
-		if pick.Process.Signal(syscall.SIGSTOP) != nil {
-			continue
-		}
-		f.mu.Lock()
-		f.paused++
-		f.mu.Unlock()
-		paused.Go(func() {
-			time.Sleep(1200 * time.Millisecond)
-			_ = pick.Process.Signal(syscall.SIGCONT)
-		})
-	}
+	f.monkey.Run(ctx, rand.New(rand.NewPCG(7, uint64(time.Now().UnixNano()))), 150*time.Millisecond,
+		func(*rand.Rand) time.Duration { return 1200 * time.Millisecond })
 }
 
 func (f *fleet) fail(format string, args ...any) {
@@ -400,7 +354,8 @@ func (c record) holds(body string) bool {
 func (f *fleet) check() {
 	t := f.t
 	t.Helper()
-	t.Logf("%d processes killed, %d paused; runs: %v", f.killed, f.paused, f.runs)
+	killed, paused := f.monkey.Counts()
+	t.Logf("%d processes killed, %d paused; runs: %v", killed, paused, f.runs)
 	for _, name := range slices.Sorted(maps.Keys(f.took)) {
 		ds := f.took[name]
 		slices.Sort(ds)

@@ -4,6 +4,7 @@ package remote_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,7 +12,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -21,6 +21,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentx-cli/agentx/internal/testenv"
 	"github.com/agentx-cli/agentx/ledger"
 )
 
@@ -32,14 +33,12 @@ const chaosEnv = "AGENTX_REMOTE_CHAOS"
 // chaos is a world whose agentx processes are killed and paused at random
 // while a rewinder moves the shared refs back and deletes one.
 type chaos struct {
-	w  *world
-	mu sync.Mutex
-	// live are the agentx processes running, by pid.
-	live map[int]*exec.Cmd
+	w      *world
+	monkey testenv.Monkey // kills and pauses the agentx processes
+	mu     sync.Mutex
 	// acked maps the topic of every ask that exited 0 with an id to that id.
 	acked                    map[string]string
 	asks, refused, republish int
-	killed, paused           int
 	rewound, deleted, raced  int
 	failures                 []string
 }
@@ -65,9 +64,7 @@ func (c *chaos) run(h int, args ...string) result {
 		c.fail("start %v: %v", args, err)
 		return result{code: -1}
 	}
-	c.mu.Lock()
-	c.live[cmd.Process.Pid] = cmd
-	c.mu.Unlock()
+	c.monkey.Started(cmd)
 	hung := time.AfterFunc(90*time.Second, func() {
 		c.fail("host %d: %v still running after 90 s", h, args)
 		_ = cmd.Process.Signal(syscall.SIGCONT)
@@ -75,9 +72,7 @@ func (c *chaos) run(h int, args ...string) result {
 	})
 	err := cmd.Wait()
 	hung.Stop()
-	c.mu.Lock()
-	delete(c.live, cmd.Process.Pid)
-	c.mu.Unlock()
+	c.monkey.Ended(cmd)
 	r := result{stdout: out.String(), stderr: errb.String()}
 	var ee *exec.ExitError
 	switch {
@@ -149,51 +144,11 @@ func (c *chaos) worker(h, p int, stop <-chan struct{}) {
 // chaos kills or pauses (for up to a second) a random agentx process
 // every 150 ms until stop.
 func (c *chaos) chaos(stop <-chan struct{}) {
-	rng := rand.New(rand.NewPCG(11, uint64(time.Now().UnixNano())))
-	tick := time.NewTicker(150 * time.Millisecond)
-	defer tick.Stop()
-	var paused sync.WaitGroup
-	defer paused.Wait()
-	for {
-		select {
-		case <-stop:
-			return
-		case <-tick.C:
-		}
-		c.mu.Lock()
-		pids := make([]int, 0, len(c.live))
-		for pid := range c.live {
-			pids = append(pids, pid)
-		}
-		slices.Sort(pids)
-		var pick *exec.Cmd
-		if len(pids) > 0 {
-			pick = c.live[pids[rng.IntN(len(pids))]]
-		}
-		c.mu.Unlock()
-		if pick == nil {
-			continue
-		}
-		if rng.IntN(2) == 0 {
-			if pick.Process.Signal(syscall.SIGKILL) == nil {
-				c.mu.Lock()
-				c.killed++
-				c.mu.Unlock()
-			}
-			continue
-		}
-		if pick.Process.Signal(syscall.SIGSTOP) != nil {
-			continue
-		}
-		c.mu.Lock()
-		c.paused++
-		c.mu.Unlock()
-		d := time.Duration(200+rng.IntN(800)) * time.Millisecond
-		paused.Go(func() {
-			time.Sleep(d)
-			_ = pick.Process.Signal(syscall.SIGCONT)
-		})
-	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { <-stop; cancel() }()
+	c.monkey.Run(ctx, rand.New(rand.NewPCG(11, uint64(time.Now().UnixNano()))), 150*time.Millisecond,
+		func(rng *rand.Rand) time.Duration { return time.Duration(200+rng.IntN(800)) * time.Millisecond })
 }
 
 // rewinder, from a clone of its own, force-pushes an older commit of an
@@ -276,7 +231,7 @@ func TestRemoteChaos(t *testing.T) {
 	}
 	const hosts, procs = 3, 2
 	w := newWorld(t, hosts, "", "")
-	c := &chaos{w: w, live: map[int]*exec.Cmd{}, acked: map[string]string{}}
+	c := &chaos{w: w, acked: map[string]string{}}
 	// Every host settles both issues first, so that it can tell a ref
 	// moved back from a new one.
 	for i := range 2 {
@@ -303,12 +258,7 @@ func TestRemoteChaos(t *testing.T) {
 	side.Go(func() { c.rewinder(rewinderDir, min(soak/7, 5*time.Second), stop) })
 	time.Sleep(soak)
 	close(stop)
-	side.Wait()
-	c.mu.Lock()
-	for _, cmd := range c.live { // nothing stays paused
-		_ = cmd.Process.Signal(syscall.SIGCONT)
-	}
-	c.mu.Unlock()
+	side.Wait() // the monkey has continued every process it paused
 	wg.Wait()
 	for _, f := range c.failures {
 		t.Error(f)
@@ -379,8 +329,9 @@ func TestRemoteChaos(t *testing.T) {
 			t.Errorf("%s is on the remote %d times", topic, n)
 		}
 	}
+	killed, paused := c.monkey.Counts()
 	t.Logf("%s of chaos: %d asks, %d acknowledged (%d lost), %d refused (exit 7), %d republished; %d SIGKILLs, %d SIGSTOPs; %d rewinds, %d deletions (%d lost a race with a host); %d records on the remote",
-		soak, c.asks, len(c.acked), lost, c.refused, c.republish, c.killed, c.paused, c.rewound, c.deleted, c.raced, len(remote))
+		soak, c.asks, len(c.acked), lost, c.refused, c.republish, killed, paused, c.rewound, c.deleted, c.raced, len(remote))
 	// The clocks are right: neither a ref moved back nor a chain put back
 	// may read as a disagreement of clocks.
 	for h := range hosts {
