@@ -7,7 +7,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
 	"math/rand/v2"
@@ -18,7 +17,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -225,34 +223,15 @@ func (f *fleet) run(env []string, args ...string) result {
 	var stdout, stderr bytes.Buffer
 	c.Stdout, c.Stderr = &stdout, &stderr
 	start := time.Now()
-	if err := c.Start(); err != nil {
-		f.fail("start %v: %v", args, err)
-		return result{f: f, code: -1}
-	}
-	f.monkey.Started(c)
-	hung := time.AfterFunc(60*time.Second, func() {
-		f.fail("%v still running after 60 s", args)
-		_ = c.Process.Signal(syscall.SIGCONT)
-		_ = c.Process.Kill()
-	})
-	err := c.Wait()
+	code, hung, err := f.monkey.Exec(c, 60*time.Second)
 	r.took = time.Since(start)
-	hung.Stop()
-	f.monkey.Ended(c)
-	r.stdout, r.stderr = stdout.Bytes(), stderr.Bytes()
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-	case errors.As(err, &ee):
-		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			r.code = -1
-		} else {
-			r.code = ee.ExitCode()
-		}
-	default:
-		f.fail("%v: %v", args, err)
-		r.code = -1
+	if hung {
+		f.fail("%v still running after 60 s", args)
 	}
+	if err != nil {
+		f.fail("%v: %v", args, err)
+	}
+	r.code, r.stdout, r.stderr = code, stdout.Bytes(), stderr.Bytes()
 	return r
 }
 

@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -14,7 +13,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -60,34 +58,14 @@ func (c *chaos) run(h int, args ...string) result {
 		fmt.Sprintf("AGENTX_HOST=host%d", h))
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Start(); err != nil {
-		c.fail("start %v: %v", args, err)
-		return result{code: -1}
-	}
-	c.monkey.Started(cmd)
-	hung := time.AfterFunc(90*time.Second, func() {
+	code, hung, err := c.monkey.Exec(cmd, 90*time.Second)
+	if hung {
 		c.fail("host %d: %v still running after 90 s", h, args)
-		_ = cmd.Process.Signal(syscall.SIGCONT)
-		_ = cmd.Process.Kill()
-	})
-	err := cmd.Wait()
-	hung.Stop()
-	c.monkey.Ended(cmd)
-	r := result{stdout: out.String(), stderr: errb.String()}
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-	case errors.As(err, &ee):
-		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			r.code = -1
-		} else {
-			r.code = ee.ExitCode()
-		}
-	default:
-		c.fail("host %d: %v: %v", h, args, err)
-		r.code = -1
 	}
-	return r
+	if err != nil {
+		c.fail("host %d: %v: %v", h, args, err)
+	}
+	return result{code: code, stdout: out.String(), stderr: errb.String()}
 }
 
 // worker asks, over and over until stop, on issue 1 or 2 from host h;

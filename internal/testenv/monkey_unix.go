@@ -4,10 +4,12 @@ package testenv
 
 import (
 	"context"
+	"errors"
 	"math/rand/v2"
 	"os/exec"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -43,6 +45,37 @@ func (m *Monkey) Counts() (killed, paused int) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.killed, m.paused
+}
+
+// Exec starts c, lets m pick it while it runs, and waits for its end: its
+// exit code, -1 when a signal ended it (the monkey's SIGKILL). One still
+// running limit on is continued and killed, and hung is true. err is a
+// failure to start or to wait, not an exit status.
+func (m *Monkey) Exec(c *exec.Cmd, limit time.Duration) (code int, hung bool, err error) {
+	if err := c.Start(); err != nil {
+		return -1, false, err
+	}
+	m.Started(c)
+	var over atomic.Bool
+	t := time.AfterFunc(limit, func() {
+		over.Store(true)
+		_ = c.Process.Signal(syscall.SIGCONT)
+		_ = c.Process.Kill()
+	})
+	err = c.Wait()
+	t.Stop()
+	m.Ended(c)
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return 0, over.Load(), nil
+	case errors.As(err, &ee):
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return -1, over.Load(), nil
+		}
+		return ee.ExitCode(), over.Load(), nil
+	}
+	return -1, over.Load(), err
 }
 
 // Run picks a live process every interval until ctx ends and, at even
