@@ -421,11 +421,13 @@ func (s *Store) acquire(ctx context.Context, path string) (*lock.Lock, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	opts := s.lock
-	if filepath.Dir(path) != filepath.Join(s.dir, ClarificationsDir) {
+	if s.rep != nil || filepath.Dir(path) != filepath.Join(s.dir, ClarificationsDir) {
 		// Only ledgers are written by AgentX tools that poll for the
 		// lock; agentx's own files (agent-status.json, hook records,
 		// inbox marks) need no window for them, and a fleet's commands
-		// all queue on agent-status.json.
+		// all queue on agent-status.json. Shared ledgers need none
+		// either: their local copies are the remote's, replaced by each
+		// write, and an AgentX tool's change to one would not be kept.
 		opts.Fair = lock.Fairness{}
 	}
 	return lock.Acquire(ctx, path, opts)

@@ -15,8 +15,8 @@
 // all see the same load. Per row it prints the asks acknowledged, refused
 // as remote_busy (nothing written) and failed otherwise; the
 // fetch-apply-push rounds per ask (pushes that reached the remote, counted
-// by a receive-pack wrapper, which adds a shell per push to agentx's times,
-// not the floor's); latency p50/p99 of both and their ratios; and checks
+// by a receive-pack wrapper; the floor's pushes go through the same
+// wrapper, counted apart, so that both pay its shell); latency p50/p99 of both and their ratios; and checks
 // the remote's ledgers afterwards (one record per acknowledged ask, ids
 // dense). The load average is printed: on a shared machine the figures are
 // only as good as it.

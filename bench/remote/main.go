@@ -87,14 +87,21 @@ type world struct {
 	hosts  []string
 	pushes string // where the receive-pack wrapper counts pushes
 	pack   string // the wrapper
+	// floorPack is the same wrapper for the floor's pushes, counting
+	// them apart
+	floorPack string
 }
 
 func newWorld(ctx context.Context, dir, bin string, hosts int, remote bool) *world {
-	w := &world{bare: filepath.Join(dir, "remote.git"), pushes: filepath.Join(dir, "pushes"), pack: filepath.Join(dir, "receive-pack")}
+	w := &world{bare: filepath.Join(dir, "remote.git"), pushes: filepath.Join(dir, "pushes"), pack: filepath.Join(dir, "receive-pack"),
+		floorPack: filepath.Join(dir, "receive-pack-floor")}
 	check(os.MkdirAll(dir, 0o755))
 	git(dir, "init", "--quiet", "--bare", w.bare)
-	// Each push reaching the remote appends a byte: rounds per ask.
+	// Each push reaching the remote appends a byte: rounds per ask. The
+	// floor's pushes go through the same wrapper, counted apart, so that
+	// both pay its shell.
 	check(os.WriteFile(w.pack, []byte("#!/bin/sh\nprintf x >> '"+w.pushes+"'\nexec git-receive-pack \"$@\"\n"), 0o755))
+	check(os.WriteFile(w.floorPack, []byte("#!/bin/sh\nprintf x >> '"+w.pushes+".floor'\nexec git-receive-pack \"$@\"\n"), 0o755))
 	for i := range hosts {
 		h := filepath.Join(dir, fmt.Sprintf("host%d", i))
 		git(dir, "init", "--quiet", h)
@@ -184,7 +191,7 @@ func run(ctx context.Context, dir string, builds []build, hosts, issues, k, bloc
 			err = nil // the ref is not there yet: git fetch fails, as it costs
 		}
 		if err == nil {
-			err = exec.CommandContext(ctx, "git", "-C", w.hosts[i], "push", "--quiet", "origin", commits[i][n]+":"+ref).Run()
+			err = exec.CommandContext(ctx, "git", "-C", w.hosts[i], "-c", "remote.origin.receivepack="+w.floorPack, "push", "--quiet", "origin", commits[i][n]+":"+ref).Run()
 		}
 		if err != nil {
 			err = fmt.Errorf("floor, host %d round %d: %w", i, n, err)

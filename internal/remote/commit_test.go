@@ -264,3 +264,39 @@ func TestCommitSettings(t *testing.T) {
 		})
 	}
 }
+
+// TestPushMovesTheLocalRef: after a push the local ref is the remote's,
+// whether the remote is named (the push moves it as a remote-tracking
+// ref) or given as a path or URL (update-ref); a refused push moves
+// neither.
+func TestPushMovesTheLocalRef(t *testing.T) {
+	for _, named := range []bool{true, false} {
+		t.Run(map[bool]string{true: "named", false: "path"}[named], func(t *testing.T) {
+			g := gitRepo(t)
+			bare := filepath.Join(t.TempDir(), "remote.git")
+			gitT(t, g.Dir, "", "init", "--quiet", "--bare", bare)
+			gitT(t, g.Dir, "", "remote", "add", "origin", bare)
+			if !named {
+				g.Remote = bare
+			}
+			ctx := context.Background()
+			one, err := g.Push(ctx, 4, Snapshot{}, []Commit{{Data: []byte("{}\n"), Message: "one"}})
+			require.NoError(t, err)
+			two, err := g.Push(ctx, 4, one, []Commit{{Data: []byte("{ }\n"), Message: "two"}})
+			require.NoError(t, err)
+			assert.Equal(t, two.Version, gitT(t, bare, "", "rev-parse", g.Ref(4)))
+			assert.Equal(t, two.Version, gitT(t, g.Dir, "", "rev-parse", g.Ref(4)), "the local ref follows")
+			_, err = g.Push(ctx, 4, one, []Commit{{Data: []byte("{  }\n"), Message: "stale"}})
+			require.ErrorIs(t, err, ErrMoved)
+			assert.Equal(t, two.Version, gitT(t, g.Dir, "", "rev-parse", g.Ref(4)))
+			assert.Empty(t, gitT(t, g.Dir, "", "for-each-ref", "refs/remotes/"), "no other ref written")
+		})
+	}
+}
+
+func TestRemoteName(t *testing.T) {
+	for in, want := range map[string]bool{"origin": true, "up-stream_2.x": true, "": false, "-x": false, ".hidden": false,
+		"../remote.git": false, "/srv/remote.git": false, "git@host:repo.git": false, "https://host/repo": false, "a b": false} {
+		assert.Equal(t, want, remoteName(in), in)
+	}
+}

@@ -65,6 +65,9 @@ func (g *Git) settings(ctx context.Context) {
 	})
 }
 
+// warm implements warmer: the settings, read while the change is made.
+func (g *Git) warm(ctx context.Context) { g.settings(ctx) }
+
 // gitBool is a git boolean's value: true, yes, on, or a non-zero number.
 func gitBool(v string) bool {
 	switch strings.ToLower(strings.TrimSpace(v)) {
@@ -309,16 +312,41 @@ func (g *Git) Push(ctx context.Context, issue int, base Snapshot, commits []Comm
 	if err != nil {
 		return Snapshot{}, err
 	}
-	out, err := g.exchange(ctx, "push", "--porcelain", "--no-verify", "--force-with-lease="+ref+":"+base.Version, "--", g.Remote, head+":"+ref)
+	// The local ref follows what the remote now holds: a named remote's
+	// push updates it itself, as a remote-tracking ref of the ledgers'
+	// refs (one fetch refspec more, for this push only); a URL's with
+	// update-ref after it.
+	var args []string
+	named := remoteName(g.Remote)
+	if named {
+		args = append(args, "-c", "remote."+g.Remote+".fetch=+"+g.Refs+"/*:"+g.Refs+"/*")
+	}
+	args = append(args, "push", "--porcelain", "--no-verify", "--force-with-lease="+ref+":"+base.Version, "--", g.Remote, head+":"+ref)
+	out, err := g.exchange(ctx, args...)
 	if err != nil {
 		if rejected(out) {
 			return Snapshot{}, fmt.Errorf("push %s: %w", g.Name(issue), ErrMoved)
 		}
 		return Snapshot{}, err
 	}
-	// The local ref follows what the remote now holds.
-	_, _ = g.git(ctx, nil, nil, "update-ref", ref, head)
+	if !named {
+		_, _ = g.git(ctx, nil, nil, "update-ref", ref, head)
+	}
 	return Snapshot{Version: head, Data: commits[len(commits)-1].Data}, nil
+}
+
+// remoteName reports whether remote is a remote's name, not a URL or a
+// path: letters, digits, '.', '_' and '-', not starting with '-' or '.'.
+func remoteName(remote string) bool {
+	if remote == "" || remote[0] == '-' || remote[0] == '.' {
+		return false
+	}
+	for _, c := range remote {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
 }
 
 // commit makes c, issue's ledger as its one file, a commit on parents,

@@ -42,6 +42,16 @@ type SyncState struct {
 	// (Judge). A question not in it is this host's own. Dropped once
 	// resolved or abandoned.
 	Arrived map[string]ledger.Time `json:"arrived,omitempty"`
+	// Copy is the SHA-256 of the local copy as written when it settled as
+	// the shared ledger at Head: while the file still has it and nothing
+	// is pending, the copy is the shared ledger at Head, and a write can be
+	// pushed on it without fetching first (see fastCopy).
+	Copy string `json:"copy,omitempty"`
+	// Moved is when a write of this host last found that another host had
+	// changed the shared ledger since this host's last change (a push
+	// refused, or a fetch bringing other changes): for a while after it,
+	// writes fetch first (fastAfter).
+	Moved ledger.Time `json:"moved,omitzero"`
 }
 
 // Queued is one change waiting in the outbox: each record it changed, as

@@ -440,3 +440,53 @@ func TestOneMachineRunsNoGit(t *testing.T) {
 	}
 	assert.NoFileExists(t, calls, "no git command ran")
 }
+
+// gitCalls puts a git on PATH for host runs that records each command
+// agentx runs (its subcommand) and runs the real one; calls returns and
+// forgets what it recorded.
+func gitCalls(t *testing.T) (env []string, calls func() []string) {
+	real, err := exec.LookPath("git")
+	require.NoError(t, err)
+	dir := t.TempDir()
+	log := filepath.Join(dir, "calls")
+	script := "#!/bin/sh\nfor a in \"$@\"; do case $skip in 1) skip=;; *) case $a in -C|-c) skip=1;; *) echo \"$a\" >> '" + log + "'; break;; esac;; esac; done\nexec '" + real + "' \"$@\"\n"
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "git"), []byte(script), 0o755))
+	env = []string{"AGENTX_NO_MONITOR=1", "PATH=" + dir + string(os.PathListSeparator) + os.Getenv("PATH")}
+	return env, func() []string {
+		data, _ := os.ReadFile(log)
+		_ = os.Remove(log)
+		return strings.Fields(string(data))
+	}
+}
+
+// TestUncontendedAskPushesOnly: an ask on an issue this host wrote last
+// runs three git commands (config, fast-import, push: no fetch, and the
+// push moves the local ref itself); after another host's change it tries
+// the push, fetches, and asks again on the shared ledger; ids stay dense
+// and every host's local ref is the remote's.
+func TestUncontendedAskPushesOnly(t *testing.T) {
+	w := newWorld(t, 2, "", "")
+	env, calls := gitCalls(t)
+	ask := func(i int, topic string) string {
+		t.Helper()
+		r := w.runEnv(i, env, "", "clarify", "ask", "--issue", "3", "--from", "engineer", "--to", "architect", "--topic", topic, "--question", topic+"?", "--non-blocking", "--json")
+		require.Equal(t, 0, r.code, r.stderr)
+		return data(t, r.stdout)["id"].(string)
+	}
+	assert.Equal(t, "CLR-3-001", ask(0, "first"))
+	calls()
+	assert.Equal(t, "CLR-3-002", ask(0, "second"))
+	assert.Equal(t, []string{"config", "fast-import", "push"}, calls(), "an uncontended ask")
+	local := func(i int) string { return git(t, w.hosts[i], "rev-parse", w.ref(3)) }
+	assert.Equal(t, git(t, w.bare, "rev-parse", w.ref(3)), local(0), "the push moved the local ref")
+
+	assert.Equal(t, "CLR-3-003", ask(1, "other host's"))
+	calls()
+	assert.Equal(t, "CLR-3-004", ask(0, "after the other host's"))
+	got := calls()
+	t.Logf("after another host's change: %v", got)
+	assert.Equal(t, []string{"config", "fast-import", "push", "fetch"}, got[:4], "tried on the copy, refused, fetched")
+	assert.Contains(t, got[4:], "push", "%v", got)
+	assert.Equal(t, git(t, w.bare, "rev-parse", w.ref(3)), local(0))
+	assert.Equal(t, []string{"CLR-3-001 first", "CLR-3-002 second", "CLR-3-003 other host's", "CLR-3-004 after the other host's"}, w.topics(0, 3))
+}

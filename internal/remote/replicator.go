@@ -3,6 +3,8 @@ package remote
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -124,11 +126,24 @@ func (r *Replicator) note(format string, args ...any) {
 }
 
 // prefetch is what a fetch made before the issue's lock was taken found:
-// the shared ledger, or that the remote was out of reach.
+// the shared ledger, or that the remote was out of reach; or, fast, that
+// no fetch was made because the local copy is likely the shared ledger
+// (fastCopy).
 type prefetch struct {
 	snap    *Snapshot
 	offline error // an ErrOffline
+	fast    bool
 }
+
+// fastAfter is how long after a write of this host found the shared
+// ledger moved by another host (SyncState.Moved) its writes fetch before
+// they push: an issue others are writing would mostly refuse a push made
+// on the local copy.
+const fastAfter = 30 * time.Second
+
+// warmer is a Transport with settings to read before its first commit
+// (Git: whether it signs), which Prefetch reads while the change is made.
+type warmer interface{ warm(ctx context.Context) }
 
 // Prefetch implements ledger.Replicator: it fetches issue's shared ledger
 // before its lock is taken, so that a remote slow to answer holds up only
@@ -137,8 +152,51 @@ type prefetch struct {
 // reflects (another process may have settled a newer one meanwhile), and a
 // push it is too old for is refused by the remote and tried again. nil
 // when there is nothing to fetch (--offline).
+//
+// A write on an issue whose local copy is the shared ledger as this host
+// last settled it, with nothing pending and no other host seen writing it
+// lately, fetches nothing: the change is made on the copy and pushed with
+// a lease on that version, which the remote refuses if it moved (then the
+// shared ledger is fetched and the change made again). An uncontended
+// write costs a push, not a fetch and a push.
 func (r *Replicator) Prefetch(ctx context.Context, issue int) (any, error) {
+	if !r.offline {
+		if st, err := ReadSync(r.store, issue); err == nil && r.fastState(st) {
+			if w, ok := r.transport.(warmer); ok {
+				go w.warm(ctx)
+			}
+			return &prefetch{fast: true}, nil
+		}
+	}
 	return r.prefetch(ctx, issue)
+}
+
+// fastState reports whether st allows a write on the local copy without
+// a fetch first: a settled version, nothing pending or refused, a copy
+// recorded, and no other host's change found by a write lately.
+func (r *Replicator) fastState(st *SyncState) bool {
+	return st.Head != "" && st.Copy != "" && len(st.Pending) == 0 && st.Refused == nil &&
+		(st.Moved.IsZero() || r.store.Now().Sub(st.Moved.Time) >= fastAfter || st.Moved.After(r.store.Now()))
+}
+
+// fastCopy returns the shared ledger at st.Head from the local copy, when
+// it is (fastState, and the file is the one settled: its SHA-256 is
+// st.Copy); ok false otherwise.
+func (r *Replicator) fastCopy(f *ledger.Locked, st *SyncState) (Snapshot, bool) {
+	if !r.fastState(st) {
+		return Snapshot{}, false
+	}
+	data, err := os.ReadFile(f.Path)
+	if err != nil || copySum(data) != st.Copy {
+		return Snapshot{}, false
+	}
+	return Snapshot{Version: st.Head, Data: data}, true
+}
+
+// copySum is SyncState.Copy of a local copy's content.
+func copySum(data []byte) string {
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
 }
 
 func (r *Replicator) prefetch(ctx context.Context, issue int) (*prefetch, error) {
@@ -221,16 +279,37 @@ func (r *Replicator) update(ctx context.Context, f *ledger.Locked, fn func(*ledg
 		given = pre.snap
 	}
 	var snap Snapshot
+	// fast: the change is made on the local copy (Prefetch); anything but
+	// a change the remote takes, and the shared ledger is fetched and the
+	// change made again, as if the fast try had not been.
+	fast := false
+	if pre != nil && pre.fast && fn != nil {
+		snap, fast = r.fastCopy(f, st)
+	}
 	if given != nil && !r.newer(ctx, *given, st.Head) {
 		given = nil // read before another process settled a newer one: fetch
 	}
-	if given != nil {
-		snap = *given
-	} else if snap, err = r.transport.Fetch(ctx, issue); err != nil {
-		if errors.Is(err, ErrOffline) {
-			return r.updateOffline(f, fn, st, err.Error())
+	fetch := func() (*ledger.Ledger, error) {
+		var err error
+		if snap, err = r.transport.Fetch(ctx, issue); err != nil {
+			if errors.Is(err, ErrOffline) {
+				return r.updateOffline(f, fn, st, err.Error())
+			}
+			return nil, err
 		}
-		return nil, err
+		return nil, nil
+	}
+	switch {
+	case fast:
+	case given != nil:
+		snap = *given
+	default:
+		if l, err := fetch(); l != nil || err != nil {
+			return l, err
+		}
+	}
+	if st.Head != "" && snap.Version != st.Head {
+		st.Moved = ledger.T(r.store.Now()) // another host has written since
 	}
 	attempts := max(r.transport.Attempts(), 1)
 	for attempt := 1; ; attempt++ {
@@ -246,6 +325,15 @@ func (r *Replicator) update(ctx context.Context, f *ledger.Locked, fn func(*ledg
 		if fn != nil {
 			beforeRec = recStates(l)
 			if ferr := fn(l); ferr != nil {
+				if fast {
+					// The copy may be behind: the change is judged on
+					// the shared ledger.
+					fast, attempt = false, attempt-1
+					if l, err := fetch(); l != nil || err != nil {
+						return l, err
+					}
+					continue
+				}
 				return nil, r.refused(ctx, f, fn, ferr, snap, st, attempt)
 			}
 		}
@@ -273,6 +361,15 @@ func (r *Replicator) update(ctx context.Context, f *ledger.Locked, fn func(*ledg
 				final = data
 			}
 		}
+		if len(commits) == 0 && fast {
+			// Nothing to change on the copy, which may be behind: see
+			// whether the shared ledger has something to change.
+			fast, attempt = false, attempt-1
+			if l, err := fetch(); l != nil || err != nil {
+				return l, err
+			}
+			continue
+		}
 		if len(commits) == 0 {
 			if snap.Version != st.Head || given != nil || len(outcomes) > 0 {
 				if err := r.settle(ctx, f, l, nil, snap, snap.Version, st, outcomes); err != nil {
@@ -282,6 +379,22 @@ func (r *Replicator) update(ctx context.Context, f *ledger.Locked, fn func(*ledg
 			return l, nil
 		}
 		pushed, err := r.transport.Push(ctx, issue, snap, commits)
+		if fast && err != nil && !errors.Is(err, ErrOffline) {
+			// Refused (another host has written since this host's last
+			// change), or the copy's version could not be built on:
+			// fetch, and make the change again at once.
+			if errors.Is(err, ErrMoved) {
+				st.Moved = ledger.T(r.store.Now())
+			}
+			fast, attempt = false, attempt-1
+			if l, err := fetch(); l != nil || err != nil {
+				return l, err
+			}
+			continue
+		}
+		if errors.Is(err, ErrMoved) {
+			st.Moved = ledger.T(r.store.Now())
+		}
 		switch {
 		case err == nil:
 			if err := r.settle(ctx, f, l, final, snap, pushed.Version, st, outcomes); err != nil {
@@ -300,11 +413,8 @@ func (r *Replicator) update(ctx context.Context, f *ledger.Locked, fn func(*ledg
 					return nil, err
 				}
 			}
-			if snap, err = r.transport.Fetch(ctx, issue); err != nil {
-				if errors.Is(err, ErrOffline) {
-					return r.updateOffline(f, fn, st, err.Error())
-				}
-				return nil, err
+			if l, err := fetch(); l != nil || err != nil {
+				return l, err
 			}
 		case errors.Is(err, ErrMoved):
 			return nil, &BusyError{Remote: r.transport.Name(issue), Attempts: attempt}
@@ -378,10 +488,16 @@ func (r *Replicator) settle(ctx context.Context, f *ledger.Locked, l *ledger.Led
 		r.overtaken = append(r.overtaken, outcomes...)
 		r.mu.Unlock()
 	}
+	if encoded == nil {
+		var err error
+		if encoded, err = ledger.Encode(l); err != nil {
+			return err
+		}
+	}
 	if err := f.Write(l, encoded); err != nil {
 		return err
 	}
-	st.Head, st.Pending, st.Refused = version, nil, nil
+	st.Head, st.Pending, st.Refused, st.Copy = version, nil, nil, copySum(encoded)
 	keepArrived(st, l)
 	st.Outcomes = append(st.Outcomes, outcomes...)
 	for _, o := range outcomes {

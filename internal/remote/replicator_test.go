@@ -24,6 +24,8 @@ type memRemote struct {
 	chains  map[int][]Commit
 	offline bool
 	moved   int // pushes refused with ErrMoved
+	fetches int
+	pushes  int
 }
 
 func (m *memRemote) head(issue int) Snapshot {
@@ -40,6 +42,7 @@ func (m *memRemote) Fetch(_ context.Context, issue int) (Snapshot, error) {
 	if m.offline {
 		return Snapshot{}, fmt.Errorf("mem: %w", ErrOffline)
 	}
+	m.fetches++
 	return m.head(issue), nil
 }
 
@@ -49,6 +52,7 @@ func (m *memRemote) Push(_ context.Context, issue int, base Snapshot, commits []
 	if m.offline {
 		return Snapshot{}, fmt.Errorf("mem: %w", ErrOffline)
 	}
+	m.pushes++
 	if m.head(issue).Version != base.Version {
 		m.moved++
 		return Snapshot{}, fmt.Errorf("mem: %w", ErrMoved)
@@ -487,4 +491,120 @@ func TestRetryWaitsOnlyAfterRepeatedLosses(t *testing.T) {
 			assert.Equal(t, tc.pauses, pauses)
 		})
 	}
+}
+
+// counts are a memRemote's fetches, pushes and refused pushes since the
+// last call.
+func (m *memRemote) counts() (fetches, pushes, moved int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	fetches, pushes, moved = m.fetches, m.pushes, m.moved
+	m.fetches, m.pushes, m.moved = 0, 0, 0
+	return
+}
+
+// TestFastWrite: a write on an issue whose local copy is the shared
+// ledger this host last settled is made on the copy and pushed, with no
+// fetch; when it is not (another host has written since, the copy was
+// changed, the change does not apply to the copy or changes nothing
+// there), the shared ledger is fetched and the change made on it, and
+// the result is the same as if the fast try had not been.
+func TestFastWrite(t *testing.T) {
+	r := &memRemote{chains: map[int][]Commit{}}
+	now := time.Date(2026, 2, 26, 10, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	mk := func() host {
+		s := ledger.NewStore(t.TempDir(), lock.Options{}, clock)
+		return host{s, Attach(s, r)}
+	}
+	a, b := mk(), mk()
+	counts := func(what string, fetches, pushes, moved int) {
+		t.Helper()
+		f, p, m := r.counts()
+		assert.Equal(t, [3]int{fetches, pushes, moved}, [3]int{f, p, m}, "%s: fetches, pushes, refused", what)
+	}
+
+	_, err := sharedAsk(a, "first")
+	require.NoError(t, err)
+	counts("a first write", 1, 1, 0)
+	id, err := sharedAsk(a, "second")
+	require.NoError(t, err)
+	assert.Equal(t, "CLR-1-002", id)
+	counts("a write on the settled copy", 0, 1, 0)
+
+	_, err = sharedAsk(b, "b's")
+	require.NoError(t, err)
+	counts("b's first write", 1, 1, 0)
+	id, err = sharedAsk(a, "third")
+	require.NoError(t, err)
+	assert.Equal(t, "CLR-1-004", id, "made again on the shared ledger, after b's question")
+	counts("a write on a copy b has moved past", 1, 2, 1)
+	_, err = sharedAsk(a, "fourth")
+	require.NoError(t, err)
+	counts("another host wrote lately: fetch first", 1, 1, 0)
+
+	now = now.Add(fastAfter)
+	_, err = sharedAsk(a, "fifth")
+	require.NoError(t, err)
+	counts("no other host lately", 0, 1, 0)
+
+	// The copy changed by something else than this host's writes.
+	data, err := os.ReadFile(a.Path(1))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(a.Path(1), append(data, '\n'), 0o644))
+	_, err = sharedAsk(a, "sixth")
+	require.NoError(t, err)
+	counts("a copy changed elsewhere", 1, 1, 0)
+
+	// A change that does not apply to the copy: b answers the question a
+	// resolves, which a's copy has still pending.
+	require.NoError(t, sharedAnswer(b, "CLR-1-006", "yes"))
+	r.counts()
+	now = now.Add(fastAfter)
+	_, err = a.Update(context.Background(), 1, func(l *ledger.Ledger) error {
+		c := l.Find("CLR-1-006")
+		if c.Status != ledger.Answered {
+			return errors.New("not answered")
+		}
+		return c.Move(ledger.Resolved)
+	})
+	require.NoError(t, err, "judged on the shared ledger, where it is answered")
+	counts("a change the copy refuses", 1, 1, 0)
+
+	// A change that changes nothing on the copy is looked for on the
+	// shared ledger.
+	_, err = sharedAsk(b, "b's second")
+	require.NoError(t, err)
+	r.counts()
+	now = now.Add(fastAfter)
+	seen := 0
+	_, err = a.Update(context.Background(), 1, func(l *ledger.Ledger) error {
+		seen = len(l.Clarifications)
+		return nil
+	})
+	require.NoError(t, err)
+	assert.Equal(t, 8, seen, "the last run saw b's second question")
+	counts("a change with nothing to change on the copy", 1, 0, 0)
+
+	final, err := ledger.Decode("mem", r.head(1).Data)
+	require.NoError(t, err)
+	for i, c := range final.Clarifications {
+		assert.Equal(t, ledger.FormatID(1, i+1), c.ID)
+	}
+	assert.Equal(t, ledger.Resolved, final.Find("CLR-1-006").Status)
+}
+
+// TestSharedLedgersTakeNoTurns: a shared ledger's lock hands over
+// straight, with no window for the AgentX tools (whose change to a local
+// copy the next write would replace), however the workspace sets [lock].
+func TestSharedLedgersTakeNoTurns(t *testing.T) {
+	s := ledger.NewStore(t.TempDir(), lock.Options{Fair: lock.Fairness{Bound: 400 * time.Millisecond, Window: 400 * time.Millisecond}}, nil)
+	h := host{s, Attach(s, &memRemote{chains: map[int][]Commit{}})}
+	for range 2 {
+		_, err := sharedAsk(h, "q")
+		require.NoError(t, err)
+	}
+	q, err := os.ReadFile(s.Path(1) + lock.Suffix + lock.QueueSuffix)
+	require.NoError(t, err)
+	assert.NotContains(t, string(q), "agentx-run", "a shared ledger's lock takes no turns")
 }
