@@ -3,7 +3,8 @@
 # a ref under refs/agentx/ may be created and moved forward, never deleted
 # nor moved to a commit that does not descend from the one it holds (no
 # force push, no git push --mirror or --prune from a clone that lacks them).
-# Other refs pass untouched.
+# Waiters (refs/agentx/clarifications-queue/*, which hosts taking turns on a
+# busy issue create and delete) and other refs pass untouched.
 #
 # Install it in the bare repository the hosts push to, as hooks/update
 # (chmod +x), or call it from your update hook with the same three
@@ -15,6 +16,7 @@
 set -eu
 ref=$1 old=$2 new=$3
 case $ref in
+refs/agentx/clarifications-queue/*) exit 0 ;;
 refs/agentx/*) ;;
 *) exit 0 ;;
 esac

@@ -303,6 +303,16 @@ func isHexID(s string) bool {
 // alone; the chain is pushed with a lease on the version fetched (an
 // explicit id, or that the ref does not exist), never forced.
 func (g *Git) Push(ctx context.Context, issue int, base Snapshot, commits []Commit) (Snapshot, error) {
+	return g.push(ctx, issue, base, commits, nil)
+}
+
+// push is Push, with also (more refspecs: deletions of waiters) in the
+// same git push, atomic: all of them or none, so that a push refused
+// removes no waiter. Only the ledger's ref decides what it reports: when
+// the push failed for one of the others (or the remote cannot push
+// atomically), the ledger is pushed alone, and they are removed after it
+// lands.
+func (g *Git) push(ctx context.Context, issue int, base Snapshot, commits []Commit, also []string) (Snapshot, error) {
 	ref := g.Ref(issue)
 	var parents []string
 	if base.Version != "" {
@@ -321,13 +331,27 @@ func (g *Git) Push(ctx context.Context, issue int, base Snapshot, commits []Comm
 	if named {
 		args = append(args, "-c", "remote."+g.Remote+".fetch=+"+g.Refs+"/*:"+g.Refs+"/*")
 	}
-	args = append(args, "push", "--porcelain", "--no-verify", "--force-with-lease="+ref+":"+base.Version, "--", g.Remote, head+":"+ref)
-	out, err := g.exchange(ctx, args...)
+	args = append(args, "push", "--porcelain", "--no-verify", "--force-with-lease="+ref+":"+base.Version)
+	if len(also) > 0 {
+		args = append(args, "--atomic")
+	}
+	out, err := g.exchange(ctx, append(append(args, "--", g.Remote, head+":"+ref), also...)...)
 	if err != nil {
-		if rejected(out) {
+		if rejected(out, ref) {
 			return Snapshot{}, fmt.Errorf("push %s: %w", g.Name(issue), ErrMoved)
 		}
-		return Snapshot{}, err
+		switch {
+		case landed(out, ref):
+		case len(also) > 0:
+			// Not the ledger's doing: push it alone, then the others.
+			pushed, err := g.push(ctx, issue, base, commits, nil)
+			if err == nil {
+				_, _ = g.exchange(ctx, append([]string{"push", "--porcelain", "--no-verify", "--", g.Remote}, also...)...)
+			}
+			return pushed, err
+		default:
+			return Snapshot{}, err
+		}
 	}
 	if !named {
 		_, _ = g.git(ctx, nil, nil, "update-ref", ref, head)
@@ -483,12 +507,15 @@ func (g *Git) host() string {
 	}, h)
 }
 
-// rejected reports whether git push --porcelain says the ref was refused
+// rejected reports whether git push --porcelain says ref was refused
 // because the remote moved on (a stale lease, not a fast-forward).
-func rejected(out []byte) bool {
+func rejected(out []byte, ref string) bool {
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	for sc.Scan() {
 		l := sc.Text()
+		if !strings.Contains(l, ":"+ref+"\t") {
+			continue // another ref of the push
+		}
 		// A lease or fast-forward refusal, or the remote's ref locked by a
 		// push landing at the same moment.
 		if strings.HasPrefix(l, "!") && (strings.Contains(l, "stale info") || strings.Contains(l, "fetch first") ||
@@ -496,6 +523,18 @@ func rejected(out []byte) bool {
 			strings.Contains(l, "failed to lock") || strings.Contains(l, "cannot lock") || strings.Contains(l, "failed to update ref")) {
 			return true
 		}
+	}
+	return false
+}
+
+// landed reports whether git push --porcelain says ref was updated.
+func landed(out []byte, ref string) bool {
+	for _, l := range strings.Split(string(out), "\n") {
+		flag, rest, ok := strings.Cut(l, "\t")
+		if !ok || len(flag) != 1 || !strings.Contains(rest, ":"+ref+"\t") {
+			continue
+		}
+		return flag == " " || flag == "+" || flag == "*" || flag == "="
 	}
 	return false
 }

@@ -63,6 +63,13 @@ func TestProtectHook(t *testing.T) {
 	assert.Equal(t, two, git(t, bare, "rev-parse", ref), "the ledger's ref is untouched")
 	assert.Equal(t, other, git(t, bare, "rev-parse", "refs/heads/main"), "other refs pass")
 
+	// Waiters come and go.
+	const waiter = "refs/agentx/clarifications-queue/issue-1/1795831167008-1-host"
+	_, err = push("origin", two+":"+waiter)
+	require.NoError(t, err, "a waiter joins")
+	_, err = push("origin", ":"+waiter)
+	require.NoError(t, err, "and leaves")
+
 	// A republished chain descends from both: it passes.
 	merged := commit("republished", other, two)
 	_, err = push("--force", "origin", merged+":"+ref)

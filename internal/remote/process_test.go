@@ -250,6 +250,8 @@ func TestHostsAtOnce(t *testing.T) {
 		}
 	}
 
+	assert.Empty(t, git(t, w.bare, "for-each-ref", "refs/agentx/clarifications-queue/"), "every waiter left the queue")
+
 	// One blocking question left open on host 0: every host's gate agrees.
 	r := w.run(0, "", "clarify", "ask", "--issue", "1", "--from", "engineer", "--to", "architect", "--topic", "open", "--question", "still open?", "--json")
 	require.Equal(t, 0, r.code, r.stderr)

@@ -311,7 +311,33 @@ func (r *Replicator) update(ctx context.Context, f *ledger.Locked, fn func(*ledg
 	if st.Head != "" && snap.Version != st.Head {
 		st.Moved = ledger.T(r.store.Now()) // another host has written since
 	}
+	// tn is this write's place in the issue's queue, once it has one: its
+	// waiter is removed by the push that lands it, or when it gives up.
+	q, _ := r.transport.(Queue)
+	var tn *turn
+	defer func() {
+		if tn != nil && tn.name != "" {
+			lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+			defer cancel()
+			_ = q.Leave(lctx, issue, tn.leave())
+		}
+	}()
+	if q != nil && fn != nil && !fast && snap.Version != "" && !st.Moved.IsZero() && r.store.Now().Sub(st.Moved.Time) < contendedFor {
+		// Others are writing the issue: a host that has been losing may
+		// be waiting its turn; this write waits behind it.
+		if r.waiting(ctx, q, issue) {
+			if tn = r.join(ctx, q, issue, snap.Version); tn != nil {
+				if err := tn.wait(ctx, r.store.Now); err != nil && ctx.Err() != nil {
+					return nil, err
+				}
+				if l, err := fetch(); l != nil || err != nil {
+					return l, err
+				}
+			}
+		}
+	}
 	attempts := max(r.transport.Attempts(), 1)
+	counted := 0 // losses counted against attempts: not those waited in turn
 	for attempt := 1; ; attempt++ {
 		if err := r.checkHistory(ctx, f, snap, st); err != nil {
 			return nil, err
@@ -378,7 +404,12 @@ func (r *Replicator) update(ctx context.Context, f *ledger.Locked, fn func(*ledg
 			}
 			return l, nil
 		}
-		pushed, err := r.transport.Push(ctx, issue, snap, commits)
+		var pushed Snapshot
+		if tn != nil {
+			pushed, err = q.PushLeaving(ctx, issue, snap, commits, tn.leave())
+		} else {
+			pushed, err = r.transport.Push(ctx, issue, snap, commits)
+		}
 		if fast && err != nil && !errors.Is(err, ErrOffline) {
 			// Refused (another host has written since this host's last
 			// change), or the copy's version could not be built on:
@@ -394,21 +425,34 @@ func (r *Replicator) update(ctx context.Context, f *ledger.Locked, fn func(*ledg
 		}
 		if errors.Is(err, ErrMoved) {
 			st.Moved = ledger.T(r.store.Now())
+			if !tn.waiting(r.store.Now()) {
+				counted++
+			}
 		}
 		switch {
 		case err == nil:
+			tn = nil // its waiter left with the push
 			if err := r.settle(ctx, f, l, final, snap, pushed.Version, st, outcomes); err != nil {
 				// Published: the change stands, and failing now would have
 				// it made twice.
 				r.note("the change to issue #%d is on %s, but the local copy was not updated: %v; the next command brings it up to date", issue, r.transport.Name(issue), err)
 			}
 			return l, nil
-		case errors.Is(err, ErrMoved) && attempt < attempts:
+		case errors.Is(err, ErrMoved) && counted < attempts:
 			// Another host's change landed first: fetch it and try again,
 			// at once the first time (the window between fetch and push
-			// kept short); a host that keeps losing waits a little first
-			// (sleepJitter), so that the hosts that collided spread out.
-			if attempt > 1 {
+			// kept short); a host that keeps losing waits its turn in the
+			// issue's queue (Queue), or, on a remote without one, a
+			// little (sleepJitter), so that the hosts that collided
+			// spread out.
+			if q != nil && tn == nil && (attempt > 1 || r.waiting(ctx, q, issue)) {
+				tn = r.join(ctx, q, issue, snap.Version)
+			}
+			if tn != nil {
+				if err := tn.wait(ctx, r.store.Now); err != nil && ctx.Err() != nil {
+					return nil, err
+				}
+			} else if attempt > 1 {
 				if err := pause(ctx, attempt-1); err != nil {
 					return nil, err
 				}
@@ -424,6 +468,27 @@ func (r *Replicator) update(ctx context.Context, f *ledger.Locked, fn func(*ledg
 			return nil, err
 		}
 	}
+}
+
+// waiting reports whether a live waiter is in issue's queue.
+func (r *Replicator) waiting(ctx context.Context, q Queue, issue int) bool {
+	_, names, err := q.Waiters(ctx, issue)
+	return err == nil && live(names, r.store.Now()) > 0
+}
+
+// join adds this write to issue's queue as a waiter at version (a commit
+// the remote has); nil when it cannot (a remote that refuses the queue's
+// refs: the write backs off at random instead).
+func (r *Replicator) join(ctx context.Context, q Queue, issue int, version string) *turn {
+	if version == "" {
+		return nil
+	}
+	now := r.store.Now()
+	name, err := q.Join(ctx, issue, version, now)
+	if err != nil {
+		return nil
+	}
+	return &turn{q: q, issue: issue, name: name, since: now}
 }
 
 // renumberedAway refuses a change made to an id the outbox has just given

@@ -263,7 +263,7 @@ func (g *Git) Republish(ctx context.Context, issue int, parents []string, found 
 	}
 	out, err := g.exchange(ctx, "push", "--porcelain", "--no-verify", "--force-with-lease="+ref+":"+found, "--", g.Remote, "+"+head+":"+ref)
 	if err != nil {
-		if rejected(out) {
+		if rejected(out, ref) {
 			return Snapshot{}, fmt.Errorf("republish %s: %w", g.Name(issue), ErrMoved)
 		}
 		return Snapshot{}, err

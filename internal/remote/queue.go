@@ -1,0 +1,252 @@
+package remote
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Queue is a Transport on which the hosts that keep losing their pushes
+// on an issue take turns, oldest first, instead of backing off at random.
+// With random backoff, the host that has just landed starts its next write
+// while the hosts it beat are still waiting, and lands again: a few hosts
+// land over and over while others lose ten times in a row. A waiter is a
+// ref on the remote (Git: refs/agentx/clarifications-queue/issue-N/NAME,
+// NAME sorting by when it joined), so that every host sees who waits: a
+// host pushes only when no live waiter joined before it, and its landing
+// push removes its own waiter.
+type Queue interface {
+	// Join adds a waiter on issue, made at now, pointing at version (a
+	// commit the remote has), and returns its name.
+	Join(ctx context.Context, issue int, version string, now time.Time) (string, error)
+	// Waiters returns issue's head on the remote ("" when none) and the
+	// names of its waiters, oldest first.
+	Waiters(ctx context.Context, issue int) (head string, names []string, err error)
+	// PushLeaving is Push, removing the waiters named by leave in the same
+	// push (whether or not they are still there).
+	PushLeaving(ctx context.Context, issue int, base Snapshot, commits []Commit, leave []string) (Snapshot, error)
+	// Leave removes the waiters named by leave (a write that gave up).
+	Leave(ctx context.Context, issue int, leave []string) error
+}
+
+// Turn-taking: a waiter ahead is taken for gone once it is older than
+// waiterLife (no write waits that long in turn: past turnWait it competes
+// again), or when the shared ledger has not moved for turnStall while
+// someone was ahead (a waiter killed or paused); past turnWait a waiter
+// stops waiting its turn. While waiting, the queue is read every
+// turnPoll per waiter ahead (at most 8), half of it random.
+var (
+	waiterLife = 8 * time.Second
+	turnStall  = time.Second
+	turnWait   = 5 * time.Second
+	turnPoll   = 15 * time.Millisecond
+)
+
+// waiterName is the name of a waiter that joined at now: the time in
+// milliseconds (13 digits, so that names sort by it), this process, and
+// this host, in characters a ref name takes.
+func waiterName(now time.Time, host string) string {
+	safe := strings.Map(func(r rune) rune {
+		if 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || r == '-' || r == '_' {
+			return r
+		}
+		return '_'
+	}, host)
+	if len(safe) > 64 {
+		safe = safe[:64]
+	}
+	return fmt.Sprintf("%013d-%d-%s", now.UnixMilli(), os.Getpid(), safe)
+}
+
+// waiterTime is when the waiter name joined; ok false for a name that is
+// not a waiter's (anything else found in the queue is ignored).
+func waiterTime(name string) (time.Time, bool) {
+	stamp, rest, ok := strings.Cut(name, "-")
+	if !ok || len(stamp) != 13 || rest == "" {
+		return time.Time{}, false
+	}
+	ms, err := strconv.ParseInt(stamp, 10, 64)
+	if err != nil || ms < 0 {
+		return time.Time{}, false
+	}
+	return time.UnixMilli(ms), true
+}
+
+// turn is a write's place in an issue's queue.
+type turn struct {
+	q     Queue
+	issue int
+	name  string    // this write's waiter ("": not joined)
+	since time.Time // when it joined (this host's clock)
+	gone  []string  // waiters ahead taken for gone: the landing push removes them
+}
+
+// waiting reports whether t holds a place in the queue it may still wait
+// in (joined less than turnWait ago): its losses do not count against the
+// write's attempts, as they are the turns of the waiters ahead.
+func (t *turn) waiting(now time.Time) bool {
+	return t != nil && t.name != "" && now.Sub(t.since) <= turnWait
+}
+
+// leave is what the landing push removes.
+func (t *turn) leave() []string {
+	if t == nil {
+		return nil
+	}
+	out := slices.Clone(t.gone)
+	if t.name != "" {
+		out = append(out, t.name)
+	}
+	return out
+}
+
+// wait waits until no live waiter is ahead of t's. now is this host's
+// clock. An error is ctx's, or a queue that could not be read (then the
+// write goes on: the fetch after it finds whether the remote is there).
+func (t *turn) wait(ctx context.Context, now func() time.Time) error {
+	lastHead, moved := "", time.Now()
+	for {
+		head, names, err := t.q.Waiters(ctx, t.issue)
+		if err != nil {
+			return err
+		}
+		if head != lastHead {
+			lastHead, moved = head, time.Now()
+		}
+		var ahead, gone []string
+		for _, n := range names {
+			if n >= t.name {
+				break
+			}
+			at, ok := waiterTime(n)
+			if !ok {
+				continue
+			}
+			if now().Sub(at) > waiterLife {
+				gone = append(gone, n)
+				continue
+			}
+			ahead = append(ahead, n)
+		}
+		stalled := len(ahead) > 0 && time.Since(moved) > turnStall
+		if stalled {
+			gone = append(gone, ahead...)
+		}
+		if len(ahead) == 0 || stalled || now().Sub(t.since) > turnWait {
+			t.gone = gone
+			return nil
+		}
+		d := turnPoll * time.Duration(min(len(ahead), 8))
+		tm := time.NewTimer(d/2 + rand.N(d/2+1))
+		select {
+		case <-ctx.Done():
+			tm.Stop()
+			return context.Cause(ctx)
+		case <-tm.C:
+		}
+	}
+}
+
+// queueRef is the ref prefix of issue's waiters.
+func (g *Git) queueRef(issue int) string { return g.Refs + "-queue/issue-" + strconv.Itoa(issue) }
+
+// errNoQueue is a remote whose ledgers are branches ([remote] branch):
+// waiters there would be branches too, made and deleted by the dozen, and
+// each may start a CI run or a notification; hosts back off at random.
+var errNoQueue = errors.New("no queue where the ledgers are branches")
+
+// Join implements Queue: a ref, created (never forced), pointing at
+// version, which the remote has, so the push carries no object.
+func (g *Git) Join(ctx context.Context, issue int, version string, now time.Time) (string, error) {
+	if strings.HasPrefix(g.Refs, "refs/heads/") {
+		return "", errNoQueue
+	}
+	if !isHexID(version) {
+		return "", fmt.Errorf("remote %s: %q is not a commit id", g.Remote, version)
+	}
+	name := waiterName(now, g.host())
+	ref := g.queueRef(issue) + "/" + name
+	if _, err := g.exchange(ctx, "push", "--porcelain", "--no-verify", "--force-with-lease="+ref+":", "--", g.Remote, version+":"+ref); err != nil {
+		return "", err
+	}
+	return name, nil
+}
+
+// Waiters implements Queue: one git ls-remote of the issue's ref and its
+// waiters.
+func (g *Git) Waiters(ctx context.Context, issue int) (string, []string, error) {
+	if strings.HasPrefix(g.Refs, "refs/heads/") {
+		return "", nil, errNoQueue
+	}
+	ref, prefix := g.Ref(issue), g.queueRef(issue)+"/"
+	out, err := g.exchange(ctx, "ls-remote", "--refs", "--", g.Remote, ref, prefix+"*")
+	if err != nil {
+		return "", nil, err
+	}
+	head := ""
+	var names []string
+	for _, l := range strings.Split(string(out), "\n") {
+		sha, name, ok := strings.Cut(l, "\t")
+		if !ok || !isHexID(sha) {
+			continue
+		}
+		switch {
+		case name == ref:
+			head = sha
+		case strings.HasPrefix(name, prefix):
+			if n := strings.TrimPrefix(name, prefix); !strings.Contains(n, "/") {
+				names = append(names, n)
+			}
+		}
+	}
+	slices.Sort(names)
+	return head, names, nil
+}
+
+// PushLeaving implements Queue.
+func (g *Git) PushLeaving(ctx context.Context, issue int, base Snapshot, commits []Commit, leave []string) (Snapshot, error) {
+	return g.push(ctx, issue, base, commits, g.deletions(issue, leave))
+}
+
+// Leave implements Queue.
+func (g *Git) Leave(ctx context.Context, issue int, leave []string) error {
+	del := g.deletions(issue, leave)
+	if len(del) == 0 {
+		return nil
+	}
+	_, err := g.exchange(ctx, append([]string{"push", "--porcelain", "--no-verify", "--", g.Remote}, del...)...)
+	return err
+}
+
+// deletions are the refspecs that remove the waiters leave names.
+func (g *Git) deletions(issue int, leave []string) []string {
+	var del []string
+	for _, n := range leave {
+		if _, ok := waiterTime(n); ok && !strings.ContainsAny(n, "/: \t\n*?[\\^~") {
+			del = append(del, ":"+g.queueRef(issue)+"/"+n)
+		}
+	}
+	return del
+}
+
+// contendedFor is how long after a write of this host found another
+// host's change on the issue (SyncState.Moved) its next writes look for
+// waiters before they push.
+const contendedFor = 3 * time.Second
+
+// live counts the waiters in names that joined less than waiterLife ago.
+func live(names []string, now time.Time) int {
+	n := 0
+	for _, name := range names {
+		if at, ok := waiterTime(name); ok && now.Sub(at) <= waiterLife {
+			n++
+		}
+	}
+	return n
+}
