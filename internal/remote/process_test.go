@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -491,4 +492,15 @@ func TestUncontendedAskPushesOnly(t *testing.T) {
 	assert.Contains(t, got[4:], "push", "%v", got)
 	assert.Equal(t, git(t, w.bare, "rev-parse", w.ref(3)), local(0))
 	assert.Equal(t, []string{"CLR-3-001 first", "CLR-3-002 second", "CLR-3-003 other host's", "CLR-3-004 after the other host's"}, w.topics(0, 3))
+
+	// The other host answers: its read of the id brings the question in
+	// (one fetch), and the answer is pushed on that copy, not fetched again.
+	r := w.runEnv(1, env, "architect", "clarify", "answer", "CLR-3-004", "--body", "yes", "--json")
+	require.Equal(t, 0, r.code, r.stderr)
+	got = calls()
+	count := func(cmd string) int {
+		return len(slices.DeleteFunc(slices.Clone(got), func(c string) bool { return c != cmd }))
+	}
+	assert.Equal(t, 1, count("fetch"), "%v", got)
+	assert.Equal(t, 1, count("push"), "%v", got)
 }

@@ -308,8 +308,10 @@ func (r *Replicator) update(ctx context.Context, f *ledger.Locked, fn func(*ledg
 			return l, err
 		}
 	}
-	if st.Head != "" && snap.Version != st.Head {
-		st.Moved = ledger.T(r.store.Now()) // another host has written since
+	if fn != nil && st.Head != "" && snap.Version != st.Head {
+		// A write found another host's change since this host's last
+		// (a read bringing one in says nothing of the next write).
+		st.Moved = ledger.T(r.store.Now())
 	}
 	// tn is this write's place in the queue, once it has one: its
 	// waiter is removed by the push that lands it, or when it gives up.
