@@ -55,8 +55,8 @@ func main() {
 	if *baseFlag != "" {
 		builds = append(builds, build{name: "base", bin: *baseFlag})
 	}
-	fmt.Printf("\n| build | hosts | issues | asks | ok | busy | failed | rounds/ask | p50 ms | p99 ms | floor p50 | floor p99 | p50 ÷ floor | p99 ÷ floor | ok/s | floor/s | records | dense | load |\n")
-	fmt.Printf("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|--:|\n")
+	fmt.Printf("\n| build | hosts | issues | asks | ok | busy | failed | rounds/ask | p50 ms | p99 ms | floor p50 | floor p99 | p50 ÷ floor | p99 ÷ floor | ledger floor p50 | ledger floor p99 | p50 ÷ ledger floor | ok/s | floor/s | records | dense | load |\n")
+	fmt.Printf("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|--:|\n")
 	for i, f := range strings.Split(*runsFlag, ",") {
 		h, is, ok := strings.Cut(strings.TrimSpace(f), "/")
 		hosts, err1 := strconv.Atoi(h)
@@ -183,6 +183,47 @@ func run(ctx context.Context, dir string, builds []build, hosts, issues, k, bloc
 			commits[i] = append(commits[i], parent)
 		}
 	}
+	// The ledger floor: the same fetch and push, of commits whose tree
+	// holds the ledger agentx writes at that ask (made beforehand by the
+	// same asks in a workspace without [remote]), so that git carries
+	// the same bytes, and computes the same deltas, as agentx's push.
+	versions := ledgerVersions(ctx, filepath.Join(dir, "ledgers"), builds[0].bin, hosts, issues, k)
+	ledgerCommits := make([][]string, hosts)
+	for i, h := range w.hosts {
+		parent := ""
+		for n := range k {
+			v := versions[n*hosts+i]
+			if issues > 1 {
+				v = versions[n]
+			}
+			blob := strings.TrimSpace(gitIn(h, string(v), "hash-object", "-w", "--stdin"))
+			tree := strings.TrimSpace(gitIn(h, "100644 blob "+blob+"\tissue-1.json\n", "mktree"))
+			args := []string{"commit-tree", tree, "-m", fmt.Sprintf("ledger floor %d", n)}
+			if parent != "" {
+				args = append(args, "-p", parent)
+			}
+			parent = strings.TrimSpace(gitOut(h, args...))
+			ledgerCommits[i] = append(ledgerCommits[i], parent)
+		}
+	}
+	pushFloor := func(prefix string, chains [][]string) func(i, n int) (time.Duration, error) {
+		return func(i, n int) (time.Duration, error) {
+			ref := fmt.Sprintf("%s/host%d", prefix, i)
+			t0 := time.Now()
+			err := exec.CommandContext(ctx, "git", "-C", w.hosts[i], "fetch", "--quiet", "--no-tags", "origin", "+"+ref+":"+ref).Run()
+			if n == 0 {
+				err = nil // the ref is not there yet: git fetch fails, as it costs
+			}
+			if err == nil {
+				err = exec.CommandContext(ctx, "git", "-C", w.hosts[i], "-c", "remote.origin.receivepack="+w.floorPack, "push", "--quiet", "origin", chains[i][n]+":"+ref).Run()
+			}
+			if err != nil {
+				err = fmt.Errorf("floor %s, host %d round %d: %w", prefix, i, n, err)
+			}
+			return time.Since(t0), err
+		}
+	}
+	ledgerFloorOp := pushFloor("refs/floor-ledger", ledgerCommits)
 	floorOp := func(i, n int) (time.Duration, error) {
 		ref := fmt.Sprintf("refs/floor/host%d", i)
 		t0 := time.Now()
@@ -225,15 +266,17 @@ func run(ctx context.Context, dir string, builds []build, hosts, issues, k, bloc
 		}
 	}
 	load := loadavg()
-	var floor result
+	var floor, ledgerFloor result
 	asks := make([]result, len(builds))
 	for b := 0; b < k; b += block {
 		each(w, &floor, b, min(b+block, k), floorOp)
+		each(w, &ledgerFloor, b, min(b+block, k), ledgerFloorOp)
 		for j, bd := range builds {
 			each(worlds[j], &asks[j], b, min(b+block, k), askOp(bd.bin, worlds[j]))
 		}
 	}
 	slices.Sort(floor.lat)
+	slices.Sort(ledgerFloor.lat)
 	for j, bd := range builds {
 		a := asks[j]
 		slices.Sort(a.lat)
@@ -245,15 +288,41 @@ func run(ctx context.Context, dir string, builds []build, hosts, issues, k, bloc
 			dense = dense && ok
 		}
 		ok := len(a.lat)
-		fmt.Printf("| %s | %d | %d | %d | %d | %d | %d | %.2f | %.0f | %.0f | %.0f | %.0f | %.2f | %.2f | %.1f | %.1f | %d | %v | %s |\n",
+		fmt.Printf("| %s | %d | %d | %d | %d | %d | %d | %.2f | %.0f | %.0f | %.0f | %.0f | %.2f | %.2f | %.0f | %.0f | %.2f | %.1f | %.1f | %d | %v | %s |\n",
 			bd.name, hosts, issues, hosts*k, ok, a.busy, a.failed, float64(len(pushes))/float64(max(ok, 1)),
 			ms(pct(a.lat, 50)), ms(pct(a.lat, 99)), ms(pct(floor.lat, 50)), ms(pct(floor.lat, 99)),
 			ratio(pct(a.lat, 50), pct(floor.lat, 50)), ratio(pct(a.lat, 99), pct(floor.lat, 99)),
+			ms(pct(ledgerFloor.lat, 50)), ms(pct(ledgerFloor.lat, 99)), ratio(pct(a.lat, 50), pct(ledgerFloor.lat, 50)),
 			float64(ok)/a.wall.Seconds(), float64(len(floor.lat))/floor.wall.Seconds(), records, dense, strings.Fields(load)[0])
 	}
-	if floor.failed > 0 {
-		fmt.Fprintf(os.Stderr, "floor: %d of %d rounds failed\n", floor.failed, hosts*k)
+	if floor.failed > 0 || ledgerFloor.failed > 0 {
+		fmt.Fprintf(os.Stderr, "floor: %d and %d of %d rounds failed\n", floor.failed, ledgerFloor.failed, hosts*k)
 	}
+}
+
+// ledgerVersions runs, in a workspace of its own without [remote], the
+// asks a row makes (hosts x k, in the order of the rounds; with an issue
+// per host, k on one issue) and returns the ledger file after each.
+func ledgerVersions(ctx context.Context, dir, bin string, hosts, issues, k int) [][]byte {
+	w := newWorld(ctx, dir, bin, 1, false)
+	n := hosts * k
+	if issues > 1 {
+		n = k
+	}
+	var out [][]byte
+	for a := range n {
+		cmd := exec.CommandContext(ctx, bin, "clarify", "ask", "--issue", "1", "--from", "engineer", "--to", "architect",
+			"--topic", "Retry budget", "--question", fmt.Sprintf("host %d, ask %d: which retry budget applies?", a%hosts, a/hosts), "--non-blocking", "--json")
+		cmd.Dir = w.hosts[0]
+		cmd.Env = append(os.Environ(), "AGENTX_NO_MONITOR=1")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			check(fmt.Errorf("ledger floor: ask: %w: %s", err, out))
+		}
+		data, err := os.ReadFile(filepath.Join(w.hosts[0], ".agentx", "state", "clarifications", "issue-1.json"))
+		check(err)
+		out = append(out, data)
+	}
+	return out
 }
 
 // verify reads the remote's ledger of issue: its record count, and
