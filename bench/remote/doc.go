@@ -18,7 +18,10 @@
 // by a receive-pack wrapper; the floor's pushes go through the same
 // wrapper, counted apart, so that both pay its shell); latency p50/p99 of both and their ratios; and checks
 // the remote's ledgers afterwards (one record per acknowledged ask, ids
-// dense). The load average is printed: on a shared machine the figures are
+// dense). Beside the floor it measures a ledger floor: the same fetch and
+// push of commits holding the ledger agentx writes at that ask (made
+// beforehand by the same asks in a workspace without [remote]), so that git
+// carries the same bytes as agentx's push. The load average is printed: on a shared machine the figures are
 // only as good as it.
 //
 // With -ledger-mb N it measures memory instead: the peak resident set of

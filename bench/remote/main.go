@@ -192,9 +192,11 @@ func run(ctx context.Context, dir string, builds []build, hosts, issues, k, bloc
 	for i, h := range w.hosts {
 		parent := ""
 		for n := range k {
-			v := versions[n*hosts+i]
+			var v []byte
 			if issues > 1 {
 				v = versions[n]
+			} else {
+				v = versions[n*hosts+i]
 			}
 			blob := strings.TrimSpace(gitIn(h, string(v), "hash-object", "-w", "--stdin"))
 			tree := strings.TrimSpace(gitIn(h, "100644 blob "+blob+"\tissue-1.json\n", "mktree"))
