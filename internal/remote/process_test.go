@@ -503,4 +503,14 @@ func TestUncontendedAskPushesOnly(t *testing.T) {
 	}
 	assert.Equal(t, 1, count("fetch"), "%v", got)
 	assert.Equal(t, 1, count("push"), "%v", got)
+
+	// A waiter a killed process left in the issue's queue: sync removes
+	// it; a live one stays.
+	head := git(t, w.bare, "rev-parse", w.ref(3))
+	stale := fmt.Sprintf("refs/agentx/clarifications-queue/issue-3/%013d-1-gone", time.Now().Add(-time.Minute).UnixMilli())
+	live := fmt.Sprintf("refs/agentx/clarifications-queue/issue-3/%013d-2-alive", time.Now().UnixMilli())
+	git(t, w.bare, "update-ref", stale, head)
+	git(t, w.bare, "update-ref", live, head)
+	require.Equal(t, 0, w.run(0, "", "sync").code)
+	assert.Equal(t, live, git(t, w.bare, "for-each-ref", "--format=%(refname)", "refs/agentx/clarifications-queue/"))
 }

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/agentx-cli/agentx/ledger"
 )
 
 // Queue is a Transport on which the hosts that keep losing their pushes
@@ -249,4 +251,41 @@ func live(names []string, now time.Time) int {
 		}
 	}
 	return n
+}
+
+// PruneWaiters removes, on every issue, the waiters that joined more than
+// waiterLife ago by now (left by a process killed or stopped while it
+// waited; nobody waits for them any more): one ls-remote, and one push
+// when there are some. It returns how many.
+func (g *Git) PruneWaiters(ctx context.Context, now time.Time) (int, error) {
+	if strings.HasPrefix(g.Refs, "refs/heads/") {
+		return 0, nil
+	}
+	prefix := g.Refs + "-queue/"
+	out, err := g.exchange(ctx, "ls-remote", "--refs", "--", g.Remote, prefix+"*")
+	if err != nil {
+		return 0, err
+	}
+	var del []string
+	for _, l := range strings.Split(string(out), "\n") {
+		_, ref, ok := strings.Cut(l, "\t")
+		if !ok || !strings.HasPrefix(ref, prefix) {
+			continue
+		}
+		dir, name, ok := strings.Cut(strings.TrimPrefix(ref, prefix), "/")
+		issue, isIssue := ledger.IssueOfFile(dir + ".json")
+		if !ok || !isIssue {
+			continue
+		}
+		if at, ok := waiterTime(name); ok && now.Sub(at) > waiterLife {
+			del = append(del, g.deletions(issue, []string{name})...)
+		}
+	}
+	if len(del) == 0 {
+		return 0, nil
+	}
+	if _, err := g.exchange(ctx, append([]string{"push", "--porcelain", "--no-verify", "--", g.Remote}, del...)...); err != nil {
+		return 0, err
+	}
+	return len(del), nil
 }

@@ -268,6 +268,18 @@ func TestGitQueue(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{b, c}, names, "a refused push removes nothing")
 
+	// Waiters left by stopped processes: removed by PruneWaiters once past
+	// waiterLife, on every issue; live ones stay.
+	n, err := g.PruneWaiters(ctx, now.Add(waiterLife+1500*time.Microsecond))
+	require.NoError(t, err)
+	assert.Equal(t, 2, n, "the older of this issue's two, and another issue's")
+	_, names, err = g.Waiters(ctx, 6)
+	require.NoError(t, err)
+	assert.Equal(t, []string{c}, names)
+	_, names, err = g.Waiters(ctx, 7)
+	require.NoError(t, err)
+	assert.Empty(t, names)
+
 	require.NoError(t, g.Leave(ctx, 6, []string{b, c, "../../heads/main", "x"}))
 	_, names, err = g.Waiters(ctx, 6)
 	require.NoError(t, err)

@@ -83,6 +83,12 @@ func Refresh(ctx context.Context, rep *Replicator, g *Git, force bool) (Report, 
 	if err := rep.checkClock(ctx, g, start, heads); err != nil {
 		r.Problems = append(r.Problems, fmt.Sprintf("checking this host's clock against the commits fetched: %v", err))
 	}
+	if force {
+		// agentx sync tidies the queues: waiters stopped processes left.
+		if _, err := g.PruneWaiters(ctx, store.Now()); err != nil {
+			r.Problems = append(r.Problems, fmt.Sprintf("removing waiters left on the remote: %v", err))
+		}
+	}
 	outbox, err := OutboxIssues(store)
 	if err != nil {
 		return r, err
