@@ -67,17 +67,34 @@ func waiterName(now time.Time, host string) string {
 }
 
 // waiterTime is when the waiter name joined; ok false for a name that is
-// not a waiter's (anything else found in the queue is ignored).
+// not a waiter's, as waiterName makes them (anything else found in the
+// queue is ignored, and never removed).
 func waiterTime(name string) (time.Time, bool) {
 	stamp, rest, ok := strings.Cut(name, "-")
-	if !ok || len(stamp) != 13 || rest == "" {
+	pid, host, ok2 := strings.Cut(rest, "-")
+	if !ok || !ok2 || len(stamp) != 13 || pid == "" || len(host) > 64 || !digits(stamp) || !digits(pid) {
 		return time.Time{}, false
 	}
+	for _, r := range host {
+		if !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || r == '-' || r == '_') {
+			return time.Time{}, false
+		}
+	}
 	ms, err := strconv.ParseInt(stamp, 10, 64)
-	if err != nil || ms < 0 {
+	if err != nil {
 		return time.Time{}, false
 	}
 	return time.UnixMilli(ms), true
+}
+
+// digits reports whether s is ASCII digits only.
+func digits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // turn is a write's place in an issue's queue.
@@ -191,8 +208,13 @@ func (g *Git) Waiters(ctx context.Context, issue int) (string, []string, error) 
 	if err != nil {
 		return "", nil, err
 	}
-	head := ""
-	var names []string
+	head, names := parseWaiters(out, ref, prefix)
+	return head, names, nil
+}
+
+// parseWaiters reads git ls-remote's answer (the remote's: untrusted):
+// ref's commit, and the names under prefix, sorted.
+func parseWaiters(out []byte, ref, prefix string) (head string, names []string) {
 	for _, l := range strings.Split(string(out), "\n") {
 		sha, name, ok := strings.Cut(l, "\t")
 		if !ok || !isHexID(sha) {
@@ -208,7 +230,7 @@ func (g *Git) Waiters(ctx context.Context, issue int) (string, []string, error) 
 		}
 	}
 	slices.Sort(names)
-	return head, names, nil
+	return head, names
 }
 
 // PushLeaving implements Queue.
@@ -230,7 +252,7 @@ func (g *Git) Leave(ctx context.Context, issue int, leave []string) error {
 func (g *Git) deletions(issue int, leave []string) []string {
 	var del []string
 	for _, n := range leave {
-		if _, ok := waiterTime(n); ok && !strings.ContainsAny(n, "/: \t\n*?[\\^~") {
+		if _, ok := waiterTime(n); ok {
 			del = append(del, ":"+g.queueRef(issue)+"/"+n)
 		}
 	}

@@ -24,7 +24,8 @@ func TestWaiterNames(t *testing.T) {
 	require.True(t, ok)
 	assert.True(t, got.Equal(at))
 	assert.Less(t, waiterName(at, "b"), waiterName(at.Add(time.Millisecond), "a"), "names sort by when they joined")
-	for _, bad := range []string{"", "x", "123-4-h", "179583116700a-1-h", "1795831167008", "1795831167008-", "-1795831167008-1-h"} {
+	for _, bad := range []string{"", "x", "123-4-h", "179583116700a-1-h", "1795831167008", "1795831167008-", "-1795831167008-1-h",
+		"1795831167008-x-h", "1795831167008-1", "1795831167008-1-a..b", "1795831167008-1-a.lock", "1795831167008-1-a/b", "1795831167008-1-a b"} {
 		_, ok := waiterTime(bad)
 		assert.False(t, ok, bad)
 	}
@@ -297,4 +298,36 @@ func TestNoQueueOnBranches(t *testing.T) {
 	assert.ErrorIs(t, err, errNoQueue)
 	_, _, err = g.Waiters(context.Background(), 1)
 	assert.ErrorIs(t, err, errNoQueue)
+}
+
+// FuzzWaiters: whatever the remote answers, the queue's reader neither
+// fails nor yields a name that leaves the issue's queue, and a removal
+// names only refs under it.
+func FuzzWaiters(f *testing.F) {
+	f.Add([]byte("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\trefs/agentx/clarifications/issue-1\nbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb\trefs/agentx/clarifications-queue/issue-1/1795831167008-1-h\n"))
+	f.Add([]byte("x\trefs/agentx/clarifications-queue/issue-1/../../../heads/main\n"))
+	f.Add([]byte("bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb\trefs/agentx/clarifications-queue/issue-1/1795831167008-1-a b:c\n"))
+	f.Add([]byte("bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb\trefs/agentx/clarifications-queue/issue-1/1795831167008-1-a..b.lock\n"))
+	g := &Git{Refs: "refs/agentx/clarifications"}
+	f.Fuzz(func(t *testing.T, out []byte) {
+		head, names := parseWaiters(out, g.Ref(1), g.queueRef(1)+"/")
+		if head != "" && !isHexID(head) {
+			t.Fatalf("head %q", head)
+		}
+		if !slices.IsSorted(names) {
+			t.Fatalf("not sorted: %q", names)
+		}
+		for _, n := range names {
+			if strings.Contains(n, "/") {
+				t.Fatalf("name %q leaves the queue", n)
+			}
+			waiterTime(n)
+		}
+		for _, d := range g.deletions(1, names) {
+			rest, ok := strings.CutPrefix(d, ":"+g.queueRef(1)+"/")
+			if !ok || strings.ContainsAny(rest, "/: \t\n*?[\\^~") || strings.Contains(rest, "..") {
+				t.Fatalf("removal %q", d)
+			}
+		}
+	})
 }
