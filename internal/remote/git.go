@@ -342,8 +342,10 @@ func (g *Git) push(ctx context.Context, issue int, base Snapshot, commits []Comm
 		}
 		switch {
 		case landed(out, ref):
-		case len(also) > 0:
-			// Not the ledger's doing: push it alone, then the others.
+		case len(also) > 0 && (bytes.Contains(out, []byte(":"+ref+"\t")) || strings.Contains(err.Error(), "support --atomic")):
+			// The remote answered, and refused the ledger for the others'
+			// sake (one of them, or an atomic push it cannot do): push it
+			// alone, then the others.
 			pushed, err := g.push(ctx, issue, base, commits, nil)
 			if err == nil {
 				_, _ = g.exchange(ctx, append([]string{"push", "--porcelain", "--no-verify", "--", g.Remote}, also...)...)

@@ -281,6 +281,17 @@ func TestGitQueue(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, names)
 
+	// A remote that cannot push atomically: the ledger lands alone, and
+	// the waiter is removed after it.
+	gitT(t, bare, "", "config", "receive.advertiseAtomic", "false")
+	three, err := g.PushLeaving(ctx, 6, two, []Commit{{Data: []byte("{   }\n"), Message: "three"}}, []string{c})
+	require.NoError(t, err)
+	head, names, err = g.Waiters(ctx, 6)
+	require.NoError(t, err)
+	assert.Equal(t, three.Version, head)
+	assert.Empty(t, names)
+	gitT(t, bare, "", "config", "receive.advertiseAtomic", "true")
+
 	require.NoError(t, g.Leave(ctx, 6, []string{b, c, "../../heads/main", "x"}))
 	_, names, err = g.Waiters(ctx, 6)
 	require.NoError(t, err)

@@ -319,7 +319,10 @@ func (r *Replicator) update(ctx context.Context, f *ledger.Locked, fn func(*ledg
 	var tn *turn
 	defer func() {
 		if tn != nil && tn.name != "" {
-			lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+			// Best effort, briefly (a remote gone away must not hold the
+			// command): a waiter left behind is taken for gone by the
+			// others within a second or so, and removed by the next lander.
+			lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*time.Second)
 			defer cancel()
 			_ = q.Leave(lctx, issue, tn.leave())
 		}
