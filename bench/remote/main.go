@@ -226,21 +226,7 @@ func run(ctx context.Context, dir string, builds []build, hosts, issues, k, bloc
 		}
 	}
 	ledgerFloorOp := pushFloor("refs/floor-ledger", ledgerCommits)
-	floorOp := func(i, n int) (time.Duration, error) {
-		ref := fmt.Sprintf("refs/floor/host%d", i)
-		t0 := time.Now()
-		err := exec.CommandContext(ctx, "git", "-C", w.hosts[i], "fetch", "--quiet", "--no-tags", "origin", "+"+ref+":"+ref).Run()
-		if n == 0 {
-			err = nil // the ref is not there yet: git fetch fails, as it costs
-		}
-		if err == nil {
-			err = exec.CommandContext(ctx, "git", "-C", w.hosts[i], "-c", "remote.origin.receivepack="+w.floorPack, "push", "--quiet", "origin", commits[i][n]+":"+ref).Run()
-		}
-		if err != nil {
-			err = fmt.Errorf("floor, host %d round %d: %w", i, n, err)
-		}
-		return time.Since(t0), err
-	}
+	floorOp := pushFloor("refs/floor", commits)
 	askOp := func(bin string, w *world) func(i, n int) (time.Duration, error) {
 		return func(i, n int) (time.Duration, error) {
 			issue := 1

@@ -495,38 +495,43 @@ the ref at what was found. See docs/remote.md.`,
 // refused returns the first refusal an issue's sync state records (nil:
 // none): a shared version this host does not adopt.
 func refused(store *ledger.Store) (*remote.HistoryError, error) {
+	_, first, err := refusedIssues(store)
+	return first, err
+}
+
+// refusedIssues lists the issues whose sync state records a refusal,
+// with the first of them.
+func refusedIssues(store *ledger.Store) ([]int, *remote.HistoryError, error) {
 	issues, err := store.IssuesWithFile(remote.SyncDir)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	var out []int
+	var first *remote.HistoryError
 	for _, n := range issues {
 		st, err := remote.ReadSync(store, n)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if st.Refused != nil {
-			return &st.Refused.HistoryError, nil
+			out = append(out, n)
+			if first == nil {
+				first = &st.Refused.HistoryError
+			}
 		}
 	}
-	return nil, nil
+	return out, first, nil
 }
 
 // republishAll runs remote.Republish on every issue whose sync state
 // records a refusal.
 func republishAll(ctx context.Context, store *ledger.Store) ([]remote.Republished, error) {
-	issues, err := store.IssuesWithFile(remote.SyncDir)
+	issues, _, err := refusedIssues(store)
 	if err != nil {
 		return nil, err
 	}
 	out := []remote.Republished{}
 	for _, n := range issues {
-		st, err := remote.ReadSync(store, n)
-		if err != nil {
-			return out, err
-		}
-		if st.Refused == nil {
-			continue
-		}
 		r, err := remote.Of(store).Republish(ctx, n)
 		if errors.Is(err, remote.ErrNothingRefused) {
 			continue

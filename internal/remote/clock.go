@@ -244,13 +244,23 @@ type Judge struct {
 
 // cached is a state file's content as read when it had stamp.
 type cached[T any] struct {
-	stamp [2]int64 // modification time and size; zero: not read
-	v     T
-	err   error
+	stamp   [2]int64 // modification time and size; zero: not read
+	v       T
+	err     error
+	checked time.Time // when the file was last looked at
 }
 
-// read brings c up to the file at path (rel to the state directory).
+// recheck is how long a cached state file is taken as it was: a monitor
+// pass judges every question within it, with one look at each file.
+const recheck = 250 * time.Millisecond
+
+// read brings c up to the file at path (rel to the state directory),
+// looking at it at most once per recheck.
 func (c *cached[T]) read(store *ledger.Store, rel string) {
+	if !c.checked.IsZero() && time.Since(c.checked) < recheck {
+		return
+	}
+	c.checked = time.Now()
 	var stamp [2]int64
 	if fi, err := os.Stat(filepath.Join(store.Dir(), rel)); err == nil {
 		stamp = [2]int64{fi.ModTime().UnixNano(), fi.Size()}

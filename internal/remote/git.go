@@ -49,6 +49,10 @@ type Git struct {
 // chosen what git syncs to disk.
 func (g *Git) settings(ctx context.Context) {
 	g.settingsOnce.Do(func() {
+		// Read once for the process's life: not cut short by one
+		// command's context (what it found would stand for all).
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+		defer cancel()
 		out, err := g.git(ctx, nil, nil, "config", "--null", "--get-regexp", `^(commit\.gpgsign|core\.fsync.*)$`)
 		if err != nil {
 			return // none set (exit 1), or git cannot say: not signing
@@ -313,7 +317,6 @@ func (g *Git) Push(ctx context.Context, issue int, base Snapshot, commits []Comm
 // atomically), the ledger is pushed alone, and they are removed after it
 // lands.
 func (g *Git) push(ctx context.Context, issue int, base Snapshot, commits []Commit, also []string) (Snapshot, error) {
-	ref := g.Ref(issue)
 	var parents []string
 	if base.Version != "" {
 		parents = []string{base.Version}
@@ -322,6 +325,15 @@ func (g *Git) push(ctx context.Context, issue int, base Snapshot, commits []Comm
 	if err != nil {
 		return Snapshot{}, err
 	}
+	if err := g.pushHead(ctx, issue, base, head, also); err != nil {
+		return Snapshot{}, err
+	}
+	return Snapshot{Version: head, Data: commits[len(commits)-1].Data}, nil
+}
+
+// pushHead pushes head, a chain made on base, onto issue's ref, with also.
+func (g *Git) pushHead(ctx context.Context, issue int, base Snapshot, head string, also []string) error {
+	ref := g.Ref(issue)
 	// The local ref follows what the remote now holds: a named remote's
 	// push updates it itself, as a remote-tracking ref of the ledgers'
 	// refs (one fetch refspec more, for this push only); a URL's with
@@ -338,7 +350,7 @@ func (g *Git) push(ctx context.Context, issue int, base Snapshot, commits []Comm
 	out, err := g.exchange(ctx, append(append(args, "--", g.Remote, head+":"+ref), also...)...)
 	if err != nil {
 		if rejected(out, ref) {
-			return Snapshot{}, fmt.Errorf("push %s: %w", g.Name(issue), ErrMoved)
+			return fmt.Errorf("push %s: %w", g.Name(issue), ErrMoved)
 		}
 		switch {
 		case landed(out, ref):
@@ -346,19 +358,19 @@ func (g *Git) push(ctx context.Context, issue int, base Snapshot, commits []Comm
 			// The remote answered, and refused the ledger for the others'
 			// sake (one of them, or an atomic push it cannot do): push it
 			// alone, then the others.
-			pushed, err := g.push(ctx, issue, base, commits, nil)
-			if err == nil {
-				_, _ = g.exchange(ctx, append([]string{"push", "--porcelain", "--no-verify", "--", g.Remote}, also...)...)
+			if err := g.pushHead(ctx, issue, base, head, nil); err != nil {
+				return err
 			}
-			return pushed, err
+			_ = g.deleteRefs(ctx, also)
+			return nil
 		default:
-			return Snapshot{}, err
+			return err
 		}
 	}
 	if !named {
 		_, _ = g.git(ctx, nil, nil, "update-ref", ref, head)
 	}
-	return Snapshot{Version: head, Data: commits[len(commits)-1].Data}, nil
+	return nil
 }
 
 // remoteName reports whether remote is a remote's name, not a URL or a

@@ -10,8 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/agentx-cli/agentx/ledger"
 )
 
 // Queue is a Transport on which the hosts that keep losing their pushes
@@ -55,7 +53,7 @@ var (
 // this host, in characters a ref name takes.
 func waiterName(now time.Time, host string) string {
 	safe := strings.Map(func(r rune) rune {
-		if 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || r == '-' || r == '_' {
+		if r < 0x80 && refWord(string(r), "-_") {
 			return r
 		}
 		return '_'
@@ -72,25 +70,26 @@ func waiterName(now time.Time, host string) string {
 func waiterTime(name string) (time.Time, bool) {
 	stamp, rest, ok := strings.Cut(name, "-")
 	pid, host, ok2 := strings.Cut(rest, "-")
-	if !ok || !ok2 || len(stamp) != 13 || pid == "" || len(host) > 64 || !digits(stamp) || !digits(pid) {
+	if !ok || !ok2 || len(stamp) != 13 || pid == "" || len(host) > 64 || strings.Trim(stamp+pid, "0123456789") != "" || !refWord(host, "-_") {
 		return time.Time{}, false
 	}
-	for _, r := range host {
-		if !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || r == '-' || r == '_') {
-			return time.Time{}, false
-		}
-	}
-	ms, err := strconv.ParseInt(stamp, 10, 64)
-	if err != nil {
-		return time.Time{}, false
-	}
+	ms, _ := strconv.ParseInt(stamp, 10, 64) // 13 digits
 	return time.UnixMilli(ms), true
 }
 
-// digits reports whether s is ASCII digits only.
-func digits(s string) bool {
+// waiterState says whether name is a waiter's (ok) and, if so, whether it
+// joined more than waiterLife ago by now (gone: nobody waits for it).
+func waiterState(name string, now time.Time) (ok, gone bool) {
+	at, ok := waiterTime(name)
+	return ok, ok && now.Sub(at) > waiterLife
+}
+
+// refWord reports whether s holds only ASCII letters, digits and the
+// bytes in extra (what a ref name component takes safely).
+func refWord(s, extra string) bool {
 	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte(extra, c) >= 0) {
 			return false
 		}
 	}
@@ -101,7 +100,7 @@ func digits(s string) bool {
 type turn struct {
 	q     Queue
 	issue int
-	name  string    // this write's waiter ("": not joined)
+	name  string    // this write's waiter
 	since time.Time // when it joined (this host's clock)
 	gone  []string  // waiters ahead taken for gone: the landing push removes them
 }
@@ -110,7 +109,7 @@ type turn struct {
 // in (joined less than turnWait ago): its losses do not count against the
 // write's attempts, as they are the turns of the waiters ahead.
 func (t *turn) waiting(now time.Time) bool {
-	return t != nil && t.name != "" && now.Sub(t.since) <= turnWait
+	return t != nil && now.Sub(t.since) <= turnWait
 }
 
 // leave is what the landing push removes.
@@ -118,11 +117,7 @@ func (t *turn) leave() []string {
 	if t == nil {
 		return nil
 	}
-	out := slices.Clone(t.gone)
-	if t.name != "" {
-		out = append(out, t.name)
-	}
-	return out
+	return append(slices.Clone(t.gone), t.name)
 }
 
 // wait waits until no live waiter is ahead of t's. now is this host's
@@ -143,15 +138,12 @@ func (t *turn) wait(ctx context.Context, now func() time.Time) error {
 			if n >= t.name {
 				break
 			}
-			at, ok := waiterTime(n)
-			if !ok {
-				continue
-			}
-			if now().Sub(at) > waiterLife {
+			switch ok, old := waiterState(n, now()); {
+			case old:
 				gone = append(gone, n)
-				continue
+			case ok:
+				ahead = append(ahead, n)
 			}
-			ahead = append(ahead, n)
 		}
 		stalled := len(ahead) > 0 && time.Since(moved) > turnStall
 		if stalled {
@@ -240,7 +232,12 @@ func (g *Git) PushLeaving(ctx context.Context, issue int, base Snapshot, commits
 
 // Leave implements Queue.
 func (g *Git) Leave(ctx context.Context, issue int, leave []string) error {
-	del := g.deletions(issue, leave)
+	return g.deleteRefs(ctx, g.deletions(issue, leave))
+}
+
+// deleteRefs pushes del, refspecs that delete refs, in one git push
+// (none: nothing).
+func (g *Git) deleteRefs(ctx context.Context, del []string) error {
 	if len(del) == 0 {
 		return nil
 	}
@@ -264,17 +261,6 @@ func (g *Git) deletions(issue int, leave []string) []string {
 // waiters before they push.
 const contendedFor = 3 * time.Second
 
-// live counts the waiters in names that joined less than waiterLife ago.
-func live(names []string, now time.Time) int {
-	n := 0
-	for _, name := range names {
-		if at, ok := waiterTime(name); ok && now.Sub(at) <= waiterLife {
-			n++
-		}
-	}
-	return n
-}
-
 // PruneWaiters removes, on every issue, the waiters that joined more than
 // waiterLife ago by now (left by a process killed or stopped while it
 // waited; nobody waits for them any more): one ls-remote, and one push
@@ -290,24 +276,14 @@ func (g *Git) PruneWaiters(ctx context.Context, now time.Time) (int, error) {
 	}
 	var del []string
 	for _, l := range strings.Split(string(out), "\n") {
-		_, ref, ok := strings.Cut(l, "\t")
-		if !ok || !strings.HasPrefix(ref, prefix) {
-			continue
-		}
+		_, ref, _ := strings.Cut(l, "\t")
 		dir, name, ok := strings.Cut(strings.TrimPrefix(ref, prefix), "/")
-		issue, isIssue := ledger.IssueOfFile(dir + ".json")
-		if !ok || !isIssue {
+		if !strings.HasPrefix(ref, prefix) || !ok || !strings.HasPrefix(dir, "issue-") || !refWord(dir, "-") {
 			continue
 		}
-		if at, ok := waiterTime(name); ok && now.Sub(at) > waiterLife {
-			del = append(del, g.deletions(issue, []string{name})...)
+		if _, gone := waiterState(name, now); gone {
+			del = append(del, ":"+ref)
 		}
 	}
-	if len(del) == 0 {
-		return 0, nil
-	}
-	if _, err := g.exchange(ctx, append([]string{"push", "--porcelain", "--no-verify", "--", g.Remote}, del...)...); err != nil {
-		return 0, err
-	}
-	return len(del), nil
+	return len(del), g.deleteRefs(ctx, del)
 }

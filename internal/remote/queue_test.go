@@ -342,3 +342,50 @@ func FuzzWaiters(f *testing.F) {
 		}
 	})
 }
+
+// queueAhead is an overtaken remote with a queue in which another host's
+// waiter stays ahead for good (alive: it joined just now).
+type queueAhead struct {
+	*overtaken
+	ahead string
+}
+
+func (q *queueAhead) Join(_ context.Context, _ int, _ string, now time.Time) (string, error) {
+	return waiterName(now, "me"), nil
+}
+func (q *queueAhead) Waiters(_ context.Context, issue int) (string, []string, error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.ahead = waiterName(time.Now().Add(-time.Millisecond), "other")
+	return q.head(issue).Version, []string{q.ahead}, nil
+}
+func (q *queueAhead) PushLeaving(ctx context.Context, issue int, base Snapshot, commits []Commit, _ []string) (Snapshot, error) {
+	return q.Push(ctx, issue, base, commits)
+}
+func (q *queueAhead) Leave(context.Context, int, []string) error { return nil }
+
+// TestPastTurnWaitBacksOff: a write that has waited its turn for turnWait
+// competes again, backing off at random between tries, not trying back
+// to back; and a write that gives up keeps what it found (moved), so
+// that the next write fetches first.
+func TestPastTurnWaitBacksOff(t *testing.T) {
+	defer func(w, s time.Duration) { turnWait, turnStall = w, s }(turnWait, turnStall)
+	turnWait, turnStall = 30*time.Millisecond, time.Hour
+	var pauses []int
+	was := pause
+	pause = func(_ context.Context, losses int) error { pauses = append(pauses, losses); return nil }
+	defer func() { pause = was }()
+	r := &queueAhead{overtaken: &overtaken{memRemote: &memRemote{chains: map[int][]Commit{}}, refuse: 1000}}
+	r.memRemote.chains[1] = nil
+	h := sharedHost(t, r.memRemote) // a first question, so that the issue has a version to wait at
+	_, err := sharedAsk(h, "first")
+	require.NoError(t, err)
+	h = sharedHost(t, r)
+	_, err = sharedAsk(h, "mine")
+	var be *BusyError
+	require.ErrorAs(t, err, &be)
+	assert.NotEmpty(t, pauses, "past turnWait it backs off")
+	st, err := ReadSync(h.Store, 1)
+	require.NoError(t, err)
+	assert.False(t, st.Moved.IsZero(), "moved is kept after giving up")
+}

@@ -299,6 +299,13 @@ func (r *Replicator) update(ctx context.Context, f *ledger.Locked, fn func(*ledg
 		}
 		return nil, nil
 	}
+	// refetch ends the fast try: the shared ledger is fetched and the
+	// change made again on it, as if the fast try had not been.
+	refetch := func(attempt *int) (*ledger.Ledger, error) {
+		fast = false
+		*attempt--
+		return fetch()
+	}
 	switch {
 	case fast:
 	case given != nil:
@@ -318,7 +325,7 @@ func (r *Replicator) update(ctx context.Context, f *ledger.Locked, fn func(*ledg
 	q, _ := r.transport.(Queue)
 	var tn *turn
 	defer func() {
-		if tn != nil && tn.name != "" {
+		if tn != nil {
 			// Best effort, briefly (a remote gone away must not hold the
 			// command): a waiter left behind is taken for gone by the
 			// others within a second or so, and removed by the next lander.
@@ -359,8 +366,7 @@ func (r *Replicator) update(ctx context.Context, f *ledger.Locked, fn func(*ledg
 				if fast {
 					// The copy may be behind: the change is judged on
 					// the shared ledger.
-					fast, attempt = false, attempt-1
-					if l, err := fetch(); l != nil || err != nil {
+					if l, err := refetch(&attempt); l != nil || err != nil {
 						return l, err
 					}
 					continue
@@ -395,8 +401,7 @@ func (r *Replicator) update(ctx context.Context, f *ledger.Locked, fn func(*ledg
 		if len(commits) == 0 && fast {
 			// Nothing to change on the copy, which may be behind: see
 			// whether the shared ledger has something to change.
-			fast, attempt = false, attempt-1
-			if l, err := fetch(); l != nil || err != nil {
+			if l, err := refetch(&attempt); l != nil || err != nil {
 				return l, err
 			}
 			continue
@@ -415,24 +420,21 @@ func (r *Replicator) update(ctx context.Context, f *ledger.Locked, fn func(*ledg
 		} else {
 			pushed, err = r.transport.Push(ctx, issue, snap, commits)
 		}
+		if errors.Is(err, ErrMoved) {
+			st.Moved = ledger.T(r.store.Now())
+		}
 		if fast && err != nil && !errors.Is(err, ErrOffline) {
 			// Refused (another host has written since this host's last
 			// change), or the copy's version could not be built on:
 			// fetch, and make the change again at once.
-			if errors.Is(err, ErrMoved) {
-				st.Moved = ledger.T(r.store.Now())
-			}
-			fast, attempt = false, attempt-1
-			if l, err := fetch(); l != nil || err != nil {
+			if l, err := refetch(&attempt); l != nil || err != nil {
 				return l, err
 			}
 			continue
 		}
-		if errors.Is(err, ErrMoved) {
-			st.Moved = ledger.T(r.store.Now())
-			if !tn.waiting(r.store.Now()) {
-				counted++
-			}
+		inTurn := tn.waiting(r.store.Now())
+		if errors.Is(err, ErrMoved) && !inTurn {
+			counted++
 		}
 		switch {
 		case err == nil:
@@ -450,14 +452,18 @@ func (r *Replicator) update(ctx context.Context, f *ledger.Locked, fn func(*ledg
 			// issue's queue (Queue), or, on a remote without one, a
 			// little (sleepJitter), so that the hosts that collided
 			// spread out.
-			if q != nil && tn == nil && (attempt > 1 || r.waiting(ctx, q, issue)) {
-				tn = r.join(ctx, q, issue, snap.Version)
+			if q != nil && tn == nil && snap.Version != "" && (attempt > 1 || r.waiting(ctx, q, issue)) {
+				if tn = r.join(ctx, q, issue, snap.Version); tn != nil {
+					inTurn = true
+				}
 			}
-			if tn != nil {
+			switch {
+			case inTurn:
 				if err := tn.wait(ctx, r.store.Now); err != nil && ctx.Err() != nil {
 					return nil, err
 				}
-			} else if attempt > 1 {
+			case attempt > 1:
+				// no queue, or past turnWait in it: back off at random
 				if err := pause(ctx, attempt-1); err != nil {
 					return nil, err
 				}
@@ -466,6 +472,10 @@ func (r *Replicator) update(ctx context.Context, f *ledger.Locked, fn func(*ledg
 				return l, err
 			}
 		case errors.Is(err, ErrMoved):
+			// Moved is kept, so that the next write fetches first.
+			if werr := r.writeSync(f, st); werr != nil {
+				r.note("issue #%d: %v", issue, werr)
+			}
 			return nil, &BusyError{Remote: r.transport.Name(issue), Attempts: attempt}
 		case errors.Is(err, ErrOffline):
 			return r.updateOffline(f, fn, st, err.Error())
@@ -478,16 +488,14 @@ func (r *Replicator) update(ctx context.Context, f *ledger.Locked, fn func(*ledg
 // waiting reports whether a live waiter is in issue's queue.
 func (r *Replicator) waiting(ctx context.Context, q Queue, issue int) bool {
 	_, names, err := q.Waiters(ctx, issue)
-	return err == nil && live(names, r.store.Now()) > 0
+	now := r.store.Now()
+	return err == nil && slices.ContainsFunc(names, func(n string) bool { ok, gone := waiterState(n, now); return ok && !gone })
 }
 
 // join adds this write to issue's queue as a waiter at version (a commit
 // the remote has); nil when it cannot (a remote that refuses the queue's
 // refs: the write backs off at random instead).
 func (r *Replicator) join(ctx context.Context, q Queue, issue int, version string) *turn {
-	if version == "" {
-		return nil
-	}
 	now := r.store.Now()
 	name, err := q.Join(ctx, issue, version, now)
 	if err != nil {
