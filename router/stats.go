@@ -92,9 +92,12 @@ func TopicWords(topic string) []string {
 // order, so "Database adapter", "database-adapter" and "The database
 // adapter?" are one topic; a topic with no such word is its own text,
 // lowercased and trimmed.
-func TopicKey(topic string) string {
-	if w := TopicWords(topic); len(w) > 0 {
-		return strings.Join(w, " ")
+func TopicKey(topic string) string { return topicKey(topic, TopicWords(topic)) }
+
+// topicKey is TopicKey of topic, whose TopicWords are words.
+func topicKey(topic string, words []string) string {
+	if len(words) > 0 {
+		return strings.Join(words, " ")
 	}
 	return strings.ToLower(strings.Join(strings.Fields(topic), " "))
 }
@@ -176,20 +179,25 @@ func (d *Digest) Add(r Record) {
 			d.toResolve = append(d.toResolve, c.ResolvedAt.Sub(c.Created.Time))
 		}
 	}
-	for _, w := range TopicWords(c.Topic) {
+	words := TopicWords(c.Topic)
+	for _, w := range words {
 		d.topics[w]++
 	}
-	tk := TopicKey(c.Topic)
-	if d.byTopic[tk] == nil {
-		shown := strings.Join(strings.Fields(c.Topic), " ")
-		if len(d.byTopic) >= maxTopicGroups {
-			tk, shown = otherTopics, otherTopics
-		}
-		if d.byTopic[tk] == nil {
-			d.byTopic[tk] = &Count{Key: shown}
-		}
+	tk := topicKey(c.Topic, words)
+	g := d.byTopic[tk]
+	if g == nil && len(d.byTopic) >= maxTopicGroups {
+		tk = otherTopics
+		g = d.byTopic[tk]
 	}
-	d.byTopic[tk].Count++
+	if g == nil {
+		shown := strings.Join(strings.Fields(c.Topic), " ")
+		if tk == otherTopics {
+			shown = otherTopics
+		}
+		g = &Count{Key: shown}
+		d.byTopic[tk] = g
+	}
+	g.Count++
 }
 
 // Stats is the digest of the records added so far. It leaves d as it was.

@@ -11,6 +11,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/agentx-cli/agentx/internal/atomicfile"
+	"github.com/agentx-cli/agentx/lock"
 )
 
 // Defaults for config.toml keys that are left out.
@@ -22,9 +23,12 @@ const (
 	MinLockStaleAge     = time.Second
 	DefaultAgentTimeout = 10 * time.Minute
 	// DefaultLockFairBound and DefaultLockFairWindow are [lock] fair_bound
-	// and fair_window (lock.DefaultFairBound, lock.DefaultFairWindow).
-	DefaultLockFairBound  = 400 * time.Millisecond
-	DefaultLockFairWindow = 400 * time.Millisecond
+	// and fair_window.
+	DefaultLockFairBound  = lock.DefaultFairBound
+	DefaultLockFairWindow = lock.DefaultFairWindow
+	// fairChains is how many fair_windows in a row a writer may leave
+	// the lock file absent (lock.FairChains).
+	fairChains = lock.FairChains
 	// DefaultRetryDelay is how long after a responder fails agentx retries
 	// it (once; a second failure escalates): a brief outage passes.
 	DefaultRetryDelay = 30 * time.Second
@@ -273,10 +277,12 @@ func parseConfig(file string, data []byte) (*Config, error) {
 					d.addf(with(p, k.key), with(p, k.key), `"0" turns the fair hand-off off`, "must not be negative, got %q", k.v.String())
 				}
 			}
-			// a writer leaves the lock file absent for up to 4 windows in a
-			// row (lock.FairChains): that must fit in its wait
-			if w := c.Lock.FairWindow; def["fair_window"] && c.Lock.FairBound.Duration > 0 && 4*w.Duration >= c.Lock.Wait.Duration {
-				d.addf(with(p, "fair_window"), with(p, "fair_window"), "a writer leaves the lock file absent for up to 4 windows in a row while AgentX tools come in, within its wait",
+			// a writer leaves the lock file absent for up to FairChains
+			// windows in a row: a window set must fit in its wait (with the
+			// default window and a short wait, the lock cuts the windows
+			// short at the wait)
+			if w := c.Lock.FairWindow; def["fair_window"] && c.Lock.FairBound.Duration > 0 && fairChains*w.Duration >= c.Lock.Wait.Duration {
+				d.addf(with(p, "fair_window"), with(p, "fair_window"), fmt.Sprintf("a writer leaves the lock file absent for up to %d windows in a row while AgentX tools come in, within its wait", fairChains),
 					"must be less than a quarter of wait (%s), got %q", c.Lock.Wait.String(), w.String())
 			}
 			if def["stale_age"] && c.Lock.StaleAge.Duration < MinLockStaleAge {

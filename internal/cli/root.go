@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -88,10 +89,11 @@ func newExitCodesCmd(*App) *cobra.Command {
 // that was meant, when one is close ("--isue": did you mean --issue?), as
 // cobra suggests a mistyped command. "" for any other flag error.
 func flagHint(cmd *cobra.Command, err error) string {
-	typed, ok := strings.CutPrefix(err.Error(), "unknown flag: --")
-	if !ok {
+	var unknown *pflag.NotExistError
+	if !errors.As(err, &unknown) || unknown.GetSpecifiedName() == "" {
 		return ""
 	}
+	typed := unknown.GetSpecifiedName()
 	var names []string
 	for _, fs := range []*pflag.FlagSet{cmd.Flags(), cmd.InheritedFlags()} {
 		fs.VisitAll(func(f *pflag.Flag) {

@@ -402,7 +402,12 @@ func checkFiles(ctx context.Context, store *ledger.Store, opts Options, r *Repor
 				// Only while no agentx process holds the lock it was
 				// written under: a writer at work, however old its
 				// file looks (a clock set ahead), keeps it.
-				held, err := lock.IfIdle(tempLock(p), func() error { return os.Remove(p) })
+				held, err := false, error(nil)
+				if l := tempLock(p); l != "" {
+					held, err = lock.IfIdle(l, func() error { return os.Remove(p) })
+				} else {
+					err = os.Remove(p)
+				}
 				switch {
 				case held:
 					f.Severity, f.Problem = Warning, "temp file of a live writer: an agentx process holds the lock it is written under"
@@ -507,16 +512,23 @@ func diff(have, want *ledger.Index) string {
 
 func (r *Report) add(f Finding) { r.Findings = append(r.Findings, f) }
 
-// tempLock is the lock a temp file is written under: a lock's own
-// prepared file (issue-7.json.lock.tmp-held) its lock, a data file's temp
-// file (.issue-7.json.tmp-locked) that data file's lock.
+// tempLock is the lock a temp file is written under ("": none, a temp
+// file of a writer that takes no lock, removed by its age alone): a
+// lock's own prepared file (issue-7.json.lock.tmp-held) its lock; a data
+// file's temp file under its lock (atomicfile.LockedTemp,
+// .issue-7.json.tmp-locked) that data file's lock, and for an issue's
+// index file the issue's ledger lock, under which it is written.
 func tempLock(p string) string {
 	dir, name := filepath.Split(p)
 	if i := strings.Index(name, lock.Suffix+lock.TempInfix); i >= 0 {
 		return filepath.Join(dir, name[:i+len(lock.Suffix)])
 	}
-	if i := strings.Index(name, ".tmp-"); i > 0 {
-		return filepath.Join(dir, strings.TrimPrefix(name[:i], ".")+lock.Suffix)
+	data, ok := strings.CutSuffix(strings.TrimPrefix(name, "."), ".tmp-locked")
+	if !ok || atomicfile.LockedTemp(filepath.Join(dir, data)) != p {
+		return ""
 	}
-	return p + lock.Suffix
+	if filepath.Base(filepath.Clean(dir)) == ledger.IndexDir {
+		dir = filepath.Join(filepath.Dir(filepath.Clean(dir)), ledger.ClarificationsDir)
+	}
+	return filepath.Join(dir, data) + lock.Suffix
 }

@@ -202,12 +202,30 @@ func TestFixLeavesALiveWritersTempFiles(t *testing.T) {
 	}
 }
 
+// TestFixMakesNoLockForUnlockedTemps: an old temp file of a writer that
+// takes no lock (a random name) is removed by its age, with no lock file
+// or queue file made for it.
+func TestFixMakesNoLockForUnlockedTemps(t *testing.T) {
+	s := ledger.NewStore(t.TempDir(), lock.Options{}, func() time.Time { return t0 })
+	ix := filepath.Join(s.Dir(), ledger.IndexDir)
+	require.NoError(t, os.MkdirAll(ix, 0o755))
+	tmp := filepath.Join(ix, ".issue-7.json.tmp-99")
+	write(t, tmp, "{", time.Now())
+	_, err := Run(context.Background(), s, Options{Now: func() time.Time { return time.Now().Add(time.Hour) }, Fix: true})
+	require.NoError(t, err)
+	assert.NoFileExists(t, tmp)
+	left, _ := filepath.Glob(filepath.Join(ix, "*.lock*"))
+	assert.Empty(t, left, "no lock or queue file made beside it")
+}
+
 func TestTempLock(t *testing.T) {
 	for p, want := range map[string]string{
 		"/s/clarifications/issue-7.json.lock.tmp-held": "/s/clarifications/issue-7.json.lock",
 		"/s/clarifications/issue-7.json.lock.tmp-123":  "/s/clarifications/issue-7.json.lock",
 		"/s/clarifications/.issue-7.json.tmp-locked":   "/s/clarifications/issue-7.json.lock",
-		"/s/index/.issue-7.json.tmp-99":                "/s/index/issue-7.json.lock",
+		"/s/index/.issue-7.json.tmp-99":                "",
+		"/s/index/.issue-7.json.tmp-locked":            "/s/clarifications/issue-7.json.lock",
+		"/s/monitor/.digest.tmp-5":                     "",
 		"/s/agent-status.json.lock.tmp-held":           "/s/agent-status.json.lock",
 		"/s/.agent-status.json.tmp-locked":             "/s/agent-status.json.lock",
 	} {

@@ -257,7 +257,7 @@ func (s Store) Trust(root string, cmds []Command, now time.Time) (Record, error)
 	if cmds == nil {
 		cmds = []Command{}
 	}
-	rec := Record{Root: root, Hash: Hash(cmds), Commands: cmds, TrustedAt: ledger.Time{Time: now.UTC()}}
+	rec := Record{Root: root, Hash: Hash(cmds), Commands: cmds, TrustedAt: ledger.T(now)}
 	if err := os.MkdirAll(s.Dir, 0o700); err != nil {
 		return Record{}, fmt.Errorf("trust: %w", err)
 	}
