@@ -91,7 +91,9 @@ func (m *Mode) Listen(ctx context.Context, appToken string, tell func(ListenEven
 }
 
 // replyEvent is the thread's ts of a Socket Mode event that is a message
-// in a thread of the configured channel, or "".
+// in a thread of the configured channel that Take could act on, or "": a
+// bot's message (agentx's own posts among them), an edit or another
+// subtype reads no thread.
 func (m *Mode) replyEvent(ev socketmode.Event) string {
 	api, ok := ev.Data.(slackevents.EventsAPIEvent)
 	if !ok {
@@ -99,6 +101,9 @@ func (m *Mode) replyEvent(ev socketmode.Event) string {
 	}
 	msg, ok := api.InnerEvent.Data.(*slackevents.MessageEvent)
 	if !ok || msg.Channel != m.Config.Channel {
+		return ""
+	}
+	if msg.BotID != "" || (msg.SubType != "" && msg.SubType != "thread_broadcast") {
 		return ""
 	}
 	return msg.ThreadTimeStamp

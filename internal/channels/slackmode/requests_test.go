@@ -294,6 +294,47 @@ func TestListenerLeavesNothingToCommands(t *testing.T) {
 	assert.Equal(t, 3, prep.Threads)
 }
 
+// TestListenerSkipsBotEvents proves a bot's message in a thread (agentx's
+// own posts among them) reads no thread: only a reply Take could act on
+// costs a conversations.replies read.
+func TestListenerSkipsBotEvents(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	ids := e.threeThreads()
+	lctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	events := make(chan ListenEvent, 100)
+	done := make(chan error, 1)
+	go func() { done <- e.mode().Listen(lctx, slackfake.AppToken, func(ev ListenEvent) { events <- ev }) }()
+	read := false
+	waitFor := func(what string, ok func() bool) {
+		t.Helper()
+		deadline := time.After(10 * time.Second)
+		for !ok() {
+			select {
+			case ev := <-events:
+				read = read || ev.What == "read"
+				if ev.What == "error" {
+					t.Logf("listener: %v", ev.Err)
+				}
+			case <-deadline:
+				t.Fatalf("timed out waiting for %s", what)
+			}
+		}
+	}
+	waitFor("the read on connecting", func() bool { return read })
+	_, before := e.calls()
+	e.fake.Reply(channel, e.thread(ids[1]).TS, "", "A bot's note.", true)
+	e.fake.Reply(channel, e.thread(ids[2]).TS, alice, "Yes.", false)
+	// Events are handled in order, and the person's reply is in another
+	// thread: once it is taken, the bot's event has been handled too.
+	waitFor("the person's reply", func() bool { return e.get(ids[2]).Status == ledger.Answered })
+	_, after := e.calls()
+	assert.Equal(t, 1, after-before, "the person's reply alone read its thread")
+	cancel()
+	require.NoError(t, <-done)
+}
+
 // threeThreads asks a person a question on each of issues 1 to 3, posted:
 // three open threads.
 func (e *env) threeThreads() []string {
