@@ -114,11 +114,14 @@ func (m *Mode) poll(ctx context.Context, how pollHow) (PollReport, error) {
 		if err != nil {
 			return err
 		}
-		open = m.unshared(open)
+		// live are the open threads, shared ones too: a shared thread is
+		// not read, but where its reading got to is kept for when it is
+		// no longer shared.
 		live := map[string]bool{}
 		for _, t := range open {
 			live[t.c.ID] = true
 		}
+		open = m.unshared(open)
 		slices.SortStableFunc(open, func(a, b thread) int { return in.ReadAt[a.c.ID].Compare(in.ReadAt[b.c.ID].Time) })
 		for _, t := range open {
 			if !listening && how.read(t) {

@@ -135,6 +135,37 @@ func TestSharedThreadReadForNone(t *testing.T) {
 	assert.Contains(t, warned[0], "is recorded for CLR-2-001 and CLR-42-001")
 }
 
+// TestSharedThreadKeepsItsPlace proves a thread read before it became
+// shared keeps where its reading got to (inbound.json's threads and
+// readAt): it is not read while shared, but it is not closed either.
+func TestSharedThreadKeepsItsPlace(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	a := e.ask(ledger.Human)
+	e.push(e.mode())
+	e.fake.Reply(channel, e.thread(a.ID).TS, mallory, "Who asks?", false)
+	m := e.mode()
+	m.Warn = func(error) {}
+	assert.Equal(t, 1, e.poll(m).Threads)
+	var in Inbound
+	require.NoError(t, m.file(InboundFile).Read(&in))
+	last, readAt := in.Threads[a.ID], in.ReadAt[a.ID]
+	require.NotEmpty(t, last)
+
+	b, err := e.hub.Ask(ctx, router.AskRequest{Issue: 2, From: "engineer", To: ledger.Human, Topic: "Tenancy", Question: "Schema?"})
+	require.NoError(t, err)
+	_, err = e.hub.Store.Update(ctx, 2, func(l *ledger.Ledger) error {
+		return chanref.SetSlackThread(l.Find(b.ID), &chanref.SlackThread{Channel: channel, TS: e.thread(a.ID).TS, Posts: []chanref.SlackPost{{Entry: 0, TS: e.thread(a.ID).TS}}})
+	})
+	require.NoError(t, err)
+	e.now = e.now.Add(time.Minute)
+	assert.Zero(t, e.poll(m).Threads)
+	in = Inbound{}
+	require.NoError(t, m.file(InboundFile).Read(&in))
+	assert.Equal(t, last, in.Threads[a.ID])
+	assert.Equal(t, readAt, in.ReadAt[a.ID])
+}
+
 // TestOwnBotIsNoPerson proves a thread message from agentx's own bot user
 // (its token is in every agent's environment) is never a person's answer,
 // even without a bot_id and with [slack] answerers naming it; Slack is
