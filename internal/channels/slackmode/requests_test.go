@@ -366,6 +366,43 @@ func TestListenerSkipsBotEvents(t *testing.T) {
 	require.NoError(t, <-done)
 }
 
+// TestListenerStopSaysSo proves a listener that stops says so in
+// inbound.json: a command's read right after reads the threads again,
+// without waiting three ticks.
+func TestListenerStopSaysSo(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	e.threeThreads()
+	lctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	events := make(chan ListenEvent, 100)
+	done := make(chan error, 1)
+	go func() { done <- e.mode().Listen(lctx, slackfake.AppToken, func(ev ListenEvent) { events <- ev }) }()
+	deadline := time.After(10 * time.Second)
+	for read := false; !read; {
+		select {
+		case ev := <-events:
+			read = ev.What == "read"
+		case <-deadline:
+			t.Fatal("timed out waiting for the listener's read")
+		}
+	}
+	var in Inbound
+	require.NoError(t, e.mode().file(InboundFile).Read(&in))
+	require.NotNil(t, in.Listener)
+	cancel()
+	require.NoError(t, <-done)
+
+	in = Inbound{}
+	require.NoError(t, e.mode().file(InboundFile).Read(&in))
+	assert.Nil(t, in.Listener)
+	e.now = e.now.Add(time.Minute)
+	prep, err := e.mode().Poll(ctx, false)
+	require.NoError(t, err)
+	assert.False(t, prep.Listening)
+	assert.Equal(t, 3, prep.Threads)
+}
+
 // threeThreads asks a person a question on each of issues 1 to 3, posted:
 // three open threads.
 func (e *env) threeThreads() []string {
