@@ -115,6 +115,16 @@ func (c *Client) classify(resp *github.Response, err error) error {
 	return fmt.Errorf("github: %w", err)
 }
 
+// refused reports whether err is GitHub answering a call with a refusal
+// (a 4xx such as 422): the call did nothing. A rate limit is a *WaitError
+// and says so too, but is left to it; an error without GitHub's answer
+// (a 5xx, a lost connection) may have done it.
+func refused(err error) bool {
+	var er *github.ErrorResponse
+	return errors.As(err, &er) && er.Response != nil && er.Response.StatusCode >= 400 && er.Response.StatusCode < 500 &&
+		er.Response.StatusCode != http.StatusRequestTimeout && er.Response.StatusCode != http.StatusTooManyRequests
+}
+
 func (c *Client) comment(ic *github.IssueComment) Comment {
 	u := ic.GetUser()
 	out := Comment{

@@ -120,6 +120,15 @@ func (c *Client) classify(what string, err error) error {
 	return fmt.Errorf("%s: %w", what, err)
 }
 
+// refused reports whether err is Slack answering a call with a refusal
+// (ok: false): the call did nothing. Slack's internal_error and
+// fatal_error may have done part of it, and an error without Slack's
+// answer (an outage, a lost connection) may have done all of it.
+func refused(err error) bool {
+	var se slack.SlackErrorResponse
+	return errors.As(err, &se) && se.Err != "internal_error" && se.Err != "fatal_error"
+}
+
 func message(m slack.Message) Message {
 	out := Message{TS: m.Timestamp, ThreadTS: m.ThreadTimestamp, User: m.User, SubType: m.SubType, Text: m.Text,
 		Bot: m.BotID != "" || m.SubType == "bot_message"}

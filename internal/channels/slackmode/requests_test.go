@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentx-cli/agentx/internal/channels/chanref"
+	"github.com/agentx-cli/agentx/internal/channels/relay"
 	"github.com/agentx-cli/agentx/internal/channels/slackmode/slackfake"
 	"github.com/agentx-cli/agentx/ledger"
 	"github.com/agentx-cli/agentx/router"
@@ -164,6 +165,38 @@ func TestSharedThreadKeepsItsPlace(t *testing.T) {
 	require.NoError(t, m.file(InboundFile).Read(&in))
 	assert.Equal(t, last, in.Threads[a.ID])
 	assert.Equal(t, readAt, in.ReadAt[a.ID])
+}
+
+// TestRefusedPostForgotten proves a post Slack refused (ok: false) leaves
+// no note of a post in flight: the next sync posts it without reading the
+// channel first. An outage, which may have posted it, keeps the note.
+func TestRefusedPostForgotten(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	e.ask(ledger.Human)
+	notes := relay.PostingIn(e.hub.Store.Dir(), Dir)
+	e.fake.Fail(1, 200, 0, "not_in_channel")
+	_, err := e.mode().Push(ctx, true)
+	require.ErrorContains(t, err, "not_in_channel")
+	lost, err := notes.Lost(42)
+	require.NoError(t, err)
+	assert.Empty(t, lost)
+	history, _ := e.calls()
+	assert.Equal(t, 1, e.push(e.mode()).Issues[0].Posted)
+	after, _ := e.calls()
+	assert.Equal(t, history, after, "posted without reading the channel")
+
+	rec := e.ask(ledger.Human)
+	e.fake.Fail(1, 503, 0, "")
+	_, err = e.mode().Push(ctx, true)
+	require.Error(t, err)
+	lost, err = notes.Lost(42)
+	require.NoError(t, err)
+	assert.Equal(t, map[string]bool{entryKey(rec.ID, 0): true}, lost)
+	e.push(e.mode())
+	after2, _ := e.calls()
+	assert.Equal(t, after+1, after2, "read the channel to recover it")
+	assert.Len(t, e.fake.Messages(channel), 2)
 }
 
 // TestOwnBotIsNoPerson proves a thread message from agentx's own bot user
