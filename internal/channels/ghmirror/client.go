@@ -115,6 +115,16 @@ func (c *Client) classify(resp *github.Response, err error) error {
 	return fmt.Errorf("github: %w", err)
 }
 
+// refused reports whether err is GitHub answering a call with a refusal
+// (a 4xx such as 422): the call did nothing. A rate limit is a *WaitError
+// and says so too, but is left to it; an error without GitHub's answer
+// (a 5xx, a lost connection) may have done it.
+func refused(err error) bool {
+	var er *github.ErrorResponse
+	return errors.As(err, &er) && er.Response != nil && er.Response.StatusCode >= 400 && er.Response.StatusCode < 500 &&
+		er.Response.StatusCode != http.StatusRequestTimeout && er.Response.StatusCode != http.StatusTooManyRequests
+}
+
 func (c *Client) comment(ic *github.IssueComment) Comment {
 	u := ic.GetUser()
 	out := Comment{
@@ -261,7 +271,9 @@ func (c *Client) React(ctx context.Context, id int64, content string) error {
 // own, which is never a person. It asks GitHub (GET /user) once per
 // client, on first use; a token that has no user account (an app's
 // installation token, whose comments are a bot's) is "" with no error. A
-// failure to ask is an error, and the next call asks again.
+// failure to ask is an error, and the next call asks again: a rate limit
+// too (GitHub answers one with a 403 as well), which says nothing about
+// the token.
 func (c *Client) Self(ctx context.Context) (string, error) {
 	c.selfMu.Lock()
 	defer c.selfMu.Unlock()
@@ -271,11 +283,17 @@ func (c *Client) Self(ctx context.Context) (string, error) {
 	c.Requests++
 	u, resp, err := c.gh.Users.Get(ctx, "")
 	login := u.GetLogin()
-	if err != nil {
-		if resp == nil || resp.Response == nil || resp.StatusCode < 400 || resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests {
-			return "", c.classify(resp, err)
+	if err := c.classify(resp, err); err != nil {
+		var we *WaitError
+		if errors.As(err, &we) || resp == nil || resp.Response == nil {
+			return "", err
 		}
-		login = "" // 401, 403, 404: no user behind the token
+		switch resp.StatusCode {
+		case http.StatusUnauthorized, http.StatusForbidden, http.StatusNotFound:
+			login = "" // no user behind the token
+		default:
+			return "", err
+		}
 	}
 	c.self = &login
 	return login, nil

@@ -278,6 +278,9 @@ func (p *poster) create(ctx context.Context, k entryKey, text string) (Comment, 
 	if err == nil && crashAfterPost != nil {
 		err = crashAfterPost()
 	}
+	if refused(err) {
+		p.Refused(k.String())
+	}
 	return c, err
 }
 

@@ -12,9 +12,39 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentx-cli/agentx/internal/channels/ghmirror/ghfake"
+	"github.com/agentx-cli/agentx/internal/channels/relay"
 	"github.com/agentx-cli/agentx/ledger"
 	"github.com/agentx-cli/agentx/router"
 )
+
+// TestRefusedPostForgotten proves a comment GitHub refused (a 422) leaves
+// no note of a post in flight: the next sync posts it without listing the
+// issue first. A server error, which may have posted it, keeps the note.
+func TestRefusedPostForgotten(t *testing.T) {
+	e := newEnv(t, "")
+	ctx := context.Background()
+	e.ask(ledger.Human)
+	notes := relay.PostingIn(e.hub.Store.Dir(), Dir)
+	e.fake.Fail(1, 422, 0)
+	_, err := e.mirror().Push(ctx, true)
+	require.ErrorContains(t, err, "422")
+	lost, err := notes.Lost(42)
+	require.NoError(t, err)
+	assert.Empty(t, lost)
+	assert.Equal(t, 1, e.push(e.mirror()).Issues[0].Posted)
+	assert.Zero(t, e.fake.Calls(ghfake.OpListIssue), "posted without listing the issue")
+
+	e.ask(ledger.Human)
+	e.fake.Fail(1, 502, 0)
+	_, err = e.mirror().Push(ctx, true)
+	require.Error(t, err)
+	lost, err = notes.Lost(42)
+	require.NoError(t, err)
+	assert.Len(t, lost, 1)
+	e.push(e.mirror())
+	assert.Equal(t, 1, e.fake.Calls(ghfake.OpListIssue), "listed the issue to recover it")
+	assert.Len(t, e.fake.Comments(42), 2)
+}
 
 // TestPostsWithoutListing proves a post is not preceded by a listing of
 // the issue's comments: the ledger says what was posted; the issue is

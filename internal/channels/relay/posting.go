@@ -25,7 +25,8 @@ type posting struct {
 // what it posted on a service only to recover a post whose result was
 // lost. Before each post the mode notes it (Begin); once the post is
 // recorded where the mode keeps what it posted (the ledger,
-// proposals.json), the note goes (Done). A note still there for a post
+// proposals.json), or the service refused it (Poster.Refused), the note
+// goes (Done). A note still there for a post
 // the record lacks is a post that may have been made: its process died,
 // or the answer never came. Only then does the mode look for it (Lost).
 // Without a note, an unrecorded post was never made, and is made without
@@ -127,6 +128,11 @@ func (p *Poster) Recorded(key string) {
 		delete(p.lost, key)
 	}
 }
+
+// Refused says the service answered the post for key with a refusal: it
+// was not made, so its note goes at Finish too, and the next sync posts
+// it without looking for it first.
+func (p *Poster) Refused(key string) { p.Recorded(key) }
 
 // Finish drops the notes of what was recorded.
 func (p *Poster) Finish(ctx context.Context) error {

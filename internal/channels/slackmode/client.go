@@ -19,7 +19,6 @@ type Message struct {
 	TS       string
 	ThreadTS string
 	User     string // the author's user id ("" for some bot messages)
-	BotID    string // the bot's id, on a bot's or an app's message
 	Bot      bool   // a bot's or an app's message (bot_id, or subtype bot_message)
 	SubType  string // "" for a plain message
 	Text     string // as Slack gives it: mrkdwn, &, < and > escaped; untrusted
@@ -45,10 +44,10 @@ type Client struct {
 }
 
 // Self is who the bot token is in Slack (auth.test): agentx's own bot
-// user and bot, which are never a person.
+// user, which is never a person. (A message with its bot id is a bot's:
+// Message.Bot, which Take ignores before asking.)
 type Self struct {
 	UserID string
-	BotID  string
 }
 
 // Self asks Slack who the bot token is (auth.test), once per client, on
@@ -64,14 +63,13 @@ func (c *Client) Self(ctx context.Context) (Self, error) {
 	if err != nil {
 		return Self{}, c.classify("auth.test", err)
 	}
-	c.self = &Self{UserID: r.UserID, BotID: r.BotID}
+	c.self = &Self{UserID: r.UserID}
 	return *c.self, nil
 }
 
-// Is reports whether msg was written by agentx's own bot (its bot user,
-// or its bot id).
+// Is reports whether msg was written by agentx's own bot user.
 func (s Self) Is(msg Message) bool {
-	return (s.UserID != "" && msg.User == s.UserID) || (s.BotID != "" && msg.BotID == s.BotID)
+	return s.UserID != "" && msg.User == s.UserID
 }
 
 // NewClient returns a client for the Web API at apiURL (with its trailing
@@ -122,9 +120,18 @@ func (c *Client) classify(what string, err error) error {
 	return fmt.Errorf("%s: %w", what, err)
 }
 
+// refused reports whether err is Slack answering a call with a refusal
+// (ok: false): the call did nothing. Slack's internal_error and
+// fatal_error may have done part of it, and an error without Slack's
+// answer (an outage, a lost connection) may have done all of it.
+func refused(err error) bool {
+	var se slack.SlackErrorResponse
+	return errors.As(err, &se) && se.Err != "internal_error" && se.Err != "fatal_error"
+}
+
 func message(m slack.Message) Message {
 	out := Message{TS: m.Timestamp, ThreadTS: m.ThreadTimestamp, User: m.User, SubType: m.SubType, Text: m.Text,
-		BotID: m.BotID, Bot: m.BotID != "" || m.SubType == "bot_message"}
+		Bot: m.BotID != "" || m.SubType == "bot_message"}
 	out.Meta = metaOf(m.Metadata)
 	out.Proposal = proposalMetaOf(m.Metadata)
 	return out

@@ -114,11 +114,14 @@ func (m *Mode) poll(ctx context.Context, how pollHow) (PollReport, error) {
 		if err != nil {
 			return err
 		}
-		open = m.unshared(open)
+		// live are the open threads, shared ones too: a shared thread is
+		// not read, but where its reading got to is kept for when it is
+		// no longer shared.
 		live := map[string]bool{}
 		for _, t := range open {
 			live[t.c.ID] = true
 		}
+		open = m.unshared(open)
 		slices.SortStableFunc(open, func(a, b thread) int { return in.ReadAt[a.c.ID].Compare(in.ReadAt[b.c.ID].Time) })
 		for _, t := range open {
 			if !listening && how.read(t) {
@@ -242,9 +245,9 @@ func (m *Mode) readThread(ctx context.Context, in *Inbound, t thread, rep *PollR
 func (m *Mode) allowed(user string) bool { return slices.Contains(m.Config.Answerers, user) }
 
 // Take acts on one reply in the thread of clarification id: bots' and
-// agentx's own messages (its metadata, its bot user or bot: Client.Self),
-// edits and other events are ignored (nil); a reply picking an option
-// (ParseReply) goes to the hub as that option; an
+// agentx's own messages (its metadata, its bot id: a bot's message; its
+// bot user: Client.Self), edits and other events are ignored (nil); a
+// reply picking an option (ParseReply) goes to the hub as that option; an
 // allowed person's reply answers the current round (another answer of it
 // once answered: people clarify in several messages) or, on an escalated
 // clarification, settles it, through the hub as the person slack:USER,

@@ -26,9 +26,10 @@ type ListenEvent struct {
 // in a thread of the channel reads that thread alone, at once; and every
 // tick (the interval, at least 10 s) it posts what changed and tells the
 // threads of new assumptions, reading none. While it runs (it says so in
-// inbound.json every tick), commands leave the threads to it. Every event
-// is acknowledged. tell hears what it did.
-func (m *Mode) Listen(ctx context.Context, appToken string, tell func(ListenEvent)) error {
+// inbound.json every tick, and unsays it when it returns), commands leave
+// the threads to it. Every event is acknowledged. tell hears what it did.
+func (m *Mode) Listen(ctx context.Context, appToken string, tell func(ListenEvent)) (err error) {
+	defer func() { err = errors.Join(err, m.stopListening(context.WithoutCancel(ctx))) }()
 	sm := m.Client.socket(appToken)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -90,8 +91,25 @@ func (m *Mode) Listen(ctx context.Context, appToken string, tell func(ListenEven
 	}
 }
 
+// stopListening clears inbound.json's listener, so that commands read the
+// threads again at once rather than three ticks later.
+func (m *Mode) stopListening(ctx context.Context) error {
+	f := m.file(InboundFile)
+	var in Inbound
+	if err := f.Read(&in); err != nil || in.Listener == nil {
+		return err
+	}
+	var cur Inbound
+	return f.Update(ctx, &cur, true, func() error {
+		cur.Listener = nil
+		return nil
+	})
+}
+
 // replyEvent is the thread's ts of a Socket Mode event that is a message
-// in a thread of the configured channel, or "".
+// in a thread of the configured channel that Take could act on, or "": a
+// bot's message (agentx's own posts among them), an edit or another
+// subtype reads no thread.
 func (m *Mode) replyEvent(ev socketmode.Event) string {
 	api, ok := ev.Data.(slackevents.EventsAPIEvent)
 	if !ok {
@@ -99,6 +117,9 @@ func (m *Mode) replyEvent(ev socketmode.Event) string {
 	}
 	msg, ok := api.InnerEvent.Data.(*slackevents.MessageEvent)
 	if !ok || msg.Channel != m.Config.Channel {
+		return ""
+	}
+	if msg.BotID != "" || (msg.SubType != "" && msg.SubType != "thread_broadcast") {
 		return ""
 	}
 	return msg.ThreadTimeStamp

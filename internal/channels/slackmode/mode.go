@@ -209,6 +209,9 @@ func (p *poster) post(ctx context.Context, key, channel, threadTS, text string, 
 	if err == nil && crashAfterPost != nil {
 		err = crashAfterPost()
 	}
+	if refused(err) {
+		p.Refused(key)
+	}
 	return ts, err
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentx-cli/agentx/internal/channels/chanref"
+	"github.com/agentx-cli/agentx/internal/channels/relay"
 	"github.com/agentx-cli/agentx/internal/channels/slackmode/slackfake"
 	"github.com/agentx-cli/agentx/ledger"
 	"github.com/agentx-cli/agentx/router"
@@ -133,6 +134,69 @@ func TestSharedThreadReadForNone(t *testing.T) {
 	assert.Equal(t, ledger.Pending, e.get(b.ID).Status)
 	require.Len(t, warned, 1)
 	assert.Contains(t, warned[0], "is recorded for CLR-2-001 and CLR-42-001")
+}
+
+// TestSharedThreadKeepsItsPlace proves a thread read before it became
+// shared keeps where its reading got to (inbound.json's threads and
+// readAt): it is not read while shared, but it is not closed either.
+func TestSharedThreadKeepsItsPlace(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	a := e.ask(ledger.Human)
+	e.push(e.mode())
+	e.fake.Reply(channel, e.thread(a.ID).TS, mallory, "Who asks?", false)
+	m := e.mode()
+	m.Warn = func(error) {}
+	assert.Equal(t, 1, e.poll(m).Threads)
+	var in Inbound
+	require.NoError(t, m.file(InboundFile).Read(&in))
+	last, readAt := in.Threads[a.ID], in.ReadAt[a.ID]
+	require.NotEmpty(t, last)
+
+	b, err := e.hub.Ask(ctx, router.AskRequest{Issue: 2, From: "engineer", To: ledger.Human, Topic: "Tenancy", Question: "Schema?"})
+	require.NoError(t, err)
+	_, err = e.hub.Store.Update(ctx, 2, func(l *ledger.Ledger) error {
+		return chanref.SetSlackThread(l.Find(b.ID), &chanref.SlackThread{Channel: channel, TS: e.thread(a.ID).TS, Posts: []chanref.SlackPost{{Entry: 0, TS: e.thread(a.ID).TS}}})
+	})
+	require.NoError(t, err)
+	e.now = e.now.Add(time.Minute)
+	assert.Zero(t, e.poll(m).Threads)
+	in = Inbound{}
+	require.NoError(t, m.file(InboundFile).Read(&in))
+	assert.Equal(t, last, in.Threads[a.ID])
+	assert.Equal(t, readAt, in.ReadAt[a.ID])
+}
+
+// TestRefusedPostForgotten proves a post Slack refused (ok: false) leaves
+// no note of a post in flight: the next sync posts it without reading the
+// channel first. An outage, which may have posted it, keeps the note.
+func TestRefusedPostForgotten(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	e.ask(ledger.Human)
+	notes := relay.PostingIn(e.hub.Store.Dir(), Dir)
+	e.fake.Fail(1, 200, 0, "not_in_channel")
+	_, err := e.mode().Push(ctx, true)
+	require.ErrorContains(t, err, "not_in_channel")
+	lost, err := notes.Lost(42)
+	require.NoError(t, err)
+	assert.Empty(t, lost)
+	history, _ := e.calls()
+	assert.Equal(t, 1, e.push(e.mode()).Issues[0].Posted)
+	after, _ := e.calls()
+	assert.Equal(t, history, after, "posted without reading the channel")
+
+	rec := e.ask(ledger.Human)
+	e.fake.Fail(1, 503, 0, "")
+	_, err = e.mode().Push(ctx, true)
+	require.Error(t, err)
+	lost, err = notes.Lost(42)
+	require.NoError(t, err)
+	assert.Equal(t, map[string]bool{entryKey(rec.ID, 0): true}, lost)
+	e.push(e.mode())
+	after2, _ := e.calls()
+	assert.Equal(t, after+1, after2, "read the channel to recover it")
+	assert.Len(t, e.fake.Messages(channel), 2)
 }
 
 // TestOwnBotIsNoPerson proves a thread message from agentx's own bot user
@@ -289,6 +353,84 @@ func TestListenerLeavesNothingToCommands(t *testing.T) {
 	// Not heard from in three ticks: commands read again.
 	e.now = e.now.Add(3 * time.Minute)
 	prep, err = e.mode().Poll(ctx, false)
+	require.NoError(t, err)
+	assert.False(t, prep.Listening)
+	assert.Equal(t, 3, prep.Threads)
+}
+
+// TestListenerSkipsBotEvents proves a bot's message in a thread (agentx's
+// own posts among them) reads no thread: only a reply Take could act on
+// costs a conversations.replies read.
+func TestListenerSkipsBotEvents(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	ids := e.threeThreads()
+	lctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	events := make(chan ListenEvent, 100)
+	done := make(chan error, 1)
+	go func() { done <- e.mode().Listen(lctx, slackfake.AppToken, func(ev ListenEvent) { events <- ev }) }()
+	read := false
+	waitFor := func(what string, ok func() bool) {
+		t.Helper()
+		deadline := time.After(10 * time.Second)
+		for !ok() {
+			select {
+			case ev := <-events:
+				read = read || ev.What == "read"
+				if ev.What == "error" {
+					t.Logf("listener: %v", ev.Err)
+				}
+			case <-deadline:
+				t.Fatalf("timed out waiting for %s", what)
+			}
+		}
+	}
+	waitFor("the read on connecting", func() bool { return read })
+	_, before := e.calls()
+	e.fake.Reply(channel, e.thread(ids[1]).TS, "", "A bot's note.", true)
+	e.fake.Reply(channel, e.thread(ids[2]).TS, alice, "Yes.", false)
+	// Events are handled in order, and the person's reply is in another
+	// thread: once it is taken, the bot's event has been handled too.
+	waitFor("the person's reply", func() bool { return e.get(ids[2]).Status == ledger.Answered })
+	_, after := e.calls()
+	assert.Equal(t, 1, after-before, "the person's reply alone read its thread")
+	cancel()
+	require.NoError(t, <-done)
+}
+
+// TestListenerStopSaysSo proves a listener that stops says so in
+// inbound.json: a command's read right after reads the threads again,
+// without waiting three ticks.
+func TestListenerStopSaysSo(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	e.threeThreads()
+	lctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	events := make(chan ListenEvent, 100)
+	done := make(chan error, 1)
+	go func() { done <- e.mode().Listen(lctx, slackfake.AppToken, func(ev ListenEvent) { events <- ev }) }()
+	deadline := time.After(10 * time.Second)
+	for read := false; !read; {
+		select {
+		case ev := <-events:
+			read = ev.What == "read"
+		case <-deadline:
+			t.Fatal("timed out waiting for the listener's read")
+		}
+	}
+	var in Inbound
+	require.NoError(t, e.mode().file(InboundFile).Read(&in))
+	require.NotNil(t, in.Listener)
+	cancel()
+	require.NoError(t, <-done)
+
+	in = Inbound{}
+	require.NoError(t, e.mode().file(InboundFile).Read(&in))
+	assert.Nil(t, in.Listener)
+	e.now = e.now.Add(time.Minute)
+	prep, err := e.mode().Poll(ctx, false)
 	require.NoError(t, err)
 	assert.False(t, prep.Listening)
 	assert.Equal(t, 3, prep.Threads)

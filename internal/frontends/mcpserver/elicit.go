@@ -229,7 +229,9 @@ func (s *server) showForm(ctx context.Context, fc *formCall, f form, params *mcp
 	closeForm()
 	watch.Wait()
 	switch {
-	case closed:
+	case err != nil && closed:
+		// An answer that came back as the form closed goes on to
+		// takeForm, which refuses it and tells the person.
 		s.log.Info("form closed: the question was answered elsewhere", "id", f.ID)
 		return
 	case ctx.Err() != nil:

@@ -315,6 +315,73 @@ func TestElicitLateAnswerRefused(t *testing.T) {
 	}
 }
 
+// gateSide is a Side whose wait sees an answer only once open is closed.
+type gateSide struct{ open chan struct{} }
+
+func (gateSide) Read(context.Context) {}
+func (gateSide) Push(context.Context) {}
+func (g gateSide) Wait(ctx context.Context, h *router.Hub, id string, timeout time.Duration) (router.Record, error) {
+	select {
+	case <-g.open:
+	case <-ctx.Done():
+		return router.Record{}, ctx.Err()
+	}
+	return h.Wait(ctx, id, timeout)
+}
+
+// TestElicitAcceptedAsFormCloses: on a protocol version where the server
+// sends the form itself, the person submits the form just as it is closed
+// because the question was answered elsewhere (the answer arrives, and
+// then the form's request is cancelled): the form's answer is refused and
+// the person is told, not dropped without a word.
+func TestElicitAcceptedAsFormCloses(t *testing.T) {
+	bin := agentxBinary(t)
+	for _, version := range protocolVersions[1:] {
+		t.Run(version, func(t *testing.T) {
+			h, dir := hubWith(t, elicitOn)
+			fc := newFormClient(func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+				if strings.HasPrefix(req.Params.Message, "Your answer was not recorded") {
+					return &mcp.ElicitResult{Action: "accept"}, nil
+				}
+				return accept(answer("Ship it.")), nil
+			})
+			side := gateSide{open: make(chan struct{})}
+			s := newServer(h, Options{Agent: "engineer", Side: func() Side { return side }}, nil)
+			// Once the person's answer to the form has arrived, the question
+			// is answered on the command line and the form closed, before
+			// the server looks at the answer.
+			var once sync.Once
+			s.mcp.AddSendingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+				return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+					res, err := next(ctx, method, req)
+					if method != "elicitation/create" || err != nil {
+						return res, err
+					}
+					once.Do(func() {
+						if out, aerr := personAnswers(bin, dir, "CLR-5-001", "Hold it until Monday."); aerr != nil {
+							err = fmt.Errorf("the command line's answer: %v: %s", aerr, out)
+							return
+						}
+						close(side.open)
+						<-ctx.Done()
+					})
+					return res, err
+				}
+			})
+			cs := connectServer(t, s, version, fc.client(true))
+
+			got := into[AskResult](t, callTool(t, cs, "ask_human", map[string]any{"issue": 5, "question": "Ship it?"}))
+			assert.Equal(t, OutcomeAnswered, got.Outcome)
+			assert.Equal(t, "Hold it until Monday.", got.Answer)
+
+			fc.nextForm(t)
+			told := fc.nextForm(t)
+			assert.Equal(t, `Your answer was not recorded: CLR-5-001 was answered first by human (alice): "Hold it until Monday."`, told.Params.Message)
+			assert.Equal(t, []string{"human alice: Hold it until Monday."}, answersOf(t, bin, dir, "CLR-5-001"))
+		})
+	}
+}
+
 // TestElicitAnsweredElsewhereClosesForm: on a protocol version where the
 // server sends the form itself, an answer from the command line (a real
 // agentx process) while the form is open closes it (its request is
@@ -489,8 +556,9 @@ func TestNoElicitation(t *testing.T) {
 // Whichever is recorded first is the answer; the form's answer is never
 // recorded after another, nor twice. When the form loses, a client
 // speaking multi round-trip requests is always told; on an earlier
-// version the form may instead be closed (or, when the person submits it
-// as it closes, dropped), and the ledger is the same.
+// version the form may instead be closed before the person submits it
+// (submitted as it closes, they are told:
+// TestElicitAcceptedAsFormCloses), and the ledger is the same.
 func TestElicitRace(t *testing.T) {
 	bin := agentxBinary(t)
 	const rounds = 8

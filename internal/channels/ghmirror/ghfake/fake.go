@@ -156,8 +156,8 @@ func (s *Server) RateUsed() int {
 }
 
 // Fail makes the next n requests fail with status (429 or 403: a
-// secondary rate limit with Retry-After retryAfter seconds, if > 0; 5xx:
-// a server error).
+// secondary rate limit with Retry-After retryAfter seconds, if > 0; 422:
+// a refusal, Validation Failed; 5xx: a server error).
 func (s *Server) Fail(n, status, retryAfter int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -280,7 +280,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		doc := "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits"
 		msg := "You have exceeded a secondary rate limit. Please wait a few minutes before you try again."
-		if f.status >= 500 {
+		switch {
+		case f.status == http.StatusUnprocessableEntity:
+			doc, msg = "https://docs.github.com/rest/issues/comments#create-an-issue-comment", "Validation Failed"
+		case f.status >= 500:
 			doc, msg = "https://docs.github.com/rest", "Server Error"
 		}
 		s.write(w, f.status, map[string]any{"message": msg, "documentation_url": doc})
