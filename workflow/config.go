@@ -11,7 +11,6 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/agentx-cli/agentx/internal/atomicfile"
-	"github.com/agentx-cli/agentx/lock"
 )
 
 // Defaults for config.toml keys that are left out.
@@ -23,12 +22,13 @@ const (
 	MinLockStaleAge     = time.Second
 	DefaultAgentTimeout = 10 * time.Minute
 	// DefaultLockFairBound and DefaultLockFairWindow are [lock] fair_bound
-	// and fair_window.
-	DefaultLockFairBound  = lock.DefaultFairBound
-	DefaultLockFairWindow = lock.DefaultFairWindow
+	// and fair_window (lock.DefaultFairBound, lock.DefaultFairWindow: the
+	// lock's tests use workflow, so workflow cannot import lock).
+	DefaultLockFairBound  = 400 * time.Millisecond
+	DefaultLockFairWindow = 400 * time.Millisecond
 	// fairChains is how many fair_windows in a row a writer may leave
 	// the lock file absent (lock.FairChains).
-	fairChains = lock.FairChains
+	fairChains = 4
 	// DefaultRetryDelay is how long after a responder fails agentx retries
 	// it (once; a second failure escalates): a brief outage passes.
 	DefaultRetryDelay = 30 * time.Second
