@@ -40,32 +40,61 @@ type Git struct {
 	Now func() time.Time
 
 	settingsOnce sync.Once
-	signing      bool // git is configured to sign commits (commit.gpgSign)
-	fsyncSet     bool // the user has chosen what git syncs to disk (core.fsync*)
+	signing      bool   // git is configured to sign commits (commit.gpgSign)
+	fsyncSet     bool   // the user has chosen what git syncs to disk (core.fsync*)
+	objectDir    string // where agentx writes the objects of a commit itself ("": fast-import does)
 }
 
+// settingsKeys are the keys settings reads: signing, syncing, and where
+// and how the repository stores objects (loose.go).
+const settingsKeys = `^(commit\.gpgsign|core\.fsync.*|core\.sharedrepository|extensions\.objectformat|core\.repositoryformatversion)$`
+
 // settings reads, once, with one git config, the settings the commit
-// path depends on: whether git signs commits, and whether the user has
-// chosen what git syncs to disk.
+// path depends on: whether git signs commits, whether the user has
+// chosen what git syncs to disk, and whether agentx may write a commit's
+// objects itself, and where.
 func (g *Git) settings(ctx context.Context) {
 	g.settingsOnce.Do(func() {
 		// Read once for the process's life: not cut short by one
 		// command's context (what it found would stand for all).
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 		defer cancel()
-		out, err := g.git(ctx, nil, nil, "config", "--null", "--get-regexp", `^(commit\.gpgsign|core\.fsync.*)$`)
-		if err != nil {
-			return // none set (exit 1), or git cannot say: not signing
+		out, err := g.git(ctx, nil, nil, "config", "--null", "--show-scope", "--show-origin", "--get-regexp", settingsKeys)
+		// Each setting is its scope, its origin and KEY\nVALUE (or KEY
+		// alone, a boolean set true), each ended by a NUL.
+		per := 3
+		var exit *exec.ExitError
+		if errors.As(err, &exit) && exit.ExitCode() != 1 {
+			// A git older than 2.26 knows no --show-scope: the settings
+			// alone (KEY\nVALUE), and fast-import.
+			per = 1
+			out, err = g.git(ctx, nil, nil, "config", "--null", "--get-regexp", settingsKeys)
 		}
-		for _, kv := range strings.Split(string(out), "\x00") {
-			k, v, hasValue := strings.Cut(kv, "\n")
+		if err != nil {
+			return // none set (exit 1), or git cannot say: not signing, fast-import
+		}
+		var loose looseSettings
+		fields := strings.Split(string(out), "\x00")
+		for i := 0; i+per <= len(fields); i += per {
+			var scope, origin string
+			if per == 3 {
+				scope, origin = fields[i], fields[i+1]
+			}
+			k, v, hasValue := strings.Cut(fields[i+per-1], "\n")
 			switch {
 			case k == "commit.gpgsign":
 				g.signing = !hasValue || gitBool(v) // the last one set wins
 			case strings.HasPrefix(k, "core.fsync"):
 				g.fsyncSet = true
+			case k == "core.sharedrepository":
+				loose.shared = v
+			case k == "extensions.objectformat":
+				loose.format = v
+			case k == "core.repositoryformatversion" && scope == "local":
+				loose.config, _ = strings.CutPrefix(origin, "file:")
 			}
 		}
+		g.objectDir = g.objectsDir(loose)
 	})
 }
 
@@ -395,10 +424,11 @@ func (g *Git) commit(ctx context.Context, issue int, c Commit, parents []string)
 
 // chain makes commits, each with issue's ledger as its one file, a chain
 // whose first commit is on parents, and returns the last one's id (no
-// index, no work tree, no ref written). It is one git fast-import for the
-// whole chain; when git is set to sign commits, or [remote]
-// require_signed, each commit is made by git commit-tree instead, which
-// signs (fast-import cannot).
+// index, no work tree, no ref written). In an ordinary repository agentx
+// writes the chain's objects itself (loose.go); elsewhere it is one git
+// fast-import for the whole chain; when git is set to sign commits, or
+// [remote] require_signed, each commit is made by git commit-tree
+// instead, which signs (neither of the others can).
 func (g *Git) chain(ctx context.Context, issue int, parents []string, commits []Commit) (string, error) {
 	if len(commits) == 0 {
 		return "", errors.New("no commit to make")
@@ -413,6 +443,12 @@ func (g *Git) chain(ctx context.Context, issue int, parents []string, commits []
 			parents = []string{sha}
 		}
 		return sha, nil
+	}
+	if g.objectDir != "" {
+		if sha, err := g.looseChain(g.objectDir, g.fsyncSet, issue, parents, commits); err == nil {
+			return sha, nil
+		}
+		// fast-import says what is wrong, if anything still is
 	}
 	return g.fastImport(ctx, issue, parents, commits)
 }

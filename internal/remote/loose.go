@@ -1,0 +1,197 @@
+package remote
+
+import (
+	"bytes"
+	"compress/zlib"
+	"crypto/rand"
+	"crypto/sha1"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/agentx-cli/agentx/internal/safetext"
+)
+
+// A chain of ledger commits is three small objects a commit (a blob, a
+// tree of one entry, the commit), and starting git fast-import for them
+// costs more than the rest of a write but its push (about 6 of an
+// uncontended ask's 38 ms). So where the repository is an ordinary one,
+// agentx writes them itself, in git's loose object format, which git
+// documents and has kept since its first release: the object's type, a
+// space, its size in decimal, a NUL, its content, compressed with zlib, in
+// objects/XX/YYYY... named by the SHA-1 of the uncompressed bytes.
+//
+// Only where nothing else decides where or how git stores objects: a
+// SHA-1 repository (extensions.objectFormat), not shared
+// (core.sharedRepository, which sets permissions), no GIT_DIR,
+// GIT_COMMON_DIR, GIT_OBJECT_DIRECTORY or GIT_WORK_TREE in the
+// environment, and an objects directory where git's own config file says
+// the repository is. Everywhere else, and when a write fails, fast-import
+// makes the chain as before.
+
+// objectEnv are the variables that move a repository or its objects.
+var objectEnv = []string{"GIT_DIR", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY", "GIT_WORK_TREE"}
+
+// looseSettings are what git config said of the repository's storage
+// (settings reads them in the same git config as the signing setting).
+type looseSettings struct {
+	config string // the repository's own config file, as git named it ("" when not seen)
+	format string // extensions.objectFormat
+	shared string // core.sharedRepository
+}
+
+// objectsDir is where this repository's objects are, when agentx may write
+// them itself; "" when fast-import must. The repository's config file is
+// in its common directory, beside objects: git names it absolute, or
+// relative to the top of the work tree (it moves there first), which is
+// the nearest directory up from Dir holding .git.
+func (g *Git) objectsDir(s looseSettings) string {
+	if s.config == "" || filepath.Base(s.config) != "config" {
+		return ""
+	}
+	if f := strings.ToLower(s.format); f != "" && f != "sha1" {
+		return ""
+	}
+	switch strings.ToLower(s.shared) {
+	case "", "false", "umask", "0", "off", "no":
+	default:
+		return ""
+	}
+	for _, v := range objectEnv {
+		if os.Getenv(v) != "" {
+			return ""
+		}
+	}
+	config := s.config
+	if !filepath.IsAbs(config) {
+		top, err := filepath.Abs(g.Dir)
+		if err != nil {
+			return ""
+		}
+		for {
+			if _, err := os.Lstat(filepath.Join(top, ".git")); err == nil {
+				break
+			}
+			up := filepath.Dir(top)
+			if up == top {
+				return ""
+			}
+			top = up
+		}
+		config = filepath.Join(top, config)
+	}
+	dir := filepath.Join(filepath.Dir(config), "objects")
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return ""
+	}
+	if st, err := os.Stat(config); err != nil || !st.Mode().IsRegular() {
+		return ""
+	}
+	return dir
+}
+
+// looseChain makes commits, each with issue's ledger as its one file, a
+// chain whose first commit is on parents, as loose objects in objects
+// (synced to disk when durable), and returns the last commit's id. The
+// commits are the ones fast-import and commit-tree make of the same
+// input, byte for byte.
+func (g *Git) looseChain(objects string, durable bool, issue int, parents []string, commits []Commit) (string, error) {
+	for _, p := range parents {
+		if !isHexID(p) || len(p) != 2*sha1.Size {
+			return "", fmt.Errorf("remote %s: %q is not a commit id", g.Remote, safetext.Line(p))
+		}
+	}
+	when := g.looseTime()
+	ident := "agentx <agentx@" + g.host() + "> " + when + "\n"
+	var sha string
+	for _, c := range commits {
+		blob, err := writeLoose(objects, "blob", c.Data, durable)
+		if err != nil {
+			return "", err
+		}
+		raw, _ := hex.DecodeString(blob)
+		tree, err := writeLoose(objects, "tree", append([]byte("100644 "+File(issue)+"\x00"), raw...), durable)
+		if err != nil {
+			return "", err
+		}
+		var b bytes.Buffer
+		b.WriteString("tree " + tree + "\n")
+		for _, p := range parents {
+			b.WriteString("parent " + p + "\n")
+		}
+		b.WriteString("author " + ident + "committer " + ident + "\n" + g.message(c))
+		if sha, err = writeLoose(objects, "commit", b.Bytes(), durable); err != nil {
+			return "", err
+		}
+		parents = []string{sha}
+	}
+	return sha, nil
+}
+
+// looseTime is the date of a commit made here, in git's raw form: the
+// store's clock (commitTime), or the system's.
+func (g *Git) looseTime() string {
+	if at, ok := g.commitTime(); ok {
+		return at
+	}
+	return strconv.FormatInt(time.Now().Unix(), 10) + " +0000"
+}
+
+// writeLoose stores one object in objects as git does: compressed into a
+// temporary file of the object's fan-out directory (tmp_obj_*, which git's
+// prune removes if a crash leaves one), read-only, then linked to its name,
+// so that an object already there is never written over, and a reader
+// never sees half of one. It returns the object's id.
+func writeLoose(objects, typ string, body []byte, durable bool) (string, error) {
+	h := sha1.New()
+	head := typ + " " + strconv.Itoa(len(body)) + "\x00"
+	h.Write([]byte(head))
+	h.Write(body)
+	id := hex.EncodeToString(h.Sum(nil))
+	dir := filepath.Join(objects, id[:2])
+	name := filepath.Join(dir, id[2:])
+	if _, err := os.Lstat(name); err == nil {
+		return id, nil // already stored
+	}
+	if err := os.Mkdir(dir, 0o777); err != nil && !errors.Is(err, fs.ErrExist) {
+		return "", fmt.Errorf("write git object: %w", err)
+	}
+	var suffix [6]byte
+	_, _ = rand.Read(suffix[:])
+	tmp := filepath.Join(dir, "tmp_obj_"+hex.EncodeToString(suffix[:]))
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o444)
+	if err != nil {
+		return "", fmt.Errorf("write git object: %w", err)
+	}
+	defer os.Remove(tmp) // once linked, the name stays
+	z := zlib.NewWriter(f)
+	_, err = z.Write([]byte(head))
+	if err == nil {
+		_, err = z.Write(body)
+	}
+	if err == nil {
+		err = z.Close()
+	}
+	if err == nil && durable {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return "", fmt.Errorf("write git object %s: %w", id, err)
+	}
+	if err := os.Link(tmp, name); err != nil && !errors.Is(err, fs.ErrExist) {
+		// A file system without hard links: git renames then, as here.
+		if err := os.Rename(tmp, name); err != nil {
+			return "", fmt.Errorf("write git object %s: %w", id, err)
+		}
+	}
+	return id, nil
+}
