@@ -22,6 +22,7 @@ import (
 func main() {
 	runsFlag := flag.String("runs", "1/1,4/1,8/1,8/8", "rows to measure, comma-separated HOSTS/ISSUES: ISSUES is 1 (every host on one issue) or HOSTS (each host on its own)")
 	k := flag.Int("k", 15, "asks (and floor rounds) per host, in a row")
+	kAlone := flag.Int("k1", 60, "asks (and floor rounds) of the one host in a row of one host: its p50 is the figure compared with the floor, so it takes more rounds than -k")
 	block := flag.Int("block", 5, "rounds per host in one go: the floor and agentx take turns, block by block, so that both see the same load")
 	binFlag := flag.String("bin", "", "measure this agentx binary (default: build ./cmd/agentx)")
 	baseFlag := flag.String("base", "", "also measure this agentx binary (an earlier build), in the same run, taking turns with the other")
@@ -69,7 +70,11 @@ func main() {
 		if hosts == 1 { // and the ask without the remote
 			row = append(slices.Clone(builds), build{name: "this, no [remote]", bin: bin, local: true})
 		}
-		run(ctx, filepath.Join(tmp, strconv.Itoa(i)), row, hosts, issues, *k, max(*block, 1))
+		rounds := *k
+		if hosts == 1 {
+			rounds = *kAlone
+		}
+		run(ctx, filepath.Join(tmp, strconv.Itoa(i)), row, hosts, issues, rounds, max(*block, 1))
 	}
 }
 

@@ -317,6 +317,11 @@ func TestRemoteChaos(t *testing.T) {
 		require.NoError(t, err)
 		assert.NotContains(t, string(data), `"skews"`, "host %d", h)
 	}
+	// A writer killed while it wrote a commit's objects left none half
+	// written (a tmp_obj_* file at most, which git ignores and prunes).
+	for h := range hosts {
+		git(t, w.hosts[h], "fsck", "--no-dangling")
+	}
 	assert.Positive(t, c.rewound, "the ref was moved back")
 	assert.Positive(t, c.deleted, "a ref was deleted")
 }

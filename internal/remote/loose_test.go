@@ -75,7 +75,7 @@ func TestLooseNeverWritesOver(t *testing.T) {
 	name := filepath.Join(objects, id[:2], id[2:])
 	require.NoError(t, os.MkdirAll(filepath.Dir(name), 0o777))
 	require.NoError(t, os.WriteFile(name, []byte("not mine"), 0o444))
-	got, err := writeLoose(objects, "blob", []byte("x"), false)
+	got, err := (&looseWriter{objects: objects}).write("blob", []byte("x"))
 	require.NoError(t, err)
 	assert.Equal(t, id, got)
 	data, err := os.ReadFile(name)
@@ -87,7 +87,7 @@ func TestLooseNeverWritesOver(t *testing.T) {
 	for i := range ids {
 		wg.Go(func() {
 			var err error
-			ids[i], err = writeLoose(objects, "blob", []byte("the same ledger\n"), false)
+			ids[i], err = (&looseWriter{objects: objects}).write("blob", []byte("the same ledger\n"))
 			assert.NoError(t, err)
 		})
 	}
