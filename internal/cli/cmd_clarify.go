@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentx-cli/agentx/internal/frontends/inbox"
+	"github.com/agentx-cli/agentx/internal/remote"
 	"github.com/agentx-cli/agentx/internal/safetext"
 	"github.com/agentx-cli/agentx/internal/workspace"
 	"github.com/agentx-cli/agentx/ledger"
@@ -24,6 +25,21 @@ import (
 
 // hub opens the workspace and the hub over it.
 func (a *App) hub() (*workspace.Workspace, *router.Hub, error) { return a.openHub(true) }
+
+// writeHub is hub for a command that is about to write: in remote mode the
+// settings its commit depends on are read meanwhile (remote.Replicator.Warm),
+// so that the commit does not wait for them.
+func (a *App) writeHub() (*workspace.Workspace, *router.Hub, error) {
+	ws, h, err := a.hub()
+	if err == nil {
+		ctx := a.ctx
+		if ctx == nil {
+			ctx = context.Background()
+		}
+		remote.Of(ws.Store).Warm(ctx)
+	}
+	return ws, h, err
+}
 
 // localHub is hub without the remote mode's refresh: for what needs no
 // other host's changes and must not wait on a fetch, the scope check (run
@@ -146,7 +162,7 @@ func (a *App) action(format string, fn func(h *router.Hub) (router.Record, error
 	if err := checkFormat(format); err != nil {
 		return nil, router.Record{}, err // before acting: a bad flag changes nothing
 	}
-	_, h, err := a.hub()
+	_, h, err := a.writeHub()
 	if err != nil {
 		return nil, router.Record{}, err
 	}
@@ -423,7 +439,7 @@ data.id): proceed on your best judgment and record your assumption with
 			if err != nil {
 				return err
 			}
-			_, h, err := a.hub()
+			_, h, err := a.writeHub()
 			if err != nil {
 				return err
 			}

@@ -145,6 +145,19 @@ const fastAfter = 30 * time.Second
 // (Git: whether it signs), which Prefetch reads while the change is made.
 type warmer interface{ warm(ctx context.Context) }
 
+// Warm reads, in the background, the settings a commit depends on (Git:
+// whether git signs, where the objects go), for a command about to write:
+// started before the command makes its change, so that its commit does
+// not wait for them. Nothing without a remote, or offline.
+func (r *Replicator) Warm(ctx context.Context) {
+	if r == nil || r.offline {
+		return
+	}
+	if w, ok := r.transport.(warmer); ok {
+		go w.warm(ctx)
+	}
+}
+
 // Prefetch implements ledger.Replicator: it fetches issue's shared ledger
 // before its lock is taken, so that a remote slow to answer holds up only
 // this command, not every other writer of the issue on this host. Under
@@ -162,9 +175,7 @@ type warmer interface{ warm(ctx context.Context) }
 func (r *Replicator) Prefetch(ctx context.Context, issue int) (any, error) {
 	if !r.offline {
 		if st, err := ReadSync(r.store, issue); err == nil && r.fastState(st) {
-			if w, ok := r.transport.(warmer); ok {
-				go w.warm(ctx)
-			}
+			r.Warm(ctx)
 			return &prefetch{fast: true}, nil
 		}
 	}

@@ -608,3 +608,30 @@ func TestSharedLedgersTakeNoTurns(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotContains(t, string(q), "agentx-run", "a shared ledger's lock takes no turns")
 }
+
+// warmRemote is memRemote with settings to read (warmer), counted.
+type warmRemote struct {
+	*memRemote
+	warmed chan struct{}
+}
+
+func (w *warmRemote) warm(context.Context) { w.warmed <- struct{}{} }
+
+// TestWarm: a command about to write has the settings read in the
+// background, on the remote, not offline, not without a remote.
+func TestWarm(t *testing.T) {
+	w := &warmRemote{memRemote: &memRemote{chains: map[int][]Commit{}}, warmed: make(chan struct{}, 4)}
+	h := sharedHost(t, w)
+	h.Warm(context.Background())
+	select {
+	case <-w.warmed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("not warmed")
+	}
+	h.SetOffline(true)
+	h.Warm(context.Background())
+	var none *Replicator
+	none.Warm(context.Background()) // no remote: nothing, no panic
+	time.Sleep(50 * time.Millisecond)
+	assert.Empty(t, w.warmed, "offline: nothing read")
+}
