@@ -47,7 +47,7 @@ type Git struct {
 
 // settingsKeys are the keys settings reads: signing, syncing, and where
 // and how the repository stores objects (loose.go).
-const settingsKeys = `^(commit\.gpgsign|core\.fsync.*|core\.sharedrepository|extensions\.objectformat|core\.repositoryformatversion)$`
+const settingsKeys = `^(commit\.gpgsign|core\.fsync.*|core\.sharedrepository|extensions\..*|core\.repositoryformatversion)$`
 
 // settings reads, once, with one git config, the settings the commit
 // path depends on: whether git signs commits, whether the user has
@@ -86,12 +86,8 @@ func (g *Git) settings(ctx context.Context) {
 				g.signing = !hasValue || gitBool(v) // the last one set wins
 			case strings.HasPrefix(k, "core.fsync"):
 				g.fsyncSet = true
-			case k == "core.sharedrepository":
-				loose.shared = v
-			case k == "extensions.objectformat":
-				loose.format = v
-			case k == "core.repositoryformatversion" && scope == "local":
-				loose.config, _ = strings.CutPrefix(origin, "file:")
+			default:
+				loose.take(scope, origin, k, v)
 			}
 		}
 		g.objectDir = g.objectsDir(loose)

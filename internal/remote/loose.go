@@ -18,9 +18,9 @@ import (
 	"github.com/agentx-cli/agentx/internal/safetext"
 )
 
-// A chain of ledger commits is three small objects a commit (a blob, a
+// A chain of ledger commits is three small objects per commit (a blob, a
 // tree of one entry, the commit), and starting git fast-import for them
-// costs more than the rest of a write but its push (about 6 of an
+// cost more than the rest of a write but its push (about 6 of an
 // uncontended ask's 38 ms). So where the repository is an ordinary one,
 // agentx writes them itself, in git's loose object format, which git
 // documents and has kept since its first release: the object's type, a
@@ -28,8 +28,10 @@ import (
 // objects/XX/YYYY... named by the SHA-1 of the uncompressed bytes.
 //
 // Only where nothing else decides where or how git stores objects: a
-// SHA-1 repository (extensions.objectFormat), not shared
-// (core.sharedRepository, which sets permissions), no GIT_DIR,
+// SHA-1 repository (extensions.objectFormat) with no extension that could
+// change how objects are stored (extensions.compatObjectFormat, which
+// keeps a map of every object written, or any this code does not know),
+// not shared (core.sharedRepository, which sets permissions), no GIT_DIR,
 // GIT_COMMON_DIR, GIT_OBJECT_DIRECTORY or GIT_WORK_TREE in the
 // environment, and an objects directory where git's own config file says
 // the repository is. Everywhere else, and when a write fails, fast-import
@@ -41,9 +43,33 @@ var objectEnv = []string{"GIT_DIR", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY", "G
 // looseSettings are what git config said of the repository's storage
 // (settings reads them in the same git config as the signing setting).
 type looseSettings struct {
-	config string // the repository's own config file, as git named it ("" when not seen)
-	format string // extensions.objectFormat
-	shared string // core.sharedRepository
+	config  string // the repository's own config file, as git named it ("" when not seen)
+	format  string // extensions.objectFormat
+	shared  string // core.sharedRepository
+	foreign string // an extension that may change how objects are stored (compatObjectFormat, or one newer than this code)
+}
+
+// take notes one setting git config printed: its scope, origin, key
+// (lower case, as git prints it) and value.
+func (s *looseSettings) take(scope, origin, key, value string) {
+	switch key {
+	case "core.sharedrepository":
+		s.shared = value
+	case "core.repositoryformatversion":
+		if scope == "local" {
+			s.config, _ = strings.CutPrefix(origin, "file:")
+		}
+	case "extensions.objectformat":
+		s.format = value
+	case "extensions.worktreeconfig", "extensions.partialclone", "extensions.preciousobjects",
+		"extensions.refstorage", "extensions.noop":
+		// where refs, worktree settings or promised objects live: not
+		// how an object is written
+	default:
+		if strings.HasPrefix(key, "extensions.") {
+			s.foreign = key
+		}
+	}
 }
 
 // objectsDir is where this repository's objects are, when agentx may write
@@ -52,7 +78,7 @@ type looseSettings struct {
 // relative to the top of the work tree (it moves there first), which is
 // the nearest directory up from Dir holding .git.
 func (g *Git) objectsDir(s looseSettings) string {
-	if s.config == "" || filepath.Base(s.config) != "config" {
+	if s.config == "" || filepath.Base(s.config) != "config" || s.foreign != "" {
 		return ""
 	}
 	if f := strings.ToLower(s.format); f != "" && f != "sha1" {

@@ -201,3 +201,42 @@ func TestSettingsOnOldGit(t *testing.T) {
 	assert.NotEmpty(t, g.signArgs(ctx), "signing, read without --show-scope")
 	assert.Empty(t, g.objectDir)
 }
+
+// TestLooseSettings: which settings git config prints let agentx write
+// objects itself, and which leave it to fast-import.
+func TestLooseSettings(t *testing.T) {
+	g := gitRepo(t)
+	config := filepath.Join(g.Dir, ".git", "config")
+	for _, tc := range []struct {
+		name  string
+		set   [][3]string // scope, key, value
+		loose bool
+	}{
+		{"ordinary", nil, true},
+		{"sha1 said", [][3]string{{"local", "extensions.objectformat", "sha1"}}, true},
+		{"sha256", [][3]string{{"local", "extensions.objectformat", "sha256"}}, false},
+		{"worktree config", [][3]string{{"local", "extensions.worktreeconfig", "true"}}, true},
+		{"partial clone", [][3]string{{"local", "extensions.partialclone", "origin"}}, true},
+		{"reftable", [][3]string{{"local", "extensions.refstorage", "reftable"}}, true},
+		{"a compatibility map", [][3]string{{"local", "extensions.compatobjectformat", "sha256"}}, false},
+		{"an extension not known here", [][3]string{{"local", "extensions.somethingnew", "true"}}, false},
+		{"shared group", [][3]string{{"local", "core.sharedrepository", "group"}}, false},
+		{"shared umask", [][3]string{{"local", "core.sharedrepository", "umask"}}, true},
+		{"the format version set globally only", [][3]string{{"global", "core.repositoryformatversion", "0"}}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var s looseSettings
+			if tc.name != "the format version set globally only" {
+				s.take("local", "file:"+config, "core.repositoryformatversion", "0")
+			}
+			for _, kv := range tc.set {
+				s.take(kv[0], "file:/somewhere/config", kv[1], kv[2])
+			}
+			if tc.loose {
+				assert.Equal(t, filepath.Join(g.Dir, ".git", "objects"), g.objectsDir(s))
+			} else {
+				assert.Empty(t, g.objectsDir(s))
+			}
+		})
+	}
+}
