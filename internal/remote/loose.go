@@ -195,7 +195,11 @@ func (w *looseWriter) write(typ string, body []byte) (string, error) {
 	dir := filepath.Join(w.objects, id[:2])
 	name := filepath.Join(dir, id[2:])
 	if _, err := os.Lstat(name); err == nil {
-		return id, nil // already stored
+		// Already stored: freshened, as git does, so that a prune that
+		// found it unreachable does not take it before the push lands.
+		now := time.Now()
+		_ = os.Chtimes(name, now, now)
+		return id, nil
 	}
 	if err := os.Mkdir(dir, 0o777); err != nil && !errors.Is(err, fs.ErrExist) {
 		return "", fmt.Errorf("write git object: %w", err)

@@ -66,7 +66,8 @@ func TestLooseIsCommitTree(t *testing.T) {
 }
 
 // TestLooseNeverWritesOver: an object whose name is already taken (by a
-// writer at the same moment, or anything else) is left as it is, and the
+// writer at the same moment, or anything else) is left as it is but for
+// its time (freshened, as git does), and the
 // same object written by many at once is stored once, whole.
 func TestLooseNeverWritesOver(t *testing.T) {
 	g := gitRepo(t)
@@ -75,12 +76,17 @@ func TestLooseNeverWritesOver(t *testing.T) {
 	name := filepath.Join(objects, id[:2], id[2:])
 	require.NoError(t, os.MkdirAll(filepath.Dir(name), 0o777))
 	require.NoError(t, os.WriteFile(name, []byte("not mine"), 0o444))
+	old := time.Now().Add(-30 * 24 * time.Hour)
+	require.NoError(t, os.Chtimes(name, old, old))
 	got, err := (&looseWriter{objects: objects}).write("blob", []byte("x"))
 	require.NoError(t, err)
 	assert.Equal(t, id, got)
 	data, err := os.ReadFile(name)
 	require.NoError(t, err)
 	assert.Equal(t, "not mine", string(data), "never written over")
+	info, err := os.Stat(name)
+	require.NoError(t, err)
+	assert.WithinDuration(t, time.Now(), info.ModTime(), time.Hour, "freshened, so that a prune leaves it")
 
 	var wg sync.WaitGroup
 	ids := make([]string, 16)
