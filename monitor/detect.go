@@ -204,9 +204,32 @@ func beforeDeadline(e ledger.IndexEntry, now time.Time) bool {
 // scheduled retry, the lapse of a claim on that retry, its staleAfter
 // (pending) and its escalation (stale). Zero when e waits on nothing the
 // monitor does (answered, escalated, or closed).
+//
+// With cfg.Judge, a question judged at a time of its own (remote mode:
+// another host's, by what was fetched) falls due when that time has
+// covered what the question has left, which is no sooner than this clock
+// covers it; one held (no time-based action while the clocks disagree) is
+// looked at again after judgedRecheck.
 func NextDue(e ledger.IndexEntry, now time.Time, cfg Config) time.Time {
 	if _, ok := CheckStale(e, now, cfg); ok {
 		return now
+	}
+	if cfg.Judge != nil {
+		at := cfg.Judge(e, now)
+		cfg.Judge = nil
+		switch {
+		case at.IsZero():
+			if NextDue(e, now, cfg).IsZero() {
+				return time.Time{}
+			}
+			return now.Add(judgedRecheck)
+		case !at.Equal(now):
+			t := NextDue(e, at, cfg)
+			if t.IsZero() {
+				return t
+			}
+			return now.Add(t.Sub(at))
+		}
 	}
 	var next time.Time
 	consider := func(t time.Time) {
@@ -228,6 +251,11 @@ func NextDue(e ledger.IndexEntry, now time.Time, cfg Config) time.Time {
 	}
 	return next
 }
+
+// judgedRecheck is how soon NextDue looks again at a question the Judge
+// holds (Config.Judge gave zero): when the clocks agree again is not a
+// time the question says.
+const judgedRecheck = time.Minute
 
 // DetectStale applies CheckStale to every entry.
 func DetectStale(entries []ledger.IndexEntry, now time.Time, cfg Config) []Finding {

@@ -439,3 +439,36 @@ func TestDetectOneActionEach(t *testing.T) {
 
 	assert.Equal(t, []summary{{"CLR-42-001", KindDeadlock, ActEscalate}}, summarize(Detect(entries, at(10), cfg(), nil)), "before the SLA only the deadlock")
 }
+
+// TestNextDueJudged: with a Judge, a question judged at a time of its own
+// falls due when that time has covered what it has left (so no sooner
+// than this clock covers it), one held is looked at again after
+// judgedRecheck, and one judged at now is due as without a Judge.
+func TestNextDueJudged(t *testing.T) {
+	pending := ent(42, clar("CLR-42-001", "engineer", "architect", ledger.Pending)) // stale after at(30)
+	answered := ent(42, clar("CLR-42-001", "engineer", "architect", ledger.Answered))
+	behind := func(d time.Duration) func(ledger.IndexEntry, time.Time) time.Time {
+		return func(_ ledger.IndexEntry, now time.Time) time.Time { return now.Add(-d) }
+	}
+	held := func(ledger.IndexEntry, time.Time) time.Time { return time.Time{} }
+	for _, tc := range []struct {
+		name  string
+		e     ledger.IndexEntry
+		now   time.Time
+		judge func(ledger.IndexEntry, time.Time) time.Time
+		want  time.Time
+	}{
+		{"judged at now", pending, at(10), behind(0), at(30).Add(time.Millisecond)},
+		{"judged ten minutes behind", pending, at(25), behind(10 * time.Minute), at(40).Add(time.Millisecond)},
+		{"past its staleAfter here, not by the judge", pending, at(31), behind(10 * time.Minute), at(40).Add(time.Millisecond)},
+		{"held", pending, at(31), held, at(31).Add(judgedRecheck)},
+		{"held, waiting on nothing", answered, at(31), held, time.Time{}},
+		{"judged behind, waiting on nothing", answered, at(31), behind(time.Minute), time.Time{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := cfg("architect")
+			c.Judge = tc.judge
+			assert.Equal(t, tc.want, NextDue(tc.e, tc.now, c))
+		})
+	}
+}
