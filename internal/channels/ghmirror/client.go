@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/agentx-cli/agentx/internal/channels/relay"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -116,13 +117,16 @@ func (c *Client) classify(resp *github.Response, err error) error {
 }
 
 // refused reports whether err is GitHub answering a call with a refusal
-// (a 4xx such as 422): the call did nothing. A rate limit is a *WaitError
-// and says so too, but is left to it; an error without GitHub's answer
-// (a 5xx, a lost connection) may have done it.
+// (a 4xx such as 422, or a rate limit: a *WaitError, or a 429 without
+// Retry-After): the call did nothing. A 408, and an error without GitHub's
+// answer (a 5xx, a lost connection), may have done it.
 func refused(err error) bool {
+	if _, limited := relay.WaitOf(err); limited {
+		return true
+	}
 	var er *github.ErrorResponse
 	return errors.As(err, &er) && er.Response != nil && er.Response.StatusCode >= 400 && er.Response.StatusCode < 500 &&
-		er.Response.StatusCode != http.StatusRequestTimeout && er.Response.StatusCode != http.StatusTooManyRequests
+		er.Response.StatusCode != http.StatusRequestTimeout
 }
 
 func (c *Client) comment(ic *github.IssueComment) Comment {

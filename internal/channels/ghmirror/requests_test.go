@@ -46,6 +46,27 @@ func TestRefusedPostForgotten(t *testing.T) {
 	assert.Len(t, e.fake.Comments(42), 2)
 }
 
+// TestRateLimitedPostForgotten: a post GitHub rate-limited (429, with
+// Retry-After or without) posted nothing either: its note goes, and the
+// next sync posts it without listing the issue.
+func TestRateLimitedPostForgotten(t *testing.T) {
+	e := newEnv(t, "")
+	ctx := context.Background()
+	notes := relay.PostingIn(e.hub.Store.Dir(), Dir)
+	for _, retryAfter := range []int{1, 0} {
+		e.ask(ledger.Human)
+		e.fake.Fail(1, 429, retryAfter)
+		_, err := e.mirror().Push(ctx, true)
+		require.Error(t, err)
+		lost, err := notes.Lost(42)
+		require.NoError(t, err)
+		assert.Empty(t, lost, "Retry-After %d: no note left", retryAfter)
+		assert.Equal(t, 1, e.push(e.mirror()).Issues[0].Posted) // forced: past the wait
+		assert.Zero(t, e.fake.Calls(ghfake.OpListIssue), "posted without listing the issue")
+	}
+	assert.Len(t, e.fake.Comments(42), 2)
+}
+
 // TestPostsWithoutListing proves a post is not preceded by a listing of
 // the issue's comments: the ledger says what was posted; the issue is
 // listed only to recover a post whose result was lost (an answer that

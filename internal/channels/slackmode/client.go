@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/agentx-cli/agentx/internal/channels/relay"
 	"net/http"
 	"strconv"
 	"strings"
@@ -121,10 +122,14 @@ func (c *Client) classify(what string, err error) error {
 }
 
 // refused reports whether err is Slack answering a call with a refusal
-// (ok: false): the call did nothing. Slack's internal_error and
-// fatal_error may have done part of it, and an error without Slack's
-// answer (an outage, a lost connection) may have done all of it.
+// (ok: false, or a rate limit, HTTP 429: a *WaitError): the call did
+// nothing. Slack's internal_error and fatal_error may have done part of
+// it, and an error without Slack's answer (an outage, a lost connection)
+// may have done all of it.
 func refused(err error) bool {
+	if _, limited := relay.WaitOf(err); limited {
+		return true
+	}
 	var se slack.SlackErrorResponse
 	return errors.As(err, &se) && se.Err != "internal_error" && se.Err != "fatal_error"
 }

@@ -186,6 +186,18 @@ func TestRefusedPostForgotten(t *testing.T) {
 	after, _ := e.calls()
 	assert.Equal(t, history, after, "posted without reading the channel")
 
+	// A rate limit (429) posted nothing either: its note goes.
+	e.ask(ledger.Human)
+	e.fake.Fail(1, 429, 1, "")
+	_, err = e.mode().Push(ctx, true)
+	require.Error(t, err)
+	lost, err = notes.Lost(42)
+	require.NoError(t, err)
+	assert.Empty(t, lost, "a rate-limited post leaves no note")
+	assert.Equal(t, 1, e.push(e.mode()).Issues[0].Posted) // forced: past the wait
+	after, _ = e.calls()
+	assert.Equal(t, history, after, "posted without reading the channel")
+
 	rec := e.ask(ledger.Human)
 	e.fake.Fail(1, 503, 0, "")
 	_, err = e.mode().Push(ctx, true)
@@ -196,7 +208,7 @@ func TestRefusedPostForgotten(t *testing.T) {
 	e.push(e.mode())
 	after2, _ := e.calls()
 	assert.Equal(t, after+1, after2, "read the channel to recover it")
-	assert.Len(t, e.fake.Messages(channel), 2)
+	assert.Len(t, e.fake.Messages(channel), 3)
 }
 
 // TestOwnBotIsNoPerson proves a thread message from agentx's own bot user
