@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentx-cli/agentx/internal/safetext"
@@ -40,9 +41,10 @@ type Git struct {
 	Now func() time.Time
 
 	settingsOnce sync.Once
-	signing      bool   // git is configured to sign commits (commit.gpgSign)
-	fsyncSet     bool   // the user has chosen what git syncs to disk (core.fsync*)
-	objectDir    string // where agentx writes the objects of a commit itself ("": fast-import does)
+	signing      bool        // git is configured to sign commits (commit.gpgSign)
+	fsyncSet     bool        // the user has chosen what git syncs to disk (core.fsync*)
+	objectDir    string      // where agentx writes the objects of a commit itself ("": fast-import does)
+	looseOff     atomic.Bool // a push found objects written there missing: fast-import from then on
 }
 
 // settingsKeys are the keys settings reads: signing, syncing, and where
@@ -229,7 +231,7 @@ func (g *Git) exchange(ctx context.Context, args ...string) ([]byte, error) {
 	if tctx.Err() != nil {
 		return out, &offlineError{remote: g.Remote, why: fmt.Sprintf("no answer within %s", g.Timeout)}
 	}
-	if notRepo(ge.Stderr) {
+	if notRepo(ge.Stderr) || badObject(ge) {
 		return out, err
 	}
 	return out, &offlineError{remote: g.Remote, why: firstLine(ge.Stderr)}
@@ -238,6 +240,14 @@ func (g *Git) exchange(ctx context.Context, args ...string) ([]byte, error) {
 // notRepo reports git saying the workspace is not in a repository: a
 // setup problem, not an outage.
 func notRepo(stderr string) bool { return strings.Contains(stderr, "not a git repository") }
+
+// badObject reports git saying an object it was to send is not in the
+// repository (a push of a commit it does not have): a local fault, not an
+// outage, even when the remote answered.
+func badObject(err error) bool {
+	var ge *GitError
+	return errors.As(err, &ge) && strings.Contains(ge.Stderr, "fatal: bad object ")
+}
 
 // firstLine is the first meaningful line git printed, one line, safe.
 func firstLine(s string) string {
@@ -350,7 +360,15 @@ func (g *Git) push(ctx context.Context, issue int, base Snapshot, commits []Comm
 	if err != nil {
 		return Snapshot{}, err
 	}
-	if err := g.pushHead(ctx, issue, base, head, also); err != nil {
+	err = g.pushHead(ctx, issue, base, head, also)
+	if badObject(err) && g.objectDir != "" && !g.looseOff.Swap(true) {
+		// The objects agentx wrote are not where git looks for them
+		// (loose.go): fast-import makes the chain, from now on.
+		if head, err = g.chain(ctx, issue, parents, commits); err == nil {
+			err = g.pushHead(ctx, issue, base, head, also)
+		}
+	}
+	if err != nil {
 		return Snapshot{}, err
 	}
 	return Snapshot{Version: head, Data: commits[len(commits)-1].Data}, nil
@@ -440,7 +458,7 @@ func (g *Git) chain(ctx context.Context, issue int, parents []string, commits []
 		}
 		return sha, nil
 	}
-	if g.objectDir != "" {
+	if g.objectDir != "" && !g.looseOff.Load() {
 		if sha, err := g.looseChain(g.objectDir, g.fsyncSet, issue, parents, commits); err == nil {
 			return sha, nil
 		}

@@ -76,7 +76,9 @@ func (s *looseSettings) take(scope, origin, key, value string) {
 // them itself; "" when fast-import must. The repository's config file is
 // in its common directory, beside objects: git names it absolute, or
 // relative to the top of the work tree (it moves there first), which is
-// the nearest directory up from Dir holding .git.
+// the nearest directory up from Dir holding a .git directory, Dir taken as
+// git takes it, its symbolic links resolved (up from a link's own path
+// could be another repository).
 func (g *Git) objectsDir(s looseSettings) string {
 	if s.config == "" || filepath.Base(s.config) != "config" || s.foreign != "" {
 		return ""
@@ -97,11 +99,17 @@ func (g *Git) objectsDir(s looseSettings) string {
 	config := s.config
 	if !filepath.IsAbs(config) {
 		top, err := filepath.Abs(g.Dir)
+		if err == nil {
+			top, err = filepath.EvalSymlinks(top)
+		}
 		if err != nil {
 			return ""
 		}
 		for {
-			if _, err := os.Lstat(filepath.Join(top, ".git")); err == nil {
+			if st, err := os.Lstat(filepath.Join(top, ".git")); err == nil {
+				if !st.IsDir() {
+					return "" // a .git file names its directory absolutely: not this case
+				}
 				break
 			}
 			up := filepath.Dir(top)

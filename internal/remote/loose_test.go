@@ -141,6 +141,15 @@ func TestLooseWhere(t *testing.T) {
 			require.NoError(t, os.MkdirAll(d, 0o755))
 			return d
 		}, [2]string{}, true},
+		{"a symbolic link to a subdirectory, from inside another repository", func(t *testing.T, repo string) string {
+			d := filepath.Join(repo, "services", "api")
+			require.NoError(t, os.MkdirAll(d, 0o755))
+			home := t.TempDir() // a repository of its own, holding a link to the workspace
+			gitT(t, home, "", "init", "--quiet")
+			link := filepath.Join(home, "api")
+			require.NoError(t, os.Symlink(d, link))
+			return link
+		}, [2]string{}, true},
 		{"SHA-256", func(t *testing.T, repo string) string {
 			d := repo + "-256"
 			gitT(t, repo, "", "init", "--quiet", "--object-format=sha256", d)
@@ -245,4 +254,30 @@ func TestLooseSettings(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestLooseMisplacedFallsBack: objects written where git does not look
+// (a repository agentx took for this one) make the push fail with git's
+// "bad object", which is no outage: the chain is made again by
+// fast-import and pushed, and fast-import makes every chain after it.
+func TestLooseMisplacedFallsBack(t *testing.T) {
+	ctx := context.Background()
+	g := gitRepo(t)
+	bare := filepath.Join(t.TempDir(), "remote.git")
+	gitT(t, g.Dir, "", "init", "--quiet", "--bare", bare)
+	gitT(t, g.Dir, "", "remote", "add", "origin", bare)
+	g.settings(ctx)
+	other := gitRepo(t)
+	g.objectDir = filepath.Join(other.Dir, ".git", "objects") // the wrong repository
+	one, err := g.Push(ctx, 4, Snapshot{}, []Commit{{Data: []byte("{}\n"), Message: "one"}})
+	require.NoError(t, err)
+	assert.Equal(t, one.Version, gitT(t, bare, "", "rev-parse", g.Ref(4)), "landed")
+	assert.True(t, g.looseOff.Load(), "fast-import from now on")
+	two, err := g.Push(ctx, 4, one, []Commit{{Data: []byte("{ }\n"), Message: "two"}})
+	require.NoError(t, err)
+	assert.Equal(t, two.Version, gitT(t, bare, "", "rev-parse", g.Ref(4)))
+
+	_, err = g.exchange(ctx, "push", "--porcelain", "--", "origin", strings.Repeat("1", 40)+":refs/x/y")
+	require.Error(t, err)
+	assert.NotErrorIs(t, err, ErrOffline, "a missing object is no outage")
 }
