@@ -135,10 +135,11 @@ func parents0(p []string) string {
 }
 
 // TestBadParentIsRefused: a parent that is not a commit id never reaches
-// fast-import's stream (it could carry a command of its own).
+// fast-import's stream (it could carry a command of its own), nor
+// commit-tree's command line, nor a loose commit: chain refuses it first.
 func TestBadParentIsRefused(t *testing.T) {
 	g := gitRepo(t)
-	_, err := g.fastImport(context.Background(), 7, []string{"HEAD\nreset refs/heads/main"}, []Commit{{Data: []byte("{}"), Message: "m"}})
+	_, err := g.chain(context.Background(), 7, []string{"HEAD\nreset refs/heads/main"}, []Commit{{Data: []byte("{}"), Message: "m"}})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "not a commit id")
 	assert.Empty(t, gitT(t, g.Dir, "", "for-each-ref"))

@@ -43,6 +43,7 @@ type Git struct {
 	settingsOnce sync.Once
 	signing      bool        // git is configured to sign commits (commit.gpgSign)
 	fsyncSet     bool        // the user has chosen what git syncs to disk (core.fsync*)
+	syncLoose    bool        // and that includes loose objects: so are the ones agentx writes
 	objectDir    string      // where agentx writes the objects of a commit itself ("": fast-import does)
 	looseOff     atomic.Bool // a push found objects written there missing: fast-import from then on
 }
@@ -76,6 +77,8 @@ func (g *Git) settings(ctx context.Context) {
 			return // none set (exit 1), or git cannot say: not signing, fast-import
 		}
 		var loose looseSettings
+		var fsync string
+		var fsyncGiven, objectFiles bool
 		fields := strings.Split(string(out), "\x00")
 		for i := 0; i+per <= len(fields); i += per {
 			var scope, origin string
@@ -88,12 +91,37 @@ func (g *Git) settings(ctx context.Context) {
 				g.signing = !hasValue || gitBool(v) // the last one set wins
 			case strings.HasPrefix(k, "core.fsync"):
 				g.fsyncSet = true
+				switch k {
+				case "core.fsync":
+					fsync, fsyncGiven = v, true
+				case "core.fsyncobjectfiles":
+					objectFiles = !hasValue || gitBool(v)
+				}
 			default:
 				loose.take(scope, origin, k, v)
 			}
 		}
 		g.objectDir = g.objectsDir(loose)
+		g.syncLoose = objectFiles || fsyncGiven && syncsLoose(fsync)
 	})
+}
+
+// syncsLoose reports whether a core.fsync value has git sync loose
+// objects: its components in order on git's default (which does not),
+// "none" clearing, "-x" taking x away; loose-object and the aggregates
+// holding it (objects, committed, added, all) adding them.
+func syncsLoose(value string) bool {
+	loose := false
+	for _, c := range strings.Split(strings.ToLower(value), ",") {
+		name, off := strings.CutPrefix(strings.TrimSpace(c), "-")
+		switch name {
+		case "none":
+			loose = false
+		case "loose-object", "objects", "committed", "added", "all":
+			loose = !off
+		}
+	}
+	return loose
 }
 
 // warm implements warmer: the settings, read while the change is made.
@@ -356,22 +384,31 @@ func (g *Git) push(ctx context.Context, issue int, base Snapshot, commits []Comm
 	if base.Version != "" {
 		parents = []string{base.Version}
 	}
-	head, err := g.chain(ctx, issue, parents, commits)
-	if err != nil {
-		return Snapshot{}, err
-	}
-	err = g.pushHead(ctx, issue, base, head, also)
-	if badObject(err) && g.objectDir != "" && !g.looseOff.Swap(true) {
-		// The objects agentx wrote are not where git looks for them
-		// (loose.go): fast-import makes the chain, from now on.
-		if head, err = g.chain(ctx, issue, parents, commits); err == nil {
-			err = g.pushHead(ctx, issue, base, head, also)
-		}
-	}
+	head, err := g.publish(ctx, issue, parents, commits, func(head string) error {
+		return g.pushHead(ctx, issue, base, head, also)
+	})
 	if err != nil {
 		return Snapshot{}, err
 	}
 	return Snapshot{Version: head, Data: commits[len(commits)-1].Data}, nil
+}
+
+// publish makes commits a chain on parents (chain), has send push its
+// head, and returns the head. Should the push find objects agentx wrote
+// missing (loose.go: not where git looks for them), the chain is made
+// again by fast-import, which makes every chain after it, and sent again.
+func (g *Git) publish(ctx context.Context, issue int, parents []string, commits []Commit, send func(head string) error) (string, error) {
+	head, err := g.chain(ctx, issue, parents, commits)
+	if err != nil {
+		return "", err
+	}
+	err = send(head)
+	if badObject(err) && g.objectDir != "" && !g.looseOff.Swap(true) {
+		if head, err = g.chain(ctx, issue, parents, commits); err == nil {
+			err = send(head)
+		}
+	}
+	return head, err
 }
 
 // pushHead pushes head, a chain made on base, onto issue's ref, with also.
@@ -430,12 +467,6 @@ func remoteName(remote string) bool {
 	return true
 }
 
-// commit makes c, issue's ledger as its one file, a commit on parents,
-// and returns its id.
-func (g *Git) commit(ctx context.Context, issue int, c Commit, parents []string) (string, error) {
-	return g.chain(ctx, issue, parents, []Commit{c})
-}
-
 // chain makes commits, each with issue's ledger as its one file, a chain
 // whose first commit is on parents, and returns the last one's id (no
 // index, no work tree, no ref written). In an ordinary repository agentx
@@ -446,6 +477,11 @@ func (g *Git) commit(ctx context.Context, issue int, c Commit, parents []string)
 func (g *Git) chain(ctx context.Context, issue int, parents []string, commits []Commit) (string, error) {
 	if len(commits) == 0 {
 		return "", errors.New("no commit to make")
+	}
+	for _, p := range parents { // never into a stream or a command line unchecked
+		if !isHexID(p) {
+			return "", fmt.Errorf("remote %s: %q is not a commit id", g.Remote, safetext.Line(p))
+		}
 	}
 	if g.RequireSigned || len(g.signArgs(ctx)) > 0 {
 		var sha string
@@ -459,10 +495,12 @@ func (g *Git) chain(ctx context.Context, issue int, parents []string, commits []
 		return sha, nil
 	}
 	if g.objectDir != "" && !g.looseOff.Load() {
-		if sha, err := g.looseChain(g.objectDir, g.fsyncSet, issue, parents, commits); err == nil {
+		if sha, err := g.looseChain(g.objectDir, g.syncLoose, issue, parents, commits); err == nil {
 			return sha, nil
 		}
-		// fast-import says what is wrong, if anything still is
+		// fast-import from now on; it says what is wrong, if anything
+		// still is
+		g.looseOff.Store(true)
 	}
 	return g.fastImport(ctx, issue, parents, commits)
 }
@@ -477,11 +515,7 @@ const importRef = "refs/agentx-import/chain"
 // dates them (commitTime), the last commit's id read back with get-mark.
 func (g *Git) fastImport(ctx context.Context, issue int, parents []string, commits []Commit) (string, error) {
 	var s bytes.Buffer
-	dateFormat, when := "now", "now"
-	if at, ok := g.commitTime(); ok {
-		dateFormat, when = "raw", at
-	}
-	ident := "agentx <agentx@" + g.host() + "> " + when + "\n"
+	ident := g.ident()
 	data := func(b []byte) {
 		fmt.Fprintf(&s, "data %d\n", len(b))
 		s.Write(b)
@@ -494,9 +528,6 @@ func (g *Git) fastImport(ctx context.Context, issue int, parents []string, commi
 		data([]byte(g.message(c)))
 		if i == 0 {
 			for j, p := range parents {
-				if !isHexID(p) {
-					return "", fmt.Errorf("remote %s: %q is not a commit id", g.Remote, safetext.Line(p))
-				}
 				if j == 0 {
 					s.WriteString("from " + p + "\n")
 				} else {
@@ -507,7 +538,7 @@ func (g *Git) fastImport(ctx context.Context, issue int, parents []string, commi
 		s.WriteString("M 100644 :" + strconv.Itoa(2*i+1) + " " + File(issue) + "\n\n")
 	}
 	s.WriteString("get-mark :" + strconv.Itoa(2*len(commits)) + "\nreset " + importRef + "\n\ndone\n")
-	out, err := g.git(ctx, s.Bytes(), nil, append(g.importArgs(ctx), "fast-import", "--quiet", "--done", "--date-format="+dateFormat)...)
+	out, err := g.git(ctx, s.Bytes(), nil, append(g.importArgs(ctx), "fast-import", "--quiet", "--done", "--date-format=raw")...)
 	if err != nil {
 		return "", err
 	}
@@ -519,14 +550,21 @@ func (g *Git) fastImport(ctx context.Context, issue int, parents []string, commi
 }
 
 // commitTime is the date of the commits this host makes, in git's raw
-// form ("1772100000 +0000"), when Now is set: a commit is dated by the
-// clock that dates the change it records, so that other hosts compare the
-// two with theirs (checkClock). ok is false without Now: git's own clock.
-func (g *Git) commitTime() (at string, ok bool) {
-	if g.Now == nil {
-		return "", false
+// form ("1772100000 +0000"): by the clock that dates the change a commit
+// records (Now, which Attach sets to the store's), so that other hosts
+// compare the two with theirs (checkClock); the system's without one.
+func (g *Git) commitTime() string {
+	now := time.Now
+	if g.Now != nil {
+		now = g.Now
 	}
-	return fmt.Sprintf("%d +0000", g.Now().Unix()), true
+	return strconv.FormatInt(now().Unix(), 10) + " +0000"
+}
+
+// ident is the author and committer line of a commit made now, as
+// fast-import and loose objects write it: agentx, of this host.
+func (g *Git) ident() string {
+	return "agentx <agentx@" + g.host() + "> " + g.commitTime() + "\n"
 }
 
 // message is c's commit message: the change, and the host that made it.
@@ -547,10 +585,9 @@ func (g *Git) commitTree(ctx context.Context, issue int, c Commit, parents []str
 	for _, p := range parents {
 		args = append(args, "-p", p)
 	}
-	env := []string{"GIT_AUTHOR_NAME=agentx", "GIT_AUTHOR_EMAIL=agentx@" + g.host(), "GIT_COMMITTER_NAME=agentx", "GIT_COMMITTER_EMAIL=agentx@" + g.host()}
-	if at, ok := g.commitTime(); ok {
-		env = append(env, "GIT_AUTHOR_DATE=@"+at, "GIT_COMMITTER_DATE=@"+at)
-	}
+	at := g.commitTime()
+	env := []string{"GIT_AUTHOR_NAME=agentx", "GIT_AUTHOR_EMAIL=agentx@" + g.host(), "GIT_COMMITTER_NAME=agentx", "GIT_COMMITTER_EMAIL=agentx@" + g.host(),
+		"GIT_AUTHOR_DATE=@" + at, "GIT_COMMITTER_DATE=@" + at}
 	sha, err := g.git(ctx, []byte(g.message(c)), env, args...)
 	if err != nil {
 		return "", err

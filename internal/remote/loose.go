@@ -136,13 +136,12 @@ func (g *Git) objectsDir(s looseSettings) string {
 // commits are the ones fast-import and commit-tree make of the same
 // input, byte for byte.
 func (g *Git) looseChain(objects string, durable bool, issue int, parents []string, commits []Commit) (string, error) {
-	for _, p := range parents {
-		if !isHexID(p) || len(p) != 2*sha1.Size {
-			return "", fmt.Errorf("remote %s: %q is not a commit id", g.Remote, safetext.Line(p))
+	for _, p := range parents { // chain checked them; a SHA-256 id has no place here
+		if len(p) != 2*sha1.Size {
+			return "", fmt.Errorf("remote %s: %q is not a commit id of this repository", g.Remote, safetext.Line(p))
 		}
 	}
-	when := g.looseTime()
-	ident := "agentx <agentx@" + g.host() + "> " + when + "\n"
+	ident := g.ident()
 	w := looseWriter{objects: objects, durable: durable}
 	var sha string
 	for _, c := range commits {
@@ -167,15 +166,6 @@ func (g *Git) looseChain(objects string, durable bool, issue int, parents []stri
 		parents = []string{sha}
 	}
 	return sha, nil
-}
-
-// looseTime is the date of a commit made here, in git's raw form: the
-// store's clock (commitTime), or the system's.
-func (g *Git) looseTime() string {
-	if at, ok := g.commitTime(); ok {
-		return at
-	}
-	return strconv.FormatInt(time.Now().Unix(), 10) + " +0000"
 }
 
 // looseWriter writes objects into objects, synced to disk when durable,

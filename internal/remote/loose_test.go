@@ -277,7 +277,38 @@ func TestLooseMisplacedFallsBack(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, two.Version, gitT(t, bare, "", "rev-parse", g.Ref(4)))
 
+	// A republished chain the same way (agentx sync --republish).
+	g.looseOff.Store(false)
+	three, err := g.Republish(ctx, 4, []string{two.Version}, two.Version, Commit{Data: []byte("{  }\n"), Message: "three"})
+	require.NoError(t, err)
+	assert.Equal(t, three.Version, gitT(t, bare, "", "rev-parse", g.Ref(4)), "republished")
+	assert.True(t, g.looseOff.Load())
+
 	_, err = g.exchange(ctx, "push", "--porcelain", "--", "origin", strings.Repeat("1", 40)+":refs/x/y")
 	require.Error(t, err)
 	assert.NotErrorIs(t, err, ErrOffline, "a missing object is no outage")
+}
+
+// TestSyncsLoose: which core.fsync values have git sync loose objects, and
+// so the ones agentx writes.
+func TestSyncsLoose(t *testing.T) {
+	for value, want := range map[string]bool{
+		"":                              false,
+		"none":                          false,
+		"pack,pack-metadata":            false,
+		"loose-object":                  true,
+		"objects":                       true,
+		"committed":                     true,
+		"added":                         true,
+		"all":                           true,
+		"All, -loose-object":            false,
+		"objects,-loose-object":         false,
+		"-loose-object,objects":         true,
+		"loose-object,none":             false,
+		"none, committed":               true,
+		"reference,index":               false,
+		"derived-metadata,loose-object": true,
+	} {
+		assert.Equal(t, want, syncsLoose(value), "core.fsync = %q", value)
+	}
 }

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentx-cli/agentx/internal/atomicfile"
@@ -28,7 +29,8 @@ import (
 type Replicator struct {
 	store     *ledger.Store
 	transport Transport
-	offline   bool // --offline: never reach the remote; writes go to the outbox
+	offline   bool        // --offline: never reach the remote; writes go to the outbox
+	warmed    atomic.Bool // Warm has started the settings' read
 
 	mu       sync.Mutex
 	unsynced []string // what this process's writes left in the outbox
@@ -150,7 +152,7 @@ type warmer interface{ warm(ctx context.Context) }
 // started before the command makes its change, so that its commit does
 // not wait for them. Nothing without a remote, or offline.
 func (r *Replicator) Warm(ctx context.Context) {
-	if r == nil || r.offline {
+	if r == nil || r.offline || r.warmed.Swap(true) {
 		return
 	}
 	if w, ok := r.transport.(warmer); ok {

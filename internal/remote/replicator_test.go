@@ -628,10 +628,16 @@ func TestWarm(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("not warmed")
 	}
+	h.Warm(context.Background()) // once: the second call starts nothing
 	h.SetOffline(true)
 	h.Warm(context.Background())
 	var none *Replicator
 	none.Warm(context.Background()) // no remote: nothing, no panic
+	time.Sleep(50 * time.Millisecond)
+	assert.Empty(t, w.warmed, "read once, and offline: nothing read")
+	off := sharedHost(t, w)
+	off.SetOffline(true)
+	off.Warm(context.Background())
 	time.Sleep(50 * time.Millisecond)
 	assert.Empty(t, w.warmed, "offline: nothing read")
 }

@@ -254,20 +254,14 @@ func (g *Git) ForkPoint(ctx context.Context, a, b string) (string, error) {
 
 // Republish makes c a commit on parents and pushes it onto issue's ref
 // with a lease on found (what the ref was seen to hold; "": that it does
-// not exist): it replaces what the ref holds only if that is still found.
+// not exist): it replaces what the ref holds only if that is still found
+// (a lease lets a push that is not a fast-forward through).
 func (g *Git) Republish(ctx context.Context, issue int, parents []string, found string, c Commit) (Snapshot, error) {
-	ref := g.Ref(issue)
-	head, err := g.commit(ctx, issue, c, parents)
+	head, err := g.publish(ctx, issue, parents, []Commit{c}, func(head string) error {
+		return g.pushHead(ctx, issue, Snapshot{Version: found}, head, nil)
+	})
 	if err != nil {
 		return Snapshot{}, err
 	}
-	out, err := g.exchange(ctx, "push", "--porcelain", "--no-verify", "--force-with-lease="+ref+":"+found, "--", g.Remote, "+"+head+":"+ref)
-	if err != nil {
-		if rejected(out, ref) {
-			return Snapshot{}, fmt.Errorf("republish %s: %w", g.Name(issue), ErrMoved)
-		}
-		return Snapshot{}, err
-	}
-	_, _ = g.git(ctx, nil, nil, "update-ref", ref, head)
 	return Snapshot{Version: head, Data: c.Data}, nil
 }
