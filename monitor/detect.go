@@ -211,25 +211,23 @@ func beforeDeadline(e ledger.IndexEntry, now time.Time) bool {
 // covers it; one held (no time-based action while the clocks disagree) is
 // looked at again after judgedRecheck.
 func NextDue(e ledger.IndexEntry, now time.Time, cfg Config) time.Time {
-	if _, ok := CheckStale(e, now, cfg); ok {
-		return now
-	}
-	if cfg.Judge != nil {
+	if cfg.Judge != nil { // judged once: the rest runs at the judged time
 		at := cfg.Judge(e, now)
 		cfg.Judge = nil
-		switch {
-		case at.IsZero():
+		if at.IsZero() {
 			if NextDue(e, now, cfg).IsZero() {
 				return time.Time{}
 			}
 			return now.Add(judgedRecheck)
-		case !at.Equal(now):
-			t := NextDue(e, at, cfg)
-			if t.IsZero() {
-				return t
-			}
-			return now.Add(t.Sub(at))
 		}
+		t := NextDue(e, at, cfg)
+		if t.IsZero() {
+			return t
+		}
+		return now.Add(t.Sub(at))
+	}
+	if _, ok := CheckStale(e, now, cfg); ok {
+		return now
 	}
 	var next time.Time
 	consider := func(t time.Time) {
