@@ -180,6 +180,7 @@ func (s *server) askWithForm(ctx context.Context, fc *formCall, req router.AskRe
 	if fc.roundTrip {
 		return AskResult{}, "", &inputRequired{requests: mcp.InputRequestMap{formRequest: formParams(rec)}, state: s.seal(f)}
 	}
+	mirrorNow(ctx) // the form is shown until answered: on the channels meanwhile
 	s.showForm(ctx, fc, f, formParams(rec))
 	if rec, err = s.hub.Get(rec.ID); err != nil {
 		return AskResult{}, "", err

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -500,16 +501,22 @@ func (statusSide) Wait(ctx context.Context, h *router.Hub, id string, timeout ti
 	return h.Wait(ctx, id, timeout)
 }
 
-// TestElicitMirrored: the form's answer is pushed to the channels (a
-// Slack thread, a GitHub comment) by the call that took it, as any
-// answer given through the server is.
+// TestElicitMirrored: the question is pushed to the channels (a Slack
+// thread, a GitHub comment) before the form shows, so that people there
+// can answer it meanwhile, whatever the client's protocol; and the form's
+// answer is pushed by the call that took it, as any answer given through
+// the server is.
 func TestElicitMirrored(t *testing.T) {
 	for _, version := range protocolVersions[:2] {
 		t.Run(version, func(t *testing.T) {
 			h, _ := hubWith(t, elicitOn)
 			var mu sync.Mutex
 			var pushed []ledger.Status
+			var beforeForm []ledger.Status
 			fc := newFormClient(func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+				mu.Lock()
+				beforeForm = slices.Clone(pushed)
+				mu.Unlock()
 				return accept(answer("yes")), nil
 			})
 			side := statusSide{h: h, id: "CLR-0-001", mu: &mu, pushed: &pushed}
@@ -519,8 +526,26 @@ func TestElicitMirrored(t *testing.T) {
 			defer mu.Unlock()
 			require.NotEmpty(t, pushed)
 			assert.Equal(t, ledger.Answered, pushed[len(pushed)-1])
+			require.NotEmpty(t, beforeForm, "pushed before the form showed")
+			assert.Equal(t, ledger.Pending, beforeForm[0])
 		})
 	}
+}
+
+// TestAskWaitMirrored: a question asked with a wait is pushed to the
+// channels before the call waits, not only once it returns.
+func TestAskWaitMirrored(t *testing.T) {
+	h, _ := hubWith(t, "")
+	var mu sync.Mutex
+	var pushed []ledger.Status
+	side := statusSide{h: h, id: "CLR-0-001", mu: &mu, pushed: &pushed}
+	fc := newFormClient(nil)
+	cs := connectServer(t, newServer(h, Options{Agent: "engineer", Side: func() Side { return side }}, nil), protocolVersions[0], fc.client(false))
+	got := into[AskResult](t, callTool(t, cs, "ask_human", map[string]any{"question": "Ok?", "wait_seconds": 0.2}))
+	assert.Equal(t, OutcomeTimedOut, got.Outcome)
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Equal(t, []ledger.Status{ledger.Pending, ledger.Pending}, pushed, "before the wait, and as the call returns")
 }
 
 // TestNoElicitation: no form unless both the workspace allows it and the

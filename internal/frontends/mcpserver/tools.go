@@ -244,7 +244,20 @@ func (s *server) askAndWait(ctx context.Context, req router.AskRequest, wait tim
 		return AskResult{}, "", err
 	}
 	s.log.Info("asked", "id", rec.ID, "from", rec.From, "to", rec.To)
+	if wait > 0 {
+		mirrorNow(ctx)
+	}
 	return s.settle(ctx, rec, wait, req.From)
+}
+
+// mirrorNow pushes what the call has recorded to the channels (a Slack
+// thread, a GitHub comment) before it waits: the question a call waits on
+// is there for people to answer meanwhile, not only once the call
+// returns (when every call pushes).
+func mirrorNow(ctx context.Context) {
+	if side := sideOf(ctx); side != nil {
+		side.Push(ctx)
+	}
 }
 
 // settle waits up to wait for rec to settle and reports where it stands to
