@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -73,6 +74,24 @@ type layout struct {
 	// ordered: every id is as agentx spells it, in increasing order, so
 	// no two are the same
 	ordered bool
+}
+
+// WrittenUnder is the file under whose lock the file of a state
+// directory at path is written: an issue's index file (index/issue-N.json)
+// and layout memo (ledgers/issue-N.layout) under the issue's ledger
+// (clarifications/issue-N.json); any other file under its own.
+func WrittenUnder(path string) string {
+	dir, name := filepath.Split(path)
+	dir = filepath.Clean(dir)
+	switch filepath.Base(dir) {
+	case IndexDir:
+		return filepath.Join(filepath.Dir(dir), ClarificationsDir, name)
+	case LayoutDir:
+		if issue, ok := strings.CutSuffix(name, ".layout"); ok {
+			return filepath.Join(filepath.Dir(dir), ClarificationsDir, issue+".json")
+		}
+	}
+	return path
 }
 
 // LayoutPath is the layout memo of an issue.

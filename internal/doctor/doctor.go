@@ -516,8 +516,9 @@ func (r *Report) add(f Finding) { r.Findings = append(r.Findings, f) }
 // file of a writer that takes no lock, removed by its age alone): a
 // lock's own prepared file (issue-7.json.lock.tmp-held) its lock; a data
 // file's temp file under its lock (atomicfile.LockedTemp,
-// .issue-7.json.tmp-locked) that data file's lock, and for an issue's
-// index file the issue's ledger lock, under which it is written.
+// .issue-7.json.tmp-locked) the lock it is written under
+// (ledger.WrittenUnder: an issue's index file and layout memo, the
+// issue's ledger lock).
 func tempLock(p string) string {
 	dir, name := filepath.Split(p)
 	if i := strings.Index(name, lock.Suffix+lock.TempInfix); i >= 0 {
@@ -527,8 +528,5 @@ func tempLock(p string) string {
 	if !ok || atomicfile.LockedTemp(filepath.Join(dir, data)) != p {
 		return ""
 	}
-	if filepath.Base(filepath.Clean(dir)) == ledger.IndexDir {
-		dir = filepath.Join(filepath.Dir(filepath.Clean(dir)), ledger.ClarificationsDir)
-	}
-	return filepath.Join(dir, data) + lock.Suffix
+	return ledger.WrittenUnder(filepath.Join(dir, data)) + lock.Suffix
 }

@@ -225,6 +225,7 @@ func TestTempLock(t *testing.T) {
 		"/s/clarifications/.issue-7.json.tmp-locked":   "/s/clarifications/issue-7.json.lock",
 		"/s/index/.issue-7.json.tmp-99":                "",
 		"/s/index/.issue-7.json.tmp-locked":            "/s/clarifications/issue-7.json.lock",
+		"/s/ledgers/.issue-7.layout.tmp-locked":        "/s/clarifications/issue-7.json.lock",
 		"/s/monitor/.digest.tmp-5":                     "",
 		"/s/agent-status.json.lock.tmp-held":           "/s/agent-status.json.lock",
 		"/s/.agent-status.json.tmp-locked":             "/s/agent-status.json.lock",

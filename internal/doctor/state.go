@@ -114,13 +114,12 @@ func checkClock(store *ledger.Store, opts Options, r *Report) {
 	if remote.Of(store) == nil {
 		return
 	}
-	checkStateFile(store, opts, r, stateFile{CheckRemote, filepath.Join(remote.SyncDir, remote.ClockFile), func() any { return &struct{}{} },
-		"what this host found comparing its clock with the commits it fetched; the next fetch starts the comparison afresh"})
-	skews, err := remote.Skews(store)
-	if err != nil {
+	var st remote.ClockState // read once: checked, then its skews reported
+	if !checkStateFile(store, opts, r, stateFile{CheckRemote, filepath.Join(remote.SyncDir, remote.ClockFile), func() any { return &st },
+		"what this host found comparing its clock with the commits it fetched; the next fetch starts the comparison afresh"}) {
 		return
 	}
-	for _, s := range skews {
+	for _, s := range st.Standing() {
 		r.add(Finding{Check: CheckRemote, Severity: Warning, Path: remote.ClockPath(store),
 			Problem: fmt.Sprintf("since %s: %s, more than [remote] max_skew; until they agree this host takes no time-based action (stale, retry, escalate) on other hosts' questions",
 				s.Found.UTC().Format(time.RFC3339), s),
@@ -128,20 +127,20 @@ func checkClock(store *ledger.Store, opts Options, r *Report) {
 	}
 }
 
-func checkStateFile(store *ledger.Store, opts Options, r *Report, sf stateFile) {
+func checkStateFile(store *ledger.Store, opts Options, r *Report, sf stateFile) (parsed bool) {
 	path := filepath.Join(store.Dir(), sf.name)
 	if f, ok := notRegular(sf.check, path); ok {
 		r.add(f)
-		return
+		return false
 	}
 	err := store.ReadState(sf.name, sf.v())
 	var ce *ledger.CorruptError
 	switch {
 	case err == nil:
-		return
+		return true
 	case !errors.As(err, &ce):
 		r.add(Finding{Check: sf.check, Severity: Error, Path: path, Problem: err.Error(), Action: "check the file by hand"})
-		return
+		return false
 	}
 	problem := ce.Problem()
 	if ce.Line > 0 {
@@ -158,6 +157,7 @@ func checkStateFile(store *ledger.Store, opts Options, r *Report, sf stateFile) 
 		}
 	}
 	r.add(f)
+	return false
 }
 
 // notRegular reports a state file that is a symbolic link, a FIFO or

@@ -23,8 +23,8 @@ const ClockFile = "clock.json"
 // monitor back for good.
 const skewLapse = 24 * time.Hour
 
-// clockState is ClockFile.
-type clockState struct {
+// ClockState is ClockFile's content.
+type ClockState struct {
 	// Fetched is when the last fetch of every ref that was checked began,
 	// on this host's clock, and Heads are the refs' heads it found: a
 	// commit another host pushed after it was made after Fetched.
@@ -87,7 +87,7 @@ func (r *Replicator) OnSkew(fn func(Skew)) { r.onSkew = fn }
 // without a last fetch. This host's own commits tell nothing: they carry
 // its own clock.
 func (r *Replicator) checkClock(ctx context.Context, g *Git, start time.Time, heads map[int]string) error {
-	var st clockState
+	var st ClockState
 	var found []Skew
 	err := r.store.UpdateState(ctx, filepath.Join(SyncDir, ClockFile), &st, func() error {
 		now := r.store.Now()
@@ -95,7 +95,7 @@ func (r *Replicator) checkClock(ctx context.Context, g *Git, start time.Time, he
 		if st.Fetched.After(now.Add(max)) {
 			// this host's clock moved back past its last check: what was
 			// measured with it then does not hold
-			st = clockState{}
+			st = ClockState{}
 		}
 		var o *objects
 		agree := map[string]bool{}
@@ -197,9 +197,14 @@ func Skews(store *ledger.Store) ([]Skew, error) {
 	if err != nil {
 		return nil, err
 	}
+	return st.Standing(), nil
+}
+
+// Standing is st's disagreements, the largest first.
+func (st ClockState) Standing() []Skew {
 	out := slices.Clone(st.Skews)
 	slices.SortStableFunc(out, func(a, b Skew) int { return int(abs(b.Offset) - abs(a.Offset)) })
-	return out, nil
+	return out
 }
 
 // ClockPath is the file Skews reads.
@@ -207,8 +212,8 @@ func ClockPath(store *ledger.Store) string {
 	return filepath.Join(store.Dir(), SyncDir, ClockFile)
 }
 
-func readClock(store *ledger.Store) (clockState, error) {
-	var st clockState
+func readClock(store *ledger.Store) (ClockState, error) {
+	var st ClockState
 	err := store.ReadState(filepath.Join(SyncDir, ClockFile), &st)
 	return st, err
 }
@@ -238,7 +243,7 @@ func keepArrived(st *SyncState, l *ledger.Ledger) {
 // monitor that runs for long (a wait) sees what later fetches found.
 type Judge struct {
 	store   *ledger.Store
-	clock   cached[clockState]
+	clock   cached[ClockState]
 	arrived map[int]*cached[SyncState]
 }
 
