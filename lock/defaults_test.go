@@ -15,4 +15,5 @@ func TestWorkflowDefaultsAreTheLocks(t *testing.T) {
 	assert.Equal(t, DefaultFairBound, workflow.DefaultLockFairBound)
 	assert.Equal(t, DefaultFairWindow, workflow.DefaultLockFairWindow)
 	assert.Equal(t, MinStaleAge, workflow.MinLockStaleAge)
+	assert.Equal(t, FairChains, workflow.LockFairChains) // "a quarter of wait" in its check's message
 }

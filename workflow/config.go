@@ -26,9 +26,9 @@ const (
 	// lock's tests use workflow, so workflow cannot import lock).
 	DefaultLockFairBound  = 400 * time.Millisecond
 	DefaultLockFairWindow = 400 * time.Millisecond
-	// fairChains is how many fair_windows in a row a writer may leave
+	// LockFairChains is how many fair_windows in a row a writer may leave
 	// the lock file absent (lock.FairChains).
-	fairChains = 4
+	LockFairChains = 4
 	// DefaultRetryDelay is how long after a responder fails agentx retries
 	// it (once; a second failure escalates): a brief outage passes.
 	DefaultRetryDelay = 30 * time.Second
@@ -281,8 +281,8 @@ func parseConfig(file string, data []byte) (*Config, error) {
 			// windows in a row: a window set must fit in its wait (with the
 			// default window and a short wait, the lock cuts the windows
 			// short at the wait)
-			if w := c.Lock.FairWindow; def["fair_window"] && c.Lock.FairBound.Duration > 0 && fairChains*w.Duration >= c.Lock.Wait.Duration {
-				d.addf(with(p, "fair_window"), with(p, "fair_window"), fmt.Sprintf("a writer leaves the lock file absent for up to %d windows in a row while AgentX tools come in, within its wait", fairChains),
+			if w := c.Lock.FairWindow; def["fair_window"] && c.Lock.FairBound.Duration > 0 && LockFairChains*w.Duration >= c.Lock.Wait.Duration {
+				d.addf(with(p, "fair_window"), with(p, "fair_window"), fmt.Sprintf("a writer leaves the lock file absent for up to %d windows in a row while AgentX tools come in, within its wait", LockFairChains),
 					"must be less than a quarter of wait (%s), got %q", c.Lock.Wait.String(), w.String())
 			}
 			if def["stale_age"] && c.Lock.StaleAge.Duration < MinLockStaleAge {

@@ -90,8 +90,8 @@ func newExitCodesCmd(*App) *cobra.Command {
 // cobra suggests a mistyped command. "" for any other flag error.
 func flagHint(cmd *cobra.Command, err error) string {
 	var unknown *pflag.NotExistError
-	if !errors.As(err, &unknown) || unknown.GetSpecifiedName() == "" {
-		return ""
+	if !errors.As(err, &unknown) || unknown.GetSpecifiedName() == "" || unknown.GetSpecifiedShortnames() != "" {
+		return "" // a mistyped short flag (-s) is one letter: nothing to be near
 	}
 	typed := unknown.GetSpecifiedName()
 	var names []string
