@@ -742,26 +742,24 @@ func examine(lockPath string, opts Options, remove bool) (Examination, error) {
 	if _, err := readSnapshot(lockPath); err != nil {
 		return Examination{}, err // missing, or not a regular file
 	}
-	fl, ok, err := tryQueue(lockPath)
-	if err != nil {
-		return Examination{}, err
-	}
-	if !ok {
+	var ex Examination
+	held, err := IfIdle(lockPath, func() error {
+		snap, err := readSnapshot(lockPath)
+		if err != nil {
+			return err
+		}
+		a := &acquirer{path: lockPath, opts: opts, host: hostname()}
+		ex.Stale, ex.Reason = IsStale(a.staleInput(snap))
+		if ex.Stale && remove {
+			if err := os.Remove(lockPath); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("lock %s: remove stale: %w", lockPath, err)
+			}
+			ex.Removed = true
+		}
+		return nil
+	})
+	if held {
 		return Examination{Held: true, Reason: heldByAgentx}, nil
 	}
-	defer func() { _ = fl.Unlock() }()
-	snap, err := readSnapshot(lockPath)
-	if err != nil {
-		return Examination{}, err
-	}
-	a := &acquirer{path: lockPath, opts: opts, host: hostname()}
-	ex := Examination{}
-	ex.Stale, ex.Reason = IsStale(a.staleInput(snap))
-	if ex.Stale && remove {
-		if err := os.Remove(lockPath); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return ex, fmt.Errorf("lock %s: remove stale: %w", lockPath, err)
-		}
-		ex.Removed = true
-	}
-	return ex, nil
+	return ex, err
 }

@@ -103,8 +103,10 @@ func (h *Hub) answer(ctx context.Context, id, from string, r Reply, round int) (
 		}
 		// A further note is welcome; a second pick of an option is not:
 		// the first answer that picked one stands, wherever it came from.
-		if first := pickedInRound(c); further && choice != nil && first != nil {
-			return &PickedError{ID: c.ID, First: *first}
+		if further && choice != nil {
+			if first := pickedInRound(c); first != nil {
+				return &PickedError{ID: c.ID, First: *first}
+			}
 		}
 		if err := c.Move(ledger.Answered); err != nil && !further {
 			return err

@@ -23,8 +23,8 @@ type Monkey struct {
 	killed, paused int
 }
 
-// Started tells m of c, started: it may now be picked.
-func (m *Monkey) Started(c *exec.Cmd) {
+// started tells m of c, started: it may now be picked.
+func (m *Monkey) started(c *exec.Cmd) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.live == nil {
@@ -33,8 +33,8 @@ func (m *Monkey) Started(c *exec.Cmd) {
 	m.live[c.Process.Pid] = c
 }
 
-// Ended tells m that c was waited for: it is not picked any more.
-func (m *Monkey) Ended(c *exec.Cmd) {
+// ended tells m that c was waited for: it is not picked any more.
+func (m *Monkey) ended(c *exec.Cmd) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	delete(m.live, c.Process.Pid)
@@ -55,7 +55,7 @@ func (m *Monkey) Exec(c *exec.Cmd, limit time.Duration) (code int, hung bool, er
 	if err := c.Start(); err != nil {
 		return -1, false, err
 	}
-	m.Started(c)
+	m.started(c)
 	var over atomic.Bool
 	t := time.AfterFunc(limit, func() {
 		over.Store(true)
@@ -64,7 +64,7 @@ func (m *Monkey) Exec(c *exec.Cmd, limit time.Duration) (code int, hung bool, er
 	})
 	err = c.Wait()
 	t.Stop()
-	m.Ended(c)
+	m.ended(c)
 	var ee *exec.ExitError
 	switch {
 	case err == nil:

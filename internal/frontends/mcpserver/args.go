@@ -175,11 +175,7 @@ func describe(v any) string {
 	case nil:
 		return "null"
 	case string:
-		q := v
-		if len(q) > 40 {
-			q = strings.ToValidUTF8(q[:40], "") + "..."
-		}
-		return "the string " + strconv.Quote(q)
+		return "the string " + strconv.Quote(clip(v, 40))
 	case bool:
 		return fmt.Sprintf("the boolean %t", v)
 	case float64:
