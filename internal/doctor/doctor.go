@@ -395,23 +395,29 @@ func checkFiles(ctx context.Context, store *ledger.Store, opts Options, r *Repor
 			Problem: fmt.Sprintf("temp file modified %s ago: it may still be being written", age.Round(time.Second)),
 			Action:  fmt.Sprintf("left alone until it is older than %s", opts.StaleAge)}
 		if age > opts.StaleAge {
-			f.Severity = Error
-			f.Problem = fmt.Sprintf("temp file left by a killed writer (modified %s ago)", age.Round(time.Second))
-			f.Action = "agentx doctor --fix removes it"
-			if opts.Fix {
-				// Only while no agentx process holds the lock it was
-				// written under: a writer at work, however old its
-				// file looks (a clock set ahead), keeps it.
-				held, err := false, error(nil)
-				if l := tempLock(p); l != "" {
-					held, err = lock.IfIdle(l, func() error { return os.Remove(p) })
-				} else {
+			// Only while no agentx process holds the lock it was written
+			// under: a writer at work, however old its file looks (a clock
+			// set ahead), keeps it, and doctor says so with --fix or
+			// without (looking makes no queue file where none is).
+			held, err := false, error(nil)
+			if l := tempLock(p); l == "" {
+				if opts.Fix {
 					err = os.Remove(p)
 				}
+			} else if opts.Fix {
+				held, err = lock.IfIdle(l, func() error { return os.Remove(p) })
+			} else if _, serr := os.Lstat(l + lock.QueueSuffix); serr == nil {
+				held, err = lock.IfIdle(l, func() error { return nil })
+			}
+			if held {
+				f.Problem = "temp file of a live writer: an agentx process holds the lock it is written under"
+				f.Action = "left alone"
+			} else {
+				f.Severity = Error
+				f.Problem = fmt.Sprintf("temp file left by a killed writer (modified %s ago)", age.Round(time.Second))
 				switch {
-				case held:
-					f.Severity, f.Problem = Warning, "temp file of a live writer: an agentx process holds the lock it is written under"
-					f.Action = "left alone"
+				case !opts.Fix:
+					f.Action = "agentx doctor --fix removes it"
 				case err != nil && !errors.Is(err, fs.ErrNotExist):
 					f.Action = "could not remove it: " + err.Error()
 				default:

@@ -179,7 +179,16 @@ func TestFixLeavesALiveWritersTempFiles(t *testing.T) {
 	for _, p := range temps {
 		write(t, p, "{", time.Now())
 	}
-	r, err := Run(ctx, s, Options{Now: ahead, Fix: true})
+	// Without --fix doctor says the same: a live writer's, a warning.
+	r, err := Run(ctx, s, Options{Now: ahead})
+	require.NoError(t, err)
+	for _, f := range r.Findings {
+		if f.Check == CheckTemp {
+			assert.Equal(t, Warning, f.Severity, f.Path)
+			assert.Equal(t, "left alone", f.Action)
+		}
+	}
+	r, err = Run(ctx, s, Options{Now: ahead, Fix: true})
 	require.NoError(t, err)
 	for _, p := range temps {
 		assert.FileExists(t, p, "a live writer's file is left alone")
@@ -232,4 +241,28 @@ func TestTempLock(t *testing.T) {
 	} {
 		assert.Equal(t, want, tempLock(p), p)
 	}
+}
+
+// TestLookMakesNoQueueFile: doctor without --fix writes nothing, not even
+// the queue file it would look at: an old temp file whose lock nobody
+// ever queued on is a killed writer's, reported as such.
+func TestLookMakesNoQueueFile(t *testing.T) {
+	s := ledger.NewStore(t.TempDir(), lock.Options{}, func() time.Time { return t0 })
+	dir := filepath.Dir(s.Path(9))
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	p := filepath.Join(dir, ".issue-9.json.tmp-locked")
+	write(t, p, "{", time.Now())
+	r, err := Run(context.Background(), s, Options{Now: func() time.Time { return time.Now().Add(time.Hour) }})
+	require.NoError(t, err)
+	found := false
+	for _, f := range r.Findings {
+		if f.Check == CheckTemp {
+			found = true
+			assert.Equal(t, Error, f.Severity)
+			assert.Equal(t, "agentx doctor --fix removes it", f.Action)
+		}
+	}
+	assert.True(t, found)
+	assert.FileExists(t, p)
+	assert.NoFileExists(t, s.Path(9)+lock.Suffix+lock.QueueSuffix, "nothing made by looking")
 }
