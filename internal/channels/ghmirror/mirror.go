@@ -271,16 +271,14 @@ func (p *poster) found(ctx context.Context, k entryKey) (int64, bool, error) {
 
 // create notes the post of k, then makes it.
 func (p *poster) create(ctx context.Context, k entryKey, text string) (Comment, error) {
-	if err := p.Begin(ctx, k.String()); err != nil {
-		return Comment{}, err
-	}
-	c, err := p.m.Client.Create(ctx, p.n, text)
-	if err == nil && crashAfterPost != nil {
-		err = crashAfterPost()
-	}
-	if refused(err) {
-		p.Refused(k.String())
-	}
+	var c Comment
+	err := p.Post(ctx, k.String(), func() error {
+		var err error
+		if c, err = p.m.Client.Create(ctx, p.n, text); err == nil && crashAfterPost != nil {
+			err = crashAfterPost()
+		}
+		return err
+	}, refused)
 	return c, err
 }
 

@@ -25,7 +25,7 @@ type posting struct {
 // what it posted on a service only to recover a post whose result was
 // lost. Before each post the mode notes it (Begin); once the post is
 // recorded where the mode keeps what it posted (the ledger,
-// proposals.json), or the service refused it (Poster.Refused), the note
+// proposals.json), or the service refused it (Poster.Post), the note
 // goes (Done). A note still there for a post
 // the record lacks is a post that may have been made: its process died,
 // or the answer never came. Only then does the mode look for it (Lost).
@@ -129,10 +129,20 @@ func (p *Poster) Recorded(key string) {
 	}
 }
 
-// Refused says the service answered the post for key with a refusal: it
-// was not made, so its note goes at Finish too, and the next sync posts
-// it without looking for it first.
-func (p *Poster) Refused(key string) { p.Recorded(key) }
+// Post makes the post for key (post), noted first (Begin). One the
+// service refused (refused(err): the service answered, and posted
+// nothing) is as good as recorded: its note goes at Finish too, and the
+// next sync posts it without looking for it first.
+func (p *Poster) Post(ctx context.Context, key string, post func() error, refused func(error) bool) error {
+	if err := p.Begin(ctx, key); err != nil {
+		return err
+	}
+	err := post()
+	if err != nil && refused(err) {
+		p.Recorded(key)
+	}
+	return err
+}
 
 // Finish drops the notes of what was recorded.
 func (p *Poster) Finish(ctx context.Context) error {

@@ -256,7 +256,7 @@ func (m *Mode) allowed(user string) bool { return slices.Contains(m.Config.Answe
 // (an ephemeral notice only they see), unless told already. An error is a
 // local or Slack failure: the reply is read again next time.
 func (m *Mode) Take(ctx context.Context, issue int, id string, th *chanref.SlackThread, msg Message, told bool) (*Handled, error) {
-	if msg.Bot || msg.Meta != nil || msg.User == "" || (msg.SubType != "" && msg.SubType != "thread_broadcast") {
+	if !personal(msg.Bot, msg.SubType) || msg.Meta != nil || msg.User == "" {
 		return nil, nil
 	}
 	self, err := m.Client.Self(ctx)

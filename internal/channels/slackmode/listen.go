@@ -119,8 +119,16 @@ func (m *Mode) replyEvent(ev socketmode.Event) string {
 	if !ok || msg.Channel != m.Config.Channel {
 		return ""
 	}
-	if msg.BotID != "" || (msg.SubType != "" && msg.SubType != "thread_broadcast") {
+	if !personal(msg.BotID != "", msg.SubType) {
 		return ""
 	}
 	return msg.ThreadTimeStamp
+}
+
+// personal reports whether a message may be a person's reply Take acts
+// on: not a bot's, and a plain message or a reply also sent to the
+// channel (no edit, join or other subtype). The listener reads a thread
+// for the replies Take could act on alone.
+func personal(bot bool, subType string) bool {
+	return !bot && (subType == "" || subType == "thread_broadcast")
 }

@@ -202,16 +202,14 @@ func (m *Mode) poster(n int) (*poster, error) {
 
 // post notes the post for key, then makes it.
 func (p *poster) post(ctx context.Context, key, channel, threadTS, text string, meta metadata) (string, error) {
-	if err := p.Begin(ctx, key); err != nil {
-		return "", err
-	}
-	ts, err := p.m.Client.Post(ctx, channel, threadTS, text, meta)
-	if err == nil && crashAfterPost != nil {
-		err = crashAfterPost()
-	}
-	if refused(err) {
-		p.Refused(key)
-	}
+	var ts string
+	err := p.Post(ctx, key, func() error {
+		var err error
+		if ts, err = p.m.Client.Post(ctx, channel, threadTS, text, meta); err == nil && crashAfterPost != nil {
+			err = crashAfterPost()
+		}
+		return err
+	}, refused)
 	return ts, err
 }
 
