@@ -27,12 +27,20 @@ import (
 // doubling to 1.6 s apart, then LOCK_TIMEOUT) write beside 8 agentx
 // clarify ask loops on one issue. With the fair hand-off off ([lock]
 // fair_bound = "0") the agentx writers hand the lock to one another and
-// foreign writers time out; with the defaults none does. Either way every
-// record either kind acknowledged is in the ledger at the end. Figures are
-// logged (go test -v -run TestForeignPollersGetTheirTurn ./cmd/agentx);
-// AGENTX_FAIR_SOAK sets how long each run lasts (default 6s);
-// AGENTX_FAIR_TIMING=powershell has the foreign writers wait between tries
-// as the PowerShell tool does.
+// foreign writers time out having found an agentx lock at every try; with
+// the defaults none does. Either way every record either kind acknowledged
+// is in the ledger at the end.
+//
+// What the hand-off promises is that agentx leaves pollers a way in, not
+// that 8 pollers never crowd one another out: a poller that met another
+// poller's lock at one of its tries was given a window and lost it to its
+// peer, as it can with no agentx process about (under load that happens;
+// CI saw 1 in 34). So a timeout counts against agentx only when every try
+// met an agentx lock, and the timeouts of any kind must still be rarer
+// with the hand-off on than off. Figures are logged (go test -v -run
+// TestForeignPollersGetTheirTurn ./cmd/agentx); AGENTX_FAIR_SOAK sets how
+// long each run lasts (default 6s); AGENTX_FAIR_TIMING=powershell has the
+// foreign writers wait between tries as the PowerShell tool does.
 func TestForeignPollersGetTheirTurn(t *testing.T) {
 	soak := fairSoak(t, 6*time.Second)
 	bin := buildAgentx(t, "-ldflags=-s -w")
@@ -41,11 +49,14 @@ func TestForeignPollersGetTheirTurn(t *testing.T) {
 	// AGENTX_FAIR_LOCK replaces the defaults, to measure other values.
 	on := fairRun(t, bin, soak, os.Getenv("AGENTX_FAIR_LOCK"), 8)
 	t.Logf("fair hand-off on (defaults): %s", on)
-	if off.foreignTimeouts == 0 {
-		t.Errorf("with the fair hand-off off no foreign writer timed out: the test no longer shows the failure")
+	if off.shutOut == 0 {
+		t.Errorf("with the fair hand-off off no foreign writer was shut out by agentx: the test no longer shows the failure")
 	}
-	if on.foreignTimeouts > 0 {
-		t.Errorf("with the fair hand-off on, %d of %d foreign writes timed out", on.foreignTimeouts, on.foreignTimeouts+on.foreignAcks)
+	if on.shutOut > 0 {
+		t.Errorf("with the fair hand-off on, %d of %d foreign writes timed out having found an agentx lock at every try", on.shutOut, on.foreignTimeouts+on.foreignAcks)
+	}
+	if on.timeoutRate() >= off.timeoutRate() {
+		t.Errorf("foreign writes timed out as often with the fair hand-off on (%.2f) as off (%.2f)", on.timeoutRate(), off.timeoutRate())
 	}
 }
 
@@ -82,13 +93,35 @@ func fairSoak(t *testing.T, def time.Duration) time.Duration {
 type fairFigures struct {
 	asks, askFailures            int
 	foreignAcks, foreignTimeouts int
+	shutOut                      int // timeouts whose every try met an agentx lock
 	soak                         time.Duration
 	firstFailure                 string
 }
 
 func (f fairFigures) String() string {
-	return fmt.Sprintf("agentx asks %d (%.1f/s), failed %d; foreign writes %d, LOCK_TIMEOUT %d",
-		f.asks, float64(f.asks)/f.soak.Seconds(), f.askFailures, f.foreignAcks, f.foreignTimeouts)
+	return fmt.Sprintf("agentx asks %d (%.1f/s), failed %d; foreign writes %d, LOCK_TIMEOUT %d (%d shut out by agentx)",
+		f.asks, float64(f.asks)/f.soak.Seconds(), f.askFailures, f.foreignAcks, f.foreignTimeouts, f.shutOut)
+}
+
+// timeoutRate is the share of foreign writes that timed out.
+func (f fairFigures) timeoutRate() float64 {
+	if f.foreignAcks+f.foreignTimeouts == 0 {
+		return 0
+	}
+	return float64(f.foreignTimeouts) / float64(f.foreignAcks+f.foreignTimeouts)
+}
+
+// shutOutByAgentx reports whether a TIMEOUT line's holders ("agent@time",
+// one per try, comma-separated) were agentx at every try. A try whose
+// holder could not be read (the lock went between the create and the
+// read) was no agentx lock.
+func shutOutByAgentx(holders string) bool {
+	for h := range strings.SplitSeq(holders, ",") {
+		if agent, _, _ := strings.Cut(h, "@"); agent != "agentx" {
+			return false
+		}
+	}
+	return holders != ""
 }
 
 // fairRun runs 8 agentx writers and foreign foreign ones for soak in a
@@ -212,6 +245,9 @@ func fairRun(t *testing.T, bin string, soak time.Duration, lockExtra string, for
 					t.Logf("foreign writer %d timed out; the lock was held by %s", i, rest)
 					mu.Lock()
 					fig.foreignTimeouts++
+					if shutOutByAgentx(rest) {
+						fig.shutOut++
+					}
 					mu.Unlock()
 				}
 			}
