@@ -23,6 +23,13 @@ const ClockFile = "clock.json"
 // monitor back for good.
 const skewLapse = 24 * time.Hour
 
+// clockWalk bounds the commits of one ref checkClock looks at, down its
+// first parents from the head to the head the last look found. Between two
+// fetches of every ref (the interval, 10 s by default) a host writes a few
+// commits on top of others' at most: a ledger write fetches its issue's
+// ref alone.
+const clockWalk = 16
+
 // ClockState is ClockFile's content.
 type ClockState struct {
 	// Fetched is when the last fetch of every ref that was checked began,
@@ -77,9 +84,10 @@ func (g *Git) maxSkew() time.Duration {
 // found to disagree with this host's: the event log records it.
 func (r *Replicator) OnSkew(fn func(Skew)) { r.onSkew = fn }
 
-// checkClock compares this host's clock with the times of the heads a
-// fetch of every ref found (heads; the fetch began at start, on this
-// host's clock), and keeps what it finds in ClockFile. A head another
+// checkClock compares this host's clock with the times of the commits a
+// fetch of every ref brought (heads, and under them down to the heads the
+// last such fetch found: sinceLastLook; the fetch began at start, on this
+// host's clock), and keeps what it finds in ClockFile. A commit another
 // host pushed since the last such fetch was made between the two: a time
 // before the last fetch began (less max_skew, and timeout for the push
 // it took) or after now (plus max_skew) says the clocks disagree; within
@@ -105,10 +113,41 @@ func (r *Replicator) checkClock(ctx context.Context, g *Git, start time.Time, he
 				disagree[s.Host] = s
 			}
 		}
+		// look examines commit sha of ref n, made since the last fetch of
+		// every ref unless the ref moved back to it from base ("": it
+		// did not move back).
+		look := func(n int, sha, base string, c *commitInfo) {
+			_, host := parseMessage(c.Message)
+			if host == g.host() {
+				return
+			}
+			skew := Skew{Host: host, Commit: sha, Issue: n, Found: ledger.T(now), Seen: ledger.T(now)}
+			switch {
+			case c.Time.After(now.Add(max)):
+				skew.Offset = int64(c.Time.Sub(now) / time.Second)
+				note(skew)
+				return
+			case c.Time.After(st.Newest.Time):
+				st.Newest = ledger.T(c.Time)
+			}
+			if st.Fetched.IsZero() {
+				return // nothing to bracket it with
+			}
+			if lower := st.Fetched.Add(-max - g.Timeout); c.Time.Before(lower) {
+				if base != "" {
+					if back, err := g.Descends(ctx, base, sha); err != nil || back {
+						return // the ref moved back to an older commit: not a new one
+					}
+				}
+				skew.Offset = int64(c.Time.Sub(st.Fetched.Time) / time.Second)
+				note(skew)
+				return
+			}
+			agree[host] = true
+		}
 		for _, n := range slices.Sorted(maps.Keys(heads)) {
-			sha := heads[n]
-			prev := st.Heads[n]
-			if prev == sha {
+			head, prev := heads[n], st.Heads[n]
+			if prev == head {
 				continue // looked at already
 			}
 			if o == nil {
@@ -118,43 +157,30 @@ func (r *Replicator) checkClock(ctx context.Context, g *Git, start time.Time, he
 				}
 				defer o.close()
 			}
-			c, err := o.commit(sha)
+			// The commits made since the last fetch of every ref: down the
+			// first parents from the head to what that fetch found. This
+			// host may have written on top of another host's commits since
+			// (a write fetches its issue's ref alone), and its own commits
+			// tell nothing. Where that fetch's head is not met within
+			// clockWalk commits (a new ref, a ref moved back or rewritten,
+			// a long run of writes), the head alone, as on a first look.
+			if chain, ok := sinceLastLook(o, head, prev); ok && !st.Fetched.IsZero() {
+				for _, c := range chain {
+					look(n, c.ID, "", c)
+				}
+				continue
+			}
+			c, err := o.commit(head)
 			if err != nil {
 				continue // unreadable: the read of the ledger reports it
 			}
-			_, host := parseMessage(c.Message)
-			if host == g.host() {
-				continue
-			}
-			skew := Skew{Host: host, Commit: sha, Issue: n, Found: ledger.T(now), Seen: ledger.T(now)}
-			switch {
-			case c.Time.After(now.Add(max)):
-				skew.Offset = int64(c.Time.Sub(now) / time.Second)
-				note(skew)
-				continue
-			case c.Time.After(st.Newest.Time):
-				st.Newest = ledger.T(c.Time)
-			}
-			if st.Fetched.IsZero() {
-				continue // nothing to bracket it with
-			}
-			if lower := st.Fetched.Add(-max - g.Timeout); c.Time.Before(lower) {
-				base := prev
-				if base == "" { // a ref deleted and put back: the version settled here
-					if ss, err := ReadSync(r.store, n); err == nil {
-						base = ss.Head
-					}
+			base := prev
+			if base == "" { // a ref deleted and put back: the version settled here
+				if ss, err := ReadSync(r.store, n); err == nil {
+					base = ss.Head
 				}
-				if base != "" {
-					if back, err := g.Descends(ctx, base, sha); err != nil || back {
-						continue // the ref moved back to an older commit: not a new one
-					}
-				}
-				skew.Offset = int64(c.Time.Sub(st.Fetched.Time) / time.Second)
-				note(skew)
-				continue
 			}
-			agree[host] = true
+			look(n, head, base, c)
 		}
 		var skews []Skew
 		standing := map[string]bool{}
@@ -185,6 +211,27 @@ func (r *Replicator) checkClock(ctx context.Context, g *Git, start time.Time, he
 		}
 	}
 	return err
+}
+
+// sinceLastLook returns the commits down the first parents from head to
+// prev (prev not included), head first, if prev is met within clockWalk
+// commits and every one of them can be read.
+func sinceLastLook(o *objects, head, prev string) ([]*commitInfo, bool) {
+	if prev == "" {
+		return nil, false
+	}
+	var chain []*commitInfo
+	for sha := head; len(chain) < clockWalk; {
+		c, err := o.commit(sha)
+		if err != nil || len(c.Parents) == 0 {
+			return nil, false
+		}
+		chain = append(chain, c)
+		if sha = c.Parents[0]; sha == prev {
+			return chain, true
+		}
+	}
+	return nil, false
 }
 
 // Skews returns the disagreements of other hosts' clocks with this host's

@@ -249,3 +249,27 @@ func TestClockAheadFleet(t *testing.T) {
 	assert.Zero(t, stale, "host 2 marked other hosts' fresh questions stale")
 	assert.Positive(t, warned)
 }
+
+// TestClockSeenUnderOwnCommit: another host's commit that this host wrote
+// on top of before its next fetch of every ref (its asks fetched only that
+// issue's ref) is looked at all the same: the head is this host's own
+// commit, which tells nothing, and the other host's under it says its
+// clock is 5 h behind. Its question stays pending meanwhile.
+func TestClockSeenUnderOwnCommit(t *testing.T) {
+	w := newWorld(t, 2, "", "interval = \"1h\"\n")
+	real := time.Time{}
+	behind := time.Now().Add(-5 * time.Hour)
+
+	w.askAt(1, real, "Retry")
+	r := w.at(1, real, "", "sync")
+	require.Equal(t, 0, r.code, r.stderr)
+	q := w.askAt(0, behind, "Schema")
+	w.askAt(1, real, "Cache")
+	w.askAt(1, real, "Queue")
+	r = w.at(1, real, "", "sync")
+	require.Equal(t, 0, r.code, r.stderr)
+	r = w.at(1, real, "", "monitor")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Regexp(t, `the clock of host host0 is (4h59m5\ds|5h0m\ds) behind this host's`, r.stderr)
+	assert.Equal(t, ledger.Pending, w.statuses(1)[q])
+}
