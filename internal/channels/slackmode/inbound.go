@@ -107,6 +107,7 @@ func (m *Mode) poll(ctx context.Context, how pollHow) (PollReport, error) {
 		if how.listener {
 			t := ledger.T(now)
 			in.Listener = &t
+			m.said.Store(now.UnixMilli())
 		}
 		listening := !how.force && in.Listener != nil && now.Sub(in.Listener.Time) < 3*m.listenTick()
 		rep.Listening = listening

@@ -92,16 +92,21 @@ func (m *Mode) Listen(ctx context.Context, appToken string, tell func(ListenEven
 }
 
 // stopListening clears inbound.json's listener, so that commands read the
-// threads again at once rather than three ticks later.
+// threads again at once rather than three ticks later; not if another
+// listener said it runs since this one last did.
 func (m *Mode) stopListening(ctx context.Context) error {
+	said := m.said.Load()
+	ours := func(in Inbound) bool { return in.Listener != nil && in.Listener.UnixMilli() == said }
 	f := m.file(InboundFile)
 	var in Inbound
-	if err := f.Read(&in); err != nil || in.Listener == nil {
+	if err := f.Read(&in); err != nil || !ours(in) {
 		return err
 	}
 	var cur Inbound
 	return f.Update(ctx, &cur, true, func() error {
-		cur.Listener = nil
+		if ours(cur) {
+			cur.Listener = nil
+		}
 		return nil
 	})
 }

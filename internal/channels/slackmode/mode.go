@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentx-cli/agentx/internal/channels/chanref"
@@ -36,6 +37,9 @@ type Mode struct {
 	Warn func(error)
 
 	busy sync.Mutex // held by the Side reading or posting (see Side)
+	// said is the time (Unix milliseconds, as inbound.json keeps it) this
+	// listener last said it runs: its stop unsays only that.
+	said atomic.Int64
 }
 
 func (m *Mode) file(name string) relay.File {

@@ -418,8 +418,50 @@ func TestListenerStopSaysSo(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	e.threeThreads()
-	lctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	stop := e.listening(t)
+	var in Inbound
+	require.NoError(t, e.mode().file(InboundFile).Read(&in))
+	require.NotNil(t, in.Listener)
+	stop()
+
+	in = Inbound{}
+	require.NoError(t, e.mode().file(InboundFile).Read(&in))
+	assert.Nil(t, in.Listener)
+	e.now = e.now.Add(time.Minute)
+	prep, err := e.mode().Poll(ctx, false)
+	require.NoError(t, err)
+	assert.False(t, prep.Listening)
+	assert.Equal(t, 3, prep.Threads)
+}
+
+// TestListenerStopLeavesAnother proves a listener that stops leaves the
+// mark of another listener that said it runs since (two run at once, one
+// is stopped), so commands go on leaving the threads to the one running.
+func TestListenerStopLeavesAnother(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	e.threeThreads()
+	stop := e.listening(t)
+	other := ledger.T(e.now.Add(time.Second))
+	var in Inbound
+	require.NoError(t, e.mode().file(InboundFile).Update(ctx, &in, true, func() error {
+		in.Listener = &other
+		return nil
+	}))
+	stop()
+
+	in = Inbound{}
+	require.NoError(t, e.mode().file(InboundFile).Read(&in))
+	require.NotNil(t, in.Listener, "the other listener's mark is kept")
+	assert.True(t, in.Listener.Equal(other.Time))
+}
+
+// listening starts a listener and returns once it has read the threads;
+// stop cancels it and waits for it to return.
+func (e *env) listening(t *testing.T) (stop func()) {
+	t.Helper()
+	lctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
 	events := make(chan ListenEvent, 100)
 	done := make(chan error, 1)
 	go func() { done <- e.mode().Listen(lctx, slackfake.AppToken, func(ev ListenEvent) { events <- ev }) }()
@@ -432,20 +474,10 @@ func TestListenerStopSaysSo(t *testing.T) {
 			t.Fatal("timed out waiting for the listener's read")
 		}
 	}
-	var in Inbound
-	require.NoError(t, e.mode().file(InboundFile).Read(&in))
-	require.NotNil(t, in.Listener)
-	cancel()
-	require.NoError(t, <-done)
-
-	in = Inbound{}
-	require.NoError(t, e.mode().file(InboundFile).Read(&in))
-	assert.Nil(t, in.Listener)
-	e.now = e.now.Add(time.Minute)
-	prep, err := e.mode().Poll(ctx, false)
-	require.NoError(t, err)
-	assert.False(t, prep.Listening)
-	assert.Equal(t, 3, prep.Threads)
+	return func() {
+		cancel()
+		require.NoError(t, <-done)
+	}
 }
 
 // threeThreads asks a person a question on each of issues 1 to 3, posted:
