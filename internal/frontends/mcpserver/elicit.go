@@ -39,7 +39,12 @@ import (
 //     response and the state, and that second call takes the answer.
 //   - Earlier versions: the call sends elicitation/create itself while it
 //     runs, and closes the form (cancels the request) if the question is
-//     answered elsewhere first.
+//     answered elsewhere first. It does not leave this to the SDK's own
+//     fallback for such clients (which sends the form a call returned and
+//     calls the tool once more with the response): that fallback waits on
+//     the form alone, so nothing could close it when the question is
+//     answered elsewhere, and a late answer could not be followed by the
+//     form that says it was not recorded.
 //
 // The form races every other surface (the command line, the desk, Slack,
 // GitHub): its answer goes through the hub's AnswerReply, as the command
