@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -133,4 +135,68 @@ func TestArrived(t *testing.T) {
 	_, err = b.Sync(context.Background(), 1, nil)
 	require.NoError(t, err)
 	assert.Empty(t, arrived(), "closed: dropped")
+}
+
+// TestSinceLastLook: the commits from a head down its first parents to the
+// head the last look found, head first, when that is met within clockWalk
+// commits; otherwise none (the head alone is looked at then).
+func TestSinceLastLook(t *testing.T) {
+	ctx := context.Background()
+	g := gitRepo(t)
+	// a line of clockWalk+2 commits, and a merge on it whose second parent
+	// is off the line
+	var line []string
+	for i := range clockWalk + 2 {
+		var parents []string
+		if i > 0 {
+			parents = []string{line[i-1]}
+		}
+		sha, err := g.commitTree(ctx, 1, Commit{Data: []byte{byte('a' + i)}, Message: "c"}, parents)
+		require.NoError(t, err)
+		line = append(line, sha)
+	}
+	side, err := g.commitTree(ctx, 1, Commit{Data: []byte("side"), Message: "side"}, []string{line[0]})
+	require.NoError(t, err)
+	top := len(line) - 1
+	merge, err := g.commitTree(ctx, 1, Commit{Data: []byte("merge"), Message: "merge"}, []string{line[top], side})
+	require.NoError(t, err)
+	o, err := g.objects(ctx)
+	require.NoError(t, err)
+	defer o.close()
+	down := func(n int) []string { // the line's n last commits, head first
+		out := slices.Clone(line[len(line)-n:])
+		slices.Reverse(out)
+		return out
+	}
+
+	for _, tc := range []struct {
+		name       string
+		head, prev string
+		want       []string // nil: not met
+	}{
+		{"one commit on top", line[top], line[top-1], down(1)},
+		{"three", line[top], line[top-3], down(3)},
+		{"clockWalk commits", line[top], line[top-clockWalk], down(clockWalk)},
+		{"one more than clockWalk", line[top], line[top-clockWalk-1], nil},
+		{"a merge: down its first parent", merge, line[top-1], []string{merge, line[top]}},
+		{"the last look's head is off the first parents", merge, side, nil},
+		{"moved back", line[top-2], line[top], nil},
+		{"no last look", line[top], "", nil},
+		{"not a commit here", line[top], strings.Repeat("0", 40), nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			chain, ok := sinceLastLook(o, tc.head, tc.prev)
+			if tc.want == nil {
+				assert.False(t, ok)
+				assert.Empty(t, chain)
+				return
+			}
+			require.True(t, ok)
+			var got []string
+			for _, c := range chain {
+				got = append(got, c.ID)
+			}
+			assert.Equal(t, tc.want, got)
+		})
+	}
 }
