@@ -46,10 +46,14 @@ type Git struct {
 	syncLoose    bool        // and that includes loose objects: so are the ones agentx writes
 	objectDir    string      // where agentx writes the objects of a commit itself ("": fast-import does)
 	looseOff     atomic.Bool // a push found objects written there missing: fast-import from then on
+	// settingsCache is SettingsFile, where settings keeps what it read
+	// for the next process ("": nowhere; Attach sets it)
+	settingsCache string
 }
 
 // settingsKeys are the keys settings reads: signing, syncing, and where
-// and how the repository stores objects (loose.go).
+// and how the repository stores objects (loose.go). A git that shows
+// scopes lists them all, for what they were read from as well.
 const settingsKeys = `^(commit\.gpgsign|core\.fsync.*|core\.sharedrepository|extensions\..*|core\.repositoryformatversion)$`
 
 // settings reads, once, with one git config, the settings the commit
@@ -58,11 +62,15 @@ const settingsKeys = `^(commit\.gpgsign|core\.fsync.*|core\.sharedrepository|ext
 // objects itself, and where.
 func (g *Git) settings(ctx context.Context) {
 	g.settingsOnce.Do(func() {
+		if g.loadSettings() {
+			return // as a process before found them, and nothing they depend on changed
+		}
 		// Read once for the process's life: not cut short by one
 		// command's context (what it found would stand for all).
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 		defer cancel()
-		out, err := g.git(ctx, nil, nil, "config", "--null", "--show-scope", "--show-origin", "--get-regexp", settingsKeys)
+		start := time.Now()
+		out, err := g.git(ctx, nil, nil, "config", "--null", "--show-scope", "--show-origin", "--list")
 		// Each setting is its scope, its origin and KEY\nVALUE (or KEY
 		// alone, a boolean set true), each ended by a NUL.
 		per := 3
@@ -79,14 +87,27 @@ func (g *Git) settings(ctx context.Context) {
 		var loose looseSettings
 		var fsync string
 		var fsyncGiven, objectFiles bool
+		// what git read, for SettingsFile: its files, and whether that is
+		// all it depends on
+		var origins []string
+		followable := per == 3
 		fields := strings.Split(string(out), "\x00")
 		for i := 0; i+per <= len(fields); i += per {
 			var scope, origin string
 			if per == 3 {
 				scope, origin = fields[i], fields[i+1]
+				if file, ok := strings.CutPrefix(origin, "file:"); ok {
+					origins = append(origins, file)
+				} else if scope != "command" {
+					followable = false // read from somewhere else than a file
+				}
 			}
 			k, v, hasValue := strings.Cut(fields[i+per-1], "\n")
 			switch {
+			case k == "include.path" || strings.HasPrefix(k, "includeif.") && strings.HasSuffix(k, ".path"),
+				k == "extensions.worktreeconfig" && (!hasValue || gitBool(v)):
+				// files read on conditions, or per worktree: not followed
+				followable = false
 			case k == "commit.gpgsign":
 				g.signing = !hasValue || gitBool(v) // the last one set wins
 			case strings.HasPrefix(k, "core.fsync"):
@@ -97,12 +118,15 @@ func (g *Git) settings(ctx context.Context) {
 				case "core.fsyncobjectfiles":
 					objectFiles = !hasValue || gitBool(v)
 				}
-			default:
+			case k == "core.sharedrepository" || k == "core.repositoryformatversion" || strings.HasPrefix(k, "extensions."):
 				loose.take(scope, origin, k, v)
 			}
 		}
 		g.objectDir = g.objectsDir(loose)
 		g.syncLoose = objectFiles || fsyncGiven && syncsLoose(fsync)
+		if per == 3 {
+			g.keepSettings(origins, followable && loose.config != "", start)
+		}
 	})
 }
 

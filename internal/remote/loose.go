@@ -72,6 +72,38 @@ func (s *looseSettings) take(scope, origin, key, value string) {
 	}
 }
 
+// configPath is a configuration file as git named it (the origin it
+// printed, less "file:"), made absolute: git names the repository's own
+// relative to the top of the work tree (it moves there first), which is
+// the nearest directory up from Dir holding a .git directory, Dir taken as
+// git takes it, its symbolic links resolved. "" when that is not found
+// (a .git file names its directory absolutely: not this case).
+func (g *Git) configPath(name string) string {
+	if name == "" || filepath.IsAbs(name) {
+		return name
+	}
+	top, err := filepath.Abs(g.Dir)
+	if err == nil {
+		top, err = filepath.EvalSymlinks(top)
+	}
+	if err != nil {
+		return ""
+	}
+	for {
+		if st, err := os.Lstat(filepath.Join(top, ".git")); err == nil {
+			if !st.IsDir() {
+				return ""
+			}
+			return filepath.Join(top, name)
+		}
+		up := filepath.Dir(top)
+		if up == top {
+			return ""
+		}
+		top = up
+	}
+}
+
 // objectsDir is where this repository's objects are, when agentx may write
 // them itself; "" when fast-import must. The repository's config file is
 // in its common directory, beside objects: git names it absolute, or
@@ -96,29 +128,9 @@ func (g *Git) objectsDir(s looseSettings) string {
 			return ""
 		}
 	}
-	config := s.config
-	if !filepath.IsAbs(config) {
-		top, err := filepath.Abs(g.Dir)
-		if err == nil {
-			top, err = filepath.EvalSymlinks(top)
-		}
-		if err != nil {
-			return ""
-		}
-		for {
-			if st, err := os.Lstat(filepath.Join(top, ".git")); err == nil {
-				if !st.IsDir() {
-					return "" // a .git file names its directory absolutely: not this case
-				}
-				break
-			}
-			up := filepath.Dir(top)
-			if up == top {
-				return ""
-			}
-			top = up
-		}
-		config = filepath.Join(top, config)
+	config := g.configPath(s.config)
+	if config == "" {
+		return ""
 	}
 	dir := filepath.Join(filepath.Dir(config), "objects")
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {

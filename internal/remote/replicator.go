@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -66,8 +67,11 @@ func (r *Replicator) Overtaken() []Outcome {
 // Attach shares store's ledgers through t: from now on every
 // store.Update goes through the Replicator returned.
 func Attach(store *ledger.Store, t Transport) *Replicator {
-	if g, ok := t.(*Git); ok && g.Now == nil {
-		g.Now = store.Now
+	if g, ok := t.(*Git); ok {
+		if g.Now == nil {
+			g.Now = store.Now
+		}
+		g.settingsCache = filepath.Join(store.Dir(), SyncDir, SettingsFile)
 	}
 	r := &Replicator{store: store, transport: t}
 	store.SetReplicator(r)
