@@ -73,11 +73,12 @@ func stamp(path string) (string, time.Time) {
 
 // envPrint is the environment git's reading of its configuration depends
 // on, hashed (it may hold secrets: GIT_CONFIG_VALUE_n, askpass helpers):
-// every GIT_ variable, and where the home directory and the XDG one are.
+// every GIT_ variable, and where the home directory (USERPROFILE on
+// Windows without HOME) and the XDG one are.
 func envPrint() string {
 	var kept []string
 	for _, kv := range os.Environ() {
-		if strings.HasPrefix(kv, "GIT_") || strings.HasPrefix(kv, "HOME=") || strings.HasPrefix(kv, "XDG_CONFIG_HOME=") {
+		if strings.HasPrefix(kv, "GIT_") || strings.HasPrefix(kv, "HOME=") || strings.HasPrefix(kv, "XDG_CONFIG_HOME=") || strings.HasPrefix(kv, "USERPROFILE=") {
 			kept = append(kept, kv)
 		}
 	}
@@ -92,6 +93,9 @@ func envPrint() string {
 func standardConfigs() []string {
 	files := []string{"/etc/gitconfig"}
 	home := os.Getenv("HOME")
+	if home == "" {
+		home = os.Getenv("USERPROFILE") // git for Windows without HOME
+	}
 	xdg := os.Getenv("XDG_CONFIG_HOME")
 	if xdg == "" && home != "" {
 		xdg = filepath.Join(home, ".config")
