@@ -120,7 +120,7 @@ func TestSideDigest(t *testing.T) {
 	// a write whose files are too new to note only voids a note: the
 	// digest is not rewritten (a fleet writing its issues all the time
 	// does not rewrite it at every write)
-	quietSettle = settle{time.Hour, time.Hour}
+	quietSettle = settle{Fine: time.Hour, Coarse: time.Hour}
 	before, err := os.ReadFile(digestFile)
 	require.NoError(t, err)
 	w.ask(1, "engineer", "architect", "And the port range?")
@@ -157,37 +157,6 @@ func FuzzReadDigest(f *testing.F) {
 	})
 }
 
-// TestSettled: a change is trusted to be told from the next one after the
-// file system's step has surely passed: a tenth of a second where it keeps
-// times finer than a millisecond, two seconds where it keeps whole
-// milliseconds or seconds; never when dated after now.
-func TestSettled(t *testing.T) {
-	now := time.Date(2026, 11, 23, 12, 0, 10, 0, time.UTC)
-	fine := func(ago time.Duration) time.Time { return now.Add(-ago).Add(-1234 * time.Nanosecond) }
-	coarse := func(ago time.Duration) time.Time { return now.Add(-ago).Truncate(time.Millisecond) }
-	for _, c := range []struct {
-		name  string
-		mtime time.Time
-		want  bool
-	}{
-		{"fine, just now", fine(0), false},
-		{"fine, 50 ms ago", fine(50 * time.Millisecond), false},
-		{"fine, 100 ms ago", fine(100 * time.Millisecond), true},
-		{"fine, an hour ago", fine(time.Hour), true},
-		{"whole milliseconds, 150 ms ago", coarse(150 * time.Millisecond), false},
-		{"whole milliseconds, 1.9 s ago", coarse(1900 * time.Millisecond), false},
-		{"whole milliseconds, 2 s ago", coarse(2 * time.Second), true},
-		{"whole seconds, 1 s ago", now.Add(-time.Second), false},
-		{"whole seconds, 3 s ago", now.Add(-3 * time.Second), true},
-		{"fine, in the future", fine(-time.Second), false},
-		{"whole seconds, in the future", now.Add(time.Minute), false},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			assert.Equal(t, c.want, settled(c.mtime, now))
-		})
-	}
-}
-
 // TestSideDigestNotesSoon: on a file system with fine times, an issue
 // written a little over a tenth of a second ago is noted, so the side
 // runs after it do not read it again (a fleet's agents each writing their
@@ -204,7 +173,7 @@ func TestSideDigestNotesSoon(t *testing.T) {
 	}
 	assert.Equal(t, 2, w.sideNoNote().Open, "both issues looked at, too new to note")
 	assert.Equal(t, 2, w.sideNoNote().Open, "and again")
-	time.Sleep(quietSettle.fine + 20*time.Millisecond)
+	time.Sleep(quietSettle.Fine + 20*time.Millisecond)
 	assert.Equal(t, 2, w.sideNoNote().Open, "looked at once more, and noted")
 	assert.Zero(t, w.sideNoNote().Open, "nothing changed since: nothing read")
 }

@@ -1,6 +1,7 @@
 package monitor
 
 import (
+	"github.com/agentx-cli/agentx/internal/fstime"
 	"os"
 	"path/filepath"
 	"slices"
@@ -21,30 +22,16 @@ import (
 const QuietFile = "monitor" + string(filepath.Separator) + "quiet"
 
 // quietSettle is how old a change must be before the time a file system
-// gave it is trusted to tell it from the next change (see settled): a file
-// system's clock moves in steps, and a change made within the step of one
-// seen could leave a file's or a directory's time as it was seen. A
-// variable for tests.
-var quietSettle = settle{fine: 100 * time.Millisecond, coarse: 2 * time.Second}
+// gave it is trusted to tell it from the next change (fstime). A variable
+// for tests.
+var quietSettle = fstime.Default
 
-// settle is how long a change takes to settle: fine where the file system
-// keeps times finer than a millisecond, whose clock then moves in
-// scheduler ticks (at most 10 ms on Linux, about 16 ms on Windows); coarse
-// where it keeps whole milliseconds or seconds (FAT: two), or where such a
-// time is all it gave.
-type settle struct{ fine, coarse time.Duration }
+// settle is fstime.Settle, as this package's tests name it.
+type settle = fstime.Settle
 
 // settled reports whether a change the file system dated mtime had settled
-// at now. The sub-millisecond digits show the file system's resolution: a
-// time that has none (one in a million on a fine one) is given the coarse
-// wait.
-func settled(mtime, now time.Time) bool {
-	wait := quietSettle.coarse
-	if mtime.Nanosecond()%int(time.Millisecond) != 0 {
-		wait = min(wait, quietSettle.fine)
-	}
-	return !mtime.After(now.Add(-wait))
-}
+// at now (quietSettle).
+func settled(mtime, now time.Time) bool { return quietSettle.Settled(mtime, now) }
 
 // quietMax is the longest a quiet note is trusted.
 const quietMax = 5 * time.Minute

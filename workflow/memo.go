@@ -14,6 +14,7 @@ import (
 	"github.com/agentx-cli/agentx/internal/buildid"
 
 	"github.com/agentx-cli/agentx/internal/atomicfile"
+	"github.com/agentx-cli/agentx/internal/fstime"
 )
 
 // A memo lets a command parse only the workflow it uses. Load checks every
@@ -26,11 +27,6 @@ import (
 // it, the one workflow: the others were checked when they were as they
 // are. Any difference (a file edited, added, removed or renamed) and it is
 // a full Load again. The memo is derived: deleting it costs one Load.
-
-// memoSettle is how old a file must be for the memo to vouch for it: a
-// file system's clock may move in steps, and a file rewritten within the
-// step in which it was read, with the same size, would look unchanged.
-const memoSettle = 2 * time.Second
 
 // memoFile is one file as the memo knows it.
 type memoFile struct {
@@ -183,9 +179,11 @@ func lazySet(agentxDir string, memo []memoFile) (*Set, error) {
 	return set, nil
 }
 
-// writeMemo records set's files, when every one of them is old enough.
+// writeMemo records set's files, when the change of every one of them
+// has settled (fstime: a file rewritten within the file system clock's
+// step in which it was read, with the same size, would look unchanged).
 func writeMemo(agentxDir, memoPath string, set *Set, files []memoFile) {
-	settled := time.Now().Add(-memoSettle).UnixNano()
+	now := time.Now()
 	var b strings.Builder
 	b.WriteString(memoHeader() + "\n")
 	byFile := map[string]string{}
@@ -195,7 +193,7 @@ func writeMemo(agentxDir, memoPath string, set *Set, files []memoFile) {
 		}
 	}
 	for _, f := range files {
-		if f.mtime > settled {
+		if !fstime.Default.Settled(time.Unix(0, f.mtime), now) {
 			return
 		}
 		if f.name != "config.toml" {
