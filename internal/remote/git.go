@@ -46,9 +46,10 @@ type Git struct {
 	syncLoose    bool        // and that includes loose objects: so are the ones agentx writes
 	objectDir    string      // where agentx writes the objects of a commit itself ("": fast-import does)
 	looseOff     atomic.Bool // a push found objects written there missing: fast-import from then on
-	// settingsCache is SettingsFile, where settings keeps what it read
-	// for the next process ("": nowhere; Attach sets it)
-	settingsCache string
+	// settingsState is the state directory whose remote/SettingsFile
+	// keeps what settings read for the next process ("": none; Attach
+	// sets it)
+	settingsState string
 }
 
 // settingsKeys are the keys settings reads: signing, syncing, and where
@@ -90,7 +91,7 @@ func (g *Git) settings(ctx context.Context) {
 		// what git read, for SettingsFile: its files, and whether that is
 		// all it depends on
 		var origins []string
-		followable := per == 3
+		followable := true
 		fields := strings.Split(string(out), "\x00")
 		for i := 0; i+per <= len(fields); i += per {
 			var scope, origin string

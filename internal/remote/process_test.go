@@ -480,7 +480,7 @@ func TestUncontendedAskPushesOnly(t *testing.T) {
 		return data(t, r.stdout)["id"].(string)
 	}
 	// git's settings, as git config found them, are kept for the next
-	// process unless a file they come from changed less than a second
+	// process unless a file they come from changed too shortly
 	// before: the hosts' configuration files were written just now
 	past := time.Now().Add(-time.Hour)
 	for _, h := range w.hosts {

@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -71,7 +70,7 @@ func Attach(store *ledger.Store, t Transport) *Replicator {
 		if g.Now == nil {
 			g.Now = store.Now
 		}
-		g.settingsCache = filepath.Join(store.Dir(), SyncDir, SettingsFile)
+		g.settingsState = store.Dir()
 	}
 	r := &Replicator{store: store, transport: t}
 	store.SetReplicator(r)

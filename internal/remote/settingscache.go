@@ -7,11 +7,13 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/agentx-cli/agentx/internal/atomicfile"
+	"github.com/agentx-cli/agentx/internal/buildid"
+	"github.com/agentx-cli/agentx/internal/fstime"
+	"github.com/agentx-cli/agentx/ledger"
 )
 
 // SettingsFile, in the state directory's remote/, keeps what the last
@@ -30,6 +32,7 @@ const settingsFor = 10 * time.Minute
 
 // keptSettings is SettingsFile's content.
 type keptSettings struct {
+	Build string      `json:"build"` // the build that read them (buildid): another's may read them otherwise
 	Dir   string      `json:"dir"`   // the workspace's root, as the process that read them had it
 	Env   string      `json:"env"`   // envPrint when they were read
 	Files []fileStamp `json:"files"` // every file git read them from, or may read them from
@@ -41,35 +44,36 @@ type keptSettings struct {
 	ObjectDir string `json:"objectDir"`
 }
 
-// fileStamp is a file as it was: its identity, size and time of change,
-// the link's and what it points at ("" for a file that was not there).
+// fileStamp is a file as it was: the path itself and, when that is a
+// link, what it points at (ledger.Stamp: inode, size, time of change;
+// zero for no file there). A file rewritten (git config writes a new file
+// and renames it over), edited, or a link moved to another file, stamps
+// differently.
 type fileStamp struct {
-	Path  string `json:"path"`
-	Stamp string `json:"stamp"`
+	Path   string       `json:"path"`
+	Link   ledger.Stamp `json:"link"`
+	Target ledger.Stamp `json:"target"`
 }
 
-// stamp is what a file at path is now, "" when there is none: the link's
-// and its target's size, mode and time of change; and the later of those
-// times. A file rewritten (git config writes a new file and renames it
-// over), edited, or a link moved to another file, stamps differently.
-func stamp(path string) (string, time.Time) {
-	var parts []string
+// stampFile is what the file at path is now, and the later of the times
+// of change of the path and of what it points at.
+func stampFile(path string) (fileStamp, time.Time) {
+	f := fileStamp{Path: path}
 	var changed time.Time
-	for _, stat := range []func(string) (os.FileInfo, error){os.Lstat, os.Stat} {
-		fi, err := stat(path)
-		if err != nil {
-			if len(parts) > 0 {
-				parts = append(parts, "dangling")
-			}
-			break
-		}
-		parts = append(parts, strconv.FormatInt(fi.Size(), 10)+":"+strconv.FormatUint(uint64(fi.Mode()), 8)+":"+strconv.FormatInt(fi.ModTime().UnixNano(), 10))
+	if fi, err := os.Lstat(path); err == nil {
+		f.Link, changed = ledger.StampOf(fi), fi.ModTime()
+	}
+	if fi, err := os.Stat(path); err == nil {
+		f.Target = ledger.StampOf(fi)
 		if fi.ModTime().After(changed) {
 			changed = fi.ModTime()
 		}
 	}
-	return strings.Join(parts, "|"), changed
+	return f, changed
 }
+
+// there reports whether the file was there (not a dangling link).
+func (f fileStamp) there() bool { return f.Target != ledger.Stamp{} }
 
 // envPrint is the environment git's reading of its configuration depends
 // on, hashed (it may hold secrets: GIT_CONFIG_VALUE_n, askpass helpers):
@@ -109,25 +113,28 @@ func standardConfigs() []string {
 	return files
 }
 
+// settingsFile is where SettingsFile is.
+func (g *Git) settingsFile() string { return filepath.Join(g.settingsState, SyncDir, SettingsFile) }
+
 // loadSettings takes the settings from SettingsFile when what they
 // depend on is as it was; it reports whether it did.
 func (g *Git) loadSettings() bool {
-	if g.settingsCache == "" {
+	if g.settingsState == "" {
 		return false
 	}
-	data, err := atomicfile.ReadFile(g.settingsCache)
+	data, err := atomicfile.ReadFile(g.settingsFile())
 	if err != nil {
 		return false
 	}
 	var k keptSettings
-	if json.Unmarshal(data, &k) != nil || k.Dir != g.Dir || k.Env != envPrint() || len(k.Files) == 0 {
+	if json.Unmarshal(data, &k) != nil || k.Build != buildid.ID() || k.Dir != g.Dir || k.Env != envPrint() || len(k.Files) == 0 {
 		return false
 	}
 	if age := time.Since(k.At); age < 0 || age > settingsFor {
 		return false
 	}
 	for _, f := range k.Files {
-		if now, _ := stamp(f.Path); now != f.Stamp {
+		if now, _ := stampFile(f.Path); now != f {
 			return false
 		}
 	}
@@ -143,7 +150,7 @@ func (g *Git) loadSettings() bool {
 // may be written is never taken from the file alone.
 func (k *keptSettings) beside(dir string) bool {
 	for _, f := range k.Files {
-		if f.Stamp != "" && filepath.Base(f.Path) == "config" && filepath.IsAbs(f.Path) &&
+		if f.there() && filepath.Base(f.Path) == "config" && filepath.IsAbs(f.Path) &&
 			filepath.Join(filepath.Dir(f.Path), "objects") == dir && !slices.Contains(standardConfigs(), f.Path) {
 			st, err := os.Stat(dir)
 			return err == nil && st.IsDir()
@@ -153,43 +160,43 @@ func (k *keptSettings) beside(dir string) bool {
 }
 
 // keepSettings writes the settings just read to SettingsFile, with the
-// files they came from (origins: git's names for them, less "file:") and those git may
-// read them from. git config started at start: a file changed less than
-// a second before it (the file system's clock is coarse) may have changed
-// while git read it, so then nothing is kept. Nor where git's reading
-// cannot be followed from here (followable false: an include, a
-// worktree's own configuration, no repository configuration seen); an
-// answer kept before is removed then.
+// files they came from (origins: git's names for them, less "file:") and
+// those git may read them from; git config started at start. Nothing is
+// kept where git's reading cannot be followed from here (followable
+// false: an include, a worktree's own configuration, no repository
+// configuration seen), nor when a file's change had not settled when git
+// read it (fstime: it could change again unseen); an answer kept before
+// is removed then.
 func (g *Git) keepSettings(origins []string, followable bool, start time.Time) {
-	if g.settingsCache == "" {
+	if g.settingsState == "" {
 		return
 	}
-	k := keptSettings{Dir: g.Dir, Env: envPrint(), At: start,
+	path := g.settingsFile()
+	k := keptSettings{Build: buildid.ID(), Dir: g.Dir, Env: envPrint(), At: start,
 		Signing: g.signing, FsyncSet: g.fsyncSet, SyncLoose: g.syncLoose, ObjectDir: g.objectDir}
-	paths := standardConfigs()
-	for _, o := range origins {
-		if p := g.configPath(o); p != "" && !slices.Contains(paths, p) {
-			paths = append(paths, p)
+	if followable {
+		paths := standardConfigs()
+		for _, o := range origins {
+			if p := g.configPath(o); p != "" && !slices.Contains(paths, p) {
+				paths = append(paths, p)
+			}
 		}
-	}
-	for _, p := range paths {
-		s, changed := stamp(p)
-		if !changed.Before(start.Add(-time.Second)) && s != "" {
-			followable = false
-			break
+		for _, p := range paths {
+			f, changed := stampFile(p)
+			if f.Link != (ledger.Stamp{}) && !fstime.Default.Settled(changed, start) {
+				followable = false
+				break
+			}
+			k.Files = append(k.Files, f)
 		}
-		k.Files = append(k.Files, fileStamp{Path: p, Stamp: s})
 	}
 	if !followable {
-		_ = os.Remove(g.settingsCache)
+		_ = os.Remove(path)
 		return
 	}
 	data, err := json.MarshalIndent(k, "", "  ")
 	if err != nil {
 		return
 	}
-	if err := os.MkdirAll(filepath.Dir(g.settingsCache), 0o755); err != nil {
-		return
-	}
-	_ = atomicfile.WriteWith(g.settingsCache, append(data, '\n'), 0o644, atomicfile.Options{})
+	_ = atomicfile.WriteDerived(g.settingsState, path, append(data, '\n')) // a failure costs the next write a git config
 }

@@ -72,8 +72,11 @@ func TestSettingsKept(t *testing.T) {
 		{name: "the answer is from the future", change: func(t *testing.T, g *Git) {
 			rewriteKept(t, g, func(k *keptSettings) { k.At = time.Now().Add(time.Hour) })
 		}},
+		{name: "another build", change: func(t *testing.T, g *Git) {
+			rewriteKept(t, g, func(k *keptSettings) { k.Build = "agentx 0.0.1 (another build)" })
+		}},
 		{name: "a damaged file", change: func(t *testing.T, g *Git) {
-			require.NoError(t, os.WriteFile(g.settingsCache, []byte(`{"dir":`), 0o644))
+			require.NoError(t, os.WriteFile(g.settingsFile(), []byte(`{"dir":`), 0o644))
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -82,10 +85,10 @@ func TestSettingsKept(t *testing.T) {
 			require.NoError(t, os.Chtimes(global, past, past))
 			g := keptRepo(t, past)
 			g.settings(ctx)
-			require.FileExists(t, g.settingsCache, "kept")
+			require.FileExists(t, g.settingsFile(), "kept")
 			assert.False(t, g.signing)
 
-			next := &Git{Dir: g.Dir, settingsCache: g.settingsCache}
+			next := &Git{Dir: g.Dir, settingsState: g.settingsState}
 			if tc.change == nil {
 				assert.True(t, next.loadSettings(), "taken as kept")
 				assert.Equal(t, g.objectDir, next.objectDir)
@@ -105,17 +108,17 @@ func TestSettingsKept(t *testing.T) {
 		gitT(t, g.Dir, "", "config", "include.path", inc)
 		require.NoError(t, os.Chtimes(filepath.Join(g.Dir, ".git", "config"), past, past))
 		g.settings(ctx)
-		assert.NoFileExists(t, g.settingsCache)
+		assert.NoFileExists(t, g.settingsFile())
 		assert.NotEmpty(t, g.objectDir, "the settings are read all the same")
 	})
 	t.Run("a file changed as git read it", func(t *testing.T) {
 		g := keptRepo(t, past)
-		require.NoError(t, os.MkdirAll(filepath.Dir(g.settingsCache), 0o755))
-		require.NoError(t, os.WriteFile(g.settingsCache, []byte("{}"), 0o644))
+		require.NoError(t, os.MkdirAll(filepath.Dir(g.settingsFile()), 0o755))
+		require.NoError(t, os.WriteFile(g.settingsFile(), []byte("{}"), 0o644))
 		now := time.Now()
 		require.NoError(t, os.Chtimes(filepath.Join(g.Dir, ".git", "config"), now, now))
 		g.settings(ctx)
-		assert.NoFileExists(t, g.settingsCache, "nothing kept, and what was kept removed")
+		assert.NoFileExists(t, g.settingsFile(), "nothing kept, and what was kept removed")
 	})
 }
 
@@ -125,21 +128,21 @@ func keptRepo(t *testing.T, past time.Time) *Git {
 	t.Helper()
 	g := gitRepo(t)
 	require.NoError(t, os.Chtimes(filepath.Join(g.Dir, ".git", "config"), past, past))
-	g.settingsCache = filepath.Join(t.TempDir(), SyncDir, SettingsFile)
+	g.settingsState = t.TempDir()
 	return g
 }
 
 // rewriteKept changes SettingsFile's content as fn says.
 func rewriteKept(t *testing.T, g *Git, fn func(*keptSettings)) {
 	t.Helper()
-	data, err := os.ReadFile(g.settingsCache)
+	data, err := os.ReadFile(g.settingsFile())
 	require.NoError(t, err)
 	var k keptSettings
 	require.NoError(t, json.Unmarshal(data, &k))
 	fn(&k)
 	out, err := json.Marshal(k)
 	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(g.settingsCache, out, 0o644))
+	require.NoError(t, os.WriteFile(g.settingsFile(), out, 0o644))
 }
 
 // FuzzLoadSettings: whatever SettingsFile holds, taking it never fails
@@ -150,10 +153,11 @@ func FuzzLoadSettings(f *testing.F) {
 	f.Add([]byte(`{"files":null}`))
 	f.Add([]byte(`[]`))
 	dir := f.TempDir()
-	cache := filepath.Join(dir, SettingsFile)
+	g := &Git{Dir: dir, settingsState: dir}
+	require.NoError(f, os.MkdirAll(filepath.Dir(g.settingsFile()), 0o755))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		require.NoError(t, os.WriteFile(cache, data, 0o644))
-		g := &Git{Dir: dir, settingsCache: cache}
+		require.NoError(t, os.WriteFile(g.settingsFile(), data, 0o644))
+		g := &Git{Dir: dir, settingsState: dir}
 		if !g.loadSettings() {
 			return
 		}
