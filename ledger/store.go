@@ -362,7 +362,15 @@ func (l *Ledger) badRecord(path string) error {
 // Replicator: its ledgers are read whole). encoded, if not nil, is l
 // already encoded (Encode(l): what a Replicator has just published), and
 // is written as it is.
-func (f *Locked) Write(l *Ledger, encoded []byte) error {
+func (f *Locked) Write(l *Ledger, encoded []byte) error { return f.WriteAfter(l, encoded, nil) }
+
+// WriteAfter is Write, whose new file, once written and fsynced, waits
+// for wait (when not nil) before it takes the ledger's place (index,
+// lock check, rename): when wait returns an error the write is dropped
+// and the ledger left as it was. A Replicator writes the local copy so
+// while the push that decides it runs. The caller must not change l
+// until WriteAfter returns.
+func (f *Locked) WriteAfter(l *Ledger, encoded []byte, wait func() error) error {
 	s, issue, path := f.s, f.Issue, f.Path
 	open := s.entriesOf(l)
 	if err := l.badRecord(path); err != nil {
@@ -375,7 +383,7 @@ func (f *Locked) Write(l *Ledger, encoded []byte) error {
 	)
 	// Locked: only the holder of the issue's lock writes its ledger, so
 	// a temp file a killed writer left is replaced by the next write.
-	o := atomicfile.Options{Durable: true, Locked: true, BeforeRename: func(tmp os.FileInfo) error {
+	o := atomicfile.Options{Durable: true, Locked: true, Wait: wait, BeforeRename: func(tmp os.FileInfo) error {
 		ino = fileID(tmp)
 		if len(open) > 0 {
 			// Before the rename: a reader never sees a ledger with open

@@ -43,6 +43,15 @@ type Options struct {
 	// Locked unset and takes a name of its own: two writers never share
 	// one.
 	Locked bool
+	// Wait, when set, is called once the new content is written (and,
+	// Durable, fsynced) beside path, before anything else: the write
+	// takes path's place only if it returns nil, and is dropped (the
+	// temp file removed) with its error otherwise. So the slow part of a
+	// write can be done while the writer learns whether it is to be made
+	// (a ledger's local copy while the push that decides it runs). A
+	// write that waits uses no Shadow: its lease would keep readers
+	// waiting too.
+	Wait func() error
 }
 
 // WriteWith replaces path with data like Write, as o says.
@@ -73,6 +82,9 @@ func WriteVolatile(path string, data []byte, perm os.FileMode) error {
 func write(path string, perm os.FileMode, o Options, fill func(*Target) error) (err error) {
 	durable := o.Durable
 	dir := filepath.Dir(path)
+	if o.Wait != nil {
+		o.Shadow = ""
+	}
 	f, patch := openShadow(o.Shadow, path, perm)
 	shadow := f != nil
 	if !shadow {
@@ -131,6 +143,11 @@ func write(path string, perm os.FileMode, o Options, fill func(*Target) error) (
 	if !shadow {
 		if err = f.Close(); err != nil {
 			return fmt.Errorf("close %s: %w", tmp, err)
+		}
+	}
+	if o.Wait != nil {
+		if err = o.Wait(); err != nil {
+			return err
 		}
 	}
 	// The temp file was created with O_EXCL, so it is no link. A link at

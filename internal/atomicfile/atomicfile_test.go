@@ -181,3 +181,70 @@ func TestLockedTempReplacesLeftovers(t *testing.T) {
 		})
 	}
 }
+
+// TestWait: a write with Wait has its new content written beside the
+// file when Wait is called, the file still as it was; it takes the
+// file's place when Wait returns nil, and is dropped, the file and its
+// directory as they were, when Wait fails. A shadow is not used.
+func TestWait(t *testing.T) {
+	refused := errors.New("not now")
+	for _, tc := range []struct {
+		name   string
+		o      Options
+		wait   error
+		want   string
+		shadow bool // the path has a shadow beside it, which Wait leaves alone
+	}{
+		{"taken", Options{Durable: true}, nil, "two", false},
+		{"dropped", Options{Durable: true}, refused, "one", false},
+		{"taken, not durable", Options{}, nil, "two", false},
+		{"dropped, locked temp", Options{Durable: true, Locked: true}, refused, "one", false},
+		{"taken, locked temp", Options{Durable: true, Locked: true}, nil, "two", false},
+		{"taken, no shadow", Options{Durable: true}, nil, "two", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			p := filepath.Join(dir, "state.json")
+			require.NoError(t, Write(p, []byte("one"), 0o644))
+			want := []string{"state.json"}
+			if tc.shadow {
+				tc.o.Shadow = ShadowOf(p)
+				require.NoError(t, Write(tc.o.Shadow, []byte("the shadow"), 0o644))
+				want = names(t, dir)
+			}
+			calls := 0
+			tc.o.Wait = func() error {
+				calls++
+				got, err := os.ReadFile(p)
+				require.NoError(t, err)
+				assert.Equal(t, "one", string(got), "while it waits, the file is as it was")
+				var beside []string
+				for _, n := range names(t, dir) {
+					if IsTemp(n) {
+						data, err := os.ReadFile(filepath.Join(dir, n))
+						require.NoError(t, err)
+						beside = append(beside, string(data))
+					}
+				}
+				assert.Equal(t, []string{"two"}, beside, "the new content is written beside it")
+				return tc.wait
+			}
+			err := WriteWith(p, []byte("two"), 0o644, tc.o)
+			assert.Equal(t, 1, calls)
+			if tc.wait != nil {
+				assert.ErrorIs(t, err, tc.wait)
+			} else {
+				assert.NoError(t, err)
+			}
+			got, err := os.ReadFile(p)
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, string(got))
+			assert.Equal(t, want, names(t, dir), "no temp file left")
+			if tc.shadow {
+				data, err := os.ReadFile(tc.o.Shadow)
+				require.NoError(t, err)
+				assert.Equal(t, "the shadow", string(data))
+			}
+		})
+	}
+}

@@ -424,11 +424,18 @@ func (r *Replicator) update(ctx context.Context, f *ledger.Locked, fn func(*ledg
 		}
 		if len(commits) == 0 {
 			if snap.Version != st.Head || given != nil || len(outcomes) > 0 {
-				if err := r.settle(ctx, f, l, nil, snap, snap.Version, st, outcomes); err != nil {
+				if err := r.settle(ctx, f, l, nil, false, snap, snap.Version, st, outcomes); err != nil {
 					return nil, err
 				}
 			}
 			return l, nil
+		}
+		// When settling will only write (nothing pulled to tell of,
+		// nothing to keep, no outcome), the local copy's new version is
+		// written while the push runs (early).
+		var e *early
+		if final != nil && st.Head != "" && snap.Version == st.Head && len(outcomes) == 0 {
+			e = writeEarly(f, l, final)
 		}
 		var pushed Snapshot
 		if tn != nil {
@@ -436,6 +443,7 @@ func (r *Replicator) update(ctx context.Context, f *ledger.Locked, fn func(*ledg
 		} else {
 			pushed, err = r.transport.Push(ctx, issue, snap, commits)
 		}
+		written := e.end(err == nil)
 		if errors.Is(err, ErrMoved) {
 			st.Moved = ledger.T(r.store.Now())
 		}
@@ -455,7 +463,7 @@ func (r *Replicator) update(ctx context.Context, f *ledger.Locked, fn func(*ledg
 		switch {
 		case err == nil:
 			tn = nil // its waiter left with the push
-			if err := r.settle(ctx, f, l, final, snap, pushed.Version, st, outcomes); err != nil {
+			if err := r.settle(ctx, f, l, final, written, snap, pushed.Version, st, outcomes); err != nil {
 				// Published: the change stands, and failing now would have
 				// it made twice.
 				r.note("the change to issue #%d is on %s, but the local copy was not updated: %v; the next command brings it up to date", issue, r.transport.Name(issue), err)
@@ -569,7 +577,7 @@ func sleepJitter(ctx context.Context, losses int) error {
 // settle makes l, the shared ledger at version, the local copy, and
 // records that the outbox is delivered. base is the shared version l was
 // made on: what it changed since st.Head was made elsewhere (tellPulled).
-func (r *Replicator) settle(ctx context.Context, f *ledger.Locked, l *ledger.Ledger, encoded []byte, base Snapshot, version string, st *SyncState, outcomes []Outcome) error {
+func (r *Replicator) settle(ctx context.Context, f *ledger.Locked, l *ledger.Ledger, encoded []byte, written bool, base Snapshot, version string, st *SyncState, outcomes []Outcome) error {
 	if err := keepUnshared(f.Path, st); err != nil {
 		return err
 	}
@@ -588,8 +596,10 @@ func (r *Replicator) settle(ctx context.Context, f *ledger.Locked, l *ledger.Led
 			return err
 		}
 	}
-	if err := f.Write(l, encoded); err != nil {
-		return err
+	if !written {
+		if err := f.Write(l, encoded); err != nil {
+			return err
+		}
 	}
 	st.Head, st.Pending, st.Refused, st.Copy = version, nil, nil, copySum(encoded)
 	keepArrived(st, l)
@@ -765,4 +775,42 @@ func (r *Replicator) refused(ctx context.Context, f *ledger.Locked, fn func(*led
 		return ferr
 	}
 	return &SupersededError{Issue: f.Issue, Changed: changed, Winner: winner, Err: ferr}
+}
+
+// early is the local copy's new version written while the push that
+// decides it runs (writeEarly): it takes the copy's place once the push
+// has landed, and is dropped otherwise.
+type early struct {
+	landed chan bool
+	done   chan error
+}
+
+// writeEarly starts writing l, encoded, as f's ledger, to take its place
+// once end says the push landed. Nothing may change l until end returns.
+func writeEarly(f *ledger.Locked, l *ledger.Ledger, encoded []byte) *early {
+	e := &early{landed: make(chan bool, 1), done: make(chan error, 1)}
+	go func() {
+		e.done <- f.WriteAfter(l, encoded, func() error {
+			if <-e.landed {
+				return nil
+			}
+			return errNotLanded
+		})
+	}()
+	return e
+}
+
+// errNotLanded drops an early write whose push did not land.
+var errNotLanded = errors.New("the push did not land")
+
+// end tells the early write whether its push landed, waits for it, and
+// reports whether it took the local copy's place. A nil early reports
+// false: settle then writes the copy itself, as it does when the early
+// write failed.
+func (e *early) end(landed bool) bool {
+	if e == nil {
+		return false
+	}
+	e.landed <- landed
+	return <-e.done == nil && landed
 }

@@ -1,6 +1,7 @@
 package remote
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentx-cli/agentx/internal/atomicfile"
 	"github.com/agentx-cli/agentx/ledger"
 	"github.com/agentx-cli/agentx/lock"
 )
@@ -72,6 +74,12 @@ type host struct {
 
 func sharedHost(t *testing.T, r Transport) host {
 	s := ledger.NewStore(t.TempDir(), lock.Options{}, nil)
+	return host{s, Attach(s, r)}
+}
+
+// clockedHost is sharedHost whose clock reads *now.
+func clockedHost(t *testing.T, r Transport, now *time.Time) host {
+	s := ledger.NewStore(t.TempDir(), lock.Options{}, func() time.Time { return *now })
 	return host{s, Attach(s, r)}
 }
 
@@ -512,12 +520,7 @@ func (m *memRemote) counts() (fetches, pushes, moved int) {
 func TestFastWrite(t *testing.T) {
 	r := &memRemote{chains: map[int][]Commit{}}
 	now := time.Date(2026, 2, 26, 10, 0, 0, 0, time.UTC)
-	clock := func() time.Time { return now }
-	mk := func() host {
-		s := ledger.NewStore(t.TempDir(), lock.Options{}, clock)
-		return host{s, Attach(s, r)}
-	}
-	a, b := mk(), mk()
+	a, b := clockedHost(t, r, &now), clockedHost(t, r, &now)
 	counts := func(what string, fetches, pushes, moved int) {
 		t.Helper()
 		f, p, m := r.counts()
@@ -640,4 +643,92 @@ func TestWarm(t *testing.T) {
 	off.Warm(context.Background())
 	time.Sleep(50 * time.Millisecond)
 	assert.Empty(t, w.warmed, "offline: nothing read")
+}
+
+// duringPush is a remote that calls during, with the change it is about
+// to take, before each push.
+type duringPush struct {
+	*memRemote
+	during func(issue int, commits []Commit)
+}
+
+func (r duringPush) Push(ctx context.Context, issue int, base Snapshot, commits []Commit) (Snapshot, error) {
+	r.during(issue, commits)
+	return r.memRemote.Push(ctx, issue, base, commits)
+}
+
+// TestCopyWrittenDuringPush: on the settled copy, the local copy's next
+// version is written, beside it, while the push runs; it takes the copy's
+// place once the push has landed, and is dropped when it has not
+// (refused, or the remote out of reach): a reader never sees a version
+// the remote did not take.
+func TestCopyWrittenDuringPush(t *testing.T) {
+	mem := &memRemote{chains: map[int][]Commit{}}
+	now := time.Date(2026, 2, 26, 10, 0, 0, 0, time.UTC)
+	a, b := clockedHost(t, mem, &now), clockedHost(t, mem, &now)
+	_, err := sharedAsk(a, "first")
+	require.NoError(t, err)
+	path := a.Path(1)
+	tmp := atomicfile.LockedTemp(path)
+
+	type seen struct{ copy, beside []byte }
+	var pushes []seen
+	a.transport = duringPush{mem, func(_ int, commits []Commit) {
+		// the push goes out once the new version is written beside the copy
+		var s seen
+		s.copy, _ = os.ReadFile(path)
+		for range 200 {
+			if data, err := os.ReadFile(tmp); err == nil && bytes.Equal(data, commits[len(commits)-1].Data) {
+				s.beside = data
+				break
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		pushes = append(pushes, s)
+	}}
+	settled := func() []byte {
+		t.Helper()
+		data, err := os.ReadFile(path)
+		require.NoError(t, err)
+		return data
+	}
+
+	before := settled()
+	_, err = sharedAsk(a, "second")
+	require.NoError(t, err)
+	require.Len(t, pushes, 1)
+	assert.Equal(t, before, pushes[0].copy, "during the push, readers see the settled copy")
+	assert.NotNil(t, pushes[0].beside, "the next version was written beside it while the push ran")
+	assert.Equal(t, mem.head(1).Data, settled(), "the push landed: the copy is the shared ledger")
+	assert.NoFileExists(t, tmp)
+
+	// Refused: b wrote since. The early version is dropped, the change is
+	// made again on the shared ledger, and that one is the copy.
+	_, err = sharedAsk(b, "b's")
+	require.NoError(t, err)
+	pushes = nil
+	id, err := sharedAsk(a, "third")
+	require.NoError(t, err)
+	assert.Equal(t, "CLR-1-004", id)
+	require.Len(t, pushes, 2, "refused, then made again on the shared ledger")
+	assert.NotNil(t, pushes[0].beside)
+	assert.Equal(t, mem.head(1).Data, settled())
+	assert.NoFileExists(t, tmp)
+
+	// Out of reach: the early version is dropped; the change waits in
+	// the outbox, and the copy holds it from there.
+	now = now.Add(fastAfter)
+	mem.offline = true
+	pushes = nil
+	before = settled()
+	_, err = sharedAsk(a, "offline")
+	require.NoError(t, err)
+	require.Len(t, pushes, 1)
+	assert.NotNil(t, pushes[0].beside)
+	assert.NoFileExists(t, tmp)
+	st, err := ReadSync(a.Store, 1)
+	require.NoError(t, err)
+	assert.Len(t, st.Pending, 1)
+	assert.NotEqual(t, before, settled())
+	assert.NotEqual(t, mem.head(1).Data, settled())
 }
