@@ -146,7 +146,7 @@ func (d *digest) save(entries []ledger.IndexEntry, findings []Finding) {
 	added := false
 	for _, n := range d.hot {
 		st, known := d.stamps[n]
-		if !known || found[n] || d.failed[n] || !settled(time.Unix(0, st.ledger.MTime), wall) {
+		if !known || found[n] || d.failed[n] || !quietSettle.Settled(time.Unix(0, st.ledger.MTime), wall) {
 			continue
 		}
 		st.due = longest

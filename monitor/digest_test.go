@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentx-cli/agentx/internal/fstime"
 	"github.com/agentx-cli/agentx/ledger"
 )
 
@@ -55,8 +56,8 @@ func acted(r *Report) []string {
 // replaced, a digest of another build or damaged.
 func TestSideDigest(t *testing.T) {
 	// files count as settled at once (their times are trusted)
-	defer func(d settle) { quietSettle = d }(quietSettle)
-	quietSettle = settle{}
+	defer func(d fstime.Settle) { quietSettle = d }(quietSettle)
+	quietSettle = fstime.Settle{}
 
 	w := newWorld(t, "", "")
 	ids := map[int]string{}
@@ -120,7 +121,7 @@ func TestSideDigest(t *testing.T) {
 	// a write whose files are too new to note only voids a note: the
 	// digest is not rewritten (a fleet writing its issues all the time
 	// does not rewrite it at every write)
-	quietSettle = settle{Fine: time.Hour, Coarse: time.Hour}
+	quietSettle = fstime.Settle{Fine: time.Hour, Coarse: time.Hour}
 	before, err := os.ReadFile(digestFile)
 	require.NoError(t, err)
 	w.ask(1, "engineer", "architect", "And the port range?")
@@ -128,7 +129,7 @@ func TestSideDigest(t *testing.T) {
 	after, err := os.ReadFile(digestFile)
 	require.NoError(t, err)
 	assert.Equal(t, string(before), string(after))
-	quietSettle = settle{}
+	quietSettle = fstime.Settle{}
 
 	// a damaged digest, or one of another build, is not trusted
 	require.NoError(t, os.WriteFile(digestFile, []byte("v2 other-build \"\"\n1 2 3\n"), 0o644))

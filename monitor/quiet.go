@@ -1,7 +1,6 @@
 package monitor
 
 import (
-	"github.com/agentx-cli/agentx/internal/fstime"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,6 +11,7 @@ import (
 	"github.com/agentx-cli/agentx/internal/buildid"
 
 	"github.com/agentx-cli/agentx/internal/atomicfile"
+	"github.com/agentx-cli/agentx/internal/fstime"
 	"github.com/agentx-cli/agentx/ledger"
 )
 
@@ -25,13 +25,6 @@ const QuietFile = "monitor" + string(filepath.Separator) + "quiet"
 // gave it is trusted to tell it from the next change (fstime). A variable
 // for tests.
 var quietSettle = fstime.Default
-
-// settle is fstime.Settle, as this package's tests name it.
-type settle = fstime.Settle
-
-// settled reports whether a change the file system dated mtime had settled
-// at now (quietSettle).
-func settled(mtime, now time.Time) bool { return quietSettle.Settled(mtime, now) }
 
 // quietMax is the longest a quiet note is trusted.
 const quietMax = 5 * time.Minute
@@ -119,7 +112,7 @@ func (m *Monitor) quiet(v sight, now time.Time) bool {
 // at also at the earliest), unless a change was too recent to trust the
 // directories' times. A failure to write it only means the next run scans.
 func (m *Monitor) noteQuiet(v sight, entries []ledger.IndexEntry, now, also time.Time) {
-	if t := time.Now(); !settled(v.ledgers, t) || !settled(v.index, t) {
+	if t := time.Now(); !quietSettle.Settled(v.ledgers, t) || !quietSettle.Settled(v.index, t) {
 		return
 	}
 	due := also // the earliest due of the issues not looked at (DigestFile), if any

@@ -149,9 +149,10 @@ func (g *Git) loadSettings() bool {
 // configuration file k was read from, and is a directory: where objects
 // may be written is never taken from the file alone.
 func (k *keptSettings) beside(dir string) bool {
+	standard := standardConfigs()
 	for _, f := range k.Files {
 		if f.there() && filepath.Base(f.Path) == "config" && filepath.IsAbs(f.Path) &&
-			filepath.Join(filepath.Dir(f.Path), "objects") == dir && !slices.Contains(standardConfigs(), f.Path) {
+			filepath.Join(filepath.Dir(f.Path), "objects") == dir && !slices.Contains(standard, f.Path) {
 			st, err := os.Stat(dir)
 			return err == nil && st.IsDir()
 		}
