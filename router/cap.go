@@ -68,17 +68,21 @@ func RunQuestions(l *ledger.Ledger, from string, run *time.Time) int {
 	return n
 }
 
-// capError is the refusal of a question past max_questions: it says the
-// cap is per run, and when the next run may ask again.
+// capError is the refusal of a question past max_questions: it says what
+// the cap counts (a session, a run, the issue) and when it resets.
 func capError(req AskRequest, n, maxQ int, run *time.Time) *RuleError {
-	since := "on issue #" + fmt.Sprint(req.Issue)
-	if run != nil {
+	since, in, resets := fmt.Sprintf("on issue #%d", req.Issue), "run", "the next run on the issue (its next hook start) may ask again"
+	switch {
+	case run != nil && run == req.Session:
+		since = fmt.Sprintf("in this session on issue #%d (since it began at %s)", req.Issue, run.UTC().Format(time.RFC3339))
+		in, resets = "session", "a new session (or the next hook start on the issue) may ask again"
+	case run != nil:
 		since = fmt.Sprintf("in this run on issue #%d (since its hook start at %s)", req.Issue, run.UTC().Format(time.RFC3339))
 	}
 	return &RuleError{
 		Kind: RuleCap,
-		Msg: fmt.Sprintf("%s has asked %d %s %s, the limit (max_questions = %d): no more questions in this run: proceed on your best judgment; the next run on the issue (its next hook start) may ask again",
-			req.From, n, words.Plural(n, "question", "questions"), since, maxQ),
+		Msg: fmt.Sprintf("%s has asked %d %s %s, the limit (max_questions = %d): no more questions in this %s: proceed on your best judgment; %s",
+			req.From, n, words.Plural(n, "question", "questions"), since, maxQ, in, resets),
 		From: req.From, Issue: req.Issue, Asked: n, Max: maxQ,
 	}
 }

@@ -87,6 +87,11 @@ type AskRequest struct {
 	Workflow    string   // "" = the default workflow
 	Step        string   // "" = the asker's step in the workflow
 	Options     []string // choices offered to the one asked (for a human: multiple choice)
+	// Session, when the front end knows it, is when the asker's session
+	// began (a client's session: its MCP server's start, or a session its
+	// hook reported): max_questions counts the questions since the later of
+	// it and the asker's last hook on the issue.
+	Session *time.Time
 }
 
 // Rule returns the rule that governs from's questions.
@@ -125,6 +130,9 @@ func (h *Hub) Ask(ctx context.Context, req AskRequest) (Record, error) {
 	if maxQ > 0 {
 		if run, err = h.RunStart(req.Issue, req.From); err != nil {
 			return Record{}, err
+		}
+		if req.Session != nil && (run == nil || req.Session.After(*run)) {
+			run = req.Session
 		}
 	}
 	var rec Record

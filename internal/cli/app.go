@@ -137,7 +137,27 @@ func run(ctx context.Context, a *App, args []string) int {
 			err = &codedError{Code: ExitInterrupted, Msg: err.Error(), Quiet: true}
 		}
 	}
-	return a.fail(err)
+	code := a.fail(err)
+	if code == ExitUsage.N && errorExit(err) != ExitRewake && clientHook(cmd, args) {
+		code = ExitFailure.N // a client hook's usage error must not block (clientHookKey)
+	}
+	return code
+}
+
+// clientHook reports whether args run a command that a client runs as a
+// hook (clientHookKey), or the inbox in a client hook's format: found
+// even when its flags did not parse.
+func clientHook(root *cobra.Command, args []string) bool {
+	c, _, err := root.Find(args)
+	if err != nil || c == nil {
+		return false
+	}
+	if c.Annotations[clientHookKey] != "" {
+		return true
+	}
+	return c.Name() == "inbox" && slices.ContainsFunc(args, func(s string) bool {
+		return s == formatClaudeHook || s == "--format="+formatClaudeHook
+	})
 }
 
 // inertKey marks a command that touches no state: it takes no lock,

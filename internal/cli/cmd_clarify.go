@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentx-cli/agentx/internal/frontends/inbox"
+	"github.com/agentx-cli/agentx/internal/frontends/wake"
 	"github.com/agentx-cli/agentx/internal/remote"
 	"github.com/agentx-cli/agentx/internal/safetext"
 	"github.com/agentx-cli/agentx/internal/workspace"
@@ -446,14 +447,15 @@ data.id): proceed on your best judgment and record your assumption with
 			if wait {
 				a.waiting(timeout)
 			}
+			a.recordEnvSession(ctx, h.Store, asker, &n)
 			rec, err := h.Ask(ctx, router.AskRequest{
 				Issue: n, From: asker, To: to, Topic: topic, Question: q,
 				NonBlocking: nonBlocking, Workflow: wf, Step: step, Options: options,
+				Session: wake.SessionStarted(h.Store, asker, &n, strings.TrimSpace(a.getenv(envSession))),
 			})
 			if err != nil {
 				return err
 			}
-			a.recordEnvSession(ctx, h.Store, asker, &n)
 			return a.later(func(ctx context.Context) error {
 				rec := a.afterMonitor(rec)
 				a.outcomeNote(rec)

@@ -53,6 +53,10 @@ remain.`,
 			if err != nil {
 				return err
 			}
+			for _, agent := range untrustedResumes(a.trustGate(ws.Root, ws.Rules), ws.Rules) {
+				r.Findings = append(r.Findings, doctor.Finding{Check: doctor.CheckWake, Severity: doctor.Warning,
+					Path: filepath.Join(ws.Root, workspace.Dir, "config.toml"), Problem: untrustedResumeNote(agent), Action: "agentx trust"})
+			}
 			if err := a.emit(r, func() {
 				a.printf("Checked %d %s (%d clarifications, %d open) and %d lock %s.\n",
 					r.Ledgers, words.Plural(r.Ledgers, "ledger", "ledgers"), r.Clarifications, r.Open, r.LockFiles, words.Plural(r.LockFiles, "file", "files"))

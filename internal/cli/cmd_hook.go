@@ -37,7 +37,7 @@ the issue is not ready, as a CI gate: by the rule of "agentx ready", a
 blocking clarification is pending, stale or escalated, or work was sent back
 for revision (a non-blocking question never holds the issue up).`,
 	}
-	cmd.AddCommand(newHookPhaseCmd(a, router.HookStart), newHookStopCmd(a), newHookPhaseCmd(a, router.HookFinish))
+	cmd.AddCommand(newHookPhaseCmd(a, router.HookStart), newHookStopCmd(a), newHookRewakeCmd(a), newHookPhaseCmd(a, router.HookFinish))
 	return cmd
 }
 

@@ -83,19 +83,17 @@ stop). See docs/agents.md.`,
 		Example: `  # .claude/settings.json: "Stop": [{"hooks": [{"type": "command",
   #   "command": "agentx hook stop --agent engineer", "timeout": 600}]}]
   echo '{"hook_event_name":"Stop","stop_hook_active":false}' | agentx hook stop --agent engineer --issue 77`,
-		Args: cobra.NoArgs,
+		Annotations: map[string]string{clientHookKey: "yes"},
+		Args:        cobra.NoArgs,
 		RunE: a.runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			a.holdGiven = cmd.Flags().Changed("hold")
 			err := a.hookStop(ctx, &issue, agent, workflow, step, hold)
 			var noWS *workspace.NotFoundError
-			switch {
-			case errors.As(err, &noWS):
+			if errors.As(err, &noWS) {
 				return nil // no workspace here: nothing to deliver, the agent stops
-			case err != nil && errorExit(err) == ExitUsage:
-				// Claude Code reads exit 2 from a Stop hook as "block": a
-				// misconfigured hook must not keep the agent going.
-				return &codedError{Code: ExitFailure, Msg: err.Error(), Todo: hintOf(err)}
 			}
+			// Claude Code reads exit 2 from a Stop hook as "block": a usage
+			// error exits 1 (clientHookKey)
 			return err
 		}),
 	}
@@ -239,9 +237,12 @@ func (a *App) stopDecision(ctx context.Context, root string, h *router.Hub, p st
 		for i, r := range waiting {
 			ids[i] = r.ID
 		}
-		how := "the answer is delivered with the agent's next prompt (agentx inbox hook)"
-		if len(h.Rules.Config.Agents[who].Resume) > 0 {
-			how = "the agent is woken when it is answered ([agents." + who + "] resume)"
+		how := "the answer wakes this session in place when agentx hook rewake is wired, else comes with the agent's next prompt (agentx inbox hook)"
+		switch resumeOf(h, who) {
+		case resumeTrusted:
+			how = "the agent is woken when it is answered: in place (agentx hook rewake) while the session is open, else by [agents." + who + "] resume"
+		case resumeUntrusted:
+			how = "not woken by [agents." + who + "] resume: the resume command is not trusted on this machine (agentx trust); the answer comes in place (agentx hook rewake) or with the agent's next prompt"
 		}
 		return &stopHookOutput{SystemMessage: safetext.Line(fmt.Sprintf("agentx: %s waits on %s (blocking, no answer yet); %s",
 			who, strings.Join(ids, ", "), how))}, nil
@@ -262,6 +263,24 @@ func (a *App) stopDecision(ctx context.Context, root string, h *router.Hub, p st
 			o.Issue, o.Step, o.Escalation))}, nil
 	}
 	return nil, nil
+}
+
+// The states of an agent's resume command (resumeOf).
+const (
+	resumeNone      = iota // none configured
+	resumeTrusted          // configured and trusted on this machine
+	resumeUntrusted        // configured, not trusted: nothing runs it
+)
+
+// resumeOf is the state of who's [agents.NAME] resume command.
+func resumeOf(h *router.Hub, who string) int {
+	switch {
+	case len(h.Rules.Config.Agents[who].Resume) == 0:
+		return resumeNone
+	case slices.Contains(untrustedResumes(h.Trust, h.Rules), who):
+		return resumeUntrusted
+	}
+	return resumeTrusted
 }
 
 // stopDeliver blocks the stop with what came back to who's questions and

@@ -81,7 +81,9 @@ See docs/agents.md for client configuration.`,
 			}
 			stdin, stdout, stderr := a.stdin, a.stdout, a.stderr
 			log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+			started := h.Store.Now()
 			opts := mcpserver.Options{
+				Session:  &started, // the client's session began with this server
 				Agent:    a.getenv("AGENTX_AGENT"),
 				Issue:    issue,
 				MaxWait:  maxWait,

@@ -28,14 +28,22 @@ func newSetupCmd(a *App) *cobra.Command {
 
 // setupView is what setup wrote, or would write.
 type setupView struct {
-	Client       string      `json:"client"` // claude or codex
-	Agent        string      `json:"agent"`
-	Issue        int         `json:"issue,omitempty"`
-	Root         string      `json:"root"`
-	DryRun       bool        `json:"dry_run"`
-	Files        []setupFile `json:"files"`
-	Hooks        []setupHook `json:"hooks,omitempty"`
-	Instructions string      `json:"instructions"`
+	Client string      `json:"client"` // claude or codex
+	Agent  string      `json:"agent"`
+	Issue  int         `json:"issue,omitempty"`
+	Root   string      `json:"root"`
+	DryRun bool        `json:"dry_run"`
+	Files  []setupFile `json:"files"`
+	Hooks  []setupHook `json:"hooks,omitempty"`
+	// MaxQuestions is the cap on the agent's questions per session on an
+	// issue (max_questions; 0: none).
+	MaxQuestions int `json:"max_questions"`
+	// Wake says how an answer that lands after the agent's turn ended
+	// reaches it; Resume is the state of its resume command: none, trusted
+	// or untrusted.
+	Wake         string `json:"wake"`
+	Resume       string `json:"resume"`
+	Instructions string `json:"instructions"`
 }
 
 type setupFile struct {
@@ -106,6 +114,8 @@ func (a *App) setupFinish(ws *workspace.Workspace, v setupView, merges []setup.M
 		}
 	}
 	v.Root, v.Instructions, v.Files = ws.Root, setup.Instructions, []setupFile{}
+	v.MaxQuestions = ws.Rules.Config.MaxQuestions
+	v.Resume, v.Wake = a.setupWake(ws, v.Client, v.Agent)
 	for _, f := range files {
 		v.Files = append(v.Files, setupFile{Path: f.Rel, Status: f.Status()})
 	}
@@ -129,11 +139,41 @@ func (a *App) setupFinish(ws *workspace.Workspace, v setupView, merges []setup.M
 		if len(v.Hooks) > 0 {
 			a.printf("Hooks: %s.\n", hookSummary(v.Hooks))
 		}
+		if v.MaxQuestions > 0 {
+			a.printf("Questions: at most %d per session on an issue (max_questions); a new session, or the next hook start, may ask again.\n", v.MaxQuestions)
+		} else {
+			a.printf("Questions: no cap (max_questions = 0).\n")
+		}
+		a.printf("Wake: %s\n", v.Wake)
 		if !v.DryRun {
 			a.printf("%s\n", note)
 		}
 		a.printf("\nAdd this to CLAUDE.md or AGENTS.md (or the agent's system prompt):\n\n%s", v.Instructions)
 	})
+}
+
+// setupWake says how an answer that lands after agent's turn ended
+// reaches it in client, and the state of its resume command: none,
+// trusted or untrusted.
+func (a *App) setupWake(ws *workspace.Workspace, client, agent string) (resume, how string) {
+	resume = "none"
+	if len(ws.Rules.Config.Agents[agent].Resume) > 0 {
+		resume = "trusted"
+		if slices.Contains(untrustedResumes(a.trustGate(ws.Root, ws.Rules), ws.Rules), agent) {
+			resume = "untrusted"
+		}
+	}
+	open, closed := "in place (agentx hook rewake) while the session is open", "once it is closed, with its next start (inbox hook)"
+	if client == "codex" {
+		open, closed = "with the session's next turn (its hooks) while it runs", "once it has exited, with its next start (inbox hook)"
+	}
+	switch resume {
+	case "none":
+		return resume, fmt.Sprintf("%s; %s: no [agents.%s] resume is configured.", open, closed, agent)
+	case "trusted":
+		return resume, fmt.Sprintf("%s; once it is closed, by [agents.%s] resume (trusted).", open, agent)
+	}
+	return resume, fmt.Sprintf("%s; %s. %s.", open, closed, untrustedResumeNote(agent))
 }
 
 // clientAbout is a client setup wires, as its maker names it, and what to

@@ -46,6 +46,9 @@ page in the browser.`,
 				for _, e := range skipped {
 					a.warnf("skipped %v", e)
 				}
+				for _, agent := range untrustedResumes(h.Trust, h.Rules) {
+					a.warnf("%s", untrustedResumeNote(agent))
+				}
 				if items == nil {
 					items = []todo.Item{}
 				}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -18,6 +19,29 @@ import (
 // command that was not.
 func (a *App) trustGate(root string, rules *workflow.Set) *trust.Gate {
 	return &trust.Gate{Root: root, Rules: rules, Getenv: a.getenv, Warn: func(line string) { a.warnf("%s", line) }}
+}
+
+// untrustedResumes names, sorted, the agents whose [agents.NAME] resume
+// command is configured but not trusted on this machine: nothing wakes
+// them that way until a person runs agentx trust.
+func untrustedResumes(g *trust.Gate, rules *workflow.Set) []string {
+	if g == nil || rules == nil || g.Status().Trusted() {
+		return nil
+	}
+	var names []string
+	for name, ag := range rules.Config.Agents {
+		if len(ag.Resume) > 0 {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
+// untrustedResumeNote is what a person is told about agent's resume
+// command when it is not trusted.
+func untrustedResumeNote(agent string) string {
+	return fmt.Sprintf("[agents.%s] resume is not trusted on this machine: %s is never woken by it (review the commands and run agentx trust)", agent, agent)
 }
 
 // checksTrusted reports whether the checks of step s of w may run (the

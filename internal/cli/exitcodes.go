@@ -156,7 +156,7 @@ var (
 	ExitBlocked       = ExitCode{9, "blocked", "ready gate: the issue has a blocking clarification pending, stale or escalated (a non-blocking one never gates), or work sent back"}
 	ExitNoWorkspace   = ExitCode{10, "no_workspace", "no .agentx workspace found (run agentx init)"}
 	ExitInterrupted   = ExitCode{130, "interrupted", "interrupted by a signal (Ctrl-C)"}
-	ExitCodes         = []ExitCode{ExitOK, ExitFailure, ExitUsage, ExitNotFound, ExitRejected, ExitIdentity, ExitLockTimeout, ExitLockLost, ExitRemoteBusy, ExitTransition, ExitSuperseded, ExitInvalidData, ExitRemoteRefused, ExitUnsafePath, ExitWaitTimeout, ExitBlocked, ExitNoWorkspace, ExitInterrupted}
+	ExitCodes         = []ExitCode{ExitOK, ExitFailure, ExitUsage, ExitRewake, ExitNotFound, ExitRejected, ExitIdentity, ExitLockTimeout, ExitLockLost, ExitRemoteBusy, ExitTransition, ExitSuperseded, ExitInvalidData, ExitRemoteRefused, ExitUnsafePath, ExitWaitTimeout, ExitBlocked, ExitNoWorkspace, ExitInterrupted}
 )
 
 // codedError is a command's outcome with an explicit exit code: an outcome

@@ -42,6 +42,9 @@ const (
 	CheckLayout = "layout" // each large ledger's layout memo, if in force, describes it
 	// state/.gitignore has the patterns agentx init writes
 	CheckGitignore = "gitignore"
+	// an agent's resume command can run: configured and trusted (found by
+	// the command line, which knows this machine's trust)
+	CheckWake = "wake"
 )
 
 // The severities. Only errors make the workspace unhealthy: a warning is

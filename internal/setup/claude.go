@@ -40,7 +40,10 @@ type Hook struct {
 	Matcher string
 	Command string // "": agentx has no hook there (a step with no scope), and removes its own
 	Timeout int
-	sub     []string // the agentx subcommand that marks agentx's own entry on Event
+	// AsyncRewake: Claude Code runs the command in the background and, when
+	// it exits 2, wakes the idle session with its stderr (hook rewake).
+	AsyncRewake bool
+	sub         []string // the agentx subcommand that marks agentx's own entry on Event
 }
 
 // Hooks are the hooks agentx manages, in the order they are added to a
@@ -55,6 +58,10 @@ func (c Claude) Hooks() []Hook {
 	if c.HoldSet {
 		stop += " --hold " + ShortDuration(c.Hold)
 	}
+	rewake := "agentx hook rewake" + agent
+	if c.Issue > 0 {
+		rewake += " --issue " + strconv.Itoa(c.Issue)
+	}
 	scope := ""
 	if c.Scope {
 		scope = "agentx scope check" + agent
@@ -64,8 +71,13 @@ func (c Claude) Hooks() []Hook {
 		{Event: "SessionStart", Command: inbox + " --hook-event SessionStart", sub: []string{"inbox"}},
 		{Event: "PreToolUse", Matcher: ScopeMatcher, Command: scope, sub: []string{"scope", "check"}},
 		{Event: "Stop", Command: stop, Timeout: c.StopTimeout, sub: []string{"hook", "stop"}},
+		{Event: "Stop", Command: rewake, Timeout: RewakeTimeout, AsyncRewake: true, sub: []string{"hook", "rewake"}},
 	}
 }
+
+// RewakeTimeout is the rewake hook's timeout, in seconds: a minute above
+// the longest hook rewake waits (12h, its --max).
+const RewakeTimeout = 12*60*60 + 60
 
 // StopTimeout is the Stop hook's timeout, in seconds: a minute above the
 // longer of the hold (waiting for an answer) and the checks the gate runs
@@ -210,6 +222,9 @@ func mergeHook(data []byte, hooks *node, h Hook) error {
 		if t, ok := e.get("timeout").number(); h.Timeout > 0 && (!ok || t < int64(h.Timeout)) {
 			e.set("timeout", num(int64(h.Timeout)))
 		}
+		if h.AsyncRewake {
+			e.set("asyncRewake", boolean(true))
+		}
 		found, placed = found[1:], true
 	}
 	var kept []*node
@@ -244,6 +259,9 @@ func hookGroup(h Hook) *node {
 	entry.set("command", str(h.Command))
 	if h.Timeout > 0 {
 		entry.set("timeout", num(int64(h.Timeout)))
+	}
+	if h.AsyncRewake {
+		entry.set("asyncRewake", boolean(true))
 	}
 	g := newObject()
 	if h.Matcher != "" {

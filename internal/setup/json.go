@@ -37,6 +37,15 @@ func num(n int64) *node {
 	return &node{kind: '0', raw: strconv.AppendInt(nil, n, 10), off: -1}
 }
 
+// boolean is a JSON true or false.
+func boolean(v bool) *node {
+	raw := "false"
+	if v {
+		raw = "true"
+	}
+	return &node{kind: 't', raw: []byte(raw), off: -1}
+}
+
 func (n *node) isObject() bool { return n != nil && n.kind == '{' }
 func (n *node) isArray() bool  { return n != nil && n.kind == '[' }
 

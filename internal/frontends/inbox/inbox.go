@@ -193,6 +193,7 @@ const (
 	ViaHook     = "hook"      // agentx hook's report
 	ViaMCP      = "mcp"       // the MCP tools
 	ViaResume   = "resume"    // a wake: the agent's resume command
+	ViaRewake   = "rewake"    // a wake in place: agentx hook rewake, the session's live waiter
 )
 
 // markGrace is how long a mark outlives the events it covers being read:

@@ -57,6 +57,11 @@ type Options struct {
 	// Side, when set, gives each tool call its work outside the hub, such
 	// as GitHub mode (a *ghmirror.Side): nil for none.
 	Side func() Side
+	// Session is when the client's session began: a client starts its MCP
+	// servers with each session, so the server's start is a fair stand-in.
+	// max_questions counts the agent's questions in the session (see
+	// router.AskRequest.Session). Nil: per hook run, as the CLI counts.
+	Session *time.Time
 }
 
 // Side is work a tool call does outside the hub, such as GitHub mode:

@@ -236,6 +236,7 @@ func topicOf(q string) string {
 }
 
 func (s *server) askAndWait(ctx context.Context, req router.AskRequest, wait time.Duration) (AskResult, string, error) {
+	req.Session = s.opts.Session
 	if fc := formCallFrom(ctx); fc != nil && req.To == ledger.Human {
 		return s.askWithForm(ctx, fc, req, wait)
 	}

@@ -308,10 +308,8 @@ func (w *Waker) retry(ctx context.Context, agent string, n int, items []inbox.It
 	var st State
 	err := w.Store.UpdateState(ctx, StateFile(agent), &st, func() error {
 		now := w.Store.Now()
-		for _, hk := range []string{strconv.Itoa(n), anyIssue} {
-			if h, held := st.Holds[hk]; held && h.Until.After(now) && alive(h.PID) {
-				return errUnchanged // the hook that holds the turn delivers
-			}
+		if st.deliverer(n, now) {
+			return errUnchanged // the hook that holds the turn, or the session's live waiter, delivers
 		}
 		c = st.claim(n, agent, items, retrySuffix, now)
 		ok = true

@@ -48,6 +48,9 @@ type Session struct {
 	Cwd        string      `json:"cwd,omitempty"`
 	Transcript string      `json:"transcript,omitempty"`
 	At         ledger.Time `json:"at"`
+	// Started is when this session was first seen: max_questions counts
+	// the questions asked in it (router.AskRequest.Session).
+	Started *ledger.Time `json:"started,omitempty"`
 }
 
 // Hold is a turn being held for an answer (agentx hook stop): while it
@@ -76,6 +79,7 @@ type Claim struct {
 type State struct {
 	Sessions map[string]Session `json:"sessions,omitempty"` // by issue ("0": any)
 	Holds    map[string]Hold    `json:"holds,omitempty"`    // by issue ("0": any)
+	Waiters  map[string]Waiter  `json:"waiters,omitempty"`  // by session id
 	Claims   []Claim            `json:"claims,omitempty"`   // oldest first
 }
 
@@ -95,6 +99,9 @@ func RecordSession(ctx context.Context, store *ledger.Store, agent string, issue
 	if err := ledger.ValidateAgent("agent", agent); err != nil {
 		return err
 	}
+	if err := ValidSession(s.ID); err != nil {
+		return err
+	}
 	var st State
 	err := store.UpdateState(ctx, StateFile(agent), &st, func() error {
 		if st.Sessions == nil {
@@ -105,6 +112,11 @@ func RecordSession(ctx context.Context, store *ledger.Store, agent string, issue
 			return errUnchanged
 		}
 		s.At = ledger.T(store.Now())
+		if old, ok := st.Sessions[k]; ok && old.ID == s.ID && old.Started != nil {
+			s.Started = old.Started
+		} else {
+			s.Started = &s.At
+		}
 		st.Sessions[k] = s
 		return nil
 	})
@@ -112,6 +124,21 @@ func RecordSession(ctx context.Context, store *ledger.Store, agent string, issue
 		err = nil
 	}
 	return err
+}
+
+// SessionStarted is when agent's session id was first seen on issue (nil:
+// any), nil when that session was not recorded there.
+func SessionStarted(store *ledger.Store, agent string, issue *int, id string) *time.Time {
+	var st State
+	if id == "" || store.ReadState(StateFile(agent), &st) != nil {
+		return nil
+	}
+	s, ok := st.Sessions[issueKey(issue)]
+	if !ok || s.ID != id || s.Started == nil {
+		return nil
+	}
+	t := s.Started.Time
+	return &t
 }
 
 // errUnchanged ends an update that has nothing to write.
@@ -246,11 +273,8 @@ func (w *Waker) claim(ctx context.Context, agent string, n int, res inbox.Result
 	var st State
 	err := w.Store.UpdateState(ctx, StateFile(agent), &st, func() error {
 		now := w.Store.Now()
-		k := strconv.Itoa(n)
-		for _, hk := range []string{k, anyIssue} {
-			if h, held := st.Holds[hk]; held && h.Until.After(now) && alive(h.PID) {
-				return errUnchanged // the hook that holds the turn delivers
-			}
+		if st.deliverer(n, now) {
+			return errUnchanged // the hook that holds the turn, or the session's live waiter, delivers
 		}
 		// Only an agent whose hook ran on this machine is woken: its
 		// session is in state/wake, which is never committed, so the
@@ -268,7 +292,7 @@ func (w *Waker) claim(ctx context.Context, agent string, n int, res inbox.Result
 		}
 		var take []inbox.Item
 		for _, it := range items {
-			if !claimed[it.Key] {
+			if !claimed[ClaimKey(it)] {
 				take = append(take, it)
 			}
 		}
@@ -473,7 +497,7 @@ func (w *Waker) sessionFor(agent string, n int) Session {
 func (st *State) claim(n int, agent string, items []inbox.Item, suffix string, now time.Time) Claim {
 	c := Claim{Issue: n, PID: os.Getpid(), At: ledger.T(now)}
 	for _, it := range items {
-		c.Keys = append(c.Keys, it.Key+suffix)
+		c.Keys = append(c.Keys, ClaimKey(it)+suffix)
 		c.IDs = append(c.IDs, it.ID)
 	}
 	c.Text = inbox.Text(inbox.Result{Agent: agent, Items: items, Marked: true})
@@ -482,6 +506,16 @@ func (st *State) claim(n int, agent string, items []inbox.Item, suffix string, n
 		st.Claims = st.Claims[len(st.Claims)-maxWoken:]
 	}
 	return c
+}
+
+// ClaimKey is what a wake delivers of item: its key, and for an answer
+// the time of its latest reply, so that a person's second reply to a
+// round wakes the agent again while a claim of the first does not.
+func ClaimKey(it inbox.Item) string {
+	if it.Kind == inbox.KindAnswer {
+		return it.Key + "@" + it.At.UTC().Format(time.RFC3339Nano)
+	}
+	return it.Key
 }
 
 func sessionOf(st State, n int) (Session, bool) {

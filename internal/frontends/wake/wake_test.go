@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentx-cli/agentx/internal/frontends/inbox"
 	"github.com/agentx-cli/agentx/internal/testenv"
 	"github.com/agentx-cli/agentx/ledger"
 	"github.com/agentx-cli/agentx/lock"
@@ -77,6 +78,20 @@ func (w *world) askAndAnswer(t *testing.T, issue int, answer string) string {
 }
 
 func issue(n int) *int { return &n }
+
+// claimKey is the key a wake claims the engineer's answer to id by.
+func (w *world) claimKey(t *testing.T, id string) string {
+	t.Helper()
+	res, err := inbox.Check(context.Background(), w.hub.Store, inbox.Options{Agent: "engineer", Peek: true, Kinds: Kinds})
+	require.NoError(t, err)
+	for _, it := range res.Items {
+		if it.ID == id {
+			return ClaimKey(it)
+		}
+	}
+	t.Fatalf("no item for %s", id)
+	return ""
+}
 
 func TestWakesOncePerDelivery(t *testing.T) {
 	w := newWorld(t)
@@ -159,7 +174,7 @@ func TestKilledWakerIsFinished(t *testing.T) {
 	require.NoError(t, dead.Run())
 	var st State
 	require.NoError(t, w.hub.Store.UpdateState(ctx, StateFile("engineer"), &st, func() error {
-		st.Claims = []Claim{{Issue: 7, Keys: []string{id + ":answer:1"}, IDs: []string{id}, Text: "the claimed text", PID: dead.Process.Pid, At: ledger.T(time.Now())}}
+		st.Claims = []Claim{{Issue: 7, Keys: []string{w.claimKey(t, id)}, IDs: []string{id}, Text: "the claimed text", PID: dead.Process.Pid, At: ledger.T(time.Now())}}
 		return nil
 	}))
 	woke := w.waker(t).Run(ctx)
@@ -172,7 +187,7 @@ func TestKilledWakerIsFinished(t *testing.T) {
 	w2 := newWorld(t)
 	id2 := w2.askAndAnswer(t, 7, "Yes.")
 	require.NoError(t, w2.hub.Store.UpdateState(ctx, StateFile("engineer"), &st, func() error {
-		st.Claims = []Claim{{Issue: 7, Keys: []string{id2 + ":answer:1"}, IDs: []string{id2}, Text: "t", PID: os.Getppid(), At: ledger.T(time.Now())}}
+		st.Claims = []Claim{{Issue: 7, Keys: []string{w2.claimKey(t, id2)}, IDs: []string{id2}, Text: "t", PID: os.Getppid(), At: ledger.T(time.Now())}}
 		return nil
 	}))
 	assert.Empty(t, w2.waker(t).Run(ctx))

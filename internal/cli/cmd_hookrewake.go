@@ -1,0 +1,292 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentx-cli/agentx/internal/eventlog"
+	"github.com/agentx-cli/agentx/internal/frontends/inbox"
+	"github.com/agentx-cli/agentx/internal/frontends/wake"
+	"github.com/agentx-cli/agentx/internal/workspace"
+	"github.com/agentx-cli/agentx/ledger"
+	"github.com/agentx-cli/agentx/router"
+)
+
+// defaultRewakeMax is how long hook rewake waits at most: a working day.
+// Claude Code's hook timeout ([setup] writes it a minute above) ends it
+// too, and so does the end of the session.
+const defaultRewakeMax = 12 * time.Hour
+
+// rewakeSlice is how long one wait of hook rewake's lasts before it looks
+// again at what it waits on (the session still open, itself still the
+// session's waiter, new questions of the agent's).
+const rewakeSlice = time.Minute
+
+// ExitRewake is hook rewake's deliberate exit 2: Claude Code gives its
+// stderr to the model as a new turn of the idle session (asyncRewake).
+var ExitRewake = ExitCode{2, "rewake", "agentx hook rewake only: the answer is on stderr, for Claude Code to wake the session with (asyncRewake)"}
+
+// clientHookKey marks the commands a client runs as a hook, which exit 2
+// only on purpose: Claude Code reads a Stop hook's 2 as "do not stop" and
+// a prompt hook's as "block the prompt", so their usage errors, flag
+// parsing included, exit 1 (clientHookExit).
+const clientHookKey = "agentx/client-hook"
+
+func newHookRewakeCmd(a *App) *cobra.Command {
+	var (
+		issue    issueFlag
+		agent    string
+		maxWait  time.Duration
+		hookTime time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   "rewake --agent A [--issue N]",
+		Short: "Wake an idle Claude Code session in place when what it waits on lands (an asyncRewake Stop hook)",
+		Long: `The command for Claude Code's Stop hook with "asyncRewake": true, which
+Claude Code runs in the background at the end of every turn. It reads the
+hook's JSON on stdin (the session's id) and:
+
+  - when the agent has nothing open (no question of its own waiting for an
+    answer, a reply, a decision) and nothing undelivered: exits 0 at once;
+  - otherwise it becomes the session's live waiter (a newer turn's waiter
+    replaces it) and sleeps until something for the agent lands: an answer,
+    a further reply, a person's decision, an escalation's outcome. Then it
+    prints the inbox text on stderr, marks it delivered (via rewake) and
+    exits 2: Claude Code wakes the idle session with it, in place.
+
+While a held "agentx hook stop" waits, that hook delivers; while this
+waiter lives, no [agents.NAME] resume command starts a second process on
+the session. It never delivers twice, so it cannot loop. It exits 0 quietly
+when the question is settled and delivered some other way, when the
+session's client exits, when a newer waiter of the session replaces it, or
+after --max. Every error is exit 1 (never 2). See docs/agents.md.`,
+		Example: `  # .claude/settings.json: "Stop": [{"hooks": [{"type": "command",
+  #   "command": "agentx hook rewake --agent engineer", "asyncRewake": true, "timeout": 43260}]}]`,
+		Annotations: map[string]string{clientHookKey: "yes"},
+		Args:        cobra.NoArgs,
+		RunE: a.runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+			err := a.hookRewake(ctx, &issue, agent, maxWait)
+			var noWS *workspace.NotFoundError
+			if errors.As(err, &noWS) {
+				return nil // no workspace here: nothing to wait for
+			}
+			return err
+		}),
+	}
+	issue.register(cmd, "the issue the agent works on (default: every issue)")
+	cmd.Flags().StringVar(&agent, "agent", "", "the agent whose session it wakes (default $AGENTX_AGENT)")
+	cmd.Flags().DurationVar(&maxWait, "max", defaultRewakeMax, "the longest it waits (keep the hook's timeout above it)")
+	cmd.Flags().DurationVar(&hookTime, "timeout", 0, "ignored: the hook's timeout is Claude Code's setting")
+	_ = cmd.Flags().MarkHidden("timeout")
+	return cmd
+}
+
+// hookRewake is hook rewake's body.
+func (a *App) hookRewake(ctx context.Context, issue *issueFlag, agent string, maxWait time.Duration) error {
+	if a.json {
+		return &usageError{Err: fmt.Errorf("hook rewake prints for Claude Code: drop --json")}
+	}
+	if maxWait <= 0 {
+		return &usageError{Err: fmt.Errorf("--max %s: must be positive", maxWait)}
+	}
+	p, err := a.readStopPayload()
+	if err != nil {
+		return err
+	}
+	who, err := a.requireAgent("agent", agent)
+	if err != nil {
+		return err
+	}
+	n, err := issue.get(a)
+	if err != nil {
+		return err
+	}
+	if p.SessionID == "" {
+		return nil // no session to wake: run by hand, or not from a client
+	}
+	if err := wake.ValidSession(p.SessionID); err != nil {
+		return err
+	}
+	_, h, err := a.hub()
+	if err != nil {
+		return err
+	}
+	a.noWake = true // this process delivers in place; it starts no resume
+	if a.side == nil && !a.monitorOff() {
+		a.side = &sideMonitor{} // its waits run the monitor when due; findings go to stderr only with the wake
+	}
+	return a.later(func(ctx context.Context) error {
+		ctx, cancel := context.WithTimeout(ctx, maxWait)
+		defer cancel()
+		w := rewaker{a: a, h: h, who: who, issue: n, session: p.SessionID, owner: wake.ClientPID()}
+		text, err := w.run(ctx)
+		if err != nil || text == "" {
+			if errors.Is(err, context.DeadlineExceeded) {
+				err = nil // waited its longest: the session's next turn waits again
+			}
+			return err
+		}
+		fmt.Fprint(a.stderr, text)
+		return &codedError{Code: ExitRewake, Msg: "rewake", Quiet: true}
+	})
+}
+
+// rewaker is one session's live waiter.
+type rewaker struct {
+	a       *App
+	h       *router.Hub
+	who     string
+	issue   *int
+	session string
+	owner   int // the client's process, 0: unknown
+}
+
+// run waits for what comes back to the agent's questions and returns its
+// inbox text, marked delivered; "" when there is nothing to wait for any
+// more (see newHookRewakeCmd).
+func (w *rewaker) run(ctx context.Context) (string, error) {
+	if text, open, err := w.look(ctx); text != "" || !open || err != nil {
+		return text, err
+	}
+	release, err := wake.Waiting(ctx, w.h.Store, w.who, w.session, w.issue, w.owner)
+	if err != nil {
+		return "", err
+	}
+	defer release()
+	// the waits end as soon as this waiter is replaced or its session closed
+	ended, stop := context.WithCancel(ctx)
+	defer stop()
+	go w.watch(ended, stop)
+	log := eventlog.EventLog{Path: filepath.Join(w.h.Store.Dir(), eventlog.File)}
+	for {
+		if err := ctx.Err(); err != nil {
+			return "", err // --max, or a signal
+		}
+		st, err := wake.Look(w.h.Store, w.who, w.session, w.issue)
+		if err != nil {
+			return "", err
+		}
+		if !w.mine(st) || ended.Err() != nil {
+			return "", nil // a newer turn's waiter took over, or the session was closed
+		}
+		if !st.Held {
+			text, open, err := w.look(ctx)
+			if text != "" || !open || err != nil {
+				return text, err
+			}
+		}
+		if err := w.sleep(ended, log); err != nil && ended.Err() == nil {
+			return "", err
+		}
+	}
+}
+
+// mine reports whether this process still waits for its session: its
+// record is there and the session's client runs.
+func (w *rewaker) mine(st wake.WaitState) bool {
+	return st.Mine && (w.owner <= 0 || wake.Alive(w.owner))
+}
+
+// watch calls stop once this waiter is replaced or its session closed,
+// looking as often as clarify wait does: from every 50 ms up to every
+// second.
+func (w *rewaker) watch(ctx context.Context, stop func()) {
+	poll := 50 * time.Millisecond
+	for {
+		t := time.NewTimer(poll)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		if st, err := wake.Look(w.h.Store, w.who, w.session, w.issue); err == nil && !w.mine(st) {
+			stop()
+			return
+		}
+		poll = min(poll*2, time.Second)
+	}
+}
+
+// look delivers what came back to the agent's questions (marking it
+// delivered), and reports whether the agent still waits on something.
+func (w *rewaker) look(ctx context.Context) (text string, open bool, err error) {
+	res, err := inbox.Check(ctx, w.h.Store, inbox.Options{Agent: w.who, Issue: w.issue, Kinds: stopKinds, Limit: inbox.HookLimit, Via: inbox.ViaRewake})
+	if err != nil {
+		return "", false, err
+	}
+	if len(res.Items) > 0 {
+		return inbox.Text(res), true, nil
+	}
+	recs, err := w.waitingOn()
+	return "", len(recs) > 0, err
+}
+
+// waitingOn are the agent's own questions on which something may still
+// come back: waiting for an answer, answered (a further reply, a
+// resolution by a person), or with a person (a decision).
+func (w *rewaker) waitingOn() ([]router.Record, error) {
+	recs, _, err := w.h.List(router.Filter{Issue: w.issue, Agent: w.who,
+		Statuses: []ledger.Status{ledger.Pending, ledger.Stale, ledger.Answered, ledger.Escalated}})
+	if err != nil {
+		return nil, err
+	}
+	return slices.DeleteFunc(recs, func(r router.Record) bool { return r.From != w.who }), nil
+}
+
+// sleep waits for the next change, at most rewakeSlice: on a question
+// waiting for an answer, as clarify wait does (GitHub, Slack and the
+// remote read meanwhile, the monitor run when due); otherwise until the
+// event log grows.
+func (w *rewaker) sleep(ctx context.Context, log eventlog.EventLog) error {
+	recs, err := w.waitingOn()
+	if err != nil {
+		return err
+	}
+	for _, r := range recs {
+		if !router.Settled(r.Clarification) {
+			_, err := w.a.wait(ctx, w.h, r.ID, rewakeSlice)
+			if _, ok := errors.AsType[*router.WaitTimeoutError](err); ok {
+				err = nil
+			}
+			return err
+		}
+	}
+	w.a.outsideSide(ctx, w.h, true)
+	return waitGrowth(ctx, log, rewakeSlice)
+}
+
+// waitGrowth waits until the event log's size changes, or d passes, or
+// ctx ends, looking as often as clarify wait does (router.Hub.Wait): from
+// every 50 ms up to every second.
+func waitGrowth(ctx context.Context, log eventlog.EventLog, d time.Duration) error {
+	size, err := log.Size()
+	if err != nil {
+		return err
+	}
+	deadline := time.Now().Add(d)
+	poll := 50 * time.Millisecond
+	for {
+		left := time.Until(deadline)
+		if left <= 0 {
+			return nil
+		}
+		t := time.NewTimer(min(poll, left))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+		if now, err := log.Size(); err != nil || now != size {
+			return err
+		}
+		poll = min(poll*2, time.Second)
+	}
+}

@@ -1,0 +1,99 @@
+package wake
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestLiveWaiterDeliversNotResume: while a session's live waiter (hook
+// rewake) runs, an answer does not start the resume command: the waiter
+// wakes the session in place. A waiter whose process or whose session's
+// client is gone is no waiter: the answer goes to resume.
+func TestLiveWaiterDeliversNotResume(t *testing.T) {
+	w := newWorld(t)
+	ctx := context.Background()
+	require.NoError(t, RecordSession(ctx, w.hub.Store, "engineer", issue(7), Session{ID: "s-live", Cwd: w.dir}))
+	release, err := Waiting(ctx, w.hub.Store, "engineer", "s-live", issue(7), 0)
+	require.NoError(t, err)
+	w.askAndAnswer(t, 7, "Yes.")
+	assert.Empty(t, w.waker(t).Run(ctx), "the live waiter of the session delivers")
+	st, err := Look(w.hub.Store, "engineer", "s-live", issue(7))
+	require.NoError(t, err)
+	assert.True(t, st.Mine)
+	assert.False(t, st.Held)
+	release()
+	assert.Len(t, w.waker(t).Run(ctx), 1, "the waiter gone: resumed")
+
+	// a waiter whose client process exited (the person closed the session)
+	gone := exec.Command("true")
+	require.NoError(t, gone.Run())
+	w2 := newWorld(t)
+	require.NoError(t, RecordSession(ctx, w2.hub.Store, "engineer", issue(3), Session{ID: "s-closed"}))
+	_, err = Waiting(ctx, w2.hub.Store, "engineer", "s-closed", issue(3), gone.Process.Pid)
+	require.NoError(t, err)
+	w2.askAndAnswer(t, 3, "No.")
+	assert.Len(t, w2.waker(t).Run(ctx), 1, "the session was closed: resumed")
+
+	// a waiter of another session does not stop the resume of this one
+	w3 := newWorld(t)
+	require.NoError(t, RecordSession(ctx, w3.hub.Store, "engineer", issue(4), Session{ID: "s-new"}))
+	_, err = Waiting(ctx, w3.hub.Store, "engineer", "s-old", issue(4), os.Getpid())
+	require.NoError(t, err)
+	w3.askAndAnswer(t, 4, "Maybe.")
+	assert.Len(t, w3.waker(t).Run(ctx), 1)
+}
+
+// TestNewerWaiterReplaces: the waiter a later turn of the same session
+// starts takes the record; the earlier one sees it is not its own.
+func TestNewerWaiterReplaces(t *testing.T) {
+	w := newWorld(t)
+	ctx := context.Background()
+	_, err := Waiting(ctx, w.hub.Store, "engineer", "s", nil, 0)
+	require.NoError(t, err)
+	var st State
+	require.NoError(t, w.hub.Store.UpdateState(ctx, StateFile("engineer"), &st, func() error {
+		wt := st.Waiters["s"]
+		wt.PID = os.Getppid() // another live process took over
+		st.Waiters["s"] = wt
+		return nil
+	}))
+	got, err := Look(w.hub.Store, "engineer", "s", nil)
+	require.NoError(t, err)
+	assert.False(t, got.Mine)
+}
+
+// TestSecondReplyWakesAgain: a person's further reply to an answered
+// round is a new delivery for the resume command, not the first claimed
+// again.
+func TestSecondReplyWakesAgain(t *testing.T) {
+	w := newWorld(t)
+	ctx := context.Background()
+	require.NoError(t, RecordSession(ctx, w.hub.Store, "engineer", issue(7), Session{ID: "s-42"}))
+	id := w.askAndAnswer(t, 7, "eu-west-1")
+	require.Len(t, w.waker(t).Run(ctx), 1)
+	_, err := w.hub.Answer(ctx, id, "human", "And keep backups in eu-central-1.")
+	require.NoError(t, err)
+	require.Len(t, w.waker(t).Run(ctx), 1, "the second reply wakes again")
+	assert.Contains(t, w.s.runs[1].stdin, "eu-central-1")
+	assert.NotContains(t, w.s.runs[1].stdin, "eu-west-1", "each reply once")
+	assert.Empty(t, w.waker(t).Run(ctx))
+}
+
+func TestValidSession(t *testing.T) {
+	for _, ok := range []string{"s-1", "0b8f2c1e-1f2a-4c3b-9d8e-7a6b5c4d3e2f", "ci_run.7", strings.Repeat("a", 128)} {
+		assert.NoError(t, ValidSession(ok), ok)
+	}
+	for _, bad := range []string{"", "--dangerously-skip-permissions", "-p", ".hidden", "a b", "a;b", "x/../y", "é", strings.Repeat("a", 129), "a\nb"} {
+		assert.Error(t, ValidSession(bad), bad)
+	}
+	// a session id is never recorded (and so never put into a resume
+	// command) unless it has that shape
+	w := newWorld(t)
+	assert.Error(t, RecordSession(context.Background(), w.hub.Store, "engineer", nil, Session{ID: "--dangerously-skip-permissions"}))
+}
