@@ -4,11 +4,14 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/agentx-cli/agentx/workflow"
 )
 
 // TestLiveWaiterDeliversNotResume: while a session's live waiter (hook
@@ -96,4 +99,27 @@ func TestValidSession(t *testing.T) {
 	// command) unless it has that shape
 	w := newWorld(t)
 	assert.Error(t, RecordSession(context.Background(), w.hub.Store, "engineer", nil, Session{ID: "--dangerously-skip-permissions"}))
+}
+
+// TestResumeRunsFromTheWorkspace: a hook payload's cwd outside the
+// workspace is not where a resume command runs, and a relative program is
+// the workspace's file (what agentx trust hashed), never one the payload's
+// directory holds.
+func TestResumeRunsFromTheWorkspace(t *testing.T) {
+	w := newWorld(t)
+	ctx := context.Background()
+	elsewhere := t.TempDir()
+	require.NoError(t, RecordSession(ctx, w.hub.Store, "engineer", issue(7), Session{ID: "s-1", Cwd: elsewhere}))
+	w.askAndAnswer(t, 7, "Yes.")
+	wk := w.waker(t)
+	wk.Agents = map[string]workflow.AgentConfig{"engineer": {Resume: []string{"./wake.sh", "{session}"}}}
+	require.Len(t, wk.Run(ctx), 1)
+	assert.Equal(t, w.dir, w.s.runs[0].dir, "a cwd outside the workspace is refused")
+	assert.Equal(t, []string{filepath.Join(w.dir, "wake.sh"), "s-1"}, w.s.runs[0].argv)
+
+	// a directory inside the workspace is kept
+	inside := filepath.Join(w.dir, "sub")
+	require.NoError(t, os.Mkdir(inside, 0o755))
+	assert.Equal(t, inside, wk.dir(inside))
+	assert.Equal(t, w.dir, wk.dir(filepath.Join(w.dir, "..")))
 }

@@ -362,11 +362,16 @@ func (w *Waker) run(ctx context.Context, agent string, c Claim) (*Woke, error) {
 	}
 	if !c.Started {
 		st := w.sessionFor(agent, c.Issue)
-		argv := Fill(w.Agents[agent].Resume, st.ID, c.Issue, first(c.IDs), agent)
-		dir := st.Cwd
-		if dir == "" || !isDir(dir) {
-			dir = w.Root
+		if st.ID != "" {
+			if err := ValidSession(st.ID); err != nil {
+				// the wake state was edited by hand (or by an agent's
+				// Write tool): nothing it names goes into a command
+				return nil, fmt.Errorf("%s: %w: not resumed", StateFile(agent), err)
+			}
 		}
+		argv := Fill(w.Agents[agent].Resume, st.ID, c.Issue, first(c.IDs), agent)
+		argv[0] = w.program(argv[0])
+		dir := w.dir(st.Cwd)
 		env := append(os.Environ(), "AGENTX_AGENT="+agent, "AGENTX_ISSUE="+strconv.Itoa(c.Issue))
 		start, cmd, stepped := w.Start, argv, false
 		if start == nil {
@@ -534,6 +539,37 @@ func Fill(tmpl []string, session string, issue int, id, agent string) []string {
 		out[i] = r.Replace(a)
 	}
 	return out
+}
+
+// program is a resume command's program as trusted: a relative path (one
+// with a slash) is the workspace's file, whatever directory the command
+// runs in, never one a session's directory names.
+func (w *Waker) program(name string) string {
+	if strings.ContainsAny(name, `/\`) && !filepath.IsAbs(name) {
+		return filepath.Join(w.Root, name)
+	}
+	return name
+}
+
+// dir is where a resume command runs: the session's directory when it is
+// the workspace or inside it (a hook's payload names it, and any process
+// can send one), else the workspace root.
+func (w *Waker) dir(cwd string) string {
+	if cwd == "" || !isDir(cwd) || !within(w.Root, cwd) {
+		return w.Root
+	}
+	return cwd
+}
+
+// within reports whether path is root or inside it, links resolved.
+func within(root, path string) bool {
+	r, err1 := filepath.EvalSymlinks(root)
+	p, err2 := filepath.EvalSymlinks(path)
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	rel, err := filepath.Rel(r, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
 }
 
 // findCommand checks that name can be run from dir: found on PATH, or a
