@@ -120,6 +120,12 @@ type AgentConfig struct {
 	// lands after its turn ended: {session}, {issue}, {id} and {agent} are
 	// filled in; the answer arrives on stdin.
 	Resume []string `json:"resume,omitempty"`
+	// Queue is the argv template that delivers to the agent's session while
+	// the client that runs it is still open (Codex: codex queue --thread
+	// {session} --message {text}): used instead of Resume while the
+	// session's client process, which its Stop hook reported, runs.
+	// {text} is what came back, also given on stdin.
+	Queue []string `json:"queue,omitempty"`
 	// Hold is how long agentx hook stop holds the agent's turn for the
 	// answer to its blocking question (0: the command's default).
 	Hold Duration `json:"hold,omitzero"`
@@ -128,6 +134,10 @@ type AgentConfig struct {
 // ResumePlaceholders are the fields an [agents.NAME] resume template may
 // name.
 var ResumePlaceholders = []string{"{session}", "{issue}", "{id}", "{agent}"}
+
+// QueuePlaceholders are the fields an [agents.NAME] queue template may
+// name: those of resume, and {text}, what came back.
+var QueuePlaceholders = append(slices.Clone(ResumePlaceholders), "{text}")
 
 // NotifyConfig is the [notify] table: the command run when a human is asked or a
 // clarification escalates.
@@ -387,17 +397,23 @@ func (d *doc) agent(name string, prim toml.Primitive) (AgentConfig, bool) {
 		{"timeout", &a.Timeout, "a duration string"},
 		{"retry_delay", &a.RetryDelay, "a duration string"},
 		{"resume", &a.Resume, "an array of strings"},
+		{"queue", &a.Queue, "an array of strings"},
 		{"hold", &a.Hold, "a duration string"},
 	})
 	// a table that only says how to reach the agent as an asker (resume,
-	// hold) needs no responder command
+	// queue, hold) needs no responder command
 	_, resume := t["resume"]
+	_, queue := t["queue"]
 	_, hold := t["hold"]
-	if _, present := t["command"]; present || !(resume || hold) {
+	if _, present := t["command"]; present || !(resume || queue || hold) {
 		d.command(t, def["command"], a.Command, with(p, "command"), `e.g. command = ["claude", "-p"]; leave the agent out to answer by hand`)
 	}
 	if def["resume"] {
-		d.resume(a.Resume, with(p, "resume"))
+		d.template(a.Resume, with(p, "resume"), ResumePlaceholders, `["claude", "-p", "--resume", "{session}"]`)
+	}
+	if def["queue"] && d.template(a.Queue, with(p, "queue"), QueuePlaceholders, `["codex", "queue", "--thread", "{session}", "--message", "{text}"]`) &&
+		!slices.ContainsFunc(a.Queue, func(arg string) bool { return strings.Contains(arg, "{session}") }) {
+		d.addf(with(p, "queue"), with(p, "queue"), "a queue delivers to the session: name it with {session}", "no {session}")
 	}
 	d.positive(def["timeout"], a.Timeout, with(p, "timeout"))
 	d.positive(def["retry_delay"], a.RetryDelay, with(p, "retry_delay"))
@@ -419,23 +435,24 @@ func (d *doc) command(t map[string]toml.Primitive, defined bool, argv []string, 
 	}
 }
 
-// resume checks a resume template: a non-empty argv whose braces name only
-// ResumePlaceholders.
-func (d *doc) resume(argv []string, p []string) {
+// template checks a resume or queue template: a non-empty argv whose
+// braces name only placeholders; it reports whether it passed.
+func (d *doc) template(argv []string, p []string, placeholders []string, example string) bool {
 	if len(argv) == 0 || argv[0] == "" {
-		d.addf(p, p, `an argv template, e.g. ["claude", "-p", "--resume", "{session}"]`, "must not be empty")
-		return
+		d.addf(p, p, "an argv template, e.g. "+example, "must not be empty")
+		return false
 	}
 	for _, arg := range argv {
 		rest := arg
-		for _, ph := range ResumePlaceholders {
+		for _, ph := range placeholders {
 			rest = strings.ReplaceAll(rest, ph, "")
 		}
 		if strings.ContainsAny(rest, "{}") {
-			d.addf(p, p, "use "+strings.Join(ResumePlaceholders, ", "), "%q: an unknown placeholder", arg)
-			return
+			d.addf(p, p, "use "+strings.Join(placeholders, ", "), "%q: an unknown placeholder", arg)
+			return false
 		}
 	}
+	return true
 }
 
 // slaMinutes checks an SLA in minutes: positive, and small enough that

@@ -136,7 +136,7 @@ func (a *App) hookStop(ctx context.Context, issue *issueFlag, agent, workflow, s
 		}
 	}
 	// where the agent can be reached when an answer lands after this turn
-	if err := wake.RecordSession(ctx, h.Store, who, n, wake.Session{ID: p.SessionID, Cwd: p.Cwd, Transcript: p.TranscriptPath}); err != nil {
+	if err := wake.RecordSession(ctx, h.Store, who, n, wake.Session{ID: p.SessionID, Cwd: p.Cwd, Transcript: p.TranscriptPath, Owner: wake.ClientPID()}); err != nil {
 		a.warnf("%v", err)
 	}
 	if a.side == nil && !a.monitorOff() {
@@ -275,7 +275,7 @@ const (
 // resumeOf is the state of who's [agents.NAME] resume command.
 func resumeOf(h *router.Hub, who string) int {
 	switch {
-	case len(h.Rules.Config.Agents[who].Resume) == 0:
+	case len(h.Rules.Config.Agents[who].Resume) == 0 && len(h.Rules.Config.Agents[who].Queue) == 0:
 		return resumeNone
 	case slices.Contains(untrustedResumes(h.Trust, h.Rules), who):
 		return resumeUntrusted

@@ -157,7 +157,7 @@ func (a *App) setupFinish(ws *workspace.Workspace, v setupView, merges []setup.M
 // trusted or untrusted.
 func (a *App) setupWake(ws *workspace.Workspace, client, agent string) (resume, how string) {
 	resume = "none"
-	if len(ws.Rules.Config.Agents[agent].Resume) > 0 {
+	if ag := ws.Rules.Config.Agents[agent]; len(ag.Resume) > 0 || len(ag.Queue) > 0 {
 		resume = "trusted"
 		if slices.Contains(untrustedResumes(a.trustGate(ws.Root, ws.Rules), ws.Rules), agent) {
 			resume = "untrusted"
@@ -180,7 +180,7 @@ func (a *App) setupWake(ws *workspace.Workspace, client, agent string) (resume, 
 // know about its reading of the files.
 func clientAbout(client string) (name, note string) {
 	if client == "codex" {
-		return "Codex", "Codex reads .codex/config.toml only in a project it trusts."
+		return "Codex", "Codex reads .codex/config.toml and .codex/hooks.json only in a project it trusts, and runs the hooks once you have reviewed and trusted them in Codex."
 	}
 	return "Claude Code", "Claude Code asks to approve the project's MCP server (agentx) the first time it starts here."
 }
@@ -268,12 +268,7 @@ in CLAUDE.md. See docs/agents.md.`,
 			if local {
 				settings = ".claude/settings.local.json"
 			}
-			v := setupView{Client: "claude", Agent: who, Issue: f.issue, DryRun: f.dryRun}
-			for _, h := range c.Hooks() {
-				if h.Command != "" {
-					v.Hooks = append(v.Hooks, setupHook{Event: h.Event, Matcher: h.Matcher, Command: h.Command, Timeout: h.Timeout})
-				}
-			}
+			v := setupView{Client: "claude", Agent: who, Issue: f.issue, DryRun: f.dryRun, Hooks: setupHooks(c.Hooks())}
 			return a.setupFinish(ws, v, []setup.Merge{
 				{Rel: ".mcp.json", Merge: func(data []byte) ([]byte, error) { return setup.MergeMCPJSON(data, c.Server) }},
 				{Rel: settings, Merge: func(data []byte) ([]byte, error) { return setup.MergeClaudeSettings(data, c) }},
@@ -287,36 +282,70 @@ in CLAUDE.md. See docs/agents.md.`,
 }
 
 func newSetupCodexCmd(a *App) *cobra.Command {
-	var f setupFlags
+	var (
+		f    setupFlags
+		hold time.Duration
+	)
 	cmd := &cobra.Command{
-		Use:   "codex --agent NAME [--issue N] [--dry-run]",
-		Short: "Wire Codex: agentx's MCP server in .codex/config.toml",
+		Use:   "codex --agent NAME [--issue N] [--hold 5m] [--dry-run]",
+		Short: "Wire Codex: agentx's MCP server in .codex/config.toml, the inbox and stop hooks in .codex/hooks.json",
 		Long: `Wire Codex, in the workspace root (the directory holding .agentx/), for agent
-NAME: the table [mcp_servers.agentx] in .codex/config.toml (Codex reads it in
-a trusted project), running agentx mcp with AGENTX_AGENT (and AGENTX_ISSUE
-with --issue) in its environment.
+NAME:
 
-The file's text is edited, not rewritten: an existing [mcp_servers.agentx]
+  .codex/config.toml  the table [mcp_servers.agentx]: agentx mcp, with
+                      AGENTX_AGENT (and AGENTX_ISSUE with --issue) in its
+                      environment
+  .codex/hooks.json   the hooks: agentx inbox on SessionStart and
+                      UserPromptSubmit; agentx hook stop on Stop, with a
+                      timeout a minute above --hold
+
+Codex reads both only in a project it trusts, and runs a project's hooks
+only once a person has reviewed and trusted them in Codex.
+
+The TOML file's text is edited, not rewritten: an existing [mcp_servers.agentx]
 table's lines are replaced (keeping its other keys, such as
 tool_timeout_sec), or the table is added at the end; every other line,
-comments included, stays. Running it again changes nothing. A file that is
-not valid TOML is never overwritten (exit 7, naming the file and line).
-Then it prints the instructions to put in AGENTS.md. See docs/agents.md.`,
+comments included, stays. In hooks.json, agentx's own entries are updated
+where they are and everything else stays. Running it again changes nothing.
+A file that does not parse is never overwritten (exit 7, naming the file and
+line). Then it prints the instructions to put in AGENTS.md. See
+docs/agents.md.`,
 		Example: `  agentx setup codex --agent engineer
   agentx setup codex --agent engineer --issue 42 --dry-run`,
 		Args: cobra.NoArgs,
 		RunE: a.runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
+			if hold < 0 {
+				return &usageError{Err: fmt.Errorf("--hold %s: must not be negative", hold)}
+			}
 			who, ws, _, err := a.setupStart(f)
 			if err != nil {
 				return err
 			}
-			s := setup.Server{Agent: who, Issue: f.issue}
-			v := setupView{Client: "codex", Agent: who, Issue: f.issue, DryRun: f.dryRun}
+			c := setup.Codex{
+				Server:      setup.Server{Agent: who, Issue: f.issue},
+				Hold:        hold,
+				HoldSet:     cmd.Flags().Changed("hold"),
+				StopTimeout: setup.StopTimeout(hold, 0),
+			}
+			v := setupView{Client: "codex", Agent: who, Issue: f.issue, DryRun: f.dryRun, Hooks: setupHooks(c.Hooks())}
 			return a.setupFinish(ws, v, []setup.Merge{
-				{Rel: ".codex/config.toml", Merge: func(data []byte) ([]byte, error) { return setup.MergeCodexConfig(data, s) }},
+				{Rel: ".codex/config.toml", Merge: func(data []byte) ([]byte, error) { return setup.MergeCodexConfig(data, c.Server) }},
+				{Rel: ".codex/hooks.json", Merge: func(data []byte) ([]byte, error) { return setup.MergeCodexHooks(data, c) }},
 			})
 		}),
 	}
 	f.register(cmd)
+	cmd.Flags().DurationVar(&hold, "hold", defaultHold, "hook stop's --hold: how long the Stop hook holds a turn for the answer to an open blocking question")
 	return cmd
+}
+
+// setupHooks are the hooks a setup writes, as it reports them.
+func setupHooks(hooks []setup.Hook) []setupHook {
+	var out []setupHook
+	for _, h := range hooks {
+		if h.Command != "" {
+			out = append(out, setupHook{Event: h.Event, Matcher: h.Matcher, Command: h.Command, Timeout: h.Timeout})
+		}
+	}
+	return out
 }

@@ -22,7 +22,7 @@ func (a *App) trustGate(root string, rules *workflow.Set) *trust.Gate {
 }
 
 // untrustedResumes names, sorted, the agents whose [agents.NAME] resume
-// command is configured but not trusted on this machine: nothing wakes
+// (or queue) command is configured but not trusted on this machine: nothing wakes
 // them that way until a person runs agentx trust.
 func untrustedResumes(g *trust.Gate, rules *workflow.Set) []string {
 	if g == nil || rules == nil || g.Status().Trusted() {
@@ -30,7 +30,7 @@ func untrustedResumes(g *trust.Gate, rules *workflow.Set) []string {
 	}
 	var names []string
 	for name, ag := range rules.Config.Agents {
-		if len(ag.Resume) > 0 {
+		if len(ag.Resume) > 0 || len(ag.Queue) > 0 {
 			names = append(names, name)
 		}
 	}

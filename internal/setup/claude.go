@@ -156,6 +156,12 @@ func MergeMCPJSON(data []byte, s Server) ([]byte, error) {
 // added last. A hook agentx does not want (no scope) is removed. Other
 // hooks, events, matchers and keys stay as they were, in their order.
 func MergeClaudeSettings(data []byte, c Claude) ([]byte, error) {
+	return mergeHooks(data, c.Hooks())
+}
+
+// mergeHooks puts hooks into a hooks file of Claude Code's shape (Codex's
+// hooks.json has the same): see MergeClaudeSettings.
+func mergeHooks(data []byte, want []Hook) ([]byte, error) {
 	return editJSON(data, func(root *node) error {
 		hooks := root.get("hooks")
 		if hooks == nil {
@@ -164,7 +170,7 @@ func MergeClaudeSettings(data []byte, c Claude) ([]byte, error) {
 		} else if !hooks.isObject() {
 			return wrongKind(data, hooks, "hooks", "an object")
 		}
-		for _, h := range c.Hooks() {
+		for _, h := range want {
 			if err := mergeHook(data, hooks, h); err != nil {
 				return err
 			}

@@ -9,11 +9,49 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/BurntSushi/toml"
 
 	"github.com/agentx-cli/agentx/workflow"
 )
+
+// Codex is what agentx setup codex writes for one agent: the MCP server in
+// .codex/config.toml and Codex's hooks in .codex/hooks.json.
+type Codex struct {
+	Server
+	Hold        time.Duration // hook stop's --hold, written when HoldSet
+	HoldSet     bool
+	StopTimeout int // seconds: the Stop hook's timeout (StopTimeout)
+}
+
+// Hooks are the hooks agentx manages in Codex's .codex/hooks.json: the
+// inbox when a session starts and with each prompt, and hook stop at the
+// end of each turn. Codex reads Claude Code's hook output shapes (a block
+// decision, additionalContext) and runs each command in the session's
+// directory, where agentx finds the workspace.
+func (c Codex) Hooks() []Hook {
+	agent := " --agent " + c.Agent
+	inbox := "agentx inbox" + agent + " --format claude-hook"
+	stop := "agentx hook stop" + agent
+	if c.Issue > 0 {
+		stop += " --issue " + strconv.Itoa(c.Issue)
+	}
+	if c.HoldSet {
+		stop += " --hold " + ShortDuration(c.Hold)
+	}
+	return []Hook{
+		{Event: "SessionStart", Command: inbox + " --hook-event SessionStart", sub: []string{"inbox"}},
+		{Event: "UserPromptSubmit", Command: inbox, sub: []string{"inbox"}},
+		{Event: "Stop", Command: stop, Timeout: c.StopTimeout, sub: []string{"hook", "stop"}},
+	}
+}
+
+// MergeCodexHooks puts agentx's hooks for c into a Codex hooks.json (empty
+// data: a new file), as MergeClaudeSettings does for Claude Code.
+func MergeCodexHooks(data []byte, c Codex) ([]byte, error) {
+	return mergeHooks(data, c.Hooks())
+}
 
 // codexTable is the key of agentx's server in Codex's config.toml.
 var codexTable = []string{"mcp_servers", "agentx"}

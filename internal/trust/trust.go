@@ -27,6 +27,7 @@ const EnvTrust = "AGENTX_TRUST"
 const (
 	KindResponder = "responder" // [agents.NAME] command
 	KindResume    = "resume"    // [agents.NAME] resume
+	KindQueue     = "queue"     // [agents.NAME] queue
 	KindNotify    = "notify"    // [notify] command
 	KindCheck     = "check"     // [[steps.evaluate]] command
 )
@@ -53,6 +54,11 @@ func Resume(agent string, tmpl []string) Command {
 	return Command{Kind: KindResume, Name: agent, Argv: tmpl}
 }
 
+// Queue is the queue template of agent, as written.
+func Queue(agent string, tmpl []string) Command {
+	return Command{Kind: KindQueue, Name: agent, Argv: tmpl}
+}
+
 // Notify is the [notify] command.
 func Notify(argv []string) Command { return Command{Kind: KindNotify, Argv: argv} }
 
@@ -68,6 +74,8 @@ func (c Command) What() string {
 		return "the " + c.Name + " responder"
 	case KindResume:
 		return "the " + c.Name + " resume command"
+	case KindQueue:
+		return "the " + c.Name + " queue command"
 	case KindNotify:
 		return "the notify command"
 	case KindCheck:
@@ -103,6 +111,9 @@ func Commands(rules *workflow.Set, root string) ([]Command, error) {
 			}
 			if len(a.Resume) > 0 {
 				out = append(out, Resume(name, a.Resume))
+			}
+			if len(a.Queue) > 0 {
+				out = append(out, Queue(name, a.Queue))
 			}
 		}
 		if n := cfg.Notify; n != nil && len(n.Command) > 0 {

@@ -123,3 +123,44 @@ func TestResumeRunsFromTheWorkspace(t *testing.T) {
 	assert.Equal(t, inside, wk.dir(inside))
 	assert.Equal(t, w.dir, wk.dir(filepath.Join(w.dir, "..")))
 }
+
+// TestQueueWhileTheClientRuns: an agent with a queue command (Codex's
+// codex queue) is delivered to through it while the client process its
+// Stop hook reported runs, with what came back as {text}; once that
+// client has exited, its resume command runs instead.
+func TestQueueWhileTheClientRuns(t *testing.T) {
+	agents := map[string]workflow.AgentConfig{"engineer": {
+		Queue:  []string{"codex", "queue", "--thread", "{session}", "--message", "{text}"},
+		Resume: []string{"codex", "exec", "resume", "{session}"},
+	}}
+	w := newWorld(t)
+	ctx := context.Background()
+	require.NoError(t, RecordSession(ctx, w.hub.Store, "engineer", issue(7), Session{ID: "th-1", Owner: os.Getpid()}))
+	w.askAndAnswer(t, 7, "Repository pattern")
+	wk := w.waker(t)
+	wk.Agents = agents
+	require.Len(t, wk.Run(ctx), 1)
+	argv := w.s.runs[0].argv
+	require.Len(t, argv, 6)
+	assert.Equal(t, []string{"codex", "queue", "--thread", "th-1", "--message"}, argv[:5])
+	assert.Contains(t, argv[5], "Repository pattern")
+	assert.Equal(t, argv[5], w.s.runs[0].stdin)
+
+	gone := exec.Command("true")
+	require.NoError(t, gone.Run())
+	w2 := newWorld(t)
+	require.NoError(t, RecordSession(ctx, w2.hub.Store, "engineer", issue(7), Session{ID: "th-2", Owner: gone.Process.Pid}))
+	w2.askAndAnswer(t, 7, "Yes.")
+	wk2 := w2.waker(t)
+	wk2.Agents = agents
+	require.Len(t, wk2.Run(ctx), 1)
+	assert.Equal(t, []string{"codex", "exec", "resume", "th-2"}, w2.s.runs[0].argv)
+
+	// only a queue, and the client gone: nothing runs, the inbox keeps it
+	w3 := newWorld(t)
+	require.NoError(t, RecordSession(ctx, w3.hub.Store, "engineer", issue(7), Session{ID: "th-3", Owner: gone.Process.Pid}))
+	w3.askAndAnswer(t, 7, "No.")
+	wk3 := w3.waker(t)
+	wk3.Agents = map[string]workflow.AgentConfig{"engineer": {Queue: agents["engineer"].Queue}}
+	assert.Empty(t, wk3.Run(ctx))
+}

@@ -47,7 +47,11 @@ type Session struct {
 	ID         string      `json:"id"`
 	Cwd        string      `json:"cwd,omitempty"`
 	Transcript string      `json:"transcript,omitempty"`
-	At         ledger.Time `json:"at"`
+	// Owner is the client's process that ran the hook (0: not known):
+	// while it runs, the session is open, and an [agents.NAME] queue
+	// command delivers to it instead of resume.
+	Owner int         `json:"owner,omitempty"`
+	At    ledger.Time `json:"at"`
 	// Started is when this session was first seen: max_questions counts
 	// the questions asked in it (router.AskRequest.Session).
 	Started *ledger.Time `json:"started,omitempty"`
@@ -108,7 +112,7 @@ func RecordSession(ctx context.Context, store *ledger.Store, agent string, issue
 			st.Sessions = map[string]Session{}
 		}
 		k := issueKey(issue)
-		if old, ok := st.Sessions[k]; ok && old.ID == s.ID && old.Cwd == s.Cwd && old.Transcript == s.Transcript {
+		if old, ok := st.Sessions[k]; ok && old.ID == s.ID && old.Cwd == s.Cwd && old.Transcript == s.Transcript && old.Owner == s.Owner {
 			return errUnchanged
 		}
 		s.At = ledger.T(store.Now())
@@ -215,7 +219,7 @@ func (w *Waker) Run(ctx context.Context) []Woke {
 	var woke []Woke
 	names := make([]string, 0, len(w.Agents))
 	for name, a := range w.Agents {
-		if len(a.Resume) > 0 {
+		if len(a.Resume) > 0 || len(a.Queue) > 0 {
 			names = append(names, name)
 		}
 	}
@@ -281,8 +285,9 @@ func (w *Waker) claim(ctx context.Context, agent string, n int, res inbox.Result
 		// commands a cloned repository's config names are not run for
 		// agents that never worked here. A template without {session}
 		// (a fresh run in CI) still needs that hook to have run.
-		if _, known := sessionOf(st, n); !known {
-			return errUnchanged
+		s, known := sessionOf(st, n)
+		if !known || w.template(agent, s) == nil {
+			return errUnchanged // nowhere to deliver: no session here, or only a queue and its client is gone
 		}
 		claimed := map[string]bool{}
 		for _, cl := range st.Claims {
@@ -369,7 +374,11 @@ func (w *Waker) run(ctx context.Context, agent string, c Claim) (*Woke, error) {
 				return nil, fmt.Errorf("%s: %w: not resumed", StateFile(agent), err)
 			}
 		}
-		argv := Fill(w.Agents[agent].Resume, st.ID, c.Issue, first(c.IDs), agent)
+		tmpl := w.template(agent, st)
+		if tmpl == nil {
+			return nil, nil // only a queue, and the session's client has gone: the claim waits
+		}
+		argv := Fill(tmpl, st.ID, c.Issue, first(c.IDs), agent, c.Text)
 		argv[0] = w.program(argv[0])
 		dir := w.dir(st.Cwd)
 		env := append(os.Environ(), "AGENTX_AGENT="+agent, "AGENTX_ISSUE="+strconv.Itoa(c.Issue))
@@ -531,9 +540,23 @@ func sessionOf(st State, n int) (Session, bool) {
 	return s, ok
 }
 
-// Fill makes an argv from a resume template.
-func Fill(tmpl []string, session string, issue int, id, agent string) []string {
-	r := strings.NewReplacer("{session}", session, "{issue}", strconv.Itoa(issue), "{id}", id, "{agent}", agent)
+// template is the command that delivers to agent's session s: its queue
+// while the client that runs the session is open (Session.Owner), else
+// its resume; nil when neither applies.
+func (w *Waker) template(agent string, s Session) []string {
+	a := w.Agents[agent]
+	if len(a.Queue) > 0 && s.Owner > 0 && alive(s.Owner) {
+		return a.Queue
+	}
+	if len(a.Resume) > 0 {
+		return a.Resume
+	}
+	return nil
+}
+
+// Fill makes an argv from a resume or queue template.
+func Fill(tmpl []string, session string, issue int, id, agent, text string) []string {
+	r := strings.NewReplacer("{session}", session, "{issue}", strconv.Itoa(issue), "{id}", id, "{agent}", agent, "{text}", text)
 	out := make([]string, len(tmpl))
 	for i, a := range tmpl {
 		out[i] = r.Replace(a)

@@ -216,7 +216,7 @@ func TestConcurrentWakersWakeOnce(t *testing.T) {
 
 func TestFill(t *testing.T) {
 	assert.Equal(t, []string{"codex", "exec", "resume", "abc", "--issue=9", "CLR-9-001", "engineer"},
-		Fill([]string{"codex", "exec", "resume", "{session}", "--issue={issue}", "{id}", "{agent}"}, "abc", 9, "CLR-9-001", "engineer"))
+		Fill([]string{"codex", "exec", "resume", "{session}", "--issue={issue}", "{id}", "{agent}"}, "abc", 9, "CLR-9-001", "engineer", ""))
 }
 
 // TestDetach: the command runs detached, its stdin the text and its output

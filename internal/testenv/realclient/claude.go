@@ -127,6 +127,12 @@ func WriteJSON(path string, v any) error {
 	return nil
 }
 
+// ClaudeReady is on the interactive Claude Code's screen once it reads
+// keys: its prompt. Keys typed before are echoed by the terminal, and
+// then taken as pasted text, Enter included: wait for it before typing
+// (Tmux.WaitScreen).
+const ClaudeReady = "❯"
+
 // Tmux runs one program in a window of a private tmux server, as a
 // terminal for an interactive client: a test types into it and reads its
 // screen. The window is TmuxWidth×TmuxHeight and stays, dead, when the
@@ -224,9 +230,10 @@ func (m *Tmux) Type(text string) error {
 	return err
 }
 
-// Submit types text, waits for it on the screen, so that it is not taken
-// for pasted text nor typed before the program reads it, and presses
-// Enter.
+// Submit types text, waits for it on the screen, so that Enter does not
+// come with it and is not taken for pasted text, and presses Enter. Wait
+// for the program to read keys first (see ClaudeReady): the terminal
+// echoes what is typed before.
 func (m *Tmux) Submit(ctx context.Context, text string) error {
 	if err := m.Type(text); err != nil {
 		return err

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -63,10 +64,14 @@ func (c *claude) print(t *testing.T, limit time.Duration, stdin string, args ...
 	return string(out)
 }
 
-// interactive starts claude in tmux in the project.
-func (c *claude) interactive(t *testing.T, args ...string) *Tmux {
+// interactive starts claude in tmux in the project and waits until it
+// reads keys.
+func (c *claude) interactive(ctx context.Context, t *testing.T, args ...string) *Tmux {
 	t.Helper()
-	return StartTmux(t, c.dir, c.env, append([]string{c.bin}, args...)...)
+	tm := StartTmux(t, c.dir, c.env, append([]string{c.bin}, args...)...)
+	_, err := tm.WaitScreen(ctx, ClaudeReady)
+	require.NoError(t, err)
+	return tm
 }
 
 // mainAfter accepts the main-loop requests after r.
@@ -176,9 +181,9 @@ func mainRequests(reqs []*Request) []*Request {
 // reaches the stand-in API, and its reply shows on the screen.
 func TestClaudeInteractive(t *testing.T) {
 	c := newClaude(t, func(r *Request) Reply { return Reply{Say("Scripted reply 4711")} })
-	tm := c.interactive(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
+	tm := c.interactive(ctx, t)
 
 	require.NoError(t, tm.Submit(ctx, "please say the magic word"))
 	r, err := c.api.WaitFor(ctx, carrying("please say the magic word"))
@@ -189,11 +194,13 @@ func TestClaudeInteractive(t *testing.T) {
 	assert.True(t, tm.Alive())
 }
 
-// stopHook is the Stop hook of TestClaudeStopHookRewake: each run records
-// its payload, environment and parentage under its pid in dir, then waits
-// until dir/wake appears (it takes it: one run wakes per file) and
-// exits 2 with WOKEN-TEXT-123 on stderr; or until claude ($CLAUDE_PID) is
-// gone, and exits 0. A SIGTERM is recorded.
+// stopHook is the Stop hook of the hook tests: each run appends its pid to
+// dir/runs, records its input (stop-PID.json), environment (stop-PID.env)
+// and parentage (stop-PID.parent: its parent's pid and name, and that
+// one's parent's pid), then waits until dir/wake appears, takes it (one
+// run wakes per file) and exits 2 with WOKEN-TEXT-123 on stderr; or until
+// claude ($CLAUDE_PID) is gone, and exits 0 having written "gone" in
+// stop-PID.signal. A signal that ends it is written there too.
 const stopHook = `#!/bin/sh
 d=%q
 echo "$$" >> "$d/runs"
@@ -214,177 +221,131 @@ echo gone > "$d/stop-$$.signal"
 exit 0
 `
 
-// sessionEndHook records the SessionEnd hook's payload and environment.
-const sessionEndHook = `#!/bin/sh
+// recordHook records a hook's input (NAME.json, written whole at once) and
+// environment (NAME.env), NAME being its argument.
+const recordHook = `#!/bin/sh
 d=%q
-env > "$d/end.env"
-cat > "$d/end.json.tmp" && mv "$d/end.json.tmp" "$d/end.json"
+env > "$d/$1.env"
+cat > "$d/$1.json.tmp" && mv "$d/$1.json.tmp" "$d/$1.json"
 `
 
-// stopPayload is the Stop hook's input, as far as a test reads it.
-type stopPayload struct {
-	SessionID      string `json:"session_id"`
-	TranscriptPath string `json:"transcript_path"`
-	Cwd            string `json:"cwd"`
-	HookEventName  string `json:"hook_event_name"`
-	StopHookActive bool   `json:"stop_hook_active"`
-	LastAssistant  string `json:"last_assistant_message"`
-	Reason         string `json:"reason"` // SessionEnd's
-}
+// hooks is a directory of hook scripts and of what their runs record:
+// see stopHook and recordHook.
+type hooks string
 
-// TestClaudeStopHookRewake proves the mechanism the wake loop rests on: a
-// Stop hook with asyncRewake runs in the background when a turn ends; the
-// session stays idle, at its prompt, while it runs; when it exits 2, its
-// stderr is sent to the model as a new turn, at once. It runs again at
-// the next Stop (with stop_hook_active true): each run must wait for a new
-// reason to wake, or the session loops. When the session exits, the hook
-// still running gets SIGTERM, and a SessionEnd hook runs with the same
-// session_id. The hook's environment names claude's pid (CLAUDE_PID), the
-// session (CLAUDE_CODE_SESSION_ID) and the project (CLAUDE_PROJECT_DIR).
-func TestClaudeStopHookRewake(t *testing.T) {
-	c := newClaude(t, func(r *Request) Reply {
-		if strings.Contains(r.LastUserText(), "WOKEN-TEXT-123") {
-			return Reply{Say("Woken reply 2")}
-		}
-		return Reply{Say("First reply 1")}
-	})
-	hooks := t.TempDir()
-	stop := filepath.Join(hooks, "stop.sh")
-	end := filepath.Join(hooks, "end.sh")
-	require.NoError(t, os.WriteFile(stop, fmt.Appendf(nil, stopHook, hooks), 0o755))
-	require.NoError(t, os.WriteFile(end, fmt.Appendf(nil, sessionEndHook, hooks), 0o755))
-	c.settings(t, map[string]any{"hooks": map[string]any{
-		"Stop":       []any{map[string]any{"hooks": []any{map[string]any{"type": "command", "command": stop, "asyncRewake": true}}}},
-		"SessionEnd": []any{map[string]any{"hooks": []any{map[string]any{"type": "command", "command": end}}}},
-	}})
-	t.Cleanup(func() { killHooks(t, hooks) })
-
-	tm := c.interactive(t)
-	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
-	defer cancel()
-
-	// The first turn ends; the hook starts and waits.
-	require.NoError(t, tm.Submit(ctx, "first prompt"))
-	first, err := c.api.WaitFor(ctx, carrying("first prompt"))
-	require.NoError(t, err, tm.Capture())
-	_, err = tm.WaitScreen(ctx, "First reply 1")
-	require.NoError(t, err)
-	run1 := waitRun(ctx, t, hooks, 1)
-	payload1 := readPayload(t, filepath.Join(hooks, "stop-"+run1+".json"))
-	t.Logf("Stop payload, first run: %s", payload1.raw)
-
-	// Idle: no request while the hook waits.
-	idle, cancelIdle := context.WithTimeout(ctx, 3*time.Second)
-	_, err = c.api.WaitFor(idle, mainAfter(first))
-	cancelIdle()
-	require.ErrorIs(t, err, context.DeadlineExceeded, "a request came while the hook waited")
-	assert.True(t, tm.Alive())
-
-	// The hook wakes the session: a new turn carries its stderr.
-	woke := time.Now()
-	require.NoError(t, os.WriteFile(filepath.Join(hooks, "wake"), []byte("now"), 0o644))
-	soon, cancelSoon := context.WithTimeout(ctx, 10*time.Second)
-	woken, err := c.api.WaitFor(soon, carrying("WOKEN-TEXT-123"))
-	cancelSoon()
-	require.NoError(t, err, tm.Capture())
-	t.Logf("woken: the request came %v after the wake file", woken.Received.Sub(woke).Round(time.Millisecond))
-	t.Logf("woken request's last user message: %q", woken.LastUserText())
-	assert.Equal(t, first.SessionID(), woken.SessionID())
-	_, err = tm.WaitScreen(ctx, "Woken reply 2")
-	require.NoError(t, err)
-
-	// The Stop of the woken turn runs the hook again, stop_hook_active.
-	run2 := waitRun(ctx, t, hooks, 2)
-	payload2 := readPayload(t, filepath.Join(hooks, "stop-"+run2+".json"))
-	t.Logf("Stop payload, second run: %s", payload2.raw)
-
-	for _, p := range []stopPayload{payload1.stopPayload, payload2.stopPayload} {
-		assert.Equal(t, "Stop", p.HookEventName)
-		assert.Equal(t, first.SessionID(), p.SessionID)
-		assert.Equal(t, c.dir, p.Cwd)
-		assert.True(t, strings.HasPrefix(p.TranscriptPath, filepath.Join(c.home, ".claude", "projects")), p.TranscriptPath)
-	}
-	assert.False(t, payload1.StopHookActive)
-	assert.True(t, payload2.StopHookActive)
-	assert.Equal(t, "First reply 1", payload1.LastAssistant)
-	assert.Equal(t, "Woken reply 2", payload2.LastAssistant)
-
-	// The hook's environment and parentage.
-	env := readEnv(t, filepath.Join(hooks, "stop-"+run1+".env"))
-	assert.Equal(t, strconv.Itoa(tm.PID()), env["CLAUDE_PID"])
-	assert.Equal(t, first.SessionID(), env["CLAUDE_CODE_SESSION_ID"])
-	assert.Equal(t, c.dir, env["CLAUDE_PROJECT_DIR"])
-	t.Logf("hook environment (CLAUDE*): %v", claudeVars(env))
-	parent, err := os.ReadFile(filepath.Join(hooks, "stop-"+run1+".parent"))
-	require.NoError(t, err)
-	fields := strings.Fields(string(parent)) // ppid, its comm, its ppid
-	require.Len(t, fields, 3, string(parent))
-	t.Logf("hook's parent: pid %s (%s), whose parent is %s; claude is %d", fields[0], fields[1], fields[2], tm.PID())
-	assert.Equal(t, strconv.Itoa(tm.PID()), fields[2], "the hook's parent's parent is claude")
-
-	// Exit: the waiting hook gets SIGTERM; SessionEnd runs.
-	exited := time.Now()
-	require.NoError(t, tm.Submit(ctx, "/exit"))
-	sig, err := waitFile(ctx, filepath.Join(hooks, "stop-"+run2+".signal"))
-	require.NoError(t, err, tm.Capture())
-	t.Logf("the waiting hook got %s %v after /exit", strings.TrimSpace(string(sig)), time.Since(exited).Round(time.Millisecond))
-	assert.Equal(t, "TERM\n", string(sig))
-	endData, err := waitFile(ctx, filepath.Join(hooks, "end.json"))
-	require.NoError(t, err, tm.Capture())
-	t.Logf("SessionEnd payload %v after /exit: %s", time.Since(exited).Round(time.Millisecond), endData)
-	var endPayload stopPayload
-	require.NoError(t, json.Unmarshal(endData, &endPayload))
-	assert.Equal(t, "SessionEnd", endPayload.HookEventName)
-	assert.Equal(t, first.SessionID(), endPayload.SessionID)
-	assert.Equal(t, "prompt_input_exit", endPayload.Reason)
-	_, err = tm.WaitScreen(ctx, "claude --resume "+first.SessionID())
-	require.NoError(t, err)
-	assert.Eventually(t, func() bool { return !tm.Alive() }, 10*time.Second, 100*time.Millisecond)
-	t.Logf("claude exited %v after /exit", time.Since(exited).Round(time.Millisecond))
-}
-
-// payload is a hook's input, decoded, and as it came.
-type payload struct {
-	stopPayload
-	raw string
-}
-
-// readPayload reads a hook's recorded input.
-func readPayload(t *testing.T, path string) payload {
+// installHooks writes the hook scripts in a new directory and the
+// project's settings that run them: stopHook as the Stop hook, with
+// asyncRewake; recordHook for SessionStart ("start") and SessionEnd
+// ("end"). The stop hook's runs still alive when t ends are killed.
+func installHooks(t *testing.T, c *claude) hooks {
 	t.Helper()
-	data, err := os.ReadFile(path)
-	require.NoError(t, err)
-	var p payload
-	require.NoError(t, json.Unmarshal(data, &p.stopPayload), string(data))
-	p.raw = strings.TrimSpace(string(data))
-	return p
+	h := hooks(t.TempDir())
+	stop, record := h.path("stop.sh"), h.path("record.sh")
+	require.NoError(t, os.WriteFile(stop, fmt.Appendf(nil, stopHook, h), 0o755))
+	require.NoError(t, os.WriteFile(record, fmt.Appendf(nil, recordHook, h), 0o755))
+	command := func(command string, more map[string]any) []any {
+		hook := map[string]any{"type": "command", "command": command}
+		for k, v := range more {
+			hook[k] = v
+		}
+		return []any{map[string]any{"hooks": []any{hook}}}
+	}
+	c.settings(t, map[string]any{"hooks": map[string]any{
+		"Stop":         command(stop, map[string]any{"asyncRewake": true}),
+		"SessionStart": command(record+" start", nil),
+		"SessionEnd":   command(record+" end", nil),
+	}})
+	t.Cleanup(func() { h.killRuns(t) })
+	return h
 }
 
-// waitRun waits until the stop hook in hooks has run n times and returns
-// the pid of the nth run, once it has recorded its input.
-func waitRun(ctx context.Context, t *testing.T, hooks string, n int) string {
+// path is name in h.
+func (h hooks) path(name string) string { return filepath.Join(string(h), name) }
+
+// wake lets one waiting stop hook run exit 2.
+func (h hooks) wake(t *testing.T) {
+	t.Helper()
+	require.NoError(t, os.WriteFile(h.path("wake"), []byte("now"), 0o644))
+}
+
+// runs are the pids of the stop hook's runs so far, in order.
+func (h hooks) runs() []string {
+	data, _ := os.ReadFile(h.path("runs")) // none yet: no runs
+	return strings.Fields(string(data))
+}
+
+// run waits until the stop hook has run n times and returns the nth run's
+// pid, once that run has recorded what it records.
+func (h hooks) run(ctx context.Context, t *testing.T, n int) string {
 	t.Helper()
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		data, _ := os.ReadFile(filepath.Join(hooks, "runs"))
-		if runs := strings.Fields(string(data)); len(runs) >= n {
-			_, err := waitFile(ctx, filepath.Join(hooks, "stop-"+runs[n-1]+".parent"))
+		if runs := h.runs(); len(runs) >= n {
+			_, err := waitFile(ctx, h.path("stop-"+runs[n-1]+".parent"))
 			require.NoError(t, err)
 			return runs[n-1]
 		}
 		select {
 		case <-tick.C:
 		case <-ctx.Done():
-			t.Fatalf("the Stop hook ran %d times, not %d: %v", len(strings.Fields(string(data))), n, ctx.Err())
+			t.Fatalf("the Stop hook ran %d times, not %d: %v", len(h.runs()), n, ctx.Err())
 		}
 	}
 }
 
-// readEnv reads an env dump: NAME=value lines.
-func readEnv(t *testing.T, path string) map[string]string {
+// alive tells whether the stop hook's run pid still runs.
+func (h hooks) alive(pid string) bool {
+	n, err := strconv.Atoi(pid)
+	return err == nil && processAlive(n)
+}
+
+// killRuns kills (SIGKILL) the stop hook's runs still alive: one whose
+// claude was killed runs on, orphaned, until it sees claude gone.
+func (h hooks) killRuns(t *testing.T) {
+	for _, f := range h.runs() {
+		pid, err := strconv.Atoi(f)
+		if err != nil || !processAlive(pid) {
+			continue
+		}
+		t.Logf("stop hook run %d still runs: killed", pid)
+		if p, err := os.FindProcess(pid); err == nil {
+			if err := p.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
+				t.Logf("kill %d: %v", pid, err)
+			}
+		}
+	}
+}
+
+// hookInput is a hook's input, as far as the tests read it, and as it came.
+type hookInput struct {
+	SessionID      string `json:"session_id"`
+	TranscriptPath string `json:"transcript_path"`
+	Cwd            string `json:"cwd"`
+	HookEventName  string `json:"hook_event_name"`
+	StopHookActive bool   `json:"stop_hook_active"`       // Stop's
+	LastAssistant  string `json:"last_assistant_message"` // Stop's
+	Source         string `json:"source"`                 // SessionStart's
+	Reason         string `json:"reason"`                 // SessionEnd's
+	raw            string
+}
+
+// input reads the input a hook recorded in name (stop-PID.json,
+// start.json, end.json).
+func (h hooks) input(t *testing.T, name string) hookInput {
 	t.Helper()
-	data, err := os.ReadFile(path)
+	data, err := os.ReadFile(h.path(name))
+	require.NoError(t, err)
+	var in hookInput
+	require.NoError(t, json.Unmarshal(data, &in), string(data))
+	in.raw = strings.TrimSpace(string(data))
+	return in
+}
+
+// env reads the environment a hook recorded in name (NAME=value lines).
+func (h hooks) env(t *testing.T, name string) map[string]string {
+	t.Helper()
+	data, err := os.ReadFile(h.path(name))
 	require.NoError(t, err)
 	env := map[string]string{}
 	for line := range strings.Lines(string(data)) {
@@ -395,33 +356,292 @@ func readEnv(t *testing.T, path string) map[string]string {
 	return env
 }
 
-// claudeVars are the variables of env Claude Code sets.
+// claudeVars are env's variables that Claude Code sets, sorted.
 func claudeVars(env map[string]string) []string {
 	var out []string
 	for k, v := range env {
-		if strings.HasPrefix(k, "CLAUDE") || strings.HasPrefix(k, "AI_AGENT") {
+		if strings.HasPrefix(k, "CLAUDE") || k == "AI_AGENT" {
 			out = append(out, k+"="+v)
 		}
 	}
+	slices.Sort(out)
 	return out
 }
 
-// killHooks kills (SIGKILL) the stop hook runs in hooks still alive: a
-// hook whose claude was killed runs on, orphaned, until it sees claude
-// gone.
-func killHooks(t *testing.T, hooks string) {
-	data, _ := os.ReadFile(filepath.Join(hooks, "runs"))
-	for _, f := range strings.Fields(string(data)) {
-		pid, err := strconv.Atoi(f)
-		if err != nil || !processAlive(pid) {
-			continue
-		}
-		t.Logf("stop hook %d still runs: killed", pid)
-		if p, err := os.FindProcess(pid); err == nil {
-			if err := p.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
-				t.Logf("kill %d: %v", pid, err)
+// wakeScript is the stand-in model of the hook tests: it answers the
+// woken turn (its stop hook's stderr) "Woken reply", and any other
+// "Reply to PROMPT".
+func wakeScript(r *Request) Reply {
+	last := r.LastUserText()
+	if strings.Contains(last, "WOKEN-TEXT-123") {
+		return Reply{Say("Woken reply")}
+	}
+	lines := strings.Split(strings.TrimSpace(last), "\n")
+	return Reply{Say("Reply to " + lines[len(lines)-1])}
+}
+
+// TestClaudeStopHookRewake proves the mechanism the wake loop rests on: a
+// Stop hook with asyncRewake runs in the background when a turn ends; the
+// session stays idle, at its prompt, while it runs; when it exits 2, its
+// stderr goes to the model as a new turn, at once. It runs again at the
+// next Stop, with stop_hook_active true: each run must wait for a new
+// reason to wake, or the session loops. Its input names the session, its
+// transcript and cwd; its environment names claude's pid (CLAUDE_PID),
+// the session and the project; its parent is a shell whose parent is
+// claude. A SessionStart hook gets the session id too.
+func TestClaudeStopHookRewake(t *testing.T) {
+	c := newClaude(t, wakeScript)
+	h := installHooks(t, c)
+	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
+	defer cancel()
+	tm := c.interactive(ctx, t)
+
+	// The first turn ends; the hook starts and waits.
+	require.NoError(t, tm.Submit(ctx, "first prompt"))
+	first, err := c.api.WaitFor(ctx, carrying("first prompt"))
+	require.NoError(t, err, tm.Capture())
+	_, err = tm.WaitScreen(ctx, "Reply to first prompt")
+	require.NoError(t, err)
+	run1 := h.run(ctx, t, 1)
+
+	// Idle: no request while the hook waits.
+	idle, cancelIdle := context.WithTimeout(ctx, 3*time.Second)
+	_, err = c.api.WaitFor(idle, mainAfter(first))
+	cancelIdle()
+	require.ErrorIs(t, err, context.DeadlineExceeded, "a request came while the hook waited")
+	assert.True(t, tm.Alive())
+
+	// The hook wakes the session: a new turn carries its stderr.
+	woke := time.Now()
+	h.wake(t)
+	soon, cancelSoon := context.WithTimeout(ctx, 10*time.Second)
+	woken, err := c.api.WaitFor(soon, carrying("WOKEN-TEXT-123"))
+	cancelSoon()
+	require.NoError(t, err, tm.Capture())
+	t.Logf("the woken turn's request came %v after the wake file", woken.Received.Sub(woke).Round(time.Millisecond))
+	t.Logf("its last user message: %q", woken.LastUserText())
+	assert.Equal(t, first.Seq+1, woken.Seq)
+	assert.Equal(t, first.SessionID(), woken.SessionID())
+	assert.Contains(t, woken.LastUserText(), `Stop hook blocking error from command "Stop": WOKEN-TEXT-123`)
+	_, err = tm.WaitScreen(ctx, "Woken reply")
+	require.NoError(t, err)
+
+	// The woken turn's Stop runs the hook again, stop_hook_active.
+	run2 := h.run(ctx, t, 2)
+	in1, in2 := h.input(t, "stop-"+run1+".json"), h.input(t, "stop-"+run2+".json")
+	t.Logf("Stop input, first run: %s", in1.raw)
+	t.Logf("Stop input, second run: %s", in2.raw)
+	for _, in := range []hookInput{in1, in2} {
+		assert.Equal(t, "Stop", in.HookEventName)
+		assert.Equal(t, first.SessionID(), in.SessionID)
+		assert.Equal(t, c.dir, in.Cwd)
+		assert.Equal(t, filepath.Join(c.home, ".claude", "projects", projectKey(c.dir), in.SessionID+".jsonl"), in.TranscriptPath)
+		assert.FileExists(t, in.TranscriptPath)
+	}
+	assert.False(t, in1.StopHookActive)
+	assert.True(t, in2.StopHookActive)
+	assert.Equal(t, "Reply to first prompt", in1.LastAssistant)
+	assert.Equal(t, "Woken reply", in2.LastAssistant)
+
+	// The hook's environment and parentage.
+	env := h.env(t, "stop-"+run1+".env")
+	t.Logf("the Stop hook's environment (CLAUDE*): %q", claudeVars(env))
+	assert.Equal(t, strconv.Itoa(tm.PID()), env["CLAUDE_PID"])
+	assert.Equal(t, first.SessionID(), env["CLAUDE_CODE_SESSION_ID"])
+	assert.Equal(t, c.dir, env["CLAUDE_PROJECT_DIR"])
+	assert.Equal(t, "cli", env["CLAUDE_CODE_ENTRYPOINT"])
+	assert.Equal(t, "1", env["CLAUDE_CODE_SESSION_ATTENDED"])
+	parent, err := os.ReadFile(h.path("stop-" + run1 + ".parent"))
+	require.NoError(t, err)
+	fields := strings.Fields(string(parent)) // its parent's pid and name, that one's parent
+	require.Len(t, fields, 3, string(parent))
+	t.Logf("the Stop hook's parent: %s (%s), whose parent is %s; claude is %d", fields[0], fields[1], fields[2], tm.PID())
+	assert.Equal(t, "sh", fields[1])
+	assert.Equal(t, strconv.Itoa(tm.PID()), fields[2])
+
+	start := h.input(t, "start.json")
+	t.Logf("SessionStart input: %s", start.raw)
+	assert.Equal(t, "SessionStart", start.HookEventName)
+	assert.Equal(t, first.SessionID(), start.SessionID)
+	assert.Equal(t, "startup", start.Source)
+}
+
+// projectKey is the name of the directory of dir's sessions under
+// ~/.claude/projects: dir with each / and . a -.
+func projectKey(dir string) string {
+	return strings.NewReplacer("/", "-", ".", "-").Replace(dir)
+}
+
+// TestClaudeStopHookRunsPileUp: a Stop hook run is not ended when the next
+// turn starts: a prompt typed while a run waits starts a second run at its
+// Stop, and the first still runs. A run that exits 2 while the model is
+// busy wakes it once that turn ends, right after it.
+func TestClaudeStopHookRunsPileUp(t *testing.T) {
+	release := make(chan struct{})
+	c := newClaude(t, func(r *Request) Reply {
+		if strings.Contains(r.LastUserText(), "slow prompt") {
+			select { // bounded: the test fails first, on its own timeout
+			case <-release:
+			case <-time.After(30 * time.Second):
 			}
 		}
+		return wakeScript(r)
+	})
+	h := installHooks(t, c)
+	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
+	defer cancel()
+	tm := c.interactive(ctx, t)
+
+	require.NoError(t, tm.Submit(ctx, "first prompt"))
+	run1 := h.run(ctx, t, 1)
+	require.NoError(t, tm.Submit(ctx, "second prompt"))
+	run2 := h.run(ctx, t, 2)
+	assert.True(t, h.alive(run1), "the first run was ended")
+	assert.True(t, h.alive(run2))
+
+	require.NoError(t, tm.Submit(ctx, "slow prompt"))
+	slow, err := c.api.WaitFor(ctx, carrying("slow prompt"))
+	require.NoError(t, err, tm.Capture())
+	h.wake(t)
+	busy, cancelBusy := context.WithTimeout(ctx, 2*time.Second)
+	_, err = c.api.WaitFor(busy, mainAfter(slow))
+	cancelBusy()
+	require.ErrorIs(t, err, context.DeadlineExceeded, "a request came while the model was busy")
+	assert.NoFileExists(t, h.path("wake"), "no run took the wake file")
+	close(release)
+
+	woken, err := c.api.WaitFor(ctx, carrying("WOKEN-TEXT-123"))
+	require.NoError(t, err, tm.Capture())
+	assert.Equal(t, slow.Seq+1, woken.Seq, "the woken turn is not the next")
+	_, err = tm.WaitScreen(ctx, "Woken reply")
+	require.NoError(t, err)
+	run4 := h.run(ctx, t, 4) // the slow turn's Stop, then the woken one's
+	var waiting []string
+	for _, pid := range h.runs() {
+		if h.alive(pid) {
+			waiting = append(waiting, pid)
+		}
+	}
+	t.Logf("runs %q; still waiting %q (the last is %s)", h.runs(), waiting, run4)
+	assert.Len(t, waiting, 3, "one run woke; the other three wait")
+}
+
+// TestClaudeStopHookOnExit: how a session's end reaches its hooks. On
+// /exit, Ctrl-C twice, or its terminal hanging up, the Stop hook run still
+// waiting gets SIGTERM (Claude Code kills it if it stays) and the
+// SessionEnd hook runs with the session id; when claude is killed
+// (SIGKILL) neither happens: the run is orphaned and must see claude gone
+// by itself ($CLAUDE_PID).
+func TestClaudeStopHookOnExit(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		exit   func(ctx context.Context, t *testing.T, tm *Tmux)
+		signal string // what the waiting run records
+		reason string // SessionEnd's, "" for none
+	}{
+		{"exit command", func(ctx context.Context, t *testing.T, tm *Tmux) {
+			require.NoError(t, tm.Submit(ctx, "/exit"))
+		}, "TERM", "prompt_input_exit"},
+		{"ctrl-c twice", func(ctx context.Context, t *testing.T, tm *Tmux) {
+			require.NoError(t, tm.SendKeys("C-c"))
+			_, err := tm.WaitScreen(ctx, "again to exit")
+			require.NoError(t, err)
+			require.NoError(t, tm.SendKeys("C-c"))
+		}, "TERM", "prompt_input_exit"},
+		{"hangup", func(ctx context.Context, t *testing.T, tm *Tmux) {
+			tm.Kill()
+		}, "TERM", "other"},
+		{"killed", func(ctx context.Context, t *testing.T, tm *Tmux) {
+			p, err := os.FindProcess(tm.PID())
+			require.NoError(t, err)
+			require.NoError(t, p.Kill())
+		}, "gone", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newClaude(t, wakeScript)
+			h := installHooks(t, c)
+			ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+			defer cancel()
+			tm := c.interactive(ctx, t)
+			require.NoError(t, tm.Submit(ctx, "first prompt"))
+			run := h.run(ctx, t, 1)
+			session := h.input(t, "stop-"+run+".json").SessionID
+
+			exited := time.Now()
+			tc.exit(ctx, t, tm)
+			sig, err := waitFile(ctx, h.path("stop-"+run+".signal"))
+			require.NoError(t, err, tm.Capture())
+			t.Logf("the waiting run recorded %q %v after the exit", strings.TrimSpace(string(sig)), time.Since(exited).Round(time.Millisecond))
+			assert.Equal(t, tc.signal+"\n", string(sig))
+			if tc.reason == "" {
+				time.Sleep(2 * time.Second) // time for a SessionEnd that should not come
+				assert.NoFileExists(t, h.path("end.json"))
+				return
+			}
+			_, err = waitFile(ctx, h.path("end.json"))
+			require.NoError(t, err, tm.Capture())
+			end := h.input(t, "end.json")
+			t.Logf("SessionEnd input %v after the exit: %s", time.Since(exited).Round(time.Millisecond), end.raw)
+			assert.Equal(t, "SessionEnd", end.HookEventName)
+			assert.Equal(t, session, end.SessionID)
+			assert.Equal(t, tc.reason, end.Reason)
+			assert.Equal(t, strconv.Itoa(tm.PID()), h.env(t, "end.env")["CLAUDE_PID"])
+			assert.Eventually(t, func() bool { return !processAlive(tm.PID()) }, 10*time.Second, 50*time.Millisecond)
+			t.Logf("claude ended %v after the exit", time.Since(exited).Round(time.Millisecond))
+		})
+	}
+}
+
+// TestClaudePrintWaitsForAsyncStopHook: claude -p does not exit, nor
+// print its result, while an asyncRewake Stop hook runs: it is woken like
+// an interactive session, and runs the hook again. A hook that must not
+// hold claude -p can tell it from the interactive claude by its
+// environment: CLAUDE_CODE_ENTRYPOINT=sdk-cli and
+// CLAUDE_CODE_SESSION_ATTENDED=0 (cli and 1 interactive).
+func TestClaudePrintWaitsForAsyncStopHook(t *testing.T) {
+	c := newClaude(t, wakeScript)
+	h := installHooks(t, c)
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, c.bin, "-p", "first prompt")
+	cmd.Dir, cmd.Env = c.dir, c.env
+	cmd.WaitDelay = 5 * time.Second
+	stdout, err := os.Create(filepath.Join(t.TempDir(), "stdout")) // read while claude runs
+	require.NoError(t, err)
+	defer stdout.Close()
+	printed := func() string {
+		data, err := os.ReadFile(stdout.Name())
+		require.NoError(t, err)
+		return string(data)
+	}
+	cmd.Stdout = stdout
+	require.NoError(t, cmd.Start())
+	exited := make(chan struct{}) // closed once cmd is waited for, with waitErr
+	var waitErr error
+	go func() { waitErr = cmd.Wait(); close(exited) }()
+	t.Cleanup(func() { _ = cmd.Process.Kill(); <-exited })
+
+	run1 := h.run(ctx, t, 1)
+	env := h.env(t, "stop-"+run1+".env")
+	t.Logf("the Stop hook's environment under claude -p (CLAUDE*): %q", claudeVars(env))
+	assert.Equal(t, "sdk-cli", env["CLAUDE_CODE_ENTRYPOINT"])
+	assert.Equal(t, "0", env["CLAUDE_CODE_SESSION_ATTENDED"])
+	select {
+	case <-exited:
+		t.Fatalf("claude -p exited (%v) while its Stop hook ran; it printed %q", waitErr, printed())
+	case <-time.After(3 * time.Second):
+	}
+	assert.Empty(t, printed(), "claude -p printed its result while its Stop hook ran")
+	h.wake(t)
+	_, err = c.api.WaitFor(ctx, carrying("WOKEN-TEXT-123"))
+	require.NoError(t, err)
+	h.run(ctx, t, 2)
+	require.NoError(t, cmd.Process.Signal(os.Interrupt))
+	select {
+	case <-exited:
+		t.Logf("claude -p ended on SIGINT (%v), having printed %q", waitErr, printed())
+	case <-ctx.Done():
+		t.Fatal("claude -p still runs after SIGINT")
 	}
 }
 

@@ -1,16 +1,24 @@
 package realclient
 
 import (
+	"bufio"
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
+
+	"github.com/BurntSushi/toml"
 )
 
 // CodexModel is the model CodexEnv configures; OpenAI lists it on
@@ -26,13 +34,17 @@ const CodexKeyEnv = "AGENTX_FAKE_OPENAI_KEY"
 // Responses API at apiURL+"/v1" (an OpenAI's URL), with approvals off
 // (approval_policy = "never"), no sandbox (sandbox_mode =
 // "danger-full-access": Codex runs the model's commands as is), no update
-// check, no analytics nor feedback, and no retries. It returns the
-// directory and the environment to run codex with: this process's, less
-// every CODEX_* and OPENAI_* variable, plus CODEX_HOME, a temporary HOME
-// and the provider's key (CodexKeyEnv).
+// check, no analytics nor feedback, no request compression, and no
+// retries. It returns the directory and the environment to run codex with:
+// this process's, less every CODEX_*, OPENAI_*, HOME and XDG_* variable,
+// plus CODEX_HOME, a temporary HOME, the provider's key (CodexKeyEnv),
+// and TERM=xterm-256color when TERM is not set (for the TUI).
 //
-// Tests append to CODEX_HOME/config.toml what they need (MCP servers,
-// hooks, TrustCodexProject).
+// Tests append to CODEX_HOME/config.toml what they need
+// (AppendCodexConfig: MCP servers, hooks; TrustCodexProject,
+// TrustCodexHooks). Codex keeps its sessions (rollouts), state databases
+// (queue_1.sqlite...) and, for the interactive codex's background server,
+// a copy of itself (about 400 MB, under packages/) in CODEX_HOME.
 func CodexEnv(t testing.TB, apiURL string) (codexHome string, env []string) {
 	t.Helper()
 	codexHome = filepath.Join(t.TempDir(), "codex-home")
@@ -73,36 +85,41 @@ enable_request_compression = false
 		name, _, _ := strings.Cut(kv, "=")
 		switch {
 		case strings.HasPrefix(name, "CODEX_"), strings.HasPrefix(name, "OPENAI_"),
-			name == "HOME", name == "XDG_CONFIG_HOME", name == "XDG_DATA_HOME", name == "XDG_STATE_HOME", name == "XDG_CACHE_HOME":
+			strings.HasPrefix(name, "XDG_"), name == "HOME":
 			continue
 		}
 		env = append(env, kv)
 	}
 	env = append(env, "CODEX_HOME="+codexHome, "HOME="+home, CodexKeyEnv+"=sk-agentx-fake")
+	if os.Getenv("TERM") == "" {
+		env = append(env, "TERM=xterm-256color")
+	}
 	return codexHome, env
 }
 
-// AppendCodexConfig appends text to CODEX_HOME/config.toml.
-func AppendCodexConfig(t testing.TB, codexHome, text string) {
-	t.Helper()
-	f, err := os.OpenFile(filepath.Join(codexHome, "config.toml"), os.O_APPEND|os.O_WRONLY, 0)
+// AppendCodexConfig appends text, on lines of its own, to
+// CODEX_HOME/config.toml.
+func AppendCodexConfig(codexHome, text string) error {
+	path := filepath.Join(codexHome, "config.toml")
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	if _, err := f.WriteString("\n" + text + "\n"); err != nil {
-		t.Fatal(err)
+		_ = f.Close()
+		return fmt.Errorf("append to %s: %w", path, err)
 	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
+	return f.Close()
 }
 
 // TrustCodexProject marks dir a trusted project in CODEX_HOME/config.toml
-// (projects."DIR".trust_level = "trusted"), so Codex loads dir's
-// .codex/config.toml and runs without asking.
-func TrustCodexProject(t testing.TB, codexHome, dir string) {
-	t.Helper()
-	AppendCodexConfig(t, codexHome, fmt.Sprintf("[projects.%s]\ntrust_level = \"trusted\"", strconv.Quote(dir)))
+// ([projects."DIR"] trust_level = "trusted"), as codex exec --trust does.
+// Codex 0.171 loads a project's .codex/config.toml (and so its MCP
+// servers) and .codex/hooks.json only when the project is trusted. (Trust
+// does not let codex exec run outside a git repository: that takes
+// --skip-git-repo-check.)
+func TrustCodexProject(codexHome, dir string) error {
+	return AppendCodexConfig(codexHome, fmt.Sprintf("[projects.%s]\ntrust_level = \"trusted\"", strconv.Quote(dir)))
 }
 
 // CodexHookEvents are the hook events of Codex 0.171, each with the label
@@ -158,43 +175,64 @@ func CodexHookHash(event, matcher, command string, timeoutSec int) string {
 	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
-// codexHooksFile is a hooks.json.
-type codexHooksFile struct {
-	Hooks map[string][]struct {
-		Matcher string `json:"matcher"`
-		Hooks   []struct {
-			Type    string `json:"type"`
-			Command string `json:"command"`
-			Timeout int    `json:"timeout"`
-		} `json:"hooks"`
+// codexHookGroups are the hooks of a hooks.json, or of a config.toml's
+// [hooks] table, by event.
+type codexHookGroups map[string][]struct {
+	Matcher string `json:"matcher"`
+	Hooks   []struct {
+		Type    string `json:"type"`
+		Command string `json:"command"`
+		Timeout int    `json:"timeout"`
 	} `json:"hooks"`
 }
 
-// TrustCodexHooks trusts every command hook of the hooks.json at path (a
-// user's CODEX_HOME/hooks.json or a project's .codex/hooks.json) as a
-// person would with /hooks in the TUI: it appends to
-// CODEX_HOME/config.toml, for each, a [hooks.state."PATH:LABEL:GROUP:HANDLER"]
-// table with trusted_hash = CodexHookHash(...). Codex 0.171 runs a
-// non-managed hook only when so trusted (or with
-// --dangerously-bypass-hook-trust); a hook changed since is "modified",
-// and not run.
-func TrustCodexHooks(t testing.TB, codexHome, path string) {
-	t.Helper()
+// TrustCodexHooks trusts every command hook of path, a hooks.json (a
+// user's CODEX_HOME/hooks.json, a project's .codex/hooks.json) or a
+// config.toml with [hooks] tables, as a person does with /hooks in the
+// TUI: for each it appends to CODEX_HOME/config.toml
+//
+//	[hooks.state."PATH:LABEL:GROUP:HANDLER"]
+//	trusted_hash = "sha256:..."
+//
+// with the event's label (CodexHookEvents), the indexes of the matcher
+// group and of the handler in it, and CodexHookHash. Codex 0.171 runs a
+// hook that is not managed (by an administrator) only when so trusted, or
+// under --dangerously-bypass-hook-trust; a hook changed since it was
+// trusted is "modified", and not run.
+func TrustCodexHooks(codexHome, path string) error {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
-	var f codexHooksFile
-	if err := json.Unmarshal(data, &f); err != nil {
-		t.Fatalf("%s: %v", path, err)
+	var hooks json.RawMessage
+	if strings.HasSuffix(path, ".toml") {
+		var f map[string]any
+		if _, err := toml.Decode(string(data), &f); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		table, _ := f["hooks"].(map[string]any)
+		delete(table, "state")         // the trust entries, not hooks
+		hooks, _ = json.Marshal(table) // decoded TOML: cannot fail
+	} else {
+		var f struct {
+			Hooks json.RawMessage `json:"hooks"`
+		}
+		if err := json.Unmarshal(data, &f); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		hooks = f.Hooks
+	}
+	var groups codexHookGroups
+	if err := json.Unmarshal(hooks, &groups); err != nil {
+		return fmt.Errorf("%s: hooks: %w", path, err)
 	}
 	var sb strings.Builder
-	for event, groups := range f.Hooks {
+	for event, gs := range groups {
 		label, ok := CodexHookEvents[event]
 		if !ok {
-			t.Fatalf("%s: unknown hook event %q", path, event)
+			return fmt.Errorf("%s: unknown hook event %q", path, event)
 		}
-		for gi, g := range groups {
+		for gi, g := range gs {
 			for hi, h := range g.Hooks {
 				if h.Type != "command" {
 					continue
@@ -204,5 +242,55 @@ func TrustCodexHooks(t testing.TB, codexHome, path string) {
 			}
 		}
 	}
-	AppendCodexConfig(t, codexHome, sb.String())
+	return AppendCodexConfig(codexHome, sb.String())
+}
+
+// CodexRunTimeout bounds RunCodex.
+const CodexRunTimeout = 60 * time.Second
+
+// RunCodex runs the real codex (Binary) with args in dir with exactly env,
+// stdin as its input (none: /dev/null), in a process group of its own
+// that is killed when codex ends or CodexRunTimeout passes (so no MCP
+// server it started outlives it). It returns codex's stdout and stderr,
+// and the error of its run.
+func RunCodex(t testing.TB, dir string, env []string, stdin string, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	bin := Binary(t, "codex")
+	ctx, cancel := context.WithTimeout(context.Background(), CodexRunTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Dir, cmd.Env = dir, env
+	if stdin != "" {
+		cmd.Stdin = strings.NewReader(stdin)
+	}
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 5 * time.Second
+	err = cmd.Run()
+	if cmd.Process != nil {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // what is left of the group
+	}
+	if ctx.Err() != nil {
+		err = errors.Join(err, fmt.Errorf("codex %s: killed after %v", strings.Join(args, " "), CodexRunTimeout))
+	}
+	return out.String(), errb.String(), err
+}
+
+// CodexThreadID is the session (thread) id of a codex exec --json run:
+// the thread_id of its first thread.started event; "" if none.
+func CodexThreadID(jsonl string) string {
+	sc := bufio.NewScanner(strings.NewReader(jsonl))
+	sc.Buffer(make([]byte, 0, 64*1024), 16*1024*1024)
+	for sc.Scan() {
+		var ev struct {
+			Type     string `json:"type"`
+			ThreadID string `json:"thread_id"`
+		}
+		if json.Unmarshal(sc.Bytes(), &ev) == nil && ev.Type == "thread.started" {
+			return ev.ThreadID
+		}
+	}
+	return ""
 }

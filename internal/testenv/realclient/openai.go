@@ -17,9 +17,9 @@ import (
 // OpenAI is a scripted stand-in of the OpenAI Responses API, served on
 // loopback for the real Codex (CodexEnv points a custom model provider at
 // it). It answers POST /v1/responses, streamed (server-sent events), with
-// the CodexReply its script gives for each main request, and answers the
-// other requests Codex makes on its own (GET /v1/models) harmlessly. It
-// records every /v1/responses request.
+// the CodexReply its script gives for each main request; GET /v1/models
+// with CodexModel, and anything else with 200 {} (logged: Codex 0.171
+// makes no other request to a custom provider). It records every request.
 //
 // Its methods are safe for concurrent use.
 type OpenAI struct {
@@ -69,9 +69,9 @@ func NewOpenAI(t testing.TB, script func(r *ResponsesRequest) CodexReply) *OpenA
 type ResponsesRequest struct {
 	Seq          int             // its rank among the requests received, from 0
 	Received     time.Time       // when it arrived
-	Header       http.Header     // its HTTP headers (session_id, x-codex-turn-metadata...)
+	Header       http.Header     // its HTTP headers (Session-Id, Thread-Id, Originator, X-Codex-Turn-Metadata...)
 	Model        string          `json:"model"`
-	Instructions string          `json:"instructions"` // the system prompt
+	Instructions string          `json:"instructions"` // none from Codex 0.171: its system prompt is the input's first developer message
 	Input        []ResponsesItem `json:"input"`        // the conversation
 	Tools        []CodexTool     `json:"tools"`
 	Stream       bool            `json:"stream"`
@@ -80,11 +80,11 @@ type ResponsesRequest struct {
 	reply        CodexReply      // what was answered, for the record
 }
 
-// ResponsesItem is one item of a request's input: a message (Type "message":
-// Role "user", "developer" or "assistant", Content), a function call the
-// model made earlier ("function_call": Name, Arguments, CallID), its
-// output ("function_call_output": CallID, Output), or another type
-// (reasoning...) kept by type only.
+// ResponsesItem is one item of a request's input: a message (Type
+// "message": Role "user", "developer" or "assistant", Content), a function
+// call the model made earlier ("function_call": Namespace, Name,
+// Arguments, CallID), its output ("function_call_output": CallID, Output),
+// or another type (reasoning...) kept by type only.
 type ResponsesItem struct {
 	Type      string             `json:"type"`
 	Role      string             `json:"role,omitempty"`
@@ -92,7 +92,7 @@ type ResponsesItem struct {
 	Name      string             `json:"name,omitempty"`
 	Arguments string             `json:"arguments,omitempty"`
 	CallID    string             `json:"call_id,omitempty"`
-	Output    ResponsesOutput    `json:"output,omitempty"`
+	Output    ResponsesOutput    `json:"output"`
 }
 
 // ResponsesContent is one part of a message: input_text, output_text...
@@ -203,10 +203,11 @@ func (it ResponsesItem) text(sb *strings.Builder) {
 	}
 }
 
-// Text is all the text of the request's input, one part a line: the
-// prompts, the environment and hook context Codex sends as messages, the
-// model's earlier answers and calls' arguments, the calls' outputs (what
-// an MCP tool returned). The instructions (system prompt) are left out.
+// Text is all the text of the request's input, one part a line: Codex's
+// system prompt and the hooks' additional context (developer messages),
+// the environment and the prompts (user messages; a Stop hook's reason
+// too), the model's earlier answers and calls' arguments, the calls'
+// outputs (what an MCP tool returned).
 func (r *ResponsesRequest) Text() string {
 	var sb strings.Builder
 	for _, it := range r.Input {
@@ -240,6 +241,21 @@ func (r *ResponsesRequest) UserTexts() []string {
 	return out
 }
 
+// DeveloperTexts are the texts of the input's developer messages, one a
+// part: Codex's system prompt and instructions, and each SessionStart or
+// UserPromptSubmit hook's additionalContext, as the hook gave it.
+func (r *ResponsesRequest) DeveloperTexts() []string {
+	var out []string
+	for _, it := range r.Input {
+		if it.Type == "message" && it.Role == "developer" {
+			for _, p := range it.Content {
+				out = append(out, p.Text)
+			}
+		}
+	}
+	return out
+}
+
 // CallOutputs are the function_call_output items of the input, in order.
 func (r *ResponsesRequest) CallOutputs() []ResponsesItem {
 	var out []ResponsesItem
@@ -263,14 +279,17 @@ func (r *ResponsesRequest) CallOutput(callID string) (string, bool) {
 }
 
 // IsMain tells a main request (a turn of the conversation, which offers
-// the model its tools) from a side request (none seen with Codex 0.171 so
-// far; a title or summary would come without tools).
+// the model its tools) from a side request, which would come without
+// tools (a title, a summary, a compaction). Codex 0.171 has made none in
+// these tests: every request is a turn's.
 func (r *ResponsesRequest) IsMain() bool { return len(r.Tools) > 0 }
 
 // SessionID is the Codex session (thread) the request belongs to: its
-// session_id header, else its prompt_cache_key.
+// Session-Id header, else its prompt_cache_key (the same id). It is the
+// hooks' session_id, codex exec --json's thread_id, and what codex exec
+// resume and codex queue --thread take.
 func (r *ResponsesRequest) SessionID() string {
-	if id := r.Header.Get("Session_id"); id != "" {
+	if id := r.Header.Get("Session-Id"); id != "" {
 		return id
 	}
 	return r.CacheKey
@@ -326,7 +345,7 @@ func (o *OpenAI) MainRequests() []*ResponsesRequest {
 	return out
 }
 
-// Others are the other requests received so far ("GET /v1/models"...).
+// Others are the other requests received so far, as "METHOD PATH".
 func (o *OpenAI) Others() []string {
 	o.mu.Lock()
 	defer o.mu.Unlock()
