@@ -200,6 +200,16 @@ const engineerHooks = `{
             "timeout": 360
           }
         ]
+      },
+      {
+        "hooks": [
+          {
+            "type": "command",
+            "command": "agentx hook rewake --root \"$CLAUDE_PROJECT_DIR\" --agent engineer",
+            "timeout": 43260,
+            "asyncRewake": true
+          }
+        ]
       }
     ]
   }
@@ -207,15 +217,17 @@ const engineerHooks = `{
 `
 
 // hookView is a settings file's hooks, for tests: per event, each group's
-// matcher and commands (with ":timeout" when there is one).
+// matcher and commands (with ":timeout" when there is one, and ":async"
+// when asyncRewake is true).
 func hookView(t *testing.T, data []byte) map[string][]string {
 	t.Helper()
 	var doc struct {
 		Hooks map[string][]struct {
 			Matcher string `json:"matcher"`
 			Hooks   []struct {
-				Command string `json:"command"`
-				Timeout int    `json:"timeout"`
+				Command     string `json:"command"`
+				Timeout     int    `json:"timeout"`
+				AsyncRewake bool   `json:"asyncRewake"`
 			} `json:"hooks"`
 		} `json:"hooks"`
 	}
@@ -228,6 +240,9 @@ func hookView(t *testing.T, data []byte) map[string][]string {
 				c := h.Command
 				if h.Timeout > 0 {
 					c += ":" + time.Duration(h.Timeout*int(time.Second)).String()
+				}
+				if h.AsyncRewake {
+					c += ":async"
 				}
 				cmds = append(cmds, c)
 			}
@@ -243,6 +258,9 @@ func TestMergeClaudeSettings(t *testing.T) {
 		session = inbox + " --hook-event SessionStart"
 		stop    = `agentx hook stop --root "$CLAUDE_PROJECT_DIR" --agent engineer`
 		scope   = `agentx scope check --root "$CLAUDE_PROJECT_DIR" --agent engineer`
+		rewake  = `agentx hook rewake --root "$CLAUDE_PROJECT_DIR" --agent engineer`
+		// agentx's rewake group as hookView shows it: 12h1m0s is RewakeTimeout
+		rewaked = "|" + rewake + ":12h1m0s:async"
 	)
 	engineer := Claude{Server: Server{Agent: "engineer"}, StopTimeout: 360}
 	scoped := engineer
@@ -252,7 +270,7 @@ func TestMergeClaudeSettings(t *testing.T) {
 	alone := map[string][]string{
 		"UserPromptSubmit": {"|" + inbox},
 		"SessionStart":     {"|" + session},
-		"Stop":             {"|" + stop + ":6m0s"},
+		"Stop":             {"|" + stop + ":6m0s", rewaked},
 	}
 	cases := []struct {
 		name string
@@ -267,12 +285,12 @@ func TestMergeClaudeSettings(t *testing.T) {
 			"UserPromptSubmit": {"|" + inbox},
 			"SessionStart":     {"|" + session},
 			"PreToolUse":       {ScopeMatcher + "|" + scope},
-			"Stop":             {"|" + stop + ":6m0s"},
+			"Stop":             {"|" + stop + ":6m0s", rewaked},
 		}, []string{"hooks"}},
 		{"issue and hold", "{}", withIssue, map[string][]string{
 			"UserPromptSubmit": {"|" + inbox},
 			"SessionStart":     {"|" + session},
-			"Stop":             {"|" + stop + " --issue 42 --hold 10m:11m0s"},
+			"Stop":             {"|" + stop + " --issue 42 --hold 10m:11m0s", "|" + rewake + " --issue 42:12h1m0s:async"},
 		}, []string{"hooks"}},
 		{"the user's hooks, events and keys kept; agentx's added after", `{
   "model": "opus",
@@ -283,7 +301,7 @@ func TestMergeClaudeSettings(t *testing.T) {
   },
   "permissions": {"allow": ["Bash(go test:*)"]}
 }`, engineer, map[string][]string{
-			"Stop":             {"|make lint", "|" + stop + ":6m0s"},
+			"Stop":             {"|make lint", "|" + stop + ":6m0s", rewaked},
 			"PostToolUse":      {"Bash|./audit.sh"},
 			"UserPromptSubmit": {"|date", "|" + inbox},
 			"SessionStart":     {"|" + session},
@@ -298,9 +316,19 @@ func TestMergeClaudeSettings(t *testing.T) {
   "PostToolUse": [{"matcher": "*", "hooks": [{"type": "command", "command": "agentx inbox --agent architect --format claude-hook --hook-event PostToolUse"}]}]
 }}`, scoped, map[string][]string{
 			"UserPromptSubmit": {"|" + inbox + " && date"},
-			"Stop":             {"|" + stop + ":30m0s"},
+			"Stop":             {"|" + stop + ":30m0s", rewaked},
 			"PreToolUse":       {ScopeMatcher + "|" + scope},
 			"PostToolUse":      {"*|agentx inbox --agent architect --format claude-hook --hook-event PostToolUse"},
+			"SessionStart":     {"|" + session},
+		}, []string{"hooks"}},
+		{"an old rewake entry updated where it is: asyncRewake added, the timeout raised; a duplicate removed", `{"hooks": {"Stop": [
+  {"hooks": [{"type": "command", "command": "make lint"}]},
+  {"hooks": [{"type": "command", "command": "agentx hook rewake --agent architect", "timeout": 600}]},
+  {"hooks": [{"type": "command", "command": "agentx hook stop --agent architect", "timeout": 360}]},
+  {"hooks": [{"type": "command", "command": "./notify.sh"}, {"type": "command", "command": "agentx hook rewake --agent engineer", "asyncRewake": true}]}
+]}}`, engineer, map[string][]string{
+			"Stop":             {"|make lint", rewaked, "|" + stop + ":6m0s", "|./notify.sh"},
+			"UserPromptSubmit": {"|" + inbox},
 			"SessionStart":     {"|" + session},
 		}, []string{"hooks"}},
 		{"a lower timeout raised", `{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "agentx hook stop --agent engineer", "timeout": 60}]}]}}`, engineer, alone, []string{"hooks"}},
@@ -311,16 +339,16 @@ func TestMergeClaudeSettings(t *testing.T) {
 			"PreToolUse":       {"Bash|./guard.sh"},
 			"UserPromptSubmit": {"|" + inbox},
 			"SessionStart":     {"|" + session},
-			"Stop":             {"|" + stop + ":6m0s"},
+			"Stop":             {"|" + stop + ":6m0s", rewaked},
 		}, []string{"hooks"}},
 		{"no scope: an event left empty is removed", `{"hooks": {"PreToolUse": [{"matcher": "Write|Edit|MultiEdit|NotebookEdit", "hooks": [{"type": "command", "command": "agentx scope check --agent engineer"}]}]}}`, engineer, alone, []string{"hooks"}},
 		{"agentx's entry under another matcher moves to a group of its own", `{"hooks": {"SessionStart": [{"matcher": "startup", "hooks": [{"type": "command", "command": "agentx inbox --agent engineer --format claude-hook --hook-event SessionStart"}, {"type": "command", "command": "./warm.sh"}]}]}}`, engineer, map[string][]string{
 			"SessionStart":     {"startup|./warm.sh", "|" + session},
 			"UserPromptSubmit": {"|" + inbox},
-			"Stop":             {"|" + stop + ":6m0s"},
+			"Stop":             {"|" + stop + ":6m0s", rewaked},
 		}, []string{"hooks"}},
 		{"commands that only mention agentx are the user's", `{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "echo agentx hook stop"}, {"type": "command", "command": "agentx hook finish --agent engineer"}]}]}}`, engineer, map[string][]string{
-			"Stop":             {"|echo agentx hook stop && agentx hook finish --agent engineer", "|" + stop + ":6m0s"},
+			"Stop":             {"|echo agentx hook stop && agentx hook finish --agent engineer", "|" + stop + ":6m0s", rewaked},
 			"UserPromptSubmit": {"|" + inbox},
 			"SessionStart":     {"|" + session},
 		}, []string{"hooks"}},
