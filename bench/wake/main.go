@@ -1,9 +1,16 @@
 // Command wake measures how fast an answer comes back to the agent that
 // asked: from the answering command's end to the agent's resume command
-// starting (the agent's turn had ended), and to agentx hook stop returning
-// with the answer (the turn was held). Run from the repository root:
+// starting (the agent's turn had ended), to agentx hook stop returning
+// with the answer (the turn was held), and to agentx hook rewake exiting 2
+// with it (an idle session's live waiter, which had slept -idle first:
+// Claude Code wakes the session in place the moment it exits). Run from
+// the repository root:
 //
-//	go run ./bench/wake [-runs 20]
+//	go run ./bench/wake [-runs 20] [-idle 3s]
+//
+// It prints the machine's load beside the figures. The real Claude Code's
+// request to the model after a rewake is timed by the test
+// TestLoopClaudeInteractive (internal/testenv/realclient), which logs it.
 package main
 
 import (
@@ -21,14 +28,15 @@ import (
 
 func main() {
 	runs := flag.Int("runs", 20, "questions answered in each measurement")
+	idle := flag.Duration("idle", 3*time.Second, "how long a live waiter sleeps before its answer lands")
 	flag.Parse()
-	if err := run(*runs); err != nil {
+	if err := run(*runs, *idle); err != nil {
 		fmt.Fprintln(os.Stderr, "bench/wake:", err)
 		os.Exit(1)
 	}
 }
 
-func run(runs int) error {
+func run(runs int, idle time.Duration) error {
 	tmp, err := os.MkdirTemp("", "agentx-bench-wake-")
 	if err != nil {
 		return err
@@ -71,6 +79,9 @@ func run(runs int) error {
 		return err
 	}
 	f.Close()
+	if _, err := ax("", "", "trust", "--yes"); err != nil { // the resume command runs once trusted
+		return err
+	}
 	stop := `{"session_id":"bench","hook_event_name":"Stop","stop_hook_active":false}`
 
 	var resumed, held, answerCmd []time.Duration
@@ -124,7 +135,35 @@ func run(runs int) error {
 		}
 	}
 
-	fmt.Printf("Answers coming back (%d questions each; medians and worst)\n\n", runs)
+	var rewoken []time.Duration
+	for i := 2*runs + 1; i <= 3*runs; i++ {
+		issue := strconv.Itoa(i)
+		id, err := ax("engineer", "", "clarify", "ask", "--issue", issue, "--to", "architect", "--topic", "T", "--question", "Q?")
+		if err != nil {
+			return err
+		}
+		session := `{"session_id":"bench-` + issue + `","hook_event_name":"Stop","stop_hook_active":false}`
+		hook := exec.Command(bin, "hook", "rewake", "--issue", issue)
+		hook.Dir, hook.Env, hook.Stdin = root, append(os.Environ(), "AGENTX_AGENT=engineer"), strings.NewReader(session)
+		var errb bytes.Buffer
+		hook.Stderr = &errb
+		if err := hook.Start(); err != nil {
+			return err
+		}
+		time.Sleep(idle) // the session sits idle; the waiter sleeps
+		if _, err := ax("architect", "", "clarify", "answer", id, "--body", "A."); err != nil {
+			return err
+		}
+		end := time.Now()
+		err = hook.Wait()
+		rewoken = append(rewoken, time.Since(end))
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !strings.Contains(errb.String(), id) {
+			return fmt.Errorf("hook rewake did not wake with the answer (%v): %s", err, errb.String())
+		}
+	}
+
+	load, _ := os.ReadFile("/proc/loadavg")
+	fmt.Printf("Answers coming back (%d questions each; medians and worst; load %s)\n\n", runs, strings.Join(strings.Fields(string(load))[:min(3, len(strings.Fields(string(load))))], " "))
 	fmt.Printf("| measurement | median | worst |\n|---|--:|--:|\n")
 	row := func(name string, ds []time.Duration) {
 		slices.Sort(ds)
@@ -133,6 +172,7 @@ func run(runs int) error {
 	row("`clarify answer`, the whole command", answerCmd)
 	row("resume command started, after the answering command exited (negative: before)", resumed)
 	row("`hook stop` holding the turn returns with the answer, after the answering command exited", held)
+	row(fmt.Sprintf("`hook rewake` (an idle session's waiter, asleep %s) exits 2 with the answer, after the answering command exited", idle), rewoken)
 	return nil
 }
 

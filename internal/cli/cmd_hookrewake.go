@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -110,6 +111,12 @@ func (a *App) hookRewake(ctx context.Context, issue *issueFlag, agent string, ma
 	if p.SessionID == "" {
 		return nil // no session to wake: run by hand, or not from a client
 	}
+	if headless(a.getenv) {
+		// claude -p waits for its async hooks before it exits: a waiter
+		// would keep a headless run alive for hours. Its answer goes to
+		// [agents.NAME] resume instead.
+		return nil
+	}
 	if err := wake.ValidSession(p.SessionID); err != nil {
 		return err
 	}
@@ -135,6 +142,13 @@ func (a *App) hookRewake(ctx context.Context, issue *issueFlag, agent string, ma
 		fmt.Fprint(a.stderr, text)
 		return &codedError{Code: ExitRewake, Msg: "rewake", Quiet: true}
 	})
+}
+
+// headless reports whether the client that ran the hook has nobody at its
+// prompt: Claude Code says so to its hooks (CLAUDE_CODE_SESSION_ATTENDED=0
+// under claude -p and the SDK, whose entry point is sdk-*).
+func headless(getenv func(string) string) bool {
+	return getenv("CLAUDE_CODE_SESSION_ATTENDED") == "0" || strings.HasPrefix(getenv("CLAUDE_CODE_ENTRYPOINT"), "sdk")
 }
 
 // rewaker is one session's live waiter.
@@ -240,53 +254,34 @@ func (w *rewaker) waitingOn() ([]router.Record, error) {
 	return slices.DeleteFunc(recs, func(r router.Record) bool { return r.From != w.who }), nil
 }
 
-// sleep waits for the next change, at most rewakeSlice: on a question
-// waiting for an answer, as clarify wait does (GitHub, Slack and the
-// remote read meanwhile, the monitor run when due); otherwise until the
-// event log grows.
+// sleep waits for the next change, at most rewakeSlice: until the event
+// log grows (any process's change here, seen at once), and meanwhile, on
+// a question waiting for an answer, as clarify wait does (GitHub, Slack
+// and the remote read, the monitor run when due).
 func (w *rewaker) sleep(ctx context.Context, log eventlog.EventLog) error {
-	recs, err := w.waitingOn()
-	if err != nil {
-		return err
-	}
-	for _, r := range recs {
-		if !router.Settled(r.Clarification) {
-			_, err := w.a.wait(ctx, w.h, r.ID, rewakeSlice)
-			if _, ok := errors.AsType[*router.WaitTimeoutError](err); ok {
-				err = nil
-			}
-			return err
-		}
-	}
-	w.a.outsideSide(ctx, w.h, true)
-	return waitGrowth(ctx, log, rewakeSlice)
-}
-
-// waitGrowth waits until the event log's size changes, or d passes, or
-// ctx ends, looking as often as clarify wait does (router.Hub.Wait): from
-// every 50 ms up to every second.
-func waitGrowth(ctx context.Context, log eventlog.EventLog, d time.Duration) error {
 	size, err := log.Size()
 	if err != nil {
 		return err
 	}
-	deadline := time.Now().Add(d)
-	poll := 50 * time.Millisecond
-	for {
-		left := time.Until(deadline)
-		if left <= 0 {
-			return nil
-		}
-		t := time.NewTimer(min(poll, left))
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
-		case <-t.C:
-		}
-		if now, err := log.Size(); err != nil || now != size {
-			return err
-		}
-		poll = min(poll*2, time.Second)
+	recs, err := w.waitingOn()
+	if err != nil {
+		return err
 	}
+	i := slices.IndexFunc(recs, func(r router.Record) bool { return !router.Settled(r.Clarification) })
+	if i < 0 {
+		w.a.outsideSide(ctx, w.h, true)
+		return log.WaitGrowth(ctx, size, rewakeSlice)
+	}
+	grown, stop := context.WithCancel(ctx)
+	defer stop()
+	go func() {
+		if log.WaitGrowth(grown, size, rewakeSlice) == nil {
+			stop()
+		}
+	}()
+	_, err = w.a.wait(grown, w.h, recs[i].ID, rewakeSlice)
+	if _, ok := errors.AsType[*router.WaitTimeoutError](err); ok || grown.Err() != nil && ctx.Err() == nil {
+		err = nil // the slice passed, or the log grew: look again
+	}
+	return err
 }

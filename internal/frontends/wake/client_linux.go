@@ -10,10 +10,14 @@ import (
 // the client is the first ancestor that is none of them.
 var shells = map[string]bool{"sh": true, "bash": true, "dash": true, "zsh": true, "ash": true, "busybox": true, "fish": true, "ksh": true, "env": true, "timeout": true}
 
-// ClientPID is the process of the client that ran this hook: the nearest
-// ancestor that is not a shell (a hook's command line runs through one),
-// found in /proc. 0 when it cannot be told.
+// ClientPID is the process of the client that ran this hook: what
+// CLAUDE_PID says when it names an ancestor (Claude Code sets it for its
+// hooks), else the nearest ancestor that is not a shell (a hook's command
+// line runs through one), found in /proc. 0 when it cannot be told.
 func ClientPID() int {
+	if pid, err := strconv.Atoi(os.Getenv("CLAUDE_PID")); err == nil && pid > 1 && ancestor(pid) {
+		return pid
+	}
 	pid := os.Getppid()
 	for range 8 {
 		if pid <= 1 {
@@ -29,6 +33,38 @@ func ClientPID() int {
 		pid = ppid
 	}
 	return 0
+}
+
+// ancestor reports whether pid is a parent of this process, or its
+// parent's, up to eight generations.
+func ancestor(pid int) bool {
+	p := os.Getppid()
+	for range 8 {
+		if p == pid {
+			return true
+		}
+		if p <= 1 {
+			return false
+		}
+		var ok bool
+		if _, p, ok = procStat(p); !ok {
+			return false
+		}
+	}
+	return false
+}
+
+// zombie reports whether pid has exited and waits for its parent to reap
+// it: a process killed under a terminal multiplexer may stay so for a
+// while, and kill(pid, 0) still finds it.
+func zombie(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	end := strings.LastIndexByte(s, ')')
+	return end > 0 && len(s) > end+2 && s[end+2] == 'Z'
 }
 
 // procStat reads a process's command name and parent from /proc/PID/stat.

@@ -173,17 +173,23 @@ func (r *Request) IsMain() bool { return len(r.Tools) > 0 }
 // X-Claude-Code-Session-Id header).
 func (r *Request) SessionID() string { return r.Header.Get("X-Claude-Code-Session-Id") }
 
-// ToolResults are the tool_result blocks of the request's last message:
-// what the tools the model called in its previous reply returned.
+// ToolResults are the tool_result blocks of the request's last user
+// message: what the tools the model called in its previous reply
+// returned, when that is what the request follows. (The last message may
+// be a "system" one after it: Claude Code tells so the model of the tools
+// of an MCP server that connected meanwhile.)
 func (r *Request) ToolResults() []Block {
-	if len(r.Messages) == 0 {
-		return nil
-	}
 	var out []Block
-	for _, b := range r.Messages[len(r.Messages)-1].Content {
-		if b.Type == "tool_result" {
-			out = append(out, b)
+	for i := len(r.Messages) - 1; i >= 0; i-- {
+		if r.Messages[i].Role != "user" {
+			continue
 		}
+		for _, b := range r.Messages[i].Content {
+			if b.Type == "tool_result" {
+				out = append(out, b)
+			}
+		}
+		break
 	}
 	return out
 }

@@ -15,25 +15,31 @@ import (
 )
 
 // ClaudeAPIKey is the API key ClaudeEnv gives Claude Code. The stand-in
-// API takes any key; Claude Code asks, once, whether to use a key found in
-// its environment unless the key's last 20 characters are approved in
-// ~/.claude.json, which ClaudeEnv does.
+// API takes any key; Claude Code asks whether to use a key found in its
+// environment unless the key's last 20 characters are approved in
+// ~/.claude.json, as ClaudeEnv does.
 const ClaudeAPIKey = "sk-ant-api03-realclient-0000000000-stand-in-key-0123456789abcdefghij"
 
 // ClaudeEnv makes a fresh HOME for Claude Code and the environment to run
 // it with against the stand-in API at apiURL (an Anthropic's URL). Its
-// ~/.claude.json says onboarding is done (no first-run screens: theme,
-// connectivity check to api.anthropic.com, login) and approves
-// ClaudeAPIKey; TrustProject trusts the directory it is run in.
+// ~/.claude.json says onboarding is done (else the first run shows a
+// theme picker and checks it can reach api.anthropic.com) and approves
+// ClaudeAPIKey (else a dialog asks); TrustProject trusts the directory it
+// is run in (else a dialog asks).
 //
-// The environment is built, not inherited (so no CLAUDECODE or
-// CLAUDE_CODE_* of a Claude Code the tests may run under leaks in): HOME,
-// PATH, SHELL, LANG, TERM for tmux, the key and base URL, and the
-// variables that turn off what needs the network: the auto-updater,
-// telemetry, error reporting and the rest of the "nonessential traffic"
-// (the session title request, the /api/hello probe...). Claude Code's
-// temporary files go under a temporary directory of t (CLAUDE_CODE_TMPDIR
-// and TMPDIR).
+// The environment is built, not inherited, so that nothing of the tests'
+// own environment leaks in (CLAUDECODE and CLAUDE_CODE_* when they run
+// under Claude Code): HOME, PATH, SHELL, LANG, TERM for tmux, the key and
+// base URL, and the variables that turn off what needs the network: the
+// auto-updater, telemetry, error reporting, and the rest of the
+// "nonessential traffic" (the session title side request, the
+// /api/hello probe...). Claude Code's temporary files and sockets go in a
+// temporary directory of t (CLAUDE_CODE_TMPDIR and TMPDIR).
+//
+// Claude Code 2.1.328 starts in auto mode: a tool call that no rule allows
+// goes to its safety check, a side request this stand-in cannot answer
+// usefully, and a dialog then stops the session. Allow the tools a test
+// calls (permissions.allow in the project's settings).
 func ClaudeEnv(t testing.TB, apiURL string) (home string, env []string) {
 	t.Helper()
 	home = t.TempDir()
@@ -75,11 +81,12 @@ func ClaudeEnv(t testing.TB, apiURL string) (home string, env []string) {
 }
 
 // TrustProject marks dir trusted in home's ~/.claude.json, as accepting
-// the "do you trust the files in this folder?" dialog does: no dialog in
-// interactive mode, and the project's .claude/settings.json counts (its
-// permissions.allow and hooks; Claude Code ignores them, even with -p, in
-// an untrusted folder). dir is the directory Claude Code is run in; it is
-// resolved as Claude Code sees it (symbolic links followed).
+// the "do you trust the files in this folder?" dialog does: the
+// interactive Claude Code shows no such dialog, and the permissions.allow
+// rules of the project's .claude/settings.json count (Claude Code ignores
+// them in an untrusted folder, even with -p; it runs its hooks there with
+// -p). dir is the directory Claude Code is run in; it is resolved as
+// Claude Code sees it (symbolic links followed).
 func TrustProject(home, dir string) error {
 	real, err := filepath.EvalSymlinks(dir)
 	if err != nil {
@@ -140,6 +147,7 @@ const ClaudeReady = "❯"
 type Tmux struct {
 	t    testing.TB
 	sock string // the private server's socket
+	pane string // the program's pane, %N
 	pid  int    // the program's process
 }
 
@@ -189,13 +197,15 @@ func StartTmux(t testing.TB, dir string, env []string, argv ...string) *Tmux {
 	if _, err := m.run(args...); err != nil {
 		t.Fatalf("start tmux: %v", err)
 	}
-	out, err := m.run("display-message", "-p", "#{pane_pid}")
+	out, err := m.run("display-message", "-p", "#{pane_id} #{pane_pid}")
 	if err != nil {
 		t.Fatalf("start tmux: %v", err)
 	}
-	if m.pid, err = strconv.Atoi(strings.TrimSpace(out)); err != nil {
-		t.Fatalf("start tmux: pane pid %q: %v", out, err)
+	pane, pid, _ := strings.Cut(strings.TrimSpace(out), " ")
+	if m.pid, err = strconv.Atoi(pid); err != nil {
+		t.Fatalf("start tmux: pane %q: %v", out, err)
 	}
+	m.pane = pane
 	return m
 }
 
@@ -220,13 +230,13 @@ func (m *Tmux) PID() int { return m.pid }
 // SendKeys sends keys, each a tmux key name: "Enter", "Escape", "C-c",
 // "Up"... (see Type for text).
 func (m *Tmux) SendKeys(keys ...string) error {
-	_, err := m.run(append([]string{"send-keys", "-t", "0"}, keys...)...)
+	_, err := m.run(append([]string{"send-keys", "-t", m.pane}, keys...)...)
 	return err
 }
 
 // Type types text as it is, no key names.
 func (m *Tmux) Type(text string) error {
-	_, err := m.run("send-keys", "-t", "0", "-l", "--", text)
+	_, err := m.run("send-keys", "-t", m.pane, "-l", "--", text)
 	return err
 }
 
@@ -247,7 +257,7 @@ func (m *Tmux) Submit(ctx context.Context, text string) error {
 // Capture is the window's screen, its lines joined where they wrapped;
 // "" once the server is gone.
 func (m *Tmux) Capture() string {
-	out, err := m.run("capture-pane", "-p", "-J", "-t", "0")
+	out, err := m.run("capture-pane", "-p", "-J", "-t", m.pane)
 	if err != nil {
 		return ""
 	}
@@ -273,10 +283,11 @@ func (m *Tmux) WaitScreen(ctx context.Context, substr string) (string, error) {
 	}
 }
 
-// Alive tells whether the program still runs.
+// Alive tells whether the program still runs: its pane is not dead and
+// it is not a zombie (tmux may be slow to wait for a killed program).
 func (m *Tmux) Alive() bool {
-	out, err := m.run("display-message", "-p", "-t", "0", "#{pane_dead}")
-	return err == nil && strings.TrimSpace(out) == "0"
+	out, err := m.run("display-message", "-p", "-t", m.pane, "#{pane_dead}")
+	return err == nil && strings.TrimSpace(out) == "0" && processAlive(m.pid)
 }
 
 // killGrace is how long Kill lets the program end on the SIGHUP of its
@@ -291,16 +302,20 @@ func (m *Tmux) Kill() {
 	if m.pid == 0 {
 		return
 	}
-	deadline := time.Now().Add(killGrace)
+	grace := time.NewTimer(killGrace)
+	defer grace.Stop()
+	tick := time.NewTicker(50 * time.Millisecond) // not our child: no wait
+	defer tick.Stop()
 	for processAlive(m.pid) {
-		if time.Now().After(deadline) {
+		select {
+		case <-tick.C:
+		case <-grace.C:
 			m.t.Logf("tmux: pid %d still runs %v after its terminal closed: killed", m.pid, killGrace)
 			if p, err := os.FindProcess(m.pid); err == nil {
-				_ = p.Kill()
+				_ = p.Kill() // gone meanwhile: fine
 			}
 			return
 		}
-		time.Sleep(50 * time.Millisecond)
 	}
 }
 

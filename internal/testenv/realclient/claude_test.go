@@ -20,6 +20,15 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// TestMain removes, after the tests, the agentx binary that
+// testenv.AgentxBinary built for them (the package's only TestMain: the
+// Codex tests build it too).
+func TestMain(m *testing.M) {
+	code := m.Run()
+	testenv.RemoveBinary()
+	os.Exit(code)
+}
+
 // claude is the real Claude Code, set up to run in a fresh trusted
 // project directory against a stand-in API.
 type claude struct {
@@ -117,26 +126,21 @@ func TestClaudePrint(t *testing.T) {
 	assert.NotEmpty(t, reqs[0].SessionID())
 }
 
-// TestClaudePrintMCPTool: a project's .mcp.json server (the real agentx
-// mcp) is started by claude -p, and its tool, allowed by the project's
-// settings, is called without a prompt when the model calls it; the next
-// request carries its result.
-func TestClaudePrintMCPTool(t *testing.T) {
+// agentxMCP makes the project an agentx workspace (agentx init) whose
+// .mcp.json names the real agentx mcp, as the engineer, and whose
+// settings enable that server (no approval dialog: interactive claude
+// asks before starting a project's .mcp.json server) and allow its tools
+// (no permission prompt; claude -p denies a tool not allowed).
+func (c *claude) agentxMCP(t *testing.T) {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("builds and runs the agentx binary")
 	}
-	c := newClaude(t, func(r *Request) Reply {
-		if res := r.ToolResults(); len(res) > 0 {
-			return Reply{Say("the tool said: " + strings.TrimSpace(res[0].Content.Text()))}
-		}
-		return Reply{Say("Let me look."), Call("mcp__agentx__clarify_list", nil)}
-	})
 	agentx := testenv.AgentxBinary(t)
-	initCmd := exec.Command(agentx, "init")
-	initCmd.Dir, initCmd.Env = c.dir, c.env
-	out, err := initCmd.CombinedOutput()
+	cmd := exec.Command(agentx, "init")
+	cmd.Dir, cmd.Env = c.dir, c.env
+	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "agentx init: %s", out)
-
 	require.NoError(t, WriteJSON(filepath.Join(c.dir, ".mcp.json"), map[string]any{
 		"mcpServers": map[string]any{
 			"agentx": map[string]any{
@@ -147,22 +151,62 @@ func TestClaudePrintMCPTool(t *testing.T) {
 		},
 	}))
 	c.settings(t, map[string]any{
-		"enabledMcpjsonServers": []string{"agentx"},                               // no approval dialog (interactive)
-		"permissions":           map[string]any{"allow": []string{"mcp__agentx"}}, // no permission prompt
+		"enabledMcpjsonServers": []string{"agentx"},
+		"permissions":           map[string]any{"allow": []string{"mcp__agentx"}},
 	})
+}
 
-	printed := c.print(t, 60*time.Second, "", "list the clarifications")
-	assert.Contains(t, printed, `the tool said: {"clarifications":[]}`)
+// listScript is the stand-in model of the MCP tests: it calls agentx's
+// clarify_list, then says what it returned.
+func listScript(r *Request) Reply {
+	if res := r.ToolResults(); len(res) > 0 {
+		return Reply{Say("the tool said: " + strings.TrimSpace(res[0].Content.Text()))}
+	}
+	return Reply{Say("Let me look."), Call("mcp__agentx__clarify_list", nil)}
+}
 
-	main := mainRequests(c.api.Requests())
+// assertListed asserts that the requests show the model calling
+// clarify_list and the next request carrying its result.
+func assertListed(t *testing.T, api *Anthropic) {
+	t.Helper()
+	main := mainRequests(api.Requests())
 	require.Len(t, main, 2)
-	assert.Contains(t, main[0].SystemText()+main[0].Text(), "mcp__agentx__clarify_list",
-		"the tool is offered (deferred: listed by name for ToolSearch, yet callable)")
+	// The MCP tools are deferred: named for ToolSearch, not in tools, yet
+	// callable by name. claude -p names them in the first request's system
+	// prompt; the interactive claude, whose server may connect after the
+	// first request, in a "system" message of a later one.
+	assert.Contains(t, main[0].SystemText()+main[1].Text(), "mcp__agentx__clarify_list")
 	res := main[1].ToolResults()
 	require.Len(t, res, 1)
 	assert.True(t, strings.HasPrefix(res[0].ToolUseID, "toolu_"), res[0].ToolUseID)
 	assert.False(t, res[0].IsError, res[0].Content.Text())
 	assert.Contains(t, main[1].Text(), `{"clarifications":[]}`)
+}
+
+// TestClaudePrintMCPTool: claude -p starts a project's .mcp.json server
+// (the real agentx mcp) and, the tool being allowed by the project's
+// settings, calls it without a prompt when the model does; the next
+// request carries its result.
+func TestClaudePrintMCPTool(t *testing.T) {
+	c := newClaude(t, listScript)
+	c.agentxMCP(t)
+	printed := c.print(t, 60*time.Second, "", "list the clarifications")
+	assert.Equal(t, "the tool said: {\"clarifications\":[]}\n", printed)
+	assertListed(t, c.api)
+}
+
+// TestClaudeInteractiveMCPTool: so does the interactive claude, with no
+// dialog.
+func TestClaudeInteractiveMCPTool(t *testing.T) {
+	c := newClaude(t, listScript)
+	c.agentxMCP(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	tm := c.interactive(ctx, t)
+	require.NoError(t, tm.Submit(ctx, "list the clarifications"))
+	_, err := tm.WaitScreen(ctx, `the tool said: {"clarifications":[]}`)
+	require.NoError(t, err)
+	assertListed(t, c.api)
 }
 
 // mainRequests are the main-loop requests of reqs.
@@ -200,7 +244,9 @@ func TestClaudeInteractive(t *testing.T) {
 // one's parent's pid), then waits until dir/wake appears, takes it (one
 // run wakes per file) and exits 2 with WOKEN-TEXT-123 on stderr; or until
 // claude ($CLAUDE_PID) is gone, and exits 0 having written "gone" in
-// stop-PID.signal. A signal that ends it is written there too.
+// stop-PID.signal. A signal that ends it is written there too. A zombie
+// claude is gone: kill -0 would take it for alive, and a killed claude
+// stays one until its parent waits for it (tmux may not for a while).
 const stopHook = `#!/bin/sh
 d=%q
 echo "$$" >> "$d/runs"
@@ -210,7 +256,11 @@ echo "$PPID $(cat /proc/$PPID/comm) $(cut -d' ' -f4 /proc/$PPID/stat)" > "$d/sto
 trap 'echo TERM > "$d/stop-$$.signal"; exit 143' TERM
 trap 'echo HUP > "$d/stop-$$.signal"; exit 129' HUP
 trap 'echo INT > "$d/stop-$$.signal"; exit 130' INT
-while kill -0 "$CLAUDE_PID" 2>/dev/null; do
+alive() { # $CLAUDE_PID runs: its state, after "pid (comm) ", is not Z or X
+	state=$(sed 's/.*) //' "/proc/$CLAUDE_PID/stat" 2>/dev/null | cut -c1)
+	[ -n "$state" ] && [ "$state" != Z ] && [ "$state" != X ]
+}
+while alive; do
 	if mv "$d/wake" "$d/woken-$$" 2>/dev/null; then
 		echo WOKEN-TEXT-123 >&2
 		exit 2
