@@ -44,9 +44,9 @@ const maxWoken = 500
 
 // Session is where an agent can be reached: what its client's hook said.
 type Session struct {
-	ID         string      `json:"id"`
-	Cwd        string      `json:"cwd,omitempty"`
-	Transcript string      `json:"transcript,omitempty"`
+	ID         string `json:"id"`
+	Cwd        string `json:"cwd,omitempty"`
+	Transcript string `json:"transcript,omitempty"`
 	// Owner is the client's process that ran the hook (0: not known):
 	// while it runs, the session is open, and an [agents.NAME] queue
 	// command delivers to it instead of resume.
