@@ -158,10 +158,11 @@ var jsonSchemas = map[string]string{
 
 // noJSON are commands whose output is not data: protocol servers, help,
 // shell completion scripts.
-// hook stop prints the JSON Claude Code reads from a Stop hook (--json is a usage error).
+// hook stop prints the JSON Claude Code reads from a Stop hook, hook rewake its stderr
+// for an asyncRewake hook (--json is a usage error for both).
 // watch prints JSON Lines, one envelope per thing it did (none when it did
 // nothing), like events --follow: the watch story checks them.
-var noJSON = []string{"agentx slack listen", "agentx watch", "agentx desk", "agentx mcp", "agentx hook stop", "agentx completion", "agentx help", "agentx exit-codes"}
+var noJSON = []string{"agentx slack listen", "agentx watch", "agentx desk", "agentx mcp", "agentx hook stop", "agentx hook rewake", "agentx completion", "agentx help", "agentx exit-codes"}
 
 func TestJSONContract(t *testing.T) {
 	dir := t.TempDir()

@@ -6,9 +6,15 @@ import (
 	"strings"
 )
 
-// shells are the programs a client may run a hook's command line through:
-// the client is the first ancestor that is none of them.
-var shells = map[string]bool{"sh": true, "bash": true, "dash": true, "zsh": true, "ash": true, "busybox": true, "fish": true, "ksh": true, "env": true, "timeout": true}
+// shell reports whether comm is a program a client may run a hook's
+// command line through: the client is the first ancestor that is none.
+func shell(comm string) bool {
+	switch comm {
+	case "sh", "bash", "dash", "zsh", "ash", "busybox", "fish", "ksh", "env", "timeout":
+		return true
+	}
+	return false
+}
 
 // ClientPID is the process of the client that ran this hook: what
 // CLAUDE_PID says when it names an ancestor (Claude Code sets it for its
@@ -27,7 +33,7 @@ func ClientPID() int {
 		if !ok {
 			return 0
 		}
-		if !shells[comm] {
+		if !shell(comm) {
 			return pid
 		}
 		pid = ppid

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentx-cli/agentx/internal/frontends/inbox"
 	"github.com/agentx-cli/agentx/workflow"
 )
 
@@ -163,4 +164,27 @@ func TestQueueWhileTheClientRuns(t *testing.T) {
 	wk3 := w3.waker(t)
 	wk3.Agents = map[string]workflow.AgentConfig{"engineer": {Queue: agents["engineer"].Queue}}
 	assert.Empty(t, wk3.Run(ctx))
+}
+
+// TestDeliveredBeforeTheClaimIsNotClaimed: a waker that looked before a
+// live waiter (or a held hook) delivered, and takes the wake lock once the
+// waiter's record is gone, claims nothing: the items are marked in the
+// inbox before the record goes, and the claim looks again under the lock.
+func TestDeliveredBeforeTheClaimIsNotClaimed(t *testing.T) {
+	w := newWorld(t)
+	ctx := context.Background()
+	require.NoError(t, RecordSession(ctx, w.hub.Store, "engineer", issue(7), Session{ID: "s-1"}))
+	w.askAndAnswer(t, 7, "Yes.")
+	wk := w.waker(t)
+	seen, err := inbox.Check(ctx, w.hub.Store, inbox.Options{Agent: "engineer", Peek: true, Kinds: Kinds})
+	require.NoError(t, err)
+	require.Len(t, seen.Items, 1)
+	// the waiter delivers (and its record is gone)
+	got, err := inbox.Check(ctx, w.hub.Store, inbox.Options{Agent: "engineer", Kinds: Kinds, Via: inbox.ViaRewake})
+	require.NoError(t, err)
+	require.Len(t, got.Items, 1)
+	_, ok, err := wk.claim(ctx, "engineer", 7, seen, seen.Items)
+	require.NoError(t, err)
+	assert.False(t, ok, "delivered already: nothing to claim")
+	assert.Zero(t, w.s.count())
 }

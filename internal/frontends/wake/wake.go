@@ -295,9 +295,16 @@ func (w *Waker) claim(ctx context.Context, agent string, n int, res inbox.Result
 				claimed[key] = true
 			}
 		}
+		// What a held hook or a live waiter delivered is marked in the inbox
+		// before its hold or waiter record goes: looked at again under this
+		// lock, an item it took is no longer there to claim.
+		undelivered, err := stillNew(ctx, w.Store, agent, n)
+		if err != nil {
+			return err
+		}
 		var take []inbox.Item
 		for _, it := range items {
-			if !claimed[ClaimKey(it)] {
+			if k := ClaimKey(it); !claimed[k] && undelivered[k] {
 				take = append(take, it)
 			}
 		}
@@ -312,6 +319,20 @@ func (w *Waker) claim(ctx context.Context, agent string, n int, res inbox.Result
 		err = nil
 	}
 	return c, ok, err
+}
+
+// stillNew is the claim keys of what waits to be delivered to agent on
+// issue n now: a look that marks nothing and takes no lock.
+func stillNew(ctx context.Context, store *ledger.Store, agent string, n int) (map[string]bool, error) {
+	res, err := inbox.Check(ctx, store, inbox.Options{Agent: agent, Issue: &n, Peek: true, Kinds: Kinds})
+	if err != nil {
+		return nil, err
+	}
+	keys := make(map[string]bool, len(res.Items))
+	for _, it := range res.Items {
+		keys[ClaimKey(it)] = true
+	}
+	return keys, nil
 }
 
 // finish takes over the claims another process made and did not finish.
