@@ -149,14 +149,17 @@ func TestLoopClaudeInteractive(t *testing.T) {
 	assert.Equal(t, session, r.SessionID(), "the same session, woken in place")
 	assert.Zero(t, l.resumes(), "no second process started")
 
-	// a person's further reply wakes it again, once the woken turn has
-	// ended and a new waiter sleeps
-	_, err = l.api.WaitFor(ctx, func(q *Request) bool { return q.IsMain() && q.Seq > r.Seq })
-	if err == nil {
-		t.Log("the woken turn made another request")
+	// a person's further reply wakes it again: the woken turn's Stop
+	// starts a new waiter
+	wctx, wcancel := context.WithTimeout(ctx, 20*time.Second)
+	err = waitContains(wctx, l.wakeState(), `"waiters"`)
+	wcancel()
+	if err != nil {
+		var st struct{ Sessions map[string]struct{ Transcript string } }
+		_ = json.Unmarshal(mustRead(t, l.wakeState()), &st)
+		tr, _ := os.ReadFile(st.Sessions["0"].Transcript)
+		t.Fatalf("no waiter after the woken turn: %v\n%s\ntranscript:\n%s", err, tm.Capture(), tr)
 	}
-	time.Sleep(2 * time.Second) // the woken turn ends; its Stop starts a waiter
-	require.NoError(t, waitContains(ctx, l.wakeState(), `"waiters"`))
 	l.as(t, "human", "clarify", "answer", "CLR-7-001", "--from", "human", "--as", "pat", "--body", "And a unit of work around it")
 	r2, err := l.api.WaitFor(ctx, carrying("unit of work around it"))
 	require.NoError(t, err, "the second reply did not wake the session:\n%s\nwake state: %s\n%s", tm.Capture(), mustRead(t, l.wakeState()), l.as(t, "engineer", "clarify", "show", "CLR-7-001", "--json"))
