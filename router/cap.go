@@ -83,6 +83,6 @@ func capError(req AskRequest, n, maxQ int, run *time.Time) *RuleError {
 		Kind: RuleCap,
 		Msg: fmt.Sprintf("%s has asked %d %s %s, the limit (max_questions = %d): no more questions in this %s: proceed on your best judgment; %s",
 			req.From, n, words.Plural(n, "question", "questions"), since, maxQ, in, resets),
-		From: req.From, Issue: req.Issue, Asked: n, Max: maxQ,
+		From: req.From, Issue: req.Issue, Asked: n, Max: maxQ, Session: in == "session",
 	}
 }

@@ -35,6 +35,7 @@ type RuleError struct {
 	Issue    int      // RuleCap: the issue
 	Asked    int      // RuleCap: the questions asked on it
 	Max      int      // RuleCap: the limit (max_questions)
+	Session  bool     // RuleCap: counted in the asker's session (a new session may ask again)
 	Allowed  []string // RuleScope: whom the asker may ask; RuleParty: who may act (human: a person)
 	ID       string   // RuleParty: the clarification
 	Op       string   // RuleParty: what was refused (OpAnswer, OpResolve, ...)
@@ -56,6 +57,9 @@ func (e *RuleError) Hint() string {
 	case RuleBlocking:
 		return "ask a non-blocking question and keep working; its answer can be picked up later"
 	case RuleCap:
+		if e.Session {
+			return "proceed on your best judgment and record your assumption; a new session may ask again"
+		}
 		return "proceed on your best judgment and record your assumption; your next run on the issue may ask again"
 	}
 	return "" // RuleParty: see WhoHint
