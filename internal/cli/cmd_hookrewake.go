@@ -96,15 +96,7 @@ func (a *App) hookRewake(ctx context.Context, issue *issueFlag, agent string, ma
 	if maxWait <= 0 {
 		return &usageError{Err: fmt.Errorf("--max %s: must be positive", maxWait)}
 	}
-	p, err := a.readStopPayload()
-	if err != nil {
-		return err
-	}
-	who, err := a.requireAgent("agent", agent)
-	if err != nil {
-		return err
-	}
-	n, err := issue.get(a)
+	p, who, n, err := a.stopHookStart(issue, agent)
 	if err != nil {
 		return err
 	}

@@ -114,15 +114,7 @@ func (a *App) hookStop(ctx context.Context, issue *issueFlag, agent, workflow, s
 	if hold < 0 {
 		return &usageError{Err: fmt.Errorf("--hold %s: must not be negative", hold)}
 	}
-	p, err := a.readStopPayload()
-	if err != nil {
-		return err
-	}
-	who, err := a.requireAgent("agent", agent)
-	if err != nil {
-		return err
-	}
-	n, err := issue.get(a)
+	p, who, n, err := a.stopHookStart(issue, agent)
 	if err != nil {
 		return err
 	}
@@ -154,6 +146,21 @@ func (a *App) hookStop(ctx context.Context, issue *issueFlag, agent, workflow, s
 		_, err = a.stdout.Write(append(b, '\n'))
 		return err
 	})
+}
+
+// stopHookStart reads what both Stop hooks (hook stop, hook rewake) start
+// from: the hook's JSON on stdin, the agent, the issue (nil: every one).
+func (a *App) stopHookStart(issue *issueFlag, agent string) (stopPayload, string, *int, error) {
+	p, err := a.readStopPayload()
+	if err != nil {
+		return p, "", nil, err
+	}
+	who, err := a.requireAgent("agent", agent)
+	if err != nil {
+		return p, "", nil, err
+	}
+	n, err := issue.get(a)
+	return p, who, n, err
 }
 
 // envSession names the session an agent process runs in, for a client

@@ -51,13 +51,7 @@ type Hook struct {
 func (c Claude) Hooks() []Hook {
 	agent := " " + rootArg + " --agent " + c.Agent
 	inbox := "agentx inbox" + agent + " --format claude-hook"
-	stop := "agentx hook stop" + agent
-	if c.Issue > 0 {
-		stop += " --issue " + strconv.Itoa(c.Issue)
-	}
-	if c.HoldSet {
-		stop += " --hold " + ShortDuration(c.Hold)
-	}
+	stop := stopCommand(agent, c.Issue, c.Hold, c.HoldSet)
 	rewake := "agentx hook rewake" + agent
 	if c.Issue > 0 {
 		rewake += " --issue " + strconv.Itoa(c.Issue)
@@ -73,6 +67,19 @@ func (c Claude) Hooks() []Hook {
 		{Event: "Stop", Command: stop, Timeout: c.StopTimeout, sub: []string{"hook", "stop"}},
 		{Event: "Stop", Command: rewake, Timeout: RewakeTimeout, AsyncRewake: true, sub: []string{"hook", "rewake"}},
 	}
+}
+
+// stopCommand is hook stop's command line: agent is its --agent (and
+// --root) arguments, with --issue when issue is set and --hold when given.
+func stopCommand(agent string, issue int, hold time.Duration, holdSet bool) string {
+	stop := "agentx hook stop" + agent
+	if issue > 0 {
+		stop += " --issue " + strconv.Itoa(issue)
+	}
+	if holdSet {
+		stop += " --hold " + ShortDuration(hold)
+	}
+	return stop
 }
 
 // RewakeTimeout is the rewake hook's timeout, in seconds: a minute above

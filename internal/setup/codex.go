@@ -33,13 +33,7 @@ type Codex struct {
 func (c Codex) Hooks() []Hook {
 	agent := " --agent " + c.Agent
 	inbox := "agentx inbox" + agent + " --format claude-hook"
-	stop := "agentx hook stop" + agent
-	if c.Issue > 0 {
-		stop += " --issue " + strconv.Itoa(c.Issue)
-	}
-	if c.HoldSet {
-		stop += " --hold " + ShortDuration(c.Hold)
-	}
+	stop := stopCommand(agent, c.Issue, c.Hold, c.HoldSet)
 	return []Hook{
 		{Event: "SessionStart", Command: inbox + " --hook-event SessionStart", sub: []string{"inbox"}},
 		{Event: "UserPromptSubmit", Command: inbox, sub: []string{"inbox"}},

@@ -65,16 +65,13 @@ func Waiting(ctx context.Context, store *ledger.Store, agent, session string, is
 	if err != nil {
 		return func() {}, err
 	}
-	return func() {
-		var st State
-		_ = store.UpdateState(context.WithoutCancel(ctx), StateFile(agent), &st, func() error {
-			if w, ok := st.Waiters[session]; !ok || w.PID != os.Getpid() {
-				return errUnchanged
-			}
+	return releaser(ctx, store, agent, func(st *State) bool {
+		if w, ok := st.Waiters[session]; ok && w.PID == os.Getpid() {
 			delete(st.Waiters, session)
-			return nil
-		})
-	}, nil
+			return true
+		}
+		return false
+	}), nil
 }
 
 // WaitState is what a waiter needs to know on each look: whether it is

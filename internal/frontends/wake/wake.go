@@ -164,16 +164,28 @@ func Holding(ctx context.Context, store *ledger.Store, agent string, issue *int,
 	if err != nil {
 		return func() {}, err
 	}
+	return releaser(ctx, store, agent, func(st *State) bool {
+		if h, ok := st.Holds[k]; ok && h.PID == os.Getpid() {
+			delete(st.Holds, k)
+			return true
+		}
+		return false
+	}), nil
+}
+
+// releaser is a release function: it removes, under agent's wake lock,
+// what drop finds of this process's in the state (drop reports whether it
+// removed anything), even once ctx has ended.
+func releaser(ctx context.Context, store *ledger.Store, agent string, drop func(*State) bool) func() {
 	return func() {
 		var st State
 		_ = store.UpdateState(context.WithoutCancel(ctx), StateFile(agent), &st, func() error {
-			if h, ok := st.Holds[k]; !ok || h.PID != os.Getpid() {
+			if !drop(&st) {
 				return errUnchanged
 			}
-			delete(st.Holds, k)
 			return nil
 		})
-	}, nil
+	}
 }
 
 // Waker wakes the agents that configure a resume command when what came
