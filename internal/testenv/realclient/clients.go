@@ -29,3 +29,7 @@ func Binary(t testing.TB, name string) string {
 	}
 	return p
 }
+
+// CodexModel is the model CodexEnv configures; OpenAI lists it on
+// GET /v1/models.
+const CodexModel = "gpt-agentx-fake"

@@ -1,3 +1,5 @@
+//go:build linux
+
 package realclient
 
 import (
@@ -20,10 +22,6 @@ import (
 
 	"github.com/BurntSushi/toml"
 )
-
-// CodexModel is the model CodexEnv configures; OpenAI lists it on
-// GET /v1/models.
-const CodexModel = "gpt-agentx-fake"
 
 // CodexKeyEnv is the environment variable the fake provider's API key is
 // read from (the provider's env_key); CodexEnv sets it.

@@ -1,3 +1,5 @@
+//go:build linux
+
 package realclient
 
 import (
@@ -155,7 +157,9 @@ func TestLoopClaudeInteractive(t *testing.T) {
 	err = waitContains(wctx, l.wakeState(), `"waiters"`)
 	wcancel()
 	if err != nil {
-		var st struct{ Sessions map[string]struct{ Transcript string } }
+		var st struct {
+			Sessions map[string]struct{ Transcript string }
+		}
 		_ = json.Unmarshal(mustRead(t, l.wakeState()), &st)
 		tr, _ := os.ReadFile(st.Sessions["0"].Transcript)
 		t.Fatalf("no waiter after the woken turn: %v\n%s\ntranscript:\n%s", err, tm.Capture(), tr)
