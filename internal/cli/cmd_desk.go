@@ -67,6 +67,7 @@ waking agents), as agentx watch does. Ctrl-C stops it (exit 130).`,
 			if err != nil {
 				return err
 			}
+			h.Trust.Live = true // a long-lived process: trust is looked at again before each command it runs
 			s, err := desk.New(desk.Options{
 				Hub: h, Person: name, Root: ws.Root,
 				After: func(ctx context.Context) {

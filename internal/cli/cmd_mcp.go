@@ -74,6 +74,7 @@ See docs/agents.md for client configuration.`,
 			if err != nil {
 				return err
 			}
+			h.Trust.Live = true // a long-lived process: trust is looked at again before each command it runs
 			a.recordEnvSession(ctx, h.Store, a.getenv("AGENTX_AGENT"), issue)
 			level := slog.LevelWarn
 			if verbose {

@@ -2,47 +2,107 @@ package trust
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 
+	"github.com/agentx-cli/agentx/ledger"
 	"github.com/agentx-cli/agentx/workflow"
 )
 
 // Gate decides, for one process, whether the commands of one workspace may
-// run. The status is worked out the first time a command would run, and
-// kept for the rest of the process.
+// run. The status is worked out the first time a command would run; a
+// one-shot command keeps it for the rest of the process, a long-lived one
+// (Live) looks again before each use.
 type Gate struct {
 	Root   string // the workspace root
 	Rules  *workflow.Set
 	Getenv func(string) string // nil: no AGENTX_TRUST, no configuration directory
 	// Warn is told, once per command, what was not run and how to trust it.
 	Warn func(line string)
+	// Live is set by a process that lives on (the MCP server, the desk,
+	// watch): before each use the gate compares the stamps (size, time,
+	// inode) of the files the status was worked out from, the trust record
+	// and each file a command names, and works the status out again when
+	// one changed. So a revoke, a script changed after it was trusted, or a
+	// trust given meanwhile takes effect at the next command, not at the
+	// next process.
+	Live bool
 
-	once   sync.Once
-	status Status
-	mu     sync.Mutex
-	warned map[string]bool
+	mu      sync.Mutex // guards what follows
+	done    bool
+	stamped string // the stamps the status was worked out with (Live)
+	status  Status
+	warned  map[string]bool
 }
 
-// Status is the workspace's status, worked out on first use.
+// Status is the workspace's status, worked out on first use (and, Live,
+// again whenever a file it depends on changed).
 func (g *Gate) Status() Status {
-	g.once.Do(func() {
-		getenv := g.Getenv
-		if getenv == nil {
-			getenv = func(string) string { return "" }
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.done && !g.Live {
+		return g.status
+	}
+	getenv := g.Getenv
+	if getenv == nil {
+		getenv = func(string) string { return "" }
+	}
+	root, err := Canonical(g.Root)
+	if err != nil {
+		g.status, g.done = Status{Root: g.Root, State: StateUntrusted, Err: err.Error(), Commands: []Command{}}, true
+		return g.status
+	}
+	s, err := DefaultStore(getenv)
+	if err != nil {
+		// no directory to keep trust in: only AGENTX_TRUST can trust
+		s = Store{}
+	}
+	stamp := ""
+	if g.Live {
+		// taken before the status is worked out: a change made meanwhile
+		// is seen at the next look
+		stamp = stamps(s.path(root), root, g.status.Commands)
+		if g.done && stamp == g.stamped {
+			return g.status
 		}
-		root, err := Canonical(g.Root)
-		if err != nil {
-			g.status = Status{Root: g.Root, State: StateUntrusted, Err: err.Error(), Commands: []Command{}}
-			return
+	}
+	g.status, g.done = Examine(s, root, g.Rules, getenv), true
+	if g.Live {
+		// the files the new status names are stamped too
+		g.stamped = stamps(s.path(root), root, g.status.Commands)
+		if stamp != g.stamped {
+			g.stamped = "" // something changed while it was examined: look again next time
 		}
-		s, err := DefaultStore(getenv)
-		if err != nil {
-			// no directory to keep trust in: only AGENTX_TRUST can trust
-			s = Store{}
-		}
-		g.status = Examine(s, root, g.Rules, getenv)
-	})
+	}
 	return g.status
+}
+
+// stamps identifies the trust record's file and the files cmds name (as
+// Command.Files has them) as they are now: inode, size and modification
+// time of each (ledger.StampOf), nothing for one that is not there.
+func stamps(record, root string, cmds []Command) string {
+	var b strings.Builder
+	stamp := func(p string) {
+		b.WriteString(p)
+		if fi, err := os.Stat(p); err == nil {
+			fmt.Fprintf(&b, ":%+v", ledger.StampOf(fi))
+		}
+		b.WriteByte(0)
+	}
+	if record != "" {
+		stamp(record)
+	}
+	for _, c := range cmds {
+		for arg := range c.Files {
+			if !filepath.IsAbs(arg) {
+				arg = filepath.Join(root, arg)
+			}
+			stamp(arg)
+		}
+	}
+	return b.String()
 }
 
 // Allow reports whether c may run. When it may not, Warn is told once for c.

