@@ -214,6 +214,9 @@ func (h *Hub) resolve(ctx context.Context, id, from string, r Reply) (Record, er
 		if signer, err = person(ctx, from); err != nil {
 			return err
 		}
+		if c.Status == ledger.Resolved || c.Status == ledger.Abandoned {
+			return settledError(c, ledger.Resolved) // a race lost: say who won, not what the options were
+		}
 		// the options are read before the move: an escalation's are its own
 		text, choice, err := pick(c, r)
 		if err != nil {
@@ -341,4 +344,37 @@ func (h *Hub) Assume(ctx context.Context, id, by, assumption string) (Record, er
 		x.Assumptions = append(x.Assumptions, ledger.Assumption{Round: c.Round, By: by, Body: assumption, Timestamp: ledger.T(now)})
 		return nil
 	})
+}
+
+// SettledError is a change to a clarification that is closed already
+// (resolved or abandoned): it says by whom and when, so that the loser of
+// a race learns who settled it. It is an invalid transition (exit 6).
+type SettledError struct {
+	ID     string
+	Status ledger.Status // resolved or abandoned
+	By     string        // who closed it: the person's name where one was recorded, else the party
+	At     ledger.Time
+	To     ledger.Status // what the change would have made it
+}
+
+func (e *SettledError) Error() string {
+	return fmt.Sprintf("%s was already %s by %s at %s: nothing to change", e.ID, e.Status, e.By, e.At.UTC().Format("2006-01-02 15:04 UTC"))
+}
+
+// Unwrap makes it an invalid transition.
+func (e *SettledError) Unwrap() error {
+	return &ledger.TransitionError{ID: e.ID, From: e.Status, To: e.To}
+}
+
+// settledError is the refusal of a change to the closed c.
+func settledError(c *ledger.Clarification, to ledger.Status) *SettledError {
+	e := &SettledError{ID: c.ID, Status: c.Status, To: to, By: "someone"}
+	if n := len(c.Thread); n > 0 {
+		last := c.Thread[n-1]
+		e.By, e.At = last.From, last.Timestamp
+		if p := c.PersonAt(n - 1); p != "" {
+			e.By = p
+		}
+	}
+	return e
 }

@@ -138,3 +138,25 @@ func TestAnswerReplyStoresTheChoice(t *testing.T) {
 	assert.Equal(t, &ledger.Choice{Entry: len(c.Thread) - 1, Option: 2, Text: "All"}, c.ChoiceAt(len(c.Thread)-1))
 	assert.Nil(t, c.ChoiceAt(0))
 }
+
+// TestResolveRaceLoserIsToldWhoWon: the second of two people resolving the
+// same clarification with an option (two desks, say) is told it was
+// resolved already, by whom, not that it offers no options.
+func TestResolveRaceLoserIsToldWhoWon(t *testing.T) {
+	h, _ := newTestHub(t, "")
+	ctx := t.Context()
+	rec, err := h.Ask(ctx, AskRequest{Issue: 9, From: "engineer", To: ledger.Human, Topic: "Ship", Question: "How?", Options: []string{"Flag", "All"}})
+	require.NoError(t, err)
+	_, err = h.AnswerReply(ctx, rec.ID, ledger.Human, Reply{Option: 1})
+	require.NoError(t, err)
+	_, err = h.ResolveReply(WithCaller(ctx, &Caller{Person: func() (string, error) { return "desk:pat", nil }}), rec.ID, ledger.Human, Reply{Option: 1})
+	require.NoError(t, err)
+	_, err = h.ResolveReply(WithCaller(ctx, &Caller{Person: func() (string, error) { return "desk:sam", nil }}), rec.ID, ledger.Human, Reply{Option: 2})
+	var se *SettledError
+	require.ErrorAs(t, err, &se)
+	assert.Equal(t, "desk:pat", se.By)
+	assert.Contains(t, err.Error(), "already resolved by desk:pat")
+	assert.NotContains(t, err.Error(), "options")
+	var te *ledger.TransitionError
+	assert.ErrorAs(t, err, &te, "an invalid transition: exit 6")
+}
