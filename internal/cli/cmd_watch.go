@@ -77,7 +77,7 @@ AGENTX_NO_MONITOR leaves the monitor out of its turns.`,
 			if err != nil {
 				return err
 			}
-			h.Trust.Live = true // a long-lived process: trust is looked at again before each command it runs
+			h.Trust.Live = true                // a long-lived process: trust is looked at again before each command it runs
 			defer func() { a.noWake = true }() // watch wakes and says so itself
 			size := logSize(h)
 			a.watchTurn(ctx, ws, h, true)
