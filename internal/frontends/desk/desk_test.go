@@ -167,6 +167,35 @@ func TestOnceURLLetsOneBrowserInOnce(t *testing.T) {
 	assert.Equal(t, http.StatusForbidden, resp.StatusCode, "a one-time address works once")
 }
 
+// TestABrowserGetsASessionNotTheToken: entering (with the printed address
+// or a one-time one) gives the browser a session cookie of its own; the
+// run's token is in neither the cookie nor the page, so whoever used a
+// one-time address holds one browser's session, not the run's secret.
+func TestABrowserGetsASessionNotTheToken(t *testing.T) {
+	f := newFixture(t)
+	u, err := f.s.OnceURL()
+	require.NoError(t, err)
+	c := client(t)
+	resp, _ := get(t, c, u)
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	ck := resp.Cookies()
+	require.Len(t, ck, 1)
+	assert.NotEqual(t, f.s.Token(), ck[0].Value, "the cookie is a session, not the token")
+	resp, body := get(t, c, f.base+"/")
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.NotContains(t, body, f.s.Token(), "the page does not hold the token")
+	// the session's cookie is no token for a script's header
+	req, _ := http.NewRequest(http.MethodGet, f.base+"/", nil)
+	req.Header.Set(TokenHeader, ck[0].Value)
+	resp, _ = do(t, client(t), req)
+	assert.Equal(t, http.StatusForbidden, resp.StatusCode)
+	// a cookie the desk did not make is refused
+	req, _ = http.NewRequest(http.MethodGet, f.base+"/", nil)
+	req.AddCookie(&http.Cookie{Name: Cookie, Value: "made-up"})
+	resp, _ = do(t, client(t), req)
+	assert.Equal(t, http.StatusForbidden, resp.StatusCode)
+}
+
 func TestForgedPostsAreRefused(t *testing.T) {
 	f := newFixture(t)
 	c := client(t)

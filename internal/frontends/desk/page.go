@@ -110,7 +110,7 @@ func (s *Server) views(items []todo.Item) []itemView {
 	var book *proposal.Book
 	out := make([]itemView, 0, len(items))
 	for _, it := range items {
-		v := itemView{Item: it, Token: s.token, Waiting: todo.Ago(now.Sub(it.Since.Time))}
+		v := itemView{Item: it, Token: s.formKey, Waiting: todo.Ago(now.Sub(it.Since.Time))}
 		v.Label = map[todo.Kind]string{
 			todo.KindQuestion: "question to you", todo.KindEscalation: "escalation",
 			todo.KindEvaluation: "evaluation", todo.KindProposal: "proposal",

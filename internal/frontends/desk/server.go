@@ -58,13 +58,17 @@ const maxForm = ledger.MaxBodyLen + 16<<10
 // messages and the clients following the queue.
 type Server struct {
 	opt   Options
-	token string
+	token string // the run's secret: the printed address, and a script's header
+	// formKey is what the page's forms carry against forged posts (not
+	// the token: the page never holds the run's secret)
+	formKey string
 
 	mu sync.Mutex // one action or side turn at a time
 
 	smu    sync.Mutex
 	addr   string               // host:port served
-	onces  map[string]time.Time // one-time codes and when they expire
+	onces    map[string]time.Time // one-time codes and when they expire
+	sessions map[string]bool      // the browsers' session cookies, each minted when it entered
 	flash  map[string]flash     // results of actions, shown once
 	nflash int
 
@@ -91,7 +95,11 @@ func New(opt Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{opt: opt, token: tok, onces: map[string]time.Time{}, flash: map[string]flash{}}
+	key, err := secret()
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{opt: opt, token: tok, formKey: key, onces: map[string]time.Time{}, sessions: map[string]bool{}, flash: map[string]flash{}}
 	s.live = newLive(s)
 	return s, nil
 }
@@ -248,17 +256,34 @@ func (s *Server) enter(w http.ResponseWriter, r *http.Request) {
 		refuse(w, http.StatusForbidden, "this token is not the desk's (or the one-time address was used already): use the address agentx desk printed")
 		return
 	}
-	http.SetCookie(w, &http.Cookie{Name: Cookie, Value: s.token, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
+	// the browser gets a session of its own, never the run's token: a
+	// one-time address lets one browser in, not whoever used it first
+	// into every other way in
+	sid, err := secret()
+	if err != nil {
+		refuse(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	s.smu.Lock()
+	s.sessions[sid] = true
+	s.smu.Unlock()
+	http.SetCookie(w, &http.Cookie{Name: Cookie, Value: sid, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
 	http.Redirect(w, r, "/", http.StatusSeeOther)
 }
 
-// authed reports whether r carries the token: the cookie, or the header.
+// authed reports whether r carries the token in its header, or the cookie
+// of a session the desk made.
 func (s *Server) authed(r *http.Request) bool {
 	if same(r.Header.Get(TokenHeader), s.token) {
 		return true
 	}
 	c, err := r.Cookie(Cookie)
-	return err == nil && same(c.Value, s.token)
+	if err != nil || c.Value == "" {
+		return false
+	}
+	s.smu.Lock()
+	defer s.smu.Unlock()
+	return s.sessions[c.Value]
 }
 
 func same(got, want string) bool {
@@ -305,7 +330,7 @@ func (s *Server) act(w http.ResponseWriter, r *http.Request) {
 		refuse(w, http.StatusBadRequest, "the form could not be read: "+err.Error())
 		return
 	}
-	if !same(r.PostForm.Get("token"), s.token) && !same(r.Header.Get(TokenHeader), s.token) {
+	if f := r.PostForm.Get("token"); !same(f, s.formKey) && !same(f, s.token) && !same(r.Header.Get(TokenHeader), s.token) {
 		refuse(w, http.StatusForbidden, "refused: the action does not carry the desk's token")
 		return
 	}
