@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentx-cli/agentx/internal/eventlog"
+	"github.com/agentx-cli/agentx/internal/remote"
 	"github.com/agentx-cli/agentx/internal/words"
 	"github.com/agentx-cli/agentx/ledger"
 	"github.com/agentx-cli/agentx/lock"
@@ -168,13 +169,23 @@ func vanished(store *ledger.Store, lg *logged, r *Report, records map[int][]reco
 	same := func(rec *recordSum, e eventlog.Event) bool {
 		return rec.from == e.FromAgent && rec.to == e.ToAgent && rec.topic == e.Topic
 	}
+	renumbered := renumberings(store, lg)
+	matched := map[string]eventlog.Event{} // the first event that matched each id
 	var left []eventlog.Event
 	for _, e := range lg.requests {
 		if unsound[e.IssueNumber] {
 			continue // its ledger is reported as it is
 		}
-		if rec := byID[e.ClarificationID]; rec != nil && same(rec, e) && !claimed[rec.id] {
+		id := e.ClarificationID
+		if to, ok := renumbered[id]; ok {
+			id = to // delivered under another id (remote mode): the sync state says which
+		}
+		if m, ok := matched[id]; ok && m.FromAgent == e.FromAgent && m.ToAgent == e.ToAgent && m.Topic == e.Topic {
+			continue // the same question logged twice (a pull paused, then killed, logs again)
+		}
+		if rec := byID[id]; rec != nil && same(rec, e) && !claimed[rec.id] {
 			claimed[rec.id] = true
+			matched[id] = e
 			continue
 		}
 		left = append(left, e)
@@ -203,6 +214,32 @@ func vanished(store *ledger.Store, lg *logged, r *Report, records map[int][]reco
 			Problem: problem + ": a writer that takes no lock (or writes the file in place) wrote over it",
 			Action:  "it cannot be restored from the event log, which holds no question text: tell " + e.FromAgent + " to ask again; see docs/file-formats.md on which AgentX writers honour the lock"})
 	}
+}
+
+// renumberings maps each id a question was printed under and then
+// delivered under another (remote mode: each issue's sync state keeps
+// them, Renumbered), for the issues the log asked on; an unreadable sync
+// state maps nothing (its own check reports it).
+func renumberings(store *ledger.Store, lg *logged) map[string]string {
+	out := map[string]string{}
+	if remote.Of(store) == nil {
+		return out
+	}
+	seen := map[int]bool{}
+	for _, e := range lg.requests {
+		if seen[e.IssueNumber] {
+			continue
+		}
+		seen[e.IssueNumber] = true
+		st, err := remote.ReadSync(store, e.IssueNumber)
+		if err != nil {
+			continue
+		}
+		for from, to := range st.Renumbered {
+			out[from] = to
+		}
+	}
+	return out
 }
 
 // missingEvents lists the events of the changes the ledgers hold and the

@@ -97,3 +97,35 @@ func TestVanishedAndMissingEvents(t *testing.T) {
 	assert.Equal(t, "architect", res.Events[1].By)
 	assert.True(t, res.Events[1].Timestamp.Equal(t0.Add(time.Minute)), "dated as the ledger's entry")
 }
+
+// TestALoggedTwiceQuestionIsNotVanished: a question whose requested event
+// is in the log twice (a pull paused, then killed, logged another host's
+// question again), minutes apart, is matched once and the second log is
+// no question of its own: no vanished finding.
+func TestALoggedTwiceQuestionIsNotVanished(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s := ledger.NewStore(dir, lock.Options{}, func() time.Time { return t0 })
+	log := eventlog.EventLog{Path: filepath.Join(dir, eventlog.File)}
+	var c *ledger.Clarification
+	_, err := s.Update(ctx, 4, func(l *ledger.Ledger) error {
+		c = &ledger.Clarification{ID: l.NextID(), From: "engineer", To: "architect", Topic: "twice", Status: ledger.Pending,
+			Round: 1, MaxRounds: 5, Created: ledger.T(t0), StaleAfter: ledger.T(t0.Add(time.Hour)),
+			Thread: []ledger.ThreadEntry{{Round: 1, From: "engineer", Type: ledger.Question, Body: "q", Timestamp: ledger.T(t0)}}}
+		l.Clarifications = append(l.Clarifications, c)
+		return nil
+	})
+	require.NoError(t, err)
+	for _, at := range []time.Time{t0, t0.Add(5 * time.Minute)} {
+		e := eventlog.EventFor(eventlog.EventRequested, 4, c, at)
+		e.By = "engineer"
+		require.NoError(t, log.Append(e))
+	}
+	_, _, err = s.RebuildIndex(ctx)
+	require.NoError(t, err)
+	r, err := Run(ctx, s, Options{Now: func() time.Time { return t0.Add(time.Hour) }})
+	require.NoError(t, err)
+	for _, f := range r.Findings {
+		assert.NotEqual(t, CheckVanished, f.Check, "%v", f)
+	}
+}
