@@ -32,10 +32,9 @@ type Anthropic struct {
 
 	scriptMu sync.Mutex // held while script runs: one call at a time
 
-	mu      sync.Mutex
-	reqs    []*Request
-	arrived chan struct{} // closed (and replaced) when a request is recorded
-	toolIDs int           // tool_use ids handed out so far
+	rec     recorder[*Request]
+	mu      sync.Mutex // guards toolIDs
+	toolIDs int        // tool_use ids handed out so far
 }
 
 // SideReplyText is the text Anthropic answers side requests with (see
@@ -49,7 +48,7 @@ const SideReplyText = "OK"
 // without calling script.
 func NewAnthropic(t testing.TB, script func(r *Request) Reply) *Anthropic {
 	t.Helper()
-	a := &Anthropic{t: t, script: script, arrived: make(chan struct{})}
+	a := &Anthropic{t: t, script: script}
 	a.srv = httptest.NewServer(http.HandlerFunc(a.serve)) // on 127.0.0.1
 	a.URL = a.srv.URL
 	t.Cleanup(a.srv.Close)
@@ -225,33 +224,13 @@ func (rep Reply) stopReason() string {
 }
 
 // Requests are the requests received so far, in order.
-func (a *Anthropic) Requests() []*Request {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return append([]*Request(nil), a.reqs...)
-}
+func (a *Anthropic) Requests() []*Request { return a.rec.all() }
 
 // WaitFor returns the first request, received so far or to come, that
 // pred accepts; or ctx's error, with how many requests came, when ctx
 // ends first.
 func (a *Anthropic) WaitFor(ctx context.Context, pred func(*Request) bool) (*Request, error) {
-	next := 0
-	for {
-		a.mu.Lock()
-		reqs, arrived := a.reqs[next:], a.arrived
-		next = len(a.reqs)
-		a.mu.Unlock()
-		for _, r := range reqs {
-			if pred(r) {
-				return r, nil
-			}
-		}
-		select {
-		case <-arrived:
-		case <-ctx.Done():
-			return nil, fmt.Errorf("anthropic: no matching request among %d: %w", next, ctx.Err())
-		}
-	}
+	return a.rec.waitFor(ctx, "anthropic", pred)
 }
 
 // serve answers Claude Code: /v1/messages, /v1/messages/count_tokens,
@@ -283,12 +262,7 @@ func (a *Anthropic) messages(w http.ResponseWriter, hr *http.Request) {
 		apiError(w, http.StatusBadRequest, fmt.Sprintf("decode body: %v", err))
 		return
 	}
-	a.mu.Lock()
-	r.Seq = len(a.reqs)
-	a.reqs = append(a.reqs, r)
-	close(a.arrived)
-	a.arrived = make(chan struct{})
-	a.mu.Unlock()
+	a.rec.add(r, func(n int) { r.Seq = n })
 
 	rep := Reply{Say(SideReplyText)}
 	if r.IsMain() {

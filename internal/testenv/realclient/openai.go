@@ -33,11 +33,10 @@ type OpenAI struct {
 
 	scriptMu sync.Mutex // held while script runs: one call at a time
 
-	mu      sync.Mutex
-	reqs    []*ResponsesRequest
-	others  []string      // "METHOD PATH" of the other requests
-	arrived chan struct{} // closed (and replaced) when a request is recorded
-	ids     int           // item ids handed out so far
+	rec    recorder[*ResponsesRequest]
+	mu     sync.Mutex // guards what follows
+	others []string   // "METHOD PATH" of the other requests
+	ids    int        // item ids handed out so far
 }
 
 // CodexSideReplyText is the text OpenAI answers side requests with (see
@@ -51,7 +50,7 @@ const CodexSideReplyText = "OK"
 // without calling script.
 func NewOpenAI(t testing.TB, script func(r *ResponsesRequest) CodexReply) *OpenAI {
 	t.Helper()
-	o := &OpenAI{t: t, script: script, arrived: make(chan struct{})}
+	o := &OpenAI{t: t, script: script}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatalf("openai: listen on loopback: %v", err)
@@ -328,11 +327,7 @@ func CodexMCPCall(server, tool string, args map[string]any) CodexItem {
 }
 
 // Requests are the /v1/responses requests received so far, in order.
-func (o *OpenAI) Requests() []*ResponsesRequest {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return append([]*ResponsesRequest(nil), o.reqs...)
-}
+func (o *OpenAI) Requests() []*ResponsesRequest { return o.rec.all() }
 
 // MainRequests are the main requests received so far, in order.
 func (o *OpenAI) MainRequests() []*ResponsesRequest {
@@ -356,23 +351,7 @@ func (o *OpenAI) Others() []string {
 // pred accepts; or ctx's error, with how many requests came, when ctx
 // ends first.
 func (o *OpenAI) WaitFor(ctx context.Context, pred func(*ResponsesRequest) bool) (*ResponsesRequest, error) {
-	next := 0
-	for {
-		o.mu.Lock()
-		reqs, arrived := o.reqs[next:], o.arrived
-		next = len(o.reqs)
-		o.mu.Unlock()
-		for _, r := range reqs {
-			if pred(r) {
-				return r, nil
-			}
-		}
-		select {
-		case <-arrived:
-		case <-ctx.Done():
-			return nil, fmt.Errorf("openai: no matching request among %d: %w", next, ctx.Err())
-		}
-	}
+	return o.rec.waitFor(ctx, "openai", pred)
 }
 
 // ServeHTTP answers Codex: POST /v1/responses; GET /v1/models with one
@@ -421,7 +400,6 @@ func (o *OpenAI) responses(w http.ResponseWriter, hr *http.Request) {
 	}
 
 	o.mu.Lock()
-	r.Seq = len(o.reqs)
 	rep = append(CodexReply(nil), rep...)
 	for i := range rep {
 		if rep[i].Tool != "" && rep[i].CallID == "" {
@@ -429,11 +407,9 @@ func (o *OpenAI) responses(w http.ResponseWriter, hr *http.Request) {
 			rep[i].CallID = fmt.Sprintf("call_%024d", o.ids)
 		}
 	}
-	r.reply = rep
-	o.reqs = append(o.reqs, r)
-	close(o.arrived)
-	o.arrived = make(chan struct{})
 	o.mu.Unlock()
+	r.reply = rep
+	o.rec.add(r, func(n int) { r.Seq = n })
 
 	streamResponse(w, fmt.Sprintf("resp_%024d", r.Seq+1), r.Model, rep)
 }
