@@ -53,8 +53,10 @@ func (e *HistoryError) Error() string {
 
 // Hint says what to do.
 func (e *HistoryError) Hint() string {
-	switch e.Kind {
-	case HistoryInvalid, HistoryUnsigned:
+	switch {
+	case e.Settled == "" && (e.Kind == HistoryInvalid || e.Kind == HistoryUnsigned):
+		return fmt.Sprintf("this host has no copy of issue #%d to put back: on a host that holds a good one, agentx sync --republish puts it back on the remote (agentx remote log --issue %d marks the refused commit)", e.Issue, e.Issue)
+	case e.Kind == HistoryInvalid || e.Kind == HistoryUnsigned:
 		return fmt.Sprintf("agentx remote log --issue %d marks it; if this host's copy is right, agentx sync --republish puts it back on the remote (the ref then leaves the refused commit out)", e.Issue)
 	}
 	return fmt.Sprintf("if the remote lost the newer chain (a restored backup, git push --force or --mirror from an older clone), agentx sync --republish puts this host's copy back (what other hosts added since is kept, renumbered if need be); see docs/remote.md (protecting refs/agentx/*); git show %s:%s shows this host's version", e.Settled, File(e.Issue))
@@ -86,8 +88,13 @@ func (r *Replicator) OnRefused(fn func(issue int, e *HistoryError)) { r.onRefuse
 // checkHistory refuses snap, fetched under the issue's lock, unless it
 // moves forward from st.Head: the refusal is recorded in the sync state
 // (once), and returned.
+//
+// A host with no settled head (a fresh clone, a new CI runner) checks the
+// whole chain from its root with the same checks before it adopts it: the
+// merge gate is exactly such a host. Once adopted, the head is settled and
+// later looks check only what came after it.
 func (r *Replicator) checkHistory(ctx context.Context, f *ledger.Locked, snap Snapshot, st *SyncState) error {
-	if st.Head == "" || snap.Version == st.Head {
+	if snap.Version == st.Head || st.Head == "" && snap.Version == "" {
 		return nil
 	}
 	var err error
@@ -221,7 +228,7 @@ func wholeRecord(c *ledger.Clarification) (*ledger.Clarification, error) {
 func (g *Git) CheckPulled(ctx context.Context, issue int, settled, version string) (map[string]string, error) {
 	renumbered, err := g.checkPulled(ctx, issue, settled, version)
 	var he *HistoryError
-	if errors.As(err, &he) {
+	if errors.As(err, &he) && settled != "" {
 		_, _ = g.git(ctx, nil, nil, "update-ref", g.keptRef(issue), settled)
 	}
 	return renumbered, err
@@ -233,11 +240,16 @@ func (g *Git) keptRef(issue int) string {
 }
 
 func (g *Git) checkPulled(ctx context.Context, issue int, settled, version string) (map[string]string, error) {
-	if !isHexID(settled) || !isHexID(version) {
+	fresh := settled == "" // no settled head: the whole chain, from its root
+	if !fresh && !isHexID(settled) || !isHexID(version) {
 		return nil, fmt.Errorf("remote %s: not a commit id", g.Remote)
 	}
 	he := &HistoryError{Kind: HistoryRewound, Issue: issue, Ref: g.Name(issue), Settled: settled, Found: version}
-	out, err := g.git(ctx, nil, nil, "rev-list", "--topo-order", "--reverse", "--parents", version, "^"+settled)
+	args := []string{"rev-list", "--topo-order", "--reverse", "--parents", version}
+	if !fresh {
+		args = append(args, "^"+settled)
+	}
+	out, err := g.git(ctx, nil, nil, args...)
 	var ge *GitError
 	if errors.As(err, &ge) && strings.Contains(ge.Stderr, "bad object") {
 		return nil, nil // settled is not in the repository (cloned afresh): nothing to compare
@@ -261,7 +273,7 @@ func (g *Git) checkPulled(ctx context.Context, issue int, settled, version strin
 			descends = descends || p == settled
 		}
 	}
-	if !descends {
+	if !descends && !fresh {
 		return nil, he
 	}
 	o, err := g.objects(ctx)
@@ -290,9 +302,11 @@ func (g *Git) checkPulled(ctx context.Context, issue int, settled, version strin
 		_, he.Host = parseMessage(c.Message)
 		return nil, he
 	}
-	_, first, err := read(settled)
-	if err != nil {
-		return nil, err
+	var first *ledger.Ledger
+	if !fresh {
+		if _, first, err = read(settled); err != nil {
+			return nil, err
+		}
 	}
 	var last *ledger.Ledger
 	var lastCommit *commitInfo
@@ -300,6 +314,9 @@ func (g *Git) checkPulled(ctx context.Context, issue int, settled, version strin
 		c, l, err := read(e.id)
 		if err != nil {
 			var ce *ledger.CorruptError
+			if errors.As(err, &ce) && fresh && e.id == version {
+				return nil, nil // the head itself: reading it fails closed with its own, fuller error
+			}
 			if errors.As(err, &ce) {
 				return refuse(&commitInfo{ID: e.id}, HistoryInvalid, "cannot be read: "+ce.Err.Error())
 			}
@@ -323,8 +340,8 @@ func (g *Git) checkPulled(ctx context.Context, issue int, settled, version strin
 			last, lastCommit = l, c
 		}
 	}
-	if last == nil {
-		return nil, nil
+	if last == nil || fresh {
+		return nil, nil // fresh: nothing settled here to keep
 	}
 	renumbered, err := Keeps(first, last)
 	if err != nil {

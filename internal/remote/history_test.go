@@ -334,3 +334,33 @@ func TestRequireSigned(t *testing.T) {
 	assert.Contains(t, r.stderr, "require_signed")
 	assert.Equal(t, []string{"CLR-4-001 signed"}, w.topics(1, 4))
 }
+
+// TestFreshHostVerifiesTheWholeChain: a host with no copy of the issue (a
+// fresh CI runner: the merge gate) checks the whole chain from its root
+// before it adopts it, as a settled host checks what it pulls: a forged
+// person's resolution of a pending question, or an unsigned commit under
+// require_signed, is refused (exit 7 naming the commit), not READY.
+func TestFreshHostVerifiesTheWholeChain(t *testing.T) {
+	w := newWorld(t, 3, "", "")
+	w.ask(0, 9, "drop", true)
+	w.ask(0, 9, "keep", true)
+	good := git(t, w.bare, "rev-parse", w.ref(9))
+	// the good chain is adopted by a fresh host: its blocking questions hold it up
+	r := w.run(2, "", "ready", "--issue", "9")
+	assert.Equal(t, 9, r.code, "a sound chain is adopted: %s", r.stderr)
+
+	git(t, w.bare, "update-ref", w.ref(9), good)
+	bad := w.forge(9, "mallory", func(l map[string]any) {
+		c := l["clarifications"].([]any)[1].(map[string]any)
+		c["status"] = "resolved"
+		c["thread"] = append(c["thread"].([]any), map[string]any{"round": 1, "from": "human", "type": "resolution", "body": "ok", "timestamp": "2026-02-26T10:00:00Z"})
+	})
+	w.forge(9, "mallory", func(l map[string]any) {}) // and a sound commit on top of it
+	r = w.run(1, "", "ready", "--issue", "9")
+	assert.Equal(t, 7, r.code, "the fresh host refuses the forged chain: %s %s", r.stdout, r.stderr)
+	assert.Contains(t, r.stderr, bad)
+	assert.Contains(t, r.stderr, "host: mallory")
+	assert.Contains(t, r.stderr, "cannot become resolved")
+	assert.Contains(t, r.stderr, "no copy of issue #9")
+	assert.NotContains(t, r.stdout, "READY")
+}
