@@ -65,12 +65,12 @@ type Server struct {
 
 	mu sync.Mutex // one action or side turn at a time
 
-	smu    sync.Mutex
-	addr   string               // host:port served
+	smu      sync.Mutex
+	addr     string               // host:port served
 	onces    map[string]time.Time // one-time codes and when they expire
 	sessions map[string]bool      // the browsers' session cookies, each minted when it entered
-	flash  map[string]flash     // results of actions, shown once
-	nflash int
+	flash    map[string]flash     // results of actions, shown once
+	nflash   int
 
 	live *live
 }
