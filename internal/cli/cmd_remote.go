@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -91,7 +92,11 @@ func (a *App) warnSkew(ws *workspace.Workspace) {
 	if n := len(skews) - 1; n > 0 {
 		more = fmt.Sprintf(" (and %d other %s)", n, words.Plural(n, "host", "hosts"))
 	}
-	a.warnf("remote: clocks disagree: %s%s, more than [remote] max_skew: no stale, retry or escalation of other hosts' questions on this host until they agree (agentx doctor; docs/remote.md, clocks)", skews[0], more)
+	effect := "no stale, retry or escalation of other hosts' questions on this host until they agree"
+	if !slices.ContainsFunc(skews, remote.Skew.Holds) {
+		effect = "commits dated in this host's future hold nothing back: other hosts' questions are still judged here"
+	}
+	a.warnf("remote: clocks disagree: %s%s, more than [remote] max_skew: %s (agentx doctor; docs/remote.md, clocks)", skews[0], more, effect)
 }
 
 // newMonitor is monitor.New(h) that, in remote mode, judges other hosts'

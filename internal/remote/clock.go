@@ -59,6 +59,15 @@ type Skew struct {
 	Seen   ledger.Time `json:"seen"`  // when last confirmed
 }
 
+// Holds reports whether the disagreement holds this host's stale rule
+// back: the other host's clock is behind this one's, so this host's may
+// be ahead, and judged by it another host's question would go stale too
+// early. A host ahead of this one (a commit dated in this host's future)
+// holds nothing: by this host's clock its questions only look younger, so
+// they go stale late, never early; and anyone who can push could date a
+// commit in the future to pause every host's checks.
+func (s Skew) Holds() bool { return s.Offset < 0 }
+
 // String says what was found, in one line (the host is a plain name).
 func (s Skew) String() string {
 	who := "an unnamed host"
@@ -340,7 +349,8 @@ func NewJudge(store *ledger.Store) *Judge {
 // (zero: it takes no time-based action on e). This host's own question
 // is judged by its clock: now. Another host's is judged
 //
-//   - not at all while a disagreement of clocks stands (Skews);
+//   - not at all while a disagreement of clocks that holds stands (a
+//     host behind this one: Skew.Holds);
 //   - by its age since this host first saw it, when that is younger than
 //     the age its times say (a host whose clock is behind asked it);
 //   - and never later than the newest time of another host's commit
@@ -360,7 +370,7 @@ func (j *Judge) At(e ledger.IndexEntry, now time.Time) time.Time {
 		return now // this host's own
 	}
 	j.clock.read(j.store, filepath.Join(SyncDir, ClockFile))
-	if a.err != nil || j.clock.err != nil || len(j.clock.v.Skews) > 0 {
+	if a.err != nil || j.clock.err != nil || slices.ContainsFunc(j.clock.v.Skews, Skew.Holds) {
 		return time.Time{}
 	}
 	t := now

@@ -97,11 +97,14 @@ func TestClockAheadHolds(t *testing.T) {
 	r = w.at(2, ahead, "", "doctor")
 	assert.Regexp(t, `warning +remote .*clock.json: since .*: the clock of host host1 is (4h59m5\ds|5h0m\ds) behind`, r.stdout)
 
-	// The correct hosts see host 2's commits in their future: they hold
-	// too, and say so.
+	// The correct hosts see host 2's commits in their future: they say so,
+	// and hold nothing back for it (a commit dated in the future, which
+	// anyone who can push may make, suspends no host's checks).
 	r = w.at(0, real, "", "monitor")
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Regexp(t, `the clock of host host2 is (4h59m5\ds|5h\d+m\d+s) ahead of this host's`, r.stderr)
+	assert.Contains(t, r.stderr, "commits dated in this host's future hold nothing back")
+	assert.NotContains(t, r.stderr, "no stale, retry or escalation")
 }
 
 // TestClockBehindNotStaledAtOnce: a host whose clock is 5 h behind asks;
