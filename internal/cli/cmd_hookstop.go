@@ -222,21 +222,20 @@ func (a *App) stopDecision(ctx context.Context, root string, h *router.Hub, p st
 		first := waiting[0]
 		if hold > 0 {
 			// nothing wakes the agent while its turn is held: this hook
-			// delivers; once released, what landed meanwhile is checked again
+			// delivers, and marks what it delivers before the hold goes
+			// (a waker that looks once it has gone finds it delivered)
 			release, err := wake.Holding(ctx, h.Store, who, n, h.Store.Now().Add(hold))
 			if err != nil {
 				return nil, err
 			}
-			got, err := a.wait(ctx, h, first.ID, hold)
-			release()
-			var te *router.WaitTimeoutError
-			switch {
-			case errors.As(err, &te):
-			case err != nil:
+			_, err = a.wait(ctx, h, first.ID, hold)
+			if _, timedOut := errors.AsType[*router.WaitTimeoutError](err); err != nil && !timedOut {
+				release()
 				return nil, err
-			case router.Settled(got.Clarification):
 			}
-			if out, err := a.stopDeliver(ctx, h, who, n); out != nil || err != nil {
+			out, err := a.stopDeliver(ctx, h, who, n)
+			release()
+			if out != nil || err != nil {
 				return out, err
 			}
 		}
