@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -34,6 +35,13 @@ func TestMain(m *testing.M) {
 	// processes get the terminal they ask for.
 	ttyOpen := openTerminal
 	openTerminal = func() (io.ReadWriteCloser, error) { return fakeTerminal("yes"), nil }
+	// git reads no configuration of the developer's: the tests' git (the
+	// remote mode's, and the person's name agentx asks git for) sees one
+	// identity of their own, whoever runs them
+	if err := hermeticGit(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
 	// a story runs agentx as it is installed
 	testscript.Main(m, map[string]func(){
 		"agentx": func() {
@@ -63,8 +71,9 @@ func TestScripts(t *testing.T) {
 			e.Setenv("NO_COLOR", "")
 			e.Setenv("AGENTX_ROOT", "")
 			e.Setenv("HOME", e.WorkDir)
-			e.Setenv("GORACE", testenv.RaceEnv) // -race children: no 1 s sleep at exit
-			e.Setenv("GITHUB_TOKEN", "")        // GitHub mode: scripts use the fake's token
+			e.Setenv("GIT_CONFIG_GLOBAL", filepath.Join(e.WorkDir, ".gitconfig")) // the story's own, as its HOME's
+			e.Setenv("GORACE", testenv.RaceEnv)                                   // -race children: no 1 s sleep at exit
+			e.Setenv("GITHUB_TOKEN", "")                                          // GitHub mode: scripts use the fake's token
 			e.Setenv("GH_TOKEN", "")
 			e.Setenv("SLACK_BOT_TOKEN", "") // Slack mode: scripts use the fake's token
 			e.Setenv("SLACK_APP_TOKEN", "")
@@ -173,6 +182,25 @@ func runCmd(t *testing.T, dir string, env map[string]string, stdin string, args 
 // commands the workspace names when the command asks: such a test trusts
 // the workspace it built itself. Stories trust theirs with agentx trust
 // --yes; the trust checks are tested in trust_clone.txtar and cmd_trust_test.go.
+// hermeticGit points git, for this process and what it starts, at a
+// global configuration of the tests' own (a fixed identity) and at no
+// system one.
+//
+// A story's agentx process (this binary, started by testscript) keeps the
+// configuration its story set up (see TestScripts' Setup).
+func hermeticGit() error {
+	if os.Getenv(envStoryTerminal) != "" {
+		return nil
+	}
+	cfg := filepath.Join(os.TempDir(), fmt.Sprintf("agentx-cli-test-gitconfig-%d", os.Getuid()))
+	if err := os.WriteFile(cfg, []byte("[user]\n\tname = Test Person\n\temail = person@example.com\n"), 0o644); err != nil {
+		return err
+	}
+	os.Setenv("GIT_CONFIG_GLOBAL", cfg)
+	os.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	return nil
+}
+
 func testGetenv(env map[string]string) func(string) string {
 	return func(k string) string {
 		if v, ok := env[k]; ok || k != trust.EnvTrust {
