@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -244,22 +243,18 @@ func (a *Anthropic) serve(w http.ResponseWriter, hr *http.Request) {
 	case hr.Method == http.MethodPost && hr.URL.Path == "/v1/messages/count_tokens":
 		writeJSON(w, map[string]any{"input_tokens": 1})
 	default:
-		a.t.Logf("anthropic: %s %s answered 200 {}", hr.Method, hr.URL)
-		writeJSON(w, map[string]any{})
+		answerOther(a.t, "anthropic", w, hr)
 	}
 }
 
 // messages answers one POST /v1/messages.
 func (a *Anthropic) messages(w http.ResponseWriter, hr *http.Request) {
-	body, err := io.ReadAll(hr.Body)
-	if err != nil {
-		apiError(w, http.StatusBadRequest, fmt.Sprintf("read body: %v", err))
+	body, ok := readBody(w, hr, apiError)
+	if !ok {
 		return
 	}
 	r := &Request{Received: time.Now(), Header: hr.Header.Clone(), Raw: body}
-	if err := json.Unmarshal(body, r); err != nil {
-		a.t.Errorf("anthropic: decode a request: %v", err)
-		apiError(w, http.StatusBadRequest, fmt.Sprintf("decode body: %v", err))
+	if !decodeBody(a.t, "anthropic", w, body, r, apiError) {
 		return
 	}
 	a.rec.add(r, func(n int) { r.Seq = n })
@@ -345,18 +340,7 @@ func message(id, model string, rep Reply, ids []string) map[string]any {
 // the whole input) and content_block_stop; message_delta with the stop
 // reason; message_stop.
 func stream(w http.ResponseWriter, id, model string, rep Reply, ids []string) {
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.WriteHeader(http.StatusOK)
-	flusher, _ := w.(http.Flusher)
-	event := func(name string, data map[string]any) {
-		data["type"] = name
-		js, _ := json.Marshal(data) // plain values, and inputs answer checked
-		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", name, js)
-		if flusher != nil {
-			flusher.Flush()
-		}
-	}
+	event := newSSE(w).event // plain values, and inputs answer checked
 	start := message(id, model, nil, nil)
 	start["content"], start["stop_reason"] = []any{}, nil
 	event("message_start", map[string]any{"message": start})
@@ -382,17 +366,9 @@ func stream(w http.ResponseWriter, id, model string, rep Reply, ids []string) {
 	event("message_stop", map[string]any{})
 }
 
-// writeJSON answers 200 with v.
-func writeJSON(w http.ResponseWriter, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(v)
-}
-
 // apiError answers code with the API's error shape.
 func apiError(w http.ResponseWriter, code int, msg string) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(code)
-	_ = json.NewEncoder(w).Encode(map[string]any{
+	writeJSONStatus(w, code, map[string]any{
 		"type": "error", "error": map[string]any{"type": "invalid_request_error", "message": msg},
 	})
 }

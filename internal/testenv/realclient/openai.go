@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -362,12 +361,11 @@ func (o *OpenAI) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
 		o.responses(w, hr)
 		return
 	case hr.Method == http.MethodGet && hr.URL.Path == "/v1/models":
-		openAIJSON(w, map[string]any{"object": "list", "data": []any{
+		writeJSON(w, map[string]any{"object": "list", "data": []any{
 			map[string]any{"id": CodexModel, "object": "model", "created": 0, "owned_by": "agentx"},
 		}})
 	default:
-		o.t.Logf("openai: %s %s answered 200 {}", hr.Method, hr.URL)
-		openAIJSON(w, map[string]any{})
+		answerOther(o.t, "openai", w, hr)
 	}
 	o.mu.Lock()
 	o.others = append(o.others, hr.Method+" "+hr.URL.Path)
@@ -376,9 +374,8 @@ func (o *OpenAI) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
 
 // responses answers one POST /v1/responses.
 func (o *OpenAI) responses(w http.ResponseWriter, hr *http.Request) {
-	body, err := io.ReadAll(hr.Body)
-	if err != nil {
-		openAIError(w, http.StatusBadRequest, fmt.Sprintf("read body: %v", err))
+	body, ok := readBody(w, hr, openAIError)
+	if !ok {
 		return
 	}
 	if enc := hr.Header.Get("Content-Encoding"); enc != "" && enc != "identity" {
@@ -387,9 +384,7 @@ func (o *OpenAI) responses(w http.ResponseWriter, hr *http.Request) {
 		return
 	}
 	r := &ResponsesRequest{Received: time.Now(), Header: hr.Header.Clone(), Raw: body}
-	if err := json.Unmarshal(body, r); err != nil {
-		o.t.Errorf("openai: decode a request: %v", err)
-		openAIError(w, http.StatusBadRequest, fmt.Sprintf("decode body: %v", err))
+	if !decodeBody(o.t, "openai", w, body, r, openAIError) {
 		return
 	}
 	var rep CodexReply
@@ -448,20 +443,12 @@ func outputItem(it CodexItem, id string) map[string]any {
 // each item response.output_item.added, the text's (or arguments') delta
 // and response.output_item.done; response.completed with the usage.
 func streamResponse(w http.ResponseWriter, id, model string, rep CodexReply) {
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.WriteHeader(http.StatusOK)
-	flusher, _ := w.(http.Flusher)
+	s := newSSE(w)
 	seq := 0
 	event := func(name string, data map[string]any) {
-		data["type"] = name
 		data["sequence_number"] = seq
 		seq++
-		js, _ := json.Marshal(data) // maps of plain values: cannot fail
-		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", name, js)
-		if flusher != nil {
-			flusher.Flush()
-		}
+		s.event(name, data) // maps of plain values: cannot fail
 	}
 	response := func(status string, output []any) map[string]any {
 		return map[string]any{
@@ -519,15 +506,7 @@ func streamResponse(w http.ResponseWriter, id, model string, rep CodexReply) {
 
 // openAIError answers code with the API's error shape.
 func openAIError(w http.ResponseWriter, code int, msg string) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(code)
-	_ = json.NewEncoder(w).Encode(map[string]any{
+	writeJSONStatus(w, code, map[string]any{
 		"error": map[string]any{"type": "invalid_request_error", "message": msg, "code": nil, "param": nil},
 	})
-}
-
-// openAIJSON answers 200 with v.
-func openAIJSON(w http.ResponseWriter, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(v)
 }
