@@ -157,10 +157,10 @@ type rewaker struct {
 // inbox text, marked delivered; "" when there is nothing to wait for any
 // more (see newHookRewakeCmd).
 func (w *rewaker) run(ctx context.Context) (string, error) {
-	if text, open, err := w.look(ctx); text != "" || !open || err != nil {
+	if text, open, err := w.look(ctx); text != "" || len(open) == 0 || err != nil {
 		return text, err
 	}
-	release, err := wake.Waiting(ctx, w.h.Store, w.who, w.session, w.issue, w.owner)
+	release, err := wake.Waiting(ctx, w.h.Store, w.who, w.session, w.owner)
 	if err != nil {
 		return "", err
 	}
@@ -181,13 +181,17 @@ func (w *rewaker) run(ctx context.Context) (string, error) {
 		if !w.mine(st) || ended.Err() != nil {
 			return "", nil // a newer turn's waiter took over, or the session was closed
 		}
+		var recs []router.Record
 		if !st.Held {
 			text, open, err := w.look(ctx)
-			if text != "" || !open || err != nil {
+			if text != "" || len(open) == 0 || err != nil {
 				return text, err
 			}
+			recs = open
+		} else if recs, err = w.waitingOn(); err != nil {
+			return "", err
 		}
-		if err := w.sleep(ended, log); err != nil && ended.Err() == nil {
+		if err := w.sleep(ended, log, recs); err != nil && ended.Err() == nil {
 			return "", err
 		}
 	}
@@ -221,17 +225,18 @@ func (w *rewaker) watch(ctx context.Context, stop func()) {
 }
 
 // look delivers what came back to the agent's questions (marking it
-// delivered), and reports whether the agent still waits on something.
-func (w *rewaker) look(ctx context.Context) (text string, open bool, err error) {
+// delivered), or else returns what the agent still waits on (none: the
+// waiter is done).
+func (w *rewaker) look(ctx context.Context) (text string, open []router.Record, err error) {
 	res, err := inbox.Check(ctx, w.h.Store, inbox.Options{Agent: w.who, Issue: w.issue, Kinds: stopKinds, Limit: inbox.HookLimit, Via: inbox.ViaRewake})
 	if err != nil {
-		return "", false, err
+		return "", nil, err
 	}
 	if len(res.Items) > 0 {
-		return inbox.Text(res), true, nil
+		return inbox.Text(res), nil, nil
 	}
-	recs, err := w.waitingOn()
-	return "", len(recs) > 0, err
+	open, err = w.waitingOn()
+	return "", open, err
 }
 
 // waitingOn are the agent's own questions on which something may still
@@ -246,16 +251,13 @@ func (w *rewaker) waitingOn() ([]router.Record, error) {
 	return slices.DeleteFunc(recs, func(r router.Record) bool { return r.From != w.who }), nil
 }
 
-// sleep waits for the next change, at most rewakeSlice: until the event
+// sleep waits for the next change, at most rewakeSlice, on recs (what the
+// agent waits on): until the event
 // log grows (any process's change here, seen at once), and meanwhile, on
 // a question waiting for an answer, as clarify wait does (GitHub, Slack
 // and the remote read, the monitor run when due).
-func (w *rewaker) sleep(ctx context.Context, log eventlog.EventLog) error {
+func (w *rewaker) sleep(ctx context.Context, log eventlog.EventLog, recs []router.Record) error {
 	size, err := log.Size()
-	if err != nil {
-		return err
-	}
-	recs, err := w.waitingOn()
 	if err != nil {
 		return err
 	}

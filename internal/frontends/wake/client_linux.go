@@ -29,7 +29,7 @@ func ClientPID() int {
 		if pid <= 1 {
 			return 0
 		}
-		comm, ppid, ok := procStat(pid)
+		comm, ppid, _, ok := procStat(pid)
 		if !ok {
 			return 0
 		}
@@ -53,7 +53,7 @@ func ancestor(pid int) bool {
 			return false
 		}
 		var ok bool
-		if _, p, ok = procStat(p); !ok {
+		if _, p, _, ok = procStat(p); !ok {
 			return false
 		}
 	}
@@ -64,30 +64,26 @@ func ancestor(pid int) bool {
 // it: a process killed under a terminal multiplexer may stay so for a
 // while, and kill(pid, 0) still finds it.
 func zombie(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	s := string(b)
-	end := strings.LastIndexByte(s, ')')
-	return end > 0 && len(s) > end+2 && s[end+2] == 'Z'
+	_, _, state, ok := procStat(pid)
+	return ok && state == "Z"
 }
 
-// procStat reads a process's command name and parent from /proc/PID/stat.
-func procStat(pid int) (comm string, ppid int, ok bool) {
+// procStat reads a process's command name, parent and state from
+// /proc/PID/stat.
+func procStat(pid int) (comm string, ppid int, state string, ok bool) {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
-		return "", 0, false
+		return "", 0, "", false
 	}
 	s := string(b)
 	open, end := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
 	if open < 0 || end < open {
-		return "", 0, false
+		return "", 0, "", false
 	}
 	f := strings.Fields(s[end+1:])
 	if len(f) < 2 {
-		return "", 0, false
+		return "", 0, "", false
 	}
 	ppid, err = strconv.Atoi(f[1])
-	return s[open+1 : end], ppid, err == nil
+	return s[open+1 : end], ppid, f[0], err == nil
 }

@@ -20,7 +20,6 @@ import (
 type Waiter struct {
 	PID   int         `json:"pid"`             // the waiting agentx process
 	Owner int         `json:"owner,omitempty"` // the client's process: when it is gone the session was closed
-	Issue string      `json:"issue"`           // the issue it waits on ("0": any)
 	At    ledger.Time `json:"at"`
 }
 
@@ -36,10 +35,10 @@ func Alive(pid int) bool { return alive(pid) }
 const maxWaiters = 64
 
 // Waiting records this process as the live waiter of agent's session
-// (replacing the one before, which then ends: see StillWaiting), on issue
-// (nil: any), for a session whose client is process owner (0: unknown).
+// (replacing the one before, which then ends: see Look), for a session
+// whose client is process owner (0: unknown).
 // release removes the record, if it is still this process's.
-func Waiting(ctx context.Context, store *ledger.Store, agent, session string, issue *int, owner int) (release func(), err error) {
+func Waiting(ctx context.Context, store *ledger.Store, agent, session string, owner int) (release func(), err error) {
 	if err := ledger.ValidateAgent("agent", agent); err != nil {
 		return func() {}, err
 	}
@@ -59,7 +58,7 @@ func Waiting(ctx context.Context, store *ledger.Store, agent, session string, is
 		if len(st.Waiters) >= maxWaiters {
 			return errors.New("too many live waiters for " + agent)
 		}
-		st.Waiters[session] = Waiter{PID: os.Getpid(), Owner: owner, Issue: issueKey(issue), At: ledger.T(store.Now())}
+		st.Waiters[session] = Waiter{PID: os.Getpid(), Owner: owner, At: ledger.T(store.Now())}
 		return nil
 	})
 	if err != nil {

@@ -23,7 +23,7 @@ func TestLiveWaiterDeliversNotResume(t *testing.T) {
 	w := newWorld(t)
 	ctx := context.Background()
 	require.NoError(t, RecordSession(ctx, w.hub.Store, "engineer", issue(7), Session{ID: "s-live", Cwd: w.dir}))
-	release, err := Waiting(ctx, w.hub.Store, "engineer", "s-live", issue(7), 0)
+	release, err := Waiting(ctx, w.hub.Store, "engineer", "s-live", 0)
 	require.NoError(t, err)
 	w.askAndAnswer(t, 7, "Yes.")
 	assert.Empty(t, w.waker(t).Run(ctx), "the live waiter of the session delivers")
@@ -39,7 +39,7 @@ func TestLiveWaiterDeliversNotResume(t *testing.T) {
 	require.NoError(t, gone.Run())
 	w2 := newWorld(t)
 	require.NoError(t, RecordSession(ctx, w2.hub.Store, "engineer", issue(3), Session{ID: "s-closed"}))
-	_, err = Waiting(ctx, w2.hub.Store, "engineer", "s-closed", issue(3), gone.Process.Pid)
+	_, err = Waiting(ctx, w2.hub.Store, "engineer", "s-closed", gone.Process.Pid)
 	require.NoError(t, err)
 	w2.askAndAnswer(t, 3, "No.")
 	assert.Len(t, w2.waker(t).Run(ctx), 1, "the session was closed: resumed")
@@ -47,7 +47,7 @@ func TestLiveWaiterDeliversNotResume(t *testing.T) {
 	// a waiter of another session does not stop the resume of this one
 	w3 := newWorld(t)
 	require.NoError(t, RecordSession(ctx, w3.hub.Store, "engineer", issue(4), Session{ID: "s-new"}))
-	_, err = Waiting(ctx, w3.hub.Store, "engineer", "s-old", issue(4), os.Getpid())
+	_, err = Waiting(ctx, w3.hub.Store, "engineer", "s-old", os.Getpid())
 	require.NoError(t, err)
 	w3.askAndAnswer(t, 4, "Maybe.")
 	assert.Len(t, w3.waker(t).Run(ctx), 1)
@@ -58,7 +58,7 @@ func TestLiveWaiterDeliversNotResume(t *testing.T) {
 func TestNewerWaiterReplaces(t *testing.T) {
 	w := newWorld(t)
 	ctx := context.Background()
-	_, err := Waiting(ctx, w.hub.Store, "engineer", "s", nil, 0)
+	_, err := Waiting(ctx, w.hub.Store, "engineer", "s", 0)
 	require.NoError(t, err)
 	var st State
 	require.NoError(t, w.hub.Store.UpdateState(ctx, StateFile("engineer"), &st, func() error {
