@@ -25,9 +25,16 @@ func gitRepo(t testing.TB) *Git {
 	return &Git{Dir: dir, Remote: "origin", Refs: "refs/agentx/clarifications", Timeout: time.Minute, Host: "ci<runner> 7"}
 }
 
+// TestGitIdentity is the identity the tests' own git commands commit as
+// (the developer's git configuration may have none); the external test
+// package uses it too.
+var TestGitIdentity = []string{"GIT_AUTHOR_NAME=test", "GIT_AUTHOR_EMAIL=test@example.com",
+	"GIT_COMMITTER_NAME=test", "GIT_COMMITTER_EMAIL=test@example.com"}
+
 func gitT(t testing.TB, dir, stdin string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
+	cmd.Env = append(os.Environ(), TestGitIdentity...)
 	cmd.Stdin = strings.NewReader(stdin)
 	out, err := cmd.Output()
 	require.NoError(t, err, "git %v", args)

@@ -21,6 +21,7 @@ import (
 
 	"github.com/agentx-cli/agentx/internal/testenv"
 	"github.com/agentx-cli/agentx/ledger"
+	"github.com/agentx-cli/agentx/internal/remote"
 )
 
 // These tests run the real thing: the system git, a bare repository as
@@ -43,7 +44,7 @@ func agentxBin(t *testing.T) string {
 func git(t *testing.T, dir string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
-	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0")
+	cmd.Env = append(os.Environ(), append(remote.TestGitIdentity, "GIT_TERMINAL_PROMPT=0")...)
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "git %v: %s", args, out)
 	return strings.TrimSpace(string(out))
