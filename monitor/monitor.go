@@ -44,7 +44,7 @@ const minRetryRun = time.Second
 // New returns a monitor over the hub, configured from its workspace, with
 // the budget of a side effect (DefaultBudget).
 func New(h *router.Hub) *Monitor {
-	return &Monitor{Hub: h, Config: ConfigFrom(h.Rules.Config, h.CanRetry), Budget: DefaultBudget}
+	return &Monitor{Hub: h, Config: ConfigFrom(h.Rules().Config, h.CanRetry), Budget: DefaultBudget}
 }
 
 // Problem is something the monitor could not look at or act on, with the

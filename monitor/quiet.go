@@ -58,7 +58,7 @@ func (m *Monitor) look() (sight, bool) {
 func (m *Monitor) rules() string {
 	c := m.Config
 	names := []string{ledger.Human}
-	for name := range m.Hub.Rules.Config.Agents {
+	for name := range m.Hub.Rules().Config.Agents {
 		names = append(names, name)
 	}
 	slices.Sort(names)

@@ -39,8 +39,8 @@ func (e *SkippedError) Error() string { return fmt.Sprintf("%s: skipped: %s", e.
 // sla is how long a new question to target may stay pending: the step's
 // clarify_sla_minutes for an agent, human_sla_minutes for a human.
 func (h *Hub) sla(rule workflow.Rule, target string) time.Duration {
-	if target == ledger.Human && h.Rules.Config.HumanSLAMinutes > 0 {
-		return h.Rules.Config.HumanSLA()
+	if target == ledger.Human && h.Rules().Config.HumanSLAMinutes > 0 {
+		return h.Rules().Config.HumanSLA()
 	}
 	return rule.SLA
 }

@@ -24,7 +24,7 @@ var command = regexp.MustCompile(`\bagentx (clarify|inbox|ready|hook|state|docto
 // from the error's fields and rule (the CLI's flags, the MCP server's tools).
 func TestCoreErrorsSpeakNoFrontEnd(t *testing.T) {
 	h, _ := newTestHub(t, "")
-	h.Rules.Config.MaxQuestions = 2
+	h.Rules().Config.MaxQuestions = 2
 	ctx := context.Background()
 	agent := func(name string) context.Context { return WithCaller(ctx, &Caller{Agent: name}) }
 	mcp := WithCaller(ctx, &Caller{Agent: "engineer", AgentsOnly: true, Via: "the MCP server"})
@@ -102,7 +102,7 @@ func TestCoreErrorsSpeakNoFrontEnd(t *testing.T) {
 // end words its advice from.
 func TestRuleErrorFields(t *testing.T) {
 	h, _ := newTestHub(t, "")
-	h.Rules.Config.MaxQuestions = 1
+	h.Rules().Config.MaxQuestions = 1
 	ctx := context.Background()
 	tests := []struct {
 		name string

@@ -43,7 +43,7 @@ func (h *Hub) EscalateWork(ctx context.Context, w WorkEscalation) (Record, error
 		now := h.now()
 		c := l.Ask(ledger.NewQuestion{
 			From: w.Agent, To: ledger.Human, Topic: w.Topic, Body: w.Position,
-			Blocking: true, MaxRounds: 1, SLA: h.Rules.Config.HumanSLA(),
+			Blocking: true, MaxRounds: 1, SLA: h.Rules().Config.HumanSLA(),
 			Workflow: w.Workflow, Step: w.Step,
 		}, now)
 		if err := escalate(c, w.Issue, w.Reason, "", now); err != nil {

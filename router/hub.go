@@ -24,7 +24,6 @@ const EventsFile = eventlog.File
 // Hub routes clarifications. Build it with New.
 type Hub struct {
 	Store  *ledger.Store
-	Rules  *workflow.Set
 	Runner Runner
 	Events EventLog
 	Dir    string // the repository root: responders run here
@@ -43,7 +42,21 @@ type Hub struct {
 	// command (a hub a test builds around its own Runner).
 	Trust *trust.Gate
 
-	changes atomic.Int64 // changes recorded through this hub (Changes)
+	rules   atomic.Pointer[workflow.Set] // Rules
+	changes atomic.Int64                 // changes recorded through this hub (Changes)
+}
+
+// Rules are the workspace's rules the hub routes by: those it was built
+// with, or those SetRules put in their place since.
+func (h *Hub) Rules() *workflow.Set { return h.rules.Load() }
+
+// SetRules replaces the rules, for the work that starts after it: a
+// long-lived process (agentx mcp, desk, watch) that read the workspace's
+// files again. Work already under way keeps the rules it started with;
+// the trust gate, if any, judges the new rules' commands.
+func (h *Hub) SetRules(rules *workflow.Set) {
+	h.rules.Store(rules)
+	h.Trust.SetRules(rules)
 }
 
 // Changes counts the changes recorded through this hub (questions,
@@ -54,14 +67,15 @@ func (h *Hub) Changes() int64 { return h.changes.Load() }
 // New returns a hub over a workspace's store and rules, running responders
 // as real processes in dir.
 func New(store *ledger.Store, rules *workflow.Set, dir string) *Hub {
-	return &Hub{
+	h := &Hub{
 		Store:  store,
-		Rules:  rules,
 		Runner: ExecRunner{Dir: dir},
 		Events: EventLog{Path: filepath.Join(store.Dir(), EventsFile)},
 		Dir:    dir,
 		Warn:   func(error) {},
 	}
+	h.rules.Store(rules)
+	return h
 }
 
 func (h *Hub) now() time.Time { return h.Store.Now() }
@@ -96,7 +110,7 @@ type AskRequest struct {
 
 // Rule returns the rule that governs from's questions.
 func (h *Hub) Rule(workflowName, from, step string) (workflow.Rule, error) {
-	w, err := h.Rules.Workflow(workflowName)
+	w, err := h.Rules().Workflow(workflowName)
 	if err != nil {
 		return workflow.Rule{}, err
 	}
@@ -125,7 +139,7 @@ func (h *Hub) Ask(ctx context.Context, req AskRequest) (Record, error) {
 			From: req.From, To: req.To, Workflow: rule.Workflow, Step: rule.Step,
 		}
 	}
-	maxQ := h.Rules.Config.MaxQuestions
+	maxQ := h.Rules().Config.MaxQuestions
 	var run *time.Time
 	if maxQ > 0 {
 		if run, err = h.RunStart(req.Issue, req.From); err != nil {
@@ -199,7 +213,7 @@ func (h *Hub) respond(ctx context.Context, rec Record) (Record, error) {
 	if !ok {
 		return rec, nil
 	}
-	delay := h.Rules.Config.Agents[c.To].RetryDelay.Duration
+	delay := h.Rules().Config.Agents[c.To].RetryDelay.Duration
 	if delay <= 0 {
 		delay = workflow.DefaultRetryDelay
 	}

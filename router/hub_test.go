@@ -305,7 +305,7 @@ func eventTypes(t *testing.T, h *Hub, id string) []EventType {
 
 func TestQuestionCap(t *testing.T) {
 	h, _ := newTestHub(t, "")
-	h.Rules.Config.MaxQuestions = 2
+	h.Rules().Config.MaxQuestions = 2
 	ctx := context.Background()
 	for i := 0; i < 2; i++ {
 		_, err := h.Ask(ctx, askReq("engineer", "architect"))
@@ -344,7 +344,7 @@ func TestQuestionCapPerRun(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			now := t0
 			h, _ := newTestHubAt(t, "", &now)
-			h.Rules.Config.MaxQuestions = 3
+			h.Rules().Config.MaxQuestions = 3
 			var last string
 			for i, s := range tt.steps {
 				var err error

@@ -188,6 +188,7 @@ const (
 	IdentityNotAnAgent    IdentityKind = "not-an-agent"   // AGENTX_AGENT is human or agentx
 	IdentityNoTerminal    IdentityKind = "no-terminal"    // a person's action with no terminal to confirm it at
 	IdentityNotConfirmed  IdentityKind = "not-confirmed"  // the person at the terminal did not confirm
+	IdentityAccount       IdentityKind = "account"        // [humans] accounts: not a listed OS account, or the list unguarded (Err)
 )
 
 // IdentityError is a request to act as someone the caller is not. Its
@@ -200,7 +201,7 @@ type IdentityError struct {
 	Via     string   // IdentityAgentsOnly: the front end
 	Person  string   // IdentityNotAllowed: the person's name
 	Allow   []string // IdentityNotAllowed: who may act as a person
-	Err     error    // IdentityNoName: why no name was found
+	Err     error    // IdentityNoName: why no name was found; IdentityAccount: the account check's refusal
 }
 
 func (e *IdentityError) Error() string {
@@ -221,6 +222,8 @@ func (e *IdentityError) Error() string {
 		return fmt.Sprintf("%s %q: no name for the person acting: %v", e.Field, e.Claimed, e.Err)
 	case IdentityHub:
 		return fmt.Sprintf("%s %q: %s is the hub's own name; nobody acts as it", e.Field, e.Claimed, HubAgent)
+	case IdentityAccount:
+		return fmt.Sprintf("%s %q: %v", e.Field, e.Claimed, e.Err)
 	case IdentityNoTerminal:
 		return fmt.Sprintf("%s %q: a person's action is confirmed at the terminal of the person taking it, and this process has none", e.Field, e.Claimed)
 	case IdentityNotConfirmed:

@@ -105,7 +105,7 @@ func TestGuardedChanges(t *testing.T) {
 func TestApplyMovesInOneUpdate(t *testing.T) {
 	ctx := context.Background()
 	h, _ := newTestHub(t, "")
-	h.Rules.Config.MaxQuestions = 0 // four questions from one agent in one run
+	h.Rules().Config.MaxQuestions = 0 // four questions from one agent in one run
 	var ids []string
 	for range 4 {
 		rec, err := h.Ask(ctx, askReq("engineer", "architect"))
@@ -197,7 +197,7 @@ func TestRetry(t *testing.T) {
 	assert.EqualError(t, err, "agent architect has no responder")
 	assert.Empty(t, fr.calls)
 
-	h.Rules.Config.Agents["architect"] = agentCmd("./architect.sh")
+	h.Rules().Config.Agents["architect"] = agentCmd("./architect.sh")
 	assert.True(t, h.CanRetry("architect"))
 	claimed, err := h.ClaimRetry(ctx, rec.ID, time.Time{}, always)
 	require.NoError(t, err)
@@ -229,7 +229,7 @@ func TestAskToHumanUsesHumanSLA(t *testing.T) {
 	rec, err = h.Ask(ctx, askReq("engineer", "architect"))
 	require.NoError(t, err)
 	assert.Equal(t, t0.Add(30*time.Minute), rec.StaleAfter.Time)
-	h.Rules.Config.HumanSLAMinutes = 90
+	h.Rules().Config.HumanSLAMinutes = 90
 	rec, err = h.Ask(ctx, askReq("engineer", ledger.Human))
 	require.NoError(t, err)
 	assert.Equal(t, t0.Add(90*time.Minute), rec.StaleAfter.Time)

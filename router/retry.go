@@ -134,7 +134,7 @@ func RetryDue(e ledger.IndexEntry, now time.Time) bool {
 // responder is the responder configured for agent, if any, and trusted to
 // run on this machine (h.Trust).
 func (h *Hub) responder(agent string) (Responder, bool) {
-	a, ok := h.Rules.Config.Agents[agent]
+	a, ok := h.Rules().Config.Agents[agent]
 	if !ok || len(a.Command) == 0 || !h.Trust.Allow(trust.Responder(agent, a.Command)) {
 		return Responder{}, false
 	}
@@ -145,7 +145,7 @@ func (h *Hub) responder(agent string) (Responder, bool) {
 // runs: its responder's timeout, or the notify command's for a human.
 func (h *Hub) RetryBound(target string) time.Duration {
 	if target == ledger.Human {
-		if n := h.Rules.Config.Notify; n != nil && n.Timeout.Duration > 0 {
+		if n := h.Rules().Config.Notify; n != nil && n.Timeout.Duration > 0 {
 			return n.Timeout.Duration
 		}
 		return DefaultNotifyTimeout

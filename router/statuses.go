@@ -118,7 +118,7 @@ func (h *Hub) AgentStates() ([]AgentState, []error, error) {
 // Notifier is the notify command, when one is configured and trusted to
 // run on this machine (h.Trust); nil otherwise.
 func (h *Hub) Notifier() *workflow.NotifyConfig {
-	n := h.Rules.Config.Notify
+	n := h.Rules().Config.Notify
 	if n == nil || len(n.Command) == 0 || !h.Trust.Allow(trust.Notify(n.Command)) {
 		return nil
 	}

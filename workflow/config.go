@@ -159,6 +159,11 @@ type HumansConfig struct {
 	// none. false turns that off, for scripted demos and tests. Default
 	// true.
 	Confirm bool `json:"confirm"`
+	// Accounts, when set, lists the OS accounts (user names, or numeric
+	// uids) a person's action from the command line must run as: the
+	// kernel's word for who runs the process, not a name it claims. Agents
+	// run as other accounts. Empty: any account.
+	Accounts []string `json:"accounts"`
 }
 
 // MCPConfig is the [mcp] table: what the MCP server (agentx mcp) may do
@@ -327,8 +332,10 @@ func parseConfig(file string, data []byte) (*Config, error) {
 	if defined["humans"] {
 		p := []string{"humans"}
 		if t, ok := d.table(humans, p, p); ok {
-			def := d.decodeTable(t, p, p, []field{{"allow", &c.Humans.Allow, "an array of strings"}, {"confirm", &c.Humans.Confirm, "a boolean"}})
+			def := d.decodeTable(t, p, p, []field{{"allow", &c.Humans.Allow, "an array of strings"}, {"confirm", &c.Humans.Confirm, "a boolean"},
+				{"accounts", &c.Humans.Accounts, "an array of strings"}})
 			d.people(def["allow"], c.Humans.Allow, with(p, "allow"))
+			d.accounts(def["accounts"], c.Humans.Accounts, with(p, "accounts"))
 		}
 	}
 	if defined["github"] {
@@ -372,6 +379,27 @@ func (d *doc) people(defined bool, names []string, p []string) {
 		case len(name) > maxPersonLen:
 			d.addf(p, p, hint, "%q: a name must be at most %d bytes", name, maxPersonLen)
 		case slices.IndexFunc(names[:i], func(n string) bool { return strings.EqualFold(n, name) }) >= 0:
+			d.addf(p, p, "", "%q is listed twice", name)
+		}
+	}
+}
+
+// accounts checks [humans] accounts: OS user names or numeric uids.
+func (d *doc) accounts(defined bool, names []string, p []string) {
+	if !defined {
+		return
+	}
+	const hint = `the OS accounts people act from, e.g. accounts = ["alice", "1001"]; agents run as other accounts`
+	if len(names) == 0 {
+		d.addf(p, p, hint, "empty: list at least one account, or leave the key out")
+	}
+	for i, name := range names {
+		switch {
+		case name == "" || len(name) > 64 || strings.IndexFunc(name, func(r rune) bool {
+			return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("._-$@", r))
+		}) >= 0 || name[0] == '-':
+			d.addf(p, p, hint, "%q: not an account name (letters, digits, . _ - $ @; at most 64 bytes)", name)
+		case slices.Contains(names[:i], name):
 			d.addf(p, p, "", "%q is listed twice", name)
 		}
 	}

@@ -240,3 +240,25 @@ func (s *Set) unlazy() error {
 	s.Workflows, s.lazy = full.Workflows, nil
 	return nil
 }
+
+// Watch tells a long-lived process whether the files Load reads
+// (config.toml and workflows/*.toml) changed since it last looked: one
+// edited, added, removed or renamed. Not safe for concurrent use.
+type Watch struct {
+	Dir    string // the .agentx directory
+	seen   []memoFile
+	looked bool
+}
+
+// Changed reports whether the files differ from when Changed last looked
+// (the first look only takes note). A directory that cannot be read now is
+// no change: the rules already read stay.
+func (w *Watch) Changed() bool {
+	now, err := sources(w.Dir)
+	if err != nil {
+		return false
+	}
+	changed := w.looked && !sameSources(w.seen, now)
+	w.seen, w.looked = now, true
+	return changed
+}

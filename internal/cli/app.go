@@ -92,8 +92,9 @@ type sideWork struct {
 	then      func(ctx context.Context) error
 	outs      []func() error
 	pushAfter bool
-	holdGiven bool // hook stop: --hold was given
-	noWake    bool // the scope check and completion: never start anything
+	holdGiven bool       // hook stop: --hold was given
+	noWake    bool       // the scope check and completion: never start anything
+	live      *liveRules // a long-lived process: its rules, read again when they change
 	// statusAt is the hub's change count when agent-status.json was last
 	// derived (syncStatus); pulled is set when the remote brought changes.
 	statusAt int64

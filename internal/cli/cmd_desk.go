@@ -67,7 +67,7 @@ waking agents), as agentx watch does. Ctrl-C stops it (exit 130).`,
 			if err != nil {
 				return err
 			}
-			h.Trust.Live = true // a long-lived process: trust is looked at again before each command it runs
+			a.goLive(ws, h) // a long-lived process: trust and rules are looked at again as it goes
 			s, err := desk.New(desk.Options{
 				Hub: h, Person: name, Root: ws.Root,
 				After: func(ctx context.Context) {

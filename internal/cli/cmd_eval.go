@@ -239,7 +239,7 @@ Exit 0 when the verdict is PASS, 9 otherwise.`,
 
 // gatedStep is the workflow and the agent's step to evaluate (nil: none).
 func gatedStep(h *router.Hub, agent, wf, step string) (*workflow.Workflow, *workflow.Step, error) {
-	w, err := h.Rules.Workflow(wf)
+	w, err := h.Rules().Workflow(wf)
 	if err != nil {
 		return nil, nil, err
 	}

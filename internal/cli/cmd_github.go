@@ -68,7 +68,7 @@ func newGitHubStatusCmd(a *App) *cobra.Command {
 				return err
 			}
 			v := GitHubView{}
-			if cfg := h.Rules.Config.GitHub; cfg != nil {
+			if cfg := h.Rules().Config.GitHub; cfg != nil {
 				v.Enabled = true
 				m := &ghmirror.Mirror{Hub: h, Config: cfg}
 				st, err := m.Status()

@@ -88,7 +88,7 @@ func newHookPhaseCmd(a *App, phase string) *cobra.Command {
 				return err
 			}
 			if workflow != "" {
-				if _, err := h.Rules.Workflow(workflow); err != nil {
+				if _, err := h.Rules().Workflow(workflow); err != nil {
 					return err
 				}
 			}

@@ -123,7 +123,7 @@ func (a *App) hookStop(ctx context.Context, issue *issueFlag, agent, workflow, s
 		return err
 	}
 	if !a.holdGiven {
-		if d := h.Rules.Config.Agents[who].Hold.Duration; d > 0 {
+		if d := h.Rules().Config.Agents[who].Hold.Duration; d > 0 {
 			hold = d // [agents.NAME] hold
 		}
 	}
@@ -281,9 +281,9 @@ const (
 // resumeOf is the state of who's [agents.NAME] resume command.
 func resumeOf(h *router.Hub, who string) int {
 	switch {
-	case len(h.Rules.Config.Agents[who].Resume) == 0 && len(h.Rules.Config.Agents[who].Queue) == 0:
+	case len(h.Rules().Config.Agents[who].Resume) == 0 && len(h.Rules().Config.Agents[who].Queue) == 0:
 		return resumeNone
-	case slices.Contains(untrustedResumes(h.Trust, h.Rules), who):
+	case slices.Contains(untrustedResumes(h.Trust, h.Rules()), who):
 		return resumeUntrusted
 	}
 	return resumeTrusted

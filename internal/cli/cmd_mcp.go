@@ -70,11 +70,11 @@ See docs/agents.md for client configuration.`,
 			if err != nil {
 				return err
 			}
-			_, h, err := a.hub()
+			ws, h, err := a.hub()
 			if err != nil {
 				return err
 			}
-			h.Trust.Live = true // a long-lived process: trust is looked at again before each command it runs
+			a.goLive(ws, h) // a long-lived process: trust and rules are looked at again before each call
 			a.recordEnvSession(ctx, h.Store, a.getenv("AGENTX_AGENT"), issue)
 			level := slog.LevelWarn
 			if verbose {
@@ -137,9 +137,10 @@ func parseWait(v string) (time.Duration, error) {
 // at most once per its interval), and mirrors what changed after it;
 // clarify_wait watches the clarification's ref and reads the modes while it
 // waits. A failure is a warning in the server's log (stderr), at most one
-// per call and mode; nil when there is nothing around the calls: no
-// [remote], and GitHub and Slack off (no [github] or [slack] table, or
-// AGENTX_NO_MONITOR) or not opened (said once, here).
+// per call and mode. Each call first reads the rules again when their files
+// changed (reloadRules); its Side is nil when there is nothing around it:
+// no [remote], no agent to wake, and GitHub and Slack off (no [github] or
+// [slack] table, or AGENTX_NO_MONITOR) or not opened (said once, here).
 func (a *App) mcpSide(ctx context.Context, h *router.Hub, log *slog.Logger) func() mcpserver.Side {
 	warnAs := func(name string) func(error) {
 		return func(err error) { log.Warn(name, "error", safetext.Line(err.Error())) }
@@ -158,11 +159,12 @@ func (a *App) mcpSide(ctx context.Context, h *router.Hub, log *slog.Logger) func
 		}
 	}
 	shared := h.Store.Replicator() != nil
-	wakes := slices.ContainsFunc(slices.Collect(maps.Values(h.Rules.Config.Agents)), func(c workflow.AgentConfig) bool { return len(c.Resume) > 0 })
-	if m == nil && sl == nil && !shared && !wakes {
-		return nil
-	}
 	return func() mcpserver.Side {
+		a.reloadRules() // the rules as they are now, for this call
+		wakes := slices.ContainsFunc(slices.Collect(maps.Values(h.Rules().Config.Agents)), func(c workflow.AgentConfig) bool { return len(c.Resume) > 0 })
+		if m == nil && sl == nil && !shared && !wakes {
+			return nil
+		}
 		s := callSide{app: a, shared: shared, wakes: wakes}
 		if m != nil {
 			s.modes = append(s.modes, (&ghmirror.Side{Mirror: m, Warn: warnAs("github")}).Mode())

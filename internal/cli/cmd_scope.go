@@ -108,7 +108,7 @@ func runScopeCheck(ctx context.Context, a *App, agent, wf, stp string, files, st
 	if err != nil {
 		return err
 	}
-	w, err := h.Rules.Workflow(wf)
+	w, err := h.Rules().Workflow(wf)
 	if err != nil {
 		return err
 	}

@@ -70,7 +70,7 @@ func newSlackStatusCmd(a *App) *cobra.Command {
 				return err
 			}
 			v := SlackView{}
-			if cfg := h.Rules.Config.Slack; cfg != nil {
+			if cfg := h.Rules().Config.Slack; cfg != nil {
 				v.Enabled = true
 				m := &slackmode.Mode{Hub: h, Config: cfg}
 				st, err := m.Status()

@@ -46,7 +46,7 @@ page in the browser.`,
 				for _, e := range skipped {
 					a.warnf("skipped %v", e)
 				}
-				for _, agent := range untrustedResumes(h.Trust, h.Rules) {
+				for _, agent := range untrustedResumes(h.Trust, h.Rules()) {
 					a.warnf("%s", untrustedResumeNote(agent))
 				}
 				if items == nil {

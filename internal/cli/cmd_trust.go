@@ -67,7 +67,9 @@ func newTrustCmd(a *App) *cobra.Command {
 the workflows. Those files come with the repository, so agentx runs none of
 them until a person on this machine has trusted that set of commands. Until
 then each one is skipped with a line saying so, and a question to an agent
-with a responder waits as if it had none.
+with a responder waits as if it had none. A [github] or [slack] api_url other
+than the public API is part of the set too: until it is trusted, that
+channel sends it no token.
 
 agentx trust lists the commands and, once you confirm at the terminal, records
 their hash for this workspace (by its absolute path) in your own configuration

@@ -77,7 +77,7 @@ AGENTX_NO_MONITOR leaves the monitor out of its turns.`,
 			if err != nil {
 				return err
 			}
-			h.Trust.Live = true                // a long-lived process: trust is looked at again before each command it runs
+			a.goLive(ws, h)                    // a long-lived process: trust and rules are looked at again as it goes
 			defer func() { a.noWake = true }() // watch wakes and says so itself
 			size := logSize(h)
 			a.watchTurn(ctx, ws, h, true)
@@ -118,6 +118,7 @@ AGENTX_NO_MONITOR leaves the monitor out of its turns.`,
 // the push, wakeAgents), reported as it goes. The first turn's remote
 // refresh was made when the hub was opened.
 func (a *App) watchTurn(ctx context.Context, ws *workspace.Workspace, h *router.Hub, first bool) {
+	a.reloadRules()
 	if !first {
 		a.remoteSide(ctx, ws)
 	}

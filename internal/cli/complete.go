@@ -134,7 +134,7 @@ func (a *App) completeAgents(withHuman bool) cobra.CompletionFunc {
 	return func(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		var names []string
 		if h := a.completionHub(); h != nil {
-			names = h.Rules.Agents()
+			names = h.Rules().Agents()
 		}
 		if withHuman {
 			names = append(names, ledger.Human)
@@ -147,7 +147,7 @@ func (a *App) completeAgents(withHuman bool) cobra.CompletionFunc {
 func (a *App) completeWorkflows(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 	var names []string
 	if h := a.completionHub(); h != nil {
-		names = h.Rules.Names()
+		names = h.Rules().Names()
 	}
 	return withPrefix(names, toComplete), cobra.ShellCompDirectiveNoFileComp
 }

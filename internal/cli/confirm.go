@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
+	"github.com/agentx-cli/agentx/internal/osaccount"
 	"github.com/agentx-cli/agentx/internal/safetext"
 	"github.com/agentx-cli/agentx/router"
 )
@@ -57,9 +59,26 @@ func confirmAtTerminal(ctx context.Context, question string) (bool, error) {
 // this command takes as human (router.Caller.Confirm), unless the
 // workspace turned confirmation off ([humans] confirm = false). No
 // terminal, or an answer other than yes, refuses the action.
+//
+// With [humans] accounts, the process must first run as one of those OS
+// accounts, and the files that hold the list must be out of other
+// accounts' reach (osaccount.Check): the kernel's word, which an agent
+// running as another account cannot give.
 func (a *App) confirmPerson(person string) error {
-	if ws, err := a.open(); err == nil && !ws.Rules.Config.Humans.Confirm {
-		return nil
+	if ws, err := a.open(); err == nil {
+		if accounts := ws.Rules.Config.Humans.Accounts; len(accounts) > 0 {
+			// the list, the directory that holds it, and the one that holds
+			// that (where .agentx could be renamed away and replaced)
+			if err := osaccount.Check(accounts, filepath.Join(ws.Dir, "config.toml"), ws.Dir); err != nil {
+				return &router.IdentityError{Kind: router.IdentityAccount, Err: err}
+			}
+			if err := osaccount.CheckParent(accounts, ws.Root); err != nil {
+				return &router.IdentityError{Kind: router.IdentityAccount, Err: err}
+			}
+		}
+		if !ws.Rules.Config.Humans.Confirm {
+			return nil
+		}
 	}
 	ctx := a.ctx
 	if ctx == nil {

@@ -143,7 +143,7 @@ var (
 	ExitUsage         = ExitCode{2, "usage", "bad command line: unknown command or flag, bad flag value or input text"}
 	ExitNotFound      = ExitCode{3, "not_found", "no such clarification, issue or workflow"}
 	ExitRejected      = ExitCode{4, "rejected", "refused by the workflow rules: scope, blocking not allowed, question cap, not a party"}
-	ExitIdentity      = ExitCode{4, "identity_mismatch", "acting as someone else: as another agent than AGENTX_AGENT, as human from an agent or the MCP server, or as a person [humans] allow does not list"}
+	ExitIdentity      = ExitCode{4, "identity_mismatch", "acting as someone else: as another agent than AGENTX_AGENT, as human from an agent or the MCP server, or as a person [humans] allow does not list, or from an OS account [humans] accounts does not list"}
 	ExitLockTimeout   = ExitCode{5, "lock_timeout", "a state file stayed locked by another process past the wait budget"}
 	ExitLockLost      = ExitCode{5, "lock_lost", "another tool took this process's lock over while it held it (it was paused past the stale age): nothing was written; run it again"}
 	ExitRemoteBusy    = ExitCode{5, "remote_busy", "with a [remote]: other hosts published first every time the write was tried ([remote] attempts): nothing written; run it again"}

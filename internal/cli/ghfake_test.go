@@ -28,9 +28,10 @@ func setupGitHub(e *testscript.Env) {
 //	ghfake since-mark             print the calls counted against the rate limit since mark, and the 304s
 //	ghfake fail COUNT STATUS [RETRY_AFTER]   the next COUNT requests fail so
 //	ghfake lose-next-create       the next comment is created but the answer to its POST is lost
+//	ghfake requests               print how many requests reached it
 func cmdGHFake(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) == 0 {
-		ts.Fatalf("usage: ghfake start|comment|comments|labels|mark|since-mark|fail|lose-next-create ...")
+		ts.Fatalf("usage: ghfake start|comment|comments|labels|mark|since-mark|fail|lose-next-create|requests ...")
 	}
 	h := ts.Value(ghKey{}).(*fakeHolder[*ghfake.Server])
 	if args[0] != "start" && h.s == nil {
@@ -73,6 +74,8 @@ func cmdGHFake(ts *testscript.TestScript, neg bool, args []string) {
 		h.s.Fail(atoi(args[1]), atoi(args[2]), retry)
 	case "lose-next-create":
 		h.s.LoseNextCreate(1)
+	case "requests":
+		fmt.Fprintf(ts.Stdout(), "requests: %d\n", h.s.RequestCount())
 	default:
 		ts.Fatalf("ghfake: unknown %q", args[0])
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentx-cli/agentx/internal/osaccount"
 	"github.com/agentx-cli/agentx/ledger"
 	"github.com/agentx-cli/agentx/router"
 )
@@ -115,7 +116,14 @@ var cliWords = router.WhoWords{
 		case router.IdentityNotAnAgent:
 			return "launch each agent with its own name (AGENTX_AGENT=engineer); to involve a person, " + askPerson
 		case router.IdentityNoTerminal:
-			return "a person does it at a terminal of their own: " + askPerson
+			// only a process launched as no agent gets here: speak to a person
+			return "an agent does not act as a person: " + askPerson + ". A person whose command ran with no terminal (an IDE task, a Makefile, ssh without -t, the background) runs it in a terminal, or answers at the desk (agentx desk, started in a terminal); the workspace's owner may turn the confirmation off for scripts ([humans] confirm)"
+		case router.IdentityAccount:
+			var oe *osaccount.Error
+			if errors.As(e.Err, &oe) && oe.Kind == osaccount.KindNotListed {
+				return "people act from the OS accounts [humans] accounts lists, agents from others; an agent asks a person instead: " + askPerson
+			}
+			return "the accounts boundary holds only while no other account can change the list: a person who owns the workspace fixes that (docs/security.md, OS accounts)"
 		case router.IdentityNotConfirmed:
 			return "nothing was done; to go on, run the command again and answer y at the terminal"
 		}

@@ -109,7 +109,7 @@ func (a *App) wakeAgents(ctx context.Context) []wake.Woke {
 // waker wakes agents over h, running only the resume commands this
 // machine trusts (h.Trust).
 func (a *App) waker(h *router.Hub) wake.Waker {
-	agents := h.Rules.Config.Agents
+	agents := h.Rules().Config.Agents
 	return wake.Waker{Store: h.Store, Agents: agents, Root: a.ws.Root, Step: a.wakeStep, Warn: func(err error) { a.warnf("%v", err) },
 		Allow: func(agent string) bool { return h.Trust.Allow(trust.Resume(agent, agents[agent].Resume)) }}
 }

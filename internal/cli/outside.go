@@ -12,7 +12,7 @@ import (
 // opened once; one that cannot be opened (no token) says so once, when
 // first used.
 func (a *App) outsideModes(ctx context.Context, h *router.Hub) relay.Modes {
-	if c := h.Rules.Config; c.GitHub == nil && c.Slack == nil {
+	if c := h.Rules().Config; c.GitHub == nil && c.Slack == nil {
 		return nil // neither configured: nothing to open
 	}
 	return relay.Modes{a.githubSideOf(ctx, h).Mode(), a.slackSideOf(h)}

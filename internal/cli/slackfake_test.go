@@ -30,9 +30,10 @@ func setupSlack(e *testscript.Env) {
 //	slackfake messages               print the channel's messages, threads in order (author, thread, text), or (no messages)
 //	slackfake ephemerals             print the ephemeral notices (to whom, text)
 //	slackfake fail COUNT STATUS [RETRY_AFTER|ERROR]   the next COUNT requests fail so (200 ERROR: Slack's error)
+//	slackfake requests               print how many requests reached it
 func cmdSlackFake(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) == 0 {
-		ts.Fatalf("usage: slackfake start|reply|bot-reply|messages|ephemerals|fail ...")
+		ts.Fatalf("usage: slackfake start|reply|bot-reply|messages|ephemerals|fail|requests ...")
 	}
 	h := ts.Value(slackKey{}).(*fakeHolder[*slackfake.Server])
 	if args[0] != "start" && h.s == nil {
@@ -103,6 +104,8 @@ func cmdSlackFake(ts *testscript.TestScript, neg bool, args []string) {
 			}
 		}
 		h.s.Fail(atoi(args[1]), status, retry, slackErr)
+	case "requests":
+		fmt.Fprintf(ts.Stdout(), "requests: %d\n", h.s.RequestCount())
 	default:
 		ts.Fatalf("slackfake: unknown %q", args[0])
 	}

@@ -106,9 +106,8 @@ func (r *Replicator) checkHistory(ctx context.Context, f *ledger.Locked, snap Sn
 	}
 	var he *HistoryError
 	if !errors.As(err, &he) {
-		for _, old := range slices.Sorted(maps.Keys(renumbered)) {
-			st.Outcomes = append(st.Outcomes, Outcome{Outcome: OutcomeRenumbered, ID: old, As: renumbered[old], At: ledger.T(r.store.Now()),
-				Message: fmt.Sprintf("%s was given here and on another host: a republished chain keeps it as %s", old, renumbered[old])})
+		if len(renumbered) > 0 {
+			r.tellRenumbered(f.Issue, renumbered, snap, st)
 		}
 		return err
 	}
@@ -122,6 +121,33 @@ func (r *Replicator) checkHistory(ctx context.Context, f *ledger.Locked, snap Sn
 		}
 	}
 	return he
+}
+
+// tellRenumbered records the questions a republished chain moved (old id
+// to new) among the sync state's outcomes, and tells OnOutcomes of them as
+// a delivery of the outbox tells of those it renumbered: their askers learn
+// the new ids (an event, an inbox item) instead of finding their question
+// gone. snap is the chain's head, as pulled.
+func (r *Replicator) tellRenumbered(issue int, renumbered map[string]string, snap Snapshot, st *SyncState) {
+	l, err := ledger.DecodeIssue(r.transport.Name(issue), issue, snap.Data)
+	if err != nil {
+		l = nil // the pull that follows reports a ledger it cannot read
+	}
+	var outs []Outcome
+	for _, old := range slices.Sorted(maps.Keys(renumbered)) {
+		o := Outcome{Outcome: OutcomeRenumbered, ID: old, As: renumbered[old], At: ledger.T(r.store.Now()),
+			Message: fmt.Sprintf("%s was given here and on another host: a republished chain keeps it as %s", old, renumbered[old])}
+		if l != nil {
+			if c := l.Find(o.As); c != nil {
+				o.By = c.From
+			}
+		}
+		outs = append(outs, o)
+	}
+	st.Outcomes = append(st.Outcomes, outs...)
+	if l != nil && r.onOutcomes != nil {
+		r.onOutcomes(issue, outs, l)
+	}
 }
 
 // Appends checks that child, a commit's ledger, only appends to parent,

@@ -163,3 +163,53 @@ func TestRepublishForkHoldsAnotherQuestion(t *testing.T) {
 	}
 	assert.Equal(t, []string{"CLR-1-001 first", "CLR-1-002 mine", "CLR-1-003 theirs"}, got)
 }
+
+// renumberingRemote is a chain that another host republished: each pull's
+// check says which ids it moved.
+type renumberingRemote struct {
+	*memRemote
+	renumbered map[string]string
+}
+
+func (m *renumberingRemote) CheckPulled(context.Context, int, string, string) (map[string]string, error) {
+	return m.renumbered, nil
+}
+
+// TestRepublishRenumberingTellsTheAsker: a host that pulls a chain another
+// host republished, in which its own question took another id, tells its
+// asker as a delivery of the outbox does (OnOutcomes: an event and an
+// inbox item naming the old and the new id), not only the sync state.
+func TestRepublishRenumberingTellsTheAsker(t *testing.T) {
+	mem := &memRemote{chains: map[int][]Commit{}}
+	rr := &renumberingRemote{memRemote: mem}
+	h := sharedHost(t, rr)
+	_, err := sharedAsk(h, "mine")
+	require.NoError(t, err)
+	var told []Outcome
+	h.Replicator.OnOutcomes(func(issue int, outs []Outcome, l *ledger.Ledger) {
+		assert.Equal(t, 1, issue)
+		for _, o := range outs {
+			require.NotNil(t, l.Find(o.As), "the ledger as pulled holds the new id")
+		}
+		told = append(told, outs...)
+	})
+
+	// another host republished: its question is CLR-1-001, this host's is now CLR-1-002
+	mine := sharedRecord("CLR-1-002", "mine")
+	mine.From = "ux"
+	republished := &ledger.Ledger{IssueNumber: 1, Clarifications: []*ledger.Clarification{sharedRecord("CLR-1-001", "theirs"), mine}}
+	data, err := ledger.Encode(republished)
+	require.NoError(t, err)
+	mem.mu.Lock()
+	mem.chains[1] = append(mem.chains[1], Commit{Data: data, Message: "republished"})
+	rr.renumbered = map[string]string{"CLR-1-001": "CLR-1-002"}
+	mem.mu.Unlock()
+
+	_, err = h.Replicator.Sync(context.Background(), 1, nil)
+	require.NoError(t, err)
+	require.Len(t, told, 1)
+	assert.Equal(t, OutcomeRenumbered, told[0].Outcome)
+	assert.Equal(t, "CLR-1-001", told[0].ID)
+	assert.Equal(t, "CLR-1-002", told[0].As)
+	assert.Equal(t, "ux", told[0].By, "the asker of the question as it now stands")
+}

@@ -58,3 +58,20 @@ func RemoveBinary() {
 		_ = os.RemoveAll(filepath.Dir(binPath))
 	}
 }
+
+// Trust has a person trust the commands (and api_url addresses) of the
+// workspace at dir, with agentx binary bin, in a trust store of the test's
+// own: it returns the environment entry that points a process at that
+// store (XDG_CONFIG_HOME), to add to the environment of every agentx
+// process that should find the workspace trusted.
+func Trust(t testing.TB, bin, dir string) string {
+	t.Helper()
+	env := "XDG_CONFIG_HOME=" + t.TempDir()
+	c := exec.Command(bin, "trust", "--yes")
+	c.Dir = dir
+	c.Env = append(os.Environ(), "AGENTX_ROOT="+dir, "AGENTX_AGENT=", env)
+	if out, err := c.CombinedOutput(); err != nil {
+		t.Fatalf("agentx trust --yes in %s: %v: %s", dir, err, out)
+	}
+	return env
+}

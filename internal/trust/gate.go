@@ -1,6 +1,7 @@
 package trust
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -35,6 +36,17 @@ type Gate struct {
 	stamped string // the stamps the status was worked out with (Live)
 	status  Status
 	warned  map[string]bool
+}
+
+// SetRules makes the gate judge rules from now on: a long-lived process
+// read the workspace's files again. A nil Gate ignores it.
+func (g *Gate) SetRules(rules *workflow.Set) {
+	if g == nil {
+		return
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.Rules, g.done, g.stamped = rules, false, ""
 }
 
 // Status is the workspace's status, worked out on first use (and, Live,
@@ -128,7 +140,24 @@ func (g *Gate) Allow(c Command) bool {
 	return false
 }
 
-// NotRun is the line that says c was not run, why, and how to trust it.
+// Permits reports, without a warning, whether what the workspace names may
+// be used: its commands run, its api_url receives a token. A nil Gate
+// permits everything.
+func (g *Gate) Permits() bool { return g == nil || g.Status().Trusted() }
+
+// SendToken reports whether channel ("github", "slack") may send its token
+// to apiURL: always to the public API (public), to another address only
+// when the workspace is trusted. The error says which address was given no
+// token, why, and how to trust it.
+func (g *Gate) SendToken(channel, apiURL, public string) error {
+	if apiURL == public || g.Permits() {
+		return nil
+	}
+	return errors.New(NotRun(Endpoint(channel, apiURL), g.Status()))
+}
+
+// NotRun is the line that says c was not run (an endpoint: given no
+// token), why, and how to trust it.
 func NotRun(c Command, st Status) string {
 	why := "this workspace's commands are not trusted on this machine"
 	switch st.State {
@@ -136,6 +165,10 @@ func NotRun(c Command, st Status) string {
 		why = "this workspace's commands changed since they were trusted on this machine"
 	case StateInvalid:
 		why = "a workflow file does not parse, so what would run is unknown"
+	}
+	if c.Kind == KindEndpoint {
+		mode := map[string]string{"github": "GitHub mode", "slack": "Slack mode"}[c.Name]
+		return fmt.Sprintf("no token sent to %s (%s): %s; %s runs as if no token were set until a person reviews and trusts it with: agentx trust", c.Line(), c.What(), why, mode)
 	}
 	return fmt.Sprintf("not run: %s (%s): %s; a person reviews and trusts them with: agentx trust", c.What(), c.Line(), why)
 }

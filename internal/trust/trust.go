@@ -30,6 +30,7 @@ const (
 	KindQueue     = "queue"     // [agents.NAME] queue
 	KindNotify    = "notify"    // [notify] command
 	KindCheck     = "check"     // [[steps.evaluate]] command
+	KindEndpoint  = "endpoint"  // [github] or [slack] api_url other than the public one
 )
 
 // Command is one command a workspace's files name.
@@ -67,6 +68,14 @@ func CheckCommand(wf, step, check string, argv []string) Command {
 	return Command{Kind: KindCheck, Name: wf + "/" + step + "/" + check, Argv: argv}
 }
 
+// Endpoint is the address a channel ("github", "slack") sends its
+// token to, when the workspace names one other than the public API: a
+// cloned repository's api_url receives the user's token only once a person
+// trusted it, as a command would run only then.
+func Endpoint(channel, apiURL string) Command {
+	return Command{Kind: KindEndpoint, Name: channel, Argv: []string{apiURL}}
+}
+
 // What says in a few words which command c is, for a person.
 func (c Command) What() string {
 	switch c.Kind {
@@ -80,6 +89,8 @@ func (c Command) What() string {
 		return "the notify command"
 	case KindCheck:
 		return "the evaluation check " + c.Name
+	case KindEndpoint:
+		return "the [" + c.Name + "] api_url, which receives the " + c.Name + " token"
 	}
 	return c.Kind + " " + c.Name
 }
@@ -119,6 +130,12 @@ func Commands(rules *workflow.Set, root string) ([]Command, error) {
 		if n := cfg.Notify; n != nil && len(n.Command) > 0 {
 			out = append(out, Notify(n.Command))
 		}
+		if g := cfg.GitHub; g != nil && g.APIURL != workflow.DefaultGitHubAPI {
+			out = append(out, Endpoint("github", g.APIURL))
+		}
+		if sl := cfg.Slack; sl != nil && sl.APIURL != workflow.DefaultSlackAPI {
+			out = append(out, Endpoint("slack", sl.APIURL))
+		}
 	}
 	for _, name := range rules.Names() {
 		w, err := rules.Workflow(name)
@@ -133,7 +150,9 @@ func Commands(rules *workflow.Set, root string) ([]Command, error) {
 	}
 	slices.SortFunc(out, func(a, b Command) int { return strings.Compare(a.key(), b.key()) })
 	for i := range out {
-		out[i].Files = files(root, out[i].Argv)
+		if out[i].Kind != KindEndpoint {
+			out[i].Files = files(root, out[i].Argv)
+		}
 	}
 	return out, nil
 }

@@ -80,6 +80,55 @@ func TestCommandsListsEveryKindWithTheFilesTheyName(t *testing.T) {
 	assert.Empty(t, cmds[3].Files, "claude is not a file of the workspace")
 }
 
+func TestCommandsNameAnAPIAddressOtherThanThePublicOne(t *testing.T) {
+	tests := []struct {
+		name, config string
+		want         []string
+	}{
+		{"the public APIs", "\n[github]\nrepo = \"o/r\"\n\n[slack]\nchannel = \"C0AGENTS1\"\nanswerers = [\"U0ALICE01\"]\n", nil},
+		{"GitHub Enterprise", "\n[github]\nrepo = \"o/r\"\napi_url = \"https://ghe.example.com/api/v3/\"\n",
+			[]string{"endpoint github: https://ghe.example.com/api/v3/"}},
+		{"a loopback Slack", "\n[slack]\nchannel = \"C0AGENTS1\"\nanswerers = [\"U0ALICE01\"]\napi_url = \"http://127.0.0.1:9/api/\"\n",
+			[]string{"endpoint slack: http://127.0.0.1:9/api/"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			root, rules := workspace(t, tt.config)
+			cmds, err := Commands(rules, root)
+			require.NoError(t, err)
+			var got []string
+			for _, c := range cmds {
+				if c.Kind == KindEndpoint {
+					got = append(got, c.Kind+" "+c.Name+": "+c.Line())
+					assert.Empty(t, c.Files, "an address names no file")
+				}
+			}
+			assert.Equal(t, tt.want, got)
+		})
+	}
+}
+
+func TestSendTokenOnlyToThePublicAPIOrATrustedAddress(t *testing.T) {
+	root, rules := workspace(t, "\n[github]\nrepo = \"o/r\"\napi_url = \"http://127.0.0.1:9/\"\n")
+	env := map[string]string{"XDG_CONFIG_HOME": t.TempDir()}
+	g := &Gate{Root: root, Rules: rules, Getenv: func(k string) string { return env[k] }, Live: true}
+	assert.NoError(t, g.SendToken("github", "https://api.github.com/", "https://api.github.com/"), "the public API always")
+	err := g.SendToken("github", "http://127.0.0.1:9/", "https://api.github.com/")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "no token sent to http://127.0.0.1:9/")
+	assert.Contains(t, err.Error(), "GitHub mode runs as if no token were set")
+
+	s, err := DefaultStore(g.Getenv)
+	require.NoError(t, err)
+	cmds, err := Commands(rules, root)
+	require.NoError(t, err)
+	_, err = s.Trust(root, cmds, time.Now())
+	require.NoError(t, err)
+	assert.NoError(t, g.SendToken("github", "http://127.0.0.1:9/", "https://api.github.com/"), "trusted by a person")
+	var nilGate *Gate
+	assert.NoError(t, nilGate.SendToken("github", "http://127.0.0.1:9/", "https://api.github.com/"), "a hub with no gate: a test's")
+}
+
 func TestHashChangesWithAnyCommandOrScript(t *testing.T) {
 	root, rules := workspace(t, "")
 	cmds, err := Commands(rules, root)

@@ -49,7 +49,7 @@ func TestLive(t *testing.T) {
 	mirror := func(h *router.Hub) *Mirror {
 		c, err := NewClient(api, repo, token, nil)
 		require.NoError(t, err)
-		return &Mirror{Hub: h, Config: h.Rules.Config.GitHub, Client: c, Warn: func(err error) { t.Log(err) }}
+		return &Mirror{Hub: h, Config: h.Rules().Config.GitHub, Client: c, Warn: func(err error) { t.Log(err) }}
 	}
 	h := newHub()
 	topic := "agentx live test " + time.Now().UTC().Format(time.RFC3339Nano)

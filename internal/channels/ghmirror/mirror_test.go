@@ -47,7 +47,7 @@ func newEnv(t *testing.T, extra string) *env {
 func (e *env) mirror() *Mirror {
 	c, err := NewClient(e.fake.APIURL(), "octo-org/octo-repo", "fake-token", nil)
 	require.NoError(e.t, err)
-	return &Mirror{Hub: e.hub, Config: e.hub.Rules.Config.GitHub, Client: c, Warn: func(err error) { e.t.Errorf("mirror warning: %v", err) }}
+	return &Mirror{Hub: e.hub, Config: e.hub.Rules().Config.GitHub, Client: c, Warn: func(err error) { e.t.Errorf("mirror warning: %v", err) }}
 }
 
 func (e *env) ask(to string) router.Record {

@@ -34,10 +34,11 @@ func TestKilledWhilePosting(t *testing.T) {
 	e := newEnv(t, "")
 	e.now = time.Now()
 	e.ask(ledger.Human)
+	trusted := testenv.Trust(t, bin, e.dir) // the fake's api_url gets the token
 	sync := func(ctx context.Context) *exec.Cmd {
 		cmd := exec.CommandContext(ctx, bin, "github", "sync")
 		cmd.Dir = e.dir
-		cmd.Env = append(os.Environ(), "GITHUB_TOKEN=fake-token", "AGENTX_AGENT=", "AGENTX_ROOT=")
+		cmd.Env = append(os.Environ(), "GITHUB_TOKEN=fake-token", "AGENTX_AGENT=", "AGENTX_ROOT=", trusted)
 		return cmd
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)

@@ -7,15 +7,20 @@ import (
 
 	"github.com/agentx-cli/agentx/internal/channels/relay"
 	"github.com/agentx-cli/agentx/router"
+	"github.com/agentx-cli/agentx/workflow"
 )
 
 // Open returns GitHub mode over hub h, with the token Token finds in
 // getenv: nil when [github] is not configured. warn receives the
 // problems that do not stop the work (Mirror.Warn).
 func Open(ctx context.Context, h *router.Hub, getenv func(string) string, warn func(error)) (*Mirror, error) {
-	cfg := h.Rules.Config.GitHub
+	cfg := h.Rules().Config.GitHub
 	if cfg == nil {
 		return nil, nil
+	}
+	// a cloned repository's api_url gets no token before a person trusted it
+	if err := h.Trust.SendToken("github", cfg.APIURL, workflow.DefaultGitHubAPI); err != nil {
+		return nil, err
 	}
 	token, _, err := Token(ctx, getenv, cfg.APIURL)
 	if err != nil {
@@ -28,6 +33,12 @@ func Open(ctx context.Context, h *router.Hub, getenv func(string) string, warn f
 		return nil, err
 	}
 	return &Mirror{Hub: h, Config: cfg, Client: c, Warn: warn}, nil
+}
+
+// tokenTrusted is Open's check again, for a process that lives on: a
+// trust revoked meanwhile stops the token at the next piece of work.
+func (m *Mirror) tokenTrusted() error {
+	return m.Hub.Trust.SendToken("github", m.Config.APIURL, workflow.DefaultGitHubAPI)
 }
 
 // Side is GitHub mode as a side effect of one piece of work on the hub:
@@ -52,8 +63,20 @@ func (s *Side) Mode() *relay.Mode {
 		s.mode = &relay.Mode{Name: "github", Err: s.Err, Warn: s.Warn}
 		if m := s.Mirror; m != nil {
 			s.mode.Interval, s.mode.Timeout, s.mode.Busy = m.Config.Interval.Duration, m.Config.Timeout.Duration, &m.busy
-			s.mode.Read = func(ctx context.Context, force bool) error { _, err := m.Poll(ctx, force); return err }
-			s.mode.Send = func(ctx context.Context, force bool) error { _, err := m.Push(ctx, force); return err }
+			s.mode.Read = func(ctx context.Context, force bool) error {
+				if err := m.tokenTrusted(); err != nil {
+					return err
+				}
+				_, err := m.Poll(ctx, force)
+				return err
+			}
+			s.mode.Send = func(ctx context.Context, force bool) error {
+				if err := m.tokenTrusted(); err != nil {
+					return err
+				}
+				_, err := m.Push(ctx, force)
+				return err
+			}
 		}
 	}
 	return s.mode

@@ -53,7 +53,7 @@ func newEnv(t *testing.T) *env {
 func (e *env) mode() *Mode {
 	c := NewClient(e.fake.APIURL(), slackfake.BotToken, nil)
 	c.Now = e.hub.Store.Now
-	return &Mode{Hub: e.hub, Config: e.hub.Rules.Config.Slack, Client: c,
+	return &Mode{Hub: e.hub, Config: e.hub.Rules().Config.Slack, Client: c,
 		Warn: func(err error) { e.t.Errorf("slack warning: %v", err) }}
 }
 

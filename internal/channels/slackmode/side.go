@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentx-cli/agentx/internal/channels/relay"
 	"github.com/agentx-cli/agentx/router"
+	"github.com/agentx-cli/agentx/workflow"
 )
 
 // The environment variables Slack mode's tokens come from: never a file.
@@ -23,9 +24,13 @@ var ErrNoToken = errors.New("no Slack token: set " + EnvBotToken + " to the app'
 // when [slack] is not configured. warn receives the problems that do not
 // stop the work (Mode.Warn).
 func Open(h *router.Hub, getenv func(string) string, warn func(error)) (*Mode, error) {
-	cfg := h.Rules.Config.Slack
+	cfg := h.Rules().Config.Slack
 	if cfg == nil {
 		return nil, nil
+	}
+	// a cloned repository's api_url gets no token before a person trusted it
+	if err := h.Trust.SendToken("slack", cfg.APIURL, workflow.DefaultSlackAPI); err != nil {
+		return nil, err
 	}
 	token := strings.TrimSpace(getenv(EnvBotToken))
 	if token == "" {
@@ -46,8 +51,22 @@ func Side(m *Mode, err error, warn func(error)) *relay.Mode {
 	s := &relay.Mode{Name: "slack", Err: err, Warn: warn}
 	if m != nil {
 		s.Interval, s.Timeout, s.Busy = m.Config.Interval.Duration, m.Config.Timeout.Duration, &m.busy
-		s.Read = func(ctx context.Context, force bool) error { _, err := m.Poll(ctx, force); return err }
-		s.Send = func(ctx context.Context, force bool) error { _, err := m.Push(ctx, force); return err }
+		// a trust revoked since Open stops the token at the next piece of work
+		trusted := func() error { return m.Hub.Trust.SendToken("slack", m.Config.APIURL, workflow.DefaultSlackAPI) }
+		s.Read = func(ctx context.Context, force bool) error {
+			if err := trusted(); err != nil {
+				return err
+			}
+			_, err := m.Poll(ctx, force)
+			return err
+		}
+		s.Send = func(ctx context.Context, force bool) error {
+			if err := trusted(); err != nil {
+				return err
+			}
+			_, err := m.Push(ctx, force)
+			return err
+		}
 	}
 	return s
 }

@@ -165,6 +165,8 @@ func TestDeskInModes(t *testing.T) {
 			if m.setup != nil {
 				m.setup(dir)
 			}
+			// the fakes' loopback api_url gets a token only once a person trusted it
+			m.env = append(m.env, testenv.Trust(t, bin, dir))
 			for _, q := range [][]string{{"1", "Rollout", "Behind a flag?"}, {"2", "Copy", "Formal or casual?"}} {
 				ask := exec.Command(bin, "clarify", "ask", "--issue", q[0], "--to", "human", "--topic", q[1], "--question", q[2])
 				ask.Env = append(append(cleanEnv(), "AGENTX_ROOT="+dir, "AGENTX_AGENT=engineer", "AGENTX_NO_MONITOR=1"), m.env...)

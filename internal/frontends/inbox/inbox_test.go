@@ -40,7 +40,7 @@ func newWorld(t testing.TB) *world {
 	w := &world{now: t0}
 	store := ledger.NewStore(filepath.Join(dir, ".agentx", "state"), lock.Options{}, w.clock)
 	w.hub = router.New(store, rules, dir)
-	w.hub.Rules.Config.MaxQuestions = 0 // these tests ask more than a run's three questions
+	w.hub.Rules().Config.MaxQuestions = 0 // these tests ask more than a run's three questions
 	w.hub.Warn = func(err error) { t.Errorf("unexpected warning: %v", err) }
 	return w
 }

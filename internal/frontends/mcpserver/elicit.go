@@ -89,7 +89,7 @@ type formCallKey struct{}
 // form: the workspace allows it and the client can show one. Nil
 // otherwise.
 func (s *server) formCallOf(req *mcp.CallToolRequest) *formCall {
-	if !s.hub.Rules.Config.MCP.Elicit || req.Session == nil {
+	if !s.hub.Rules().Config.MCP.Elicit || req.Session == nil {
 		return nil
 	}
 	caps := req.ClientCapabilities()

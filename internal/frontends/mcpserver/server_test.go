@@ -618,8 +618,8 @@ func TestSide(t *testing.T) {
 // command line's.
 func TestToolHints(t *testing.T) {
 	h := newHub(t)
-	h.Rules.Config.DefaultWorkflow = "bug" // its steps allow only non-blocking questions
-	h.Rules.Config.MaxQuestions = 1
+	h.Rules().Config.DefaultWorkflow = "bug" // its steps allow only non-blocking questions
+	h.Rules().Config.MaxQuestions = 1
 	cliLike := func(err error) (int, string, string) {
 		code, name, _ := testClassify(err)
 		return code, name, "ask with --non-blocking; `agentx clarify wait` picks the answer up"

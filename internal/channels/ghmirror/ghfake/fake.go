@@ -564,3 +564,10 @@ func (s *Server) list(r *http.Request, q url.Values, n int, h http.Header) (int,
 	}
 	return http.StatusOK, out
 }
+
+// RequestCount is Requests, read under the fake's lock.
+func (s *Server) RequestCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.Requests
+}

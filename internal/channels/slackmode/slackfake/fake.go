@@ -493,3 +493,10 @@ func (s *Server) socket(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 }
+
+// RequestCount is Requests, read under the fake's lock.
+func (s *Server) RequestCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.Requests
+}

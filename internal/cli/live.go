@@ -1,0 +1,56 @@
+package cli
+
+import (
+	"sync"
+
+	"github.com/agentx-cli/agentx/internal/workspace"
+	"github.com/agentx-cli/agentx/router"
+	"github.com/agentx-cli/agentx/workflow"
+)
+
+// liveRules is what a process that lives on (agentx mcp, desk, watch)
+// reads again as it goes: the workspace's rules, when config.toml or a
+// workflow changed, so that an edit (an agent added, a route or a limit
+// changed, a command removed) takes effect at the next tool call, action
+// or turn, not at the next start.
+type liveRules struct {
+	mu    sync.Mutex // tool calls run at once
+	watch workflow.Watch
+	hub   *router.Hub
+	said  string // the last problem told, told once
+}
+
+// goLive makes this process look again before each piece of work: trust
+// (the gate's stamps) and the rules (reloadRules).
+func (a *App) goLive(ws *workspace.Workspace, h *router.Hub) {
+	h.Trust.Live = true
+	a.live = &liveRules{watch: workflow.Watch{Dir: ws.Dir}, hub: h}
+	a.live.watch.Changed() // the files as the rules were read
+}
+
+// reloadRules reads the rules again when their files changed since the
+// last look, and puts them in the hub's hands for the work that follows.
+// Files that no longer load keep the rules read before, with one warning
+// per problem naming the file and line: a half-saved edit never stops a
+// long-lived process, nor makes it run without rules.
+func (a *App) reloadRules() {
+	l := a.live
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.watch.Changed() {
+		return
+	}
+	rules, err := workflow.Load(l.watch.Dir)
+	if err != nil {
+		if msg := err.Error(); msg != l.said {
+			l.said = msg
+			a.warnf("the workspace's rules changed and do not load, so the rules read before stay: %v", err)
+		}
+		return
+	}
+	l.said = ""
+	l.hub.SetRules(rules)
+}
