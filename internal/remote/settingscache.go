@@ -92,10 +92,22 @@ func envPrint() string {
 }
 
 // standardConfigs are the files git reads its configuration from besides
-// the repository's, whether or not they are there now: the system file,
-// and the two global ones.
+// the repository's, whether or not they are there now: the system file
+// (GIT_CONFIG_SYSTEM, else /etc/gitconfig), and the global ones
+// (GIT_CONFIG_GLOBAL alone when it is set, else the XDG one and
+// ~/.gitconfig).
 func standardConfigs() []string {
-	files := []string{"/etc/gitconfig"}
+	system := "/etc/gitconfig"
+	if p := os.Getenv("GIT_CONFIG_SYSTEM"); p != "" {
+		system = p
+	}
+	files := []string{system}
+	if p, ok := os.LookupEnv("GIT_CONFIG_GLOBAL"); ok {
+		if p != "" {
+			files = append(files, p)
+		}
+		return files
+	}
 	home := os.Getenv("HOME")
 	if home == "" {
 		home = os.Getenv("USERPROFILE") // git for Windows without HOME

@@ -25,6 +25,10 @@ func TestSettingsKept(t *testing.T) {
 	t.Setenv("HOME", home)
 	t.Setenv("XDG_CONFIG_HOME", "")
 	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	// git reads HOME's files only while GIT_CONFIG_GLOBAL is unset (a
+	// hermetic run sets it): the cases below, but the last, need it unset
+	t.Setenv("GIT_CONFIG_GLOBAL", "")
+	require.NoError(t, os.Unsetenv("GIT_CONFIG_GLOBAL"))
 	past := time.Now().Add(-time.Hour)
 	global := filepath.Join(home, ".gitconfig")
 	require.NoError(t, os.WriteFile(global, []byte("[user]\n\tname = A\n"), 0o644))
@@ -100,6 +104,20 @@ func TestSettingsKept(t *testing.T) {
 			assert.Equal(t, tc.signs, next.signing, "git read them again")
 		})
 	}
+
+	t.Run("the file GIT_CONFIG_GLOBAL names, made", func(t *testing.T) {
+		named := filepath.Join(t.TempDir(), "gitconfig") // not there yet: git reads no global file
+		t.Setenv("GIT_CONFIG_GLOBAL", named)
+		g := keptRepo(t, past)
+		g.settings(ctx)
+		require.FileExists(t, g.settingsFile(), "kept")
+		require.False(t, g.signing)
+		require.NoError(t, os.WriteFile(named, []byte("[commit]\n\tgpgsign = true\n"), 0o644))
+		next := &Git{Dir: g.Dir, settingsState: g.settingsState}
+		assert.False(t, next.loadSettings(), "not taken after the change")
+		next.settings(ctx)
+		assert.True(t, next.signing, "git read them again")
+	})
 
 	t.Run("an include is not followed", func(t *testing.T) {
 		g := keptRepo(t, past)
