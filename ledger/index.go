@@ -47,6 +47,21 @@ const (
 // clarification, by issue: the per-issue files read together.
 type Index struct {
 	Issues map[int][]IndexEntry
+	// Foreign lists the ledgers a reader that may write (LoadOpen) found
+	// changed behind agentx's back, with open questions it had not seen
+	// or seen otherwise: what another AgentX tool wrote. The caller
+	// records their events; the index files are made afresh, so each is
+	// found once.
+	Foreign []ForeignChange
+}
+
+// ForeignChange is one ledger another tool changed: its open entries as
+// agentx last knew them (none when it had no index file for it), and the
+// ledger as it is now.
+type ForeignChange struct {
+	Issue  int
+	Before []IndexEntry
+	Ledger *Ledger
 }
 
 // IndexEntry is what the monitor and the ready gate need to know about one
@@ -473,17 +488,48 @@ func (s *Store) readIndex(heal bool) (*Index, []error, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	// and the ledgers with no index file that changed since a reader found
+	// nothing open in them (closed.go): another tool's, or just closed;
+	// unless nothing was created, renamed or removed among the ledgers
+	// since the last sweep
+	dir, dirTime, dirOK := s.ledgerDir()
+	var closed map[int]stamp
+	var others []int
+	sweep := !dirOK || !s.swept(dir)
+	if sweep {
+		closed = s.readClosed()
+		if others, err = s.unaccounted(issues, closed); err != nil {
+			return nil, nil, err
+		}
+	}
 	ix := NewIndex()
 	var skipped []error
-	for _, issue := range issues {
-		es, _, err := s.OpenEntriesStamped(issue, heal)
+	noted := false
+	for _, issue := range append(issues, others...) {
+		es, _, change, closedAt, err := s.openEntries(issue, heal)
 		if err != nil {
 			skipped = append(skipped, err)
+			sweep = false // not accounted for: the next reader looks again
 			continue
 		}
 		if len(es) > 0 {
 			ix.Issues[issue] = es
 		}
+		if change != nil {
+			ix.Foreign = append(ix.Foreign, *change)
+		}
+		if closedAt != (stamp{}) {
+			if closed == nil {
+				closed = s.readClosed()
+			}
+			closed[issue], noted = closedAt, true
+		}
+	}
+	if noted && s.writeClosed(closed) != nil {
+		sweep = false
+	}
+	if heal && sweep && dirOK {
+		s.noteSwept(dir, dirTime)
 	}
 	return ix, skipped, nil
 }
@@ -523,32 +569,80 @@ func (s *Store) OpenEntries(issue int) ([]IndexEntry, error) {
 // write: the monitor, not a dry run, not doctor without --fix), an index
 // file made from another version of the ledger is made afresh from it.
 func (s *Store) OpenEntriesStamped(issue int, heal bool) ([]IndexEntry, Stamp, error) {
+	es, st, _, err := s.LoadEntries(issue, heal)
+	return es, st, err
+}
+
+// LoadEntries is OpenEntriesStamped that also gives, with heal, the change
+// it found when the entries were derived again from a ledger that is not
+// the version its index file was made from (or that has no index file)
+// and they differ: another tool's write, seen for the first time (nil
+// otherwise). A ledger found with nothing open is noted in the closed
+// record.
+func (s *Store) LoadEntries(issue int, heal bool) ([]IndexEntry, Stamp, *ForeignChange, error) {
+	es, st, change, closedAt, err := s.openEntries(issue, heal)
+	if closedAt != (stamp{}) {
+		s.noteClosed(issue, closedAt)
+	}
+	return es, st, change, err
+}
+
+// openEntries is LoadEntries, leaving the closed record to the caller: a
+// ledger found with nothing open is given in closedAt (its stamp).
+func (s *Store) openEntries(issue int, heal bool) (es []IndexEntry, at Stamp, change *ForeignChange, closedAt stamp, err error) {
 	fi, serr := os.Stat(s.Path(issue))
 	if serr == nil {
 		if es, ok := s.noted(issue, stampOf(fi)); ok {
-			return es, Stamp{}, nil
+			return es, Stamp{}, nil, stamp{}, nil
 		}
 	}
-	ii, err := s.readIndexFile(issue, false)
-	if err == nil && serr == nil && ii.Ledger == stampOf(fi) {
-		return ii.Entries, stampOf(fi), nil
+	ii, ierr := s.readIndexFile(issue, false)
+	if ierr == nil && serr == nil && ii.Ledger == stampOf(fi) {
+		return ii.Entries, stampOf(fi), nil, stamp{}, nil
 	}
 	l, st, err := s.readStamped(issue)
 	if err != nil {
-		return nil, Stamp{}, err
+		return nil, Stamp{}, nil, stamp{}, err
 	}
-	es := EntriesOf(l)
-	if heal && len(es) > 0 && st != (Stamp{}) && s.writeIndexFile(issue, st, es, false) == nil {
-		// The index file was made from another version of the ledger:
-		// another tool wrote it, or the workspace was copied or cloned
-		// (every file a new inode). Made afresh, so that the next reader
-		// reads it instead of the ledger. Without the issue's lock: one
-		// that loses a race with a writer names the version it was made
-		// from, so it is never taken for the writer's; and a reader never
-		// removes one, which could hide a writer's open questions.
-		return es, st, nil
+	es = EntriesOf(l)
+	if !heal || st == (Stamp{}) {
+		return es, Stamp{}, nil, stamp{}, nil
 	}
-	return es, Stamp{}, nil
+	switch {
+	case ii != nil && !sameOpen(ii.Entries, es):
+		change = &ForeignChange{Issue: issue, Before: ii.Entries, Ledger: l}
+	case errors.Is(ierr, fs.ErrNotExist) && len(es) > 0:
+		// open questions agentx had no index file for: another tool
+		// asked (a new issue, or one where agentx had nothing open)
+		change = &ForeignChange{Issue: issue, Ledger: l}
+	}
+	// The index file was made from another version of the ledger: another
+	// tool wrote it, or the workspace was copied or cloned (every file a
+	// new inode). Made afresh, so that the next reader reads it instead of
+	// the ledger; with nothing open, removed, and the ledger noted in the
+	// closed record. Without the issue's lock: one that loses a race with
+	// a writer names the version it was made from, so it is never taken
+	// for the writer's; and one removed under a writer's rename leaves a
+	// ledger with no index file and a stamp the closed record does not
+	// have, which every reader reads (closed.go).
+	if len(es) == 0 {
+		if ii == nil || s.writeIssueIndex(issue, st, nil, false) == nil { // nil entries: removed
+			closedAt = st
+		}
+		return es, Stamp{}, change, closedAt, nil
+	}
+	if s.writeIndexFile(issue, st, es, false) == nil {
+		return es, st, change, stamp{}, nil
+	}
+	return es, Stamp{}, change, stamp{}, nil
+}
+
+// sameOpen reports whether two lists of open entries name the same
+// clarifications in the same status and round.
+func sameOpen(a, b []IndexEntry) bool {
+	return slices.EqualFunc(a, b, func(x, y IndexEntry) bool {
+		return x.ID == y.ID && x.Status == y.Status && x.Round == y.Round
+	})
 }
 
 // readIndexFile reads issue's index file, if it is one of this version
@@ -655,6 +749,7 @@ func (s *Store) scan(fn func(issue int, l *Ledger, st stamp, err error)) error {
 func (s *Store) RebuildIndex(ctx context.Context) (ix *Index, skipped []error, err error) {
 	ix = NewIndex()
 	unreadable := map[int]bool{}
+	closed := map[int]stamp{}
 	err = s.scan(func(issue int, l *Ledger, st stamp, rerr error) {
 		if rerr != nil {
 			skipped = append(skipped, rerr)
@@ -668,6 +763,9 @@ func (s *Store) RebuildIndex(ctx context.Context) (ix *Index, skipped []error, e
 		}
 		es := EntriesOf(l)
 		if len(es) == 0 {
+			if st != (stamp{}) {
+				closed[issue] = st
+			}
 			return
 		}
 		ix.Issues[issue] = es
@@ -692,6 +790,9 @@ func (s *Store) RebuildIndex(ctx context.Context) (ix *Index, skipped []error, e
 	if err := os.MkdirAll(s.IndexPath(), 0o755); err != nil {
 		return nil, nil, fmt.Errorf("rebuild index: %w", err)
 	}
+	if err := s.writeClosed(closed); err != nil {
+		return nil, nil, fmt.Errorf("rebuild index: %w", err)
+	}
 	if err := atomicfile.WriteVolatile(s.builtPath(), []byte(s.Now().Format(time.RFC3339)+"\n"), perm); err != nil {
 		return nil, nil, fmt.Errorf("rebuild index: %w", err)
 	}
@@ -707,7 +808,20 @@ func (s *Store) OpenIssues() ([]int, error) {
 	if !s.IndexBuilt() {
 		return s.Issues()
 	}
-	return s.IssuesWithFile(IndexDir)
+	indexed, err := s.IssuesWithFile(IndexDir)
+	if err != nil {
+		return nil, err
+	}
+	// and the ledgers with no index file that changed since they were
+	// found with nothing open: another tool may have asked there
+	if dir, _, ok := s.ledgerDir(); ok && s.swept(dir) {
+		return indexed, nil
+	}
+	others, err := s.unaccounted(indexed, s.readClosed())
+	if err != nil || len(others) == 0 {
+		return indexed, err
+	}
+	return slices.Sorted(slices.Values(append(indexed, others...))), nil
 }
 
 // ReadOpen is the one way to read every open clarification: from the

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentx-cli/agentx/internal/atomicfile"
+	"github.com/agentx-cli/agentx/internal/fstime"
 	"github.com/agentx-cli/agentx/internal/testenv"
 	"github.com/agentx-cli/agentx/internal/textsim"
 )
@@ -277,4 +278,115 @@ func TestSyncIndex(t *testing.T) {
 // mark their index built with the same file the store checks.
 func TestTestenvKnowsTheIndexMarker(t *testing.T) {
 	assert.Equal(t, IndexBuiltFile, testenv.IndexBuiltFile)
+}
+
+// TestForeignLedgersSeen: a ledger another tool wrote, with no index file
+// of agentx's, is seen by every reader without a rebuild: a brand-new
+// issue, and a question added where agentx had nothing open. A ledger
+// found with nothing open is recorded by its stamp and not read again
+// while it keeps it.
+func TestForeignLedgersSeen(t *testing.T) {
+	s := newTestStore(t)
+	ctx := context.Background()
+	_, _, err := s.RebuildIndex(ctx) // as init does
+	require.NoError(t, err)
+	_, err = s.Update(ctx, 42, ask(s, "engineer", "architect", "Dual adapter?"))
+	require.NoError(t, err)
+	_, err = s.Update(ctx, 42, move(Answered))
+	require.NoError(t, err)
+	_, err = s.Update(ctx, 42, move(Resolved))
+	require.NoError(t, err)
+	assert.Empty(t, indexIDs(t, s))
+
+	// foreign writes issue's ledger with n records, all resolved but the
+	// last when lastPending
+	foreign := func(issue, n int, lastPending bool) {
+		t.Helper()
+		l := &Ledger{IssueNumber: issue, Clarifications: []*Clarification{}}
+		for i := range n {
+			require.NoError(t, ask(s, "engineer", "architect", "Which adapter?")(l))
+			if i < n-1 || !lastPending {
+				l.Clarifications[i].Status = Resolved
+			}
+		}
+		data, err := Encode(l)
+		require.NoError(t, err)
+		// written in place, as the extension's writer does: no index file, no rename
+		f, err := os.OpenFile(s.Path(issue), os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
+		require.NoError(t, err)
+		_, err = f.Write(data)
+		require.NoError(t, err)
+		require.NoError(t, f.Close())
+	}
+	foreign(7, 1, true)
+	assert.Equal(t, map[int][]string{7: {"CLR-7-001 pending"}}, indexIDs(t, s), "a brand-new issue")
+	open, err := s.OpenIssues()
+	require.NoError(t, err)
+	assert.Contains(t, open, 7)
+
+	foreign(42, 2, true)
+	assert.Equal(t, map[int][]string{7: {"CLR-7-001 pending"}, 42: {"CLR-42-002 pending"}}, indexIDs(t, s),
+		"a question added where agentx had nothing open")
+
+	// a reader that may write records the closed ledgers; they are not read again
+	foreign(42, 2, false)
+	_, _, _, err = s.LoadOpen(ctx)
+	require.NoError(t, err)
+	closed := s.readClosed()
+	require.Contains(t, closed, 42)
+	indexed, err := s.IssuesWithFile(IndexDir)
+	require.NoError(t, err)
+	others, err := s.unaccounted(indexed, closed)
+	require.NoError(t, err)
+	assert.Empty(t, others, "every ledger accounted for: an index file, or closed as it is")
+	assert.Equal(t, map[int][]string{7: {"CLR-7-001 pending"}}, indexIDs(t, s))
+}
+
+// TestForeignLedgersSweptOnce: once a reader that may write accounted for
+// every ledger, later reads skip the listing while the ledger directory
+// is as it was; a tool that takes the lock to write (creating and removing
+// its lock file beside the ledger) moves it, and its write is seen.
+func TestForeignLedgersSweptOnce(t *testing.T) {
+	was := fstime.Default
+	fstime.Default = fstime.Settle{} // every time has settled: the note is taken at once
+	t.Cleanup(func() { fstime.Default = was })
+	s := newTestStore(t)
+	ctx := context.Background()
+	_, _, err := s.RebuildIndex(ctx)
+	require.NoError(t, err)
+	_, err = s.Update(ctx, 42, ask(s, "engineer", "architect", "Dual adapter?"))
+	require.NoError(t, err)
+	_, err = s.Update(ctx, 42, move(Answered))
+	require.NoError(t, err)
+	_, err = s.Update(ctx, 42, move(Resolved))
+	require.NoError(t, err)
+
+	_, _, _, err = s.LoadOpen(ctx)
+	require.NoError(t, err)
+	dir, _, ok := s.ledgerDir()
+	require.True(t, ok)
+	assert.True(t, s.swept(dir), "every ledger accounted for: the next reads skip the listing")
+
+	// the PowerShell tool's write: its lock, the file rewritten in place, the lock removed
+	lockPath := s.Path(42) + ".lock"
+	require.NoError(t, os.WriteFile(lockPath, []byte(`{"agent":"cli","created":"2026-02-26T10:00:00Z"}`), 0o644))
+	l, err := s.Read(42)
+	require.NoError(t, err)
+	require.NoError(t, ask(s, "engineer", "architect", "And the pool?")(l))
+	data, err := Encode(l)
+	require.NoError(t, err)
+	f, err := os.OpenFile(s.Path(42), os.O_TRUNC|os.O_WRONLY, 0)
+	require.NoError(t, err)
+	_, err = f.Write(data)
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	require.NoError(t, os.Remove(lockPath))
+
+	assert.Equal(t, map[int][]string{42: {"CLR-42-002 pending"}}, indexIDs(t, s))
+	ix, _, _, err := s.LoadOpen(ctx)
+	require.NoError(t, err)
+	require.Len(t, ix.Foreign, 1, "a reader that may write reports it, once")
+	ix, _, _, err = s.LoadOpen(ctx)
+	require.NoError(t, err)
+	assert.Empty(t, ix.Foreign)
 }

@@ -53,7 +53,7 @@ func (m *Monitor) openDigest(now time.Time, rules string) *digest {
 	if m.Config.Scope == workflow.ScopeGlobal || !s.IndexBuilt() {
 		return nil
 	}
-	issues, err := s.IssuesWithFile(ledger.IndexDir)
+	issues, err := s.OpenIssues() // with the ledgers another tool changed
 	if err != nil {
 		return nil
 	}
@@ -95,12 +95,17 @@ func (d *digest) coldDue() time.Time {
 // load returns the open questions of the issues to look at.
 func (d *digest) load(r *Report) []ledger.IndexEntry {
 	var out []ledger.IndexEntry
+	var foreign []ledger.ForeignChange
+	defer func() { d.m.logForeign(r, foreign) }()
 	for _, n := range d.hot {
-		es, file, err := d.m.Hub.Store.OpenEntriesStamped(n, true) // a side run writes: not a dry run
+		es, file, change, err := d.m.Hub.Store.LoadEntries(n, true) // a side run writes: not a dry run
 		if err != nil {
 			d.failed[n] = true
 			r.Problems = append(r.Problems, problem(err))
 			continue
+		}
+		if change != nil {
+			foreign = append(foreign, *change)
 		}
 		if file != (ledger.Stamp{}) {
 			d.stamps[n] = issueMark{ledger: file}

@@ -131,7 +131,20 @@ func (m *Monitor) load(ctx context.Context, r *Report) []ledger.IndexEntry {
 	for _, e := range skipped {
 		r.Problems = append(r.Problems, problem(e))
 	}
+	m.logForeign(r, ix.Foreign)
 	return ix.Entries()
+}
+
+// logForeign logs the events of what another AgentX tool wrote, found by
+// this run's read (ledger.Index.Foreign), so that the inbox delivers it
+// and the channels mirror it.
+func (m *Monitor) logForeign(r *Report, changes []ledger.ForeignChange) {
+	for _, e := range router.ForeignEvents(changes, m.Hub.Store.Now()) {
+		if err := m.Hub.Events.Append(e); err != nil {
+			r.Problems = append(r.Problems, problem(fmt.Errorf("event log: %w", err)))
+			return
+		}
+	}
 }
 
 // Run looks at every open clarification once and acts on what it finds:

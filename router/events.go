@@ -39,6 +39,7 @@ const (
 	EventProposalRejected    = eventlog.EventProposalRejected
 	EventProposalImplemented = eventlog.EventProposalImplemented
 	ViaRemote                = eventlog.ViaRemote
+	ViaForeign               = eventlog.ViaForeign
 )
 
 // EventFor is eventlog.EventFor.

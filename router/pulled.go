@@ -46,49 +46,56 @@ func statusEvent(s ledger.Status) (EventType, bool) {
 func PulledEvents(issue int, changes []remote.Pulled, now time.Time) []Event {
 	var out []Event
 	for _, p := range changes {
-		c := p.After
-		add := func(t EventType, round int, by, reason string) {
-			e := EventFor(t, issue, c, now)
-			e.Round, e.By, e.Reason = round, by, reason
-			e.Via, e.Host = ViaRemote, p.Host
-			out = append(out, e)
-		}
-		seen, was := 0, ledger.Status("")
-		if p.Before != nil {
-			seen, was = len(p.Before.Thread), p.Before.Status
-		}
-		made := map[EventType]bool{}
-		for i := seen; i < len(c.Thread); i++ {
-			en := c.Thread[i]
-			t, ok := entryEvent(en.Type)
-			if !ok {
-				continue
-			}
-			if t == EventFollowedUp && i == 0 {
-				t = EventRequested
-			}
-			reason := ""
-			if t == EventEscalated {
-				reason = EscalationReason(c)
-			}
-			add(t, en.Round, en.From, reason)
-			made[t] = true
-		}
-		if c.Status == was {
-			continue
-		}
-		t, ok := statusEvent(c.Status)
+		out = append(out, changeEvents(issue, p.Before, p.After, now, ViaRemote, p.Host)...)
+	}
+	return out
+}
+
+// changeEvents are the events of one clarification's change from before
+// (nil: new) to c, made elsewhere (via, host): one per new thread entry,
+// and one for a move to stale, escalated, resolved or abandoned that no
+// entry made.
+func changeEvents(issue int, before, c *ledger.Clarification, now time.Time, via, host string) []Event {
+	var out []Event
+	add := func(t EventType, round int, by, reason string) {
+		e := EventFor(t, issue, c, now)
+		e.Round, e.By, e.Reason = round, by, reason
+		e.Via, e.Host = via, host
+		out = append(out, e)
+	}
+	seen, was := 0, ledger.Status("")
+	if before != nil {
+		seen, was = len(before.Thread), before.Status
+	}
+	made := map[EventType]bool{}
+	for i := seen; i < len(c.Thread); i++ {
+		en := c.Thread[i]
+		t, ok := entryEvent(en.Type)
 		if !ok {
 			continue
 		}
-		if !made[t] {
-			reason := ""
-			if m := c.X; m != nil && m.Monitor != nil {
-				reason = m.Monitor.Reason
-			}
-			add(t, c.Round, HubAgent, reason)
+		if t == EventFollowedUp && i == 0 {
+			t = EventRequested
 		}
+		reason := ""
+		if t == EventEscalated {
+			reason = EscalationReason(c)
+		}
+		add(t, en.Round, en.From, reason)
+		made[t] = true
 	}
+	if c.Status == was {
+		return out
+	}
+	t, ok := statusEvent(c.Status)
+	if !ok || made[t] {
+		return out
+	}
+	reason := ""
+	if m := c.X; m != nil && m.Monitor != nil {
+		reason = m.Monitor.Reason
+	}
+	add(t, c.Round, HubAgent, reason)
 	return out
 }
 

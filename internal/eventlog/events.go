@@ -92,7 +92,8 @@ type Event struct {
 	ProposalID      string      `json:"proposalId,omitempty"` // a proposal's event: PROP-001
 	Issues          []int       `json:"issues,omitempty"`     // a proposal's event: the issues it names
 	// Via is ViaRemote for a change made on another host and pulled from
-	// the shared remote (remote mode); Host names that host, if known.
+	// the shared remote (remote mode), ViaForeign for one another AgentX
+	// tool wrote here; Host names the other host, if known.
 	Via  string `json:"via,omitempty"`
 	Host string `json:"host,omitempty"`
 	// Was is, on EventRenumbered, the id the question had when it was asked.
@@ -410,6 +411,11 @@ func (t *tail) read(fn func([]byte) error) error {
 // ViaRemote marks an event pulled from the shared remote: the change was
 // made on another host, which logged (and mirrors) it there.
 const ViaRemote = "remote"
+
+// ViaForeign marks an event agentx logged for what another AgentX tool (the
+// VS Code extension, the PowerShell CLI) wrote to a ledger: found by a
+// reader, after the fact.
+const ViaForeign = "foreign"
 
 // Pulled reports whether e is a change another host made.
 func (e Event) Pulled() bool { return e.Via == ViaRemote }
