@@ -118,7 +118,10 @@ func run(ctx context.Context, a *App, args []string) int {
 	cmd.SetIn(a.stdin)
 	cmd.SetOut(a.stdout)
 	cmd.SetErr(a.stderr)
-	err := cmd.ExecuteContext(ctx)
+	err := unknownCommand(cmd, args)
+	if err == nil {
+		err = cmd.ExecuteContext(ctx)
+	}
 	defer a.noteUnsynced()
 	if err == nil {
 		return 0
