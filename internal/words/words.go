@@ -49,8 +49,8 @@ func Closest(typed string, known []string) string {
 }
 
 // DidYouMean is the hint for a name typed that is none of known: "did you
-// mean NAME?" for the Closest one, "" when none is close. Its wording is
-// the one place a mistyped command, agent or flag value is answered.
+// mean NAME?" for the Closest one, "" when none is close: how a mistyped
+// command or agent name is answered.
 func DidYouMean(typed string, known []string) string {
 	c := Closest(typed, known)
 	switch {
