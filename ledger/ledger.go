@@ -412,10 +412,14 @@ func (c *Clarification) Move(to Status) error {
 // names the input as the data does (from, topic, question); each front end
 // words it its own way (the command line as its flag, --from).
 type InputError struct {
-	Field string
-	Value string
-	Msg   string
+	Field  string
+	Value  string
+	Msg    string
+	Advice string // what to do, when more is known than the message says ("did you mean architect?")
 }
+
+// Hint is what to do about it: Advice.
+func (e *InputError) Hint() string { return e.Advice }
 
 func (e *InputError) Error() string {
 	v := e.Value

@@ -3,10 +3,13 @@ package router
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/agentx-cli/agentx/internal/words"
 	"github.com/agentx-cli/agentx/ledger"
+	"github.com/agentx-cli/agentx/workflow"
 )
 
 // RuleKind names the rule that refused a request (the MCP server's error
@@ -137,5 +140,31 @@ func scopeError(from, to string, allowed []string, workflow, step string) *RuleE
 		Msg:  fmt.Sprintf("%s may not ask %s in step %q of workflow %q (may ask: %s)", from, to, step, workflow, who),
 		From: from, To: to, Workflow: workflow, Step: step,
 		Allowed: allowed,
+	}
+}
+
+// KnownAgent refuses, as bad input, a name of an agent that nothing in the
+// workspace names (no workflow step, no can_clarify, neither priority nor
+// [agents] in config.toml): a typo (--to architekt) is told the agents
+// there are and the one meant, not refused by the rules as if it were an
+// agent. human is known where human is (a question may be put to one).
+// field names the input as the data does (from, to, agent).
+func KnownAgent(rules *workflow.Set, field, name string, human bool) *ledger.InputError {
+	known := rules.Agents()
+	if slices.Contains(known, name) || human && name == ledger.Human {
+		return nil
+	}
+	if human {
+		known = append(known, ledger.Human)
+	}
+	advice := words.DidYouMean(name, known)
+	if advice == "" {
+		advice = "name one of them; a new agent is named in a workflow step (or config.toml) first"
+	}
+	return &ledger.InputError{
+		Field:  field,
+		Value:  name,
+		Msg:    fmt.Sprintf("is not an agent of this workspace (its agents: %s)", strings.Join(known, ", ")),
+		Advice: advice,
 	}
 }

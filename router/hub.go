@@ -125,10 +125,18 @@ func (h *Hub) Ask(ctx context.Context, req AskRequest) (Record, error) {
 		return Record{}, err
 	}
 	rule, err := h.Rule(req.Workflow, req.From, req.Step)
+	if errors.Is(err, workflow.ErrNoStep) {
+		if typo := KnownAgent(h.Rules(), "from", req.From, false); typo != nil {
+			return Record{}, typo
+		}
+	}
 	if err != nil {
 		return Record{}, err
 	}
 	if req.To != ledger.Human && !rule.Allows(req.To) {
+		if typo := KnownAgent(h.Rules(), "to", req.To, true); typo != nil {
+			return Record{}, typo
+		}
 		return Record{}, scopeError(req.From, req.To, rule.CanClarify, rule.Workflow, rule.Step)
 	}
 	blocking := !req.NonBlocking

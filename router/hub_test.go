@@ -102,6 +102,21 @@ func TestAskScope(t *testing.T) {
 	}
 	_, err := h.Ask(ctx, AskRequest{Issue: 1, From: "ux-designer", To: "architect", Topic: "t", Question: "q", Workflow: "bug"})
 	assert.ErrorIs(t, err, workflow.ErrNoStep)
+
+	// a name that nothing in the workspace names is a typo, told the one
+	// meant, not refused by a rule as if it were an agent
+	for _, tt := range []struct{ from, to, field, advice string }{
+		{"enginer", "architect", "from", "did you mean engineer?"},
+		{"engineer", "architekt", "to", "did you mean architect?"},
+		{"engineer", "zorro", "to", "name one of them; a new agent is named in a workflow step (or config.toml) first"},
+	} {
+		_, err := h.Ask(ctx, askReq(tt.from, tt.to))
+		var in *ledger.InputError
+		require.True(t, errors.As(err, &in), "%s asks %s: got %v", tt.from, tt.to, err)
+		assert.Equal(t, tt.field, in.Field)
+		assert.Equal(t, tt.advice, in.Hint())
+		assert.Contains(t, in.Error(), "is not an agent of this workspace (its agents: architect, ")
+	}
 }
 
 func TestAskRecordsAndSetsStatuses(t *testing.T) {

@@ -3,6 +3,7 @@ package workflow
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"sort"
 	"strings"
 )
@@ -115,3 +116,39 @@ func (e *LookupError) Error() string {
 
 // Unwrap returns Kind so errors.Is(err, ErrNoStep) works.
 func (e *LookupError) Unwrap() error { return e.Kind }
+
+// BrokenError is a workflow asked of a Set that does not hold it while
+// some workflow file did not load (LoadPartial): the workflow may be that
+// file's. It is invalid data, not an unknown name: errors.As finds Errs.
+type BrokenError struct {
+	Workflow string
+	// Own: Errs are the problems of the file named after the workflow
+	// (workflows/NAME.toml); else of every file left out.
+	Own  bool
+	Errs Errors
+}
+
+func (e *BrokenError) Error() string {
+	if e.Own {
+		return fmt.Sprintf("workflow %q does not load:\n%s", e.Workflow, e.Errs)
+	}
+	return fmt.Sprintf("no workflow %q among those that load, and a workflow file does not load (it may be there):\n%s", e.Workflow, e.Errs)
+}
+
+// Unwrap gives errors.As the problems (Errors).
+func (e *BrokenError) Unwrap() error { return e.Errs }
+
+// brokenError is the BrokenError for name: the problems of its own file
+// when one is named after it, else every one of them.
+func brokenError(name string, broken Errors) *BrokenError {
+	var own Errors
+	for _, e := range broken {
+		if strings.TrimSuffix(filepath.Base(e.File), ".toml") == name {
+			own = append(own, e)
+		}
+	}
+	if len(own) > 0 {
+		return &BrokenError{Workflow: name, Own: true, Errs: own}
+	}
+	return &BrokenError{Workflow: name, Errs: broken}
+}

@@ -15,9 +15,10 @@ type Set struct {
 	Config    *Config
 	Workflows map[string]*Workflow // by Workflow.Name; of a Set from LoadMemo, those parsed so far (use Workflow)
 
-	lazy map[string]string    // LoadMemo: the workflows not parsed yet, by name: their files
-	full func() (*Set, error) // LoadMemo: the full Load
-	mu   *sync.Mutex          // LoadMemo: guards Workflows and lazy (a Set is shared by an MCP server's calls)
+	broken Errors               // LoadPartial, LoadMemo: the problems of the workflow files left out (see Broken)
+	lazy   map[string]string    // LoadMemo: the workflows not parsed yet, by name: their files
+	full   func() (*Set, error) // LoadMemo: the full LoadPartial
+	mu     *sync.Mutex          // LoadMemo: guards Workflows, broken and lazy (a Set is shared by an MCP server's calls)
 }
 
 // lock locks a Set from LoadMemo, whose Workflows fill as they are asked
@@ -35,11 +36,21 @@ func (s *Set) lock() func() {
 // checks every file and returns all their problems together as Errors, including a
 // workflow name defined twice and a default_workflow, when config.toml sets one, that
 // names no workflow. I/O failures, such as a missing agentxDir, are returned wrapped.
-func Load(agentxDir string) (*Set, error) {
+func Load(agentxDir string) (*Set, error) { return load(agentxDir, false) }
+
+// LoadPartial is Load for whoever uses one workflow, or none: a workflow file
+// with a problem (or a second definition of a workflow name) is left out of
+// the Set, its problems kept for Broken, and the other workflows load;
+// asking the Set for a workflow it does not hold then fails with them
+// (BrokenError). config.toml holds every rule: a problem there fails as in
+// Load, with every file's problems.
+func LoadPartial(agentxDir string) (*Set, error) { return load(agentxDir, true) }
+
+func load(agentxDir string, partial bool) (*Set, error) {
 	if _, err := os.Stat(agentxDir); err != nil {
 		return nil, fmt.Errorf("workflow: %w", err)
 	}
-	var errs Errors
+	var errs, broken Errors
 	collect := func(err error) error {
 		var es Errors
 		if errors.As(err, &es) {
@@ -67,24 +78,34 @@ func Load(agentxDir string) (*Set, error) {
 	}
 	for _, name := range names {
 		w, err := LoadWorkflowFile(filepath.Join(dir, name))
-		if err != nil {
-			if err := collect(err); err != nil {
-				return nil, err
+		var es Errors
+		switch {
+		case errors.As(err, &es):
+		case err != nil:
+			return nil, err
+		default:
+			if prev, dup := set.Workflows[w.Name]; dup {
+				es = Errors{{
+					File: w.File, Line: w.nameLine, Key: "workflow.name",
+					Msg:  fmt.Sprintf("workflow %q is already defined in %s", w.Name, prev.File),
+					Hint: "workflow names must be unique; the name defaults to the file name",
+				}}
+			} else {
+				set.Workflows[w.Name] = w
 			}
-			continue
 		}
-		if prev, dup := set.Workflows[w.Name]; dup {
-			errs = append(errs, &Error{
-				File: w.File, Line: w.nameLine, Key: "workflow.name",
-				Msg:  fmt.Sprintf("workflow %q is already defined in %s", w.Name, prev.File),
-				Hint: "workflow names must be unique; the name defaults to the file name",
-			})
-			continue
+		if partial {
+			broken = append(broken, es...)
+		} else {
+			errs = append(errs, es...)
 		}
-		set.Workflows[w.Name] = w
+	}
+	if len(errs) > 0 {
+		errs = append(errs, broken...) // config.toml stops everything: say all there is
 	}
 
-	if cfg != nil && cfg.defaultWorkflowSet && len(errs) == 0 {
+	// with a file left out, the default may be its: Workflow("") says so
+	if cfg != nil && cfg.defaultWorkflowSet && len(errs) == 0 && len(broken) == 0 {
 		if _, ok := set.Workflows[cfg.DefaultWorkflow]; !ok {
 			errs = append(errs, &Error{
 				File: cfg.File, Line: cfg.defaultWorkflowLine, Key: "default_workflow",
@@ -97,11 +118,21 @@ func Load(agentxDir string) (*Set, error) {
 		sortErrors(errs)
 		return nil, errs
 	}
+	sortErrors(broken)
+	set.broken = broken
 	return set, nil
 }
 
+// Broken is the problems of the workflow files a Set from LoadPartial or
+// LoadMemo left out, in file then line order; nil when every file loaded.
+func (s *Set) Broken() Errors {
+	defer s.lock()()
+	return s.broken
+}
+
 // Workflow returns the named workflow; "" means the config's default_workflow. An
-// unknown name gives a *LookupError with ErrUnknownWorkflow.
+// unknown name gives a *LookupError with ErrUnknownWorkflow, or, while a workflow
+// file is left out (Broken), a *BrokenError: the workflow may be that file's.
 func (s *Set) Workflow(name string) (*Workflow, error) {
 	if name == "" && s.Config != nil {
 		name = s.Config.DefaultWorkflow
@@ -115,6 +146,9 @@ func (s *Set) Workflow(name string) (*Workflow, error) {
 		if err != nil || w != nil {
 			return w, err
 		}
+	}
+	if len(s.broken) > 0 {
+		return nil, brokenError(name, s.broken)
 	}
 	return nil, &LookupError{Kind: ErrUnknownWorkflow, Workflow: name, Known: s.names()}
 }

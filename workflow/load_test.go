@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -127,4 +128,90 @@ func TestLoadWorkspaceRules(t *testing.T) {
 	require.Error(t, err)
 	assert.Equal(t, filepath.Join(dir, "config.toml")+`:3: default_workflow: no workflow named "feture" in `+
 		filepath.Join(dir, "workflows")+` (hint: did you mean "feature"?)`, err.Error())
+}
+
+// TestLoadPartial proves a workflow file that does not load is left out of
+// LoadPartial's Set, with its problems, while the others load; asking for a
+// workflow the Set does not hold fails with them (invalid data, not an
+// unknown name); a problem in config.toml, which holds every rule, fails
+// the whole load; Load stays strict.
+func TestLoadPartial(t *testing.T) {
+	broken := "[workflow]\nname = \"other\"\n\n[[steps]\nid = \"x\"\n" // line 5: the array of tables is not closed
+	for _, tt := range []struct {
+		name     string
+		files    map[string]string
+		fails    string   // the load's error, when it fails
+		names    []string // the workflows loaded
+		problems []string // Broken, files relative to the directory
+		ask      string   // a workflow asked for that did not load
+		askErr   string   // its error
+	}{{
+		name:     "a syntax error in another workflow",
+		files:    map[string]string{"workflows/feature.toml": okStep, "workflows/other.toml": broken},
+		names:    []string{"feature"},
+		problems: []string{`workflows/other.toml:5: workflow: invalid TOML: `},
+		ask:      "other",
+		askErr:   `workflow "other" does not load:` + "\n" + `workflows/other.toml:5: workflow: invalid TOML: `,
+	}, {
+		name:     "the default workflow's own file",
+		files:    map[string]string{"workflows/feature.toml": "[[steps]]\nid = \"s\"\n", "workflows/bug.toml": okStep},
+		names:    []string{"bug"},
+		problems: []string{`workflows/feature.toml:1: steps.agent: required (step "s" has none)`},
+		ask:      "",
+		askErr:   `workflow "feature" does not load:` + "\n" + `workflows/feature.toml:1: steps.agent: required`,
+	}, {
+		name:     "a workflow in no file named after it",
+		files:    map[string]string{"workflows/feature.toml": okStep, "workflows/other.toml": broken},
+		names:    []string{"feature"},
+		problems: []string{`workflows/other.toml:5: workflow: invalid TOML: `},
+		ask:      "epic",
+		askErr:   `no workflow "epic" among those that load, and a workflow file does not load (it may be there):` + "\n" + `workflows/other.toml:5: `,
+	}, {
+		name: "a name defined twice: the second left out",
+		files: map[string]string{
+			"workflows/a.toml": "[workflow]\nname = \"feature\"\n" + okStep,
+			"workflows/b.toml": "[workflow]\nname = \"feature\"\n" + okStep,
+		},
+		names:    []string{"feature"},
+		problems: []string{`workflows/b.toml:2: workflow.name: workflow "feature" is already defined in `},
+	}, {
+		name:  "config.toml broken: nothing loads, every problem said",
+		files: map[string]string{"config.toml": "[lock]\nwait = \"soon\"\n", "workflows/feature.toml": okStep, "workflows/other.toml": broken},
+		fails: `config.toml:2: lock.wait: invalid duration "soon"`,
+	}} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := writeTree(t, tt.files)
+			rel := func(s string) string { return strings.ReplaceAll(s, dir+string(filepath.Separator), "") }
+			_, err := Load(dir)
+			var es Errors
+			require.ErrorAs(t, err, &es, "Load is strict")
+
+			set, err := LoadPartial(dir)
+			if tt.fails != "" {
+				require.ErrorAs(t, err, &es)
+				assert.Contains(t, rel(err.Error()), tt.fails)
+				assert.Contains(t, rel(err.Error()), "workflows/other.toml:5", "the workflows' problems too")
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.names, set.Names())
+			require.Len(t, set.Broken(), len(tt.problems))
+			for i, p := range tt.problems {
+				assert.True(t, strings.HasPrefix(filepath.ToSlash(rel(set.Broken()[i].Error())), p), "%s", set.Broken()[i])
+			}
+			for _, name := range tt.names {
+				_, err := set.Workflow(name)
+				require.NoError(t, err, "the workflows that load are used")
+			}
+			if tt.askErr == "" {
+				return
+			}
+			_, err = set.Workflow(tt.ask)
+			var be *BrokenError
+			require.ErrorAs(t, err, &be)
+			require.ErrorAs(t, err, &es, "invalid data: errors.As finds the problems")
+			assert.False(t, errors.Is(err, ErrUnknownWorkflow))
+			assert.Contains(t, filepath.ToSlash(rel(err.Error())), tt.askErr)
+		})
+	}
 }

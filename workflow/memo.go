@@ -119,26 +119,29 @@ func cutQuoted(l string) (string, string, bool) {
 	return s, l[len(q)+1:], err == nil
 }
 
-// LoadMemo is Load through the memo at memoPath (see above): with the
-// memo vouching for every file as it is, config.toml is parsed and each
-// workflow only when Workflow asks for it. Otherwise it is Load, and the
-// memo is written when Load found no problem and every file is old enough
-// to vouch for. The memo is never written through a symbolic link.
+// LoadMemo is LoadPartial through the memo at memoPath (see above): with
+// the memo vouching for every file as it is, config.toml is parsed and
+// each workflow only when Workflow asks for it. Otherwise it is
+// LoadPartial, and the memo is written when it found no problem (no file
+// left out) and every file is old enough to vouch for. The memo is never
+// written through a symbolic link.
 func LoadMemo(agentxDir, memoPath string) (*Set, error) {
 	now, err := sources(agentxDir)
 	if err != nil {
-		return Load(agentxDir)
+		return LoadPartial(agentxDir)
 	}
 	if memo, ok := readMemo(memoPath); ok && sameSources(memo, now) {
 		if set, err := lazySet(agentxDir, memo); err == nil {
 			return set, nil
 		}
 	}
-	set, err := Load(agentxDir)
+	set, err := LoadPartial(agentxDir)
 	if err != nil {
 		return nil, err
 	}
-	writeMemo(agentxDir, memoPath, set, now)
+	if len(set.broken) == 0 {
+		writeMemo(agentxDir, memoPath, set, now)
+	}
 	return set, nil
 }
 
@@ -175,7 +178,7 @@ func lazySet(agentxDir string, memo []memoFile) (*Set, error) {
 	if set.Config == nil {
 		set.Config = DefaultConfig()
 	}
-	set.full = func() (*Set, error) { return Load(agentxDir) }
+	set.full = func() (*Set, error) { return LoadPartial(agentxDir) }
 	return set, nil
 }
 
@@ -210,7 +213,7 @@ func writeMemo(agentxDir, memoPath string, set *Set, files []memoFile) {
 
 // parseLazy parses the workflow name of a lazy Set, once, under its lock.
 // A file that no longer holds what the memo said makes the Set whole by a
-// full Load.
+// full LoadPartial.
 func (s *Set) parseLazy(name string) (*Workflow, error) {
 	path, ok := s.lazy[name]
 	if !ok {
@@ -237,7 +240,7 @@ func (s *Set) unlazy() error {
 	if err != nil {
 		return fmt.Errorf("workflows changed while agentx ran: %w", err)
 	}
-	s.Workflows, s.lazy = full.Workflows, nil
+	s.Workflows, s.broken, s.lazy = full.Workflows, full.broken, nil
 	return nil
 }
 

@@ -70,7 +70,8 @@ func TestLoadMemo(t *testing.T) {
 
 // TestLoadMemoChanges: any change to the files (edited, added, removed)
 // and the whole workspace is checked again, so a broken workflow is
-// reported by every command, as by Load.
+// reported by every command: left out, with its problems (Broken), and
+// no memo vouches for it; a broken config.toml fails the load.
 func TestLoadMemoChanges(t *testing.T) {
 	for name, change := range map[string]func(dir string) error{
 		"edited": func(dir string) error {
@@ -79,14 +80,6 @@ func TestLoadMemoChanges(t *testing.T) {
 		"added": func(dir string) error {
 			return os.WriteFile(filepath.Join(dir, "workflows", "extra.toml"), []byte("[[steps]]\nid = 3\n"), 0o644)
 		},
-		"config edited": func(dir string) error {
-			f, err := os.OpenFile(filepath.Join(dir, "config.toml"), os.O_APPEND|os.O_WRONLY, 0)
-			if err != nil {
-				return err
-			}
-			_, err = f.WriteString("\nbogus_key = 1\n")
-			return errors.Join(err, f.Close())
-		},
 	} {
 		t.Run(name, func(t *testing.T) {
 			dir, memo := memoWorkspace(t)
@@ -94,18 +87,53 @@ func TestLoadMemoChanges(t *testing.T) {
 			require.NoError(t, err)
 			require.FileExists(t, memo)
 			require.NoError(t, change(dir))
-			_, err = LoadMemo(dir, memo)
-			var es Errors
-			require.ErrorAs(t, err, &es, "the change is seen and reported")
+			age(t, dir, time.Hour)
+			for range 2 { // and again: no memo vouches for a file with a problem
+				s, err := LoadMemo(dir, memo)
+				require.NoError(t, err)
+				require.NotEmpty(t, s.Broken(), "the change is seen and reported")
+				assert.Nil(t, s.lazy)
+				_, err = s.Workflow("feature")
+				require.NoError(t, err, "the other workflows load")
+			}
 		})
 	}
 
-	// removed: the workflow is gone from the names
+	t.Run("config edited", func(t *testing.T) {
+		dir, memo := memoWorkspace(t)
+		_, err := LoadMemo(dir, memo)
+		require.NoError(t, err)
+		f, err := os.OpenFile(filepath.Join(dir, "config.toml"), os.O_APPEND|os.O_WRONLY, 0)
+		require.NoError(t, err)
+		_, err = f.WriteString("\nbogus_key = 1\n")
+		require.NoError(t, errors.Join(err, f.Close()))
+		_, err = LoadMemo(dir, memo)
+		var es Errors
+		require.ErrorAs(t, err, &es, "config.toml holds every rule: nothing loads")
+	})
+
+	// a workflow broken while a process holds the memo's lazy Set: the
+	// workflow asked for is told broken, naming its file
 	dir, memo := memoWorkspace(t)
 	_, err := LoadMemo(dir, memo)
 	require.NoError(t, err)
-	require.NoError(t, os.Remove(filepath.Join(dir, "workflows", "story.toml")))
 	s, err := LoadMemo(dir, memo)
+	require.NoError(t, err)
+	require.NotNil(t, s.lazy)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "workflows", "bug.toml"), []byte("[workflow]\nname = \"bug\"\nnot toml ="), 0o644))
+	_, err = s.Workflow("bug")
+	var be *BrokenError
+	require.ErrorAs(t, err, &be)
+	assert.True(t, be.Own)
+	assert.Contains(t, err.Error(), filepath.Join(dir, "workflows", "bug.toml")+":3")
+	assert.NotEmpty(t, s.Broken())
+
+	// removed: the workflow is gone from the names
+	dir, memo = memoWorkspace(t)
+	_, err = LoadMemo(dir, memo)
+	require.NoError(t, err)
+	require.NoError(t, os.Remove(filepath.Join(dir, "workflows", "story.toml")))
+	s, err = LoadMemo(dir, memo)
 	require.NoError(t, err)
 	assert.NotContains(t, s.Names(), "story")
 }

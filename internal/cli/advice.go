@@ -7,6 +7,7 @@ import (
 	"github.com/agentx-cli/agentx/internal/remote"
 	"github.com/agentx-cli/agentx/ledger"
 	"github.com/agentx-cli/agentx/router"
+	"github.com/agentx-cli/agentx/workflow"
 )
 
 // advice words, for the command line, the hint of a core refusal whose
@@ -19,6 +20,7 @@ func advice(err error) string {
 		te *router.WaitTimeoutError
 		ce *ledger.CorruptError
 		se *remote.SupersededError
+		be *workflow.BrokenError
 	)
 	switch {
 	case errors.As(err, &ce) && ce.Derived:
@@ -29,6 +31,8 @@ func advice(err error) string {
 		return "ask with --non-blocking and keep working; pick the answer up with `agentx clarify wait` or the inbox"
 	case errors.As(err, &te):
 		return waitAdvice(te.ID)
+	case errors.As(err, &be):
+		return "fix the workflow file (agentx workflow validate lists every problem); the other workflows work meanwhile"
 	}
 	return ""
 }

@@ -18,8 +18,10 @@ import (
 	"github.com/agentx-cli/agentx/internal/channels/relay"
 	"github.com/agentx-cli/agentx/internal/channels/slackmode"
 	"github.com/agentx-cli/agentx/internal/clock"
+	"github.com/agentx-cli/agentx/internal/words"
 	"github.com/agentx-cli/agentx/internal/workspace"
 	"github.com/agentx-cli/agentx/router"
+	"github.com/agentx-cli/agentx/workflow"
 )
 
 // App is one run of the command line. It is made of small parts, each with
@@ -118,7 +120,10 @@ func run(ctx context.Context, a *App, args []string) int {
 	cmd.SetIn(a.stdin)
 	cmd.SetOut(a.stdout)
 	cmd.SetErr(a.stderr)
-	err := cmd.ExecuteContext(ctx)
+	err := unknownCommand(cmd, args)
+	if err == nil {
+		err = cmd.ExecuteContext(ctx)
+	}
 	defer a.noteUnsynced()
 	if err == nil {
 		return 0
@@ -248,11 +253,40 @@ func (a *App) open() (*workspace.Workspace, error) {
 	if err != nil {
 		return nil, err
 	}
+	if broken := ws.Rules.Broken(); len(broken) > 0 {
+		if annotated(a.cmd, allRules) {
+			return nil, broken
+		}
+		a.warnBroken(broken)
+	}
 	a.setOffline(ws)
 	a.nameHost(ws)
 	a.logPulled(ws)
 	a.ws = ws
 	return ws, nil
+}
+
+// allRules marks a command that answers for every workflow (ready, the
+// gate, and workflow validate): a workflow file that does not load fails
+// it (exit 7), where any other command goes on without that workflow.
+const allRules = "agentx/all-rules"
+
+// warnBroken tells of each workflow file the workspace's rules left out
+// because it does not load: its first problem (file, line), once a
+// command. What uses its workflow fails, naming the problems.
+func (a *App) warnBroken(broken workflow.Errors) {
+	for i := 0; i < len(broken); {
+		j := i + 1
+		for j < len(broken) && broken[j].File == broken[i].File {
+			j++
+		}
+		more := ""
+		if n := j - i - 1; n > 0 {
+			more = fmt.Sprintf(" (and %d more %s)", n, words.Plural(n, "problem", "problems"))
+		}
+		a.warnf("workflow file left out: %v%s; what uses its workflow fails until it is fixed (agentx workflow validate lists every problem)", broken[i], more)
+		i = j
+	}
 }
 
 // remoteRefresh brings the local copies up to the remote, at most once per

@@ -14,6 +14,7 @@ import (
 	"github.com/agentx-cli/agentx/internal/setup"
 	"github.com/agentx-cli/agentx/internal/workspace"
 	"github.com/agentx-cli/agentx/ledger"
+	"github.com/agentx-cli/agentx/router"
 	"github.com/agentx-cli/agentx/workflow"
 )
 
@@ -60,15 +61,17 @@ type setupHook struct {
 
 // setupFlags are the flags both clients take.
 type setupFlags struct {
-	agent  string
-	issue  int
-	dryRun bool
+	agent    string
+	issue    int
+	dryRun   bool
+	newAgent bool
 }
 
 func (f *setupFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.agent, "agent", "", "the agent the client plays, as the workflow names it (default $AGENTX_AGENT)")
 	cmd.Flags().IntVar(&f.issue, "issue", 0, "the issue the agent works on: AGENTX_ISSUE in the server's environment (default: none, every issue)")
 	cmd.Flags().BoolVar(&f.dryRun, "dry-run", false, "print what would change, as a diff per file, and write nothing")
+	cmd.Flags().BoolVar(&f.newAgent, "new-agent", false, "wire an agent that no workflow nor config.toml names yet (without it such a name is refused as a typo, nothing written)")
 }
 
 // setupStart checks the flags and opens the workspace: the agent, its
@@ -90,6 +93,9 @@ func (a *App) setupStart(f setupFlags) (string, *workspace.Workspace, *workflow.
 	ws, err := a.open()
 	if err != nil {
 		return "", nil, nil, err
+	}
+	if typo := router.KnownAgent(ws.Rules, "agent", who, false); typo != nil && !f.newAgent {
+		return "", nil, nil, &usageError{Err: typo, hint: typo.Advice + " (to wire an agent no workflow names yet: --new-agent)"}
 	}
 	w, err := ws.Rules.Workflow("")
 	if err != nil {
@@ -209,7 +215,7 @@ func newSetupClaudeCmd(a *App) *cobra.Command {
 		hold  time.Duration
 	)
 	cmd := &cobra.Command{
-		Use:   "claude --agent NAME [--issue N] [--local] [--hold 5m] [--dry-run]",
+		Use:   "claude --agent NAME [--issue N] [--local] [--hold 5m] [--dry-run] [--new-agent]",
 		Short: "Wire Claude Code: agentx's MCP server in .mcp.json, the inbox, stop and scope hooks in .claude/settings.json",
 		Long: `Wire Claude Code, in the workspace root (the directory holding .agentx/), for
 agent NAME:
@@ -223,6 +229,11 @@ agent NAME:
                          agentx scope check on PreToolUse (Write, Edit,
                          MultiEdit, NotebookEdit) when the agent's step in the
                          default workflow has a write scope
+
+NAME is an agent the workspace names (a workflow step or its can_clarify,
+or priority or [agents] in config.toml): another name is refused as a typo,
+with the agents there are and the one meant (exit 2), and nothing is
+written. --new-agent wires an agent that nothing names yet.
 
 Everything else in the files stays as it was, in its order. agentx's own
 entries (the server named agentx; hooks whose command is the same agentx
@@ -287,7 +298,7 @@ func newSetupCodexCmd(a *App) *cobra.Command {
 		hold time.Duration
 	)
 	cmd := &cobra.Command{
-		Use:   "codex --agent NAME [--issue N] [--hold 5m] [--dry-run]",
+		Use:   "codex --agent NAME [--issue N] [--hold 5m] [--dry-run] [--new-agent]",
 		Short: "Wire Codex: agentx's MCP server in .codex/config.toml, the inbox and stop hooks in .codex/hooks.json",
 		Long: `Wire Codex, in the workspace root (the directory holding .agentx/), for agent
 NAME:
@@ -298,6 +309,11 @@ NAME:
   .codex/hooks.json   the hooks: agentx inbox on SessionStart and
                       UserPromptSubmit; agentx hook stop on Stop, with a
                       timeout a minute above --hold
+
+NAME is an agent the workspace names (a workflow step or its can_clarify,
+or priority or [agents] in config.toml): another name is refused as a typo,
+with the agents there are and the one meant (exit 2), and nothing is
+written. --new-agent wires an agent that nothing names yet.
 
 Codex reads both only in a project it trusts, and runs a project's hooks
 only once a person has reviewed and trusted them in Codex.

@@ -64,7 +64,7 @@ func newReadyCmd(a *App) *cobra.Command {
 	var issue issueFlag
 	cmd := &cobra.Command{
 		Use:         "ready [--issue N]",
-		Annotations: map[string]string{runsMonitor: "yes"},
+		Annotations: map[string]string{runsMonitor: "yes", allRules: "yes"},
 		Short:       "Which issues may proceed; with --issue, a CI gate (exit 9 when blocked or escalated)",
 		Long: `List each issue with an open clarification as READY, BLOCKED (a blocking
 clarification is pending or stale, or work was sent back for revision) or
@@ -72,7 +72,10 @@ ESCALATED (a blocking clarification needs a human decision). A non-blocking
 question never holds an issue up, whatever its status, escalated included.
 
 With --issue N it is a gate for CI and hooks: exit 0 when the issue is ready,
-9 when it is blocked or escalated; "hook finish --strict" gates on the same.`,
+9 when it is blocked or escalated; "hook finish --strict" gates on the same.
+
+It answers for every workflow: one whose file does not load fails it (exit
+7, naming the file and line), while other commands go on without it.`,
 		Args: cobra.NoArgs,
 		RunE: a.runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			n, err := issue.get(a)

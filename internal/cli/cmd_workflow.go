@@ -114,8 +114,9 @@ func (a *App) printWorkflow(root string, v workflowView) {
 
 func newWorkflowValidateCmd(a *App) *cobra.Command {
 	return &cobra.Command{
-		Use:   "validate [FILE...]",
-		Short: "Check workflow and config files; without FILE, the whole workspace",
+		Use:         "validate [FILE...]",
+		Short:       "Check workflow and config files; without FILE, the whole workspace",
+		Annotations: map[string]string{allRules: "yes"},
 		Long: `Check workflow files (and config.toml) strictly: unknown keys, bad agent
 names, an agent asking itself, rounds outside 1-20, SLA not positive, needs
 naming a missing step or forming a cycle, duplicate step ids. Every problem is

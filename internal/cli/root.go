@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/agentx-cli/agentx/internal/words"
@@ -107,4 +108,81 @@ func flagHint(cmd *cobra.Command, err error) string {
 		return ""
 	}
 	return fmt.Sprintf("did you mean --%s? (agentx %s --help lists the flags)", c, strings.TrimPrefix(cmd.CommandPath(), "agentx "))
+}
+
+// unknownCommand refuses a command line that names a group of commands
+// (agentx, agentx clarify, agentx setup) and then a word that is none of
+// them, before cobra parses a flag: `agentx setup claud --agent engineer`
+// is told that claud is no command of setup and the one meant, not that
+// setup has no --agent, and `agentx setup claud` is not shown setup's help
+// with exit 0. A group that takes arguments of its own is left to them.
+func unknownCommand(root *cobra.Command, args []string) error {
+	if len(args) > 0 && (args[0] == cobra.ShellCompRequestCmd || args[0] == cobra.ShellCompNoDescRequestCmd) {
+		return nil // a shell asking for completions
+	}
+	c, rest, _ := root.Find(args) // the error is the root's own unknown command, worded here
+	if c == nil || !c.HasSubCommands() {
+		return nil
+	}
+	word := firstWord(c, rest)
+	if word == "" || c.Runnable() && c.ValidateArgs([]string{word}) == nil {
+		return nil
+	}
+	var names []string
+	if !c.HasParent() {
+		// cobra adds these two to the root when it runs
+		names = append(names, "help")
+		if !c.CompletionOptions.DisableDefaultCmd {
+			names = append(names, "completion")
+		}
+		if slices.Contains(names, word) {
+			return nil
+		}
+	}
+	for _, sub := range c.Commands() {
+		if sub.IsAvailableCommand() {
+			names = append(names, sub.Name())
+		}
+	}
+	path := c.CommandPath()
+	hint := path + " --help lists its commands"
+	if dym := words.DidYouMean(word, names); dym != "" {
+		hint = dym + " (" + hint + ")"
+	}
+	return &usageError{Err: fmt.Errorf("unknown command %q for %q", word, path), hint: hint}
+}
+
+// firstWord is the first argument of rest that is neither a flag of c nor
+// a flag's value, as cobra finds a command's name among its flags: a flag
+// c does not know is taken to have a value, unless written --flag=value.
+// "" when there is none before "--".
+func firstWord(c *cobra.Command, rest []string) string {
+	// the flags cobra adds as it runs, and the parents' persistent ones
+	c.InitDefaultHelpFlag()
+	c.Root().InitDefaultVersionFlag()
+	c.InheritedFlags()
+	fs := c.Flags()
+	for i := 0; i < len(rest); i++ {
+		s := rest[i]
+		var f *pflag.Flag
+		switch {
+		case s == "--":
+			return ""
+		case strings.HasPrefix(s, "--"):
+			if strings.Contains(s, "=") {
+				continue
+			}
+			f = fs.Lookup(s[2:])
+		case strings.HasPrefix(s, "-") && len(s) == 2:
+			f = fs.ShorthandLookup(s[1:])
+		case strings.HasPrefix(s, "-") && len(s) > 2:
+			continue // -abc, -n5: shorthands with nothing to take
+		default:
+			return s
+		}
+		if f == nil || f.NoOptDefVal == "" {
+			i++ // the flag's value
+		}
+	}
+	return ""
 }

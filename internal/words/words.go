@@ -48,6 +48,20 @@ func Closest(typed string, known []string) string {
 	return best
 }
 
+// DidYouMean is the hint for a name typed that is none of known: "did you
+// mean NAME?" for the Closest one, "" when none is close: how a mistyped
+// command or agent name is answered.
+func DidYouMean(typed string, known []string) string {
+	c := Closest(typed, known)
+	switch {
+	case c == "":
+		return ""
+	case c != typed && strings.EqualFold(c, typed):
+		return "did you mean " + c + "? names are case-sensitive"
+	}
+	return "did you mean " + c + "?"
+}
+
 // distance is the edit distance of a and b, in bytes, with a swap of two
 // neighbours one edit (optimal string alignment): "stauts" is one edit
 // from "status", as a person types it.

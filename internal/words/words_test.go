@@ -46,3 +46,18 @@ func TestClosest(t *testing.T) {
 		}
 	}
 }
+
+func TestDidYouMean(t *testing.T) {
+	known := []string{"architect", "engineer", "product-manager"}
+	for _, tt := range []struct{ typed, want string }{
+		{"architekt", "did you mean architect?"},
+		{"enginer", "did you mean engineer?"},
+		{"Engineer", "did you mean engineer? names are case-sensitive"},
+		{"designer", ""},
+		{"x", ""},
+	} {
+		if got := DidYouMean(tt.typed, known); got != tt.want {
+			t.Errorf("DidYouMean(%q) = %q, want %q", tt.typed, got, tt.want)
+		}
+	}
+}

@@ -360,6 +360,8 @@ func TestToolErrors(t *testing.T) {
 			"rejected", 4, "party", "engineer may not answer CLR-42-001: only architect or human may", "it is for architect to do, in its own session; a person does it", false},
 		{"assume someone else's question", "clarify_assume", map[string]any{"id": "CLR-42-001", "assumption": "x", "from": "architect"},
 			"identity_mismatch", 4, "", `from "architect": this process is agent engineer`, "You act as engineer", false},
+		{"ask a mistyped agent: the known ones and the one meant", "clarify_ask", map[string]any{"issue": 42, "to": "architekt", "topic": "t", "question": "q"},
+			"usage", 2, "", `to "architekt" is not an agent of this workspace (its agents: architect, `, "did you mean architect?", true},
 		{"ask oneself: named by the tool's argument, not a flag", "clarify_ask", map[string]any{"issue": 42, "to": "engineer", "topic": "t", "question": "q"},
 			"usage", 2, "", `to "engineer" is the asker`, "", true},
 		{"empty answer", "clarify_answer", map[string]any{"id": "CLR-42-001", "body": " ", "as": "architect"}, "usage", 2, "", `answer " " is empty`, "", false},
