@@ -30,9 +30,10 @@ func (a *App) goLive(ws *workspace.Workspace, h *router.Hub) {
 
 // reloadRules reads the rules again when their files changed since the
 // last look, and puts them in the hub's hands for the work that follows.
-// Files that no longer load keep the rules read before, with one warning
-// per problem naming the file and line: a half-saved edit never stops a
-// long-lived process, nor makes it run without rules.
+// A config.toml that no longer loads keeps the rules read before, with one
+// warning naming the file and line: a half-saved edit never stops a
+// long-lived process, nor makes it run without rules; a workflow file that
+// does not load is left out, as one-shot commands leave it out.
 func (a *App) reloadRules() {
 	l := a.live
 	if l == nil {
@@ -43,7 +44,10 @@ func (a *App) reloadRules() {
 	if !l.watch.Changed() {
 		return
 	}
-	rules, err := workflow.Load(l.watch.Dir)
+	// as a one-shot command reads them: a workflow file that does not load
+	// is left out (told once), a config.toml that does not load keeps the
+	// rules read before
+	rules, err := workflow.LoadPartial(l.watch.Dir)
 	if err != nil {
 		if msg := err.Error(); msg != l.said {
 			l.said = msg
@@ -51,6 +55,13 @@ func (a *App) reloadRules() {
 		}
 		return
 	}
-	l.said = ""
+	if broken := rules.Broken(); len(broken) > 0 {
+		if msg := broken.Error(); msg != l.said {
+			l.said = msg
+			a.warnBroken(broken)
+		}
+	} else {
+		l.said = ""
+	}
 	l.hub.SetRules(rules)
 }
