@@ -151,6 +151,10 @@ type TimeoutError struct {
 	Queued   int
 	Ahead    int
 	Foreign  bool
+	// HolderStopped and HolderRunning say, where the system tells (Linux),
+	// whether the holder, a process of this host, is paused or running;
+	// neither when it cannot be told.
+	HolderStopped, HolderRunning bool
 }
 
 func (e *TimeoutError) Error() string {
@@ -177,14 +181,36 @@ func (e *TimeoutError) Error() string {
 		fmt.Fprintf(&b, "; if that tool is gone, delete %s", e.Path)
 		return b.String()
 	}
-	b.WriteString("; agentx waiters are served one at a time and a write holds the lock for milliseconds, so a long hold means the holder is stuck or paused")
-	if e.Holder != nil && e.Holder.PID > 0 && e.Holder.Host == Hostname() {
-		fmt.Fprintf(&b, ": resume it (kill -CONT %d) or end it (kill %d); its lock is freed the moment it exits", e.Holder.PID, e.Holder.PID)
-	} else {
-		b.WriteString(": resume or end that process; its lock is freed the moment it exits")
+	local := e.Holder != nil && e.Holder.PID > 0 && e.Holder.Host == Hostname()
+	switch {
+	case local && e.HolderStopped:
+		fmt.Fprintf(&b, "; the holder (pid %d) is paused (stopped by a signal or a debugger): resume it (kill -CONT %d) and its write finishes; its lock is freed the moment it exits", e.Holder.PID, e.Holder.PID)
+	case local && e.HolderRunning:
+		// a running holder is slow, not stuck, until it has held the
+		// lock far longer than any write takes: only then advise ending it
+		fmt.Fprintf(&b, "; the holder (pid %d) is running: a slow write (a loaded machine, a slow disk, a remote exchange) or a queue of writers; retry, or wait longer ([lock] wait in .agentx/config.toml)", e.Holder.PID)
+		if e.Age >= time.Minute {
+			fmt.Fprintf(&b, "; it has held the lock for over a minute, so it may be stuck: if it does not finish, end it (kill %d)", e.Holder.PID)
+		}
+		return b.String()
+	case local:
+		fmt.Fprintf(&b, "; agentx waiters are served one at a time and a write holds the lock for milliseconds, so a long hold means the holder is stuck or paused: resume it (kill -CONT %d) or end it (kill %d); its lock is freed the moment it exits", e.Holder.PID, e.Holder.PID)
+	default:
+		b.WriteString("; agentx waiters are served one at a time and a write holds the lock for milliseconds, so a long hold means the holder is stuck or paused: resume or end that process; its lock is freed the moment it exits")
 	}
 	b.WriteString("; or retry with a longer wait ([lock] wait in .agentx/config.toml)")
 	return b.String()
+}
+
+// holderState fills in whether the holder, a process of this host, is
+// stopped or running, where the system says.
+func (e *TimeoutError) holderState() {
+	if e.Holder == nil || e.Holder.PID <= 0 || e.Holder.Host != Hostname() || e.Foreign {
+		return
+	}
+	if stopped, known := pidStopped(e.Holder.PID); known {
+		e.HolderStopped, e.HolderRunning = stopped, !stopped
+	}
 }
 
 // NotRegularError is a lock (or queue) path that is a symlink or another
@@ -402,6 +428,7 @@ func (a *acquirer) queue() (*flock.Flock, error) {
 		if snap, err := readSnapshot(a.path); err == nil {
 			e.Holder, e.Age = snap.info, a.age(snap)
 		}
+		e.holderState()
 		return nil, e
 	}
 }

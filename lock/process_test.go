@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -229,6 +230,9 @@ func TestSIGSTOPHolderNotTakenOver(t *testing.T) {
 	}
 	if !strings.Contains(err.Error(), fmt.Sprintf("kill -CONT %d", cmd.Process.Pid)) {
 		t.Errorf("message %q does not say how to resume the holder", err)
+	}
+	if runtime.GOOS == "linux" && !strings.Contains(err.Error(), "is paused") {
+		t.Errorf("message %q does not say the holder is paused", err)
 	}
 	if info, _, err := Inspect(data + ".lock"); err != nil || info.Token != string(token) {
 		t.Errorf("lock now %+v, %v; want the paused holder's", info, err)
