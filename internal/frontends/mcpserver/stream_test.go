@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -20,8 +21,8 @@ type rawServer struct {
 	t     *testing.T
 	cmd   *exec.Cmd
 	in    io.WriteCloser
-	lines chan map[string]any
-	all   []map[string]any // every message read so far
+	lines chan json.RawMessage // each line the server writes: a message, or a batch's responses
+	all   []map[string]any     // every message read so far
 }
 
 func startRaw(t *testing.T, bin, root, agent string, args ...string) *rawServer {
@@ -36,18 +37,17 @@ func startRaw(t *testing.T, bin, root, agent string, args ...string) *rawServer 
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	require.NoError(t, cmd.Start())
-	s := &rawServer{t: t, cmd: cmd, in: in, lines: make(chan map[string]any, 64)}
+	s := &rawServer{t: t, cmd: cmd, in: in, lines: make(chan json.RawMessage, 64)}
 	go func() {
 		defer close(s.lines)
 		sc := bufio.NewScanner(out)
 		sc.Buffer(nil, 1<<20)
 		for sc.Scan() {
-			var m map[string]any
-			if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			if !json.Valid(sc.Bytes()) {
 				t.Errorf("the server wrote a line that is not JSON: %q", sc.Text())
 				continue
 			}
-			s.lines <- m
+			s.lines <- json.RawMessage(bytes.Clone(sc.Bytes()))
 		}
 	}()
 	t.Cleanup(func() {
@@ -71,18 +71,28 @@ func (s *rawServer) send(line string) {
 	require.NoError(s.t, err)
 }
 
-// next is the next message the server writes, within 10 s.
-func (s *rawServer) next() map[string]any {
+// nextLine is the next line the server writes, within 10 s.
+func (s *rawServer) nextLine() json.RawMessage {
 	s.t.Helper()
 	select {
-	case m, ok := <-s.lines:
+	case line, ok := <-s.lines:
 		require.True(s.t, ok, "the server ended the session")
-		s.all = append(s.all, m)
-		return m
+		return line
 	case <-time.After(10 * time.Second):
 		s.t.Fatal("no message from the server within 10 s")
 	}
 	return nil
+}
+
+// next is the next message the server writes, within 10 s: one message,
+// not a batch's responses.
+func (s *rawServer) next() map[string]any {
+	s.t.Helper()
+	line := s.nextLine()
+	var m map[string]any
+	require.NoError(s.t, json.Unmarshal(line, &m), "one message: %s", line)
+	s.all = append(s.all, m)
+	return m
 }
 
 // call sends a request with id and returns its response, failing on any
@@ -99,9 +109,17 @@ func (s *rawServer) call(id int, method string, params any) map[string]any {
 
 func (s *rawServer) initialize() map[string]any {
 	s.t.Helper()
+	return s.initializeAt("2025-06-18")
+}
+
+// initializeAt initializes the session speaking version, and checks that
+// the server settles on it.
+func (s *rawServer) initializeAt(version string) map[string]any {
+	s.t.Helper()
 	r := s.call(1, "initialize", map[string]any{
-		"protocolVersion": "2025-06-18", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "raw", "version": "1"},
+		"protocolVersion": version, "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "raw", "version": "1"},
 	})
+	require.Equal(s.t, version, r["result"].(map[string]any)["protocolVersion"], "%v", r)
 	s.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	return r
 }
@@ -179,7 +197,9 @@ func TestRawStreamCancelled(t *testing.T) {
 	assert.Nil(t, res["result"].(map[string]any)["isError"])
 
 	require.NoError(t, s.in.Close())
-	for m := range s.lines {
+	for line := range s.lines {
+		var m map[string]any
+		require.NoError(t, json.Unmarshal(line, &m), "%s", line)
 		s.all = append(s.all, m)
 	}
 	responses := 0
@@ -210,4 +230,46 @@ func TestRawStreamLongLine(t *testing.T) {
 	assert.Equal(t, float64(-32700), errorCode(t, m))
 	assert.Contains(t, m["error"].(map[string]any)["message"], "longer than")
 	s.call(10, "ping", nil)
+}
+
+// TestRawStreamCapabilities: a request that belongs to a capability is
+// answered only if the server declares the capability in its initialize
+// result; otherwise it gets "method not found" (-32601), as a method the
+// server does not have. At each version that initializes.
+func TestRawStreamCapabilities(t *testing.T) {
+	bin := agentxBinary(t)
+	root := t.TempDir()
+	run(t, bin, root, "", "init")
+	requests := []struct {
+		method     string
+		params     any
+		capability string
+	}{
+		{"tools/list", nil, "tools"},
+		{"logging/setLevel", map[string]any{"level": "info"}, "logging"},
+		{"prompts/list", nil, "prompts"},
+		{"prompts/get", map[string]any{"name": "x"}, "prompts"},
+		{"resources/list", nil, "resources"},
+		{"resources/templates/list", nil, "resources"},
+		{"resources/read", map[string]any{"uri": "file:///x"}, "resources"},
+		{"resources/subscribe", map[string]any{"uri": "file:///x"}, "resources"},
+		{"completion/complete", map[string]any{"ref": map[string]any{"type": "ref/prompt", "name": "x"}, "argument": map[string]any{"name": "a", "value": "b"}}, "completions"},
+	}
+	for _, version := range []string{"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"} {
+		t.Run(version, func(t *testing.T) {
+			s := startRaw(t, bin, root, "engineer")
+			caps := s.initializeAt(version)["result"].(map[string]any)["capabilities"].(map[string]any)
+			assert.Equal(t, map[string]any{"tools": map[string]any{}}, caps)
+			for i, r := range requests {
+				m := s.call(10+i, r.method, r.params)
+				if _, declared := caps[r.capability]; declared {
+					assert.NotNil(t, m["result"], "%s: %v", r.method, m)
+					continue
+				}
+				assert.Equal(t, float64(-32601), errorCode(t, m), "%s: %v", r.method, m)
+				assert.Contains(t, m["error"].(map[string]any)["message"], r.method)
+			}
+			require.NoError(t, s.in.Close())
+		})
+	}
 }
