@@ -232,6 +232,39 @@ func TestRawStreamLongLine(t *testing.T) {
 	s.call(10, "ping", nil)
 }
 
+// TestRawStreamBeforeInitialize: a request before initialize (but ping)
+// gets an invalid-request error that says so, not the SDK's error without
+// a code; the session goes on, and is initialized as usual.
+func TestRawStreamBeforeInitialize(t *testing.T) {
+	bin := agentxBinary(t)
+	root := t.TempDir()
+	run(t, bin, root, "", "init")
+	s := startRaw(t, bin, root, "engineer")
+	for i, tt := range []struct {
+		method string
+		params any
+		code   float64
+	}{
+		{"tools/list", nil, -32600},
+		{"tools/call", map[string]any{"name": "clarify_list", "arguments": map[string]any{}}, -32600},
+		{"resources/list", nil, -32600},
+		// a method the server does not have is not found, before initialize too
+		{"logging/setLevel", map[string]any{"level": "info"}, -32601},
+	} {
+		m := s.call(10+i, tt.method, tt.params)
+		assert.Equal(t, tt.code, errorCode(t, m), tt.method)
+		if tt.code == -32600 {
+			assert.Equal(t, fmt.Sprintf("Invalid request: %q before initialize: send initialize first and wait for its response (only ping may come before it)", tt.method),
+				m["error"].(map[string]any)["message"])
+		}
+	}
+	assert.NotNil(t, s.call(20, "ping", nil)["result"], "ping may come before initialize")
+	s.initialize()
+	res := s.call(21, "tools/list", nil)
+	assert.Len(t, res["result"].(map[string]any)["tools"], len(allTools))
+	require.NoError(t, s.in.Close())
+}
+
 // TestRawStreamCapabilities: a request that belongs to a capability is
 // answered only if the server declares the capability in its initialize
 // result; otherwise it gets "method not found" (-32601), as a method the

@@ -28,6 +28,9 @@ const MaxLineLength = mcp.DefaultMaxLineLength
 //     but not a JSON-RPC message (or is a batch) an invalid-request error
 //     (-32600), and a line longer than MaxLineLength a parse error; the
 //     session goes on;
+//   - a request sent before initialize was answered (other than ping) gets
+//     an invalid-request error (-32600) that says so: the SDK's refusal
+//     carries no error code;
 //   - a request the client cancelled (notifications/cancelled) before its
 //     response was written gets no response, as the protocol asks.
 type StdioTransport struct {
@@ -38,12 +41,13 @@ type StdioTransport struct {
 // Connect implements mcp.Transport.
 func (t *StdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	out := &lockedWriter{w: t.Out}
-	in := &lineFilter{r: bufio.NewReaderSize(t.In, 64<<10), src: t.In, out: out, max: MaxLineLength}
+	sess := &session{out: out, calls: map[jsonrpc.ID]*pending{}}
+	in := &lineFilter{r: bufio.NewReaderSize(t.In, 64<<10), src: t.In, sess: sess, max: MaxLineLength}
 	inner, err := (&mcp.IOTransport{Reader: in, Writer: out}).Connect(ctx)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("stdio transport: %w", err)
 	}
-	return &conn{Connection: inner, inFlight: map[jsonrpc.ID]bool{}}, nil
+	return &conn{Connection: inner, sess: sess}, nil
 }
 
 // lockedWriter serialises whole writes: the SDK's messages and the
@@ -62,13 +66,14 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 func (l *lockedWriter) Close() error { return nil }
 
 // lineFilter passes on the lines of r that are JSON-RPC messages, each
-// ending in a newline, and answers the others on out. A batch (an array of
-// messages) is answered as an invalid request: MCP has none since
-// 2025-06-18, and the SDK ends the session on one it does not take.
+// ending in a newline, and answers the others on the session's output. A
+// batch (an array of messages) is answered as an invalid request: MCP has
+// none since 2025-06-18, and the SDK ends the session on one it does not
+// take.
 type lineFilter struct {
 	r    *bufio.Reader
 	src  io.Reader
-	out  io.Writer
+	sess *session
 	max  int
 	next []byte // the rest of the line being passed on
 	line bytes.Buffer
@@ -111,7 +116,7 @@ func (f *lineFilter) readLine() ([]byte, error) {
 		}
 	}
 	if tooLong {
-		f.reply(jsonrpc.ID{}, jsonrpc.CodeParseError, fmt.Sprintf("Parse error: a message longer than %d bytes; send one JSON-RPC message per line", f.max))
+		f.sess.reply(jsonrpc.ID{}, jsonrpc.CodeParseError, fmt.Sprintf("Parse error: a message longer than %d bytes; send one JSON-RPC message per line", f.max))
 		return nil, err
 	}
 	msg := bytes.TrimSpace(f.line.Bytes())
@@ -119,22 +124,33 @@ func (f *lineFilter) readLine() ([]byte, error) {
 		return nil, err
 	}
 	if !json.Valid(msg) {
-		f.reply(jsonrpc.ID{}, jsonrpc.CodeParseError, "Parse error: the line is not JSON; send one JSON-RPC message per line")
+		f.sess.reply(jsonrpc.ID{}, jsonrpc.CodeParseError, "Parse error: the line is not JSON; send one JSON-RPC message per line")
 		return nil, err
 	}
-	switch {
-	case msg[0] == '[':
-		f.reply(jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Invalid request: batches are not supported (MCP 2025-06-18 removed them); send one message per line")
-		return nil, err
-	case msg[0] != '{':
-		f.reply(jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Invalid request: a JSON-RPC message is an object")
+	if msg[0] == '[' {
+		f.sess.reply(jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Invalid request: batches are not supported (MCP 2025-06-18 removed them); send one message per line")
 		return nil, err
 	}
-	if _, derr := jsonrpc.DecodeMessage(msg); derr != nil {
-		f.reply(idOf(msg), jsonrpc.CodeInvalidRequest, "Invalid request: "+derr.Error())
+	m, code, why := decode(msg)
+	if m == nil {
+		f.sess.reply(idOf(msg), code, why)
 		return nil, err
 	}
+	f.sess.passing(m)
 	return append(bytes.Clone(msg), '\n'), nil
+}
+
+// decode is msg as a JSON-RPC message, or the error code and message
+// that answer it.
+func decode(msg []byte) (jsonrpc.Message, int64, string) {
+	if len(msg) == 0 || msg[0] != '{' {
+		return nil, jsonrpc.CodeInvalidRequest, "Invalid request: a JSON-RPC message is an object"
+	}
+	m, err := jsonrpc.DecodeMessage(msg)
+	if err != nil {
+		return nil, jsonrpc.CodeInvalidRequest, "Invalid request: " + err.Error()
+	}
+	return m, 0, ""
 }
 
 // idOf is the id of a JSON object that is not a valid message, if it has a
@@ -153,18 +169,18 @@ func idOf(msg []byte) jsonrpc.ID {
 	return id
 }
 
-// reply writes an error response: to id, or to null (id not valid) when
+// errorLine is an error response: to id, or to null (id not valid) when
 // the request's id cannot be known.
-func (f *lineFilter) reply(id jsonrpc.ID, code int64, msg string) {
+func errorLine(id jsonrpc.ID, code int64, msg string) []byte {
 	b, err := json.Marshal(struct {
 		JSONRPC string         `json:"jsonrpc"`
 		ID      any            `json:"id"`
 		Error   *jsonrpc.Error `json:"error"`
 	}{"2.0", id.Raw(), &jsonrpc.Error{Code: code, Message: msg}})
 	if err != nil {
-		return
+		panic(fmt.Sprintf("mcpserver: error response: %v", err)) // an id, a number and a string
 	}
-	_, _ = f.out.Write(append(b, '\n'))
+	return b
 }
 
 func (f *lineFilter) Close() error {
@@ -174,44 +190,132 @@ func (f *lineFilter) Close() error {
 	return nil
 }
 
-// conn is the SDK's connection, less the responses to cancelled requests.
+// session is what the transport knows of its session: the requests
+// passed on and not answered yet, and the protocol version initialize
+// settled on. The filter registers what it passes on, the connection what
+// it reads and writes.
+type session struct {
+	out     io.Writer // the server's messages, whole writes
+	mu      sync.Mutex
+	calls   map[jsonrpc.ID]*pending
+	version string // "" until initialize is answered
+}
+
+// pending is a request passed on to the server, until its response is
+// written.
+type pending struct {
+	method    string
+	early     bool // sent before initialize was answered, by a client that settles the version with it
+	cancelled bool // the client cancelled it: no response
+}
+
+// reply writes an error response.
+func (s *session) reply(id jsonrpc.ID, code int64, msg string) {
+	_, _ = s.out.Write(append(errorLine(id, code, msg), '\n'))
+}
+
+// passing registers m, a message about to be passed on. A request
+// reusing an id not yet answered is passed on unregistered: the SDK
+// refuses it.
+func (s *session) passing(m jsonrpc.Message) {
+	req, ok := m.(*jsonrpc.Request)
+	if !ok || !req.IsCall() {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, used := s.calls[req.ID]; used {
+		return
+	}
+	s.calls[req.ID] = &pending{method: req.Method, early: s.version == "" && !perRequestVersion(req)}
+}
+
+// perRequestVersion reports whether req carries its protocol version
+// itself (2026-07-28 and later), as a client that never sends initialize
+// does.
+func perRequestVersion(req *jsonrpc.Request) bool {
+	var p struct {
+		Meta map[string]any `json:"_meta"`
+	}
+	if json.Unmarshal(req.Params, &p) != nil {
+		return false
+	}
+	v, _ := p.Meta[mcp.MetaKeyProtocolVersion].(string)
+	return v >= multiRoundTripVersion
+}
+
+// cancelled marks the request id as cancelled by the client, if it waits
+// for its response.
+func (s *session) cancelled(id jsonrpc.ID) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c, ok := s.calls[id]; ok {
+		c.cancelled = true
+	}
+}
+
+// answered takes the request resp answers off the session: nil if resp
+// answers none passed on. The response to initialize settles the
+// protocol version, before it is written.
+func (s *session) answered(resp *jsonrpc.Response) *pending {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.calls[resp.ID]
+	if !ok {
+		return nil
+	}
+	delete(s.calls, resp.ID)
+	if c.method == "initialize" && resp.Error == nil && !c.cancelled {
+		var r struct {
+			ProtocolVersion string `json:"protocolVersion"`
+		}
+		if json.Unmarshal(resp.Result, &r) == nil {
+			s.version = r.ProtocolVersion
+		}
+	}
+	return c
+}
+
+// conn is the SDK's connection over the filter, with what the session
+// does to the messages written (see StdioTransport).
 type conn struct {
 	mcp.Connection
-	mu       sync.Mutex
-	inFlight map[jsonrpc.ID]bool // requests read and not answered: true once cancelled
+	sess *session
 }
 
 func (c *conn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	msg, err := c.Connection.Read(ctx)
-	if req, ok := msg.(*jsonrpc.Request); ok && err == nil {
-		c.mu.Lock()
-		switch {
-		case req.IsCall():
-			c.inFlight[req.ID] = false
-		case req.Method == "notifications/cancelled":
-			var p mcp.CancelledParams
-			if json.Unmarshal(req.Params, &p) == nil {
-				if id, err := jsonrpc.MakeID(p.RequestID); err == nil {
-					if _, ok := c.inFlight[id]; ok {
-						c.inFlight[id] = true
-					}
-				}
+	if req, ok := msg.(*jsonrpc.Request); ok && err == nil && req.Method == "notifications/cancelled" {
+		var p mcp.CancelledParams
+		if json.Unmarshal(req.Params, &p) == nil {
+			if id, err := jsonrpc.MakeID(p.RequestID); err == nil {
+				c.sess.cancelled(id)
 			}
 		}
-		c.mu.Unlock()
 	}
 	return msg, err
 }
 
 func (c *conn) Write(ctx context.Context, msg jsonrpc.Message) error {
-	if resp, ok := msg.(*jsonrpc.Response); ok {
-		c.mu.Lock()
-		cancelled := c.inFlight[resp.ID]
-		delete(c.inFlight, resp.ID)
-		c.mu.Unlock()
-		if cancelled {
-			return nil
+	if m, ok := msg.(*jsonrpc.Response); ok {
+		if p := c.sess.answered(m); p != nil {
+			if p.cancelled {
+				return nil
+			}
+			if p.early && p.method != "initialize" && codeless(m.Error) {
+				msg = &jsonrpc.Response{ID: m.ID, Extra: m.Extra, Error: &jsonrpc.Error{
+					Code:    jsonrpc.CodeInvalidRequest,
+					Message: fmt.Sprintf("Invalid request: %q before initialize: send initialize first and wait for its response (only ping may come before it)", p.method),
+				}}
+			}
 		}
 	}
 	return c.Connection.Write(ctx, msg)
+}
+
+// codeless reports whether err, a response's error, has no JSON-RPC code
+// of its own: it would go out as code 0, which names no error.
+func codeless(err error) bool {
+	var rpc *jsonrpc.Error
+	return err != nil && !errors.As(err, &rpc)
 }

@@ -18,7 +18,7 @@ import (
 // and what it answers.
 func filter(t testing.TB, input string, max int) (passed, answered string) {
 	var out bytes.Buffer
-	f := &lineFilter{r: bufio.NewReaderSize(strings.NewReader(input), 16), src: strings.NewReader(""), out: &out, max: max}
+	f := &lineFilter{r: bufio.NewReaderSize(strings.NewReader(input), 16), src: strings.NewReader(""), sess: &session{out: &out, calls: map[jsonrpc.ID]*pending{}}, max: max}
 	b, err := io.ReadAll(f)
 	if err != nil {
 		t.Fatalf("read: %v", err)
