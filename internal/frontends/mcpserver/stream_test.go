@@ -95,6 +95,17 @@ func (s *rawServer) next() map[string]any {
 	return m
 }
 
+// nextBatch is the next line the server writes, within 10 s, as a batch's
+// responses.
+func (s *rawServer) nextBatch() []map[string]any {
+	s.t.Helper()
+	line := s.nextLine()
+	var ms []map[string]any
+	require.NoError(s.t, json.Unmarshal(line, &ms), "a batch's responses: %s", line)
+	s.all = append(s.all, ms...)
+	return ms
+}
+
 // call sends a request with id and returns its response, failing on any
 // other message first.
 func (s *rawServer) call(id int, method string, params any) map[string]any {
@@ -230,6 +241,81 @@ func TestRawStreamLongLine(t *testing.T) {
 	assert.Equal(t, float64(-32700), errorCode(t, m))
 	assert.Contains(t, m["error"].(map[string]any)["message"], "longer than")
 	s.call(10, "ping", nil)
+}
+
+// TestRawStreamBatch: in a session whose initialize settled on
+// 2025-03-26, the one protocol version with JSON-RPC batches, a batch's
+// requests are answered together, in one array in the batch's order, with
+// an error in its place for each element that cannot be taken; a batch of
+// notifications gets no response. At the other versions, and before
+// initialize, a batch gets one invalid-request error. The session goes on.
+func TestRawStreamBatch(t *testing.T) {
+	bin := agentxBinary(t)
+	root := t.TempDir()
+	run(t, bin, root, "", "init")
+
+	t.Run(batchVersion, func(t *testing.T) {
+		s := startRaw(t, bin, root, "engineer")
+		s.initializeAt(batchVersion)
+		s.send(`[{"jsonrpc":"2.0","id":1,"method":"ping"},` +
+			`{"jsonrpc":"2.0","id":"two","method":"tools/list"},` +
+			`{"jsonrpc":"2.0","method":"notifications/roots/list_changed"},` +
+			`{"id":4},` +
+			`42,` +
+			`{"jsonrpc":"2.0","id":5,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}},` +
+			`{"jsonrpc":"2.0","id":1,"method":"ping"},` +
+			`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"clarify_list","arguments":{}}}]`)
+		got := s.nextBatch()
+		want := []struct {
+			id   any
+			code float64 // 0: a result
+		}{{float64(1), 0}, {"two", 0}, {float64(4), -32600}, {nil, -32600}, {float64(5), -32600}, {float64(1), -32600}, {float64(7), 0}}
+		require.Len(t, got, len(want), "%v", got)
+		for i, w := range want {
+			assert.Equal(t, w.id, got[i]["id"], "response %d: %v", i, got[i])
+			if w.code == 0 {
+				assert.NotNil(t, got[i]["result"], "response %d: %v", i, got[i])
+			} else {
+				assert.Equal(t, w.code, errorCode(t, got[i]), "response %d: %v", i, got[i])
+			}
+		}
+		assert.Len(t, got[1]["result"].(map[string]any)["tools"], len(allTools))
+		assert.Contains(t, got[4]["error"].(map[string]any)["message"], "initialize may not be part of a batch")
+		assert.Contains(t, got[5]["error"].(map[string]any)["message"], "id 1 is already in use")
+		assert.Nil(t, got[6]["result"].(map[string]any)["isError"], "%v", got[6])
+
+		s.send(`[{"jsonrpc":"2.0","method":"notifications/roots/list_changed"}]`)
+		s.call(8, "ping", nil) // the next line is the ping's: no response to a batch of notifications
+		s.send(`[1,{"id":3}]`)
+		got = s.nextBatch()
+		require.Len(t, got, 2, "%v", got)
+		assert.Equal(t, []any{nil, float64(3)}, []any{got[0]["id"], got[1]["id"]})
+		s.call(9, "ping", nil)
+		require.NoError(t, s.in.Close())
+	})
+
+	for _, version := range []string{"", "2025-06-18", "2025-11-25"} {
+		name := version
+		if name == "" {
+			name = "before initialize"
+		}
+		t.Run(name, func(t *testing.T) {
+			s := startRaw(t, bin, root, "engineer")
+			settled := "no version is settled yet (initialize first)"
+			if version != "" {
+				s.initializeAt(version)
+				settled = "this session speaks " + version
+			}
+			s.send(`[{"jsonrpc":"2.0","id":8,"method":"ping"}]`)
+			m := s.next()
+			assert.Nil(t, m["id"])
+			assert.Equal(t, float64(-32600), errorCode(t, m))
+			assert.Equal(t, "Invalid request: batches are not supported in this session: only protocol version 2025-03-26 has them, and "+settled+"; send one message per line",
+				m["error"].(map[string]any)["message"])
+			s.call(9, "ping", nil) // the session goes on
+			require.NoError(t, s.in.Close())
+		})
+	}
 }
 
 // TestRawStreamBeforeInitialize: a request before initialize (but ping)

@@ -25,9 +25,13 @@ const MaxLineLength = mcp.DefaultMaxLineLength
 // sits in front of it:
 //
 //   - a line that is not JSON gets a parse error (-32700), one that is JSON
-//     but not a JSON-RPC message (or is a batch) an invalid-request error
-//     (-32600), and a line longer than MaxLineLength a parse error; the
-//     session goes on;
+//     but not a JSON-RPC message an invalid-request error (-32600), and a
+//     line longer than MaxLineLength a parse error; the session goes on;
+//   - a batch (an array of messages) is taken in a session whose
+//     initialize settled on protocol version 2025-03-26, the one version
+//     that has batches (see batchVersion): its requests are answered
+//     together, in one array in the batch's order; in any other session
+//     (and before initialize) a batch gets an invalid-request error;
 //   - a request sent before initialize was answered (other than ping) gets
 //     an invalid-request error (-32600) that says so: the SDK's refusal
 //     carries no error code;
@@ -37,6 +41,10 @@ type StdioTransport struct {
 	In  io.Reader // the client's messages; closed (if a Closer) when the session ends
 	Out io.Writer // the server's messages; never closed
 }
+
+// batchVersion is the one protocol version with JSON-RPC batches: they
+// came in 2025-03-26, and 2025-06-18 removed them.
+const batchVersion = "2025-03-26"
 
 // Connect implements mcp.Transport.
 func (t *StdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
@@ -67,15 +75,13 @@ func (l *lockedWriter) Close() error { return nil }
 
 // lineFilter passes on the lines of r that are JSON-RPC messages, each
 // ending in a newline, and answers the others on the session's output. A
-// batch (an array of messages) is answered as an invalid request: MCP has
-// none since 2025-06-18, and the SDK ends the session on one it does not
-// take.
+// batch's messages pass on one a line (see batch).
 type lineFilter struct {
 	r    *bufio.Reader
 	src  io.Reader
 	sess *session
 	max  int
-	next []byte // the rest of the line being passed on
+	next []byte // the rest of what is being passed on
 	line bytes.Buffer
 }
 
@@ -95,8 +101,9 @@ func (f *lineFilter) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// readLine returns the next line that is a message, with its newline, or
-// nil after answering a line that is not (or skipping a blank one).
+// readLine returns what the next line passes on, each message with its
+// newline, or nil after answering a line that is not a message (or
+// skipping a blank one).
 func (f *lineFilter) readLine() ([]byte, error) {
 	f.line.Reset()
 	tooLong := false
@@ -128,7 +135,9 @@ func (f *lineFilter) readLine() ([]byte, error) {
 		return nil, err
 	}
 	if msg[0] == '[' {
-		f.sess.reply(jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Invalid request: batches are not supported (MCP 2025-06-18 removed them); send one message per line")
+		if pass := f.batch(msg); pass != nil {
+			return pass, nil
+		}
 		return nil, err
 	}
 	m, code, why := decode(msg)
@@ -136,7 +145,7 @@ func (f *lineFilter) readLine() ([]byte, error) {
 		f.sess.reply(idOf(msg), code, why)
 		return nil, err
 	}
-	f.sess.passing(m)
+	f.sess.passing(m, nil)
 	return append(bytes.Clone(msg), '\n'), nil
 }
 
@@ -151,6 +160,49 @@ func decode(msg []byte) (jsonrpc.Message, int64, string) {
 		return nil, jsonrpc.CodeInvalidRequest, "Invalid request: " + err.Error()
 	}
 	return m, 0, ""
+}
+
+// batch passes on the messages of a batch, one a line, in a session at
+// batchVersion, and has the session gather the responses to its requests
+// into one array, with an error in its place for each element that is not
+// a message (or is initialize, which no batch may hold, or reuses an id
+// in use). Elsewhere the batch gets one invalid-request error.
+func (f *lineFilter) batch(msg []byte) []byte {
+	var elems []json.RawMessage
+	if json.Unmarshal(msg, &elems) != nil || len(elems) == 0 {
+		f.sess.reply(jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Invalid request: an empty batch")
+		return nil
+	}
+	if v := f.sess.protocolVersion(); v != batchVersion {
+		settled := "no version is settled yet (initialize first)"
+		if v != "" {
+			settled = "this session speaks " + v
+		}
+		f.sess.reply(jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, fmt.Sprintf("Invalid request: batches are not supported in this session: only protocol version %s has them, and %s; send one message per line", batchVersion, settled))
+		return nil
+	}
+	b := &batch{}
+	var pass []byte
+	for _, raw := range elems {
+		raw = bytes.TrimSpace(raw)
+		m, code, why := decode(raw)
+		if m == nil {
+			b.add(errorLine(idOf(raw), code, why))
+			continue
+		}
+		if req, ok := m.(*jsonrpc.Request); ok && req.Method == "initialize" {
+			b.add(errorLine(req.ID, jsonrpc.CodeInvalidRequest, "Invalid request: initialize may not be part of a batch"))
+			continue
+		}
+		if !f.sess.passing(m, b) {
+			req := m.(*jsonrpc.Request)
+			b.add(errorLine(req.ID, jsonrpc.CodeInvalidRequest, fmt.Sprintf("Invalid request: id %v is already in use", req.ID.Raw())))
+			continue
+		}
+		pass = append(append(pass, raw...), '\n')
+	}
+	f.sess.gathered(b)
+	return pass
 }
 
 // idOf is the id of a JSON object that is not a valid message, if it has a
@@ -205,29 +257,54 @@ type session struct {
 // written.
 type pending struct {
 	method    string
-	early     bool // sent before initialize was answered, by a client that settles the version with it
-	cancelled bool // the client cancelled it: no response
+	early     bool   // sent before initialize was answered, by a client that settles the version with it
+	cancelled bool   // the client cancelled it: no response
+	batch     *batch // the batch it came in, if any
+	slot      int    // its response's place in the batch
 }
+
+// batch is the responses to a batch, in its order, gathered until every
+// request in it is answered; a request cancelled has none.
+type batch struct {
+	responses [][]byte
+	waiting   int
+}
+
+func (b *batch) add(resp []byte) { b.responses = append(b.responses, resp) }
 
 // reply writes an error response.
 func (s *session) reply(id jsonrpc.ID, code int64, msg string) {
 	_, _ = s.out.Write(append(errorLine(id, code, msg), '\n'))
 }
 
-// passing registers m, a message about to be passed on. A request
-// reusing an id not yet answered is passed on unregistered: the SDK
-// refuses it.
-func (s *session) passing(m jsonrpc.Message) {
+func (s *session) protocolVersion() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.version
+}
+
+// passing registers m, a message about to be passed on, part of b if not
+// nil; false for a request of b whose id is in use (by an earlier request
+// of b, or one not yet answered). A single request reusing an id is
+// passed on unregistered: the SDK refuses it.
+func (s *session) passing(m jsonrpc.Message, b *batch) bool {
 	req, ok := m.(*jsonrpc.Request)
 	if !ok || !req.IsCall() {
-		return
+		return true
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, used := s.calls[req.ID]; used {
-		return
+		return b == nil
 	}
-	s.calls[req.ID] = &pending{method: req.Method, early: s.version == "" && !perRequestVersion(req)}
+	c := &pending{method: req.Method, early: s.version == "" && !perRequestVersion(req)}
+	if b != nil {
+		c.batch, c.slot = b, len(b.responses)
+		b.add(nil)
+		b.waiting++
+	}
+	s.calls[req.ID] = c
+	return true
 }
 
 // perRequestVersion reports whether req carries its protocol version
@@ -242,6 +319,38 @@ func perRequestVersion(req *jsonrpc.Request) bool {
 	}
 	v, _ := p.Meta[mcp.MetaKeyProtocolVersion].(string)
 	return v >= multiRoundTripVersion
+}
+
+// gathered writes b's responses if none is awaited: a batch of
+// notifications gets none, one whose elements were all refused its
+// errors.
+func (s *session) gathered(b *batch) {
+	s.mu.Lock()
+	done := b.waiting == 0
+	s.mu.Unlock()
+	if done {
+		s.flush(b)
+	}
+}
+
+// flush writes a batch's responses as one array; nothing if there are
+// none.
+func (s *session) flush(b *batch) {
+	var out []byte
+	for _, r := range b.responses {
+		if r == nil {
+			continue
+		}
+		if out == nil {
+			out = append(out, '[')
+		} else {
+			out = append(out, ',')
+		}
+		out = append(out, r...)
+	}
+	if out != nil {
+		_, _ = s.out.Write(append(out, ']', '\n'))
+	}
 }
 
 // cancelled marks the request id as cancelled by the client, if it waits
@@ -276,6 +385,19 @@ func (s *session) answered(resp *jsonrpc.Response) *pending {
 	return c
 }
 
+// inBatch puts resp (nil: none) in its place in c's batch, and writes the
+// batch once it is complete.
+func (s *session) inBatch(c *pending, resp []byte) {
+	s.mu.Lock()
+	c.batch.responses[c.slot] = resp
+	c.batch.waiting--
+	done := c.batch.waiting == 0
+	s.mu.Unlock()
+	if done {
+		s.flush(c.batch)
+	}
+}
+
 // conn is the SDK's connection over the filter, with what the session
 // does to the messages written (see StdioTransport).
 type conn struct {
@@ -298,16 +420,30 @@ func (c *conn) Read(ctx context.Context) (jsonrpc.Message, error) {
 
 func (c *conn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if m, ok := msg.(*jsonrpc.Response); ok {
-		if p := c.sess.answered(m); p != nil {
-			if p.cancelled {
-				return nil
+		p := c.sess.answered(m)
+		if p == nil {
+			return c.Connection.Write(ctx, msg)
+		}
+		if p.early && p.method != "initialize" && codeless(m.Error) {
+			m = &jsonrpc.Response{ID: m.ID, Extra: m.Extra, Error: &jsonrpc.Error{
+				Code:    jsonrpc.CodeInvalidRequest,
+				Message: fmt.Sprintf("Invalid request: %q before initialize: send initialize first and wait for its response (only ping may come before it)", p.method),
+			}}
+			msg = m
+		}
+		if p.batch != nil {
+			var b []byte
+			if !p.cancelled {
+				var err error
+				if b, err = jsonrpc.EncodeMessage(m); err != nil {
+					b = errorLine(m.ID, jsonrpc.CodeInternalError, "Internal error: the response cannot be encoded")
+				}
 			}
-			if p.early && p.method != "initialize" && codeless(m.Error) {
-				msg = &jsonrpc.Response{ID: m.ID, Extra: m.Extra, Error: &jsonrpc.Error{
-					Code:    jsonrpc.CodeInvalidRequest,
-					Message: fmt.Sprintf("Invalid request: %q before initialize: send initialize first and wait for its response (only ping may come before it)", p.method),
-				}}
-			}
+			c.sess.inBatch(p, b)
+			return nil
+		}
+		if p.cancelled {
+			return nil
 		}
 	}
 	return c.Connection.Write(ctx, msg)
