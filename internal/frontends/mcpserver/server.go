@@ -156,6 +156,7 @@ func newServer(h *router.Hub, opts Options, life context.Context) *server {
 		Capabilities: caps,
 	})
 	s.mcp.AddReceivingMiddleware(declaredOnly(caps))
+	s.mcp.AddSendingMiddleware(keepFormResponse)
 	s.addTools()
 	return s
 }
