@@ -53,9 +53,11 @@ import (
 // it only while the round it was shown for still waits. So the first answer
 // wins wherever it comes from; a form answered too late is refused (the
 // person is told by whom it was answered, in a second form that only
-// informs) and never stored. A form whose answer cannot be taken (not one
-// of the options, empty, too long) is shown again with what was wrong, up
-// to maxFormTries times, and then the person is told that nothing was
+// informs) and never stored. A form closed because the question was
+// answered elsewhere says so, and by whom, in its cancellation (see
+// closeReason). A form whose answer cannot be taken (not one of the
+// options, empty, too long) is shown again with what was wrong, up to
+// maxFormTries times, and then the person is told that nothing was
 // recorded. A declined or dismissed form leaves the question waiting for
 // the others. The answer is a person's, recorded as human signed
 // "elicitation:CLIENT" (see PersonPrefix).
@@ -265,13 +267,15 @@ func (s *server) showForm(ctx context.Context, fc *formCall, f form, params *mcp
 // elicit shows one form and returns the response as the client sent it,
 // or false when there is none to take: the form was closed, or could not
 // be shown. The form is closed (its request cancelled) once the question
-// no longer waits for it.
+// no longer waits for it, and the cancellation says why (closeReason).
 func (s *server) elicit(ctx context.Context, fc *formCall, f form, params *mcp.ElicitParams) (*mcp.ElicitResult, bool) {
+	why := &closeReason{}
 	kept := &formResponse{}
-	formCtx, closeForm := context.WithCancel(context.WithValue(ctx, formResponseKey{}, kept))
+	formCtx, closeForm := context.WithCancel(context.WithValue(context.WithValue(ctx, closeReasonKey{}, why), formResponseKey{}, kept))
 	var watch sync.WaitGroup
 	watch.Go(func() {
 		if _, err := s.waitSettled(formCtx, f.ID, 24*time.Hour); err == nil {
+			why.set(s.closedElsewhere(f))
 			closeForm()
 		}
 	})
@@ -289,7 +293,7 @@ func (s *server) elicit(ctx context.Context, fc *formCall, f form, params *mcp.E
 	case err != nil && closed:
 		// An answer that came back as the form closed goes on to
 		// takeForm, which refuses it and tells the person.
-		s.log.Info("form closed: the question was answered elsewhere", "id", f.ID)
+		s.log.Info("form closed: the question was answered elsewhere", "id", f.ID, "why", why.get())
 		return nil, false
 	case ctx.Err() != nil:
 		s.log.Info("form closed: the call ended", "id", f.ID, "why", context.Cause(ctx))
@@ -327,6 +331,46 @@ func keepFormResponse(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		return res, err
 	}
+}
+
+// closeReason is why a form was closed, said in the cancellation the
+// client is sent (see conn.Write): the SDK's says only "context canceled".
+type closeReason struct {
+	mu  sync.Mutex
+	why string
+}
+
+type closeReasonKey struct{}
+
+func (r *closeReason) set(why string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.why = why
+}
+
+func (r *closeReason) get() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.why
+}
+
+// closeReasonOf is why the form shown with ctx was closed, if the server
+// closed it for a reason of its own; "" otherwise.
+func closeReasonOf(ctx context.Context) string {
+	if r, ok := ctx.Value(closeReasonKey{}).(*closeReason); ok {
+		return r.get()
+	}
+	return ""
+}
+
+// closedElsewhere is why f's form is closed: its question was answered
+// (or closed) elsewhere, and by whom.
+func (s *server) closedElsewhere(f form) string {
+	var e *AnsweredElsewhereError
+	if !errors.As(s.elsewhere(f), &e) {
+		return f.ID + " no longer waits for an answer"
+	}
+	return line(e.Closed())
 }
 
 // takeForm records the form's answer, res, as the person's answer to f's
@@ -574,6 +618,18 @@ type AnsweredElsewhereError struct {
 	Status ledger.Status
 	By     string // who answered first, with the person's provenance
 	Answer string
+}
+
+// Closed is what a form closed because of e says: that its question was
+// answered elsewhere, and by whom.
+func (e *AnsweredElsewhereError) Closed() string {
+	switch {
+	case e.By != "":
+		return fmt.Sprintf("%s was answered elsewhere, by %s: %q", e.ID, e.By, clip(e.Answer, 200))
+	case e.Status != "":
+		return fmt.Sprintf("%s was closed elsewhere: it is %s", e.ID, e.Status)
+	}
+	return e.ID + " no longer waits for an answer"
 }
 
 func (e *AnsweredElsewhereError) Error() string {

@@ -39,18 +39,20 @@ var protocolVersions = []string{"2026-07-28", "2025-11-25", "2025-06-18"}
 // answer decides what comes back (it may block, and sees the form's
 // context: cancelled when the server closes the form). created counts the
 // elicitation/create requests the server sent (none when the forms come
-// back as input requests). An unchecked client sends back what answer
+// back as input requests). cancelled receives the reason of each request
+// the server cancelled. An unchecked client sends back what answer
 // returns without checking it against the form's schema, as a client that
 // does not check it does (the SDK's checks it).
 type formClient struct {
 	shown     chan *mcp.ElicitRequest
 	answer    func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error)
 	created   atomic.Int32
+	cancelled chan string
 	unchecked bool
 }
 
 func newFormClient(answer func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error)) *formClient {
-	return &formClient{shown: make(chan *mcp.ElicitRequest, 64), answer: answer}
+	return &formClient{shown: make(chan *mcp.ElicitRequest, 64), answer: answer, cancelled: make(chan string, 64)}
 }
 
 func (f *formClient) client(withForms bool) *mcp.Client {
@@ -64,11 +66,16 @@ func (f *formClient) client(withForms bool) *mcp.Client {
 	c := mcp.NewClient(&mcp.Implementation{Name: "agentx-test"}, opts)
 	c.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-			if method == "elicitation/create" {
+			switch method {
+			case "elicitation/create":
 				f.created.Add(1)
 				if er, ok := req.(*mcp.ElicitRequest); ok && f.unchecked {
 					f.shown <- er
 					return f.answer(ctx, er)
+				}
+			case "notifications/cancelled":
+				if p, ok := req.GetParams().(*mcp.CancelledParams); ok {
+					f.cancelled <- p.Reason
 				}
 			}
 			return next(ctx, method, req)
@@ -422,6 +429,13 @@ func TestElicitAnsweredElsewhereClosesForm(t *testing.T) {
 				assert.ErrorIs(t, err, context.Canceled, "the form was closed")
 			case <-time.After(15 * time.Second):
 				t.Fatal("no form was shown")
+			}
+			select {
+			case why := <-fc.cancelled:
+				assert.Equal(t, `CLR-0-001 was answered elsewhere, by human (alice): "Not before the freeze ends."`, why,
+					"the client is told who answered, not that a context was cancelled")
+			case <-time.After(10 * time.Second):
+				t.Fatal("the form's request was not cancelled")
 			}
 			assert.Equal(t, []string{"human alice: Not before the freeze ends."}, answersOf(t, bin, root, got.ID))
 		})

@@ -36,7 +36,9 @@ const MaxLineLength = mcp.DefaultMaxLineLength
 //     an invalid-request error (-32600) that says so: the SDK's refusal
 //     carries no error code;
 //   - a request the client cancelled (notifications/cancelled) before its
-//     response was written gets no response, as the protocol asks.
+//     response was written gets no response, as the protocol asks;
+//   - a form the server closes (an elicitation it cancels) says why in
+//     the cancellation (see closeReason), not "context canceled".
 type StdioTransport struct {
 	In  io.Reader // the client's messages; closed (if a Closer) when the session ends
 	Out io.Writer // the server's messages; never closed
@@ -419,6 +421,11 @@ func (c *conn) Read(ctx context.Context) (jsonrpc.Message, error) {
 }
 
 func (c *conn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	if req, ok := msg.(*jsonrpc.Request); ok && req.Method == "notifications/cancelled" {
+		if why := closeReasonOf(ctx); why != "" {
+			msg = withReason(req, why)
+		}
+	}
 	if m, ok := msg.(*jsonrpc.Response); ok {
 		p := c.sess.answered(m)
 		if p == nil {
@@ -454,4 +461,18 @@ func (c *conn) Write(ctx context.Context, msg jsonrpc.Message) error {
 func codeless(err error) bool {
 	var rpc *jsonrpc.Error
 	return err != nil && !errors.As(err, &rpc)
+}
+
+// withReason is the cancellation req with the reason why.
+func withReason(req *jsonrpc.Request, why string) *jsonrpc.Request {
+	var p map[string]any
+	if json.Unmarshal(req.Params, &p) != nil || p == nil {
+		return req
+	}
+	p["reason"] = why
+	b, err := json.Marshal(p)
+	if err != nil {
+		return req
+	}
+	return &jsonrpc.Request{ID: req.ID, Method: req.Method, Params: b, Extra: req.Extra}
 }
