@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -52,9 +53,14 @@ import (
 // it only while the round it was shown for still waits. So the first answer
 // wins wherever it comes from; a form answered too late is refused (the
 // person is told by whom it was answered, in a second form that only
-// informs) and never stored. A declined or dismissed form leaves the
-// question waiting for the others. The answer is a person's, recorded as
-// human signed "elicitation:CLIENT" (see PersonPrefix).
+// informs) and never stored. A form closed because the question was
+// answered elsewhere says so, and by whom, in its cancellation (see
+// closeReason). A form whose answer cannot be taken (not one of the
+// options, empty, too long) is shown again with what was wrong, up to
+// maxFormTries times, and then the person is told that nothing was
+// recorded. A declined or dismissed form leaves the question waiting for
+// the others. The answer is a person's, recorded as human signed
+// "elicitation:CLIENT" (see PersonPrefix).
 
 // PersonPrefix is how a person who answered through an elicitation form
 // is recorded: at a client that calls itself claude-code, as the person
@@ -68,6 +74,11 @@ const (
 	formRequest = "question"
 	toldRequest = "not-recorded"
 )
+
+// maxFormTries is how many times one call shows its form while the
+// answers that come back cannot be taken; after the last, the person is
+// told that nothing was recorded.
+const maxFormTries = 3
 
 // multiRoundTripVersion is the first protocol version in which a server
 // may not send requests while serving one, and returns input requests
@@ -142,7 +153,8 @@ func (e *inputRequired) result() *mcp.CallToolResult {
 type form struct {
 	ID      string   `json:"id"`
 	Round   int      `json:"round"`
-	Step    string   `json:"step"` // stepForm: the question; stepTold: the refusal
+	Step    string   `json:"step"`            // stepForm: the question; stepTold: the refusal
+	Tries   int      `json:"tries,omitempty"` // answers that came back and could not be taken
 	Options []string `json:"-"`
 	client  string
 }
@@ -213,6 +225,11 @@ func (s *server) resumeForm(ctx context.Context, fc *formCall) (router.Record, e
 	f.Options = newForm(rec.Clarification, "").Options
 	res, _ := fc.responses[formRequest].(*mcp.ElicitResult)
 	if err := s.takeForm(ctx, f, res); err != nil {
+		var bad *FormError
+		if errors.As(err, &bad) && f.Tries+1 < maxFormTries {
+			f.Tries++
+			return router.Record{}, &inputRequired{requests: mcp.InputRequestMap{formRequest: againParams(formParams(rec), err)}, state: s.seal(f)}
+		}
 		f.Step = stepTold
 		return router.Record{}, &inputRequired{requests: mcp.InputRequestMap{toldRequest: toldParams(err)}, state: s.seal(f)}
 	}
@@ -220,13 +237,45 @@ func (s *server) resumeForm(ctx context.Context, fc *formCall) (router.Record, e
 }
 
 // showForm shows the form to a client that speaks an earlier protocol
-// version, during the call, and takes its answer; the form is closed (its
-// request cancelled) once the question no longer waits for it.
+// version, during the call, and takes its answer. An answer that cannot
+// be taken brings the form back with what was wrong (up to maxFormTries
+// forms); an answer refused for good is followed by a form that tells the
+// person why it was not recorded.
 func (s *server) showForm(ctx context.Context, fc *formCall, f form, params *mcp.ElicitParams) {
-	formCtx, closeForm := context.WithCancel(ctx)
+	shown := params
+	for try := 1; ; try++ {
+		res, ok := s.elicit(ctx, fc, f, shown)
+		if !ok {
+			return
+		}
+		err := s.takeForm(ctx, f, res)
+		if err == nil {
+			return
+		}
+		var bad *FormError
+		if errors.As(err, &bad) && try < maxFormTries {
+			shown = againParams(params, err)
+			continue
+		}
+		if _, err := fc.ss.Elicit(ctx, toldParams(err)); err != nil {
+			s.log.Info("could not tell the person", "id", f.ID, "error", err)
+		}
+		return
+	}
+}
+
+// elicit shows one form and returns the response as the client sent it,
+// or false when there is none to take: the form was closed, or could not
+// be shown. The form is closed (its request cancelled) once the question
+// no longer waits for it, and the cancellation says why (closeReason).
+func (s *server) elicit(ctx context.Context, fc *formCall, f form, params *mcp.ElicitParams) (*mcp.ElicitResult, bool) {
+	why := &closeReason{}
+	kept := &formResponse{}
+	formCtx, closeForm := context.WithCancel(context.WithValue(context.WithValue(ctx, closeReasonKey{}, why), formResponseKey{}, kept))
 	var watch sync.WaitGroup
 	watch.Go(func() {
 		if _, err := s.waitSettled(formCtx, f.ID, 24*time.Hour); err == nil {
+			why.set(s.closedElsewhere(f))
 			closeForm()
 		}
 	})
@@ -234,24 +283,94 @@ func (s *server) showForm(ctx context.Context, fc *formCall, f form, params *mcp
 	closed := formCtx.Err() != nil && ctx.Err() == nil
 	closeForm()
 	watch.Wait()
+	if err != nil && kept.res != nil {
+		// The SDK refused content that does not match the form's schema,
+		// and would drop it unsaid: the server checks it itself
+		// (form.reply), and says what is wrong.
+		res, err = kept.res, nil
+	}
 	switch {
 	case err != nil && closed:
 		// An answer that came back as the form closed goes on to
 		// takeForm, which refuses it and tells the person.
-		s.log.Info("form closed: the question was answered elsewhere", "id", f.ID)
-		return
+		s.log.Info("form closed: the question was answered elsewhere", "id", f.ID, "why", why.get())
+		return nil, false
 	case ctx.Err() != nil:
 		s.log.Info("form closed: the call ended", "id", f.ID, "why", context.Cause(ctx))
-		return
+		return nil, false
 	case err != nil:
 		s.log.Warn("could not show the question as a form", "id", f.ID, "error", err)
-		return
+		return nil, false
 	}
-	if err := s.takeForm(ctx, f, res); err != nil {
-		if _, err := fc.ss.Elicit(ctx, toldParams(err)); err != nil {
-			s.log.Info("could not tell the person", "id", f.ID, "error", err)
+	return res, true
+}
+
+// formResponse is where keepFormResponse keeps the response to the form
+// shown with it in its context.
+type formResponse struct{ res *mcp.ElicitResult }
+
+type formResponseKey struct{}
+
+// keepFormResponse is the server's sending middleware that keeps the
+// client's response to a form, as the client sent it, before the SDK
+// checks it against the form's schema: content that does not match (an
+// answer not among the options, empty, too long) is an error there that
+// drops it, and the person who filled the form would never learn why.
+func keepFormResponse(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		if method != "elicitation/create" || err != nil {
+			return res, err
 		}
+		if kept, ok := ctx.Value(formResponseKey{}).(*formResponse); ok {
+			if r, ok := res.(*mcp.ElicitResult); ok && r != nil {
+				c := *r
+				c.Content = maps.Clone(r.Content)
+				kept.res = &c
+			}
+		}
+		return res, err
 	}
+}
+
+// closeReason is why a form was closed, said in the cancellation the
+// client is sent (see conn.Write): the SDK's says only "context canceled".
+type closeReason struct {
+	mu  sync.Mutex
+	why string
+}
+
+type closeReasonKey struct{}
+
+func (r *closeReason) set(why string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.why = why
+}
+
+func (r *closeReason) get() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.why
+}
+
+// closeReasonOf is why the form shown with ctx was closed, if the server
+// closed it for a reason of its own; "" otherwise.
+func closeReasonOf(ctx context.Context) string {
+	if r, ok := ctx.Value(closeReasonKey{}).(*closeReason); ok {
+		return r.get()
+	}
+	return ""
+}
+
+// closedElsewhere is why f's form is closed: its question was answered
+// (or closed) elsewhere, and by whom.
+func (s *server) closedElsewhere(f form) string {
+	var e *AnsweredElsewhereError
+	if !errors.As(s.elsewhere(f), &e) {
+		return f.ID + " no longer waits for an answer"
+	}
+	return line(e.Closed())
 }
 
 // takeForm records the form's answer, res, as the person's answer to f's
@@ -270,6 +389,9 @@ func (s *server) takeForm(ctx context.Context, f form, res *mcp.ElicitResult) er
 	}
 	reply, err := f.reply(res.Content)
 	if err != nil {
+		if rec, gerr := s.hub.Get(f.ID); gerr == nil && !waiting(rec.Clarification, f.Round) {
+			err = s.elsewhere(f) // nothing to answer again
+		}
 		s.log.Info("form answer refused", "id", f.ID, "error", err)
 		return err
 	}
@@ -307,17 +429,35 @@ func (f form) reply(content map[string]any) (router.Reply, error) {
 	switch {
 	case !ok:
 		return router.Reply{}, &FormError{ID: f.ID, Why: "the form came back without an answer"}
-	case !isText || strings.TrimSpace(body) == "":
-		return router.Reply{}, &FormError{ID: f.ID, Why: "the answer is empty or not text"}
+	case !isText:
+		return router.Reply{}, &FormError{ID: f.ID, Why: "the answer is not text"}
+	case strings.TrimSpace(body) == "":
+		return router.Reply{}, &FormError{ID: f.ID, Why: "the answer is empty"}
 	case len(f.Options) == 0:
+		if err := tooLong(f.ID, "answer", body); err != nil {
+			return router.Reply{}, err
+		}
 		return router.Reply{Body: body}, nil
 	}
-	n := slices.Index(neutral(f.Options), body) // as the form showed them
+	shown := neutral(f.Options) // as the form showed them
+	n := slices.Index(shown, body)
 	if n < 0 {
-		return router.Reply{}, &FormError{ID: f.ID, Why: "the answer is not one of the options"}
+		return router.Reply{}, &FormError{ID: f.ID, Why: fmt.Sprintf("the answer %q is not one of the options (%s)", clip(body, 80), strings.Join(shown, "; "))}
 	}
 	note, _ := content[noteField].(string)
-	return router.Reply{Option: n + 1, Body: strings.TrimSpace(note)}, nil
+	note = strings.TrimSpace(note)
+	if err := tooLong(f.ID, "note", note); err != nil {
+		return router.Reply{}, err
+	}
+	return router.Reply{Option: n + 1, Body: note}, nil
+}
+
+// tooLong is the error for a form's field longer than the ledger takes.
+func tooLong(id, field, text string) error {
+	if len(text) <= ledger.MaxBodyLen {
+		return nil
+	}
+	return &FormError{ID: id, Why: fmt.Sprintf("the %s is %d bytes long; the limit is %d", field, len(text), ledger.MaxBodyLen)}
 }
 
 // elsewhere is the error that says what became of f's question.
@@ -382,11 +522,24 @@ func neutral(opts []string) []string {
 // toldParams is a form with nothing to fill in, which clients show as a
 // message: why the person's answer was not recorded.
 func toldParams(why error) *mcp.ElicitParams {
+	msg := "Your answer was not recorded: " + line(why.Error())
+	var bad *FormError
+	if errors.As(why, &bad) {
+		msg += ". The question still waits for an answer."
+	}
 	return &mcp.ElicitParams{
 		Mode:            "form",
-		Message:         "Your answer was not recorded: " + line(why.Error()),
+		Message:         msg,
 		RequestedSchema: &jsonschema.Schema{Type: "object", Properties: map[string]*jsonschema.Schema{}},
 	}
+}
+
+// againParams is the form params, shown again after an answer that could
+// not be taken: what was wrong with it first.
+func againParams(params *mcp.ElicitParams, why error) *mcp.ElicitParams {
+	p := *params
+	p.Message = "Your answer was not recorded: " + line(why.Error()) + ". Please answer again.\n\n" + params.Message
+	return &p
 }
 
 // cleanClientName is a client's name as a person's name may hold it:
@@ -465,6 +618,18 @@ type AnsweredElsewhereError struct {
 	Status ledger.Status
 	By     string // who answered first, with the person's provenance
 	Answer string
+}
+
+// Closed is what a form closed because of e says: that its question was
+// answered elsewhere, and by whom.
+func (e *AnsweredElsewhereError) Closed() string {
+	switch {
+	case e.By != "":
+		return fmt.Sprintf("%s was answered elsewhere, by %s: %q", e.ID, e.By, clip(e.Answer, 200))
+	case e.Status != "":
+		return fmt.Sprintf("%s was closed elsewhere: it is %s", e.ID, e.Status)
+	}
+	return e.ID + " no longer waits for an answer"
 }
 
 func (e *AnsweredElsewhereError) Error() string {

@@ -39,15 +39,20 @@ var protocolVersions = []string{"2026-07-28", "2025-11-25", "2025-06-18"}
 // answer decides what comes back (it may block, and sees the form's
 // context: cancelled when the server closes the form). created counts the
 // elicitation/create requests the server sent (none when the forms come
-// back as input requests).
+// back as input requests). cancelled receives the reason of each request
+// the server cancelled. An unchecked client sends back what answer
+// returns without checking it against the form's schema, as a client that
+// does not check it does (the SDK's checks it).
 type formClient struct {
-	shown   chan *mcp.ElicitRequest
-	answer  func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error)
-	created atomic.Int32
+	shown     chan *mcp.ElicitRequest
+	answer    func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error)
+	created   atomic.Int32
+	cancelled chan string
+	unchecked bool
 }
 
 func newFormClient(answer func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error)) *formClient {
-	return &formClient{shown: make(chan *mcp.ElicitRequest, 64), answer: answer}
+	return &formClient{shown: make(chan *mcp.ElicitRequest, 64), answer: answer, cancelled: make(chan string, 64)}
 }
 
 func (f *formClient) client(withForms bool) *mcp.Client {
@@ -61,8 +66,17 @@ func (f *formClient) client(withForms bool) *mcp.Client {
 	c := mcp.NewClient(&mcp.Implementation{Name: "agentx-test"}, opts)
 	c.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-			if method == "elicitation/create" {
+			switch method {
+			case "elicitation/create":
 				f.created.Add(1)
+				if er, ok := req.(*mcp.ElicitRequest); ok && f.unchecked {
+					f.shown <- er
+					return f.answer(ctx, er)
+				}
+			case "notifications/cancelled":
+				if p, ok := req.GetParams().(*mcp.CancelledParams); ok {
+					f.cancelled <- p.Reason
+				}
 			}
 			return next(ctx, method, req)
 		}
@@ -416,6 +430,13 @@ func TestElicitAnsweredElsewhereClosesForm(t *testing.T) {
 			case <-time.After(15 * time.Second):
 				t.Fatal("no form was shown")
 			}
+			select {
+			case why := <-fc.cancelled:
+				assert.Equal(t, `CLR-0-001 was answered elsewhere, by human (alice): "Not before the freeze ends."`, why,
+					"the client is told who answered, not that a context was cancelled")
+			case <-time.After(10 * time.Second):
+				t.Fatal("the form's request was not cancelled")
+			}
 			assert.Equal(t, []string{"human alice: Not before the freeze ends."}, answersOf(t, bin, root, got.ID))
 		})
 	}
@@ -448,6 +469,121 @@ func TestElicitDeclined(t *testing.T) {
 			})
 		}
 	}
+}
+
+// TestElicitInvalidAnswer: a client that does not check the form's
+// answer against its schema sends back one that cannot be taken (not one
+// of the options, empty, blank, too long): nothing is recorded, and the
+// person is shown the form again with what was wrong; a good answer then
+// is taken. After maxFormTries forms the person is told that nothing was
+// recorded, and the question waits for the other surfaces. On the
+// versions where the server sends the form itself (the SDK drops content
+// that does not match the schema unsaid).
+func TestElicitInvalidAnswer(t *testing.T) {
+	bin := agentxBinary(t)
+	long := strings.Repeat("x", ledger.MaxBodyLen+1)
+	for _, version := range protocolVersions[1:] {
+		for _, tt := range []struct {
+			name    string
+			options []string
+			sends   []map[string]any // the answers, in turn; the last is sent again
+			why     string           // what the second form says was wrong
+			answer  string           // the answer taken; "" none
+			ledger  []string
+		}{
+			{"not one of the options", []string{"Thursday", "Friday"}, []map[string]any{answer("Saturday"), answer("Friday")},
+				`CLR-0-001: the answer "Saturday" is not one of the options (Thursday; Friday)`, "Friday", []string{"human elicitation:agentx-test: Friday (option 2)"}},
+			{"empty", nil, []map[string]any{answer(""), answer("Per key.")},
+				"CLR-0-001: the answer is empty", "Per key.", []string{"human elicitation:agentx-test: Per key."}},
+			{"blank", nil, []map[string]any{answer(" \n "), answer("Per key.")},
+				"CLR-0-001: the answer is empty", "Per key.", []string{"human elicitation:agentx-test: Per key."}},
+			{"no answer", nil, []map[string]any{{noteField: "hm"}, answer("Per key.")},
+				"CLR-0-001: the form came back without an answer", "Per key.", []string{"human elicitation:agentx-test: Per key."}},
+			{"too long", nil, []map[string]any{answer(long), answer("Per key.")},
+				"CLR-0-001: the answer is 65537 bytes long; the limit is 65536", "Per key.", []string{"human elicitation:agentx-test: Per key."}},
+			{"never one of the options", []string{"eu", "us"}, []map[string]any{answer("mars")},
+				`CLR-0-001: the answer "mars" is not one of the options (eu; us)`, "", nil},
+		} {
+			t.Run(version+"/"+tt.name, func(t *testing.T) {
+				h, dir := hubWith(t, elicitOn)
+				var n atomic.Int32
+				fc := newFormClient(func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+					if strings.HasPrefix(req.Params.Message, "Your answer was not recorded") && !strings.Contains(req.Params.Message, "Please answer again") {
+						return &mcp.ElicitResult{Action: "accept"}, nil // told
+					}
+					i := min(int(n.Add(1)), len(tt.sends)) - 1
+					return accept(tt.sends[i]), nil
+				})
+				fc.unchecked = true
+				cs := connectServer(t, newServer(h, Options{Agent: "engineer"}, nil), version, fc.client(true))
+				args := map[string]any{"question": "Which one?", "wait_seconds": 0.3}
+				if tt.options != nil {
+					args["options"] = tt.options
+				}
+				got := into[AskResult](t, callTool(t, cs, "ask_human", args))
+
+				first := fc.nextForm(t)
+				again := fc.nextForm(t)
+				assert.Equal(t, "Your answer was not recorded: "+tt.why+". Please answer again.\n\n"+first.Params.Message, again.Params.Message)
+				assert.Equal(t, first.Params.RequestedSchema, again.Params.RequestedSchema, "the same form")
+				if tt.answer != "" {
+					assert.Equal(t, OutcomeAnswered, got.Outcome)
+					assert.Equal(t, tt.answer, got.Answer)
+					fc.noForm(t)
+				} else {
+					assert.Equal(t, OutcomeTimedOut, got.Outcome)
+					for range maxFormTries - 2 {
+						fc.nextForm(t)
+					}
+					told := fc.nextForm(t)
+					assert.Equal(t, "Your answer was not recorded: "+tt.why+". The question still waits for an answer.", told.Params.Message)
+					fc.noForm(t)
+					assert.EqualValues(t, maxFormTries, n.Load(), "the form shown %d times", maxFormTries)
+					rec, err := h.Get(got.ID)
+					require.NoError(t, err)
+					assert.Equal(t, ledger.Pending, rec.Status, "nothing recorded")
+				}
+				assert.Equal(t, tt.ledger, answersOf(t, bin, dir, got.ID))
+			})
+		}
+	}
+}
+
+// TestElicitInvalidAnswerRoundTrip: at 2026-07-28 the form comes back in
+// the call's result; a response that cannot be taken brings it back
+// again, with what was wrong, and records nothing; a good one is taken.
+func TestElicitInvalidAnswerRoundTrip(t *testing.T) {
+	h, _ := hubWith(t, elicitOn)
+	c := mcp.NewClient(&mcp.Implementation{Name: "agentx-test"}, &mcp.ClientOptions{
+		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return nil, fmt.Errorf("not shown: this client answers by hand")
+		},
+	})
+	cs := connectServer(t, newServer(h, Options{Agent: "engineer"}, nil), protocolVersions[0], c)
+	ctx := context.Background()
+	args := map[string]any{"question": "Which region?", "options": []string{"eu", "us"}}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "ask_human", Arguments: args})
+	require.NoError(t, err)
+	require.True(t, res.NeedsInput())
+	first := res.InputRequests[formRequest].(*mcp.ElicitParams)
+	for i, bad := range []map[string]any{answer("mars"), answer("")} {
+		res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "ask_human", Arguments: args,
+			RequestState: res.RequestState, InputResponses: mcp.InputResponseMap{formRequest: accept(bad)}})
+		require.NoError(t, err)
+		require.True(t, res.NeedsInput(), "answer %d", i)
+		again, ok := res.InputRequests[formRequest].(*mcp.ElicitParams)
+		require.True(t, ok, "the form again: %v", res.InputRequests)
+		why := []string{`CLR-0-001: the answer "mars" is not one of the options (eu; us)`, "CLR-0-001: the answer is empty"}[i]
+		assert.Equal(t, "Your answer was not recorded: "+why+". Please answer again.\n\n"+first.Message, again.Message)
+		rec, err := h.Get("CLR-0-001")
+		require.NoError(t, err)
+		assert.Equal(t, ledger.Pending, rec.Status, "nothing recorded")
+	}
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "ask_human", Arguments: args,
+		RequestState: res.RequestState, InputResponses: mcp.InputResponseMap{formRequest: accept(answer("us"))}})
+	require.NoError(t, err)
+	assert.Equal(t, "us", into[AskResult](t, call{res}).Answer)
 }
 
 // TestElicitCallCancelled: on a version where the form is shown during
@@ -730,10 +866,14 @@ func TestFormReply(t *testing.T) {
 		{choice, map[string]any{answerField: "yes", noteField: " soon "}, router.Reply{Option: 1, Body: "soon"}, ""},
 		{choice, map[string]any{answerField: "yes", noteField: 3.0}, router.Reply{Option: 1}, ""},
 		{choice, answer(line("x\x1by")), router.Reply{Option: 3}, ""},
-		{choice, answer("x\x1by"), router.Reply{}, "not one of the options"},
-		{choice, answer("maybe"), router.Reply{}, "not one of the options"},
-		{free, answer("  "), router.Reply{}, "empty or not text"},
-		{free, map[string]any{answerField: 42.0}, router.Reply{}, "empty or not text"},
+		{choice, answer("x\x1by"), router.Reply{}, `the answer "x\x1by" is not one of the options (yes; no; x\x1by)`},
+		{choice, answer("maybe"), router.Reply{}, `CLR-1-001: the answer "maybe" is not one of the options (yes; no; x\x1by)`},
+		{choice, answer(""), router.Reply{}, "CLR-1-001: the answer is empty"},
+		{choice, map[string]any{answerField: "yes", noteField: strings.Repeat("n", ledger.MaxBodyLen+1)}, router.Reply{}, "the note is 65537 bytes long; the limit is 65536"},
+		{free, answer("  "), router.Reply{}, "CLR-1-001: the answer is empty"},
+		{free, answer(strings.Repeat("é", ledger.MaxBodyLen/2+1)), router.Reply{}, "CLR-1-001: the answer is 65538 bytes long; the limit is 65536"},
+		{free, answer(strings.Repeat("y", ledger.MaxBodyLen)), router.Reply{Body: strings.Repeat("y", ledger.MaxBodyLen)}, ""},
+		{free, map[string]any{answerField: 42.0}, router.Reply{}, "CLR-1-001: the answer is not text"},
 		{free, map[string]any{}, router.Reply{}, "without an answer"},
 		{free, nil, router.Reply{}, "without an answer"},
 	} {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentx-cli/agentx/internal/gate/proposal"
@@ -148,15 +149,80 @@ func newServer(h *router.Hub, opts Options, life context.Context) *server {
 	}
 	s := &server{hub: h, opts: opts, log: log, life: life, stateKey: newStateKey(),
 		caller: &router.Caller{Agent: opts.Agent, AgentsOnly: true, Via: "the MCP server"}}
+	caps := capabilities()
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "agentx", Title: "agentx clarifications", Version: opts.Version}, &mcp.ServerOptions{
 		Instructions: Instructions,
 		Logger:       log,
-		// What is there: tools, whose list never changes. No logging: the
-		// server logs to stderr, never to the client.
-		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
+		Capabilities: caps,
 	})
+	s.mcp.AddReceivingMiddleware(declaredOnly(caps))
+	s.mcp.AddSendingMiddleware(keepFormResponse)
 	s.addTools()
 	return s
+}
+
+// capabilities is what the server declares: tools, whose list never
+// changes. No logging (the server logs to stderr, never to the client),
+// no resources, no prompts, no completions.
+func capabilities() *mcp.ServerCapabilities {
+	return &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}}
+}
+
+// gatedMethods are the requests that belong to a capability, each with
+// the capability's name in the initialize result. The SDK answers them
+// whatever the server declares (an empty list, a level set for nothing);
+// the protocol has a server that does not declare a capability answer
+// them as methods it does not have.
+var gatedMethods = map[string]string{
+	"logging/setLevel":         "logging",
+	"prompts/list":             "prompts",
+	"prompts/get":              "prompts",
+	"resources/list":           "resources",
+	"resources/templates/list": "resources",
+	"resources/read":           "resources",
+	"resources/subscribe":      "resources.subscribe",
+	"resources/unsubscribe":    "resources.subscribe",
+	"completion/complete":      "completions",
+}
+
+// declaredOnly answers a request that belongs to a capability caps does
+// not declare with "method not found" (-32601), as for any method the
+// server does not have (the SDK writes the message, naming the method).
+func declaredOnly(caps *mcp.ServerCapabilities) mcp.Middleware {
+	declared := declaredNames(caps)
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if name, ok := gatedMethods[method]; ok && !declared[name] {
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "method not found"}
+			}
+			return next(ctx, method, req)
+		}
+	}
+}
+
+// declaredNames are the capabilities caps declares, named as in the
+// initialize result that carries them ("resources.subscribe" for
+// resources with subscriptions).
+func declaredNames(caps *mcp.ServerCapabilities) map[string]bool {
+	b, err := json.Marshal(caps)
+	if err != nil {
+		panic(fmt.Sprintf("mcpserver: capabilities: %v", err)) // plain structs
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		panic(fmt.Sprintf("mcpserver: capabilities: %v", err))
+	}
+	names := map[string]bool{}
+	for name, v := range m {
+		names[name] = true
+		var sub struct {
+			Subscribe bool `json:"subscribe"`
+		}
+		if json.Unmarshal(v, &sub) == nil && sub.Subscribe {
+			names[name+".subscribe"] = true
+		}
+	}
+	return names
 }
 
 // bound returns a call's context, also cancelled when the server's

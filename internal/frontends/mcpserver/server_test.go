@@ -139,6 +139,26 @@ var allTools = []string{
 	"proposal_create", "proposal_list", "proposal_show",
 }
 
+// TestDeclaredNames: the capabilities a request may need are read from
+// what the initialize result says, so that what is answered and what is
+// declared stay one.
+func TestDeclaredNames(t *testing.T) {
+	for _, tt := range []struct {
+		caps string
+		want []string
+	}{
+		{`{"tools":{}}`, []string{"tools"}},
+		{`{"tools":{"listChanged":true},"logging":{},"prompts":{}}`, []string{"logging", "prompts", "tools"}},
+		{`{"resources":{}}`, []string{"resources"}},
+		{`{"resources":{"subscribe":true},"completions":{}}`, []string{"completions", "resources", "resources.subscribe"}},
+	} {
+		var caps mcp.ServerCapabilities
+		require.NoError(t, json.Unmarshal([]byte(tt.caps), &caps))
+		assert.Equal(t, tt.want, slices.Sorted(maps.Keys(declaredNames(&caps))), tt.caps)
+	}
+	assert.Equal(t, map[string]bool{"tools": true}, declaredNames(capabilities()))
+}
+
 func TestListTools(t *testing.T) {
 	cs := connect(t, newHub(t), Options{Agent: "engineer", Classify: testClassify})
 	res, err := cs.ListTools(context.Background(), nil)

@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -20,8 +21,8 @@ type rawServer struct {
 	t     *testing.T
 	cmd   *exec.Cmd
 	in    io.WriteCloser
-	lines chan map[string]any
-	all   []map[string]any // every message read so far
+	lines chan json.RawMessage // each line the server writes: a message, or a batch's responses
+	all   []map[string]any     // every message read so far
 }
 
 func startRaw(t *testing.T, bin, root, agent string, args ...string) *rawServer {
@@ -36,18 +37,17 @@ func startRaw(t *testing.T, bin, root, agent string, args ...string) *rawServer 
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	require.NoError(t, cmd.Start())
-	s := &rawServer{t: t, cmd: cmd, in: in, lines: make(chan map[string]any, 64)}
+	s := &rawServer{t: t, cmd: cmd, in: in, lines: make(chan json.RawMessage, 64)}
 	go func() {
 		defer close(s.lines)
 		sc := bufio.NewScanner(out)
 		sc.Buffer(nil, 1<<20)
 		for sc.Scan() {
-			var m map[string]any
-			if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			if !json.Valid(sc.Bytes()) {
 				t.Errorf("the server wrote a line that is not JSON: %q", sc.Text())
 				continue
 			}
-			s.lines <- m
+			s.lines <- json.RawMessage(bytes.Clone(sc.Bytes()))
 		}
 	}()
 	t.Cleanup(func() {
@@ -71,18 +71,39 @@ func (s *rawServer) send(line string) {
 	require.NoError(s.t, err)
 }
 
-// next is the next message the server writes, within 10 s.
-func (s *rawServer) next() map[string]any {
+// nextLine is the next line the server writes, within 10 s.
+func (s *rawServer) nextLine() json.RawMessage {
 	s.t.Helper()
 	select {
-	case m, ok := <-s.lines:
+	case line, ok := <-s.lines:
 		require.True(s.t, ok, "the server ended the session")
-		s.all = append(s.all, m)
-		return m
+		return line
 	case <-time.After(10 * time.Second):
 		s.t.Fatal("no message from the server within 10 s")
 	}
 	return nil
+}
+
+// next is the next message the server writes, within 10 s: one message,
+// not a batch's responses.
+func (s *rawServer) next() map[string]any {
+	s.t.Helper()
+	line := s.nextLine()
+	var m map[string]any
+	require.NoError(s.t, json.Unmarshal(line, &m), "one message: %s", line)
+	s.all = append(s.all, m)
+	return m
+}
+
+// nextBatch is the next line the server writes, within 10 s, as a batch's
+// responses.
+func (s *rawServer) nextBatch() []map[string]any {
+	s.t.Helper()
+	line := s.nextLine()
+	var ms []map[string]any
+	require.NoError(s.t, json.Unmarshal(line, &ms), "a batch's responses: %s", line)
+	s.all = append(s.all, ms...)
+	return ms
 }
 
 // call sends a request with id and returns its response, failing on any
@@ -99,9 +120,17 @@ func (s *rawServer) call(id int, method string, params any) map[string]any {
 
 func (s *rawServer) initialize() map[string]any {
 	s.t.Helper()
+	return s.initializeAt("2025-06-18")
+}
+
+// initializeAt initializes the session speaking version, and checks that
+// the server settles on it.
+func (s *rawServer) initializeAt(version string) map[string]any {
+	s.t.Helper()
 	r := s.call(1, "initialize", map[string]any{
-		"protocolVersion": "2025-06-18", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "raw", "version": "1"},
+		"protocolVersion": version, "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "raw", "version": "1"},
 	})
+	require.Equal(s.t, version, r["result"].(map[string]any)["protocolVersion"], "%v", r)
 	s.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	return r
 }
@@ -179,7 +208,9 @@ func TestRawStreamCancelled(t *testing.T) {
 	assert.Nil(t, res["result"].(map[string]any)["isError"])
 
 	require.NoError(t, s.in.Close())
-	for m := range s.lines {
+	for line := range s.lines {
+		var m map[string]any
+		require.NoError(t, json.Unmarshal(line, &m), "%s", line)
 		s.all = append(s.all, m)
 	}
 	responses := 0
@@ -210,4 +241,154 @@ func TestRawStreamLongLine(t *testing.T) {
 	assert.Equal(t, float64(-32700), errorCode(t, m))
 	assert.Contains(t, m["error"].(map[string]any)["message"], "longer than")
 	s.call(10, "ping", nil)
+}
+
+// TestRawStreamBatch: in a session whose initialize settled on
+// 2025-03-26, the one protocol version with JSON-RPC batches, a batch's
+// requests are answered together, in one array in the batch's order, with
+// an error in its place for each element that cannot be taken; a batch of
+// notifications gets no response. At the other versions, and before
+// initialize, a batch gets one invalid-request error. The session goes on.
+func TestRawStreamBatch(t *testing.T) {
+	bin := agentxBinary(t)
+	root := t.TempDir()
+	run(t, bin, root, "", "init")
+
+	t.Run(batchVersion, func(t *testing.T) {
+		s := startRaw(t, bin, root, "engineer")
+		s.initializeAt(batchVersion)
+		s.send(`[{"jsonrpc":"2.0","id":1,"method":"ping"},` +
+			`{"jsonrpc":"2.0","id":"two","method":"tools/list"},` +
+			`{"jsonrpc":"2.0","method":"notifications/roots/list_changed"},` +
+			`{"id":4},` +
+			`42,` +
+			`{"jsonrpc":"2.0","id":5,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}},` +
+			`{"jsonrpc":"2.0","id":1,"method":"ping"},` +
+			`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"clarify_list","arguments":{}}}]`)
+		got := s.nextBatch()
+		want := []struct {
+			id   any
+			code float64 // 0: a result
+		}{{float64(1), 0}, {"two", 0}, {float64(4), -32600}, {nil, -32600}, {float64(5), -32600}, {float64(1), -32600}, {float64(7), 0}}
+		require.Len(t, got, len(want), "%v", got)
+		for i, w := range want {
+			assert.Equal(t, w.id, got[i]["id"], "response %d: %v", i, got[i])
+			if w.code == 0 {
+				assert.NotNil(t, got[i]["result"], "response %d: %v", i, got[i])
+			} else {
+				assert.Equal(t, w.code, errorCode(t, got[i]), "response %d: %v", i, got[i])
+			}
+		}
+		assert.Len(t, got[1]["result"].(map[string]any)["tools"], len(allTools))
+		assert.Contains(t, got[4]["error"].(map[string]any)["message"], "initialize may not be part of a batch")
+		assert.Contains(t, got[5]["error"].(map[string]any)["message"], "id 1 is already in use")
+		assert.Nil(t, got[6]["result"].(map[string]any)["isError"], "%v", got[6])
+
+		s.send(`[{"jsonrpc":"2.0","method":"notifications/roots/list_changed"}]`)
+		s.call(8, "ping", nil) // the next line is the ping's: no response to a batch of notifications
+		s.send(`[1,{"id":3}]`)
+		got = s.nextBatch()
+		require.Len(t, got, 2, "%v", got)
+		assert.Equal(t, []any{nil, float64(3)}, []any{got[0]["id"], got[1]["id"]})
+		s.call(9, "ping", nil)
+		require.NoError(t, s.in.Close())
+	})
+
+	for _, version := range []string{"", "2025-06-18", "2025-11-25"} {
+		name := version
+		if name == "" {
+			name = "before initialize"
+		}
+		t.Run(name, func(t *testing.T) {
+			s := startRaw(t, bin, root, "engineer")
+			settled := "no version is settled yet (initialize first)"
+			if version != "" {
+				s.initializeAt(version)
+				settled = "this session speaks " + version
+			}
+			s.send(`[{"jsonrpc":"2.0","id":8,"method":"ping"}]`)
+			m := s.next()
+			assert.Nil(t, m["id"])
+			assert.Equal(t, float64(-32600), errorCode(t, m))
+			assert.Equal(t, "Invalid request: batches are not supported in this session: only protocol version 2025-03-26 has them, and "+settled+"; send one message per line",
+				m["error"].(map[string]any)["message"])
+			s.call(9, "ping", nil) // the session goes on
+			require.NoError(t, s.in.Close())
+		})
+	}
+}
+
+// TestRawStreamBeforeInitialize: a request before initialize (but ping)
+// gets an invalid-request error that says so, not the SDK's error without
+// a code; the session goes on, and is initialized as usual.
+func TestRawStreamBeforeInitialize(t *testing.T) {
+	bin := agentxBinary(t)
+	root := t.TempDir()
+	run(t, bin, root, "", "init")
+	s := startRaw(t, bin, root, "engineer")
+	for i, tt := range []struct {
+		method string
+		params any
+		code   float64
+	}{
+		{"tools/list", nil, -32600},
+		{"tools/call", map[string]any{"name": "clarify_list", "arguments": map[string]any{}}, -32600},
+		{"resources/list", nil, -32600},
+		// a method the server does not have is not found, before initialize too
+		{"logging/setLevel", map[string]any{"level": "info"}, -32601},
+	} {
+		m := s.call(10+i, tt.method, tt.params)
+		assert.Equal(t, tt.code, errorCode(t, m), tt.method)
+		if tt.code == -32600 {
+			assert.Equal(t, fmt.Sprintf("Invalid request: %q before initialize: send initialize first and wait for its response (only ping may come before it)", tt.method),
+				m["error"].(map[string]any)["message"])
+		}
+	}
+	assert.NotNil(t, s.call(20, "ping", nil)["result"], "ping may come before initialize")
+	s.initialize()
+	res := s.call(21, "tools/list", nil)
+	assert.Len(t, res["result"].(map[string]any)["tools"], len(allTools))
+	require.NoError(t, s.in.Close())
+}
+
+// TestRawStreamCapabilities: a request that belongs to a capability is
+// answered only if the server declares the capability in its initialize
+// result; otherwise it gets "method not found" (-32601), as a method the
+// server does not have. At each version that initializes.
+func TestRawStreamCapabilities(t *testing.T) {
+	bin := agentxBinary(t)
+	root := t.TempDir()
+	run(t, bin, root, "", "init")
+	requests := []struct {
+		method     string
+		params     any
+		capability string
+	}{
+		{"tools/list", nil, "tools"},
+		{"logging/setLevel", map[string]any{"level": "info"}, "logging"},
+		{"prompts/list", nil, "prompts"},
+		{"prompts/get", map[string]any{"name": "x"}, "prompts"},
+		{"resources/list", nil, "resources"},
+		{"resources/templates/list", nil, "resources"},
+		{"resources/read", map[string]any{"uri": "file:///x"}, "resources"},
+		{"resources/subscribe", map[string]any{"uri": "file:///x"}, "resources"},
+		{"completion/complete", map[string]any{"ref": map[string]any{"type": "ref/prompt", "name": "x"}, "argument": map[string]any{"name": "a", "value": "b"}}, "completions"},
+	}
+	for _, version := range []string{"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"} {
+		t.Run(version, func(t *testing.T) {
+			s := startRaw(t, bin, root, "engineer")
+			caps := s.initializeAt(version)["result"].(map[string]any)["capabilities"].(map[string]any)
+			assert.Equal(t, map[string]any{"tools": map[string]any{}}, caps)
+			for i, r := range requests {
+				m := s.call(10+i, r.method, r.params)
+				if _, declared := caps[r.capability]; declared {
+					assert.NotNil(t, m["result"], "%s: %v", r.method, m)
+					continue
+				}
+				assert.Equal(t, float64(-32601), errorCode(t, m), "%s: %v", r.method, m)
+				assert.Contains(t, m["error"].(map[string]any)["message"], r.method)
+			}
+			require.NoError(t, s.in.Close())
+		})
+	}
 }
