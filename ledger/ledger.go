@@ -89,6 +89,9 @@ type Extra struct {
 	Monitor     *MonitorState `json:"monitor,omitempty"`     // what the monitor has done to this record
 	People      []Person      `json:"people,omitempty"`      // who the thread's human entries were
 	Choices     []Choice      `json:"choices,omitempty"`     // the numbered options replies picked
+	// Summary is what was decided, in a sentence or two, given when the
+	// clarification was resolved (see Clarification.Decision).
+	Summary string `json:"summary,omitempty"`
 
 	// The channels' data, which the ledger carries and does not read
 	// (see the package doc): GitHub mode's comments and Slack mode's
@@ -219,6 +222,57 @@ type MonitorState struct {
 	Failure     string `json:"failure,omitempty"`
 	RetryAt     *Time  `json:"retryAt,omitempty"`
 	RetryUntil  *Time  `json:"retryUntil,omitempty"`
+}
+
+// MaxSummary bounds a decision's summary, in bytes: a sentence or two.
+const MaxSummary = 400
+
+// Decision is what was decided, short, for whoever reads it later (the
+// issue's decisions so far, a prompt, the inbox): the summary given when it
+// was resolved, else the first sentence of its last answer or resolution,
+// bounded by MaxSummary; "" when nothing was decided (no answer).
+func (c *Clarification) Decision() string {
+	if c.X != nil && c.X.Summary != "" {
+		return c.X.Summary
+	}
+	for i := len(c.Thread) - 1; i >= 0; i-- {
+		if t := c.Thread[i].Type; t == Resolution || t == Answer {
+			if body := strings.TrimSpace(c.Thread[i].Body); body != "" {
+				return FirstSentence(body, MaxSummary)
+			}
+		}
+	}
+	return ""
+}
+
+// FirstSentence is text's first sentence (up to a full stop, question or
+// exclamation mark followed by a space, or a line break), on one line, cut
+// at a word to at most limit bytes with "…" when longer.
+func FirstSentence(text string, limit int) string {
+	text = strings.TrimSpace(text)
+	end := len(text)
+	for i, r := range text {
+		if r == '\n' {
+			end = i
+			break
+		}
+		if (r == '.' || r == '?' || r == '!') && (i+1 == len(text) || text[i+1] == ' ' || text[i+1] == '\n') {
+			end = i + 1
+			break
+		}
+	}
+	s := strings.Join(strings.Fields(text[:end]), " ")
+	if len(s) <= limit {
+		return s
+	}
+	cut := s[:limit-len("…")]
+	for !utf8.ValidString(cut) {
+		cut = cut[:len(cut)-1]
+	}
+	if i := strings.LastIndexByte(cut, ' '); i > limit/2 {
+		cut = cut[:i]
+	}
+	return cut + "…"
 }
 
 // Ext returns the record's additions, creating them if absent.

@@ -250,3 +250,31 @@ func TestStatusPredicates(t *testing.T) {
 		}
 	}
 }
+
+func TestDecision(t *testing.T) {
+	long := strings.Repeat("word ", 200)
+	tests := []struct {
+		name    string
+		summary string
+		thread  []ThreadEntry
+		want    string
+	}{
+		{"a summary given", "Dual adapter behind a repository interface.", []ThreadEntry{{Type: Answer, Body: "Yes. Long reasons."}}, "Dual adapter behind a repository interface."},
+		{"the resolution's first sentence", "", []ThreadEntry{{Type: Answer, Body: "Maybe."}, {Type: Resolution, Body: "Going with dual. Details follow\nhere."}}, "Going with dual."},
+		{"the answer's first line", "", []ThreadEntry{{Type: Question, Body: "q?"}, {Type: Answer, Body: "Use SQLite in dev\nand Postgres in prod"}}, "Use SQLite in dev"},
+		{"a version number is no sentence end", "", []ThreadEntry{{Type: Answer, Body: "Pin 1.2.3 for now. Then upgrade."}}, "Pin 1.2.3 for now."},
+		{"bounded, cut at a word", "", []ThreadEntry{{Type: Answer, Body: long}}, strings.Repeat("word ", (MaxSummary-len("…"))/5-1) + "word…"},
+		{"nothing decided", "", []ThreadEntry{{Type: Question, Body: "q?"}}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := &Clarification{Thread: tt.thread}
+			if tt.summary != "" {
+				c.Ext().Summary = tt.summary
+			}
+			got := c.Decision()
+			assert.Equal(t, tt.want, got)
+			assert.LessOrEqual(t, len(got), MaxSummary)
+		})
+	}
+}
