@@ -92,6 +92,10 @@ type Extra struct {
 	// Summary is what was decided, in a sentence or two, given when the
 	// clarification was resolved (see Clarification.Decision).
 	Summary string `json:"summary,omitempty"`
+	// Context is what the question came with when it was asked: the files
+	// and lines read into the answerer's context, with their hashes, and
+	// the commit the asker was on.
+	Context *Context `json:"context,omitempty"`
 
 	// The channels' data, which the ledger carries and does not read
 	// (see the package doc): GitHub mode's comments and Slack mode's
@@ -222,6 +226,25 @@ type MonitorState struct {
 	Failure     string `json:"failure,omitempty"`
 	RetryAt     *Time  `json:"retryAt,omitempty"`
 	RetryUntil  *Time  `json:"retryUntil,omitempty"`
+}
+
+// Context is what a question came with, as given to its answerer: enough to
+// see later what the answerer saw, and whether it has changed since.
+type Context struct {
+	Commit string       `json:"commit,omitempty"` // the asker's HEAD when it asked
+	Refs   []ContextRef `json:"refs,omitempty"`
+	// Omitted says what was left out to keep within the context budget, or
+	// refused (outside the repository, a link leaving it, forbidden by the
+	// step's scope, binary, too large).
+	Omitted []string `json:"omitted,omitempty"`
+}
+
+// ContextRef is one file (or part of one) read into a question's context.
+type ContextRef struct {
+	Kind   string `json:"kind"`            // "ref" (the asker named it), "artifact" (the step's output), "issue" (the issue's text)
+	Path   string `json:"path"`            // relative to the repository root, with / separators
+	Lines  string `json:"lines,omitempty"` // "12-40" when only those lines were given
+	SHA256 string `json:"sha256"`          // of the whole file as read
 }
 
 // MaxSummary bounds a decision's summary, in bytes: a sentence or two.
