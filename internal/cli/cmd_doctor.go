@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"runtime/debug"
 
 	"github.com/spf13/cobra"
 
@@ -12,6 +13,11 @@ import (
 	"github.com/agentx-cli/agentx/internal/words"
 	"github.com/agentx-cli/agentx/internal/workspace"
 )
+
+// doctorMemory is the soft memory limit of agentx doctor: measured on
+// 10,000 ledgers and a million-line event log, 78 MiB of resident memory
+// for 7 % more CPU than without it (docs/performance.md).
+const doctorMemory = 64 << 20
 
 func newDoctorCmd(a *App) *cobra.Command {
 	var fix bool
@@ -48,6 +54,13 @@ remain.`,
 			ws, err := a.open()
 			if err != nil {
 				return err
+			}
+			if a.getenv("GOMEMLIMIT") == "" {
+				// the event log is streamed: what stays is bounded by the
+				// ledgers, and a soft limit keeps the garbage of a million
+				// decoded lines from growing the process (a person's own
+				// GOMEMLIMIT wins)
+				debug.SetMemoryLimit(doctorMemory)
 			}
 			r, err := doctor.Run(ctx, ws.Store, doctor.Options{Fix: fix, StaleAge: ws.Rules.Config.Lock.StaleAge.Duration, Now: a.now, Gitignore: workspace.StateGitignore})
 			if err != nil {

@@ -3,6 +3,7 @@ package doctor
 import (
 	"context"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -84,15 +85,20 @@ type eventKey struct {
 	round int
 }
 
-// logged is what the event log says, as the event checks need it.
+// logged is what the event log says, as the event checks need it, read
+// in one pass in memory bounded by the ledgers, not the log: counts only
+// for the changes the ledgers hold, and each question the log says was
+// asked matched against its ledger as it is read (vanishing).
 type logged struct {
-	start    time.Time // the first event's time: changes before it are not expected in the log
-	counts   map[eventKey]int
-	requests []eventlog.Event // every clarification-requested event, in log order
+	start  time.Time        // the first event's time: changes before it are not expected in the log
+	counts map[eventKey]int // for the keys the ledgers hold
 }
 
-func readLogged(path string) (*logged, error) {
-	lg := &logged{counts: map[eventKey]int{}}
+// readLogged reads the event log at path. need lists the keys the ledgers
+// hold (only those are counted); asked, when set, is told each
+// clarification-requested event.
+func readLogged(path string, need map[eventKey]int, asked func(eventlog.Event)) (*logged, error) {
+	lg := &logged{counts: make(map[eventKey]int, len(need))}
 	_, err := eventlog.EventLog{Path: path}.Each(eventlog.EventFilter{}, func(e eventlog.Event) error {
 		if e.ClarificationID == "" {
 			return nil // a proposal's event
@@ -100,13 +106,28 @@ func readLogged(path string) (*logged, error) {
 		if lg.start.IsZero() || e.Timestamp.Before(lg.start) {
 			lg.start = e.Timestamp.Time
 		}
-		lg.counts[eventKey{e.ClarificationID, e.Type, e.Round}]++
-		if e.Type == eventlog.EventRequested {
-			lg.requests = append(lg.requests, e)
+		if k := (eventKey{e.ClarificationID, e.Type, e.Round}); need[k] > 0 {
+			lg.counts[k]++
+		}
+		if asked != nil && e.Type == eventlog.EventRequested {
+			asked(e)
 		}
 		return nil
 	})
 	return lg, err
+}
+
+// needed counts the changes the ledgers hold, by event key.
+func needed(records map[int][]recordSum) map[eventKey]int {
+	out := map[eventKey]int{}
+	for _, rs := range records {
+		for _, rec := range rs {
+			for _, en := range rec.entries {
+				out[eventKey{rec.id, en.typ, en.round}]++
+			}
+		}
+	}
+	return out
 }
 
 // crossCheckEvents cross-checks the event log against the sound ledgers
@@ -116,23 +137,25 @@ func readLogged(path string) (*logged, error) {
 // must have its event (CheckEvents; --fix appends the missing ones, under
 // the event log's own lock, so that two doctors append each once). A change
 // younger than the stale age is left alone: its writer may still be about
-// to append it.
+// to append it. The log is read once, streamed.
 func crossCheckEvents(ctx context.Context, store *ledger.Store, opts Options, r *Report, records map[int][]recordSum, unsound map[int]bool) error {
 	path := filepath.Join(store.Dir(), eventlog.File)
-	lg, err := readLogged(path)
+	need := needed(records)
+	v := newVanishing(store, records, unsound)
+	lg, err := readLogged(path, need, v.asked)
 	if err != nil {
 		return err
 	}
 	if lg.start.IsZero() {
 		return nil // no event log (or no clarification in it): nothing to compare
 	}
-	vanished(store, lg, r, records, unsound)
+	v.report(r)
 	missing := missingEvents(lg, records, opts.Now().Add(-opts.StaleAge))
 	if len(missing) == 0 {
 		return nil
 	}
 	if opts.Fix {
-		appended, err := appendMissing(ctx, path, opts, records)
+		appended, err := appendMissing(ctx, path, opts, records, need)
 		if err != nil {
 			r.add(Finding{Check: CheckEvents, Severity: Error, Path: path,
 				Problem: fmt.Sprintf("%d %s the ledgers hold %s no event", len(missing), words.Plural(len(missing), "change", "changes"), words.Plural(len(missing), "has", "have")),
@@ -154,92 +177,164 @@ func crossCheckEvents(ctx context.Context, store *ledger.Store, opts Options, r 
 	return nil
 }
 
-// vanished reports each question the event log says was asked and its
-// ledger does not hold: neither under its id (with the same asker, one
-// asked and topic) nor, renumbered (remote mode), under another id made
-// within a minute before the event.
-func vanished(store *ledger.Store, lg *logged, r *Report, records map[int][]recordSum, unsound map[int]bool) {
-	claimed := map[string]bool{}
-	byID := map[string]*recordSum{}
+// asked is what the vanishing check keeps of a question the log says was
+// asked and its ledger did not hold under its id.
+type asked struct {
+	id, from, to, topic string
+	issue               int
+	at                  time.Time
+}
+
+// vanishing checks each question the log says was asked against its
+// ledger, as the log is read: matched under its id (with the same asker,
+// one asked and topic), or, renumbered (remote mode), under another id made
+// within a minute before the event. Only the questions not matched under
+// their id are kept for the second look.
+type vanishing struct {
+	store      *ledger.Store
+	records    map[int][]recordSum
+	unsound    map[int]bool
+	byID       map[string]*recordSum
+	claimed    map[string]bool
+	matched    map[string]asked // the first event that matched each id
+	renumbered map[string]string
+	synced     map[int]bool // issues whose sync state was read into renumbered
+	left       []asked
+	overflow   int               // questions past maxLeft not matched under their id: counted, not kept
+	names      map[string]string // one copy of each agent name and topic kept in left
+}
+
+// maxLeft bounds the questions kept for the second look: a log that
+// matches nothing (another workspace's, a generated one) would otherwise
+// hold every question in memory. Past it they are only counted.
+const maxLeft = 10_000
+
+func newVanishing(store *ledger.Store, records map[int][]recordSum, unsound map[int]bool) *vanishing {
+	v := &vanishing{store: store, records: records, unsound: unsound, byID: map[string]*recordSum{},
+		claimed: map[string]bool{}, matched: map[string]asked{}, renumbered: map[string]string{}, synced: map[int]bool{}, names: map[string]string{}}
 	for _, rs := range records {
 		for i := range rs {
-			byID[rs[i].id] = &rs[i]
+			v.byID[rs[i].id] = &rs[i]
 		}
 	}
-	same := func(rec *recordSum, e eventlog.Event) bool {
-		return rec.from == e.FromAgent && rec.to == e.ToAgent && rec.topic == e.Topic
+	return v
+}
+
+func (a asked) same(rec *recordSum) bool {
+	return rec.from == a.from && rec.to == a.to && rec.topic == a.topic
+}
+
+// asked takes one clarification-requested event.
+func (v *vanishing) asked(e eventlog.Event) {
+	if v.unsound[e.IssueNumber] {
+		return // its ledger is reported as it is
 	}
-	renumbered := renumberings(store, lg)
-	matched := map[string]eventlog.Event{} // the first event that matched each id
-	var left []eventlog.Event
-	for _, e := range lg.requests {
-		if unsound[e.IssueNumber] {
-			continue // its ledger is reported as it is
-		}
-		id := e.ClarificationID
-		if to, ok := renumbered[id]; ok {
-			id = to // delivered under another id (remote mode): the sync state says which
-		}
-		if m, ok := matched[id]; ok && m.FromAgent == e.FromAgent && m.ToAgent == e.ToAgent && m.Topic == e.Topic {
-			continue // the same question logged twice (a pull paused, then killed, logs again)
-		}
-		if rec := byID[id]; rec != nil && same(rec, e) && !claimed[rec.id] {
-			claimed[rec.id] = true
-			matched[id] = e
-			continue
-		}
-		left = append(left, e)
+	a := asked{id: e.ClarificationID, from: e.FromAgent, to: e.ToAgent, topic: e.Topic, issue: e.IssueNumber, at: e.Timestamp.Time}
+	id := a.id
+	if to, ok := v.renumberedTo(a); ok {
+		id = to // delivered under another id (remote mode): the sync state says which
 	}
-	for _, e := range left {
+	if m, ok := v.matched[id]; ok && m.from == a.from && m.to == a.to && m.topic == a.topic {
+		return // the same question logged twice (a pull paused, then killed, logs again)
+	}
+	if rec := v.byID[id]; rec != nil && a.same(rec) && !v.claimed[rec.id] {
+		v.claimed[rec.id] = true
+		v.matched[id] = a
+		return
+	}
+	if len(v.left) >= maxLeft {
+		v.overflow++
+		return
+	}
+	a.from, a.to, a.topic = v.intern(a.from), v.intern(a.to), v.intern(a.topic)
+	v.left = append(v.left, a)
+}
+
+// intern is s, one copy per distinct value (agents and topics repeat).
+func (v *vanishing) intern(s string) string {
+	if k, ok := v.names[s]; ok {
+		return k
+	}
+	v.names[s] = s
+	return s
+}
+
+// renumberedTo is the id a's question was delivered under, when a sync
+// state (remote mode) says it was given another; each issue's state is
+// read once, and an unreadable one maps nothing (its own check reports it).
+func (v *vanishing) renumberedTo(a asked) (string, bool) {
+	if remote.Of(v.store) == nil {
+		return "", false
+	}
+	if !v.synced[a.issue] {
+		v.synced[a.issue] = true
+		if st, err := remote.ReadSync(v.store, a.issue); err == nil {
+			maps.Copy(v.renumbered, st.Renumbered)
+		}
+	}
+	to, ok := v.renumbered[a.id]
+	return to, ok
+}
+
+// maxVanished bounds the vanished questions reported one by one: a log
+// that matches nothing (another workspace's, a generated one) says so in
+// a last line with the count, not a million lines.
+const maxVanished = 100
+
+// report reports each question kept that no unclaimed record of its issue
+// matches within a minute.
+func (v *vanishing) report(r *Report) {
+	more := 0
+	for _, a := range v.left {
 		found := false
-		for i := range records[e.IssueNumber] {
-			rec := &records[e.IssueNumber][i]
-			if claimed[rec.id] || !same(rec, e) {
+		for i := range v.records[a.issue] {
+			rec := &v.records[a.issue][i]
+			if v.claimed[rec.id] || !a.same(rec) {
 				continue
 			}
-			if d := e.Timestamp.Sub(rec.created); d >= 0 && d <= time.Minute {
-				claimed[rec.id], found = true, true
+			if d := a.at.Sub(rec.created); d >= 0 && d <= time.Minute {
+				v.claimed[rec.id], found = true, true
 				break
 			}
 		}
 		if found {
 			continue
 		}
+		if n := len(r.Findings); n > 0 && countCheck(r, CheckVanished) >= maxVanished {
+			more++
+			continue
+		}
 		problem := fmt.Sprintf("%s (asked by %s of %s, topic %q, at %s) was acknowledged but is not in the ledger of #%d",
-			e.ClarificationID, e.FromAgent, e.ToAgent, e.Topic, e.Timestamp, e.IssueNumber)
-		if rec := byID[e.ClarificationID]; rec != nil {
+			a.id, a.from, a.to, a.topic, ledger.T(a.at), a.issue)
+		if rec := v.byID[a.id]; rec != nil {
 			problem += fmt.Sprintf("; %s there now is another question (asked by %s of %s, topic %q)", rec.id, rec.from, rec.to, rec.topic)
 		}
-		r.add(Finding{Check: CheckVanished, Severity: Error, Path: store.Path(e.IssueNumber),
+		r.add(Finding{Check: CheckVanished, Severity: Error, Path: v.store.Path(a.issue),
 			Problem: problem + ": a writer that takes no lock (or writes the file in place) wrote over it",
-			Action:  "it cannot be restored from the event log, which holds no question text: tell " + e.FromAgent + " to ask again; see docs/file-formats.md on which AgentX writers honour the lock"})
+			Action:  "it cannot be restored from the event log, which holds no question text: tell " + a.from + " to ask again; see docs/file-formats.md on which AgentX writers honour the lock"})
+	}
+	if more+v.overflow > 0 {
+		// past maxLeft questions were not looked for under another id: at most
+		problem := fmt.Sprintf("and %d more %s the event log says %s asked and no ledger holds", more+v.overflow,
+			words.Plural(more+v.overflow, "question", "questions"), words.Plural(more+v.overflow, "was", "were"))
+		if v.overflow > 0 {
+			problem = fmt.Sprintf("and up to %d more questions the event log says were asked and no ledger holds under their ids", more+v.overflow)
+		}
+		r.add(Finding{Check: CheckVanished, Severity: Error, Path: filepath.Join(v.store.Dir(), eventlog.File),
+			Problem: problem,
+			Action:  "the first ones are listed above; an event log copied from another workspace says the same of every question"})
 	}
 }
 
-// renumberings maps each id a question was printed under and then
-// delivered under another (remote mode: each issue's sync state keeps
-// them, Renumbered), for the issues the log asked on; an unreadable sync
-// state maps nothing (its own check reports it).
-func renumberings(store *ledger.Store, lg *logged) map[string]string {
-	out := map[string]string{}
-	if remote.Of(store) == nil {
-		return out
-	}
-	seen := map[int]bool{}
-	for _, e := range lg.requests {
-		if seen[e.IssueNumber] {
-			continue
-		}
-		seen[e.IssueNumber] = true
-		st, err := remote.ReadSync(store, e.IssueNumber)
-		if err != nil {
-			continue
-		}
-		for from, to := range st.Renumbered {
-			out[from] = to
+// countCheck counts r's findings of one check.
+func countCheck(r *Report, check string) int {
+	n := 0
+	for _, f := range r.Findings {
+		if f.Check == check {
+			n++
 		}
 	}
-	return out
+	return n
 }
 
 // missingEvents lists the events of the changes the ledgers hold and the
@@ -278,13 +373,13 @@ const eventsLockWait = 30 * time.Second
 // appendMissing appends the missing events under the event log's own lock:
 // the log is read again under it, so a doctor that waited for another
 // appends only what is still missing.
-func appendMissing(ctx context.Context, path string, opts Options, records map[int][]recordSum) ([]eventlog.Event, error) {
+func appendMissing(ctx context.Context, path string, opts Options, records map[int][]recordSum, need map[eventKey]int) ([]eventlog.Event, error) {
 	lk, err := lock.Acquire(ctx, path, lock.Options{Wait: eventsLockWait, StaleAge: opts.StaleAge, Agent: "agentx-doctor", Now: opts.Now})
 	if err != nil {
 		return nil, err
 	}
 	defer func() { _ = lk.Release() }()
-	lg, err := readLogged(path)
+	lg, err := readLogged(path, need, nil)
 	if err != nil {
 		return nil, err
 	}

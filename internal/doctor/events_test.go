@@ -2,6 +2,8 @@ package doctor
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -128,4 +130,46 @@ func TestALoggedTwiceQuestionIsNotVanished(t *testing.T) {
 	for _, f := range r.Findings {
 		assert.NotEqual(t, CheckVanished, f.Check, "%v", f)
 	}
+}
+
+// TestALogThatMatchesNothing: an event log from elsewhere (every question
+// it names is in no ledger) is reported by its first maxVanished questions
+// and one line counting the rest, whatever its length; past maxLeft the
+// questions are counted, not kept.
+func TestALogThatMatchesNothing(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s := ledger.NewStore(dir, lock.Options{}, func() time.Time { return t0 })
+	_, err := s.Update(ctx, 1, func(l *ledger.Ledger) error {
+		l.Clarifications = append(l.Clarifications, &ledger.Clarification{ID: "CLR-1-001", From: "engineer", To: "architect", Topic: "kept",
+			Status: ledger.Pending, Round: 1, MaxRounds: 5, Created: ledger.T(t0), StaleAfter: ledger.T(t0.Add(time.Hour)),
+			Thread: []ledger.ThreadEntry{{Round: 1, From: "engineer", Type: ledger.Question, Body: "q", Timestamp: ledger.T(t0)}}})
+		return nil
+	})
+	require.NoError(t, err)
+	f, err := os.Create(filepath.Join(dir, eventlog.File))
+	require.NoError(t, err)
+	n := maxLeft + 500
+	for i := range n {
+		c := &ledger.Clarification{ID: ledger.FormatID(2+i%7, 1+i/7), From: "pm", To: "architect", Topic: "elsewhere"}
+		e := eventlog.EventFor(eventlog.EventRequested, 2+i%7, c, t0.Add(time.Duration(i)*time.Second))
+		b, err := json.Marshal(e)
+		require.NoError(t, err)
+		_, err = f.Write(append(b, '\n'))
+		require.NoError(t, err)
+	}
+	require.NoError(t, f.Close())
+
+	r, err := Run(ctx, s, Options{Now: func() time.Time { return t0.Add(48 * time.Hour) }})
+	require.NoError(t, err)
+	var listed int
+	var last Finding
+	for _, f := range r.Findings {
+		if f.Check == CheckVanished {
+			listed++
+			last = f
+		}
+	}
+	assert.Equal(t, maxVanished+1, listed, "the first ones, and one line for the rest")
+	assert.Contains(t, last.Problem, fmt.Sprintf("up to %d more questions", n-maxVanished))
 }
