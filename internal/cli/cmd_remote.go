@@ -573,7 +573,7 @@ func (a *App) remoteText(v remoteView, status bool) {
 		case v.Offline != "":
 			a.printf("remote %s: not reached (%s)\n", safetext.Line(v.Remote), safetext.Line(v.Offline))
 		default:
-			a.printf("remote %s: %d issue(s) updated, %d outbox(es) delivered\n", safetext.Line(v.Remote), len(v.Updated), len(v.Sent))
+			a.printf("remote %s: %s updated, %s delivered\n", safetext.Line(v.Remote), words.Count(len(v.Updated), "issue", "issues"), words.Count(len(v.Sent), "outbox", "outboxes"))
 		}
 	}
 	n := 0
@@ -583,7 +583,7 @@ func (a *App) remoteText(v remoteView, status bool) {
 	if n == 0 {
 		a.printf("outbox: empty\n")
 	} else {
-		a.printf("outbox: %d change(s) unsynced\n", n)
+		a.printf("outbox: %s unsynced\n", words.Count(n, "change", "changes"))
 	}
 	for _, p := range v.Pending {
 		for _, c := range p.Changes {
@@ -685,7 +685,7 @@ func newRemoteEnableCmd(a *App) *cobra.Command {
 				return err
 			}
 			return a.emit(v, func() {
-				a.printf("remote %s: the ledgers are shared under %s (%d issue(s) fetched, %d published)\n", safetext.Line(g.Remote), g.Refs, len(v.Updated), len(v.Sent))
+				a.printf("remote %s: the ledgers are shared under %s (%s fetched, %d published)\n", safetext.Line(g.Remote), g.Refs, words.Count(len(v.Updated), "issue", "issues"), len(v.Sent))
 			})
 		}),
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/agentx-cli/agentx/internal/channels/relay"
 	"github.com/agentx-cli/agentx/internal/channels/slackmode"
 	"github.com/agentx-cli/agentx/internal/safetext"
+	"github.com/agentx-cli/agentx/internal/words"
 	"github.com/agentx-cli/agentx/router"
 )
 
@@ -208,7 +209,7 @@ func (a *App) slackText(v SlackView) {
 		}
 	}
 	if r := v.Read; r != nil && r.Read {
-		a.printf("threads: %d read, %d new replies\n", r.Threads, r.Replies)
+		a.printf("threads: %d read, %s\n", r.Threads, words.Count(r.Replies, "new reply", "new replies"))
 		for _, h := range r.Handled {
 			a.printf("  %s\n", handledLine(h))
 		}
@@ -234,6 +235,6 @@ func (a *App) slackText(v SlackView) {
 		return
 	}
 	for _, b := range st.Behind {
-		a.printf("behind: issue #%d: %d entries not posted, %d attempts%s\n", b.Issue, b.Unmirrored, b.Attempts, errSuffix(b.Error))
+		a.printf("behind: issue #%d: %s not posted, %s%s\n", b.Issue, words.Count(b.Unmirrored, "entry", "entries"), words.Count(b.Attempts, "attempt", "attempts"), errSuffix(b.Error))
 	}
 }

@@ -2,7 +2,10 @@
 // packages share.
 package words
 
-import "strings"
+import (
+	"strconv"
+	"strings"
+)
 
 // Plural is one when n is 1, else many.
 func Plural(n int, one, many string) string {
@@ -10,6 +13,12 @@ func Plural(n int, one, many string) string {
 		return one
 	}
 	return many
+}
+
+// Count is n with its noun, one or many as n asks: "1 command",
+// "3 commands", "0 entries".
+func Count(n int, one, many string) string {
+	return strconv.Itoa(n) + " " + Plural(n, one, many)
 }
 
 // Slug reports whether s is a name of lowercase letters and digits, and

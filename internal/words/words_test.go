@@ -2,6 +2,25 @@ package words
 
 import "testing"
 
+func TestCount(t *testing.T) {
+	for _, tc := range []struct {
+		n         int
+		one, many string
+		want      string
+	}{
+		{1, "command", "commands", "1 command"},
+		{2, "command", "commands", "2 commands"},
+		{0, "entry", "entries", "0 entries"},
+		{1, "entry", "entries", "1 entry"},
+		{21, "new reply", "new replies", "21 new replies"},
+		{-1, "attempt", "attempts", "-1 attempts"},
+	} {
+		if got := Count(tc.n, tc.one, tc.many); got != tc.want {
+			t.Errorf("Count(%d, %q, %q) = %q, want %q", tc.n, tc.one, tc.many, got, tc.want)
+		}
+	}
+}
+
 func TestSlug(t *testing.T) {
 	for _, tc := range []struct {
 		s, extra string

@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentx-cli/agentx/internal/frontends/todo"
 	"github.com/agentx-cli/agentx/internal/gate/proposal"
+	"github.com/agentx-cli/agentx/internal/words"
 	"github.com/agentx-cli/agentx/ledger"
 )
 
@@ -22,7 +23,8 @@ var assets embed.FS
 // initialiser would cost every agentx command, not only the desk.
 var pageTemplates = sync.OnceValue(func() *template.Template {
 	return template.Must(template.New("").Funcs(template.FuncMap{
-		"when": func(t ledger.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") },
+		"when":  func(t ledger.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") },
+		"count": words.Count,
 	}).ParseFS(assets, "assets/*.tmpl"))
 })
 

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/agentx-cli/agentx/internal/safetext"
+	"github.com/agentx-cli/agentx/internal/words"
 	"github.com/agentx-cli/agentx/ledger"
 )
 
@@ -30,20 +31,13 @@ func Text(res Result) string {
 	return b.String()
 }
 
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
-}
-
 // header is the first line of a look.
 func header(res Result) string {
 	n := len(res.Items)
 	if res.More == 0 {
-		return fmt.Sprintf("agentx inbox for %s: %s.\n", safetext.Line(res.Agent), plural(n, "new item", "new items"))
+		return fmt.Sprintf("agentx inbox for %s: %s.\n", safetext.Line(res.Agent), words.Count(n, "new item", "new items"))
 	}
-	return fmt.Sprintf("agentx inbox for %s: %s, the %d most important shown.\n", safetext.Line(res.Agent), plural(n+res.More, "new item", "new items"), n)
+	return fmt.Sprintf("agentx inbox for %s: %s, the %d most important shown.\n", safetext.Line(res.Agent), words.Count(n+res.More, "new item", "new items"), n)
 }
 
 // footer says what a look left out, if anything.
@@ -53,7 +47,7 @@ func footer(res Result) string {
 		b.WriteString("\n")
 	}
 	if res.More > 0 {
-		fmt.Fprintf(&b, "%s, for a later look (or now: agentx inbox --agent %s --all).\n", plural(res.More, "more item", "more items"), safetext.Line(res.Agent))
+		fmt.Fprintf(&b, "%s, for a later look (or now: agentx inbox --agent %s --all).\n", words.Count(res.More, "more item", "more items"), safetext.Line(res.Agent))
 	}
 	if o := res.Older; o.Total() > 0 {
 		var parts []string
@@ -64,7 +58,7 @@ func footer(res Result) string {
 			parts = append(parts, fmt.Sprintf("%d abandoned", o.Abandoned))
 		}
 		fmt.Fprintf(&b, "Not shown: %s, already closed (%s): agentx clarify list --all --agent %s\n",
-			plural(o.Total(), "older clarification", "older clarifications"), strings.Join(parts, ", "), safetext.Line(res.Agent))
+			words.Count(o.Total(), "older clarification", "older clarifications"), strings.Join(parts, ", "), safetext.Line(res.Agent))
 	}
 	return b.String()
 }
