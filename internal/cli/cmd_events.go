@@ -157,7 +157,7 @@ func printEvent(w io.Writer, e router.Event) {
 		fmt.Fprintf(w, "%s\n", safetext.Line(line))
 		return
 	}
-	line := fmt.Sprintf("%s  %-34s %s #%d %s -> %s round %d", stamp(e.Timestamp), e.Type, e.ClarificationID, e.IssueNumber, e.FromAgent, e.ToAgent, e.Round)
+	line := fmt.Sprintf("%s  %-34s %s %s %s -> %s round %d", stamp(e.Timestamp), e.Type, e.ClarificationID, words.IssueRef(e.IssueNumber), e.FromAgent, e.ToAgent, e.Round)
 	if e.Reason != "" {
 		line += "  (" + e.Reason + ")"
 	}

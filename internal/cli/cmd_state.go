@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentx-cli/agentx/internal/gate/evaluate"
 	"github.com/agentx-cli/agentx/internal/safetext"
+	"github.com/agentx-cli/agentx/internal/words"
 	"github.com/agentx-cli/agentx/ledger"
 	"github.com/agentx-cli/agentx/router"
 )
@@ -41,7 +42,7 @@ func newStateCmd(a *App) *cobra.Command {
 				for _, r := range rows {
 					issue, since, detail := "-", "-", ""
 					if r.Issue != nil {
-						issue = fmt.Sprintf("#%d", *r.Issue)
+						issue = words.IssueRef(*r.Issue)
 					}
 					if r.LastActivity != nil {
 						since = age(now.Sub(r.LastActivity.Time))
@@ -100,7 +101,7 @@ With --issue N it is a gate for CI and hooks: exit 0 when the issue is ready,
 						a.printf("No issues with open clarifications.\n")
 					}
 					for _, r := range rs {
-						line := fmt.Sprintf("#%d %s", r.Issue, a.readyState(r.State))
+						line := fmt.Sprintf("%s %s", words.IssueRef(r.Issue), a.readyState(r.State))
 						if r.Reason != "" {
 							line += ": " + safetext.Line(r.Reason)
 						}
@@ -110,7 +111,7 @@ With --issue N it is a gate for CI and hooks: exit 0 when the issue is ready,
 					return err
 				}
 				if n != nil && len(rs) == 1 && rs[0].State != router.StateReady {
-					return &codedError{Code: ExitBlocked, Msg: fmt.Sprintf("issue #%d is %s: %s", *n, rs[0].State, rs[0].Reason), Quiet: true}
+					return &codedError{Code: ExitBlocked, Msg: fmt.Sprintf("%s is %s: %s", words.Issue(*n), rs[0].State, rs[0].Reason), Quiet: true}
 				}
 				return nil
 			})

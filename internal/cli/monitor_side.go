@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentx-cli/agentx/internal/safetext"
+	"github.com/agentx-cli/agentx/internal/words"
 	"github.com/agentx-cli/agentx/monitor"
 	"github.com/agentx-cli/agentx/router"
 )
@@ -161,7 +162,7 @@ func sideLines(r *monitor.Report) []string {
 // findingLine is a finding on one line: what happened to which
 // clarification, and why.
 func findingLine(f monitor.Finding) string {
-	return safetext.Line(fmt.Sprintf("%s (#%d %s -> %s) %s: %s", f.ID, f.Issue, f.From, f.To, outcome(f), f.Reason))
+	return safetext.Line(fmt.Sprintf("%s (%s %s -> %s) %s: %s", f.ID, words.IssueRef(f.Issue), f.From, f.To, outcome(f), f.Reason))
 }
 
 // outcome says what the monitor did (or would do) about a finding.

@@ -21,6 +21,32 @@ func Count(n int, one, many string) string {
 	return strconv.Itoa(n) + " " + Plural(n, one, many)
 }
 
+// Issue names issue n in a sentence: "issue #42", or "no issue" for 0,
+// the number under which the questions asked on no issue are kept.
+func Issue(n int) string {
+	if n == 0 {
+		return "no issue"
+	}
+	return "issue #" + strconv.Itoa(n)
+}
+
+// IssueRef is Issue's short form, for a column or brackets: "#42", or
+// "no issue".
+func IssueRef(n int) string {
+	if n == 0 {
+		return "no issue"
+	}
+	return "#" + strconv.Itoa(n)
+}
+
+// OnIssue says where something is: "on issue #42", or "without an issue".
+func OnIssue(n int) string {
+	if n == 0 {
+		return "without an issue"
+	}
+	return "on issue #" + strconv.Itoa(n)
+}
+
 // Slug reports whether s is a name of lowercase letters and digits, and
 // after the first byte also any byte of extra: agent names are
 // Slug(s, "-"). A plain loop, not a regular expression, so that no

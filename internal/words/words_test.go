@@ -21,6 +21,27 @@ func TestCount(t *testing.T) {
 	}
 }
 
+func TestIssue(t *testing.T) {
+	for _, tc := range []struct {
+		n                   int
+		issue, ref, onIssue string
+	}{
+		{42, "issue #42", "#42", "on issue #42"},
+		{1, "issue #1", "#1", "on issue #1"},
+		{0, "no issue", "no issue", "without an issue"},
+	} {
+		if got := Issue(tc.n); got != tc.issue {
+			t.Errorf("Issue(%d) = %q, want %q", tc.n, got, tc.issue)
+		}
+		if got := IssueRef(tc.n); got != tc.ref {
+			t.Errorf("IssueRef(%d) = %q, want %q", tc.n, got, tc.ref)
+		}
+		if got := OnIssue(tc.n); got != tc.onIssue {
+			t.Errorf("OnIssue(%d) = %q, want %q", tc.n, got, tc.onIssue)
+		}
+	}
+}
+
 func TestSlug(t *testing.T) {
 	for _, tc := range []struct {
 		s, extra string

@@ -118,7 +118,7 @@ func (s *Server) views(items []todo.Item) []itemView {
 			todo.KindEvaluation: "evaluation", todo.KindProposal: "proposal",
 			todo.KindUndelivered: "answer not picked up",
 		}[it.Kind]
-		v.Where = fmt.Sprintf("#%d", it.Issue)
+		v.Where = where(it)
 		if it.Overdue && it.Due != nil {
 			v.Late = "overdue " + todo.Ago(now.Sub(it.Due.Time))
 		} else if it.Due != nil {
@@ -126,7 +126,6 @@ func (s *Server) views(items []todo.Item) []itemView {
 		}
 		switch it.Kind {
 		case todo.KindProposal:
-			v.Where = issues(it.Issues)
 			if book == nil {
 				b, err := proposal.Read(s.opt.Hub.Store)
 				if err != nil {
@@ -161,6 +160,15 @@ func (s *Server) fragment(v itemView) (string, error) {
 	var b bytes.Buffer
 	err := pageTemplates().ExecuteTemplate(&b, "item", v)
 	return b.String(), err
+}
+
+// where names the issue an item is on: a clarification's, or the issues a
+// proposal names; "no issue" for none.
+func where(it todo.Item) string {
+	if it.Kind != todo.KindProposal {
+		return words.IssueRef(it.Issue)
+	}
+	return issues(it.Issues)
 }
 
 func issues(ns []int) string {

@@ -5,6 +5,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/agentx-cli/agentx/internal/frontends/todo"
 )
 
 // TestThreadCount: the thread's toggle counts its entries in words that
@@ -21,5 +23,22 @@ func TestThreadCount(t *testing.T) {
 		html, err := (&Server{}).fragment(v)
 		require.NoError(t, err)
 		assert.Contains(t, html, tc.want)
+	}
+}
+
+// TestWhere: an item says the issue it is on, and a question asked on no
+// issue says so, never "#0".
+func TestWhere(t *testing.T) {
+	for _, tc := range []struct {
+		it   todo.Item
+		want string
+	}{
+		{todo.Item{Kind: todo.KindQuestion, Issue: 7}, "#7"},
+		{todo.Item{Kind: todo.KindQuestion}, "no issue"},
+		{todo.Item{Kind: todo.KindEscalation}, "no issue"},
+		{todo.Item{Kind: todo.KindProposal, Issues: []int{5, 9}}, "#5 #9"},
+		{todo.Item{Kind: todo.KindProposal}, "no issue"},
+	} {
+		assert.Equal(t, tc.want, where(tc.it), "%+v", tc.it)
 	}
 }

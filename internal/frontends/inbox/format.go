@@ -84,10 +84,7 @@ func neutral(it Item) Item {
 }
 
 func where(it Item) string {
-	if it.Issue == 0 {
-		return fmt.Sprintf("%s (no issue, \"%s\")", it.ID, it.Topic)
-	}
-	return fmt.Sprintf("%s (issue #%d, \"%s\")", it.ID, it.Issue, it.Topic)
+	return fmt.Sprintf("%s (%s, \"%s\")", it.ID, words.Issue(it.Issue), it.Topic)
 }
 
 func writeItem(b *strings.Builder, it Item) {
@@ -259,6 +256,6 @@ type hookSpecific struct {
 
 // writeRevision renders a revision request: the gate's text, indented.
 func writeRevision(b *strings.Builder, it Item) {
-	fmt.Fprintf(b, "* Your work on issue #%d (%s) was sent back for revision:\n", it.Issue, it.Topic)
+	fmt.Fprintf(b, "* Your work on %s (%s) was sent back for revision:\n", words.Issue(it.Issue), it.Topic)
 	block(b, "", it.Body)
 }
