@@ -9,6 +9,7 @@ import (
 	"path"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/agentx-cli/agentx/internal/frontends/todo"
 	"github.com/agentx-cli/agentx/internal/gate/proposal"
@@ -62,7 +63,8 @@ type itemView struct {
 	Label    string
 	Where    string
 	Waiting  string
-	Late     string
+	DueText  string // "due in 3h", "overdue 5m"; "" when it has no due time
+	DueWarn  bool   // painted as a warning: overdue, or due soon (dueSoon)
 	Thread   []entryView
 	Proposal *proposal.Proposal
 	Token    string
@@ -119,11 +121,7 @@ func (s *Server) views(items []todo.Item) []itemView {
 			todo.KindUndelivered: "answer not picked up",
 		}[it.Kind]
 		v.Where = where(it)
-		if it.Overdue && it.Due != nil {
-			v.Late = "overdue " + todo.Ago(now.Sub(it.Due.Time))
-		} else if it.Due != nil {
-			v.Late = "due in " + todo.Ago(it.Due.Sub(now))
-		}
+		v.DueText, v.DueWarn = due(it, now)
 		switch it.Kind {
 		case todo.KindProposal:
 			if book == nil {
@@ -153,6 +151,27 @@ func (s *Server) views(items []todo.Item) []itemView {
 		out = append(out, v)
 	}
 	return out
+}
+
+// due says when it falls due, and whether the page warns of it: an item
+// overdue, or due soon (dueSoon). One due in a day is not a warning.
+func due(it todo.Item, now time.Time) (text string, warn bool) {
+	switch {
+	case it.Due == nil:
+		return "", false
+	case it.Overdue || !now.Before(it.Due.Time):
+		return "overdue " + todo.Ago(now.Sub(it.Due.Time)), true
+	}
+	left := it.Due.Sub(now)
+	return "due in " + todo.Ago(left), left <= dueSoon(it.Due.Sub(it.Since.Time))
+}
+
+// dueSoon is how little time left makes an item due soon, for an item
+// given sla in all (a question's SLA): its last tenth, and at most its
+// last hour. A question with the default SLA of a day is due soon in its
+// last hour, one with an SLA of 30 minutes in its last 3.
+func dueSoon(sla time.Duration) time.Duration {
+	return min(time.Hour, sla/10)
 }
 
 // fragment renders one item for the live queue.
