@@ -177,7 +177,7 @@ func (a *App) watchReport(r *monitor.Report) {
 		return
 	}
 	if !a.json {
-		for _, l := range sideLines(r) {
+		for _, l := range sideLines(r, true) {
 			a.printf("%s monitor: %s\n", a.watchStamp(), l)
 		}
 		return
