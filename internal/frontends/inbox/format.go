@@ -79,8 +79,18 @@ func itemText(it Item) string {
 // neutral is it with its one-line fields neutralised; bodies are
 // neutralised where they are indented (block).
 func neutral(it Item) Item {
-	it.ID, it.Topic, it.By = safetext.Line(it.ID), safetext.Line(it.Topic), safetext.Line(it.By)
+	it.ID, it.Topic, it.By = safetext.Line(it.ID), safetext.Line(it.Topic), named(it.By, it.Person)
 	return it
+}
+
+// named is who wrote an entry, neutralised: an agent by its name, a person
+// by the name the ledger records with the role they acted in, "pat
+// (human)"; a person whose name is not recorded is "human".
+func named(by, person string) string {
+	if person == "" {
+		return safetext.Line(by)
+	}
+	return safetext.Line(person) + " (" + safetext.Line(by) + ")"
 }
 
 func where(it Item) string {
@@ -160,7 +170,7 @@ func writeReplies(b *strings.Builder, it Item) {
 	}
 	block(b, "Q: ", it.Question)
 	for _, r := range it.Answers {
-		block(b, fmt.Sprintf("A (%s, %s): ", safetext.Line(r.By), stamp(r.At)), r.Body)
+		block(b, fmt.Sprintf("A (%s, %s): ", named(r.By, r.Person), stamp(r.At)), r.Body)
 	}
 	assumptions(b, it)
 	if it.Late {
@@ -175,7 +185,7 @@ func writeReplies(b *strings.Builder, it Item) {
 func authors(rs []Reply) string {
 	var names []string
 	for _, r := range rs {
-		if n := safetext.Line(r.By); !slices.Contains(names, n) {
+		if n := named(r.By, r.Person); !slices.Contains(names, n) {
 			names = append(names, n)
 		}
 	}
