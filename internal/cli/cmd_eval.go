@@ -301,6 +301,26 @@ func (a *App) revisionItems(ctx context.Context, store *ledger.Store, agent stri
 	return items, mark, nil
 }
 
+// gateMessage is what a Claude Code hook shows the person (its
+// systemMessage) when the gate sent nothing back to the agent: the checks
+// not run because this machine does not trust the workspace's commands,
+// the step waiting for a person's decision, or an escalation; "" when the
+// work passed or went back for revision.
+func gateMessage(o *evaluate.Outcome) string {
+	switch o.Result {
+	case evaluate.ResultUntrusted:
+		return fmt.Sprintf("agentx: the checks of step %s on %s were not run: this machine does not trust the workspace's commands. A person reviews and trusts them with agentx trust; the agent's next hook finish (or Stop hook) runs them",
+			o.Step, words.Issue(o.Issue))
+	case evaluate.ResultWaiting:
+		return fmt.Sprintf("agentx: the work on %s (step %s) waits for a person's decision on %s, and no checks run until it is settled: agentx clarify show %s",
+			words.Issue(o.Issue), o.Step, o.Escalation, o.Escalation)
+	case evaluate.OutcomeEscalated:
+		return fmt.Sprintf("agentx: the work on %s (step %s) did not pass evaluation and waits for a person's decision on %s: agentx clarify show %s",
+			words.Issue(o.Issue), o.Step, o.Escalation, o.Escalation)
+	}
+	return ""
+}
+
 // renderGate prints what the gate did at hook finish.
 func (a *App) renderGate(o *evaluate.Outcome) {
 	if o == nil {
@@ -358,8 +378,11 @@ func (a *App) finishHookOutput(ctx context.Context, h *router.Hub, res hookResul
 	case e.Result == evaluate.OutcomeRevise:
 		out = stopHookOutput{Decision: "block", Reason: safetext.Block(e.Request)}
 	default:
-		out.SystemMessage = safetext.Line(fmt.Sprintf("agentx: the work on issue #%d (step %s) did not pass evaluation and waits for a person's decision on %s",
-			e.Issue, e.Step, e.Escalation))
+		msg := gateMessage(e)
+		if msg == "" {
+			return nil
+		}
+		out.SystemMessage = safetext.Line(msg)
 	}
 	b, err := json.Marshal(out)
 	if err != nil {
