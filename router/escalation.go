@@ -33,8 +33,12 @@ func EscalationBody(issue int, c *ledger.Clarification, reason, askerLatest stri
 	b.WriteString("\nA human decides. Options:\n")
 	if a := c.Current(ledger.Answer); a != nil {
 		fmt.Fprintf(&b, "  1. Accept %s's answer.\n", a.From)
-		fmt.Fprintf(&b, "  2. Accept %s's proposal.\n", c.From)
-		b.WriteString("  3. Give a new decision.\n")
+		if askerProposed(c, q) {
+			fmt.Fprintf(&b, "  2. Accept %s's proposal.\n", c.From)
+			b.WriteString("  3. Give a new decision.\n")
+		} else {
+			b.WriteString("  2. Give a new decision.\n")
+		}
 	} else {
 		fmt.Fprintf(&b, "  1. Answer %s's question yourself.\n", c.From)
 		b.WriteString("  2. Give a new decision.\n")
