@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -24,7 +25,7 @@ func newStateCmd(a *App) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			rows, errs, err := h.AgentStates()
+			rows, errs, err := h.StateRows()
 			if err != nil {
 				return err
 			}
@@ -52,6 +53,9 @@ func newStateCmd(a *App) *cobra.Command {
 						detail = fmt.Sprintf("waiting on %s (%s)", r.WaitingOn, r.ClarificationID)
 					case r.RespondingTo != "":
 						detail = fmt.Sprintf("answering %s (%s)", r.RespondingTo, r.ClarificationID)
+					}
+					if r.FromFile {
+						detail = strings.TrimSpace(detail + " (as agent-status.json says)")
 					}
 					t.add(plain(r.Agent, string(r.Status), issue, detail, since)...)
 				}
