@@ -71,13 +71,13 @@ func RunQuestions(l *ledger.Ledger, from string, run *time.Time) int {
 // capError is the refusal of a question past max_questions: it says what
 // the cap counts (a session, a run, the issue) and when it resets.
 func capError(req AskRequest, n, maxQ int, run *time.Time) *RuleError {
-	since, in, resets := fmt.Sprintf("on issue #%d", req.Issue), "run", "the next run on the issue (its next hook start) may ask again"
+	since, in, resets := words.OnIssue(req.Issue), "run", "the next run on the issue (its next hook start) may ask again"
 	switch {
 	case run != nil && run == req.Session:
-		since = fmt.Sprintf("in this session on issue #%d (since it began at %s)", req.Issue, run.UTC().Format(time.RFC3339))
+		since = fmt.Sprintf("in this session %s (since it began at %s)", words.OnIssue(req.Issue), run.UTC().Format(time.RFC3339))
 		in, resets = "session", "a new session (or the next hook start on the issue) may ask again"
 	case run != nil:
-		since = fmt.Sprintf("in this run on issue #%d (since its hook start at %s)", req.Issue, run.UTC().Format(time.RFC3339))
+		since = fmt.Sprintf("in this run %s (since its hook start at %s)", words.OnIssue(req.Issue), run.UTC().Format(time.RFC3339))
 	}
 	return &RuleError{
 		Kind: RuleCap,

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/agentx-cli/agentx/internal/words"
 	"github.com/agentx-cli/agentx/ledger"
 )
 
@@ -14,11 +15,7 @@ import (
 func EscalationBody(issue int, c *ledger.Clarification, reason, askerLatest string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s%s\n", ledger.EscalationPrefix, clip(reason, maxQuoted))
-	where := fmt.Sprintf("issue #%d", issue)
-	if issue == 0 {
-		where = "no issue"
-	}
-	fmt.Fprintf(&b, "Topic: %s (%s, %s)\n", c.Topic, where, c.ID)
+	fmt.Fprintf(&b, "Topic: %s (%s, %s)\n", c.Topic, words.Issue(issue), c.ID)
 	fmt.Fprintf(&b, "Rounds used: %d of %d\n\n", c.Round, c.MaxRounds)
 
 	q := askerLatest
@@ -36,8 +33,12 @@ func EscalationBody(issue int, c *ledger.Clarification, reason, askerLatest stri
 	b.WriteString("\nA human decides. Options:\n")
 	if a := c.Current(ledger.Answer); a != nil {
 		fmt.Fprintf(&b, "  1. Accept %s's answer.\n", a.From)
-		fmt.Fprintf(&b, "  2. Accept %s's proposal.\n", c.From)
-		b.WriteString("  3. Give a new decision.\n")
+		if askerProposed(c, q) {
+			fmt.Fprintf(&b, "  2. Accept %s's proposal.\n", c.From)
+			b.WriteString("  3. Give a new decision.\n")
+		} else {
+			b.WriteString("  2. Give a new decision.\n")
+		}
 	} else {
 		fmt.Fprintf(&b, "  1. Answer %s's question yourself.\n", c.From)
 		b.WriteString("  2. Give a new decision.\n")

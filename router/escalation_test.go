@@ -46,6 +46,48 @@ A person resolves it, at a terminal of their own:
   agentx clarify resolve CLR-42-001 --body "decision: ..."`,
 		},
 		{
+			name:   "answered, the asker only asked: no proposal to accept",
+			issue:  42,
+			thread: []ledger.ThreadEntry{q(1, "Single or multi tenant?"), a(1, "Single for now.")},
+			want: `ESCALATED: round limit reached
+Topic: Database (issue #42, CLR-42-001)
+Rounds used: 2 of 2
+
+engineer (asker), latest question:
+  > Single or multi tenant?
+architect (asked), latest answer:
+  > Single for now.
+
+A human decides. Options:
+  1. Accept architect's answer.
+  2. Give a new decision.
+
+A person resolves it, at a terminal of their own:
+  agentx clarify resolve CLR-42-001 --body "decision: ..."`,
+		},
+		{
+			name:        "answered, a follow-up refused at the round limit is the asker's proposal",
+			issue:       42,
+			thread:      []ledger.ThreadEntry{q(1, "Single or multi tenant?"), a(1, "Single for now.")},
+			askerLatest: "I propose schema-per-tenant.",
+			want: `ESCALATED: round limit reached
+Topic: Database (issue #42, CLR-42-001)
+Rounds used: 2 of 2
+
+engineer (asker), latest question:
+  > I propose schema-per-tenant.
+architect (asked), latest answer:
+  > Single for now.
+
+A human decides. Options:
+  1. Accept architect's answer.
+  2. Accept engineer's proposal.
+  3. Give a new decision.
+
+A person resolves it, at a terminal of their own:
+  agentx clarify resolve CLR-42-001 --body "decision: ..."`,
+		},
+		{
 			name:        "unanswered, no issue, refused follow-up as latest position",
 			issue:       0,
 			thread:      []ledger.ThreadEntry{q(1, "Tabs?")},

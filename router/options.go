@@ -65,6 +65,21 @@ func askerLatest(c *ledger.Clarification) string {
 	return ""
 }
 
+// askerProposed reports whether c's asker put forward a position of its
+// own, latest (its newest, askerLatest), that a person may accept: a
+// follow-up, which answers the answer it got (a question of a round after
+// the first), or one refused at the round limit and quoted in the
+// escalation entry. An asker that only asked its first question proposed
+// nothing: accepting its "proposal" would record the question as the
+// decision.
+func askerProposed(c *ledger.Clarification, latest string) bool {
+	q := c.Current(ledger.Question)
+	if q == nil {
+		return strings.TrimSpace(latest) != ""
+	}
+	return q.Round > 1 || strings.TrimSpace(latest) != "" && latest != q.Body
+}
+
 // quotedAfter reads the "  > " block that follows the line head in an
 // escalation body EscalationBody wrote.
 func quotedAfter(body, head string) (string, bool) {
@@ -98,17 +113,17 @@ func Options(c *ledger.Clarification) []Option {
 	asked := c.X != nil && len(c.X.Options) > 0
 	if c.Status == ledger.Escalated && (!asked || c.Current(ledger.Answer) != nil) {
 		asker, asked := Positions(c)
-		if asked.Text != "" {
+		if asked.Text == "" {
 			return []Option{
-				{N: 1, Text: fmt.Sprintf("Accept %s's answer.", asked.Agent), Decision: fmt.Sprintf("Decision: accept %s's answer:\n%s", asked.Agent, asked.Text)},
-				{N: 2, Text: fmt.Sprintf("Accept %s's proposal.", asker.Agent), Decision: fmt.Sprintf("Decision: accept %s's proposal:\n%s", asker.Agent, asker.Text)},
-				{N: 3, Text: "Give a new decision."},
+				{N: 1, Text: fmt.Sprintf("Answer %s's question yourself.", asker.Agent)},
+				{N: 2, Text: "Give a new decision."},
 			}
 		}
-		return []Option{
-			{N: 1, Text: fmt.Sprintf("Answer %s's question yourself.", asker.Agent)},
-			{N: 2, Text: "Give a new decision."},
+		out := []Option{{N: 1, Text: fmt.Sprintf("Accept %s's answer.", asked.Agent), Decision: fmt.Sprintf("Decision: accept %s's answer:\n%s", asked.Agent, asked.Text)}}
+		if askerProposed(c, asker.Text) {
+			out = append(out, Option{N: 2, Text: fmt.Sprintf("Accept %s's proposal.", asker.Agent), Decision: fmt.Sprintf("Decision: accept %s's proposal:\n%s", asker.Agent, asker.Text)})
 		}
+		return append(out, Option{N: len(out) + 1, Text: "Give a new decision."})
 	}
 	if !asked {
 		return nil

@@ -14,6 +14,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/agentx-cli/agentx/internal/words"
 	"github.com/agentx-cli/agentx/ledger"
 	"github.com/agentx-cli/agentx/workflow"
 )
@@ -374,12 +375,8 @@ func (t *tailBuffer) bytes() []byte { return t.buf }
 // It is plain text and depends only on its arguments.
 func BuildPrompt(issue int, c *ledger.Clarification) string {
 	var b strings.Builder
-	issueText := "no issue"
-	if issue != 0 {
-		issueText = fmt.Sprintf("#%d", issue)
-	}
 	fmt.Fprintf(&b, "You are the %s agent. The %s agent is asking you a clarifying question.\n\n", c.To, c.From)
-	fmt.Fprintf(&b, "Issue: %s\n", issueText)
+	fmt.Fprintf(&b, "Issue: %s\n", words.IssueRef(issue))
 	if c.MaxRounds > 0 {
 		fmt.Fprintf(&b, "Clarification: %s (round %d of at most %d)\n", c.ID, c.Round, c.MaxRounds)
 	} else {

@@ -29,6 +29,9 @@ func (h *Hub) changed(t EventType, rec Record, by, reason string) {
 type AgentState struct {
 	Agent string `json:"agent"`
 	*ledger.AgentStatus
+	// FromFile: the row is agent-status.json's entry for an agent that no
+	// hook and no open question names (StateRows).
+	FromFile bool `json:"-"`
 }
 
 // HooksDir holds the per-issue records of the agents' hooks.
@@ -106,13 +109,55 @@ func (h *Hub) AgentStates() ([]AgentState, []error, error) {
 	for k, st := range rows {
 		out = append(out, AgentState{Agent: k.agent, AgentStatus: st})
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Agent != out[j].Agent {
-			return out[i].Agent < out[j].Agent
-		}
-		return *out[i].Issue < *out[j].Issue
-	})
+	sortStates(out)
 	return out, skipped, nil
+}
+
+// StateRows is what agentx state shows: every agent's status on every
+// issue it is busy with (AgentStates), and each agent that
+// agent-status.json holds and no row names, as the file has it: the file
+// keeps an agent once its questions closed and its hooks said nothing more
+// (an asker back to working, a responder idle), and an entry another
+// AgentX tool wrote. So state shows every agent the file does. A file that
+// cannot be read is a skipped error; the derived rows are still shown.
+func (h *Hub) StateRows() ([]AgentState, []error, error) {
+	rows, skipped, err := h.AgentStates()
+	if err != nil {
+		return nil, nil, err
+	}
+	file, err := h.Store.ReadAgents()
+	if err != nil {
+		return rows, append(skipped, err), nil
+	}
+	named := map[string]bool{}
+	for _, r := range rows {
+		named[r.Agent] = true
+	}
+	for name, st := range file {
+		if named[name] || st == nil || name == ledger.Human || name == HubAgent {
+			continue
+		}
+		kept := *st
+		rows = append(rows, AgentState{Agent: name, AgentStatus: &kept, FromFile: true})
+	}
+	sortStates(rows)
+	return rows, skipped, nil
+}
+
+// sortStates orders rows by agent, then issue (a row without one first).
+func sortStates(rows []AgentState) {
+	issue := func(r AgentState) int {
+		if r.AgentStatus == nil || r.Issue == nil {
+			return -1
+		}
+		return *r.Issue
+	}
+	sort.SliceStable(rows, func(i, j int) bool {
+		if rows[i].Agent != rows[j].Agent {
+			return rows[i].Agent < rows[j].Agent
+		}
+		return issue(rows[i]) < issue(rows[j])
+	})
 }
 
 // Notifier is the notify command, when one is configured and trusted to

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentx-cli/agentx/internal/words"
 	"github.com/agentx-cli/agentx/monitor"
 
 	"github.com/mattn/go-isatty"
@@ -796,7 +797,7 @@ func newShowCmd(a *App) *cobra.Command {
 				}
 				return a.emit(shown, func() {
 					if len(recs) == 0 {
-						a.printf("No clarifications on issue #%d.\n", *n)
+						a.printf("No clarifications %s.\n", words.OnIssue(*n))
 					}
 					for i, r := range recs {
 						if i > 0 {
@@ -832,7 +833,7 @@ func (a *App) emptyList(h *router.Hub, f router.Filter) {
 	cmd, where := "agentx clarify list --all", ""
 	if f.Issue != nil {
 		cmd = fmt.Sprintf("agentx clarify list --issue %d --all", *f.Issue)
-		where = fmt.Sprintf(" on issue #%d", *f.Issue)
+		where = " " + words.OnIssue(*f.Issue)
 		closed := 0
 		all := f
 		all.All = true

@@ -71,8 +71,8 @@ remain.`,
 					Path: filepath.Join(ws.Root, workspace.Dir, "config.toml"), Problem: untrustedResumeNote(agent), Action: "agentx trust"})
 			}
 			if err := a.emit(r, func() {
-				a.printf("Checked %d %s (%d clarifications, %d open) and %d lock %s.\n",
-					r.Ledgers, words.Plural(r.Ledgers, "ledger", "ledgers"), r.Clarifications, r.Open, r.LockFiles, words.Plural(r.LockFiles, "file", "files"))
+				a.printf("Checked %s (%s, %d open) and %s.\n",
+					words.Count(r.Ledgers, "ledger", "ledgers"), words.Count(r.Clarifications, "clarification", "clarifications"), r.Open, words.Count(r.LockFiles, "lock file", "lock files"))
 				for _, f := range r.Findings {
 					path := f.Path
 					if rel, err := filepath.Rel(ws.Root, path); err == nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/agentx-cli/agentx/internal/gate/evaluate"
 	"github.com/agentx-cli/agentx/internal/gate/proposal"
 	"github.com/agentx-cli/agentx/internal/safetext"
+	"github.com/agentx-cli/agentx/internal/words"
 	"github.com/agentx-cli/agentx/ledger"
 	"github.com/agentx-cli/agentx/router"
 	"github.com/agentx-cli/agentx/workflow"
@@ -77,7 +78,7 @@ func newEvalListCmd(a *App) *cobra.Command {
 				t := table{}
 				t.add(plain("ID", "ISSUE", "STEP", "AGENT", "ATTEMPT", "VERDICT", "OUTCOME", "NOT PASSED")...)
 				for _, r := range rows {
-					t.add(plain(r.ID, fmt.Sprintf("#%d", r.Issue), r.Workflow+"/"+r.Step, r.Agent,
+					t.add(plain(r.ID, words.IssueRef(r.Issue), r.Workflow+"/"+r.Step, r.Agent,
 						fmt.Sprintf("%d of %d", r.Attempt.Attempt, r.MaxAttempts), r.Verdict.Label(), outcomeText(r.Attempt), strings.Join(r.FailedChecks(), ", "))...)
 				}
 				t.write(a.stdout, "")
@@ -127,7 +128,7 @@ func newEvalShowCmd(a *App) *cobra.Command {
 			}
 			return a.emit(rec, func() {
 				if len(rec.Attempts) == 0 {
-					a.printf("No evaluations on #%d.\n", issue)
+					a.printf("No evaluations %s.\n", words.OnIssue(issue))
 				}
 				for i, at := range rec.Attempts {
 					if i > 0 {
@@ -155,7 +156,7 @@ func evalTarget(arg string) (issue int, id string, err error) {
 
 func (a *App) printAttempt(issue int, at *evaluate.Attempt) {
 	bold := a.paint(boldAttr)
-	a.printf("%s  #%d  %s/%s  %s  attempt %d of %d  %s\n", bold(safetext.Line(at.ID)), issue, safetext.Line(at.Workflow), safetext.Line(at.Step),
+	a.printf("%s  %s  %s/%s  %s  attempt %d of %d  %s\n", bold(safetext.Line(at.ID)), words.IssueRef(issue), safetext.Line(at.Workflow), safetext.Line(at.Step),
 		safetext.Line(at.Agent), at.Attempt, at.MaxAttempts, at.At.UTC().Format("2006-01-02 15:04"))
 	a.printf("  verdict: %s, %s\n", at.Verdict.Label(), outcomeText(at))
 	for _, c := range at.Checks {
@@ -225,7 +226,7 @@ Exit 0 when the verdict is PASS, 9 otherwise.`,
 				return err
 			}
 			if at.Verdict != evaluate.Pass {
-				return &codedError{Code: ExitBlocked, Msg: fmt.Sprintf("step %s on #%d: %s", s.ID, n, at.Verdict.Label()), Quiet: true}
+				return &codedError{Code: ExitBlocked, Msg: fmt.Sprintf("step %s %s: %s", s.ID, words.OnIssue(n), at.Verdict.Label()), Quiet: true}
 			}
 			return nil
 		}),
@@ -300,6 +301,26 @@ func (a *App) revisionItems(ctx context.Context, store *ledger.Store, agent stri
 	return items, mark, nil
 }
 
+// gateMessage is what a Claude Code hook shows the person (its
+// systemMessage) when the gate sent nothing back to the agent: the checks
+// not run because this machine does not trust the workspace's commands,
+// the step waiting for a person's decision, or an escalation; "" when the
+// work passed or went back for revision.
+func gateMessage(o *evaluate.Outcome) string {
+	switch o.Result {
+	case evaluate.ResultUntrusted:
+		return fmt.Sprintf("agentx: the checks of step %s on %s were not run: this machine does not trust the workspace's commands. A person reviews and trusts them with agentx trust; the agent's next hook finish (or Stop hook) runs them",
+			o.Step, words.Issue(o.Issue))
+	case evaluate.ResultWaiting:
+		return fmt.Sprintf("agentx: the work on %s (step %s) waits for a person's decision on %s, and no checks run until it is settled: agentx clarify show %s",
+			words.Issue(o.Issue), o.Step, o.Escalation, o.Escalation)
+	case evaluate.OutcomeEscalated:
+		return fmt.Sprintf("agentx: the work on %s (step %s) did not pass evaluation and waits for a person's decision on %s: agentx clarify show %s",
+			words.Issue(o.Issue), o.Step, o.Escalation, o.Escalation)
+	}
+	return ""
+}
+
 // renderGate prints what the gate did at hook finish.
 func (a *App) renderGate(o *evaluate.Outcome) {
 	if o == nil {
@@ -357,8 +378,11 @@ func (a *App) finishHookOutput(ctx context.Context, h *router.Hub, res hookResul
 	case e.Result == evaluate.OutcomeRevise:
 		out = stopHookOutput{Decision: "block", Reason: safetext.Block(e.Request)}
 	default:
-		out.SystemMessage = safetext.Line(fmt.Sprintf("agentx: the work on issue #%d (step %s) did not pass evaluation and waits for a person's decision on %s",
-			e.Issue, e.Step, e.Escalation))
+		msg := gateMessage(e)
+		if msg == "" {
+			return nil
+		}
+		out.SystemMessage = safetext.Line(msg)
 	}
 	b, err := json.Marshal(out)
 	if err != nil {

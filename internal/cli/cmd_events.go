@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentx-cli/agentx/internal/safetext"
+	"github.com/agentx-cli/agentx/internal/words"
 	"github.com/agentx-cli/agentx/ledger"
 	"github.com/agentx-cli/agentx/router"
 )
@@ -81,7 +82,7 @@ one envelope holding the list otherwise.`,
 			}
 			skipped, err := a.streamEvents(h.Events, f)
 			if skipped > 0 {
-				a.warnf("skipped %d malformed line(s) in %s", skipped, h.Events.Path)
+				a.warnf("skipped %s in %s", words.Count(skipped, "malformed line", "malformed lines"), h.Events.Path)
 			}
 			return err
 		}),
@@ -156,7 +157,7 @@ func printEvent(w io.Writer, e router.Event) {
 		fmt.Fprintf(w, "%s\n", safetext.Line(line))
 		return
 	}
-	line := fmt.Sprintf("%s  %-34s %s #%d %s -> %s round %d", stamp(e.Timestamp), e.Type, e.ClarificationID, e.IssueNumber, e.FromAgent, e.ToAgent, e.Round)
+	line := fmt.Sprintf("%s  %-34s %s %s %s -> %s round %d", stamp(e.Timestamp), e.Type, e.ClarificationID, words.IssueRef(e.IssueNumber), e.FromAgent, e.ToAgent, e.Round)
 	if e.Reason != "" {
 		line += "  (" + e.Reason + ")"
 	}

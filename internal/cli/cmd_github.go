@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentx-cli/agentx/internal/channels/ghmirror"
 	"github.com/agentx-cli/agentx/internal/safetext"
+	"github.com/agentx-cli/agentx/internal/words"
 	"github.com/agentx-cli/agentx/router"
 )
 
@@ -164,7 +165,7 @@ func (a *App) githubText(v GitHubView) {
 		return
 	}
 	for _, b := range st.Behind {
-		a.printf("behind: issue #%d: %d entries not mirrored, %d attempts%s\n", b.Issue, b.Unmirrored, b.Attempts, errSuffix(b.Error))
+		a.printf("behind: issue #%d: %s not mirrored, %s%s\n", b.Issue, words.Count(b.Unmirrored, "entry", "entries"), words.Count(b.Attempts, "attempt", "attempts"), errSuffix(b.Error))
 	}
 }
 

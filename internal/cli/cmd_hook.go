@@ -11,6 +11,7 @@ import (
 	"github.com/agentx-cli/agentx/internal/gate/evaluate"
 	"github.com/agentx-cli/agentx/internal/gate/proposal"
 	"github.com/agentx-cli/agentx/internal/safetext"
+	"github.com/agentx-cli/agentx/internal/words"
 	"github.com/agentx-cli/agentx/ledger"
 	"github.com/agentx-cli/agentx/monitor"
 	"github.com/agentx-cli/agentx/router"
@@ -154,14 +155,14 @@ func (a *App) hookView(ctx context.Context, h *router.Hub, res hookResult, who s
 	a.delivered(ctx, h, res, false)
 	if len(res.Blocked) > 0 {
 		return &codedError{Code: ExitBlocked,
-			Msg:  fmt.Sprintf("issue #%d has open blocking clarifications: %s", n, strings.Join(res.Blocked, ", ")),
+			Msg:  fmt.Sprintf("%s has open blocking clarifications: %s", words.Issue(n), strings.Join(res.Blocked, ", ")),
 			Todo: "answer or resolve them (agentx clarify show --issue " + fmt.Sprint(n) + ")"}
 	}
 	return nil
 }
 
 func (a *App) renderHook(res hookResult) {
-	a.printf("hook %s: %s %s on #%d\n", res.Hook, safetext.Line(res.Agent), res.Status, res.Issue)
+	a.printf("hook %s: %s %s on %s\n", res.Hook, safetext.Line(res.Agent), res.Status, words.IssueRef(res.Issue))
 	r := res.Monitor
 	switch {
 	case r == nil:

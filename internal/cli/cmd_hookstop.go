@@ -264,9 +264,8 @@ func (a *App) stopDecision(ctx context.Context, root string, h *router.Hub, p st
 	case evaluate.OutcomeRevise:
 		a.warnIf(evaluate.MarkDelivered(ctx, h.Store, o.Issue, o.Attempt.ID))
 		return &stopHookOutput{Decision: "block", Reason: safetext.Block(o.Request)}, nil
-	case evaluate.OutcomeEscalated:
-		return &stopHookOutput{SystemMessage: safetext.Line(fmt.Sprintf("agentx: the work on issue #%d (step %s) did not pass evaluation and waits for a person's decision on %s",
-			o.Issue, o.Step, o.Escalation))}, nil
+	case evaluate.OutcomeEscalated, evaluate.ResultUntrusted:
+		return &stopHookOutput{SystemMessage: safetext.Line(gateMessage(o))}, nil
 	}
 	return nil, nil
 }

@@ -74,13 +74,13 @@ func (a *App) renderReport(w io.Writer, r *monitor.Report) {
 		fmt.Fprintln(w, "Nothing to do.")
 	}
 	for _, f := range r.Findings {
-		fmt.Fprintf(w, "  %s\n", safetext.Line(fmt.Sprintf("%s  #%d  %s -> %s  %s: %s", f.ID, f.Issue, f.From, f.To, f.Kind, outcome(f))))
+		fmt.Fprintf(w, "  %s\n", safetext.Line(fmt.Sprintf("%s  %s  %s -> %s  %s: %s", f.ID, words.IssueRef(f.Issue), f.From, f.To, f.Kind, outcome(f))))
 		fmt.Fprintf(w, "      %s\n", safetext.Line(f.Reason))
 	}
 	if len(r.Waiting) > 0 {
 		fmt.Fprintln(w, "Waiting for an answer:")
 		for _, s := range r.Waiting {
-			fmt.Fprintf(w, "  %s  #%d  %s -> %s  stale since %s, escalates at %s (%d %s)\n", safetext.Line(s.ID), s.Issue, safetext.Line(s.From), safetext.Line(s.To),
+			fmt.Fprintf(w, "  %s  %s  %s -> %s  stale since %s, escalates at %s (%d %s)\n", safetext.Line(s.ID), words.IssueRef(s.Issue), safetext.Line(s.From), safetext.Line(s.To),
 				minute(s.StaleSince.Time), minute(s.EscalatesAt.Time), s.Retries, words.Plural(s.Retries, "retry", "retries"))
 		}
 	}

@@ -181,7 +181,7 @@ type gateUnreadable struct {
 }
 
 func (e *gateUnreadable) Error() string {
-	return fmt.Sprintf("issue #%d is not ready: its shared ledger cannot be read: %v", e.issue, e.err)
+	return fmt.Sprintf("%s is not ready: its shared ledger cannot be read: %v", words.Issue(e.issue), e.err)
 }
 func (e *gateUnreadable) Unwrap() error { return e.err }
 
@@ -560,7 +560,7 @@ func (a *App) remoteText(v remoteView, status bool) {
 		if was == "" {
 			was = "a deleted ref"
 		}
-		a.printf("#%d: republished %s over %s\n", r.Issue, r.Head, was)
+		a.printf("%s: republished %s over %s\n", words.IssueRef(r.Issue), r.Head, was)
 		for _, n := range r.Renumbered {
 			a.printf("  kept from the other chain: %s\n", safetext.Line(n))
 		}
@@ -573,7 +573,7 @@ func (a *App) remoteText(v remoteView, status bool) {
 		case v.Offline != "":
 			a.printf("remote %s: not reached (%s)\n", safetext.Line(v.Remote), safetext.Line(v.Offline))
 		default:
-			a.printf("remote %s: %d issue(s) updated, %d outbox(es) delivered\n", safetext.Line(v.Remote), len(v.Updated), len(v.Sent))
+			a.printf("remote %s: %s updated, %s delivered\n", safetext.Line(v.Remote), words.Count(len(v.Updated), "issue", "issues"), words.Count(len(v.Sent), "outbox", "outboxes"))
 		}
 	}
 	n := 0
@@ -583,20 +583,20 @@ func (a *App) remoteText(v remoteView, status bool) {
 	if n == 0 {
 		a.printf("outbox: empty\n")
 	} else {
-		a.printf("outbox: %d change(s) unsynced\n", n)
+		a.printf("outbox: %s unsynced\n", words.Count(n, "change", "changes"))
 	}
 	for _, p := range v.Pending {
 		for _, c := range p.Changes {
-			a.printf("  #%d  %s  %s  (%s)\n", p.Issue, c.At.UTC().Format(time.RFC3339), safetext.Line(c.Message), safetext.Line(c.Why))
+			a.printf("  %s  %s  %s  (%s)\n", words.IssueRef(p.Issue), c.At.UTC().Format(time.RFC3339), safetext.Line(c.Message), safetext.Line(c.Why))
 		}
 	}
 	for _, p := range v.Pending {
 		for _, o := range p.Outcomes {
 			switch o.Outcome {
 			case remote.OutcomeRenumbered:
-				a.printf("  #%d  %s: delivered as %s (another host had taken %s): %s\n", p.Issue, safetext.Line(o.ID), safetext.Line(o.As), safetext.Line(o.ID), safetext.Line(o.Message))
+				a.printf("  %s  %s: delivered as %s (another host had taken %s): %s\n", words.IssueRef(p.Issue), safetext.Line(o.ID), safetext.Line(o.As), safetext.Line(o.ID), safetext.Line(o.Message))
 			default:
-				a.printf("  #%d  %s: superseded (another host changed it first): %s\n", p.Issue, safetext.Line(o.ID), safetext.Line(o.Message))
+				a.printf("  %s  %s: superseded (another host changed it first): %s\n", words.IssueRef(p.Issue), safetext.Line(o.ID), safetext.Line(o.Message))
 			}
 		}
 	}
@@ -685,7 +685,7 @@ func newRemoteEnableCmd(a *App) *cobra.Command {
 				return err
 			}
 			return a.emit(v, func() {
-				a.printf("remote %s: the ledgers are shared under %s (%d issue(s) fetched, %d published)\n", safetext.Line(g.Remote), g.Refs, len(v.Updated), len(v.Sent))
+				a.printf("remote %s: the ledgers are shared under %s (%s fetched, %d published)\n", safetext.Line(g.Remote), g.Refs, words.Count(len(v.Updated), "issue", "issues"), len(v.Sent))
 			})
 		}),
 	}

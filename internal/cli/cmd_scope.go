@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentx-cli/agentx/internal/gate/scope"
 	"github.com/agentx-cli/agentx/internal/safetext"
+	"github.com/agentx-cli/agentx/internal/words"
 	"github.com/agentx-cli/agentx/internal/workspace"
 	"github.com/agentx-cli/agentx/router"
 )
@@ -208,7 +209,7 @@ func runScopeCheck(ctx context.Context, a *App, agent, wf, stp string, files, st
 	}
 	if len(outside) > 0 {
 		return &router.RuleError{Kind: router.RuleScope,
-			Msg:    fmt.Sprintf("%d of %d files outside the write scope of %s (step %s: %s): %s", len(outside), len(v.Files), who, v.Step, strings.Join(v.Scope, ", "), strings.Join(outside, ", ")),
+			Msg:    fmt.Sprintf("%d of %s outside the write scope of %s (step %s: %s): %s", len(outside), words.Count(len(v.Files), "file", "files"), who, v.Step, strings.Join(v.Scope, ", "), strings.Join(outside, ", ")),
 			Advice: "move the change inside the scope, or ask a person for a wider scope: agentx clarify ask --to human --topic scope"}
 	}
 	return nil

@@ -12,6 +12,7 @@ import (
 	"github.com/agentx-cli/agentx/internal/channels/relay"
 	"github.com/agentx-cli/agentx/internal/channels/slackmode"
 	"github.com/agentx-cli/agentx/internal/safetext"
+	"github.com/agentx-cli/agentx/internal/words"
 	"github.com/agentx-cli/agentx/router"
 )
 
@@ -173,7 +174,7 @@ threads from clarify wait, hooks, ready and the monitor.`,
 					}
 				case "pushed":
 					for _, ir := range ev.Push.Issues {
-						a.printf("%s issue #%d: %d posted, %d found\n", now, ir.Issue, ir.Posted, ir.Found)
+						a.printf("%s %s: %d posted, %d found\n", now, words.Issue(ir.Issue), ir.Posted, ir.Found)
 					}
 				case "error":
 					a.warnf("slack: %v", ev.Err)
@@ -204,11 +205,11 @@ func (a *App) slackText(v SlackView) {
 	}
 	if p := v.Pushed; p != nil {
 		for _, ir := range p.Issues {
-			a.printf("issue #%d: %d posted, %d found%s\n", ir.Issue, ir.Posted, ir.Found, errSuffix(ir.Error))
+			a.printf("%s: %d posted, %d found%s\n", words.Issue(ir.Issue), ir.Posted, ir.Found, errSuffix(ir.Error))
 		}
 	}
 	if r := v.Read; r != nil && r.Read {
-		a.printf("threads: %d read, %d new replies\n", r.Threads, r.Replies)
+		a.printf("threads: %d read, %s\n", r.Threads, words.Count(r.Replies, "new reply", "new replies"))
 		for _, h := range r.Handled {
 			a.printf("  %s\n", handledLine(h))
 		}
@@ -234,6 +235,6 @@ func (a *App) slackText(v SlackView) {
 		return
 	}
 	for _, b := range st.Behind {
-		a.printf("behind: issue #%d: %d entries not posted, %d attempts%s\n", b.Issue, b.Unmirrored, b.Attempts, errSuffix(b.Error))
+		a.printf("behind: %s: %s not posted, %s%s\n", words.Issue(b.Issue), words.Count(b.Unmirrored, "entry", "entries"), words.Count(b.Attempts, "attempt", "attempts"), errSuffix(b.Error))
 	}
 }

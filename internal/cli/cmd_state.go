@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/agentx-cli/agentx/internal/gate/evaluate"
 	"github.com/agentx-cli/agentx/internal/safetext"
+	"github.com/agentx-cli/agentx/internal/words"
 	"github.com/agentx-cli/agentx/ledger"
 	"github.com/agentx-cli/agentx/router"
 )
@@ -23,7 +25,7 @@ func newStateCmd(a *App) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			rows, errs, err := h.AgentStates()
+			rows, errs, err := h.StateRows()
 			if err != nil {
 				return err
 			}
@@ -41,7 +43,7 @@ func newStateCmd(a *App) *cobra.Command {
 				for _, r := range rows {
 					issue, since, detail := "-", "-", ""
 					if r.Issue != nil {
-						issue = fmt.Sprintf("#%d", *r.Issue)
+						issue = words.IssueRef(*r.Issue)
 					}
 					if r.LastActivity != nil {
 						since = age(now.Sub(r.LastActivity.Time))
@@ -51,6 +53,9 @@ func newStateCmd(a *App) *cobra.Command {
 						detail = fmt.Sprintf("waiting on %s (%s)", r.WaitingOn, r.ClarificationID)
 					case r.RespondingTo != "":
 						detail = fmt.Sprintf("answering %s (%s)", r.RespondingTo, r.ClarificationID)
+					}
+					if r.FromFile {
+						detail = strings.TrimSpace(detail + " (as agent-status.json says)")
 					}
 					t.add(plain(r.Agent, string(r.Status), issue, detail, since)...)
 				}
@@ -103,7 +108,7 @@ It answers for every workflow: one whose file does not load fails it (exit
 						a.printf("No issues with open clarifications.\n")
 					}
 					for _, r := range rs {
-						line := fmt.Sprintf("#%d %s", r.Issue, a.readyState(r.State))
+						line := fmt.Sprintf("%s %s", words.IssueRef(r.Issue), a.readyState(r.State))
 						if r.Reason != "" {
 							line += ": " + safetext.Line(r.Reason)
 						}
@@ -113,7 +118,7 @@ It answers for every workflow: one whose file does not load fails it (exit
 					return err
 				}
 				if n != nil && len(rs) == 1 && rs[0].State != router.StateReady {
-					return &codedError{Code: ExitBlocked, Msg: fmt.Sprintf("issue #%d is %s: %s", *n, rs[0].State, rs[0].Reason), Quiet: true}
+					return &codedError{Code: ExitBlocked, Msg: fmt.Sprintf("%s is %s: %s", words.Issue(*n), rs[0].State, rs[0].Reason), Quiet: true}
 				}
 				return nil
 			})

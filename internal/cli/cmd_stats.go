@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentx-cli/agentx/internal/gate/proposal"
 	"github.com/agentx-cli/agentx/internal/safetext"
+	"github.com/agentx-cli/agentx/internal/words"
 	"github.com/agentx-cli/agentx/router"
 )
 
@@ -120,7 +121,7 @@ func dur(d router.Duration, samples int) string {
 
 func (a *App) statsText(w io.Writer, st router.Stats) {
 	bold := a.paint(boldAttr)
-	fmt.Fprintf(w, "%s  %d clarifications · %s resolved · %s escalated\n", bold("Clarifications"), st.Total, pct(st.ResolvedRate), pct(st.EscalatedRate))
+	fmt.Fprintf(w, "%s  %s · %s resolved · %s escalated\n", bold("Clarifications"), words.Count(st.Total, "clarification", "clarifications"), pct(st.ResolvedRate), pct(st.EscalatedRate))
 	fmt.Fprintf(w, "  rounds to resolution: avg %.1f, max %d · median time to answer %s, to resolve %s\n\n",
 		st.AvgRounds, st.MaxRounds, dur(st.MedianAnswer, st.AnsweredCount), dur(st.MedianResolve, st.ByStatus["resolved"]))
 

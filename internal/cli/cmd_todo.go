@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentx-cli/agentx/internal/frontends/todo"
 	"github.com/agentx-cli/agentx/internal/safetext"
+	"github.com/agentx-cli/agentx/internal/words"
 )
 
 func newTodoCmd(a *App) *cobra.Command {
@@ -73,8 +74,8 @@ func (a *App) printTodo(items []todo.Item, now time.Time) {
 		if i > 0 {
 			a.printf("\n")
 		}
-		where := fmt.Sprintf("#%d", it.Issue)
-		if it.Issue == 0 {
+		where := words.IssueRef(it.Issue)
+		if it.Kind == todo.KindProposal {
 			where = issuesOrNone(it.Issues)
 		}
 		when := "waiting " + todo.Ago(now.Sub(it.Since.Time))

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentx-cli/agentx/internal/safetext"
 	"github.com/agentx-cli/agentx/internal/trust"
+	"github.com/agentx-cli/agentx/internal/words"
 	"github.com/agentx-cli/agentx/router"
 	"github.com/agentx-cli/agentx/workflow"
 )
@@ -135,7 +136,7 @@ forgets the trust. An agent (AGENTX_AGENT set) never trusts.`,
 				if !a.json {
 					a.printTrust(st)
 				}
-				ok, err := confirmAtTerminal(ctx, fmt.Sprintf("agentx: run these %d commands of %s on this machine?", len(st.Commands), safetext.Line(root)))
+				ok, err := confirmAtTerminal(ctx, trustQuestion(len(st.Commands), root))
 				switch {
 				case errors.Is(err, errNoTerminal):
 					return &codedError{Code: ExitIdentity, Msg: "trust: no terminal to confirm at: a person trusts a workspace's commands at a terminal of their own",
@@ -151,7 +152,7 @@ forgets the trust. An agent (AGENTX_AGENT set) never trusts.`,
 			}
 			st = trust.Examine(store, root, ws.Rules, a.getenv)
 			return a.emit(st, func() {
-				a.printf("Trusted %d commands of %s on this machine (%s).\n", len(st.Commands), safetext.Line(root), st.Hash)
+				a.printf("Trusted %s of %s on this machine (%s).\n", words.Count(len(st.Commands), "command", "commands"), safetext.Line(root), st.Hash)
 			})
 		}),
 	}
@@ -200,4 +201,10 @@ func (a *App) printTrust(st trust.Status) {
 	if len(st.Changed) > 0 {
 		a.printf("(* new or changed since trusted)\n")
 	}
+}
+
+// trustQuestion is what agentx trust asks at the terminal before it trusts
+// the workspace's n commands.
+func trustQuestion(n int, root string) string {
+	return fmt.Sprintf("agentx: run %s %s of %s on this machine?", words.Plural(n, "this", "these"), words.Count(n, "command", "commands"), safetext.Line(root))
 }

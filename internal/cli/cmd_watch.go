@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentx-cli/agentx/internal/frontends/wake"
 	"github.com/agentx-cli/agentx/internal/safetext"
+	"github.com/agentx-cli/agentx/internal/words"
 	"github.com/agentx-cli/agentx/internal/workspace"
 	"github.com/agentx-cli/agentx/monitor"
 	"github.com/agentx-cli/agentx/router"
@@ -165,7 +166,7 @@ func logSize(h *router.Hub) int64 {
 func (a *App) watchWoke(woke []wake.Woke) {
 	for _, w := range woke {
 		a.watchLine(WatchEvent{Kind: "woke", Woke: &w}, func() string {
-			return fmt.Sprintf("woke %s: issue #%d, %s (%s)", w.Agent, w.Issue, strings.Join(w.IDs, ", "), strings.Join(w.Argv, " "))
+			return fmt.Sprintf("woke %s: %s, %s (%s)", w.Agent, words.Issue(w.Issue), strings.Join(w.IDs, ", "), strings.Join(w.Argv, " "))
 		})
 	}
 }
@@ -176,7 +177,7 @@ func (a *App) watchReport(r *monitor.Report) {
 		return
 	}
 	if !a.json {
-		for _, l := range sideLines(r) {
+		for _, l := range sideLines(r, true) {
 			a.printf("%s monitor: %s\n", a.watchStamp(), l)
 		}
 		return

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentx-cli/agentx/internal/safetext"
+	"github.com/agentx-cli/agentx/internal/words"
 	"github.com/agentx-cli/agentx/workflow"
 )
 
@@ -107,8 +108,8 @@ func (a *App) printWorkflow(root string, v workflowView) {
 		if !s.ClarifyBlockingAllowed {
 			blocking = "non-blocking only"
 		}
-		a.printf("    may ask %s · %d rounds (non-blocking %d) · stale after %d min · %s\n",
-			line(strings.Join(s.CanClarify, ", ")), s.ClarifyMaxRounds, s.ClarifyMaxRoundsNB, s.ClarifySLAMinutes, blocking)
+		a.printf("    may ask %s · %s (non-blocking %d) · stale after %d min · %s\n",
+			line(strings.Join(s.CanClarify, ", ")), words.Count(s.ClarifyMaxRounds, "round", "rounds"), s.ClarifyMaxRoundsNB, s.ClarifySLAMinutes, blocking)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentx-cli/agentx/internal/safetext"
+	"github.com/agentx-cli/agentx/internal/words"
 	"github.com/agentx-cli/agentx/monitor"
 	"github.com/agentx-cli/agentx/router"
 )
@@ -135,18 +136,23 @@ func (a *App) flushMonitor() {
 	writeSide(a.stderr, s.report)
 }
 
-// writeSide prints a side-effect report: one line per finding and problem.
+// writeSide prints a side-effect report on a command's stderr: one line
+// per finding and problem. The index's state is left out: that the
+// monitor built the index from the ledgers (a new clone, a remote mode's
+// first fetch) is agentx's own business, not news for the person at an
+// ordinary command; agentx monitor, watch and --json still say it, and
+// doctor checks the index.
 func writeSide(w io.Writer, r *monitor.Report) {
-	for _, l := range sideLines(r) {
+	for _, l := range sideLines(r, false) {
 		fmt.Fprintf(w, "agentx: monitor: %s\n", l)
 	}
 }
 
-// sideLines are a side-effect report's lines, neutralised: the index's
-// state, then one per finding acted on and one per problem.
-func sideLines(r *monitor.Report) []string {
+// sideLines are a side-effect report's lines, neutralised: with index,
+// the index's state, then one per finding acted on and one per problem.
+func sideLines(r *monitor.Report, index bool) []string {
 	var lines []string
-	if r.Index != "" {
+	if index && r.Index != "" {
 		lines = append(lines, "index "+safetext.Line(r.Index))
 	}
 	for _, f := range r.Acted() {
@@ -161,7 +167,7 @@ func sideLines(r *monitor.Report) []string {
 // findingLine is a finding on one line: what happened to which
 // clarification, and why.
 func findingLine(f monitor.Finding) string {
-	return safetext.Line(fmt.Sprintf("%s (#%d %s -> %s) %s: %s", f.ID, f.Issue, f.From, f.To, outcome(f), f.Reason))
+	return safetext.Line(fmt.Sprintf("%s (%s %s -> %s) %s: %s", f.ID, words.IssueRef(f.Issue), f.From, f.To, outcome(f), f.Reason))
 }
 
 // outcome says what the monitor did (or would do) about a finding.

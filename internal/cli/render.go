@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentx-cli/agentx/internal/frontends/inbox"
 	"github.com/agentx-cli/agentx/internal/safetext"
+	"github.com/agentx-cli/agentx/internal/words"
 	"github.com/agentx-cli/agentx/ledger"
 	"github.com/agentx-cli/agentx/router"
 )
@@ -70,8 +71,7 @@ func (a *App) renderThread(w io.Writer, r router.Record, rs []inbox.Receipt) {
 	c := r.Clarification
 	bold := a.paint(color.Bold)
 	line := safetext.Line
-	where := fmt.Sprintf("#%d", r.IssueNumber)
-	fmt.Fprintf(w, "  %s (%s)  %s\n", bold("Clarification Thread: "+line(c.ID)), where, a.status(c.Status))
+	fmt.Fprintf(w, "  %s (%s)  %s\n", bold("Clarification Thread: "+line(c.ID)), words.IssueRef(r.IssueNumber), a.status(c.Status))
 	mode := "blocking"
 	if !c.Blocking {
 		mode = "non-blocking"
@@ -146,7 +146,7 @@ func renderMarkdown(w io.Writer, r router.Record) {
 			fmt.Fprintf(w, "> %s\n\n", strings.ReplaceAll(safetext.Markdown(e.Body), "\n", "\n> "))
 		}
 	}
-	fmt.Fprintf(w, "_%s · #%d · %s · round %d of %d_\n", md(c.ID), r.IssueNumber, md(string(c.Status)), c.Round, c.MaxRounds)
+	fmt.Fprintf(w, "_%s · %s · %s · round %d of %d_\n", md(c.ID), words.IssueRef(r.IssueNumber), md(string(c.Status)), c.Round, c.MaxRounds)
 }
 
 // renderList writes records as a table: aligned with a header on a
@@ -185,7 +185,7 @@ func (l *listWriter) add(r router.Record) {
 		fmt.Fprintf(l.w, "%s\t%d\t%s\t%s\t%s\t%d/%d\t%s\n", line(c.ID), r.IssueNumber, line(string(c.Status)), line(c.From), line(c.To), c.Round, c.MaxRounds, line(c.Topic))
 		return
 	}
-	l.table.add(cell{text: c.ID}, cell{text: fmt.Sprintf("#%d", r.IssueNumber)},
+	l.table.add(cell{text: c.ID}, cell{text: words.IssueRef(r.IssueNumber)},
 		cell{text: string(c.Status), paint: l.a.paint(statusColor(c.Status))},
 		cell{text: c.From + " -> " + c.To}, cell{text: fmt.Sprintf("%d/%d", c.Round, c.MaxRounds)},
 		cell{text: age(l.now.Sub(c.Created.Time))}, cell{text: c.Topic})

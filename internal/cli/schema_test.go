@@ -226,7 +226,7 @@ func TestJSONSchemaScenarios(t *testing.T) {
 		ok(t, at(27*time.Hour), "clarify", "answer", "CLR-3-001", "--from", "human", "--as", "pat", "--body", "Backups in eu-central-1.")
 		doc := validateDoc(t, "inbox.json", ok(t, at(27*time.Hour), "inbox", "--agent", "engineer", "--peek", "--issue", "3"))
 		assert.Contains(t, jsonText(doc), `"body":"eu-west-1\n\nBackups in eu-central-1."`)
-		assert.Contains(t, jsonText(doc), `"answers":[{"at":"2026-02-27T13:00:00.000Z","body":"eu-west-1","by":"architect"},{"at":"2026-02-27T13:00:00.000Z","body":"Backups in eu-central-1.","by":"human"}]`)
+		assert.Contains(t, jsonText(doc), `"answers":[{"at":"2026-02-27T13:00:00.000Z","body":"eu-west-1","by":"architect"},{"at":"2026-02-27T13:00:00.000Z","body":"Backups in eu-central-1.","by":"human","person":"pat"}]`)
 	})
 	t.Run("stats", func(t *testing.T) {
 		validateDoc(t, "stats.json", ok(t, at(27*time.Hour), "clarify", "stats"))

@@ -63,7 +63,7 @@ var snippetAllow = []struct {
 	{"git fetch origin 'refs/agentx/*", "needs a git remote holding the refs", true},
 	{"agentx remote log", "needs a [remote] whose git remote answers (remote_inbox.txtar runs it)", true},
 	{"go install github.com/agentx-cli/agentx", "downloads the module", true},
-	{"--option 3 --body \"decision: schema per tenant\"", "needs a question asked with options and an escalation (option.txtar runs these)", true},
+	{"--option 2 --body \"decision: schema per tenant\"", "needs a question asked with options and an escalation (option.txtar and escalation.txtar run these)", true},
 }
 
 // allowed says whether text may not be run (and then why), and whether

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/agentx-cli/agentx/internal/words"
 	"github.com/agentx-cli/agentx/ledger"
 )
 
@@ -15,7 +16,7 @@ type BusyError struct {
 }
 
 func (e *BusyError) Error() string {
-	return fmt.Sprintf("%s: other hosts published first %d times in a row: nothing written", e.Remote, e.Attempts)
+	return fmt.Sprintf("%s: other hosts published first %s in a row: nothing written", e.Remote, words.Count(e.Attempts, "time", "times"))
 }
 
 // Hint says what to do.

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/agentx-cli/agentx/internal/atomicfile"
+	"github.com/agentx-cli/agentx/internal/words"
 	"github.com/agentx-cli/agentx/ledger"
 )
 
@@ -466,7 +467,7 @@ func (r *Replicator) update(ctx context.Context, f *ledger.Locked, fn func(*ledg
 			if err := r.settle(ctx, f, l, final, written, snap, pushed.Version, st, outcomes); err != nil {
 				// Published: the change stands, and failing now would have
 				// it made twice.
-				r.note("the change to issue #%d is on %s, but the local copy was not updated: %v; the next command brings it up to date", issue, r.transport.Name(issue), err)
+				r.note("the change to %s is on %s, but the local copy was not updated: %v; the next command brings it up to date", words.Issue(issue), r.transport.Name(issue), err)
 			}
 			return l, nil
 		case errors.Is(err, ErrMoved) && counted < attempts:
@@ -731,7 +732,7 @@ func (r *Replicator) updateOffline(f *ledger.Locked, fn func(*ledger.Ledger) err
 	r.unsynced = append(r.unsynced, msg)
 	r.mu.Unlock()
 	if err := f.Write(l, nil); err != nil {
-		r.note("the change to issue #%d is in the outbox, but the local copy was not updated: %v; the next command that reaches the remote brings it up to date", f.Issue, err)
+		r.note("the change to %s is in the outbox, but the local copy was not updated: %v; the next command that reaches the remote brings it up to date", words.Issue(f.Issue), err)
 	}
 	return l, nil
 }

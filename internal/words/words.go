@@ -2,7 +2,10 @@
 // packages share.
 package words
 
-import "strings"
+import (
+	"strconv"
+	"strings"
+)
 
 // Plural is one when n is 1, else many.
 func Plural(n int, one, many string) string {
@@ -10,6 +13,38 @@ func Plural(n int, one, many string) string {
 		return one
 	}
 	return many
+}
+
+// Count is n with its noun, one or many as n asks: "1 command",
+// "3 commands", "0 entries".
+func Count(n int, one, many string) string {
+	return strconv.Itoa(n) + " " + Plural(n, one, many)
+}
+
+// Issue names issue n in a sentence: "issue #42", or "no issue" for 0,
+// the number under which the questions asked on no issue are kept.
+func Issue(n int) string {
+	if n == 0 {
+		return "no issue"
+	}
+	return "issue #" + strconv.Itoa(n)
+}
+
+// IssueRef is Issue's short form, for a column or brackets: "#42", or
+// "no issue".
+func IssueRef(n int) string {
+	if n == 0 {
+		return "no issue"
+	}
+	return "#" + strconv.Itoa(n)
+}
+
+// OnIssue says where something is: "on issue #42", or "without an issue".
+func OnIssue(n int) string {
+	if n == 0 {
+		return "without an issue"
+	}
+	return "on issue #" + strconv.Itoa(n)
 }
 
 // Slug reports whether s is a name of lowercase letters and digits, and

@@ -2,6 +2,46 @@ package words
 
 import "testing"
 
+func TestCount(t *testing.T) {
+	for _, tc := range []struct {
+		n         int
+		one, many string
+		want      string
+	}{
+		{1, "command", "commands", "1 command"},
+		{2, "command", "commands", "2 commands"},
+		{0, "entry", "entries", "0 entries"},
+		{1, "entry", "entries", "1 entry"},
+		{21, "new reply", "new replies", "21 new replies"},
+		{-1, "attempt", "attempts", "-1 attempts"},
+	} {
+		if got := Count(tc.n, tc.one, tc.many); got != tc.want {
+			t.Errorf("Count(%d, %q, %q) = %q, want %q", tc.n, tc.one, tc.many, got, tc.want)
+		}
+	}
+}
+
+func TestIssue(t *testing.T) {
+	for _, tc := range []struct {
+		n                   int
+		issue, ref, onIssue string
+	}{
+		{42, "issue #42", "#42", "on issue #42"},
+		{1, "issue #1", "#1", "on issue #1"},
+		{0, "no issue", "no issue", "without an issue"},
+	} {
+		if got := Issue(tc.n); got != tc.issue {
+			t.Errorf("Issue(%d) = %q, want %q", tc.n, got, tc.issue)
+		}
+		if got := IssueRef(tc.n); got != tc.ref {
+			t.Errorf("IssueRef(%d) = %q, want %q", tc.n, got, tc.ref)
+		}
+		if got := OnIssue(tc.n); got != tc.onIssue {
+			t.Errorf("OnIssue(%d) = %q, want %q", tc.n, got, tc.onIssue)
+		}
+	}
+}
+
 func TestSlug(t *testing.T) {
 	for _, tc := range []struct {
 		s, extra string

@@ -217,7 +217,7 @@ func TestOptionByNumber(t *testing.T) {
 	require.NoError(t, err)
 	e.push(e.mirror())
 	cs := e.fake.Comments(42)
-	assert.Contains(t, cs[len(cs)-1].Body, "Or pick one of its 3 options: `/resolve CLR-42-002 #N`")
+	assert.Contains(t, cs[len(cs)-1].Body, "Or pick one of its 2 options: `/resolve CLR-42-002 #N`")
 	e.fake.AddComment(42, "maintainer", "User", "MEMBER", "/resolve CLR-42-002 #1")
 	e.now = e.now.Add(time.Minute)
 	rep, err = e.mirror().Poll(ctx, true)

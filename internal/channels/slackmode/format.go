@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentx-cli/agentx/internal/channels/relay"
 	"github.com/agentx-cli/agentx/internal/safetext"
+	"github.com/agentx-cli/agentx/internal/words"
 	"github.com/agentx-cli/agentx/ledger"
 	"github.com/agentx-cli/agentx/router"
 )
@@ -122,11 +123,7 @@ func Render(issue int, c *ledger.Clarification, i int, first bool) string {
 		if !c.Blocking {
 			kind = "non-blocking"
 		}
-		where := fmt.Sprintf("issue #%d", issue)
-		if issue == 0 {
-			where = "no issue"
-		}
-		fmt.Fprintf(&b, "%s · %s asks %s · topic: %s · %s\n", where, line(c.From), line(c.To), line(c.Topic), kind)
+		fmt.Fprintf(&b, "%s · %s asks %s · topic: %s · %s\n", words.Issue(issue), line(c.From), line(c.To), line(c.Topic), kind)
 	}
 	switch e.Type {
 	case ledger.Question:

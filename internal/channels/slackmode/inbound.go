@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentx-cli/agentx/internal/channels/chanref"
 	"github.com/agentx-cli/agentx/internal/channels/relay"
+	"github.com/agentx-cli/agentx/internal/words"
 	"github.com/agentx-cli/agentx/ledger"
 	"github.com/agentx-cli/agentx/router"
 )
@@ -334,7 +335,7 @@ func hasReply(l *ledger.Ledger, ts string) (bool, error) {
 	for _, c := range l.Whole() { // a closed record may hold it
 		th, err := chanref.SlackThreadOf(c)
 		if err != nil {
-			return false, fmt.Errorf("issue #%d: %w", l.IssueNumber, err)
+			return false, fmt.Errorf("%s: %w", words.Issue(l.IssueNumber), err)
 		}
 		if th != nil && slices.ContainsFunc(th.Posts, func(p chanref.SlackPost) bool { return p.Inbound && p.TS == ts }) {
 			return true, nil

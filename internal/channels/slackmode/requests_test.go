@@ -275,7 +275,7 @@ func TestNumberedReplies(t *testing.T) {
 	require.NoError(t, err)
 	e.push(e.mode())
 	ms := e.fake.Messages(channel)
-	assert.Contains(t, ms[len(ms)-1].Text, "To pick one of its 3 options, reply with `#N`")
+	assert.Contains(t, ms[len(ms)-1].Text, "To pick one of its 2 options, reply with `#N`")
 	e.fake.Reply(channel, e.thread(rec2.ID).TS, alice, "1", false)
 	e.now = e.now.Add(time.Minute)
 	e.poll(e.mode())

@@ -139,7 +139,7 @@ func TestDeskInBrowser(t *testing.T) {
 		require.NoError(t, err)
 		last := len(rec.Thread) - 1
 		assert.Equal(t, ledger.Resolved, rec.Status)
-		assert.Contains(t, rec.Thread[last].Body, "Decision: accept architect's proposal:\nSingle or multi tenant?")
+		assert.Contains(t, rec.Thread[last].Body, "Decision: accept architect's proposal:\nEnterprise customers need isolation: schema per tenant from day one.")
 		assert.Equal(t, "Accept architect's proposal.", rec.ChoiceAt(last).Text)
 	})
 

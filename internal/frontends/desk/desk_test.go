@@ -52,9 +52,13 @@ func newFixture(t *testing.T) *fixture {
 	}
 	// CLR-1-001: a question to human with options
 	ask(router.AskRequest{Issue: 1, From: "engineer", To: ledger.Human, Topic: "Rollout", Question: "Ship how?", Options: []string{"Behind a flag", "Straight to everyone"}})
-	// CLR-2-001: an escalation
+	// CLR-2-001: an escalation, the asker's follow-up its proposal
 	id := ask(router.AskRequest{Issue: 2, From: "architect", To: "product-manager", Topic: "Tenancy", Question: "Single or multi tenant?"})
 	_, err := h.Answer(ctx, id, "product-manager", "Single for now.")
+	require.NoError(t, err)
+	_, err = h.Followup(ctx, id, "architect", "Enterprise customers need isolation: schema per tenant from day one.")
+	require.NoError(t, err)
+	_, err = h.Answer(ctx, id, "product-manager", "Single; isolation later.")
 	require.NoError(t, err)
 	_, err = h.Escalate(ctx, id, "they disagree")
 	require.NoError(t, err)

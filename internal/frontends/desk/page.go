@@ -9,9 +9,11 @@ import (
 	"path"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/agentx-cli/agentx/internal/frontends/todo"
 	"github.com/agentx-cli/agentx/internal/gate/proposal"
+	"github.com/agentx-cli/agentx/internal/words"
 	"github.com/agentx-cli/agentx/ledger"
 )
 
@@ -22,7 +24,8 @@ var assets embed.FS
 // initialiser would cost every agentx command, not only the desk.
 var pageTemplates = sync.OnceValue(func() *template.Template {
 	return template.Must(template.New("").Funcs(template.FuncMap{
-		"when": func(t ledger.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") },
+		"when":  func(t ledger.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") },
+		"count": words.Count,
 	}).ParseFS(assets, "assets/*.tmpl"))
 })
 
@@ -60,7 +63,8 @@ type itemView struct {
 	Label    string
 	Where    string
 	Waiting  string
-	Late     string
+	DueText  string // "due in 3h", "overdue 5m"; "" when it has no due time
+	DueWarn  bool   // painted as a warning: overdue, or due soon (dueSoon)
 	Thread   []entryView
 	Proposal *proposal.Proposal
 	Token    string
@@ -116,15 +120,10 @@ func (s *Server) views(items []todo.Item) []itemView {
 			todo.KindEvaluation: "evaluation", todo.KindProposal: "proposal",
 			todo.KindUndelivered: "answer not picked up",
 		}[it.Kind]
-		v.Where = fmt.Sprintf("#%d", it.Issue)
-		if it.Overdue && it.Due != nil {
-			v.Late = "overdue " + todo.Ago(now.Sub(it.Due.Time))
-		} else if it.Due != nil {
-			v.Late = "due in " + todo.Ago(it.Due.Sub(now))
-		}
+		v.Where = where(it)
+		v.DueText, v.DueWarn = due(it, now)
 		switch it.Kind {
 		case todo.KindProposal:
-			v.Where = issues(it.Issues)
 			if book == nil {
 				b, err := proposal.Read(s.opt.Hub.Store)
 				if err != nil {
@@ -154,11 +153,41 @@ func (s *Server) views(items []todo.Item) []itemView {
 	return out
 }
 
+// due says when it falls due, and whether the page warns of it: an item
+// overdue, or due soon (dueSoon). One due in a day is not a warning.
+func due(it todo.Item, now time.Time) (text string, warn bool) {
+	switch {
+	case it.Due == nil:
+		return "", false
+	case it.Overdue || !now.Before(it.Due.Time):
+		return "overdue " + todo.Ago(now.Sub(it.Due.Time)), true
+	}
+	left := it.Due.Sub(now)
+	return "due in " + todo.Ago(left), left <= dueSoon(it.Due.Sub(it.Since.Time))
+}
+
+// dueSoon is how little time left makes an item due soon, for an item
+// given sla in all (a question's SLA): its last tenth, and at most its
+// last hour. A question with the default SLA of a day is due soon in its
+// last hour, one with an SLA of 30 minutes in its last 3.
+func dueSoon(sla time.Duration) time.Duration {
+	return min(time.Hour, sla/10)
+}
+
 // fragment renders one item for the live queue.
 func (s *Server) fragment(v itemView) (string, error) {
 	var b bytes.Buffer
 	err := pageTemplates().ExecuteTemplate(&b, "item", v)
 	return b.String(), err
+}
+
+// where names the issue an item is on: a clarification's, or the issues a
+// proposal names; "no issue" for none.
+func where(it todo.Item) string {
+	if it.Kind != todo.KindProposal {
+		return words.IssueRef(it.Issue)
+	}
+	return issues(it.Issues)
 }
 
 func issues(ns []int) string {

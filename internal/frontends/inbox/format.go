@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/agentx-cli/agentx/internal/safetext"
+	"github.com/agentx-cli/agentx/internal/words"
 	"github.com/agentx-cli/agentx/ledger"
 )
 
@@ -30,20 +31,13 @@ func Text(res Result) string {
 	return b.String()
 }
 
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
-}
-
 // header is the first line of a look.
 func header(res Result) string {
 	n := len(res.Items)
 	if res.More == 0 {
-		return fmt.Sprintf("agentx inbox for %s: %s.\n", safetext.Line(res.Agent), plural(n, "new item", "new items"))
+		return fmt.Sprintf("agentx inbox for %s: %s.\n", safetext.Line(res.Agent), words.Count(n, "new item", "new items"))
 	}
-	return fmt.Sprintf("agentx inbox for %s: %s, the %d most important shown.\n", safetext.Line(res.Agent), plural(n+res.More, "new item", "new items"), n)
+	return fmt.Sprintf("agentx inbox for %s: %s, the %d most important shown.\n", safetext.Line(res.Agent), words.Count(n+res.More, "new item", "new items"), n)
 }
 
 // footer says what a look left out, if anything.
@@ -53,7 +47,7 @@ func footer(res Result) string {
 		b.WriteString("\n")
 	}
 	if res.More > 0 {
-		fmt.Fprintf(&b, "%s, for a later look (or now: agentx inbox --agent %s --all).\n", plural(res.More, "more item", "more items"), safetext.Line(res.Agent))
+		fmt.Fprintf(&b, "%s, for a later look (or now: agentx inbox --agent %s --all).\n", words.Count(res.More, "more item", "more items"), safetext.Line(res.Agent))
 	}
 	if o := res.Older; o.Total() > 0 {
 		var parts []string
@@ -64,7 +58,7 @@ func footer(res Result) string {
 			parts = append(parts, fmt.Sprintf("%d abandoned", o.Abandoned))
 		}
 		fmt.Fprintf(&b, "Not shown: %s, already closed (%s): agentx clarify list --all --agent %s\n",
-			plural(o.Total(), "older clarification", "older clarifications"), strings.Join(parts, ", "), safetext.Line(res.Agent))
+			words.Count(o.Total(), "older clarification", "older clarifications"), strings.Join(parts, ", "), safetext.Line(res.Agent))
 	}
 	return b.String()
 }
@@ -85,15 +79,22 @@ func itemText(it Item) string {
 // neutral is it with its one-line fields neutralised; bodies are
 // neutralised where they are indented (block).
 func neutral(it Item) Item {
-	it.ID, it.Topic, it.By = safetext.Line(it.ID), safetext.Line(it.Topic), safetext.Line(it.By)
+	it.ID, it.Topic, it.By = safetext.Line(it.ID), safetext.Line(it.Topic), named(it.By, it.Person)
 	return it
 }
 
-func where(it Item) string {
-	if it.Issue == 0 {
-		return fmt.Sprintf("%s (no issue, \"%s\")", it.ID, it.Topic)
+// named is who wrote an entry, neutralised: an agent by its name, a person
+// by the name the ledger records with the role they acted in, "pat
+// (human)"; a person whose name is not recorded is "human".
+func named(by, person string) string {
+	if person == "" {
+		return safetext.Line(by)
 	}
-	return fmt.Sprintf("%s (issue #%d, \"%s\")", it.ID, it.Issue, it.Topic)
+	return safetext.Line(person) + " (" + safetext.Line(by) + ")"
+}
+
+func where(it Item) string {
+	return fmt.Sprintf("%s (%s, \"%s\")", it.ID, words.Issue(it.Issue), it.Topic)
 }
 
 func writeItem(b *strings.Builder, it Item) {
@@ -169,7 +170,7 @@ func writeReplies(b *strings.Builder, it Item) {
 	}
 	block(b, "Q: ", it.Question)
 	for _, r := range it.Answers {
-		block(b, fmt.Sprintf("A (%s, %s): ", safetext.Line(r.By), stamp(r.At)), r.Body)
+		block(b, fmt.Sprintf("A (%s, %s): ", named(r.By, r.Person), stamp(r.At)), r.Body)
 	}
 	assumptions(b, it)
 	if it.Late {
@@ -184,7 +185,7 @@ func writeReplies(b *strings.Builder, it Item) {
 func authors(rs []Reply) string {
 	var names []string
 	for _, r := range rs {
-		if n := safetext.Line(r.By); !slices.Contains(names, n) {
+		if n := named(r.By, r.Person); !slices.Contains(names, n) {
 			names = append(names, n)
 		}
 	}
@@ -265,6 +266,6 @@ type hookSpecific struct {
 
 // writeRevision renders a revision request: the gate's text, indented.
 func writeRevision(b *strings.Builder, it Item) {
-	fmt.Fprintf(b, "* Your work on issue #%d (%s) was sent back for revision:\n", it.Issue, it.Topic)
+	fmt.Fprintf(b, "* Your work on %s (%s) was sent back for revision:\n", words.Issue(it.Issue), it.Topic)
 	block(b, "", it.Body)
 }

@@ -51,6 +51,7 @@ type Item struct {
 	From        string              `json:"from"`               // the asker
 	To          string              `json:"to"`                 // the one asked
 	By          string              `json:"by,omitempty"`       // who answered (the latest reply), asked, resolved or closed
+	Person      string              `json:"person,omitempty"`   // when By is human: the person's name as the ledger records it (agentx.people)
 	Round       int                 `json:"round"`              // the round the item is about
 	Blocking    bool                `json:"blocking"`           // the asker cannot finish without it
 	Status      ledger.Status       `json:"status"`             // the clarification's status when delivered
@@ -76,9 +77,10 @@ type Item struct {
 // blank line apart (as clarify wait prints them), its By and At the
 // latest reply's.
 type Reply struct {
-	By   string      `json:"by"` // the one asked, or human
-	At   ledger.Time `json:"at"`
-	Body string      `json:"body"`
+	By     string      `json:"by"`               // the one asked, or human
+	Person string      `json:"person,omitempty"` // when By is human: the person's name as the ledger records it
+	At     ledger.Time `json:"at"`
+	Body   string      `json:"body"`
 }
 
 // Options says whose inbox to read and how.
@@ -684,7 +686,7 @@ func (b *builder) build(c *ledger.Clarification, e eventlog.Event, kind Kind, se
 			return Item{}, 0, false // every reply seen
 		}
 		a := c.Thread[entry]
-		it.By, it.Body, it.At = a.From, joinReplies(it.Answers), a.Timestamp
+		it.By, it.Person, it.Body, it.At = a.From, c.PersonAt(entry), joinReplies(it.Answers), a.Timestamp
 		it.Assumptions = assumedBefore(c, e.Round, a.Timestamp)
 	case KindQuestion:
 		entry = lastEntry(c, ledger.Question, e.Round)
@@ -702,7 +704,7 @@ func (b *builder) build(c *ledger.Clarification, e eventlog.Event, kind Kind, se
 			return Item{}, 0, false
 		}
 		r := c.Thread[entry]
-		it.By, it.Body, it.At = r.From, r.Body, r.Timestamp
+		it.By, it.Person, it.Body, it.At = r.From, c.PersonAt(entry), r.Body, r.Timestamp
 		if q := c.Current(ledger.Question); q != nil {
 			it.Question = q.Body
 		}
@@ -733,7 +735,7 @@ func replies(c *ledger.Clarification, round, from int) ([]Reply, int) {
 	last := -1
 	for i := max(from, 0); i < len(c.Thread); i++ {
 		if e := &c.Thread[i]; e.Type == ledger.Answer && e.Round == round {
-			out = append(out, Reply{By: e.From, At: e.Timestamp, Body: e.Body})
+			out = append(out, Reply{By: e.From, Person: c.PersonAt(i), At: e.Timestamp, Body: e.Body})
 			last = i
 		}
 	}

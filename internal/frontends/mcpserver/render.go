@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentx-cli/agentx/internal/frontends/inbox"
 	"github.com/agentx-cli/agentx/internal/safetext"
+	"github.com/agentx-cli/agentx/internal/words"
 	"github.com/agentx-cli/agentx/ledger"
 	"github.com/agentx-cli/agentx/router"
 )
@@ -26,12 +27,7 @@ func block(body string) string {
 	return strings.TrimSuffix(safetext.Indent(body, "  ", "  "), "\n")
 }
 
-func issueLabel(n int) string {
-	if n == 0 {
-		return "no issue"
-	}
-	return fmt.Sprintf("issue #%d", n)
-}
+func issueLabel(n int) string { return words.Issue(n) }
 
 // renderError is a failed call's text: the error may quote the call's
 // arguments or a file.
@@ -104,7 +100,7 @@ func renderList(r ListResult) string {
 	}
 	var b strings.Builder
 	for _, c := range r.Clarifications {
-		fmt.Fprintf(&b, "%s\t#%d\t%s\t%s -> %s\tround %d/%d\t%s\n", line(c.ID), c.Issue, line(string(c.Status)), line(c.From), line(c.To), c.Round, c.MaxRounds, line(c.Topic))
+		fmt.Fprintf(&b, "%s\t%s\t%s\t%s -> %s\tround %d/%d\t%s\n", line(c.ID), words.IssueRef(c.Issue), line(string(c.Status)), line(c.From), line(c.To), c.Round, c.MaxRounds, line(c.Topic))
 	}
 	for _, s := range r.Skipped {
 		fmt.Fprintf(&b, "skipped: %s\n", line(s))

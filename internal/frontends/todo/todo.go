@@ -11,6 +11,7 @@ import (
 	"github.com/agentx-cli/agentx/internal/eventlog"
 	"github.com/agentx-cli/agentx/internal/frontends/inbox"
 	"github.com/agentx-cli/agentx/internal/gate/proposal"
+	"github.com/agentx-cli/agentx/internal/words"
 	"github.com/agentx-cli/agentx/ledger"
 	"github.com/agentx-cli/agentx/router"
 )
@@ -90,7 +91,7 @@ func List(h *router.Hub, f Filter) (items []Item, skipped []error, err error) {
 		}
 		got, err := issueItems(store, n, now)
 		if err != nil {
-			skipped = append(skipped, fmt.Errorf("issue #%d: %w", n, err))
+			skipped = append(skipped, fmt.Errorf("%s: %w", words.Issue(n), err))
 			continue
 		}
 		items = append(items, got...)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentx-cli/agentx/internal/eventlog"
 	"github.com/agentx-cli/agentx/internal/frontends/inbox"
+	"github.com/agentx-cli/agentx/internal/words"
 	"github.com/agentx-cli/agentx/ledger"
 )
 
@@ -105,7 +106,7 @@ func (w *Waker) Undelivered(ctx context.Context, notify NotifyFunc) []Overdue {
 	for _, n := range issues {
 		es, err := w.Store.OpenEntries(n)
 		if err != nil {
-			w.warn(fmt.Errorf("undelivered answers: issue #%d: %w", n, err))
+			w.warn(fmt.Errorf("undelivered answers: %s: %w", words.Issue(n), err))
 			continue
 		}
 		var l *ledger.Ledger
@@ -118,7 +119,7 @@ func (w *Waker) Undelivered(ctx context.Context, notify NotifyFunc) []Overdue {
 			}
 			if l == nil {
 				if l, err = w.Store.Read(n); err != nil {
-					w.warn(fmt.Errorf("undelivered answers: issue #%d: %w", n, err))
+					w.warn(fmt.Errorf("undelivered answers: %s: %w", words.Issue(n), err))
 					break
 				}
 			}

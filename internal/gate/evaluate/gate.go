@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/agentx-cli/agentx/internal/words"
 	"github.com/agentx-cli/agentx/ledger"
 	"github.com/agentx-cli/agentx/router"
 	"github.com/agentx-cli/agentx/workflow"
@@ -133,7 +134,7 @@ func (g *Gate) Finish(ctx context.Context, issue int, agent string, w *workflow.
 // escalation is the escalation of a's cycle.
 func escalation(issue int, job Job, a *Attempt) router.WorkEscalation {
 	all := append(append([]*Attempt(nil), job.Previous...), a)
-	reason := fmt.Sprintf("evaluation: step %s did not pass in %d attempts (max_revisions = %d)", job.Step.ID, a.Attempt, job.Step.MaxRevisions)
+	reason := fmt.Sprintf("evaluation: step %s did not pass in %s (max_revisions = %d)", job.Step.ID, words.Count(a.Attempt, "attempt", "attempts"), job.Step.MaxRevisions)
 	if a.Verdict == Fail {
 		reason = fmt.Sprintf("evaluation: a check of step %s failed hard (%s): revising will not fix it", job.Step.ID, strings.Join(checksWith(a, Fail), ", "))
 	}
@@ -150,7 +151,7 @@ func escalation(issue int, job Job, a *Attempt) router.WorkEscalation {
 		}
 	}
 	fmt.Fprintf(&b, "\nDecide: accept the work as it is, say what to change, or take it over. `agentx eval show %d` has every check's output.", issue)
-	topic := fmt.Sprintf("Evaluation of step %s: %s after %d attempts", job.Step.ID, a.Verdict.Label(), a.Attempt)
+	topic := fmt.Sprintf("Evaluation of step %s: %s after %s", job.Step.ID, a.Verdict.Label(), words.Count(a.Attempt, "attempt", "attempts"))
 	return router.WorkEscalation{
 		Issue: issue, Agent: job.Agent, Workflow: job.Workflow.Name, Step: job.Step.ID,
 		Topic: head(topic, ledger.MaxTopicLen-8), Position: head(b.String(), ledger.MaxBodyLen-16), Reason: reason,
