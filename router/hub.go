@@ -195,7 +195,7 @@ func validateAsk(req AskRequest) error {
 			return err
 		}
 	}
-	return ledger.ValidateText("question", req.Question, ledger.MaxBodyLen)
+	return ledger.ValidateMessage("question", req.Question)
 }
 
 // respond runs the target's responder for the current round, if it has

@@ -349,6 +349,10 @@ func refusal(id string, err error) string {
 	if errors.As(err, &te) && te.From.Final() {
 		return fmt.Sprintf("%s is already %s", id, te.From)
 	}
+	var in *ledger.InputError
+	if errors.As(err, &in) && in.Limit > 0 {
+		return fmt.Sprintf("%v: nothing was recorded; reply again in at most %d bytes (put the detail in a file or the issue and name it)", err, in.Limit)
+	}
 	return err.Error()
 }
 
