@@ -38,6 +38,7 @@ const (
 	EventProposalApproved    = eventlog.EventProposalApproved
 	EventProposalRejected    = eventlog.EventProposalRejected
 	EventProposalImplemented = eventlog.EventProposalImplemented
+	EventScopeRefused        = eventlog.EventScopeRefused
 	ViaRemote                = eventlog.ViaRemote
 )
 

@@ -129,7 +129,9 @@ func (h *Hub) Ask(ctx context.Context, req AskRequest) (Record, error) {
 		return Record{}, err
 	}
 	if req.To != ledger.Human && !rule.Allows(req.To) {
-		return Record{}, scopeError(req.From, req.To, rule.CanClarify, rule.Workflow, rule.Step)
+		err := scopeError(req.From, req.To, rule.CanClarify, rule.Workflow, rule.Step)
+		h.ScopeRefused(req.Issue, req.From, req.To, req.Topic, err.Msg)
+		return Record{}, err
 	}
 	blocking := !req.NonBlocking
 	if blocking && !rule.BlockingAllowed {

@@ -295,3 +295,22 @@ func TestErrorsAreJSONUnderJSON(t *testing.T) {
 		})
 	}
 }
+
+// TestRefusalsJSON: the refusal events (scope-refused) and what the digest
+// makes of them are valid against their schemas: an ask refused by
+// can_clarify.
+func TestRefusalsJSON(t *testing.T) {
+	dir := t.TempDir()
+	env := map[string]string{"AGENTX_NOW": "2026-02-26T10:00:00Z"}
+	require.Equal(t, 0, runCmd(t, dir, env, "", "init").code)
+	assert.Equal(t, ExitRejected.N, runCmd(t, "", env, "", "clarify", "ask", "--issue", "42", "--from", "engineer", "--to", "reviewer", "--topic", "Tests", "--question", "Unit?").code)
+
+	r := runCmd(t, "", env, "", "events", "--json")
+	require.Equal(t, 0, r.code, r.stderr)
+	validateDoc(t, "events.json", r.stdout)
+	assert.Contains(t, r.stdout, `"type": "scope-refused"`)
+	r = runCmd(t, "", env, "", "clarify", "stats", "--json")
+	require.Equal(t, 0, r.code, r.stderr)
+	validateDoc(t, "stats.json", r.stdout)
+	assert.Contains(t, r.stdout, `"scope": 1`)
+}

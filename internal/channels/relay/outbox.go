@@ -184,8 +184,8 @@ func (o *Outbox) Run(ctx context.Context, now time.Time, v any, q *Queue, force 
 		}
 		next, err := o.Events.ReadFrom(q.Offset, func(l router.Line) error {
 			// A change pulled from the shared remote is mirrored by the
-			// host that made it.
-			if e, ok := l.Decode(); ok && !e.Pulled() {
+			// host that made it; a refusal changed nothing.
+			if e, ok := l.Decode(); ok && !e.Pulled() && !e.Refusal() {
 				queue(e.IssueNumber)
 				for _, n := range e.Issues { // a proposal's
 					queue(n)
@@ -272,7 +272,7 @@ func (o *Outbox) Status(q Queue, unmirrored func(c *ledger.Clarification) int) (
 	if q.Updated != nil && size > q.Offset {
 		eventsBehind = size - q.Offset
 		_, _ = o.Events.ReadFrom(q.Offset, func(l router.Line) error {
-			if e, ok := l.Decode(); ok && !e.Pulled() && (e.IssueNumber > 0 || o.NoIssue && e.IssueNumber == 0) && issues[IssueKey(e.IssueNumber)] == nil {
+			if e, ok := l.Decode(); ok && !e.Pulled() && !e.Refusal() && (e.IssueNumber > 0 || o.NoIssue && e.IssueNumber == 0) && issues[IssueKey(e.IssueNumber)] == nil {
 				issues[IssueKey(e.IssueNumber)] = &Behind{Since: e.Timestamp}
 			}
 			return nil
