@@ -155,6 +155,29 @@ type TimeoutError struct {
 
 func (e *TimeoutError) Error() string {
 	var b strings.Builder
+	b.WriteString(e.Summary())
+	if e.Foreign {
+		if left := e.StaleAge - e.Age; left > 0 {
+			fmt.Fprintf(&b, "; it goes stale in %ds (stale age %s) and is then taken over", int(math.Ceil(left.Seconds())), e.StaleAge)
+		}
+		fmt.Fprintf(&b, "; if that tool is gone, delete %s", e.Path)
+		return b.String()
+	}
+	b.WriteString("; agentx waiters are served one at a time and a write holds the lock for milliseconds, so a long hold means the holder is stuck or paused")
+	if e.Holder != nil && e.Holder.PID > 0 && e.Holder.Host == Hostname() {
+		fmt.Fprintf(&b, ": resume it (kill -CONT %d) or end it (kill %d); its lock is freed the moment it exits", e.Holder.PID, e.Holder.PID)
+	} else {
+		b.WriteString(": resume or end that process; its lock is freed the moment it exits")
+	}
+	b.WriteString("; or retry with a longer wait ([lock] wait in .agentx/config.toml)")
+	return b.String()
+}
+
+// Summary is what was found, without the advice: the lock, the wait, who
+// held it and for how long, the queue, and whether the holder was
+// another tool.
+func (e *TimeoutError) Summary() string {
+	var b strings.Builder
 	fmt.Fprintf(&b, "lock %s: still held after waiting %s", e.Path, round(e.Waited))
 	if e.Holder != nil || e.Age > 0 {
 		fmt.Fprintf(&b, ": held by %s", e.Holder.describe())
@@ -171,19 +194,7 @@ func (e *TimeoutError) Error() string {
 	}
 	if e.Foreign {
 		b.WriteString("; the holder is not an agentx process")
-		if left := e.StaleAge - e.Age; left > 0 {
-			fmt.Fprintf(&b, "; it goes stale in %ds (stale age %s) and is then taken over", int(math.Ceil(left.Seconds())), e.StaleAge)
-		}
-		fmt.Fprintf(&b, "; if that tool is gone, delete %s", e.Path)
-		return b.String()
 	}
-	b.WriteString("; agentx waiters are served one at a time and a write holds the lock for milliseconds, so a long hold means the holder is stuck or paused")
-	if e.Holder != nil && e.Holder.PID > 0 && e.Holder.Host == Hostname() {
-		fmt.Fprintf(&b, ": resume it (kill -CONT %d) or end it (kill %d); its lock is freed the moment it exits", e.Holder.PID, e.Holder.PID)
-	} else {
-		b.WriteString(": resume or end that process; its lock is freed the moment it exits")
-	}
-	b.WriteString("; or retry with a longer wait ([lock] wait in .agentx/config.toml)")
 	return b.String()
 }
 

@@ -39,6 +39,7 @@ const (
 	EventProposalRejected    = eventlog.EventProposalRejected
 	EventProposalImplemented = eventlog.EventProposalImplemented
 	EventScopeRefused        = eventlog.EventScopeRefused
+	EventLockTimeout         = eventlog.EventLockTimeout
 	ViaRemote                = eventlog.ViaRemote
 )
 

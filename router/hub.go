@@ -167,7 +167,9 @@ func (h *Hub) Ask(ctx context.Context, req AskRequest) (Record, error) {
 		return nil
 	})
 	if err != nil {
-		return Record{}, err
+		return Record{}, h.lockTimedOut(err, func() Event {
+			return Event{IssueNumber: req.Issue, FromAgent: req.From, ToAgent: req.To, Topic: req.Topic, Blocking: blocking, By: req.From}
+		})
 	}
 	h.changed(EventRequested, rec, req.From, "")
 	return h.respond(ctx, rec)

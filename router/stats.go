@@ -38,7 +38,8 @@ type Stats struct {
 
 // Refusals counts the refusal events of a period (EventLog.EachRefusal).
 type Refusals struct {
-	Scope int `json:"scope"` // scope-refused: asks and writes a step's scope refused
+	Scope        int `json:"scope"`        // scope-refused: asks and writes a step's scope refused
+	LockTimeouts int `json:"lockTimeouts"` // lock-timeout: writes that gave up waiting for an issue's lock
 }
 
 // CountRefusals counts the refusal events of log that match f; nil when
@@ -46,8 +47,11 @@ type Refusals struct {
 func CountRefusals(log EventLog, f EventFilter) (*Refusals, error) {
 	var r Refusals
 	err := log.EachRefusal(f, func(e Event) error {
-		if e.Type == EventScopeRefused {
+		switch e.Type {
+		case EventScopeRefused:
 			r.Scope++
+		case EventLockTimeout:
+			r.LockTimeouts++
 		}
 		return nil
 	})

@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentx-cli/agentx/internal/gate/proposal"
 	"github.com/agentx-cli/agentx/internal/safetext"
+	"github.com/agentx-cli/agentx/internal/words"
 	"github.com/agentx-cli/agentx/router"
 )
 
@@ -32,7 +33,7 @@ resolve, the most common topics (grouped: the same words in the same order
 are one topic) and the words they are made of, and per agent pair and per agent what
 was asked, answered and escalated; then the enhancement proposals by status,
 and what the event log says was refused in the period (asks and writes a
-step's scope refused).
+step's scope refused, writes that timed out on a lock).
 On a terminal the distributions are bar charts. --format markdown gives a report for a pull request or an issue.
 
 --since takes an age back from now (24h, 7d, 2w) or an RFC 3339 time, and
@@ -179,12 +180,15 @@ func (a *App) statsText(w io.Writer, st router.Stats) {
 	}
 }
 
-// refusalsLine is "2 by a step's scope (agentx events lists them)", the
-// kinds with any.
+// refusalsLine is "2 by a step's scope · 1 write timed out on a lock
+// (agentx events lists them)", the kinds with any.
 func refusalsLine(r router.Refusals) string {
 	var parts []string
 	if r.Scope > 0 {
 		parts = append(parts, fmt.Sprintf("%d by a step's scope", r.Scope))
+	}
+	if r.LockTimeouts > 0 {
+		parts = append(parts, fmt.Sprintf("%d %s timed out on a lock", r.LockTimeouts, words.Plural(r.LockTimeouts, "write", "writes")))
 	}
 	return strings.Join(parts, " · ") + " (agentx events lists them)"
 }

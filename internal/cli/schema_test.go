@@ -688,7 +688,7 @@ func TestSchemaEnums(t *testing.T) {
 		{"clarification.json#/$defs/record/properties/recordType", strs(ledger.RecordClarification, ledger.RecordBrainstorm)},
 		{"event.json#/properties/type", strs(router.EventRemoteRefused, router.EventClockSkew, router.EventRenumbered, router.EventChangeSuperseded, router.EventRequested, router.EventAnswered, router.EventFollowedUp, router.EventStale, router.EventResolved, router.EventEscalated, router.EventAbandoned, router.EventResponderFailed, router.EventSuperseded,
 			router.EventProposalCreated, router.EventProposalEvidence, router.EventProposalApproved, router.EventProposalRejected, router.EventProposalImplemented,
-			router.EventScopeRefused)},
+			router.EventScopeRefused, router.EventLockTimeout)},
 		{"clarification.json#/properties/outcome", strs(toAny(router.Outcomes)...)},
 		{"ready.json#/$defs/readiness/properties/state", strs(router.StateReady, router.StateBlocked, router.StateEscalated)},
 		{"monitor.json#/$defs/finding/properties/kind", strs(monitor.KindStale, monitor.KindStuck, monitor.KindDeadlock, monitor.KindAbandoned, monitor.KindResponderFailed)},

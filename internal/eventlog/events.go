@@ -65,9 +65,10 @@ const (
 )
 
 // The event types of what was refused or failed: nothing changed (a
-// question refused by the rules is not recorded), so they make no inbox
-// item and nothing to mirror (Event.Refusal). They are for a person
-// reading the log and the digest (agentx clarify stats).
+// question refused by the rules is not recorded; a write that timed out
+// wrote nothing), so they make no inbox item and nothing to mirror
+// (Event.Refusal). They are for a person reading the log, the digest
+// (agentx clarify stats) and agentx doctor.
 const (
 	// EventScopeRefused: an agent tried what its workflow step's scope
 	// does not allow, and was refused. An ask of someone the step's
@@ -76,13 +77,19 @@ const (
 	// (a tool call the scope hook denied): fromAgent the agent, topic the
 	// file, no toAgent. by is the agent, reason the refusal.
 	EventScopeRefused EventType = "scope-refused"
+	// EventLockTimeout: a write to the ledger gave up waiting for
+	// the lock (the command failed, exit 5, nothing written):
+	// clarificationId, the agents and topic are what was being written
+	// (the clarification changed, or the question asked), by who wrote
+	// when known, reason who held the lock and for how long.
+	EventLockTimeout EventType = "lock-timeout"
 )
 
 // refusals are the event types of what was refused or failed.
-var refusals = []EventType{EventScopeRefused}
+var refusals = []EventType{EventScopeRefused, EventLockTimeout}
 
 // Refusal reports whether e records something refused or failed rather
-// than a change (EventScopeRefused).
+// than a change (EventScopeRefused, EventLockTimeout).
 func (e Event) Refusal() bool { return slices.Contains(refusals, e.Type) }
 
 // EachRefusal streams the refusal events (Event.Refusal) that match f to

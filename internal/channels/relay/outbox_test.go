@@ -81,7 +81,7 @@ func TestRunSkipsPulledEvents(t *testing.T) {
 	assert.Equal(t, []int{8}, run(), "this host's own change")
 }
 
-// A refusal (scope-refused) changed nothing: Run does not
+// A refusal (scope-refused, lock-timeout) changed nothing: Run does not
 // queue its issue, nor does Status count it.
 func TestRunSkipsRefusals(t *testing.T) {
 	o, _ := testOutbox(t)
@@ -91,7 +91,7 @@ func TestRunSkipsRefusals(t *testing.T) {
 	now := time.Date(2026, 2, 26, 10, 0, 0, 0, time.UTC)
 	for _, e := range []router.Event{
 		{Type: router.EventScopeRefused, IssueNumber: 7, FromAgent: "engineer", ToAgent: "reviewer", Topic: "t", Timestamp: ledger.T(now)},
-		{Type: router.EventScopeRefused, IssueNumber: 8, FromAgent: "engineer", Topic: "src/a.go", Timestamp: ledger.T(now)},
+		{Type: router.EventLockTimeout, ClarificationID: "CLR-8-001", IssueNumber: 8, Topic: "t", Timestamp: ledger.T(now)},
 	} {
 		require.NoError(t, o.Events.Append(e))
 	}
