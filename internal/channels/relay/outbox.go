@@ -112,6 +112,9 @@ type Outbox struct {
 	// issues with open clarifications); older history is the mode's own
 	// business.
 	Start func() ([]int, error)
+	// Hold is the service's rate limit, shared with its other calls (nil:
+	// none): an unforced run sends nothing while it holds.
+	Hold *Hold
 }
 
 // Idle reports, without a lock, whether Run has nothing to do: every
@@ -125,7 +128,7 @@ func (o *Outbox) Idle(now time.Time) bool {
 	if err != nil || size != q.Offset {
 		return false
 	}
-	if q.WaitUntil != nil && q.WaitUntil.After(now) {
+	if q.WaitUntil != nil && q.WaitUntil.After(now) || o.Hold.Held(o.Service, now) != "" {
 		return true
 	}
 	for _, b := range q.Issues {
@@ -204,6 +207,10 @@ func (o *Outbox) Run(ctx context.Context, now time.Time, v any, q *Queue, force 
 		q.Updated = &t
 		if q.WaitUntil != nil && q.WaitUntil.After(now) && !force {
 			skipped = o.Service + " rate limit: not before " + q.WaitUntil.UTC().Format(time.RFC3339)
+			return nil
+		}
+		if why := o.Hold.Held(o.Service, now); why != "" && !force {
+			skipped = why
 			return nil
 		}
 		q.WaitUntil = nil

@@ -94,7 +94,7 @@ func (m *Mode) listenTick() time.Duration { return max(m.Config.Interval.Duratio
 func (m *Mode) poll(ctx context.Context, how pollHow) (PollReport, error) {
 	rep := PollReport{Handled: []Handled{}}
 	now := m.Hub.Store.Now()
-	r := &relay.Reader{File: m.file(InboundFile), Service: "Slack", Interval: m.Config.Interval.Duration}
+	r := &relay.Reader{File: m.file(InboundFile), Service: "Slack", Interval: m.Config.Interval.Duration, Hold: m.hold()}
 	var in Inbound
 	skipped, err := r.Read(ctx, now, &in, &in.Throttle, how.force, func() error {
 		rep.Read = true
