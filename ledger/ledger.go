@@ -36,8 +36,19 @@ const Human = "human"
 // every agent reads.
 const (
 	MaxTopicLen = 200       // bytes
-	MaxBodyLen  = 64 * 1024 // bytes
+	MaxBodyLen  = 64 * 1024 // bytes: any body a ledger holds
 	MaxAgentLen = 64        // bytes
+	// MaxMessageLen is the longest text agentx takes in one message, in
+	// bytes: a question, an answer, a follow-up, a decision, an
+	// assumption, a note with an option, from every surface (the command
+	// line and stdin, the MCP tools, the desk, GitHub and Slack replies)
+	// and from a responder (cut there, with a note). It keeps a message
+	// within an item's share of an agent's inbox (half of inbox.HookLimit,
+	// with the item's other lines and the gist of its question), so an
+	// answer reaches its asker whole, never cut where the asker reads it.
+	// MaxBodyLen stays the file's limit: the hub's own entries (an
+	// escalation quoting both positions) and other tools' records.
+	MaxMessageLen = 3000
 )
 
 // ThreadEntry is one message in a clarification's thread.
@@ -493,9 +504,10 @@ type InputError struct {
 	Value  string
 	Msg    string
 	Advice string // what to do, when more is known than the message says ("did you mean architect?")
+	Limit  int    // text over its limit: the limit, in bytes (0: another fault)
 }
 
-// Hint is what to do about it: Advice.
+// Hint is what to do about it: Advice ("" when the message says it all).
 func (e *InputError) Hint() string { return e.Advice }
 
 func (e *InputError) Error() string {
@@ -528,9 +540,23 @@ func ValidateText(field, s string, max int) error {
 	case !utf8.ValidString(s):
 		return &InputError{Field: field, Value: s, Msg: "is not valid UTF-8"}
 	case len(s) > max:
-		return &InputError{Field: field, Value: s, Msg: fmt.Sprintf("is %d bytes; the limit is %d", len(s), max)}
+		return &InputError{Field: field, Value: s, Msg: fmt.Sprintf("is %d bytes; the limit is %d bytes", len(s), max), Limit: max,
+			Advice: fmt.Sprintf("shorten it to %d bytes or fewer; nothing was written", max)}
 	}
 	return nil
+}
+
+// ValidateMessage checks the text of one message (a question, answer,
+// follow-up, decision, assumption or note): ValidateText within
+// MaxMessageLen. Over it, nothing is taken: the hint says to shorten it
+// and where the rest can go.
+func ValidateMessage(field, s string) error {
+	err := ValidateText(field, s, MaxMessageLen)
+	if in, ok := err.(*InputError); ok && len(s) > MaxMessageLen {
+		in.Advice = fmt.Sprintf("shorten it to %d bytes or fewer (one message's limit, so that it reaches its reader whole); "+
+			"put the detail in a file or the issue and name it in the message; nothing was written", MaxMessageLen)
+	}
+	return err
 }
 
 // ValidateIssue checks an issue number.

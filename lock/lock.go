@@ -159,22 +159,8 @@ type TimeoutError struct {
 
 func (e *TimeoutError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "lock %s: still held after waiting %s", e.Path, round(e.Waited))
-	if e.Holder != nil || e.Age > 0 {
-		fmt.Fprintf(&b, ": held by %s", e.Holder.describe())
-		if e.Age > 0 {
-			fmt.Fprintf(&b, " for %s", round(e.Age))
-		}
-	}
-	if e.Queued > 0 {
-		fmt.Fprintf(&b, "; %d other agentx %s waiting for it", e.Queued, words.Plural(e.Queued, "process was", "processes were"))
-		if e.Ahead >= 0 {
-			fmt.Fprintf(&b, ", %d of them queued before this one", e.Ahead)
-		}
-		b.WriteString(" (the lock goes to one waiter at a time, each holding it for one write: the wait grows with the queue)")
-	}
+	b.WriteString(e.Summary())
 	if e.Foreign {
-		b.WriteString("; the holder is not an agentx process")
 		if left := e.StaleAge - e.Age; left > 0 {
 			fmt.Fprintf(&b, "; it goes stale in %ds (stale age %s) and is then taken over", int(math.Ceil(left.Seconds())), e.StaleAge)
 		}
@@ -199,6 +185,31 @@ func (e *TimeoutError) Error() string {
 		b.WriteString("; agentx waiters are served one at a time and a write holds the lock for milliseconds, so a long hold means the holder is stuck or paused: resume or end that process; its lock is freed the moment it exits")
 	}
 	b.WriteString("; or retry with a longer wait ([lock] wait in .agentx/config.toml)")
+	return b.String()
+}
+
+// Summary is what was found, without the advice: the lock, the wait, who
+// held it and for how long, the queue, and whether the holder was
+// another tool.
+func (e *TimeoutError) Summary() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "lock %s: still held after waiting %s", e.Path, round(e.Waited))
+	if e.Holder != nil || e.Age > 0 {
+		fmt.Fprintf(&b, ": held by %s", e.Holder.describe())
+		if e.Age > 0 {
+			fmt.Fprintf(&b, " for %s", round(e.Age))
+		}
+	}
+	if e.Queued > 0 {
+		fmt.Fprintf(&b, "; %d other agentx %s waiting for it", e.Queued, words.Plural(e.Queued, "process was", "processes were"))
+		if e.Ahead >= 0 {
+			fmt.Fprintf(&b, ", %d of them queued before this one", e.Ahead)
+		}
+		b.WriteString(" (the lock goes to one waiter at a time, each holding it for one write: the wait grows with the queue)")
+	}
+	if e.Foreign {
+		b.WriteString("; the holder is not an agentx process")
+	}
 	return b.String()
 }
 

@@ -74,10 +74,8 @@ func (h *Hub) Answer(ctx context.Context, id, from, body string) (Record, error)
 // and is refused as superseded (*SupersededError) if the clarification is
 // no longer waiting for an answer to that round.
 func (h *Hub) answer(ctx context.Context, id, from string, r Reply, round int) (Record, error) {
-	if r.Option == 0 {
-		if err := ledger.ValidateText("answer", r.Body, ledger.MaxBodyLen); err != nil {
-			return Record{}, err
-		}
+	if err := validateReply("answer", r); err != nil {
+		return Record{}, err
 	}
 	var signer string
 	rec, err := h.change(ctx, id, func(c *ledger.Clarification, now time.Time) error {
@@ -127,7 +125,7 @@ func (h *Hub) answer(ctx context.Context, id, from string, r Reply, round int) (
 // Followup asks the next round. At the round limit it escalates instead,
 // with the follow-up as the asker's latest position.
 func (h *Hub) Followup(ctx context.Context, id, from, body string) (Record, error) {
-	if err := ledger.ValidateText("follow-up", body, ledger.MaxBodyLen); err != nil {
+	if err := ledger.ValidateMessage("follow-up", body); err != nil {
 		return Record{}, err
 	}
 	atLimit := false
@@ -194,8 +192,8 @@ func (h *Hub) Resolve(ctx context.Context, id, from, body string) (Record, error
 }
 
 func (h *Hub) resolve(ctx context.Context, id, from string, r Reply) (Record, error) {
-	if r.Body != "" && r.Option == 0 {
-		if err := ledger.ValidateText("resolution", r.Body, ledger.MaxBodyLen); err != nil {
+	if r.Body != "" {
+		if err := validateReply("resolution", r); err != nil {
 			return Record{}, err
 		}
 	}
@@ -327,7 +325,7 @@ func (h *Hub) Cancel(ctx context.Context, id, from string) (Record, error) {
 // Assume records the assumption the asker proceeded on while its question
 // was unanswered, so a late answer can be checked against it.
 func (h *Hub) Assume(ctx context.Context, id, by, assumption string) (Record, error) {
-	if err := ledger.ValidateText("assumption", assumption, ledger.MaxBodyLen); err != nil {
+	if err := ledger.ValidateMessage("assumption", assumption); err != nil {
 		return Record{}, err
 	}
 	return h.change(ctx, id, func(c *ledger.Clarification, now time.Time) error {

@@ -70,5 +70,5 @@ func (h *Hub) changeIf(ctx context.Context, id string, guard Guard, fn func(c *l
 		rec = Record{IssueNumber: issue, Clarification: c}
 		return nil
 	})
-	return rec, err
+	return rec, h.lockTimedOut(err, func() Event { return h.about(issue, id) })
 }

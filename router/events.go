@@ -38,6 +38,8 @@ const (
 	EventProposalApproved    = eventlog.EventProposalApproved
 	EventProposalRejected    = eventlog.EventProposalRejected
 	EventProposalImplemented = eventlog.EventProposalImplemented
+	EventScopeRefused        = eventlog.EventScopeRefused
+	EventLockTimeout         = eventlog.EventLockTimeout
 	ViaRemote                = eventlog.ViaRemote
 	ViaForeign               = eventlog.ViaForeign
 )

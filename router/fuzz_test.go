@@ -10,15 +10,15 @@ import (
 
 // FuzzResponderAnswer: whatever a responder prints (stdout, of total bytes
 // when the cap cut it), answerOf gives "" only when it printed nothing but
-// blanks, else an answer the ledger takes: the output itself when it fits,
+// blanks, else an answer the hub takes (within one message's limit): the output itself when it fits,
 // else its start and a note.
 func FuzzResponderAnswer(f *testing.F) {
 	f.Add([]byte("  Repository pattern.\n"), uint32(0))
 	f.Add([]byte("ok \xff\xfe done"), uint32(0))
 	f.Add([]byte(" \n\t "), uint32(0))
 	f.Add([]byte(" \n\t "), uint32(7))
-	f.Add(bytes.Repeat([]byte("€"), ledger.MaxBodyLen/3+1), uint32(0))
-	f.Add(append(bytes.Repeat([]byte("a"), ledger.MaxBodyLen-10), 0xe2, 0x82), uint32(1<<20))
+	f.Add(bytes.Repeat([]byte("€"), ledger.MaxMessageLen/3+1), uint32(0))
+	f.Add(append(bytes.Repeat([]byte("a"), ledger.MaxMessageLen-10), 0xe2, 0x82), uint32(1<<20))
 	f.Fuzz(func(t *testing.T, stdout []byte, extra uint32) {
 		total := int64(len(stdout)) + int64(extra%(1<<24))
 		a := answerOf(stdout, total)
@@ -29,10 +29,10 @@ func FuzzResponderAnswer(f *testing.F) {
 			}
 			return
 		}
-		if err := ledger.ValidateText("answer", a, ledger.MaxBodyLen); err != nil {
+		if err := ledger.ValidateMessage("answer", a); err != nil {
 			t.Fatalf("answer from %d bytes (total %d) refused by the ledger: %v", len(stdout), total, err)
 		}
-		if len(valid) <= ledger.MaxBodyLen && total <= int64(len(stdout)) {
+		if len(valid) <= ledger.MaxMessageLen && total <= int64(len(stdout)) {
 			if a != valid {
 				t.Fatalf("answer %q, want the output %q", a, valid)
 			}

@@ -53,7 +53,9 @@ func (h *Hub) EscalateWork(ctx context.Context, w WorkEscalation) (Record, error
 		return nil
 	})
 	if err != nil {
-		return Record{}, err
+		return Record{}, h.lockTimedOut(err, func() Event {
+			return Event{IssueNumber: w.Issue, FromAgent: w.Agent, ToAgent: ledger.Human, Topic: w.Topic, Blocking: true, By: HubAgent}
+		})
 	}
 	h.changed(EventRequested, rec, w.Agent, "")
 	h.escalated(ctx, rec)

@@ -137,7 +137,9 @@ func (h *Hub) Ask(ctx context.Context, req AskRequest) (Record, error) {
 		if typo := KnownAgent(h.Rules(), "to", req.To, true); typo != nil {
 			return Record{}, typo
 		}
-		return Record{}, scopeError(req.From, req.To, rule.CanClarify, rule.Workflow, rule.Step)
+		err := scopeError(req.From, req.To, rule.CanClarify, rule.Workflow, rule.Step)
+		h.ScopeRefused(req.Issue, req.From, req.To, req.Topic, err.Msg)
+		return Record{}, err
 	}
 	blocking := !req.NonBlocking
 	if blocking && !rule.BlockingAllowed {
@@ -173,7 +175,9 @@ func (h *Hub) Ask(ctx context.Context, req AskRequest) (Record, error) {
 		return nil
 	})
 	if err != nil {
-		return Record{}, err
+		return Record{}, h.lockTimedOut(err, func() Event {
+			return Event{IssueNumber: req.Issue, FromAgent: req.From, ToAgent: req.To, Topic: req.Topic, Blocking: blocking, By: req.From}
+		})
 	}
 	h.changed(EventRequested, rec, req.From, "")
 	return h.respond(ctx, rec)
@@ -203,7 +207,7 @@ func validateAsk(req AskRequest) error {
 			return err
 		}
 	}
-	return ledger.ValidateText("question", req.Question, ledger.MaxBodyLen)
+	return ledger.ValidateMessage("question", req.Question)
 }
 
 // respond runs the target's responder for the current round, if it has

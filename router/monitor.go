@@ -180,6 +180,14 @@ func (h *Hub) Apply(ctx context.Context, issue int, moves []Move) []Moved {
 		return nil
 	})
 	if err != nil && !errors.Is(err, errNoMove) {
+		err = h.lockTimedOut(err, func() Event {
+			e := Event{IssueNumber: issue}
+			if len(moves) > 0 {
+				e = h.about(issue, moves[0].ID)
+			}
+			e.By = HubAgent
+			return e
+		})
 		for i := range out {
 			out[i] = Moved{Err: err}
 		}

@@ -203,6 +203,18 @@ func pick(c *ledger.Clarification, r Reply) (string, *ledger.Choice, error) {
 	return text, &ledger.Choice{Option: o.N, Text: o.Text}, nil
 }
 
+// validateReply checks what a person or agent wrote in a reply, before
+// anything is read or written: the text (field) of a reply without an
+// option, or the note given with one, within ledger.MaxMessageLen. What
+// pick makes of an option (its decision, quoting a position, and the
+// note) is checked against the ledger's body limit there.
+func validateReply(field string, r Reply) error {
+	if r.Option != 0 && strings.TrimSpace(r.Body) == "" {
+		return nil // an option alone: pick says whether it needs text
+	}
+	return ledger.ValidateMessage(field, r.Body)
+}
+
 // AnswerReply is Answer with a Reply: an option of the question's picks
 // its text (an option number it does not offer is an *OptionError).
 func (h *Hub) AnswerReply(ctx context.Context, id, from string, r Reply) (Record, error) {

@@ -142,12 +142,13 @@ func (e ExecRunner) Run(ctx context.Context, r Responder, inv Invocation) (strin
 // answerOf turns what a responder printed (stdout, of total bytes in all;
 // more than len(stdout) when the cap cut it) into the answer recorded:
 // invalid UTF-8 replaced by U+FFFD, surrounding whitespace trimmed, and,
-// past ledger.MaxBodyLen, cut at a rune boundary with a note saying how
-// much was printed, so that the ledger always takes it. It is "" when the
-// responder printed no answer.
+// past ledger.MaxMessageLen (one message's limit, which the prompt
+// states), cut at a rune boundary with a note saying how much was
+// printed, so that the hub always takes it and the asker sees the cut. It
+// is "" when the responder printed no answer.
 func answerOf(stdout []byte, total int64) string {
 	s := strings.TrimSpace(strings.ToValidUTF8(string(stdout), "\uFFFD"))
-	if len(s) <= ledger.MaxBodyLen && total <= int64(len(stdout)) {
+	if len(s) <= ledger.MaxMessageLen && total <= int64(len(stdout)) {
 		return s
 	}
 	printed := fmt.Sprintf("%d bytes", total)
@@ -155,7 +156,7 @@ func answerOf(stdout []byte, total int64) string {
 		printed = fmt.Sprintf("more than %d bytes", maxStdout)
 	}
 	note := fmt.Sprintf("\n\n[answer truncated by agentx: the responder printed %s; the first part is kept]", printed)
-	cut := min(len(s), ledger.MaxBodyLen-len(note))
+	cut := min(len(s), ledger.MaxMessageLen-len(note))
 	for cut > 0 && cut < len(s) && !utf8.RuneStart(s[cut]) {
 		cut--
 	}
@@ -405,8 +406,8 @@ func BuildPrompt(issue int, c *ledger.Clarification) string {
 	} else {
 		b.WriteString(oneLine(c.Topic))
 	}
-	b.WriteString("\n\nAnswer the question directly and specifically, in plain text. " +
-		"If you do not know, say what you would need to decide.\n")
+	fmt.Fprintf(&b, "\n\nAnswer the question directly and specifically, in plain text, in at most %d bytes "+
+		"(a longer answer is cut there). If you do not know, say what you would need to decide.\n", ledger.MaxMessageLen)
 	return b.String()
 }
 

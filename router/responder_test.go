@@ -163,7 +163,7 @@ func TestResponderErrorTrimsStderr(t *testing.T) {
 func TestExecRunnerCapsStdout(t *testing.T) {
 	got, err := ExecRunner{}.Run(context.Background(), Responder{Agent: "architect", Command: []string{script(t, "big.sh")}, Timeout: 10 * time.Second}, testInv)
 	require.NoError(t, err)
-	require.LessOrEqual(t, len(got), ledger.MaxBodyLen)
+	require.LessOrEqual(t, len(got), ledger.MaxMessageLen)
 	assert.True(t, strings.HasSuffix(got, fmt.Sprintf("[answer truncated by agentx: the responder printed more than %d bytes; the first part is kept]", maxStdout)), "ends %q", got[len(got)-120:])
 }
 
@@ -216,7 +216,7 @@ func TestBuildPromptCases(t *testing.T) {
 			"[Round 1] engineer (question): Should sessions live in Redis or in Postgres?",
 			"[Round 1] architect (answer): Redis, with a 24h TTL.",
 			"Current question:\nWhich Redis client: go-redis or rueidis?\nWe already vendor go-redis v8.\n",
-			"Answer the question directly and specifically, in plain text. If you do not know, say what you would need to decide.",
+			fmt.Sprintf("Answer the question directly and specifically, in plain text, in at most %d bytes (a longer answer is cut there). If you do not know, say what you would need to decide.", ledger.MaxMessageLen),
 		}, notWant: []string{"2026"}},
 		{name: "no issue", issue: 0, c: promptClarification(), want: []string{"Issue: no issue"}, notWant: []string{"#0"}},
 		{name: "empty thread", issue: 7, c: noQuestion, want: []string{"(no messages yet)", "Topic: Session store", "Current question:\nSession store\n"}},

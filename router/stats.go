@@ -31,6 +31,34 @@ type Stats struct {
 	// approved, rejected, implemented); nil when there are none. The
 	// command fills it: proposals are not clarifications.
 	Proposals map[string]int `json:"proposals,omitempty"`
+	// Refusals counts what the event log says was refused or failed with
+	// nothing changed (CountRefusals); nil when nothing was.
+	Refusals *Refusals `json:"refusals,omitempty"`
+}
+
+// Refusals counts the refusal events of a period (EventLog.EachRefusal).
+type Refusals struct {
+	Scope        int `json:"scope"`        // scope-refused: asks and writes a step's scope refused
+	LockTimeouts int `json:"lockTimeouts"` // lock-timeout: writes that gave up waiting for an issue's lock
+}
+
+// CountRefusals counts the refusal events of log that match f; nil when
+// there are none.
+func CountRefusals(log EventLog, f EventFilter) (*Refusals, error) {
+	var r Refusals
+	err := log.EachRefusal(f, func(e Event) error {
+		switch e.Type {
+		case EventScopeRefused:
+			r.Scope++
+		case EventLockTimeout:
+			r.LockTimeouts++
+		}
+		return nil
+	})
+	if err != nil || r == (Refusals{}) {
+		return nil, err
+	}
+	return &r, nil
 }
 
 // Duration is a time span that JSON prints in seconds.

@@ -47,6 +47,6 @@ beside it, so you can check whether your work still holds.`,
 		}),
 	}
 	cmd.Flags().StringVar(&from, "from", "", "the asker (default $AGENTX_AGENT, else the asker)")
-	cmd.Flags().StringVar(&assumption, "assumption", "", "what you proceed on (default: read stdin)")
+	cmd.Flags().StringVar(&assumption, "assumption", "", "what you proceed on, at most 3000 bytes (default: read stdin)")
 	return cmd
 }

@@ -73,10 +73,11 @@ func (a *App) openHub(refresh bool) (*workspace.Workspace, *router.Hub, error) {
 }
 
 // text returns flag's value, or else stdin when it is not a terminal; no
-// text either way is a usage error naming the flag.
+// text either way is a usage error naming the flag, and so is text past
+// one message's limit (ledger.MaxMessageLen), before anything is opened.
 func (a *App) text(flagName, value string) (string, error) {
 	if value != "" {
-		return value, nil
+		return value, message(flagName, value)
 	}
 	missing := &usageError{Err: fmt.Errorf("%s is required: give %s TEXT, or pipe the text on stdin", flagName, flagName)}
 	if f, ok := a.stdin.(interface{ Fd() uintptr }); ok && isatty.IsTerminal(f.Fd()) {
@@ -86,11 +87,25 @@ func (a *App) text(flagName, value string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("read stdin: %w", err)
 	}
+	if len(b) > ledger.MaxBodyLen {
+		return "", &usageError{Err: fmt.Errorf("%s from stdin is more than %d bytes; the limit is %d bytes", flagName, ledger.MaxBodyLen, ledger.MaxMessageLen),
+			hint: fmt.Sprintf("shorten it to %d bytes or fewer; put the detail in a file or the issue and name it; nothing was written", ledger.MaxMessageLen)}
+	}
 	text := strings.TrimSpace(string(b))
 	if text == "" {
 		return "", missing
 	}
-	return text, nil
+	return text, message(flagName+" (stdin)", text)
+}
+
+// message checks the text given for flag (a message: a question, answer,
+// follow-up, decision, assumption or note) against one message's limit,
+// naming the flag: an input error (exit 2) whose hint says what to do.
+func message(flag, text string) error {
+	if strings.TrimSpace(text) == "" {
+		return nil // the hub says what is missing
+	}
+	return ledger.ValidateMessage(flag, text)
 }
 
 // agentDefault returns an agent flag's value, else AGENTX_AGENT.
@@ -484,7 +499,7 @@ data.id): proceed on your best judgment and record your assumption with
 	f.StringVar(&from, "from", "", "asking agent (default $AGENTX_AGENT)")
 	f.StringVar(&to, "to", "", "agent to ask, or human")
 	f.StringVar(&topic, "topic", "", "short subject")
-	f.StringVar(&question, "question", "", "the question (default: read stdin)")
+	f.StringVar(&question, "question", "", "the question, at most 3000 bytes (default: read stdin)")
 	f.BoolVar(&nonBlocking, "non-blocking", false, "keep working while the question is open")
 	f.StringArrayVar(&options, "option", nil, "a choice offered (repeatable); in Slack a person may answer with its number")
 	f.StringVar(&wf, "workflow", "", "workflow whose rules apply (default: config's default_workflow)")
@@ -550,7 +565,7 @@ not offer is a usage error naming its options (exit 2).`,
 	}
 	cmd.Flags().StringVar(&from, "from", "", "who answers: the asked agent, or human (default $AGENTX_AGENT, else the asked agent)")
 	cmd.Flags().StringVar(&as, "as", "", "the person answering as human (implies --from human; default: git user.email, user.name, $USER)")
-	cmd.Flags().StringVar(&body, "body", "", "the answer (default: read stdin); with --option, a note after the option")
+	cmd.Flags().StringVar(&body, "body", "", "the answer, at most 3000 bytes (default: read stdin); with --option, a note after the option")
 	cmd.Flags().IntVar(&option, "option", 0, "pick option N of the question's options (1-based)")
 	formatFlag(cmd, &format)
 	return cmd
@@ -564,10 +579,10 @@ func (a *App) reply(cmd *cobra.Command, body string, option int) (router.Reply, 
 		if option < 1 {
 			return router.Reply{}, usage(fmt.Errorf("--option %d: options are numbered from 1", option))
 		}
-		return router.Reply{Body: body, Option: option}, nil
+		return router.Reply{Body: body, Option: option}, message("--body", body)
 	}
 	if cmd.Name() == "resolve" {
-		return router.Reply{Body: body}, nil
+		return router.Reply{Body: body}, message("--body", body)
 	}
 	text, err := a.text("--body", body)
 	return router.Reply{Body: text}, err
@@ -611,7 +626,7 @@ func newFollowupCmd(a *App) *cobra.Command {
 		}),
 	}
 	cmd.Flags().StringVar(&from, "from", "", "the asking agent (default $AGENTX_AGENT, else the asker)")
-	cmd.Flags().StringVar(&body, "body", "", "the follow-up question (default: read stdin)")
+	cmd.Flags().StringVar(&body, "body", "", "the follow-up question, at most 3000 bytes (default: read stdin)")
 	cmd.Flags().BoolVar(&wait, "wait", false, "wait for the answer and print it alone (--format: the thread); exit 8 and the id when none comes")
 	cmd.Flags().DurationVar(&timeout, "timeout", 10*time.Minute, "how long --wait waits")
 	formatFlag(cmd, &format)
@@ -672,7 +687,7 @@ a usage error naming its options (exit 2).`,
 	}
 	cmd.Flags().StringVar(&from, "from", "", "the asker, or human (default $AGENTX_AGENT, else the asker)")
 	cmd.Flags().StringVar(&as, "as", "", "the person resolving as human (implies --from human; default: git user.email, user.name, $USER)")
-	cmd.Flags().StringVar(&body, "body", "", "the resolution or decision (default: the last answer); with --option, a note after the option")
+	cmd.Flags().StringVar(&body, "body", "", "the resolution or decision, at most 3000 bytes (default: the last answer); with --option, a note after the option")
 	cmd.Flags().IntVar(&option, "option", 0, "pick option N of the escalation's (or the question's) options (1-based)")
 	formatFlag(cmd, &format)
 	return cmd

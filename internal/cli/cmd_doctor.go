@@ -36,7 +36,9 @@ records (hooks/issue-N.json) and the inbox marks (inbox/AGENT.json) must parse
 and be regular files, not links; the end of the event log (events.jsonl, its
 last MiB) must be whole events, ending in a newline; state/.gitignore must
 have each pattern agentx init writes (a workspace made by an earlier version
-may lack some, and a killed process's leftovers could then be committed). In
+may lack some, and a killed process's leftovers could then be committed).
+Report, per issue, the writes that gave up waiting for its ledger's lock in
+the last 24 hours (lock-timeout events: a warning naming the holder). In
 remote mode, each issue's sync state (.agentx/state/remote/issue-N.json, the
 outbox of changes not yet published) must parse; it is a record, never moved
 aside.

@@ -37,6 +37,11 @@ proposal appends one too: proposal-created, -evidence, -approved, -rejected,
 -implemented, with the proposal id, its issues (--issue N matches a proposal
 naming N; --id takes a proposal id), its title and who acted.
 
+What was refused or failed, with nothing changed, is logged too:
+scope-refused (an agent asked someone its step's can_clarify does not list,
+or a write outside its step's write scope was denied) and lock-timeout (a
+write to an issue's ledger gave up waiting for its lock, naming the holder).
+
 With a [remote], the changes other hosts made are logged too as a fetch brings
 them, each once, marked "via": "remote" with the host that made it (in text,
 [via remote, host NAME]); agentx remote log --issue N reads the issue's
@@ -158,6 +163,14 @@ func printEvent(w io.Writer, e router.Event) {
 		return
 	}
 	line := fmt.Sprintf("%s  %-34s %s %s %s -> %s round %d", stamp(e.Timestamp), e.Type, e.ClarificationID, words.IssueRef(e.IssueNumber), e.FromAgent, e.ToAgent, e.Round)
+	switch {
+	case e.Type == router.EventScopeRefused && e.ToAgent == "":
+		line = fmt.Sprintf("%s  %-34s #%d %s writes %s", stamp(e.Timestamp), e.Type, e.IssueNumber, e.FromAgent, e.Topic)
+	case e.Type == router.EventScopeRefused:
+		line = fmt.Sprintf("%s  %-34s #%d %s -> %s: %s", stamp(e.Timestamp), e.Type, e.IssueNumber, e.FromAgent, e.ToAgent, e.Topic)
+	case e.Type == router.EventLockTimeout && e.ClarificationID == "":
+		line = fmt.Sprintf("%s  %-34s #%d %s -> %s: %s", stamp(e.Timestamp), e.Type, e.IssueNumber, e.FromAgent, e.ToAgent, e.Topic)
+	}
 	if e.Reason != "" {
 		line += "  (" + e.Reason + ")"
 	}

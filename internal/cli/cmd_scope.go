@@ -15,6 +15,7 @@ import (
 	"github.com/agentx-cli/agentx/internal/safetext"
 	"github.com/agentx-cli/agentx/internal/words"
 	"github.com/agentx-cli/agentx/internal/workspace"
+	"github.com/agentx-cli/agentx/ledger"
 	"github.com/agentx-cli/agentx/router"
 )
 
@@ -160,6 +161,7 @@ func runScopeCheck(ctx context.Context, a *App, agent, wf, stp string, files, st
 			return err
 		}
 		if f := v.Files[0]; !f.Allowed {
+			a.scopeRefused(h, v, f)
 			out, err := scope.HookDeny(denyReason(v, f))
 			if err != nil {
 				return err
@@ -213,6 +215,26 @@ func runScopeCheck(ctx context.Context, a *App, agent, wf, stp string, files, st
 			Advice: "move the change inside the scope, or ask a person for a wider scope: agentx clarify ask --to human --topic scope"}
 	}
 	return nil
+}
+
+// scopeRefused logs a write the hook denied (router.EventScopeRefused):
+// on the issue in AGENTX_ISSUE (0 without one), the file as topic (as the
+// repository names it, else as given), why as reason.
+func (a *App) scopeRefused(h *router.Hub, v scopeView, f scopedFile) {
+	issue, _ := ledger.ParseIssue(a.getenv("AGENTX_ISSUE")) // none, or not a number: 0
+	file := f.Rel
+	if file == "" {
+		file = f.Path
+	}
+	where := "outside the write scope"
+	if f.Rel == "" {
+		where = "outside the repository"
+	}
+	tool := f.Tool
+	if tool == "" {
+		tool = "a write"
+	}
+	h.ScopeRefused(issue, v.Agent, "", file, fmt.Sprintf("%s of %s denied: %s of step %s of workflow %s (%s)", tool, file, where, v.Step, v.Workflow, strings.Join(v.Scope, ", ")))
 }
 
 // denyReason is what the agent reads when a write is refused: where it may

@@ -53,8 +53,10 @@ of the answerers is the answer, later replies add to it, a reply naming an
 option by number or label answers with it, and a reply to an escalation
 settles it. ready, hooks, the monitor, clarify commands and clarify wait
 do this as they run (threads read at most once per interval); Slack being
-unreachable or rate-limited never fails them: the work is queued. The bot
-token comes from SLACK_BOT_TOKEN. See docs/slack.md.`,
+unreachable or rate-limited never fails them: the work is queued. A rate
+limit's Retry-After holds every call to Slack, from every process, a sync
+by hand included. The bot token comes from SLACK_BOT_TOKEN. See
+docs/slack.md.`,
 	}
 	cmd.AddCommand(newSlackStatusCmd(a), newSlackSyncCmd(a), newSlackListenCmd(a))
 	return cmd
@@ -103,7 +105,7 @@ func newSlackSyncCmd(a *App) *cobra.Command {
 	var issues []int
 	cmd := &cobra.Command{
 		Use:   "sync [--issue N]...",
-		Short: "Read the open threads and post what is behind now, whatever the interval and retry times",
+		Short: "Read the open threads and post what is behind now, whatever the interval and retry times (not before a rate limit's Retry-After)",
 		Args:  cobra.NoArgs,
 		RunE: a.runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			m, err := a.slackOpen()

@@ -31,7 +31,9 @@ func newStatsCmd(a *App) *cobra.Command {
 average and maximum rounds to resolution, median time to answer and to
 resolve, the most common topics (grouped: the same words in the same order
 are one topic) and the words they are made of, and per agent pair and per agent what
-was asked, answered and escalated; then the enhancement proposals by status.
+was asked, answered and escalated; then the enhancement proposals by status,
+and what the event log says was refused in the period (asks and writes a
+step's scope refused, writes that timed out on a lock).
 On a terminal the distributions are bar charts. --format markdown gives a report for a pull request or an issue.
 
 --since takes an age back from now (24h, 7d, 2w) or an RFC 3339 time, and
@@ -73,6 +75,9 @@ counts clarifications created since then.`,
 			}
 			st := d.Stats()
 			if st.Proposals, err = a.proposalCounts(n, from); err != nil {
+				return err
+			}
+			if st.Refusals, err = router.CountRefusals(h.Events, router.EventFilter{Issue: n, Since: from}); err != nil {
 				return err
 			}
 			return a.emit(st, func() {
@@ -170,6 +175,22 @@ func (a *App) statsText(w io.Writer, st router.Stats) {
 	if len(st.Proposals) > 0 {
 		fmt.Fprintf(w, "\n%s  %s\n", bold("Proposals"), proposalsLine(st.Proposals))
 	}
+	if st.Refusals != nil {
+		fmt.Fprintf(w, "\n%s  %s\n", bold("Refused"), refusalsLine(*st.Refusals))
+	}
+}
+
+// refusalsLine is "2 by a step's scope · 1 write timed out on a lock
+// (agentx events lists them)", the kinds with any.
+func refusalsLine(r router.Refusals) string {
+	var parts []string
+	if r.Scope > 0 {
+		parts = append(parts, fmt.Sprintf("%d by a step's scope", r.Scope))
+	}
+	if r.LockTimeouts > 0 {
+		parts = append(parts, fmt.Sprintf("%d %s timed out on a lock", r.LockTimeouts, words.Plural(r.LockTimeouts, "write", "writes")))
+	}
+	return strings.Join(parts, " · ") + " (agentx events lists them)"
 }
 
 // proposalsLine is "4 · 1 pending · 2 approved · ...", the statuses with any.
@@ -250,6 +271,9 @@ func statsMarkdown(w io.Writer, st router.Stats) {
 	}
 	if len(st.Proposals) > 0 {
 		fmt.Fprintf(w, "\n**Enhancement proposals:** %s\n", proposalsLine(st.Proposals))
+	}
+	if st.Refusals != nil {
+		fmt.Fprintf(w, "\n**Refused:** %s\n", refusalsLine(*st.Refusals))
 	}
 }
 

@@ -295,3 +295,37 @@ func TestErrorsAreJSONUnderJSON(t *testing.T) {
 		})
 	}
 }
+
+// TestRefusalsJSON: the refusal events (scope-refused, lock-timeout) and
+// what the digest and doctor make of them are valid against their
+// schemas: an ask refused by can_clarify, and an answer that timed out on
+// a lock another tool holds.
+func TestRefusalsJSON(t *testing.T) {
+	dir := t.TempDir()
+	env := map[string]string{"AGENTX_NOW": "2026-02-26T10:00:00Z"}
+	require.Equal(t, 0, runCmd(t, dir, env, "", "init").code)
+	cfg := filepath.Join(dir, ".agentx", "config.toml")
+	b, err := os.ReadFile(cfg)
+	require.NoError(t, err)
+	b = []byte(strings.NewReplacer(`wait = "5s"`, `wait = "300ms"`, `fair_bound = "400ms"`, `fair_bound = "0"`, `fair_window = "400ms"`, `fair_window = "0"`).Replace(string(b)))
+	require.NoError(t, os.WriteFile(cfg, b, 0o644))
+	assert.Equal(t, ExitRejected.N, runCmd(t, "", env, "", "clarify", "ask", "--issue", "42", "--from", "engineer", "--to", "reviewer", "--topic", "Tests", "--question", "Unit?").code)
+	require.Equal(t, 0, runCmd(t, "", env, "", "clarify", "ask", "--issue", "42", "--from", "engineer", "--to", "architect", "--topic", "Cache", "--question", "TTL?").code)
+	lockFile := filepath.Join(dir, ".agentx", "state", "clarifications", "issue-42.json.lock")
+	require.NoError(t, os.WriteFile(lockFile, []byte(`{"pid":424242,"host":"another-host","agent":"cli","token":"f00d","timestamp":"2026-02-26T10:00:00.000Z","created":"2026-02-26T10:00:00.000"}`), 0o644))
+	assert.Equal(t, ExitLockTimeout.N, runCmd(t, "", env, "", "clarify", "answer", "CLR-42-001", "--from", "architect", "--body", "5m").code)
+
+	r := runCmd(t, "", env, "", "events", "--json")
+	require.Equal(t, 0, r.code, r.stderr)
+	validateDoc(t, "events.json", r.stdout)
+	assert.Contains(t, r.stdout, `"type": "scope-refused"`)
+	assert.Contains(t, r.stdout, `"type": "lock-timeout"`)
+	r = runCmd(t, "", env, "", "clarify", "stats", "--json")
+	require.Equal(t, 0, r.code, r.stderr)
+	validateDoc(t, "stats.json", r.stdout)
+	assert.Contains(t, r.stdout, `"lockTimeouts": 1`)
+	r = runCmd(t, "", env, "", "doctor", "--json")
+	require.Equal(t, 0, r.code, r.stderr)
+	validateDoc(t, "doctor.json", r.stdout)
+	assert.Contains(t, r.stdout, `"check": "lock-timeouts"`)
+}

@@ -62,6 +62,7 @@ func TestScripts(t *testing.T) {
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"exitcode":  cmdExitcode,
 			"envq":      cmdEnvq,
+			"envrepeat": cmdEnvRepeat,
 			"repeat":    cmdRepeat,
 			"maxbytes":  cmdMaxBytes,
 			"ghfake":    cmdGHFake,

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -207,4 +209,58 @@ func TestMCPRefusesRenumbered(t *testing.T) {
 	assert.Equal(t, ledger.Pending, l.Find("CLR-50-001").Status)
 	assert.Len(t, l.Find("CLR-50-001").Thread, 1)
 	assert.Equal(t, 0, stop(), "stderr: %s", stderr.String())
+}
+
+// TestMCPMessageLimit: the MCP tools hold every message to the limit the
+// command line does (ledger.MaxMessageLen): past it, a usage error (exit
+// 2) naming the size and the limit, with a hint, and nothing written.
+func TestMCPMessageLimit(t *testing.T) {
+	dir := t.TempDir()
+	require.Equal(t, 0, runCmd(t, dir, nil, "", "init").code)
+	engineer := map[string]string{"AGENTX_AGENT": "engineer", "AGENTX_MCP_MAX_WAIT": "300ms"}
+	architect := map[string]string{"AGENTX_AGENT": "architect", "AGENTX_MCP_MAX_WAIT": "300ms"}
+	require.Equal(t, 0, runCmd(t, "", engineer, "", "clarify", "ask", "--issue", "42", "--to", "architect", "--topic", "t", "--question", "q?").code)
+	require.Equal(t, 0, runCmd(t, "", architect, "", "clarify", "answer", "CLR-42-001", "--body", "a.").code)
+	require.Equal(t, 0, runCmd(t, "", engineer, "", "clarify", "ask", "--issue", "42", "--to", "architect", "--topic", "t", "--question", "q2?").code)
+	ledgerFile := filepath.Join(dir, ".agentx", "state", "clarifications", "issue-42.json")
+	before := readFile(t, ledgerFile)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var stderr bytes.Buffer
+	asEngineer, stopEngineer := startMCP(t, ctx, engineer, &stderr)
+	asArchitect, stopArchitect := startMCP(t, ctx, architect, &stderr)
+	big := strings.Repeat("x", 20_000)
+	tests := []struct {
+		cs    *mcp.ClientSession
+		tool  string
+		args  map[string]any
+		field string
+	}{
+		{asEngineer, "clarify_ask", map[string]any{"issue": 42, "to": "architect", "topic": "t", "question": big}, "question"},
+		{asEngineer, "ask_human", map[string]any{"question": big}, "question"},
+		{asArchitect, "clarify_answer", map[string]any{"id": "CLR-42-002", "body": big}, "answer"},
+		{asEngineer, "clarify_followup", map[string]any{"id": "CLR-42-001", "body": big}, "follow-up"},
+		{asEngineer, "clarify_resolve", map[string]any{"id": "CLR-42-001", "body": big}, "resolution"},
+		{asEngineer, "clarify_assume", map[string]any{"id": "CLR-42-002", "assumption": big}, "assumption"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.tool, func(t *testing.T) {
+			got := toolError(t, ctx, tt.cs, tt.tool, tt.args)
+			assert.Equal(t, "usage", got.Code)
+			assert.Equal(t, 2, got.ExitCode)
+			assert.Equal(t, fmt.Sprintf("%s %q is 20000 bytes; the limit is %d bytes", tt.field, strings.Repeat("x", 40)+"...", ledger.MaxMessageLen), got.Message)
+			assert.Contains(t, got.Hint, fmt.Sprintf("shorten it to %d bytes or fewer", ledger.MaxMessageLen))
+		})
+	}
+	assert.Equal(t, 0, stopEngineer(), "stderr: %s", stderr.String())
+	assert.Equal(t, 0, stopArchitect(), "stderr: %s", stderr.String())
+	assert.Equal(t, before, readFile(t, ledgerFile), "nothing written")
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	return string(b)
 }

@@ -74,3 +74,16 @@ func cmdMaxBytes(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	ts.Logf("%s is %d bytes (at most %d)", args[1], size, n)
 }
+
+// cmdEnvRepeat sets an environment variable to TEXT repeated to N bytes
+// (the last copy cut to fit), for a story that needs a long argument:
+//
+//	envrepeat BIG 20000 'word '
+func cmdEnvRepeat(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 || args[2] == "" {
+		ts.Fatalf("usage: envrepeat NAME N TEXT")
+	}
+	n, err := strconv.Atoi(args[1])
+	ts.Check(err)
+	ts.Setenv(args[0], strings.Repeat(args[2], n/len(args[2])+1)[:n])
+}

@@ -90,8 +90,9 @@ type eventKey struct {
 // for the changes the ledgers hold, and each question the log says was
 // asked matched against its ledger as it is read (vanishing).
 type logged struct {
-	start  time.Time        // the first event's time: changes before it are not expected in the log
-	counts map[eventKey]int // for the keys the ledgers hold
+	start    time.Time        // the first event's time: changes before it are not expected in the log
+	counts   map[eventKey]int // for the keys the ledgers hold
+	timeouts []eventlog.Event // every lock-timeout event, in log order (rare: a holder that keeps others waiting)
 }
 
 // readLogged reads the event log at path. need lists the keys the ledgers
@@ -100,8 +101,11 @@ type logged struct {
 func readLogged(path string, need map[eventKey]int, asked func(eventlog.Event)) (*logged, error) {
 	lg := &logged{counts: make(map[eventKey]int, len(need))}
 	_, err := eventlog.EventLog{Path: path}.Each(eventlog.EventFilter{}, func(e eventlog.Event) error {
-		if e.ClarificationID == "" {
-			return nil // a proposal's event
+		if e.Type == eventlog.EventLockTimeout {
+			lg.timeouts = append(lg.timeouts, e)
+		}
+		if e.ClarificationID == "" || e.Refusal() {
+			return nil // a proposal's event, or no change
 		}
 		if lg.start.IsZero() || e.Timestamp.Before(lg.start) {
 			lg.start = e.Timestamp.Time
@@ -146,6 +150,7 @@ func crossCheckEvents(ctx context.Context, store *ledger.Store, opts Options, r 
 	if err != nil {
 		return err
 	}
+	lockTimeouts(store, lg, opts, r)
 	if lg.start.IsZero() {
 		return nil // no event log (or no clarification in it): nothing to compare
 	}
@@ -396,4 +401,51 @@ func appendMissing(ctx context.Context, path string, opts Options, records map[i
 // stampOf is an event's time as agentx writes times.
 func stampOf(e eventlog.Event) string {
 	return e.Timestamp.UTC().Format("2006-01-02T15:04:05.000Z")
+}
+
+// CheckLockTimeouts: writes to an issue's ledger gave up waiting for its
+// lock lately (lock-timeout events): a process held it past [lock] wait,
+// and the command that timed out wrote nothing.
+const CheckLockTimeouts = "lock-timeouts"
+
+// lockTimeoutWindow is how far back doctor reports lock timeouts.
+const lockTimeoutWindow = 24 * time.Hour
+
+// lockTimeouts reports, per issue, the writes that timed out on its
+// ledger's lock in the last lockTimeoutWindow: how many, when, and who
+// held the lock the last time. A warning: nothing is wrong with the
+// files, but a person should see a holder that keeps others waiting.
+func lockTimeouts(store *ledger.Store, lg *logged, opts Options, r *Report) {
+	since := opts.Now().Add(-lockTimeoutWindow)
+	type seen struct {
+		n           int
+		first, last eventlog.Event
+	}
+	by := map[int]*seen{}
+	var issues []int
+	for _, e := range lg.timeouts {
+		if e.Timestamp.Before(since) {
+			continue
+		}
+		s := by[e.IssueNumber]
+		if s == nil {
+			s = &seen{first: e}
+			by[e.IssueNumber] = s
+			issues = append(issues, e.IssueNumber)
+		}
+		s.n++
+		s.last = e
+	}
+	slices.Sort(issues)
+	for _, n := range issues {
+		s := by[n]
+		when := stampOf(s.last)
+		if s.n > 1 {
+			when = fmt.Sprintf("from %s to %s", stampOf(s.first), stampOf(s.last))
+		}
+		r.add(Finding{Check: CheckLockTimeouts, Severity: Warning, Path: store.Path(n) + lock.Suffix,
+			Problem: fmt.Sprintf("%d %s to the ledger of issue #%d timed out waiting for its lock in the last %d hours (%s), nothing written; the last: %s",
+				s.n, words.Plural(s.n, "write", "writes"), n, int(lockTimeoutWindow.Hours()), when, s.last.Reason),
+			Action: fmt.Sprintf("a process holds the lock past [lock] wait: a dead one's lock is stale (agentx doctor --fix removes it); a live one is stuck or paused: resume or end it (the last holder is named above); what timed out: agentx events --issue %d", n)})
+	}
 }

@@ -64,6 +64,55 @@ const (
 	EventChangeSuperseded EventType = "clarification-change-superseded"
 )
 
+// The event types of what was refused or failed: nothing changed (a
+// question refused by the rules is not recorded; a write that timed out
+// wrote nothing), so they make no inbox item and nothing to mirror
+// (Event.Refusal). They are for a person reading the log, the digest
+// (agentx clarify stats) and agentx doctor.
+const (
+	// EventScopeRefused: an agent tried what its workflow step's scope
+	// does not allow, and was refused. An ask of someone the step's
+	// can_clarify does not list: fromAgent the asker, toAgent whom it
+	// asked, topic the question's. A write outside the step's write scope
+	// (a tool call the scope hook denied): fromAgent the agent, topic the
+	// file, no toAgent. by is the agent, reason the refusal.
+	EventScopeRefused EventType = "scope-refused"
+	// EventLockTimeout: a write to the issue's ledger gave up waiting for
+	// the issue's lock (the command failed, exit 5, nothing written):
+	// clarificationId, the agents and topic are what was being written
+	// (the clarification changed, or the question asked), by who wrote
+	// when known, reason who held the lock and for how long.
+	EventLockTimeout EventType = "lock-timeout"
+)
+
+// refusals are the event types of what was refused or failed.
+var refusals = []EventType{EventScopeRefused, EventLockTimeout}
+
+// Refusal reports whether e records something refused or failed rather
+// than a change (EventScopeRefused, EventLockTimeout).
+func (e Event) Refusal() bool { return slices.Contains(refusals, e.Type) }
+
+// EachRefusal streams the refusal events (Event.Refusal) that match f to
+// fn, in file order, decoding only the lines that hold one: a reader of a
+// long log that wants only these pays a byte search a line.
+func (l EventLog) EachRefusal(f EventFilter, fn func(Event) error) error {
+	marks := make([][]byte, len(refusals))
+	for i, t := range refusals {
+		marks[i] = []byte(`{"type":"` + t + `"`) // how Append starts its line
+	}
+	_, err := l.ReadFrom(0, func(line Line) error {
+		if !slices.ContainsFunc(marks, func(m []byte) bool { return bytes.Contains(line.Raw, m) }) {
+			return nil
+		}
+		e, ok := line.Decode()
+		if !ok || !e.Refusal() || !f.Match(e) {
+			return nil
+		}
+		return fn(e)
+	})
+	return err
+}
+
 // The event types of enhancement proposals (package proposal): they carry
 // ProposalID, Issues, the title as Topic and who acted as By, and no
 // clarification.

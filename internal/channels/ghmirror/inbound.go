@@ -294,6 +294,10 @@ func refusal(cmd Command, err error) string {
 	if errors.Is(err, ledger.ErrNotFound) {
 		return fmt.Sprintf("there is no clarification %s", cmd.ID)
 	}
+	var in *ledger.InputError
+	if errors.As(err, &in) && in.Limit > 0 {
+		return fmt.Sprintf("%v: nothing was recorded; comment again in at most %d bytes (put the detail in a file or the issue and name it)", err, in.Limit)
+	}
 	return err.Error()
 }
 

@@ -112,6 +112,9 @@ type Outbox struct {
 	// issues with open clarifications); older history is the mode's own
 	// business.
 	Start func() ([]int, error)
+	// Hold is the service's rate limit, shared with its other calls (nil:
+	// none): an unforced run sends nothing while it holds.
+	Hold *Hold
 }
 
 // Idle reports, without a lock, whether Run has nothing to do: every
@@ -125,7 +128,7 @@ func (o *Outbox) Idle(now time.Time) bool {
 	if err != nil || size != q.Offset {
 		return false
 	}
-	if q.WaitUntil != nil && q.WaitUntil.After(now) {
+	if q.WaitUntil != nil && q.WaitUntil.After(now) || o.Hold.Held(o.Service, now) != "" {
 		return true
 	}
 	for _, b := range q.Issues {
@@ -184,8 +187,8 @@ func (o *Outbox) Run(ctx context.Context, now time.Time, v any, q *Queue, force 
 		}
 		next, err := o.Events.ReadFrom(q.Offset, func(l router.Line) error {
 			// A change pulled from the shared remote is mirrored by the
-			// host that made it.
-			if e, ok := l.Decode(); ok && !e.Pulled() {
+			// host that made it; a refusal changed nothing.
+			if e, ok := l.Decode(); ok && !e.Pulled() && !e.Refusal() {
 				queue(e.IssueNumber)
 				for _, n := range e.Issues { // a proposal's
 					queue(n)
@@ -204,6 +207,10 @@ func (o *Outbox) Run(ctx context.Context, now time.Time, v any, q *Queue, force 
 		q.Updated = &t
 		if q.WaitUntil != nil && q.WaitUntil.After(now) && !force {
 			skipped = o.Service + " rate limit: not before " + q.WaitUntil.UTC().Format(time.RFC3339)
+			return nil
+		}
+		if why := o.Hold.Held(o.Service, now); why != "" && !force {
+			skipped = why
 			return nil
 		}
 		q.WaitUntil = nil
@@ -272,7 +279,7 @@ func (o *Outbox) Status(q Queue, unmirrored func(c *ledger.Clarification) int) (
 	if q.Updated != nil && size > q.Offset {
 		eventsBehind = size - q.Offset
 		_, _ = o.Events.ReadFrom(q.Offset, func(l router.Line) error {
-			if e, ok := l.Decode(); ok && !e.Pulled() && (e.IssueNumber > 0 || o.NoIssue && e.IssueNumber == 0) && issues[IssueKey(e.IssueNumber)] == nil {
+			if e, ok := l.Decode(); ok && !e.Pulled() && !e.Refusal() && (e.IssueNumber > 0 || o.NoIssue && e.IssueNumber == 0) && issues[IssueKey(e.IssueNumber)] == nil {
 				issues[IssueKey(e.IssueNumber)] = &Behind{Since: e.Timestamp}
 			}
 			return nil

@@ -80,3 +80,24 @@ func TestRunSkipsPulledEvents(t *testing.T) {
 	require.NoError(t, o.Events.Append(mine))
 	assert.Equal(t, []int{8}, run(), "this host's own change")
 }
+
+// A refusal (scope-refused, lock-timeout) changed nothing: Run does not
+// queue its issue, nor does Status count it.
+func TestRunSkipsRefusals(t *testing.T) {
+	o, _ := testOutbox(t)
+	var q Queue
+	run := runner(t, o, &q)
+	assert.Empty(t, run())
+	now := time.Date(2026, 2, 26, 10, 0, 0, 0, time.UTC)
+	for _, e := range []router.Event{
+		{Type: router.EventScopeRefused, IssueNumber: 7, FromAgent: "engineer", ToAgent: "reviewer", Topic: "t", Timestamp: ledger.T(now)},
+		{Type: router.EventLockTimeout, ClarificationID: "CLR-8-001", IssueNumber: 8, Topic: "t", Timestamp: ledger.T(now)},
+	} {
+		require.NoError(t, o.Events.Append(e))
+	}
+	_, behind, err := o.Status(q, func(*ledger.Clarification) int { return 0 })
+	require.NoError(t, err)
+	assert.Empty(t, behind)
+	assert.Empty(t, run())
+	assert.Empty(t, q.Issues)
+}

@@ -22,16 +22,22 @@ type Reader struct {
 	File     File
 	Service  string // names the service in what Read reports ("GitHub")
 	Interval time.Duration
+	Hold     *Hold // the service's rate limit, shared with the other calls (nil: none)
 }
 
 // Read runs read at most once per interval (force: now), and not while
-// the service's rate limit holds, under the inbound file's lock: v is the
+// the service's rate limit holds (t's, or Hold's: force does not lift
+// them; the mode's client refuses its calls meanwhile), under the inbound
+// file's lock: v is the
 // whole file, t its throttle. Processes reading at once leave it to one
 // (ErrBusy for the others, unless force). skipped says why read did not
 // run. read's error is kept in the file (with the wait a Waiter asks for)
 // and returned.
 func (r *Reader) Read(ctx context.Context, now time.Time, v any, t *Throttle, force bool, read func() error) (skipped string, err error) {
 	if !force {
+		if why := r.Hold.Held(r.Service, now); why != "" {
+			return why, nil
+		}
 		var cur Throttle
 		if err := r.File.Read(&cur); err == nil {
 			if why := r.held(cur, now); why != "" {

@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/agentx-cli/agentx/internal/channels/relay"
 	"net/http"
+	"path"
 	"strconv"
 	"strings"
 	"sync"
@@ -13,6 +13,8 @@ import (
 
 	"github.com/slack-go/slack"
 	"github.com/slack-go/slack/socketmode"
+
+	"github.com/agentx-cli/agentx/internal/channels/relay"
 )
 
 // Message is a Slack message as agentx reads it.
@@ -34,14 +36,25 @@ type Client struct {
 	api           *slack.Client
 	apiURL, token string
 	hc            *http.Client
-	// Requests counts the calls made.
+	// Requests counts the calls asked of it (one a rate limit held, and
+	// so never sent, included).
 	Requests int
 	// Now is the clock a rate limit's Retry-After counts from (nil: the
 	// real one): the store's, like every time Slack mode keeps.
 	Now func() time.Time
+	// Hold, when set, shares a rate limit with every process of the
+	// workspace (relay.Hold): no call is made while it holds, and a 429
+	// sets it. This client holds itself besides, whether or not it is set.
+	Hold *relay.Hold
+	// Warn receives a hold that could not be recorded in Hold (this
+	// client holds all the same).
+	Warn func(error)
 
 	selfMu sync.Mutex
 	self   *Self // agentx's own bot, once known
+
+	holdMu sync.Mutex
+	until  time.Time // this client's own hold: the latest 429 it got
 }
 
 // Self is who the bot token is in Slack (auth.test): agentx's own bot
@@ -74,13 +87,81 @@ func (s Self) Is(msg Message) bool {
 }
 
 // NewClient returns a client for the Web API at apiURL (with its trailing
-// slash), authenticated with token, using hc (nil: a client with no timeout
-// of its own: bound calls with their contexts).
+// slash), authenticated with token, using (a copy of) hc (nil: a client
+// with no timeout of its own: bound calls with their contexts). Every
+// request it makes, the Socket Mode connection's included, goes through
+// its hold: none is sent while a rate limit holds (a *WaitError instead),
+// and a 429 holds the next ones until its Retry-After.
 func NewClient(apiURL, token string, hc *http.Client) *Client {
-	if hc == nil {
-		hc = &http.Client{}
+	held := &http.Client{}
+	if hc != nil {
+		*held = *hc
 	}
-	return &Client{api: slack.New(token, slack.OptionAPIURL(apiURL), slack.OptionHTTPClient(hc)), apiURL: apiURL, token: token, hc: hc}
+	c := &Client{apiURL: apiURL, token: token, hc: held}
+	held.Transport = holdTransport{c: c, next: held.Transport}
+	c.api = slack.New(token, slack.OptionAPIURL(apiURL), slack.OptionHTTPClient(held))
+	return c
+}
+
+func (c *Client) now() time.Time {
+	if c.Now != nil {
+		return c.Now()
+	}
+	return time.Now()
+}
+
+// heldUntil is when calls may be made again: the later of this client's
+// own hold and the workspace's (Hold); zero or past when they may now.
+func (c *Client) heldUntil() time.Time {
+	c.holdMu.Lock()
+	until := c.until
+	c.holdMu.Unlock()
+	if shared := c.Hold.Until(); shared.After(until) {
+		until = shared
+	}
+	return until
+}
+
+// hold records a 429 on call: no call until until, in this client and,
+// with Hold, in every process.
+func (c *Client) hold(ctx context.Context, until time.Time, call string) {
+	c.holdMu.Lock()
+	if until.After(c.until) {
+		c.until = until
+	}
+	c.holdMu.Unlock()
+	if err := c.Hold.Set(context.WithoutCancel(ctx), until, call); err != nil && c.Warn != nil {
+		c.Warn(fmt.Errorf("slack: recording the rate limit: %w", err))
+	}
+}
+
+// holdTransport sends a request only when no rate limit holds, and holds
+// the client on a 429 until its Retry-After (at least a second).
+type holdTransport struct {
+	c    *Client
+	next http.RoundTripper
+}
+
+func (t holdTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if until := t.c.heldUntil(); until.After(t.c.now()) {
+		if r.Body != nil {
+			_ = r.Body.Close()
+		}
+		return nil, &WaitError{Until: until}
+	}
+	next := t.next
+	if next == nil {
+		next = http.DefaultTransport
+	}
+	resp, err := next.RoundTrip(r)
+	if err == nil && resp.StatusCode == http.StatusTooManyRequests {
+		wait := time.Second
+		if s, perr := strconv.Atoi(strings.TrimSpace(resp.Header.Get("Retry-After"))); perr == nil && s > 1 {
+			wait = time.Duration(s) * time.Second
+		}
+		t.c.hold(r.Context(), t.c.now().Add(wait), path.Base(r.URL.Path))
+	}
+	return resp, err
 }
 
 // socket is a Socket Mode client over the same API, connecting with the
@@ -109,14 +190,12 @@ func (c *Client) classify(what string, err error) error {
 	if err == nil {
 		return nil
 	}
+	if until, held := relay.WaitOf(err); held {
+		return &WaitError{Until: until} // a hold: nothing was sent
+	}
 	var rl *slack.RateLimitedError
 	if errors.As(err, &rl) {
-		wait := max(rl.RetryAfter, time.Second)
-		now := time.Now
-		if c.Now != nil {
-			now = c.Now
-		}
-		return &WaitError{Until: now().Add(wait)}
+		return &WaitError{Until: c.now().Add(max(rl.RetryAfter, time.Second))}
 	}
 	return fmt.Errorf("%s: %w", what, err)
 }

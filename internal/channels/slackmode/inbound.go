@@ -95,7 +95,7 @@ func (m *Mode) listenTick() time.Duration { return max(m.Config.Interval.Duratio
 func (m *Mode) poll(ctx context.Context, how pollHow) (PollReport, error) {
 	rep := PollReport{Handled: []Handled{}}
 	now := m.Hub.Store.Now()
-	r := &relay.Reader{File: m.file(InboundFile), Service: "Slack", Interval: m.Config.Interval.Duration}
+	r := &relay.Reader{File: m.file(InboundFile), Service: "Slack", Interval: m.Config.Interval.Duration, Hold: m.hold()}
 	var in Inbound
 	skipped, err := r.Read(ctx, now, &in, &in.Throttle, how.force, func() error {
 		rep.Read = true
@@ -349,6 +349,10 @@ func refusal(id string, err error) string {
 	var te *ledger.TransitionError
 	if errors.As(err, &te) && te.From.Final() {
 		return fmt.Sprintf("%s is already %s", id, te.From)
+	}
+	var in *ledger.InputError
+	if errors.As(err, &in) && in.Limit > 0 {
+		return fmt.Sprintf("%v: nothing was recorded; reply again in at most %d bytes (put the detail in a file or the issue and name it)", err, in.Limit)
 	}
 	return err.Error()
 }

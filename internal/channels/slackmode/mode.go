@@ -25,6 +25,8 @@ const (
 	Dir         = "slack"
 	OutboxFile  = "outbox.json"
 	InboundFile = "inbound.json"
+	// HoldFile is the rate limit every process honours (relay.Hold).
+	HoldFile = "hold.json"
 )
 
 // Mode is Slack mode over one workspace's hub.
@@ -46,8 +48,12 @@ func (m *Mode) file(name string) relay.File {
 	return relay.FileIn(m.Hub.Store.Dir(), Dir, name)
 }
 
+// hold is the rate limit every process of the workspace honours
+// (HoldFile): the client's, and its reader's and outbox's.
+func (m *Mode) hold() *relay.Hold { return &relay.Hold{File: m.file(HoldFile)} }
+
 func (m *Mode) outbox() *relay.Outbox {
-	return &relay.Outbox{File: m.file(OutboxFile), Store: m.Hub.Store, Events: m.Hub.Events, Service: "Slack", NoIssue: true, Start: m.start}
+	return &relay.Outbox{File: m.file(OutboxFile), Store: m.Hub.Store, Events: m.Hub.Events, Service: "Slack", NoIssue: true, Start: m.start, Hold: m.hold()}
 }
 
 // start lists the issues the first run in a workspace queues: those with

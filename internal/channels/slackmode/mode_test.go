@@ -49,12 +49,14 @@ func newEnv(t *testing.T) *env {
 	return e
 }
 
-// mode is one agentx process's view: its own client.
+// mode is one agentx process's view: its own client, sharing the
+// workspace's rate limit as Open makes it.
 func (e *env) mode() *Mode {
 	c := NewClient(e.fake.APIURL(), slackfake.BotToken, nil)
-	c.Now = e.hub.Store.Now
-	return &Mode{Hub: e.hub, Config: e.hub.Rules().Config.Slack, Client: c,
+	m := &Mode{Hub: e.hub, Config: e.hub.Rules().Config.Slack, Client: c,
 		Warn: func(err error) { e.t.Errorf("slack warning: %v", err) }}
+	c.Now, c.Warn, c.Hold = e.hub.Store.Now, m.Warn, m.hold()
+	return m
 }
 
 func (e *env) ask(to string, options ...string) router.Record {
@@ -281,7 +283,12 @@ func TestSlackFailures(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, before, e.fake.Requests)
 
-	// an outage, then a bad token: errors, queued
+	// a forced push waits for it too; then an outage, then a bad token:
+	// errors, queued
+	_, err = m.Push(context.Background(), true)
+	require.ErrorAs(t, err, &we)
+	assert.Equal(t, before, e.fake.Requests, "held: not sent")
+	e.now = e.now.Add(2 * time.Minute)
 	e.fake.Fail(1, 503, 0, "")
 	_, err = m.Push(context.Background(), true)
 	require.Error(t, err)
@@ -356,4 +363,74 @@ func TestListenReconnectRereads(t *testing.T) {
 	// a bad app token ends it with an error
 	err := e.mode().Listen(context.Background(), "xapp-wrong", func(ListenEvent) {})
 	require.Error(t, err)
+}
+
+// TestRateLimitHoldsEveryCall: after a 429, no Slack call is made until
+// its Retry-After has passed, whoever makes it: a sync run by hand
+// (forced) in the process that got the 429, another process (its own
+// client, the hold read from the workspace), each kind of call. An
+// unforced run skips quietly meanwhile; once the wait is over, calls go
+// out again. A sync by hand used to read the threads
+// (conversations.replies) while a 429 on a post still held.
+func TestRateLimitHoldsEveryCall(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	rec := e.ask(ledger.Human)
+	first := e.mode()
+	e.push(first) // the thread, to read
+	e.fake.Fail(1, 429, 30, "")
+	e.ask(ledger.Human)
+	_, err := first.Push(ctx, true)
+	var we *WaitError
+	require.ErrorAs(t, err, &we)
+	assert.Equal(t, e.now.Add(30*time.Second), we.Until)
+	th := e.thread(rec.ID)
+	require.NotNil(t, th)
+
+	sent := e.fake.Requests
+	calls := []struct {
+		name string
+		call func(m *Mode) error
+	}{
+		{"a sync by hand: its post", func(m *Mode) error { _, err := m.Push(ctx, true); return err }},
+		{"a sync by hand: its read", func(m *Mode) error { _, err := m.Poll(ctx, true); return err }},
+		{"conversations.replies", func(m *Mode) error { _, err := m.Client.Replies(ctx, th.Channel, th.TS, ""); return err }},
+		{"conversations.history", func(m *Mode) error { _, err := m.Client.History(ctx, channel, e.now); return err }},
+		{"chat.postEphemeral", func(m *Mode) error { return m.Client.Ephemeral(ctx, channel, alice, th.TS, "x") }},
+		{"auth.test", func(m *Mode) error { _, err := m.Client.Self(ctx); return err }},
+	}
+	for _, who := range []struct {
+		name string
+		m    *Mode
+	}{{"the process that got the 429", first}, {"another process", e.mode()}} {
+		for _, c := range calls {
+			t.Run(who.name+"/"+c.name, func(t *testing.T) {
+				err := c.call(who.m)
+				until, held := relay.WaitOf(err)
+				require.True(t, held, "held: %v", err)
+				assert.Equal(t, e.now.Add(30*time.Second), until)
+				assert.Equal(t, sent, e.fake.Requests, "nothing sent")
+			})
+		}
+	}
+	assert.Zero(t, e.fake.Calls("conversations.replies"), "no thread read while held")
+
+	// an unforced run skips quietly
+	rep, err := e.mode().Poll(ctx, false)
+	require.NoError(t, err)
+	assert.Equal(t, "Slack rate limit: not before 2026-02-26T10:00:30Z", rep.Skipped)
+	prep, err := e.mode().Push(ctx, false)
+	require.NoError(t, err)
+	assert.Empty(t, prep.Issues)
+	st, err := e.mode().Status()
+	require.NoError(t, err)
+	require.NotNil(t, st.WaitUntil)
+	assert.Equal(t, e.now.Add(30*time.Second), st.WaitUntil.Time)
+	assert.Equal(t, sent, e.fake.Requests)
+
+	// the wait over, calls go out again
+	e.now = e.now.Add(30 * time.Second)
+	assert.Equal(t, 1, e.push(e.mode()).Issues[0].Posted)
+	e.poll(first)
+	assert.NotZero(t, e.fake.Calls("conversations.replies"))
 }

@@ -39,8 +39,9 @@ func Open(h *router.Hub, getenv func(string) string, warn func(error)) (*Mode, e
 	// Each call is bounded by its context (the [slack] timeout); the
 	// client's own timeout is a backstop.
 	c := NewClient(cfg.APIURL, token, &http.Client{Timeout: cfg.Timeout.Duration})
-	c.Now = h.Store.Now
-	return &Mode{Hub: h, Config: cfg, Client: c, Warn: warn}, nil
+	m := &Mode{Hub: h, Config: cfg, Client: c, Warn: warn}
+	c.Now, c.Warn, c.Hold = h.Store.Now, warn, m.hold()
+	return m, nil
 }
 
 // Side is Slack mode as a side effect of one piece of work on the hub

@@ -45,6 +45,10 @@ func (m *Mode) Status() (Status, error) {
 	}
 	st.Threads = len(open)
 	st.WaitUntil = relay.Later(ob.WaitUntil, in.WaitUntil)
+	if until := m.hold().Until(); until.After(m.Hub.Store.Now()) {
+		u := ledger.T(until)
+		st.WaitUntil = relay.Later(st.WaitUntil, &u)
+	}
 	st.LastRead, st.ReadError = in.Polled, in.Error
 	return st, nil
 }

@@ -3,6 +3,7 @@ package desk
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -279,6 +280,29 @@ func TestActionsShowTheHubsErrors(t *testing.T) {
 	c1 := rec.Clarification
 	assert.Equal(t, "Straight to everyone", c1.Thread[len(c1.Thread)-1].Body)
 	assert.Equal(t, 2, c1.ChoiceAt(len(c1.Thread)-1).Option)
+}
+
+// TestTextOverTheLimit: an answer past one message's limit is refused
+// with the size and the limit, nothing is written, and what the person
+// wrote is back in its box, not lost.
+func TestTextOverTheLimit(t *testing.T) {
+	f := newFixture(t)
+	c := client(t)
+	f.enter(t, c)
+	long := strings.Repeat("word ", 4000) + "end"
+	form := url.Values{"id": {"CLR-4-001"}, "verb": {"answer"}, "body": {long}, "token": {f.s.Token()}}
+	resp, _ := f.post(t, c, form, nil)
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	resp, body := get(t, c, f.base+resp.Header.Get("Location"))
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Contains(t, body, "Not done:")
+	assert.Contains(t, body, fmt.Sprintf("is %d bytes; the limit is %d bytes", len(long), ledger.MaxMessageLen))
+	assert.Contains(t, body, fmt.Sprintf("shorten it to %d bytes or fewer", ledger.MaxMessageLen))
+	assert.Contains(t, body, `name="body" rows="3">`+long+"</textarea>", "the text is kept in its box")
+	rec, err := f.hub.Get("CLR-4-001")
+	require.NoError(t, err)
+	assert.Equal(t, ledger.Pending, rec.Status, "nothing written")
+	assert.Len(t, rec.Thread, 1)
 }
 
 func TestAgentTextIsEscaped(t *testing.T) {

@@ -68,7 +68,8 @@ type itemView struct {
 	Thread   []entryView
 	Proposal *proposal.Proposal
 	Token    string
-	Free     bool // an answer box with a plain answer or resolve button
+	Free     bool   // an answer box with a plain answer or resolve button
+	Draft    string // what the person wrote in its box, when the action was not done
 }
 
 type entryView struct {
@@ -98,6 +99,13 @@ func (s *Server) page(w http.ResponseWriter, r *http.Request) {
 		v.Skip = append(v.Skip, e.Error())
 	}
 	v.Items = s.views(items)
+	if f := v.Flash; f != nil && !f.OK && f.Draft != "" {
+		for i := range v.Items {
+			if v.Items[i].ID == f.ID {
+				v.Items[i].Draft = f.Draft
+			}
+		}
+	}
 	var b bytes.Buffer
 	if err := pageTemplates().ExecuteTemplate(&b, "page.tmpl", v); err != nil {
 		s.warn(fmt.Errorf("desk: page: %w", err))

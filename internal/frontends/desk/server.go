@@ -50,8 +50,10 @@ const TokenHeader = "X-Agentx-Desk-Token"
 // is good for.
 const onceFor = 2 * time.Minute
 
-// maxForm is the largest action a page may post: an answer of
-// ledger.MaxBodyLen and the rest.
+// maxForm is the largest action a page may post: a text of
+// ledger.MaxBodyLen and the rest. The hub refuses a text past one
+// message's limit (ledger.MaxMessageLen) with an error the page shows,
+// the text kept in its box; a form past maxForm is refused whole.
 const maxForm = ledger.MaxBodyLen + 16<<10
 
 // Server is one desk: its token, its address once served, its flash
@@ -77,10 +79,11 @@ type Server struct {
 
 // flash is the result of an action, shown at the top of the next page.
 type flash struct {
-	OK   bool
-	Msg  string
-	Hint string
-	ID   string
+	OK    bool
+	Msg   string
+	Hint  string
+	ID    string
+	Draft string // an action not done: the text the person wrote, put back in its box
 }
 
 // New makes a desk with a token of its own (32 random bytes).
@@ -350,7 +353,7 @@ func (s *Server) act(w http.ResponseWriter, r *http.Request) {
 	s.Locked(func() {
 		done, err := s.Do(r.Context(), a)
 		if err != nil {
-			f = flash{ID: a.ID}
+			f = flash{ID: a.ID, Draft: a.Body}
 			f.Msg, f.Hint = s.explain(err)
 			return
 		}

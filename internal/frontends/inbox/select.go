@@ -93,27 +93,38 @@ func fit(items []Item, r Result, limit int) ([]Item, int) {
 // clipMark ends a body that was cut.
 const clipMark = " [...]"
 
-// clip shortens the item's bodies, longest first, until its text takes at most
-// max bytes (or there is nothing left to cut). An answer's body is its
-// replies: each is a body of its own (so one long reply does not cost a
-// short one its words), and Body is joined again from what is left of them.
+// clip shortens the item's bodies until its text takes at most max bytes
+// (or there is nothing left to cut). What is new comes last: the item's
+// context (the question it answers, the agent's own assumptions) is cut
+// first, longest first, down to a gist (ctxGist bytes); then its news (an
+// answer's replies, else Body), longest first; then whatever is left. So
+// an answer within ledger.MaxMessageLen reaches its asker whole, beside
+// the gist of its question. An answer's body is its replies: each is a
+// body of its own (so one long reply does not cost a short one its
+// words), and Body is joined again from what is left of them.
 func clip(it Item, max int) Item {
 	it.Assumptions = slices.Clone(it.Assumptions)
 	it.Answers = slices.Clone(it.Answers)
 	for size(itemText(it)) > max {
-		var fields []*string
+		var context, news []*string
 		for i := range it.Answers {
-			fields = append(fields, &it.Answers[i].Body)
+			news = append(news, &it.Answers[i].Body)
 		}
 		if len(it.Answers) == 0 {
-			fields = append(fields, &it.Body)
+			news = append(news, &it.Body)
 		}
-		fields = append(fields, &it.Question)
+		context = append(context, &it.Question)
 		for i := range it.Assumptions {
-			fields = append(fields, &it.Assumptions[i].Body)
+			context = append(context, &it.Assumptions[i].Body)
 		}
-		longest := slices.MaxFunc(fields, func(a, b *string) int { return cmp.Compare(len(*a), len(*b)) })
-		if len(*longest) <= 2*len(clipMark) {
+		longest := longestOver(context, ctxGist)
+		if longest == nil {
+			longest = longestOver(news, 2*len(clipMark))
+		}
+		if longest == nil {
+			longest = longestOver(append(news, context...), 2*len(clipMark))
+		}
+		if longest == nil {
 			break
 		}
 		*longest = cut(*longest, len(*longest)/2) + clipMark
@@ -123,6 +134,20 @@ func clip(it Item, max int) Item {
 		it.Clipped = true
 	}
 	return it
+}
+
+// ctxGist is how short clip cuts an item's context before its news.
+const ctxGist = 160
+
+// longestOver is the longest of fields longer than n bytes, or nil.
+func longestOver(fields []*string, n int) *string {
+	var out *string
+	for _, f := range fields {
+		if len(*f) > n && (out == nil || len(*f) > len(*out)) {
+			out = f
+		}
+	}
+	return out
 }
 
 // cut returns s's first n bytes or fewer, ending on a whole rune.

@@ -446,3 +446,73 @@ func TestHistoryStaysHistory(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{"resolved " + now}, kinds(w.check(t, "architect")))
 }
+
+// prose is n bytes of plain text as people write it: words, a quote now
+// and then, a line break every 72 bytes or so.
+func prose(n int) string {
+	words := strings.Fields(`Keep the "adapter" behind an interface; SQLite in dev, PostgreSQL in CI and prod, and it's fine to migrate later`)
+	var b strings.Builder
+	line := 0
+	for i := 0; b.Len() < n; i++ {
+		w := words[i%len(words)]
+		switch {
+		case line+len(w)+1 > 72:
+			b.WriteString("\n")
+			line = 0
+		case line > 0:
+			b.WriteString(" ")
+			line++
+		}
+		b.WriteString(w)
+		line += len(w)
+	}
+	return b.String()[:n]
+}
+
+// TestMessageAtTheLimitArrivesWhole: one message at ledger.MaxMessageLen
+// (prose) reaches the agent whole in a look, whether plain text or a
+// Claude Code hook, as the most important item beside another one: an
+// answer (its question and the agent's assumption, the agent's own
+// words, are cut to a gist to make room), a decision, a question for the
+// agent. The limit is what keeps within an item's share of a look; were
+// it raised past that, this fails.
+func TestMessageAtTheLimitArrivesWhole(t *testing.T) {
+	msg := prose(ledger.MaxMessageLen)
+	long := func(it Item) Item {
+		it.Topic = strings.Repeat("t", ledger.MaxTopicLen)
+		it.ID = "CLR-999999999-001"
+		return it
+	}
+	answer := long(item(KindAnswer, "", "engineer", true, 0))
+	answer.Question = prose(ledger.MaxMessageLen)
+	answer.Answers = []Reply{{By: "human:someone@example.com", At: answer.At, Body: msg}}
+	answer.Body = msg
+	answer.Assumptions = []ledger.Assumption{{Round: 1, Body: prose(ledger.MaxMessageLen)}}
+	decision := long(item(KindResolved, "", "engineer", true, 0))
+	decision.Question = prose(ledger.MaxMessageLen)
+	decision.Body = msg
+	question := long(item(KindQuestion, "", "reviewer", true, 0))
+	question.Body = msg
+	for _, tt := range []struct {
+		name string
+		it   Item
+		body func(Item) string
+	}{
+		{"an answer", answer, func(it Item) string { return it.Answers[0].Body }},
+		{"a decision", decision, func(it Item) string { return it.Body }},
+		{"a question for the agent", question, func(it Item) string { return it.Body }},
+	} {
+		for _, limit := range []int{HookLimit, HookTextLimit(HookUserPromptSubmit)} {
+			t.Run(fmt.Sprintf("%s/%d", tt.name, limit), func(t *testing.T) {
+				r := Result{Agent: "engineer"}
+				shown, more := fit([]Item{tt.it, item(KindQuestion, "CLR-2-002", "reviewer", true, 0)}, r, limit)
+				require.NotEmpty(t, shown)
+				assert.Equal(t, msg, tt.body(shown[0]), "the message whole")
+				r.Items, r.More = shown, more
+				assert.LessOrEqual(t, size(Text(r)), limit)
+				last := msg[strings.LastIndex(msg, "\n")+1:]
+				assert.Contains(t, Text(r), last+"\n", "shown to its end")
+			})
+		}
+	}
+}

@@ -493,11 +493,11 @@ func formParams(rec router.Record) *mcp.ElicitParams {
 	}
 	msg := fmt.Sprintf("%s asks you (%s, %s): %s\n\n%s", line(c.From), line(c.ID), issueLabel(rec.IssueNumber), line(c.Topic), block(question))
 	props := map[string]*jsonschema.Schema{
-		answerField: {Type: "string", Title: "Your answer", MinLength: new(1), MaxLength: new(ledger.MaxBodyLen)},
+		answerField: {Type: "string", Title: "Your answer", MinLength: new(1), MaxLength: new(ledger.MaxMessageLen)},
 	}
 	if opts := newForm(c, "").Options; len(opts) > 0 {
 		props[answerField] = &jsonschema.Schema{Type: "string", Title: "Your choice", Enum: enum(neutral(opts))}
-		props[noteField] = &jsonschema.Schema{Type: "string", Title: "A note with your choice (optional)", MaxLength: new(ledger.MaxBodyLen)}
+		props[noteField] = &jsonschema.Schema{Type: "string", Title: "A note with your choice (optional)", MaxLength: new(ledger.MaxMessageLen)}
 	}
 	return &mcp.ElicitParams{
 		Mode:    "form",

@@ -260,7 +260,7 @@ func TestElicitFormAnswers(t *testing.T) {
 			require.NoError(t, err)
 			assert.JSONEq(t, `{"type":"object","required":["answer"],"properties":{
 				"answer":{"type":"string","title":"Your choice","enum":["Thursday","Friday"]},
-				"note":{"type":"string","title":"A note with your choice (optional)","maxLength":65536}}}`, string(b))
+				"note":{"type":"string","title":"A note with your choice (optional)","maxLength":3000}}}`, string(b))
 			assert.Equal(t, []string{"human elicitation:agentx-test: Friday\n\nafter the demo (option 2)"}, answersOf(t, bin, root, "CLR-3-001"))
 
 			// option out of range, through the real binary's error table: a usage error naming the options
@@ -272,7 +272,7 @@ func TestElicitFormAnswers(t *testing.T) {
 			assert.Equal(t, "Per key, five minutes.", got.Answer)
 			b, err = json.Marshal(fc.nextForm(t).Params.RequestedSchema)
 			require.NoError(t, err)
-			assert.JSONEq(t, `{"type":"object","required":["answer"],"properties":{"answer":{"type":"string","title":"Your answer","minLength":1,"maxLength":65536}}}`, string(b))
+			assert.JSONEq(t, `{"type":"object","required":["answer"],"properties":{"answer":{"type":"string","title":"Your answer","minLength":1,"maxLength":3000}}}`, string(b))
 			assert.Equal(t, []string{"human elicitation:agentx-test: Per key, five minutes."}, answersOf(t, bin, root, "CLR-3-002"))
 			fc.checkPath(t, version)
 

@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/agentx-cli/agentx/ledger"
 )
 
 // listsValues matches a description that names a closed set of values in
@@ -124,4 +126,29 @@ func TestArgumentsAsClientsSend(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestMessageArgumentsStateTheLimit: every argument that carries one
+// message (a question, an answer, a follow-up, a resolution, an
+// assumption) tells the agent the limit the hub holds it to
+// (ledger.MaxMessageLen), so an agent writes within it.
+func TestMessageArgumentsStateTheLimit(t *testing.T) {
+	cs := connect(t, newHub(t), Options{Agent: "engineer"})
+	tools, err := cs.ListTools(context.Background(), nil)
+	require.NoError(t, err)
+	want := map[string]string{
+		"clarify_ask": "question", "ask_human": "question", "clarify_answer": "body",
+		"clarify_followup": "body", "clarify_resolve": "body", "clarify_assume": "assumption",
+	}
+	seen := 0
+	for _, tool := range tools.Tools {
+		arg, ok := want[tool.Name]
+		if !ok {
+			continue
+		}
+		seen++
+		p := tool.InputSchema.(map[string]any)["properties"].(map[string]any)[arg].(map[string]any)
+		assert.Contains(t, p["description"], fmt.Sprintf("at most %d bytes", ledger.MaxMessageLen), "%s %s", tool.Name, arg)
+	}
+	assert.Equal(t, len(want), seen)
 }

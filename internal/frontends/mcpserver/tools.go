@@ -37,7 +37,7 @@ type AskInput struct {
 	Issue       int      `json:"issue" jsonschema:"the issue number the question is about (0 = no issue)"`
 	To          string   `json:"to" jsonschema:"whom to ask: an upstream agent such as architect or product-manager, or human"`
 	Topic       string   `json:"topic" jsonschema:"a short subject, up to 200 bytes"`
-	Question    string   `json:"question" jsonschema:"the question, with the context the one asked needs to answer it"`
+	Question    string   `json:"question" jsonschema:"the question, with the context the one asked needs to answer it; at most 3000 bytes"`
 	Blocking    *bool    `json:"blocking,omitempty" jsonschema:"true (default): you cannot finish without the answer; false: you keep working meanwhile (some workflow steps allow only false)"`
 	From        string   `json:"from,omitempty" jsonschema:"who asks: leave it out, you act as this server's agent (AGENTX_AGENT); only a server without one needs it"`
 	WaitSeconds *float64 `json:"wait_seconds,omitempty" jsonschema:"wait up to this many seconds for the answer (default 0: return at once; capped by the server)"`
@@ -45,7 +45,7 @@ type AskInput struct {
 
 // AskHumanInput is ask_human's input.
 type AskHumanInput struct {
-	Question    string   `json:"question" jsonschema:"the question for a person, with the context they need"`
+	Question    string   `json:"question" jsonschema:"the question for a person, with the context they need; at most 3000 bytes"`
 	Issue       *int     `json:"issue,omitempty" jsonschema:"the issue number (default: the server's AGENTX_ISSUE, else 0 = no issue)"`
 	Topic       string   `json:"topic,omitempty" jsonschema:"a short subject (default: the start of the question)"`
 	Options     []string `json:"options,omitempty" jsonschema:"choices to offer the human (multiple choice); they may still answer freely"`
@@ -79,7 +79,7 @@ type WaitInput struct {
 // AnswerInput is clarify_answer's input.
 type AnswerInput struct {
 	ID     string `json:"id" jsonschema:"the clarification id"`
-	Body   string `json:"body,omitempty" jsonschema:"the answer; with option, a note after the option (required without option)"`
+	Body   string `json:"body,omitempty" jsonschema:"the answer, at most 3000 bytes; with option, a note after the option (required without option)"`
 	Option *int   `json:"option,omitempty" jsonschema:"pick option N (1-based) of the question's options: the answer recorded is that option's text"`
 	From   string `json:"from,omitempty" jsonschema:"who answers: leave it out, you act as this server's agent (AGENTX_AGENT); without one, the one asked. Never human: only a person acts as human"`
 }
@@ -87,7 +87,7 @@ type AnswerInput struct {
 // FollowupInput is clarify_followup's input.
 type FollowupInput struct {
 	ID          string   `json:"id" jsonschema:"the clarification id"`
-	Body        string   `json:"body" jsonschema:"the follow-up question"`
+	Body        string   `json:"body" jsonschema:"the follow-up question, at most 3000 bytes"`
 	From        string   `json:"from,omitempty" jsonschema:"the asker: leave it out, you act as this server's agent (AGENTX_AGENT); only a server without one needs it"`
 	WaitSeconds *float64 `json:"wait_seconds,omitempty" jsonschema:"wait up to this many seconds for the answer (default 0; capped by the server)"`
 }
@@ -95,7 +95,7 @@ type FollowupInput struct {
 // ResolveInput is clarify_resolve's input.
 type ResolveInput struct {
 	ID     string `json:"id" jsonschema:"the clarification id"`
-	Body   string `json:"body,omitempty" jsonschema:"the resolution (default: the last answer); with option, a note after the option"`
+	Body   string `json:"body,omitempty" jsonschema:"the resolution, at most 3000 bytes (default: the last answer); with option, a note after the option"`
 	Option *int   `json:"option,omitempty" jsonschema:"pick option N (1-based) of the question's options: the resolution recorded is that option's text"`
 	From   string `json:"from,omitempty" jsonschema:"the asker: leave it out, you act as this server's agent (AGENTX_AGENT); only a server without one needs it"`
 }
@@ -103,7 +103,7 @@ type ResolveInput struct {
 // AssumeInput is clarify_assume's input.
 type AssumeInput struct {
 	ID         string `json:"id" jsonschema:"the clarification id of your unanswered question"`
-	Assumption string `json:"assumption" jsonschema:"what you proceed on in place of the answer"`
+	Assumption string `json:"assumption" jsonschema:"what you proceed on in place of the answer, at most 3000 bytes"`
 	From       string `json:"from,omitempty" jsonschema:"the asker: leave it out, you act as this server's agent (AGENTX_AGENT); only a server without one needs it"`
 }
 
