@@ -618,10 +618,10 @@ func newFollowupCmd(a *App) *cobra.Command {
 }
 
 func newResolveCmd(a *App) *cobra.Command {
-	var from, as, body, format string
+	var from, as, body, summary, format string
 	var option int
 	cmd := &cobra.Command{
-		Use:   "resolve ID [--from A | --from human [--as NAME]] [--body TEXT | --option N]",
+		Use:   "resolve ID [--from A | --from human [--as NAME]] [--body TEXT | --option N] [--summary TEXT]",
 		Short: "Close a clarification: the asker once answered, or a person (also after escalation)",
 		Long: `Close a clarification. Its asker closes it once answered: a process launched
 as an agent (AGENTX_AGENT) resolves only as that agent. A person closes any
@@ -635,8 +635,16 @@ a new decision); --option N picks one: the resolution records the decision
 it names, and the ledger notes its number. --body with it adds a note, and
 is the decision itself for "Give a new decision". A question asked with
 options is resolved with one the same way. A number it does not offer is
-a usage error naming its options (exit 2).`,
+a usage error naming its options (exit 2).
+
+--summary says what was decided in a sentence or two, on one line (at most
+400 bytes): what the inbox, clarify show and clarify list --json give as
+the decision, where the thread is too long to repeat. Without it, the
+decision is the first sentence of the resolution (or of the last answer).
+A summary too long, of more than two sentences or with a control character
+is a usage error (exit 2), and nothing is written.`,
 		Example: `  agentx clarify resolve CLR-42-001 --body "Proceeding with the repository pattern"
+  agentx clarify resolve CLR-42-002 --summary "Dual adapter behind a repository interface."
   agentx clarify resolve CLR-42-003 --from human --body "decision: ship JSON only"
   agentx clarify resolve CLR-42-003 --as alice@example.com --body "decision: ship JSON only"
   agentx clarify resolve CLR-42-005 --from human --option 1`,
@@ -645,6 +653,12 @@ a usage error naming its options (exit 2).`,
 			r, err := a.reply(cmd, body, option)
 			if err != nil {
 				return err
+			}
+			if cmd.Flags().Changed("summary") {
+				r.Summary = strings.TrimSpace(summary)
+				if err := ledger.ValidateSummary("--summary", r.Summary); err != nil {
+					return err // before the lock: nothing is written
+				}
 			}
 			return a.act(format, func(h *router.Hub) (router.Record, error) {
 				if from == "" && as == "" && a.getenv(router.EnvAgent) == "" {
@@ -673,6 +687,7 @@ a usage error naming its options (exit 2).`,
 	cmd.Flags().StringVar(&as, "as", "", "the person resolving as human (implies --from human; default: git user.email, user.name, $USER)")
 	cmd.Flags().StringVar(&body, "body", "", "the resolution or decision (default: the last answer); with --option, a note after the option")
 	cmd.Flags().IntVar(&option, "option", 0, "pick option N of the escalation's (or the question's) options (1-based)")
+	cmd.Flags().StringVar(&summary, "summary", "", "what was decided, in one or two sentences (at most 400 bytes; default: the first sentence of the resolution)")
 	formatFlag(cmd, &format)
 	return cmd
 }
