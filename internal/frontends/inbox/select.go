@@ -105,7 +105,7 @@ func clip(it Item, max int) Item {
 		for i := range it.Answers {
 			fields = append(fields, &it.Answers[i].Body)
 		}
-		if len(it.Answers) == 0 {
+		if len(it.Answers) == 0 && it.Kind != KindResolved { // a decision shows Decision, not Body
 			fields = append(fields, &it.Body)
 		}
 		fields = append(fields, &it.Question)
