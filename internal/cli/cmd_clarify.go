@@ -185,7 +185,7 @@ func (a *App) act(format string, fn func(h *router.Hub) (router.Record, error)) 
 // stands once the monitor has run.
 func (a *App) printRecord(r router.Record, format string) error {
 	r = a.afterMonitor(r)
-	return a.emit(r, func() {
+	return a.emit(viewOf(r), func() {
 		if format == formatMarkdown {
 			renderMarkdown(a.stdout, r)
 			return
@@ -208,19 +208,39 @@ func (a *App) printDelivered(store *ledger.Store, r router.Record, format string
 	})
 }
 
-// withDelivery is a record with the receipts of its answers, under
-// --json the key delivery.
-type withDelivery struct {
+// recordView is a record as the clarify commands print it under --json:
+// once resolved, with what was decided in short (decision: the summary
+// given, else derived; see ledger.Clarification.Decision), and for show
+// and wait the receipts of its answers (delivery).
+type recordView struct {
 	router.Record
+	Decided  string          `json:"decision,omitempty"`
 	Delivery []inbox.Receipt `json:"delivery,omitempty"`
+}
+
+// viewOf is r as printed, without receipts.
+func viewOf(r router.Record) recordView {
+	return recordView{Record: r, Decided: decision(r.Clarification)}
+}
+
+// decision is what was decided on c, in short, once it is resolved; ""
+// before (an answer is not a decision until its asker settles on it) and
+// for an abandoned one.
+func decision(c *ledger.Clarification) string {
+	if c == nil || c.Status != ledger.Resolved {
+		return ""
+	}
+	return c.Decision()
 }
 
 // withReceipts returns r with its answers' receipts. Receipts that cannot be
 // read are a warning: the record is still shown.
-func (a *App) withReceipts(store *ledger.Store, r router.Record) withDelivery {
+func (a *App) withReceipts(store *ledger.Store, r router.Record) recordView {
 	rs, err := inbox.Receipts(store, r.Clarification)
 	a.warnIf(err)
-	return withDelivery{Record: r, Delivery: rs}
+	v := viewOf(r)
+	v.Delivery = rs
+	return v
 }
 
 // afterMonitor returns r as it stands once the monitor ran: the monitor
@@ -805,7 +825,7 @@ func newShowCmd(a *App) *cobra.Command {
 					return err
 				}
 				a.markSeen(ctx, h.Store, a.getenv("AGENTX_AGENT"), inbox.ViaShow, recs...)
-				shown := make([]withDelivery, len(recs))
+				shown := make([]recordView, len(recs))
 				for i, r := range recs {
 					shown[i] = a.withReceipts(h.Store, r)
 				}
@@ -904,18 +924,18 @@ func newClarifyListCmd(a *App) *cobra.Command {
 				// the table's cells, never the ledgers.
 				var errs []error
 				lw, rows := a.newListWriter(a.stdout, a.now()), 0
-				err := emitEach(a, func(put func(router.Record) error) error {
+				err := emitEach(a, func(put func(recordView) error) error {
 					var err error
 					errs, err = h.Each(f, func(r router.Record) error {
 						if err := ctx.Err(); err != nil {
 							return err // interrupted, or the reader went away
 						}
-						return put(r)
+						return put(viewOf(r))
 					})
 					return err
-				}, func(r router.Record) error {
+				}, func(v recordView) error {
 					rows++
-					lw.add(r)
+					lw.add(v.Record)
 					return nil
 				}, func() {
 					if rows == 0 {
