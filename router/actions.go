@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/agentx-cli/agentx/ledger"
@@ -186,7 +187,8 @@ func issueOf(c *ledger.Clarification) int {
 }
 
 // Resolve closes a clarification: by its asker once answered, or by a human
-// (also after escalation).
+// (also after escalation). ResolveReply also takes a summary of the
+// decision.
 func (h *Hub) Resolve(ctx context.Context, id, from, body string) (Record, error) {
 	return h.resolve(ctx, id, from, Reply{Body: body})
 }
@@ -194,6 +196,12 @@ func (h *Hub) Resolve(ctx context.Context, id, from, body string) (Record, error
 func (h *Hub) resolve(ctx context.Context, id, from string, r Reply) (Record, error) {
 	if r.Body != "" {
 		if err := validateReply("resolution", r); err != nil {
+			return Record{}, err
+		}
+	}
+	summary := strings.TrimSpace(r.Summary)
+	if r.Summary != "" {
+		if err := ledger.ValidateSummary("summary", summary); err != nil {
 			return Record{}, err
 		}
 	}
@@ -232,6 +240,9 @@ func (h *Hub) resolve(ctx context.Context, id, from string, r Reply) (Record, er
 		c.Thread = append(c.Thread, entry(c, from, ledger.Resolution, text, now))
 		c.Sign(signer)
 		c.Chose(choice)
+		if summary != "" {
+			c.Ext().Summary = summary
+		}
 		t := ledger.T(now)
 		c.ResolvedAt = &t
 		return nil

@@ -11,10 +11,15 @@ import (
 // Reply is what a party gives to answer or resolve: free text, a numbered
 // option (1-based; 0 = none), or an option with a note. Every front end
 // (the command line, MCP, the desk) hands its reply to AnswerReply or
-// ResolveReply, so an option is checked and stored one way.
+// ResolveReply, so an option is checked and stored one way. A resolution
+// may also say what was decided in a sentence or two (Summary, stored as
+// agentx.summary; see ledger.Clarification.Decision).
 type Reply struct {
 	Body   string
 	Option int
+	// Summary is the decision in a sentence or two
+	// (ledger.ValidateSummary), for resolving only; "" stores none.
+	Summary string
 }
 
 // Option is one numbered choice a clarification offers.

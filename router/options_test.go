@@ -2,6 +2,7 @@ package router
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -182,4 +183,56 @@ func TestResolveRaceLoserIsToldWhoWon(t *testing.T) {
 	assert.NotContains(t, err.Error(), "options")
 	var te *ledger.TransitionError
 	assert.ErrorAs(t, err, &te, "an invalid transition: exit 6")
+}
+
+// TestResolveSummary: a resolution's summary is stored as agentx.summary
+// (trimmed) and is the clarification's decision; none given stores none
+// (the decision is derived); a summary refused writes nothing.
+func TestResolveSummary(t *testing.T) {
+	tests := []struct {
+		name     string
+		r        Reply
+		stored   string
+		decision string
+		wantErr  string
+	}{
+		{name: "given", r: Reply{Body: "We go with the dual adapter.\n\nDetails: ...", Summary: " Dual adapter behind a repository interface. "},
+			stored: "Dual adapter behind a repository interface.", decision: "Dual adapter behind a repository interface."},
+		{name: "with an option", r: Reply{Option: 1, Summary: "Ship behind a flag."}, stored: "Ship behind a flag.", decision: "Ship behind a flag."},
+		{name: "absent: derived", r: Reply{Body: "We go with the dual adapter. Details follow."}, decision: "We go with the dual adapter."},
+		{name: "too long", r: Reply{Summary: strings.Repeat("x", ledger.MaxSummary+1)}, wantErr: "summary \"xxx"},
+		{name: "three sentences", r: Reply{Summary: "A. B. C."}, wantErr: "is 3 sentences"},
+		{name: "a line break", r: Reply{Summary: "A.\nB."}, wantErr: "has a control character"},
+		{name: "blank", r: Reply{Summary: "   "}, wantErr: "summary \"\" is empty"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h, _ := newTestHub(t, "")
+			ctx := t.Context()
+			rec, err := h.Ask(ctx, AskRequest{Issue: 9, From: "engineer", To: ledger.Human, Topic: "Ship", Question: "How?", Options: []string{"Flag", "All"}})
+			require.NoError(t, err)
+			_, err = h.Answer(ctx, rec.ID, ledger.Human, "Flag.")
+			require.NoError(t, err)
+			got, err := h.ResolveReply(ctx, rec.ID, "engineer", tt.r)
+			if tt.wantErr != "" {
+				var ie *ledger.InputError
+				require.ErrorAs(t, err, &ie, "a usage error (exit 2)")
+				assert.Contains(t, err.Error(), tt.wantErr)
+				cur, err := h.Get(rec.ID)
+				require.NoError(t, err)
+				assert.Equal(t, ledger.Answered, cur.Status, "nothing written")
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, ledger.Resolved, got.Status)
+			cur, err := h.Get(rec.ID)
+			require.NoError(t, err)
+			summary := ""
+			if cur.X != nil {
+				summary = cur.X.Summary
+			}
+			assert.Equal(t, tt.stored, summary)
+			assert.Equal(t, tt.decision, cur.Decision())
+		})
+	}
 }

@@ -201,7 +201,7 @@ func (a *App) act(format string, fn func(h *router.Hub) (router.Record, error)) 
 // stands once the monitor has run.
 func (a *App) printRecord(r router.Record, format string) error {
 	r = a.afterMonitor(r)
-	return a.emit(r, func() {
+	return a.emit(viewOf(r), func() {
 		if format == formatMarkdown {
 			renderMarkdown(a.stdout, r)
 			return
@@ -224,19 +224,39 @@ func (a *App) printDelivered(store *ledger.Store, r router.Record, format string
 	})
 }
 
-// withDelivery is a record with the receipts of its answers, under
-// --json the key delivery.
-type withDelivery struct {
+// recordView is a record as the clarify commands print it under --json:
+// once resolved, with what was decided in short (decision: the summary
+// given, else derived; see ledger.Clarification.Decision), and for show
+// and wait the receipts of its answers (delivery).
+type recordView struct {
 	router.Record
+	Decided  string          `json:"decision,omitempty"`
 	Delivery []inbox.Receipt `json:"delivery,omitempty"`
+}
+
+// viewOf is r as printed, without receipts.
+func viewOf(r router.Record) recordView {
+	return recordView{Record: r, Decided: decision(r.Clarification)}
+}
+
+// decision is what was decided on c, in short, once it is resolved; ""
+// before (an answer is not a decision until its asker settles on it) and
+// for an abandoned one.
+func decision(c *ledger.Clarification) string {
+	if c == nil || c.Status != ledger.Resolved {
+		return ""
+	}
+	return c.Decision()
 }
 
 // withReceipts returns r with its answers' receipts. Receipts that cannot be
 // read are a warning: the record is still shown.
-func (a *App) withReceipts(store *ledger.Store, r router.Record) withDelivery {
+func (a *App) withReceipts(store *ledger.Store, r router.Record) recordView {
 	rs, err := inbox.Receipts(store, r.Clarification)
 	a.warnIf(err)
-	return withDelivery{Record: r, Delivery: rs}
+	v := viewOf(r)
+	v.Delivery = rs
+	return v
 }
 
 // afterMonitor returns r as it stands once the monitor ran: the monitor
@@ -634,10 +654,10 @@ func newFollowupCmd(a *App) *cobra.Command {
 }
 
 func newResolveCmd(a *App) *cobra.Command {
-	var from, as, body, format string
+	var from, as, body, summary, format string
 	var option int
 	cmd := &cobra.Command{
-		Use:   "resolve ID [--from A | --from human [--as NAME]] [--body TEXT | --option N]",
+		Use:   "resolve ID [--from A | --from human [--as NAME]] [--body TEXT | --option N] [--summary TEXT]",
 		Short: "Close a clarification: the asker once answered, or a person (also after escalation)",
 		Long: `Close a clarification. Its asker closes it once answered: a process launched
 as an agent (AGENTX_AGENT) resolves only as that agent. A person closes any
@@ -651,8 +671,16 @@ a new decision); --option N picks one: the resolution records the decision
 it names, and the ledger notes its number. --body with it adds a note, and
 is the decision itself for "Give a new decision". A question asked with
 options is resolved with one the same way. A number it does not offer is
-a usage error naming its options (exit 2).`,
+a usage error naming its options (exit 2).
+
+--summary says what was decided in a sentence or two, on one line (at most
+400 bytes): what the inbox, clarify show and clarify list --json give as
+the decision, where the thread is too long to repeat. Without it, the
+decision is the first sentence of the resolution (or of the last answer).
+A summary too long, of more than two sentences or with a control character
+is a usage error (exit 2), and nothing is written.`,
 		Example: `  agentx clarify resolve CLR-42-001 --body "Proceeding with the repository pattern"
+  agentx clarify resolve CLR-42-002 --summary "Dual adapter behind a repository interface."
   agentx clarify resolve CLR-42-003 --from human --body "decision: ship JSON only"
   agentx clarify resolve CLR-42-003 --as alice@example.com --body "decision: ship JSON only"
   agentx clarify resolve CLR-42-005 --from human --option 1`,
@@ -661,6 +689,12 @@ a usage error naming its options (exit 2).`,
 			r, err := a.reply(cmd, body, option)
 			if err != nil {
 				return err
+			}
+			if cmd.Flags().Changed("summary") {
+				r.Summary = strings.TrimSpace(summary)
+				if err := ledger.ValidateSummary("--summary", r.Summary); err != nil {
+					return err // before the lock: nothing is written
+				}
 			}
 			return a.act(format, func(h *router.Hub) (router.Record, error) {
 				if from == "" && as == "" && a.getenv(router.EnvAgent) == "" {
@@ -689,6 +723,7 @@ a usage error naming its options (exit 2).`,
 	cmd.Flags().StringVar(&as, "as", "", "the person resolving as human (implies --from human; default: git user.email, user.name, $USER)")
 	cmd.Flags().StringVar(&body, "body", "", "the resolution or decision, at most 3000 bytes (default: the last answer); with --option, a note after the option")
 	cmd.Flags().IntVar(&option, "option", 0, "pick option N of the escalation's (or the question's) options (1-based)")
+	cmd.Flags().StringVar(&summary, "summary", "", "what was decided, in one or two sentences (at most 400 bytes; default: the first sentence of the resolution)")
 	formatFlag(cmd, &format)
 	return cmd
 }
@@ -806,7 +841,7 @@ func newShowCmd(a *App) *cobra.Command {
 					return err
 				}
 				a.markSeen(ctx, h.Store, a.getenv("AGENTX_AGENT"), inbox.ViaShow, recs...)
-				shown := make([]withDelivery, len(recs))
+				shown := make([]recordView, len(recs))
 				for i, r := range recs {
 					shown[i] = a.withReceipts(h.Store, r)
 				}
@@ -905,18 +940,18 @@ func newClarifyListCmd(a *App) *cobra.Command {
 				// the table's cells, never the ledgers.
 				var errs []error
 				lw, rows := a.newListWriter(a.stdout, a.now()), 0
-				err := emitEach(a, func(put func(router.Record) error) error {
+				err := emitEach(a, func(put func(recordView) error) error {
 					var err error
 					errs, err = h.Each(f, func(r router.Record) error {
 						if err := ctx.Err(); err != nil {
 							return err // interrupted, or the reader went away
 						}
-						return put(r)
+						return put(viewOf(r))
 					})
 					return err
-				}, func(r router.Record) error {
+				}, func(v recordView) error {
 					rows++
-					lw.add(r)
+					lw.add(v.Record)
 					return nil
 				}, func() {
 					if rows == 0 {

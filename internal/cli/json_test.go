@@ -45,7 +45,8 @@ var jsonCases = []struct {
 	{"agentx clarify stats", []string{"clarify", "stats"}, ""},
 	{"agentx demo", []string{"demo"}, ""},
 	{"agentx clarify escalate", []string{"clarify", "escalate", "CLR-42-001", "--reason", "needs a call"}, ""},
-	{"agentx clarify resolve", []string{"clarify", "resolve", "CLR-42-001", "--from", "human", "--as", "alice@example.com", "--body", "decision: per key"}, ""},
+	{"agentx clarify resolve", []string{"clarify", "resolve", "CLR-42-001", "--from", "human", "--as", "alice@example.com", "--body", "decision: per key", "--summary", "Per key, five minutes."}, ""},
+	{"agentx clarify show", []string{"clarify", "show", "CLR-42-001"}, ""}, // resolved: its decision
 	{"agentx clarify ask", []string{"clarify", "ask", "--issue", "42", "--from", "engineer", "--to", "human", "--topic", "Flag", "--question", "On?"}, ""},
 	{"agentx todo", []string{"todo", "--issue", "42"}, ""}, // a question to human
 	{"agentx clarify cancel", []string{"clarify", "cancel", "CLR-42-002"}, ""},

@@ -70,6 +70,9 @@ func hostileFinding() monitor.Finding {
 // from outside reaches the terminal; each output must be neutral.
 func TestRenderSitesNeutralise(t *testing.T) {
 	rec := hostileRecord()
+	resolved := hostileRecord()
+	resolved.Status = ledger.Resolved
+	resolved.X.Summary = evilBody // as another tool may have written it
 	report := &monitor.Report{Open: 1, Index: evilLine, Findings: []monitor.Finding{hostileFinding()},
 		Waiting:  []monitor.Waiting{{ID: "CLR-42-001", Issue: 42, From: evilAgent, To: evilLine}},
 		Problems: []monitor.Problem{{File: "x", Message: evilBody}}}
@@ -86,6 +89,8 @@ func TestRenderSitesNeutralise(t *testing.T) {
 	}{
 		{"clarify show (thread)", false, func(a *App, w *bytes.Buffer) { a.renderThread(w, rec, nil) }},
 		{"clarify show --format markdown", false, func(a *App, w *bytes.Buffer) { renderMarkdown(w, rec) }},
+		{"clarify show (resolved, its summary)", false, func(a *App, w *bytes.Buffer) { a.renderThread(w, resolved, nil) }},
+		{"clarify show --format markdown (resolved, its summary)", false, func(a *App, w *bytes.Buffer) { renderMarkdown(w, resolved) }},
 		{"clarify list (pipe)", false, func(a *App, w *bytes.Buffer) { a.renderList(w, []router.Record{rec}, time.Now()) }},
 		{"clarify list (terminal table)", true, func(a *App, w *bytes.Buffer) { a.renderList(w, []router.Record{rec}, time.Now()) }},
 		{"events", false, func(a *App, w *bytes.Buffer) {

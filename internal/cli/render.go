@@ -80,6 +80,9 @@ func (a *App) renderThread(w io.Writer, r router.Record, rs []inbox.Receipt) {
 	if c.X != nil && len(c.X.Options) > 0 { // choices offered with the question (ask_human)
 		fmt.Fprintf(w, "  Options: %s\n", line(strings.Join(c.X.Options, " | ")))
 	}
+	if d := decision(c); d != "" { // what was decided, in short, above the whole thread
+		fmt.Fprintf(w, "  Decision: %s\n", line(d))
+	}
 	fmt.Fprintln(w, rule)
 	for i, e := range c.Thread {
 		if i > 0 {
@@ -145,6 +148,9 @@ func renderMarkdown(w io.Writer, r router.Record) {
 			fmt.Fprintf(w, "**[ESCALATED]** %s\n\n", safetext.Markdown(router.EscalationReason(c)))
 			fmt.Fprintf(w, "> %s\n\n", strings.ReplaceAll(safetext.Markdown(e.Body), "\n", "\n> "))
 		}
+	}
+	if d := decision(c); d != "" {
+		fmt.Fprintf(w, "**Decision:** %s\n\n", md(d))
 	}
 	fmt.Fprintf(w, "_%s · %s · %s · round %d of %d_\n", md(c.ID), words.IssueRef(r.IssueNumber), md(string(c.Status)), c.Round, c.MaxRounds)
 }

@@ -555,7 +555,7 @@ var goSchemas = []struct {
 	{reflect.TypeFor[envelope](), "envelope.json", false},
 	{reflect.TypeFor[errorEnvelope](), "error.json", false},
 	{reflect.TypeFor[errorBody](), "error.json#/$defs/error", false},
-	{reflect.TypeFor[withDelivery](), "clarification.json", false},
+	{reflect.TypeFor[recordView](), "clarification.json", false},
 	{reflect.TypeFor[inbox.Receipt](), "clarification.json#/$defs/receipt", false},
 	{reflect.TypeFor[ledger.Clarification](), "clarification.json#/$defs/record", true},
 	{reflect.TypeFor[ledger.ThreadEntry](), "clarification.json#/$defs/threadEntry", false},

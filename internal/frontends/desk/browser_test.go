@@ -132,15 +132,23 @@ func TestDeskInBrowser(t *testing.T) {
 		run(t, chromedp.WaitNotPresent(chromedp.CSS("#item-CLR-4-001")))
 	})
 
-	t.Run("pick an option on an escalation", func(t *testing.T) {
+	t.Run("pick an option on an escalation, with a summary", func(t *testing.T) {
+		// Enter in the summary box picks no option: nothing is sent
+		run(t, chromedp.SendKeys(chromedp.CSS("#summary-CLR-2-001"), "Multi-tenant from day one.\r"))
+		time.Sleep(300 * time.Millisecond)
+		rec, err := f.hub.Get("CLR-2-001")
+		require.NoError(t, err)
+		assert.Equal(t, ledger.Escalated, rec.Status, "Enter in the summary box resolved it")
 		run(t, chromedp.Click(chromedp.CSS(`#item-CLR-2-001 button[name=option][value="2"]`)))
 		flashSays(t, "Resolved CLR-2-001 with option 2.")
-		rec, err := f.hub.Get("CLR-2-001")
+		rec, err = f.hub.Get("CLR-2-001")
 		require.NoError(t, err)
 		last := len(rec.Thread) - 1
 		assert.Equal(t, ledger.Resolved, rec.Status)
 		assert.Contains(t, rec.Thread[last].Body, "Decision: accept architect's proposal:\nEnterprise customers need isolation: schema per tenant from day one.")
 		assert.Equal(t, "Accept architect's proposal.", rec.ChoiceAt(last).Text)
+		require.NotNil(t, rec.X)
+		assert.Equal(t, "Multi-tenant from day one.", rec.X.Summary)
 	})
 
 	t.Run("approve a proposal from the keyboard", func(t *testing.T) {

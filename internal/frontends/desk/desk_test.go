@@ -369,3 +369,46 @@ func runDesk(t *testing.T, bin, dir string, env []string, args ...string) (*exec
 	go func() { _, _ = io.Copy(io.Discard, out) }()
 	return cmd, u, second, stderr
 }
+
+// TestResolveWithASummary: the resolve forms have an optional summary box;
+// what it holds is stored as the decision's summary, checked by the hub
+// as --summary is (too long: the page says so, naming the limit, and
+// nothing is written); left empty, none is stored.
+func TestResolveWithASummary(t *testing.T) {
+	f := newFixture(t)
+	c := client(t)
+	f.enter(t, c)
+	_, page := get(t, c, f.base+"/")
+	assert.Contains(t, page, `<input type="text" id="summary-CLR-2-001" name="summary" maxlength="400">`)
+	assert.NotContains(t, page, `id="summary-CLR-4-001"`, "a question's form has none")
+
+	act := func(form url.Values) string {
+		form.Set("token", f.s.Token())
+		resp, _ := f.post(t, c, form, nil)
+		require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+		_, body := get(t, c, f.base+resp.Header.Get("Location"))
+		return body
+	}
+	body := act(url.Values{"id": {"CLR-2-001"}, "verb": {"resolve"}, "option": {"2"}, "summary": {strings.Repeat("x", ledger.MaxSummary+1)}})
+	assert.Contains(t, body, "Not done:")
+	assert.Contains(t, body, "is 401 bytes; the limit is 400")
+	rec, err := f.hub.Get("CLR-2-001")
+	require.NoError(t, err)
+	assert.Equal(t, ledger.Escalated, rec.Status, "nothing written")
+
+	body = act(url.Values{"id": {"CLR-2-001"}, "verb": {"resolve"}, "option": {"2"}, "summary": {"  Multi-tenant, schema per tenant.  "}})
+	assert.Contains(t, body, "Resolved CLR-2-001 with option 2.")
+	rec, err = f.hub.Get("CLR-2-001")
+	require.NoError(t, err)
+	require.NotNil(t, rec.X)
+	assert.Equal(t, "Multi-tenant, schema per tenant.", rec.X.Summary)
+
+	// an empty box stores none
+	_, err = f.hub.Answer(context.Background(), "CLR-4-001", ledger.Human, "Five minutes.")
+	require.NoError(t, err)
+	body = act(url.Values{"id": {"CLR-4-001"}, "verb": {"resolve"}, "summary": {" "}})
+	assert.Contains(t, body, "Resolved CLR-4-001.")
+	rec, err = f.hub.Get("CLR-4-001")
+	require.NoError(t, err)
+	assert.True(t, rec.X == nil || rec.X.Summary == "")
+}

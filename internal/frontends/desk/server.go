@@ -339,7 +339,8 @@ func (s *Server) act(w http.ResponseWriter, r *http.Request) {
 	}
 	a := Action{
 		Verb: r.PostForm.Get("verb"), ID: r.PostForm.Get("id"),
-		Body: strings.TrimSpace(strings.ReplaceAll(r.PostForm.Get("body"), "\r\n", "\n")),
+		Body:    strings.TrimSpace(strings.ReplaceAll(r.PostForm.Get("body"), "\r\n", "\n")),
+		Summary: strings.TrimSpace(r.PostForm.Get("summary")),
 	}
 	if o := r.PostForm.Get("option"); o != "" {
 		n, err := strconv.Atoi(o)
@@ -413,6 +414,9 @@ type Action struct {
 	ID     string // CLR-N-SEQ or PROP-SEQ
 	Body   string // the answer, decision or reason; with an option, a note
 	Option int    // 1-based; 0: none
+	// Summary is, for resolve, what was decided in a sentence or two
+	// (router.Reply.Summary); "" gives none.
+	Summary string
 }
 
 // ActionError is an action the desk does not know how to do, or one
@@ -439,6 +443,7 @@ func (s *Server) Do(ctx context.Context, a Action) (string, error) {
 		}
 		return fmt.Sprintf("Answered %s%s.", rec.ID, picked(a.Option)), nil
 	case "resolve":
+		reply.Summary = a.Summary
 		rec, err := h.ResolveReply(ctx, a.ID, ledger.Human, reply)
 		if err != nil {
 			return "", err

@@ -70,7 +70,7 @@ func itemText(it Item) string {
 	writeItem(&b, it)
 	if it.Clipped && it.Kind == KindRevision {
 		fmt.Fprintf(&b, "  (Cut short to fit here: agentx eval show %s has it all.)\n", it.ID)
-	} else if it.Clipped {
+	} else if it.Clipped && it.Kind != KindResolved { // a decision says where the thread is already
 		fmt.Fprintf(&b, "  (Cut short to fit here: agentx clarify show %s has it all.)\n", it.ID)
 	}
 	return b.String()
@@ -125,9 +125,12 @@ func writeItem(b *strings.Builder, it Item) {
 		}
 		fmt.Fprintf(b, "  Next: answer it (clarify_answer, or agentx clarify answer %s --body \"...\").\n", it.ID)
 	case KindResolved:
+		// the decision in short, not the resolution's whole text: the
+		// thread is a command away
 		fmt.Fprintf(b, "* Decision by %s on %s:\n", it.By, where(it))
 		block(b, "Q: ", it.Question)
-		block(b, "Decision: ", it.Body)
+		block(b, "Decision: ", it.Decision)
+		fmt.Fprintf(b, "    (The whole thread: agentx clarify show %s.)\n", it.ID)
 		assumptions(b, it)
 		if it.Late {
 			b.WriteString("  Next: follow the decision; check whether your work still holds and redo what depended on the assumption.\n")

@@ -28,7 +28,7 @@ func TestTextNeutralises(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			kind := Kind(name)
 			it := Item{Kind: kind, ID: "CLR-42-001" + evil, Issue: 42, Topic: evil, By: "eng\x1b[8m" + evil, Round: 1,
-				Question: body, Body: body, Options: []string{evil}, Late: true,
+				Question: body, Body: body, Decision: evil + body, Options: []string{evil}, Late: true,
 				Assumptions: []ledger.Assumption{{Round: 1, By: evil, Body: body, Timestamp: at}}}
 			if name == "answer of two replies" {
 				it.Kind, it.Answers, it.Body = KindAnswer, replies, joinReplies(replies)

@@ -57,6 +57,7 @@ type Item struct {
 	Status      ledger.Status       `json:"status"`             // the clarification's status when delivered
 	Question    string              `json:"question,omitempty"` // the round's question
 	Body        string              `json:"body,omitempty"`     // the answer (its replies, a blank line apart), question, decision or reason
+	Decision    string              `json:"decision,omitempty"` // a resolution: what was decided, in short (ledger.Clarification.Decision), shown in place of Body
 	Options     []string            `json:"options,omitempty"`  // choices offered with a question
 	Late        bool                `json:"late,omitempty"`     // the asker proceeded on an assumption before this arrived
 	Assumptions []ledger.Assumption `json:"assumptions,omitempty"`
@@ -705,6 +706,7 @@ func (b *builder) build(c *ledger.Clarification, e eventlog.Event, kind Kind, se
 		}
 		r := c.Thread[entry]
 		it.By, it.Person, it.Body, it.At = r.From, c.PersonAt(entry), r.Body, r.Timestamp
+		it.Decision = c.Decision()
 		if q := c.Current(ledger.Question); q != nil {
 			it.Question = q.Body
 		}

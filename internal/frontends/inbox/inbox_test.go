@@ -433,3 +433,39 @@ func TestStateOfAnEarlierVersion(t *testing.T) {
 	assert.Equal(t, []string{"answer CLR-1-002"}, kinds(w.check(t, "engineer")), "only what is new")
 	assert.Empty(t, w.check(t, "engineer").Items)
 }
+
+// TestDecisionInShort: a person's decision reaches the parties as what was
+// decided, in short (the resolution's summary, else its first sentence),
+// not the resolution's whole text, with where the whole thread is; the
+// JSON item keeps the resolution as its body.
+func TestDecisionInShort(t *testing.T) {
+	w := newWorld(t)
+	ctx := context.Background()
+	long := "Shared schema with a tenant column.\n\nReasons: one migration path, one connection pool, and the isolation we need comes from row-level security. Revisit at 50 tenants."
+	a := w.ask(t, 7, "engineer", "architect", "Tenancy", "Schema per tenant?")
+	b := w.ask(t, 7, "engineer", "architect", "Cache", "TTL per key or global?")
+	assert.Empty(t, w.check(t, "engineer").Items) // its first look
+	for _, id := range []string{a, b} {
+		_, err := w.hub.Escalate(ctx, id, "a product call")
+		require.NoError(t, err)
+	}
+	_, err := w.hub.ResolveReply(ctx, a, ledger.Human, router.Reply{Body: long, Summary: "Shared schema, tenant column. Revisit at 50 tenants."})
+	require.NoError(t, err)
+	_, err = w.hub.Resolve(ctx, b, ledger.Human, long)
+	require.NoError(t, err)
+
+	res := w.check(t, "engineer", peek)
+	require.Len(t, res.Items, 2)
+	byID := map[string]Item{}
+	for _, it := range res.Items {
+		byID[it.ID] = it
+	}
+	assert.Equal(t, "Shared schema, tenant column. Revisit at 50 tenants.", byID[a].Decision, "the summary")
+	assert.Equal(t, "Shared schema with a tenant column.", byID[b].Decision, "none given: the first sentence")
+	assert.Equal(t, long, byID[a].Body, "the JSON item keeps the resolution")
+
+	text := Text(res)
+	assert.Contains(t, text, "* Decision by human on CLR-7-001 (issue #7, \"Tenancy\"):\n    Q: Schema per tenant?\n    Decision: Shared schema, tenant column. Revisit at 50 tenants.\n    (The whole thread: agentx clarify show CLR-7-001.)\n  Next: follow the decision.\n")
+	assert.Contains(t, text, "    Decision: Shared schema with a tenant column.\n    (The whole thread: agentx clarify show CLR-7-002.)\n")
+	assert.NotContains(t, text, "row-level security", "not the whole resolution")
+}

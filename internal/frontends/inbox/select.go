@@ -110,7 +110,7 @@ func clip(it Item, max int) Item {
 		for i := range it.Answers {
 			news = append(news, &it.Answers[i].Body)
 		}
-		if len(it.Answers) == 0 {
+		if len(it.Answers) == 0 && it.Kind != KindResolved { // a decision shows Decision, not Body
 			news = append(news, &it.Body)
 		}
 		context = append(context, &it.Question)

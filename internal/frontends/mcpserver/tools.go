@@ -97,7 +97,9 @@ type ResolveInput struct {
 	ID     string `json:"id" jsonschema:"the clarification id"`
 	Body   string `json:"body,omitempty" jsonschema:"the resolution, at most 3000 bytes (default: the last answer); with option, a note after the option"`
 	Option *int   `json:"option,omitempty" jsonschema:"pick option N (1-based) of the question's options: the resolution recorded is that option's text"`
-	From   string `json:"from,omitempty" jsonschema:"the asker: leave it out, you act as this server's agent (AGENTX_AGENT); only a server without one needs it"`
+	// Summary is what was decided; the hub checks it (ledger.ValidateSummary).
+	Summary string `json:"summary,omitempty" jsonschema:"what was decided, in one or two sentences on one line (at most 400 bytes): what others are shown in place of the thread (default: the first sentence of the resolution)"`
+	From    string `json:"from,omitempty" jsonschema:"the asker: leave it out, you act as this server's agent (AGENTX_AGENT); only a server without one needs it"`
 }
 
 // AssumeInput is clarify_assume's input.
@@ -179,7 +181,7 @@ func (s *server) addTools() {
 	addTool(s, &mcp.Tool{Name: "clarify_followup", Annotations: write("Ask a follow-up"),
 		Description: "Ask the next round of your own answered question. At the round limit it escalates to a human instead."}, s.followup)
 	addTool(s, &mcp.Tool{Name: "clarify_resolve", Annotations: write("Resolve a question"),
-		Description: "Close your own answered question, with a resolution (default: the last answer)."}, s.resolve)
+		Description: "Close your own answered question, with a resolution (default: the last answer) and, in summary, what was decided in a sentence or two."}, s.resolve)
 	addTool(s, &mcp.Tool{Name: "clarify_assume", Annotations: write("Record an assumption"),
 		Description: "Record the assumption you proceed on while your question is unanswered, so a late answer is delivered beside it and you can check your work."}, s.assume)
 	addTool(s, &mcp.Tool{Name: "clarify_show", Annotations: readOnly,
@@ -416,6 +418,7 @@ func (s *server) resolve(ctx context.Context, in ResolveInput) (RecordResult, st
 	if err != nil {
 		return RecordResult{}, "", err
 	}
+	choice.Summary = in.Summary
 	rec, err := s.hub.ResolveReply(ctx, in.ID, from, choice)
 	if err != nil {
 		return RecordResult{}, "", err
