@@ -27,6 +27,9 @@ type Stats struct {
 	Agents         []AgentStats   `json:"agents"`
 	AnsweredCount  int            `json:"answered"` // clarifications with at least one answer
 	EscalatedCount int            `json:"escalated"`
+	// Waits is who waited on whom: each round's wait for its reply, per
+	// asker, answerer and person, and the longest open waits.
+	Waits Waits `json:"waits"`
 	// Proposals counts the enhancement proposals by status (pending,
 	// approved, rejected, implemented); nil when there are none. The
 	// command fills it: proposals are not clarifications.
@@ -110,21 +113,28 @@ const maxTopicGroups = 10000
 // otherTopics is the group of the topics past maxTopicGroups.
 const otherTopics = "(other topics)"
 
-// ComputeStats digests recs. It is pure: the same records give the same
-// figures.
-func ComputeStats(recs []Record) Stats {
-	var d Digest
+// ComputeStats digests recs, with the open rounds' waits measured until
+// now and the DefaultLongestOpen longest of them listed. It is pure: the
+// same records and now give the same figures.
+func ComputeStats(recs []Record, now time.Time) Stats {
+	d := Digest{Now: now, Longest: DefaultLongestOpen}
 	for _, r := range recs {
 		d.Add(r)
 	}
 	return d.Stats()
 }
 
-// Digest is ComputeStats one record at a time: it keeps counters and two
-// durations per clarification, not the records, so a digest of every
-// ledger holds no ledger. The zero value is an empty digest; Stats gives
-// the same figures as ComputeStats of the records added, in that order.
+// Digest is ComputeStats one record at a time: it keeps counters, two
+// durations per clarification and one per round asked, not the records,
+// and of the open rounds only the Longest longest; so a digest of every
+// ledger holds no ledger. The zero value is an empty digest that measures
+// open waits until the zero time and lists none; Stats gives the same
+// figures as ComputeStats of the records added, in that order, when Now
+// and Longest are the same.
 type Digest struct {
+	Now     time.Time // open rounds have waited until then
+	Longest int       // how many of the longest open waits Stats lists
+
 	st                  Stats
 	toAnswer, toResolve []time.Duration
 	roundsSum, resolved int
@@ -132,6 +142,7 @@ type Digest struct {
 	byTopic             map[string]*Count // by TopicKey: the first spelling seen, and the count
 	pairs               map[[2]string]*PairStats
 	agents              map[string]*AgentStats
+	waits               waitDigest
 }
 
 func (d *Digest) agent(name string) *AgentStats {
@@ -142,7 +153,8 @@ func (d *Digest) agent(name string) *AgentStats {
 }
 
 // Add counts r in the digest. It keeps nothing of r but the names of its
-// agents and the words of its topic.
+// agents and people, the words of its topic, the waits of its rounds and,
+// if it is among the longest open waits, which round waits.
 func (d *Digest) Add(r Record) {
 	if d.topics == nil {
 		d.topics, d.pairs, d.agents = map[string]int{}, map[[2]string]*PairStats{}, map[string]*AgentStats{}
@@ -198,6 +210,7 @@ func (d *Digest) Add(r Record) {
 		d.byTopic[tk] = g
 	}
 	g.Count++
+	d.addWaits(r.IssueNumber, c)
 }
 
 // Stats is the digest of the records added so far. It leaves d as it was.
@@ -243,6 +256,7 @@ func (d *Digest) Stats() Stats {
 		st.Agents = append(st.Agents, a)
 	}
 	sort.Slice(st.Agents, func(i, j int) bool { return st.Agents[i].Agent < st.Agents[j].Agent })
+	st.Waits = d.waits.stats()
 	return st
 }
 
@@ -261,6 +275,11 @@ func median(ds []time.Duration) time.Duration {
 	}
 	s := slices.Clone(ds)
 	slices.Sort(s)
+	return sortedMedian(s)
+}
+
+// sortedMedian is the median of the sorted, non-empty s.
+func sortedMedian(s []time.Duration) time.Duration {
 	if len(s)%2 == 1 {
 		return s[len(s)/2]
 	}

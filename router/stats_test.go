@@ -72,7 +72,7 @@ func TestComputeStats(t *testing.T) {
 		rec("CLR-1-004", "architect", "product-manager", "Tenancy", ledger.Pending, 1, -1, -1, false),
 		rec("CLR-1-005", "engineer", "human", "Rollout flag", ledger.Resolved, 2, 8, 60, true),
 	}
-	st := ComputeStats(recs)
+	st := ComputeStats(recs, at(60).Time)
 	assert.Equal(t, 5, st.Total)
 	assert.Equal(t, 3, st.ByStatus["resolved"])
 	assert.Equal(t, 1, st.ByStatus["pending"])
@@ -95,7 +95,7 @@ func TestComputeStats(t *testing.T) {
 	assert.Equal(t, 2, pm.Received)
 	assert.InDelta(t, 0.5, pm.AnswerRate, 1e-9)
 
-	empty := ComputeStats(nil)
+	empty := ComputeStats(nil, t0)
 	assert.Equal(t, 0, empty.Total)
 	assert.Zero(t, empty.ResolvedRate)
 }

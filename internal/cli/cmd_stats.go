@@ -57,7 +57,7 @@ counts clarifications created since then.`,
 			}
 			// One ledger at a time, into counters: the digest of every
 			// ledger holds none of them (see router.Digest).
-			var d router.Digest
+			d := router.Digest{Now: a.now(), Longest: router.DefaultLongestOpen}
 			errs, err := h.Each(router.Filter{Issue: n, All: true}, func(r router.Record) error {
 				if !r.Created.Before(from) {
 					d.Add(r)
