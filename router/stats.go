@@ -141,15 +141,24 @@ type Digest struct {
 	topics              map[string]int
 	byTopic             map[string]*Count // by TopicKey: the first spelling seen, and the count
 	pairs               map[[2]string]*PairStats
-	agents              map[string]*AgentStats
+	agents              map[string]*agentTally
 	waits               waitDigest
 }
 
-func (d *Digest) agent(name string) *AgentStats {
-	if d.agents[name] == nil {
-		d.agents[name] = &AgentStats{Agent: name}
+// agentTally is what a digest counts of one agent: its share, and the
+// waits of the rounds it asked and of those asked of it.
+type agentTally struct {
+	AgentStats
+	asker, answerer waitSet
+}
+
+func (d *Digest) agent(name string) *agentTally {
+	a := d.agents[name]
+	if a == nil {
+		a = &agentTally{AgentStats: AgentStats{Agent: name}}
+		d.agents[name] = a
 	}
-	return d.agents[name]
+	return a
 }
 
 // Add counts r in the digest. It keeps nothing of r but the names of its
@@ -157,7 +166,7 @@ func (d *Digest) agent(name string) *AgentStats {
 // if it is among the longest open waits, which round waits.
 func (d *Digest) Add(r Record) {
 	if d.topics == nil {
-		d.topics, d.pairs, d.agents = map[string]int{}, map[[2]string]*PairStats{}, map[string]*AgentStats{}
+		d.topics, d.pairs, d.agents = map[string]int{}, map[[2]string]*PairStats{}, map[string]*agentTally{}
 		d.byTopic = map[string]*Count{}
 		d.st.ByStatus = map[string]int{}
 	}
@@ -171,12 +180,13 @@ func (d *Digest) Add(r Record) {
 	}
 	p := d.pairs[key]
 	p.Asked++
-	d.agent(c.From).Asked++
-	d.agent(c.To).Received++
+	from, to := d.agent(c.From), d.agent(c.To)
+	from.Asked++
+	to.Received++
 	if a := firstOf(c, ledger.Answer); a != nil {
 		st.AnsweredCount++
 		p.Answered++
-		d.agents[c.To].AnswerRate++ // a count until Stats
+		to.AnswerRate++ // a count until Stats
 		d.toAnswer = append(d.toAnswer, a.Timestamp.Sub(c.Created.Time))
 	}
 	if c.Status == ledger.Escalated || c.Current(ledger.Escalation) != nil {
@@ -210,10 +220,11 @@ func (d *Digest) Add(r Record) {
 		d.byTopic[tk] = g
 	}
 	g.Count++
-	d.addWaits(r.IssueNumber, c)
+	d.addWaits(r.IssueNumber, c, from, to)
 }
 
-// Stats is the digest of the records added so far. It leaves d as it was.
+// Stats is the digest of the records added so far. It leaves d's figures
+// as they were (it sorts the waits d keeps, whose order says nothing).
 func (d *Digest) Stats() Stats {
 	st := d.st
 	st.ByStatus = map[string]int{}
@@ -249,14 +260,14 @@ func (d *Digest) Stats() Stats {
 		return a.Asked > b.Asked || a.Asked == b.Asked && a.From+" "+a.To < b.From+" "+b.To
 	})
 	for _, a := range d.agents {
-		a := *a
+		a := a.AgentStats
 		if a.Received > 0 {
 			a.AnswerRate /= float64(a.Received)
 		}
 		st.Agents = append(st.Agents, a)
 	}
 	sort.Slice(st.Agents, func(i, j int) bool { return st.Agents[i].Agent < st.Agents[j].Agent })
-	st.Waits = d.waits.stats()
+	st.Waits = d.waits.stats(d.agents)
 	return st
 }
 

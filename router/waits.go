@@ -71,22 +71,11 @@ type OpenWait struct {
 // waitSet is the waits of one group: the replied ones and the open ones.
 type waitSet struct{ replied, open []time.Duration }
 
-// waitDigest is the part of a Digest that measures waits.
+// waitDigest is the part of a Digest that measures waits, besides those
+// it keeps per agent (agentTally).
 type waitDigest struct {
-	all      waitSet
-	asker    map[string]*waitSet
-	answerer map[string]*waitSet
-	person   map[string]*waitSet
-	longest  []OpenWait // longest first, at most Digest.Longest
-}
-
-func group(m map[string]*waitSet, name string) *waitSet {
-	s := m[name]
-	if s == nil {
-		s = &waitSet{}
-		m[name] = s
-	}
-	return s
+	person  map[string][]time.Duration // the replied rounds, by the person who replied first
+	longest []OpenWait                 // longest first, at most Digest.Longest
 }
 
 // roundWaits calls replied for each round of c that got a reply, with the
@@ -124,37 +113,25 @@ func roundWaits(c *ledger.Clarification, replied func(round int, waited time.Dur
 	}
 }
 
-// addWaits counts the waits of c's rounds.
-func (d *Digest) addWaits(issue int, c *ledger.Clarification) {
-	w := &d.waits
-	if w.asker == nil {
-		w.asker, w.answerer, w.person = map[string]*waitSet{}, map[string]*waitSet{}, map[string]*waitSet{}
-	}
-	var asker, answerer *waitSet // looked up at the first wait: most records have one
-	sets := func() {
-		if asker == nil {
-			asker, answerer = group(w.asker, c.From), group(w.answerer, c.To)
-		}
-	}
+// addWaits counts the waits of c's rounds, asked by from of to.
+func (d *Digest) addWaits(issue int, c *ledger.Clarification, from, to *agentTally) {
 	roundWaits(c, func(_ int, waited time.Duration, reply int) {
-		sets()
-		w.all.replied = append(w.all.replied, waited)
-		asker.replied = append(asker.replied, waited)
-		answerer.replied = append(answerer.replied, waited)
+		from.asker.replied = append(from.asker.replied, waited)
+		to.answerer.replied = append(to.answerer.replied, waited)
 		if c.Thread[reply].From == ledger.Human {
 			name := c.PersonAt(reply)
 			if name == "" {
 				name = ledger.Human
 			}
-			p := group(w.person, name)
-			p.replied = append(p.replied, waited)
+			if d.waits.person == nil {
+				d.waits.person = map[string][]time.Duration{}
+			}
+			d.waits.person[name] = append(d.waits.person[name], waited)
 		}
 	}, func(q *ledger.ThreadEntry) {
-		sets()
 		waited := max(0, d.Now.Sub(q.Timestamp.Time))
-		w.all.open = append(w.all.open, waited)
-		asker.open = append(asker.open, waited)
-		answerer.open = append(answerer.open, waited)
+		from.asker.open = append(from.asker.open, waited)
+		to.answerer.open = append(to.answerer.open, waited)
 		d.keepLongest(OpenWait{ID: c.ID, IssueNumber: issue, From: c.From, To: c.To, Round: q.Round, Since: q.Timestamp, Waited: Duration{waited}})
 	})
 }
@@ -185,15 +162,27 @@ func longer(a, b OpenWait) bool {
 	return a.ID < b.ID
 }
 
-// stats is the Waits of what was added.
-func (w *waitDigest) stats() Waits {
+// stats is the Waits of what was added; agents is the digest's.
+func (w *waitDigest) stats(agents map[string]*agentTally) Waits {
 	out := Waits{
-		Replied: figures(w.all.replied), Open: figures(w.all.open),
-		ByAsker: agentWaits(w.asker), ByAnswerer: agentWaits(w.answerer),
-		ByPerson: []PersonWaits{}, LongestOpen: slices.Clone(w.longest),
+		ByAsker: []AgentWaits{}, ByAnswerer: []AgentWaits{}, ByPerson: []PersonWaits{},
+		LongestOpen: slices.Clone(w.longest),
 	}
+	var replied, open []time.Duration // every round has one asker
+	for _, a := range agents {
+		if s := a.asker; len(s.replied)+len(s.open) > 0 {
+			replied, open = append(replied, s.replied...), append(open, s.open...)
+			out.ByAsker = append(out.ByAsker, AgentWaits{Agent: a.Agent, Replied: figures(s.replied), Open: figures(s.open)})
+		}
+		if s := a.answerer; len(s.replied)+len(s.open) > 0 {
+			out.ByAnswerer = append(out.ByAnswerer, AgentWaits{Agent: a.Agent, Replied: figures(s.replied), Open: figures(s.open)})
+		}
+	}
+	out.Replied, out.Open = figures(replied), figures(open)
+	sortAgentWaits(out.ByAsker)
+	sortAgentWaits(out.ByAnswerer)
 	for name, s := range w.person {
-		out.ByPerson = append(out.ByPerson, PersonWaits{Person: name, Replied: figures(s.replied)})
+		out.ByPerson = append(out.ByPerson, PersonWaits{Person: name, Replied: figures(s)})
 	}
 	sort.Slice(out.ByPerson, func(i, j int) bool {
 		a, b := out.ByPerson[i], out.ByPerson[j]
@@ -205,25 +194,22 @@ func (w *waitDigest) stats() Waits {
 	return out
 }
 
-func agentWaits(m map[string]*waitSet) []AgentWaits {
-	out := make([]AgentWaits, 0, len(m))
-	for name, s := range m {
-		out = append(out, AgentWaits{Agent: name, Replied: figures(s.replied), Open: figures(s.open)})
-	}
+// sortAgentWaits puts the most time waited (replied and open) first, then
+// orders by name.
+func sortAgentWaits(out []AgentWaits) {
 	sort.Slice(out, func(i, j int) bool {
 		a, b := out[i], out[j]
 		ta, tb := a.Replied.Total.Duration+a.Open.Total.Duration, b.Replied.Total.Duration+b.Open.Total.Duration
 		return ta > tb || ta == tb && a.Agent < b.Agent
 	})
-	return out
 }
 
-// figures sums up ds, which it leaves as they were.
-func figures(ds []time.Duration) WaitFigures {
-	if len(ds) == 0 {
+// figures sums up s, which it sorts: the order of a set of waits says
+// nothing, so a digest's Stats may sort its own.
+func figures(s []time.Duration) WaitFigures {
+	if len(s) == 0 {
 		return WaitFigures{}
 	}
-	s := slices.Clone(ds)
 	slices.Sort(s)
 	var total time.Duration
 	for _, d := range s {
