@@ -129,9 +129,11 @@ func dur(d router.Duration, samples int) string {
 
 // span is a duration for a person to read: seconds under a minute
 // (45s), else to the minute (4m, 2h, 2h5m) under two days, else days to
-// a tenth (3.5d).
+// a tenth (3.5d); a negative one (clocks that disagree) with a minus.
 func span(d time.Duration) string {
 	switch {
+	case d < 0:
+		return "-" + span(-d)
 	case d < time.Minute:
 		return fmt.Sprintf("%ds", int(d.Round(time.Second)/time.Second))
 	case d < 48*time.Hour:
