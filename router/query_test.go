@@ -6,6 +6,7 @@ import (
 	"os"
 	"runtime"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -100,26 +101,33 @@ func TestEachIsListOneLedgerAtATime(t *testing.T) {
 // TestDigestIsComputeStats: records added one at a time give ComputeStats
 // of them all, and Stats leaves the digest as it was.
 func TestDigestIsComputeStats(t *testing.T) {
-	h, _ := newTestHub(t, "")
+	now := t0
+	h, _ := newTestHubAt(t, "", &now)
 	ctx := context.Background()
 	for n := 1; n <= 6; n++ {
+		now = t0.Add(time.Duration(n) * time.Minute)
 		rec, err := h.Ask(ctx, AskRequest{Issue: n, From: "engineer", To: "architect", Topic: "Database adapter", Question: "q", NonBlocking: true})
 		require.NoError(t, err)
 		if n%2 == 0 {
+			now = now.Add(time.Duration(n) * time.Minute)
 			_, err = h.Answer(ctx, rec.ID, "architect", "a")
 			require.NoError(t, err)
 		}
 	}
 	recs, _, err := h.List(Filter{All: true})
 	require.NoError(t, err)
-	var d Digest
+	at := t0.Add(time.Hour)
+	d := Digest{Now: at, Longest: DefaultLongestOpen}
 	for _, r := range recs {
 		d.Add(r)
 	}
-	want := ComputeStats(recs)
+	want := ComputeStats(recs, at)
 	assert.Equal(t, want, d.Stats())
 	assert.Equal(t, want, d.Stats(), "a second Stats gives the same")
 	assert.InDelta(t, 1.0/2, want.Agents[0].AnswerRate, 1e-9)
+	assert.Equal(t, WaitFigures{Rounds: 3, Median: Duration{4 * time.Minute}, P90: Duration{6 * time.Minute}, Total: Duration{12 * time.Minute}}, want.Waits.Replied)
+	assert.Equal(t, 3, want.Waits.Open.Rounds)
+	assert.Equal(t, "CLR-1-001", want.Waits.LongestOpen[0].ID, "asked first, waiting longest")
 	var empty Digest
-	assert.Equal(t, ComputeStats(nil), empty.Stats())
+	assert.Equal(t, ComputeStats(nil, at), empty.Stats())
 }

@@ -27,6 +27,9 @@ type Stats struct {
 	Agents         []AgentStats   `json:"agents"`
 	AnsweredCount  int            `json:"answered"` // clarifications with at least one answer
 	EscalatedCount int            `json:"escalated"`
+	// Waits is who waited on whom: each round's wait for its reply, per
+	// asker, answerer and person, and the longest open waits.
+	Waits Waits `json:"waits"`
 	// Proposals counts the enhancement proposals by status (pending,
 	// approved, rejected, implemented); nil when there are none. The
 	// command fills it: proposals are not clarifications.
@@ -138,42 +141,60 @@ const maxTopicGroups = 10000
 // otherTopics is the group of the topics past maxTopicGroups.
 const otherTopics = "(other topics)"
 
-// ComputeStats digests recs. It is pure: the same records give the same
-// figures.
-func ComputeStats(recs []Record) Stats {
-	var d Digest
+// ComputeStats digests recs, with the open rounds' waits measured until
+// now and the DefaultLongestOpen longest of them listed. It is pure: the
+// same records and now give the same figures.
+func ComputeStats(recs []Record, now time.Time) Stats {
+	d := Digest{Now: now, Longest: DefaultLongestOpen}
 	for _, r := range recs {
 		d.Add(r)
 	}
 	return d.Stats()
 }
 
-// Digest is ComputeStats one record at a time: it keeps counters and two
-// durations per clarification, not the records, so a digest of every
-// ledger holds no ledger. The zero value is an empty digest; Stats gives
-// the same figures as ComputeStats of the records added, in that order.
+// Digest is ComputeStats one record at a time: it keeps counters, two
+// durations per clarification and one per round asked, not the records,
+// and of the open rounds only the Longest longest; so a digest of every
+// ledger holds no ledger. The zero value is an empty digest that measures
+// open waits until the zero time and lists none; Stats gives the same
+// figures as ComputeStats of the records added, in that order, when Now
+// and Longest are the same.
 type Digest struct {
+	Now     time.Time // open rounds have waited until then
+	Longest int       // how many of the longest open waits Stats lists
+
 	st                  Stats
 	toAnswer, toResolve []time.Duration
 	roundsSum, resolved int
 	topics              map[string]int
 	byTopic             map[string]*Count // by TopicKey: the first spelling seen, and the count
 	pairs               map[[2]string]*PairStats
-	agents              map[string]*AgentStats
+	agents              map[string]*agentTally
+	waits               waitDigest
 }
 
-func (d *Digest) agent(name string) *AgentStats {
-	if d.agents[name] == nil {
-		d.agents[name] = &AgentStats{Agent: name}
+// agentTally is what a digest counts of one agent: its share, and the
+// waits of the rounds it asked and of those asked of it.
+type agentTally struct {
+	AgentStats
+	asker, answerer waitSet
+}
+
+func (d *Digest) agent(name string) *agentTally {
+	a := d.agents[name]
+	if a == nil {
+		a = &agentTally{AgentStats: AgentStats{Agent: name}}
+		d.agents[name] = a
 	}
-	return d.agents[name]
+	return a
 }
 
 // Add counts r in the digest. It keeps nothing of r but the names of its
-// agents and the words of its topic.
+// agents and people, the words of its topic, the waits of its rounds and,
+// if it is among the longest open waits, which round waits.
 func (d *Digest) Add(r Record) {
 	if d.topics == nil {
-		d.topics, d.pairs, d.agents = map[string]int{}, map[[2]string]*PairStats{}, map[string]*AgentStats{}
+		d.topics, d.pairs, d.agents = map[string]int{}, map[[2]string]*PairStats{}, map[string]*agentTally{}
 		d.byTopic = map[string]*Count{}
 		d.st.ByStatus = map[string]int{}
 	}
@@ -187,12 +208,13 @@ func (d *Digest) Add(r Record) {
 	}
 	p := d.pairs[key]
 	p.Asked++
-	d.agent(c.From).Asked++
-	d.agent(c.To).Received++
+	from, to := d.agent(c.From), d.agent(c.To)
+	from.Asked++
+	to.Received++
 	if a := firstOf(c, ledger.Answer); a != nil {
 		st.AnsweredCount++
 		p.Answered++
-		d.agents[c.To].AnswerRate++ // a count until Stats
+		to.AnswerRate++ // a count until Stats
 		d.toAnswer = append(d.toAnswer, a.Timestamp.Sub(c.Created.Time))
 	}
 	if c.Status == ledger.Escalated || c.Current(ledger.Escalation) != nil {
@@ -226,9 +248,11 @@ func (d *Digest) Add(r Record) {
 		d.byTopic[tk] = g
 	}
 	g.Count++
+	d.addWaits(r.IssueNumber, c, from, to)
 }
 
-// Stats is the digest of the records added so far. It leaves d as it was.
+// Stats is the digest of the records added so far. It leaves d's figures
+// as they were (it sorts the waits d keeps, whose order says nothing).
 func (d *Digest) Stats() Stats {
 	st := d.st
 	st.ByStatus = map[string]int{}
@@ -264,13 +288,14 @@ func (d *Digest) Stats() Stats {
 		return a.Asked > b.Asked || a.Asked == b.Asked && a.From+" "+a.To < b.From+" "+b.To
 	})
 	for _, a := range d.agents {
-		a := *a
+		a := a.AgentStats
 		if a.Received > 0 {
 			a.AnswerRate /= float64(a.Received)
 		}
 		st.Agents = append(st.Agents, a)
 	}
 	sort.Slice(st.Agents, func(i, j int) bool { return st.Agents[i].Agent < st.Agents[j].Agent })
+	st.Waits = d.waits.stats(d.agents)
 	return st
 }
 
@@ -289,6 +314,11 @@ func median(ds []time.Duration) time.Duration {
 	}
 	s := slices.Clone(ds)
 	slices.Sort(s)
+	return sortedMedian(s)
+}
+
+// sortedMedian is the median of the sorted, non-empty s.
+func sortedMedian(s []time.Duration) time.Duration {
 	if len(s)%2 == 1 {
 		return s[len(s)/2]
 	}

@@ -72,7 +72,7 @@ func TestComputeStats(t *testing.T) {
 		rec("CLR-1-004", "architect", "product-manager", "Tenancy", ledger.Pending, 1, -1, -1, false),
 		rec("CLR-1-005", "engineer", "human", "Rollout flag", ledger.Resolved, 2, 8, 60, true),
 	}
-	st := ComputeStats(recs)
+	st := ComputeStats(recs, at(60).Time)
 	assert.Equal(t, 5, st.Total)
 	assert.Equal(t, 3, st.ByStatus["resolved"])
 	assert.Equal(t, 1, st.ByStatus["pending"])
@@ -95,7 +95,49 @@ func TestComputeStats(t *testing.T) {
 	assert.Equal(t, 2, pm.Received)
 	assert.InDelta(t, 0.5, pm.AnswerRate, 1e-9)
 
-	empty := ComputeStats(nil)
+	empty := ComputeStats(nil, t0)
 	assert.Equal(t, 0, empty.Total)
 	assert.Zero(t, empty.ResolvedRate)
+}
+
+// digestRecords is the bench's workspace: 10,000 issues of 3
+// clarifications, resolved (question, answer, resolution), 10 pending.
+func digestRecords() []Record {
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	asker := []string{"engineer", "architect", "reviewer"}
+	var out []Record
+	for n := 1; n <= 10000; n++ {
+		for i := 1; i <= 3; i++ {
+			t := base.Add(time.Duration(n*3+i) * time.Minute)
+			from := asker[(n+i)%3]
+			c := &ledger.Clarification{ID: ledger.FormatID(n, i), From: from, To: "architect-" + from, Topic: fmt.Sprintf("Topic %d", (n*i)%25),
+				Status: ledger.Resolved, Round: 1, MaxRounds: 5, Created: ledger.T(t),
+				Thread: []ledger.ThreadEntry{{Round: 1, From: from, Type: ledger.Question, Body: "q", Timestamp: ledger.T(t)}}}
+			if n <= 10 && i == 3 {
+				c.Status = ledger.Pending
+			} else {
+				rt := ledger.T(t.Add(3 * time.Minute))
+				c.ResolvedAt = &rt
+				c.Thread = append(c.Thread,
+					ledger.ThreadEntry{Round: 1, From: c.To, Type: ledger.Answer, Body: "a", Timestamp: ledger.T(t.Add(2 * time.Minute))},
+					ledger.ThreadEntry{Round: 1, From: from, Type: ledger.Resolution, Body: "r", Timestamp: rt})
+			}
+			out = append(out, Record{IssueNumber: n, Clarification: c})
+		}
+	}
+	return out
+}
+
+// BenchmarkDigest30000 is what clarify stats does on the fleet
+// benchmark's workspace once the ledgers are decoded.
+func BenchmarkDigest30000(b *testing.B) {
+	recs := digestRecords()
+	b.ReportAllocs()
+	for b.Loop() {
+		d := Digest{Now: time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC), Longest: DefaultLongestOpen}
+		for _, r := range recs {
+			d.Add(r)
+		}
+		_ = d.Stats()
+	}
 }

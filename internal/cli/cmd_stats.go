@@ -20,13 +20,14 @@ import (
 
 func newStatsCmd(a *App) *cobra.Command {
 	var (
-		issue  issueFlag
-		since  string
-		format string
+		issue   issueFlag
+		since   string
+		format  string
+		longest int
 	)
 	cmd := &cobra.Command{
-		Use:   "stats [--since D] [--issue N] [--format text|markdown]",
-		Short: "The digest: statuses, resolution and escalation rates, time to answer, topics, agent pairs",
+		Use:   "stats [--since D] [--issue N] [--longest N] [--format text|markdown]",
+		Short: "The digest: statuses, resolution and escalation rates, time to answer, topics, agent pairs, who waits on whom",
 		Long: `A digest of clarifications: totals by status, resolved and escalated rates,
 average and maximum rounds to resolution, median time to answer and to
 resolve, the most common topics (grouped: the same words in the same order
@@ -36,12 +37,25 @@ and what the event log says was refused in the period (asks and writes a
 step's scope refused, writes that timed out on a lock).
 On a terminal the distributions are bar charts. --format markdown gives a report for a pull request or an issue.
 
+Then who waits on whom. A round waits from its question to its first reply
+(an answer, an escalation or a resolution): for the rounds replied to, and
+apart for the rounds still waiting (until now), the median, the 90th
+percentile and the total, per asker, per answerer (the agent asked,
+whoever replied for it) and per person (the rounds a person replied to
+first, as human, by the name recorded); then the --longest open waits
+(default 5): id, issue, asker and answerer, since when and how long. A
+round closed without a reply (abandoned, cancelled) counts in neither.
+Under --json the durations are seconds.
+
 --since takes an age back from now (24h, 7d, 2w) or an RFC 3339 time, and
 counts clarifications created since then.`,
 		Args: cobra.NoArgs,
 		RunE: a.runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
 			if err := checkFormat(format); err != nil {
 				return err
+			}
+			if longest < 0 {
+				return &usageError{Err: fmt.Errorf("--longest %d: give 0 or more", longest)}
 			}
 			n, err := issue.get(a)
 			if err != nil {
@@ -60,7 +74,7 @@ counts clarifications created since then.`,
 			}
 			// One ledger at a time, into counters: the digest of every
 			// ledger holds none of them (see router.Digest).
-			var d router.Digest
+			d := router.Digest{Now: a.now(), Longest: longest}
 			errs, err := h.Each(router.Filter{Issue: n, All: true}, func(r router.Record) error {
 				if !r.Created.Before(from) {
 					d.Add(r)
@@ -91,6 +105,7 @@ counts clarifications created since then.`,
 	}
 	issue.register(cmd, "only this issue")
 	cmd.Flags().StringVar(&since, "since", "", "only clarifications created since (an age such as 24h or 7d, or an RFC 3339 time)")
+	cmd.Flags().IntVar(&longest, "longest", router.DefaultLongestOpen, "list the N longest open waits (0: none)")
 	formatFlag(cmd, &format)
 	return cmd
 }
@@ -115,13 +130,54 @@ func dur(d router.Duration, samples int) string {
 	if samples == 0 {
 		return "-"
 	}
+	return span(d.Duration)
+}
+
+// span is a duration for a person to read: seconds under a minute
+// (45s), else to the minute (4m, 2h, 2h5m) under two days, else days to
+// a tenth (3.5d); a negative one (clocks that disagree) with a minus.
+func span(d time.Duration) string {
 	switch {
-	case d.Duration < time.Minute:
-		return d.Round(time.Second).String()
-	case d.Duration < 48*time.Hour:
-		return d.Round(time.Minute).String()
+	case d < 0:
+		return "-" + span(-d)
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Round(time.Second)/time.Second))
+	case d < 48*time.Hour:
+		d = d.Round(time.Minute)
+		h, m := int(d/time.Hour), int(d%time.Hour/time.Minute)
+		switch {
+		case h == 0:
+			return fmt.Sprintf("%dm", m)
+		case m == 0:
+			return fmt.Sprintf("%dh", h)
+		}
+		return fmt.Sprintf("%dh%dm", h, m)
 	}
 	return fmt.Sprintf("%.1fd", d.Hours()/24)
+}
+
+// waitCell is the median, 90th percentile and total of f, or "-".
+func waitCell(f router.WaitFigures) string {
+	if f.Rounds == 0 {
+		return "-"
+	}
+	return span(f.Median.Duration) + " / " + span(f.P90.Duration) + " / " + span(f.Total.Duration)
+}
+
+// waitsLine is "5 rounds, median 4m, p90 1h, total 2h10m" ("no rounds").
+func waitsLine(f router.WaitFigures) string {
+	if f.Rounds == 0 {
+		return "no rounds"
+	}
+	return fmt.Sprintf("%d %s, median %s, p90 %s, total %s", f.Rounds, plural(f.Rounds, "round", "rounds"),
+		span(f.Median.Duration), span(f.P90.Duration), span(f.Total.Duration))
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 func (a *App) statsText(w io.Writer, st router.Stats) {
@@ -172,6 +228,7 @@ func (a *App) statsText(w io.Writer, st router.Stats) {
 		}
 		t.write(w, "  ")
 	}
+	a.waitsText(w, st.Waits)
 	if len(st.Proposals) > 0 {
 		fmt.Fprintf(w, "\n%s  %s\n", bold("Proposals"), proposalsLine(st.Proposals))
 	}
@@ -191,6 +248,47 @@ func refusalsLine(r router.Refusals) string {
 		parts = append(parts, fmt.Sprintf("%d %s timed out on a lock", r.LockTimeouts, words.Plural(r.LockTimeouts, "write", "writes")))
 	}
 	return strings.Join(parts, " · ") + " (agentx events lists them)"
+}
+
+// waitsText writes who waits on whom: the waits in all, per asker,
+// answerer and person (median / p90 / total), and the longest open ones.
+func (a *App) waitsText(w io.Writer, ws router.Waits) {
+	bold := a.paint(boldAttr)
+	fmt.Fprintf(w, "\n%s  a round's question to its first reply (answer, escalation or resolution)\n", bold("Waits"))
+	fmt.Fprintf(w, "  replied: %s\n  open:    %s\n", waitsLine(ws.Replied), waitsLine(ws.Open))
+	for _, g := range []struct {
+		title string
+		ws    []router.AgentWaits
+	}{{"ASKER", ws.ByAsker}, {"ANSWERER", ws.ByAnswerer}} {
+		if len(g.ws) == 0 {
+			continue
+		}
+		var t table
+		t.add(plain(g.title, "REPLIED", "WAITED (MEDIAN / P90 / TOTAL)", "OPEN", "WAITING")...)
+		for _, aw := range g.ws {
+			t.add(plain(aw.Agent, strconv.Itoa(aw.Replied.Rounds), waitCell(aw.Replied), strconv.Itoa(aw.Open.Rounds), waitCell(aw.Open))...)
+		}
+		fmt.Fprintln(w)
+		t.write(w, "  ")
+	}
+	if len(ws.ByPerson) > 0 {
+		var t table
+		t.add(plain("PERSON", "REPLIED", "WAITED (MEDIAN / P90 / TOTAL)")...)
+		for _, p := range ws.ByPerson {
+			t.add(plain(p.Person, strconv.Itoa(p.Replied.Rounds), waitCell(p.Replied))...)
+		}
+		fmt.Fprintln(w)
+		t.write(w, "  ")
+	}
+	if len(ws.LongestOpen) > 0 {
+		fmt.Fprintf(w, "\n%s\n", bold("Longest open waits"))
+		var t table
+		t.add(plain("ID", "ISSUE", "ASKER -> ANSWERER", "ROUND", "WAITING SINCE", "FOR")...)
+		for _, o := range ws.LongestOpen {
+			t.add(plain(o.ID, fmt.Sprintf("#%d", o.IssueNumber), o.From+" -> "+o.To, strconv.Itoa(o.Round), stamp(o.Since), span(o.Waited.Duration))...)
+		}
+		t.write(w, "  ")
+	}
 }
 
 // proposalsLine is "4 · 1 pending · 2 approved · ...", the statuses with any.
@@ -269,11 +367,42 @@ func statsMarkdown(w io.Writer, st router.Stats) {
 			fmt.Fprintf(w, "| %s | %d | %d | %s |\n", md(ag.Agent), ag.Asked, ag.Received, rate)
 		}
 	}
+	waitsMarkdown(w, st.Waits)
 	if len(st.Proposals) > 0 {
 		fmt.Fprintf(w, "\n**Enhancement proposals:** %s\n", proposalsLine(st.Proposals))
 	}
 	if st.Refusals != nil {
 		fmt.Fprintf(w, "\n**Refused:** %s\n", refusalsLine(*st.Refusals))
+	}
+}
+
+// waitsMarkdown writes who waits on whom for a pull request or an issue.
+func waitsMarkdown(w io.Writer, ws router.Waits) {
+	md := safetext.MarkdownLine
+	fmt.Fprintf(w, "\n**Waits** (a round's question to its first reply): replied %s · open %s\n", waitsLine(ws.Replied), waitsLine(ws.Open))
+	for _, g := range []struct {
+		title string
+		ws    []router.AgentWaits
+	}{{"asker", ws.ByAsker}, {"answerer", ws.ByAnswerer}} {
+		if len(g.ws) == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "\n| %s | replied | waited (median / p90 / total) | open | waiting (median / p90 / total) |\n|---|---:|---|---:|---|\n", g.title)
+		for _, aw := range g.ws {
+			fmt.Fprintf(w, "| %s | %d | %s | %d | %s |\n", md(aw.Agent), aw.Replied.Rounds, waitCell(aw.Replied), aw.Open.Rounds, waitCell(aw.Open))
+		}
+	}
+	if len(ws.ByPerson) > 0 {
+		fmt.Fprintf(w, "\n| person | replied | waited (median / p90 / total) |\n|---|---:|---|\n")
+		for _, p := range ws.ByPerson {
+			fmt.Fprintf(w, "| %s | %d | %s |\n", md(p.Person), p.Replied.Rounds, waitCell(p.Replied))
+		}
+	}
+	if len(ws.LongestOpen) > 0 {
+		fmt.Fprintf(w, "\n**Longest open waits**\n\n| id | issue | asker → answerer | round | waiting since | for |\n|---|---:|---|---:|---|---:|\n")
+		for _, o := range ws.LongestOpen {
+			fmt.Fprintf(w, "| %s | #%d | %s → %s | %d | %s | %s |\n", md(o.ID), o.IssueNumber, md(o.From), md(o.To), o.Round, stamp(o.Since), span(o.Waited.Duration))
+		}
 	}
 }
 

@@ -79,7 +79,10 @@ func TestRenderSitesNeutralise(t *testing.T) {
 	stats := router.Stats{Total: 1, ByStatus: map[string]int{"escalated": 1},
 		Topics: []router.Count{{Key: evilLine, Count: 1}},
 		Pairs:  []router.PairStats{{From: evilAgent, To: evilLine, Asked: 1}},
-		Agents: []router.AgentStats{{Agent: evilLine, Asked: 1, Received: 1, AnswerRate: 1}}}
+		Agents: []router.AgentStats{{Agent: evilLine, Asked: 1, Received: 1, AnswerRate: 1}},
+		Waits: router.Waits{ByAsker: []router.AgentWaits{{Agent: evilAgent}}, ByAnswerer: []router.AgentWaits{{Agent: evilLine}},
+			ByPerson:    []router.PersonWaits{{Person: evilLine}},
+			LongestOpen: []router.OpenWait{{ID: "CLR-42-001\nCLR-42-999", IssueNumber: 42, From: evilAgent, To: evilLine}}}}
 	wf := workflowView{Workflow: &workflow.Workflow{Name: "feature" + evilLine, Description: evilBody, File: "f.toml\x1b[2J",
 		Steps: []workflow.Step{{ID: "implement\n- forged", Title: evilLine, Agent: evilAgent, Needs: []string{evilLine}, CanClarify: []string{evilLine}}}}}
 	sites := []struct {

@@ -229,7 +229,14 @@ func TestJSONSchemaScenarios(t *testing.T) {
 		assert.Contains(t, jsonText(doc), `"answers":[{"at":"2026-02-27T13:00:00.000Z","body":"eu-west-1","by":"architect"},{"at":"2026-02-27T13:00:00.000Z","body":"Backups in eu-central-1.","by":"human","person":"pat"}]`)
 	})
 	t.Run("stats", func(t *testing.T) {
-		validateDoc(t, "stats.json", ok(t, at(27*time.Hour), "clarify", "stats"))
+		// a round a person replied to first, for the waits per person
+		ok(t, at(27*time.Hour), "clarify", "ask", "--issue", "4", "--from", "engineer", "--to", "human", "--topic", "Launch day", "--question", "Tuesday?")
+		ok(t, at(27*time.Hour+5*time.Minute), "clarify", "answer", "CLR-4-001", "--from", "human", "--as", "pat", "--body", "Yes.")
+		doc := validateDoc(t, "stats.json", ok(t, at(27*time.Hour+5*time.Minute), "clarify", "stats"))
+		waits := jsonText(asMap(doc["data"])["waits"]) // keys sorted
+		assert.Contains(t, waits, `"byPerson":[{"person":"pat","replied":{"median":300,"p90":300,"rounds":1,"total":300}}]`)
+		assert.Contains(t, waits, `"byAsker":[{"agent":"engineer",`)
+		assert.Contains(t, waits, `"longestOpen":[{"from":"engineer","id":"CLR-1-001",`)
 	})
 	t.Run("ready escalated", func(t *testing.T) {
 		doc := validateDoc(t, "ready.json", ok(t, at(27*time.Hour), "ready"))
@@ -589,6 +596,11 @@ var goSchemas = []struct {
 	{reflect.TypeFor[router.Count](), "stats.json#/$defs/count", false},
 	{reflect.TypeFor[router.PairStats](), "stats.json#/$defs/pair", false},
 	{reflect.TypeFor[router.AgentStats](), "stats.json#/$defs/agent", false},
+	{reflect.TypeFor[router.Waits](), "stats.json#/properties/waits", false},
+	{reflect.TypeFor[router.WaitFigures](), "stats.json#/$defs/waitFigures", false},
+	{reflect.TypeFor[router.AgentWaits](), "stats.json#/$defs/agentWaits", false},
+	{reflect.TypeFor[router.PersonWaits](), "stats.json#/$defs/personWaits", false},
+	{reflect.TypeFor[router.OpenWait](), "stats.json#/$defs/openWait", false},
 	{reflect.TypeFor[workflowView](), "workflow.json", false},
 	{reflect.TypeFor[workflow.Step](), "workflow.json#/$defs/step", false},
 	{reflect.TypeFor[monitor.Report](), "monitor.json", false},

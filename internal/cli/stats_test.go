@@ -5,6 +5,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -26,6 +27,27 @@ func TestBar(t *testing.T) {
 	}
 	for _, tt := range tests {
 		assert.Equal(t, tt.want, bar(tt.v, tt.max, tt.width), "%v/%v", tt.v, tt.max)
+	}
+}
+
+func TestSpan(t *testing.T) {
+	tests := []struct {
+		d    time.Duration
+		want string
+	}{
+		{0, "0s"},
+		{45*time.Second + 400*time.Millisecond, "45s"},
+		{4 * time.Minute, "4m"},
+		{4*time.Minute + 31*time.Second, "5m"},
+		{59*time.Minute + 45*time.Second, "1h"},
+		{2 * time.Hour, "2h"},
+		{2*time.Hour + 5*time.Minute, "2h5m"},
+		{47*time.Hour + 59*time.Minute, "47h59m"},
+		{84 * time.Hour, "3.5d"},
+		{-4 * time.Minute, "-4m"},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, span(tt.d), "%v", tt.d)
 	}
 }
 
