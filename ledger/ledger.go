@@ -280,13 +280,17 @@ func (c *Clarification) Decision() string {
 }
 
 // FirstSentence is text's first sentence (up to a full stop, question or
-// exclamation mark followed by a space, or a line break), on one line, cut
+// exclamation mark followed by a space, or a line break that does not
+// follow a colon), on one line, cut
 // at a word to at most limit bytes with "…" when longer.
 func FirstSentence(text string, limit int) string {
 	text = strings.TrimSpace(text)
 	end := len(text)
 	for i, r := range text {
 		if r == '\n' {
+			if strings.HasSuffix(strings.TrimSpace(text[:i]), ":") {
+				continue // "Decision: accept the architect's proposal:" and the proposal below
+			}
 			end = i
 			break
 		}

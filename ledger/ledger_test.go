@@ -262,6 +262,7 @@ func TestDecision(t *testing.T) {
 		{"a summary given", "Dual adapter behind a repository interface.", []ThreadEntry{{Type: Answer, Body: "Yes. Long reasons."}}, "Dual adapter behind a repository interface."},
 		{"the resolution's first sentence", "", []ThreadEntry{{Type: Answer, Body: "Maybe."}, {Type: Resolution, Body: "Going with dual. Details follow\nhere."}}, "Going with dual."},
 		{"the answer's first line", "", []ThreadEntry{{Type: Question, Body: "q?"}, {Type: Answer, Body: "Use SQLite in dev\nand Postgres in prod"}}, "Use SQLite in dev"},
+		{"a line ending in a colon goes on", "", []ThreadEntry{{Type: Resolution, Body: "Decision: accept architect's proposal:\nShared schema, tenant column. Details."}}, "Decision: accept architect's proposal: Shared schema, tenant column."},
 		{"a version number is no sentence end", "", []ThreadEntry{{Type: Answer, Body: "Pin 1.2.3 for now. Then upgrade."}}, "Pin 1.2.3 for now."},
 		{"bounded, cut at a word", "", []ThreadEntry{{Type: Answer, Body: long}}, strings.Repeat("word ", (MaxSummary-len("…"))/5-1) + "word…"},
 		{"nothing decided", "", []ThreadEntry{{Type: Question, Body: "q?"}}, ""},
