@@ -168,21 +168,26 @@ func capabilities() *mcp.ServerCapabilities {
 	return &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}}
 }
 
-// gatedMethods are the requests that belong to a capability, each with
-// the capability's name in the initialize result. The SDK answers them
+// gatedMethod names the capability a request belongs to, as the
+// initialize result names it, for the requests that belong to one (a
+// switch: nothing is built while the package initialises). The SDK answers them
 // whatever the server declares (an empty list, a level set for nothing);
 // the protocol has a server that does not declare a capability answer
 // them as methods it does not have.
-var gatedMethods = map[string]string{
-	"logging/setLevel":         "logging",
-	"prompts/list":             "prompts",
-	"prompts/get":              "prompts",
-	"resources/list":           "resources",
-	"resources/templates/list": "resources",
-	"resources/read":           "resources",
-	"resources/subscribe":      "resources.subscribe",
-	"resources/unsubscribe":    "resources.subscribe",
-	"completion/complete":      "completions",
+func gatedMethod(method string) (capability string, ok bool) {
+	switch method {
+	case "logging/setLevel":
+		return "logging", true
+	case "prompts/list", "prompts/get":
+		return "prompts", true
+	case "resources/list", "resources/templates/list", "resources/read":
+		return "resources", true
+	case "resources/subscribe", "resources/unsubscribe":
+		return "resources.subscribe", true
+	case "completion/complete":
+		return "completions", true
+	}
+	return "", false
 }
 
 // declaredOnly answers a request that belongs to a capability caps does
@@ -192,7 +197,7 @@ func declaredOnly(caps *mcp.ServerCapabilities) mcp.Middleware {
 	declared := declaredNames(caps)
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-			if name, ok := gatedMethods[method]; ok && !declared[name] {
+			if name, ok := gatedMethod(method); ok && !declared[name] {
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "method not found"}
 			}
 			return next(ctx, method, req)
