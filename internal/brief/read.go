@@ -35,18 +35,25 @@ type reader struct {
 	err      error    // the root could not be opened: nothing is read
 }
 
-// newReader opens root for reading. A root that cannot be opened reads
-// nothing: every file is refused, saying why.
+// newReader reads below root; it is opened on the first read. A root that
+// cannot be opened reads nothing: every file is refused, saying why.
 func newReader(root string, readCap int64) *reader {
 	if readCap <= 0 {
 		readCap = DefaultReadCap
 	}
-	rd := &reader{root: root, cap: readCap}
-	if root == "" {
-		rd.err = errors.New("no repository root")
-		return rd
+	return &reader{root: root, cap: readCap}
+}
+
+// open opens the root for the first read.
+func (rd *reader) open() error {
+	if rd.dir != nil || rd.err != nil {
+		return rd.err
 	}
-	real, err := filepath.EvalSymlinks(root)
+	if rd.root == "" {
+		rd.err = errors.New("no repository root")
+		return rd.err
+	}
+	real, err := filepath.EvalSymlinks(rd.root)
 	if err == nil {
 		rd.realRoot = real
 		rd.dir, err = os.OpenRoot(real)
@@ -54,7 +61,7 @@ func newReader(root string, readCap int64) *reader {
 	if err != nil {
 		rd.err = fmt.Errorf("the repository root cannot be read: %w", err)
 	}
-	return rd
+	return rd.err
 }
 
 func (rd *reader) close() {
@@ -96,8 +103,8 @@ func local(r string) bool {
 // read reads the file at p (relative to the root), or says why not.
 // scoped: the asker named it, and its step's scope applies.
 func (rd *reader) read(p string, scoped bool) (file, refusal) {
-	if rd.err != nil {
-		return file{}, refusal(rd.err.Error() + ": not read")
+	if err := rd.open(); err != nil {
+		return file{}, refusal(err.Error() + ": not read")
 	}
 	rel, ok := rd.relOf(p)
 	if !ok {
