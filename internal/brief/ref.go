@@ -71,8 +71,8 @@ func lineNo(s string) (int, bool) {
 }
 
 // ParseRef reads one reference, PATH or PATH:LINES (LINES: 12 or 12-40).
-// A suffix after the last colon that starts with a digit (or a dash and a
-// digit) is a range and must be one; any other colon is part of the path. A bad reference is a
+// What follows the last colon must be lines: a path with a colon in it is
+// named with its lines (notes:a.md:1-20). A bad reference is a
 // *ledger.InputError whose Field is field (the flag or argument that gave
 // it: --ref, refs).
 func ParseRef(field, s string) (Ref, error) {
@@ -91,16 +91,14 @@ func ParseRef(field, s string) (Ref, error) {
 	r := Ref{Path: s}
 	if i := strings.LastIndexByte(s, ':'); i >= 0 {
 		spec := s[i+1:]
-		switch {
-		case spec == "":
+		if spec == "" {
 			return Ref{}, bad("ends with ':' and no lines")
-		case lineish(spec):
-			from, to, ok := ParseLines(spec)
-			if !ok {
-				return Ref{}, bad(fmt.Sprintf("has lines %q: give a line (12) or a range (12-40), from 1 to %d, the first not after the last", spec, maxLineNo))
-			}
-			r = Ref{Path: s[:i], From: from, To: to}
 		}
+		from, to, ok := ParseLines(spec)
+		if !ok {
+			return Ref{}, bad(fmt.Sprintf("has lines %q: give a line (12) or a range (12-40), from 1 to %d, the first not after the last", spec, maxLineNo))
+		}
+		r = Ref{Path: s[:i], From: from, To: to}
 	}
 	switch {
 	case r.Path == "":
@@ -109,13 +107,6 @@ func ParseRef(field, s string) (Ref, error) {
 		return Ref{}, bad(fmt.Sprintf("is longer than %d bytes", MaxPathLen))
 	}
 	return r, nil
-}
-
-// lineish reports whether what follows a reference's last colon is meant
-// as lines: it starts with a digit, or a dash and a digit.
-func lineish(spec string) bool {
-	digit := func(c byte) bool { return c >= '0' && c <= '9' }
-	return digit(spec[0]) || spec[0] == '-' && len(spec) > 1 && digit(spec[1])
 }
 
 // ParseRefs reads every reference given (see ParseRef), at most MaxRefs.

@@ -19,9 +19,9 @@ func TestParseRef(t *testing.T) {
 		{"docs/adr/ADR-42.md", Ref{Path: "docs/adr/ADR-42.md"}},
 		{"docs/adr/ADR-42.md:12", Ref{Path: "docs/adr/ADR-42.md", From: 12, To: 12}},
 		{"docs/adr/ADR-42.md:10-20", Ref{Path: "docs/adr/ADR-42.md", From: 10, To: 20}},
-		{"notes:draft.md", Ref{Path: "notes:draft.md"}},     // a colon in the name
-		{"a:b.md:3", Ref{Path: "a:b.md", From: 3, To: 3}},   // the last colon splits
-		{"../../etc/passwd", Ref{Path: "../../etc/passwd"}}, // syntax only: Gather refuses it
+		{"notes:draft.md:1-20", Ref{Path: "notes:draft.md", From: 1, To: 20}}, // a colon in the name: with its lines
+		{"a:b.md:3", Ref{Path: "a:b.md", From: 3, To: 3}},                     // the last colon splits
+		{"../../etc/passwd", Ref{Path: "../../etc/passwd"}},                   // syntax only: Gather refuses it
 		{"dir with space/f.md:1-2", Ref{Path: "dir with space/f.md", From: 1, To: 2}},
 	} {
 		got, err := ParseRef("--ref", tt.in)
@@ -31,7 +31,7 @@ func TestParseRef(t *testing.T) {
 	}
 	for _, bad := range []string{
 		"", ":12", "f.md:", "f.md:0", "f.md:12-", "f.md:-3", "f.md:20-10", "f.md:1-2-3", "f.md:1a",
-		"f.md:012", "f.md:99999999", "f.md:1,3", "a\x00b", "a\nb.md", "f\x1b[2J.md", "\xff.md",
+		"f.md:012", "f.md:99999999", "f.md:1,3", "x.md:abc", "notes:draft.md", "a:-", "a\x00b", "a\nb.md", "f\x1b[2J.md", "\xff.md",
 		strings.Repeat("a", MaxPathLen+1),
 	} {
 		_, err := ParseRef("--ref", bad)

@@ -42,14 +42,14 @@ func Numbered(ls []string, first int, indent string, esc func(string) string) st
 	var b strings.Builder
 	width := len(fmt.Sprint(first + len(ls) - 1))
 	for i, l := range ls {
-		l = strings.TrimSuffix(l, "\r")
-		b.WriteString(indent)
+		line := indent
 		if first > 0 {
-			fmt.Fprintf(&b, "%*d | ", width, first+i)
+			line += fmt.Sprintf("%*d | ", width, first+i)
 		} else {
-			b.WriteString("| ")
+			line += "| "
 		}
-		b.WriteString(esc(strings.ReplaceAll(l, "\t", "    ")))
+		line += esc(strings.ReplaceAll(strings.TrimSuffix(l, "\r"), "\t", "    "))
+		b.WriteString(strings.TrimRight(line, " "))
 		b.WriteByte('\n')
 	}
 	return b.String()
