@@ -108,7 +108,7 @@ func clip(it Item, max int) Item {
 		if len(it.Answers) == 0 {
 			fields = append(fields, &it.Body)
 		}
-		fields = append(fields, &it.Question)
+		fields = append(fields, &it.Question, &it.Card)
 		for i := range it.Assumptions {
 			fields = append(fields, &it.Assumptions[i].Body)
 		}
