@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/agentx-cli/agentx/internal/brief"
 	"github.com/agentx-cli/agentx/internal/frontends/todo"
 	"github.com/agentx-cli/agentx/internal/gate/proposal"
 	"github.com/agentx-cli/agentx/ledger"
@@ -65,6 +66,10 @@ type itemView struct {
 	Proposal *proposal.Proposal
 	Token    string
 	Free     bool // an answer box with a plain answer or resolve button
+	// Card is the clarification's decision card, as text (brief.Text),
+	// when it has more than its question: the files and lines it came
+	// with, the decisions made on the issue before it, what was left out.
+	Card string
 }
 
 type entryView struct {
@@ -144,6 +149,9 @@ func (s *Server) views(items []todo.Item) []itemView {
 						ev.Choice = fmt.Sprintf("picked option %d: %s", ch.Option, ch.Text)
 					}
 					v.Thread = append(v.Thread, ev)
+				}
+				if k := s.opt.Hub.Card(rec); k.HasContext() {
+					v.Card = k.Render(brief.Text, brief.Options{})
 				}
 			} else {
 				s.warn(err)
