@@ -135,6 +135,7 @@ func (k *Card) excerpts(src Source, c *ledger.Clarification, cx *ledger.Context)
 		}
 		// the budget again, against a record made with a larger one (or
 		// not by agentx)
+		want := b
 		for b >= a && cost(ls, a, b) > g.budget {
 			b--
 		}
@@ -142,9 +143,9 @@ func (k *Card) excerpts(src Source, c *ledger.Clarification, cx *ledger.Context)
 			k.note("%s: left out to keep within the context budget (%d bytes)", name, g.total)
 			continue
 		}
-		if e.Whole && b < len(ls) {
+		if b < want {
 			e.Whole = false
-			k.note("%s: lines %s left out to keep within the context budget (%d bytes)", r.Path, lines(b+1, len(ls)), g.total)
+			k.note("%s: lines %s left out to keep within the context budget (%d bytes)", r.Path, lines(b+1, want), g.total)
 		}
 		g.budget -= cost(ls, a, b)
 		e.First, e.Lines = a, ls[a-1:b]

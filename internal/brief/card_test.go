@@ -84,6 +84,7 @@ func TestCardRead(t *testing.T) {
 	assert.Contains(t, got, "  - docs/a.md:x: not lines of the file: not shown\n")
 	assert.Contains(t, got, "docs/a.md, lines 1-")
 	assert.NotContains(t, got, "line 1000\n", "the budget (8000 bytes of file text) again")
+	assert.Regexp(t, `  - docs/a.md: lines [0-9]+-2000 left out to keep within the context budget \(8000 bytes\)\n`, got)
 }
 
 // TestDefaultOption: the one option whose text ends with (default).
