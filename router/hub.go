@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/agentx-cli/agentx/internal/brief"
 	"github.com/agentx-cli/agentx/internal/eventlog"
 	"github.com/agentx-cli/agentx/internal/trust"
 	"github.com/agentx-cli/agentx/ledger"
@@ -101,6 +102,11 @@ type AskRequest struct {
 	Workflow    string   // "" = the default workflow
 	Step        string   // "" = the asker's step in the workflow
 	Options     []string // choices offered to the one asked (for a human: multiple choice)
+	// Refs are the files (or lines of them) the asker gives with the
+	// question; with the asked agent's artifact, the issue's text and the
+	// asker's commit they are what it carries (brief.Gather), recorded as
+	// agentx.context.
+	Refs []brief.Ref
 	// Session, when the front end knows it, is when the asker's session
 	// began (a client's session: its MCP server's start, or a session its
 	// hook reported): max_questions counts the questions since the later of
@@ -159,6 +165,11 @@ func (h *Hub) Ask(ctx context.Context, req AskRequest) (Record, error) {
 			run = req.Session
 		}
 	}
+	// read before the lock: the files are the asker's, not the ledger's
+	cx := brief.Gather(ctx, brief.Request{
+		Root: h.Dir, Rules: h.Rules(), Workflow: rule.Workflow, Step: rule.Step,
+		From: req.From, To: req.To, Issue: req.Issue, Refs: req.Refs,
+	})
 	var rec Record
 	_, err = h.Store.Update(ctx, req.Issue, func(l *ledger.Ledger) error {
 		if maxQ > 0 {
@@ -171,6 +182,9 @@ func (h *Hub) Ask(ctx context.Context, req AskRequest) (Record, error) {
 			Blocking: blocking, MaxRounds: rule.Rounds(blocking), SLA: h.sla(rule, req.To),
 			Workflow: rule.Workflow, Step: rule.Step, Options: req.Options,
 		}, h.now())
+		if cx != nil {
+			c.Ext().Context = cx
+		}
 		rec = Record{IssueNumber: req.Issue, Clarification: c}
 		return nil
 	})
@@ -201,6 +215,9 @@ func validateAsk(req AskRequest) error {
 	}
 	if err := ledger.ValidateText("topic", req.Topic, ledger.MaxTopicLen); err != nil {
 		return err
+	}
+	if len(req.Refs) > brief.MaxRefs {
+		return &ledger.InputError{Field: "refs", Value: req.Refs[brief.MaxRefs].String(), Msg: fmt.Sprintf("is past the limit: a question names at most %d files", brief.MaxRefs)}
 	}
 	for i, o := range req.Options {
 		if err := ledger.ValidateText(fmt.Sprintf("option %d", i+1), o, ledger.MaxTopicLen); err != nil {

@@ -108,5 +108,5 @@ func TestResponderAnswerWithinLimit(t *testing.T) {
 	got := answerOf([]byte(strings.Repeat("a", 20_000)), 20_000)
 	assert.LessOrEqual(t, len(got), ledger.MaxMessageLen)
 	assert.Contains(t, got, "[answer truncated by agentx: the responder printed 20000 bytes; the first part is kept]")
-	assert.Contains(t, BuildPrompt(42, promptClarification()), fmt.Sprintf("in at most %d bytes", ledger.MaxMessageLen))
+	assert.Contains(t, BuildPrompt(42, promptClarification(), nil), fmt.Sprintf("in at most %d bytes", ledger.MaxMessageLen))
 }

@@ -162,9 +162,11 @@ func ClaimUntil(now time.Time, bound time.Duration) time.Time {
 	return now.Add(bound + claimGrace)
 }
 
-func invocation(rec Record) Invocation {
+// invocation is rec's current round put to its responder: the prompt
+// with the question's card.
+func (h *Hub) invocation(rec Record) Invocation {
 	c := rec.Clarification
-	return Invocation{ClarificationID: c.ID, Issue: rec.IssueNumber, From: c.From, To: c.To, Round: c.Round, Prompt: BuildPrompt(rec.IssueNumber, c)}
+	return Invocation{ClarificationID: c.ID, Issue: rec.IssueNumber, From: c.From, To: c.To, Round: c.Round, Prompt: BuildPrompt(rec.IssueNumber, c, h.Card(rec))}
 }
 
 // RecordedError is a failure after a question was recorded (Ask, Followup):
@@ -209,7 +211,7 @@ func (e *CutOffError) Unwrap() error { return e.Err }
 //   - ctx ended the run: nothing recorded, a *CutOffError.
 func (h *Hub) attempt(ctx context.Context, rec Record, r Responder, delay time.Duration) (Record, error) {
 	round := rec.Round
-	answer, err := h.Runner.Run(ctx, r, invocation(rec))
+	answer, err := h.Runner.Run(ctx, r, h.invocation(rec))
 	if err != nil && ctx.Err() != nil {
 		return rec, &CutOffError{ID: rec.ID, Err: ctx.Err()}
 	}

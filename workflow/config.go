@@ -93,6 +93,7 @@ type Config struct {
 	Slack           *SlackConfig           `json:"slack,omitempty"`  // nil when [slack] is absent
 	Skills          SkillsConfig           `json:"skills"`           // where agentx skills drafts and validates skills
 	MCP             MCPConfig              `json:"mcp"`              // the MCP server's [mcp] table
+	Context         ContextConfig          `json:"context"`          // what a question carries: the [context] table
 	File            string                 `json:"file,omitempty"`   // "" for DefaultConfig
 
 	defaultWorkflowSet  bool // default_workflow was written in the file
@@ -176,6 +177,21 @@ type MCPConfig struct {
 	Elicit bool `json:"elicit"`
 }
 
+// ContextConfig is the [context] table: what a question carries to its
+// answerer besides its text (the files and lines its asker names, the
+// asked agent's artifact, the issue's text).
+type ContextConfig struct {
+	// Budget is the most bytes of file text one question carries; what
+	// does not fit is left out, and a note says so. 0: none.
+	Budget int `json:"budget"`
+}
+
+// Bounds of [context] budget.
+const (
+	DefaultContextBudget = 8000
+	MaxContextBudget     = 64 << 10
+)
+
 // maxPersonLen is the longest name a person may be recorded by, in bytes
 // (ledger.MaxPersonLen).
 const maxPersonLen = 128
@@ -199,6 +215,7 @@ func DefaultConfig() *Config {
 		Agents:          map[string]AgentConfig{},
 		Skills:          SkillsConfig{Dir: DefaultSkillsDir},
 		Humans:          HumansConfig{Confirm: true},
+		Context:         ContextConfig{Budget: DefaultContextBudget},
 	}
 }
 
@@ -223,7 +240,7 @@ func parseConfig(file string, data []byte) (*Config, error) {
 	}
 	c := DefaultConfig()
 	c.File = file
-	var lock, agents, notify, humans, github, remote, slack, skills, mcp toml.Primitive
+	var lock, agents, notify, humans, github, remote, slack, skills, mcp, context toml.Primitive
 	defined := d.decodeTable(top, nil, nil, []field{
 		{"default_workflow", &c.DefaultWorkflow, "a string"},
 		{"priority", &c.Priority, "an array of strings"},
@@ -240,6 +257,7 @@ func parseConfig(file string, data []byte) (*Config, error) {
 		{"slack", &slack, "a table"},
 		{"skills", &skills, "a table"},
 		{"mcp", &mcp, "a table"},
+		{"context", &context, "a table"},
 	})
 	c.defaultWorkflowSet = defined["default_workflow"]
 	c.defaultWorkflowLine = d.ix.line("default_workflow")
@@ -354,6 +372,16 @@ func parseConfig(file string, data []byte) (*Config, error) {
 		p := []string{"mcp"}
 		if t, ok := d.table(mcp, p, p); ok {
 			d.decodeTable(t, p, p, []field{{"elicit", &c.MCP.Elicit, "a boolean"}})
+		}
+	}
+	if defined["context"] {
+		p := []string{"context"}
+		if t, ok := d.table(context, p, p); ok {
+			def := d.decodeTable(t, p, p, []field{{"budget", &c.Context.Budget, "an integer"}})
+			if b := c.Context.Budget; def["budget"] && (b < 0 || b > MaxContextBudget) {
+				d.addf(with(p, "budget"), with(p, "budget"), "bytes of file text a question carries, e.g. 8000; 0 gives none",
+					"must be between 0 and %d, got %d", MaxContextBudget, b)
+			}
 		}
 	}
 	d.checkUndecoded()

@@ -41,3 +41,28 @@ func TestMCPConfig(t *testing.T) {
 		assert.Contains(t, err.Error(), want, bad)
 	}
 }
+
+// TestContextConfig: [context] budget, 8000 bytes unless set, 0 to 64 KiB;
+// a bad value names its file and line.
+func TestContextConfig(t *testing.T) {
+	c, err := parseConfig("config.toml", nil)
+	require.NoError(t, err)
+	assert.Equal(t, 8000, c.Context.Budget)
+	c, err = parseConfig("config.toml", []byte("[context]\nbudget = 2000\n"))
+	require.NoError(t, err)
+	assert.Equal(t, 2000, c.Context.Budget)
+	c, err = parseConfig("config.toml", []byte("[context]\nbudget = 0\n"))
+	require.NoError(t, err)
+	assert.Zero(t, c.Context.Budget, "0: no file text")
+	for bad, want := range map[string]string{
+		"[context]\nbudget = -1\n":      "config.toml:2: context.budget: must be between 0 and 65536, got -1",
+		"[context]\nbudget = 1000000\n": "config.toml:2: context.budget: must be between 0 and 65536, got 1000000",
+		"[context]\nbudget = \"8k\"\n":  "config.toml:2: context.budget: ",
+		"[context]\nbudgt = 100\n":      "config.toml:2: context.budgt: ",
+		"context = 1\n":                 "config.toml:1: context: ",
+	} {
+		_, err := parseConfig("config.toml", []byte(bad))
+		require.Error(t, err, bad)
+		assert.Contains(t, err.Error(), want, bad)
+	}
+}

@@ -16,6 +16,7 @@ import (
 	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
 
+	"github.com/agentx-cli/agentx/internal/brief"
 	"github.com/agentx-cli/agentx/internal/frontends/inbox"
 	"github.com/agentx-cli/agentx/internal/frontends/wake"
 	"github.com/agentx-cli/agentx/internal/remote"
@@ -221,6 +222,7 @@ func (a *App) printDelivered(store *ledger.Store, r router.Record, format string
 			return
 		}
 		a.renderThread(a.stdout, r, s.Delivery)
+		a.renderCard(a.stdout, r)
 	})
 }
 
@@ -435,10 +437,10 @@ func newAskCmd(a *App) *cobra.Command {
 		nonBlocking, wait                   bool
 		timeout                             time.Duration
 		format                              string
-		options                             []string
+		options, refs                       []string
 	)
 	cmd := &cobra.Command{
-		Use:   "ask --issue N --from A --to B --topic T [--question Q | stdin]",
+		Use:   "ask --issue N --from A --to B --topic T [--question Q | stdin] [--ref PATH[:LINES]]...",
 		Short: "Ask a clarifying question (checked against the workflow rules)",
 		Long: `Ask agent B (or human) a question on issue N. The workflow decides whether
 A may ask B (can_clarify) and whether A may block on the answer. If B has a
@@ -455,9 +457,21 @@ capture (the thread with --format text|markdown, the record with --json). No
 answer (the --timeout passed, or the question went to a human or was
 abandoned) is exit 8 with the id alone on stdout (under --json, the error's
 data.id): proceed on your best judgment and record your assumption with
-"agentx clarify assume ID".`,
+"agentx clarify assume ID".
+
+The question carries its context to the one asked: each --ref PATH[:LINES]
+(relative to the repository root; LINES a line, 12, or a range, 12-40, given
+with a few lines either side), the asked agent's artifact (its workflow
+step's output, when the file exists), the issue's text (agentx issue
+describe), the decisions made on the issue so far and the commit you are
+on, within [context] budget bytes of file text. A file outside the
+repository, through a link leaving it, outside your step's scope, binary
+or over 1 MiB is not read: a note says so, here and in the question's card,
+and the ledger records what was given (agentx.context).`,
 		Example: `  agentx clarify ask --issue 42 --from engineer --to architect \
     --topic "Database adapter" --question "PostgreSQL or SQLite for local dev?"
+  agentx clarify ask --issue 42 --from engineer --to architect --topic "ADR-42 cache" \
+    --ref docs/adr/ADR-42.md:10-20 --ref src/cache.go --question "Is the TTL per key?"
   echo "Ship behind a flag?" | agentx clarify ask --issue 42 --from engineer --to human --topic Rollout --wait --timeout 5m`,
 		Args: cobra.NoArgs,
 		RunE: a.runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
@@ -471,6 +485,10 @@ data.id): proceed on your best judgment and record your assumption with
 			asker, err := a.requireAgent("from", from)
 			if err != nil {
 				return err
+			}
+			given, err := brief.ParseRefs("--ref", refs)
+			if err != nil {
+				return usage(err)
 			}
 			q, err := a.text("--question", question)
 			if err != nil {
@@ -486,12 +504,13 @@ data.id): proceed on your best judgment and record your assumption with
 			a.recordEnvSession(ctx, h.Store, asker, &n)
 			rec, err := h.Ask(ctx, router.AskRequest{
 				Issue: n, From: asker, To: to, Topic: topic, Question: q,
-				NonBlocking: nonBlocking, Workflow: wf, Step: step, Options: options,
+				NonBlocking: nonBlocking, Workflow: wf, Step: step, Options: options, Refs: given,
 				Session: wake.SessionStarted(h.Store, asker, &n, strings.TrimSpace(a.getenv(envSession))),
 			})
 			if err != nil {
 				return err
 			}
+			a.contextNotes(rec)
 			return a.later(func(ctx context.Context) error {
 				rec := a.afterMonitor(rec)
 				a.outcomeNote(rec)
@@ -521,7 +540,8 @@ data.id): proceed on your best judgment and record your assumption with
 	f.StringVar(&topic, "topic", "", "short subject")
 	f.StringVar(&question, "question", "", "the question, at most 3000 bytes (default: read stdin)")
 	f.BoolVar(&nonBlocking, "non-blocking", false, "keep working while the question is open")
-	f.StringArrayVar(&options, "option", nil, "a choice offered (repeatable); in Slack a person may answer with its number")
+	f.StringArrayVar(&options, "option", nil, "a choice offered (repeatable); end one with \"(default)\" to propose it; in Slack a person may answer with its number")
+	f.StringArrayVar(&refs, "ref", nil, "a file the question is about, PATH or PATH:LINES (12 or 12-40), relative to the repository root (repeatable)")
 	f.StringVar(&wf, "workflow", "", "workflow whose rules apply (default: config's default_workflow)")
 	f.StringVar(&step, "step", "", "step id whose rules apply (default: the asker's step)")
 	f.BoolVar(&wait, "wait", false, "wait for the answer and print it alone (--format: the thread); exit 8 and the id when none comes")
@@ -857,6 +877,7 @@ func newShowCmd(a *App) *cobra.Command {
 							renderMarkdown(a.stdout, r)
 						} else {
 							a.renderThread(a.stdout, r, shown[i].Delivery)
+							a.renderCard(a.stdout, r)
 						}
 					}
 				})

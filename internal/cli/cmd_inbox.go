@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentx-cli/agentx/internal/brief"
 	"github.com/agentx-cli/agentx/internal/frontends/inbox"
 	"github.com/agentx-cli/agentx/internal/safetext"
 	"github.com/agentx-cli/agentx/internal/workspace"
@@ -132,7 +133,7 @@ func runInbox(ctx context.Context, a *App, r inboxRun) error {
 		return err
 	}
 	a.remoteSide(ctx, ws) // in remote mode, what other hosts did (at most once per interval)
-	opts := inbox.Options{Agent: agent, Issue: n, Peek: r.peek}
+	opts := inbox.Options{Agent: agent, Issue: n, Peek: r.peek, Source: &brief.Source{Root: ws.Root, Rules: ws.Rules}}
 	switch {
 	case r.all || a.json:
 	case r.hook:

@@ -30,7 +30,8 @@ var jsonCases = []struct {
 	{"agentx workflow list", []string{"workflow", "list"}, ""},
 	{"agentx workflow show", []string{"workflow", "show", "feature"}, ""},
 	{"agentx workflow validate", []string{"workflow", "validate"}, ""},
-	{"agentx clarify ask", []string{"clarify", "ask", "--issue", "42", "--from", "engineer", "--to", "architect", "--topic", "Cache", "--question", "TTL?"}, ""},
+	{"agentx issue describe", []string{"issue", "describe", "42", "--title", "Cache invalidation"}, "Users see stale prices."},
+	{"agentx clarify ask", []string{"clarify", "ask", "--issue", "42", "--from", "engineer", "--to", "architect", "--topic", "Cache", "--question", "TTL?", "--ref", ".agentx/config.toml:1-3", "--ref", "../outside"}, ""},
 	{"agentx clarify answer", []string{"clarify", "answer", "CLR-42-001", "--from", "architect"}, "Five minutes."},
 	{"agentx clarify followup", []string{"clarify", "followup", "CLR-42-001", "--body", "Per key?"}, ""},
 	{"agentx clarify assume", []string{"clarify", "assume", "CLR-42-001", "--from", "engineer", "--assumption", "Per key."}, ""},
@@ -155,6 +156,7 @@ var jsonSchemas = map[string]string{
 	"agentx skills validate":       "skill-list.json",
 	"agentx setup claude":          "setup.json",
 	"agentx setup codex":           "setup.json",
+	"agentx issue describe":        "issue.json",
 }
 
 // noJSON are commands whose output is not data: protocol servers, help,

@@ -24,6 +24,7 @@ func topLevel() []topCmd {
 		{"doctor", newDoctorCmd}, {"github", newGitHubCmd}, {"mcp", newMCPCmd},
 		{"skills", newSkillsCmd}, {"slack", newSlackCmd}, {"wake-exec", newWakeExecCmd}, {"setup", newSetupCmd},
 		{"watch", newWatchCmd}, {"todo", newTodoCmd}, {"desk", newDeskCmd}, {"trust", newTrustCmd},
+		{"issue", newIssueCmd},
 	}
 }
 

@@ -21,6 +21,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentx-cli/agentx/internal/brief"
 	"github.com/agentx-cli/agentx/internal/channels/chanref"
 	"github.com/agentx-cli/agentx/internal/channels/ghmirror"
 	"github.com/agentx-cli/agentx/internal/channels/relay"
@@ -567,6 +568,9 @@ var goSchemas = []struct {
 	{reflect.TypeFor[ledger.Clarification](), "clarification.json#/$defs/record", true},
 	{reflect.TypeFor[ledger.ThreadEntry](), "clarification.json#/$defs/threadEntry", false},
 	{reflect.TypeFor[ledger.Extra](), "clarification.json#/$defs/extra", false},
+	{reflect.TypeFor[ledger.Context](), "clarification.json#/$defs/extra/properties/context", false},
+	{reflect.TypeFor[ledger.ContextRef](), "clarification.json#/$defs/extra/properties/context/properties/refs/items", false},
+	{reflect.TypeFor[brief.Issue](), "issue.json", false},
 	{reflect.TypeFor[ledger.Assumption](), "clarification.json#/$defs/assumption", false},
 	{reflect.TypeFor[ledger.Person](), "clarification.json#/$defs/person", false},
 	{reflect.TypeFor[chanref.GitHubRef](), "clarification.json#/$defs/githubRef", false},
@@ -702,6 +706,7 @@ func TestSchemaEnums(t *testing.T) {
 			router.EventProposalCreated, router.EventProposalEvidence, router.EventProposalApproved, router.EventProposalRejected, router.EventProposalImplemented,
 			router.EventScopeRefused, router.EventLockTimeout)},
 		{"clarification.json#/properties/outcome", strs(toAny(router.Outcomes)...)},
+		{"clarification.json#/$defs/extra/properties/context/properties/refs/items/properties/kind", strs(brief.KindRef, brief.KindArtifact, brief.KindIssue)},
 		{"ready.json#/$defs/readiness/properties/state", strs(router.StateReady, router.StateBlocked, router.StateEscalated)},
 		{"monitor.json#/$defs/finding/properties/kind", strs(monitor.KindStale, monitor.KindStuck, monitor.KindDeadlock, monitor.KindAbandoned, monitor.KindResponderFailed)},
 		{"monitor.json#/$defs/finding/properties/action", strs(monitor.ActMarkStale, monitor.ActRetry, monitor.ActEscalate, monitor.ActAbandon, monitor.ActResolve)},

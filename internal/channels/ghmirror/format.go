@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/agentx-cli/agentx/internal/brief"
 	"github.com/agentx-cli/agentx/internal/channels/relay"
 	"github.com/agentx-cli/agentx/internal/safetext"
 	"github.com/agentx-cli/agentx/ledger"
@@ -85,8 +86,10 @@ func personOf(c *ledger.Clarification, i int) string {
 // Render is the comment that carries thread entry i of clarification c on
 // issue issue: the PRD's markdown (**[engineer -> architect] Clarification
 // ...**), the body as text, for a question to a human or an escalation the
-// people to @mention and how to act from GitHub, and the metadata.
-func Render(issue int, c *ledger.Clarification, i int, mentions []string) string {
+// people to @mention and how to act from GitHub, and the metadata. The
+// first question's comment ends with what card (nil: none) adds to it: the
+// files and lines it came with, the decisions before it, what was left out.
+func Render(issue int, c *ledger.Clarification, i int, mentions []string, card *brief.Card) string {
 	e := c.Thread[i]
 	var b strings.Builder
 	from := mdLine(e.From)
@@ -138,9 +141,43 @@ func Render(issue int, c *ledger.Clarification, i int, mentions []string) string
 	default:
 		fmt.Fprintf(&b, "**[%s] %s %s**\n\n%s\n", from, mdLine(string(e.Type)), id, md(e.Body))
 	}
+	if card != nil && e.Type == ledger.Question && i == firstQuestion(c) && card.HasContext() {
+		// within the comment's limit, the rest of it first
+		room := maxComment - b.Len() - len("\n") - maxMeta
+		b.WriteString("\n" + card.Render(Markdown, brief.Options{Compact: true, Limit: max(room, 0), Show: "agentx clarify show " + c.ID}))
+	}
 	text := cutComment(b.String(), "the ledger, `agentx clarify show "+c.ID+"`")
 	entry := i
 	return text + "\n" + Meta{ID: c.ID, Round: e.Round, Entry: &entry}.String()
+}
+
+// Markdown is how a comment writes a decision card: its text escaped as
+// every body is (md, mdLine: no markup, no mentions), a file's lines in a
+// fenced block longer than any run of backticks in them, so that none can
+// close it (and their @ kept from mentioning).
+var Markdown = brief.Style{
+	Line: mdLine,
+	Para: func(s string) string { return md(s) + "\n" },
+	Code: func(ls []string, first int) string {
+		body := brief.Numbered(ls, first, "", func(s string) string { return mention(safetext.Line(s)) })
+		fence := "```"
+		for strings.Contains(body, fence) {
+			fence += "`"
+		}
+		return fence + "text\n" + body + fence + "\n"
+	},
+	Head: func(s string) string { return "**" + s + "**" },
+	Item: "- ",
+}
+
+// firstQuestion is the index of c's first question, or -1.
+func firstQuestion(c *ledger.Clarification) int {
+	for i, e := range c.Thread {
+		if e.Type == ledger.Question {
+			return i
+		}
+	}
+	return -1
 }
 
 // writeOptions lists a clarification's numbered options.

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentx-cli/agentx/internal/brief"
 	"github.com/agentx-cli/agentx/internal/channels/chanref"
 	"github.com/agentx-cli/agentx/internal/channels/relay"
 	"github.com/agentx-cli/agentx/ledger"
@@ -126,6 +127,17 @@ func (m *Mirror) mentionsFor(c *ledger.Clarification, e ledger.ThreadEntry) []st
 	return nil
 }
 
+// card is c's decision card for its question's comment, when c records
+// the context it came with (a question asked before it was recorded has
+// none, and keeps the comment it was posted with); nil otherwise. all are
+// the issue's clarifications, for the decisions made before it.
+func (m *Mirror) card(issue int, c *ledger.Clarification, all []*ledger.Clarification) *brief.Card {
+	if c.X == nil || c.X.Context == nil {
+		return nil
+	}
+	return brief.Build(m.Hub.Source(), issue, c, all)
+}
+
 // IssueReport is what syncing one issue did.
 type IssueReport struct {
 	Issue   int      `json:"issue"`
@@ -168,6 +180,7 @@ func (m *Mirror) SyncIssue(ctx context.Context, n int, prev []string) (rep Issue
 		if err != nil {
 			return rep, err
 		}
+		card := m.card(n, c, l.Clarifications)
 		for i, e := range c.Thread {
 			ref := refAt(refs, i)
 			if ref != nil {
@@ -176,7 +189,7 @@ func (m *Mirror) SyncIssue(ctx context.Context, n int, prev []string) (rep Issue
 			if ref != nil && ref.Inbound {
 				continue // a person's own comment carries it
 			}
-			text := Render(n, c, i, m.mentionsFor(c, e))
+			text := Render(n, c, i, m.mentionsFor(c, e), card)
 			if ref != nil && ref.Sum == Sum(text) {
 				continue
 			}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"github.com/agentx-cli/agentx/internal/brief"
 	"github.com/agentx-cli/agentx/internal/channels/relay"
 	"github.com/agentx-cli/agentx/internal/safetext"
 	"github.com/agentx-cli/agentx/internal/words"
@@ -114,8 +115,10 @@ func who(c *ledger.Clarification, i int) string {
 }
 
 // Render is the message that carries thread entry i of clarification c of
-// issue issue. first is whether it opens the thread.
-func Render(issue int, c *ledger.Clarification, i int, first bool) string {
+// issue issue. first is whether it opens the thread. The first question's
+// message ends with what card (nil: none) adds to it: the files and lines
+// it came with, the decisions before it, what was left out.
+func Render(issue int, c *ledger.Clarification, i int, first bool, card *brief.Card) string {
 	e := c.Thread[i]
 	var b strings.Builder
 	head := func() {
@@ -163,7 +166,23 @@ func Render(issue int, c *ledger.Clarification, i int, first bool) string {
 	default:
 		fmt.Fprintf(&b, "*%s* from %s\n%s\n", line(string(e.Type)), who(c, i), quote(e.Body))
 	}
+	if card != nil && e.Type == ledger.Question && i == firstQuestion(c) && card.HasContext() {
+		// within the message's limit, the rest of it first
+		room := maxText - b.Len()
+		b.WriteString(card.Render(Mrkdwn, brief.Options{Compact: true, Limit: max(room, 0), Show: "agentx clarify show " + c.ID}))
+	}
 	return cut(b.String(), c.ID)
+}
+
+// Mrkdwn is how a message writes a decision card: its text escaped as
+// every body is (escape: no links, mentions or broadcasts), a file's lines
+// quoted, each numbered.
+var Mrkdwn = brief.Style{
+	Line: line,
+	Para: func(s string) string { return quote(s) + "\n" },
+	Code: func(ls []string, first int) string { return brief.Numbered(ls, first, "> ", line) },
+	Head: func(s string) string { return "*" + s + "*" },
+	Item: "• ",
 }
 
 // writeOptions lists numbered options after head (nothing when there are

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/agentx-cli/agentx/internal/brief"
 	"github.com/agentx-cli/agentx/internal/channels/chanref"
 	"github.com/agentx-cli/agentx/internal/channels/relay"
 	"github.com/agentx-cli/agentx/internal/gate/proposal"
@@ -142,6 +143,7 @@ func (m *Mode) SyncIssue(ctx context.Context, n int) (rep IssueReport, err error
 			continue
 		}
 		root := rootOf(c)
+		card := m.card(n, c, l.Clarifications)
 		var found map[int]string
 		for _, i := range todo {
 			key := entryKey(c.ID, i)
@@ -168,7 +170,7 @@ func (m *Mode) SyncIssue(ctx context.Context, n int) (rep IssueReport, err error
 				if th != nil {
 					thread = th.TS
 				}
-				if ts, err = p.post(ctx, key, m.channelOf(th), thread, Render(n, c, i, i == root), Meta{ID: c.ID, Entry: i}); err != nil {
+				if ts, err = p.post(ctx, key, m.channelOf(th), thread, Render(n, c, i, i == root, card), Meta{ID: c.ID, Entry: i}); err != nil {
 					return rep, err
 				}
 				rep.Posted++
@@ -189,6 +191,16 @@ func (m *Mode) SyncIssue(ctx context.Context, n int) (rep IssueReport, err error
 		}
 	}
 	return rep, nil
+}
+
+// card is c's decision card for its question's message, when c records
+// the context it came with; nil otherwise. all are the issue's
+// clarifications, for the decisions made before it.
+func (m *Mode) card(issue int, c *ledger.Clarification, all []*ledger.Clarification) *brief.Card {
+	if c.X == nil || c.X.Context == nil {
+		return nil
+	}
+	return brief.Build(m.Hub.Source(), issue, c, all)
 }
 
 // entryKey names the message of thread entry i of clarification id in the

@@ -118,6 +118,23 @@ func TestDeskInBrowser(t *testing.T) {
 		}
 	})
 
+	t.Run("a question's decision card shows what it came with, as text", func(t *testing.T) {
+		card := text(t, "#item-CLR-5-002 section.card pre")
+		for _, s := range []string{
+			"Decision card: engineer asks human on issue #5 · topic: TTL",
+			"1. Per key (default) [default: engineer's proposal]",
+			"2 | TTL: five minutes, per key.",
+			`3 | <script>document.title="pwned"</script>`,
+			"Decisions so far on issue #5 (newest first):",
+			"../outside.txt: outside the repository: not read",
+		} {
+			assert.Contains(t, card, s)
+		}
+		assert.Equal(t, "Decision card", text(t, "#item-CLR-5-002 section.card h3"))
+		assert.Equal(t, "agentx desk", value(t, ctx, chromedp.Title()), "the file's script ran nothing")
+		assert.Zero(t, value(t, ctx, chromedp.Evaluate[int](`document.querySelectorAll("#item-CLR-4-001 section.card").length`)), "nothing more to show: no card")
+	})
+
 	t.Run("answer a question in the box", func(t *testing.T) {
 		run(t,
 			chromedp.SendKeys(chromedp.CSS("#body-CLR-4-001"), "Five minutes."),

@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentx-cli/agentx/internal/brief"
 	"github.com/agentx-cli/agentx/internal/gate/proposal"
 	"github.com/agentx-cli/agentx/internal/testenv"
 	"github.com/agentx-cli/agentx/ledger"
@@ -70,6 +71,18 @@ func newFixture(t *testing.T) *fixture {
 	ask(router.AskRequest{Issue: 3, From: "engineer", To: ledger.Human, Topic: `<script>document.title="pwned"</script>`, Question: `<img src=x onerror="document.title='pwned'">`})
 	// CLR-4-001: a plain question to human
 	ask(router.AskRequest{Issue: 4, From: "engineer", To: ledger.Human, Topic: "Cache", Question: "TTL?"})
+	// CLR-5-002: a question to human with lines of a file (one hostile),
+	// a proposed default, and a decision made on its issue before (CLR-5-001)
+	id = ask(router.AskRequest{Issue: 5, From: "engineer", To: "architect", Topic: "Store", Question: "Where do prices live?"})
+	_, err = h.Answer(ctx, id, "architect", "In Redis. Postgres keeps their history.")
+	require.NoError(t, err)
+	_, err = h.Resolve(ctx, id, "engineer", "")
+	require.NoError(t, err)
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "docs"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "docs", "adr.md"), []byte("# ADR-5\nTTL: five minutes, per key.\n<script>document.title=\"pwned\"</script>\n"), 0o644))
+	refs, err := brief.ParseRefs("--ref", []string{"docs/adr.md:2", "../outside.txt"})
+	require.NoError(t, err)
+	ask(router.AskRequest{Issue: 5, From: "engineer", To: ledger.Human, Topic: "TTL", Question: "Per key or global?", Options: []string{"Per key (default)", "Global"}, Refs: refs})
 
 	s, err := New(Options{Hub: h, Person: "dana", Root: dir, Poll: 50 * time.Millisecond, Warn: func(err error) { t.Logf("warning: %v", err) }})
 	require.NoError(t, err)
@@ -303,6 +316,31 @@ func TestTextOverTheLimit(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, ledger.Pending, rec.Status, "nothing written")
 	assert.Len(t, rec.Thread, 1)
+}
+
+// TestCardOnTheItem: a question with context shows its decision card,
+// the file's text escaped; one without shows none.
+func TestCardOnTheItem(t *testing.T) {
+	f := newFixture(t)
+	c := client(t)
+	f.enter(t, c)
+	_, body := get(t, c, f.base+"/")
+	start := strings.Index(body, `id="item-CLR-5-002"`)
+	require.Positive(t, start)
+	item := body[start:]
+	item = item[:strings.Index(item, "</article>")]
+	for _, s := range []string{
+		`<section class="card" aria-label="Decision card"><h3>Decision card</h3><pre>Decision card: engineer asks human on issue #5`,
+		"  1. Per key (default) [default: engineer&#39;s proposal]",
+		"  - docs/adr.md (named by engineer):\n    1 | # ADR-5\n    2 | TTL: five minutes, per key.\n    3 | &lt;script&gt;",
+		"Decisions so far on issue #5 (newest first):\n  - CLR-5-001 (Store): ",
+		"Left out:\n  - ../outside.txt: outside the repository: not read",
+	} {
+		assert.Contains(t, item, s)
+	}
+	other := body[strings.Index(body, `id="item-CLR-4-001"`):]
+	assert.NotContains(t, other[:strings.Index(other, "</article>")], `class="card"`, "a question with nothing more has no card")
+	assert.Equal(t, 1, strings.Count(body, "<script"), "only the desk's own script tag")
 }
 
 func TestAgentTextIsEscaped(t *testing.T) {

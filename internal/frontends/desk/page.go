@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentx-cli/agentx/internal/brief"
 	"github.com/agentx-cli/agentx/internal/frontends/todo"
 	"github.com/agentx-cli/agentx/internal/gate/proposal"
 	"github.com/agentx-cli/agentx/internal/words"
@@ -70,6 +71,10 @@ type itemView struct {
 	Token    string
 	Free     bool   // an answer box with a plain answer or resolve button
 	Draft    string // what the person wrote in its box, when the action was not done
+	// Card is the clarification's decision card, as text (brief.Text),
+	// when it has more than its question: the files and lines it came
+	// with, the decisions made on the issue before it, what was left out.
+	Card string
 }
 
 type entryView struct {
@@ -151,6 +156,9 @@ func (s *Server) views(items []todo.Item) []itemView {
 						ev.Choice = fmt.Sprintf("picked option %d: %s", ch.Option, ch.Text)
 					}
 					v.Thread = append(v.Thread, ev)
+				}
+				if k := s.opt.Hub.Card(rec); k.HasContext() {
+					v.Card = k.Render(brief.Text, brief.Options{})
 				}
 			} else {
 				s.warn(err)

@@ -123,6 +123,7 @@ func writeItem(b *strings.Builder, it Item) {
 		for i, o := range it.Options {
 			fmt.Fprintf(b, "    option %d: %s\n", i+1, safetext.Line(o))
 		}
+		block(b, "", it.Card)
 		fmt.Fprintf(b, "  Next: answer it (clarify_answer, or agentx clarify answer %s --body \"...\").\n", it.ID)
 	case KindResolved:
 		// the decision in short, not the resolution's whole text: the

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentx-cli/agentx/internal/brief"
 	"github.com/agentx-cli/agentx/internal/eventlog"
 	"github.com/agentx-cli/agentx/ledger"
 )
@@ -65,6 +66,11 @@ type Item struct {
 	At          ledger.Time         `json:"at"`                // when it happened (an answer: its latest reply)
 	Key         string              `json:"key"`               // id:kind:round, what it is about
 	Was         string              `json:"was,omitempty"`     // renumbered: the id the question was given
+	// Card is, for a question waiting for the agent, what its decision card
+	// adds to it (brief.Card, compact: the files and lines it came with, the
+	// decisions made on the issue before it, what was left out), as text;
+	// "" when it adds nothing, or Options.Source is not set.
+	Card string `json:"card,omitempty"`
 
 	// Clipped says the text of its bodies was cut to keep a look within
 	// its limit (never under --json, which has none).
@@ -99,6 +105,10 @@ type Options struct {
 	// encoding (0: no cap). Items are taken most important first; those that
 	// do not fit stay for a later look and are counted in Result.More.
 	Limit int
+	// Source, when set, is the repository a question's card reads its
+	// excerpts from: a question waiting for the agent carries its card
+	// (Item.Card).
+	Source *brief.Source
 }
 
 // Result is what a look found.
@@ -428,7 +438,7 @@ func scanFrom(store *ledger.Store, log eventlog.EventLog, st State, opts Options
 		ended    = map[string]bool{}  // open marks whose round ended: no more replies to it
 		older    = map[string]ledger.Status{}
 		carried  = map[string]int{} // seen by the keys of an older state: becomes marks
-		b        = builder{store: store, agent: opts.Agent, ledgers: map[int]*ledger.Ledger{}}
+		b        = builder{store: store, agent: opts.Agent, ledgers: map[int]*ledger.Ledger{}, source: opts.Source}
 	)
 	end, err := log.ReadFrom(start, func(l eventlog.Line) error {
 		if !verified {
@@ -648,6 +658,7 @@ type builder struct {
 	store   *ledger.Store
 	agent   string
 	ledgers map[int]*ledger.Ledger
+	source  *brief.Source // for a question's card; nil: none
 }
 
 // find returns the clarification event e is about, or nil when it is gone.
@@ -661,6 +672,23 @@ func (b *builder) find(e eventlog.Event) (*ledger.Clarification, error) {
 		b.ledgers[e.IssueNumber] = l
 	}
 	return l.Find(e.ClarificationID), nil
+}
+
+// card is what c's decision card adds to its question, as text (see
+// Item.Card).
+func (b *builder) card(issue int, c *ledger.Clarification) string {
+	if b.source == nil {
+		return ""
+	}
+	var all []*ledger.Clarification
+	if l := b.ledgers[issue]; l != nil {
+		all = l.Clarifications
+	}
+	k := brief.Build(*b.source, issue, c, all)
+	if !k.HasContext() {
+		return ""
+	}
+	return k.Render(brief.Text, brief.Options{Compact: true})
 }
 
 // build returns the item for event e about c and the index of the thread
@@ -699,6 +727,7 @@ func (b *builder) build(c *ledger.Clarification, e eventlog.Event, kind Kind, se
 		if c.X != nil {
 			it.Options = c.X.Options
 		}
+		it.Card = b.card(e.IssueNumber, c)
 	case KindResolved:
 		entry = lastEntry(c, ledger.Resolution, 0)
 		if entry < 0 {

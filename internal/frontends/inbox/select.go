@@ -113,7 +113,7 @@ func clip(it Item, max int) Item {
 		if len(it.Answers) == 0 && it.Kind != KindResolved { // a decision shows Decision, not Body
 			news = append(news, &it.Body)
 		}
-		context = append(context, &it.Question)
+		context = append(context, &it.Question, &it.Card)
 		for i := range it.Assumptions {
 			context = append(context, &it.Assumptions[i].Body)
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"maps"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentx-cli/agentx/internal/brief"
 	"github.com/agentx-cli/agentx/internal/frontends/inbox"
 	"github.com/agentx-cli/agentx/internal/testenv"
 	"github.com/agentx-cli/agentx/ledger"
@@ -392,6 +394,9 @@ func TestToolErrors(t *testing.T) {
 		{"null for a required argument", "clarify_ask", map[string]any{"issue": 42, "to": "architect", "topic": nil, "question": "q"}, "usage", 2, "", `argument "topic" is null: it is required, want a string`, "", true},
 		{"not an integer", "ask_human", map[string]any{"question": "q", "issue": 1.5}, "usage", 2, "", `argument "issue" is the number 1.5, want an integer`, "", true},
 		{"an option not a string", "ask_human", map[string]any{"question": "q", "options": []any{"a", nil}}, "usage", 2, "", `argument "options[1]" is null, want a string`, "", true},
+		{"bad ref: named by the tool's argument", "clarify_ask", map[string]any{"issue": 42, "to": "architect", "topic": "t", "question": "q", "refs": []any{"docs/a.md:9-3"}},
+			"usage", 2, "", `refs "docs/a.md:9-3" has lines "9-3"`, "PATH:LINES", true},
+		{"bad ref to a person", "ask_human", map[string]any{"question": "q", "refs": []any{"docs/a.md:"}}, "usage", 2, "", `refs "docs/a.md:" ends with ':'`, "", true},
 		{"bad proposal type", "proposal_create", map[string]any{"type": "skill", "title": "t", "rationale": "r", "action": "a"}, "usage", 2, "", `argument "type" is the string "skill", want one of "new_skill", "tool_fix", "config_change", "workflow_improvement"`, "", true},
 	}
 	// "as" picks the server: one launched as that agent
@@ -674,4 +679,29 @@ func TestToolHints(t *testing.T) {
 	assert.Equal(t, "cap", info.Rule)
 	assert.Contains(t, info.Hint, "record your assumption with clarify_assume")
 	assert.NotContains(t, info.Hint, "--")
+}
+
+// TestAskRefs: clarify_ask's refs reach the one asked as its question's
+// context, recorded in the ledger; a file outside the repository is a note.
+func TestAskRefs(t *testing.T) {
+	h := newHub(t)
+	require.NoError(t, os.MkdirAll(filepath.Join(h.Dir, "docs"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(h.Dir, "docs", "a.md"), []byte("one\ntwo\nthree\n"), 0o644))
+	cs := connect(t, h, Options{Agent: "engineer", Classify: testClassify})
+	res := into[AskResult](t, callTool(t, cs, "clarify_ask", map[string]any{"issue": 42, "to": "architect", "topic": "t", "question": "q?",
+		"refs": []any{"docs/a.md:2", "../x"}}))
+	rec, err := h.Get(res.ID)
+	require.NoError(t, err)
+	require.NotNil(t, rec.X.Context)
+	require.Len(t, rec.X.Context.Refs, 1)
+	assert.Equal(t, ledger.ContextRef{Kind: "ref", Path: "docs/a.md", SHA256: rec.X.Context.Refs[0].SHA256}, rec.X.Context.Refs[0], "lines 1-3: the whole file")
+	assert.Equal(t, []string{"../x: outside the repository: not read"}, rec.X.Context.Omitted)
+
+	res = into[AskResult](t, callTool(t, cs, "ask_human", map[string]any{"issue": 42, "question": "Which?", "options": []any{"a", "b (default)"}, "refs": []any{"docs/a.md:3"}}))
+	rec, err = h.Get(res.ID)
+	require.NoError(t, err)
+	require.Len(t, rec.X.Context.Refs, 1)
+	card := h.Card(rec).Render(brief.Text, brief.Options{})
+	assert.Contains(t, card, "  2. b (default) [default: engineer's proposal]\n")
+	assert.Contains(t, card, "    3 | three\n")
 }

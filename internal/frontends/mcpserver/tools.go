@@ -10,6 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agentx-cli/agentx/internal/brief"
 	"github.com/agentx-cli/agentx/internal/frontends/inbox"
 	"github.com/agentx-cli/agentx/internal/remote"
 	"github.com/agentx-cli/agentx/ledger"
@@ -41,6 +42,7 @@ type AskInput struct {
 	Blocking    *bool    `json:"blocking,omitempty" jsonschema:"true (default): you cannot finish without the answer; false: you keep working meanwhile (some workflow steps allow only false)"`
 	From        string   `json:"from,omitempty" jsonschema:"who asks: leave it out, you act as this server's agent (AGENTX_AGENT); only a server without one needs it"`
 	WaitSeconds *float64 `json:"wait_seconds,omitempty" jsonschema:"wait up to this many seconds for the answer (default 0: return at once; capped by the server)"`
+	Refs        []string `json:"refs,omitempty" jsonschema:"files the question is about, each PATH or PATH:LINES (a line, 12, or a range, 12-40), relative to the repository root: the one asked is given those lines and a few around them (at most 20 files)"`
 }
 
 // AskHumanInput is ask_human's input.
@@ -48,10 +50,11 @@ type AskHumanInput struct {
 	Question    string   `json:"question" jsonschema:"the question for a person, with the context they need; at most 3000 bytes"`
 	Issue       *int     `json:"issue,omitempty" jsonschema:"the issue number (default: the server's AGENTX_ISSUE, else 0 = no issue)"`
 	Topic       string   `json:"topic,omitempty" jsonschema:"a short subject (default: the start of the question)"`
-	Options     []string `json:"options,omitempty" jsonschema:"choices to offer the human (multiple choice); they may still answer freely"`
+	Options     []string `json:"options,omitempty" jsonschema:"choices to offer the human (multiple choice); they may still answer freely; end one with (default) to propose it"`
 	Blocking    *bool    `json:"blocking,omitempty" jsonschema:"true (default): you cannot finish without the answer"`
 	From        string   `json:"from,omitempty" jsonschema:"who asks: leave it out, you act as this server's agent (AGENTX_AGENT); only a server without one needs it"`
 	WaitSeconds *float64 `json:"wait_seconds,omitempty" jsonschema:"wait up to this many seconds for the answer (default 0: return at once; capped by the server)"`
+	Refs        []string `json:"refs,omitempty" jsonschema:"files the question is about, each PATH or PATH:LINES (a line, 12, or a range, 12-40), relative to the repository root: the person is shown those lines and a few around them (at most 20 files)"`
 }
 
 // AskResult is where a question stands: the result of clarify_ask,
@@ -198,9 +201,13 @@ func (s *server) ask(ctx context.Context, in AskInput) (AskResult, string, error
 	if err != nil {
 		return AskResult{}, "", err
 	}
+	refs, err := brief.ParseRefs("refs", in.Refs)
+	if err != nil {
+		return AskResult{}, "", err
+	}
 	return s.askAndWait(ctx, router.AskRequest{
 		Issue: in.Issue, From: from, To: in.To, Topic: in.Topic, Question: in.Question,
-		NonBlocking: !blocking(in.Blocking),
+		NonBlocking: !blocking(in.Blocking), Refs: refs,
 	}, s.wait(in.WaitSeconds, 0))
 }
 
@@ -220,9 +227,13 @@ func (s *server) askHuman(ctx context.Context, in AskHumanInput) (AskResult, str
 	if topic == "" {
 		topic = topicOf(in.Question)
 	}
+	refs, err := brief.ParseRefs("refs", in.Refs)
+	if err != nil {
+		return AskResult{}, "", err
+	}
 	return s.askAndWait(ctx, router.AskRequest{
 		Issue: issue, From: from, To: ledger.Human, Topic: topic, Question: in.Question,
-		NonBlocking: !blocking(in.Blocking), Options: in.Options,
+		NonBlocking: !blocking(in.Blocking), Options: in.Options, Refs: refs,
 	}, s.wait(in.WaitSeconds, 0))
 }
 

@@ -1,0 +1,5 @@
+//go:build !unix
+
+package brief
+
+const nonBlock = 0
