@@ -608,33 +608,90 @@ func (s *Store) openEntries(issue int, heal bool) (es []IndexEntry, at Stamp, ch
 	if !heal || st == (Stamp{}) {
 		return es, Stamp{}, nil, stamp{}, nil
 	}
-	switch {
-	case ii != nil && !sameOpen(ii.Entries, es):
-		change = &ForeignChange{Issue: issue, Before: ii.Entries, Ledger: l}
-	case errors.Is(ierr, fs.ErrNotExist) && len(es) > 0:
-		// open questions agentx had no index file for: another tool
-		// asked (a new issue, or one where agentx had nothing open)
-		change = &ForeignChange{Issue: issue, Ledger: l}
+	if foreignLooking(ii, ierr, es) || len(es) == 0 && ii != nil {
+		// What looks like another tool's change, or an index file to
+		// remove, may be an agentx writer between its index file and its
+		// ledger: settled under the issue's lock, where no agentx writer
+		// is half way.
+		return s.settle(issue)
 	}
-	// The index file was made from another version of the ledger: another
-	// tool wrote it, or the workspace was copied or cloned (every file a
-	// new inode). Made afresh, so that the next reader reads it instead of
-	// the ledger; with nothing open, removed, and the ledger noted in the
-	// closed record. Without the issue's lock: one that loses a race with
-	// a writer names the version it was made from, so it is never taken
-	// for the writer's; and one removed under a writer's rename leaves a
-	// ledger with no index file and a stamp the closed record does not
-	// have, which every reader reads (closed.go).
+	// The index file was made from another version of the ledger with the
+	// same open questions (the workspace copied or cloned: every file a new
+	// inode): made afresh, so that the next reader reads it instead of the
+	// ledger. Without the issue's lock: one that loses a race with a writer
+	// names the version it was made from, so it is never taken for the
+	// writer's.
 	if len(es) == 0 {
-		if ii == nil || s.writeIssueIndex(issue, st, nil, false) == nil { // nil entries: removed
-			closedAt = st
-		}
-		return es, Stamp{}, change, closedAt, nil
+		return es, Stamp{}, nil, st, nil // no index file, nothing open: noted closed
 	}
 	if s.writeIndexFile(issue, st, es, false) == nil {
-		return es, st, change, stamp{}, nil
+		return es, st, nil, stamp{}, nil
 	}
-	return es, Stamp{}, change, stamp{}, nil
+	return es, Stamp{}, nil, stamp{}, nil
+}
+
+// foreignLooking reports whether the open entries es, derived from the
+// ledger, are not what the index file (ii, or the error reading it) says:
+// other questions, statuses or rounds, or open questions with no index
+// file at all.
+func foreignLooking(ii *issueIndex, ierr error, es []IndexEntry) bool {
+	if ii != nil {
+		return !sameOpen(ii.Entries, es)
+	}
+	return errors.Is(ierr, fs.ErrNotExist) && len(es) > 0
+}
+
+// settleWait bounds how long a reader waits for an issue's lock to settle
+// what looks like another tool's change: a busy issue is read as it is, and
+// settled by a later reader.
+const settleWait = time.Second
+
+// settle is openEntries for a ledger that looks changed behind agentx's
+// back, under the issue's lock: the index file and the ledger read again,
+// the change (if still there: it is another tool's, or a writer that died
+// between its two renames) given with the entries, and the index file made
+// afresh or, with nothing open, removed and the ledger noted closed. The
+// lock not had in time, nothing is healed and nothing reported.
+func (s *Store) settle(issue int) (es []IndexEntry, at Stamp, change *ForeignChange, closedAt stamp, err error) {
+	ctx, cancel := context.WithTimeout(context.Background(), settleWait)
+	defer cancel()
+	lk, lerr := s.acquire(ctx, s.Path(issue))
+	if lerr != nil {
+		l, _, err := s.readStamped(issue)
+		if err != nil {
+			return nil, Stamp{}, nil, stamp{}, err
+		}
+		return EntriesOf(l), Stamp{}, nil, stamp{}, nil
+	}
+	defer func() { _ = lk.Release() }()
+	ii, ierr := s.readIndexFile(issue, false)
+	l, st, err := s.readStamped(issue)
+	if err != nil {
+		return nil, Stamp{}, nil, stamp{}, err
+	}
+	es = EntriesOf(l)
+	if st == (Stamp{}) {
+		return es, Stamp{}, nil, stamp{}, nil // no ledger (any more)
+	}
+	if ierr == nil && ii.Ledger == st {
+		return ii.Entries, st, nil, stamp{}, nil // an agentx writer's, complete now
+	}
+	if foreignLooking(ii, ierr, es) {
+		change = &ForeignChange{Issue: issue, Ledger: l}
+		if ii != nil {
+			change.Before = ii.Entries
+		}
+	}
+	if len(es) == 0 {
+		if ii != nil && s.writeIssueIndex(issue, st, nil, true) != nil { // nil entries: removed
+			return es, Stamp{}, change, stamp{}, nil
+		}
+		return es, Stamp{}, change, st, nil
+	}
+	if s.writeIssueIndex(issue, st, es, true) != nil {
+		return es, Stamp{}, change, stamp{}, nil
+	}
+	return es, st, change, stamp{}, nil
 }
 
 // sameOpen reports whether two lists of open entries name the same

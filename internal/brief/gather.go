@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentx-cli/agentx/internal/atomicfile"
 	"github.com/agentx-cli/agentx/ledger"
 	"github.com/agentx-cli/agentx/workflow"
 )
@@ -243,15 +244,21 @@ func cost(ls []string, a, b int) int {
 // gitTimeout bounds the one git command a question runs.
 const gitTimeout = 5 * time.Second
 
-// Commit is the commit checked out in the repository at root (git
-// rev-parse HEAD), or "" when root is no git repository (it has no .git),
-// has no commit yet, or git cannot tell.
+// Commit is the commit checked out in the repository at root, or "" when
+// root is no git repository (it has no .git), has no commit yet, or it
+// cannot be told. It is read from the files git keeps (HEAD, the ref it
+// names, packed-refs; a worktree's .git file followed), with no process
+// on an ask's path; only a layout those do not answer (reftable) asks git
+// (rev-parse HEAD).
 func Commit(ctx context.Context, root string) string {
 	if root == "" {
 		return ""
 	}
 	if _, err := os.Lstat(filepath.Join(root, ".git")); err != nil {
 		return ""
+	}
+	if id, ok := headFromFiles(root); ok {
+		return id
 	}
 	ctx, cancel := context.WithTimeout(ctx, gitTimeout)
 	defer cancel()
@@ -262,9 +269,81 @@ func Commit(ctx context.Context, root string) string {
 	if err != nil {
 		return ""
 	}
-	id := strings.TrimSpace(string(out))
+	return commitID(strings.TrimSpace(string(out)))
+}
+
+// commitID is id when it is a commit id (40 or 64 hex digits), else "".
+func commitID(id string) string {
 	if (len(id) != 40 && len(id) != 64) || strings.Trim(id, "0123456789abcdef") != "" {
 		return ""
 	}
 	return id
 }
+
+// maxGitFile bounds what is read of one of git's files (packed-refs may be
+// long; HEAD and a ref are a line).
+const maxGitFile = 8 << 20
+
+// headFromFiles reads HEAD's commit from root's git files; ok false when
+// they do not say (a layout they do not answer), "" and true when HEAD
+// names a branch with no commit yet.
+func headFromFiles(root string) (string, bool) {
+	read := func(p string) (string, bool) {
+		b, err := atomicfile.ReadAtMost(p, maxGitFile)
+		return string(b), err == nil
+	}
+	gitDir := filepath.Join(root, ".git")
+	if fi, err := os.Lstat(gitDir); err == nil && fi.Mode().IsRegular() {
+		// a worktree or a submodule: "gitdir: PATH"
+		b, ok := read(gitDir)
+		dir, found := strings.CutPrefix(strings.TrimSpace(b), "gitdir: ")
+		if !ok || !found {
+			return "", false
+		}
+		if !filepath.IsAbs(dir) {
+			dir = filepath.Join(root, dir)
+		}
+		gitDir = dir
+	}
+	head, ok := read(filepath.Join(gitDir, "HEAD"))
+	if !ok {
+		return "", false
+	}
+	head = strings.TrimSpace(head)
+	ref, isRef := strings.CutPrefix(head, "ref: ")
+	if !isRef {
+		id := commitID(head)
+		return id, id != ""
+	}
+	if !strings.HasPrefix(ref, "refs/") || strings.Contains(ref, "..") {
+		return "", false
+	}
+	// a worktree keeps its refs with the main repository (commondir)
+	common := gitDir
+	if c, ok := read(filepath.Join(gitDir, "commondir")); ok {
+		c = strings.TrimSpace(c)
+		if !filepath.IsAbs(c) {
+			c = filepath.Join(gitDir, c)
+		}
+		common = c
+	}
+	for _, dir := range []string{gitDir, common} {
+		if b, ok := read(filepath.Join(dir, filepath.FromSlash(ref))); ok {
+			id := commitID(strings.TrimSpace(b))
+			return id, id != ""
+		}
+	}
+	if packed, ok := read(filepath.Join(common, "packed-refs")); ok {
+		for line := range strings.Lines(packed) {
+			if id, name, found := strings.Cut(strings.TrimSpace(line), " "); found && name == ref {
+				id = commitID(id)
+				return id, id != ""
+			}
+		}
+	}
+	if _, err := os.Stat(filepath.Join(common, "reftable")); err == nil {
+		return "", false // refs git keeps in its own format: git says
+	}
+	return "", true // a branch with no commit yet
+}
+

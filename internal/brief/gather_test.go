@@ -288,4 +288,18 @@ func TestCommit(t *testing.T) {
 	cx := Gather(context.Background(), ask(root, rules))
 	require.NotNil(t, cx)
 	assert.Equal(t, head, cx.Commit)
+	got, ok := headFromFiles(root)
+	assert.True(t, ok, "read from the ref file, no git process")
+	assert.Equal(t, head, got)
+
+	// packed, then detached: the same commit, still from the files
+	git("pack-refs", "--all")
+	got, ok = headFromFiles(root)
+	assert.True(t, ok)
+	assert.Equal(t, head, got, "from packed-refs")
+	git("checkout", "-q", "--detach")
+	got, ok = headFromFiles(root)
+	assert.True(t, ok)
+	assert.Equal(t, head, got, "a detached HEAD")
+	assert.Equal(t, head, Commit(context.Background(), root))
 }

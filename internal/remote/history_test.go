@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/agentx-cli/agentx/internal/remote"
 )
 
 // ask asks a question on issue from host i and returns its id.
@@ -220,6 +222,7 @@ func TestForgedCommitIsRefused(t *testing.T) {
 func gitIn(t *testing.T, dir, stdin string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
+	cmd.Env = append(os.Environ(), remote.TestGitIdentity...) // whatever the developer's git says
 	cmd.Stdin = strings.NewReader(stdin)
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "git %v: %s", args, out)

@@ -117,7 +117,8 @@ func TestLogNeutralises(t *testing.T) {
 		if parent != "" {
 			args = append(args, "-p", parent)
 		}
-		cmd := exec.Command("git", append([]string{"-C", dir, "-c", "user.name=x", "-c", "user.email=x@x"}, args...)...)
+		cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
+		cmd.Env = append(os.Environ(), remote.TestGitIdentity...)
 		out, err := cmd.Output()
 		require.NoError(t, err)
 		return strings.TrimSpace(string(out))
