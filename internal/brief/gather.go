@@ -346,4 +346,3 @@ func headFromFiles(root string) (string, bool) {
 	}
 	return "", true // a branch with no commit yet
 }
-
