@@ -73,16 +73,8 @@ func Of(text string) Sig {
 	return out
 }
 
-// hashes unpacks a sketch; a malformed one (length not a multiple of 4)
-// yields what it can.
-func (s Sig) hashes() []uint32 {
-	n := len(s) / 4
-	out := make([]uint32, n)
-	for i := range n {
-		out[i] = binary.LittleEndian.Uint32(s[4*i:])
-	}
-	return out
-}
+// at is the sketch's i-th hash.
+func (s Sig) at(i int) uint32 { return binary.LittleEndian.Uint32(s[4*i:]) }
 
 // Len is the number of word hashes in the sketch.
 func (s Sig) Len() int { return len(s) / 4 }
@@ -92,33 +84,35 @@ func (s Sig) Len() int { return len(s) / 4 }
 // smallest hashes of the union, so it is exact when the union has at most K
 // words. An empty sketch is similar to nothing.
 func Jaccard(a, b Sig) float64 {
-	x, y := a.hashes(), b.hashes()
-	if len(x) == 0 || len(y) == 0 {
+	// Read in place, with no copy: decision memory compares a question
+	// with every decision of the workspace.
+	nx, ny := a.Len(), b.Len()
+	if nx == 0 || ny == 0 {
 		return 0
 	}
 	// A full sketch may have dropped hashes above its largest one, so the
 	// union is only known up to the smaller of the full sketches' maxima.
 	limit := ^uint32(0)
-	if len(x) >= K {
-		limit = min(limit, x[len(x)-1])
+	if nx >= K {
+		limit = min(limit, a.at(nx-1))
 	}
-	if len(y) >= K {
-		limit = min(limit, y[len(y)-1])
+	if ny >= K {
+		limit = min(limit, b.at(ny-1))
 	}
 	union, both := 0, 0
 	for i, j := 0, 0; union < K; union++ {
 		var h uint32
 		shared := false
 		switch {
-		case i < len(x) && j < len(y) && x[i] == y[j]:
-			h, shared = x[i], true
+		case i < nx && j < ny && a.at(i) == b.at(j):
+			h, shared = a.at(i), true
 			i++
 			j++
-		case i < len(x) && (j >= len(y) || x[i] < y[j]):
-			h = x[i]
+		case i < nx && (j >= ny || a.at(i) < b.at(j)):
+			h = a.at(i)
 			i++
-		case j < len(y):
-			h = y[j]
+		case j < ny:
+			h = b.at(j)
 			j++
 		default:
 			return float64(both) / float64(union)

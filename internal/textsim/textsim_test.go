@@ -50,3 +50,10 @@ func TestJaccard(t *testing.T) {
 	assert.InDelta(t, 270.0/330, got, 0.2)
 	assert.LessOrEqual(t, Of(long(300, 0)).Len(), K)
 }
+
+// TestJaccardDoesNotAllocate: decision memory compares a new question
+// with every decision of the workspace.
+func TestJaccardDoesNotAllocate(t *testing.T) {
+	a, b := Of("PostgreSQL or SQLite for local dev?"), Of("PostgreSQL or SQLite for staging?")
+	assert.Zero(t, testing.AllocsPerRun(100, func() { _ = Jaccard(a, b) }))
+}
