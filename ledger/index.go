@@ -531,6 +531,9 @@ func (s *Store) readIndex(heal bool) (*Index, []error, error) {
 	if heal && sweep && dirOK {
 		s.noteSwept(dir, dirTime)
 	}
+	if heal {
+		s.flushDecided()
+	}
 	return ix, skipped, nil
 }
 
@@ -584,6 +587,9 @@ func (s *Store) LoadEntries(issue int, heal bool) ([]IndexEntry, Stamp, *Foreign
 	if closedAt != (stamp{}) {
 		s.noteClosed(issue, closedAt)
 	}
+	if heal {
+		s.flushDecided()
+	}
 	return es, st, change, err
 }
 
@@ -608,6 +614,9 @@ func (s *Store) openEntries(issue int, heal bool) (es []IndexEntry, at Stamp, ch
 	if !heal || st == (Stamp{}) {
 		return es, Stamp{}, nil, stamp{}, nil
 	}
+	// a version of the ledger agentx did not account for: decision
+	// memory is brought in step with it too (flushDecided)
+	s.noteReread(l)
 	switch {
 	case ii != nil && !sameOpen(ii.Entries, es):
 		change = &ForeignChange{Issue: issue, Before: ii.Entries, Ledger: l}

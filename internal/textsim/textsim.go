@@ -126,3 +126,98 @@ func Jaccard(a, b Sig) float64 {
 	}
 	return float64(both) / float64(union)
 }
+
+// AppendHex appends the sketch in its text form: each hash as eight
+// lowercase hex digits, most significant first, in the sketch's
+// (ascending) order, so that the text sorts as the hashes do. JaccardHex
+// compares two sketches in that form without decoding them.
+func (s Sig) AppendHex(b []byte) []byte {
+	const digits = "0123456789abcdef"
+	for i := range s.Len() {
+		h := s.at(i)
+		for shift := 28; shift >= 0; shift -= 4 {
+			b = append(b, digits[h>>uint(shift)&0xf])
+		}
+	}
+	return b
+}
+
+// hexAt is the i-th hash of a sketch in text form, as a number that
+// orders as the hash does (its eight digits read as one big-endian word).
+func hexAt(s []byte, i int) uint64 { return binary.BigEndian.Uint64(s[8*i:]) }
+
+// JaccardHex is Jaccard of two sketches in text form (AppendHex): the
+// same figure, with no decoding. Text of another form (a length that is
+// not a multiple of eight, digits out of order) gives a figure of no
+// meaning, never a panic.
+func JaccardHex(a, b []byte) float64 {
+	nx, ny := len(a)/8, len(b)/8
+	if nx == 0 || ny == 0 {
+		return 0
+	}
+	limit := ^uint64(0)
+	if nx >= K {
+		limit = min(limit, hexAt(a, nx-1))
+	}
+	if ny >= K {
+		limit = min(limit, hexAt(b, ny-1))
+	}
+	union, both := 0, 0
+	for i, j := 0, 0; union < K; union++ {
+		var h uint64
+		shared := false
+		switch {
+		case i < nx && j < ny && hexAt(a, i) == hexAt(b, j):
+			h, shared = hexAt(a, i), true
+			i++
+			j++
+		case i < nx && (j >= ny || hexAt(a, i) < hexAt(b, j)):
+			h = hexAt(a, i)
+			i++
+		case j < ny:
+			h = hexAt(b, j)
+			j++
+		default:
+			return float64(both) / float64(union)
+		}
+		if h > limit {
+			break
+		}
+		if shared {
+			both++
+		}
+	}
+	return float64(both) / float64(union)
+}
+
+// ParseHex reads a sketch in text form (AppendHex); ok false for text of
+// another form.
+func ParseHex(text []byte) (s Sig, ok bool) {
+	if len(text)%8 != 0 || len(text)/8 > K {
+		return nil, false
+	}
+	if len(text) == 0 {
+		return nil, true
+	}
+	s = make(Sig, len(text)/2)
+	var last uint32
+	for i := range len(text) / 8 {
+		var h uint32
+		for _, c := range text[8*i : 8*i+8] {
+			switch {
+			case c >= '0' && c <= '9':
+				h = h<<4 | uint32(c-'0')
+			case c >= 'a' && c <= 'f':
+				h = h<<4 | uint32(c-'a'+10)
+			default:
+				return nil, false
+			}
+		}
+		if i > 0 && h <= last {
+			return nil, false
+		}
+		last = h
+		binary.LittleEndian.PutUint32(s[4*i:], h)
+	}
+	return s, true
+}

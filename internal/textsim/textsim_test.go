@@ -42,6 +42,7 @@ func TestJaccard(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			got := Jaccard(Of(tt.a), Of(tt.b))
 			assert.InDelta(t, tt.want, got, 1e-9)
+			assert.Equal(t, got, JaccardHex(Of(tt.a).AppendHex(nil), Of(tt.b).AppendHex(nil)), "the text form gives the same figure")
 			assert.InDelta(t, got, Jaccard(Of(tt.b), Of(tt.a)), 1e-9, "symmetric")
 		})
 	}
@@ -56,4 +57,25 @@ func TestJaccard(t *testing.T) {
 func TestJaccardDoesNotAllocate(t *testing.T) {
 	a, b := Of("PostgreSQL or SQLite for local dev?"), Of("PostgreSQL or SQLite for staging?")
 	assert.Zero(t, testing.AllocsPerRun(100, func() { _ = Jaccard(a, b) }))
+}
+
+// TestHex: a sketch's text form sorts as its hashes do, reads back as the
+// sketch, and is refused in any other form.
+func TestHex(t *testing.T) {
+	for _, text := range []string{"PostgreSQL or SQLite for local dev?", "", strings.Repeat("word ", 3) + "Größe 42"} {
+		s := Of(text)
+		h := s.AppendHex(nil)
+		assert.Len(t, h, 8*s.Len())
+		back, ok := ParseHex(h)
+		assert.True(t, ok)
+		assert.Equal(t, s, back)
+		for i := 1; i < s.Len(); i++ {
+			assert.Less(t, string(h[8*(i-1):8*i]), string(h[8*i:8*i+8]), "ascending as text")
+		}
+	}
+	for _, bad := range []string{"0000000", "0000000g", "0000000A", "0000000200000001", "0000000100000001"} {
+		_, ok := ParseHex([]byte(bad))
+		assert.False(t, ok, bad)
+	}
+	assert.Zero(t, JaccardHex([]byte("0000"), []byte("0000")), "too short for a hash")
 }
