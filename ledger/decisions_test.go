@@ -321,3 +321,37 @@ func BenchmarkFindDecided(b *testing.B) {
 		})
 	}
 }
+
+// TestReused: the reuse a person may overturn is the asker's last
+// assumption, citing a decision, in the current round of a question that
+// still waits for its answer.
+func TestReused(t *testing.T) {
+	reuse := Assumption{Round: 1, By: "engineer", Body: "As decided in CLR-42-003.", Reuses: &Reuse{ID: "CLR-42-003", Summary: "PostgreSQL."}}
+	plain := Assumption{Round: 1, By: "engineer", Body: "SQLite for now."}
+	tests := []struct {
+		name   string
+		status Status
+		round  int
+		as     []Assumption
+		want   bool
+	}{
+		{"pending, reused", Pending, 1, []Assumption{reuse}, true},
+		{"stale, reused", Stale, 1, []Assumption{plain, reuse}, true},
+		{"no assumption", Pending, 1, nil, false},
+		{"a plain assumption last", Pending, 1, []Assumption{reuse, plain}, false},
+		{"answered since", Answered, 1, []Assumption{reuse}, false},
+		{"a reuse of an earlier round", Pending, 2, []Assumption{reuse}, false},
+		{"escalated", Escalated, 1, []Assumption{reuse}, false},
+		{"resolved", Resolved, 1, []Assumption{reuse}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := &Clarification{ID: "CLR-7-001", Status: tt.status, Round: tt.round}
+			if tt.as != nil {
+				c.Ext().Assumptions = tt.as
+			}
+			assert.Equal(t, tt.want, c.Reused() != nil)
+			assert.Equal(t, tt.want, EntryOf(7, c).Reused, "the index entry says so")
+		})
+	}
+}

@@ -207,6 +207,30 @@ type Assumption struct {
 	By        string `json:"by"`
 	Body      string `json:"body"`
 	Timestamp Time   `json:"timestamp"`
+	// Reuses is the earlier decision the asker proceeded on, when it
+	// reused one (decision memory): a person may overturn it by replying.
+	Reuses *Reuse `json:"reuses,omitempty"`
+}
+
+// Reuse cites the decision an assumption reuses.
+type Reuse struct {
+	ID      string `json:"id"`      // the resolved clarification
+	Summary string `json:"summary"` // its decision when it was reused (Clarification.Decision)
+}
+
+// Reused is the assumption by which c's asker reused an earlier decision
+// in the current round, while c waits for an answer (pending or stale)
+// and nothing was answered since: the reuse a person may overturn. nil
+// when there is none.
+func (c *Clarification) Reused() *Assumption {
+	if c.X == nil || len(c.X.Assumptions) == 0 || (c.Status != Pending && c.Status != Stale) {
+		return nil
+	}
+	a := &c.X.Assumptions[len(c.X.Assumptions)-1]
+	if a.Reuses == nil || a.Round != c.Round {
+		return nil
+	}
+	return a
 }
 
 // MonitorState is persisted so the monitor acts once per condition.
