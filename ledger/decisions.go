@@ -13,6 +13,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -269,18 +270,40 @@ func (s *Store) FindDecided(ctx context.Context, q DecisionQuery) ([]DecisionMat
 	return out, err
 }
 
-func (s *Store) findDecided(q DecisionQuery) ([]DecisionMatch, error) {
+func (s *Store) findDecided(q DecisionQuery) (out []DecisionMatch, err error) {
 	if q.Max <= 0 {
 		q.Max = 3
 	}
-	data, head, err := s.readDecisions()
+	data, head, release, err := s.readDecisions()
 	if err != nil {
 		return nil, err
 	}
+	defer release()
+	defer readingDecisions(&err)()
+	// The newest candidates are kept as they come, a few more than asked
+	// for (a line may fail its checksum, be struck out or repeat an id);
+	// only when those do not give enough is every candidate looked at.
+	out, short, err := s.matchDecided(data, head, q, 4*q.Max)
+	if err == nil && short {
+		out, _, err = s.matchDecided(data, head, q, -1)
+	}
+	return out, err
+}
+
+// newer reports whether candidate a comes before b: the newer, and of two
+// lines of one time the later.
+func newer(a, b candidate) bool { return a.at > b.at || a.at == b.at && a.n > b.n }
+
+// matchDecided is findDecided over the decision file's lines (data, its
+// first line head), keeping the keep newest candidates (all when keep <
+// 0); short says that fewer than q.Max held while candidates were left
+// out.
+func (s *Store) matchDecided(data []byte, head string, q DecisionQuery, keep int) (out []DecisionMatch, short bool, err error) {
 	key, sig := textsim.TopicKey(q.Topic), textsim.Of(q.Question).AppendHex(nil)
 	var (
-		cands  []candidate
-		struck map[string]int // id → the place of its last strike
+		cands   []candidate
+		struck  map[string]int // id → the place of its last strike
+		dropped bool
 	)
 	n := 0
 	for rest := data; len(rest) > 0; n++ {
@@ -307,41 +330,61 @@ func (s *Store) findDecided(q DecisionQuery) ([]DecisionMatch, error) {
 		k, tail, _ := bytes.Cut(tail, tab)
 		qhex, _, _ := bytes.Cut(tail, tab)
 		same := len(key) > 0 && string(k) == key
-		sim := textsim.JaccardHex(sig, qhex) // in place: no decoding
-		if !same && (sim < q.Similarity || sim == 0) {
+		sim, alike := textsim.SimilarHex(sig, qhex, q.Similarity) // in place: no decoding
+		if same && !alike {
+			sim = textsim.JaccardHex(sig, qhex)
+		}
+		if !same && !alike {
 			continue
 		}
 		ns, err := strconv.ParseInt(string(at), 10, 64)
 		if err != nil {
 			continue
 		}
-		cands = append(cands, candidate{line: line, at: ns, n: n, sameTopic: same, similarity: sim})
+		c := candidate{line: line, at: ns, n: n, sameTopic: same, similarity: sim}
+		if keep < 0 {
+			cands = append(cands, c)
+			continue
+		}
+		// kept newest first: insert in place, the oldest falling off
+		if len(cands) == keep && !newer(c, cands[keep-1]) {
+			dropped = true
+			continue
+		}
+		if len(cands) == keep {
+			cands, dropped = cands[:keep-1], true
+		}
+		i := len(cands)
+		for i > 0 && newer(c, cands[i-1]) {
+			i--
+		}
+		cands = slices.Insert(cands, i, c)
 	}
 	if len(cands) == 0 {
-		return nil, nil
+		return nil, false, nil
 	}
-	// newest first; of two lines of one id, the later
-	slices.SortStableFunc(cands, func(a, b candidate) int {
-		if a.at != b.at {
-			if a.at > b.at {
+	if keep < 0 {
+		slices.SortStableFunc(cands, func(a, b candidate) int {
+			if newer(a, b) {
 				return -1
 			}
-			return 1
-		}
-		return b.n - a.n
-	})
+			if newer(b, a) {
+				return 1
+			}
+			return 0
+		})
+	}
 	text, err := atomicfile.OpenFile(s.decisionsTextPath(), os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, errStaleDecisions
+		return nil, false, errStaleDecisions
 	}
 	if err != nil {
-		return nil, fmt.Errorf("decision memory: %w", err)
+		return nil, false, fmt.Errorf("decision memory: %w", err)
 	}
 	defer func() { _ = text.Close() }()
 	if th, err := readHead(text); err != nil || th != head {
-		return nil, errStaleDecisions // not made with the decision file
+		return nil, false, errStaleDecisions // not made with the decision file
 	}
-	var out []DecisionMatch
 	seen := map[string]bool{}
 	for _, c := range cands {
 		if len(out) == q.Max {
@@ -364,7 +407,7 @@ func (s *Store) findDecided(q DecisionQuery) ([]DecisionMatch, error) {
 		}
 		out = append(out, DecisionMatch{Decided: d, SameTopic: c.sameTopic, Similarity: c.similarity})
 	}
-	return out, nil
+	return out, len(out) < q.Max && dropped, nil
 }
 
 var tab = []byte{'\t'}
@@ -373,20 +416,39 @@ var tab = []byte{'\t'}
 // or not made together.
 var errStaleDecisions = errors.New("decision memory: no decision files of this version")
 
-// readDecisions reads the decision file: its lines, and its first line.
-func (s *Store) readDecisions() (lines []byte, head string, err error) {
-	data, err := atomicfile.ReadFile(s.DecisionsPath())
+// readDecisions maps the decision file into memory (see mapFile): its
+// lines, and its first line; release unmaps it. The caller reads lines
+// with debug.SetPanicOnFault set (readingDecisions).
+func (s *Store) readDecisions() (lines []byte, head string, release func(), err error) {
+	data, release, err := mapFile(s.DecisionsPath())
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, "", errStaleDecisions
+		return nil, "", nil, errStaleDecisions
 	}
 	if err != nil {
-		return nil, "", fmt.Errorf("decision memory: %w", err)
+		return nil, "", nil, fmt.Errorf("decision memory: %w", err)
 	}
 	first, rest, ok := bytes.Cut(data, []byte{'\n'})
 	if !ok || !bytes.HasPrefix(first, []byte(decisionsHead)) {
-		return nil, "", errStaleDecisions
+		release()
+		return nil, "", nil, errStaleDecisions
 	}
-	return rest, string(first), nil
+	return rest, string(first), release, nil
+}
+
+// readingDecisions is deferred by a reader of the mapped decision file:
+// a fault (the file truncated in place under it) becomes err, as a file
+// to make afresh.
+func readingDecisions(err *error) func() {
+	was := debug.SetPanicOnFault(true)
+	return func() {
+		debug.SetPanicOnFault(was)
+		if r := recover(); r != nil {
+			if _, fault := r.(interface{ Addr() uintptr }); !fault {
+				panic(r)
+			}
+			*err = errStaleDecisions
+		}
+	}
 }
 
 // readHead reads the first line of an open decision file.
@@ -660,7 +722,11 @@ func (s *Store) flushDecided() {
 // One read of the file; a ledger is read only when it has decisions the
 // file lacks. Files that are not built are left for a rebuild.
 func (s *Store) reconcileDecided(issues map[int][]string) {
-	data, _, err := s.readDecisions()
+	data, _, release, err := s.readDecisions()
+	if err != nil {
+		return
+	}
+	held, err := heldDecisions(data, issues, release)
 	if err != nil {
 		return
 	}
@@ -680,35 +746,6 @@ func (s *Store) reconcileDecided(issues map[int][]string) {
 			}
 		}
 		issues[n] = ids
-	}
-	// what the file holds of each issue: id → held (false once struck)
-	held := map[int]map[string]bool{}
-	for rest := data; len(rest) > 0; {
-		line := rest
-		if i := bytes.IndexByte(rest, '\n'); i >= 0 {
-			line, rest = rest[:i], rest[i+1:]
-		} else {
-			rest = nil
-		}
-		id, tail, ok := bytes.Cut(line, tab)
-		strike := ok && len(id) == 1 && id[0] == '-'
-		if strike {
-			id, _, ok = bytes.Cut(tail, tab)
-		}
-		if !ok {
-			continue
-		}
-		n, _, err := ParseID(string(id))
-		if _, want := issues[n]; err != nil || !want {
-			continue
-		}
-		if _, ok := checked(line); !ok {
-			continue
-		}
-		if held[n] == nil {
-			held[n] = map[string]bool{}
-		}
-		held[n][string(id)] = !strike
 	}
 	var (
 		ds     []Decided
@@ -737,4 +774,40 @@ func (s *Store) reconcileDecided(issues map[int][]string) {
 		ds = append(ds, decidedIn(l, missing)...)
 	}
 	_ = s.appendDecided(ds, struck)
+}
+
+// heldDecisions is what the decision file's lines (data, mapped: release
+// unmaps it) hold of each of issues: id → held (false once struck).
+func heldDecisions(data []byte, issues map[int][]string, release func()) (held map[int]map[string]bool, err error) {
+	defer release()
+	defer readingDecisions(&err)()
+	held = map[int]map[string]bool{}
+	for rest := data; len(rest) > 0; {
+		line := rest
+		if i := bytes.IndexByte(rest, '\n'); i >= 0 {
+			line, rest = rest[:i], rest[i+1:]
+		} else {
+			rest = nil
+		}
+		id, tail, ok := bytes.Cut(line, tab)
+		strike := ok && len(id) == 1 && id[0] == '-'
+		if strike {
+			id, _, ok = bytes.Cut(tail, tab)
+		}
+		if !ok {
+			continue
+		}
+		n, _, err := ParseID(string(id))
+		if _, want := issues[n]; err != nil || !want {
+			continue
+		}
+		if _, ok := checked(line); !ok {
+			continue
+		}
+		if held[n] == nil {
+			held[n] = map[string]bool{}
+		}
+		held[n][string(id)] = !strike
+	}
+	return held, nil
 }

@@ -355,3 +355,19 @@ func TestReused(t *testing.T) {
 		})
 	}
 }
+
+// TestDecisionsBeyondTheNewest: the newest candidates are kept as they
+// come; when those are struck out, the older ones are looked at.
+func TestDecisionsBeyondTheNewest(t *testing.T) {
+	s := newTestStore(t)
+	ctx := context.Background()
+	require.NoError(t, s.RebuildDecisions(ctx))
+	var all []string
+	for i := range 15 {
+		all = append(all, decide(t, s, 1, "Queue", "Kafka or SQS?", "SQS.", t0.Add(time.Duration(i)*time.Minute)))
+	}
+	require.NoError(t, s.appendDecided(nil, all[2:]))
+	got, err := s.FindDecided(ctx, DecisionQuery{Topic: "queue", Similarity: 0.6})
+	require.NoError(t, err)
+	assert.Equal(t, []string{all[1], all[0]}, ids(got))
+}

@@ -221,3 +221,40 @@ func ParseHex(text []byte) (s Sig, ok bool) {
 	}
 	return s, true
 }
+
+// SimilarHex reports whether two sketches in text form are at least t
+// alike (JaccardHex(a, b) >= t, and more than 0), with the figure when
+// they are. It gives up as soon as the words left cannot reach t: most
+// pairs of questions share a word or two, and are told apart in a few
+// steps.
+func SimilarHex(a, b []byte, t float64) (float64, bool) {
+	nx, ny := len(a)/8, len(b)/8
+	if nx == 0 || ny == 0 || nx >= K || ny >= K {
+		j := JaccardHex(a, b) // a full sketch's union is estimated: no shortcut
+		return j, j > 0 && j >= t
+	}
+	// exact sets: |A∩B| / (|A|+|B|-|A∩B|) >= t when |A∩B| >= need
+	need := t*float64(nx+ny)/(1+t) - 1e-9 // what rounding could take from the exact figure
+	both := 0
+	for i, j := 0, 0; i < nx && j < ny; {
+		if float64(both+min(nx-i, ny-j)) < need {
+			return 0, false
+		}
+		x, y := hexAt(a, i), hexAt(b, j)
+		switch {
+		case x == y:
+			both++
+			i++
+			j++
+		case x < y:
+			i++
+		default:
+			j++
+		}
+	}
+	if both == 0 || float64(both) < need {
+		return 0, false
+	}
+	j := float64(both) / float64(nx+ny-both)
+	return j, j >= t
+}

@@ -42,7 +42,15 @@ func TestJaccard(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			got := Jaccard(Of(tt.a), Of(tt.b))
 			assert.InDelta(t, tt.want, got, 1e-9)
-			assert.Equal(t, got, JaccardHex(Of(tt.a).AppendHex(nil), Of(tt.b).AppendHex(nil)), "the text form gives the same figure")
+			ha, hb := Of(tt.a).AppendHex(nil), Of(tt.b).AppendHex(nil)
+			assert.Equal(t, got, JaccardHex(ha, hb), "the text form gives the same figure")
+			for _, th := range []float64{0.01, 0.3, 1.0 / 3, 0.6, 0.8, 1} {
+				sim, ok := SimilarHex(ha, hb, th)
+				assert.Equal(t, got > 0 && got >= th, ok, "SimilarHex at %v", th)
+				if ok {
+					assert.InDelta(t, got, sim, 1e-9)
+				}
+			}
 			assert.InDelta(t, got, Jaccard(Of(tt.b), Of(tt.a)), 1e-9, "symmetric")
 		})
 	}
