@@ -238,6 +238,7 @@ func (a *App) afterMonitor(r router.Record) router.Record {
 	if err != nil {
 		return r
 	}
+	cur.DecidedBefore = r.DecidedBefore
 	if r.Outcome != "" && r.Outcome != router.OutcomeSuperseded {
 		// what came of the ask, as the monitor left it (a retry it made)
 		cur = router.OutcomeOf(cur)
@@ -248,6 +249,38 @@ func (a *App) afterMonitor(r router.Record) router.Record {
 		cur.Outcome, cur.Detail = r.Outcome, r.Detail
 	}
 	return cur
+}
+
+// decidedNote tells the asker, in text on stderr (stdout stays the id or
+// the answer, for a script), what was decided before on the question it
+// just asked, and how to proceed on one of those decisions instead of
+// waiting. Under --json the record's decidedBefore says it.
+func (a *App) decidedNote(r router.Record) {
+	if a.json || len(r.DecidedBefore) == 0 {
+		return
+	}
+	var b strings.Builder
+	b.WriteString("Decided before:\n")
+	for _, d := range r.DecidedBefore {
+		meta := fmt.Sprintf("#%d, %s", d.Issue, d.ResolvedAt.UTC().Format(time.DateOnly))
+		if d.Commit != "" {
+			meta += ", commit " + safetext.Line(shortCommit(d.Commit))
+		}
+		fmt.Fprintf(&b, "  %s (%s): %s\n", safetext.Line(d.ID), meta, safetext.Line(d.Summary))
+		if d.Outdated {
+			fmt.Fprintf(&b, "    may be outdated: %s changed since\n", safetext.Line(strings.Join(d.Changed, ", ")))
+		}
+	}
+	fmt.Fprintf(&b, "To proceed on one instead of waiting: agentx clarify assume %s --reuse %s\n", safetext.Line(r.ID), safetext.Line(r.DecidedBefore[0].ID))
+	fmt.Fprint(a.stderr, b.String())
+}
+
+// shortCommit is a commit as git abbreviates it: 12 hex digits.
+func shortCommit(c string) string {
+	if len(c) > 12 {
+		return c[:12]
+	}
+	return c
 }
 
 // outcomeNote tells the asker what came of the responder, where the record
@@ -308,6 +341,7 @@ func (a *App) actWait(ctx context.Context, format string, thread bool, timeout t
 func (a *App) awaitAnswer(ctx context.Context, h *router.Hub, rec router.Record, timeout time.Duration, format string, thread bool) error {
 	if !router.Settled(rec.Clarification) {
 		got, err := a.wait(ctx, h, rec.ID, timeout)
+		got.DecidedBefore = rec.DecidedBefore // what the ask was told, under --json too
 		var te *router.WaitTimeoutError
 		if errors.As(err, &te) {
 			return a.noAnswer(got, te.Error(), waitAdvice(te.ID))
@@ -459,6 +493,7 @@ data.id): proceed on your best judgment and record your assumption with
 			return a.later(func(ctx context.Context) error {
 				rec := a.afterMonitor(rec)
 				a.outcomeNote(rec)
+				a.decidedNote(rec)
 				if wait {
 					if !a.json && !router.Settled(rec.Clarification) {
 						fmt.Fprintf(a.stderr, "%s asked; waiting up to %s for %s...\n", rec.ID, timeout, rec.To)
