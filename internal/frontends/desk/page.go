@@ -64,7 +64,8 @@ type itemView struct {
 	Thread   []entryView
 	Proposal *proposal.Proposal
 	Token    string
-	Free     bool // an answer box with a plain answer or resolve button
+	Free     bool   // an answer box with a plain answer or resolve button
+	Keep     string // a reused decision: the answer that keeps it
 }
 
 type entryView struct {
@@ -114,8 +115,11 @@ func (s *Server) views(items []todo.Item) []itemView {
 		v.Label = map[todo.Kind]string{
 			todo.KindQuestion: "question to you", todo.KindEscalation: "escalation",
 			todo.KindEvaluation: "evaluation", todo.KindProposal: "proposal",
-			todo.KindUndelivered: "answer not picked up",
+			todo.KindUndelivered: "answer not picked up", todo.KindReused: "reused decision",
 		}[it.Kind]
+		if it.Reuses != nil {
+			v.Keep = todo.KeepBody(it.Reuses.ID)
+		}
 		v.Where = fmt.Sprintf("#%d", it.Issue)
 		if it.Overdue && it.Due != nil {
 			v.Late = "overdue " + todo.Ago(now.Sub(it.Due.Time))
