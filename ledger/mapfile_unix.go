@@ -29,7 +29,7 @@ func mapFile(path string) (data []byte, release func(), err error) {
 		data, err := atomicfile.ReadAll(fd, path, 16<<10)
 		return data, func() {}, err
 	}
-	data, err = syscall.Mmap(fd, 0, int(st.Size), syscall.PROT_READ, syscall.MAP_SHARED)
+	data, err = syscall.Mmap(fd, 0, int(st.Size), syscall.PROT_READ, syscall.MAP_SHARED|mapPopulate)
 	if err != nil {
 		data, err := atomicfile.ReadAll(fd, path, st.Size+1)
 		return data, func() {}, err
