@@ -371,3 +371,38 @@ func TestDecisionsBeyondTheNewest(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{all[1], all[0]}, ids(got))
 }
+
+// TestDecisionsConcurrentWriters: writers of different issues resolve at
+// once; each decision's lines land whole, and each text where its line
+// says.
+func TestDecisionsConcurrentWriters(t *testing.T) {
+	s := newTestStore(t)
+	ctx := context.Background()
+	require.NoError(t, s.RebuildDecisions(ctx))
+	const writers, each = 8, 5
+	done := make(chan []string, writers)
+	for w := range writers {
+		go func() {
+			var got []string
+			for i := range each {
+				got = append(got, decide(t, s, 100+w, fmt.Sprintf("Queue %d", i), "Kafka or SQS?", fmt.Sprintf("Answer %d of writer %d.", i, w), t0.Add(time.Duration(i)*time.Minute)))
+			}
+			done <- got
+		}()
+	}
+	want := map[string]bool{}
+	for range writers {
+		for _, id := range <-done {
+			want[id] = true
+		}
+	}
+	got, err := s.FindDecided(ctx, DecisionQuery{Question: "Kafka or SQS?", Similarity: 0.6, Max: 100})
+	require.NoError(t, err)
+	require.Len(t, got, writers*each)
+	for _, d := range got {
+		assert.True(t, want[d.ID], d.ID)
+		n, _, err := ParseID(d.ID)
+		require.NoError(t, err)
+		assert.Contains(t, d.Summary, fmt.Sprintf("of writer %d.", n-100), "its own text")
+	}
+}
