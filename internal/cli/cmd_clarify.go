@@ -453,7 +453,15 @@ capture (the thread with --format text|markdown, the record with --json). No
 answer (the --timeout passed, or the question went to a human or was
 abandoned) is exit 8 with the id alone on stdout (under --json, the error's
 data.id): proceed on your best judgment and record your assumption with
-"agentx clarify assume ID".`,
+"agentx clarify assume ID".
+
+The ask is told what was decided before on the same question: up to three
+resolved clarifications of the workspace with the same topic (as "clarify
+stats" groups topics) or a question alike ([memory] similarity in
+config.toml), newest first, under "Decided before:" on stderr (under
+--json, decidedBefore), each "may be outdated" when a file it was decided
+on has changed since. The question is asked all the same; to proceed on one
+of them instead of waiting: "agentx clarify assume ID --reuse DECIDED-ID".`,
 		Example: `  agentx clarify ask --issue 42 --from engineer --to architect \
     --topic "Database adapter" --question "PostgreSQL or SQLite for local dev?"
   echo "Ship behind a flag?" | agentx clarify ask --issue 42 --from engineer --to human --topic Rollout --wait --timeout 5m`,
