@@ -777,7 +777,8 @@ func (s *Store) reconcileDecided(issues map[int][]string) {
 }
 
 // heldDecisions is what the decision file's lines (data, mapped: release
-// unmaps it) hold of each of issues: id → held (false once struck).
+// unmaps it) hold of each of issues (nil: of every issue): id → held
+// (false once struck).
 func heldDecisions(data []byte, issues map[int][]string, release func()) (held map[int]map[string]bool, err error) {
 	defer release()
 	defer readingDecisions(&err)()
@@ -798,7 +799,7 @@ func heldDecisions(data []byte, issues map[int][]string, release func()) (held m
 			continue
 		}
 		n, _, err := ParseID(string(id))
-		if _, want := issues[n]; err != nil || !want {
+		if _, want := issues[n]; err != nil || issues != nil && !want {
 			continue
 		}
 		if _, ok := checked(line); !ok {
@@ -810,4 +811,35 @@ func heldDecisions(data []byte, issues map[int][]string, release func()) (held m
 		held[n][string(id)] = !strike
 	}
 	return held, nil
+}
+
+// HeldDecisions is what decision memory holds, to check it against the
+// ledgers (doctor): issue → the ids of its decisions an ask may be told
+// of, ascending. built is false when the decision files are missing, of
+// another version, or not made together (the next ask makes them).
+func (s *Store) HeldDecisions() (held map[int][]string, built bool, err error) {
+	if !s.DecisionsBuilt() {
+		return nil, false, nil
+	}
+	data, _, release, err := s.readDecisions()
+	if errors.Is(err, errStaleDecisions) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	m, err := heldDecisions(data, nil, release)
+	if err != nil {
+		return nil, false, err
+	}
+	held = make(map[int][]string, len(m))
+	for n, ids := range m {
+		for id, ok := range ids {
+			if ok {
+				held[n] = append(held[n], id)
+			}
+		}
+		slices.Sort(held[n])
+	}
+	return held, true, nil
 }
