@@ -79,6 +79,9 @@ type IndexEntry struct {
 	Monitor    *MonitorState `json:"monitor,omitempty"`
 	Q          textsim.Sig   `json:"q,omitempty"`  // word-set sketch of the current question
 	PrevQ      textsim.Sig   `json:"pq,omitempty"` // and of the previous round's question
+	// Reused: the asker reused an earlier decision while it waits for the
+	// answer (Clarification.Reused), which a person may overturn.
+	Reused bool `json:"reused,omitempty"`
 
 	raw jsontext.Value // the entry as read from an index file, written back as is
 }
@@ -90,6 +93,7 @@ func entryOf(issue int, c *Clarification, sketch bool) IndexEntry {
 	e := IndexEntry{
 		Issue: issue, ID: c.ID, From: c.From, To: c.To, Blocking: c.Blocking,
 		Status: c.Status, Round: c.Round, Asked: askedAt(c), StaleAfter: c.StaleAfter,
+		Reused: c.Reused() != nil,
 	}
 	if c.X != nil && c.X.Monitor != nil {
 		m := *c.X.Monitor
@@ -251,7 +255,7 @@ func entryEqual(a, b IndexEntry) bool {
 	return a.ID == b.ID && a.From == b.From && a.To == b.To && a.Blocking == b.Blocking &&
 		a.Status == b.Status && a.Round == b.Round &&
 		a.Asked.Equal(b.Asked.Time) && a.StaleAfter.Equal(b.StaleAfter.Time) &&
-		slices.Equal(a.Q, b.Q) && slices.Equal(a.PrevQ, b.PrevQ) && monitorEqual(a.Monitor, b.Monitor)
+		slices.Equal(a.Q, b.Q) && slices.Equal(a.PrevQ, b.PrevQ) && monitorEqual(a.Monitor, b.Monitor) && a.Reused == b.Reused
 }
 
 func monitorEqual(a, b *MonitorState) bool {
@@ -531,6 +535,9 @@ func (s *Store) readIndex(heal bool) (*Index, []error, error) {
 	if heal && sweep && dirOK {
 		s.noteSwept(dir, dirTime)
 	}
+	if heal {
+		s.flushDecided()
+	}
 	return ix, skipped, nil
 }
 
@@ -584,6 +591,9 @@ func (s *Store) LoadEntries(issue int, heal bool) ([]IndexEntry, Stamp, *Foreign
 	if closedAt != (stamp{}) {
 		s.noteClosed(issue, closedAt)
 	}
+	if heal {
+		s.flushDecided()
+	}
 	return es, st, change, err
 }
 
@@ -608,6 +618,9 @@ func (s *Store) openEntries(issue int, heal bool) (es []IndexEntry, at Stamp, ch
 	if !heal || st == (Stamp{}) {
 		return es, Stamp{}, nil, stamp{}, nil
 	}
+	// a version of the ledger agentx did not account for: decision
+	// memory is brought in step with it too (flushDecided)
+	s.noteReread(l)
 	if foreignLooking(ii, ierr, es) || len(es) == 0 && ii != nil {
 		// What looks like another tool's change, or an index file to
 		// remove, may be an agentx writer between its index file and its

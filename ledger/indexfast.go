@@ -95,6 +95,11 @@ func readEntry(s *jsonscan.Scanner, e, last *IndexEntry) {
 	if s.Opt(`,"pq":`) {
 		e.PrevQ = readBase64(s)
 	}
+	if s.Opt(`,"reused":`) {
+		if e.Reused = s.Opt("true"); !e.Reused {
+			s.Lit("false")
+		}
+	}
 	s.Lit(`}`)
 }
 

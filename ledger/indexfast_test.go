@@ -41,6 +41,8 @@ func indexEntries() []IndexEntry {
 				Failures: 2, FailedRound: 2, FailedAt: &at, Failure: "responder exited 1", RetryAt: &later, RetryUntil: &later}},
 		{Issue: 7, ID: "CLR-7-005", From: "engineer", To: "architect", Status: Stale, Round: 1, Monitor: &MonitorState{}},
 		{Issue: 7, ID: "CLR-7-006", From: "engineer", To: "architect", Status: Stale, Round: 1, Monitor: &MonitorState{Failures: 1, Failure: "exit 2"}},
+		{Issue: 7, ID: "CLR-7-007", From: "engineer", To: "architect", Status: Pending, Round: 1, Asked: at, StaleAfter: later,
+			Q: textsim.Of("Which database?"), Reused: true},
 	}
 }
 
@@ -54,7 +56,8 @@ func TestFastIndex(t *testing.T) {
 	require.True(t, fastIndex(data, &fast), "%s", data)
 	require.NoError(t, decodeRawIndex(data, &slow))
 	assert.Equal(t, slow, fast)
-	require.Len(t, fast.Entries, 6)
+	require.Len(t, fast.Entries, 7)
+	assert.True(t, fast.Entries[6].Reused)
 	assert.Equal(t, indexEntries()[3].Monitor, fast.Entries[3].Monitor)
 	assert.Equal(t, st, fast.Ledger)
 	assert.Equal(t, 2, fast.Entries[1].Monitor.Retries)

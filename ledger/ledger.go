@@ -218,6 +218,30 @@ type Assumption struct {
 	By        string `json:"by"`
 	Body      string `json:"body"`
 	Timestamp Time   `json:"timestamp"`
+	// Reuses is the earlier decision the asker proceeded on, when it
+	// reused one (decision memory): a person may overturn it by replying.
+	Reuses *Reuse `json:"reuses,omitempty"`
+}
+
+// Reuse cites the decision an assumption reuses.
+type Reuse struct {
+	ID      string `json:"id"`      // the resolved clarification
+	Summary string `json:"summary"` // its decision when it was reused (Clarification.Decision)
+}
+
+// Reused is the assumption by which c's asker reused an earlier decision
+// in the current round, while c waits for an answer (pending or stale)
+// and nothing was answered since: the reuse a person may overturn. nil
+// when there is none.
+func (c *Clarification) Reused() *Assumption {
+	if c.X == nil || len(c.X.Assumptions) == 0 || (c.Status != Pending && c.Status != Stale) {
+		return nil
+	}
+	a := &c.X.Assumptions[len(c.X.Assumptions)-1]
+	if a.Reuses == nil || a.Round != c.Round {
+		return nil
+	}
+	return a
 }
 
 // MonitorState is persisted so the monitor acts once per condition.
@@ -329,6 +353,9 @@ type Ledger struct {
 	more unknown // members this version does not know, kept as read
 	bad  error   // a sealed record Find could not decode
 	src  *source // the file read through its layout memo, during an Update
+	// decided are the places of the records a change resolved, as
+	// Checkpoint.Check found them: the write adds them to decision memory
+	decided []int
 }
 
 // Whole returns every clarification decoded whole: inside Store.Update,

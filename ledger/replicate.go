@@ -81,6 +81,34 @@ type idStatus struct {
 	status Status
 }
 
+// resolvedBy returns the places in l of the records resolved since cp
+// (new ones resolved included).
+func (cp Checkpoint) resolvedBy(l *Ledger) []int {
+	var out []int
+	var was map[string]Status
+	for i, c := range l.Clarifications {
+		if c.Status != Resolved {
+			continue
+		}
+		var before Status
+		if i < len(cp.recs) && cp.recs[i].id == c.ID {
+			before = cp.recs[i].status
+		} else {
+			if was == nil {
+				was = make(map[string]Status, len(cp.recs))
+				for _, r := range cp.recs {
+					was[r.id] = r.status
+				}
+			}
+			before = was[c.ID]
+		}
+		if before != Resolved {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
 // Checkpoint returns l's records as they are now.
 func (l *Ledger) Checkpoint() Checkpoint {
 	out := make([]idStatus, len(l.Clarifications))
@@ -101,6 +129,7 @@ func (cp Checkpoint) Check(name string, l *Ledger) error {
 	if err := checkChanges(cp.recs, l); err != nil {
 		return err
 	}
+	l.decided = cp.resolvedBy(l)
 	if err := l.Validate(); err != nil {
 		return fmt.Errorf("ledger issue %d: %w", l.IssueNumber, err)
 	}

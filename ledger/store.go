@@ -78,6 +78,8 @@ type Store struct {
 
 	rep Replicator // what the ledgers are shared through, if anything (SetReplicator)
 
+	pending decidedPending // ledgers read again, for decision memory (noteReread)
+
 	// wrote is the index file this process last wrote (see noteIndex)
 	wrote struct {
 		sync.Mutex
@@ -417,6 +419,7 @@ func (f *Locked) WriteAfter(l *Ledger, encoded []byte, wait func() error) error 
 		// After the rename: until then the old ledger may have had some.
 		_ = s.writeIssueIndex(issue, stamp{}, nil, true)
 	}
+	f.noteDecided(l) // after the rename: a decision in memory is one taken
 	if s.rep == nil {
 		s.saveLayout(path, l, ino, first, lens)
 	}

@@ -336,6 +336,11 @@ func (h *Hub) Cancel(ctx context.Context, id, from string) (Record, error) {
 // Assume records the assumption the asker proceeded on while its question
 // was unanswered, so a late answer can be checked against it.
 func (h *Hub) Assume(ctx context.Context, id, by, assumption string) (Record, error) {
+	return h.assume(ctx, id, by, assumption, nil)
+}
+
+// assume is Assume, of an assumption that reuses decision (nil: none).
+func (h *Hub) assume(ctx context.Context, id, by, assumption string, reuses *ledger.Reuse) (Record, error) {
 	if err := ledger.ValidateMessage("assumption", assumption); err != nil {
 		return Record{}, err
 	}
@@ -350,7 +355,7 @@ func (h *Hub) Assume(ctx context.Context, id, by, assumption string) (Record, er
 			return &ledger.TransitionError{ID: c.ID, From: c.Status, To: c.Status}
 		}
 		x := c.Ext()
-		x.Assumptions = append(x.Assumptions, ledger.Assumption{Round: c.Round, By: by, Body: assumption, Timestamp: ledger.T(now)})
+		x.Assumptions = append(x.Assumptions, ledger.Assumption{Round: c.Round, By: by, Body: assumption, Timestamp: ledger.T(now), Reuses: reuses})
 		return nil
 	})
 }

@@ -90,6 +90,10 @@ type Record struct {
 	Outcome Outcome      `json:"outcome,omitempty"`
 	RetryAt *ledger.Time `json:"retryAt,omitempty"` // retrying: when the one retry is due
 	Detail  string       `json:"detail,omitempty"`  // retrying, escalated by a failure, superseded: what happened
+
+	// DecidedBefore, set by Ask only, is what was decided before on the
+	// question asked (see DecidedBefore), newest first.
+	DecidedBefore []Decided `json:"decidedBefore,omitempty"`
 }
 
 // AskRequest is one new question.
@@ -194,7 +198,20 @@ func (h *Hub) Ask(ctx context.Context, req AskRequest) (Record, error) {
 		})
 	}
 	h.changed(EventRequested, rec, req.From, "")
-	return h.respond(ctx, rec)
+	// what was decided before on the same question, for the asker: a
+	// failure to read it takes nothing from the question asked
+	decided, err := h.DecidedBefore(ctx, req.Topic, req.Question)
+	if err != nil {
+		h.Warn(fmt.Errorf("%s: decisions taken before could not be read: %w", rec.ID, err))
+	}
+	rec.DecidedBefore = decided
+	out, err := h.respond(ctx, rec)
+	out.DecidedBefore = decided
+	var recorded *RecordedError
+	if errors.As(err, &recorded) {
+		recorded.Record.DecidedBefore = decided
+	}
+	return out, err
 }
 
 func validateAsk(req AskRequest) error {

@@ -6,8 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
 
+	"github.com/agentx-cli/agentx/internal/textsim"
 	"github.com/agentx-cli/agentx/ledger"
 )
 
@@ -95,43 +95,12 @@ type AgentStats struct {
 	AnswerRate float64 `json:"answerRate"` // share of those it (or a human for it) answered
 }
 
-// stopWord: these words are left out of the topic counts.
-func stopWord(w string) bool {
-	switch w {
-	case "the", "and", "for", "with", "what", "which", "how", "should", "from", "into", "this", "that", "are", "not", "use":
-		return true
-	}
-	return false
-}
+// TopicWords normalises a topic into the words counted (textsim.TopicWords).
+func TopicWords(topic string) []string { return textsim.TopicWords(topic) }
 
-// TopicWords normalises a topic into the words counted: lowercase letters
-// and digits, at least three long, no common words, each once.
-func TopicWords(topic string) []string {
-	fields := strings.FieldsFunc(strings.ToLower(topic), func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
-	})
-	var out []string
-	for _, f := range fields {
-		if len([]rune(f)) >= 3 && !stopWord(f) && !slices.Contains(out, f) {
-			out = append(out, f)
-		}
-	}
-	return out
-}
-
-// TopicKey is what topics are grouped by: their words (TopicWords) in
-// order, so "Database adapter", "database-adapter" and "The database
-// adapter?" are one topic; a topic with no such word is its own text,
-// lowercased and trimmed.
-func TopicKey(topic string) string { return topicKey(topic, TopicWords(topic)) }
-
-// topicKey is TopicKey of topic, whose TopicWords are words.
-func topicKey(topic string, words []string) string {
-	if len(words) > 0 {
-		return strings.Join(words, " ")
-	}
-	return strings.ToLower(strings.Join(strings.Fields(topic), " "))
-}
+// TopicKey is what topics are grouped by (textsim.TopicKey): "Database
+// adapter", "database-adapter" and "The database adapter?" are one topic.
+func TopicKey(topic string) string { return textsim.TopicKey(topic) }
 
 // maxTopicGroups bounds the distinct topics a digest counts: past it, a
 // new topic is counted under otherTopics, so a ledger of a million
@@ -233,7 +202,7 @@ func (d *Digest) Add(r Record) {
 	for _, w := range words {
 		d.topics[w]++
 	}
-	tk := topicKey(c.Topic, words)
+	tk := textsim.TopicKeyOf(c.Topic, words)
 	g := d.byTopic[tk]
 	if g == nil && len(d.byTopic) >= maxTopicGroups {
 		tk = otherTopics

@@ -42,6 +42,19 @@ const (
 	// DefaultStuckSimilarity is the word-set (Jaccard) similarity at or above
 	// which two questions count as the same question.
 	DefaultStuckSimilarity = 0.8
+	// DefaultMemorySimilarity is [memory] similarity: the word-set
+	// similarity at or above which a resolved question counts as asking
+	// the same thing as a new one.
+	DefaultMemorySimilarity = 0.6
+)
+
+// The values of [memory] reuse.
+const (
+	// MemorySuggest: an ask lists the decisions taken before on the same
+	// question (the default).
+	MemorySuggest = "suggest"
+	// MemoryOff: an ask lists none.
+	MemoryOff = "off"
 )
 
 // The values of deadlock_scope.
@@ -94,6 +107,7 @@ type Config struct {
 	Skills          SkillsConfig           `json:"skills"`           // where agentx skills drafts and validates skills
 	MCP             MCPConfig              `json:"mcp"`              // the MCP server's [mcp] table
 	Context         ContextConfig          `json:"context"`          // what a question carries: the [context] table
+	Memory          MemoryConfig           `json:"memory"`           // decision memory: the [memory] table
 	File            string                 `json:"file,omitempty"`   // "" for DefaultConfig
 
 	defaultWorkflowSet  bool // default_workflow was written in the file
@@ -192,6 +206,23 @@ const (
 	MaxContextBudget     = 64 << 10
 )
 
+// MemoryConfig is the [memory] table: what an ask is told of the
+// decisions taken before on the same question.
+type MemoryConfig struct {
+	// Reuse is MemorySuggest (an ask lists up to three resolved
+	// clarifications of the workspace that asked the same thing) or
+	// MemoryOff.
+	Reuse string `json:"reuse"`
+	// Similarity is the word-set (Jaccard) similarity, 0 < x <= 1, at or
+	// above which a resolved question asks the same thing as a new one
+	// (a question with the same topic, as clarify stats groups topics,
+	// always does).
+	Similarity float64 `json:"similarity"`
+}
+
+// Suggests reports whether an ask lists the decisions taken before.
+func (m MemoryConfig) Suggests() bool { return m.Reuse != MemoryOff }
+
 // maxPersonLen is the longest name a person may be recorded by, in bytes
 // (ledger.MaxPersonLen).
 const maxPersonLen = 128
@@ -216,6 +247,7 @@ func DefaultConfig() *Config {
 		Skills:          SkillsConfig{Dir: DefaultSkillsDir},
 		Humans:          HumansConfig{Confirm: true},
 		Context:         ContextConfig{Budget: DefaultContextBudget},
+		Memory:          MemoryConfig{Reuse: MemorySuggest, Similarity: DefaultMemorySimilarity},
 	}
 }
 
@@ -240,7 +272,7 @@ func parseConfig(file string, data []byte) (*Config, error) {
 	}
 	c := DefaultConfig()
 	c.File = file
-	var lock, agents, notify, humans, github, remote, slack, skills, mcp, context toml.Primitive
+	var lock, agents, notify, humans, github, remote, slack, skills, mcp, context, memory toml.Primitive
 	defined := d.decodeTable(top, nil, nil, []field{
 		{"default_workflow", &c.DefaultWorkflow, "a string"},
 		{"priority", &c.Priority, "an array of strings"},
@@ -258,6 +290,7 @@ func parseConfig(file string, data []byte) (*Config, error) {
 		{"skills", &skills, "a table"},
 		{"mcp", &mcp, "a table"},
 		{"context", &context, "a table"},
+		{"memory", &memory, "a table"},
 	})
 	c.defaultWorkflowSet = defined["default_workflow"]
 	c.defaultWorkflowLine = d.ix.line("default_workflow")
@@ -384,11 +417,35 @@ func parseConfig(file string, data []byte) (*Config, error) {
 			}
 		}
 	}
+	if defined["memory"] {
+		d.memory(memory, &c.Memory)
+	}
 	d.checkUndecoded()
 	if err := d.result(); err != nil {
 		return nil, err
 	}
 	return c, nil
+}
+
+// memory decodes the [memory] table into m.
+func (d *doc) memory(prim toml.Primitive, m *MemoryConfig) {
+	p := []string{"memory"}
+	t, ok := d.table(prim, p, p)
+	if !ok {
+		return
+	}
+	def := d.decodeTable(t, p, p, []field{
+		{"reuse", &m.Reuse, "a string"},
+		{"similarity", &m.Similarity, "a float"},
+	})
+	if def["reuse"] && m.Reuse != MemorySuggest && m.Reuse != MemoryOff {
+		d.addf(with(p, "reuse"), with(p, "reuse"), `"suggest": an ask lists the decisions taken before on the same question; "off": it lists none`,
+			"must be %q or %q, got %q", MemorySuggest, MemoryOff, m.Reuse)
+	}
+	if def["similarity"] && !(m.Similarity > 0 && m.Similarity <= 1) { // NaN fails too
+		d.addf(with(p, "similarity"), with(p, "similarity"), "a fraction of shared words, e.g. 0.6; 1 matches only questions with the same words",
+			"must be greater than 0 and at most 1, got %v", m.Similarity)
+	}
 }
 
 // people checks a decoded list of people's names: each printable, not

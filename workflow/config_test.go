@@ -25,6 +25,8 @@ func TestConfigDefaults(t *testing.T) {
 	assert.Equal(t, 24*time.Hour, def.HumanSLA())
 	assert.Equal(t, "issue", def.DeadlockScope)
 	assert.Equal(t, 0.8, def.StuckSimilarity)
+	assert.Equal(t, MemoryConfig{Reuse: "suggest", Similarity: 0.6}, def.Memory)
+	assert.True(t, def.Memory.Suggests())
 	assert.Equal(t, 5*time.Second, def.Lock.Wait.Duration)
 	assert.Equal(t, 30*time.Second, def.Lock.StaleAge.Duration)
 	assert.Equal(t, 400*time.Millisecond, def.Lock.FairBound.Duration)
@@ -116,6 +118,13 @@ allow = ["alice@example.com", "bob", "Renée Dupont"]
 			assert.Empty(t, e.Command, "no responder")
 			assert.Equal(t, []string{"claude", "-p", "--resume", "{session}"}, e.Resume)
 			assert.Equal(t, 10*time.Minute, e.Hold.Duration)
+		}},
+		{"memory off", "[memory]\nreuse = \"off\"\n", func(t *testing.T, c *Config) {
+			assert.False(t, c.Memory.Suggests())
+			assert.Equal(t, DefaultMemorySimilarity, c.Memory.Similarity)
+		}},
+		{"memory similarity", "[memory]\nsimilarity = 1\n", func(t *testing.T, c *Config) {
+			assert.Equal(t, MemoryConfig{Reuse: MemorySuggest, Similarity: 1}, c.Memory, "an integer is accepted as a float")
 		}},
 		{"empty humans table", "[humans]\n", func(t *testing.T, c *Config) {
 			assert.Empty(t, c.Humans.Allow)

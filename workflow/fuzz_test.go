@@ -113,6 +113,7 @@ func FuzzParseConfig(f *testing.F) {
 		"[lock]\nwait = \"2562047h47m16.854775807s\"\nstale_age = \"-1s\"\n",
 		"[agents.architect]\ncommand = [\"./a.sh\"]\ntimeout = \"1ns\"\n[notify]\ncommand = [\"\"]\n",
 		"stuck_similarity = nan\n",
+		"[memory]\nreuse = \"off\"\nsimilarity = nan\n",
 	)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		const file = "config.toml"
@@ -128,6 +129,8 @@ func FuzzParseConfig(f *testing.F) {
 			t.Fatalf("max_questions %d loaded", c.MaxQuestions)
 		case !(c.StuckSimilarity > 0 && c.StuckSimilarity <= 1):
 			t.Fatalf("stuck_similarity %v loaded", c.StuckSimilarity)
+		case !(c.Memory.Similarity > 0 && c.Memory.Similarity <= 1) || c.Memory.Reuse != MemorySuggest && c.Memory.Reuse != MemoryOff:
+			t.Fatalf("[memory] %+v loaded", c.Memory)
 		case c.DeadlockScope != ScopeIssue && c.DeadlockScope != ScopeGlobal:
 			t.Fatalf("deadlock_scope %q loaded", c.DeadlockScope)
 		case c.Lock.Wait.Duration <= 0 || c.Lock.StaleAge.Duration <= 0:

@@ -276,6 +276,7 @@ func (a *App) afterMonitor(r router.Record) router.Record {
 	if err != nil {
 		return r
 	}
+	cur.DecidedBefore = r.DecidedBefore
 	if r.Outcome != "" && r.Outcome != router.OutcomeSuperseded {
 		// what came of the ask, as the monitor left it (a retry it made)
 		cur = router.OutcomeOf(cur)
@@ -286,6 +287,38 @@ func (a *App) afterMonitor(r router.Record) router.Record {
 		cur.Outcome, cur.Detail = r.Outcome, r.Detail
 	}
 	return cur
+}
+
+// decidedNote tells the asker, in text on stderr (stdout stays the id or
+// the answer, for a script), what was decided before on the question it
+// just asked, and how to proceed on one of those decisions instead of
+// waiting. Under --json the record's decidedBefore says it.
+func (a *App) decidedNote(r router.Record) {
+	if a.json || len(r.DecidedBefore) == 0 {
+		return
+	}
+	var b strings.Builder
+	b.WriteString("Decided before:\n")
+	for _, d := range r.DecidedBefore {
+		meta := fmt.Sprintf("#%d, %s", d.Issue, d.ResolvedAt.UTC().Format(time.DateOnly))
+		if d.Commit != "" {
+			meta += ", commit " + safetext.Line(shortCommit(d.Commit))
+		}
+		fmt.Fprintf(&b, "  %s (%s): %s\n", safetext.Line(d.ID), meta, safetext.Line(d.Summary))
+		if d.Outdated {
+			fmt.Fprintf(&b, "    may be outdated: %s changed since\n", safetext.Line(strings.Join(d.Changed, ", ")))
+		}
+	}
+	fmt.Fprintf(&b, "To proceed on one instead of waiting: agentx clarify assume %s --reuse %s\n", safetext.Line(r.ID), safetext.Line(r.DecidedBefore[0].ID))
+	fmt.Fprint(a.stderr, b.String())
+}
+
+// shortCommit is a commit as git abbreviates it: 12 hex digits.
+func shortCommit(c string) string {
+	if len(c) > 12 {
+		return c[:12]
+	}
+	return c
 }
 
 // outcomeNote tells the asker what came of the responder, where the record
@@ -346,6 +379,7 @@ func (a *App) actWait(ctx context.Context, format string, thread bool, timeout t
 func (a *App) awaitAnswer(ctx context.Context, h *router.Hub, rec router.Record, timeout time.Duration, format string, thread bool) error {
 	if !router.Settled(rec.Clarification) {
 		got, err := a.wait(ctx, h, rec.ID, timeout)
+		got.DecidedBefore = rec.DecidedBefore // what the ask was told, under --json too
 		var te *router.WaitTimeoutError
 		if errors.As(err, &te) {
 			return a.noAnswer(got, te.Error(), waitAdvice(te.ID))
@@ -467,7 +501,15 @@ describe), the decisions made on the issue so far and the commit you are
 on, within [context] budget bytes of file text. A file outside the
 repository, through a link leaving it, outside your step's scope, binary
 or over 1 MiB is not read: a note says so, here and in the question's card,
-and the ledger records what was given (agentx.context).`,
+and the ledger records what was given (agentx.context).
+
+The ask is told what was decided before on the same question: up to three
+resolved clarifications of the workspace with the same topic (as "clarify
+stats" groups topics) or a question alike ([memory] similarity in
+config.toml), newest first, under "Decided before:" on stderr (under
+--json, decidedBefore), each "may be outdated" when a file it was decided
+on has changed since. The question is asked all the same; to proceed on one
+of them instead of waiting: "agentx clarify assume ID --reuse DECIDED-ID".`,
 		Example: `  agentx clarify ask --issue 42 --from engineer --to architect \
     --topic "Database adapter" --question "PostgreSQL or SQLite for local dev?"
   agentx clarify ask --issue 42 --from engineer --to architect --topic "ADR-42 cache" \
@@ -514,6 +556,7 @@ and the ledger records what was given (agentx.context).`,
 			return a.later(func(ctx context.Context) error {
 				rec := a.afterMonitor(rec)
 				a.outcomeNote(rec)
+				a.decidedNote(rec)
 				if wait {
 					if !a.json && !router.Settled(rec.Clarification) {
 						fmt.Fprintf(a.stderr, "%s asked; waiting up to %s for %s...\n", rec.ID, timeout, rec.To)

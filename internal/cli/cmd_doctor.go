@@ -31,7 +31,8 @@ a ledger version that passed is remembered in .agentx/state/doctor/ and not
 checked against the schema again).
 Find lock files left by dead processes and temp files left by killed writers,
 and verify the per-issue index of open clarifications (.agentx/state/index/)
-against the ledgers. Check the files beside them: agent-status.json, the hook
+against the ledgers, and decision memory (index/decisions-v1, once an ask
+made it) against their resolved clarifications. Check the files beside them: agent-status.json, the hook
 records (hooks/issue-N.json) and the inbox marks (inbox/AGENT.json) must parse
 and be regular files, not links; the end of the event log (events.jsonl, its
 last MiB) must be whole events, ending in a newline; state/.gitignore must
@@ -43,8 +44,8 @@ remote mode, each issue's sync state (.agentx/state/remote/issue-N.json, the
 outbox of changes not yet published) must parse; it is a record, never moved
 aside.
 
-With --fix, stale locks and old temp files are removed, the index is rebuilt
-from the ledgers, a status, hook or inbox file that does not parse is moved
+With --fix, stale locks and old temp files are removed, the index and
+decision memory are made afresh from the ledgers, a status, hook or inbox file that does not parse is moved
 aside (NAME.corrupt-TIME: its content is kept, and the next write starts it
 afresh), a torn last event line is ended with a newline, and the patterns
 state/.gitignore lacks are appended to it. A corrupt ledger is never

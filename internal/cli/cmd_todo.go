@@ -20,8 +20,10 @@ func newTodoCmd(a *App) *cobra.Command {
 		Short: "Everything that waits on a person, most urgent first, each with the command that settles it",
 		Long: `One list of everything in the workspace that waits on a person: questions
 to human (pending or stale), escalations (with their numbered options and
-both positions), escalated evaluations, pending enhancement proposals, and
-answers their askers never picked up (10 minutes and more). What is overdue
+both positions), escalated evaluations, pending enhancement proposals,
+answers their askers never picked up (10 minutes and more), and reused
+decisions: questions whose asker proceeds on an earlier decision (clarify
+assume --reuse), which a person keeps or overturns by answering. What is overdue
 comes first, the longest overdue first; then the rest by when it falls due,
 else by how long it has waited. Each item says the command that settles it;
 an option's own command picks it. "agentx desk" shows the same queue as a
@@ -89,6 +91,9 @@ func (a *App) printTodo(items []todo.Item, now time.Time) {
 		if it.Reason != "" && it.Kind != todo.KindProposal {
 			a.printf("  Reason: %s\n", line(it.Reason))
 		}
+		if it.Reuses != nil {
+			a.printf("  %s proceeds on the decision of %s: %s\n", line(it.From), line(it.Reuses.ID), line(it.Reuses.Summary))
+		}
 		for k, p := range it.Positions {
 			role := "asker"
 			if k == 1 {
@@ -108,7 +113,10 @@ func (a *App) printTodo(items []todo.Item, now time.Time) {
 		}
 		for k, act := range it.Actions {
 			label := "settle: "
-			if k > 0 {
+			switch {
+			case it.Kind == todo.KindReused:
+				label = fmt.Sprintf("%-10s", act.Verb+":") // overturn:, keep:
+			case k > 0:
 				label = "or:     "
 			}
 			a.printf("  %s%s\n", label, line(act.Command))
@@ -122,6 +130,8 @@ func kindLabel(it todo.Item) string {
 		return "question to human"
 	case todo.KindUndelivered:
 		return "answer not picked up by " + safetext.Line(it.From)
+	case todo.KindReused:
+		return "reused decision"
 	}
 	return string(it.Kind)
 }

@@ -60,13 +60,14 @@ func TestScripts(t *testing.T) {
 		UpdateScripts:       os.Getenv("UPDATE_SCRIPTS") != "",
 		RequireExplicitExec: true,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"exitcode":  cmdExitcode,
-			"envq":      cmdEnvq,
-			"envrepeat": cmdEnvRepeat,
-			"repeat":    cmdRepeat,
-			"maxbytes":  cmdMaxBytes,
-			"ghfake":    cmdGHFake,
-			"slackfake": cmdSlackFake,
+			"exitcode":   cmdExitcode,
+			"envq":       cmdEnvq,
+			"envrepeat":  cmdEnvRepeat,
+			"repeat":     cmdRepeat,
+			"maxbytes":   cmdMaxBytes,
+			"setcontext": cmdSetContext,
+			"ghfake":     cmdGHFake,
+			"slackfake":  cmdSlackFake,
 		},
 		Setup: func(e *testscript.Env) error {
 			e.Setenv("NO_COLOR", "")

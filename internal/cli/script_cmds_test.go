@@ -3,11 +3,18 @@ package cli
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/agentx-cli/agentx/ledger"
+	"github.com/agentx-cli/agentx/lock"
 )
 
 // cmdRepeat runs agentx in-process N times, {i} in the arguments replaced
@@ -86,4 +93,33 @@ func cmdEnvRepeat(ts *testscript.TestScript, neg bool, args []string) {
 	n, err := strconv.Atoi(args[1])
 	ts.Check(err)
 	ts.Setenv(args[0], strings.Repeat(args[2], n/len(args[2])+1)[:n])
+}
+
+// cmdSetContext records, on clarification ID of issue N, the context its
+// question came with: the files named (relative to $WORK, the repository)
+// with their SHA-256 as they are now, and the commit 0123456789ab…, as an
+// ask that gives files to its answerer records it:
+//
+//	setcontext 43 CLR-43-001 schema.sql
+func cmdSetContext(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 3 {
+		ts.Fatalf("usage: setcontext ISSUE ID FILE...")
+	}
+	issue, err := strconv.Atoi(args[0])
+	ts.Check(err)
+	x := &ledger.Context{Commit: "0123456789abcdef0123456789abcdef01234567"}
+	for _, f := range args[2:] {
+		sum := sha256.Sum256([]byte(ts.ReadFile(f)))
+		x.Refs = append(x.Refs, ledger.ContextRef{Kind: "ref", Path: f, SHA256: hex.EncodeToString(sum[:])})
+	}
+	store := ledger.NewStore(filepath.Join(ts.Getenv("WORK"), ".agentx", "state"), lock.Options{}, nil)
+	_, err = store.Update(context.Background(), issue, func(l *ledger.Ledger) error {
+		c := l.Find(args[1])
+		if c == nil {
+			return fmt.Errorf("%s: not found", args[1])
+		}
+		c.Ext().Context = x
+		return nil
+	})
+	ts.Check(err)
 }

@@ -88,6 +88,7 @@ func snippetEnv(projectDir string) map[string]string {
 var placeholders = map[string]string{
 	"ID": "CLR-42-001", "N": "42", "A": "engineer", "B": "architect", "NAME": "feature",
 	"TEXT": "some text", "T": "Topic", "D": "1h", "R": "a reason", "Q": "A question?", "...": "some text",
+	"CLR-N-NNN": "CLR-43-001",
 }
 
 // cmdLine is one agentx command as shown, with where.
@@ -501,8 +502,9 @@ func fill(args []string) []string {
 // snippetSeed makes a workspace as the docs' examples expect one: issue 42
 // has CLR-42-001 (engineer -> architect, escalated, as the README's
 // decision example needs) and CLR-42-002 (reviewer -> engineer, pending:
-// the engineer's inbox has a question); the architect answers at once (a
-// demo responder), so the README's ask --wait gets its answer.
+// the engineer's inbox has a question); issue 43 has CLR-43-001, resolved,
+// a decision to reuse; the architect answers at once (a demo responder),
+// so the README's ask --wait gets its answer.
 func snippetSeed(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
@@ -511,6 +513,9 @@ func snippetSeed(t *testing.T) string {
 		{"clarify", "ask", "--issue", "42", "--from", "engineer", "--to", "architect", "--topic", "Database adapter", "--question", "PostgreSQL or SQLite?"},
 		{"clarify", "escalate", "CLR-42-001", "--reason", "needs a decision"},
 		{"clarify", "ask", "--issue", "42", "--from", "reviewer", "--to", "engineer", "--topic", "Tests", "--question", "Why no test for the adapter?"},
+		{"clarify", "ask", "--issue", "43", "--from", "engineer", "--to", "architect", "--topic", "Database adapter", "--question", "PostgreSQL or SQLite here too?"},
+		{"clarify", "answer", "CLR-43-001", "--from", "architect", "--body", "PostgreSQL."},
+		{"clarify", "resolve", "CLR-43-001", "--from", "engineer"},
 	} {
 		r := runCmd(t, dir, nil, "", args...)
 		require.Equal(t, 0, r.code, "seed %v: %s", args, r.stderr)

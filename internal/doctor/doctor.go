@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -40,6 +41,9 @@ const (
 	CheckTemp   = "temp"   // no temp files left by killed writers
 	CheckIndex  = "index"  // the index matches the ledgers
 	CheckLayout = "layout" // each large ledger's layout memo, if in force, describes it
+	// CheckDecisions: decision memory, once made, holds the ledgers'
+	// resolved clarifications, and no other.
+	CheckDecisions = "decisions"
 	// state/.gitignore has the patterns agentx init writes
 	CheckGitignore = "gitignore"
 	// an agent's resume command can run: configured and trusted (found by
@@ -96,7 +100,7 @@ func Run(ctx context.Context, store *ledger.Store, opts Options) (*Report, error
 		opts.StaleAge = lock.DefaultStaleAge
 	}
 	r := &Report{Findings: []Finding{}}
-	built, records, unsound, err := checkLedgers(ctx, store, r)
+	built, records, unsound, decided, err := checkLedgers(ctx, store, r)
 	if err != nil {
 		return nil, err
 	}
@@ -107,6 +111,7 @@ func Run(ctx context.Context, store *ledger.Store, opts Options) (*Report, error
 		return nil, err
 	}
 	checkIndex(ctx, store, opts, r, built)
+	checkDecisions(ctx, store, opts, r, decided, unsound)
 	if err := crossCheckEvents(ctx, store, opts, r, records, unsound); err != nil {
 		return nil, err
 	}
@@ -225,12 +230,13 @@ func flatten(s string) string {
 
 // checkLedgers reads, decodes and checks every ledger once, and returns the
 // index of open clarifications they imply (what checkIndex compares with),
-// what the event checks need of the records of each sound ledger, and the
-// issues whose ledger is not sound.
-func checkLedgers(ctx context.Context, store *ledger.Store, r *Report) (*ledger.Index, map[int][]recordSum, map[int]bool, error) {
+// what the event checks need of the records of each sound ledger, the
+// issues whose ledger is not sound, and the resolved clarifications of
+// each sound ledger (what checkDecisions compares with).
+func checkLedgers(ctx context.Context, store *ledger.Store, r *Report) (*ledger.Index, map[int][]recordSum, map[int]bool, map[int][]string, error) {
 	issues, err := store.Issues()
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
 	// Each ledger is checked on its own (the schema check costs most), on
 	// every core; the results are merged in issue order.
@@ -248,7 +254,7 @@ func checkLedgers(ctx context.Context, store *ledger.Store, r *Report) (*ledger.
 	}
 	wg.Wait()
 	built := ledger.NewIndex()
-	records, unsound := map[int][]recordSum{}, map[int]bool{}
+	records, unsound, decided := map[int][]recordSum{}, map[int]bool{}, map[int][]string{}
 	for i, c := range results {
 		if c.read {
 			r.Ledgers++
@@ -257,6 +263,9 @@ func checkLedgers(ctx context.Context, store *ledger.Store, r *Report) (*ledger.
 			unsound[issues[i]] = true
 		} else {
 			records[issues[i]] = c.records
+			if len(c.resolved) > 0 {
+				decided[issues[i]] = c.resolved
+			}
 		}
 		for _, f := range c.findings {
 			r.add(f)
@@ -267,7 +276,7 @@ func checkLedgers(ctx context.Context, store *ledger.Store, r *Report) (*ledger.
 			built.Issues[issues[i]] = c.open
 		}
 	}
-	return built, records, unsound, nil
+	return built, records, unsound, decided, nil
 }
 
 // ledgerCheck is what checking one ledger found: whether the file could be
@@ -281,6 +290,7 @@ type ledgerCheck struct {
 	clarifications int
 	open           []ledger.IndexEntry
 	records        []recordSum // nil when the ledger is not sound
+	resolved       []string    // the ids of its resolved clarifications, ascending
 }
 
 func checkLedger(store *ledger.Store, n int, memo *schemaMemo) (c ledgerCheck) {
@@ -307,6 +317,12 @@ func checkLedger(store *ledger.Store, n int, memo *schemaMemo) (c ledgerCheck) {
 	}
 	c.clarifications = len(l.Clarifications)
 	c.records = summarize(l)
+	for _, rec := range l.Clarifications {
+		if rec.Status == ledger.Resolved {
+			c.resolved = append(c.resolved, rec.ID)
+		}
+	}
+	slices.Sort(c.resolved)
 	one := ledger.NewIndex()
 	one.Set(l)
 	c.open = one.Issues[n]
@@ -469,6 +485,82 @@ func checkIndex(ctx context.Context, store *ledger.Store, opts Options, r *Repor
 		}
 	}
 	r.add(f)
+}
+
+// checkDecisions compares decision memory, once an ask made it, with the
+// resolved clarifications of the sound ledgers (decided, from checkLedgers):
+// a decision it lacks is one no ask is told of, one it holds that a ledger
+// does not is one an ask is told of wrongly. Derived: --fix makes it
+// afresh from the ledgers.
+func checkDecisions(ctx context.Context, store *ledger.Store, opts Options, r *Report, decided map[int][]string, unsound map[int]bool) {
+	held, built, err := store.HeldDecisions()
+	var problem string
+	switch {
+	case err != nil:
+		problem = err.Error()
+	case !built:
+		return // made by the next ask
+	default:
+		var lacks, extra []string
+		for n, ids := range decided {
+			for _, id := range ids {
+				if !slices.Contains(held[n], id) {
+					lacks = append(lacks, id)
+				}
+			}
+		}
+		for n, ids := range held {
+			if unsound[n] {
+				continue // its ledger is reported already
+			}
+			for _, id := range ids {
+				if !slices.Contains(decided[n], id) {
+					extra = append(extra, id)
+				}
+			}
+		}
+		if len(lacks) == 0 && len(extra) == 0 {
+			return
+		}
+		slices.SortFunc(lacks, compareIDs)
+		slices.SortFunc(extra, compareIDs)
+		var parts []string
+		if len(lacks) > 0 {
+			parts = append(parts, fmt.Sprintf("lacks %d resolved clarification(s) (%s)", len(lacks), firstFew(lacks)))
+		}
+		if len(extra) > 0 {
+			parts = append(parts, fmt.Sprintf("offers %d that no ledger holds as resolved (%s)", len(extra), firstFew(extra)))
+		}
+		problem = "decision memory " + strings.Join(parts, " and ")
+	}
+	f := Finding{Check: CheckDecisions, Severity: Warning, Path: store.DecisionsPath(), Problem: problem,
+		Action: "agentx doctor --fix makes it afresh from the ledgers (asks are told of decisions from it)"}
+	if opts.Fix {
+		if err := store.RebuildDecisions(ctx); err != nil {
+			f.Action = "could not make it afresh: " + err.Error()
+		} else {
+			f.Fixed, f.Action = true, "made afresh from the ledgers"
+		}
+	}
+	r.add(f)
+}
+
+// compareIDs orders clarification ids by issue, then sequence.
+func compareIDs(a, b string) int {
+	ai, as, _ := ledger.ParseID(a)
+	bi, bs, _ := ledger.ParseID(b)
+	if ai != bi {
+		return ai - bi
+	}
+	return as - bs
+}
+
+// firstFew names up to three ids, and how many more.
+func firstFew(ids []string) string {
+	if len(ids) <= 3 {
+		return strings.Join(ids, ", ")
+	}
+	return strings.Join(ids[:3], ", ") + fmt.Sprintf(" and %d more", len(ids)-3)
 }
 
 // fixLayouts removes the layout memos that do not describe their ledgers.

@@ -29,7 +29,7 @@ const (
 )
 
 // Checks are every check a finding may name, the one list of them.
-var Checks = []string{CheckLedger, CheckSchema, CheckLock, CheckTemp, CheckIndex, CheckLayout, CheckStatus, CheckInbox, CheckEvents, CheckVanished, CheckRemote, CheckLockTimeouts, CheckGitignore}
+var Checks = []string{CheckLedger, CheckSchema, CheckLock, CheckTemp, CheckIndex, CheckLayout, CheckDecisions, CheckStatus, CheckInbox, CheckEvents, CheckVanished, CheckRemote, CheckLockTimeouts, CheckGitignore}
 
 // EventsTail is how much of the end of events.jsonl doctor reads: where a
 // writer killed mid-line leaves a fragment. A malformed line further back

@@ -97,7 +97,11 @@ func (r *Replicator) tellPulled(ctx context.Context, f *ledger.Locked, snap Snap
 		}
 		changes = append(changes, p)
 	}
+	var decided []*ledger.Clarification
 	for _, p := range changes {
+		if p.After.Status == ledger.Resolved && (p.Before == nil || p.Before.Status != ledger.Resolved) {
+			decided = append(decided, p.After) // resolved on another host
+		}
 		_, theirs := st.Arrived[p.After.ID]
 		newRound := p.Before != nil && theirs && p.After.Round > p.Before.Round // a follow-up: its age starts again
 		if (p.Before == nil || newRound) && p.After.Status.Open() {
@@ -107,6 +111,7 @@ func (r *Replicator) tellPulled(ctx context.Context, f *ledger.Locked, snap Snap
 			st.Arrived[p.After.ID] = ledger.T(r.store.Now())
 		}
 	}
+	_ = f.AppendDecided(decided...) // for decision memory; its failure leaves them out
 	if len(changes) == 0 || r.onPulled == nil {
 		return
 	}

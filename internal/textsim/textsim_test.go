@@ -42,6 +42,15 @@ func TestJaccard(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			got := Jaccard(Of(tt.a), Of(tt.b))
 			assert.InDelta(t, tt.want, got, 1e-9)
+			ha, hb := Of(tt.a).AppendHex(nil), Of(tt.b).AppendHex(nil)
+			assert.Equal(t, got, JaccardHex(ha, hb), "the text form gives the same figure")
+			for _, th := range []float64{0.01, 0.3, 1.0 / 3, 0.6, 0.8, 1} {
+				sim, ok := SimilarHex(ha, hb, th)
+				assert.Equal(t, got > 0 && got >= th, ok, "SimilarHex at %v", th)
+				if ok {
+					assert.InDelta(t, got, sim, 1e-9)
+				}
+			}
 			assert.InDelta(t, got, Jaccard(Of(tt.b), Of(tt.a)), 1e-9, "symmetric")
 		})
 	}
@@ -49,4 +58,32 @@ func TestJaccard(t *testing.T) {
 	got := Jaccard(Of(long(300, 0)), Of(long(300, 30)))
 	assert.InDelta(t, 270.0/330, got, 0.2)
 	assert.LessOrEqual(t, Of(long(300, 0)).Len(), K)
+}
+
+// TestJaccardDoesNotAllocate: decision memory compares a new question
+// with every decision of the workspace.
+func TestJaccardDoesNotAllocate(t *testing.T) {
+	a, b := Of("PostgreSQL or SQLite for local dev?"), Of("PostgreSQL or SQLite for staging?")
+	assert.Zero(t, testing.AllocsPerRun(100, func() { _ = Jaccard(a, b) }))
+}
+
+// TestHex: a sketch's text form sorts as its hashes do, reads back as the
+// sketch, and is refused in any other form.
+func TestHex(t *testing.T) {
+	for _, text := range []string{"PostgreSQL or SQLite for local dev?", "", strings.Repeat("word ", 3) + "Größe 42"} {
+		s := Of(text)
+		h := s.AppendHex(nil)
+		assert.Len(t, h, 8*s.Len())
+		back, ok := ParseHex(h)
+		assert.True(t, ok)
+		assert.Equal(t, s, back)
+		for i := 1; i < s.Len(); i++ {
+			assert.Less(t, string(h[8*(i-1):8*i]), string(h[8*i:8*i+8]), "ascending as text")
+		}
+	}
+	for _, bad := range []string{"0000000", "0000000g", "0000000A", "0000000200000001", "0000000100000001"} {
+		_, ok := ParseHex([]byte(bad))
+		assert.False(t, ok, bad)
+	}
+	assert.Zero(t, JaccardHex([]byte("0000"), []byte("0000")), "too short for a hash")
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/agentx-cli/agentx/internal/gate/proposal"
 	"github.com/agentx-cli/agentx/internal/testenv"
 	"github.com/agentx-cli/agentx/ledger"
+	"github.com/agentx-cli/agentx/router"
 )
 
 var screenshot = flag.String("screenshot", "", "write a screenshot of the desk to this PNG file (docs/desk.png)")
@@ -191,6 +192,33 @@ func TestDeskInBrowser(t *testing.T) {
 		run(t, chromedp.WaitNotPresent(chromedp.CSS("#item-CLR-1-001")))
 		t.Logf("the item left the page %s after the command ended", time.Since(start).Round(time.Millisecond))
 		assert.Contains(t, text(t, "#notices"), "CLR-1-001 answered by erin.")
+	})
+
+	t.Run("keep a reused decision with its button", func(t *testing.T) {
+		bg := context.Background()
+		first, err := f.hub.Ask(bg, router.AskRequest{Issue: 20, From: "engineer", To: "architect", Topic: "Queue", Question: "Kafka or SQS?", NonBlocking: true})
+		require.NoError(t, err)
+		_, err = f.hub.Answer(bg, first.ID, "architect", "SQS.")
+		require.NoError(t, err)
+		_, err = f.hub.Resolve(bg, first.ID, "engineer", "")
+		require.NoError(t, err)
+		again, err := f.hub.Ask(bg, router.AskRequest{Issue: 21, From: "engineer", To: "architect", Topic: "Queue", Question: "Kafka or SQS here?", NonBlocking: true})
+		require.NoError(t, err)
+		require.Len(t, again.DecidedBefore, 1)
+		_, err = f.hub.Reuse(bg, again.ID, "engineer", first.ID, "")
+		require.NoError(t, err)
+
+		run(t, chromedp.Navigate(f.base+"/"), chromedp.WaitVisible(chromedp.CSS("#item-CLR-21-001")))
+		assert.Equal(t, "REUSED DECISION", text(t, "#item-CLR-21-001 .kind"), "the label, in the page's capitals")
+		assert.Contains(t, text(t, "#item-CLR-21-001 .reuse"), "engineer proceeds on the decision of CLR-20-001: Resolved with the answer: SQS.")
+		run(t, chromedp.Click(chromedp.CSS("#item-CLR-21-001 form.keep button")))
+		flashSays(t, "Answered CLR-21-001.")
+		rec, err := f.hub.Get("CLR-21-001")
+		require.NoError(t, err)
+		last := len(rec.Thread) - 1
+		assert.Equal(t, "Keep the decision of CLR-20-001.", rec.Thread[last].Body)
+		assert.Equal(t, "desk:dana", rec.PersonAt(last))
+		run(t, chromedp.WaitNotPresent(chromedp.CSS("#item-CLR-21-001")))
 	})
 
 	t.Run("a forged cross-site post is refused", func(t *testing.T) {

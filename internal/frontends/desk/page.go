@@ -75,6 +75,7 @@ type itemView struct {
 	// when it has more than its question: the files and lines it came
 	// with, the decisions made on the issue before it, what was left out.
 	Card string
+	Keep     string // a reused decision: the answer that keeps it
 }
 
 type entryView struct {
@@ -131,8 +132,11 @@ func (s *Server) views(items []todo.Item) []itemView {
 		v.Label = map[todo.Kind]string{
 			todo.KindQuestion: "question to you", todo.KindEscalation: "escalation",
 			todo.KindEvaluation: "evaluation", todo.KindProposal: "proposal",
-			todo.KindUndelivered: "answer not picked up",
+			todo.KindUndelivered: "answer not picked up", todo.KindReused: "reused decision",
 		}[it.Kind]
+		if it.Reuses != nil {
+			v.Keep = todo.KeepBody(it.Reuses.ID)
+		}
 		v.Where = where(it)
 		v.DueText, v.DueWarn = due(it, now)
 		switch it.Kind {

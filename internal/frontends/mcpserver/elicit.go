@@ -199,9 +199,11 @@ func (s *server) askWithForm(ctx context.Context, fc *formCall, req router.AskRe
 	}
 	mirrorNow(ctx) // the form is shown until answered: on the channels meanwhile
 	s.showForm(ctx, fc, f, formParams(rec))
+	decided := rec.DecidedBefore
 	if rec, err = s.hub.Get(rec.ID); err != nil {
 		return AskResult{}, "", err
 	}
+	rec.DecidedBefore = decided
 	return s.settle(ctx, rec, wait, req.From)
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/agentx-cli/agentx/internal/frontends/inbox"
 	"github.com/agentx-cli/agentx/internal/safetext"
@@ -58,6 +59,19 @@ func renderAsk(r AskResult) string {
 	}
 	if len(r.Options) > 0 && r.Outcome != OutcomeAnswered && r.Outcome != OutcomeResolved {
 		fmt.Fprintf(&b, "Options offered: %s\n", line(strings.Join(r.Options, " | ")))
+	}
+	if len(r.DecidedBefore) > 0 {
+		b.WriteString("Decided before:\n")
+		for _, d := range r.DecidedBefore {
+			meta := fmt.Sprintf("#%d, %s", d.Issue, d.ResolvedAt.UTC().Format(time.DateOnly))
+			if d.Commit != "" {
+				meta += ", commit " + line(d.Commit)
+			}
+			fmt.Fprintf(&b, "- %s (%s): %s\n", line(d.ID), meta, line(d.Summary))
+			if d.Outdated {
+				fmt.Fprintf(&b, "  may be outdated: %s changed since\n", line(strings.Join(d.Changed, ", ")))
+			}
+		}
 	}
 	fmt.Fprintf(&b, "\nNext: %s", line(r.Guidance))
 	return b.String()

@@ -193,7 +193,7 @@ func TestListTools(t *testing.T) {
 	assert.Equal(t, []string{"question"}, required("ask_human"))
 	assert.Equal(t, []string{"id"}, required("clarify_wait"))
 	assert.Equal(t, []string{"id"}, required("clarify_answer"), "body, or option")
-	assert.Equal(t, []string{"assumption", "id"}, required("clarify_assume"))
+	assert.Equal(t, []string{"id"}, required("clarify_assume"), "assumption, or reuse")
 	assert.Empty(t, required("clarify_list"))
 	assert.Equal(t, []string{"action", "rationale", "title", "type"}, required("proposal_create"))
 	assert.Equal(t, []string{"id"}, required("proposal_show"))

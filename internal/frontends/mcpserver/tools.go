@@ -70,7 +70,10 @@ type AskResult struct {
 	AnsweredBy string        `json:"answered_by,omitempty"`
 	Decision   string        `json:"decision,omitempty" jsonschema:"resolved: the resolution; escalated: why; abandoned: why"`
 	Options    []string      `json:"options,omitempty" jsonschema:"the choices offered with the question"`
-	Guidance   string        `json:"guidance" jsonschema:"what to do next"`
+	// DecidedBefore is what was decided before on the same question
+	// (clarify_ask and ask_human only).
+	DecidedBefore []router.Decided `json:"decided_before,omitempty" jsonschema:"clarify_ask and ask_human: resolved clarifications of the workspace that asked the same thing (same topic, or a question alike), newest first, at most three; outdated when a file one was decided on has changed since. Proceed on one instead of waiting with clarify_assume and reuse"`
+	Guidance      string           `json:"guidance" jsonschema:"what to do next"`
 }
 
 // WaitInput is clarify_wait's input.
@@ -108,7 +111,8 @@ type ResolveInput struct {
 // AssumeInput is clarify_assume's input.
 type AssumeInput struct {
 	ID         string `json:"id" jsonschema:"the clarification id of your unanswered question"`
-	Assumption string `json:"assumption" jsonschema:"what you proceed on in place of the answer, at most 3000 bytes"`
+	Assumption string `json:"assumption,omitempty" jsonschema:"what you proceed on in place of the answer, at most 3000 bytes (required without reuse; with it, your own words beside the decision)"`
+	Reuse      string `json:"reuse,omitempty" jsonschema:"proceed on the decision of this resolved clarification (one of decided_before, such as CLR-42-003): a person sees the reuse and may overturn it by answering your question"`
 	From       string `json:"from,omitempty" jsonschema:"the asker: leave it out, you act as this server's agent (AGENTX_AGENT); only a server without one needs it"`
 }
 
@@ -186,7 +190,8 @@ func (s *server) addTools() {
 	addTool(s, &mcp.Tool{Name: "clarify_resolve", Annotations: write("Resolve a question"),
 		Description: "Close your own answered question, with a resolution (default: the last answer) and, in summary, what was decided in a sentence or two."}, s.resolve)
 	addTool(s, &mcp.Tool{Name: "clarify_assume", Annotations: write("Record an assumption"),
-		Description: "Record the assumption you proceed on while your question is unanswered, so a late answer is delivered beside it and you can check your work."}, s.assume)
+		Description: "Record the assumption you proceed on while your question is unanswered, so a late answer is delivered beside it and you can check your work. " +
+			"With reuse, proceed on an earlier decision the ask listed in decided_before instead of waiting: a person sees the reuse and may overturn it by answering, and that answer reaches you beside it."}, s.assume)
 	addTool(s, &mcp.Tool{Name: "clarify_show", Annotations: readOnly,
 		Description: "Show one clarification with its whole thread, as the ledger records it."}, s.show)
 	addTool(s, &mcp.Tool{Name: "clarify_list", Annotations: readOnly,
@@ -289,6 +294,7 @@ func (s *server) settle(ctx context.Context, rec router.Record, wait time.Durati
 			return AskResult{}, "", fmt.Errorf("%s is recorded, but waiting for it failed: %w", rec.ID, err)
 		}
 		if got.Clarification != nil {
+			got.DecidedBefore = rec.DecidedBefore
 			rec = got
 		}
 	}
@@ -318,12 +324,17 @@ func (s *server) seen(ctx context.Context, reader string, rec router.Record) {
 }
 
 // outcome describes rec for its asker.
-func outcome(rec router.Record, timedOut bool, waited time.Duration) AskResult {
+func outcome(rec router.Record, timedOut bool, waited time.Duration) (r AskResult) {
 	c := rec.Clarification
-	r := AskResult{ID: c.ID, Issue: rec.IssueNumber, Status: c.Status, Round: c.Round, To: c.To}
+	r = AskResult{ID: c.ID, Issue: rec.IssueNumber, Status: c.Status, Round: c.Round, To: c.To, DecidedBefore: rec.DecidedBefore}
 	if c.X != nil {
 		r.Options = c.X.Options
 	}
+	defer func() {
+		if len(r.DecidedBefore) > 0 && c.Status.Open() && c.Status != ledger.Answered {
+			r.Guidance += fmt.Sprintf(" This was decided before (decided_before): if one of those decisions settles it, proceed on it instead of waiting with clarify_assume {\"id\":%q,\"reuse\":%q}.", c.ID, r.DecidedBefore[0].ID)
+		}
+	}()
 	switch c.Status {
 	case ledger.Answered:
 		r.Outcome = OutcomeAnswered
@@ -448,6 +459,18 @@ func (s *server) assume(ctx context.Context, in AssumeInput) (RecordResult, stri
 	from, err := s.from(in.From)
 	if err != nil {
 		return RecordResult{}, "", err
+	}
+	if in.Reuse != "" {
+		rec, err := s.hub.Reuse(ctx, in.ID, from, in.Reuse, in.Assumption)
+		if err != nil {
+			return RecordResult{}, "", err
+		}
+		a := rec.Reused()
+		r := recordResult(rec, fmt.Sprintf("You proceed on the decision of %s: %s. Go on with your work. The question stays open: a person sees the reuse and may overturn it by answering; that answer reaches you marked late, beside the reuse.", in.Reuse, a.Reuses.Summary))
+		return r, renderRecord(r), nil
+	}
+	if in.Assumption == "" {
+		return RecordResult{}, "", &ledger.InputError{Field: "assumption", Msg: "is empty: say what you proceed on, or give reuse (an earlier decision's id)"}
 	}
 	rec, err := s.hub.Assume(ctx, in.ID, from, in.Assumption)
 	if err != nil {

@@ -26,6 +26,10 @@ const (
 	KindEvaluation  Kind = "evaluation"  // work the supervisor gate escalated
 	KindProposal    Kind = "proposal"    // an enhancement proposal waiting for a decision
 	KindUndelivered Kind = "undelivered" // an answer its asker never picked up
+	// KindReused is a question whose asker proceeds on an earlier decision
+	// it reused (clarify assume --reuse) while it waits for the answer: a
+	// person keeps it, or overturns it by answering.
+	KindReused Kind = "reused"
 )
 
 // Item is one thing waiting on a person.
@@ -48,6 +52,7 @@ type Item struct {
 	// the proposal's action, the answer nobody picked up.
 	Text      string            `json:"text"`
 	Reason    string            `json:"reason,omitempty"`    // an escalation's reason
+	Reuses    *ledger.Reuse     `json:"reuses,omitempty"`    // a reused decision: the one reused
 	Positions []router.Position `json:"positions,omitempty"` // an escalation's two sides: the asker's, the asked's
 	Options   []Option          `json:"options,omitempty"`
 	// Settle is the one command that settles it; Actions every way to.
@@ -66,7 +71,7 @@ type Option struct {
 
 // Action is one way to settle an item.
 type Action struct {
-	Verb    string `json:"verb"` // answer, resolve, approve, reject
+	Verb    string `json:"verb"` // answer, resolve, approve, reject; a reused decision's overturn, keep
 	Command string `json:"command"`
 }
 
@@ -145,11 +150,12 @@ func issueItems(store *ledger.Store, n int, now time.Time) ([]Item, error) {
 }
 
 // waits reports whether an index entry may be an item: a question to
-// human, an escalation, or an answer old enough to be undelivered.
+// human or one whose asker reused a decision, an escalation, or an answer
+// old enough to be undelivered.
 func waits(e ledger.IndexEntry, now time.Time) bool {
 	switch e.Status {
 	case ledger.Pending, ledger.Stale:
-		return e.To == ledger.Human
+		return e.To == ledger.Human || e.Reused
 	case ledger.Escalated:
 		return true
 	case ledger.Answered:
@@ -167,6 +173,9 @@ func ItemOf(store *ledger.Store, n int, c *ledger.Clarification, now time.Time) 
 	}
 	if q := c.Current(ledger.Question); q != nil {
 		it.Since, it.Text = q.Timestamp, q.Body
+	}
+	if r := c.Reused(); r != nil {
+		return reusedItem(it, c, r), true, nil
 	}
 	switch c.Status {
 	case ledger.Pending, ledger.Stale:
@@ -214,6 +223,29 @@ func ItemOf(store *ledger.Store, n int, c *ledger.Clarification, now time.Time) 
 	it.Settle = it.Actions[0].Command
 	return it, true, nil
 }
+
+// reusedItem is the item of c, whose asker reused an earlier decision
+// (r): a person keeps it, or overturns it by answering the question (as
+// a person, whoever was asked), which reaches the asker as a late answer
+// beside the reuse.
+func reusedItem(it Item, c *ledger.Clarification, r *ledger.Assumption) Item {
+	it.Kind = KindReused
+	it.Since = r.Timestamp
+	reuse := *r.Reuses
+	it.Reuses = &reuse
+	if c.To == ledger.Human {
+		it.Options = options(c, "answer")
+	}
+	it.Actions = []Action{
+		{Verb: "overturn", Command: fmt.Sprintf("agentx clarify answer %s --from human --body %q", c.ID, "...")},
+		{Verb: "keep", Command: fmt.Sprintf("agentx clarify answer %s --from human --body %q", c.ID, KeepBody(reuse.ID))},
+	}
+	it.Settle = it.Actions[0].Command
+	return it
+}
+
+// KeepBody is the answer that keeps a reused decision.
+func KeepBody(decision string) string { return "Keep the decision of " + decision + "." }
 
 // options are c's numbered options, each with the command (verb: answer
 // or resolve) that picks it.
