@@ -75,7 +75,7 @@ type itemView struct {
 	// when it has more than its question: the files and lines it came
 	// with, the decisions made on the issue before it, what was left out.
 	Card string
-	Keep     string // a reused decision: the answer that keeps it
+	Keep string // a reused decision: the answer that keeps it
 }
 
 type entryView struct {
