@@ -62,20 +62,22 @@ func TestQuestionMessageCarriesCard(t *testing.T) {
 	for big.Len() < 7000 {
 		big.WriteString("a line of the file that goes on for a while\n")
 	}
-	for _, name := range []string{"docs/a.md", "docs/b.md", "docs/c.md", "docs/d.md"} {
+	names := []string{"docs/a.md", "docs/b.md", "docs/c.md", "docs/d.md", "docs/e.md", "docs/f.md"}
+	for _, name := range names {
 		write(name, big.String())
 	}
 	e.hub.Rules().Config.Context.Budget = 65536 // [context] budget = 65536
-	refs, err = brief.ParseRefs("--ref", []string{"docs/a.md", "docs/b.md", "docs/c.md", "docs/d.md"})
+	refs, err = brief.ParseRefs("--ref", names)
 	require.NoError(t, err)
-	long, err := e.hub.Ask(ctx, router.AskRequest{Issue: 43, From: "engineer", To: ledger.Human, Topic: "Long", Question: strings.Repeat("word ", 4000), Refs: refs})
+	// a question at one message's limit, and files past Slack's
+	long, err := e.hub.Ask(ctx, router.AskRequest{Issue: 43, From: "engineer", To: ledger.Human, Topic: "Long", Question: strings.Repeat("word ", 590), Refs: refs})
 	require.NoError(t, err)
-	require.Len(t, long.X.Context.Refs, 4)
+	require.Len(t, long.X.Context.Refs, len(names))
 	e.push(e.mode())
 	ms = e.fake.Messages(channel)
 	require.Len(t, ms, 2)
 	text = ms[1].Text
 	assert.LessOrEqual(t, utf8.RuneCountInString(text), 40000)
-	assert.Contains(t, text, "• docs/d.md: not shown here, to keep within the message's limit (agentx clarify show "+long.ID+" shows it)")
+	assert.Contains(t, text, "• docs/f.md: not shown here, to keep within the message's limit (agentx clarify show "+long.ID+" shows it)")
 	assert.NotContains(t, text, "_(cut here", "the card was cut, not the message")
 }
