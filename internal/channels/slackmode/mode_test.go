@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -31,7 +32,10 @@ type env struct {
 	t    *testing.T
 	fake *slackfake.Server
 	hub  *router.Hub
-	now  time.Time
+	// the clock: read by the fake, the store and the client's transport
+	// (a listener's reconnect too, on its own goroutine)
+	mu  sync.Mutex
+	now time.Time
 }
 
 // newEnv is a workspace in Slack mode against a fresh fake.
@@ -42,8 +46,8 @@ func newEnv(t *testing.T) *env {
 	cfg := fmt.Sprintf("[slack]\nchannel = %q\nanswerers = [%q]\napi_url = %q\ninterval = \"1m\"\n", channel, alice, fake.APIURL())
 	dir, rules := testenv.Workspace(t, cfg)
 	e := &env{t: t, fake: fake, now: time.Date(2026, 2, 26, 10, 0, 0, 0, time.UTC)}
-	fake.SetClock(func() time.Time { return e.now })
-	store := ledger.NewStore(filepath.Join(dir, ".agentx", "state"), lock.Options{}, func() time.Time { return e.now })
+	fake.SetClock(e.clock)
+	store := ledger.NewStore(filepath.Join(dir, ".agentx", "state"), lock.Options{}, e.clock)
 	e.hub = router.New(store, rules, dir)
 	e.hub.Warn = func(err error) { t.Errorf("hub warning: %v", err) }
 	return e
@@ -269,7 +273,7 @@ func TestSlackFailures(t *testing.T) {
 	require.ErrorAs(t, err, &we)
 	until, ok := relay.WaitOf(err)
 	require.True(t, ok)
-	assert.WithinDuration(t, e.now.Add(120*time.Second), until, 5*time.Second)
+	assert.WithinDuration(t, e.clock().Add(120*time.Second), until, 5*time.Second)
 	assert.Equal(t, []int{42}, rep.Behind)
 	st, err := m.Status()
 	require.NoError(t, err)
@@ -288,7 +292,7 @@ func TestSlackFailures(t *testing.T) {
 	_, err = m.Push(context.Background(), true)
 	require.ErrorAs(t, err, &we)
 	assert.Equal(t, before, e.fake.Requests, "held: not sent")
-	e.now = e.now.Add(2 * time.Minute)
+	e.advance(2 * time.Minute)
 	e.fake.Fail(1, 503, 0, "")
 	_, err = m.Push(context.Background(), true)
 	require.Error(t, err)
@@ -383,7 +387,7 @@ func TestRateLimitHoldsEveryCall(t *testing.T) {
 	_, err := first.Push(ctx, true)
 	var we *WaitError
 	require.ErrorAs(t, err, &we)
-	assert.Equal(t, e.now.Add(30*time.Second), we.Until)
+	assert.Equal(t, e.clock().Add(30*time.Second), we.Until)
 	th := e.thread(rec.ID)
 	require.NotNil(t, th)
 
@@ -395,7 +399,7 @@ func TestRateLimitHoldsEveryCall(t *testing.T) {
 		{"a sync by hand: its post", func(m *Mode) error { _, err := m.Push(ctx, true); return err }},
 		{"a sync by hand: its read", func(m *Mode) error { _, err := m.Poll(ctx, true); return err }},
 		{"conversations.replies", func(m *Mode) error { _, err := m.Client.Replies(ctx, th.Channel, th.TS, ""); return err }},
-		{"conversations.history", func(m *Mode) error { _, err := m.Client.History(ctx, channel, e.now); return err }},
+		{"conversations.history", func(m *Mode) error { _, err := m.Client.History(ctx, channel, e.clock()); return err }},
 		{"chat.postEphemeral", func(m *Mode) error { return m.Client.Ephemeral(ctx, channel, alice, th.TS, "x") }},
 		{"auth.test", func(m *Mode) error { _, err := m.Client.Self(ctx); return err }},
 	}
@@ -408,7 +412,7 @@ func TestRateLimitHoldsEveryCall(t *testing.T) {
 				err := c.call(who.m)
 				until, held := relay.WaitOf(err)
 				require.True(t, held, "held: %v", err)
-				assert.Equal(t, e.now.Add(30*time.Second), until)
+				assert.Equal(t, e.clock().Add(30*time.Second), until)
 				assert.Equal(t, sent, e.fake.Requests, "nothing sent")
 			})
 		}
@@ -425,12 +429,26 @@ func TestRateLimitHoldsEveryCall(t *testing.T) {
 	st, err := e.mode().Status()
 	require.NoError(t, err)
 	require.NotNil(t, st.WaitUntil)
-	assert.Equal(t, e.now.Add(30*time.Second), st.WaitUntil.Time)
+	assert.Equal(t, e.clock().Add(30*time.Second), st.WaitUntil.Time)
 	assert.Equal(t, sent, e.fake.Requests)
 
 	// the wait over, calls go out again
-	e.now = e.now.Add(30 * time.Second)
+	e.advance(30 * time.Second)
 	assert.Equal(t, 1, e.push(e.mode()).Issues[0].Posted)
 	e.poll(first)
 	assert.NotZero(t, e.fake.Calls("conversations.replies"))
+}
+
+// clock is the test's time, as every reader sees it.
+func (e *env) clock() time.Time {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.now
+}
+
+// advance moves the test's time on by d.
+func (e *env) advance(d time.Duration) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.now = e.now.Add(d)
 }

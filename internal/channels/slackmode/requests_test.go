@@ -159,7 +159,7 @@ func TestSharedThreadKeepsItsPlace(t *testing.T) {
 		return chanref.SetSlackThread(l.Find(b.ID), &chanref.SlackThread{Channel: channel, TS: e.thread(a.ID).TS, Posts: []chanref.SlackPost{{Entry: 0, TS: e.thread(a.ID).TS}}})
 	})
 	require.NoError(t, err)
-	e.now = e.now.Add(time.Minute)
+	e.advance(time.Minute)
 	assert.Zero(t, e.poll(m).Threads)
 	in = Inbound{}
 	require.NoError(t, m.file(InboundFile).Read(&in))
@@ -194,7 +194,7 @@ func TestRefusedPostForgotten(t *testing.T) {
 	lost, err = notes.Lost(42)
 	require.NoError(t, err)
 	assert.Empty(t, lost, "a rate-limited post leaves no note")
-	e.now = e.now.Add(time.Second)                        // its Retry-After: a forced push waits for it too
+	e.advance(time.Second)                                // its Retry-After: a forced push waits for it too
 	assert.Equal(t, 1, e.push(e.mode()).Issues[0].Posted) // then posts
 	after, _ = e.calls()
 	assert.Equal(t, history, after, "posted without reading the channel")
@@ -233,7 +233,7 @@ func TestOwnBotIsNoPerson(t *testing.T) {
 	assert.Empty(t, e.fake.Ephemerals())
 
 	e.fake.Reply(channel, e.thread(rec.ID).TS, alice, "no, wait", false)
-	e.now = e.now.Add(time.Minute)
+	e.advance(time.Minute)
 	e.poll(m)
 	assert.Equal(t, "no, wait", e.get(rec.ID).RoundAnswer())
 	assert.Equal(t, 1, e.fake.Calls("auth.test"))
@@ -259,7 +259,7 @@ func TestNumberedReplies(t *testing.T) {
 	assert.Equal(t, ledger.Pending, e.get(rec.ID).Status)
 
 	e.fake.Reply(channel, root, alice, "#2 but only on weekends", false)
-	e.now = e.now.Add(time.Minute)
+	e.advance(time.Minute)
 	rep = e.poll(e.mode())
 	require.Len(t, rep.Handled, 1)
 	assert.Equal(t, Taken, rep.Handled[0].Outcome)
@@ -278,7 +278,7 @@ func TestNumberedReplies(t *testing.T) {
 	ms := e.fake.Messages(channel)
 	assert.Contains(t, ms[len(ms)-1].Text, "To pick one of its 2 options, reply with `#N`")
 	e.fake.Reply(channel, e.thread(rec2.ID).TS, alice, "1", false)
-	e.now = e.now.Add(time.Minute)
+	e.advance(time.Minute)
 	e.poll(e.mode())
 	c = e.get(rec2.ID)
 	assert.Equal(t, ledger.Resolved, c.Status)
@@ -306,7 +306,7 @@ func TestThreadsReadInTurn(t *testing.T) {
 		if err != nil {
 			require.ErrorAs(t, err, &we)
 		}
-		e.now = e.now.Add(time.Minute)
+		e.advance(time.Minute)
 		answered = 0
 		for _, id := range ids {
 			if e.get(id).Status == ledger.Answered {
@@ -353,7 +353,7 @@ func TestListenerLeavesNothingToCommands(t *testing.T) {
 	assert.Equal(t, ledger.Answered, e.get(ids[1]).Status)
 
 	// A command's read leaves the threads to the listener.
-	e.now = e.now.Add(time.Minute)
+	e.advance(time.Minute)
 	prep, err := e.mode().Poll(ctx, false)
 	require.NoError(t, err)
 	assert.True(t, prep.Listening)
@@ -364,7 +364,7 @@ func TestListenerLeavesNothingToCommands(t *testing.T) {
 	require.NoError(t, <-done)
 
 	// Not heard from in three ticks: commands read again.
-	e.now = e.now.Add(3 * time.Minute)
+	e.advance(3 * time.Minute)
 	prep, err = e.mode().Poll(ctx, false)
 	require.NoError(t, err)
 	assert.False(t, prep.Listening)
@@ -428,7 +428,7 @@ func TestListenerStopSaysSo(t *testing.T) {
 	in = Inbound{}
 	require.NoError(t, e.mode().file(InboundFile).Read(&in))
 	assert.Nil(t, in.Listener)
-	e.now = e.now.Add(time.Minute)
+	e.advance(time.Minute)
 	prep, err := e.mode().Poll(ctx, false)
 	require.NoError(t, err)
 	assert.False(t, prep.Listening)
@@ -443,7 +443,7 @@ func TestListenerStopLeavesAnother(t *testing.T) {
 	ctx := context.Background()
 	e.threeThreads()
 	stop := e.listening(t)
-	other := ledger.T(e.now.Add(time.Second))
+	other := ledger.T(e.clock().Add(time.Second))
 	var in Inbound
 	require.NoError(t, e.mode().file(InboundFile).Update(ctx, &in, true, func() error {
 		in.Listener = &other
