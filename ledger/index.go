@@ -875,23 +875,46 @@ func (s *Store) RebuildIndex(ctx context.Context) (ix *Index, skipped []error, e
 // question just closed: a caller reads that ledger and finds nothing open),
 // else every issue with a ledger.
 func (s *Store) OpenIssues() ([]int, error) {
+	issues, _, err := s.OpenIssuesSettling()
+	return issues, err
+}
+
+// OpenIssuesSettling is OpenIssues for a reader that may write and loads
+// the issues it returns (LoadEntries: the side monitor): once it has
+// loaded those with no index file, settled(loaded) notes the ledger
+// directory as swept, as LoadOpen does, so that the next reads skip the
+// listing until something is created, renamed or removed there. loaded
+// says which issues were loaded whole; settled does nothing unless every
+// one the sweep found is among them.
+func (s *Store) OpenIssuesSettling() (issues []int, settled func(loaded func(int) bool), err error) {
+	nothing := func(func(int) bool) {}
 	if !s.IndexBuilt() {
-		return s.Issues()
+		issues, err = s.Issues()
+		return issues, nothing, err
 	}
 	indexed, err := s.IssuesWithFile(IndexDir)
 	if err != nil {
-		return nil, err
+		return nil, nothing, err
 	}
 	// and the ledgers with no index file that changed since they were
 	// found with nothing open: another tool may have asked there
-	if dir, _, ok := s.ledgerDir(); ok && s.swept(dir) {
-		return indexed, nil
+	dir, dirTime, ok := s.ledgerDir()
+	if ok && s.swept(dir) {
+		return indexed, nothing, nil
 	}
 	others, err := s.unaccounted(indexed, s.readClosed())
-	if err != nil || len(others) == 0 {
-		return indexed, err
+	if err != nil {
+		return nil, nothing, err
 	}
-	return slices.Sorted(slices.Values(append(indexed, others...))), nil
+	settled = func(loaded func(int) bool) {
+		if ok && !slices.ContainsFunc(others, func(n int) bool { return !loaded(n) }) {
+			s.noteSwept(dir, dirTime)
+		}
+	}
+	if len(others) == 0 {
+		return indexed, settled, nil
+	}
+	return slices.Sorted(slices.Values(append(indexed, others...))), settled, nil
 }
 
 // ReadOpen is the one way to read every open clarification: from the

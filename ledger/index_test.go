@@ -390,3 +390,38 @@ func TestForeignLedgersSweptOnce(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, ix.Foreign)
 }
+
+// TestOpenIssuesSettling: a reader that loads what the sweep found (the
+// side monitor) notes the ledgers swept, as LoadOpen does, so the next
+// reads skip the listing; one that did not load them all notes nothing.
+func TestOpenIssuesSettling(t *testing.T) {
+	was := fstime.Default
+	fstime.Default = fstime.Settle{}
+	t.Cleanup(func() { fstime.Default = was })
+	s := newTestStore(t)
+	ctx := context.Background()
+	_, _, err := s.RebuildIndex(ctx)
+	require.NoError(t, err)
+	_, err = s.Update(ctx, 42, ask(s, "engineer", "architect", "Dual adapter?"))
+	require.NoError(t, err)
+	_, err = s.Update(ctx, 42, move(Answered))
+	require.NoError(t, err)
+	_, err = s.Update(ctx, 42, move(Resolved)) // its index file goes: 42 is to be accounted for
+	require.NoError(t, err)
+
+	issues, settled, err := s.OpenIssuesSettling()
+	require.NoError(t, err)
+	assert.Equal(t, []int{42}, issues)
+	settled(func(int) bool { return false }) // not loaded
+	dir, _, ok := s.ledgerDir()
+	require.True(t, ok)
+	assert.False(t, s.swept(dir))
+
+	_, _, _, err = s.LoadEntries(42, true)
+	require.NoError(t, err)
+	settled(func(n int) bool { return n == 42 })
+	assert.True(t, s.swept(dir), "loaded: the next reads skip the listing")
+	issues, err = s.OpenIssues()
+	require.NoError(t, err)
+	assert.Empty(t, issues)
+}

@@ -31,15 +31,16 @@ type issueMark struct {
 
 // digest is one side run's use of DigestFile.
 type digest struct {
-	m      *Monitor
-	now    time.Time
-	header string
-	read   map[int]issueMark // the digest as read
-	listed []int             // the issues with open questions, ascending
-	hot    []int             // those to look at
-	isHot  map[int]bool      // the same, as a set
-	stamps map[int]issueMark // the ledger the open questions of a hot issue were read from (due unset)
-	failed map[int]bool      // hot issues whose open questions could not be read
+	m       *Monitor
+	settled func(loaded func(int) bool) // notes the ledgers swept, once the issues found are loaded (OpenIssuesSettling)
+	now     time.Time
+	header  string
+	read    map[int]issueMark // the digest as read
+	listed  []int             // the issues with open questions, ascending
+	hot     []int             // those to look at
+	isHot   map[int]bool      // the same, as a set
+	stamps  map[int]issueMark // the ledger the open questions of a hot issue were read from (due unset)
+	failed  map[int]bool      // hot issues whose open questions could not be read
 }
 
 // openDigest lists the issues with open questions and, against the digest,
@@ -53,11 +54,11 @@ func (m *Monitor) openDigest(now time.Time, rules string) *digest {
 	if m.Config.Scope == workflow.ScopeGlobal || !s.IndexBuilt() {
 		return nil
 	}
-	issues, err := s.OpenIssues() // with the ledgers another tool changed
+	issues, settled, err := s.OpenIssuesSettling() // with the ledgers another tool changed
 	if err != nil {
 		return nil
 	}
-	d := &digest{m: m, now: now, header: "v2 " + buildid.ID() + " " + strconv.Quote(rules), listed: issues,
+	d := &digest{m: m, settled: settled, now: now, header: "v2 " + buildid.ID() + " " + strconv.Quote(rules), listed: issues,
 		isHot: map[int]bool{}, stamps: map[int]issueMark{}, failed: map[int]bool{}}
 	d.read = readDigest(filepath.Join(s.Dir(), DigestFile), d.header)
 	var noted []int
@@ -112,6 +113,7 @@ func (d *digest) load(r *Report) []ledger.IndexEntry {
 		}
 		out = append(out, es...)
 	}
+	d.settled(func(n int) bool { return d.isHot[n] && !d.failed[n] })
 	return out
 }
 
