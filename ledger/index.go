@@ -690,6 +690,7 @@ func (s *Store) settle(issue int) (es []IndexEntry, at Stamp, change *ForeignCha
 		return ii.Entries, st, nil, stamp{}, nil // an agentx writer's, complete now
 	}
 	if foreignLooking(ii, ierr, es) {
+		lk.NoteForeign() // a foreign tool writes this ledger: leave it its turns (lock.Fairness)
 		change = &ForeignChange{Issue: issue, Ledger: l}
 		if ii != nil {
 			change.Before = ii.Entries

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/agentx-cli/agentx/internal/fstime"
 	"github.com/agentx-cli/agentx/internal/testenv"
 	"github.com/agentx-cli/agentx/internal/textsim"
+	"github.com/agentx-cli/agentx/lock"
 )
 
 func indexIDs(t *testing.T, s *Store) map[int][]string {
@@ -424,4 +426,35 @@ func TestOpenIssuesSettling(t *testing.T) {
 	issues, err = s.OpenIssues()
 	require.NoError(t, err)
 	assert.Empty(t, issues)
+}
+
+// TestForeignLedgerTurnsFairnessOn: a ledger found written by another tool
+// is noted in its lock's queue file, so agentx writers leave that tool its
+// turns from then on (lock.Fairness: windows only where a foreign tool
+// writes); a ledger only agentx wrote notes nothing.
+func TestForeignLedgerTurnsFairnessOn(t *testing.T) {
+	s := NewStore(t.TempDir(), lock.Options{Agent: "test", Fair: lock.Fairness{Bound: time.Second, Window: 100 * time.Millisecond}}, func() time.Time { return t0 })
+	ctx := context.Background()
+	_, _, err := s.RebuildIndex(ctx)
+	require.NoError(t, err)
+	_, err = s.Update(ctx, 42, ask(s, "engineer", "architect", "Dual adapter?"))
+	require.NoError(t, err)
+	seen := func(issue int) bool {
+		data, err := os.ReadFile(s.Path(issue) + lock.Suffix + lock.QueueSuffix)
+		require.NoError(t, err)
+		f := strings.Fields(string(data))
+		require.Len(t, f, 4, "queue file %q", data)
+		return strings.Trim(f[3], "0") != ""
+	}
+	assert.False(t, seen(42), "agentx's own write")
+
+	l := &Ledger{IssueNumber: 7, Clarifications: []*Clarification{}}
+	require.NoError(t, ask(s, "engineer", "architect", "Which adapter?")(l))
+	data, err := Encode(l)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(s.Path(7), data, 0o644)) // the extension's writer: in place, no index file
+	_, _, _, err = s.LoadOpen(ctx)
+	require.NoError(t, err)
+	assert.True(t, seen(7), "a foreign tool's ledger")
+	assert.False(t, seen(42))
 }

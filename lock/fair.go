@@ -27,6 +27,16 @@ import (
 // FairChains windows in all. A holder after a quiet spell pays nothing; a
 // burst of agentx writers pays at most Window once per Bound (plus the
 // windows foreign tools use). Zero in either field turns it off.
+//
+// The windows are paid only where a foreign tool writes: only once a
+// foreign tool's lock file has been seen on this ledger's lock within
+// ForeignMemory (by a holder's create, which finds it while holding the
+// kernel lock, or during a window), or noted by Lock.NoteForeign (a
+// ledger found written by a foreign tool). Where none has been, agentx holders hand the
+// lock straight to one another, as with fairness off. The cost of that: a
+// foreign tool's very first write on an issue, tried while agentx writers
+// keep its lock busy for longer than the tool polls (about 3 s), can time
+// out; from its first lock seen on, it gets its turns.
 type Fairness struct {
 	Bound  time.Duration // how long agentx holders may follow one another before a window
 	Window time.Duration // how long the lock file is left absent
@@ -45,34 +55,44 @@ const (
 	FairChains = 4
 	// fairPoll is how often the lock file is looked at during a window.
 	fairPoll = 10 * time.Millisecond
+	// ForeignMemory is how long a foreign tool's lock, once seen, keeps
+	// the windows paid: a day, so a tool used now and then keeps its turns.
+	ForeignMemory = 24 * time.Hour
 )
 
 func (f Fairness) on() bool { return f.Bound > 0 && f.Window > 0 }
 
 // runState is what the queue file records: when the current run of agentx
-// holders began and when the last of them released the lock. Only the
-// holder of the kernel lock reads or writes it.
+// holders began, when the last of them released the lock, and when a
+// foreign tool's lock was last seen (zero: never). Only the holder of the
+// kernel lock reads or writes it.
 type runState struct {
 	Start   time.Time
 	Release time.Time
+	Foreign time.Time
 }
 
 // runMagic begins the queue file's content.
 const runMagic = "agentx-run"
 
-// formatRun is the queue file's content: "agentx-run START RELEASE\n",
-// both Unix times in nanoseconds, 20 digits wide, so that every write is
-// the same length and overwrites the last in place.
+// formatRun is the queue file's content: "agentx-run START RELEASE
+// FOREIGN\n", Unix times in nanoseconds (FOREIGN 0: never seen), 20 digits
+// wide, so that every write is the same length and overwrites the last in
+// place.
 func formatRun(s runState) []byte {
-	return fmt.Appendf(nil, "%s %020d %020d\n", runMagic, s.Start.UnixNano(), s.Release.UnixNano())
+	var foreign int64
+	if !s.Foreign.IsZero() {
+		foreign = s.Foreign.UnixNano()
+	}
+	return fmt.Appendf(nil, "%s %020d %020d %020d\n", runMagic, s.Start.UnixNano(), s.Release.UnixNano(), foreign)
 }
 
-// parseRun reads a queue file's content. Anything else than what formatRun
-// writes (an empty file, an older agentx's, damage) reports false: no run
-// is known, and the next holder starts one.
+// parseRun reads a queue file's content: what formatRun writes, or the
+// earlier line without FOREIGN. Anything else (an empty file, damage)
+// reports false: no run is known, and the next holder starts one.
 func parseRun(data []byte) (runState, bool) {
 	f := bytes.Fields(data)
-	if len(f) != 3 || string(f[0]) != runMagic || !bytes.HasSuffix(data, []byte("\n")) {
+	if (len(f) != 3 && len(f) != 4) || string(f[0]) != runMagic || !bytes.HasSuffix(data, []byte("\n")) {
 		return runState{}, false
 	}
 	start, err1 := strconv.ParseInt(string(f[1]), 10, 64)
@@ -80,7 +100,24 @@ func parseRun(data []byte) (runState, bool) {
 	if err1 != nil || err2 != nil || start <= 0 || release < start {
 		return runState{}, false
 	}
-	return runState{Start: time.Unix(0, start), Release: time.Unix(0, release)}, true
+	s := runState{Start: time.Unix(0, start), Release: time.Unix(0, release)}
+	if len(f) == 4 {
+		foreign, err := strconv.ParseInt(string(f[3]), 10, 64)
+		if err != nil || foreign < 0 {
+			return runState{}, false
+		}
+		if foreign > 0 {
+			s.Foreign = time.Unix(0, foreign)
+		}
+	}
+	return s, true
+}
+
+// foreignAbout reports whether a foreign tool's lock was seen within
+// ForeignMemory of now (a date ahead of now, from a clock set back, counts:
+// the windows are the safe side).
+func (s runState) foreignAbout(now time.Time) bool {
+	return !s.Foreign.IsZero() && now.Sub(s.Foreign) < ForeignMemory
 }
 
 // continuing reports whether a holder at now continues the run s: the lock
@@ -137,11 +174,14 @@ func (a *acquirer) fairTurn() (time.Time, error) {
 	}
 	now := time.Now()
 	s, ok := readRun(a.path + QueueSuffix)
+	if ok && s.Foreign.After(a.foreign) {
+		a.foreign = s.Foreign
+	}
 	if !ok || !s.continuing(now, fair.Window) {
 		return now, nil // the lock file was absent long enough: a new run
 	}
-	if now.Sub(s.Start) < fair.Bound {
-		return s.Start, nil
+	if now.Sub(s.Start) < fair.Bound || !s.foreignAbout(now) {
+		return s.Start, nil // no window yet, or no foreign tool to leave one for
 	}
 	if err := a.openWindow(s.Release); err != nil {
 		return time.Time{}, err
@@ -186,10 +226,32 @@ func (a *acquirer) openWindow(free time.Time) error {
 			if stale, _ := IsStale(a.staleInput(snap)); stale {
 				return nil
 			}
+			a.sawForeign(snap, now)
 			held = true
 		}
 		if err := sleep(a.ctx, min(fairPoll, limit.Sub(now))); err != nil {
 			return fmt.Errorf("lock %s: acquire: %w", a.path, err)
 		}
 	}
+}
+
+// sawForeign notes, at now, a lock file found while this acquirer holds
+// the kernel lock: one no agentx process wrote and not stale is a foreign
+// tool's, which turns the windows on for this file (see Fairness).
+func (a *acquirer) sawForeign(snap *snapshot, now time.Time) {
+	if snap.info.fromAgentx() {
+		return
+	}
+	if stale, _ := IsStale(a.staleInput(snap)); !stale {
+		a.foreign = now
+	}
+}
+
+// NoteForeign records that a foreign tool wrote what l guards (a ledger
+// found written by another tool, read under l), so that agentx holders
+// leave it its windows from l's release on, as if its lock had been seen.
+func (l *Lock) NoteForeign() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.foreign = time.Now()
 }

@@ -18,8 +18,12 @@ import (
 func TestParseRun(t *testing.T) {
 	start, release := time.Unix(0, 1_700_000_000_000_000_000), time.Unix(0, 1_700_000_000_400_000_000)
 	good := string(formatRun(runState{Start: start, Release: release}))
-	if good != "agentx-run 01700000000000000000 01700000000400000000\n" {
+	if good != "agentx-run 01700000000000000000 01700000000400000000 00000000000000000000\n" {
 		t.Fatalf("formatRun = %q", good)
+	}
+	seen := formatRun(runState{Start: start, Release: release, Foreign: release})
+	if s, ok := parseRun(seen); !ok || !s.Foreign.Equal(release) || len(seen) != len(good) {
+		t.Fatalf("parseRun(%q) = %+v, %v: want the foreign sighting back, the line as long as without", seen, s, ok)
 	}
 	cases := []struct {
 		name, in string
@@ -35,7 +39,10 @@ func TestParseRun(t *testing.T) {
 		{"negative", "agentx-run -5 1\n", false},
 		{"not a number", "agentx-run 1x 2\n", false},
 		{"too big", "agentx-run 1 99999999999999999999\n", false},
-		{"extra field", "agentx-run 1 2 3\n", false},
+		{"the earlier line, without FOREIGN", "agentx-run 1700000000000000000 1700000000400000000\n", true},
+		{"foreign seen", "agentx-run 1 2 3\n", true},
+		{"negative foreign", "agentx-run 1 2 -3\n", false},
+		{"extra field", "agentx-run 1 2 3 4\n", false},
 		{"missing field", "agentx-run 1\n", false},
 	}
 	for _, tc := range cases {
@@ -77,7 +84,14 @@ func FuzzParseRun(f *testing.F) {
 // last released at release, as a previous holder would have.
 func seedRun(t *testing.T, data string, start, release time.Time) {
 	t.Helper()
-	writeFile(t, data+Suffix+QueueSuffix, string(formatRun(runState{Start: start, Release: release})))
+	seedRunSeen(t, data, start, release, release)
+}
+
+// seedRunSeen is seedRun with a foreign tool's lock last seen at foreign
+// (zero: never).
+func seedRunSeen(t *testing.T, data string, start, release, foreign time.Time) {
+	t.Helper()
+	writeFile(t, data+Suffix+QueueSuffix, string(formatRun(runState{Start: start, Release: release, Foreign: foreign})))
 }
 
 // poller tries, from 20 ms on until the lock is taken or until stop, to
@@ -120,19 +134,26 @@ func TestFairWindow(t *testing.T) {
 		fair       Fairness
 		runAge     time.Duration // how long ago the recorded run began
 		releaseAgo time.Duration // and its last holder released
+		seenAgo    time.Duration // and a foreign tool's lock was seen; -1: never
 		window     bool
 	}{
-		{"long run: window", fair, time.Second, 0, true},
-		{"young run: none", fair, 50 * time.Millisecond, 0, false},
-		{"quiet since: none", fair, time.Second, 300 * time.Millisecond, false},
-		{"fair hand-off off", Fairness{}, time.Second, 0, false},
-		{"window 0 is off", Fairness{Bound: time.Millisecond}, time.Second, 0, false},
+		{"long run: window", fair, time.Second, 0, time.Minute, true},
+		{"young run: none", fair, 50 * time.Millisecond, 0, time.Minute, false},
+		{"quiet since: none", fair, time.Second, 300 * time.Millisecond, time.Minute, false},
+		{"fair hand-off off", Fairness{}, time.Second, 0, time.Minute, false},
+		{"window 0 is off", Fairness{Bound: time.Millisecond}, time.Second, 0, time.Minute, false},
+		{"no foreign tool ever seen: none", fair, time.Second, 0, -1, false},
+		{"a foreign tool seen over a day ago: none", fair, time.Second, 0, ForeignMemory + time.Minute, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			data := filepath.Join(t.TempDir(), "issue-1.json")
 			now := time.Now()
-			seedRun(t, data, now.Add(-tc.runAge), now.Add(-tc.releaseAgo))
+			var seen time.Time
+			if tc.seenAgo >= 0 {
+				seen = now.Add(-tc.seenAgo)
+			}
+			seedRunSeen(t, data, now.Add(-tc.runAge), now.Add(-tc.releaseAgo), seen)
 			got := poller(t, data+Suffix, 50*time.Millisecond, 400*time.Millisecond)
 			start := time.Now()
 			l, err := Acquire(t.Context(), data, Options{Fair: tc.fair})
@@ -278,5 +299,57 @@ func TestReleaseRecordsRun(t *testing.T) {
 		if !ok || s.Start.Before(before) || s.Release.Before(s.Start) || s.Release.After(time.Now()) {
 			t.Errorf("queue file %q: %+v, %v", raw, s, ok)
 		}
+	}
+}
+
+// TestForeignSeen: a foreign tool's lock found by a holder is recorded in
+// the queue file at its release; Lock.NoteForeign records one too. A stale lock file left by nobody alive
+// records nothing.
+func TestForeignSeen(t *testing.T) {
+	fair := Fairness{Bound: time.Millisecond, Window: 50 * time.Millisecond}
+	data := filepath.Join(t.TempDir(), "issue-5.json")
+	lockPath := data + Suffix
+	// a foreign tool holds the lock for 100 ms while an agentx holder waits
+	writeFile(t, lockPath, `{"pid":1,"timestamp":"`+stamp(time.Now())+`","agent":"engineer"}`)
+	go func() { time.Sleep(100 * time.Millisecond); _ = os.Remove(lockPath) }()
+	l, err := Acquire(t.Context(), data, Options{Fair: fair})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Release(); err != nil {
+		t.Fatal(err)
+	}
+	s, ok := readRun(data + Suffix + QueueSuffix)
+	if !ok || !s.foreignAbout(time.Now()) {
+		t.Fatalf("queue file after a foreign hold: %+v, %v; want the foreign tool seen", s, ok)
+	}
+
+	fresh := filepath.Join(t.TempDir(), "issue-6.json")
+	l, err = Acquire(t.Context(), fresh, Options{Fair: fair})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, _ := readRun(fresh + Suffix + QueueSuffix); !s.Foreign.IsZero() {
+		t.Fatalf("a fresh lock's queue file says a foreign tool was seen: %+v", s)
+	}
+	l.NoteForeign()
+	if err := l.Release(); err != nil {
+		t.Fatal(err)
+	}
+	if s, ok := readRun(fresh + Suffix + QueueSuffix); !ok || !s.foreignAbout(time.Now()) {
+		t.Fatalf("queue file after NoteForeign: %+v, %v; want the foreign tool seen", s, ok)
+	}
+
+	stale := filepath.Join(t.TempDir(), "issue-8.json")
+	writeFile(t, stale+Suffix, `{"pid":1,"timestamp":"`+stamp(time.Now().Add(-time.Hour))+`","agent":"engineer"}`)
+	l, err = Acquire(t.Context(), stale, Options{Fair: fair})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Release(); err != nil {
+		t.Fatal(err)
+	}
+	if s, _ := readRun(stale + Suffix + QueueSuffix); !s.Foreign.IsZero() {
+		t.Fatalf("a stale lock taken over was counted as a foreign tool about: %+v", s)
 	}
 }

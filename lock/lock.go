@@ -264,6 +264,7 @@ type Lock struct {
 	info     Info
 	queue    *flock.Flock
 	run      time.Time // when the run of agentx holders this one is part of began; zero: no fairness
+	foreign  time.Time // when a foreign tool's lock was last seen on this file (see Fairness); zero: never
 	prev     *Info     // the stale lock this one replaced, if any
 	reason   string    // why prev was stale
 	mu       sync.Mutex
@@ -377,6 +378,10 @@ type acquirer struct {
 	// cleanup of temp files, such as doctor --fix's, judging by a clock
 	// set ahead): each is prepared again, a few times.
 	lostTemps int
+	// foreign is when a foreign tool's lock was last seen on this file:
+	// read from the queue file (fairTurn), or now when create or a window
+	// finds one
+	foreign time.Time
 
 	prev   *Info
 	reason string
@@ -399,7 +404,7 @@ func (a *acquirer) run() (*Lock, error) {
 		_ = q.Unlock()
 		return nil, err
 	}
-	lk.queue, lk.run = q, run
+	lk.queue, lk.run, lk.foreign = q, run, a.foreign
 	return lk, nil
 }
 
@@ -493,6 +498,7 @@ func (a *acquirer) create() (*Lock, error) {
 			continue
 		}
 		now := time.Now()
+		a.sawForeign(snap, now)
 		if !now.Before(deadline) {
 			return nil, &TimeoutError{Path: a.path, Waited: now.Sub(a.start), StaleAge: a.opts.StaleAge,
 				Holder: snap.info, Age: a.age(snap), Foreign: true, Queued: -1, Ahead: -1}
@@ -724,7 +730,7 @@ func (l *Lock) Release() error {
 	}
 	if l.queue != nil {
 		if !l.run.IsZero() { // for the next holder's fairTurn, before it can run
-			writeRun(l.path+QueueSuffix, runState{Start: l.run, Release: time.Now()})
+			writeRun(l.path+QueueSuffix, runState{Start: l.run, Release: time.Now(), Foreign: l.foreign})
 		}
 		if uerr := l.queue.Unlock(); uerr != nil && err == nil {
 			err = fmt.Errorf("lock %s: release: unlock queue: %w", l.path, uerr)

@@ -78,7 +78,7 @@ func TestForeignPollersGetTheirTurn(t *testing.T) {
 
 // TestFairHandOffCost measures what the fair hand-off costs 8 agentx ask
 // loops on one issue with no foreign writer: asks a second with it off and
-// on. A measurement, run only with AGENTX_FAIR_COST=1 (and
+// on (on leaves no window where no foreign tool's lock was ever seen). A measurement, run only with AGENTX_FAIR_COST=1 (and
 // AGENTX_FAIR_SOAK for its length).
 func TestFairHandOffCost(t *testing.T) {
 	if os.Getenv("AGENTX_FAIR_COST") == "" {
@@ -86,10 +86,23 @@ func TestFairHandOffCost(t *testing.T) {
 	}
 	soak := fairSoak(t, 10*time.Second)
 	bin := buildAgentx(t, "-ldflags=-s -w")
-	for range 2 {
-		t.Logf("off: %s", fairRun(t, bin, soak, `fair_bound = "0"`, 0))
-		t.Logf("on:  %s", fairRun(t, bin, soak, "", 0))
+	// off and on take turns going first, so that a load that changes
+	// during the measurement weighs on both
+	var off, on int
+	for round := range 4 {
+		for i := range 2 {
+			if (round+i)%2 == 0 {
+				f := fairRun(t, bin, soak, `fair_bound = "0"`, 0)
+				off += f.asks
+				t.Logf("off: %s", f)
+			} else {
+				f := fairRun(t, bin, soak, "", 0)
+				on += f.asks
+				t.Logf("on:  %s", f)
+			}
+		}
 	}
+	t.Logf("on / off, four rounds each: %d / %d asks = x%.2f", on, off, float64(on)/float64(max(off, 1)))
 }
 
 // fairSoak is how long each run of writers lasts: AGENTX_FAIR_SOAK, else def.
