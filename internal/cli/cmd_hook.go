@@ -140,11 +140,11 @@ func (a *App) hookView(ctx context.Context, h *router.Hub, res hookResult, who s
 		a.markClosed(ctx, h, who, res.Monitor)
 	}
 	if strict { // the gate of ready --issue N
-		bs, err := issueBlockers(h, n)
+		rs, _, err := h.Ready(&n)
 		if err != nil {
 			return err
 		}
-		res.Blocked = router.ReadinessOf(n, bs).Blocked
+		res.Blocked = rs[0].Blocked
 	}
 	if format == formatClaudeHook {
 		return a.finishHookOutput(ctx, h, res)

@@ -3,12 +3,10 @@ package cli
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/agentx-cli/agentx/internal/gate/evaluate"
 	"github.com/agentx-cli/agentx/internal/safetext"
 	"github.com/agentx-cli/agentx/internal/words"
 	"github.com/agentx-cli/agentx/ledger"
@@ -138,64 +136,16 @@ func (a *App) readyState(s string) string {
 	return a.paint(statusColor(ledger.Escalated))(s)
 }
 
-// issueBlockers is what holds issue n up: its clarifications, by the one
-// rule (router.Blockers), then the work the supervisor gate sent back.
-// `ready --issue N` and `hook finish --strict` both gate on it.
-func issueBlockers(h *router.Hub, n int) ([]router.Blocker, error) {
-	bs, err := h.Blockers(n)
-	if err != nil {
-		return nil, err
-	}
-	sent, err := evaluate.Blockers(h.Store, n)
-	if err != nil {
-		return nil, err
-	}
-	return append(bs, sent...), nil
-}
-
 // readiness is the readiness of issue (with nil, of every issue with an
-// open clarification or work sent back), its reasons worded.
+// open clarification or work sent back), by the hub's one rule
+// (router.Hub.Ready), its reasons worded for the command line.
 func readiness(h *router.Hub, issue *int) ([]router.Readiness, []error, error) {
-	var (
-		rs   []router.Readiness
-		errs []error
-	)
-	if issue != nil {
-		bs, err := issueBlockers(h, *issue)
-		if err != nil {
-			return nil, nil, err
-		}
-		rs = []router.Readiness{router.ReadinessOf(*issue, bs)}
-	} else {
-		var err error
-		if rs, errs, err = h.Ready(nil); err != nil {
-			return nil, nil, err
-		}
-		issues, err := evaluate.Issues(h.Store)
-		if err != nil {
-			return nil, nil, err
-		}
-		for _, n := range issues {
-			sent, err := evaluate.Blockers(h.Store, n)
-			if err != nil {
-				return nil, nil, err
-			}
-			if len(sent) == 0 {
-				continue
-			}
-			i := slices.IndexFunc(rs, func(r router.Readiness) bool { return r.Issue == n })
-			if i < 0 {
-				rs, i = append(rs, router.Readiness{Issue: n}), len(rs)
-			}
-			rs[i] = router.ReadinessOf(n, append(rs[i].Blockers, sent...))
-		}
-		slices.SortFunc(rs, func(x, y router.Readiness) int { return x.Issue - y.Issue })
+	rs, errs, err := h.Ready(issue)
+	if err != nil {
+		return nil, nil, err
 	}
 	for i := range rs {
 		rs[i].Reason = readyReason(rs[i])
-	}
-	if rs == nil {
-		rs = []router.Readiness{}
 	}
 	return rs, errs, nil
 }
