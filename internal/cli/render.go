@@ -54,9 +54,9 @@ func statusColor(s ledger.Status) color.Attribute {
 	return color.Reset
 }
 
-func (a *App) status(s ledger.Status) string {
-	return a.paint(statusColor(s))(safetext.Line(string(s)))
-}
+// painter colours text when colour is on (App.paint): what a renderer
+// takes of the session.
+type painter func(attrs ...color.Attribute) func(string) string
 
 func stamp(t ledger.Time) string { return t.UTC().Format("2006-01-02 15:04") }
 
@@ -67,11 +67,11 @@ const rule = "  -----------------------------------------------"
 // from the ledger is neutralised (safetext): a header field cannot break
 // its line, and a body line is indented under its entry, so none can pass
 // for a line of the thread.
-func (a *App) renderThread(w io.Writer, r router.Record, rs []inbox.Receipt) {
+func renderThread(w io.Writer, paint painter, r router.Record, rs []inbox.Receipt) {
 	c := r.Clarification
-	bold := a.paint(color.Bold)
+	bold := paint(color.Bold)
 	line := safetext.Line
-	fmt.Fprintf(w, "  %s (%s)  %s\n", bold("Clarification Thread: "+line(c.ID)), words.IssueRef(r.IssueNumber), a.status(c.Status))
+	fmt.Fprintf(w, "  %s (%s)  %s\n", bold("Clarification Thread: "+line(c.ID)), words.IssueRef(r.IssueNumber), paint(statusColor(c.Status))(line(string(c.Status))))
 	mode := "blocking"
 	if !c.Blocking {
 		mode = "non-blocking"
@@ -103,10 +103,10 @@ func (a *App) renderThread(w io.Writer, r router.Record, rs []inbox.Receipt) {
 			if strings.HasPrefix(e.Body, "Abandoned") {
 				label = "[ABANDONED]"
 			}
-			fmt.Fprintf(w, "  %s %s  (%s)\n", a.paint(statusColor(ledger.Resolved))(label), line(e.From), stamp(e.Timestamp))
+			fmt.Fprintf(w, "  %s %s  (%s)\n", paint(statusColor(ledger.Resolved))(label), line(e.From), stamp(e.Timestamp))
 			fmt.Fprint(w, indent("    ", e.Body))
 		case ledger.Escalation:
-			mag := a.paint(color.FgMagenta, color.Bold)
+			mag := paint(color.FgMagenta, color.Bold)
 			fmt.Fprintf(w, "  %s %s  (%s)\n", mag("!! [ESCALATED]"), line(e.From), stamp(e.Timestamp))
 			fmt.Fprint(w, safetext.Indent(e.Body, "  | ", "  | "))
 		}
@@ -157,8 +157,8 @@ func renderMarkdown(w io.Writer, r router.Record) {
 
 // renderList writes records as a table: aligned with a header on a
 // terminal, tab-separated without one for scripts.
-func (a *App) renderList(w io.Writer, recs []router.Record, now time.Time) {
-	l := a.newListWriter(w, now)
+func renderList(w io.Writer, recs []router.Record, now time.Time, tty bool, paint painter) {
+	l := newListWriter(w, now, tty, paint)
 	for _, r := range recs {
 		l.add(r)
 	}
@@ -169,15 +169,16 @@ func (a *App) renderList(w io.Writer, recs []router.Record, now time.Time) {
 // each line is written at once; on a terminal the table's cells are kept,
 // to size its columns, but never the records they come from.
 type listWriter struct {
-	a     *App
+	paint painter
 	w     *bufio.Writer
 	now   time.Time
 	table *table // on a terminal
 }
 
-func (a *App) newListWriter(w io.Writer, now time.Time) *listWriter {
-	l := &listWriter{a: a, w: bufio.NewWriter(w), now: now}
-	if a.isTTY {
+// newListWriter is a listWriter to w: a table when tty (a terminal).
+func newListWriter(w io.Writer, now time.Time, tty bool, paint painter) *listWriter {
+	l := &listWriter{paint: paint, w: bufio.NewWriter(w), now: now}
+	if tty {
 		l.table = &table{}
 		l.table.add(plain("ID", "ISSUE", "STATUS", "FROM -> TO", "ROUND", "AGE", "TOPIC")...)
 	}
@@ -192,7 +193,7 @@ func (l *listWriter) add(r router.Record) {
 		return
 	}
 	l.table.add(cell{text: c.ID}, cell{text: words.IssueRef(r.IssueNumber)},
-		cell{text: string(c.Status), paint: l.a.paint(statusColor(c.Status))},
+		cell{text: string(c.Status), paint: l.paint(statusColor(c.Status))},
 		cell{text: c.From + " -> " + c.To}, cell{text: fmt.Sprintf("%d/%d", c.Round, c.MaxRounds)},
 		cell{text: age(l.now.Sub(c.Created.Time))}, cell{text: c.Topic})
 }
