@@ -186,30 +186,40 @@ func (w *rewaker) run(ctx context.Context) (string, error) {
 	go w.watch(ended, stop)
 	log := eventlog.EventLog{Path: filepath.Join(w.h.Store.Dir(), eventlog.File)}
 	for {
-		if err := ctx.Err(); err != nil {
-			return "", err // --max, or a signal
-		}
-		st, err := wake.Look(w.h.Store, w.who, w.session, w.issue)
-		if err != nil {
-			return "", err
-		}
-		if !w.mine(st) || ended.Err() != nil {
-			return "", nil // a newer turn's waiter took over, or the session was closed
-		}
-		var recs []router.Record
-		if !st.Held {
-			text, open, err := w.look(ctx)
-			if text != "" || len(open) == 0 || err != nil {
-				return text, err
-			}
-			recs = open
-		} else if recs, err = w.waitingOn(); err != nil {
-			return "", err
-		}
-		if err := w.sleep(ended, log, recs); err != nil && ended.Err() == nil {
-			return "", err
+		if text, done, err := w.round(ctx, ended, log); done || err != nil {
+			return text, err
 		}
 	}
+}
+
+// round is one look and one wait of run's: done once there is text to
+// deliver, or nothing more to wait for (the waiter was replaced, the
+// session closed, nothing left open).
+func (w *rewaker) round(ctx, ended context.Context, log eventlog.EventLog) (text string, done bool, err error) {
+	if err := ctx.Err(); err != nil {
+		return "", true, err // --max, or a signal
+	}
+	st, err := wake.Look(w.h.Store, w.who, w.session, w.issue)
+	if err != nil {
+		return "", true, err
+	}
+	if !w.mine(st) || ended.Err() != nil {
+		return "", true, nil // a newer turn's waiter took over, or the session was closed
+	}
+	var recs []router.Record
+	if !st.Held {
+		text, open, err := w.look(ctx)
+		if text != "" || len(open) == 0 || err != nil {
+			return text, true, err
+		}
+		recs = open
+	} else if recs, err = w.waitingOn(); err != nil {
+		return "", true, err
+	}
+	if err := w.sleep(ended, log, recs); err != nil && ended.Err() == nil {
+		return "", true, err
+	}
+	return "", false, nil
 }
 
 // mine reports whether this process still waits for its session: its

@@ -106,20 +106,7 @@ func printTodoItem(w io.Writer, bold func(string) string, it todo.Item, now time
 	if it.Reuses != nil {
 		fmt.Fprintf(w, "  %s proceeds on the decision of %s: %s\n", line(it.From), line(it.Reuses.ID), line(it.Reuses.Summary))
 	}
-	for k, p := range it.Positions {
-		role := "asker"
-		if k == 1 {
-			role = "asked"
-		}
-		text := p.Text
-		if text == "" {
-			text = "(has not answered)"
-		}
-		fmt.Fprintf(w, "%s", safetext.Indent(clipText(text, 600), fmt.Sprintf("  %s (%s): ", line(p.Agent), role), "    "))
-	}
-	if len(it.Positions) == 0 && it.Text != "" {
-		fmt.Fprintf(w, "%s", safetext.Indent(clipText(it.Text, 600), "  > ", "  > "))
-	}
+	printPositions(w, it)
 	for _, o := range it.Options {
 		fmt.Fprintf(w, "  %d. %s\n       %s\n", o.N, line(o.Text), line(o.Command))
 	}
@@ -132,6 +119,25 @@ func printTodoItem(w io.Writer, bold func(string) string, it todo.Item, now time
 			label = "or:     "
 		}
 		fmt.Fprintf(w, "  %s%s\n", label, line(act.Command))
+	}
+}
+
+// printPositions writes an escalation's two positions (the asker's, the
+// asked agent's), else the item's text, each cut at 600 bytes.
+func printPositions(w io.Writer, it todo.Item) {
+	for k, p := range it.Positions {
+		role := "asker"
+		if k == 1 {
+			role = "asked"
+		}
+		text := p.Text
+		if text == "" {
+			text = "(has not answered)"
+		}
+		fmt.Fprintf(w, "%s", safetext.Indent(clipText(text, 600), fmt.Sprintf("  %s (%s): ", safetext.Line(p.Agent), role), "    "))
+	}
+	if len(it.Positions) == 0 && it.Text != "" {
+		fmt.Fprintf(w, "%s", safetext.Indent(clipText(it.Text, 600), "  > ", "  > "))
 	}
 }
 

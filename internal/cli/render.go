@@ -84,40 +84,48 @@ func renderThread(w io.Writer, paint painter, r router.Record, rs []inbox.Receip
 		fmt.Fprintf(w, "  Decision: %s\n", line(d))
 	}
 	fmt.Fprintln(w, rule)
-	for i, e := range c.Thread {
+	for i := range c.Thread {
 		if i > 0 {
 			fmt.Fprintln(w)
 		}
-		switch e.Type {
-		case ledger.Question:
-			fmt.Fprintf(w, "  [Round %d] %s -> %s  (%s)\n", e.Round, line(e.From), line(c.To), stamp(e.Timestamp))
-			fmt.Fprint(w, indent("    Q: ", e.Body))
-		case ledger.Answer:
-			fmt.Fprintf(w, "  [Round %d] %s -> %s  (%s)\n", e.Round, line(e.From), line(c.From), stamp(e.Timestamp))
-			fmt.Fprint(w, indent("    A: ", e.Body))
-			if i := slices.IndexFunc(rs, func(r inbox.Receipt) bool { return r.Entry == i }); i >= 0 {
-				fmt.Fprintf(w, "    (%s)\n", rs[i].Line())
-			}
-		case ledger.Resolution:
-			label := "[RESOLVED]"
-			if strings.HasPrefix(e.Body, "Abandoned") {
-				label = "[ABANDONED]"
-			}
-			fmt.Fprintf(w, "  %s %s  (%s)\n", paint(statusColor(ledger.Resolved))(label), line(e.From), stamp(e.Timestamp))
-			fmt.Fprint(w, indent("    ", e.Body))
-		case ledger.Escalation:
-			mag := paint(color.FgMagenta, color.Bold)
-			fmt.Fprintf(w, "  %s %s  (%s)\n", mag("!! [ESCALATED]"), line(e.From), stamp(e.Timestamp))
-			fmt.Fprint(w, safetext.Indent(e.Body, "  | ", "  | "))
-		}
-		if ch := c.ChoiceAt(i); ch != nil {
-			fmt.Fprintf(w, "    (picked option %d: %s)\n", ch.Option, line(ch.Text))
-		}
+		renderEntry(w, paint, c, i, rs)
 	}
 	if c.Status == ledger.Pending || c.Status == ledger.Stale {
 		fmt.Fprintf(w, "\n  ... waiting for %s (stale after %s)\n", line(c.To), stamp(c.StaleAfter))
 	}
 	fmt.Fprintln(w, rule)
+}
+
+// renderEntry writes entry i of c's thread, an answer with its receipt
+// from rs, if any, and the option it picked.
+func renderEntry(w io.Writer, paint painter, c *ledger.Clarification, i int, rs []inbox.Receipt) {
+	line := safetext.Line
+	e := c.Thread[i]
+	switch e.Type {
+	case ledger.Question:
+		fmt.Fprintf(w, "  [Round %d] %s -> %s  (%s)\n", e.Round, line(e.From), line(c.To), stamp(e.Timestamp))
+		fmt.Fprint(w, indent("    Q: ", e.Body))
+	case ledger.Answer:
+		fmt.Fprintf(w, "  [Round %d] %s -> %s  (%s)\n", e.Round, line(e.From), line(c.From), stamp(e.Timestamp))
+		fmt.Fprint(w, indent("    A: ", e.Body))
+		if i := slices.IndexFunc(rs, func(r inbox.Receipt) bool { return r.Entry == i }); i >= 0 {
+			fmt.Fprintf(w, "    (%s)\n", rs[i].Line())
+		}
+	case ledger.Resolution:
+		label := "[RESOLVED]"
+		if strings.HasPrefix(e.Body, "Abandoned") {
+			label = "[ABANDONED]"
+		}
+		fmt.Fprintf(w, "  %s %s  (%s)\n", paint(statusColor(ledger.Resolved))(label), line(e.From), stamp(e.Timestamp))
+		fmt.Fprint(w, indent("    ", e.Body))
+	case ledger.Escalation:
+		mag := paint(color.FgMagenta, color.Bold)
+		fmt.Fprintf(w, "  %s %s  (%s)\n", mag("!! [ESCALATED]"), line(e.From), stamp(e.Timestamp))
+		fmt.Fprint(w, safetext.Indent(e.Body, "  | ", "  | "))
+	}
+	if ch := c.ChoiceAt(i); ch != nil {
+		fmt.Fprintf(w, "    (picked option %d: %s)\n", ch.Option, line(ch.Text))
+	}
 }
 
 // indent prefixes the first line of body with first and the rest with
