@@ -130,12 +130,6 @@ func (o *stopOptions) stop(ctx context.Context, a *App) error {
 	if err != nil {
 		return err
 	}
-	hold := o.hold
-	if !a.holdGiven {
-		if d := h.Rules().Config.Agents[who].Hold.Duration; d > 0 {
-			hold = d // [agents.NAME] hold
-		}
-	}
 	// where the agent can be reached when an answer lands after this turn
 	if err := wake.RecordSession(ctx, h.Store, who, n, wake.Session{ID: p.SessionID, Cwd: p.Cwd, Transcript: p.TranscriptPath, Owner: wake.ClientPID()}); err != nil {
 		a.warnf("%v", err)
@@ -143,7 +137,7 @@ func (o *stopOptions) stop(ctx context.Context, a *App) error {
 	if a.side == nil && !a.monitorOff() {
 		a.side = &sideMonitor{} // a hook runs the monitor; its findings go to stderr, never in the hook's JSON
 	}
-	turn := stopTurn{h: h, root: ws.Root, payload: p, who: who, issue: n, hold: hold}
+	turn := stopTurn{h: h, root: ws.Root, payload: p, who: who, issue: n, hold: o.holdFor(a, h, who)}
 	return a.later(func(ctx context.Context) error {
 		out, err := o.decide(ctx, a, turn)
 		if err != nil || out == nil {
@@ -156,6 +150,17 @@ func (o *stopOptions) stop(ctx context.Context, a *App) error {
 		_, err = a.stdout.Write(append(b, '\n'))
 		return err
 	})
+}
+
+// holdFor is how long to hold who's turn: --hold when given, else
+// [agents.NAME] hold, else --hold's default.
+func (o *stopOptions) holdFor(a *App, h *router.Hub, who string) time.Duration {
+	if !a.holdGiven {
+		if d := h.Rules().Config.Agents[who].Hold.Duration; d > 0 {
+			return d
+		}
+	}
+	return o.hold
 }
 
 // stopTurn is the turn hook stop decides on: the hub, the repository root,

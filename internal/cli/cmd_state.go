@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -133,24 +134,28 @@ func gateReady(a *App, h *router.Hub, n *int) error {
 	for _, e := range errs {
 		a.warnf("skipped %v", e)
 	}
-	if err := a.emit(rs, func() {
-		if len(rs) == 0 {
-			a.printf("No issues with open clarifications.\n")
-		}
-		for _, r := range rs {
-			line := fmt.Sprintf("%s %s", words.IssueRef(r.Issue), readyState(a.paint, r.State))
-			if r.Reason != "" {
-				line += ": " + safetext.Line(r.Reason)
-			}
-			a.printf("%s\n", line)
-		}
-	}); err != nil {
+	if err := a.emit(rs, func() { printReadiness(a.stdout, a.paint, rs) }); err != nil {
 		return err
 	}
 	if n != nil && len(rs) == 1 && rs[0].State != router.StateReady {
 		return &codedError{Code: ExitBlocked, Msg: fmt.Sprintf("%s is %s: %s", words.Issue(*n), rs[0].State, rs[0].Reason), Quiet: true}
 	}
 	return nil
+}
+
+// printReadiness writes a line an issue: its state and, when not READY,
+// why.
+func printReadiness(w io.Writer, paint painter, rs []router.Readiness) {
+	if len(rs) == 0 {
+		fmt.Fprintf(w, "No issues with open clarifications.\n")
+	}
+	for _, r := range rs {
+		line := fmt.Sprintf("%s %s", words.IssueRef(r.Issue), readyState(paint, r.State))
+		if r.Reason != "" {
+			line += ": " + safetext.Line(r.Reason)
+		}
+		fmt.Fprintf(w, "%s\n", line)
+	}
 }
 
 // readyState is a readiness state, coloured as the status it stands for.
