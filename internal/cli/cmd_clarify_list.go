@@ -114,7 +114,7 @@ func emptyList(a *App, h *router.Hub, f router.Filter) {
 		return
 	}
 	if f.Issue == nil {
-		fmt.Fprintf(a.stderr, "No open clarifications; closed ones (resolved or abandoned): %s\n", "agentx clarify list --all")
+		fmt.Fprintln(a.stderr, "No open clarifications; closed ones (resolved or abandoned): agentx clarify list --all")
 		return
 	}
 	cmd := fmt.Sprintf("agentx clarify list --issue %d --all", *f.Issue)
