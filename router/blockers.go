@@ -1,6 +1,9 @@
 package router
 
 import (
+	"slices"
+	"sync"
+
 	"github.com/agentx-cli/agentx/ledger"
 )
 
@@ -92,13 +95,55 @@ func BlockerOf(e ledger.IndexEntry) (Blocker, bool) {
 	return Blocker{ID: e.ID, Rule: rule, From: e.From, On: on, Status: e.Status}, true
 }
 
-// Blockers returns what of issue's open clarifications holds it up.
+// Blockers returns what holds issue up: its open clarifications, by the
+// rule above, then what the registered holds (RegisterHolds) hold it up by.
 func (h *Hub) Blockers(issue int) ([]Blocker, error) {
 	es, err := h.Store.OpenEntries(issue)
 	if err != nil {
 		return nil, err
 	}
-	return Blockers(es), nil
+	bs := Blockers(es)
+	for _, s := range registeredHolds() {
+		more, err := s.Blockers(h.Store, issue)
+		if err != nil {
+			return nil, err
+		}
+		bs = append(bs, more...)
+	}
+	return bs, nil
+}
+
+// Holds is a source of what holds issues up beside their clarifications:
+// the supervisor gate's work sent back for revision (BlockSentBack). The
+// gate registers its own (RegisterHolds) rather than router reading the
+// gate's records: the gate imports router, so router cannot import it.
+// Every caller of Hub.Ready and Hub.Blockers, whatever its front end, so
+// gets the one answer.
+type Holds interface {
+	// HeldIssues lists the issues it may hold up (any order; an issue it
+	// lists may turn out to hold nothing).
+	HeldIssues(store *ledger.Store) ([]int, error)
+	// Blockers is what it holds issue up by, in its order (none: nil).
+	Blockers(store *ledger.Store, issue int) ([]Blocker, error)
+}
+
+var holds struct {
+	sync.Mutex
+	list []Holds
+}
+
+// RegisterHolds adds s to what every hub's Ready and Blockers consult; a
+// package registers its holds once, when it is loaded.
+func RegisterHolds(s Holds) {
+	holds.Lock()
+	defer holds.Unlock()
+	holds.list = append(holds.list, s)
+}
+
+func registeredHolds() []Holds {
+	holds.Lock()
+	defer holds.Unlock()
+	return slices.Clip(holds.list)
 }
 
 // Readiness is whether an issue may proceed.

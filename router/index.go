@@ -27,9 +27,9 @@ func (h *Hub) listIssues(f Filter) ([]int, error) {
 	return h.Store.Issues()
 }
 
-// readyAll is the readiness of every issue with an open clarification;
-// an issue whose ledger cannot be read is held up by it (other errors are
-// returned in errs).
+// readyAll is the readiness of every issue with an open clarification or
+// held up by a registered hold (RegisterHolds); an issue whose ledger
+// cannot be read is held up by it (other errors are returned in errs).
 func (h *Hub) readyAll() ([]Readiness, []error, error) {
 	ix, errs, err := h.Store.ReadOpen()
 	if err != nil {
@@ -53,6 +53,37 @@ func (h *Hub) readyAll() ([]Readiness, []error, error) {
 		}
 		out = append(out, ReadinessOf(n, []Blocker{{Rule: BlockUnreadable, Why: err.Error()}}))
 	}
+	out, err = h.addHolds(out)
+	if err != nil {
+		return nil, nil, err
+	}
 	slices.SortFunc(out, func(a, b Readiness) int { return a.Issue - b.Issue })
 	return out, rest, nil
+}
+
+// addHolds adds to rs, the readiness of the issues with an open
+// clarification, what the registered holds hold up: an issue it holds up
+// and rs does not list is added.
+func (h *Hub) addHolds(rs []Readiness) ([]Readiness, error) {
+	for _, s := range registeredHolds() {
+		issues, err := s.HeldIssues(h.Store)
+		if err != nil {
+			return nil, err
+		}
+		for _, n := range issues {
+			bs, err := s.Blockers(h.Store, n)
+			if err != nil {
+				return nil, err
+			}
+			if len(bs) == 0 {
+				continue
+			}
+			i := slices.IndexFunc(rs, func(r Readiness) bool { return r.Issue == n })
+			if i < 0 {
+				rs, i = append(rs, Readiness{Issue: n}), len(rs)
+			}
+			rs[i] = ReadinessOf(n, append(rs[i].Blockers, bs...))
+		}
+	}
+	return rs, nil
 }

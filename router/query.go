@@ -198,7 +198,9 @@ func (h *Hub) Wait(ctx context.Context, id string, timeout time.Duration) (Recor
 }
 
 // Ready reports the readiness of every issue with an open clarification
-// (or of one issue).
+// or held up otherwise (the registered holds: work sent back for
+// revision), or of one issue: the one rule every front end gates on.
+// Reason is left to the front end (Readiness.Cause).
 func (h *Hub) Ready(issue *int) ([]Readiness, []error, error) {
 	if issue == nil {
 		return h.readyAll()

@@ -10,9 +10,16 @@ import (
 	"github.com/agentx-cli/agentx/router"
 )
 
+// assumeOptions are `agentx clarify assume`'s flags and argument.
+type assumeOptions struct {
+	id                      string
+	byID                    bool // an id was given (else --issue)
+	from, assumption, reuse string
+	issue                   issueFlag
+}
+
 func newAssumeCmd(a *App) *cobra.Command {
-	var from, assumption, reuse string
-	var issue issueFlag
+	o := &assumeOptions{}
 	cmd := &cobra.Command{
 		Use:   "assume ID (--assumption TEXT | --reuse CLR-N-NNN) [--from A]",
 		Short: "Record the assumption you proceed on while your question is unanswered, or the earlier decision you reuse",
@@ -34,65 +41,82 @@ issue N.`,
   agentx clarify assume --issue 7 --reuse CLR-42-003`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: a.runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			if len(args) == 0 && reuse == "" {
-				return &usageError{Err: fmt.Errorf("give the id of your open question (ID), or --reuse with --issue N")}
+			if o.byID = len(args) == 1; o.byID {
+				o.id = args[0]
 			}
-			text := assumption
-			if reuse == "" {
-				var err error
-				if text, err = a.text("--assumption", assumption); err != nil {
-					return err
-				}
-			}
-			who, err := a.claim("from", from)
-			if err != nil {
-				return err
-			}
-			_, h, err := a.hub()
-			if err != nil {
-				return err
-			}
-			id := ""
-			if len(args) == 1 {
-				id = args[0]
-			} else {
-				n, err := issue.require(a)
-				if err != nil {
-					return err
-				}
-				if id, err = newestOpen(h, n, who); err != nil {
-					return err
-				}
-			}
-			if err := a.named(ctx, h, id, true); err != nil {
-				return err
-			}
-			var rec router.Record
-			if reuse != "" {
-				rec, err = h.Reuse(ctx, id, who, reuse, text)
-			} else {
-				rec, err = h.Assume(ctx, id, who, text)
-			}
-			if err != nil {
-				return err
-			}
-			return a.emit(rec, func() {
-				x := rec.Ext()
-				last := x.Assumptions[len(x.Assumptions)-1]
-				if last.Reuses != nil {
-					a.printf("%s: %s reuses the decision of %s (round %d): %s\nThe question stays %s; a person sees the reuse in \"agentx todo\" and overturns it by answering %s.\n",
-						rec.ID, safetext.Line(last.By), safetext.Line(last.Reuses.ID), last.Round, safetext.Line(last.Reuses.Summary), safetext.Line(string(rec.Status)), rec.ID)
-					return
-				}
-				a.printf("%s: %s's assumption recorded (round %d); the question stays %s.\n", rec.ID, safetext.Line(last.By), last.Round, safetext.Line(string(rec.Status)))
-			})
+			return o.run(ctx, a)
 		}),
 	}
-	cmd.Flags().StringVar(&from, "from", "", "the asker (default $AGENTX_AGENT, else the asker)")
-	cmd.Flags().StringVar(&assumption, "assumption", "", "what you proceed on, at most 3000 bytes (default: read stdin); with --reuse, your own words beside the decision")
-	cmd.Flags().StringVar(&reuse, "reuse", "", "proceed on the decision of this resolved clarification (clarify ask lists them under \"Decided before\")")
-	issue.register(cmd, "with --reuse and no ID: your newest open question on this issue")
+	cmd.Flags().StringVar(&o.from, "from", "", "the asker (default $AGENTX_AGENT, else the asker)")
+	cmd.Flags().StringVar(&o.assumption, "assumption", "", "what you proceed on, at most 3000 bytes (default: read stdin); with --reuse, your own words beside the decision")
+	cmd.Flags().StringVar(&o.reuse, "reuse", "", "proceed on the decision of this resolved clarification (clarify ask lists them under \"Decided before\")")
+	o.issue.register(cmd, "with --reuse and no ID: your newest open question on this issue")
 	return cmd
+}
+
+// run is the command's body over the session a: its streams, global flags, output and hub.
+func (o *assumeOptions) run(ctx context.Context, a *App) error {
+	if !o.byID && o.reuse == "" {
+		return &usageError{Err: fmt.Errorf("give the id of your open question (ID), or --reuse with --issue N")}
+	}
+	text := o.assumption
+	if o.reuse == "" {
+		var err error
+		if text, err = a.text("--assumption", o.assumption); err != nil {
+			return err
+		}
+	}
+	who, err := a.claim("from", o.from)
+	if err != nil {
+		return err
+	}
+	_, h, err := a.hub()
+	if err != nil {
+		return err
+	}
+	id, err := o.question(ctx, a, h, who)
+	if err != nil {
+		return err
+	}
+	var rec router.Record
+	if o.reuse != "" {
+		rec, err = h.Reuse(ctx, id, who, o.reuse, text)
+	} else {
+		rec, err = h.Assume(ctx, id, who, text)
+	}
+	if err != nil {
+		return err
+	}
+	return a.emit(rec, func() { printAssumed(a, rec) })
+}
+
+// question is the id of the question assumed on: the one named, else
+// who's newest open question on --issue N; checked to name it (named).
+func (o *assumeOptions) question(ctx context.Context, a *App, h *router.Hub, who string) (string, error) {
+	id := o.id
+	if !o.byID {
+		n, err := o.issue.require(a)
+		if err != nil {
+			return "", err
+		}
+		if id, err = newestOpen(h, n, who); err != nil {
+			return "", err
+		}
+	}
+	return id, a.named(ctx, h, id, true)
+}
+
+// printAssumed says what was recorded: the reuse of a decision, or the
+// assumption.
+func printAssumed(a *App, rec router.Record) {
+	x := rec.Ext()
+	last := x.Assumptions[len(x.Assumptions)-1]
+	if last.Reuses != nil {
+		a.printf("%s: %s reuses the decision of %s (round %d): %s\nThe question stays %s; a person sees the reuse in \"agentx todo\" and overturns it by answering %s.\n",
+			rec.ID, safetext.Line(last.By), safetext.Line(last.Reuses.ID), last.Round, safetext.Line(last.Reuses.Summary), safetext.Line(string(rec.Status)), rec.ID)
+		return
+	}
+	a.printf("%s: %s's assumption recorded (round %d); the question stays %s.\n", rec.ID, safetext.Line(last.By), last.Round, safetext.Line(string(rec.Status)))
 }
 
 // newestOpen is the id of asker's newest open question on issue n (any

@@ -19,13 +19,16 @@ import (
 	"github.com/agentx-cli/agentx/router"
 )
 
+// eventsOptions are `agentx events`'s flags.
+type eventsOptions struct {
+	issue  issueFlag
+	since  string
+	id     string
+	follow bool
+}
+
 func newEventsCmd(a *App) *cobra.Command {
-	var (
-		issue  issueFlag
-		since  string
-		id     string
-		follow bool
-	)
+	o := &eventsOptions{}
 	cmd := &cobra.Command{
 		Use:   "events [--issue N] [--since T] [--id ID] [--follow]",
 		Short: "Read the event log: one line per clarification change",
@@ -53,56 +56,67 @@ is printed as one JSON envelope per line (JSON Lines) when following, or as
 one envelope holding the list otherwise.`,
 		Args: cobra.NoArgs,
 		RunE: a.runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			n, err := issue.get(a)
-			if err != nil {
-				return err
-			}
-			f := router.EventFilter{Issue: n, ID: id}
-			if since != "" {
-				if f.Since, err = parseSince(since, a.now()); err != nil {
-					return err
-				}
-			}
-			_, h, err := a.hub()
-			if err != nil {
-				return err
-			}
-			if follow {
-				err := h.Events.Follow(ctx, f, 100*time.Millisecond, func(e router.Event) error {
-					if a.json {
-						b, err := json.Marshal(envelope{SchemaVersion: schemaVersion, Data: e})
-						if err != nil {
-							return err
-						}
-						_, err = fmt.Fprintf(a.stdout, "%s\n", b)
-						return err
-					}
-					printEvent(a.stdout, e)
-					return nil
-				})
-				if err == nil {
-					err = ctx.Err() // stopped by a signal: exit 130 like any interrupted command
-				}
-				return err
-			}
-			skipped, err := a.streamEvents(h.Events, f)
-			if skipped > 0 {
-				a.warnf("skipped %s in %s", words.Count(skipped, "malformed line", "malformed lines"), h.Events.Path)
-			}
-			return err
+			return o.run(ctx, a)
 		}),
 	}
-	issue.register(cmd, "only this issue")
-	cmd.Flags().StringVar(&since, "since", "", "only events at or after this time (RFC 3339, or an age such as 2h or 7d)")
-	cmd.Flags().StringVar(&id, "id", "", "only this clarification")
-	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing new events")
+	o.issue.register(cmd, "only this issue")
+	cmd.Flags().StringVar(&o.since, "since", "", "only events at or after this time (RFC 3339, or an age such as 2h or 7d)")
+	cmd.Flags().StringVar(&o.id, "id", "", "only this clarification")
+	cmd.Flags().BoolVarP(&o.follow, "follow", "f", false, "keep printing new events")
 	return cmd
+}
+
+// run is the command's body over the session a: its streams, global flags, output and hub.
+func (o *eventsOptions) run(ctx context.Context, a *App) error {
+	n, err := o.issue.get(a)
+	if err != nil {
+		return err
+	}
+	f := router.EventFilter{Issue: n, ID: o.id}
+	if o.since != "" {
+		if f.Since, err = parseSince(o.since, a.now()); err != nil {
+			return err
+		}
+	}
+	_, h, err := a.hub()
+	if err != nil {
+		return err
+	}
+	if o.follow {
+		return followEvents(ctx, a, h.Events, f)
+	}
+	skipped, err := streamEvents(a, h.Events, f)
+	if skipped > 0 {
+		a.warnf("skipped %s in %s", words.Count(skipped, "malformed line", "malformed lines"), h.Events.Path)
+	}
+	return err
+}
+
+// followEvents prints the events that match f as they are appended, until
+// interrupted: a line each, or under --json one envelope a line.
+func followEvents(ctx context.Context, a *App, log router.EventLog, f router.EventFilter) error {
+	err := log.Follow(ctx, f, 100*time.Millisecond, func(e router.Event) error {
+		if a.json {
+			b, err := json.Marshal(envelope{SchemaVersion: schemaVersion, Data: e})
+			if err != nil {
+				return err
+			}
+			_, err = fmt.Fprintf(a.stdout, "%s\n", b)
+			return err
+		}
+		printEvent(a.stdout, e)
+		return nil
+	})
+	if err == nil {
+		err = ctx.Err() // stopped by a signal: exit 130 like any interrupted command
+	}
+	return err
 }
 
 // streamEvents prints the events that match f as the log is read, in
 // constant memory however long the log is: a line each, or under --json one
 // envelope whose data array is written an event at a time.
-func (a *App) streamEvents(log router.EventLog, f router.EventFilter) (skipped int, err error) {
+func streamEvents(a *App, log router.EventLog, f router.EventFilter) (skipped int, err error) {
 	w := bufio.NewWriterSize(a.stdout, 64<<10)
 	if !a.json {
 		skipped, err = log.Each(f, func(e router.Event) error {

@@ -58,15 +58,19 @@ type hookResult struct {
 	Proposals []*proposal.Proposal `json:"proposals,omitempty"`
 }
 
+// phaseOptions are `agentx hook start` and `hook finish`'s flags.
+type phaseOptions struct {
+	phase    string // router.HookStart or HookFinish
+	issue    issueFlag
+	agent    string
+	workflow string
+	strict   bool
+	step     string
+	format   string
+}
+
 func newHookPhaseCmd(a *App, phase string) *cobra.Command {
-	var (
-		issue    issueFlag
-		agent    string
-		workflow string
-		strict   bool
-		step     string
-		format   string
-	)
+	o := &phaseOptions{phase: phase}
 	short := "An agent starts work on an issue: status working, then the monitor"
 	if phase == router.HookFinish {
 		short = "An agent finished an issue: status done, then the monitor closes what it left there (--strict: exit 9 while blocked)"
@@ -76,80 +80,95 @@ func newHookPhaseCmd(a *App, phase string) *cobra.Command {
 		Short: short,
 		Args:  cobra.NoArgs,
 		RunE: a.runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			n, err := issue.require(a)
-			if err != nil {
-				return err
-			}
-			who, err := a.requireAgent("agent", agent)
-			if err != nil {
-				return err
-			}
-			_, h, err := a.hub()
-			if err != nil {
-				return err
-			}
-			if workflow != "" {
-				if _, err := h.Rules().Workflow(workflow); err != nil {
-					return err
-				}
-			}
-			res := hookResult{Hook: phase, Agent: who, Issue: n}
-			effective := phase
-			if phase == router.HookFinish {
-				if format != formatText && format != formatClaudeHook {
-					return &usageError{Err: fmt.Errorf("--format %q: use text or %s", format, formatClaudeHook)}
-				}
-				ws, _ := a.open()
-				if res.Evaluation, res.Proposals, err = a.finishGate(ctx, ws.Root, h, n, who, workflow, step); err != nil {
-					return err
-				}
-				if res.Evaluation != nil && !res.Evaluation.Done() {
-					effective = router.HookStart // not done: the agent is still at work, and keeps its questions
-				}
-			}
-			if res.Status, err = h.Hook(ctx, effective, who, n); err != nil {
-				return err
-			}
-			if s := a.monitorAs(false); s != nil {
-				s.hook = &monitor.Hook{Phase: effective, Agent: who, Issue: n}
-			}
-			return a.later(func(ctx context.Context) error {
-				return a.hookView(ctx, h, res, who, n, strict, format)
-			})
+			return o.run(ctx, a)
 		}),
 	}
-	issue.register(cmd, "the issue")
-	cmd.Flags().StringVar(&agent, "agent", "", "the agent (default $AGENTX_AGENT)")
+	o.issue.register(cmd, "the issue")
+	cmd.Flags().StringVar(&o.agent, "agent", "", "the agent (default $AGENTX_AGENT)")
 	if phase == router.HookStart {
-		cmd.Flags().StringVar(&workflow, "workflow", "", "the workflow the agent works in (checked to exist)")
+		cmd.Flags().StringVar(&o.workflow, "workflow", "", "the workflow the agent works in (checked to exist)")
 	} else {
-		cmd.Flags().BoolVar(&strict, "strict", false, "exit 9 while the issue is not ready (as ready --issue N): a blocking clarification is pending, stale or escalated, or work was sent back for revision")
-		cmd.Flags().StringVar(&workflow, "workflow", "", "the workflow whose step's checks evaluate the work (default: config's default_workflow)")
-		cmd.Flags().StringVar(&step, "step", "", "the step evaluated (default: the agent's first step with checks)")
-		cmd.Flags().StringVar(&format, "format", formatText, "text, or claude-hook: the JSON a Claude Code Stop hook prints to send the agent back with the feedback")
+		cmd.Flags().BoolVar(&o.strict, "strict", false, "exit 9 while the issue is not ready (as ready --issue N): a blocking clarification is pending, stale or escalated, or work was sent back for revision")
+		cmd.Flags().StringVar(&o.workflow, "workflow", "", "the workflow whose step's checks evaluate the work (default: config's default_workflow)")
+		cmd.Flags().StringVar(&o.step, "step", "", "the step evaluated (default: the agent's first step with checks)")
+		cmd.Flags().StringVar(&o.format, "format", formatText, "text, or claude-hook: the JSON a Claude Code Stop hook prints to send the agent back with the feedback")
 	}
 	return cmd
 }
 
-// hookView is a hook's output, once the monitor ran: what it did, what
-// it closed of the agent's own questions (marked so the inbox does not
+// run is the command's body over the session a: its streams, global flags, output and hub.
+func (o *phaseOptions) run(ctx context.Context, a *App) error {
+	n, err := o.issue.require(a)
+	if err != nil {
+		return err
+	}
+	who, err := a.requireAgent("agent", o.agent)
+	if err != nil {
+		return err
+	}
+	_, h, err := a.hub()
+	if err != nil {
+		return err
+	}
+	if o.workflow != "" {
+		if _, err := h.Rules().Workflow(o.workflow); err != nil {
+			return err
+		}
+	}
+	res := hookResult{Hook: o.phase, Agent: who, Issue: n}
+	effective := o.phase
+	if o.phase == router.HookFinish {
+		if effective, err = o.finish(ctx, a, h, &res); err != nil {
+			return err
+		}
+	}
+	if res.Status, err = h.Hook(ctx, effective, who, n); err != nil {
+		return err
+	}
+	if s := a.monitorAs(false); s != nil {
+		s.hook = &monitor.Hook{Phase: effective, Agent: who, Issue: n}
+	}
+	return a.later(func(ctx context.Context) error { return o.view(ctx, a, h, res) })
+}
+
+// finish runs the supervisor gate on the agent's work at hook finish and
+// returns the phase the hook records: finish, or start while the work is
+// not done (the agent is still at work, and keeps its questions).
+func (o *phaseOptions) finish(ctx context.Context, a *App, h *router.Hub, res *hookResult) (string, error) {
+	if o.format != formatText && o.format != formatClaudeHook {
+		return "", &usageError{Err: fmt.Errorf("--format %q: use text or %s", o.format, formatClaudeHook)}
+	}
+	ws, _ := a.open()
+	var err error
+	if res.Evaluation, res.Proposals, err = a.finishGate(ctx, ws.Root, h, res.Issue, res.Agent, o.workflow, o.step); err != nil {
+		return "", err
+	}
+	if res.Evaluation != nil && !res.Evaluation.Done() {
+		return router.HookStart, nil
+	}
+	return router.HookFinish, nil
+}
+
+// view is a hook's output, once the monitor ran: what it did, what it
+// closed of the agent's own questions (marked so the inbox does not
 // deliver them), and with --strict whether the issue is blocked.
-func (a *App) hookView(ctx context.Context, h *router.Hub, res hookResult, who string, n int, strict bool, format string) error {
+func (o *phaseOptions) view(ctx context.Context, a *App, h *router.Hub, res hookResult) error {
 	if a.side != nil {
 		res.Monitor = a.side.report
-		a.markClosed(ctx, h, who, res.Monitor)
+		markClosed(ctx, a.warnIf, h, res.Agent, res.Monitor)
 	}
-	if strict { // the gate of ready --issue N
-		bs, err := issueBlockers(h, n)
+	n := res.Issue
+	if o.strict { // the gate of ready --issue N
+		rs, _, err := h.Ready(&n)
 		if err != nil {
 			return err
 		}
-		res.Blocked = router.ReadinessOf(n, bs).Blocked
+		res.Blocked = rs[0].Blocked
 	}
-	if format == formatClaudeHook {
+	if o.format == formatClaudeHook {
 		return a.finishHookOutput(ctx, h, res)
 	}
-	if err := a.emit(res, func() { a.renderHook(res) }); err != nil {
+	if err := a.emit(res, func() { renderHook(a, res) }); err != nil {
 		return err
 	}
 	a.delivered(ctx, h, res, false)
@@ -161,7 +180,8 @@ func (a *App) hookView(ctx context.Context, h *router.Hub, res hookResult, who s
 	return nil
 }
 
-func (a *App) renderHook(res hookResult) {
+// renderHook writes a hook's result as text.
+func renderHook(a *App, res hookResult) {
 	a.printf("hook %s: %s %s on %s\n", res.Hook, safetext.Line(res.Agent), res.Status, words.IssueRef(res.Issue))
 	r := res.Monitor
 	switch {
@@ -188,13 +208,13 @@ func (a *App) renderHook(res hookResult) {
 
 // markClosed marks what the hook's monitor closed of agent's own questions
 // as seen by it: the hook's report tells it, so its inbox need not.
-func (a *App) markClosed(ctx context.Context, h *router.Hub, agent string, r *monitor.Report) {
+func markClosed(ctx context.Context, warn func(error), h *router.Hub, agent string, r *monitor.Report) {
 	for _, f := range r.Findings {
 		if f.Kind != monitor.KindAbandoned || f.Result != monitor.Done || f.From != agent {
 			continue
 		}
 		if rec, err := h.Get(f.ID); err == nil {
-			a.markSeen(ctx, h.Store, agent, inbox.ViaHook, rec)
+			markSeen(ctx, warn, h.Store, agent, inbox.ViaHook, rec)
 		}
 	}
 }

@@ -39,13 +39,16 @@ var ExitRewake = ExitCode{2, "rewake", "agentx hook rewake only: the answer is o
 // parsing included, exit 1 (clientHookExit).
 const clientHookKey = "agentx/client-hook"
 
+// rewakeOptions are `agentx hook rewake`'s flags.
+type rewakeOptions struct {
+	issue    issueFlag
+	agent    string
+	maxWait  time.Duration
+	hookTime time.Duration // --timeout, ignored
+}
+
 func newHookRewakeCmd(a *App) *cobra.Command {
-	var (
-		issue    issueFlag
-		agent    string
-		maxWait  time.Duration
-		hookTime time.Duration
-	)
+	o := &rewakeOptions{}
 	cmd := &cobra.Command{
 		Use:   "rewake --agent A [--issue N]",
 		Short: "Wake an idle Claude Code session in place when what it waits on lands (an asyncRewake Stop hook)",
@@ -72,31 +75,37 @@ after --max. Every error is exit 1 (never 2). See docs/agents.md.`,
 		Annotations: map[string]string{clientHookKey: "yes"},
 		Args:        cobra.NoArgs,
 		RunE: a.runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			err := a.hookRewake(ctx, &issue, agent, maxWait)
-			var noWS *workspace.NotFoundError
-			if errors.As(err, &noWS) {
-				return nil // no workspace here: nothing to wait for
-			}
-			return err
+			return o.run(ctx, a)
 		}),
 	}
-	issue.register(cmd, "the issue the agent works on (default: every issue)")
-	cmd.Flags().StringVar(&agent, "agent", "", "the agent whose session it wakes (default $AGENTX_AGENT)")
-	cmd.Flags().DurationVar(&maxWait, "max", defaultRewakeMax, "the longest it waits (keep the hook's timeout above it)")
-	cmd.Flags().DurationVar(&hookTime, "timeout", 0, "ignored: the hook's timeout is Claude Code's setting")
+	o.issue.register(cmd, "the issue the agent works on (default: every issue)")
+	cmd.Flags().StringVar(&o.agent, "agent", "", "the agent whose session it wakes (default $AGENTX_AGENT)")
+	cmd.Flags().DurationVar(&o.maxWait, "max", defaultRewakeMax, "the longest it waits (keep the hook's timeout above it)")
+	cmd.Flags().DurationVar(&o.hookTime, "timeout", 0, "ignored: the hook's timeout is Claude Code's setting")
 	_ = cmd.Flags().MarkHidden("timeout")
 	return cmd
 }
 
-// hookRewake is hook rewake's body.
-func (a *App) hookRewake(ctx context.Context, issue *issueFlag, agent string, maxWait time.Duration) error {
+// run is the command's body over the session a: its streams, global flags, output and hub.
+func (o *rewakeOptions) run(ctx context.Context, a *App) error {
+	err := o.rewake(ctx, a)
+	var noWS *workspace.NotFoundError
+	if errors.As(err, &noWS) {
+		return nil // no workspace here: nothing to wait for
+	}
+	return err
+}
+
+// rewake is hook rewake's checks, then the wait (after the monitor) as the
+// session's live waiter.
+func (o *rewakeOptions) rewake(ctx context.Context, a *App) error {
 	if a.json {
 		return &usageError{Err: fmt.Errorf("hook rewake prints for Claude Code: drop --json")}
 	}
-	if maxWait <= 0 {
-		return &usageError{Err: fmt.Errorf("--max %s: must be positive", maxWait)}
+	if o.maxWait <= 0 {
+		return &usageError{Err: fmt.Errorf("--max %s: must be positive", o.maxWait)}
 	}
-	p, who, n, err := a.stopHookStart(issue, agent)
+	p, who, n, err := stopHookStart(a, &o.issue, o.agent)
 	if err != nil {
 		return err
 	}
@@ -121,19 +130,25 @@ func (a *App) hookRewake(ctx context.Context, issue *issueFlag, agent string, ma
 		a.side = &sideMonitor{} // its waits run the monitor when due; findings go to stderr only with the wake
 	}
 	return a.later(func(ctx context.Context) error {
-		ctx, cancel := context.WithTimeout(ctx, maxWait)
-		defer cancel()
-		w := rewaker{a: a, h: h, who: who, issue: n, session: p.SessionID, owner: wake.ClientPID()}
-		text, err := w.run(ctx)
-		if err != nil || text == "" {
-			if errors.Is(err, context.DeadlineExceeded) {
-				err = nil // waited its longest: the session's next turn waits again
-			}
-			return err
-		}
-		fmt.Fprint(a.stderr, text)
-		return &codedError{Code: ExitRewake, Msg: "rewake", Quiet: true}
+		return o.wait(ctx, a, &rewaker{a: a, h: h, who: who, issue: n, session: p.SessionID, owner: wake.ClientPID()})
 	})
+}
+
+// wait waits, at most --max, as w for what comes back to the agent's
+// questions, and wakes the session with it: exit 2 with the inbox text on
+// stderr (ExitRewake).
+func (o *rewakeOptions) wait(ctx context.Context, a *App, w *rewaker) error {
+	ctx, cancel := context.WithTimeout(ctx, o.maxWait)
+	defer cancel()
+	text, err := w.run(ctx)
+	if err != nil || text == "" {
+		if errors.Is(err, context.DeadlineExceeded) {
+			err = nil // waited its longest: the session's next turn waits again
+		}
+		return err
+	}
+	fmt.Fprint(a.stderr, text)
+	return &codedError{Code: ExitRewake, Msg: "rewake", Quiet: true}
 }
 
 // headless reports whether the client that ran the hook has nobody at its
@@ -171,30 +186,40 @@ func (w *rewaker) run(ctx context.Context) (string, error) {
 	go w.watch(ended, stop)
 	log := eventlog.EventLog{Path: filepath.Join(w.h.Store.Dir(), eventlog.File)}
 	for {
-		if err := ctx.Err(); err != nil {
-			return "", err // --max, or a signal
-		}
-		st, err := wake.Look(w.h.Store, w.who, w.session, w.issue)
-		if err != nil {
-			return "", err
-		}
-		if !w.mine(st) || ended.Err() != nil {
-			return "", nil // a newer turn's waiter took over, or the session was closed
-		}
-		var recs []router.Record
-		if !st.Held {
-			text, open, err := w.look(ctx)
-			if text != "" || len(open) == 0 || err != nil {
-				return text, err
-			}
-			recs = open
-		} else if recs, err = w.waitingOn(); err != nil {
-			return "", err
-		}
-		if err := w.sleep(ended, log, recs); err != nil && ended.Err() == nil {
-			return "", err
+		if text, done, err := w.round(ctx, ended, log); done || err != nil {
+			return text, err
 		}
 	}
+}
+
+// round is one look and one wait of run's: done once there is text to
+// deliver, or nothing more to wait for (the waiter was replaced, the
+// session closed, nothing left open).
+func (w *rewaker) round(ctx, ended context.Context, log eventlog.EventLog) (text string, done bool, err error) {
+	if err := ctx.Err(); err != nil {
+		return "", true, err // --max, or a signal
+	}
+	st, err := wake.Look(w.h.Store, w.who, w.session, w.issue)
+	if err != nil {
+		return "", true, err
+	}
+	if !w.mine(st) || ended.Err() != nil {
+		return "", true, nil // a newer turn's waiter took over, or the session was closed
+	}
+	var recs []router.Record
+	if !st.Held {
+		text, open, err := w.look(ctx)
+		if text != "" || len(open) == 0 || err != nil {
+			return text, true, err
+		}
+		recs = open
+	} else if recs, err = w.waitingOn(); err != nil {
+		return "", true, err
+	}
+	if err := w.sleep(ended, log, recs); err != nil && ended.Err() == nil {
+		return "", true, err
+	}
+	return "", false, nil
 }
 
 // mine reports whether this process still waits for its session: its
@@ -273,7 +298,7 @@ func (w *rewaker) sleep(ctx context.Context, log eventlog.EventLog, recs []route
 			stop()
 		}
 	}()
-	_, err = w.a.wait(grown, w.h, recs[i].ID, rewakeSlice)
+	_, err = waitAnswer(grown, w.a, w.h, recs[i].ID, rewakeSlice)
 	if _, ok := errors.AsType[*router.WaitTimeoutError](err); ok || grown.Err() != nil && ctx.Err() == nil {
 		err = nil // the slice passed, or the log grew: look again
 	}

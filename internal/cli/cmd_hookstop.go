@@ -47,13 +47,16 @@ type stopPayload struct {
 // its next prompt.
 var stopKinds = []inbox.Kind{inbox.KindAnswer, inbox.KindResolved, inbox.KindEscalated, inbox.KindAbandoned}
 
+// stopOptions are `agentx hook stop`'s flags.
+type stopOptions struct {
+	issue          issueFlag
+	agent          string
+	workflow, step string
+	hold           time.Duration
+}
+
 func newHookStopCmd(a *App) *cobra.Command {
-	var (
-		issue          issueFlag
-		agent          string
-		workflow, step string
-		hold           time.Duration
-	)
+	o := &stopOptions{}
 	cmd := &cobra.Command{
 		Use:   "stop --agent A [--issue N] [--hold 5m]",
 		Short: "An agent's turn ended (Claude Code's Stop hook): deliver answers, hold for a blocking one, never close a question",
@@ -86,46 +89,46 @@ stop). See docs/agents.md.`,
 		Annotations: map[string]string{clientHookKey: "yes"},
 		Args:        cobra.NoArgs,
 		RunE: a.runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			a.holdGiven = cmd.Flags().Changed("hold")
-			err := a.hookStop(ctx, &issue, agent, workflow, step, hold)
-			var noWS *workspace.NotFoundError
-			if errors.As(err, &noWS) {
-				return nil // no workspace here: nothing to deliver, the agent stops
-			}
-			// Claude Code reads exit 2 from a Stop hook as "block": a usage
-			// error exits 1 (clientHookKey)
-			return err
+			return o.run(ctx, a, cmd)
 		}),
 	}
-	issue.register(cmd, "the issue the agent works on (default: every issue)")
-	cmd.Flags().StringVar(&agent, "agent", "", "the agent whose turn ended (default $AGENTX_AGENT)")
-	cmd.Flags().DurationVar(&hold, "hold", defaultHold, "how long to hold the turn for the answer to an open blocking question (default: [agents.NAME] hold, else 5m; keep the hook's timeout above it)")
-	cmd.Flags().StringVar(&workflow, "workflow", "", "the workflow whose step's checks evaluate the work when nothing is open (default: config's default_workflow)")
-	cmd.Flags().StringVar(&step, "step", "", "the step evaluated (default: the agent's first step with checks)")
+	o.issue.register(cmd, "the issue the agent works on (default: every issue)")
+	cmd.Flags().StringVar(&o.agent, "agent", "", "the agent whose turn ended (default $AGENTX_AGENT)")
+	cmd.Flags().DurationVar(&o.hold, "hold", defaultHold, "how long to hold the turn for the answer to an open blocking question (default: [agents.NAME] hold, else 5m; keep the hook's timeout above it)")
+	cmd.Flags().StringVar(&o.workflow, "workflow", "", "the workflow whose step's checks evaluate the work when nothing is open (default: config's default_workflow)")
+	cmd.Flags().StringVar(&o.step, "step", "", "the step evaluated (default: the agent's first step with checks)")
 	return cmd
 }
 
-// hookStop is hook stop's body: its checks, then the view (after the
-// monitor) that delivers, holds or gates.
-func (a *App) hookStop(ctx context.Context, issue *issueFlag, agent, workflow, step string, hold time.Duration) error {
+// run is the command's body over the session a: its streams, global flags, output and hub.
+func (o *stopOptions) run(ctx context.Context, a *App, cmd *cobra.Command) error {
+	a.holdGiven = cmd.Flags().Changed("hold")
+	err := o.stop(ctx, a)
+	var noWS *workspace.NotFoundError
+	if errors.As(err, &noWS) {
+		return nil // no workspace here: nothing to deliver, the agent stops
+	}
+	// Claude Code reads exit 2 from a Stop hook as "block": a usage
+	// error exits 1 (clientHookKey)
+	return err
+}
+
+// stop is hook stop's checks, then the view (after the monitor) that
+// delivers, holds or gates.
+func (o *stopOptions) stop(ctx context.Context, a *App) error {
 	if a.json {
 		return &usageError{Err: fmt.Errorf("hook stop prints Claude Code's hook JSON: drop --json")}
 	}
-	if hold < 0 {
-		return &usageError{Err: fmt.Errorf("--hold %s: must not be negative", hold)}
+	if o.hold < 0 {
+		return &usageError{Err: fmt.Errorf("--hold %s: must not be negative", o.hold)}
 	}
-	p, who, n, err := a.stopHookStart(issue, agent)
+	p, who, n, err := stopHookStart(a, &o.issue, o.agent)
 	if err != nil {
 		return err
 	}
 	ws, h, err := a.hub()
 	if err != nil {
 		return err
-	}
-	if !a.holdGiven {
-		if d := h.Rules().Config.Agents[who].Hold.Duration; d > 0 {
-			hold = d // [agents.NAME] hold
-		}
 	}
 	// where the agent can be reached when an answer lands after this turn
 	if err := wake.RecordSession(ctx, h.Store, who, n, wake.Session{ID: p.SessionID, Cwd: p.Cwd, Transcript: p.TranscriptPath, Owner: wake.ClientPID()}); err != nil {
@@ -134,8 +137,9 @@ func (a *App) hookStop(ctx context.Context, issue *issueFlag, agent, workflow, s
 	if a.side == nil && !a.monitorOff() {
 		a.side = &sideMonitor{} // a hook runs the monitor; its findings go to stderr, never in the hook's JSON
 	}
+	turn := stopTurn{h: h, root: ws.Root, payload: p, who: who, issue: n, hold: o.holdFor(a, h, who)}
 	return a.later(func(ctx context.Context) error {
-		out, err := a.stopDecision(ctx, ws.Root, h, p, who, n, workflow, step, hold)
+		out, err := o.decide(ctx, a, turn)
 		if err != nil || out == nil {
 			return err
 		}
@@ -148,10 +152,33 @@ func (a *App) hookStop(ctx context.Context, issue *issueFlag, agent, workflow, s
 	})
 }
 
+// holdFor is how long to hold who's turn: --hold when given, else
+// [agents.NAME] hold, else --hold's default.
+func (o *stopOptions) holdFor(a *App, h *router.Hub, who string) time.Duration {
+	if !a.holdGiven {
+		if d := h.Rules().Config.Agents[who].Hold.Duration; d > 0 {
+			return d
+		}
+	}
+	return o.hold
+}
+
+// stopTurn is the turn hook stop decides on: the hub, the repository root,
+// the hook's JSON, the agent, its issue (nil: every one) and how long to
+// hold the turn.
+type stopTurn struct {
+	h       *router.Hub
+	root    string
+	payload stopPayload
+	who     string
+	issue   *int
+	hold    time.Duration
+}
+
 // stopHookStart reads what both Stop hooks (hook stop, hook rewake) start
 // from: the hook's JSON on stdin, the agent, the issue (nil: every one).
-func (a *App) stopHookStart(issue *issueFlag, agent string) (stopPayload, string, *int, error) {
-	p, err := a.readStopPayload()
+func stopHookStart(a *App, issue *issueFlag, agent string) (stopPayload, string, *int, error) {
+	p, err := readHookPayload(a.stdin)
 	if err != nil {
 		return p, "", nil, err
 	}
@@ -181,15 +208,15 @@ func (a *App) recordEnvSession(ctx context.Context, store *ledger.Store, agent s
 	}
 }
 
-// readStopPayload reads Claude Code's hook JSON from stdin (hook stop,
+// readHookPayload reads Claude Code's hook JSON from stdin (hook stop,
 // and the inbox's claude-hook format): nothing (a terminal, or empty
 // input: run by hand) is a zero payload.
-func (a *App) readStopPayload() (stopPayload, error) {
+func readHookPayload(stdin io.Reader) (stopPayload, error) {
 	var p stopPayload
-	if f, ok := a.stdin.(interface{ Fd() uintptr }); ok && isatty.IsTerminal(f.Fd()) {
+	if f, ok := stdin.(interface{ Fd() uintptr }); ok && isatty.IsTerminal(f.Fd()) {
 		return p, nil
 	}
-	b, err := io.ReadAll(io.LimitReader(a.stdin, maxStopPayload+1))
+	b, err := io.ReadAll(io.LimitReader(stdin, maxStopPayload+1))
 	if err != nil {
 		return p, fmt.Errorf("read the hook's input: %w", err)
 	}
@@ -205,67 +232,84 @@ func (a *App) readStopPayload() (stopPayload, error) {
 	return p, nil
 }
 
-// stopDecision is what hook stop tells Claude Code, nil to let the agent
-// stop without a word (see newHookStopCmd for the order).
-func (a *App) stopDecision(ctx context.Context, root string, h *router.Hub, p stopPayload, who string, n *int, workflow, step string, hold time.Duration) (*stopHookOutput, error) {
-	if out, err := a.stopDeliver(ctx, h, who, n); out != nil || err != nil {
+// decide is what hook stop tells Claude Code, nil to let the agent stop
+// without a word (see newHookStopCmd for the order).
+func (o *stopOptions) decide(ctx context.Context, a *App, t stopTurn) (*stopHookOutput, error) {
+	if out, err := stopDeliver(ctx, t.h, t.who, t.issue); out != nil || err != nil {
 		return out, err
 	}
-	if p.StopHookActive {
+	if t.payload.StopHookActive {
 		return nil, nil // already continuing for a Stop hook: never hold or gate twice
 	}
-	waiting, err := openBlocking(h, who, n)
+	waiting, err := openBlocking(t.h, t.who, t.issue)
 	if err != nil {
 		return nil, err
 	}
 	if len(waiting) > 0 {
-		first := waiting[0]
-		if hold > 0 {
-			// nothing wakes the agent while its turn is held: this hook
-			// delivers, and marks what it delivers before the hold goes
-			// (a waker that looks once it has gone finds it delivered)
-			release, err := wake.Holding(ctx, h.Store, who, n, h.Store.Now().Add(hold))
-			if err != nil {
-				return nil, err
-			}
-			_, err = a.wait(ctx, h, first.ID, hold)
-			if _, timedOut := errors.AsType[*router.WaitTimeoutError](err); err != nil && !timedOut {
-				release()
-				return nil, err
-			}
-			out, err := a.stopDeliver(ctx, h, who, n)
-			release()
-			if out != nil || err != nil {
+		if t.hold > 0 {
+			if out, err := holdTurn(ctx, a, t, waiting[0].ID); out != nil || err != nil {
 				return out, err
 			}
 		}
-		ids := make([]string, len(waiting))
-		for i, r := range waiting {
-			ids[i] = r.ID
-		}
-		how := "the answer wakes this session in place when agentx hook rewake is wired, else comes with the agent's next prompt (agentx inbox hook)"
-		switch resumeOf(h, who) {
-		case resumeTrusted:
-			how = "the agent is woken when it is answered: in place (agentx hook rewake) while the session is open, else by [agents." + who + "] resume"
-		case resumeUntrusted:
-			how = "not woken by [agents." + who + "] resume: the resume command is not trusted on this machine (agentx trust); the answer comes in place (agentx hook rewake) or with the agent's next prompt"
-		}
-		return &stopHookOutput{SystemMessage: safetext.Line(fmt.Sprintf("agentx: %s waits on %s (blocking, no answer yet); %s",
-			who, strings.Join(ids, ", "), how))}, nil
+		return &stopHookOutput{SystemMessage: waitsOn(t.h, t.who, waiting)}, nil
 	}
-	if n == nil {
+	if t.issue == nil {
 		return nil, nil
 	}
-	o, _, err := a.finishGate(ctx, root, h, *n, who, workflow, step)
-	if err != nil || o == nil {
+	return o.gate(ctx, a, t)
+}
+
+// holdTurn holds the turn up to t.hold for the answer to id, then
+// delivers what came back (nil: nothing did). Nothing wakes the agent
+// while its turn is held: this hook delivers, and marks what it delivers
+// before the hold goes (a waker that looks once it has gone finds it
+// delivered).
+func holdTurn(ctx context.Context, a *App, t stopTurn, id string) (*stopHookOutput, error) {
+	release, err := wake.Holding(ctx, t.h.Store, t.who, t.issue, t.h.Store.Now().Add(t.hold))
+	if err != nil {
 		return nil, err
 	}
-	switch o.Result {
+	defer release()
+	_, err = waitAnswer(ctx, a, t.h, id, t.hold)
+	if _, timedOut := errors.AsType[*router.WaitTimeoutError](err); err != nil && !timedOut {
+		return nil, err
+	}
+	return stopDeliver(ctx, t.h, t.who, t.issue)
+}
+
+// waitsOn is the message an agent stops with while its blocking questions
+// wait (none came within the hold): what it waits on, and how the answer
+// will reach it.
+func waitsOn(h *router.Hub, who string, waiting []router.Record) string {
+	ids := make([]string, len(waiting))
+	for i, r := range waiting {
+		ids[i] = r.ID
+	}
+	how := "the answer wakes this session in place when agentx hook rewake is wired, else comes with the agent's next prompt (agentx inbox hook)"
+	switch resumeOf(h, who) {
+	case resumeTrusted:
+		how = "the agent is woken when it is answered: in place (agentx hook rewake) while the session is open, else by [agents." + who + "] resume"
+	case resumeUntrusted:
+		how = "not woken by [agents." + who + "] resume: the resume command is not trusted on this machine (agentx trust); the answer comes in place (agentx hook rewake) or with the agent's next prompt"
+	}
+	return safetext.Line(fmt.Sprintf("agentx: %s waits on %s (blocking, no answer yet); %s",
+		who, strings.Join(ids, ", "), how))
+}
+
+// gate runs the supervisor gate when nothing is open on the issue: a
+// revision request blocks the stop, an escalation or an untrusted check
+// is said.
+func (o *stopOptions) gate(ctx context.Context, a *App, t stopTurn) (*stopHookOutput, error) {
+	out, _, err := a.finishGate(ctx, t.root, t.h, *t.issue, t.who, o.workflow, o.step)
+	if err != nil || out == nil {
+		return nil, err
+	}
+	switch out.Result {
 	case evaluate.OutcomeRevise:
-		a.warnIf(evaluate.MarkDelivered(ctx, h.Store, o.Issue, o.Attempt.ID))
-		return &stopHookOutput{Decision: "block", Reason: safetext.Block(o.Request)}, nil
+		a.warnIf(evaluate.MarkDelivered(ctx, t.h.Store, out.Issue, out.Attempt.ID))
+		return &stopHookOutput{Decision: "block", Reason: safetext.Block(out.Request)}, nil
 	case evaluate.OutcomeEscalated, evaluate.ResultUntrusted:
-		return &stopHookOutput{SystemMessage: safetext.Line(gateMessage(o))}, nil
+		return &stopHookOutput{SystemMessage: safetext.Line(gateMessage(out))}, nil
 	}
 	return nil, nil
 }
@@ -290,7 +334,7 @@ func resumeOf(h *router.Hub, who string) int {
 
 // stopDeliver blocks the stop with what came back to who's questions and
 // it has not seen, marking it delivered; nil when there is nothing.
-func (a *App) stopDeliver(ctx context.Context, h *router.Hub, who string, n *int) (*stopHookOutput, error) {
+func stopDeliver(ctx context.Context, h *router.Hub, who string, n *int) (*stopHookOutput, error) {
 	res, err := inbox.Check(ctx, h.Store, inbox.Options{Agent: who, Issue: n, Kinds: stopKinds, Limit: inbox.HookLimit, Via: inbox.ViaHookStop})
 	if err != nil || len(res.Items) == 0 {
 		return nil, err

@@ -18,12 +18,15 @@ import (
 
 const formatClaudeHook = "claude-hook"
 
+// inboxOptions are `agentx inbox`'s flags.
+type inboxOptions struct {
+	agent, format, hookEvent string
+	issue                    issueFlag
+	peek, all                bool // all: no limit on the size
+}
+
 func newInboxCmd(a *App) *cobra.Command {
-	var (
-		agent, format, hookEvent string
-		issue                    issueFlag
-		peek, all                bool
-	)
+	o := &inboxOptions{}
 	cmd := &cobra.Command{
 		Use:   "inbox [--agent A] [--issue N] [--format text|claude-hook] [--peek] [--all]",
 		Short: "What is new for an agent since it last looked: answers, questions for it, decisions",
@@ -59,70 +62,58 @@ configured for every project. See docs/agents.md.`,
   agentx inbox --agent engineer --format claude-hook --hook-event SessionStart`,
 		Args: cobra.NoArgs,
 		RunE: a.runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			hook := format == formatClaudeHook
-			if hook {
-				// Claude Code names the event in the hook's JSON on stdin:
-				// that is the event, whatever --hook-event says.
-				p, err := a.readStopPayload()
-				if err != nil {
-					return &codedError{Code: ExitFailure, Msg: err.Error(), Todo: hintOf(err)}
-				}
-				if p.HookEventName != "" {
-					hookEvent = p.HookEventName
-				}
-			}
-			err := runInbox(ctx, a, inboxRun{agent: agent, issue: &issue, peek: peek, all: all, hook: hook, hookEvent: hookEvent, format: format})
-			var noWS *workspace.NotFoundError
-			if hook && errors.As(err, &noWS) {
-				return nil // no workspace here: nothing to deliver
-			}
-			if hook && err != nil && errorExit(err) == ExitUsage {
-				// Claude Code reads exit 2 from a hook as "block the prompt":
-				// a misconfigured hook must not swallow the user's prompts.
-				return &codedError{Code: ExitFailure, Msg: err.Error(), Todo: hintOf(err)}
-			}
-			return err
+			return o.run(ctx, a)
 		}),
 	}
-	cmd.Flags().StringVar(&agent, "agent", "", "whose inbox (default $AGENTX_AGENT)")
-	issue.register(cmd, "only this issue's items")
-	cmd.Flags().StringVar(&format, "format", formatText, "text or claude-hook")
-	cmd.Flags().StringVar(&hookEvent, "hook-event", inbox.HookUserPromptSubmit, "with --format claude-hook, when the hook's JSON on stdin names no hook_event_name: "+strings.Join(inbox.HookEvents, ", "))
-	cmd.Flags().BoolVar(&peek, "peek", false, "show without marking the items delivered")
-	cmd.Flags().BoolVar(&all, "all", false, "show every new item, with no limit on the output's size")
+	cmd.Flags().StringVar(&o.agent, "agent", "", "whose inbox (default $AGENTX_AGENT)")
+	o.issue.register(cmd, "only this issue's items")
+	cmd.Flags().StringVar(&o.format, "format", formatText, "text or claude-hook")
+	cmd.Flags().StringVar(&o.hookEvent, "hook-event", inbox.HookUserPromptSubmit, "with --format claude-hook, when the hook's JSON on stdin names no hook_event_name: "+strings.Join(inbox.HookEvents, ", "))
+	cmd.Flags().BoolVar(&o.peek, "peek", false, "show without marking the items delivered")
+	cmd.Flags().BoolVar(&o.all, "all", false, "show every new item, with no limit on the output's size")
 	return cmd
 }
 
-type inboxRun struct {
-	agent     string
-	issue     *issueFlag
-	peek      bool
-	all       bool // no limit on the size
-	hook      bool
-	hookEvent string
-	format    string
+// run is the command's body over the session a: its streams, global flags, output and hub.
+func (o *inboxOptions) run(ctx context.Context, a *App) error {
+	if o.hook() {
+		// Claude Code names the event in the hook's JSON on stdin:
+		// that is the event, whatever --hook-event says.
+		p, err := readHookPayload(a.stdin)
+		if err != nil {
+			return &codedError{Code: ExitFailure, Msg: err.Error(), Todo: hintOf(err)}
+		}
+		if p.HookEventName != "" {
+			o.hookEvent = p.HookEventName
+		}
+	}
+	err := o.deliver(ctx, a)
+	var noWS *workspace.NotFoundError
+	if o.hook() && errors.As(err, &noWS) {
+		return nil // no workspace here: nothing to deliver
+	}
+	if o.hook() && err != nil && errorExit(err) == ExitUsage {
+		// Claude Code reads exit 2 from a hook as "block the prompt":
+		// a misconfigured hook must not swallow the user's prompts.
+		return &codedError{Code: ExitFailure, Msg: err.Error(), Todo: hintOf(err)}
+	}
+	return err
 }
 
-func runInbox(ctx context.Context, a *App, r inboxRun) error {
-	if r.format != formatText && !r.hook {
-		return &usageError{Err: fmt.Errorf("--format %q: use text or %s (or --json)", r.format, formatClaudeHook)}
+// hook reports whether the output is a Claude Code hook's JSON.
+func (o *inboxOptions) hook() bool { return o.format == formatClaudeHook }
+
+// deliver prints what is new for the agent, marking it delivered unless
+// --peek.
+func (o *inboxOptions) deliver(ctx context.Context, a *App) error {
+	if err := o.check(a); err != nil {
+		return err
 	}
-	if r.hook && a.json {
-		return &usageError{Err: fmt.Errorf("--format %s prints its own JSON: drop --json", formatClaudeHook)}
-	}
-	if r.hook && !inbox.ValidHookEvent(r.hookEvent) {
-		return &usageError{Err: fmt.Errorf("hook event %q (--hook-event, or hook_event_name on stdin): use one of %s", safetext.Line(r.hookEvent), strings.Join(inbox.HookEvents, ", "))}
-	}
-	// Peeking changes nothing: any inbox may be read. Taking the items
-	// marks them delivered: only the agent itself may.
-	agent, err := required("agent", a.agentDefault(r.agent))
-	if !r.peek {
-		agent, err = a.requireAgent("agent", r.agent)
-	}
+	agent, err := o.reader(a)
 	if err != nil {
 		return err
 	}
-	n, err := r.issue.get(a)
+	n, err := o.issue.get(a)
 	if err != nil {
 		return err
 	}
@@ -133,34 +124,81 @@ func runInbox(ctx context.Context, a *App, r inboxRun) error {
 		return err
 	}
 	a.remoteSide(ctx, ws) // in remote mode, what other hosts did (at most once per interval)
-	opts := inbox.Options{Agent: agent, Issue: n, Peek: r.peek, Source: &brief.Source{Root: ws.Root, Rules: ws.Rules}}
-	switch {
-	case r.all || a.json:
-	case r.hook:
-		opts.Limit = inbox.HookTextLimit(r.hookEvent)
-	default:
-		opts.Limit = inbox.HookLimit
-	}
-	revisions, delivered, err := a.revisionItems(ctx, ws.Store, agent, n)
+	res, err := o.items(ctx, a, ws, agent, n)
 	if err != nil {
 		return err
+	}
+	return o.print(a, agent, res)
+}
+
+// check refuses the flags that do not go together, before anything is
+// read.
+func (o *inboxOptions) check(a *App) error {
+	if o.format != formatText && !o.hook() {
+		return &usageError{Err: fmt.Errorf("--format %q: use text or %s (or --json)", o.format, formatClaudeHook)}
+	}
+	if o.hook() && a.json {
+		return &usageError{Err: fmt.Errorf("--format %s prints its own JSON: drop --json", formatClaudeHook)}
+	}
+	if o.hook() && !inbox.ValidHookEvent(o.hookEvent) {
+		return &usageError{Err: fmt.Errorf("hook event %q (--hook-event, or hook_event_name on stdin): use one of %s", safetext.Line(o.hookEvent), strings.Join(inbox.HookEvents, ", "))}
+	}
+	return nil
+}
+
+// reader is whose inbox is read. Peeking changes nothing: any inbox may
+// be read. Taking the items marks them delivered: only the agent itself
+// may.
+func (o *inboxOptions) reader(a *App) (string, error) {
+	if o.peek {
+		return required("agent", a.agentDefault(o.agent))
+	}
+	return a.requireAgent("agent", o.agent)
+}
+
+// limit is how many bytes of text the items may take: no limit with
+// --all or --json, a hook's own limit in a hook's output.
+func (o *inboxOptions) limit(a *App) int {
+	switch {
+	case o.all || a.json:
+		return 0
+	case o.hook():
+		return inbox.HookTextLimit(o.hookEvent)
+	}
+	return inbox.HookLimit
+}
+
+// items are what is new for agent: the gate's revision requests first
+// (the agent's work waits on them), then the inbox's, marked delivered
+// unless --peek.
+func (o *inboxOptions) items(ctx context.Context, a *App, ws *workspace.Workspace, agent string, n *int) (inbox.Result, error) {
+	opts := inbox.Options{Agent: agent, Issue: n, Peek: o.peek, Source: &brief.Source{Root: ws.Root, Rules: ws.Rules}, Limit: o.limit(a)}
+	revisions, delivered, err := a.revisionItems(ctx, ws.Store, agent, n)
+	if err != nil {
+		return inbox.Result{}, err
 	}
 	if opts.Limit > 0 && len(revisions) > 0 {
 		opts.Limit = max(opts.Limit/2, opts.Limit-len(inbox.Text(inbox.Result{Agent: agent, Items: revisions})))
 	}
 	res, err := inbox.Check(ctx, ws.Store, opts)
 	if err != nil {
-		return err
+		return inbox.Result{}, err
 	}
-	if len(revisions) > 0 { // the gate's requests first: the agent's work waits on them
+	if len(revisions) > 0 {
 		res.Items = append(revisions, res.Items...)
-		if !r.peek {
+		if !o.peek {
 			delivered()
 			res.Marked = true
 		}
 	}
-	if r.hook {
-		out, err := inbox.ClaudeHook(r.hookEvent, res)
+	return res, nil
+}
+
+// print writes res: a hook's JSON, the document under --json, else the
+// text.
+func (o *inboxOptions) print(a *App, agent string, res inbox.Result) error {
+	if o.hook() {
+		out, err := inbox.ClaudeHook(o.hookEvent, res)
 		if err != nil {
 			return err
 		}
@@ -182,15 +220,15 @@ func runInbox(ctx context.Context, a *App, r inboxRun) error {
 // they stand, by the way via (an inbox.Via constant), so that its inbox
 // does not deliver them again. A failure is a warning: the read itself
 // went through.
-func (a *App) markSeen(ctx context.Context, store *ledger.Store, reader, via string, recs ...router.Record) {
+func markSeen(ctx context.Context, warn func(error), store *ledger.Store, reader, via string, recs ...router.Record) {
 	for _, r := range recs {
-		a.warnIf(inbox.MarkSeen(ctx, store, reader, r.Clarification, via))
+		warn(inbox.MarkSeen(ctx, store, reader, r.Clarification, via))
 	}
 }
 
 // markResolved is markSeen for the one who resolved rec.
-func (a *App) markResolved(ctx context.Context, store *ledger.Store, rec router.Record) {
-	a.warnIf(inbox.MarkResolved(ctx, store, rec.Clarification))
+func markResolved(ctx context.Context, warn func(error), store *ledger.Store, rec router.Record) {
+	warn(inbox.MarkResolved(ctx, store, rec.Clarification))
 }
 
 // warnIf prints err, if any, as a warning.

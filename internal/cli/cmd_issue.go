@@ -24,8 +24,14 @@ func newIssueCmd(a *App) *cobra.Command {
 	return cmd
 }
 
+// describeOptions are `agentx issue describe`'s flags and argument.
+type describeOptions struct {
+	n           int
+	title, body string
+}
+
 func newIssueDescribeCmd(a *App) *cobra.Command {
-	var title, body string
+	o := &describeOptions{}
 	cmd := &cobra.Command{
 		Use:   "describe N [--title T] [--body TEXT | stdin]",
 		Short: "Write issue N's title and text, which its questions carry to the one asked",
@@ -47,48 +53,56 @@ not read: describe the issue here too.`,
 			if err != nil {
 				return usage(err)
 			}
-			if body == "" && !cmd.Flags().Changed("body") {
-				if body, err = a.optionalStdin(); err != nil {
-					return err
-				}
-			}
-			if title == "" && strings.TrimSpace(body) == "" {
-				return usage(errors.New("give --title T, --body TEXT, or the text on stdin"))
-			}
-			ws, err := a.open()
-			if err != nil {
-				return err
-			}
-			is, err := brief.Describe(ws.Root, n, title, strings.TrimSpace(body))
-			var in *ledger.InputError
-			if errors.As(err, &in) {
-				in.Field = "--" + in.Field
-				return usage(in)
-			}
-			if err != nil {
-				return err
-			}
-			return a.emit(is, func() {
-				a.printf("issue #%d: %s written", n, is.Path)
-				if is.Title != "" {
-					a.printf(" (%s)", safetext.Line(is.Title))
-				}
-				a.printf("\n")
-			})
+			o.n = n
+			return o.run(a, cmd)
 		}),
 	}
-	cmd.Flags().StringVar(&title, "title", "", "the issue's title, one line (default: kept)")
-	cmd.Flags().StringVar(&body, "body", "", "the issue's text (default: stdin when it is not a terminal; else kept)")
+	cmd.Flags().StringVar(&o.title, "title", "", "the issue's title, one line (default: kept)")
+	cmd.Flags().StringVar(&o.body, "body", "", "the issue's text (default: stdin when it is not a terminal; else kept)")
 	return cmd
+}
+
+// run is the command's body over the session a: its streams, global flags, output and hub.
+func (o *describeOptions) run(a *App, cmd *cobra.Command) error {
+	body := o.body
+	if body == "" && !cmd.Flags().Changed("body") {
+		var err error
+		if body, err = optionalStdin(a.stdin); err != nil {
+			return err
+		}
+	}
+	if o.title == "" && strings.TrimSpace(body) == "" {
+		return usage(errors.New("give --title T, --body TEXT, or the text on stdin"))
+	}
+	ws, err := a.open()
+	if err != nil {
+		return err
+	}
+	is, err := brief.Describe(ws.Root, o.n, o.title, strings.TrimSpace(body))
+	var in *ledger.InputError
+	if errors.As(err, &in) {
+		in.Field = "--" + in.Field
+		return usage(in)
+	}
+	if err != nil {
+		return err
+	}
+	return a.emit(is, func() {
+		a.printf("issue #%d: %s written", o.n, is.Path)
+		if is.Title != "" {
+			a.printf(" (%s)", safetext.Line(is.Title))
+		}
+		a.printf("\n")
+	})
 }
 
 // optionalStdin is stdin's text when stdin is not a terminal ("" when it
 // is, or is empty), within a ledger body's size.
-func (a *App) optionalStdin() (string, error) {
-	if f, ok := a.stdin.(interface{ Fd() uintptr }); ok && isatty.IsTerminal(f.Fd()) {
+func optionalStdin(stdin io.Reader) (string, error) {
+	if f, ok := stdin.(interface{ Fd() uintptr }); ok && isatty.IsTerminal(f.Fd()) {
 		return "", nil
 	}
-	b, err := io.ReadAll(io.LimitReader(a.stdin, ledger.MaxBodyLen+1))
+	b, err := io.ReadAll(io.LimitReader(stdin, ledger.MaxBodyLen+1))
 	if err != nil {
 		return "", fmt.Errorf("read stdin: %w", err)
 	}

@@ -15,8 +15,13 @@ import (
 	"github.com/agentx-cli/agentx/monitor"
 )
 
+// monitorOptions are `agentx monitor`'s flags.
+type monitorOptions struct {
+	dryRun bool
+}
+
 func newMonitorCmd(a *App) *cobra.Command {
-	var dryRun bool
+	o := &monitorOptions{}
 	cmd := &cobra.Command{
 		Use:   "monitor [--dry-run]",
 		Short: "Find stale, stuck and deadlocked clarifications and act on them",
@@ -39,26 +44,31 @@ it gives retries 10s in all and leaves the rest for the next command. See
 docs/monitor.md.`,
 		Args: cobra.NoArgs,
 		RunE: a.runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			if _, _, err := a.hub(); err != nil {
-				return err
-			}
-			// asked for by name: every issue scanned, each retry may run up
-			// to its timeout; the report is the command's output
-			s := a.monitorAs(true)
-			s.whole, s.dryRun = true, dryRun
-			return a.later(func(context.Context) error {
-				r := s.report
-				return a.emit(r, func() { a.renderReport(a.stdout, r) })
-			})
+			return o.run(a)
 		}),
 	}
-	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "report what it would do; change nothing")
+	cmd.Flags().BoolVar(&o.dryRun, "dry-run", false, "report what it would do; change nothing")
 	return cmd
 }
 
+// run is the command's body over the session a: its streams, global flags, output and hub.
+func (o *monitorOptions) run(a *App) error {
+	if _, _, err := a.hub(); err != nil {
+		return err
+	}
+	// asked for by name: every issue scanned, each retry may run up
+	// to its timeout; the report is the command's output
+	s := a.monitorAs(true)
+	s.whole, s.dryRun = true, o.dryRun
+	return a.later(func(context.Context) error {
+		r := s.report
+		return a.emit(r, func() { renderReport(a.stdout, a.paint, r) })
+	})
+}
+
 // renderReport writes a monitor report for a person.
-func (a *App) renderReport(w io.Writer, r *monitor.Report) {
-	bold := a.paint(boldAttr)
+func renderReport(w io.Writer, paint painter, r *monitor.Report) {
+	bold := paint(boldAttr)
 	noun := "clarifications"
 	if r.Open == 1 {
 		noun = "clarification"
@@ -100,41 +110,51 @@ func newClarifyStaleCmd(a *App) *cobra.Command {
 		Short: "List only the stale and stuck clarifications (and those escalated for it)",
 		Args:  cobra.NoArgs,
 		RunE: a.runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			_, h, err := a.hub()
-			if err != nil {
-				return err
-			}
-			return a.later(func(ctx context.Context) error { // list the state the monitor leaves
-				entries, skipped, err := monitor.OpenEntries(h.Store)
-				if err != nil {
-					return err
-				}
-				for _, e := range skipped {
-					a.warnf("skipped %v", e)
-				}
-				items := monitor.StaleAndStuck(entries, h.Store.Now(), newMonitor(h).Config)
-				return a.emit(items, func() {
-					if len(items) == 0 {
-						if a.isTTY {
-							a.printf("No stale or stuck clarifications.\n")
-						}
-						return
-					}
-					var t table
-					if a.isTTY {
-						t.add(plain("ID", "ISSUE", "STATUS", "KIND", "FROM", "TO", "WHY")...)
-					}
-					for _, it := range items {
-						why := it.Reason
-						if it.EscalatesAt != nil {
-							why += "; escalates at " + minute(it.EscalatesAt.Time)
-						}
-						t.add(cell{text: it.ID}, cell{text: strconv.Itoa(it.Issue)}, cell{text: string(it.Status), paint: a.paint(statusColor(it.Status))},
-							cell{text: string(it.Kind)}, cell{text: it.From}, cell{text: it.To}, cell{text: why})
-					}
-					t.write(a.stdout, "")
-				})
-			})
+			return runStale(a)
 		}),
 	}
+}
+
+// runStale is `agentx clarify stale`'s body over the session a (it takes
+// no flags): its streams, global flags, output and hub.
+func runStale(a *App) error {
+	_, h, err := a.hub()
+	if err != nil {
+		return err
+	}
+	return a.later(func(ctx context.Context) error { // list the state the monitor leaves
+		entries, skipped, err := monitor.OpenEntries(h.Store)
+		if err != nil {
+			return err
+		}
+		for _, e := range skipped {
+			a.warnf("skipped %v", e)
+		}
+		items := monitor.StaleAndStuck(entries, h.Store.Now(), newMonitor(h).Config)
+		return a.emit(items, func() { printStale(a, items) })
+	})
+}
+
+// printStale writes the stale and stuck clarifications: a table with a
+// header on a terminal, tab-separated for a script.
+func printStale(a *App, items []monitor.Item) {
+	if len(items) == 0 {
+		if a.isTTY {
+			a.printf("No stale or stuck clarifications.\n")
+		}
+		return
+	}
+	var t table
+	if a.isTTY {
+		t.add(plain("ID", "ISSUE", "STATUS", "KIND", "FROM", "TO", "WHY")...)
+	}
+	for _, it := range items {
+		why := it.Reason
+		if it.EscalatesAt != nil {
+			why += "; escalates at " + minute(it.EscalatesAt.Time)
+		}
+		t.add(cell{text: it.ID}, cell{text: strconv.Itoa(it.Issue)}, cell{text: string(it.Status), paint: a.paint(statusColor(it.Status))},
+			cell{text: string(it.Kind)}, cell{text: it.From}, cell{text: it.To}, cell{text: why})
+	}
+	t.write(a.stdout, "")
 }

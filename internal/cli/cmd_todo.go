@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -13,8 +14,13 @@ import (
 	"github.com/agentx-cli/agentx/internal/words"
 )
 
+// todoOptions are `agentx todo`'s flags.
+type todoOptions struct {
+	issue issueFlag
+}
+
 func newTodoCmd(a *App) *cobra.Command {
-	var issue issueFlag
+	o := &todoOptions{}
 	cmd := &cobra.Command{
 		Use:   "todo [--issue N]",
 		Short: "Everything that waits on a person, most urgent first, each with the command that settles it",
@@ -33,95 +39,119 @@ page in the browser.`,
 		Args:        cobra.NoArgs,
 		Annotations: map[string]string{runsMonitor: "yes"},
 		RunE: a.runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			n, err := issue.get(a)
-			if err != nil {
-				return err
-			}
-			_, h, err := a.hub()
-			if err != nil {
-				return err
-			}
-			return a.later(func(context.Context) error {
-				items, skipped, err := todo.List(h, todo.Filter{Issue: n})
-				if err != nil {
-					return err
-				}
-				for _, e := range skipped {
-					a.warnf("skipped %v", e)
-				}
-				for _, agent := range untrustedResumes(h.Trust, h.Rules()) {
-					a.warnf("%s", untrustedResumeNote(agent))
-				}
-				if items == nil {
-					items = []todo.Item{}
-				}
-				return a.emit(items, func() { a.printTodo(items, h.Store.Now()) })
-			})
+			return o.run(a)
 		}),
 	}
-	issue.register(cmd, "only this issue's items")
+	o.issue.register(cmd, "only this issue's items")
 	return cmd
+}
+
+// run is the command's body over the session a: its streams, global flags, output and hub.
+func (o *todoOptions) run(a *App) error {
+	n, err := o.issue.get(a)
+	if err != nil {
+		return err
+	}
+	_, h, err := a.hub()
+	if err != nil {
+		return err
+	}
+	return a.later(func(context.Context) error {
+		items, skipped, err := todo.List(h, todo.Filter{Issue: n})
+		if err != nil {
+			return err
+		}
+		for _, e := range skipped {
+			a.warnf("skipped %v", e)
+		}
+		for _, agent := range untrustedResumes(h.Trust, h.Rules()) {
+			a.warnf("%s", untrustedResumeNote(agent))
+		}
+		if items == nil {
+			items = []todo.Item{}
+		}
+		return a.emit(items, func() { printTodo(a.stdout, a.paint, items, h.Store.Now()) })
+	})
 }
 
 // printTodo writes the queue as text: one block per item, agent text made
 // safe for the terminal.
-func (a *App) printTodo(items []todo.Item, now time.Time) {
+func printTodo(w io.Writer, paint painter, items []todo.Item, now time.Time) {
 	if len(items) == 0 {
-		a.printf("Nothing waits on a person.\n")
+		fmt.Fprintf(w, "Nothing waits on a person.\n")
 		return
 	}
-	line := safetext.Line
-	bold := a.paint(boldAttr)
+	bold := paint(boldAttr)
 	for i, it := range items {
 		if i > 0 {
-			a.printf("\n")
+			fmt.Fprintf(w, "\n")
 		}
-		where := words.IssueRef(it.Issue)
-		if it.Kind == todo.KindProposal {
-			where = issuesOrNone(it.Issues)
-		}
-		when := "waiting " + todo.Ago(now.Sub(it.Since.Time))
-		if it.Overdue {
-			when = "OVERDUE " + todo.Ago(now.Sub(it.Due.Time)) + ", " + when
-		} else if it.Due != nil {
-			when += ", due in " + todo.Ago(it.Due.Sub(now))
-		}
-		a.printf("%s  %s  %s  %s  %s\n", bold(line(it.ID)), where, kindLabel(it), it.Status, when)
-		a.printf("  %s  (%s)\n", line(it.Topic), line(who(it)))
-		if it.Reason != "" && it.Kind != todo.KindProposal {
-			a.printf("  Reason: %s\n", line(it.Reason))
-		}
-		if it.Reuses != nil {
-			a.printf("  %s proceeds on the decision of %s: %s\n", line(it.From), line(it.Reuses.ID), line(it.Reuses.Summary))
-		}
-		for k, p := range it.Positions {
-			role := "asker"
-			if k == 1 {
-				role = "asked"
-			}
-			text := p.Text
-			if text == "" {
-				text = "(has not answered)"
-			}
-			a.printf("%s", safetext.Indent(clipText(text, 600), fmt.Sprintf("  %s (%s): ", line(p.Agent), role), "    "))
-		}
-		if len(it.Positions) == 0 && it.Text != "" {
-			a.printf("%s", safetext.Indent(clipText(it.Text, 600), "  > ", "  > "))
-		}
-		for _, o := range it.Options {
-			a.printf("  %d. %s\n       %s\n", o.N, line(o.Text), line(o.Command))
-		}
-		for k, act := range it.Actions {
-			label := "settle: "
-			switch {
-			case it.Kind == todo.KindReused:
-				label = fmt.Sprintf("%-10s", act.Verb+":") // overturn:, keep:
-			case k > 0:
-				label = "or:     "
-			}
-			a.printf("  %s%s\n", label, line(act.Command))
-		}
+		printTodoItem(w, bold, it, now)
 	}
+}
+
+// printTodoItem writes one item of the queue: its heading, who and why,
+// the positions or the text, and the commands that settle it.
+func printTodoItem(w io.Writer, bold func(string) string, it todo.Item, now time.Time) {
+	line := safetext.Line
+	where := words.IssueRef(it.Issue)
+	if it.Kind == todo.KindProposal {
+		where = issuesOrNone(it.Issues)
+	}
+	fmt.Fprintf(w, "%s  %s  %s  %s  %s\n", bold(line(it.ID)), where, kindLabel(it), it.Status, todoWhen(it, now))
+	fmt.Fprintf(w, "  %s  (%s)\n", line(it.Topic), line(who(it)))
+	if it.Reason != "" && it.Kind != todo.KindProposal {
+		fmt.Fprintf(w, "  Reason: %s\n", line(it.Reason))
+	}
+	if it.Reuses != nil {
+		fmt.Fprintf(w, "  %s proceeds on the decision of %s: %s\n", line(it.From), line(it.Reuses.ID), line(it.Reuses.Summary))
+	}
+	printPositions(w, it)
+	for _, o := range it.Options {
+		fmt.Fprintf(w, "  %d. %s\n       %s\n", o.N, line(o.Text), line(o.Command))
+	}
+	for k, act := range it.Actions {
+		label := "settle: "
+		switch {
+		case it.Kind == todo.KindReused:
+			label = fmt.Sprintf("%-10s", act.Verb+":") // overturn:, keep:
+		case k > 0:
+			label = "or:     "
+		}
+		fmt.Fprintf(w, "  %s%s\n", label, line(act.Command))
+	}
+}
+
+// printPositions writes an escalation's two positions (the asker's, the
+// asked agent's), else the item's text, each cut at 600 bytes.
+func printPositions(w io.Writer, it todo.Item) {
+	for k, p := range it.Positions {
+		role := "asker"
+		if k == 1 {
+			role = "asked"
+		}
+		text := p.Text
+		if text == "" {
+			text = "(has not answered)"
+		}
+		fmt.Fprintf(w, "%s", safetext.Indent(clipText(text, 600), fmt.Sprintf("  %s (%s): ", safetext.Line(p.Agent), role), "    "))
+	}
+	if len(it.Positions) == 0 && it.Text != "" {
+		fmt.Fprintf(w, "%s", safetext.Indent(clipText(it.Text, 600), "  > ", "  > "))
+	}
+}
+
+// todoWhen says how long an item has waited, and when it falls due or
+// how long it is overdue.
+func todoWhen(it todo.Item, now time.Time) string {
+	when := "waiting " + todo.Ago(now.Sub(it.Since.Time))
+	switch {
+	case it.Overdue:
+		return "OVERDUE " + todo.Ago(now.Sub(it.Due.Time)) + ", " + when
+	case it.Due != nil:
+		return when + ", due in " + todo.Ago(it.Due.Sub(now))
+	}
+	return when
 }
 
 func kindLabel(it todo.Item) string {

@@ -30,7 +30,7 @@ func TestEventsStreamAsOneEnvelope(t *testing.T) {
 		}
 		var out bytes.Buffer
 		a := &App{stdout: &out, globalFlags: globalFlags{json: true}}
-		skipped, err := a.streamEvents(log, router.EventFilter{})
+		skipped, err := streamEvents(a, log, router.EventFilter{})
 		require.NoError(t, err)
 		assert.Zero(t, skipped)
 		b, err := json.MarshalIndent(envelope{SchemaVersion: schemaVersion, Data: want}, "", "  ")

@@ -19,8 +19,17 @@ import (
 func (a *App) caller() *router.Caller {
 	if a.who == nil {
 		a.who = &router.Caller{
-			Agent:  a.getenv(router.EnvAgent),
-			Person: a.personName,
+			Agent: a.getenv(router.EnvAgent),
+			Person: func() (string, error) {
+				if a.as != "" {
+					return a.as, nil // --as names the person: nothing to look up
+				}
+				dir := ""
+				if ws, err := a.open(); err == nil {
+					dir = ws.Root
+				}
+				return personName(dir, a.getenv)
+			},
 			Allow: func() ([]string, error) {
 				ws, err := a.open()
 				if err != nil {
@@ -53,24 +62,17 @@ func (a *App) claimAs(from, as string) (string, error) {
 	return a.claim("from", from)
 }
 
-// personName is the name a person acting as human is recorded by: --as,
-// else the workspace repository's git user.email, else its user.name,
-// else $USER (or %USERNAME%).
-func (a *App) personName() (string, error) {
-	if a.as != "" {
-		return a.as, nil
-	}
-	dir := ""
-	if ws, err := a.open(); err == nil {
-		dir = ws.Root
-	}
+// personName is the name a person acting as human is recorded by, when
+// --as does not give it: the git user.email of the repository at dir,
+// else its user.name, else $USER (or %USERNAME%).
+func personName(dir string, getenv func(string) string) (string, error) {
 	for _, key := range []string{"user.email", "user.name"} {
 		if v := gitConfig(dir, key); v != "" {
 			return v, nil
 		}
 	}
 	for _, env := range []string{"USER", "USERNAME"} {
-		if v := strings.TrimSpace(a.getenv(env)); v != "" {
+		if v := strings.TrimSpace(getenv(env)); v != "" {
 			return v, nil
 		}
 	}

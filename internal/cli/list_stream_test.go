@@ -29,13 +29,13 @@ func TestEmitEachIsEmit(t *testing.T) {
 			for _, mode := range []struct{ json, tty bool }{{true, false}, {false, false}, {false, true}} {
 				var want, got bytes.Buffer
 				a := &App{stdout: &want, globalFlags: globalFlags{json: mode.json, noColor: true}, isTTY: mode.tty, sideWork: sideWork{side: side}, getenv: func(string) string { return "" }}
-				require.NoError(t, a.emit(recs, func() { a.renderList(a.stdout, recs, now) }))
+				require.NoError(t, a.emit(recs, func() { renderList(a.stdout, recs, now, a.isTTY, a.paint) }))
 				if mode.json && side != nil {
 					require.Contains(t, want.String(), `"monitor": {`, "members after the data")
 				}
 
 				a.stdout = &got
-				lw := a.newListWriter(a.stdout, now)
+				lw := newListWriter(a.stdout, now, a.isTTY, a.paint)
 				err := emitEach(a, func(put func(router.Record) error) error {
 					for _, r := range recs {
 						if err := put(r); err != nil {

@@ -90,12 +90,12 @@ func TestRenderSitesNeutralise(t *testing.T) {
 		tty    bool
 		render func(a *App, w *bytes.Buffer)
 	}{
-		{"clarify show (thread)", false, func(a *App, w *bytes.Buffer) { a.renderThread(w, rec, nil) }},
+		{"clarify show (thread)", false, func(a *App, w *bytes.Buffer) { renderThread(w, a.paint, rec, nil) }},
 		{"clarify show --format markdown", false, func(a *App, w *bytes.Buffer) { renderMarkdown(w, rec) }},
-		{"clarify show (resolved, its summary)", false, func(a *App, w *bytes.Buffer) { a.renderThread(w, resolved, nil) }},
+		{"clarify show (resolved, its summary)", false, func(a *App, w *bytes.Buffer) { renderThread(w, a.paint, resolved, nil) }},
 		{"clarify show --format markdown (resolved, its summary)", false, func(a *App, w *bytes.Buffer) { renderMarkdown(w, resolved) }},
-		{"clarify list (pipe)", false, func(a *App, w *bytes.Buffer) { a.renderList(w, []router.Record{rec}, time.Now()) }},
-		{"clarify list (terminal table)", true, func(a *App, w *bytes.Buffer) { a.renderList(w, []router.Record{rec}, time.Now()) }},
+		{"clarify list (pipe)", false, func(a *App, w *bytes.Buffer) { renderList(w, []router.Record{rec}, time.Now(), a.isTTY, a.paint) }},
+		{"clarify list (terminal table)", true, func(a *App, w *bytes.Buffer) { renderList(w, []router.Record{rec}, time.Now(), a.isTTY, a.paint) }},
 		{"events", false, func(a *App, w *bytes.Buffer) {
 			printEvent(w, router.Event{Type: "clarification-escalated", ClarificationID: "CLR-42-001\nCLR-42-999", IssueNumber: 42,
 				FromAgent: evilAgent, ToAgent: evilLine, Topic: evilLine, Reason: evilBody})
@@ -103,10 +103,10 @@ func TestRenderSitesNeutralise(t *testing.T) {
 		{"clarify stats", true, func(a *App, w *bytes.Buffer) { a.statsText(w, stats) }},
 		{"clarify stats --format markdown", false, func(a *App, w *bytes.Buffer) { statsMarkdown(w, stats) }},
 		{"side monitor", false, func(a *App, w *bytes.Buffer) { writeSide(w, report) }},
-		{"monitor", false, func(a *App, w *bytes.Buffer) { a.renderReport(w, report) }},
+		{"monitor", false, func(a *App, w *bytes.Buffer) { renderReport(w, a.paint, report) }},
 		{"hook", false, func(a *App, w *bytes.Buffer) {
 			a.stdout = w
-			a.renderHook(hookResult{Hook: "start", Agent: evilAgent, Issue: 42, Monitor: report, Blocked: []string{"CLR-42-001\nCLR-42-999"}})
+			renderHook(a, hookResult{Hook: "start", Agent: evilAgent, Issue: 42, Monitor: report, Blocked: []string{"CLR-42-001\nCLR-42-999"}})
 		}},
 		{"workflow list and show", false, func(a *App, w *bytes.Buffer) { a.stdout = w; a.printWorkflow("/", wf) }},
 		{"error", false, func(a *App, w *bytes.Buffer) {

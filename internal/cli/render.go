@@ -54,9 +54,9 @@ func statusColor(s ledger.Status) color.Attribute {
 	return color.Reset
 }
 
-func (a *App) status(s ledger.Status) string {
-	return a.paint(statusColor(s))(safetext.Line(string(s)))
-}
+// painter colours text when colour is on (App.paint): what a renderer
+// takes of the session.
+type painter func(attrs ...color.Attribute) func(string) string
 
 func stamp(t ledger.Time) string { return t.UTC().Format("2006-01-02 15:04") }
 
@@ -67,11 +67,11 @@ const rule = "  -----------------------------------------------"
 // from the ledger is neutralised (safetext): a header field cannot break
 // its line, and a body line is indented under its entry, so none can pass
 // for a line of the thread.
-func (a *App) renderThread(w io.Writer, r router.Record, rs []inbox.Receipt) {
+func renderThread(w io.Writer, paint painter, r router.Record, rs []inbox.Receipt) {
 	c := r.Clarification
-	bold := a.paint(color.Bold)
+	bold := paint(color.Bold)
 	line := safetext.Line
-	fmt.Fprintf(w, "  %s (%s)  %s\n", bold("Clarification Thread: "+line(c.ID)), words.IssueRef(r.IssueNumber), a.status(c.Status))
+	fmt.Fprintf(w, "  %s (%s)  %s\n", bold("Clarification Thread: "+line(c.ID)), words.IssueRef(r.IssueNumber), paint(statusColor(c.Status))(line(string(c.Status))))
 	mode := "blocking"
 	if !c.Blocking {
 		mode = "non-blocking"
@@ -84,40 +84,48 @@ func (a *App) renderThread(w io.Writer, r router.Record, rs []inbox.Receipt) {
 		fmt.Fprintf(w, "  Decision: %s\n", line(d))
 	}
 	fmt.Fprintln(w, rule)
-	for i, e := range c.Thread {
+	for i := range c.Thread {
 		if i > 0 {
 			fmt.Fprintln(w)
 		}
-		switch e.Type {
-		case ledger.Question:
-			fmt.Fprintf(w, "  [Round %d] %s -> %s  (%s)\n", e.Round, line(e.From), line(c.To), stamp(e.Timestamp))
-			fmt.Fprint(w, indent("    Q: ", e.Body))
-		case ledger.Answer:
-			fmt.Fprintf(w, "  [Round %d] %s -> %s  (%s)\n", e.Round, line(e.From), line(c.From), stamp(e.Timestamp))
-			fmt.Fprint(w, indent("    A: ", e.Body))
-			if i := slices.IndexFunc(rs, func(r inbox.Receipt) bool { return r.Entry == i }); i >= 0 {
-				fmt.Fprintf(w, "    (%s)\n", rs[i].Line())
-			}
-		case ledger.Resolution:
-			label := "[RESOLVED]"
-			if strings.HasPrefix(e.Body, "Abandoned") {
-				label = "[ABANDONED]"
-			}
-			fmt.Fprintf(w, "  %s %s  (%s)\n", a.paint(statusColor(ledger.Resolved))(label), line(e.From), stamp(e.Timestamp))
-			fmt.Fprint(w, indent("    ", e.Body))
-		case ledger.Escalation:
-			mag := a.paint(color.FgMagenta, color.Bold)
-			fmt.Fprintf(w, "  %s %s  (%s)\n", mag("!! [ESCALATED]"), line(e.From), stamp(e.Timestamp))
-			fmt.Fprint(w, safetext.Indent(e.Body, "  | ", "  | "))
-		}
-		if ch := c.ChoiceAt(i); ch != nil {
-			fmt.Fprintf(w, "    (picked option %d: %s)\n", ch.Option, line(ch.Text))
-		}
+		renderEntry(w, paint, c, i, rs)
 	}
 	if c.Status == ledger.Pending || c.Status == ledger.Stale {
 		fmt.Fprintf(w, "\n  ... waiting for %s (stale after %s)\n", line(c.To), stamp(c.StaleAfter))
 	}
 	fmt.Fprintln(w, rule)
+}
+
+// renderEntry writes entry i of c's thread, an answer with its receipt
+// from rs, if any, and the option it picked.
+func renderEntry(w io.Writer, paint painter, c *ledger.Clarification, i int, rs []inbox.Receipt) {
+	line := safetext.Line
+	e := c.Thread[i]
+	switch e.Type {
+	case ledger.Question:
+		fmt.Fprintf(w, "  [Round %d] %s -> %s  (%s)\n", e.Round, line(e.From), line(c.To), stamp(e.Timestamp))
+		fmt.Fprint(w, indent("    Q: ", e.Body))
+	case ledger.Answer:
+		fmt.Fprintf(w, "  [Round %d] %s -> %s  (%s)\n", e.Round, line(e.From), line(c.From), stamp(e.Timestamp))
+		fmt.Fprint(w, indent("    A: ", e.Body))
+		if i := slices.IndexFunc(rs, func(r inbox.Receipt) bool { return r.Entry == i }); i >= 0 {
+			fmt.Fprintf(w, "    (%s)\n", rs[i].Line())
+		}
+	case ledger.Resolution:
+		label := "[RESOLVED]"
+		if strings.HasPrefix(e.Body, "Abandoned") {
+			label = "[ABANDONED]"
+		}
+		fmt.Fprintf(w, "  %s %s  (%s)\n", paint(statusColor(ledger.Resolved))(label), line(e.From), stamp(e.Timestamp))
+		fmt.Fprint(w, indent("    ", e.Body))
+	case ledger.Escalation:
+		mag := paint(color.FgMagenta, color.Bold)
+		fmt.Fprintf(w, "  %s %s  (%s)\n", mag("!! [ESCALATED]"), line(e.From), stamp(e.Timestamp))
+		fmt.Fprint(w, safetext.Indent(e.Body, "  | ", "  | "))
+	}
+	if ch := c.ChoiceAt(i); ch != nil {
+		fmt.Fprintf(w, "    (picked option %d: %s)\n", ch.Option, line(ch.Text))
+	}
 }
 
 // indent prefixes the first line of body with first and the rest with
@@ -157,8 +165,8 @@ func renderMarkdown(w io.Writer, r router.Record) {
 
 // renderList writes records as a table: aligned with a header on a
 // terminal, tab-separated without one for scripts.
-func (a *App) renderList(w io.Writer, recs []router.Record, now time.Time) {
-	l := a.newListWriter(w, now)
+func renderList(w io.Writer, recs []router.Record, now time.Time, tty bool, paint painter) {
+	l := newListWriter(w, now, tty, paint)
 	for _, r := range recs {
 		l.add(r)
 	}
@@ -169,15 +177,16 @@ func (a *App) renderList(w io.Writer, recs []router.Record, now time.Time) {
 // each line is written at once; on a terminal the table's cells are kept,
 // to size its columns, but never the records they come from.
 type listWriter struct {
-	a     *App
+	paint painter
 	w     *bufio.Writer
 	now   time.Time
 	table *table // on a terminal
 }
 
-func (a *App) newListWriter(w io.Writer, now time.Time) *listWriter {
-	l := &listWriter{a: a, w: bufio.NewWriter(w), now: now}
-	if a.isTTY {
+// newListWriter is a listWriter to w: a table when tty (a terminal).
+func newListWriter(w io.Writer, now time.Time, tty bool, paint painter) *listWriter {
+	l := &listWriter{paint: paint, w: bufio.NewWriter(w), now: now}
+	if tty {
 		l.table = &table{}
 		l.table.add(plain("ID", "ISSUE", "STATUS", "FROM -> TO", "ROUND", "AGE", "TOPIC")...)
 	}
@@ -192,7 +201,7 @@ func (l *listWriter) add(r router.Record) {
 		return
 	}
 	l.table.add(cell{text: c.ID}, cell{text: words.IssueRef(r.IssueNumber)},
-		cell{text: string(c.Status), paint: l.a.paint(statusColor(c.Status))},
+		cell{text: string(c.Status), paint: l.paint(statusColor(c.Status))},
 		cell{text: c.From + " -> " + c.To}, cell{text: fmt.Sprintf("%d/%d", c.Round, c.MaxRounds)},
 		cell{text: age(l.now.Sub(c.Created.Time))}, cell{text: c.Topic})
 }

@@ -293,8 +293,8 @@ func Blocking(store *ledger.Store, issue int) ([]*Attempt, error) {
 }
 
 // Blockers is Blocking as what holds the issue up (router.BlockSentBack),
-// beside its clarifications: the ready gate and the strict finish hook
-// add them to router.Blockers.
+// beside its clarifications: registered with router (sentBack), so that
+// Hub.Ready and Hub.Blockers count them.
 func Blockers(store *ledger.Store, issue int) ([]router.Blocker, error) {
 	ats, err := Blocking(store, issue)
 	if err != nil {
@@ -305,6 +305,21 @@ func Blockers(store *ledger.Store, issue int) ([]router.Blocker, error) {
 		out = append(out, router.Blocker{ID: a.ID, Rule: router.BlockSentBack, From: a.Agent, On: a.Agent, Why: BlockingReason(a)})
 	}
 	return out, nil
+}
+
+// sentBack is the work sent back for revision as what holds issues up
+// (router.Holds): registered with router, so that every hub's Ready and
+// Blockers count it, whichever front end asks.
+type sentBack struct{}
+
+func init() { router.RegisterHolds(sentBack{}) }
+
+// HeldIssues are the issues with an evaluation record.
+func (sentBack) HeldIssues(store *ledger.Store) ([]int, error) { return Issues(store) }
+
+// Blockers is the issue's work sent back (Blockers).
+func (sentBack) Blockers(store *ledger.Store, issue int) ([]router.Blocker, error) {
+	return Blockers(store, issue)
 }
 
 // BlockingReason says why an attempt sent back holds its issue up (a
