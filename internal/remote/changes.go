@@ -8,16 +8,10 @@ import (
 	"github.com/agentx-cli/agentx/ledger"
 )
 
-// Pulled is one clarification another host changed, as a fetch brought it:
-// as this host had it (Before; nil when it is new here) and as the shared
-// ledger now has it (After). Both are whole records.
-type Pulled struct {
-	Before *ledger.Clarification
-	After  *ledger.Clarification
-	// Host is the host named by the newest commit that changed it ("" when
-	// the remote cannot say).
-	Host string
-}
+// Pulled is one clarification another host changed, as a fetch brought it
+// (ledger.Pulled: the hub makes its events without importing this
+// package).
+type Pulled = ledger.Pulled
 
 // OnPulled sets what is told, under the lock, of the changes a
 // shared version made elsewhere brings: once per version the local copy

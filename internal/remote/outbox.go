@@ -71,25 +71,14 @@ type QueuedRecord struct {
 }
 
 // Outcome is what became of a queued change that was not delivered as
-// made: OutcomeRenumbered (its new clarification took another id, As, as
-// another host had taken its own) or OutcomeSuperseded (another host
-// changed the clarification first; Winner is the record as it was then).
-type Outcome struct {
-	Outcome string      `json:"outcome"`
-	ID      string      `json:"id"`
-	As      string      `json:"as,omitempty"`
-	Message string      `json:"message"`
-	At      ledger.Time `json:"at"`
-	// By is the agent (or person) who made the change, when its record
-	// says: who is told of the outcome.
-	By     string          `json:"by,omitempty"`
-	Winner json.RawMessage `json:"winner,omitempty"`
-}
+// made (ledger.Outcome: the hub makes its events without importing this
+// package).
+type Outcome = ledger.Outcome
 
 // Outcomes of queued changes.
 const (
-	OutcomeRenumbered = "renumbered"
-	OutcomeSuperseded = "superseded"
+	OutcomeRenumbered = ledger.OutcomeRenumbered
+	OutcomeSuperseded = ledger.OutcomeSuperseded
 )
 
 // maxOutcomes is how many outcomes a sync state keeps.
@@ -289,3 +278,7 @@ func CheckID(store *ledger.Store, id string) error {
 	}
 	return e
 }
+
+// CheckID implements ledger.IDChecker: the hub refuses through it, once
+// for every caller, an id CheckID refuses.
+func (r *Replicator) CheckID(id string) error { return CheckID(r.store, id) }
