@@ -162,7 +162,7 @@ func undoPending(l *ledger.Ledger, pending []Queued) {
 					break
 				}
 			}
-			if len(r.Before) == 0 || string(r.Before) == "null" {
+			if created(r.Before) {
 				if at >= 0 {
 					l.Clarifications = append(l.Clarifications[:at], l.Clarifications[at+1:]...)
 				}
