@@ -33,7 +33,7 @@ type txn struct {
 	tn     *turn // this write's place in q, once it has one: its waiter is removed by the push that lands it, or when it gives up (leave)
 	inTurn bool  // the last attempt lost while tn still waits its turn
 
-	attempt  int // this attempt, from 1
+	tries    int // the attempts made, this one included
 	attempts int // [remote] attempts
 	counted  int // losses counted against attempts: not those waited in turn
 }
@@ -141,7 +141,7 @@ func (t *txn) leave() {
 // run tries the change until an attempt ends the transaction.
 func (t *txn) run() (*ledger.Ledger, error) {
 	t.attempts = max(t.r.transport.Attempts(), 1)
-	for t.attempt = 1; ; t.attempt++ {
+	for t.tries = 1; ; t.tries++ {
 		a, next := t.try()
 		switch next {
 		case stepDone:
@@ -150,7 +150,7 @@ func (t *txn) run() (*ledger.Ledger, error) {
 			// the shared ledger is fetched and the change made again on
 			// it, as if the fast try had not been
 			t.fast = false
-			t.attempt--
+			t.tries--
 		case stepMoved:
 			if err := t.queueTurn(); err != nil {
 				return nil, err
@@ -202,7 +202,7 @@ func (t *txn) make() (attempt, error) {
 			if t.fast {
 				return attempt{}, errRefetch
 			}
-			return attempt{}, r.refused(t.ctx, f, t.fn, ferr, t.snap, t.st, t.attempt)
+			return attempt{}, r.refused(t.ctx, f, t.fn, ferr, t.snap, t.st, t.tries)
 		}
 	}
 	if err := before.Check(r.transport.Name(f.Issue), l); err != nil {
@@ -237,7 +237,7 @@ func (t *txn) unchanged(a attempt) (attempt, step) {
 		return attempt{}, stepRefetch
 	}
 	if t.snap.Version != t.st.Head || t.given != nil || len(a.outcomes) > 0 {
-		if err := t.r.settle(t.ctx, t.f, a.l, nil, false, t.snap, t.snap.Version, t.st, a.outcomes); err != nil {
+		if err := t.settle(a, nil, false, t.snap.Version); err != nil {
 			return attempt{err: err}, stepDone
 		}
 	}
@@ -266,12 +266,19 @@ func (t *txn) push(a attempt) (attempt, step) {
 		return t.lost(err)
 	}
 	t.tn = nil // its waiter left with the push
-	if err := t.r.settle(t.ctx, t.f, a.l, a.final, written, t.snap, pushed.Version, t.st, a.outcomes); err != nil {
+	if err := t.settle(a, a.final, written, pushed.Version); err != nil {
 		// Published: the change stands, and failing now would have it
 		// made twice.
 		t.r.note("the change to %s is on %s, but the local copy was not updated: %v; the next command brings it up to date", words.Issue(t.f.Issue), t.r.transport.Name(t.f.Issue), err)
 	}
 	return attempt{l: a.l}, stepDone
+}
+
+// settle makes the attempt's ledger, the shared ledger at version, the
+// local copy (Replicator.settle), from encoded when it is that ledger
+// encoded; written when the early write has put it in place already.
+func (t *txn) settle(a attempt, encoded []byte, written bool, version string) error {
+	return t.r.settle(t.ctx, t.f, a.l, encoded, written, t.snap, version, t.st, a.outcomes)
 }
 
 // lost says what follows a push the remote did not take. Another host's
@@ -310,7 +317,7 @@ func (t *txn) lost(err error) (attempt, step) {
 // turn in the issue's queue (Queue), or, on a remote without one, a
 // little (sleepJitter), so that the hosts that collided spread out.
 func (t *txn) queueTurn() error {
-	if t.q != nil && t.tn == nil && t.snap.Version != "" && (t.attempt > 1 || t.r.waiting(t.ctx, t.q, t.f.Issue)) {
+	if t.q != nil && t.tn == nil && t.snap.Version != "" && (t.tries > 1 || t.r.waiting(t.ctx, t.q, t.f.Issue)) {
 		if t.tn = t.r.join(t.ctx, t.q, t.f.Issue, t.snap.Version); t.tn != nil {
 			t.inTurn = true
 		}
@@ -320,9 +327,9 @@ func (t *txn) queueTurn() error {
 		if err := t.tn.wait(t.ctx, t.r.store.Now); err != nil && t.ctx.Err() != nil {
 			return err
 		}
-	case t.attempt > 1:
+	case t.tries > 1:
 		// no queue, or past turnWait in it: back off at random
-		return pause(t.ctx, t.attempt-1)
+		return pause(t.ctx, t.tries-1)
 	}
 	return nil
 }
@@ -333,5 +340,5 @@ func (t *txn) busy() error {
 	if werr := t.r.writeSync(t.f, t.st); werr != nil {
 		t.r.note("issue #%d: %v", t.f.Issue, werr)
 	}
-	return &BusyError{Remote: t.r.transport.Name(t.f.Issue), Attempts: t.attempt}
+	return &BusyError{Remote: t.r.transport.Name(t.f.Issue), Attempts: t.tries}
 }
