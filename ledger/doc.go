@@ -18,5 +18,7 @@
 // Sharing the ledgers with other machines is not this package's: a
 // Replicator (remote mode's is internal/remote's) is the small interface
 // Update calls when one is set, before the lock (Prefetch) and under
-// it (Apply, writing through the Locked file it is handed).
+// it (Apply, writing through the Locked file it is handed). What it tells
+// (Pulled, Outcome) and the ids it refuses (IDChecker) are this package's
+// types, so that the hub never imports the replication.
 package ledger

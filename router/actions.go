@@ -68,6 +68,9 @@ func actor(from, person string) string {
 // A human may reply again to an answered round: each reply is another
 // answer entry of the round (and another event).
 func (h *Hub) Answer(ctx context.Context, id, from, body string) (Record, error) {
+	if err := h.named(id); err != nil {
+		return Record{}, err
+	}
 	return h.answer(ctx, id, from, Reply{Body: body}, 0)
 }
 
@@ -126,6 +129,9 @@ func (h *Hub) answer(ctx context.Context, id, from string, r Reply, round int) (
 // Followup asks the next round. At the round limit it escalates instead,
 // with the follow-up as the asker's latest position.
 func (h *Hub) Followup(ctx context.Context, id, from, body string) (Record, error) {
+	if err := h.named(id); err != nil {
+		return Record{}, err
+	}
 	if err := ledger.ValidateMessage("follow-up", body); err != nil {
 		return Record{}, err
 	}
@@ -190,6 +196,9 @@ func issueOf(c *ledger.Clarification) int {
 // (also after escalation). ResolveReply also takes a summary of the
 // decision.
 func (h *Hub) Resolve(ctx context.Context, id, from, body string) (Record, error) {
+	if err := h.named(id); err != nil {
+		return Record{}, err
+	}
 	return h.resolve(ctx, id, from, Reply{Body: body})
 }
 
@@ -257,6 +266,9 @@ func (h *Hub) resolve(ctx context.Context, id, from string, r Reply) (Record, er
 // Escalate hands a clarification to a human, with a summary a person can
 // act on.
 func (h *Hub) Escalate(ctx context.Context, id, reason string) (Record, error) {
+	if err := h.named(id); err != nil {
+		return Record{}, err
+	}
 	if reason == "" {
 		reason = "escalated by hand"
 	}
@@ -289,6 +301,9 @@ func (h *Hub) escalated(ctx context.Context, rec Record) {
 // an agent, human (a person, recorded by name as for an answer), or "" for
 // the hub itself.
 func (h *Hub) Abandon(ctx context.Context, id, by, reason string) (Record, error) {
+	if err := h.named(id); err != nil {
+		return Record{}, err
+	}
 	body := "Abandoned."
 	if reason != "" {
 		body = "Abandoned: " + reason
@@ -320,6 +335,9 @@ func (h *Hub) Abandon(ctx context.Context, id, by, reason string) (Record, error
 // Cancel is the asker withdrawing its question (recorded as abandoned,
 // reason "cancelled"); a person (human) may withdraw it for the asker.
 func (h *Hub) Cancel(ctx context.Context, id, from string) (Record, error) {
+	if err := h.named(id); err != nil {
+		return Record{}, err
+	}
 	c, err := h.Store.Get(id)
 	if err != nil {
 		return Record{}, err
@@ -336,6 +354,9 @@ func (h *Hub) Cancel(ctx context.Context, id, from string) (Record, error) {
 // Assume records the assumption the asker proceeded on while its question
 // was unanswered, so a late answer can be checked against it.
 func (h *Hub) Assume(ctx context.Context, id, by, assumption string) (Record, error) {
+	if err := h.named(id); err != nil {
+		return Record{}, err
+	}
 	return h.assume(ctx, id, by, assumption, nil)
 }
 

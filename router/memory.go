@@ -146,6 +146,9 @@ func fileSHA256(r *os.Root, p string) (string, error) {
 // late answer beside this assumption, as any answer to an assumed
 // question does.
 func (h *Hub) Reuse(ctx context.Context, id, by, decision, note string) (Record, error) {
+	if err := h.named(id, decision); err != nil {
+		return Record{}, err
+	}
 	if _, _, err := ledger.ParseID(decision); err != nil {
 		return Record{}, &ledger.InputError{Field: "reuse", Value: decision, Msg: "is not a clarification id (example: CLR-42-003)"}
 	}

@@ -223,12 +223,18 @@ func validateReply(field string, r Reply) error {
 // AnswerReply is Answer with a Reply: an option of the question's picks
 // its text (an option number it does not offer is an *OptionError).
 func (h *Hub) AnswerReply(ctx context.Context, id, from string, r Reply) (Record, error) {
+	if err := h.named(id); err != nil {
+		return Record{}, err
+	}
 	return h.answer(ctx, id, from, r, 0)
 }
 
 // ResolveReply is Resolve with a Reply: an option of an escalation (or of
 // the question) picks the decision recorded.
 func (h *Hub) ResolveReply(ctx context.Context, id, from string, r Reply) (Record, error) {
+	if err := h.named(id); err != nil {
+		return Record{}, err
+	}
 	return h.resolve(ctx, id, from, r)
 }
 

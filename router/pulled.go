@@ -3,7 +3,6 @@ package router
 import (
 	"time"
 
-	"github.com/agentx-cli/agentx/internal/remote"
 	"github.com/agentx-cli/agentx/ledger"
 )
 
@@ -43,7 +42,7 @@ func statusEvent(s ledger.Status) (EventType, bool) {
 // per new thread entry (the question that asks it, each further question,
 // answer, escalation and resolution), and one for a move to stale,
 // escalated, resolved or abandoned that no entry made.
-func PulledEvents(issue int, changes []remote.Pulled, now time.Time) []Event {
+func PulledEvents(issue int, changes []ledger.Pulled, now time.Time) []Event {
 	var out []Event
 	for _, p := range changes {
 		out = append(out, changeEvents(issue, p.Before, p.After, now, ViaRemote, p.Host)...)
@@ -106,11 +105,11 @@ func changeEvents(issue int, before, c *ledger.Clarification, now time.Time, via
 // change another host got to first (EventChangeSuperseded, for its
 // author), so that the agent that was told "unsynced" learns what became
 // of it.
-func OvertakenEvents(issue int, outs []remote.Outcome, l *ledger.Ledger, now time.Time) []Event {
+func OvertakenEvents(issue int, outs []ledger.Outcome, l *ledger.Ledger, now time.Time) []Event {
 	var out []Event
 	for _, o := range outs {
 		switch o.Outcome {
-		case remote.OutcomeRenumbered:
+		case ledger.OutcomeRenumbered:
 			c := l.Find(o.As)
 			if c == nil {
 				continue
@@ -118,7 +117,7 @@ func OvertakenEvents(issue int, outs []remote.Outcome, l *ledger.Ledger, now tim
 			e := EventFor(EventRenumbered, issue, c, now)
 			e.By, e.Was, e.Reason = o.By, o.ID, o.Message
 			out = append(out, e)
-		case remote.OutcomeSuperseded:
+		case ledger.OutcomeSuperseded:
 			c := l.Find(o.ID)
 			if c == nil {
 				continue

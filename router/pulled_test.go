@@ -6,7 +6,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/agentx-cli/agentx/internal/remote"
 	"github.com/agentx-cli/agentx/ledger"
 )
 
@@ -26,7 +25,7 @@ func TestPulledEvents(t *testing.T) {
 	stale.Status = ledger.Stale
 	stale.X = &ledger.Extra{Monitor: &ledger.MonitorState{Reason: "no answer in 4h"}}
 
-	evs := PulledEvents(3, []remote.Pulled{
+	evs := PulledEvents(3, []ledger.Pulled{
 		{After: asked, Host: "laptop"},
 		{Before: asked, After: &followed, Host: "ci"},
 		{Before: &followed, After: &stale},

@@ -10,8 +10,17 @@ import (
 	"github.com/agentx-cli/agentx/ledger"
 )
 
-// Get returns one clarification.
+// Get returns one clarification a caller names (refused as named may
+// refuse it).
 func (h *Hub) Get(id string) (Record, error) {
+	if err := h.named(id); err != nil {
+		return Record{}, err
+	}
+	return h.get(id)
+}
+
+// get returns clarification id, as the ledger holds it.
+func (h *Hub) get(id string) (Record, error) {
 	c, err := h.Store.Get(id)
 	if err != nil {
 		return Record{}, err
@@ -171,11 +180,14 @@ func Settled(c *ledger.Clarification) bool {
 // *WaitTimeoutError) or ctx ends. It polls the ledger, which is cheap: an
 // unlocked read of one small file.
 func (h *Hub) Wait(ctx context.Context, id string, timeout time.Duration) (Record, error) {
+	if err := h.named(id); err != nil {
+		return Record{}, err
+	}
 	start := time.Now()
 	deadline := start.Add(timeout)
 	poll := 50 * time.Millisecond
 	for {
-		rec, err := h.Get(id)
+		rec, err := h.get(id)
 		if err != nil {
 			return Record{}, err
 		}

@@ -235,7 +235,7 @@ func (h *Hub) superseded(rec Record, err error, what string) (Record, error) {
 	if !errors.As(err, &se) {
 		return rec, err
 	}
-	cur, gerr := h.Get(rec.ID)
+	cur, gerr := h.get(rec.ID)
 	if gerr != nil {
 		return rec, gerr
 	}

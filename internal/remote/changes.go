@@ -8,16 +8,10 @@ import (
 	"github.com/agentx-cli/agentx/ledger"
 )
 
-// Pulled is one clarification another host changed, as a fetch brought it:
-// as this host had it (Before; nil when it is new here) and as the shared
-// ledger now has it (After). Both are whole records.
-type Pulled struct {
-	Before *ledger.Clarification
-	After  *ledger.Clarification
-	// Host is the host named by the newest commit that changed it ("" when
-	// the remote cannot say).
-	Host string
-}
+// Pulled is one clarification another host changed, as a fetch brought it
+// (ledger.Pulled: the hub makes its events without importing this
+// package).
+type Pulled = ledger.Pulled
 
 // OnPulled sets what is told, under the issue's lock, of the changes a
 // shared version made elsewhere brings: once per version the local copy
@@ -65,53 +59,9 @@ func (r *Replicator) tellPulled(ctx context.Context, f *ledger.Locked, snap Snap
 		}
 		undoPending(base, st.Pending)
 	}
-	byID := make(map[string]*ledger.Clarification, len(base.Clarifications))
-	for _, b := range base.Clarifications {
-		byID[b.ID] = b
-	}
-	var changes []Pulled
-	for _, c := range after.Clarifications {
-		b := byID[c.ID]
-		if b != nil && c.SealedJSON() != nil && bytes.Equal(b.SealedJSON(), c.SealedJSON()) {
-			continue // a closed record, the same bytes on both sides
-		}
-		now, err := ledger.RecordJSON(c)
-		if err != nil {
-			continue
-		}
-		var was json.RawMessage
-		if b != nil {
-			was, _ = ledger.RecordJSON(b)
-		}
-		if was != nil && bytes.Equal(was, now) {
-			continue
-		}
-		p := Pulled{}
-		if p.After, err = ledger.DecodeRecord(now); err != nil {
-			continue
-		}
-		if was != nil {
-			if p.Before, err = ledger.DecodeRecord(was); err != nil {
-				continue
-			}
-		}
-		changes = append(changes, p)
-	}
-	var decided []*ledger.Clarification
-	for _, p := range changes {
-		if p.After.Status == ledger.Resolved && (p.Before == nil || p.Before.Status != ledger.Resolved) {
-			decided = append(decided, p.After) // resolved on another host
-		}
-		_, theirs := st.Arrived[p.After.ID]
-		newRound := p.Before != nil && theirs && p.After.Round > p.Before.Round // a follow-up: its age starts again
-		if (p.Before == nil || newRound) && p.After.Status.Open() {
-			if st.Arrived == nil {
-				st.Arrived = map[string]ledger.Time{}
-			}
-			st.Arrived[p.After.ID] = ledger.T(r.store.Now())
-		}
-	}
-	_ = f.AppendDecided(decided...) // for decision memory; its failure leaves them out
+	changes := pulledChanges(base, after)
+	r.noteArrived(changes, st)
+	_ = f.AppendDecided(decidedElsewhere(changes)...) // for decision memory; its failure leaves them out
 	if len(changes) == 0 || r.onPulled == nil {
 		return
 	}
@@ -123,6 +73,79 @@ func (r *Replicator) tellPulled(ctx context.Context, f *ledger.Locked, snap Snap
 		}
 	}
 	r.onPulled(issue, changes)
+}
+
+// pulledChanges are the records of after that differ from base's, in
+// after's order.
+func pulledChanges(base, after *ledger.Ledger) []Pulled {
+	byID := make(map[string]*ledger.Clarification, len(base.Clarifications))
+	for _, b := range base.Clarifications {
+		byID[b.ID] = b
+	}
+	var changes []Pulled
+	for _, c := range after.Clarifications {
+		if p, ok := pulledRecord(byID[c.ID], c); ok {
+			changes = append(changes, p)
+		}
+	}
+	return changes
+}
+
+// pulledRecord is the change from b (nil: none) to c, both decoded whole;
+// ok false when they are the same record, or one cannot be read.
+func pulledRecord(b, c *ledger.Clarification) (Pulled, bool) {
+	if b != nil && c.SealedJSON() != nil && bytes.Equal(b.SealedJSON(), c.SealedJSON()) {
+		return Pulled{}, false // a closed record, the same bytes on both sides
+	}
+	now, err := ledger.RecordJSON(c)
+	if err != nil {
+		return Pulled{}, false
+	}
+	var was json.RawMessage
+	if b != nil {
+		was, _ = ledger.RecordJSON(b)
+	}
+	if was != nil && bytes.Equal(was, now) {
+		return Pulled{}, false
+	}
+	p := Pulled{}
+	if p.After, err = ledger.DecodeRecord(now); err != nil {
+		return Pulled{}, false
+	}
+	if was != nil {
+		if p.Before, err = ledger.DecodeRecord(was); err != nil {
+			return Pulled{}, false
+		}
+	}
+	return p, true
+}
+
+// decidedElsewhere are the records changes resolved: on another host.
+func decidedElsewhere(changes []Pulled) []*ledger.Clarification {
+	var decided []*ledger.Clarification
+	for _, p := range changes {
+		if p.After.Status == ledger.Resolved && (p.Before == nil || p.Before.Status != ledger.Resolved) {
+			decided = append(decided, p.After)
+		}
+	}
+	return decided
+}
+
+// noteArrived notes in st.Arrived, at this host's now, the open questions
+// changes bring new here (another host asked them), and the time again
+// when another host's question starts a new round (a follow-up: its age
+// starts again).
+func (r *Replicator) noteArrived(changes []Pulled, st *SyncState) {
+	for _, p := range changes {
+		_, theirs := st.Arrived[p.After.ID]
+		newRound := p.Before != nil && theirs && p.After.Round > p.Before.Round
+		if (p.Before == nil || newRound) && p.After.Status.Open() {
+			if st.Arrived == nil {
+				st.Arrived = map[string]ledger.Time{}
+			}
+			st.Arrived[p.After.ID] = ledger.T(r.store.Now())
+		}
+	}
 }
 
 // undoPending takes the outbox's changes back out of l, newest first: what
@@ -139,7 +162,7 @@ func undoPending(l *ledger.Ledger, pending []Queued) {
 					break
 				}
 			}
-			if len(r.Before) == 0 || string(r.Before) == "null" {
+			if created(r.Before) {
 				if at >= 0 {
 					l.Clarifications = append(l.Clarifications[:at], l.Clarifications[at+1:]...)
 				}

@@ -107,110 +107,20 @@ func (r *Replicator) checkClock(ctx context.Context, g *Git, start time.Time, he
 	var st ClockState
 	var found []Skew
 	err := r.store.UpdateState(ctx, filepath.Join(SyncDir, ClockFile), &st, func() error {
-		now := r.store.Now()
-		max := g.maxSkew()
-		if st.Fetched.After(now.Add(max)) {
+		cc := &clockCheck{r: r, g: g, ctx: ctx, st: &st, now: r.store.Now(), max: g.maxSkew(),
+			agree: map[string]bool{}, disagree: map[string]Skew{}}
+		if st.Fetched.After(cc.now.Add(cc.max)) {
 			// this host's clock moved back past its last check: what was
 			// measured with it then does not hold
 			st = ClockState{}
 		}
-		var o *objects
-		agree := map[string]bool{}
-		disagree := map[string]Skew{}
-		note := func(s Skew) {
-			if was, ok := disagree[s.Host]; !ok || abs(s.Offset) > abs(was.Offset) {
-				disagree[s.Host] = s
-			}
-		}
-		// look examines commit sha of ref n, made since the last fetch of
-		// every ref unless the ref moved back to it from base ("": it
-		// did not move back).
-		look := func(n int, sha, base string, c *commitInfo) {
-			_, host := parseMessage(c.Message)
-			if host == g.host() {
-				return
-			}
-			skew := Skew{Host: host, Commit: sha, Issue: n, Found: ledger.T(now), Seen: ledger.T(now)}
-			switch {
-			case c.Time.After(now.Add(max)):
-				skew.Offset = int64(c.Time.Sub(now) / time.Second)
-				note(skew)
-				return
-			case c.Time.After(st.Newest.Time):
-				st.Newest = ledger.T(c.Time)
-			}
-			if st.Fetched.IsZero() {
-				return // nothing to bracket it with
-			}
-			if lower := st.Fetched.Add(-max - g.Timeout); c.Time.Before(lower) {
-				if base != "" {
-					if back, err := g.Descends(ctx, base, sha); err != nil || back {
-						return // the ref moved back to an older commit: not a new one
-					}
-				}
-				skew.Offset = int64(c.Time.Sub(st.Fetched.Time) / time.Second)
-				note(skew)
-				return
-			}
-			agree[host] = true
-		}
+		defer cc.close()
 		for _, n := range slices.Sorted(maps.Keys(heads)) {
-			head, prev := heads[n], st.Heads[n]
-			if prev == head {
-				continue // looked at already
-			}
-			if o == nil {
-				var err error
-				if o, err = g.objects(ctx); err != nil {
-					return err
-				}
-				defer o.close()
-			}
-			// The commits made since the last fetch of every ref: down the
-			// first parents from the head to what that fetch found. This
-			// host may have written on top of another host's commits since
-			// (a write fetches its issue's ref alone), and its own commits
-			// tell nothing. Where that fetch's head is not met within
-			// clockWalk commits (a new ref, a ref moved back or rewritten,
-			// a long run of writes), the head alone, as on a first look.
-			if chain, ok := sinceLastLook(o, head, prev); ok && !st.Fetched.IsZero() {
-				for _, c := range chain {
-					look(n, c.ID, "", c)
-				}
-				continue
-			}
-			c, err := o.commit(head)
-			if err != nil {
-				continue // unreadable: the read of the ledger reports it
-			}
-			base := prev
-			if base == "" { // a ref deleted and put back: the version settled here
-				if ss, err := ReadSync(r.store, n); err == nil {
-					base = ss.Head
-				}
-			}
-			look(n, head, base, c)
-		}
-		var skews []Skew
-		standing := map[string]bool{}
-		for _, s := range st.Skews {
-			if d, ok := disagree[s.Host]; ok {
-				d.Found, standing[s.Host] = s.Found, true
-				disagree[s.Host] = d
-				continue
-			}
-			if !agree[s.Host] && now.Sub(s.Seen.Time) < skewLapse {
-				skews = append(skews, s)
+			if err := cc.lookRef(n, heads[n]); err != nil {
+				return err
 			}
 		}
-		for _, host := range slices.Sorted(maps.Keys(disagree)) {
-			d := disagree[host]
-			skews = append(skews, d)
-			if !standing[host] {
-				found = append(found, d)
-			}
-		}
-		st.Skews = skews
+		found = cc.standing()
 		st.Fetched, st.Heads = ledger.T(start), heads
 		return nil
 	})
@@ -220,6 +130,135 @@ func (r *Replicator) checkClock(ctx context.Context, g *Git, start time.Time, he
 		}
 	}
 	return err
+}
+
+// clockCheck is one checkClock pass, on ClockFile's content (st) under
+// its lock, at now by this host's clock.
+type clockCheck struct {
+	r   *Replicator
+	g   *Git
+	ctx context.Context
+	st  *ClockState
+	now time.Time
+	max time.Duration // [remote] max_skew
+	o   *objects      // opened at the first ref that moved
+
+	agree    map[string]bool // the hosts a commit found in agreement
+	disagree map[string]Skew // per host, the commit found furthest off
+}
+
+func (cc *clockCheck) close() {
+	if cc.o != nil {
+		cc.o.close()
+	}
+}
+
+// lookRef looks at the commits made on ref n since the last fetch of
+// every ref, head being its head now: down the first parents from the
+// head to what that fetch found. This host may have written on top of
+// another host's commits since (a write fetches its issue's ref alone),
+// and its own commits tell nothing. Where that fetch's head is not met
+// within clockWalk commits (a new ref, a ref moved back or rewritten, a
+// long run of writes), the head alone, as on a first look.
+func (cc *clockCheck) lookRef(n int, head string) error {
+	prev := cc.st.Heads[n]
+	if prev == head {
+		return nil // looked at already
+	}
+	if cc.o == nil {
+		o, err := cc.g.objects(cc.ctx)
+		if err != nil {
+			return err
+		}
+		cc.o = o
+	}
+	if chain, ok := sinceLastLook(cc.o, head, prev); ok && !cc.st.Fetched.IsZero() {
+		for _, c := range chain {
+			cc.look(n, c.ID, "", c)
+		}
+		return nil
+	}
+	c, err := cc.o.commit(head)
+	if err != nil {
+		return nil // unreadable: the read of the ledger reports it
+	}
+	base := prev
+	if base == "" { // a ref deleted and put back: the version settled here
+		if ss, err := ReadSync(cc.r.store, n); err == nil {
+			base = ss.Head
+		}
+	}
+	cc.look(n, head, base, c)
+	return nil
+}
+
+// look examines commit sha (c) of ref n, made since the last fetch of
+// every ref unless the ref moved back to it from base ("": it did not
+// move back).
+func (cc *clockCheck) look(n int, sha, base string, c *commitInfo) {
+	_, host := parseMessage(c.Message)
+	if host == cc.g.host() {
+		return
+	}
+	st, now, max := cc.st, cc.now, cc.max
+	skew := Skew{Host: host, Commit: sha, Issue: n, Found: ledger.T(now), Seen: ledger.T(now)}
+	switch {
+	case c.Time.After(now.Add(max)):
+		skew.Offset = int64(c.Time.Sub(now) / time.Second)
+		cc.note(skew)
+		return
+	case c.Time.After(st.Newest.Time):
+		st.Newest = ledger.T(c.Time)
+	}
+	if st.Fetched.IsZero() {
+		return // nothing to bracket it with
+	}
+	if lower := st.Fetched.Add(-max - cc.g.Timeout); c.Time.Before(lower) {
+		if base != "" {
+			if back, err := cc.g.Descends(cc.ctx, base, sha); err != nil || back {
+				return // the ref moved back to an older commit: not a new one
+			}
+		}
+		skew.Offset = int64(c.Time.Sub(st.Fetched.Time) / time.Second)
+		cc.note(skew)
+		return
+	}
+	cc.agree[host] = true
+}
+
+// note keeps s as its host's disagreement, unless one further off was
+// found.
+func (cc *clockCheck) note(s Skew) {
+	if was, ok := cc.disagree[s.Host]; !ok || abs(s.Offset) > abs(was.Offset) {
+		cc.disagree[s.Host] = s
+	}
+}
+
+// standing makes the disagreements found, and those that stood and were
+// neither confirmed, contradicted nor lapsed, the ones that stand; it
+// returns those first found now.
+func (cc *clockCheck) standing() []Skew {
+	var skews, found []Skew
+	stood := map[string]bool{}
+	for _, s := range cc.st.Skews {
+		if d, ok := cc.disagree[s.Host]; ok {
+			d.Found, stood[s.Host] = s.Found, true
+			cc.disagree[s.Host] = d
+			continue
+		}
+		if !cc.agree[s.Host] && cc.now.Sub(s.Seen.Time) < skewLapse {
+			skews = append(skews, s)
+		}
+	}
+	for _, host := range slices.Sorted(maps.Keys(cc.disagree)) {
+		d := cc.disagree[host]
+		skews = append(skews, d)
+		if !stood[host] {
+			found = append(found, d)
+		}
+	}
+	cc.st.Skews = skews
+	return found
 }
 
 // sinceLastLook returns the commits down the first parents from head to

@@ -8,7 +8,7 @@
 // push --force-with-lease=REF:SHA). The replication: Replicator implements
 // ledger.Replicator, so that ledger.Store.Update stays the one write path
 // while each change becomes an optimistic transaction on the shared ledger
-// (retried when another host published first, BusyError after too many
+// (txn: plan, queue turn, attempt, settle; retried when another host published first, BusyError after too many
 // tries, SupersededError when it no longer applies), kept in the outbox
 // (SyncState, remote/issue-N.json) when the remote is out of reach or
 // --offline, and delivered later, replayed on the newer shared ledger

@@ -62,73 +62,99 @@ const settingsKeys = `^(commit\.gpgsign|core\.fsync.*|core\.sharedrepository|ext
 // chosen what git syncs to disk, and whether agentx may write a commit's
 // objects itself, and where.
 func (g *Git) settings(ctx context.Context) {
-	g.settingsOnce.Do(func() {
-		if g.loadSettings() {
-			return // as a process before found them, and nothing they depend on changed
-		}
-		// Read once for the process's life: not cut short by one
-		// command's context (what it found would stand for all).
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
-		defer cancel()
-		start := time.Now()
-		out, err := g.git(ctx, nil, nil, "config", "--null", "--show-scope", "--show-origin", "--list")
-		// Each setting is its scope, its origin and KEY\nVALUE (or KEY
-		// alone, a boolean set true), each ended by a NUL.
-		per := 3
-		var exit *exec.ExitError
-		if errors.As(err, &exit) && exit.ExitCode() != 1 {
-			// A git older than 2.26 knows no --show-scope: the settings
-			// alone (KEY\nVALUE), and fast-import.
-			per = 1
-			out, err = g.git(ctx, nil, nil, "config", "--null", "--get-regexp", settingsKeys)
-		}
-		if err != nil {
-			return // none set (exit 1), or git cannot say: not signing, fast-import
-		}
-		var loose looseSettings
-		var fsync string
-		var fsyncGiven, objectFiles bool
-		// what git read, for SettingsFile: its files, and whether that is
-		// all it depends on
-		var origins []string
-		followable := true
-		fields := strings.Split(string(out), "\x00")
-		for i := 0; i+per <= len(fields); i += per {
-			var scope, origin string
-			if per == 3 {
-				scope, origin = fields[i], fields[i+1]
-				if file, ok := strings.CutPrefix(origin, "file:"); ok {
-					origins = append(origins, file)
-				} else if scope != "command" {
-					followable = false // read from somewhere else than a file
-				}
-			}
-			k, v, hasValue := strings.Cut(fields[i+per-1], "\n")
-			switch {
-			case k == "include.path" || strings.HasPrefix(k, "includeif.") && strings.HasSuffix(k, ".path"),
-				k == "extensions.worktreeconfig" && (!hasValue || gitBool(v)):
-				// files read on conditions, or per worktree: not followed
-				followable = false
-			case k == "commit.gpgsign":
-				g.signing = !hasValue || gitBool(v) // the last one set wins
-			case strings.HasPrefix(k, "core.fsync"):
-				g.fsyncSet = true
-				switch k {
-				case "core.fsync":
-					fsync, fsyncGiven = v, true
-				case "core.fsyncobjectfiles":
-					objectFiles = !hasValue || gitBool(v)
-				}
-			case k == "core.sharedrepository" || k == "core.repositoryformatversion" || strings.HasPrefix(k, "extensions."):
-				loose.take(scope, origin, k, v)
-			}
-		}
-		g.objectDir = g.objectsDir(loose)
-		g.syncLoose = objectFiles || fsyncGiven && syncsLoose(fsync)
+	g.settingsOnce.Do(func() { g.readSettings(ctx) })
+}
+
+// readSettings is settings' one read: from SettingsFile when a process
+// before found them and nothing they depend on changed, else from git
+// config.
+func (g *Git) readSettings(ctx context.Context) {
+	if g.loadSettings() {
+		return
+	}
+	// Read once for the process's life: not cut short by one command's
+	// context (what it found would stand for all).
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer cancel()
+	start := time.Now()
+	out, per, err := g.listConfig(ctx)
+	if err != nil {
+		return // none set (exit 1), or git cannot say: not signing, fast-import
+	}
+	cr := configRead{followable: true}
+	fields := strings.Split(string(out), "\x00")
+	for i := 0; i+per <= len(fields); i += per {
+		var scope, origin string
 		if per == 3 {
-			g.keepSettings(origins, followable && loose.config != "", start)
+			scope, origin = fields[i], fields[i+1]
+			cr.from(scope, origin)
 		}
-	})
+		g.takeSetting(&cr, scope, origin, fields[i+per-1])
+	}
+	g.objectDir = g.objectsDir(cr.loose)
+	g.syncLoose = cr.objectFiles || cr.fsyncGiven && syncsLoose(cr.fsync)
+	if per == 3 {
+		g.keepSettings(cr.origins, cr.followable && cr.loose.config != "", start)
+	}
+}
+
+// listConfig lists the settings with git config: each its scope, its
+// origin and KEY\nVALUE (or KEY alone, a boolean set true), each ended by
+// a NUL; per is 3. A git older than 2.26 knows no --show-scope: the
+// settings alone (KEY\nVALUE), per 1, and fast-import.
+func (g *Git) listConfig(ctx context.Context) (out []byte, per int, err error) {
+	out, err = g.git(ctx, nil, nil, "config", "--null", "--show-scope", "--show-origin", "--list")
+	var exit *exec.ExitError
+	if errors.As(err, &exit) && exit.ExitCode() != 1 {
+		out, err = g.git(ctx, nil, nil, "config", "--null", "--get-regexp", settingsKeys)
+		return out, 1, err
+	}
+	return out, 3, err
+}
+
+// configRead is what readSettings gathers from git config's list.
+type configRead struct {
+	loose       looseSettings
+	fsync       string // core.fsync
+	fsyncGiven  bool
+	objectFiles bool // core.fsyncObjectFiles
+	// what git read, for SettingsFile: its files, and whether that is
+	// all it depends on
+	origins    []string
+	followable bool
+}
+
+// from notes where a setting was read from.
+func (cr *configRead) from(scope, origin string) {
+	if file, ok := strings.CutPrefix(origin, "file:"); ok {
+		cr.origins = append(cr.origins, file)
+	} else if scope != "command" {
+		cr.followable = false // read from somewhere else than a file
+	}
+}
+
+// takeSetting takes one setting, field (KEY\nVALUE, or KEY alone: a
+// boolean set true), read in scope from origin.
+func (g *Git) takeSetting(cr *configRead, scope, origin, field string) {
+	k, v, hasValue := strings.Cut(field, "\n")
+	switch {
+	case k == "include.path" || strings.HasPrefix(k, "includeif.") && strings.HasSuffix(k, ".path"),
+		k == "extensions.worktreeconfig" && (!hasValue || gitBool(v)):
+		// files read on conditions, or per worktree: not followed
+		cr.followable = false
+	case k == "commit.gpgsign":
+		g.signing = !hasValue || gitBool(v) // the last one set wins
+	case strings.HasPrefix(k, "core.fsync"):
+		g.fsyncSet = true
+		switch k {
+		case "core.fsync":
+			cr.fsync, cr.fsyncGiven = v, true
+		case "core.fsyncobjectfiles":
+			cr.objectFiles = !hasValue || gitBool(v)
+		}
+	case k == "core.sharedrepository" || k == "core.repositoryformatversion" || strings.HasPrefix(k, "extensions."):
+		cr.loose.take(scope, origin, k, v)
+	}
 }
 
 // syncsLoose reports whether a core.fsync value has git sync loose

@@ -217,6 +217,13 @@ func appendsRecord(p, c *ledger.Clarification) error {
 	case p.Status.Final() && (len(c.Thread) != len(p.Thread) || c.Status != p.Status):
 		return fmt.Errorf("it changes a %s clarification", p.Status)
 	}
+	return appendsThread(p, c)
+}
+
+// appendsThread is appendsRecord for the thread: p's entries unchanged,
+// and each one added as a person making the move an entry of its type
+// makes.
+func appendsThread(p, c *ledger.Clarification) error {
 	for i, e := range p.Thread {
 		n := c.Thread[i]
 		if n.Round != e.Round || n.From != e.From || n.Type != e.Type || n.Body != e.Body || !n.Timestamp.Equal(e.Timestamp.Time) {
@@ -265,115 +272,166 @@ func (g *Git) keptRef(issue int) string {
 	return "refs/agentx-settled/" + strings.TrimSuffix(File(issue), ".json")
 }
 
+// checkPulled is CheckPulled before the settled version is kept.
 func (g *Git) checkPulled(ctx context.Context, issue int, settled, version string) (map[string]string, error) {
 	fresh := settled == "" // no settled head: the whole chain, from its root
 	if !fresh && !isHexID(settled) || !isHexID(version) {
 		return nil, fmt.Errorf("remote %s: not a commit id", g.Remote)
 	}
-	he := &HistoryError{Kind: HistoryRewound, Issue: issue, Ref: g.Name(issue), Settled: settled, Found: version}
-	args := []string{"rev-list", "--topo-order", "--reverse", "--parents", version}
-	if !fresh {
-		args = append(args, "^"+settled)
-	}
-	out, err := g.git(ctx, nil, nil, args...)
-	var ge *GitError
-	if errors.As(err, &ge) && strings.Contains(ge.Stderr, "bad object") {
+	pc := &pullCheck{g: g, ctx: ctx, issue: issue, version: version, fresh: fresh, decoded: map[string]*ledger.Ledger{},
+		he: &HistoryError{Kind: HistoryRewound, Issue: issue, Ref: g.Name(issue), Settled: settled, Found: version}}
+	commits, err := g.revList(ctx, settled, version)
+	if err == errUnknownCommit {
 		return nil, nil // settled is not in the repository (cloned afresh): nothing to compare
 	}
 	if err != nil {
 		return nil, err
 	}
-	type entry struct {
-		id      string
-		parents []string
+	if !fresh && !slices.ContainsFunc(commits, func(e revEntry) bool { return slices.Contains(e.parents, settled) }) {
+		return nil, pc.he
 	}
-	var commits []entry
-	descends := false
-	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		f := strings.Fields(l)
-		if len(f) == 0 {
-			continue
-		}
-		commits = append(commits, entry{f[0], f[1:]})
-		for _, p := range f[1:] {
-			descends = descends || p == settled
-		}
-	}
-	if !descends && !fresh {
-		return nil, he
-	}
-	o, err := g.objects(ctx)
-	if err != nil {
+	if pc.o, err = g.objects(ctx); err != nil {
 		return nil, err
 	}
-	defer o.close()
-	decoded := map[string]*ledger.Ledger{}
-	read := func(sha string) (*commitInfo, *ledger.Ledger, error) {
-		c, data, err := g.readAt(o, issue, sha)
-		if err != nil {
-			return nil, nil, err
-		}
-		if l := decoded[sha]; l != nil {
-			return c, l, nil
-		}
-		l, err := ledger.DecodeIssue(g.Name(issue)+" at "+sha, issue, data)
-		if err != nil {
-			return nil, nil, err
-		}
-		decoded[sha] = l
-		return c, l, nil
-	}
-	refuse := func(c *commitInfo, kind, why string) (map[string]string, error) {
-		he.Kind, he.Commit, he.Why = kind, c.ID, why
-		_, he.Host = parseMessage(c.Message)
-		return nil, he
-	}
+	defer pc.o.close()
 	var first *ledger.Ledger
 	if !fresh {
-		if _, first, err = read(settled); err != nil {
+		if _, first, err = pc.read(settled); err != nil {
 			return nil, err
 		}
 	}
-	var last *ledger.Ledger
-	var lastCommit *commitInfo
-	for _, e := range commits {
-		c, l, err := read(e.id)
-		if err != nil {
-			var ce *ledger.CorruptError
-			if errors.As(err, &ce) && fresh && e.id == version {
-				return nil, nil // the head itself: reading it fails closed with its own, fuller error
-			}
-			if errors.As(err, &ce) {
-				return refuse(&commitInfo{ID: e.id}, HistoryInvalid, "cannot be read: "+ce.Err.Error())
-			}
-			return nil, err
-		}
-		pl := &ledger.Ledger{IssueNumber: issue} // a new chain starts from nothing
-		if len(c.Parents) > 0 {
-			if _, pl, err = read(c.Parents[0]); err != nil {
-				return refuse(c, HistoryInvalid, "has a parent that cannot be read: "+err.Error())
-			}
-		}
-		if err := Appends(pl, l); err != nil {
-			return refuse(c, HistoryInvalid, "does not only append: "+err.Error())
-		}
-		if g.RequireSigned {
-			if _, err := g.git(ctx, nil, nil, "verify-commit", e.id); err != nil {
-				return refuse(c, HistoryUnsigned, "has no signature git can verify ([remote] require_signed)")
-			}
-		}
-		if e.id == version {
-			last, lastCommit = l, c
-		}
-	}
-	if last == nil || fresh {
-		return nil, nil // fresh: nothing settled here to keep
+	last, lastCommit, err := pc.walk(commits)
+	if err != nil || last == nil || fresh {
+		return nil, err // fresh: nothing settled here to keep
 	}
 	renumbered, err := Keeps(first, last)
 	if err != nil {
-		return refuse(lastCommit, HistoryInvalid, "drops what this host settled: "+err.Error())
+		return nil, pc.refuse(lastCommit, HistoryInvalid, "drops what this host settled: "+err.Error())
 	}
 	return renumbered, nil
+}
+
+// revEntry is a commit git rev-list listed, with its parents.
+type revEntry struct {
+	id      string
+	parents []string
+}
+
+// errUnknownCommit is a commit git rev-list does not have.
+var errUnknownCommit = errors.New("bad object")
+
+// revList lists the commits of version not in settled ("": all of them),
+// parents before children (git rev-list): errUnknownCommit when one of
+// the two is not in the repository.
+func (g *Git) revList(ctx context.Context, settled, version string) ([]revEntry, error) {
+	args := []string{"rev-list", "--topo-order", "--reverse", "--parents", version}
+	if settled != "" {
+		args = append(args, "^"+settled)
+	}
+	out, err := g.git(ctx, nil, nil, args...)
+	var ge *GitError
+	if errors.As(err, &ge) && strings.Contains(ge.Stderr, "bad object") {
+		return nil, errUnknownCommit
+	}
+	if err != nil {
+		return nil, err
+	}
+	var commits []revEntry
+	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if f := strings.Fields(l); len(f) > 0 {
+			commits = append(commits, revEntry{f[0], f[1:]})
+		}
+	}
+	return commits, nil
+}
+
+// pullCheck is one check of the commits a pulled version of an issue's
+// ledger adds (checkPulled), each commit's ledger decoded once.
+type pullCheck struct {
+	g       *Git
+	ctx     context.Context
+	issue   int
+	version string
+	fresh   bool          // nothing settled: the whole chain, from its root
+	he      *HistoryError // the refusal, filled in by refuse
+	o       *objects
+	decoded map[string]*ledger.Ledger
+}
+
+// read returns commit sha and the ledger it holds.
+func (pc *pullCheck) read(sha string) (*commitInfo, *ledger.Ledger, error) {
+	c, data, err := pc.g.readAt(pc.o, pc.issue, sha)
+	if err != nil {
+		return nil, nil, err
+	}
+	if l := pc.decoded[sha]; l != nil {
+		return c, l, nil
+	}
+	l, err := ledger.DecodeIssue(pc.g.Name(pc.issue)+" at "+sha, pc.issue, data)
+	if err != nil {
+		return nil, nil, err
+	}
+	pc.decoded[sha] = l
+	return c, l, nil
+}
+
+// refuse is the HistoryError of commit c, of kind, saying why.
+func (pc *pullCheck) refuse(c *commitInfo, kind, why string) error {
+	he := pc.he
+	he.Kind, he.Commit, he.Why = kind, c.ID, why
+	_, he.Host = parseMessage(c.Message)
+	return he
+}
+
+// walk checks every commit (check) and returns the version's ledger and
+// commit: nil when the walk did not reach it, or stopped (see check).
+func (pc *pullCheck) walk(commits []revEntry) (*ledger.Ledger, *commitInfo, error) {
+	var last *ledger.Ledger
+	var lastCommit *commitInfo
+	for _, e := range commits {
+		c, l, err := pc.check(e.id)
+		if err != nil || c == nil {
+			return nil, nil, err
+		}
+		if e.id == pc.version {
+			last, lastCommit = l, c
+		}
+	}
+	return last, lastCommit, nil
+}
+
+// check reads commit id and checks that its ledger only appends to its
+// first parent's (Appends) and, with [remote] require_signed, that git
+// can verify its signature. No commit and no error: the head of a fresh
+// chain cannot be read, and reading it fails closed with its own, fuller
+// error; the check stops there.
+func (pc *pullCheck) check(id string) (*commitInfo, *ledger.Ledger, error) {
+	c, l, err := pc.read(id)
+	if err != nil {
+		var ce *ledger.CorruptError
+		switch {
+		case errors.As(err, &ce) && pc.fresh && id == pc.version:
+			return nil, nil, nil
+		case errors.As(err, &ce):
+			return nil, nil, pc.refuse(&commitInfo{ID: id}, HistoryInvalid, "cannot be read: "+ce.Err.Error())
+		}
+		return nil, nil, err
+	}
+	pl := &ledger.Ledger{IssueNumber: pc.issue} // a new chain starts from nothing
+	if len(c.Parents) > 0 {
+		if _, pl, err = pc.read(c.Parents[0]); err != nil {
+			return nil, nil, pc.refuse(c, HistoryInvalid, "has a parent that cannot be read: "+err.Error())
+		}
+	}
+	if err := Appends(pl, l); err != nil {
+		return nil, nil, pc.refuse(c, HistoryInvalid, "does not only append: "+err.Error())
+	}
+	if pc.g.RequireSigned {
+		if _, err := pc.g.git(pc.ctx, nil, nil, "verify-commit", id); err != nil {
+			return nil, nil, pc.refuse(c, HistoryUnsigned, "has no signature git can verify ([remote] require_signed)")
+		}
+	}
+	return c, l, nil
 }
 
 // Keeps checks that final, a version descending from settled, keeps every

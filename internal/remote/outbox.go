@@ -71,25 +71,14 @@ type QueuedRecord struct {
 }
 
 // Outcome is what became of a queued change that was not delivered as
-// made: OutcomeRenumbered (its new clarification took another id, As, as
-// another host had taken its own) or OutcomeSuperseded (another host
-// changed the clarification first; Winner is the record as it was then).
-type Outcome struct {
-	Outcome string      `json:"outcome"`
-	ID      string      `json:"id"`
-	As      string      `json:"as,omitempty"`
-	Message string      `json:"message"`
-	At      ledger.Time `json:"at"`
-	// By is the agent (or person) who made the change, when its record
-	// says: who is told of the outcome.
-	By     string          `json:"by,omitempty"`
-	Winner json.RawMessage `json:"winner,omitempty"`
-}
+// made (ledger.Outcome: the hub makes its events without importing this
+// package).
+type Outcome = ledger.Outcome
 
 // Outcomes of queued changes.
 const (
-	OutcomeRenumbered = "renumbered"
-	OutcomeSuperseded = "superseded"
+	OutcomeRenumbered = ledger.OutcomeRenumbered
+	OutcomeSuperseded = ledger.OutcomeSuperseded
 )
 
 // maxOutcomes is how many outcomes a sync state keeps.
@@ -173,23 +162,16 @@ func (r *Replicator) writeSync(f *ledger.Locked, st *SyncState) error {
 // it, never the other host's question that has the old id. replay adds
 // the renumberings it makes.
 func replay(l *ledger.Ledger, p Queued, now time.Time, renames map[string]string) (bool, []Outcome, error) {
-	type step struct{ cur, after *ledger.Clarification }
-	var steps []step
-	var outs []Outcome
+	var steps []replayStep
 	for _, r := range p.Records {
 		after, err := ledger.DecodeRecord(r.After)
 		if err != nil {
 			return false, nil, fmt.Errorf("%s: %w", r.ID, err)
 		}
-		if to, ok := renames[r.ID]; ok && len(r.Before) > 0 && string(r.Before) != "null" {
-			if r.Before, err = renamed(r.Before, to); err != nil {
-				return false, nil, fmt.Errorf("%s: %w", r.ID, err)
-			}
-			after.ID = to
-			if r.After, err = ledger.RecordJSON(after); err != nil {
+		if to, ok := renames[r.ID]; ok && !created(r.Before) {
+			if err := follow(&r, after, to); err != nil {
 				return false, nil, err
 			}
-			r.ID = to
 		}
 		cur := l.Find(r.ID)
 		if err := l.Undecodable(); err != nil {
@@ -198,10 +180,10 @@ func replay(l *ledger.Ledger, p Queued, now time.Time, renames map[string]string
 		switch {
 		case cur != nil && sameRecord(cur, r.After):
 			continue // delivered already
-		case len(r.Before) == 0 || string(r.Before) == "null":
-			steps = append(steps, step{after: after})
+		case created(r.Before):
+			steps = append(steps, replayStep{after: after})
 		case cur != nil && sameRecord(cur, r.Before):
-			steps = append(steps, step{cur: cur, after: after})
+			steps = append(steps, replayStep{cur: cur, after: after})
 		default:
 			winner := json.RawMessage("null")
 			if cur != nil {
@@ -212,6 +194,37 @@ func replay(l *ledger.Ledger, p Queued, now time.Time, renames map[string]string
 			return false, []Outcome{{Outcome: OutcomeSuperseded, ID: r.ID, Message: p.Message, At: ledger.T(now), By: author(after), Winner: winner}}, nil
 		}
 	}
+	return len(steps) > 0, applySteps(l, steps, p, now, renames), nil
+}
+
+// replayStep is one record a queued change makes (cur nil) or changes
+// (cur, as l holds it) to after.
+type replayStep struct{ cur, after *ledger.Clarification }
+
+// created reports whether a queued record's Before says the change
+// created it (none, or null).
+func created(before json.RawMessage) bool { return len(before) == 0 || string(before) == "null" }
+
+// follow makes r, a queued change to a question since delivered under
+// another id (to), a change to it there; after is r.After decoded.
+func follow(r *QueuedRecord, after *ledger.Clarification, to string) error {
+	var err error
+	if r.Before, err = renamed(r.Before, to); err != nil {
+		return fmt.Errorf("%s: %w", r.ID, err)
+	}
+	after.ID = to
+	if r.After, err = ledger.RecordJSON(after); err != nil {
+		return err
+	}
+	r.ID = to
+	return nil
+}
+
+// applySteps makes a queued change's steps in l: a changed record
+// replaced, a new one added with the next id (renumbered, in renames, if
+// that is not its own). It returns the renumberings.
+func applySteps(l *ledger.Ledger, steps []replayStep, p Queued, now time.Time, renames map[string]string) []Outcome {
+	var outs []Outcome
 	for _, st := range steps {
 		if st.cur != nil {
 			*st.cur = *st.after
@@ -224,7 +237,7 @@ func replay(l *ledger.Ledger, p Queued, now time.Time, renames map[string]string
 		}
 		l.Clarifications = append(l.Clarifications, st.after)
 	}
-	return len(steps) > 0, outs, nil
+	return outs
 }
 
 // renamed returns the record raw holds under id.
@@ -289,3 +302,7 @@ func CheckID(store *ledger.Store, id string) error {
 	}
 	return e
 }
+
+// CheckID implements ledger.IDChecker: the hub refuses through it, once
+// for every caller, an id CheckID refuses.
+func (r *Replicator) CheckID(id string) error { return CheckID(r.store, id) }

@@ -278,236 +278,39 @@ func (r *Replicator) Sync(ctx context.Context, issue int, snap *Snapshot) (bool,
 
 // update is a change (fn; nil: none, only the outbox delivered and the
 // local copy brought up to date) under the issue's lock: the optimistic
-// transaction.
+// transaction (txn), or, the remote out of reach, the outbox.
 func (r *Replicator) update(ctx context.Context, f *ledger.Locked, fn func(*ledger.Ledger) error, pre *prefetch) (*ledger.Ledger, error) {
-	issue := f.Issue
-	st, err := ReadSync(r.store, issue)
+	st, err := ReadSync(r.store, f.Issue)
 	if err != nil {
 		return nil, err
 	}
-	if r.offline {
+	switch {
+	case r.offline:
 		return r.updateOffline(f, fn, st, "--offline")
-	}
-	if pre != nil && pre.offline != nil {
+	case pre != nil && pre.offline != nil:
 		return r.updateOffline(f, fn, st, pre.offline.Error())
 	}
-	var given *Snapshot
-	if pre != nil {
-		given = pre.snap
-	}
-	var snap Snapshot
-	// fast: the change is made on the local copy (Prefetch); anything but
-	// a change the remote takes, and the shared ledger is fetched and the
-	// change made again, as if the fast try had not been.
-	fast := false
-	if pre != nil && pre.fast && fn != nil {
-		snap, fast = r.fastCopy(f, st)
-	}
-	if given != nil && !r.newer(ctx, *given, st.Head) {
-		given = nil // read before another process settled a newer one: fetch
-	}
-	fetch := func() (*ledger.Ledger, error) {
-		var err error
-		if snap, err = r.transport.Fetch(ctx, issue); err != nil {
-			if errors.Is(err, ErrOffline) {
-				return r.updateOffline(f, fn, st, err.Error())
-			}
-			return nil, err
-		}
-		return nil, nil
-	}
-	// refetch ends the fast try: the shared ledger is fetched and the
-	// change made again on it, as if the fast try had not been.
-	refetch := func(attempt *int) (*ledger.Ledger, error) {
-		fast = false
-		*attempt--
-		return fetch()
-	}
-	switch {
-	case fast:
-	case given != nil:
-		snap = *given
-	default:
-		if l, err := fetch(); l != nil || err != nil {
-			return l, err
+	t := r.plan(ctx, f, fn, st, pre)
+	if !t.fast && t.given == nil {
+		if err := t.fetch(); err != nil {
+			return t.fetchFailed(err)
 		}
 	}
-	if fn != nil && st.Head != "" && snap.Version != st.Head {
+	if fn != nil && st.Head != "" && t.snap.Version != st.Head {
 		// A write found another host's change since this host's last
 		// (a read bringing one in says nothing of the next write).
 		st.Moved = ledger.T(r.store.Now())
 	}
-	// tn is this write's place in the issue's queue, once it has one: its
-	// waiter is removed by the push that lands it, or when it gives up.
-	q, _ := r.transport.(Queue)
-	var tn *turn
-	defer func() {
-		if tn != nil {
-			// Best effort, briefly (a remote gone away must not hold the
-			// command): a waiter left behind is taken for gone by the
-			// others within a second or so, and removed by the next lander.
-			lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*time.Second)
-			defer cancel()
-			_ = q.Leave(lctx, issue, tn.leave())
+	defer t.leave()
+	if t.joinBehind() {
+		if err := t.tn.wait(ctx, r.store.Now); err != nil && ctx.Err() != nil {
+			return nil, err
 		}
-	}()
-	if q != nil && fn != nil && !fast && snap.Version != "" && !st.Moved.IsZero() && r.store.Now().Sub(st.Moved.Time) < contendedFor {
-		// Others are writing the issue: a host that has been losing may
-		// be waiting its turn; this write waits behind it.
-		if r.waiting(ctx, q, issue) {
-			if tn = r.join(ctx, q, issue, snap.Version); tn != nil {
-				if err := tn.wait(ctx, r.store.Now); err != nil && ctx.Err() != nil {
-					return nil, err
-				}
-				if l, err := fetch(); l != nil || err != nil {
-					return l, err
-				}
-			}
+		if err := t.fetch(); err != nil {
+			return t.fetchFailed(err)
 		}
 	}
-	attempts := max(r.transport.Attempts(), 1)
-	counted := 0 // losses counted against attempts: not those waited in turn
-	for attempt := 1; ; attempt++ {
-		if err := r.checkHistory(ctx, f, snap, st); err != nil {
-			return nil, err
-		}
-		l, commits, outcomes, err := r.prepare(f, snap, st)
-		if err != nil {
-			return nil, err
-		}
-		before := l.Checkpoint()
-		var beforeRec map[string]*recState
-		if fn != nil {
-			beforeRec = recStates(l)
-			if ferr := fn(l); ferr != nil {
-				if fast {
-					// The copy may be behind: the change is judged on
-					// the shared ledger.
-					if l, err := refetch(&attempt); l != nil || err != nil {
-						return l, err
-					}
-					continue
-				}
-				return nil, r.refused(ctx, f, fn, ferr, snap, st, attempt)
-			}
-		}
-		if err := before.Check(r.transport.Name(issue), l); err != nil {
-			return nil, err
-		}
-		if fn != nil {
-			if err := r.renumberedAway(ctx, f, beforeRec, l, outcomes, snap); err != nil {
-				return nil, err
-			}
-		}
-		// final is l encoded, when the last commit is exactly that: the
-		// local copy is then written from it, not encoded again
-		var final []byte
-		if len(commits) > 0 && fn == nil {
-			final = commits[len(commits)-1].Data
-		}
-		if fn != nil {
-			if msg := changeMessage(beforeRec, l); msg != "" {
-				data, err := ledger.Encode(l)
-				if err != nil {
-					return nil, err
-				}
-				commits = append(commits, Commit{Data: data, Message: msg})
-				final = data
-			}
-		}
-		if len(commits) == 0 && fast {
-			// Nothing to change on the copy, which may be behind: see
-			// whether the shared ledger has something to change.
-			if l, err := refetch(&attempt); l != nil || err != nil {
-				return l, err
-			}
-			continue
-		}
-		if len(commits) == 0 {
-			if snap.Version != st.Head || given != nil || len(outcomes) > 0 {
-				if err := r.settle(ctx, f, l, nil, false, snap, snap.Version, st, outcomes); err != nil {
-					return nil, err
-				}
-			}
-			return l, nil
-		}
-		// When settling will only write (nothing pulled to tell of,
-		// nothing to keep, no outcome), the local copy's new version is
-		// written while the push runs (early).
-		var e *early
-		if final != nil && st.Head != "" && snap.Version == st.Head && len(outcomes) == 0 {
-			e = writeEarly(f, l, final)
-		}
-		var pushed Snapshot
-		if tn != nil {
-			pushed, err = q.PushLeaving(ctx, issue, snap, commits, tn.leave())
-		} else {
-			pushed, err = r.transport.Push(ctx, issue, snap, commits)
-		}
-		written := e.end(err == nil)
-		if errors.Is(err, ErrMoved) {
-			st.Moved = ledger.T(r.store.Now())
-		}
-		if fast && err != nil && !errors.Is(err, ErrOffline) {
-			// Refused (another host has written since this host's last
-			// change), or the copy's version could not be built on:
-			// fetch, and make the change again at once.
-			if l, err := refetch(&attempt); l != nil || err != nil {
-				return l, err
-			}
-			continue
-		}
-		inTurn := tn.waiting(r.store.Now())
-		if errors.Is(err, ErrMoved) && !inTurn {
-			counted++
-		}
-		switch {
-		case err == nil:
-			tn = nil // its waiter left with the push
-			if err := r.settle(ctx, f, l, final, written, snap, pushed.Version, st, outcomes); err != nil {
-				// Published: the change stands, and failing now would have
-				// it made twice.
-				r.note("the change to %s is on %s, but the local copy was not updated: %v; the next command brings it up to date", words.Issue(issue), r.transport.Name(issue), err)
-			}
-			return l, nil
-		case errors.Is(err, ErrMoved) && counted < attempts:
-			// Another host's change landed first: fetch it and try again,
-			// at once the first time (the window between fetch and push
-			// kept short); a host that keeps losing waits its turn in the
-			// issue's queue (Queue), or, on a remote without one, a
-			// little (sleepJitter), so that the hosts that collided
-			// spread out.
-			if q != nil && tn == nil && snap.Version != "" && (attempt > 1 || r.waiting(ctx, q, issue)) {
-				if tn = r.join(ctx, q, issue, snap.Version); tn != nil {
-					inTurn = true
-				}
-			}
-			switch {
-			case inTurn:
-				if err := tn.wait(ctx, r.store.Now); err != nil && ctx.Err() != nil {
-					return nil, err
-				}
-			case attempt > 1:
-				// no queue, or past turnWait in it: back off at random
-				if err := pause(ctx, attempt-1); err != nil {
-					return nil, err
-				}
-			}
-			if l, err := fetch(); l != nil || err != nil {
-				return l, err
-			}
-		case errors.Is(err, ErrMoved):
-			// Moved is kept, so that the next write fetches first.
-			if werr := r.writeSync(f, st); werr != nil {
-				r.note("issue #%d: %v", issue, werr)
-			}
-			return nil, &BusyError{Remote: r.transport.Name(issue), Attempts: attempt}
-		case errors.Is(err, ErrOffline):
-			return r.updateOffline(f, fn, st, err.Error())
-		default:
-			return nil, err
-		}
-	}
+	return t.run()
 }
 
 // waiting reports whether a live waiter is in issue's queue.

@@ -159,6 +159,13 @@ func TestSharedSupersededAndOutbox(t *testing.T) {
 	require.Len(t, st.Outcomes, 1)
 	assert.Equal(t, Outcome{Outcome: OutcomeRenumbered, ID: "CLR-1-002", As: "CLR-1-003", Message: "CLR-1-002 asked by engineer of architect", At: st.Outcomes[0].At, By: "engineer"}, st.Outcomes[0])
 	assert.Equal(t, map[string]string{"CLR-1-002": "CLR-1-003"}, st.Renumbered, "the renumbering is kept apart from the outcomes")
+	// the hub refuses the old id through the store's Replicator
+	checker, ok := b.Store.Replicator().(ledger.IDChecker)
+	require.True(t, ok, "the Replicator checks the ids callers name")
+	var re *RenumberedError
+	require.ErrorAs(t, checker.CheckID("CLR-1-002"), &re)
+	assert.Equal(t, "CLR-1-003", re.As)
+	assert.NoError(t, checker.CheckID("CLR-1-003"))
 	outbox, err := OutboxIssues(b.Store)
 	require.NoError(t, err)
 	assert.Empty(t, outbox)

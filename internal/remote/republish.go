@@ -90,13 +90,9 @@ func (r *Replicator) republish(ctx context.Context, f *ledger.Locked, pub republ
 		return out, err
 	}
 	out.Was = snap.Version
-	herr := r.checkHistory(ctx, f, snap, st)
-	var he *HistoryError
-	if !errors.As(herr, &he) {
-		if herr != nil {
-			return out, herr
-		}
-		return out, fmt.Errorf("issue %d: %w", issue, ErrNothingRefused)
+	he, err := r.refusal(ctx, f, snap, st)
+	if err != nil {
+		return out, err
 	}
 	mine, err := pub.Read(ctx, issue, st.Head)
 	if err != nil {
@@ -137,97 +133,155 @@ func (r *Replicator) republish(ctx context.Context, f *ledger.Locked, pub republ
 	return out, nil
 }
 
+// refusal is why the shared ledger at snap is refused (checkHistory):
+// ErrNothingRefused when it is not.
+func (r *Replicator) refusal(ctx context.Context, f *ledger.Locked, snap Snapshot, st *SyncState) (*HistoryError, error) {
+	herr := r.checkHistory(ctx, f, snap, st)
+	var he *HistoryError
+	if !errors.As(herr, &he) {
+		if herr != nil {
+			return nil, herr
+		}
+		return nil, fmt.Errorf("issue %d: %w", f.Issue, ErrNothingRefused)
+	}
+	return he, nil
+}
+
 // mergeOther replays on l, this host's version, what other (a chain that
 // does not descend from settled) added since the two forked: whole new
 // records under the next free ids, changes to shared records where l
 // still holds them as the fork did. A chain with a commit that does not
 // only append is not merged (false).
 func (r *Replicator) mergeOther(ctx context.Context, pub republisher, issue int, l *ledger.Ledger, settled string, other Snapshot, out *Republished) (bool, error) {
-	name := r.transport.Name(issue)
-	fork, err := pub.ForkPoint(ctx, settled, other.Version)
-	if err != nil {
+	base, theirs, err := r.forked(ctx, pub, issue, settled, other)
+	if theirs == nil || err != nil {
 		return false, err
 	}
-	base := &ledger.Ledger{IssueNumber: issue}
-	if fork != "" {
-		snap, err := pub.Read(ctx, issue, fork)
-		if err != nil {
-			return false, err
-		}
-		if base, err = ledger.DecodeIssue(name+" at "+fork, issue, snap.Data); err != nil {
-			return false, err
-		}
-	}
-	if c, ok := r.transport.(Checker); ok && fork != "" {
-		if _, err := c.CheckPulled(ctx, issue, fork, other.Version); err != nil {
-			return false, nil
-		}
-	}
-	theirs, err := ledger.DecodeIssue(name+" at "+other.Version, issue, other.Data)
-	if err != nil {
-		return false, nil
-	}
+	m := &chainMerge{r: r, l: l, base: base, other: other, out: out, ours: map[string]int{}}
 	// What was asked identifies a record whatever its id: an earlier
 	// republish may have given it another id on one side.
-	ours := map[string]int{}
 	for i, c := range l.Clarifications {
 		if w, err := wholeRecord(c); err == nil {
-			ours[origin(w)] = i
+			m.ours[origin(w)] = i
 		}
 	}
 	for _, c := range theirs.Clarifications {
-		w, err := wholeRecord(c)
-		if err != nil {
-			return false, nil
-		}
-		if i, ok := ours[origin(w)]; ok && (l.Clarifications[i].ID != c.ID || base.Find(c.ID) == nil) {
-			// the same question here already (under another id, or both
-			// chains took it after the fork): taken only as what it adds
-			// to this host's record (an answer, a close), never again
-			mine, err := wholeRecord(l.Clarifications[i])
-			if err != nil {
-				return false, err
-			}
-			if appendsRecord(mine, w) == nil && len(w.Thread) > len(mine.Thread) {
-				moved := *w
-				moved.ID = mine.ID
-				l.Clarifications[i] = &moved
-			}
-			continue
-		}
-		after, err := ledger.RecordJSON(c)
-		if err != nil {
+		if ok, err := m.take(c); !ok || err != nil {
 			return false, err
-		}
-		var before json.RawMessage
-		// The fork's record under this id, if it is the same question: a
-		// chain merged before may hold another question there.
-		if b := base.Find(c.ID); b != nil {
-			if bw, err := wholeRecord(b); err == nil && origin(bw) == origin(w) {
-				if before, err = ledger.RecordJSON(b); err != nil {
-					return false, err
-				}
-				if bytes.Equal(before, after) {
-					continue
-				}
-			}
-		}
-		q := Queued{Message: c.ID + " from " + shortID(other.Version), Records: []QueuedRecord{{ID: c.ID, Before: before, After: after}}}
-		_, outs, err := replay(l, q, r.store.Now(), map[string]string{}) // each record comes whole: nothing queued after it follows a renumbering
-		if err != nil {
-			return false, err
-		}
-		for _, o := range outs {
-			switch o.Outcome {
-			case OutcomeRenumbered:
-				out.Renumbered = append(out.Renumbered, o.ID+" as "+o.As)
-			case OutcomeSuperseded:
-				out.Superseded = append(out.Superseded, o.ID)
-			}
 		}
 	}
 	out.Merged = true
 	return true, nil
+}
+
+// forked returns the version settled and other forked from (base; empty
+// when they share none) and other's ledger: nil, and no error, when other
+// is not to be merged (it does not only append since the fork, or cannot
+// be read).
+func (r *Replicator) forked(ctx context.Context, pub republisher, issue int, settled string, other Snapshot) (base, theirs *ledger.Ledger, err error) {
+	name := r.transport.Name(issue)
+	fork, err := pub.ForkPoint(ctx, settled, other.Version)
+	if err != nil {
+		return nil, nil, err
+	}
+	base = &ledger.Ledger{IssueNumber: issue}
+	if fork != "" {
+		snap, err := pub.Read(ctx, issue, fork)
+		if err != nil {
+			return nil, nil, err
+		}
+		if base, err = ledger.DecodeIssue(name+" at "+fork, issue, snap.Data); err != nil {
+			return nil, nil, err
+		}
+	}
+	if c, ok := r.transport.(Checker); ok && fork != "" {
+		if _, err := c.CheckPulled(ctx, issue, fork, other.Version); err != nil {
+			return nil, nil, nil
+		}
+	}
+	theirs, err = ledger.DecodeIssue(name+" at "+other.Version, issue, other.Data)
+	if err != nil {
+		return nil, nil, nil
+	}
+	return base, theirs, nil
+}
+
+// chainMerge is mergeOther's replay of another chain's records on l,
+// this host's version.
+type chainMerge struct {
+	r     *Replicator
+	l     *ledger.Ledger
+	base  *ledger.Ledger // the version the two chains forked from
+	other Snapshot
+	ours  map[string]int // where l holds each question, by what was asked (origin)
+	out   *Republished
+}
+
+// take merges c, a record of the other chain; false when it cannot be
+// read (then the chain is not merged).
+func (m *chainMerge) take(c *ledger.Clarification) (bool, error) {
+	w, err := wholeRecord(c)
+	if err != nil {
+		return false, nil
+	}
+	if i, ok := m.ours[origin(w)]; ok && (m.l.Clarifications[i].ID != c.ID || m.base.Find(c.ID) == nil) {
+		return true, m.addTo(i, w)
+	}
+	return true, m.replayRecord(c, w)
+}
+
+// addTo takes w, the same question as l's record i (under another id, or
+// both chains took it after the fork), only as what it adds to this
+// host's record (an answer, a close), never again.
+func (m *chainMerge) addTo(i int, w *ledger.Clarification) error {
+	mine, err := wholeRecord(m.l.Clarifications[i])
+	if err != nil {
+		return err
+	}
+	if appendsRecord(mine, w) == nil && len(w.Thread) > len(mine.Thread) {
+		moved := *w
+		moved.ID = mine.ID
+		m.l.Clarifications[i] = &moved
+	}
+	return nil
+}
+
+// replayRecord replays c (w whole) on l as a queued change of the fork's
+// record under its id, when that is the same question and c changed it,
+// or as a new record; Republished notes what was renumbered or
+// superseded.
+func (m *chainMerge) replayRecord(c, w *ledger.Clarification) error {
+	after, err := ledger.RecordJSON(c)
+	if err != nil {
+		return err
+	}
+	var before json.RawMessage
+	// The fork's record under this id, if it is the same question: a
+	// chain merged before may hold another question there.
+	if b := m.base.Find(c.ID); b != nil {
+		if bw, err := wholeRecord(b); err == nil && origin(bw) == origin(w) {
+			if before, err = ledger.RecordJSON(b); err != nil {
+				return err
+			}
+			if bytes.Equal(before, after) {
+				return nil
+			}
+		}
+	}
+	q := Queued{Message: c.ID + " from " + shortID(m.other.Version), Records: []QueuedRecord{{ID: c.ID, Before: before, After: after}}}
+	_, outs, err := replay(m.l, q, m.r.store.Now(), map[string]string{}) // each record comes whole: nothing queued after it follows a renumbering
+	if err != nil {
+		return err
+	}
+	for _, o := range outs {
+		switch o.Outcome {
+		case OutcomeRenumbered:
+			m.out.Renumbered = append(m.out.Renumbered, o.ID+" as "+o.As)
+		case OutcomeSuperseded:
+			m.out.Superseded = append(m.out.Superseded, o.ID)
+		}
+	}
+	return nil
 }
 
 // shortID is a commit id as people read it.

@@ -89,72 +89,97 @@ func Refresh(ctx context.Context, rep *Replicator, g *Git, force bool) (Report, 
 			r.Problems = append(r.Problems, fmt.Sprintf("removing waiters left on the remote: %v", err))
 		}
 	}
-	outbox, err := OutboxIssues(store)
+	p, err := rep.planRefresh(heads, &r)
 	if err != nil {
 		return r, err
 	}
-	waiting := map[int]bool{}
-	for _, n := range outbox {
-		waiting[n] = true
+	for _, n := range sortedKeys(p.issues) {
+		rep.refreshIssue(ctx, g, n, heads[n], p, &r)
 	}
-	issues := map[int]bool{}
+	return r, nil
+}
+
+// refreshPlan is which issues a Refresh brings up to date.
+type refreshPlan struct {
+	issues  map[int]bool
+	waiting map[int]bool // their outbox holds changes
+	gone    map[int]bool // their ref is gone from the remote
+}
+
+// planRefresh plans a Refresh after a fetch of every ref found heads: the
+// issues whose ref moved from the version settled here, those whose
+// outbox holds changes, and those whose ref is gone from the remote
+// (fetched with --prune) while this host holds a settled version of it:
+// checked, so that it is refused. A sync state that cannot be read is
+// one of r's problems.
+func (rep *Replicator) planRefresh(heads map[int]string, r *Report) (refreshPlan, error) {
+	store := rep.store
+	p := refreshPlan{issues: map[int]bool{}, waiting: map[int]bool{}, gone: map[int]bool{}}
+	outbox, err := OutboxIssues(store)
+	if err != nil {
+		return p, err
+	}
+	for _, n := range outbox {
+		p.waiting[n] = true
+	}
 	for n, sha := range heads {
 		st, err := ReadSync(store, n)
 		if err != nil {
 			r.Problems = append(r.Problems, err.Error())
 			continue
 		}
-		if st.Head != sha || waiting[n] {
-			issues[n] = true
+		if st.Head != sha || p.waiting[n] {
+			p.issues[n] = true
 		}
 	}
-	for n := range waiting {
-		issues[n] = true
+	for n := range p.waiting {
+		p.issues[n] = true
 	}
-	// A ref gone from the remote (fetched with --prune) while this host
-	// holds a settled version of it: checked, so that it is refused.
 	synced, err := store.IssuesWithFile(SyncDir)
 	if err != nil {
-		return r, err
+		return p, err
 	}
-	gone := map[int]bool{}
 	for _, n := range synced {
-		if _, ok := heads[n]; ok || issues[n] {
+		if _, ok := heads[n]; ok || p.issues[n] {
 			continue
 		}
 		if st, err := ReadSync(store, n); err == nil && st.Head != "" {
-			issues[n], gone[n] = true, true
+			p.issues[n], p.gone[n] = true, true
 		}
 	}
-	for _, n := range sortedKeys(issues) {
-		var snap *Snapshot
-		if sha := heads[n]; sha != "" {
-			s, err := g.Read(ctx, n, sha)
-			if err != nil {
-				r.Problems = append(r.Problems, err.Error())
-				continue
-			}
-			snap = &s
+	return p, nil
+}
+
+// refreshIssue brings issue n up to the head a fetch of every ref found
+// (sha; "": none) and delivers its outbox, as p planned, and says in r
+// what became of it.
+func (rep *Replicator) refreshIssue(ctx context.Context, g *Git, n int, sha string, p refreshPlan, r *Report) {
+	var snap *Snapshot
+	if sha != "" {
+		s, err := g.Read(ctx, n, sha)
+		if err != nil {
+			r.Problems = append(r.Problems, err.Error())
+			return
 		}
-		if gone[n] {
-			snap = &Snapshot{}
-		}
-		if snap == nil && !waiting[n] {
-			continue
-		}
-		reached, err := rep.Sync(ctx, n, snap)
-		switch {
-		case err != nil:
-			r.Problems = append(r.Problems, fmt.Sprintf("issue %d: %v", n, err))
-		case !reached:
-			r.Pending = append(r.Pending, n)
-		case waiting[n]:
-			r.Delivered = append(r.Delivered, n)
-		default:
-			r.Updated = append(r.Updated, n)
-		}
+		snap = &s
 	}
-	return r, nil
+	if p.gone[n] {
+		snap = &Snapshot{}
+	}
+	if snap == nil && !p.waiting[n] {
+		return
+	}
+	reached, err := rep.Sync(ctx, n, snap)
+	switch {
+	case err != nil:
+		r.Problems = append(r.Problems, fmt.Sprintf("issue %d: %v", n, err))
+	case !reached:
+		r.Pending = append(r.Pending, n)
+	case p.waiting[n]:
+		r.Delivered = append(r.Delivered, n)
+	default:
+		r.Updated = append(r.Updated, n)
+	}
 }
 
 // Watch brings issue's local copy up to the remote if its ref moved: one

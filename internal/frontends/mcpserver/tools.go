@@ -12,7 +12,6 @@ import (
 
 	"github.com/agentx-cli/agentx/internal/brief"
 	"github.com/agentx-cli/agentx/internal/frontends/inbox"
-	"github.com/agentx-cli/agentx/internal/remote"
 	"github.com/agentx-cli/agentx/ledger"
 	"github.com/agentx-cli/agentx/router"
 )
@@ -375,17 +374,7 @@ func outcome(rec router.Record, timedOut bool, waited time.Duration) (r AskResul
 	return r
 }
 
-// named is what every tool that names a clarification by id does first:
-// in remote mode an id this host printed while the remote was out of reach,
-// for a question since delivered under another id, is refused
-// (remote.CheckID, the CLI's own check: superseded, naming the new id), as
-// another host's question has it now.
-func (s *server) named(id string) error { return remote.CheckID(s.hub.Store, id) }
-
 func (s *server) waitFor(ctx context.Context, in WaitInput) (AskResult, string, error) {
-	if err := s.named(in.ID); err != nil {
-		return AskResult{}, "", err
-	}
 	rec, err := s.hub.Get(in.ID)
 	if err != nil {
 		return AskResult{}, "", err
@@ -394,9 +383,6 @@ func (s *server) waitFor(ctx context.Context, in WaitInput) (AskResult, string, 
 }
 
 func (s *server) answer(ctx context.Context, in AnswerInput) (RecordResult, string, error) {
-	if err := s.named(in.ID); err != nil {
-		return RecordResult{}, "", err
-	}
 	from, err := s.from(in.From)
 	if err != nil {
 		return RecordResult{}, "", err
@@ -414,9 +400,6 @@ func (s *server) answer(ctx context.Context, in AnswerInput) (RecordResult, stri
 }
 
 func (s *server) followup(ctx context.Context, in FollowupInput) (AskResult, string, error) {
-	if err := s.named(in.ID); err != nil {
-		return AskResult{}, "", err
-	}
 	from, err := s.from(in.From)
 	if err != nil {
 		return AskResult{}, "", err
@@ -429,9 +412,6 @@ func (s *server) followup(ctx context.Context, in FollowupInput) (AskResult, str
 }
 
 func (s *server) resolve(ctx context.Context, in ResolveInput) (RecordResult, string, error) {
-	if err := s.named(in.ID); err != nil {
-		return RecordResult{}, "", err
-	}
 	from, err := s.from(in.From)
 	if err != nil {
 		return RecordResult{}, "", err
@@ -453,9 +433,6 @@ func (s *server) resolve(ctx context.Context, in ResolveInput) (RecordResult, st
 }
 
 func (s *server) assume(ctx context.Context, in AssumeInput) (RecordResult, string, error) {
-	if err := s.named(in.ID); err != nil {
-		return RecordResult{}, "", err
-	}
 	from, err := s.from(in.From)
 	if err != nil {
 		return RecordResult{}, "", err
@@ -500,9 +477,6 @@ func recordResult(rec router.Record, guidance string) RecordResult {
 }
 
 func (s *server) show(ctx context.Context, in ShowInput) (ShowResult, string, error) {
-	if err := s.named(in.ID); err != nil {
-		return ShowResult{}, "", err
-	}
 	rec, err := s.hub.Get(in.ID)
 	if err != nil {
 		return ShowResult{}, "", err
