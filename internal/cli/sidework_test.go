@@ -4,12 +4,14 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,8 +19,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentx-cli/agentx/internal/channels/relay"
 	"github.com/agentx-cli/agentx/internal/frontends/desk"
+	"github.com/agentx-cli/agentx/internal/workspace"
 	"github.com/agentx-cli/agentx/ledger"
+	"github.com/agentx-cli/agentx/router"
 )
 
 // agentStatus reads the workspace's agent-status.json as it is now: nil
@@ -108,4 +113,55 @@ func TestDeskActionDerivesAgentStatus(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("agentx desk did not stop")
 	}
+}
+
+// TestSidePassChannelPerPieceOfWork: a channel is one entry in the list,
+// and its failure is said once per piece of work: a one-shot command
+// leaves it alone for the rest of the command, a long-lived process tries
+// it again at its next piece of work (a tool call, a watch turn) rather
+// than never again.
+func TestSidePassChannelPerPieceOfWork(t *testing.T) {
+	dir := t.TempDir()
+	require.Equal(t, 0, runCmd(t, dir, nil, "", "init").code)
+	ws, err := workspace.Open(dir, dir, time.Now)
+	require.NoError(t, err)
+	h := router.New(ws.Store, ws.Rules, ws.Root)
+
+	var reads, sends int
+	saved := channels
+	t.Cleanup(func() { channels = saved })
+	channels = []channel{{"fake", func(context.Context, *router.Hub, func(string) string, func(error)) (func(error, func(error)) *relay.Mode, error) {
+		return func(err error, warn func(error)) *relay.Mode {
+			return &relay.Mode{Name: "fake", Timeout: time.Second, Err: err, Warn: warn,
+				Read: func(context.Context, bool) error { reads++; return errors.New("down") },
+				Send: func(context.Context, bool) error { sends++; return nil }}
+		}, nil
+	}}}
+	var warned []string
+	pass := func() *sidePass {
+		return &sidePass{hub: func() *router.Hub { return h }, getenv: func(string) string { return "" },
+			warn:   func(err error) { warned = append(warned, err.Error()) },
+			warnAs: func(name string) func(error) { return func(err error) { warned = append(warned, name+": "+err.Error()) } },
+			pulled: &atomic.Bool{}}
+	}
+	ctx := context.Background()
+	read := sideSteps{read: true, push: true}
+
+	p := pass()
+	for range 2 {
+		_, err := p.command().run(ctx, read, nil)
+		require.NoError(t, err)
+	}
+	assert.Equal(t, 1, reads, "a command: once")
+	assert.Equal(t, 0, sends, "a failed channel is left alone for the rest of the command")
+	assert.Equal(t, []string{"fake: down (queued: agentx fake status shows what is behind)"}, warned)
+
+	reads, warned = 0, nil
+	p = pass()
+	for range 2 {
+		_, err := p.runTurn(ctx, read, nil)
+		require.NoError(t, err)
+	}
+	assert.Equal(t, 2, reads, "each piece of work tries again")
+	assert.Len(t, warned, 2)
 }
