@@ -140,8 +140,10 @@ func TestSidePassChannelPerPieceOfWork(t *testing.T) {
 	var warned []string
 	pass := func() *sidePass {
 		return &sidePass{hub: func() *router.Hub { return h }, getenv: func(string) string { return "" },
-			warn:   func(err error) { warned = append(warned, err.Error()) },
-			warnAs: func(name string) func(error) { return func(err error) { warned = append(warned, name+": "+err.Error()) } },
+			warn: func(err error) { warned = append(warned, err.Error()) },
+			warnAs: func(name string) func(error) {
+				return func(err error) { warned = append(warned, name+": "+err.Error()) }
+			},
 			pulled: &atomic.Bool{}}
 	}
 	ctx := context.Background()
