@@ -68,7 +68,7 @@ waking agents), as agentx watch does. Ctrl-C stops it (exit 130).`,
 				return err
 			}
 			pass := a.sidePass()
-			pass.goLive(ws, h, a.warnf, a.warnBroken) // a long-lived process: trust and rules are looked at again as it goes
+			pass.goLive(ws, h) // a long-lived process: trust and rules are looked at again as it goes
 			s, err := desk.New(desk.Options{
 				Hub: h, Person: name, Root: ws.Root,
 				After: func(ctx context.Context) {

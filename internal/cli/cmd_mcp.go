@@ -69,7 +69,7 @@ See docs/agents.md for client configuration.`,
 				return err
 			}
 			pass := a.sidePass()
-			pass.goLive(ws, h, a.warnf, a.warnBroken) // a long-lived process: trust and rules are looked at again before each call
+			pass.goLive(ws, h) // a long-lived process: trust and rules are looked at again before each call
 			a.recordEnvSession(ctx, h.Store, a.getenv("AGENTX_AGENT"), issue)
 			level := slog.LevelWarn
 			if verbose {
@@ -135,18 +135,18 @@ func parseWait(v string) (time.Duration, error) {
 // when one has a resume command. clarify_wait watches the clarification's
 // ref and reads the channels while it waits. A channel's failure is a
 // warning in the server's log (stderr), at most one per call and channel;
-// with AGENTX_NO_MONITOR (channels false) the channels are left alone, and
+// with AGENTX_NO_MONITOR (channelsOn false) the channels are left alone, and
 // one that cannot be opened (no token) is said once, here.
-func mcpSide(ctx context.Context, p *sidePass, h *router.Hub, log *slog.Logger, channels bool) func() mcpserver.Side {
+func mcpSide(ctx context.Context, p *sidePass, h *router.Hub, log *slog.Logger, channelsOn bool) func() mcpserver.Side {
 	p.warnAs = func(name string) func(error) {
 		return func(err error) { log.Warn(name, "error", safetext.Line(err.Error())) }
 	}
-	p.channelsOff = !channels
+	p.channelsOff = !channelsOn
 	p.openChannels(ctx, h)
 	shared := h.Store.Replicator() != nil
 	return func() mcpserver.Side {
 		t := p.turn() // the rules as they are now, for this call
-		t.steps = sideSteps{remote: shared, read: channels, status: true, push: channels, wake: resumes(h)}
+		t.steps = sideSteps{remote: shared, read: channelsOn, status: true, push: channelsOn, wake: resumes(h)}
 		return t
 	}
 }

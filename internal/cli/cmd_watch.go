@@ -78,8 +78,8 @@ AGENTX_NO_MONITOR leaves the monitor out of its turns.`,
 				return err
 			}
 			pass := a.sidePass()
-			pass.goLive(ws, h, a.warnf, a.warnBroken) // a long-lived process: trust and rules are looked at again as it goes
-			defer func() { a.noWake = true }()        // watch wakes and says so itself
+			pass.goLive(ws, h)                 // a long-lived process: trust and rules are looked at again as it goes
+			defer func() { a.noWake = true }() // watch wakes and says so itself
 			w := newWatcher(a, pass)
 			size := logSize(h)
 			w.turn(ctx, true)

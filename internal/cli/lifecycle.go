@@ -60,14 +60,15 @@ func (a *App) runE(fn func(ctx context.Context, cmd *cobra.Command, args []strin
 func (a *App) sidePass() *sidePass {
 	if a.pass == nil {
 		a.pass = &sidePass{
-			hub:      func() *router.Hub { return a.hb },
-			getenv:   a.getenv,
-			warn:     func(err error) { a.warnf("%v", err) },
-			warnAs:   func(name string) func(error) { return func(err error) { a.warnf("%s: %v", name, err) } },
-			refresh:  a.remoteRefresh,
-			wait:     a.remoteWait,
-			wakeStep: a.wakeStep,
-			pulled:   &a.pulled,
+			hub:        func() *router.Hub { return a.hb },
+			getenv:     a.getenv,
+			warn:       func(err error) { a.warnf("%v", err) },
+			warnAs:     func(name string) func(error) { return func(err error) { a.warnf("%s: %v", name, err) } },
+			refresh:    a.remoteRefresh,
+			wait:       a.remoteWait,
+			wakeStep:   a.wakeStep,
+			pulled:     &a.pulled,
+			warnBroken: a.warnBroken,
 		}
 	}
 	return a.pass

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"sync"
 
 	"github.com/agentx-cli/agentx/internal/workspace"
@@ -18,7 +19,7 @@ type liveRules struct {
 	watch      workflow.Watch
 	hub        *router.Hub
 	said       string // the last problem told, told once
-	warnf      func(format string, args ...any)
+	warn       func(error)
 	warnBroken func(workflow.Errors)
 }
 
@@ -26,9 +27,9 @@ type liveRules struct {
 // stamps) and the rules (liveRules.reload) are looked at again before each
 // piece of work (sidePass.turn), and a channel that cannot be opened says
 // so once, when it is opened, not at every piece of work.
-func (p *sidePass) goLive(ws *workspace.Workspace, h *router.Hub, warnf func(string, ...any), warnBroken func(workflow.Errors)) {
+func (p *sidePass) goLive(ws *workspace.Workspace, h *router.Hub) {
 	h.Trust.Live = true
-	p.live = &liveRules{watch: workflow.Watch{Dir: ws.Dir}, hub: h, warnf: warnf, warnBroken: warnBroken}
+	p.live = &liveRules{watch: workflow.Watch{Dir: ws.Dir}, hub: h, warn: p.warn, warnBroken: p.warnBroken}
 	p.live.watch.Changed() // the files as the rules were read
 }
 
@@ -55,7 +56,7 @@ func (l *liveRules) reload() {
 	if err != nil {
 		if msg := err.Error(); msg != l.said {
 			l.said = msg
-			l.warnf("the workspace's rules changed and do not load, so the rules read before stay: %v", err)
+			l.warn(fmt.Errorf("the workspace's rules changed and do not load, so the rules read before stay: %w", err))
 		}
 		return
 	}

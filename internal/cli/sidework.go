@@ -14,6 +14,7 @@ import (
 	"github.com/agentx-cli/agentx/internal/trust"
 	"github.com/agentx-cli/agentx/ledger"
 	"github.com/agentx-cli/agentx/router"
+	"github.com/agentx-cli/agentx/workflow"
 )
 
 // channel is one outside channel the side work reads before a change and
@@ -96,9 +97,11 @@ type sidePass struct {
 	warnAs   func(channel string) func(error) // a channel's failures
 	refresh  func(ctx context.Context)        // the remote's refresh
 	wait     func(ctx context.Context, h *router.Hub, id string, timeout time.Duration) (router.Record, error)
-	wakeStep []string     // this program as a resume command's first step (wake.Waker.Step)
-	pulled   *atomic.Bool // set when the remote brought changes: agent-status.json is derived again
-	live     *liveRules   // a long-lived process: the rules, read again before each piece of work
+	wakeStep []string // this program as a resume command's first step (wake.Waker.Step)
+	// warnBroken tells of the workflow files that do not load (App.warnBroken)
+	warnBroken func(workflow.Errors)
+	pulled     *atomic.Bool // set when the remote brought changes: agent-status.json is derived again
+	live       *liveRules   // a long-lived process: the rules, read again before each piece of work
 
 	channelsOff bool // the MCP server with AGENTX_NO_MONITOR: no channel is opened
 	openOnce    sync.Once
