@@ -86,21 +86,20 @@ type opened struct {
 	slSide *relay.Mode // nil: not yet opened
 }
 
-// sideWork is what the lifecycle does after the command's body: the
-// monitor's run, the view run after it, what was emitted before it, and
-// whether to push to the channels at the end.
+// sideWork is the command's side work (sidework.go): the monitor's run,
+// the view run after it, what was emitted before it, whether to push to
+// the channels at the end, and this process's side pass.
 type sideWork struct {
 	side      *sideMonitor // nil: the command does not run the monitor
 	then      func(ctx context.Context) error
 	outs      []func() error
 	pushAfter bool
-	holdGiven bool       // hook stop: --hold was given
-	noWake    bool       // the scope check and completion: never start anything
-	live      *liveRules // a long-lived process: its rules, read again when they change
-	// statusAt is the hub's change count when agent-status.json was last
-	// derived (syncStatus); pulled is set when the remote brought changes.
-	statusAt int64
-	pulled   atomic.Bool
+	holdGiven bool // hook stop: --hold was given
+	noWake    bool // the scope check and completion: never start anything
+	// pulled is set when the remote brought changes: agent-status.json is
+	// derived again (sidePass.status)
+	pulled atomic.Bool
+	pass   *sidePass // made on first use (App.sidePass)
 }
 
 // run executes the command line and returns the exit code.

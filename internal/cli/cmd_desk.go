@@ -67,12 +67,13 @@ waking agents), as agentx watch does. Ctrl-C stops it (exit 130).`,
 			if err != nil {
 				return err
 			}
-			a.goLive(ws, h) // a long-lived process: trust and rules are looked at again as it goes
+			pass := a.sidePass()
+			pass.goLive(ws, h) // a long-lived process: trust and rules are looked at again as it goes
 			s, err := desk.New(desk.Options{
 				Hub: h, Person: name, Root: ws.Root,
 				After: func(ctx context.Context) {
-					a.outsideSide(ctx, h, false) // what a command pushes at its end
-					a.wakeAgents(ctx)
+					// what a command does at its end, at once: agent-status.json, the push, the wake
+					_, _ = pass.runTurn(ctx, sideSteps{status: true, push: true, wake: true}, nil)
 				},
 				Explain: func(err error) (string, string) { return err.Error(), hintOf(err) },
 				Warn:    func(err error) { a.warnf("%v", err) },
@@ -94,6 +95,7 @@ waking agents), as agentx watch does. Ctrl-C stops it (exit 130).`,
 					}
 				}
 			}
+			w := newWatcher(a, pass)
 			go func() {
 				t := time.NewTicker(interval)
 				defer t.Stop()
@@ -102,7 +104,7 @@ waking agents), as agentx watch does. Ctrl-C stops it (exit 130).`,
 					case <-ctx.Done():
 						return
 					case <-t.C:
-						s.Locked(func() { a.watchTurn(ctx, ws, h, false) })
+						s.Locked(func() { w.turn(ctx, false) })
 					}
 				}
 			}()

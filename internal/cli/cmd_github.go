@@ -21,8 +21,8 @@ func (a *App) githubMirror(ctx context.Context, h *router.Hub) (*ghmirror.Mirror
 	return s.Mirror, s.Err
 }
 
-// githubSideOf is GitHub mode as a side effect of this command, opened
-// once.
+// githubSideOf is GitHub mode for this command's own use (github sync),
+// opened once; the side work opens its channels in one list (channels).
 func (a *App) githubSideOf(ctx context.Context, h *router.Hub) *ghmirror.Side {
 	if a.ghSide == nil {
 		m, err := ghmirror.Open(ctx, h, a.getenv, a.githubWarn)

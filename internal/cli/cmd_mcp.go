@@ -4,21 +4,15 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"maps"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/agentx-cli/agentx/internal/channels/ghmirror"
-	"github.com/agentx-cli/agentx/internal/channels/relay"
-	"github.com/agentx-cli/agentx/internal/channels/slackmode"
 	"github.com/agentx-cli/agentx/internal/frontends/mcpserver"
 	"github.com/agentx-cli/agentx/internal/safetext"
 	"github.com/agentx-cli/agentx/router"
-	"github.com/agentx-cli/agentx/workflow"
 )
 
 // envMCPMaxWait overrides --max-wait's default.
@@ -74,7 +68,8 @@ See docs/agents.md for client configuration.`,
 			if err != nil {
 				return err
 			}
-			a.goLive(ws, h) // a long-lived process: trust and rules are looked at again before each call
+			pass := a.sidePass()
+			pass.goLive(ws, h) // a long-lived process: trust and rules are looked at again before each call
 			a.recordEnvSession(ctx, h.Store, a.getenv("AGENTX_AGENT"), issue)
 			level := slog.LevelWarn
 			if verbose {
@@ -91,7 +86,7 @@ See docs/agents.md for client configuration.`,
 				Classify: classify, // a tool error carries the CLI's code name, exit code and hint
 				Version:  version(),
 				Logger:   log,
-				Side:     a.mcpSide(ctx, h, log),
+				Side:     mcpSide(ctx, pass, h, log, !a.monitorOff()),
 			}
 			transport := &mcpserver.StdioTransport{In: stdin, Out: stdout}
 			done := make(chan error, 1)
@@ -131,75 +126,27 @@ func parseWait(v string) (time.Duration, error) {
 	return d, nil
 }
 
-// mcpSide is what runs around the MCP server's tool calls: the outside
-// modes (GitHub, Slack) and the remote mode. Each call first brings the
-// local copies up to the remote and reads new comments and replies (each
-// at most once per its interval), and mirrors what changed after it;
-// clarify_wait watches the clarification's ref and reads the modes while it
-// waits. A failure is a warning in the server's log (stderr), at most one
-// per call and mode. Each call first reads the rules again when their files
-// changed (reloadRules); its Side is nil when there is nothing around it:
-// no [remote], no agent to wake, and GitHub and Slack off (no [github] or
-// [slack] table, or AGENTX_NO_MONITOR) or not opened (said once, here).
-func (a *App) mcpSide(ctx context.Context, h *router.Hub, log *slog.Logger) func() mcpserver.Side {
-	warnAs := func(name string) func(error) {
+// mcpSide is the side pass around the MCP server's tool calls. Each call
+// first reads the rules again when their files changed, brings the local
+// copies up to the remote and reads new comments and replies (each at most
+// once per its interval); after it, agent-status.json is derived when the
+// call changed something (the server lives as long as the agent's session:
+// not at its exit), what changed is mirrored, and the agents are woken
+// when one has a resume command. clarify_wait watches the clarification's
+// ref and reads the channels while it waits. A channel's failure is a
+// warning in the server's log (stderr), at most one per call and channel;
+// with AGENTX_NO_MONITOR (channelsOn false) the channels are left alone, and
+// one that cannot be opened (no token) is said once, here.
+func mcpSide(ctx context.Context, p *sidePass, h *router.Hub, log *slog.Logger, channelsOn bool) func() mcpserver.Side {
+	p.warnAs = func(name string) func(error) {
 		return func(err error) { log.Warn(name, "error", safetext.Line(err.Error())) }
 	}
-	var (
-		m   *ghmirror.Mirror
-		sl  *slackmode.Mode
-		err error
-	)
-	if !a.monitorOff() {
-		if m, err = ghmirror.Open(ctx, h, a.getenv, warnAs("github")); err != nil {
-			warnAs("github")(err)
-		}
-		if sl, err = slackmode.Open(h, a.getenv, warnAs("slack")); err != nil {
-			warnAs("slack")(err)
-		}
-	}
+	p.channelsOff = !channelsOn
+	p.openChannels(ctx, h)
 	shared := h.Store.Replicator() != nil
 	return func() mcpserver.Side {
-		a.reloadRules() // the rules as they are now, for this call
-		wakes := slices.ContainsFunc(slices.Collect(maps.Values(h.Rules().Config.Agents)), func(c workflow.AgentConfig) bool { return len(c.Resume) > 0 })
-		if m == nil && sl == nil && !shared && !wakes {
-			return nil
-		}
-		s := callSide{app: a, shared: shared, wakes: wakes}
-		if m != nil {
-			s.modes = append(s.modes, (&ghmirror.Side{Mirror: m, Warn: warnAs("github")}).Mode())
-		}
-		if sl != nil {
-			s.modes = append(s.modes, slackmode.Side(sl, nil, warnAs("slack")))
-		}
-		return s
+		t := p.turn() // the rules as they are now, for this call
+		t.steps = sideSteps{remote: shared, read: channelsOn, status: true, push: channelsOn, wake: resumes(h)}
+		return t
 	}
-}
-
-// callSide is mcpSide's work around one tool call.
-type callSide struct {
-	app    *App
-	shared bool // a [remote]
-	wakes  bool // an agent has a resume command: an answer a call records wakes it
-	modes  relay.Modes
-}
-
-func (s callSide) Read(ctx context.Context) {
-	if s.shared {
-		s.app.remoteRefresh(ctx)
-	}
-	s.modes.Read(ctx)
-}
-
-func (s callSide) Push(ctx context.Context) {
-	s.modes.Push(ctx)
-	if s.wakes {
-		s.app.wakeAgents(ctx)
-	}
-}
-
-func (s callSide) Wait(ctx context.Context, h *router.Hub, id string, timeout time.Duration) (router.Record, error) {
-	return s.modes.WaitWith(ctx, func(ctx context.Context, id string, d time.Duration) (router.Record, error) {
-		return s.app.remoteWait(ctx, h, id, d)
-	}, id, timeout)
 }

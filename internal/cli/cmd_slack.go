@@ -9,7 +9,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/agentx-cli/agentx/internal/channels/relay"
 	"github.com/agentx-cli/agentx/internal/channels/slackmode"
 	"github.com/agentx-cli/agentx/internal/safetext"
 	"github.com/agentx-cli/agentx/internal/words"
@@ -27,12 +26,6 @@ func (a *App) slackModeOf(h *router.Hub) (*slackmode.Mode, error) {
 }
 
 func (a *App) slackWarn(err error) { a.warnf("slack: %v", err) }
-
-// slackSideOf is Slack mode as a side effect of this command, opened once.
-func (a *App) slackSideOf(h *router.Hub) *relay.Mode {
-	_, _ = a.slackModeOf(h)
-	return a.slSide
-}
 
 // SlackView is what agentx slack status and sync print.
 type SlackView struct {

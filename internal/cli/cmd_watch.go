@@ -13,7 +13,6 @@ import (
 	"github.com/agentx-cli/agentx/internal/frontends/wake"
 	"github.com/agentx-cli/agentx/internal/safetext"
 	"github.com/agentx-cli/agentx/internal/words"
-	"github.com/agentx-cli/agentx/internal/workspace"
 	"github.com/agentx-cli/agentx/monitor"
 	"github.com/agentx-cli/agentx/router"
 )
@@ -78,16 +77,18 @@ AGENTX_NO_MONITOR leaves the monitor out of its turns.`,
 			if err != nil {
 				return err
 			}
-			a.goLive(ws, h)                    // a long-lived process: trust and rules are looked at again as it goes
+			pass := a.sidePass()
+			pass.goLive(ws, h)                 // a long-lived process: trust and rules are looked at again as it goes
 			defer func() { a.noWake = true }() // watch wakes and says so itself
+			w := newWatcher(a, pass)
 			size := logSize(h)
-			a.watchTurn(ctx, ws, h, true)
+			w.turn(ctx, true)
 			if once {
 				return nil
 			}
 			if !a.json {
 				a.printf("%s watching %s: a turn every %s, the event log between turns; Ctrl-C stops\n",
-					a.watchStamp(), safetext.Line(ws.Root), interval)
+					w.stamp(), safetext.Line(ws.Root), interval)
 			}
 			turn := time.NewTicker(interval)
 			defer turn.Stop()
@@ -99,11 +100,11 @@ AGENTX_NO_MONITOR leaves the monitor out of its turns.`,
 					return ctx.Err() // interrupted: exit 130 like any interrupted command
 				case <-turn.C:
 					size = logSize(h)
-					a.watchTurn(ctx, ws, h, false)
+					w.turn(ctx, false)
 				case <-poll.C:
 					if n := logSize(h); n != size {
 						size = n
-						a.watchWoke(a.wakeAgents(ctx))
+						w.wake(ctx)
 					}
 				}
 			}
@@ -114,30 +115,51 @@ AGENTX_NO_MONITOR leaves the monitor out of its turns.`,
 	return cmd
 }
 
-// watchTurn is one turn of agentx watch: the side work of a command's
-// lifecycle (remoteSide, the monitor's turn with the outside modes' read,
-// the push, wakeAgents), reported as it goes. The first turn's remote
-// refresh was made when the hub was opened.
-func (a *App) watchTurn(ctx context.Context, ws *workspace.Workspace, h *router.Hub, first bool) {
-	a.reloadRules()
-	if !first {
-		a.remoteSide(ctx, ws)
-	}
-	if a.monitorOff() {
-		a.outsideSide(ctx, h, true)
-	} else {
-		a.watchReport(a.monitorTurn(ctx, h, &sideMonitor{}))
-	}
-	a.outsideSide(ctx, h, false)
-	a.syncStatus(ctx)
-	a.watchWoke(a.wakeAgents(ctx))
-	a.watchUndelivered(ctx)
+// watcher is agentx watch's turns, and the desk's every interval: the
+// side pass with every step, reported as it goes, one line per thing done
+// (one JSON object per line under --json).
+type watcher struct {
+	pass    *sidePass
+	monitor bool // AGENTX_NO_MONITOR leaves the monitor out of the turns
+	json    bool
+	printf  func(format string, args ...any)
+	warn    func(error)
+	now     func() time.Time
 }
 
-// watchUndelivered acts on the answers nobody picked up, and says so.
-func (a *App) watchUndelivered(ctx context.Context) {
-	for _, o := range a.undelivered(ctx) {
-		a.watchLine(WatchEvent{Kind: "undelivered", Undelivered: &o}, func() string {
+func newWatcher(a *App, p *sidePass) watcher {
+	return watcher{pass: p, monitor: !a.monitorOff(), json: a.json, printf: a.printf, warn: func(err error) { a.warnf("%v", err) }, now: a.now}
+}
+
+// turn is one turn: the side pass with every step (the rules read again,
+// the remote, the channels read, the monitor, agent-status.json, the push,
+// the wake, the undelivered). The first turn's remote refresh was made
+// when the hub was opened.
+func (w watcher) turn(ctx context.Context, first bool) {
+	steps := sideSteps{remote: !first, read: true, status: true, push: true, wake: true, undelivered: true}
+	if w.monitor {
+		steps.monitor = &sideMonitor{}
+	}
+	res, _ := w.pass.runTurn(ctx, steps, func() error {
+		if steps.monitor != nil {
+			w.report(steps.monitor.report)
+		}
+		return nil
+	})
+	w.woke(res.woke)
+	w.undelivered(res.overdue)
+}
+
+// wake wakes the agents with something new, between turns.
+func (w watcher) wake(ctx context.Context) {
+	res, _ := w.pass.runTurn(ctx, sideSteps{wake: true}, nil)
+	w.woke(res.woke)
+}
+
+// undelivered says what was done about the answers nobody picked up.
+func (w watcher) undelivered(overdue []wake.Overdue) {
+	for _, o := range overdue {
+		w.line(WatchEvent{Kind: "undelivered", Undelivered: &o}, func() string {
 			s := fmt.Sprintf("undelivered %s answer (entry %d) to %s: ", o.ID, o.Entry, o.Agent)
 			if o.Action == wake.ActionWoke && o.Woke != nil {
 				return s + "woke again (" + strings.Join(o.Woke.Argv, " ") + ")"
@@ -162,52 +184,52 @@ func logSize(h *router.Hub) int64 {
 	return st.Size()
 }
 
-// watchWoke prints the resume commands a wake started.
-func (a *App) watchWoke(woke []wake.Woke) {
-	for _, w := range woke {
-		a.watchLine(WatchEvent{Kind: "woke", Woke: &w}, func() string {
-			return fmt.Sprintf("woke %s: %s, %s (%s)", w.Agent, words.Issue(w.Issue), strings.Join(w.IDs, ", "), strings.Join(w.Argv, " "))
+// woke prints the resume commands a wake started.
+func (w watcher) woke(woke []wake.Woke) {
+	for _, k := range woke {
+		w.line(WatchEvent{Kind: "woke", Woke: &k}, func() string {
+			return fmt.Sprintf("woke %s: %s, %s (%s)", k.Agent, words.Issue(k.Issue), strings.Join(k.IDs, ", "), strings.Join(k.Argv, " "))
 		})
 	}
 }
 
-// watchReport prints a monitor turn's findings as the side monitor does.
-func (a *App) watchReport(r *monitor.Report) {
+// report prints a monitor turn's findings as the side monitor does.
+func (w watcher) report(r *monitor.Report) {
 	if r == nil || r.Quiet() {
 		return
 	}
-	if !a.json {
+	if !w.json {
 		for _, l := range sideLines(r, true) {
-			a.printf("%s monitor: %s\n", a.watchStamp(), l)
+			w.printf("%s monitor: %s\n", w.stamp(), l)
 		}
 		return
 	}
 	if r.Index != "" {
-		a.watchLine(WatchEvent{Kind: "index", Index: r.Index}, nil)
+		w.line(WatchEvent{Kind: "index", Index: r.Index}, nil)
 	}
 	for _, f := range r.Acted() {
-		a.watchLine(WatchEvent{Kind: "finding", Finding: &f}, nil)
+		w.line(WatchEvent{Kind: "finding", Finding: &f}, nil)
 	}
 	for _, p := range r.Problems {
-		a.watchLine(WatchEvent{Kind: "problem", Problem: &p}, nil)
+		w.line(WatchEvent{Kind: "problem", Problem: &p}, nil)
 	}
 }
 
-// watchLine prints one thing watch did: text's line (neutralised), or
-// under --json one compact envelope on a line of its own.
-func (a *App) watchLine(e WatchEvent, text func() string) {
-	if !a.json {
-		a.printf("%s %s\n", a.watchStamp(), safetext.Line(text()))
+// line prints one thing watch did: text's line (neutralised), or under
+// --json one compact envelope on a line of its own.
+func (w watcher) line(e WatchEvent, text func() string) {
+	if !w.json {
+		w.printf("%s %s\n", w.stamp(), safetext.Line(text()))
 		return
 	}
-	e.At = a.now().UTC()
+	e.At = w.now().UTC()
 	b, err := json.Marshal(envelope{SchemaVersion: schemaVersion, Data: e})
 	if err != nil {
-		a.warnf("%v", err)
+		w.warn(err)
 		return
 	}
-	a.printf("%s\n", b)
+	w.printf("%s\n", b)
 }
 
-// watchStamp is the time in front of each line of watch's text output.
-func (a *App) watchStamp() string { return a.now().UTC().Format(time.TimeOnly) }
+// stamp is the time in front of each line of watch's text output.
+func (w watcher) stamp() string { return w.now().UTC().Format(time.TimeOnly) }

@@ -6,10 +6,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/agentx-cli/agentx/internal/frontends/inbox"
-	"github.com/agentx-cli/agentx/internal/frontends/wake"
-	"github.com/agentx-cli/agentx/internal/trust"
-	"github.com/agentx-cli/agentx/ledger"
 	"github.com/agentx-cli/agentx/lock"
 	"github.com/agentx-cli/agentx/router"
 )
@@ -22,38 +18,67 @@ import (
 //  2. the body: its checks and its change. The workspace and hub are
 //     opened on first use (App.hub), which also brings the local copies up
 //     to the remote, once;
-//  3. the monitor, once (runMonitor), for the commands that run it: new
-//     answers from GitHub and Slack are read first;
-//  4. the view (App.later): what reads the state the monitor left, or
-//     waits for an answer;
-//  5. print: what the body emitted before the monitor ran is printed now,
-//     with the monitor's findings; the findings in text mode on stderr;
-//  6. push: what changed is mirrored to GitHub and Slack;
-//     agent-status.json is derived again after the monitor and after the
-//     push, when the command changed something (syncStatus);
-//  7. wake: an agent with an [agents.NAME] resume command, whose turn has
-//     ended, is woken with what came back to its questions (wake.Waker);
-//     then an answer nobody picked up in time is acted on, once: its asker
-//     woken once more, or [notify] told (App.undelivered).
+//  3. the side pass (sidePass, sidework.go), the same one the MCP server
+//     runs around each tool call, the desk after each action and agentx
+//     watch every turn. For a command: the channels (GitHub, Slack) read
+//     and the monitor run, once, for the commands that run it; then
+//     agent-status.json derived when the command changed something;
+//  4. the view (App.later), inside the pass: what reads the state the
+//     monitor left, or waits for an answer; then print: what the body
+//     emitted before the monitor ran is printed now, with the monitor's
+//     findings; the findings in text mode on stderr;
+//  5. the rest of the pass: what changed is pushed to the channels (after
+//     the monitor ran, or when the body asked for it), agent-status.json
+//     derived again; an agent with an [agents.NAME] resume command, whose
+//     turn has ended, is woken with what came back to its questions
+//     (wake.Waker); then an answer nobody picked up in time is acted on,
+//     once: its asker woken once more, or [notify] told.
 //
 // Printing runs nothing and writes no state; no step replaces the process.
 func (a *App) runE(fn func(ctx context.Context, cmd *cobra.Command, args []string) error) func(*cobra.Command, []string) error {
 	return func(cmd *cobra.Command, args []string) error {
-		return a.lifecycle(cmd.Context(), func(ctx context.Context) error { return fn(ctx, cmd, args) })
+		ctx := cmd.Context()
+		err := fn(ctx, cmd, args)
+		steps := sideSteps{status: true, push: a.pushAfter, wake: !a.noWake, undelivered: !a.noWake}
+		var usage *usageError
+		var timeout *lock.TimeoutError
+		// The monitor, once; not after a usage error (nothing was meant to
+		// run), nor after a lock timeout: a command waits for a lock once.
+		if s := a.side; s != nil && !s.ran && !errors.As(err, &usage) && !errors.As(err, &timeout) {
+			s.ran = true
+			if _, _, herr := a.hub(); herr == nil { // else the command itself reports it
+				steps.read, steps.monitor, steps.push = true, s, true
+			}
+		}
+		a.pushAfter = false
+		_, err = a.sidePass().command().run(ctx, steps, func() error { return a.print(ctx, err) })
+		return err
 	}
 }
 
-// lifecycle runs a command's body and the steps after it (see runE).
-func (a *App) lifecycle(ctx context.Context, body func(context.Context) error) error {
-	err := body(ctx)
-	var usage *usageError
-	var timeout *lock.TimeoutError
-	// Not after a usage error (nothing was meant to run), nor after a lock
-	// timeout: a command waits for a lock once.
-	if !errors.As(err, &usage) && !errors.As(err, &timeout) {
-		a.runMonitor(ctx)
+// sidePass is this process's side pass, made once.
+func (a *App) sidePass() *sidePass {
+	if a.pass == nil {
+		a.pass = &sidePass{
+			hub:        func() *router.Hub { return a.hb },
+			getenv:     a.getenv,
+			warn:       func(err error) { a.warnf("%v", err) },
+			warnAs:     func(name string) func(error) { return func(err error) { a.warnf("%s: %v", name, err) } },
+			refresh:    a.remoteRefresh,
+			wait:       a.remoteWait,
+			wakeStep:   a.wakeStep,
+			pulled:     &a.pulled,
+			warnBroken: a.warnBroken,
+		}
 	}
-	a.syncStatus(ctx)
+	return a.pass
+}
+
+// print is a command's view and printing, in the side pass: the view,
+// when the body succeeded; what the body emitted before the monitor ran;
+// the monitor's findings on stderr, once, in text mode (under --json they
+// are in the envelope: emit, or fail's error envelope).
+func (a *App) print(ctx context.Context, err error) error {
 	if view := a.then; err == nil && view != nil {
 		a.then = nil
 		err = view(ctx)
@@ -65,86 +90,16 @@ func (a *App) lifecycle(ctx context.Context, body func(context.Context) error) e
 			err = perr
 		}
 	}
-	a.flushMonitor()
-	a.push(ctx)
-	a.syncStatus(ctx)
-	a.wakeAgents(ctx)
-	a.undelivered(ctx)
+	a.side.flush(a.stderr, a.json)
 	return err
-}
-
-// syncStatus derives agent-status.json again when this command changed
-// something (a question, an answer, a hook, the monitor's moves, changes
-// pulled from the remote): after the monitor, so that a waiting asker
-// shows as blocked while it waits, and again at the end for what the view
-// and the channels changed. Outside every issue's lock: it reads all of
-// them. The file is advisory, so a failure is a warning.
-func (a *App) syncStatus(ctx context.Context) {
-	if a.hb == nil {
-		return
-	}
-	n := a.hb.Changes()
-	if n == a.statusAt && !a.pulled.Swap(false) {
-		return
-	}
-	a.statusAt = n
-	if err := a.hb.SyncAgentStatus(context.WithoutCancel(ctx)); err != nil {
-		a.warnf("%v", err)
-	}
-}
-
-// wakeAgents wakes, once each, the agents that configure a resume command
-// and have something new: whichever agentx process recorded the answer (or
-// the next one, if it was killed) starts the command. Nothing for a
-// command that opened no hub, or a workspace where no agent has one.
-// It returns the resume commands it started.
-func (a *App) wakeAgents(ctx context.Context) []wake.Woke {
-	if a.hb == nil || a.noWake {
-		return nil
-	}
-	w := a.waker(a.hb)
-	return w.Run(context.WithoutCancel(ctx))
-}
-
-// waker wakes agents over h, running only the resume commands this
-// machine trusts (h.Trust).
-func (a *App) waker(h *router.Hub) wake.Waker {
-	agents := h.Rules().Config.Agents
-	return wake.Waker{Store: h.Store, Agents: agents, Root: a.ws.Root, Step: a.wakeStep, Warn: func(err error) { a.warnf("%v", err) },
-		Allow: func(agent string) bool { return h.Trust.Allow(trust.Resume(agent, agents[agent].Resume)) }}
-}
-
-// undelivered acts, once each, on the answers nobody picked up (their
-// receipts are overdue): their askers are woken once more, or [notify] is
-// told (kind "undelivered"). At most once a minute per workspace, and
-// only where [notify] is configured or some agent has a resume command;
-// otherwise, and when it is not due, it costs a stat (wake.Waker.Undelivered).
-func (a *App) undelivered(ctx context.Context) []wake.Overdue {
-	if a.hb == nil || a.noWake {
-		return nil
-	}
-	h := a.hb
-	w := a.waker(h)
-	var notify wake.NotifyFunc
-	if n := h.Notifier(); n != nil {
-		notify = func(ctx context.Context, issue int, c *ledger.Clarification, r inbox.Receipt) error {
-			payload := struct {
-				Kind string `json:"kind"`
-				router.Record
-				Receipt inbox.Receipt `json:"receipt"`
-			}{"undelivered", router.Record{IssueNumber: issue, Clarification: c}, r}
-			return router.Notify(ctx, n.Command, h.Dir, payload, n.Timeout.Duration)
-		}
-	}
-	return w.Undelivered(context.WithoutCancel(ctx), notify)
 }
 
 // later makes view the command's view: run after the monitor, so that it
 // reads the state the monitor left (a list, a gate) or waits for an answer
 // once the monitor has escalated what a new question deadlocked.
-func (a *App) later(view func(ctx context.Context) error) error {
-	if prev := a.then; prev != nil {
-		a.then = func(ctx context.Context) error {
+func (w *sideWork) later(view func(ctx context.Context) error) error {
+	if prev := w.then; prev != nil {
+		w.then = func(ctx context.Context) error {
 			if err := prev(ctx); err != nil {
 				return err
 			}
@@ -152,18 +107,8 @@ func (a *App) later(view func(ctx context.Context) error) error {
 		}
 		return nil
 	}
-	a.then = view
+	w.then = view
 	return nil
-}
-
-// push mirrors what the command changed to GitHub and Slack: after the
-// monitor ran, or when the body asked for it (a proposal to post).
-func (a *App) push(ctx context.Context) {
-	if !a.pushAfter || a.hb == nil {
-		return
-	}
-	a.pushAfter = false
-	a.outsideSide(ctx, a.hb, false)
 }
 
 // monitorAs arms the monitor for a command whose output is the monitor's

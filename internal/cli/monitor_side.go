@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"strings"
@@ -10,15 +9,14 @@ import (
 	"github.com/agentx-cli/agentx/internal/safetext"
 	"github.com/agentx-cli/agentx/internal/words"
 	"github.com/agentx-cli/agentx/monitor"
-	"github.com/agentx-cli/agentx/router"
 )
 
 // envNoMonitor turns the side-effect monitor off (also in hooks).
 const envNoMonitor = "AGENTX_NO_MONITOR"
 
 // runsMonitor marks the commands that run the monitor (every clarify
-// subcommand, ready, the hooks, monitor): the lifecycle runs it once, after
-// the command's body (see lifecycle).
+// subcommand, ready, the hooks, monitor): the side pass after the
+// command's body runs it once (see runE).
 const runsMonitor = "agentx/monitor"
 
 // sideMonitor is the monitor's run in one command: once, after the
@@ -43,55 +41,20 @@ func (a *App) monitorOff() bool {
 	return v != "" && v != "0" && !strings.EqualFold(v, "false")
 }
 
-// runMonitor is the one place a command runs the monitor (the lifecycle
-// calls it, once): what GitHub and Slack have first, so the monitor sees
-// new answers, then the scan and its actions. What changed is pushed at the
-// end of the command (push).
-func (a *App) runMonitor(ctx context.Context) {
-	s := a.side
-	if s == nil || s.ran {
-		return
-	}
-	s.ran = true
-	_, h, err := a.hub()
-	if err != nil {
-		return // the command itself reports it
-	}
-	s.report = a.monitorTurn(ctx, h, s)
-	a.pushAfter = true
-}
-
-// monitorTurn is one turn of the monitor as s asks it: what GitHub and
-// Slack have first, then the scan and its actions. runMonitor makes it
-// once per command; agentx watch makes one every interval.
-func (a *App) monitorTurn(ctx context.Context, h *router.Hub, s *sideMonitor) *monitor.Report {
-	a.outsideSide(ctx, h, true)
-	m := newMonitor(h)
-	m.SkipQuiet = !s.whole // nothing due and nothing changed since a quiet scan: no scan
-	m.DryRun = s.dryRun
-	switch {
-	case s.whole:
-		m.Budget = 0 // asked for by name: each retry may run up to its timeout
-	case s.budget > 0:
-		m.Budget = s.budget
-	}
-	return m.Run(ctx, s.hook)
-}
-
 // waiting tells the side monitor that the command is about to wait up to
 // timeout for an answer: it may spend that long making a retry that is due
 // (the wait would otherwise run it right after).
-func (a *App) waiting(timeout time.Duration) {
-	if a.side != nil && timeout > monitor.DefaultBudget {
-		a.side.budget = timeout
+func (w *sideWork) waiting(timeout time.Duration) {
+	if w.side != nil && timeout > monitor.DefaultBudget {
+		w.side.budget = timeout
 	}
 }
 
 // monitorDuring records a run of the monitor that a command made on its
 // own account (a wait runs it when a retry comes due) in the command's
 // side report, so that it is printed like the side monitor's findings.
-func (a *App) monitorDuring(r *monitor.Report) {
-	s := a.side
+func (w *sideWork) monitorDuring(r *monitor.Report) {
+	s := w.side
 	if s == nil || r == nil {
 		return
 	}
@@ -109,11 +72,11 @@ func (a *App) monitorDuring(r *monitor.Report) {
 // sideView is what a command's JSON envelope carries in its monitor field:
 // nil when the monitor had nothing to say. Findings another process had
 // already handled are left out: this command did nothing about them.
-func (a *App) sideView() any {
-	if a.side == nil || a.side.own || a.side.report == nil || a.side.report.Quiet() {
+func (w *sideWork) sideView() any {
+	if w.side == nil || w.side.own || w.side.report == nil || w.side.report.Quiet() {
 		return nil
 	}
-	r := a.side.report
+	r := w.side.report
 	return struct {
 		Findings []monitor.Finding `json:"findings"`
 		Problems []monitor.Problem `json:"problems,omitempty"`
@@ -121,19 +84,17 @@ func (a *App) sideView() any {
 	}{r.Acted(), r.Problems, r.Index}
 }
 
-// flushMonitor prints the side monitor's findings on stderr, once, in
-// text mode (under --json they are in the envelope: emit, or fail's error
-// envelope).
-func (a *App) flushMonitor() {
-	s := a.side
+// flush prints the side monitor's findings on w, once, in text mode
+// (under --json they are in the envelope: emit, or fail's error
+// envelope). Nothing when the report is the command's output (own).
+func (s *sideMonitor) flush(w io.Writer, json bool) {
 	if s == nil || s.own || s.printed || !s.ran {
 		return
 	}
 	s.printed = true
-	if a.json || s.report == nil || s.report.Quiet() {
-		return
+	if !json && s.report != nil && !s.report.Quiet() {
+		writeSide(w, s.report)
 	}
-	writeSide(a.stderr, s.report)
 }
 
 // writeSide prints a side-effect report on a command's stderr: one line

@@ -27,8 +27,9 @@ type Options struct {
 	Person string // the person's name: actions are recorded as desk:NAME
 	Root   string // the workspace, shown in the page's header
 	// After runs once an action is recorded, under the desk's lock: what
-	// a command does at its end (the push to GitHub and Slack, waking
-	// agents). Nil: nothing.
+	// a command does at its end (agent-status.json derived, the push to
+	// GitHub and Slack, waking agents), at once rather than at the next
+	// interval. Nil: nothing.
 	After func(ctx context.Context)
 	// Explain words an error for the page as the command line words it
 	// (its message and hint). Nil: the error's text and its Hint.

@@ -55,8 +55,9 @@ type Options struct {
 	Version string
 	// Logger receives the server's log (never stdout); nil discards it.
 	Logger *slog.Logger
-	// Side, when set, gives each tool call its work outside the hub, such
-	// as GitHub mode (a *ghmirror.Side): nil for none.
+	// Side, when set, gives each tool call its work outside the hub (the
+	// command line's side pass: the remote and GitHub read before it;
+	// agent-status.json, the push and the wake after it): nil for none.
 	Side func() Side
 	// Session is when the client's session began: a client starts its MCP
 	// servers with each session, so the server's start is a fair stand-in.
@@ -67,8 +68,8 @@ type Options struct {
 
 // Side is work a tool call does outside the hub, such as GitHub mode:
 // Read before the call (new answers from elsewhere first), Push after it
-// (mirror what changed), and Wait in place of the hub's while the call
-// waits for an answer. It reports its own failures (never on stdout):
+// (what follows a change: mirror it, derive the status files, wake), and
+// Wait in place of the hub's while the call waits for an answer. It reports its own failures (never on stdout):
 // they never fail a call.
 type Side interface {
 	Read(ctx context.Context)
