@@ -259,9 +259,9 @@ func (a *App) open() (*workspace.Workspace, error) {
 		}
 		a.warnBroken(broken)
 	}
-	a.setOffline(ws)
-	a.nameHost(ws)
-	a.logPulled(ws)
+	setOffline(ws, a.offline)
+	nameHost(ws, a.getenv(envHost), a.warnf)
+	logPulled(ws, &a.pulled, a.warnf)
 	a.ws = ws
 	return ws, nil
 }
