@@ -261,7 +261,7 @@ func (a *App) finishGate(ctx context.Context, root string, h *router.Hub, issue 
 	if err != nil || s == nil || len(s.Evaluate) == 0 {
 		return nil, nil, err
 	}
-	if !a.checksTrusted(h, w, s) {
+	if !checksTrusted(h, w, s) {
 		return &evaluate.Outcome{Issue: issue, Agent: agent, Workflow: w.Name, Step: s.ID, Result: evaluate.ResultUntrusted}, nil, nil
 	}
 	out, err := a.gate(root, h).Finish(ctx, issue, agent, w, s)
