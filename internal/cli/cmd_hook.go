@@ -100,7 +100,7 @@ func newHookPhaseCmd(a *App, phase string) *cobra.Command {
 					return &usageError{Err: fmt.Errorf("--format %q: use text or %s", format, formatClaudeHook)}
 				}
 				ws, _ := a.open()
-				if res.Evaluation, res.Proposals, err = a.finishGate(ctx, ws.Root, h, n, who, workflow, step); err != nil {
+				if res.Evaluation, res.Proposals, err = finishGate(ctx, a, ws.Root, h, n, who, workflow, step); err != nil {
 					return err
 				}
 				if res.Evaluation != nil && !res.Evaluation.Done() {
@@ -147,12 +147,12 @@ func (a *App) hookView(ctx context.Context, h *router.Hub, res hookResult, who s
 		res.Blocked = router.ReadinessOf(n, bs).Blocked
 	}
 	if format == formatClaudeHook {
-		return a.finishHookOutput(ctx, h, res)
+		return finishHookOutput(ctx, a, h, res)
 	}
 	if err := a.emit(res, func() { a.renderHook(res) }); err != nil {
 		return err
 	}
-	a.delivered(ctx, h, res, false)
+	delivered(ctx, a, h, res, false)
 	if len(res.Blocked) > 0 {
 		return &codedError{Code: ExitBlocked,
 			Msg:  fmt.Sprintf("%s has open blocking clarifications: %s", words.Issue(n), strings.Join(res.Blocked, ", ")),
@@ -183,7 +183,7 @@ func (a *App) renderHook(res hookResult) {
 	if len(res.Blocked) > 0 {
 		a.printf("blocked by: %s\n", safetext.Line(strings.Join(res.Blocked, ", ")))
 	}
-	a.renderGate(res.Evaluation)
+	renderGate(a.stdout, res.Evaluation)
 }
 
 // markClosed marks what the hook's monitor closed of agent's own questions

@@ -256,7 +256,7 @@ func (a *App) stopDecision(ctx context.Context, root string, h *router.Hub, p st
 	if n == nil {
 		return nil, nil
 	}
-	o, _, err := a.finishGate(ctx, root, h, *n, who, workflow, step)
+	o, _, err := finishGate(ctx, a, root, h, *n, who, workflow, step)
 	if err != nil || o == nil {
 		return nil, err
 	}

@@ -141,7 +141,7 @@ func runInbox(ctx context.Context, a *App, r inboxRun) error {
 	default:
 		opts.Limit = inbox.HookLimit
 	}
-	revisions, delivered, err := a.revisionItems(ctx, ws.Store, agent, n)
+	revisions, delivered, err := revisionItems(ctx, a, ws.Store, agent, n)
 	if err != nil {
 		return err
 	}

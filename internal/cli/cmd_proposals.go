@@ -17,7 +17,7 @@ import (
 // afterFailure proposes an enhancement when the checks that just failed
 // on issue failed on other issues too. A failure is a warning: the
 // evaluation is recorded.
-func (a *App) afterFailure(ctx context.Context, h *router.Hub, issue int, at *evaluate.Attempt) []*proposal.Proposal {
+func afterFailure(ctx context.Context, a *App, h *router.Hub, issue int, at *evaluate.Attempt) []*proposal.Proposal {
 	ps, err := proposal.Observe(ctx, h, issue, at)
 	a.warnIf(err)
 	for _, p := range ps { // on stderr: stdout may be a hook's JSON
