@@ -306,7 +306,7 @@ func proposalsLine(counts map[string]int) string {
 // proposalCounts counts the enhancement proposals by status: those
 // naming issue when it is given, created at or after from. nil: none.
 func (a *App) proposalCounts(issue *int, from time.Time) (map[string]int, error) {
-	b, err := a.proposalBook()
+	b, err := proposalBook(a)
 	if err != nil {
 		return nil, err
 	}
