@@ -108,7 +108,7 @@ func TestRenderSitesNeutralise(t *testing.T) {
 			a.stdout = w
 			a.renderHook(hookResult{Hook: "start", Agent: evilAgent, Issue: 42, Monitor: report, Blocked: []string{"CLR-42-001\nCLR-42-999"}})
 		}},
-		{"workflow list and show", false, func(a *App, w *bytes.Buffer) { a.stdout = w; a.printWorkflow("/", wf) }},
+		{"workflow list and show", false, func(a *App, w *bytes.Buffer) { printWorkflow(w, a.paint(boldAttr), "/", wf) }},
 		{"error", false, func(a *App, w *bytes.Buffer) {
 			a.stderr = w
 			a.fail(&ledger.CorruptError{Path: "issue-42.json" + evilLine, Err: errors.New(evilBody)})
