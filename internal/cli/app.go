@@ -113,7 +113,7 @@ func run(ctx context.Context, a *App, args []string) int {
 	if len(args) > 0 && (args[0] == cobra.ShellCompRequestCmd || args[0] == cobra.ShellCompNoDescRequestCmd) {
 		// wiring the completions walks every command's flags: only a
 		// shell asking for completions pays for it
-		a.registerCompletions(cmd)
+		registerCompletions(a, cmd)
 	}
 	a.args = args
 	cmd.SetArgs(args)
