@@ -124,7 +124,11 @@ func run(ctx context.Context, a *App, args []string) int {
 	if err == nil {
 		err = cmd.ExecuteContext(ctx)
 	}
-	defer a.noteUnsynced()
+	defer func() {
+		if !a.json {
+			a.noteUnsynced(a.stderr, a.warnf)
+		}
+	}()
 	if err == nil {
 		return 0
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -277,27 +278,24 @@ func (op *opened) asOf() *ledger.Time {
 // of queued changes it delivered otherwise than made, and how old the
 // shared ledgers a workspace-wide read used are (under --json the
 // envelope's unsynced, local_copy, overtaken and remote_as_of members do).
-func (a *App) noteUnsynced() {
-	if a.json {
-		return
+func (op *opened) noteUnsynced(stderr io.Writer, warnf warnFunc) {
+	for _, n := range op.localCopy() {
+		warnf("%s", n)
 	}
-	for _, n := range a.localCopy() {
-		a.warnf("%s", n)
-	}
-	for _, o := range a.overtaken() {
+	for _, o := range op.overtaken() {
 		if o.Outcome == remote.OutcomeRenumbered {
-			fmt.Fprintf(a.stderr, "agentx: renumbered: %s (made while the remote was out of reach) was delivered as %s: another host had taken %s; %s on this host is refused from now on\n",
+			fmt.Fprintf(stderr, "agentx: renumbered: %s (made while the remote was out of reach) was delivered as %s: another host had taken %s; %s on this host is refused from now on\n",
 				safetext.Line(o.Message), safetext.Line(o.As), safetext.Line(o.ID), safetext.Line(o.ID))
 			continue
 		}
-		fmt.Fprintf(a.stderr, "agentx: superseded: %s (made while the remote was out of reach, by %s) was not delivered: another host changed %s first; agentx clarify show %s reads what it did\n",
+		fmt.Fprintf(stderr, "agentx: superseded: %s (made while the remote was out of reach, by %s) was not delivered: another host changed %s first; agentx clarify show %s reads what it did\n",
 			safetext.Line(o.Message), safetext.Line(cmp.Or(o.By, "someone")), safetext.Line(o.ID), safetext.Line(o.ID))
 	}
-	if at := a.asOf(); at != nil {
-		fmt.Fprintf(a.stderr, "agentx: remote: as of %s ago (fetched at most once per [remote] interval; agentx sync fetches now)\n", todo.Ago(time.Since(at.Time)))
+	if at := op.asOf(); at != nil {
+		fmt.Fprintf(stderr, "agentx: remote: as of %s ago (fetched at most once per [remote] interval; agentx sync fetches now)\n", todo.Ago(time.Since(at.Time)))
 	}
-	for _, m := range a.unsynced() {
-		fmt.Fprintf(a.stderr, "agentx: unsynced: %s (kept in the outbox: the remote could not be reached; agentx sync delivers it)\n", safetext.Line(m))
+	for _, m := range op.unsynced() {
+		fmt.Fprintf(stderr, "agentx: unsynced: %s (kept in the outbox: the remote could not be reached; agentx sync delivers it)\n", safetext.Line(m))
 	}
 }
 
