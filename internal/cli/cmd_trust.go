@@ -126,6 +126,12 @@ func (o *trustOptions) run(ctx context.Context, a *App) error {
 	case o.revoke:
 		return o.revokeTrust(a, ws.Rules, store, root)
 	}
+	return o.trust(ctx, a, ws.Rules, store, root, st)
+}
+
+// trust records the trust of the workspace at root's commands, st, once a
+// person confirmed it (or --yes).
+func (o *trustOptions) trust(ctx context.Context, a *App, rules *workflow.Set, store trust.Store, root string, st trust.Status) error {
 	if agent := a.getenv(router.EnvAgent); agent != "" {
 		return agentMayNotTrust(agent)
 	}
@@ -143,7 +149,7 @@ func (o *trustOptions) run(ctx context.Context, a *App) error {
 	if _, err := store.Trust(root, st.Commands, a.now()); err != nil {
 		return err
 	}
-	st = trust.Examine(store, root, ws.Rules, a.getenv)
+	st = trust.Examine(store, root, rules, a.getenv)
 	return a.emit(st, func() {
 		a.printf("Trusted %s of %s on this machine (%s).\n", words.Count(len(st.Commands), "command", "commands"), safetext.Line(root), st.Hash)
 	})
