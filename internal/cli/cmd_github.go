@@ -160,10 +160,15 @@ func (v GitHubView) text(w io.Writer) {
 			printf("issue #%d: %d posted, %d found, %d edited; labels %v%s\n", ir.Issue, ir.Posted, ir.Found, ir.Edited, ir.Labels, errSuffix(ir.Error))
 		}
 	}
-	st := v.Status
-	if st == nil {
-		return
+	if v.Status != nil {
+		githubStatusText(w, v.Status)
 	}
+}
+
+// githubStatusText prints what the mirror has not sent yet, and why.
+func githubStatusText(w io.Writer, st *ghmirror.Status) {
+	printf := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
+	line := safetext.Line
 	printf("repository: %s (%s)\n", line(st.Repo), line(st.APIURL))
 	if st.LastRead != nil {
 		printf("comments last read: %s%s\n", st.LastRead.UTC().Format(time.RFC3339), errSuffix(st.ReadError))

@@ -242,10 +242,14 @@ func (v SlackView) text(w io.Writer) {
 			printf("  %s\n", handledLine(h))
 		}
 	}
-	st := v.Status
-	if st == nil {
-		return
+	if v.Status != nil {
+		slackStatusText(w, v.Status)
 	}
+}
+
+// slackStatusText prints what Slack mode has not posted yet, and why.
+func slackStatusText(w io.Writer, st *slackmode.Status) {
+	printf := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
 	line := safetext.Line
 	printf("channel: %s (%s)\n", line(st.Channel), line(st.APIURL))
 	printf("open threads: %d\n", st.Threads)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -188,19 +189,7 @@ func (o *syncOptions) text(a *App, v remoteView) {
 		a.printf("no [remote] in .agentx/config.toml: the ledgers are this machine's alone (agentx remote enable origin shares them)\n")
 		return
 	}
-	for _, r := range v.Republished {
-		was := r.Was
-		if was == "" {
-			was = "a deleted ref"
-		}
-		a.printf("%s: republished %s over %s\n", words.IssueRef(r.Issue), r.Head, was)
-		for _, n := range r.Renumbered {
-			a.printf("  kept from the other chain: %s\n", safetext.Line(n))
-		}
-		for _, id := range r.Superseded {
-			a.printf("  superseded on the other chain: %s (this host's copy had moved on)\n", safetext.Line(id))
-		}
-	}
+	printRepublished(a.stdout, v.Republished)
 	if !o.status {
 		switch {
 		case v.Offline != "":
@@ -209,27 +198,50 @@ func (o *syncOptions) text(a *App, v remoteView) {
 			a.printf("remote %s: %s updated, %s delivered\n", safetext.Line(v.Remote), words.Count(len(v.Updated), "issue", "issues"), words.Count(len(v.Sent), "outbox", "outboxes"))
 		}
 	}
+	printPending(a.stdout, v.Pending)
+}
+
+// printRepublished prints what sync --republish put back.
+func printRepublished(w io.Writer, republished []remote.Republished) {
+	for _, r := range republished {
+		was := r.Was
+		if was == "" {
+			was = "a deleted ref"
+		}
+		fmt.Fprintf(w, "%s: republished %s over %s\n", words.IssueRef(r.Issue), r.Head, was)
+		for _, n := range r.Renumbered {
+			fmt.Fprintf(w, "  kept from the other chain: %s\n", safetext.Line(n))
+		}
+		for _, id := range r.Superseded {
+			fmt.Fprintf(w, "  superseded on the other chain: %s (this host's copy had moved on)\n", safetext.Line(id))
+		}
+	}
+}
+
+// printPending prints what the outbox holds, and what became of queued
+// changes delivered otherwise than made.
+func printPending(w io.Writer, pending []pendingIssue) {
 	n := 0
-	for _, p := range v.Pending {
+	for _, p := range pending {
 		n += len(p.Changes)
 	}
 	if n == 0 {
-		a.printf("outbox: empty\n")
+		fmt.Fprintf(w, "outbox: empty\n")
 	} else {
-		a.printf("outbox: %s unsynced\n", words.Count(n, "change", "changes"))
+		fmt.Fprintf(w, "outbox: %s unsynced\n", words.Count(n, "change", "changes"))
 	}
-	for _, p := range v.Pending {
+	for _, p := range pending {
 		for _, c := range p.Changes {
-			a.printf("  %s  %s  %s  (%s)\n", words.IssueRef(p.Issue), c.At.UTC().Format(time.RFC3339), safetext.Line(c.Message), safetext.Line(c.Why))
+			fmt.Fprintf(w, "  %s  %s  %s  (%s)\n", words.IssueRef(p.Issue), c.At.UTC().Format(time.RFC3339), safetext.Line(c.Message), safetext.Line(c.Why))
 		}
 	}
-	for _, p := range v.Pending {
+	for _, p := range pending {
 		for _, out := range p.Outcomes {
 			switch out.Outcome {
 			case remote.OutcomeRenumbered:
-				a.printf("  %s  %s: delivered as %s (another host had taken %s): %s\n", words.IssueRef(p.Issue), safetext.Line(out.ID), safetext.Line(out.As), safetext.Line(out.ID), safetext.Line(out.Message))
+				fmt.Fprintf(w, "  %s  %s: delivered as %s (another host had taken %s): %s\n", words.IssueRef(p.Issue), safetext.Line(out.ID), safetext.Line(out.As), safetext.Line(out.ID), safetext.Line(out.Message))
 			default:
-				a.printf("  %s  %s: superseded (another host changed it first): %s\n", words.IssueRef(p.Issue), safetext.Line(out.ID), safetext.Line(out.Message))
+				fmt.Fprintf(w, "  %s  %s: superseded (another host changed it first): %s\n", words.IssueRef(p.Issue), safetext.Line(out.ID), safetext.Line(out.Message))
 			}
 		}
 	}
