@@ -294,19 +294,44 @@ func parseConfig(file string, data []byte) (*Config, error) {
 	})
 	c.defaultWorkflowSet = defined["default_workflow"]
 	c.defaultWorkflowLine = d.ix.line("default_workflow")
+	d.topLevel(c, defined)
+	// each table, in the order its problems are listed
+	tables := []struct {
+		name   string
+		prim   toml.Primitive
+		decode func(toml.Primitive)
+	}{
+		{"lock", lock, func(t toml.Primitive) { d.lock(t, &c.Lock) }},
+		{"agents", agents, func(t toml.Primitive) { d.agents(t, c.Agents) }},
+		{"notify", notify, func(t toml.Primitive) { d.notify(t, &c.Notify) }},
+		{"humans", humans, func(t toml.Primitive) { d.humans(t, &c.Humans) }},
+		{"github", github, func(t toml.Primitive) { c.GitHub = d.github(t) }},
+		{"remote", remote, func(t toml.Primitive) { c.Remote = d.remote(t) }},
+		{"slack", slack, func(t toml.Primitive) { c.Slack = d.slack(t) }},
+		{"skills", skills, func(t toml.Primitive) { d.skills(t, &c.Skills) }},
+		{"mcp", mcp, func(t toml.Primitive) { d.mcp(t, &c.MCP) }},
+		{"context", context, func(t toml.Primitive) { d.context(t, &c.Context) }},
+		{"memory", memory, func(t toml.Primitive) { d.memory(t, &c.Memory) }},
+	}
+	for _, t := range tables {
+		if defined[t.name] {
+			t.decode(t.prim)
+		}
+	}
+	d.checkUndecoded()
+	if err := d.result(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// topLevel checks the top-level keys of config.toml that defined holds.
+func (d *doc) topLevel(c *Config, defined map[string]bool) {
 	if defined["default_workflow"] && c.DefaultWorkflow == "" {
 		d.addf([]string{"default_workflow"}, []string{"default_workflow"}, "", "must not be empty")
 	}
 	if defined["priority"] {
-		for i, name := range c.Priority {
-			p := []string{"priority"}
-			switch {
-			case !isAgentName(name):
-				d.addf(p, p, agentNameHint, "invalid agent name %q", name)
-			case slices.Index(c.Priority, name) < i:
-				d.addf(p, p, "", "%q is listed twice", name)
-			}
-		}
+		d.priority(c.Priority)
 	}
 	if defined["max_questions"] && c.MaxQuestions < 0 {
 		p := []string{"max_questions"}
@@ -325,106 +350,121 @@ func parseConfig(file string, data []byte) (*Config, error) {
 		p := []string{"stuck_similarity"}
 		d.addf(p, p, "a fraction of shared words, e.g. 0.8; 1 flags only identical questions", "must be greater than 0 and at most 1, got %v", c.StuckSimilarity)
 	}
-	if defined["lock"] {
-		p := []string{"lock"}
-		if t, ok := d.table(lock, p, p); ok {
-			def := d.decodeTable(t, p, p, []field{
-				{"wait", &c.Lock.Wait, "a duration string"},
-				{"stale_age", &c.Lock.StaleAge, "a duration string"},
-				{"fair_bound", &c.Lock.FairBound, "a duration string"},
-				{"fair_window", &c.Lock.FairWindow, "a duration string"},
-			})
-			d.positive(def["wait"], c.Lock.Wait, with(p, "wait"))
-			for _, k := range []struct {
-				key string
-				v   Duration
-			}{{"fair_bound", c.Lock.FairBound}, {"fair_window", c.Lock.FairWindow}} {
-				if def[k.key] && k.v.Duration < 0 {
-					d.addf(with(p, k.key), with(p, k.key), `"0" turns the fair hand-off off`, "must not be negative, got %q", k.v.String())
-				}
-			}
-			// a writer leaves the lock file absent for up to FairChains
-			// windows in a row: a window set must fit in its wait (with the
-			// default window and a short wait, the lock cuts the windows
-			// short at the wait)
-			if w := c.Lock.FairWindow; def["fair_window"] && c.Lock.FairBound.Duration > 0 && LockFairChains*w.Duration >= c.Lock.Wait.Duration {
-				d.addf(with(p, "fair_window"), with(p, "fair_window"), fmt.Sprintf("a writer leaves the lock file absent for up to %d windows in a row while AgentX tools come in, within its wait", LockFairChains),
-					"must be less than a quarter of wait (%s), got %q", c.Lock.Wait.String(), w.String())
-			}
-			if def["stale_age"] && c.Lock.StaleAge.Duration < MinLockStaleAge {
-				d.addf(with(p, "stale_age"), with(p, "stale_age"), "a foreign tool's live lock would be taken from under it; agentx's own locks never go stale while their process lives",
-					"must be at least %s, got %q", MinLockStaleAge, c.Lock.StaleAge.String())
-			}
+}
+
+// priority checks the priority list: agent names, each listed once.
+func (d *doc) priority(names []string) {
+	p := []string{"priority"}
+	for i, name := range names {
+		switch {
+		case !isAgentName(name):
+			d.addf(p, p, agentNameHint, "invalid agent name %q", name)
+		case slices.Index(names, name) < i:
+			d.addf(p, p, "", "%q is listed twice", name)
 		}
 	}
-	if defined["agents"] {
-		p := []string{"agents"}
-		if t, ok := d.table(agents, p, p); ok {
-			for _, name := range sortedKeys(t) {
-				if a, ok := d.agent(name, t[name]); ok {
-					c.Agents[name] = a
-				}
-			}
+}
+
+// lock decodes the [lock] table into l.
+func (d *doc) lock(prim toml.Primitive, l *LockConfig) {
+	p := []string{"lock"}
+	t, ok := d.table(prim, p, p)
+	if !ok {
+		return
+	}
+	def := d.decodeTable(t, p, p, []field{
+		{"wait", &l.Wait, "a duration string"},
+		{"stale_age", &l.StaleAge, "a duration string"},
+		{"fair_bound", &l.FairBound, "a duration string"},
+		{"fair_window", &l.FairWindow, "a duration string"},
+	})
+	d.positive(def["wait"], l.Wait, with(p, "wait"))
+	for _, k := range []struct {
+		key string
+		v   Duration
+	}{{"fair_bound", l.FairBound}, {"fair_window", l.FairWindow}} {
+		if def[k.key] && k.v.Duration < 0 {
+			d.addf(with(p, k.key), with(p, k.key), `"0" turns the fair hand-off off`, "must not be negative, got %q", k.v.String())
 		}
 	}
-	if defined["notify"] {
-		p := []string{"notify"}
-		if t, ok := d.table(notify, p, p); ok {
-			n := &NotifyConfig{Timeout: Duration{DefaultNotifyTimeout}}
-			def := d.decodeTable(t, p, p, []field{
-				{"command", &n.Command, "an array of strings"},
-				{"timeout", &n.Timeout, "a duration string"},
-			})
-			d.command(t, def["command"], n.Command, with(p, "command"), `e.g. command = ["./scripts/notify.sh"]; leave [notify] out to notify nobody`)
-			d.positive(def["timeout"], n.Timeout, with(p, "timeout"))
-			c.Notify = n
+	// a writer leaves the lock file absent for up to FairChains
+	// windows in a row: a window set must fit in its wait (with the
+	// default window and a short wait, the lock cuts the windows
+	// short at the wait)
+	if w := l.FairWindow; def["fair_window"] && l.FairBound.Duration > 0 && LockFairChains*w.Duration >= l.Wait.Duration {
+		d.addf(with(p, "fair_window"), with(p, "fair_window"), fmt.Sprintf("a writer leaves the lock file absent for up to %d windows in a row while AgentX tools come in, within its wait", LockFairChains),
+			"must be less than a quarter of wait (%s), got %q", l.Wait.String(), w.String())
+	}
+	if def["stale_age"] && l.StaleAge.Duration < MinLockStaleAge {
+		d.addf(with(p, "stale_age"), with(p, "stale_age"), "a foreign tool's live lock would be taken from under it; agentx's own locks never go stale while their process lives",
+			"must be at least %s, got %q", MinLockStaleAge, l.StaleAge.String())
+	}
+}
+
+// agents decodes the [agents] table's agents into into.
+func (d *doc) agents(prim toml.Primitive, into map[string]AgentConfig) {
+	p := []string{"agents"}
+	t, ok := d.table(prim, p, p)
+	if !ok {
+		return
+	}
+	for _, name := range sortedKeys(t) {
+		if a, ok := d.agent(name, t[name]); ok {
+			into[name] = a
 		}
 	}
-	if defined["humans"] {
-		p := []string{"humans"}
-		if t, ok := d.table(humans, p, p); ok {
-			def := d.decodeTable(t, p, p, []field{{"allow", &c.Humans.Allow, "an array of strings"}, {"confirm", &c.Humans.Confirm, "a boolean"},
-				{"accounts", &c.Humans.Accounts, "an array of strings"}})
-			d.people(def["allow"], c.Humans.Allow, with(p, "allow"))
-			d.accounts(def["accounts"], c.Humans.Accounts, with(p, "accounts"))
-		}
+}
+
+// notify decodes the [notify] table into *n.
+func (d *doc) notify(prim toml.Primitive, into **NotifyConfig) {
+	p := []string{"notify"}
+	t, ok := d.table(prim, p, p)
+	if !ok {
+		return
 	}
-	if defined["github"] {
-		c.GitHub = d.github(github)
+	n := &NotifyConfig{Timeout: Duration{DefaultNotifyTimeout}}
+	def := d.decodeTable(t, p, p, []field{
+		{"command", &n.Command, "an array of strings"},
+		{"timeout", &n.Timeout, "a duration string"},
+	})
+	d.command(t, def["command"], n.Command, with(p, "command"), `e.g. command = ["./scripts/notify.sh"]; leave [notify] out to notify nobody`)
+	d.positive(def["timeout"], n.Timeout, with(p, "timeout"))
+	*into = n
+}
+
+// humans decodes the [humans] table into h.
+func (d *doc) humans(prim toml.Primitive, h *HumansConfig) {
+	p := []string{"humans"}
+	t, ok := d.table(prim, p, p)
+	if !ok {
+		return
 	}
-	if defined["remote"] {
-		c.Remote = d.remote(remote)
+	def := d.decodeTable(t, p, p, []field{{"allow", &h.Allow, "an array of strings"}, {"confirm", &h.Confirm, "a boolean"},
+		{"accounts", &h.Accounts, "an array of strings"}})
+	d.people(def["allow"], h.Allow, with(p, "allow"))
+	d.accounts(def["accounts"], h.Accounts, with(p, "accounts"))
+}
+
+// mcp decodes the [mcp] table into m.
+func (d *doc) mcp(prim toml.Primitive, m *MCPConfig) {
+	p := []string{"mcp"}
+	if t, ok := d.table(prim, p, p); ok {
+		d.decodeTable(t, p, p, []field{{"elicit", &m.Elicit, "a boolean"}})
 	}
-	if defined["slack"] {
-		c.Slack = d.slack(slack)
+}
+
+// context decodes the [context] table into cc.
+func (d *doc) context(prim toml.Primitive, cc *ContextConfig) {
+	p := []string{"context"}
+	t, ok := d.table(prim, p, p)
+	if !ok {
+		return
 	}
-	if defined["skills"] {
-		d.skills(skills, &c.Skills)
+	def := d.decodeTable(t, p, p, []field{{"budget", &cc.Budget, "an integer"}})
+	if b := cc.Budget; def["budget"] && (b < 0 || b > MaxContextBudget) {
+		d.addf(with(p, "budget"), with(p, "budget"), "bytes of file text a question carries, e.g. 8000; 0 gives none",
+			"must be between 0 and %d, got %d", MaxContextBudget, b)
 	}
-	if defined["mcp"] {
-		p := []string{"mcp"}
-		if t, ok := d.table(mcp, p, p); ok {
-			d.decodeTable(t, p, p, []field{{"elicit", &c.MCP.Elicit, "a boolean"}})
-		}
-	}
-	if defined["context"] {
-		p := []string{"context"}
-		if t, ok := d.table(context, p, p); ok {
-			def := d.decodeTable(t, p, p, []field{{"budget", &c.Context.Budget, "an integer"}})
-			if b := c.Context.Budget; def["budget"] && (b < 0 || b > MaxContextBudget) {
-				d.addf(with(p, "budget"), with(p, "budget"), "bytes of file text a question carries, e.g. 8000; 0 gives none",
-					"must be between 0 and %d, got %d", MaxContextBudget, b)
-			}
-		}
-	}
-	if defined["memory"] {
-		d.memory(memory, &c.Memory)
-	}
-	d.checkUndecoded()
-	if err := d.result(); err != nil {
-		return nil, err
-	}
-	return c, nil
 }
 
 // memory decodes the [memory] table into m.

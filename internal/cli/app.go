@@ -112,7 +112,7 @@ func run(ctx context.Context, a *App, args []string) int {
 	if len(args) > 0 && (args[0] == cobra.ShellCompRequestCmd || args[0] == cobra.ShellCompNoDescRequestCmd) {
 		// wiring the completions walks every command's flags: only a
 		// shell asking for completions pays for it
-		a.registerCompletions(cmd)
+		registerCompletions(a, cmd)
 	}
 	a.args = args
 	cmd.SetArgs(args)
@@ -123,7 +123,11 @@ func run(ctx context.Context, a *App, args []string) int {
 	if err == nil {
 		err = cmd.ExecuteContext(ctx)
 	}
-	defer a.noteUnsynced()
+	defer func() {
+		if !a.json {
+			a.noteUnsynced(a.stderr, a.warnf)
+		}
+	}()
 	if err == nil {
 		return 0
 	}
@@ -258,9 +262,9 @@ func (a *App) open() (*workspace.Workspace, error) {
 		}
 		a.warnBroken(broken)
 	}
-	a.setOffline(ws)
-	a.nameHost(ws)
-	a.logPulled(ws)
+	setOffline(ws, a.offline)
+	nameHost(ws, a.getenv(envHost), a.warnf)
+	logPulled(ws, &a.pulled, a.warnf)
 	a.ws = ws
 	return ws, nil
 }

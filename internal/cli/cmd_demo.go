@@ -25,9 +25,14 @@ import (
 // moved forward where the story needs time to pass.
 var demoStart = time.Date(2026, 2, 26, 10, 0, 0, 0, time.UTC)
 
+// demoOptions are `agentx demo`'s flags.
+type demoOptions struct {
+	dir  string
+	keep bool
+}
+
 func newDemoCmd(a *App) *cobra.Command {
-	var dir string
-	var keep bool
+	o := &demoOptions{}
 	cmd := &cobra.Command{
 		Use:   "demo [--dir D] [--keep]",
 		Short: "Run a complete, real scenario in a fresh workspace and narrate it",
@@ -46,17 +51,22 @@ so does a reader that goes away (agentx demo | head), quietly. With --json the
 events of the whole run are printed instead.`,
 		Args: cobra.NoArgs,
 		RunE: a.runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			d, err := newDemo(a, dir, keep)
-			if err != nil {
-				return err
-			}
-			defer d.cleanup()
-			return d.run(ctx)
+			return o.run(ctx, a)
 		}),
 	}
-	cmd.Flags().StringVar(&dir, "dir", "", "run in this new or empty directory (kept) instead of a temp dir")
-	cmd.Flags().BoolVar(&keep, "keep", false, "keep the temp workspace")
+	cmd.Flags().StringVar(&o.dir, "dir", "", "run in this new or empty directory (kept) instead of a temp dir")
+	cmd.Flags().BoolVar(&o.keep, "keep", false, "keep the temp workspace")
 	return cmd
+}
+
+// run is the command's body over the session a: its streams, global flags, output and hub.
+func (o *demoOptions) run(ctx context.Context, a *App) error {
+	d, err := newDemo(a, o.dir, o.keep)
+	if err != nil {
+		return err
+	}
+	defer d.cleanup()
+	return d.run(ctx)
 }
 
 type demo struct {
@@ -400,23 +410,36 @@ func (d *demo) stopped(n, total int, start time.Time) error {
 
 // newDemoResponderCmd is the hidden responder the demo configures: it reads
 // the prompt on stdin and answers as a scripted agent would.
+// demoResponderOptions are `agentx demo-responder`'s argument: the role
+// it plays.
+type demoResponderOptions struct {
+	role string
+}
+
 func newDemoResponderCmd(a *App) *cobra.Command {
+	o := &demoResponderOptions{}
 	return &cobra.Command{
 		Use:    "demo-responder ROLE",
 		Hidden: true,
 		Args:   cobra.ExactArgs(1),
 		RunE: a.runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			prompt, err := io.ReadAll(io.LimitReader(a.stdin, 1<<20))
-			if err != nil {
-				return err
-			}
-			if args[0] == "notify" {
-				return nil // a real notify command would page someone with the JSON it read
-			}
-			a.printf("%s\n", demoAnswer(args[0], string(prompt)))
-			return nil
+			o.role = args[0]
+			return o.run(a)
 		}),
 	}
+}
+
+// run is the command's body over the session a: its streams, global flags, output and hub.
+func (o *demoResponderOptions) run(a *App) error {
+	prompt, err := io.ReadAll(io.LimitReader(a.stdin, 1<<20))
+	if err != nil {
+		return err
+	}
+	if o.role == "notify" {
+		return nil // a real notify command would page someone with the JSON it read
+	}
+	a.printf("%s\n", demoAnswer(o.role, string(prompt)))
+	return nil
 }
 
 // demoAnswer is the scripted agents' knowledge: the first rule whose words

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 	"path/filepath"
 	"runtime/debug"
 
@@ -19,8 +20,13 @@ import (
 // for 7 % more CPU than without it (docs/performance.md).
 const doctorMemory = 64 << 20
 
+// doctorOptions are `agentx doctor`'s flags.
+type doctorOptions struct {
+	fix bool
+}
+
 func newDoctorCmd(a *App) *cobra.Command {
-	var fix bool
+	o := &doctorOptions{}
 	cmd := &cobra.Command{
 		Use:   "doctor [--fix]",
 		Short: "Check the workspace's state: ledgers, schema, locks, temp files, index, statuses, inbox marks, event log (--fix repairs)",
@@ -54,60 +60,68 @@ A symbolic link is reported, never followed or removed. Exits 7 while errors
 remain.`,
 		Args: cobra.NoArgs,
 		RunE: a.runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			ws, err := a.open()
-			if err != nil {
-				return err
-			}
-			if a.getenv("GOMEMLIMIT") == "" {
-				// the event log is streamed: what stays is bounded by the
-				// ledgers, and a soft limit keeps the garbage of a million
-				// decoded lines from growing the process (a person's own
-				// GOMEMLIMIT wins)
-				debug.SetMemoryLimit(doctorMemory)
-			}
-			r, err := doctor.Run(ctx, ws.Store, doctor.Options{Fix: fix, StaleAge: ws.Rules.Config.Lock.StaleAge.Duration, Now: a.now, Gitignore: workspace.StateGitignore})
-			if err != nil {
-				return err
-			}
-			for _, agent := range untrustedResumes(a.trustGate(ws.Root, ws.Rules), ws.Rules) {
-				r.Findings = append(r.Findings, doctor.Finding{Check: doctor.CheckWake, Severity: doctor.Warning,
-					Path: filepath.Join(ws.Root, workspace.Dir, "config.toml"), Problem: untrustedResumeNote(agent), Action: "agentx trust"})
-			}
-			if err := a.emit(r, func() {
-				a.printf("Checked %s (%s, %d open) and %s.\n",
-					words.Count(r.Ledgers, "ledger", "ledgers"), words.Count(r.Clarifications, "clarification", "clarifications"), r.Open, words.Count(r.LockFiles, "lock file", "lock files"))
-				for _, f := range r.Findings {
-					path := f.Path
-					if rel, err := filepath.Rel(ws.Root, path); err == nil {
-						path = rel
-					}
-					state := ""
-					if f.Fixed {
-						state = " [fixed]"
-					}
-					a.printf("  %s\n", safetext.Line(fmt.Sprintf("%-7s %-6s %s: %s%s", f.Severity, f.Check, path, f.Problem, state)))
-					if f.Action != "" {
-						a.printf("          -> %s\n", safetext.Line(f.Action))
-					}
-				}
-				if r.Remaining == 0 {
-					a.printf("Healthy.\n")
-				} else {
-					a.printf("%d %s.\n", r.Remaining, words.Plural(r.Remaining, "problem remains", "problems remain"))
-				}
-			}); err != nil {
-				return err
-			}
-			if r.Remaining > 0 {
-				hint := "run agentx doctor --fix"
-				if fix {
-					hint = "what --fix cannot repair needs a person: see each problem's note"
-				}
-				return &codedError{Code: ExitInvalidData, Msg: fmt.Sprintf("%d %s remain in the workspace", r.Remaining, words.Plural(r.Remaining, "problem", "problems")), Todo: hint, Quiet: !a.json}
-			}
-			return nil
+			return o.run(ctx, a)
 		}),
 	}
-	cmd.Flags().BoolVar(&fix, "fix", false, "remove stale locks and old temp files, rebuild the index, move unreadable state files aside, end a torn event line")
+	cmd.Flags().BoolVar(&o.fix, "fix", false, "remove stale locks and old temp files, rebuild the index, move unreadable state files aside, end a torn event line")
 	return cmd
+}
+
+// run is the command's body over the session a: its streams, global flags, output and hub.
+func (o *doctorOptions) run(ctx context.Context, a *App) error {
+	ws, err := a.open()
+	if err != nil {
+		return err
+	}
+	if a.getenv("GOMEMLIMIT") == "" {
+		// the event log is streamed: what stays is bounded by the
+		// ledgers, and a soft limit keeps the garbage of a million
+		// decoded lines from growing the process (a person's own
+		// GOMEMLIMIT wins)
+		debug.SetMemoryLimit(doctorMemory)
+	}
+	r, err := doctor.Run(ctx, ws.Store, doctor.Options{Fix: o.fix, StaleAge: ws.Rules.Config.Lock.StaleAge.Duration, Now: a.now, Gitignore: workspace.StateGitignore})
+	if err != nil {
+		return err
+	}
+	for _, agent := range untrustedResumes(a.trustGate(ws.Root, ws.Rules), ws.Rules) {
+		r.Findings = append(r.Findings, doctor.Finding{Check: doctor.CheckWake, Severity: doctor.Warning,
+			Path: filepath.Join(ws.Root, workspace.Dir, "config.toml"), Problem: untrustedResumeNote(agent), Action: "agentx trust"})
+	}
+	if err := a.emit(r, func() { o.text(a.stdout, ws.Root, r) }); err != nil {
+		return err
+	}
+	if r.Remaining > 0 {
+		hint := "run agentx doctor --fix"
+		if o.fix {
+			hint = "what --fix cannot repair needs a person: see each problem's note"
+		}
+		return &codedError{Code: ExitInvalidData, Msg: fmt.Sprintf("%d %s remain in the workspace", r.Remaining, words.Plural(r.Remaining, "problem", "problems")), Todo: hint, Quiet: !a.json}
+	}
+	return nil
+}
+
+// text prints the report for a person, paths relative to root.
+func (o *doctorOptions) text(w io.Writer, root string, r *doctor.Report) {
+	fmt.Fprintf(w, "Checked %s (%s, %d open) and %s.\n",
+		words.Count(r.Ledgers, "ledger", "ledgers"), words.Count(r.Clarifications, "clarification", "clarifications"), r.Open, words.Count(r.LockFiles, "lock file", "lock files"))
+	for _, f := range r.Findings {
+		path := f.Path
+		if rel, err := filepath.Rel(root, path); err == nil {
+			path = rel
+		}
+		state := ""
+		if f.Fixed {
+			state = " [fixed]"
+		}
+		fmt.Fprintf(w, "  %s\n", safetext.Line(fmt.Sprintf("%-7s %-6s %s: %s%s", f.Severity, f.Check, path, f.Problem, state)))
+		if f.Action != "" {
+			fmt.Fprintf(w, "          -> %s\n", safetext.Line(f.Action))
+		}
+	}
+	if r.Remaining == 0 {
+		fmt.Fprintf(w, "Healthy.\n")
+	} else {
+		fmt.Fprintf(w, "%d %s.\n", r.Remaining, words.Plural(r.Remaining, "problem remains", "problems remain"))
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -39,54 +40,67 @@ type evalRow struct {
 	*evaluate.Attempt
 }
 
+// evalListOptions are `agentx eval list`'s flags.
+type evalListOptions struct {
+	issue issueFlag
+}
+
 func newEvalListCmd(a *App) *cobra.Command {
-	var issue issueFlag
+	o := &evalListOptions{}
 	cmd := &cobra.Command{
 		Use:   "list [--issue N]",
 		Short: "Every evaluation recorded (of one issue with --issue), oldest first",
 		Args:  cobra.NoArgs,
 		RunE: a.runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			n, err := issue.get(a)
-			if err != nil {
-				return err
-			}
-			ws, err := a.open()
-			if err != nil {
-				return err
-			}
-			issues := []int{}
-			if n != nil {
-				issues = append(issues, *n)
-			} else if issues, err = evaluate.Issues(ws.Store); err != nil {
-				return err
-			}
-			rows := []evalRow{}
-			for _, i := range issues {
-				rec, err := evaluate.Read(ws.Store, i)
-				if err != nil {
-					return err
-				}
-				for _, at := range rec.Attempts {
-					rows = append(rows, evalRow{Issue: i, Attempt: at})
-				}
-			}
-			return a.emit(rows, func() {
-				if len(rows) == 0 {
-					a.printf("No evaluations.\n")
-					return
-				}
-				t := table{}
-				t.add(plain("ID", "ISSUE", "STEP", "AGENT", "ATTEMPT", "VERDICT", "OUTCOME", "NOT PASSED")...)
-				for _, r := range rows {
-					t.add(plain(r.ID, words.IssueRef(r.Issue), r.Workflow+"/"+r.Step, r.Agent,
-						fmt.Sprintf("%d of %d", r.Attempt.Attempt, r.MaxAttempts), r.Verdict.Label(), outcomeText(r.Attempt), strings.Join(r.FailedChecks(), ", "))...)
-				}
-				t.write(a.stdout, "")
-			})
+			return o.run(a)
 		}),
 	}
-	issue.register(cmd, "only this issue")
+	o.issue.register(cmd, "only this issue")
 	return cmd
+}
+
+// run is the command's body over the session a: its streams, global flags, output and hub.
+func (o *evalListOptions) run(a *App) error {
+	n, err := o.issue.get(a)
+	if err != nil {
+		return err
+	}
+	ws, err := a.open()
+	if err != nil {
+		return err
+	}
+	issues := []int{}
+	if n != nil {
+		issues = append(issues, *n)
+	} else if issues, err = evaluate.Issues(ws.Store); err != nil {
+		return err
+	}
+	rows := []evalRow{}
+	for _, i := range issues {
+		rec, err := evaluate.Read(ws.Store, i)
+		if err != nil {
+			return err
+		}
+		for _, at := range rec.Attempts {
+			rows = append(rows, evalRow{Issue: i, Attempt: at})
+		}
+	}
+	return a.emit(rows, func() { o.text(a, rows) })
+}
+
+// text prints rows for a person: a table.
+func (o *evalListOptions) text(a *App, rows []evalRow) {
+	if len(rows) == 0 {
+		a.printf("No evaluations.\n")
+		return
+	}
+	t := table{}
+	t.add(plain("ID", "ISSUE", "STEP", "AGENT", "ATTEMPT", "VERDICT", "OUTCOME", "NOT PASSED")...)
+	for _, r := range rows {
+		t.add(plain(r.ID, words.IssueRef(r.Issue), r.Workflow+"/"+r.Step, r.Agent,
+			fmt.Sprintf("%d of %d", r.Attempt.Attempt, r.MaxAttempts), r.Verdict.Label(), outcomeText(r.Attempt), strings.Join(r.FailedChecks(), ", "))...)
+	}
+	t.write(a.stdout, "")
 }
 
 func outcomeText(at *evaluate.Attempt) string {
@@ -96,7 +110,13 @@ func outcomeText(at *evaluate.Attempt) string {
 	return safetext.Line(at.Outcome)
 }
 
+// evalShowOptions are `agentx eval show`'s argument.
+type evalShowOptions struct {
+	target string // ISSUE or EVAL-ID
+}
+
 func newEvalShowCmd(a *App) *cobra.Command {
+	o := &evalShowOptions{}
 	cmd := &cobra.Command{
 		Use:   "show ISSUE|EVAL-ID",
 		Short: "An issue's evaluations, or one, with each check's verdict, feedback and output",
@@ -104,42 +124,48 @@ func newEvalShowCmd(a *App) *cobra.Command {
   agentx eval show EVAL-42-2`,
 		Args: cobra.ExactArgs(1),
 		RunE: a.runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			issue, only, err := evalTarget(args[0])
-			if err != nil {
-				return err
-			}
-			ws, err := a.open()
-			if err != nil {
-				return err
-			}
-			rec, err := evaluate.Read(ws.Store, issue)
-			if err != nil {
-				return err
-			}
-			if only != "" {
-				at := rec.Find(only)
-				if at == nil {
-					return fmt.Errorf("evaluation %s: %w", only, ledger.ErrNotFound)
-				}
-				rec.Attempts = []*evaluate.Attempt{at}
-			}
-			if rec.Attempts == nil {
-				rec.Attempts = []*evaluate.Attempt{}
-			}
-			return a.emit(rec, func() {
-				if len(rec.Attempts) == 0 {
-					a.printf("No evaluations %s.\n", words.OnIssue(issue))
-				}
-				for i, at := range rec.Attempts {
-					if i > 0 {
-						a.printf("\n")
-					}
-					a.printAttempt(issue, at)
-				}
-			})
+			o.target = args[0]
+			return o.run(a)
 		}),
 	}
 	return cmd
+}
+
+// run is the command's body over the session a: its streams, global flags, output and hub.
+func (o *evalShowOptions) run(a *App) error {
+	issue, only, err := evalTarget(o.target)
+	if err != nil {
+		return err
+	}
+	ws, err := a.open()
+	if err != nil {
+		return err
+	}
+	rec, err := evaluate.Read(ws.Store, issue)
+	if err != nil {
+		return err
+	}
+	if only != "" {
+		at := rec.Find(only)
+		if at == nil {
+			return fmt.Errorf("evaluation %s: %w", only, ledger.ErrNotFound)
+		}
+		rec.Attempts = []*evaluate.Attempt{at}
+	}
+	if rec.Attempts == nil {
+		rec.Attempts = []*evaluate.Attempt{}
+	}
+	return a.emit(rec, func() {
+		if len(rec.Attempts) == 0 {
+			a.printf("No evaluations %s.\n", words.OnIssue(issue))
+		}
+		for i, at := range rec.Attempts {
+			if i > 0 {
+				a.printf("\n")
+			}
+			printAttempt(a.stdout, a.paint(boldAttr), issue, at)
+		}
+	})
 }
 
 // evalTarget reads ISSUE or EVAL-ID.
@@ -154,11 +180,12 @@ func evalTarget(arg string) (issue int, id string, err error) {
 	return n, "", nil
 }
 
-func (a *App) printAttempt(issue int, at *evaluate.Attempt) {
-	bold := a.paint(boldAttr)
-	a.printf("%s  %s  %s/%s  %s  attempt %d of %d  %s\n", bold(safetext.Line(at.ID)), words.IssueRef(issue), safetext.Line(at.Workflow), safetext.Line(at.Step),
+// printAttempt prints one attempt for a person, its id in bold.
+func printAttempt(w io.Writer, bold func(string) string, issue int, at *evaluate.Attempt) {
+	printf := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
+	printf("%s  %s  %s/%s  %s  attempt %d of %d  %s\n", bold(safetext.Line(at.ID)), words.IssueRef(issue), safetext.Line(at.Workflow), safetext.Line(at.Step),
 		safetext.Line(at.Agent), at.Attempt, at.MaxAttempts, at.At.UTC().Format("2006-01-02 15:04"))
-	a.printf("  verdict: %s, %s\n", at.Verdict.Label(), outcomeText(at))
+	printf("  verdict: %s, %s\n", at.Verdict.Label(), outcomeText(at))
 	for _, c := range at.Checks {
 		note := fmt.Sprintf("exit %d", c.ExitCode)
 		if c.TimedOut {
@@ -167,21 +194,24 @@ func (a *App) printAttempt(issue int, at *evaluate.Attempt) {
 		if c.JSON {
 			note += ", JSON verdict"
 		}
-		a.printf("  - %s: %s (%s, %d ms)  %s\n", safetext.Line(c.Name), c.Verdict.Label(), note, c.DurationMs, safetext.Line(strings.Join(c.Command, " ")))
+		printf("  - %s: %s (%s, %d ms)  %s\n", safetext.Line(c.Name), c.Verdict.Label(), note, c.DurationMs, safetext.Line(strings.Join(c.Command, " ")))
 		if c.Feedback != "" {
-			a.printf("%s", safetext.Indent(c.Feedback, "      feedback: ", "        "))
+			printf("%s", safetext.Indent(c.Feedback, "      feedback: ", "        "))
 		}
 		if c.Output != "" && c.Output != c.Feedback {
-			a.printf("%s", safetext.Indent(c.Output, "      output: ", "        "))
+			printf("%s", safetext.Indent(c.Output, "      output: ", "        "))
 		}
 	}
 }
 
+// evalRunOptions are `agentx eval run`'s flags.
+type evalRunOptions struct {
+	issue                 issueFlag
+	agent, workflow, step string
+}
+
 func newEvalRunCmd(a *App) *cobra.Command {
-	var (
-		issue          issueFlag
-		agent, wf, stp string
-	)
+	o := &evalRunOptions{}
 	cmd := &cobra.Command{
 		Use:   "run --issue N --agent A [--workflow W] [--step S]",
 		Short: "Run a step's checks now and print the verdicts, recording nothing (exit 9 unless PASS)",
@@ -192,50 +222,55 @@ Exit 0 when the verdict is PASS, 9 otherwise.`,
 		Example: `  agentx eval run --issue 42 --agent engineer`,
 		Args:    cobra.NoArgs,
 		RunE: a.runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			n, err := issue.require(a)
-			if err != nil {
-				return err
-			}
-			who, err := required("agent", a.agentDefault(agent))
-			if err != nil {
-				return err
-			}
-			ws, h, err := a.hub() // fetched: the step's last escalation may have been settled elsewhere
-			if err != nil {
-				return err
-			}
-			w, s, err := gatedStep(h, who, wf, stp)
-			if err != nil {
-				return err
-			}
-			if s == nil {
-				return &codedError{Code: ExitNotFound, Msg: fmt.Sprintf("%s has no step with checks in workflow %s", who, w.Name),
-					Todo: "add [[steps.evaluate]] checks to its step (docs/supervisor.md), or name one with --step"}
-			}
-			g := a.gate(ws.Root, h)
-			job, _, err := g.Job(n, who, w, s)
-			if err != nil {
-				return err
-			}
-			at, err := g.Evaluate(ctx, job)
-			if err != nil {
-				return err
-			}
-			at.ID = "(not recorded)"
-			if err := a.emit(evalRow{Issue: n, Attempt: at}, func() { a.printAttempt(n, at) }); err != nil {
-				return err
-			}
-			if at.Verdict != evaluate.Pass {
-				return &codedError{Code: ExitBlocked, Msg: fmt.Sprintf("step %s %s: %s", s.ID, words.OnIssue(n), at.Verdict.Label()), Quiet: true}
-			}
-			return nil
+			return o.run(ctx, a)
 		}),
 	}
-	issue.register(cmd, "the issue")
-	cmd.Flags().StringVar(&agent, "agent", "", "the worker (default $AGENTX_AGENT)")
-	cmd.Flags().StringVar(&wf, "workflow", "", "the workflow (default: config's default_workflow)")
-	cmd.Flags().StringVar(&stp, "step", "", "the step (default: the agent's first step with checks)")
+	o.issue.register(cmd, "the issue")
+	cmd.Flags().StringVar(&o.agent, "agent", "", "the worker (default $AGENTX_AGENT)")
+	cmd.Flags().StringVar(&o.workflow, "workflow", "", "the workflow (default: config's default_workflow)")
+	cmd.Flags().StringVar(&o.step, "step", "", "the step (default: the agent's first step with checks)")
 	return cmd
+}
+
+// run is the command's body over the session a: its streams, global flags, output and hub.
+func (o *evalRunOptions) run(ctx context.Context, a *App) error {
+	n, err := o.issue.require(a)
+	if err != nil {
+		return err
+	}
+	who, err := required("agent", a.agentDefault(o.agent))
+	if err != nil {
+		return err
+	}
+	ws, h, err := a.hub() // fetched: the step's last escalation may have been settled elsewhere
+	if err != nil {
+		return err
+	}
+	w, s, err := gatedStep(h, who, o.workflow, o.step)
+	if err != nil {
+		return err
+	}
+	if s == nil {
+		return &codedError{Code: ExitNotFound, Msg: fmt.Sprintf("%s has no step with checks in workflow %s", who, w.Name),
+			Todo: "add [[steps.evaluate]] checks to its step (docs/supervisor.md), or name one with --step"}
+	}
+	g := newGate(ws.Root, h)
+	job, _, err := g.Job(n, who, w, s)
+	if err != nil {
+		return err
+	}
+	at, err := g.Evaluate(ctx, job)
+	if err != nil {
+		return err
+	}
+	at.ID = "(not recorded)"
+	if err := a.emit(evalRow{Issue: n, Attempt: at}, func() { printAttempt(a.stdout, a.paint(boldAttr), n, at) }); err != nil {
+		return err
+	}
+	if at.Verdict != evaluate.Pass {
+		return &codedError{Code: ExitBlocked, Msg: fmt.Sprintf("step %s %s: %s", s.ID, words.OnIssue(n), at.Verdict.Label()), Quiet: true}
+	}
+	return nil
 }
 
 // gatedStep is the workflow and the agent's step to evaluate (nil: none).
@@ -248,36 +283,36 @@ func gatedStep(h *router.Hub, agent, wf, step string) (*workflow.Workflow, *work
 	return w, s, err
 }
 
-// gate is the supervisor gate over the hub.
-func (a *App) gate(root string, h *router.Hub) *evaluate.Gate {
+// newGate is the supervisor gate over the hub.
+func newGate(root string, h *router.Hub) *evaluate.Gate {
 	return &evaluate.Gate{Hub: h, Runner: evaluate.Runner{Dir: root, Store: h.Store}}
 }
 
 // finishGate evaluates the work of agent on issue when its step has checks;
 // nil when there is nothing to evaluate. It returns too the proposals the
 // gate made of a failure (see afterFailure).
-func (a *App) finishGate(ctx context.Context, root string, h *router.Hub, issue int, agent, wf, step string) (*evaluate.Outcome, []*proposal.Proposal, error) {
+func finishGate(ctx context.Context, a *App, root string, h *router.Hub, issue int, agent, wf, step string) (*evaluate.Outcome, []*proposal.Proposal, error) {
 	w, s, err := gatedStep(h, agent, wf, step)
 	if err != nil || s == nil || len(s.Evaluate) == 0 {
 		return nil, nil, err
 	}
-	if !a.checksTrusted(h, w, s) {
+	if !checksTrusted(h, w, s) {
 		return &evaluate.Outcome{Issue: issue, Agent: agent, Workflow: w.Name, Step: s.ID, Result: evaluate.ResultUntrusted}, nil, nil
 	}
-	out, err := a.gate(root, h).Finish(ctx, issue, agent, w, s)
+	out, err := newGate(root, h).Finish(ctx, issue, agent, w, s)
 	if err != nil {
 		return nil, nil, err
 	}
 	var ps []*proposal.Proposal
 	if out.Attempt != nil && out.Attempt.Verdict != evaluate.Pass {
-		ps = a.afterFailure(ctx, h, issue, out.Attempt)
+		ps = afterFailure(ctx, a, h, issue, out.Attempt)
 	}
 	return out, ps, nil
 }
 
 // revisionItems are the revision requests not yet delivered to agent, as
 // inbox items, and a function that marks them delivered.
-func (a *App) revisionItems(ctx context.Context, store *ledger.Store, agent string, issue *int) ([]inbox.Item, func(), error) {
+func revisionItems(ctx context.Context, a *App, store *ledger.Store, agent string, issue *int) ([]inbox.Item, func(), error) {
 	ps, skipped, err := evaluate.PendingFor(store, agent, issue)
 	if err != nil {
 		return nil, nil, err
@@ -322,24 +357,25 @@ func gateMessage(o *evaluate.Outcome) string {
 }
 
 // renderGate prints what the gate did at hook finish.
-func (a *App) renderGate(o *evaluate.Outcome) {
+func renderGate(w io.Writer, o *evaluate.Outcome) {
+	printf := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
 	if o == nil {
 		return
 	}
 	at := o.Attempt
 	switch o.Result {
 	case evaluate.ResultUntrusted:
-		a.printf("evaluation: step %s waits: its checks were not run, since this machine does not trust the workspace's commands (a person runs agentx trust)\n", safetext.Line(o.Step))
+		printf("evaluation: step %s waits: its checks were not run, since this machine does not trust the workspace's commands (a person runs agentx trust)\n", safetext.Line(o.Step))
 	case evaluate.ResultWaiting:
-		a.printf("evaluation: step %s waits for a person's decision on %s (no checks run): agentx clarify show %s\n",
+		printf("evaluation: step %s waits for a person's decision on %s (no checks run): agentx clarify show %s\n",
 			safetext.Line(o.Step), safetext.Line(o.Escalation), safetext.Line(o.Escalation))
 	case evaluate.OutcomeDone:
-		a.printf("evaluation %s: PASS: step %s done (attempt %d of %d)\n", safetext.Line(at.ID), safetext.Line(o.Step), at.Attempt, at.MaxAttempts)
+		printf("evaluation %s: PASS: step %s done (attempt %d of %d)\n", safetext.Line(at.ID), safetext.Line(o.Step), at.Attempt, at.MaxAttempts)
 	case evaluate.OutcomeRevise:
-		a.printf("evaluation %s: %s: sent back for revision (attempt %d of %d)\n", safetext.Line(at.ID), at.Verdict.Label(), at.Attempt, at.MaxAttempts)
-		a.printf("%s", safetext.Indent(o.Request, "  ", "  "))
+		printf("evaluation %s: %s: sent back for revision (attempt %d of %d)\n", safetext.Line(at.ID), at.Verdict.Label(), at.Attempt, at.MaxAttempts)
+		printf("%s", safetext.Indent(o.Request, "  ", "  "))
 	case evaluate.OutcomeEscalated:
-		a.printf("evaluation %s: %s: escalated to a person as %s (attempt %d of %d): agentx clarify show %s\n", safetext.Line(at.ID), at.Verdict.Label(),
+		printf("evaluation %s: %s: escalated to a person as %s (attempt %d of %d): agentx clarify show %s\n", safetext.Line(at.ID), at.Verdict.Label(),
 			safetext.Line(o.Escalation), at.Attempt, at.MaxAttempts, safetext.Line(o.Escalation))
 	}
 }
@@ -348,7 +384,7 @@ func (a *App) renderGate(o *evaluate.Outcome) {
 // when the worker reads that output: it runs as the worker (AGENTX_AGENT),
 // or prints for a Claude Code hook (hook is true). Run by someone else (a
 // CI job, a person), the request waits in the worker's inbox.
-func (a *App) delivered(ctx context.Context, h *router.Hub, res hookResult, hook bool) {
+func delivered(ctx context.Context, a *App, h *router.Hub, res hookResult, hook bool) {
 	if !hook && a.getenv(router.EnvAgent) != res.Agent {
 		return
 	}
@@ -369,7 +405,7 @@ type stopHookOutput struct {
 // finishHookOutput prints hook finish's result for a Claude Code Stop
 // hook: the revision request as a block decision, an escalation as a
 // message to the user, nothing when the work passed.
-func (a *App) finishHookOutput(ctx context.Context, h *router.Hub, res hookResult) error {
+func finishHookOutput(ctx context.Context, a *App, h *router.Hub, res hookResult) error {
 	e := res.Evaluation
 	var out stopHookOutput
 	switch {
@@ -391,6 +427,6 @@ func (a *App) finishHookOutput(ctx context.Context, h *router.Hub, res hookResul
 	if _, err := a.stdout.Write(append(b, '\n')); err != nil {
 		return err
 	}
-	a.delivered(ctx, h, res, true)
+	delivered(ctx, a, h, res, true)
 	return nil
 }

@@ -140,7 +140,7 @@ func (o *phaseOptions) finish(ctx context.Context, a *App, h *router.Hub, res *h
 	}
 	ws, _ := a.open()
 	var err error
-	if res.Evaluation, res.Proposals, err = a.finishGate(ctx, ws.Root, h, res.Issue, res.Agent, o.workflow, o.step); err != nil {
+	if res.Evaluation, res.Proposals, err = finishGate(ctx, a, ws.Root, h, res.Issue, res.Agent, o.workflow, o.step); err != nil {
 		return "", err
 	}
 	if res.Evaluation != nil && !res.Evaluation.Done() {
@@ -166,12 +166,12 @@ func (o *phaseOptions) view(ctx context.Context, a *App, h *router.Hub, res hook
 		res.Blocked = rs[0].Blocked
 	}
 	if o.format == formatClaudeHook {
-		return a.finishHookOutput(ctx, h, res)
+		return finishHookOutput(ctx, a, h, res)
 	}
 	if err := a.emit(res, func() { renderHook(a, res) }); err != nil {
 		return err
 	}
-	a.delivered(ctx, h, res, false)
+	delivered(ctx, a, h, res, false)
 	if len(res.Blocked) > 0 {
 		return &codedError{Code: ExitBlocked,
 			Msg:  fmt.Sprintf("%s has open blocking clarifications: %s", words.Issue(n), strings.Join(res.Blocked, ", ")),
@@ -203,7 +203,7 @@ func renderHook(a *App, res hookResult) {
 	if len(res.Blocked) > 0 {
 		a.printf("blocked by: %s\n", safetext.Line(strings.Join(res.Blocked, ", ")))
 	}
-	a.renderGate(res.Evaluation)
+	renderGate(a.stdout, res.Evaluation)
 }
 
 // markClosed marks what the hook's monitor closed of agent's own questions

@@ -300,7 +300,7 @@ func waitsOn(h *router.Hub, who string, waiting []router.Record) string {
 // revision request blocks the stop, an escalation or an untrusted check
 // is said.
 func (o *stopOptions) gate(ctx context.Context, a *App, t stopTurn) (*stopHookOutput, error) {
-	out, _, err := a.finishGate(ctx, t.root, t.h, *t.issue, t.who, o.workflow, o.step)
+	out, _, err := finishGate(ctx, a, t.root, t.h, *t.issue, t.who, o.workflow, o.step)
 	if err != nil || out == nil {
 		return nil, err
 	}

@@ -173,7 +173,7 @@ func (o *inboxOptions) limit(a *App) int {
 // unless --peek.
 func (o *inboxOptions) items(ctx context.Context, a *App, ws *workspace.Workspace, agent string, n *int) (inbox.Result, error) {
 	opts := inbox.Options{Agent: agent, Issue: n, Peek: o.peek, Source: &brief.Source{Root: ws.Root, Rules: ws.Rules}, Limit: o.limit(a)}
-	revisions, delivered, err := a.revisionItems(ctx, ws.Store, agent, n)
+	revisions, delivered, err := revisionItems(ctx, a, ws.Store, agent, n)
 	if err != nil {
 		return inbox.Result{}, err
 	}

@@ -5,15 +5,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
+	"io"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/agentx-cli/agentx/internal/atomicfile"
 	"github.com/agentx-cli/agentx/internal/frontends/todo"
 	"github.com/agentx-cli/agentx/internal/remote"
 	"github.com/agentx-cli/agentx/internal/safetext"
@@ -22,7 +22,6 @@ import (
 	"github.com/agentx-cli/agentx/ledger"
 	"github.com/agentx-cli/agentx/monitor"
 	"github.com/agentx-cli/agentx/router"
-	"github.com/agentx-cli/agentx/workflow"
 )
 
 // gitRemote returns the workspace's remote, or nil in one-machine mode.
@@ -33,23 +32,25 @@ func gitRemote(ws *workspace.Workspace) *remote.Git {
 
 // setOffline keeps the workspace's store off the remote (--offline): reads
 // are the local copy, writes go to the outbox.
-func (a *App) setOffline(ws *workspace.Workspace) {
-	remote.Of(ws.Store).SetOffline(a.offline)
+func setOffline(ws *workspace.Workspace, offline bool) {
+	remote.Of(ws.Store).SetOffline(offline)
 }
+
+// warnFunc prints a warning (App.warnf).
+type warnFunc func(format string, args ...any)
 
 // envHost names this host in the commits it makes (default: the
 // machine's host name), for hosts that share one (containers).
 const envHost = "AGENTX_HOST"
 
-// nameHost applies AGENTX_HOST to the workspace's remote.
-func (a *App) nameHost(ws *workspace.Workspace) {
+// nameHost applies AGENTX_HOST (v) to the workspace's remote.
+func nameHost(ws *workspace.Workspace, v string, warnf warnFunc) {
 	g := gitRemote(ws)
-	v := a.getenv(envHost)
 	if g == nil || v == "" {
 		return
 	}
 	if !remote.PlainHost(v) {
-		a.warnf("%s=%q is not a plain host name (letters, digits, '.', '-', '_', at most 64): the machine's host name is used", envHost, v)
+		warnf("%s=%q is not a plain host name (letters, digits, '.', '-', '_', at most 64): the machine's host name is used", envHost, v)
 		return
 	}
 	g.Host = v
@@ -77,13 +78,13 @@ func (a *App) remoteSide(ctx context.Context, ws *workspace.Workspace) {
 	for _, p := range r.Problems {
 		a.warnf("remote: %s", p)
 	}
-	a.warnSkew(ws)
+	warnSkew(ws, a.warnf)
 }
 
 // warnSkew says, in one line, that this host's clock and another's
 // disagree (remote.Skews): the monitor here takes no time-based action on
 // other hosts' questions meanwhile.
-func (a *App) warnSkew(ws *workspace.Workspace) {
+func warnSkew(ws *workspace.Workspace, warnf warnFunc) {
 	skews, err := remote.Skews(ws.Store)
 	if err != nil || len(skews) == 0 {
 		return // an unreadable record of the clocks: the monitor holds, agentx doctor says why
@@ -96,7 +97,7 @@ func (a *App) warnSkew(ws *workspace.Workspace) {
 	if !slices.ContainsFunc(skews, remote.Skew.Holds) {
 		effect = "commits dated in this host's future hold nothing back: other hosts' questions are still judged here"
 	}
-	a.warnf("remote: clocks disagree: %s%s, more than [remote] max_skew: %s (agentx doctor; docs/remote.md, clocks)", skews[0], more, effect)
+	warnf("remote: clocks disagree: %s%s, more than [remote] max_skew: %s (agentx doctor; docs/remote.md, clocks)", skews[0], more, effect)
 }
 
 // newMonitor is monitor.New(h) that, in remote mode, judges other hosts'
@@ -113,7 +114,7 @@ func newMonitor(h *router.Hub) *monitor.Monitor {
 // the changes other hosts made that a fetch brings, so that the inbox
 // delivers an answer given elsewhere and agentx events shows it. The
 // GitHub and Slack modes skip them: the host that made a change mirrors it.
-func (a *App) logPulled(ws *workspace.Workspace) {
+func logPulled(ws *workspace.Workspace, pulled *atomic.Bool, warnf warnFunc) {
 	rep := remote.Of(ws.Store)
 	if rep == nil {
 		return
@@ -122,7 +123,7 @@ func (a *App) logPulled(ws *workspace.Workspace) {
 	appendAll := func(events []router.Event) {
 		for _, e := range events {
 			if err := log.Append(e); err != nil {
-				a.warnf("%v", err)
+				warnf("%v", err)
 				return
 			}
 		}
@@ -138,7 +139,7 @@ func (a *App) logPulled(ws *workspace.Workspace) {
 		appendAll([]router.Event{e})
 	})
 	rep.OnPulled(func(issue int, changes []remote.Pulled) {
-		a.pulled.Store(true)
+		pulled.Store(true)
 		appendAll(router.PulledEvents(issue, changes, ws.Store.Now()))
 	})
 	rep.OnOutcomes(func(issue int, outs []remote.Outcome, l *ledger.Ledger) {
@@ -215,11 +216,11 @@ func (a *App) named(ctx context.Context, h *router.Hub, id string, change bool) 
 }
 
 // unsynced lists the changes this command kept in the outbox.
-func (a *App) unsynced() []string {
-	if a.ws == nil {
+func (op *opened) unsynced() []string {
+	if op.ws == nil {
 		return nil
 	}
-	if rep := remote.Of(a.ws.Store); rep != nil {
+	if rep := remote.Of(op.ws.Store); rep != nil {
 		return rep.Unsynced()
 	}
 	return nil
@@ -227,11 +228,11 @@ func (a *App) unsynced() []string {
 
 // localCopy is what went wrong after a change of this command stood
 // (published, or durable in the outbox): the local copy it could not update.
-func (a *App) localCopy() []string {
-	if a.ws == nil {
+func (op *opened) localCopy() []string {
+	if op.ws == nil {
 		return nil
 	}
-	if rep := remote.Of(a.ws.Store); rep != nil {
+	if rep := remote.Of(op.ws.Store); rep != nil {
 		return rep.Notes()
 	}
 	return nil
@@ -251,12 +252,12 @@ type overtaken struct {
 // overtaken lists the queued changes this command delivered otherwise
 // than they were made: each was acknowledged earlier (unsynced) and is
 // told here, in the event log and in its author's inbox.
-func (a *App) overtaken() []overtaken {
-	if a.ws == nil {
+func (op *opened) overtaken() []overtaken {
+	if op.ws == nil {
 		return nil
 	}
 	var out []overtaken
-	for _, o := range remote.Of(a.ws.Store).Overtaken() {
+	for _, o := range remote.Of(op.ws.Store).Overtaken() {
 		out = append(out, overtaken{Outcome: o.Outcome, ID: o.ID, As: o.As, Message: o.Message, By: o.By, At: o.At})
 	}
 	return out
@@ -264,11 +265,11 @@ func (a *App) overtaken() []overtaken {
 
 // asOf is when the shared ledgers a workspace-wide read used were
 // fetched, if that was earlier than this command (nil otherwise).
-func (a *App) asOf() *ledger.Time {
-	if !a.wide || a.fetchedAt.IsZero() {
+func (op *opened) asOf() *ledger.Time {
+	if !op.wide || op.fetchedAt.IsZero() {
 		return nil
 	}
-	t := ledger.T(a.fetchedAt)
+	t := ledger.T(op.fetchedAt)
 	return &t
 }
 
@@ -277,27 +278,24 @@ func (a *App) asOf() *ledger.Time {
 // of queued changes it delivered otherwise than made, and how old the
 // shared ledgers a workspace-wide read used are (under --json the
 // envelope's unsynced, local_copy, overtaken and remote_as_of members do).
-func (a *App) noteUnsynced() {
-	if a.json {
-		return
+func (op *opened) noteUnsynced(stderr io.Writer, warnf warnFunc) {
+	for _, n := range op.localCopy() {
+		warnf("%s", n)
 	}
-	for _, n := range a.localCopy() {
-		a.warnf("%s", n)
-	}
-	for _, o := range a.overtaken() {
+	for _, o := range op.overtaken() {
 		if o.Outcome == remote.OutcomeRenumbered {
-			fmt.Fprintf(a.stderr, "agentx: renumbered: %s (made while the remote was out of reach) was delivered as %s: another host had taken %s; %s on this host is refused from now on\n",
+			fmt.Fprintf(stderr, "agentx: renumbered: %s (made while the remote was out of reach) was delivered as %s: another host had taken %s; %s on this host is refused from now on\n",
 				safetext.Line(o.Message), safetext.Line(o.As), safetext.Line(o.ID), safetext.Line(o.ID))
 			continue
 		}
-		fmt.Fprintf(a.stderr, "agentx: superseded: %s (made while the remote was out of reach, by %s) was not delivered: another host changed %s first; agentx clarify show %s reads what it did\n",
+		fmt.Fprintf(stderr, "agentx: superseded: %s (made while the remote was out of reach, by %s) was not delivered: another host changed %s first; agentx clarify show %s reads what it did\n",
 			safetext.Line(o.Message), safetext.Line(cmp.Or(o.By, "someone")), safetext.Line(o.ID), safetext.Line(o.ID))
 	}
-	if at := a.asOf(); at != nil {
-		fmt.Fprintf(a.stderr, "agentx: remote: as of %s ago (fetched at most once per [remote] interval; agentx sync fetches now)\n", todo.Ago(time.Since(at.Time)))
+	if at := op.asOf(); at != nil {
+		fmt.Fprintf(stderr, "agentx: remote: as of %s ago (fetched at most once per [remote] interval; agentx sync fetches now)\n", todo.Ago(time.Since(at.Time)))
 	}
-	for _, m := range a.unsynced() {
-		fmt.Fprintf(a.stderr, "agentx: unsynced: %s (kept in the outbox: the remote could not be reached; agentx sync delivers it)\n", safetext.Line(m))
+	for _, m := range op.unsynced() {
+		fmt.Fprintf(stderr, "agentx: unsynced: %s (kept in the outbox: the remote could not be reached; agentx sync delivers it)\n", safetext.Line(m))
 	}
 }
 
@@ -407,201 +405,6 @@ func outbox(store *ledger.Store) ([]pendingIssue, error) {
 	return out, nil
 }
 
-func newSyncCmd(a *App) *cobra.Command {
-	var status, republish bool
-	cmd := &cobra.Command{
-		Use:   "sync",
-		Short: "With a [remote]: fetch every issue's ref, deliver the outbox; --status shows what is pending",
-		Long: `With a [remote] table in .agentx/config.toml, every change is published on the
-remote as it is made; a change made while the remote could not be reached is
-kept in the outbox (reported "unsynced") and delivered by the next command
-that reaches it, or by agentx sync. sync fetches every issue's ref now
-(regardless of the interval), makes it the local copy and delivers the
-outbox. --status makes no call to the remote: it lists what the outbox holds,
-and what became of queued changes another host had overtaken (renumbered,
-superseded). --republish puts this host's chain back on every issue's ref
-this host refuses (moved back by a restored backup or a force push, deleted
-by git push --mirror, or given a commit that does not only append): what the
-other chain added since is kept, renumbered if need be, and the push leases
-the ref at what was found. See docs/remote.md.`,
-		Example: `  agentx sync
-  agentx sync --status --json
-  agentx sync --republish`,
-		Args: cobra.NoArgs,
-		RunE: a.runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			// The hub (without the refresh: sync fetches below, forced) lets
-			// the lifecycle's last step wake an agent with an answer pulled.
-			ws, _, err := a.openHub(false)
-			if err != nil {
-				return err
-			}
-			v := remoteView{Updated: []int{}, Sent: []int{}}
-			g := gitRemote(ws)
-			if g != nil {
-				v.Enabled, v.Remote, v.Refs = true, g.Remote, g.Refs
-				if !status {
-					rep := remote.Of(ws.Store)
-					r, err := remote.Refresh(ctx, rep, g, true)
-					if err != nil {
-						return err
-					}
-					v.Offline, v.Updated, v.Sent = r.Offline, r.Updated, r.Delivered
-					if rep.Offline() {
-						v.Offline = "--offline"
-					}
-					for _, p := range r.Problems {
-						a.warnf("remote: %s", p)
-					}
-					if republish && v.Offline == "" {
-						if v.Republished, err = republishAll(ctx, ws.Store); err != nil {
-							return err
-						}
-					}
-				}
-			}
-			if v.Pending, err = outbox(ws.Store); err != nil {
-				return err
-			}
-			if err := a.emit(v, func() { a.remoteText(v, status) }); err != nil {
-				return err
-			}
-			if !status && v.Offline != "" {
-				return &codedError{Code: ExitFailure, Msg: "remote " + v.Remote + ": " + v.Offline + ": the outbox is kept", Quiet: !a.json,
-					Todo: "agentx sync again once the remote can be reached"}
-			}
-			if !status && g != nil {
-				// A ref this host refuses (moved back, deleted, rewritten)
-				// and did not put back is sync's failure: exit 7.
-				he, err := refused(ws.Store)
-				if err != nil {
-					return err
-				}
-				if he != nil {
-					return he
-				}
-			}
-			// Delivering is sync's work: a queued change another host
-			// overtook is its failure (the stderr lines say which).
-			for _, o := range a.overtaken() {
-				if o.Outcome == remote.OutcomeSuperseded {
-					return &codedError{Code: ExitSuperseded, Msg: fmt.Sprintf("%s was not delivered: another host changed %s first", o.Message, o.ID), Quiet: !a.json,
-						Todo: fmt.Sprintf("agentx clarify show %s reads what the other host did", o.ID)}
-				}
-			}
-			return nil
-		}),
-	}
-	cmd.Flags().BoolVar(&status, "status", false, "show what the outbox holds, with no call to the remote")
-	cmd.Flags().BoolVar(&republish, "republish", false, "put this host's chain back on the refs it refuses (moved back, deleted, rewritten)")
-	cmd.MarkFlagsMutuallyExclusive("status", "republish")
-	return cmd
-}
-
-// refused returns the first refusal an issue's sync state records (nil:
-// none): a shared version this host does not adopt.
-func refused(store *ledger.Store) (*remote.HistoryError, error) {
-	_, first, err := refusedIssues(store)
-	return first, err
-}
-
-// refusedIssues lists the issues whose sync state records a refusal,
-// with the first of them.
-func refusedIssues(store *ledger.Store) ([]int, *remote.HistoryError, error) {
-	issues, err := store.IssuesWithFile(remote.SyncDir)
-	if err != nil {
-		return nil, nil, err
-	}
-	var out []int
-	var first *remote.HistoryError
-	for _, n := range issues {
-		st, err := remote.ReadSync(store, n)
-		if err != nil {
-			return nil, nil, err
-		}
-		if st.Refused != nil {
-			out = append(out, n)
-			if first == nil {
-				first = &st.Refused.HistoryError
-			}
-		}
-	}
-	return out, first, nil
-}
-
-// republishAll runs remote.Republish on every issue whose sync state
-// records a refusal.
-func republishAll(ctx context.Context, store *ledger.Store) ([]remote.Republished, error) {
-	issues, _, err := refusedIssues(store)
-	if err != nil {
-		return nil, err
-	}
-	out := []remote.Republished{}
-	for _, n := range issues {
-		r, err := remote.Of(store).Republish(ctx, n)
-		if errors.Is(err, remote.ErrNothingRefused) {
-			continue
-		}
-		if err != nil {
-			return out, fmt.Errorf("issue %d: %w", n, err)
-		}
-		out = append(out, r)
-	}
-	return out, nil
-}
-
-// remoteText prints a remoteView.
-func (a *App) remoteText(v remoteView, status bool) {
-	if !v.Enabled {
-		a.printf("no [remote] in .agentx/config.toml: the ledgers are this machine's alone (agentx remote enable origin shares them)\n")
-		return
-	}
-	for _, r := range v.Republished {
-		was := r.Was
-		if was == "" {
-			was = "a deleted ref"
-		}
-		a.printf("%s: republished %s over %s\n", words.IssueRef(r.Issue), r.Head, was)
-		for _, n := range r.Renumbered {
-			a.printf("  kept from the other chain: %s\n", safetext.Line(n))
-		}
-		for _, id := range r.Superseded {
-			a.printf("  superseded on the other chain: %s (this host's copy had moved on)\n", safetext.Line(id))
-		}
-	}
-	if !status {
-		switch {
-		case v.Offline != "":
-			a.printf("remote %s: not reached (%s)\n", safetext.Line(v.Remote), safetext.Line(v.Offline))
-		default:
-			a.printf("remote %s: %s updated, %s delivered\n", safetext.Line(v.Remote), words.Count(len(v.Updated), "issue", "issues"), words.Count(len(v.Sent), "outbox", "outboxes"))
-		}
-	}
-	n := 0
-	for _, p := range v.Pending {
-		n += len(p.Changes)
-	}
-	if n == 0 {
-		a.printf("outbox: empty\n")
-	} else {
-		a.printf("outbox: %s unsynced\n", words.Count(n, "change", "changes"))
-	}
-	for _, p := range v.Pending {
-		for _, c := range p.Changes {
-			a.printf("  %s  %s  %s  (%s)\n", words.IssueRef(p.Issue), c.At.UTC().Format(time.RFC3339), safetext.Line(c.Message), safetext.Line(c.Why))
-		}
-	}
-	for _, p := range v.Pending {
-		for _, o := range p.Outcomes {
-			switch o.Outcome {
-			case remote.OutcomeRenumbered:
-				a.printf("  %s  %s: delivered as %s (another host had taken %s): %s\n", words.IssueRef(p.Issue), safetext.Line(o.ID), safetext.Line(o.As), safetext.Line(o.ID), safetext.Line(o.Message))
-			default:
-				a.printf("  %s  %s: superseded (another host changed it first): %s\n", words.IssueRef(p.Issue), safetext.Line(o.ID), safetext.Line(o.Message))
-			}
-		}
-	}
-}
-
 func newRemoteCmd(a *App) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "remote",
@@ -615,103 +418,4 @@ remote, and every write is published there. See docs/remote.md.`,
 	cmd.AddCommand(newRemoteEnableCmd(a))
 	cmd.AddCommand(newRemoteLogCmd(a))
 	return cmd
-}
-
-func newRemoteEnableCmd(a *App) *cobra.Command {
-	var branch string
-	cmd := &cobra.Command{
-		Use:     "enable NAME",
-		Short:   "Share this workspace's ledgers on git remote NAME (checks it, fetches, publishes)",
-		Example: `  agentx remote enable origin`,
-		Args:    cobra.ExactArgs(1),
-		RunE: a.runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			name := args[0]
-			if !workflow.ValidGitRemote(name) {
-				return &usageError{Err: fmt.Errorf("%q is not a git remote: give a remote's name (git remote -v) or a URL", safetext.Line(name))}
-			}
-			ws, err := a.open()
-			if err != nil {
-				return err
-			}
-			if cur := ws.Rules.Config.Remote; cur != nil && (cur.Git != name || cur.Branch != branch) {
-				return &codedError{Code: ExitUsage, Msg: fmt.Sprintf("%s already has [remote] git = %q: edit it there to change it", ws.Rules.Config.File, cur.Git)}
-			}
-			cfg := &workflow.RemoteConfig{Git: name, Branch: branch, Interval: workflow.Duration{Duration: workflow.DefaultRemoteInterval},
-				Timeout: workflow.Duration{Duration: workflow.DefaultRemoteTimeout}, Attempts: workflow.DefaultRemoteAttempts}
-			g := remote.New(ws.Root, cfg)
-			if _, err := g.Check(ctx); err != nil {
-				return err
-			}
-			if ws.Rules.Config.Remote == nil {
-				if err := appendRemote(ws, name, branch); err != nil {
-					return err
-				}
-				a.ws = nil
-				if ws, err = a.open(); err != nil {
-					return err
-				}
-				if g = gitRemote(ws); g == nil {
-					return errors.New("the [remote] table did not take")
-				}
-			}
-			rep := remote.Of(ws.Store)
-			r, err := remote.Refresh(ctx, rep, g, true)
-			if err != nil {
-				return err
-			}
-			v := remoteView{Enabled: true, Remote: g.Remote, Refs: g.Refs, Offline: r.Offline, Updated: r.Updated, Sent: []int{}}
-			// Publish the ledgers the remote does not hold.
-			heads, err := g.Local(ctx)
-			if err != nil {
-				return err
-			}
-			issues, err := ws.Store.Issues()
-			if err != nil {
-				return err
-			}
-			for _, n := range issues {
-				if heads[n] != "" {
-					continue
-				}
-				reached, err := rep.Sync(ctx, n, nil)
-				if err != nil {
-					return err
-				}
-				if reached {
-					v.Sent = append(v.Sent, n)
-				}
-			}
-			if v.Pending, err = outbox(ws.Store); err != nil {
-				return err
-			}
-			return a.emit(v, func() {
-				a.printf("remote %s: the ledgers are shared under %s (%s fetched, %d published)\n", safetext.Line(g.Remote), g.Refs, words.Count(len(v.Updated), "issue", "issues"), len(v.Sent))
-			})
-		}),
-	}
-	cmd.Flags().StringVar(&branch, "branch", "", "keep the ledgers on branches BRANCH/issue-N instead of custom refs (for hosts that refuse refs outside refs/heads)")
-	return cmd
-}
-
-// appendRemote adds the [remote] table to config.toml (creating it if
-// need be), then checks the result loads.
-func appendRemote(ws *workspace.Workspace, name, branch string) error {
-	path := filepath.Join(ws.Dir, "config.toml")
-	data, err := os.ReadFile(path)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return err
-	}
-	var b strings.Builder
-	b.Write(data)
-	if len(data) > 0 && !strings.HasSuffix(string(data), "\n") {
-		b.WriteString("\n")
-	}
-	fmt.Fprintf(&b, "\n# The ledgers are shared through git refs on this remote (docs/remote.md).\n[remote]\ngit = %q\n", name)
-	if branch != "" {
-		fmt.Fprintf(&b, "branch = %q\n", branch)
-	}
-	if _, err := workflow.ParseConfig(path, []byte(b.String())); err != nil {
-		return err
-	}
-	return atomicfile.Write(path, []byte(b.String()), 0o644)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"time"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/agentx-cli/agentx/internal/safetext"
 	"github.com/agentx-cli/agentx/internal/setup"
+	"github.com/agentx-cli/agentx/internal/trust"
 	"github.com/agentx-cli/agentx/internal/workspace"
 	"github.com/agentx-cli/agentx/ledger"
 	"github.com/agentx-cli/agentx/router"
@@ -74,9 +76,9 @@ func (f *setupFlags) register(cmd *cobra.Command) {
 	cmd.Flags().BoolVar(&f.newAgent, "new-agent", false, "wire an agent that no workflow nor config.toml names yet (without it such a name is refused as a typo, nothing written)")
 }
 
-// setupStart checks the flags and opens the workspace: the agent, its
+// start checks the flags and opens the workspace: the agent, its
 // issue, the workspace and its default workflow.
-func (a *App) setupStart(f setupFlags) (string, *workspace.Workspace, *workflow.Workflow, error) {
+func (f *setupFlags) start(a *App) (string, *workspace.Workspace, *workflow.Workflow, error) {
 	who, err := required("agent", a.agentDefault(f.agent))
 	if err != nil {
 		return "", nil, nil, err
@@ -109,7 +111,7 @@ func (a *App) setupStart(f setupFlags) (string, *workspace.Workspace, *workflow.
 
 // setupFinish plans the merges, writes them unless it is a dry run, and
 // prints what changed and the instructions.
-func (a *App) setupFinish(ws *workspace.Workspace, v setupView, merges []setup.Merge) error {
+func setupFinish(a *App, ws *workspace.Workspace, v setupView, merges []setup.Merge) error {
 	files, err := setup.Plan(ws.Root, merges)
 	if err != nil {
 		return err
@@ -121,51 +123,56 @@ func (a *App) setupFinish(ws *workspace.Workspace, v setupView, merges []setup.M
 	}
 	v.Root, v.Instructions, v.Files = ws.Root, setup.Instructions, []setupFile{}
 	v.MaxQuestions = ws.Rules.Config.MaxQuestions
-	v.Resume, v.Wake = a.setupWake(ws, v.Client, v.Agent)
+	v.Resume, v.Wake = setupWake(a.trustGate(ws.Root, ws.Rules), ws, v.Client, v.Agent)
 	for _, f := range files {
 		v.Files = append(v.Files, setupFile{Path: f.Rel, Status: f.Status()})
 	}
+	return a.emit(v, func() { v.text(a.stdout, files) })
+}
+
+// text prints, for a person, what setup changed (or, in a dry run, the
+// diff of files) and the instructions.
+func (v setupView) text(w io.Writer, files []*setup.File) {
+	printf := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
 	name, note := clientAbout(v.Client)
-	return a.emit(v, func() {
-		if v.DryRun {
-			for _, f := range files {
-				if d := f.Diff(); d != "" {
-					a.printf("%s", safetext.Block(d))
-				} else {
-					a.printf("%-10s %s\n", setup.Unchanged, f.Rel)
-				}
-			}
-			a.printf("Dry run: nothing written.\n")
-		} else {
-			a.printf("Wired %s for %s in %s:\n", name, v.Agent, safetext.Line(v.Root))
-			for _, f := range v.Files {
-				a.printf("  %-10s %s\n", f.Status, f.Path)
+	if v.DryRun {
+		for _, f := range files {
+			if d := f.Diff(); d != "" {
+				printf("%s", safetext.Block(d))
+			} else {
+				printf("%-10s %s\n", setup.Unchanged, f.Rel)
 			}
 		}
-		if len(v.Hooks) > 0 {
-			a.printf("Hooks: %s.\n", hookSummary(v.Hooks))
+		printf("Dry run: nothing written.\n")
+	} else {
+		printf("Wired %s for %s in %s:\n", name, v.Agent, safetext.Line(v.Root))
+		for _, f := range v.Files {
+			printf("  %-10s %s\n", f.Status, f.Path)
 		}
-		if v.MaxQuestions > 0 {
-			a.printf("Questions: at most %d per session on an issue (max_questions); a new session, or the next hook start, may ask again.\n", v.MaxQuestions)
-		} else {
-			a.printf("Questions: no cap (max_questions = 0).\n")
-		}
-		a.printf("Wake: %s\n", v.Wake)
-		if !v.DryRun {
-			a.printf("%s\n", note)
-		}
-		a.printf("\nAdd this to CLAUDE.md or AGENTS.md (or the agent's system prompt):\n\n%s", v.Instructions)
-	})
+	}
+	if len(v.Hooks) > 0 {
+		printf("Hooks: %s.\n", hookSummary(v.Hooks))
+	}
+	if v.MaxQuestions > 0 {
+		printf("Questions: at most %d per session on an issue (max_questions); a new session, or the next hook start, may ask again.\n", v.MaxQuestions)
+	} else {
+		printf("Questions: no cap (max_questions = 0).\n")
+	}
+	printf("Wake: %s\n", v.Wake)
+	if !v.DryRun {
+		printf("%s\n", note)
+	}
+	printf("\nAdd this to CLAUDE.md or AGENTS.md (or the agent's system prompt):\n\n%s", v.Instructions)
 }
 
 // setupWake says how an answer that lands after agent's turn ended
 // reaches it in client, and the state of its resume command: none,
 // trusted or untrusted.
-func (a *App) setupWake(ws *workspace.Workspace, client, agent string) (resume, how string) {
+func setupWake(gate *trust.Gate, ws *workspace.Workspace, client, agent string) (resume, how string) {
 	resume = "none"
 	if ag := ws.Rules.Config.Agents[agent]; len(ag.Resume) > 0 || len(ag.Queue) > 0 {
 		resume = "trusted"
-		if slices.Contains(untrustedResumes(a.trustGate(ws.Root, ws.Rules), ws.Rules), agent) {
+		if slices.Contains(untrustedResumes(gate, ws.Rules), agent) {
 			resume = "untrusted"
 		}
 	}
@@ -208,12 +215,15 @@ func hookSummary(hooks []setupHook) string {
 	return strings.Join(parts, ", ")
 }
 
+// setupClaudeOptions are `agentx setup claude`'s flags.
+type setupClaudeOptions struct {
+	setupFlags
+	local bool
+	hold  time.Duration
+}
+
 func newSetupClaudeCmd(a *App) *cobra.Command {
-	var (
-		f     setupFlags
-		local bool
-		hold  time.Duration
-	)
+	o := &setupClaudeOptions{}
 	cmd := &cobra.Command{
 		Use:   "claude --agent NAME [--issue N] [--local] [--hold 5m] [--dry-run] [--new-agent]",
 		Short: "Wire Claude Code: agentx's MCP server in .mcp.json, the inbox, stop and scope hooks in .claude/settings.json",
@@ -247,56 +257,64 @@ in CLAUDE.md. See docs/agents.md.`,
   agentx setup claude --agent engineer --issue 42 --local --dry-run`,
 		Args: cobra.NoArgs,
 		RunE: a.runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			if hold < 0 {
-				return &usageError{Err: fmt.Errorf("--hold %s: must not be negative", hold)}
-			}
-			who, ws, w, err := a.setupStart(f)
-			if err != nil {
-				return err
-			}
-			scoped, err := w.Scoped(who, "")
-			if err != nil {
-				return err
-			}
-			gated, err := w.Gated(who, "")
-			if err != nil {
-				return err
-			}
-			var checks time.Duration
-			if gated != nil {
-				for _, c := range gated.Evaluate {
-					checks += c.Timeout.Duration
-				}
-			}
-			c := setup.Claude{
-				Server:      setup.Server{Agent: who, Issue: f.issue},
-				Hold:        hold,
-				HoldSet:     cmd.Flags().Changed("hold"),
-				StopTimeout: setup.StopTimeout(hold, checks),
-				Scope:       scoped != nil,
-			}
-			settings := ".claude/settings.json"
-			if local {
-				settings = ".claude/settings.local.json"
-			}
-			v := setupView{Client: "claude", Agent: who, Issue: f.issue, DryRun: f.dryRun, Hooks: setupHooks(c.Hooks())}
-			return a.setupFinish(ws, v, []setup.Merge{
-				{Rel: ".mcp.json", Merge: func(data []byte) ([]byte, error) { return setup.MergeMCPJSON(data, c.Server) }},
-				{Rel: settings, Merge: func(data []byte) ([]byte, error) { return setup.MergeClaudeSettings(data, c) }},
-			})
+			return o.run(a, cmd)
 		}),
 	}
-	f.register(cmd)
-	cmd.Flags().BoolVar(&local, "local", false, "write the hooks to .claude/settings.local.json (yours alone) instead of .claude/settings.json (shared)")
-	cmd.Flags().DurationVar(&hold, "hold", defaultHold, "hook stop's --hold: how long the Stop hook holds a turn for the answer to an open blocking question")
+	o.register(cmd)
+	cmd.Flags().BoolVar(&o.local, "local", false, "write the hooks to .claude/settings.local.json (yours alone) instead of .claude/settings.json (shared)")
+	cmd.Flags().DurationVar(&o.hold, "hold", defaultHold, "hook stop's --hold: how long the Stop hook holds a turn for the answer to an open blocking question")
 	return cmd
 }
 
+// run is the command's body over the session a: its streams, global flags, output and hub.
+func (o *setupClaudeOptions) run(a *App, cmd *cobra.Command) error {
+	if o.hold < 0 {
+		return &usageError{Err: fmt.Errorf("--hold %s: must not be negative", o.hold)}
+	}
+	who, ws, w, err := o.start(a)
+	if err != nil {
+		return err
+	}
+	scoped, err := w.Scoped(who, "")
+	if err != nil {
+		return err
+	}
+	gated, err := w.Gated(who, "")
+	if err != nil {
+		return err
+	}
+	var checks time.Duration
+	if gated != nil {
+		for _, c := range gated.Evaluate {
+			checks += c.Timeout.Duration
+		}
+	}
+	c := setup.Claude{
+		Server:      setup.Server{Agent: who, Issue: o.issue},
+		Hold:        o.hold,
+		HoldSet:     cmd.Flags().Changed("hold"),
+		StopTimeout: setup.StopTimeout(o.hold, checks),
+		Scope:       scoped != nil,
+	}
+	settings := ".claude/settings.json"
+	if o.local {
+		settings = ".claude/settings.local.json"
+	}
+	v := setupView{Client: "claude", Agent: who, Issue: o.issue, DryRun: o.dryRun, Hooks: setupHooks(c.Hooks())}
+	return setupFinish(a, ws, v, []setup.Merge{
+		{Rel: ".mcp.json", Merge: func(data []byte) ([]byte, error) { return setup.MergeMCPJSON(data, c.Server) }},
+		{Rel: settings, Merge: func(data []byte) ([]byte, error) { return setup.MergeClaudeSettings(data, c) }},
+	})
+}
+
+// setupCodexOptions are `agentx setup codex`'s flags.
+type setupCodexOptions struct {
+	setupFlags
+	hold time.Duration
+}
+
 func newSetupCodexCmd(a *App) *cobra.Command {
-	var (
-		f    setupFlags
-		hold time.Duration
-	)
+	o := &setupCodexOptions{}
 	cmd := &cobra.Command{
 		Use:   "codex --agent NAME [--issue N] [--hold 5m] [--dry-run] [--new-agent]",
 		Short: "Wire Codex: agentx's MCP server in .codex/config.toml, the inbox and stop hooks in .codex/hooks.json",
@@ -330,29 +348,34 @@ docs/agents.md.`,
   agentx setup codex --agent engineer --issue 42 --dry-run`,
 		Args: cobra.NoArgs,
 		RunE: a.runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			if hold < 0 {
-				return &usageError{Err: fmt.Errorf("--hold %s: must not be negative", hold)}
-			}
-			who, ws, _, err := a.setupStart(f)
-			if err != nil {
-				return err
-			}
-			c := setup.Codex{
-				Server:      setup.Server{Agent: who, Issue: f.issue},
-				Hold:        hold,
-				HoldSet:     cmd.Flags().Changed("hold"),
-				StopTimeout: setup.StopTimeout(hold, 0),
-			}
-			v := setupView{Client: "codex", Agent: who, Issue: f.issue, DryRun: f.dryRun, Hooks: setupHooks(c.Hooks())}
-			return a.setupFinish(ws, v, []setup.Merge{
-				{Rel: ".codex/config.toml", Merge: func(data []byte) ([]byte, error) { return setup.MergeCodexConfig(data, c.Server) }},
-				{Rel: ".codex/hooks.json", Merge: func(data []byte) ([]byte, error) { return setup.MergeCodexHooks(data, c) }},
-			})
+			return o.run(a, cmd)
 		}),
 	}
-	f.register(cmd)
-	cmd.Flags().DurationVar(&hold, "hold", defaultHold, "hook stop's --hold: how long the Stop hook holds a turn for the answer to an open blocking question")
+	o.register(cmd)
+	cmd.Flags().DurationVar(&o.hold, "hold", defaultHold, "hook stop's --hold: how long the Stop hook holds a turn for the answer to an open blocking question")
 	return cmd
+}
+
+// run is the command's body over the session a: its streams, global flags, output and hub.
+func (o *setupCodexOptions) run(a *App, cmd *cobra.Command) error {
+	if o.hold < 0 {
+		return &usageError{Err: fmt.Errorf("--hold %s: must not be negative", o.hold)}
+	}
+	who, ws, _, err := o.start(a)
+	if err != nil {
+		return err
+	}
+	c := setup.Codex{
+		Server:      setup.Server{Agent: who, Issue: o.issue},
+		Hold:        o.hold,
+		HoldSet:     cmd.Flags().Changed("hold"),
+		StopTimeout: setup.StopTimeout(o.hold, 0),
+	}
+	v := setupView{Client: "codex", Agent: who, Issue: o.issue, DryRun: o.dryRun, Hooks: setupHooks(c.Hooks())}
+	return setupFinish(a, ws, v, []setup.Merge{
+		{Rel: ".codex/config.toml", Merge: func(data []byte) ([]byte, error) { return setup.MergeCodexConfig(data, c.Server) }},
+		{Rel: ".codex/hooks.json", Merge: func(data []byte) ([]byte, error) { return setup.MergeCodexHooks(data, c) }},
+	})
 }
 
 // setupHooks are the hooks a setup writes, as it reports them.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"path"
 	"strings"
 	"unicode/utf8"
@@ -33,8 +34,14 @@ is no hot-loading: a skill is active once committed. See docs/supervisor.md.`,
 	return cmd
 }
 
+// skillsDraftOptions are `agentx skills draft`'s flags and argument.
+type skillsDraftOptions struct {
+	proposal string
+	name, as string
+}
+
 func newSkillsDraftCmd(a *App) *cobra.Command {
-	var name, as string
+	o := &skillsDraftOptions{}
 	cmd := &cobra.Command{
 		Use:   "draft PROPOSAL-ID [--name NAME]",
 		Short: "Draft a skill from an approved new_skill proposal (never over an existing skill)",
@@ -42,39 +49,45 @@ func newSkillsDraftCmd(a *App) *cobra.Command {
   agentx skills draft PROP-001 --name db-migrations`,
 		Args: cobra.ExactArgs(1),
 		RunE: a.runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			ws, err := a.open()
-			if err != nil {
-				return err
-			}
-			by, err := a.actor(as)
-			if err != nil {
-				return err
-			}
-			dir := ws.Rules.Config.Skills.Dir
-			p, err := skills.Draft(ctx, ws.Store, args[0], skills.DraftOptions{Root: ws.Root, Dir: dir, Name: name, By: by})
-			if err != nil {
-				return draftError(err)
-			}
-			all, err := a.scanSkills(ws)
-			if err != nil {
-				return err
-			}
-			s := skills.Find(all, p.Drafted.Skill)
-			if s == nil {
-				return fmt.Errorf("skills: %s was written but cannot be read back", p.Drafted.Path)
-			}
-			return a.emit(s, func() {
-				a.printf("Drafted %s from %s: %s.\n", safetext.Line(s.Path), safetext.Line(p.ID), s.Status)
-				a.printProblems(s)
-				a.printf("  Claude does not load it on its own (disable-model-invocation: true). Write its instructions and\n")
-				a.printf("  description, delete the draft marker line and the disable-model-invocation line, check it with\n")
-				a.printf("  agentx skills validate %s, and commit it: a skill is active once committed.\n", safetext.Line(s.Name))
-			})
+			o.proposal = args[0]
+			return o.run(ctx, a)
 		}),
 	}
-	cmd.Flags().StringVar(&name, "name", "", "the skill's name and folder (default: from the proposal)")
-	cmd.Flags().StringVar(&as, "as", "", "the person drafting (a person, at a terminal of their own)")
+	cmd.Flags().StringVar(&o.name, "name", "", "the skill's name and folder (default: from the proposal)")
+	cmd.Flags().StringVar(&o.as, "as", "", "the person drafting (a person, at a terminal of their own)")
 	return cmd
+}
+
+// run is the command's body over the session a: its streams, global flags, output and hub.
+func (o *skillsDraftOptions) run(ctx context.Context, a *App) error {
+	ws, err := a.open()
+	if err != nil {
+		return err
+	}
+	by, err := actor(a, o.as)
+	if err != nil {
+		return err
+	}
+	dir := ws.Rules.Config.Skills.Dir
+	p, err := skills.Draft(ctx, ws.Store, o.proposal, skills.DraftOptions{Root: ws.Root, Dir: dir, Name: o.name, By: by})
+	if err != nil {
+		return draftError(err)
+	}
+	all, err := scanSkills(ws)
+	if err != nil {
+		return err
+	}
+	s := skills.Find(all, p.Drafted.Skill)
+	if s == nil {
+		return fmt.Errorf("skills: %s was written but cannot be read back", p.Drafted.Path)
+	}
+	return a.emit(s, func() {
+		a.printf("Drafted %s from %s: %s.\n", safetext.Line(s.Path), safetext.Line(p.ID), s.Status)
+		printProblems(a.stdout, s)
+		a.printf("  Claude does not load it on its own (disable-model-invocation: true). Write its instructions and\n")
+		a.printf("  description, delete the draft marker line and the disable-model-invocation line, check it with\n")
+		a.printf("  agentx skills validate %s, and commit it: a skill is active once committed.\n", safetext.Line(s.Name))
+	})
 }
 
 // draftError gives a refused draft its exit code: a name Claude Code
@@ -96,7 +109,13 @@ func draftError(err error) error {
 	return &codedError{Code: code, Msg: err.Error(), Todo: de.Hint()}
 }
 
+// skillsValidateOptions are `agentx skills validate`'s argument.
+type skillsValidateOptions struct {
+	name string // "": every skill
+}
+
 func newSkillsValidateCmd(a *App) *cobra.Command {
+	o := &skillsValidateOptions{}
 	return &cobra.Command{
 		Use:   "validate [NAME]",
 		Short: "Check every skill (or one) against Claude Code's format; exit 7 naming each problem",
@@ -112,102 +131,122 @@ path:line: check: problem. Exits 7 if a skill checked has one.`,
   agentx skills validate db-migrations`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: a.runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			ws, all, err := a.skills()
-			if err != nil {
-				return err
-			}
-			checked := all
 			if len(args) == 1 {
-				s := skills.Find(all, args[0])
-				if s == nil {
-					return &codedError{Code: ExitNotFound, Msg: fmt.Sprintf("no skill %s in %s", safetext.Line(args[0]), ws.Rules.Config.Skills.Dir),
-						Todo: "agentx skills list shows the skills there"}
-				}
-				checked = []*skills.Skill{s}
+				o.name = args[0]
 			}
-			bad := 0
-			for _, s := range checked {
-				if s.Status == skills.StatusInvalid {
-					bad++
-				}
-			}
-			if err := a.emit(checked, func() {
-				if len(checked) == 0 {
-					a.printf("No skills in %s.\n", safetext.Line(ws.Rules.Config.Skills.Dir))
-					return
-				}
-				for _, s := range checked {
-					if s.Status == skills.StatusInvalid {
-						a.printProblems(s)
-						continue
-					}
-					a.printf("%s: %s", safetext.Line(s.Path), s.Status)
-					if s.Status == skills.StatusDraft {
-						a.printf(" (its format is right; Claude does not load it on its own until the draft marker and disable-model-invocation are gone)")
-					}
-					a.printf("\n")
-				}
-				if bad > 0 {
-					a.printf("%d of %d %s %s problems.\n", bad, len(checked), words.Plural(len(checked), "skill", "skills"), words.Plural(bad, "has", "have"))
-				}
-			}); err != nil {
-				return err
-			}
-			if bad > 0 {
-				return &codedError{Code: ExitInvalidData, Msg: fmt.Sprintf("%d of %d %s %s problems", bad, len(checked), words.Plural(len(checked), "skill", "skills"), words.Plural(bad, "has", "have")),
-					Todo: "fix each problem named, then run agentx skills validate again", Quiet: !a.json}
-			}
-			return nil
+			return o.run(a)
 		}),
 	}
 }
 
+// run is the command's body over the session a: its streams, global flags, output and hub.
+func (o *skillsValidateOptions) run(a *App) error {
+	ws, all, err := openSkills(a)
+	if err != nil {
+		return err
+	}
+	checked := all
+	if o.name != "" {
+		s := skills.Find(all, o.name)
+		if s == nil {
+			return &codedError{Code: ExitNotFound, Msg: fmt.Sprintf("no skill %s in %s", safetext.Line(o.name), ws.Rules.Config.Skills.Dir),
+				Todo: "agentx skills list shows the skills there"}
+		}
+		checked = []*skills.Skill{s}
+	}
+	bad := 0
+	for _, s := range checked {
+		if s.Status == skills.StatusInvalid {
+			bad++
+		}
+	}
+	if err := a.emit(checked, func() { o.text(a, ws.Rules.Config.Skills.Dir, checked, bad) }); err != nil {
+		return err
+	}
+	if bad > 0 {
+		return &codedError{Code: ExitInvalidData, Msg: fmt.Sprintf("%d of %d %s %s problems", bad, len(checked), words.Plural(len(checked), "skill", "skills"), words.Plural(bad, "has", "have")),
+			Todo: "fix each problem named, then run agentx skills validate again", Quiet: !a.json}
+	}
+	return nil
+}
+
+// text prints, for a person, the skills checked in dir: bad of them have problems.
+func (o *skillsValidateOptions) text(a *App, dir string, checked []*skills.Skill, bad int) {
+	if len(checked) == 0 {
+		a.printf("No skills in %s.\n", safetext.Line(dir))
+		return
+	}
+	for _, s := range checked {
+		if s.Status == skills.StatusInvalid {
+			printProblems(a.stdout, s)
+			continue
+		}
+		a.printf("%s: %s", safetext.Line(s.Path), s.Status)
+		if s.Status == skills.StatusDraft {
+			a.printf(" (its format is right; Claude does not load it on its own until the draft marker and disable-model-invocation are gone)")
+		}
+		a.printf("\n")
+	}
+	if bad > 0 {
+		a.printf("%d of %d %s %s problems.\n", bad, len(checked), words.Plural(len(checked), "skill", "skills"), words.Plural(bad, "has", "have"))
+	}
+}
+
+// skillsListOptions are `agentx skills list`'s (it has no flags).
+type skillsListOptions struct{}
+
 func newSkillsListCmd(a *App) *cobra.Command {
+	o := &skillsListOptions{}
 	return &cobra.Command{
 		Use:   "list",
 		Short: "The skills, with origin (manual or the proposal drafted from) and status (draft, validated, invalid)",
 		Args:  cobra.NoArgs,
 		RunE: a.runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			ws, all, err := a.skills()
-			if err != nil {
-				return err
-			}
-			return a.emit(all, func() {
-				if len(all) == 0 {
-					a.printf("No skills in %s.\n", safetext.Line(ws.Rules.Config.Skills.Dir))
-					return
-				}
-				var rows [][]string
-				for _, s := range all {
-					origin := s.Origin
-					if s.Proposal != "" {
-						origin = "from " + s.Proposal
-					}
-					desc := s.Description
-					if s.Status == skills.StatusInvalid {
-						desc = fmt.Sprintf("(%d %s: agentx skills validate %s)", len(s.Problems), words.Plural(len(s.Problems), "problem", "problems"), s.Name)
-					}
-					rows = append(rows, []string{s.Name, string(s.Status), origin, clip(desc, 60)})
-				}
-				a.writeTable(a.stdout, []string{"NAME", "STATUS", "ORIGIN", "DESCRIPTION"}, rows)
-			})
+			return o.run(a)
 		}),
 	}
 }
 
-// skills opens the workspace and reads its skills.
-func (a *App) skills() (*workspace.Workspace, []*skills.Skill, error) {
+// run is the command's body over the session a: its streams, global flags, output and hub.
+func (o *skillsListOptions) run(a *App) error {
+	ws, all, err := openSkills(a)
+	if err != nil {
+		return err
+	}
+	return a.emit(all, func() {
+		if len(all) == 0 {
+			a.printf("No skills in %s.\n", safetext.Line(ws.Rules.Config.Skills.Dir))
+			return
+		}
+		var rows [][]string
+		for _, s := range all {
+			origin := s.Origin
+			if s.Proposal != "" {
+				origin = "from " + s.Proposal
+			}
+			desc := s.Description
+			if s.Status == skills.StatusInvalid {
+				desc = fmt.Sprintf("(%d %s: agentx skills validate %s)", len(s.Problems), words.Plural(len(s.Problems), "problem", "problems"), s.Name)
+			}
+			rows = append(rows, []string{s.Name, string(s.Status), origin, clip(desc, 60)})
+		}
+		writeTable(a.stdout, []string{"NAME", "STATUS", "ORIGIN", "DESCRIPTION"}, rows)
+	})
+}
+
+// openSkills opens the workspace and reads its skills.
+func openSkills(a *App) (*workspace.Workspace, []*skills.Skill, error) {
 	ws, err := a.open()
 	if err != nil {
 		return nil, nil, err
 	}
-	all, err := a.scanSkills(ws)
+	all, err := scanSkills(ws)
 	return ws, all, err
 }
 
 // scanSkills reads the workspace's skills, their origins from the
 // proposals' drafts.
-func (a *App) scanSkills(ws *workspace.Workspace) ([]*skills.Skill, error) {
+func scanSkills(ws *workspace.Workspace) ([]*skills.Skill, error) {
 	dir := ws.Rules.Config.Skills.Dir
 	b, err := proposal.Read(ws.Store)
 	if err != nil {
@@ -223,13 +262,13 @@ func (a *App) scanSkills(ws *workspace.Workspace) ([]*skills.Skill, error) {
 }
 
 // printProblems prints each problem of s as path:line: check: message.
-func (a *App) printProblems(s *skills.Skill) {
+func printProblems(w io.Writer, s *skills.Skill) {
 	for _, p := range s.Problems {
 		at := s.Path
 		if p.Line > 0 {
 			at = fmt.Sprintf("%s:%d", s.Path, p.Line)
 		}
-		a.printf("%s\n", safetext.Line(fmt.Sprintf("%s: %s: %s", at, p.Check, p.Message)))
+		fmt.Fprintf(w, "%s\n", safetext.Line(fmt.Sprintf("%s: %s: %s", at, p.Check, p.Message)))
 	}
 }
 

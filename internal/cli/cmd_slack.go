@@ -4,28 +4,30 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentx-cli/agentx/internal/channels/relay"
 	"github.com/agentx-cli/agentx/internal/channels/slackmode"
 	"github.com/agentx-cli/agentx/internal/safetext"
 	"github.com/agentx-cli/agentx/internal/words"
 	"github.com/agentx-cli/agentx/router"
 )
 
-// slackModeOf is Slack mode for this command: nil when [slack] is not
-// configured. Opened once per command.
-func (a *App) slackModeOf(h *router.Hub) (*slackmode.Mode, error) {
+// slackSideOf is Slack mode for this command's own use (slack sync,
+// status), opened once (a.sl is the mode: nil when [slack] is not
+// configured); the side work opens its channels in one list (channels).
+func (a *App) slackSideOf(h *router.Hub) *relay.Mode {
 	if a.slSide == nil {
-		m, err := slackmode.Open(h, a.getenv, a.slackWarn)
-		a.sl, a.slSide = m, slackmode.Side(m, err, a.slackWarn)
+		warn := func(err error) { a.warnf("slack: %v", err) }
+		m, err := slackmode.Open(h, a.getenv, warn)
+		a.sl, a.slSide = m, slackmode.Side(m, err, warn)
 	}
-	return a.sl, a.slSide.Err
+	return a.slSide
 }
-
-func (a *App) slackWarn(err error) { a.warnf("slack: %v", err) }
 
 // SlackView is what agentx slack status and sync print.
 type SlackView struct {
@@ -55,82 +57,104 @@ docs/slack.md.`,
 	return cmd
 }
 
+// slackStatusOptions are `agentx slack status`'s (it has no flags).
+type slackStatusOptions struct{}
+
 func newSlackStatusCmd(a *App) *cobra.Command {
+	o := &slackStatusOptions{}
 	return &cobra.Command{
 		Use:   "status",
 		Short: "What Slack mode has not posted yet, and why (no call to Slack)",
 		Args:  cobra.NoArgs,
 		RunE: a.runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			_, h, err := a.hub()
-			if err != nil {
-				return err
-			}
-			v := SlackView{}
-			if cfg := h.Rules().Config.Slack; cfg != nil {
-				v.Enabled = true
-				m := &slackmode.Mode{Hub: h, Config: cfg}
-				st, err := m.Status()
-				if err != nil {
-					return err
-				}
-				v.Status = &st
-			}
-			return a.emit(v, func() { a.slackText(v) })
+			return o.run(a)
 		}),
 	}
 }
 
+// run is the command's body over the session a: its streams, global flags, output and hub.
+func (o *slackStatusOptions) run(a *App) error {
+	_, h, err := a.hub()
+	if err != nil {
+		return err
+	}
+	v := SlackView{}
+	if cfg := h.Rules().Config.Slack; cfg != nil {
+		v.Enabled = true
+		m := &slackmode.Mode{Hub: h, Config: cfg}
+		st, err := m.Status()
+		if err != nil {
+			return err
+		}
+		v.Status = &st
+	}
+	return a.emit(v, func() { v.text(a.stdout) })
+}
+
 // slackOpen opens Slack mode for a command that needs it: nil when off; no
 // token is exit 1 with how to give one.
-func (a *App) slackOpen() (*slackmode.Mode, error) {
+func slackOpen(a *App) (*slackmode.Mode, error) {
 	_, h, err := a.hub()
 	if err != nil {
 		return nil, err
 	}
-	m, err := a.slackModeOf(h)
-	if err != nil {
+	if err := a.slackSideOf(h).Err; err != nil {
 		return nil, &codedError{Code: ExitFailure, Msg: "slack: " + err.Error(), Todo: "see docs/slack.md: creating the app"}
 	}
-	return m, nil
+	return a.sl, nil
+}
+
+// slackSyncOptions are `agentx slack sync`'s flags.
+type slackSyncOptions struct {
+	issues []int
 }
 
 func newSlackSyncCmd(a *App) *cobra.Command {
-	var issues []int
+	o := &slackSyncOptions{}
 	cmd := &cobra.Command{
 		Use:   "sync [--issue N]...",
 		Short: "Read the open threads and post what is behind now, whatever the interval and retry times (not before a rate limit's Retry-After)",
 		Args:  cobra.NoArgs,
 		RunE: a.runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			m, err := a.slackOpen()
-			if err != nil {
-				return err
-			}
-			v := SlackView{}
-			if m == nil {
-				return a.emit(v, func() { a.slackText(v) })
-			}
-			v.Enabled = true
-			for _, n := range issues {
-				if n < 0 {
-					return usage(fmt.Errorf("--issue %d: issues are numbered from 0", n))
-				}
-			}
-			pushed, perr := m.Push(ctx, true, issues...)
-			v.Pushed = &pushed
-			read, rerr := m.Poll(ctx, true)
-			v.Read = &read
-			if err := errors.Join(perr, rerr); err != nil {
-				return &codedError{Code: ExitFailure, Msg: "slack: " + err.Error(), Data: v,
-					Todo: "what is behind stays queued and is retried; agentx slack status shows it"}
-			}
-			return a.emit(v, func() { a.slackText(v) })
+			return o.run(ctx, a)
 		}),
 	}
-	cmd.Flags().IntSliceVar(&issues, "issue", nil, "also post this issue's threads (repeatable), whatever changed")
+	cmd.Flags().IntSliceVar(&o.issues, "issue", nil, "also post this issue's threads (repeatable), whatever changed")
 	return cmd
 }
 
+// run is the command's body over the session a: its streams, global flags, output and hub.
+func (o *slackSyncOptions) run(ctx context.Context, a *App) error {
+	m, err := slackOpen(a)
+	if err != nil {
+		return err
+	}
+	v := SlackView{}
+	if m == nil {
+		return a.emit(v, func() { v.text(a.stdout) })
+	}
+	v.Enabled = true
+	for _, n := range o.issues {
+		if n < 0 {
+			return usage(fmt.Errorf("--issue %d: issues are numbered from 0", n))
+		}
+	}
+	pushed, perr := m.Push(ctx, true, o.issues...)
+	v.Pushed = &pushed
+	read, rerr := m.Poll(ctx, true)
+	v.Read = &read
+	if err := errors.Join(perr, rerr); err != nil {
+		return &codedError{Code: ExitFailure, Msg: "slack: " + err.Error(), Data: v,
+			Todo: "what is behind stays queued and is retried; agentx slack status shows it"}
+	}
+	return a.emit(v, func() { v.text(a.stdout) })
+}
+
+// slackListenOptions are `agentx slack listen`'s (it has no flags).
+type slackListenOptions struct{}
+
 func newSlackListenCmd(a *App) *cobra.Command {
+	o := &slackListenOptions{}
 	return &cobra.Command{
 		Use:   "listen",
 		Short: "Take replies as they are written, over Socket Mode (optional: until interrupted)",
@@ -144,42 +168,51 @@ until Slack refuses the token (exit 1). Without it, agentx reads the
 threads from clarify wait, hooks, ready and the monitor.`,
 		Args: cobra.NoArgs,
 		RunE: a.runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			m, err := a.slackOpen()
-			if err != nil {
-				return err
-			}
-			if m == nil {
-				return &codedError{Code: ExitFailure, Msg: "Slack mode is off: add a [slack] table to .agentx/config.toml", Todo: "see docs/slack.md"}
-			}
-			app := strings.TrimSpace(a.getenv(slackmode.EnvAppToken))
-			if app == "" {
-				return &codedError{Code: ExitFailure, Msg: "slack: no app-level token: set " + slackmode.EnvAppToken + " (xapp-..., scope connections:write)", Todo: "see docs/slack.md: Socket Mode"}
-			}
-			err = m.Listen(ctx, app, func(ev slackmode.ListenEvent) {
-				if a.json {
-					return
-				}
-				now := time.Now().UTC().Format(time.TimeOnly)
-				switch ev.What {
-				case "connected":
-					a.printf("%s connected: reading every open thread\n", now)
-				case "read":
-					for _, h := range ev.Read.Handled {
-						a.printf("%s %s\n", now, handledLine(h))
-					}
-				case "pushed":
-					for _, ir := range ev.Push.Issues {
-						a.printf("%s %s: %d posted, %d found\n", now, words.Issue(ir.Issue), ir.Posted, ir.Found)
-					}
-				case "error":
-					a.warnf("slack: %v", ev.Err)
-				}
-			})
-			if err != nil {
-				return &codedError{Code: ExitFailure, Msg: err.Error(), Todo: "check SLACK_APP_TOKEN and that Socket Mode is on for the app (docs/slack.md)"}
-			}
-			return ctx.Err()
+			return o.run(ctx, a)
 		}),
+	}
+}
+
+// run is the command's body over the session a: its streams, global flags, output and hub.
+func (o *slackListenOptions) run(ctx context.Context, a *App) error {
+	m, err := slackOpen(a)
+	if err != nil {
+		return err
+	}
+	if m == nil {
+		return &codedError{Code: ExitFailure, Msg: "Slack mode is off: add a [slack] table to .agentx/config.toml", Todo: "see docs/slack.md"}
+	}
+	app := strings.TrimSpace(a.getenv(slackmode.EnvAppToken))
+	if app == "" {
+		return &codedError{Code: ExitFailure, Msg: "slack: no app-level token: set " + slackmode.EnvAppToken + " (xapp-..., scope connections:write)", Todo: "see docs/slack.md: Socket Mode"}
+	}
+	err = m.Listen(ctx, app, func(ev slackmode.ListenEvent) {
+		if !a.json {
+			o.event(a, ev)
+		}
+	})
+	if err != nil {
+		return &codedError{Code: ExitFailure, Msg: err.Error(), Todo: "check SLACK_APP_TOKEN and that Socket Mode is on for the app (docs/slack.md)"}
+	}
+	return ctx.Err()
+}
+
+// event prints, as it comes, what the listener did.
+func (o *slackListenOptions) event(a *App, ev slackmode.ListenEvent) {
+	now := time.Now().UTC().Format(time.TimeOnly)
+	switch ev.What {
+	case "connected":
+		a.printf("%s connected: reading every open thread\n", now)
+	case "read":
+		for _, h := range ev.Read.Handled {
+			a.printf("%s %s\n", now, handledLine(h))
+		}
+	case "pushed":
+		for _, ir := range ev.Push.Issues {
+			a.printf("%s %s: %d posted, %d found\n", now, words.Issue(ir.Issue), ir.Posted, ir.Found)
+		}
+	case "error":
+		a.warnf("slack: %v", ev.Err)
 	}
 }
 
@@ -192,44 +225,49 @@ func handledLine(h slackmode.Handled) string {
 	return s + errSuffix(h.Reason)
 }
 
-// slackText prints a SlackView for a person.
-func (a *App) slackText(v SlackView) {
+// text prints v for a person.
+func (v SlackView) text(w io.Writer) {
+	printf := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
 	if !v.Enabled {
-		a.printf("Slack mode is off: add a [slack] table to .agentx/config.toml (see docs/slack.md)\n")
+		printf("Slack mode is off: add a [slack] table to .agentx/config.toml (see docs/slack.md)\n")
 		return
 	}
 	if p := v.Pushed; p != nil {
 		for _, ir := range p.Issues {
-			a.printf("%s: %d posted, %d found%s\n", words.Issue(ir.Issue), ir.Posted, ir.Found, errSuffix(ir.Error))
+			printf("%s: %d posted, %d found%s\n", words.Issue(ir.Issue), ir.Posted, ir.Found, errSuffix(ir.Error))
 		}
 	}
 	if r := v.Read; r != nil && r.Read {
-		a.printf("threads: %d read, %s\n", r.Threads, words.Count(r.Replies, "new reply", "new replies"))
+		printf("threads: %d read, %s\n", r.Threads, words.Count(r.Replies, "new reply", "new replies"))
 		for _, h := range r.Handled {
-			a.printf("  %s\n", handledLine(h))
+			printf("  %s\n", handledLine(h))
 		}
 	}
-	st := v.Status
-	if st == nil {
-		return
+	if v.Status != nil {
+		slackStatusText(w, v.Status)
 	}
+}
+
+// slackStatusText prints what Slack mode has not posted yet, and why.
+func slackStatusText(w io.Writer, st *slackmode.Status) {
+	printf := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
 	line := safetext.Line
-	a.printf("channel: %s (%s)\n", line(st.Channel), line(st.APIURL))
-	a.printf("open threads: %d\n", st.Threads)
+	printf("channel: %s (%s)\n", line(st.Channel), line(st.APIURL))
+	printf("open threads: %d\n", st.Threads)
 	if st.LastRead != nil {
-		a.printf("threads last read: %s%s\n", st.LastRead.UTC().Format(time.RFC3339), errSuffix(st.ReadError))
+		printf("threads last read: %s%s\n", st.LastRead.UTC().Format(time.RFC3339), errSuffix(st.ReadError))
 	}
 	if st.WaitUntil != nil {
-		a.printf("rate limited: no calls before %s\n", st.WaitUntil.UTC().Format(time.RFC3339))
+		printf("rate limited: no calls before %s\n", st.WaitUntil.UTC().Format(time.RFC3339))
 	}
 	if st.EventsBehind > 0 {
-		a.printf("changes not yet seen: %d bytes of the event log\n", st.EventsBehind)
+		printf("changes not yet seen: %d bytes of the event log\n", st.EventsBehind)
 	}
 	if len(st.Behind) == 0 {
-		a.printf("threads: up to date\n")
+		printf("threads: up to date\n")
 		return
 	}
 	for _, b := range st.Behind {
-		a.printf("behind: %s: %s not posted, %s%s\n", words.Issue(b.Issue), words.Count(b.Unmirrored, "entry", "entries"), words.Count(b.Attempts, "attempt", "attempts"), errSuffix(b.Error))
+		printf("behind: %s: %s not posted, %s%s\n", words.Issue(b.Issue), words.Count(b.Unmirrored, "entry", "entries"), words.Count(b.Attempts, "attempt", "attempts"), errSuffix(b.Error))
 	}
 }

@@ -18,13 +18,16 @@ import (
 	"github.com/agentx-cli/agentx/router"
 )
 
+// statsOptions are `agentx clarify stats`'s flags.
+type statsOptions struct {
+	issue   issueFlag
+	since   string
+	format  string
+	longest int
+}
+
 func newStatsCmd(a *App) *cobra.Command {
-	var (
-		issue   issueFlag
-		since   string
-		format  string
-		longest int
-	)
+	o := &statsOptions{}
 	cmd := &cobra.Command{
 		Use:   "stats [--since D] [--issue N] [--longest N] [--format text|markdown]",
 		Short: "The digest: statuses, resolution and escalation rates, time to answer, topics, agent pairs, who waits on whom",
@@ -51,63 +54,80 @@ Under --json the durations are seconds.
 counts clarifications created since then.`,
 		Args: cobra.NoArgs,
 		RunE: a.runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			if err := checkFormat(format); err != nil {
-				return err
-			}
-			if longest < 0 {
-				return &usageError{Err: fmt.Errorf("--longest %d: give 0 or more", longest)}
-			}
-			n, err := issue.get(a)
-			if err != nil {
-				return err
-			}
-			var from time.Time
-			if since != "" {
-				if from, err = parseSince(since, a.now()); err != nil {
-					return err
-				}
-			}
-			a.wide = true
-			_, h, err := a.hub()
-			if err != nil {
-				return err
-			}
-			// One ledger at a time, into counters: the digest of every
-			// ledger holds none of them (see router.Digest).
-			d := router.Digest{Now: a.now(), Longest: longest}
-			errs, err := h.Each(router.Filter{Issue: n, All: true}, func(r router.Record) error {
-				if !r.Created.Before(from) {
-					d.Add(r)
-				}
-				return nil
-			})
-			if err != nil {
-				return err
-			}
-			for _, e := range errs {
-				a.warnf("skipped %v", e)
-			}
-			st := d.Stats()
-			if st.Proposals, err = a.proposalCounts(n, from); err != nil {
-				return err
-			}
-			if st.Refusals, err = router.CountRefusals(h.Events, router.EventFilter{Issue: n, Since: from}); err != nil {
-				return err
-			}
-			return a.emit(st, func() {
-				if format == formatMarkdown {
-					statsMarkdown(a.stdout, st)
-					return
-				}
-				a.statsText(a.stdout, st)
-			})
+			return o.run(a)
 		}),
 	}
-	issue.register(cmd, "only this issue")
-	cmd.Flags().StringVar(&since, "since", "", "only clarifications created since (an age such as 24h or 7d, or an RFC 3339 time)")
-	cmd.Flags().IntVar(&longest, "longest", router.DefaultLongestOpen, "list the N longest open waits (0: none)")
-	formatFlag(cmd, &format)
+	o.issue.register(cmd, "only this issue")
+	cmd.Flags().StringVar(&o.since, "since", "", "only clarifications created since (an age such as 24h or 7d, or an RFC 3339 time)")
+	cmd.Flags().IntVar(&o.longest, "longest", router.DefaultLongestOpen, "list the N longest open waits (0: none)")
+	formatFlag(cmd, &o.format)
 	return cmd
+}
+
+// run is the command's body over the session a: its streams, global flags, output and hub.
+func (o *statsOptions) run(a *App) error {
+	if err := checkFormat(o.format); err != nil {
+		return err
+	}
+	if o.longest < 0 {
+		return &usageError{Err: fmt.Errorf("--longest %d: give 0 or more", o.longest)}
+	}
+	n, err := o.issue.get(a)
+	if err != nil {
+		return err
+	}
+	var from time.Time
+	if o.since != "" {
+		if from, err = parseSince(o.since, a.now()); err != nil {
+			return err
+		}
+	}
+	a.wide = true
+	_, h, err := a.hub()
+	if err != nil {
+		return err
+	}
+	st, err := o.digest(a, h, n, from)
+	if err != nil {
+		return err
+	}
+	return a.emit(st, func() {
+		if o.format == formatMarkdown {
+			statsMarkdown(a.stdout, st)
+			return
+		}
+		newStatsText(a, a.stdout).stats(st)
+	})
+}
+
+// digest counts the clarifications of issue n (nil: all) created since
+// from, the proposals and the refusals.
+func (o *statsOptions) digest(a *App, h *router.Hub, n *int, from time.Time) (router.Stats, error) {
+	// One ledger at a time, into counters: the digest of every
+	// ledger holds none of them (see router.Digest).
+	d := router.Digest{Now: a.now(), Longest: o.longest}
+	errs, err := h.Each(router.Filter{Issue: n, All: true}, func(r router.Record) error {
+		if !r.Created.Before(from) {
+			d.Add(r)
+		}
+		return nil
+	})
+	if err != nil {
+		return router.Stats{}, err
+	}
+	for _, e := range errs {
+		a.warnf("skipped %v", e)
+	}
+	st := d.Stats()
+	b, err := proposalBook(a)
+	if err != nil {
+		return st, err
+	}
+	st.Proposals = proposalCounts(b, n, from)
+	if st.Refusals, err = router.CountRefusals(h.Events, router.EventFilter{Issue: n, Since: from}); err != nil {
+		return st, err
+	}
+	return st, nil
 }
 
 // bar draws value against max in width cells with unicode eighth blocks.
@@ -180,8 +200,21 @@ func plural(n int, one, many string) string {
 	return many
 }
 
-func (a *App) statsText(w io.Writer, st router.Stats) {
-	bold := a.paint(boldAttr)
+// statsText prints the digest for a person: bold titles, and bar charts
+// on a terminal (in a pipe the numbers suffice).
+type statsText struct {
+	w    io.Writer
+	bold func(string) string
+	bars bool
+}
+
+func newStatsText(a *App, w io.Writer) statsText {
+	return statsText{w: w, bold: a.paint(boldAttr), bars: a.isTTY}
+}
+
+// stats prints st.
+func (p statsText) stats(st router.Stats) {
+	w, bold := p.w, p.bold
 	fmt.Fprintf(w, "%s  %s · %s resolved · %s escalated\n", bold("Clarifications"), words.Count(st.Total, "clarification", "clarifications"), pct(st.ResolvedRate), pct(st.EscalatedRate))
 	fmt.Fprintf(w, "  rounds to resolution: avg %.1f, max %d · median time to answer %s, to resolve %s\n\n",
 		st.AvgRounds, st.MaxRounds, dur(st.MedianAnswer, st.AnsweredCount), dur(st.MedianResolve, st.ByStatus["resolved"]))
@@ -193,7 +226,7 @@ func (a *App) statsText(w io.Writer, st router.Stats) {
 	}
 	var t table
 	for _, s := range []string{"pending", "answered", "stale", "escalated", "resolved", "abandoned"} {
-		t.add(plain(s, strconv.Itoa(st.ByStatus[s]), a.maybeBar(float64(st.ByStatus[s]), float64(maxStatus)))...)
+		t.add(plain(s, strconv.Itoa(st.ByStatus[s]), p.bar(float64(st.ByStatus[s]), float64(maxStatus)))...)
 	}
 	t.write(w, "  ")
 	for _, top := range topicTables(st) {
@@ -203,7 +236,7 @@ func (a *App) statsText(w io.Writer, st router.Stats) {
 		fmt.Fprintf(w, "\n%s\n", bold(top.title))
 		t = table{}
 		for _, tp := range top.cs {
-			t.add(plain(tp.Key, strconv.Itoa(tp.Count), a.maybeBar(float64(tp.Count), float64(top.cs[0].Count)))...)
+			t.add(plain(tp.Key, strconv.Itoa(tp.Count), p.bar(float64(tp.Count), float64(top.cs[0].Count)))...)
 		}
 		t.write(w, "  ")
 	}
@@ -211,9 +244,9 @@ func (a *App) statsText(w io.Writer, st router.Stats) {
 		fmt.Fprintf(w, "\n%s\n", bold("Agent pairs"))
 		t = table{}
 		t.add(plain("FROM -> TO", "ASKED", "ANSWERED", "ESCALATED", "")...)
-		for _, p := range st.Pairs {
-			t.add(plain(p.From+" -> "+p.To, strconv.Itoa(p.Asked), strconv.Itoa(p.Answered), strconv.Itoa(p.Escalated),
-				a.maybeBar(float64(p.Asked), float64(st.Pairs[0].Asked)))...)
+		for _, pair := range st.Pairs {
+			t.add(plain(pair.From+" -> "+pair.To, strconv.Itoa(pair.Asked), strconv.Itoa(pair.Answered), strconv.Itoa(pair.Escalated),
+				p.bar(float64(pair.Asked), float64(st.Pairs[0].Asked)))...)
 		}
 		t.write(w, "  ")
 		fmt.Fprintf(w, "\n%s\n", bold("Agents"))
@@ -224,11 +257,11 @@ func (a *App) statsText(w io.Writer, st router.Stats) {
 			if ag.Received > 0 {
 				rate = pct(ag.AnswerRate)
 			}
-			t.add(plain(ag.Agent, strconv.Itoa(ag.Asked), strconv.Itoa(ag.Received), rate, a.maybeBar(ag.AnswerRate, 1))...)
+			t.add(plain(ag.Agent, strconv.Itoa(ag.Asked), strconv.Itoa(ag.Received), rate, p.bar(ag.AnswerRate, 1))...)
 		}
 		t.write(w, "  ")
 	}
-	a.waitsText(w, st.Waits)
+	p.waits(st.Waits)
 	if len(st.Proposals) > 0 {
 		fmt.Fprintf(w, "\n%s  %s\n", bold("Proposals"), proposalsLine(st.Proposals))
 	}
@@ -250,10 +283,10 @@ func refusalsLine(r router.Refusals) string {
 	return strings.Join(parts, " · ") + " (agentx events lists them)"
 }
 
-// waitsText writes who waits on whom: the waits in all, per asker,
+// waits writes who waits on whom: the waits in all, per asker,
 // answerer and person (median / p90 / total), and the longest open ones.
-func (a *App) waitsText(w io.Writer, ws router.Waits) {
-	bold := a.paint(boldAttr)
+func (p statsText) waits(ws router.Waits) {
+	w, bold := p.w, p.bold
 	fmt.Fprintf(w, "\n%s  a round's question to its first reply (answer, escalation or resolution)\n", bold("Waits"))
 	fmt.Fprintf(w, "  replied: %s\n  open:    %s\n", waitsLine(ws.Replied), waitsLine(ws.Open))
 	for _, g := range []struct {
@@ -274,8 +307,8 @@ func (a *App) waitsText(w io.Writer, ws router.Waits) {
 	if len(ws.ByPerson) > 0 {
 		var t table
 		t.add(plain("PERSON", "REPLIED", "WAITED (MEDIAN / P90 / TOTAL)")...)
-		for _, p := range ws.ByPerson {
-			t.add(plain(p.Person, strconv.Itoa(p.Replied.Rounds), waitCell(p.Replied))...)
+		for _, pw := range ws.ByPerson {
+			t.add(plain(pw.Person, strconv.Itoa(pw.Replied.Rounds), waitCell(pw.Replied))...)
 		}
 		fmt.Fprintln(w)
 		t.write(w, "  ")
@@ -303,13 +336,9 @@ func proposalsLine(counts map[string]int) string {
 	return strings.Join(append([]string{strconv.Itoa(total)}, parts...), " · ")
 }
 
-// proposalCounts counts the enhancement proposals by status: those
+// proposalCounts counts the enhancement proposals of b by status: those
 // naming issue when it is given, created at or after from. nil: none.
-func (a *App) proposalCounts(issue *int, from time.Time) (map[string]int, error) {
-	b, err := a.proposalBook()
-	if err != nil {
-		return nil, err
-	}
+func proposalCounts(b *proposal.Book, issue *int, from time.Time) map[string]int {
 	var counts map[string]int
 	for _, p := range b.Proposals {
 		if p.Created.Before(from) || (issue != nil && !slices.Contains(p.Issues, *issue)) {
@@ -320,12 +349,12 @@ func (a *App) proposalCounts(issue *int, from time.Time) (map[string]int, error)
 		}
 		counts[string(p.Status)]++
 	}
-	return counts, nil
+	return counts
 }
 
-// maybeBar draws a bar on a terminal only: in a pipe the numbers suffice.
-func (a *App) maybeBar(value, max float64) string {
-	if !a.isTTY {
+// bar draws a bar on a terminal only: in a pipe the numbers suffice.
+func (p statsText) bar(value, max float64) string {
+	if !p.bars {
 		return ""
 	}
 	return bar(value, max, 20)

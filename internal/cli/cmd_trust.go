@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 
 	"github.com/spf13/cobra"
@@ -48,7 +49,7 @@ func untrustedResumeNote(agent string) string {
 // checksTrusted reports whether the checks of step s of w may run (the
 // workspace's commands are trusted on this machine); each one that may
 // not is told once.
-func (a *App) checksTrusted(h *router.Hub, w *workflow.Workflow, s *workflow.Step) bool {
+func checksTrusted(h *router.Hub, w *workflow.Workflow, s *workflow.Step) bool {
 	ok := true
 	for _, c := range s.Evaluate {
 		if !h.Trust.Allow(trust.CheckCommand(w.Name, s.ID, c.Name, c.Command)) {
@@ -58,8 +59,13 @@ func (a *App) checksTrusted(h *router.Hub, w *workflow.Workflow, s *workflow.Ste
 	return ok
 }
 
+// trustOptions are `agentx trust`'s flags.
+type trustOptions struct {
+	yes, revoke, status bool
+}
+
 func newTrustCmd(a *App) *cobra.Command {
-	var yes, revoke, status bool
+	o := &trustOptions{}
 	cmd := &cobra.Command{
 		Use:   "trust",
 		Short: "Review the commands this workspace runs, and trust them on this machine",
@@ -87,107 +93,133 @@ forgets the trust. An agent (AGENTX_AGENT set) never trusts.`,
   agentx trust --revoke`,
 		Args: cobra.NoArgs,
 		RunE: a.runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			if revoke && status {
-				return &usageError{Err: fmt.Errorf("--revoke and --status: give one")}
-			}
-			ws, err := a.open()
-			if err != nil {
-				return err
-			}
-			root, err := trust.Canonical(ws.Root)
-			if err != nil {
-				return err
-			}
-			store, err := trust.DefaultStore(a.getenv)
-			if err != nil && !status {
-				return err
-			}
-			st := trust.Examine(store, root, ws.Rules, a.getenv)
-			switch {
-			case status:
-				return a.emit(st, func() { a.printTrust(st) })
-			case revoke:
-				if agent := a.getenv(router.EnvAgent); agent != "" {
-					return a.agentMayNotTrust(agent)
-				}
-				had, err := store.Revoke(root)
-				if err != nil {
-					return err
-				}
-				st = trust.Examine(store, root, ws.Rules, a.getenv)
-				return a.emit(st, func() {
-					if had {
-						a.printf("Revoked: agentx runs none of this workspace's commands on this machine until they are trusted again.\n")
-					} else {
-						a.printf("Nothing to revoke: this workspace's commands were not trusted on this machine.\n")
-					}
-				})
-			}
-			if agent := a.getenv(router.EnvAgent); agent != "" {
-				return a.agentMayNotTrust(agent)
-			}
-			if st.State == trust.StateInvalid {
-				return fmt.Errorf("trust: %s", st.Err)
-			}
-			if st.State == trust.StateNone || (st.State == trust.StateTrusted && !st.Pinned) {
-				return a.emit(st, func() { a.printTrust(st) })
-			}
-			if !yes {
-				if !a.json {
-					a.printTrust(st)
-				}
-				ok, err := confirmAtTerminal(ctx, trustQuestion(len(st.Commands), root))
-				switch {
-				case errors.Is(err, errNoTerminal):
-					return &codedError{Code: ExitIdentity, Msg: "trust: no terminal to confirm at: a person trusts a workspace's commands at a terminal of their own",
-						Todo: "run agentx trust at a terminal; a script or CI job that means to run the checked-out tree's commands passes --yes, or pins their hash with AGENTX_TRUST (see agentx trust --status)"}
-				case err != nil:
-					return err
-				case !ok:
-					return &codedError{Code: ExitIdentity, Msg: "trust: not confirmed: nothing recorded", Todo: "run agentx trust again and answer y to trust these commands"}
-				}
-			}
-			if _, err := store.Trust(root, st.Commands, a.now()); err != nil {
-				return err
-			}
-			st = trust.Examine(store, root, ws.Rules, a.getenv)
-			return a.emit(st, func() {
-				a.printf("Trusted %s of %s on this machine (%s).\n", words.Count(len(st.Commands), "command", "commands"), safetext.Line(root), st.Hash)
-			})
+			return o.run(ctx, a)
 		}),
 	}
-	cmd.Flags().BoolVar(&yes, "yes", false, "trust without asking at the terminal (scripts, CI: you run whatever the checked-out files name)")
-	cmd.Flags().BoolVar(&revoke, "revoke", false, "forget the trust of this workspace's commands on this machine")
-	cmd.Flags().BoolVar(&status, "status", false, "show whether this workspace's commands are trusted here, their hash and what they are")
+	cmd.Flags().BoolVar(&o.yes, "yes", false, "trust without asking at the terminal (scripts, CI: you run whatever the checked-out files name)")
+	cmd.Flags().BoolVar(&o.revoke, "revoke", false, "forget the trust of this workspace's commands on this machine")
+	cmd.Flags().BoolVar(&o.status, "status", false, "show whether this workspace's commands are trusted here, their hash and what they are")
 	return cmd
 }
 
+// run is the command's body over the session a: its streams, global flags, output and hub.
+func (o *trustOptions) run(ctx context.Context, a *App) error {
+	if o.revoke && o.status {
+		return &usageError{Err: fmt.Errorf("--revoke and --status: give one")}
+	}
+	ws, err := a.open()
+	if err != nil {
+		return err
+	}
+	root, err := trust.Canonical(ws.Root)
+	if err != nil {
+		return err
+	}
+	store, err := trust.DefaultStore(a.getenv)
+	if err != nil && !o.status {
+		return err
+	}
+	st := trust.Examine(store, root, ws.Rules, a.getenv)
+	switch {
+	case o.status:
+		return a.emit(st, func() { printTrust(a.stdout, st) })
+	case o.revoke:
+		return o.revokeTrust(a, ws.Rules, store, root)
+	}
+	return o.trust(ctx, a, ws.Rules, store, root, st)
+}
+
+// trust records the trust of the workspace at root's commands, st, once a
+// person confirmed it (or --yes).
+func (o *trustOptions) trust(ctx context.Context, a *App, rules *workflow.Set, store trust.Store, root string, st trust.Status) error {
+	if agent := a.getenv(router.EnvAgent); agent != "" {
+		return agentMayNotTrust(agent)
+	}
+	if st.State == trust.StateInvalid {
+		return fmt.Errorf("trust: %s", st.Err)
+	}
+	if st.State == trust.StateNone || (st.State == trust.StateTrusted && !st.Pinned) {
+		return a.emit(st, func() { printTrust(a.stdout, st) })
+	}
+	if !o.yes {
+		if err := o.confirm(ctx, a, st, root); err != nil {
+			return err
+		}
+	}
+	if _, err := store.Trust(root, st.Commands, a.now()); err != nil {
+		return err
+	}
+	st = trust.Examine(store, root, rules, a.getenv)
+	return a.emit(st, func() {
+		a.printf("Trusted %s of %s on this machine (%s).\n", words.Count(len(st.Commands), "command", "commands"), safetext.Line(root), st.Hash)
+	})
+}
+
+// revokeTrust forgets the trust of the workspace at root (--revoke).
+func (o *trustOptions) revokeTrust(a *App, rules *workflow.Set, store trust.Store, root string) error {
+	if agent := a.getenv(router.EnvAgent); agent != "" {
+		return agentMayNotTrust(agent)
+	}
+	had, err := store.Revoke(root)
+	if err != nil {
+		return err
+	}
+	st := trust.Examine(store, root, rules, a.getenv)
+	return a.emit(st, func() {
+		if had {
+			a.printf("Revoked: agentx runs none of this workspace's commands on this machine until they are trusted again.\n")
+		} else {
+			a.printf("Nothing to revoke: this workspace's commands were not trusted on this machine.\n")
+		}
+	})
+}
+
+// confirm shows the commands and asks the person at the terminal whether
+// to trust them; no terminal, or no, refuses.
+func (o *trustOptions) confirm(ctx context.Context, a *App, st trust.Status, root string) error {
+	if !a.json {
+		printTrust(a.stdout, st)
+	}
+	ok, err := confirmAtTerminal(ctx, trustQuestion(len(st.Commands), root))
+	switch {
+	case errors.Is(err, errNoTerminal):
+		return &codedError{Code: ExitIdentity, Msg: "trust: no terminal to confirm at: a person trusts a workspace's commands at a terminal of their own",
+			Todo: "run agentx trust at a terminal; a script or CI job that means to run the checked-out tree's commands passes --yes, or pins their hash with AGENTX_TRUST (see agentx trust --status)"}
+	case err != nil:
+		return err
+	case !ok:
+		return &codedError{Code: ExitIdentity, Msg: "trust: not confirmed: nothing recorded", Todo: "run agentx trust again and answer y to trust these commands"}
+	}
+	return nil
+}
+
 // agentMayNotTrust refuses trust to a process launched as an agent.
-func (a *App) agentMayNotTrust(agent string) error {
+func agentMayNotTrust(agent string) error {
 	return &codedError{Code: ExitIdentity,
 		Msg:  fmt.Sprintf("trust: this process is agent %s (%s): an agent never decides which commands this machine runs", agent, router.EnvAgent),
 		Todo: "a person decides that; " + askPerson}
 }
 
 // printTrust prints a trust status for a person.
-func (a *App) printTrust(st trust.Status) {
+func printTrust(w io.Writer, st trust.Status) {
+	printf := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
 	switch st.State {
 	case trust.StateNone:
-		a.printf("This workspace names no command to run: nothing to trust.\n")
+		printf("This workspace names no command to run: nothing to trust.\n")
 		return
 	case trust.StateInvalid:
-		a.printf("A workflow file does not parse, so what would run is unknown: %s\n", safetext.Line(st.Err))
+		printf("A workflow file does not parse, so what would run is unknown: %s\n", safetext.Line(st.Err))
 		return
 	case trust.StateTrusted:
 		how := "trusted on this machine"
 		if st.Pinned {
 			how = "trusted by AGENTX_TRUST"
 		}
-		a.printf("%s: %s\n", how, st.Hash)
+		printf("%s: %s\n", how, st.Hash)
 	case trust.StateChanged:
-		a.printf("changed since trusted: agentx runs none of them until a person trusts them again (agentx trust): %s\n", st.Hash)
+		printf("changed since trusted: agentx runs none of them until a person trusts them again (agentx trust): %s\n", st.Hash)
 	default:
-		a.printf("not trusted on this machine: agentx runs none of them until a person trusts them (agentx trust): %s\n", st.Hash)
+		printf("not trusted on this machine: agentx runs none of them until a person trusts them (agentx trust): %s\n", st.Hash)
 	}
 	for _, c := range st.Commands {
 		mark := " "
@@ -196,10 +228,10 @@ func (a *App) printTrust(st trust.Status) {
 				mark = "*"
 			}
 		}
-		a.printf("%s %s: %s\n", mark, safetext.Line(c.What()), safetext.Line(c.Line()))
+		printf("%s %s: %s\n", mark, safetext.Line(c.What()), safetext.Line(c.Line()))
 	}
 	if len(st.Changed) > 0 {
-		a.printf("(* new or changed since trusted)\n")
+		printf("(* new or changed since trusted)\n")
 	}
 }
 

@@ -27,17 +27,26 @@ var version = sync.OnceValue(func() string {
 	return "dev"
 })
 
+// versionOptions are `agentx version`'s (it has no flags).
+type versionOptions struct{}
+
 func newVersionCmd(a *App) *cobra.Command {
+	o := &versionOptions{}
 	return &cobra.Command{
 		Use:         "version",
 		Short:       "Print the agentx version",
 		Args:        cobra.NoArgs,
 		Annotations: map[string]string{inertKey: "true"},
 		RunE: a.runE(func(ctx context.Context, cmd *cobra.Command, args []string) error {
-			v := map[string]string{"version": version(), "go": runtime.Version(), "os": runtime.GOOS, "arch": runtime.GOARCH}
-			return a.emit(v, func() {
-				a.printf("agentx %s (%s, %s/%s)\n", v["version"], v["go"], v["os"], v["arch"])
-			})
+			return o.run(a)
 		}),
 	}
+}
+
+// run is the command's body over the session a: its streams, global flags, output and hub.
+func (o *versionOptions) run(a *App) error {
+	v := map[string]string{"version": version(), "go": runtime.Version(), "os": runtime.GOOS, "arch": runtime.GOARCH}
+	return a.emit(v, func() {
+		a.printf("agentx %s (%s, %s/%s)\n", v["version"], v["go"], v["os"], v["arch"])
+	})
 }

@@ -37,6 +37,7 @@ func selfStep() []string {
 // becomes the command, so that a waker killed after starting it never
 // leaves the claim to be started twice. Not for people: hidden.
 func newWakeExecCmd(a *App) *cobra.Command {
+	o := &wakeExecOptions{}
 	return &cobra.Command{
 		Use:                "wake-exec AGENT KEY -- COMMAND [ARG]...",
 		Short:              "Start an agent's resume command for a wake's claim, once (run by agentx itself)",
@@ -47,16 +48,28 @@ func newWakeExecCmd(a *App) *cobra.Command {
 			if len(args) < 4 || args[2] != "--" {
 				return usage(fmt.Errorf("wake-exec: want AGENT KEY -- COMMAND, then its arguments"))
 			}
-			agent, key, argv := args[0], args[1], args[3:]
-			ws, err := a.open()
-			if err != nil {
-				return err
-			}
-			mine, err := wake.StartClaimed(ctx, ws.Store, agent, key)
-			if err != nil || !mine {
-				return err // another step of the claim started it
-			}
-			return execCommand(argv)
+			o.agent, o.key, o.argv = args[0], args[1], args[3:]
+			return o.run(ctx, a)
 		}),
 	}
+}
+
+// wakeExecOptions are `agentx wake-exec`'s arguments: the agent, the
+// wake's claim and the resume command.
+type wakeExecOptions struct {
+	agent, key string
+	argv       []string
+}
+
+// run is the command's body over the session a: its streams, global flags, output and hub.
+func (o *wakeExecOptions) run(ctx context.Context, a *App) error {
+	ws, err := a.open()
+	if err != nil {
+		return err
+	}
+	mine, err := wake.StartClaimed(ctx, ws.Store, o.agent, o.key)
+	if err != nil || !mine {
+		return err // another step of the claim started it
+	}
+	return execCommand(o.argv)
 }

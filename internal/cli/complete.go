@@ -19,23 +19,27 @@ import (
 // workflows) for --from, --to and --agent; workflow names for --workflow
 // and "workflow show". It reads the workspace and never changes it.
 
+// completer completes from the workspace the session a opens.
+type completer struct{ a *App }
+
 // registerCompletions wires the dynamic completions into the command tree
 // under root.
-func (a *App) registerCompletions(root *cobra.Command) {
+func registerCompletions(a *App, root *cobra.Command) {
+	cp := completer{a}
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
 		if use := strings.Fields(c.Use); len(use) > 1 && use[1] == "ID" {
-			c.ValidArgsFunction = firstArg(a.completeIDs)
+			c.ValidArgsFunction = firstArg(cp.ids)
 		}
 		if c.CommandPath() == "agentx workflow show" {
-			c.ValidArgsFunction = firstArg(a.completeWorkflows)
+			c.ValidArgsFunction = firstArg(cp.workflows)
 		}
 		for name, fn := range map[string]cobra.CompletionFunc{
-			"id":       a.completeIDs,
-			"workflow": a.completeWorkflows,
-			"agent":    a.completeAgents(false),
-			"from":     a.completeAgents(humanMayAct(c)),
-			"to":       a.completeAgents(true),
+			"id":       cp.ids,
+			"workflow": cp.workflows,
+			"agent":    cp.agents(false),
+			"from":     cp.agents(humanMayAct(c)),
+			"to":       cp.agents(true),
 		} {
 			if c.LocalNonPersistentFlags().Lookup(name) != nil {
 				_ = c.RegisterFlagCompletionFunc(name, fn)
@@ -65,9 +69,10 @@ func firstArg(fn cobra.CompletionFunc) cobra.CompletionFunc {
 	}
 }
 
-// completionHub opens the workspace for completing, quietly: no workspace
+// hub opens the workspace for completing, quietly: no workspace
 // (or a broken one) offers nothing.
-func (a *App) completionHub() *router.Hub {
+func (cp completer) hub() *router.Hub {
+	a := cp.a
 	if a.now == nil {
 		now, err := clock.FromEnv(a.getenv(clock.EnvVar))
 		if err != nil {
@@ -85,12 +90,12 @@ func (a *App) completionHub() *router.Hub {
 	return h
 }
 
-// completeIDs offers the clarification ids that start with toComplete:
+// ids offers the clarification ids that start with toComplete:
 // open ones first, then the others, each by issue and number, described by
 // status, agents and topic.
-func (a *App) completeIDs(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+func (cp completer) ids(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 	none := cobra.ShellCompDirectiveNoFileComp
-	h := a.completionHub()
+	h := cp.hub()
 	if h == nil {
 		return nil, none
 	}
@@ -128,12 +133,12 @@ func (a *App) completeIDs(_ *cobra.Command, _ []string, toComplete string) ([]co
 	return out, none | cobra.ShellCompDirectiveKeepOrder
 }
 
-// completeAgents offers the agent names the workspace knows, and human
+// agents offers the agent names the workspace knows, and human
 // when withHuman.
-func (a *App) completeAgents(withHuman bool) cobra.CompletionFunc {
+func (cp completer) agents(withHuman bool) cobra.CompletionFunc {
 	return func(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		var names []string
-		if h := a.completionHub(); h != nil {
+		if h := cp.hub(); h != nil {
 			names = h.Rules().Agents()
 		}
 		if withHuman {
@@ -143,10 +148,10 @@ func (a *App) completeAgents(withHuman bool) cobra.CompletionFunc {
 	}
 }
 
-// completeWorkflows offers the workflow names.
-func (a *App) completeWorkflows(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+// workflows offers the workflow names.
+func (cp completer) workflows(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 	var names []string
-	if h := a.completionHub(); h != nil {
+	if h := cp.hub(); h != nil {
 		names = h.Rules().Names()
 	}
 	return withPrefix(names, toComplete), cobra.ShellCompDirectiveNoFileComp

@@ -100,7 +100,7 @@ func TestRenderSitesNeutralise(t *testing.T) {
 			printEvent(w, router.Event{Type: "clarification-escalated", ClarificationID: "CLR-42-001\nCLR-42-999", IssueNumber: 42,
 				FromAgent: evilAgent, ToAgent: evilLine, Topic: evilLine, Reason: evilBody})
 		}},
-		{"clarify stats", true, func(a *App, w *bytes.Buffer) { a.statsText(w, stats) }},
+		{"clarify stats", true, func(a *App, w *bytes.Buffer) { newStatsText(a, w).stats(stats) }},
 		{"clarify stats --format markdown", false, func(a *App, w *bytes.Buffer) { statsMarkdown(w, stats) }},
 		{"side monitor", false, func(a *App, w *bytes.Buffer) { writeSide(w, report) }},
 		{"monitor", false, func(a *App, w *bytes.Buffer) { renderReport(w, a.paint, report) }},
@@ -108,7 +108,7 @@ func TestRenderSitesNeutralise(t *testing.T) {
 			a.stdout = w
 			renderHook(a, hookResult{Hook: "start", Agent: evilAgent, Issue: 42, Monitor: report, Blocked: []string{"CLR-42-001\nCLR-42-999"}})
 		}},
-		{"workflow list and show", false, func(a *App, w *bytes.Buffer) { a.stdout = w; a.printWorkflow("/", wf) }},
+		{"workflow list and show", false, func(a *App, w *bytes.Buffer) { printWorkflow(w, a.paint(boldAttr), "/", wf) }},
 		{"error", false, func(a *App, w *bytes.Buffer) {
 			a.stderr = w
 			a.fail(&ledger.CorruptError{Path: "issue-42.json" + evilLine, Err: errors.New(evilBody)})

@@ -64,7 +64,7 @@ func (t *table) write(w io.Writer, indent string) {
 }
 
 // writeTable writes rows under header as aligned plain columns.
-func (a *App) writeTable(w io.Writer, header []string, rows [][]string) {
+func writeTable(w io.Writer, header []string, rows [][]string) {
 	t := table{}
 	t.add(plain(header...)...)
 	for _, r := range rows {

@@ -410,6 +410,30 @@ type candidate struct {
 	prev  []byte // the line before it; nil: the line the old state names
 }
 
+// scanner is one read of the log for an agent: the lines it read and the
+// candidates it found.
+type scanner struct {
+	st         State
+	opts       Options
+	afterReset bool
+	first      bool // the agent's first look
+	delivered  map[string]bool
+	// An event for the agent names it: lines that do not are skipped
+	// without decoding, which keeps a first look at a long log cheap.
+	needle   []byte
+	lines    [2][]byte // the last two lines read, alternately: no allocation per line
+	cur      int       // which of lines holds the last line read
+	verified bool
+	scannedN int
+	cands    []candidate
+	took     map[string]bool  // clarifications with a candidate
+	lastAt   map[string]int64 // marked clarification → start of its last line for the agent
+	ended    map[string]bool  // open marks whose round ended: no more replies to it
+	older    map[string]ledger.Status
+	carried  map[string]int // seen by the keys of an older state: becomes marks
+	b        builder
+}
+
 func scanFrom(store *ledger.Store, log eventlog.EventLog, st State, opts Options, afterReset bool) (scanned, error) {
 	var sc scanned
 	start := st.Offset
@@ -419,111 +443,127 @@ func scanFrom(store *ledger.Store, log eventlog.EventLog, st State, opts Options
 	} else if st.Offset > 0 {
 		return sc, errReplaced // nothing to check the offset against: start over
 	}
-	first := st.Updated == nil && st.Offset == 0 && !afterReset // the agent's first look
-	delivered := make(map[string]bool, len(st.Delivered))
-	for _, k := range st.Delivered {
-		delivered[k] = true
+	s := &scanner{
+		st: st, opts: opts, afterReset: afterReset,
+		first:     st.Updated == nil && st.Offset == 0 && !afterReset,
+		delivered: make(map[string]bool, len(st.Delivered)),
+		needle:    []byte(`"` + opts.Agent + `"`),
+		verified:  !verify,
+		took:      map[string]bool{}, lastAt: map[string]int64{}, ended: map[string]bool{},
+		older: map[string]ledger.Status{}, carried: map[string]int{},
+		b: builder{store: store, agent: opts.Agent, ledgers: map[int]*ledger.Ledger{}, source: opts.Source},
 	}
-	var (
-		// An event for the agent names it: lines that do not are skipped
-		// without decoding, which keeps a first look at a long log cheap.
-		needle   = []byte(`"` + opts.Agent + `"`)
-		lines    [2][]byte // the last two lines read, alternately: no allocation per line
-		cur      int       // which of lines holds the last line read
-		verified = !verify
-		scannedN int
-		cands    []candidate
-		took     = map[string]bool{}  // clarifications with a candidate
-		lastAt   = map[string]int64{} // marked clarification → start of its last line for the agent
-		ended    = map[string]bool{}  // open marks whose round ended: no more replies to it
-		older    = map[string]ledger.Status{}
-		carried  = map[string]int{} // seen by the keys of an older state: becomes marks
-		b        = builder{store: store, agent: opts.Agent, ledgers: map[int]*ledger.Ledger{}, source: opts.Source}
-	)
-	end, err := log.ReadFrom(start, func(l eventlog.Line) error {
-		if !verified {
-			if l.End != st.Offset || markOf(l.Raw).sum != st.LastSum {
-				return errReplaced
-			}
-			verified = true
-			return nil
-		}
-		prev := lines[cur] // valid until the next line
-		if scannedN == 0 {
-			prev = nil // the state's line, if any
-		}
-		scannedN++
-		cur ^= 1
-		lines[cur] = append(lines[cur][:0], l.Raw...)
-		if !bytes.Contains(l.Raw, needle) {
-			return nil
-		}
-		e, ok := l.Decode()
-		if !ok {
-			return nil
-		}
-		if afterReset && st.Seen != nil && !e.Timestamp.After(st.Seen.Time) {
-			return nil
-		}
-		if st.Marks[e.ClarificationID].Open && endsRound(e.Type) {
-			ended[e.ClarificationID] = true
-		}
-		kind, ok := kindOf(e, opts.Agent)
-		if !ok {
-			return nil
-		}
-		if told(kind) {
-			// Told once, apart from the thread: its own mark, never in
-			// the way of the clarification's other items.
-			if st.Marks[toldKey(e)].Entries > 0 || took[toldKey(e)] {
-				return nil
-			}
-			c, err := b.find(e)
-			if err != nil || c == nil {
-				return err
-			}
-			took[toldKey(e)] = true
-			cands = append(cands, candidate{item: b.tell(c, e, kind), entry: -1, start: l.Start, prev: bytes.Clone(prev)})
-			return nil
-		}
-		if _, marked := st.Marks[e.ClarificationID]; marked {
-			lastAt[e.ClarificationID] = l.Start
-		}
-		if took[e.ClarificationID] {
-			return nil // one item per clarification: its status makes one kind current
-		}
-		c, err := b.find(e)
-		if err != nil || c == nil {
-			return err
-		}
-		if (first || l.Start < st.History) && !c.Status.Open() {
-			if first {
-				older[c.ID] = c.Status // history: counted once, not delivered
-			}
-			return nil
-		}
-		item, entry, ok := b.build(c, e, kind, st.Marks[c.ID].Entries)
-		if ok && delivered[item.Key] {
-			carried[c.ID] = entry + 1
-		}
-		if !ok || entry < st.Marks[c.ID].Entries || delivered[item.Key] {
-			return nil // no longer current, or seen
-		}
-		took[c.ID] = true
-		cands = append(cands, candidate{item: item, entry: entry, start: l.Start, prev: bytes.Clone(prev)})
-		return nil
-	})
+	for _, k := range st.Delivered {
+		s.delivered[k] = true
+	}
+	end, err := log.ReadFrom(start, s.line)
 	if err != nil {
 		return sc, err
 	}
-	if !verified {
+	if !s.verified {
 		return sc, errReplaced // the remembered line is gone
 	}
-	sc.res = Result{Agent: opts.Agent, Items: []Item{}, Scanned: scannedN, Older: countOlder(older)}
+	sc.res = Result{Agent: opts.Agent, Items: []Item{}, Scanned: s.scannedN, Older: countOlder(s.older)}
+	show, held := s.pick(&sc.res)
+	sc.next = s.nextState(store.Now(), end, show, held)
+	return sc, nil
+}
 
-	order(cands, opts.Agent)
-	var show, held []candidate
-	for _, c := range cands {
+// line reads one line of the log: the remembered line first, checked,
+// then each line that may make a candidate.
+func (s *scanner) line(l eventlog.Line) error {
+	if !s.verified {
+		if l.End != s.st.Offset || markOf(l.Raw).sum != s.st.LastSum {
+			return errReplaced
+		}
+		s.verified = true
+		return nil
+	}
+	prev := s.lines[s.cur] // valid until the next line
+	if s.scannedN == 0 {
+		prev = nil // the state's line, if any
+	}
+	s.scannedN++
+	s.cur ^= 1
+	s.lines[s.cur] = append(s.lines[s.cur][:0], l.Raw...)
+	if !bytes.Contains(l.Raw, s.needle) {
+		return nil
+	}
+	e, ok := l.Decode()
+	if !ok {
+		return nil
+	}
+	if s.afterReset && s.st.Seen != nil && !e.Timestamp.After(s.st.Seen.Time) {
+		return nil
+	}
+	if s.st.Marks[e.ClarificationID].Open && endsRound(e.Type) {
+		s.ended[e.ClarificationID] = true
+	}
+	kind, ok := kindOf(e, s.opts.Agent)
+	if !ok {
+		return nil
+	}
+	if told(kind) {
+		return s.toldOnce(l, prev, e, kind)
+	}
+	return s.event(l, prev, e, kind)
+}
+
+// toldOnce makes the candidate of an event told once, apart from the
+// thread: its own mark, never in the way of the clarification's other
+// items.
+func (s *scanner) toldOnce(l eventlog.Line, prev []byte, e eventlog.Event, kind Kind) error {
+	key := toldKey(e)
+	if s.st.Marks[key].Entries > 0 || s.took[key] {
+		return nil
+	}
+	c, err := s.b.find(e)
+	if err != nil || c == nil {
+		return err
+	}
+	s.took[key] = true
+	s.cands = append(s.cands, candidate{item: s.b.tell(c, e, kind), entry: -1, start: l.Start, prev: bytes.Clone(prev)})
+	return nil
+}
+
+// event makes the candidate of an event in a clarification's thread: one
+// per clarification, the current one not yet seen.
+func (s *scanner) event(l eventlog.Line, prev []byte, e eventlog.Event, kind Kind) error {
+	if _, marked := s.st.Marks[e.ClarificationID]; marked {
+		s.lastAt[e.ClarificationID] = l.Start
+	}
+	if s.took[e.ClarificationID] {
+		return nil // one item per clarification: its status makes one kind current
+	}
+	c, err := s.b.find(e)
+	if err != nil || c == nil {
+		return err
+	}
+	if (s.first || l.Start < s.st.History) && !c.Status.Open() {
+		if s.first {
+			s.older[c.ID] = c.Status // history: counted once, not delivered
+		}
+		return nil
+	}
+	seen := s.st.Marks[c.ID].Entries
+	item, entry, ok := s.b.build(c, e, kind, seen)
+	if ok && s.delivered[item.Key] {
+		s.carried[c.ID] = entry + 1
+	}
+	if !ok || entry < seen || s.delivered[item.Key] {
+		return nil // no longer current, or seen
+	}
+	s.took[c.ID] = true
+	s.cands = append(s.cands, candidate{item: item, entry: entry, start: l.Start, prev: bytes.Clone(prev)})
+	return nil
+}
+
+// pick orders the candidates and puts in res those it shows (within the
+// filters and the limit); the others are held for a later look.
+func (s *scanner) pick(res *Result) (show, held []candidate) {
+	order(s.cands, s.opts.Agent)
+	opts := s.opts
+	for _, c := range s.cands {
 		if opts.Issue != nil && c.item.Issue != *opts.Issue || len(opts.Kinds) > 0 && !slices.Contains(opts.Kinds, c.item.Kind) {
 			held = append(held, c)
 		} else {
@@ -534,20 +574,25 @@ func scanFrom(store *ledger.Store, log eventlog.EventLog, st State, opts Options
 	for i, c := range show {
 		items[i] = c.item
 	}
-	items, sc.res.More = fit(items, sc.res, opts.Limit)
+	items, res.More = fit(items, *res, opts.Limit)
 	held = append(held, show[len(items):]...)
 	show = show[:len(items)]
-	sc.res.Items = append(sc.res.Items, items...)
+	res.Items = append(res.Items, items...)
+	return show, held
+}
 
-	// the state names the line ending at the new offset; nil: the line
-	// the old state named, or none
+// nextState is the state to remember: it names the line ending at the
+// new offset (or, with items held, the line before the first of them)
+// and marks what was shown.
+func (s *scanner) nextState(now time.Time, end int64, show, held []candidate) State {
+	st := s.st
 	next := State{Offset: end, LastLen: st.LastLen, LastSum: st.LastSum, Seen: st.Seen, History: st.History}
-	if first {
+	if s.first {
 		next.History = end
 	}
-	var last []byte
-	if scannedN > 0 {
-		last = lines[cur]
+	var last []byte // nil: the line the old state named, or none
+	if s.scannedN > 0 {
+		last = s.lines[s.cur]
 	}
 	if len(held) > 0 {
 		h := slices.MinFunc(held, func(a, b candidate) int { return cmp.Compare(a.start, b.start) })
@@ -560,16 +605,22 @@ func scanFrom(store *ledger.Store, log eventlog.EventLog, st State, opts Options
 	if next.History <= next.Offset {
 		next.History = 0 // all of it settled
 	}
-	now := store.Now()
-	for id, m := range st.Marks {
-		open := m.Open && !ended[id]
-		if at, ok := lastAt[id]; (ok && at >= next.Offset) || now.Sub(m.At.Time) < markGrace || open {
+	s.markShown(&next, now, show)
+	return next
+}
+
+// markShown carries into next the old state's marks still needed, and
+// marks what was shown (or seen by the keys of an older state).
+func (s *scanner) markShown(next *State, now time.Time, show []candidate) {
+	for id, m := range s.st.Marks {
+		open := m.Open && !s.ended[id]
+		if at, ok := s.lastAt[id]; (ok && at >= next.Offset) || now.Sub(m.At.Time) < markGrace || open {
 			m.Open = open
 			next.Marks = keep(next.Marks, id, m)
 		}
 	}
-	via := cmp.Or(opts.Via, ViaInbox)
-	for id, n := range carried {
+	via := cmp.Or(s.opts.Via, ViaInbox)
+	for id, n := range s.carried {
 		next.Marks = mark(next.Marks, id, n, now, false, ViaInbox)
 	}
 	for _, c := range show {
@@ -580,8 +631,6 @@ func scanFrom(store *ledger.Store, log eventlog.EventLog, st State, opts Options
 		// an answer delivered: more replies to its round may come
 		next.Marks = mark(next.Marks, c.item.ID, c.entry+1, now, c.item.Kind == KindAnswer, via)
 	}
-	sc.next = next
-	return sc, nil
 }
 
 // countOlder sums up the closed clarifications a first look left out.

@@ -366,6 +366,65 @@ func notFound() (int, any) {
 	return http.StatusNotFound, errDoc{"message": "Not Found", "documentation_url": "https://docs.github.com/rest", "status": "404"}
 }
 
+// call is one authenticated request as a route serves it: who made it,
+// the response's headers, and the path's segments after
+// /repos/OWNER/REPO/issues, with the issue number when one is named.
+type call struct {
+	r    *http.Request
+	me   User
+	h    http.Header
+	rest []string
+	n    int
+}
+
+// issueRoute is one endpoint under /repos/OWNER/REPO/issues: its method,
+// its segments ("{id}" a comment's id, "{n}" an issue number above zero,
+// "{name}" a label's name: any segment) and what serves it.
+type issueRoute struct {
+	method string
+	path   []string
+	serve  func(s *Server, c call) (int, any)
+}
+
+// issueRoutes are the endpoints the fake serves, as GitHub's REST API.
+var issueRoutes = []issueRoute{
+	{http.MethodGet, []string{"comments"}, func(s *Server, c call) (int, any) { return s.list(c.r, c.r.URL.Query(), 0, c.h) }},
+	{http.MethodGet, []string{"comments", "{id}"}, (*Server).getComment},
+	{http.MethodPatch, []string{"comments", "{id}"}, (*Server).editComment},
+	{http.MethodPost, []string{"comments", "{id}", "reactions"}, (*Server).react},
+	{http.MethodGet, []string{"{n}"}, func(s *Server, c call) (int, any) { return http.StatusOK, s.issueDoc(c.n) }},
+	{http.MethodGet, []string{"{n}", "comments"}, func(s *Server, c call) (int, any) { return s.list(c.r, c.r.URL.Query(), c.n, c.h) }},
+	{http.MethodPost, []string{"{n}", "comments"}, (*Server).postComment},
+	{http.MethodGet, []string{"{n}", "labels"}, func(s *Server, c call) (int, any) { return http.StatusOK, s.labelsDoc(c.n) }},
+	{http.MethodPost, []string{"{n}", "labels"}, (*Server).addLabels},
+	{http.MethodDelete, []string{"{n}", "labels", "{name}"}, (*Server).removeLabel},
+}
+
+// match reports whether the route serves method on rest, and the issue
+// number it names (0: none).
+func (rt issueRoute) match(method string, rest []string) (int, bool) {
+	if method != rt.method || len(rest) != len(rt.path) {
+		return 0, false
+	}
+	n := 0
+	for i, seg := range rt.path {
+		switch seg {
+		case "{id}", "{name}":
+		case "{n}":
+			v, err := strconv.Atoi(rest[i])
+			if err != nil || v <= 0 {
+				return 0, false
+			}
+			n = v
+		default:
+			if rest[i] != seg {
+				return 0, false
+			}
+		}
+	}
+	return n, true
+}
+
 // route serves one authenticated request.
 func (s *Server) route(r *http.Request, me User, h http.Header) (int, any) {
 	parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
@@ -376,110 +435,107 @@ func (s *Server) route(r *http.Request, me User, h http.Header) (int, any) {
 		return notFound()
 	}
 	rest := parts[4:]
-	q := r.URL.Query()
-	switch {
-	case len(rest) == 1 && rest[0] == "comments" && r.Method == http.MethodGet:
-		return s.list(r, q, 0, h)
-	case len(rest) == 2 && rest[0] == "comments" && r.Method == http.MethodGet:
-		if c := s.find(rest[1]); c != nil {
-			return http.StatusOK, s.commentDoc(c)
+	for _, rt := range issueRoutes {
+		if n, ok := rt.match(r.Method, rest); ok {
+			return rt.serve(s, call{r: r, me: me, h: h, rest: rest, n: n})
 		}
-		return notFound()
-	case len(rest) == 2 && rest[0] == "comments" && r.Method == http.MethodPatch:
-		c := s.find(rest[1])
-		if c == nil {
-			return notFound()
-		}
-		var in struct{ Body *string }
-		if err := json.NewDecoder(r.Body).Decode(&in); err != nil || in.Body == nil {
-			return http.StatusUnprocessableEntity, errDoc{"message": "Invalid request.", "documentation_url": "https://docs.github.com/rest"}
-		}
-		if c.User.Login != me.Login && s.assoc[me.Login] != "OWNER" && s.assoc[me.Login] != "MEMBER" {
-			return http.StatusForbidden, errDoc{"message": "Must have admin rights to Repository.", "documentation_url": "https://docs.github.com/rest"}
-		}
-		c.Body, c.Updated = *in.Body, s.now().UTC().Truncate(time.Second)
-		return http.StatusOK, s.commentDoc(c)
-	case len(rest) == 3 && rest[0] == "comments" && rest[2] == "reactions" && r.Method == http.MethodPost:
-		c := s.find(rest[1])
-		if c == nil {
-			return notFound()
-		}
-		var in struct{ Content string }
-		_ = json.NewDecoder(r.Body).Decode(&in)
-		if !slices.Contains([]string{"+1", "-1", "laugh", "confused", "heart", "hooray", "rocket", "eyes"}, in.Content) {
-			return http.StatusUnprocessableEntity, errDoc{"message": "Validation Failed", "documentation_url": "https://docs.github.com/rest"}
-		}
-		for _, re := range c.Reactions {
-			if re.User.Login == me.Login && re.Content == in.Content {
-				return http.StatusOK, s.reactionDoc(re)
-			}
-		}
-		s.nextID++
-		re := Reaction{ID: s.nextID, User: me, Content: in.Content}
-		c.Reactions = append(c.Reactions, re)
-		return http.StatusCreated, s.reactionDoc(re)
-	}
-	if len(rest) < 1 {
-		return notFound()
-	}
-	n, err := strconv.Atoi(rest[0])
-	if err != nil || n <= 0 {
-		return notFound()
-	}
-	switch {
-	case len(rest) == 1 && r.Method == http.MethodGet:
-		return http.StatusOK, s.issueDoc(n)
-	case len(rest) == 2 && rest[1] == "comments" && r.Method == http.MethodGet:
-		return s.list(r, q, n, h)
-	case len(rest) == 2 && rest[1] == "comments" && r.Method == http.MethodPost:
-		var in struct{ Body *string }
-		if err := json.NewDecoder(r.Body).Decode(&in); err != nil || in.Body == nil || *in.Body == "" {
-			return http.StatusUnprocessableEntity, errDoc{"message": "Validation Failed", "errors": []errDoc{{"resource": "IssueComment", "code": "missing_field", "field": "body"}}, "documentation_url": "https://docs.github.com/rest"}
-		}
-		if len([]rune(*in.Body)) > 65536 {
-			return http.StatusUnprocessableEntity, errDoc{"message": "Validation Failed", "errors": []errDoc{{"resource": "IssueComment", "code": "custom", "field": "body", "message": "body is too long (maximum is 65536 characters)"}}, "documentation_url": "https://docs.github.com/rest"}
-		}
-		c := s.add(n, me, s.assoc[me.Login], *in.Body)
-		if s.hold != nil {
-			hold, held := s.hold, s.held
-			s.hold, s.held = nil, nil
-			close(held)
-			s.mu.Unlock()
-			<-hold
-			s.mu.Lock()
-		}
-		if s.loseNext > 0 {
-			s.loseNext--
-			return statusLost, nil
-		}
-		return http.StatusCreated, s.commentDoc(c)
-	case len(rest) == 2 && rest[1] == "labels" && r.Method == http.MethodGet:
-		return http.StatusOK, s.labelsDoc(n)
-	case len(rest) == 2 && rest[1] == "labels" && r.Method == http.MethodPost:
-		var names []string
-		var raw json.RawMessage
-		_ = json.NewDecoder(r.Body).Decode(&raw)
-		if json.Unmarshal(raw, &names) != nil {
-			var in struct{ Labels []string }
-			_ = json.Unmarshal(raw, &in)
-			names = in.Labels
-		}
-		for _, l := range names {
-			if !slices.Contains(s.labels[n], l) {
-				s.labels[n] = append(s.labels[n], l)
-			}
-		}
-		return http.StatusOK, s.labelsDoc(n)
-	case len(rest) == 3 && rest[1] == "labels" && r.Method == http.MethodDelete:
-		name, _ := url.PathUnescape(rest[2])
-		i := slices.Index(s.labels[n], name)
-		if i < 0 {
-			return http.StatusNotFound, errDoc{"message": "Label does not exist", "documentation_url": "https://docs.github.com/rest/issues/labels#remove-a-label-from-an-issue", "status": "404"}
-		}
-		s.labels[n] = slices.Delete(s.labels[n], i, i+1)
-		return http.StatusOK, s.labelsDoc(n)
 	}
 	return notFound()
+}
+
+func (s *Server) getComment(c call) (int, any) {
+	if cm := s.find(c.rest[1]); cm != nil {
+		return http.StatusOK, s.commentDoc(cm)
+	}
+	return notFound()
+}
+
+func (s *Server) editComment(c call) (int, any) {
+	cm := s.find(c.rest[1])
+	if cm == nil {
+		return notFound()
+	}
+	var in struct{ Body *string }
+	if err := json.NewDecoder(c.r.Body).Decode(&in); err != nil || in.Body == nil {
+		return http.StatusUnprocessableEntity, errDoc{"message": "Invalid request.", "documentation_url": "https://docs.github.com/rest"}
+	}
+	if cm.User.Login != c.me.Login && s.assoc[c.me.Login] != "OWNER" && s.assoc[c.me.Login] != "MEMBER" {
+		return http.StatusForbidden, errDoc{"message": "Must have admin rights to Repository.", "documentation_url": "https://docs.github.com/rest"}
+	}
+	cm.Body, cm.Updated = *in.Body, s.now().UTC().Truncate(time.Second)
+	return http.StatusOK, s.commentDoc(cm)
+}
+
+func (s *Server) react(c call) (int, any) {
+	cm := s.find(c.rest[1])
+	if cm == nil {
+		return notFound()
+	}
+	var in struct{ Content string }
+	_ = json.NewDecoder(c.r.Body).Decode(&in)
+	if !slices.Contains([]string{"+1", "-1", "laugh", "confused", "heart", "hooray", "rocket", "eyes"}, in.Content) {
+		return http.StatusUnprocessableEntity, errDoc{"message": "Validation Failed", "documentation_url": "https://docs.github.com/rest"}
+	}
+	for _, re := range cm.Reactions {
+		if re.User.Login == c.me.Login && re.Content == in.Content {
+			return http.StatusOK, s.reactionDoc(re)
+		}
+	}
+	s.nextID++
+	re := Reaction{ID: s.nextID, User: c.me, Content: in.Content}
+	cm.Reactions = append(cm.Reactions, re)
+	return http.StatusCreated, s.reactionDoc(re)
+}
+
+func (s *Server) postComment(c call) (int, any) {
+	var in struct{ Body *string }
+	if err := json.NewDecoder(c.r.Body).Decode(&in); err != nil || in.Body == nil || *in.Body == "" {
+		return http.StatusUnprocessableEntity, errDoc{"message": "Validation Failed", "errors": []errDoc{{"resource": "IssueComment", "code": "missing_field", "field": "body"}}, "documentation_url": "https://docs.github.com/rest"}
+	}
+	if len([]rune(*in.Body)) > 65536 {
+		return http.StatusUnprocessableEntity, errDoc{"message": "Validation Failed", "errors": []errDoc{{"resource": "IssueComment", "code": "custom", "field": "body", "message": "body is too long (maximum is 65536 characters)"}}, "documentation_url": "https://docs.github.com/rest"}
+	}
+	cm := s.add(c.n, c.me, s.assoc[c.me.Login], *in.Body)
+	if s.hold != nil {
+		hold, held := s.hold, s.held
+		s.hold, s.held = nil, nil
+		close(held)
+		s.mu.Unlock()
+		<-hold
+		s.mu.Lock()
+	}
+	if s.loseNext > 0 {
+		s.loseNext--
+		return statusLost, nil
+	}
+	return http.StatusCreated, s.commentDoc(cm)
+}
+
+func (s *Server) addLabels(c call) (int, any) {
+	var names []string
+	var raw json.RawMessage
+	_ = json.NewDecoder(c.r.Body).Decode(&raw)
+	if json.Unmarshal(raw, &names) != nil {
+		var in struct{ Labels []string }
+		_ = json.Unmarshal(raw, &in)
+		names = in.Labels
+	}
+	for _, l := range names {
+		if !slices.Contains(s.labels[c.n], l) {
+			s.labels[c.n] = append(s.labels[c.n], l)
+		}
+	}
+	return http.StatusOK, s.labelsDoc(c.n)
+}
+
+func (s *Server) removeLabel(c call) (int, any) {
+	name, _ := url.PathUnescape(c.rest[2])
+	i := slices.Index(s.labels[c.n], name)
+	if i < 0 {
+		return http.StatusNotFound, errDoc{"message": "Label does not exist", "documentation_url": "https://docs.github.com/rest/issues/labels#remove-a-label-from-an-issue", "status": "404"}
+	}
+	s.labels[c.n] = slices.Delete(s.labels[c.n], i, i+1)
+	return http.StatusOK, s.labelsDoc(c.n)
 }
 
 func (s *Server) find(id string) *Comment {
