@@ -4,16 +4,28 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/agentx-cli/agentx/internal/doctor"
+	"github.com/agentx-cli/agentx/internal/gate/skills"
 	"github.com/agentx-cli/agentx/internal/remote"
+	"github.com/agentx-cli/agentx/internal/setup"
+	"github.com/agentx-cli/agentx/internal/words"
+	"github.com/agentx-cli/agentx/internal/workspace"
 	"github.com/agentx-cli/agentx/ledger"
 	"github.com/agentx-cli/agentx/router"
 	"github.com/agentx-cli/agentx/workflow"
 )
 
+// The command line's wording table. Core errors carry their kind and
+// fields, and hints that name no command, flag or variable; the command
+// line words the rest here (and who acts in identity.go's cliWords), as
+// the MCP server and the desk each word it in their own tables. hintOf
+// asks whoHint, then advice, then each error of the chain in turn
+// (ownAdvice): the order the hints had when the core worded them.
+
 // advice words, for the command line, the hint of a core refusal whose
-// advice is about how to ask or wait again: the core's errors carry the
-// rule and its fields, and say nothing of flags or commands. "" for other
-// errors (their own Hint stands).
+// advice is about how to ask or wait again, or how to repair a file: the
+// core's errors carry the rule and its fields, and say nothing of flags or
+// commands. "" for other errors (see ownAdvice).
 func advice(err error) string {
 	var (
 		re *router.RuleError
@@ -35,6 +47,27 @@ func advice(err error) string {
 		return "fix the workflow file (agentx workflow validate lists every problem); the other workflows work meanwhile"
 	}
 	return ""
+}
+
+// ownAdvice is the command line's hint for one error of a chain, h: its
+// commands and flags for the kinds whose core hint leaves them out, else
+// the error's own hint.
+func ownAdvice(h words.Hinter) string {
+	switch e := h.(type) {
+	case *workspace.NotFoundError:
+		return "run `agentx init` in the repository's top directory, or point --root (or AGENTX_ROOT) at it"
+	case *workspace.ExistsError:
+		return "pass --force to replace the default files (your state/ directory is kept)"
+	case *remote.RenumberedError:
+		return fmt.Sprintf("run the command on %s; %s on this host stays refused, as it is another host's question (read it with agentx clarify show --issue %d)", e.As, e.ID, e.Issue)
+	case *remote.HistoryError:
+		return doctor.RefusalAdvice(e) // doctor's action for a kept refusal says the same
+	case *setup.DataError:
+		return "fix the file (or move it aside) and run agentx setup again; nothing was written"
+	case *skills.ExistsError:
+		return "draft under another name with --name NAME, or edit the skill that is there"
+	}
+	return h.Hint()
 }
 
 // waitAdvice is what an asker whose wait ended unanswered is told.

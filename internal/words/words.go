@@ -3,9 +3,30 @@
 package words
 
 import (
+	"errors"
 	"strconv"
 	"strings"
 )
+
+// Hinter is an error that says what to do about it, in the core's words:
+// the rule and its fields, never a front end's commands, flags or tools.
+type Hinter interface{ Hint() string }
+
+// Hint is the hint a front end gives for err: of err's chain, the first
+// error that offers a hint, worded by w (each front end's table; it falls
+// back on the error's own Hint for the kinds it does not word). "" from w
+// moves on to the next error of the chain.
+func Hint(err error, w func(Hinter) string) string {
+	var h Hinter
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		if errors.As(e, &h) {
+			if s := w(h); s != "" {
+				return s
+			}
+		}
+	}
+	return ""
+}
 
 // Plural is one when n is 1, else many.
 func Plural(n int, one, many string) string {
