@@ -74,7 +74,7 @@ waking agents), as agentx watch does. Ctrl-C stops it (exit 130).`,
 					a.outsideSide(ctx, h, false) // what a command pushes at its end
 					a.wakeAgents(ctx)
 				},
-				Warn:    func(err error) { a.warnf("%v", err) },
+				Warn: func(err error) { a.warnf("%v", err) },
 			})
 			if err != nil {
 				return err
