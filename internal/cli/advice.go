@@ -36,7 +36,7 @@ func advice(err error) string {
 	)
 	switch {
 	case errors.As(err, &ce) && ce.Derived:
-		return fmt.Sprintf("agentx left %s untouched. Run agentx doctor --fix: it moves the file aside (its content kept) and the next write starts it afresh.", ce.Path)
+		return corruptAdvice(ce)
 	case errors.As(err, &se) && len(se.Changed) > 0:
 		return fmt.Sprintf("the local copy is now the shared one: agentx clarify show %s reads what the other host did", se.Changed[0])
 	case errors.As(err, &re) && re.Kind == router.RuleBlocking && re.Advice == "":
@@ -54,6 +54,8 @@ func advice(err error) string {
 // the error's own hint.
 func ownAdvice(h words.Hinter) string {
 	switch e := h.(type) {
+	case *ledger.CorruptError:
+		return corruptAdvice(e)
 	case *workspace.NotFoundError:
 		return "run `agentx init` in the repository's top directory, or point --root (or AGENTX_ROOT) at it"
 	case *workspace.ExistsError:
@@ -68,6 +70,15 @@ func ownAdvice(h words.Hinter) string {
 		return "draft under another name with --name NAME, or edit the skill that is there"
 	}
 	return h.Hint()
+}
+
+// corruptAdvice is what to do about a state file that does not parse: a
+// derived one doctor moves aside; a ledger is for a person to fix or move.
+func corruptAdvice(e *ledger.CorruptError) string {
+	if e.Derived {
+		return fmt.Sprintf("agentx left %s untouched. Run agentx doctor --fix: it moves the file aside (its content kept) and the next write starts it afresh.", e.Path)
+	}
+	return fmt.Sprintf("agentx left %s untouched. Fix the JSON by hand, or move it aside (mv %s %s.corrupt) to start that issue afresh.", e.Path, e.Path, e.Path)
 }
 
 // waitAdvice is what an asker whose wait ended unanswered is told.
