@@ -15,17 +15,17 @@ import (
 	"github.com/agentx-cli/agentx/workflow"
 )
 
-// The command line's wording table. Core errors carry their kind and
-// fields, and hints that name no command, flag or variable; the command
-// line words the rest here (and who acts in identity.go's cliWords), as
-// the MCP server and the desk each word it in their own tables. hintOf
-// asks whoHint, then advice, then each error of the chain in turn
-// (ownAdvice): the order the hints had when the core worded them.
+// The command line's wording. Core errors carry their kind and fields, and
+// hints that name no command, flag or variable; the command line words the
+// rest here (and who acts in identity.go's cliWords), as the MCP server
+// and the desk each word it in their own tables. hintOf asks whoHint, then
+// advice, then cliWording for each error of the chain in turn: the order
+// the hints had when the core worded them.
 
 // advice words, for the command line, the hint of a core refusal whose
 // advice is about how to ask or wait again, or how to repair a file: the
 // core's errors carry the rule and its fields, and say nothing of flags or
-// commands. "" for other errors (see ownAdvice).
+// commands. "" for other errors (see cliWording).
 func advice(err error) string {
 	var (
 		re *router.RuleError
@@ -49,27 +49,27 @@ func advice(err error) string {
 	return ""
 }
 
-// ownAdvice is the command line's hint for one error of a chain, h: its
-// commands and flags for the kinds whose core hint leaves them out, else
-// the error's own hint.
-func ownAdvice(h words.Hinter) string {
-	switch e := h.(type) {
-	case *ledger.CorruptError:
-		return corruptAdvice(e)
-	case *workspace.NotFoundError:
+// cliWording is the command line's wording table: its commands and flags
+// for the kinds whose core hint leaves them out; the other kinds keep the
+// core's hint, which is the command line's too.
+var cliWording = words.Table{
+	words.Word(corruptAdvice),
+	words.Word(func(*workspace.NotFoundError) string {
 		return "run `agentx init` in the repository's top directory, or point --root (or AGENTX_ROOT) at it"
-	case *workspace.ExistsError:
+	}),
+	words.Word(func(*workspace.ExistsError) string {
 		return "pass --force to replace the default files (your state/ directory is kept)"
-	case *remote.RenumberedError:
+	}),
+	words.Word(func(e *remote.RenumberedError) string {
 		return fmt.Sprintf("run the command on %s; %s on this host stays refused, as it is another host's question (read it with agentx clarify show --issue %d)", e.As, e.ID, e.Issue)
-	case *remote.HistoryError:
-		return doctor.RefusalAdvice(e) // doctor's action for a kept refusal says the same
-	case *setup.DataError:
+	}),
+	words.Word(doctor.RefusalAdvice), // doctor's action for a kept refusal says the same
+	words.Word(func(*setup.DataError) string {
 		return "fix the file (or move it aside) and run agentx setup again; nothing was written"
-	case *skills.ExistsError:
+	}),
+	words.Word(func(*skills.ExistsError) string {
 		return "draft under another name with --name NAME, or edit the skill that is there"
-	}
-	return h.Hint()
+	}),
 }
 
 // corruptAdvice is what to do about a state file that does not parse: a

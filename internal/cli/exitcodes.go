@@ -9,7 +9,6 @@ import (
 	"github.com/agentx-cli/agentx/internal/atomicfile"
 	"github.com/agentx-cli/agentx/internal/remote"
 	"github.com/agentx-cli/agentx/internal/setup"
-	"github.com/agentx-cli/agentx/internal/words"
 	"github.com/agentx-cli/agentx/internal/workspace"
 	"github.com/agentx-cli/agentx/ledger"
 	"github.com/agentx-cli/agentx/lock"
@@ -99,7 +98,7 @@ func hintOf(err error) string {
 	if h := advice(err); h != "" {
 		return h
 	}
-	return words.Hint(err, ownAdvice)
+	return cliWording.Hint(err)
 }
 
 // exitCodesHelp renders the table for `agentx help exit-codes`.

@@ -22,6 +22,7 @@ import (
 	"github.com/agentx-cli/agentx/internal/osaccount"
 	"github.com/agentx-cli/agentx/internal/remote"
 	"github.com/agentx-cli/agentx/internal/setup"
+	"github.com/agentx-cli/agentx/internal/words"
 	"github.com/agentx-cli/agentx/internal/workspace"
 	"github.com/agentx-cli/agentx/ledger"
 	"github.com/agentx-cli/agentx/router"
@@ -128,18 +129,40 @@ func TestFrontEndHints(t *testing.T) {
 var cliOnly = []string{"internal/cli.codedError", "internal/cli.usageError", "internal/cli.gateUnreadable"}
 
 // TestHintedErrorsComplete: hintedErrors holds every error type of the
-// module that has a Hint, so a new kind cannot go unworded by a front end.
+// module that has a Hint, and the MCP server's and the desk's tables word
+// each, so a new kind cannot go unworded by a front end.
 func TestHintedErrorsComplete(t *testing.T) {
-	have := map[string]bool{}
+	sampled := map[string]bool{}
 	for _, err := range hintedErrors() {
 		for e := err; e != nil; e = errors.Unwrap(e) {
-			if tp := reflect.TypeOf(e); tp.Kind() == reflect.Pointer {
-				have[strings.TrimPrefix(tp.Elem().PkgPath(), module+"/")+"."+tp.Elem().Name()] = true
-			}
+			sampled[typeName(reflect.TypeOf(e))] = true
 		}
 	}
+	worded := func(table words.Table) map[string]bool {
+		names := map[string]bool{}
+		for _, k := range table.Kinds() {
+			names[typeName(k)] = true
+		}
+		return names
+	}
+	mcp, page := worded(mcpserver.Wording), worded(desk.Wording)
+	for _, name := range hintedTypes(t) {
+		if slices.Contains(cliOnly, name) {
+			continue
+		}
+		assert.True(t, sampled[name], "%s has a Hint: add one to hintedErrors", name)
+		assert.True(t, mcp[name], "%s has a Hint: word it in the MCP server's table (mcpserver.Wording)", name)
+		assert.True(t, page[name], "%s has a Hint: word it in the desk's table (desk.Wording)", name)
+	}
+}
+
+// hintedTypes are the module's types with a Hint method, named as
+// typeName names them, from the source.
+func hintedTypes(t *testing.T) []string {
+	t.Helper()
 	hint := regexp.MustCompile(`(?m)^func \(\w+ \*(\w+)\) Hint\(\) string`)
 	root := filepath.Join("..", "..")
+	var names []string
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") || strings.Contains(path, "testdata") {
 			return err
@@ -149,18 +172,27 @@ func TestHintedErrorsComplete(t *testing.T) {
 			return err
 		}
 		rel, err := filepath.Rel(root, filepath.Dir(path))
-		if err != nil {
-			return err
-		}
 		for _, m := range hint.FindAllStringSubmatch(string(data), -1) {
-			name := filepath.ToSlash(rel) + "." + m[1]
-			if !have[name] && !slices.Contains(cliOnly, name) {
-				t.Errorf("%s has a Hint: add one to hintedErrors, and word it in the MCP server's and the desk's tables", name)
-			}
+			names = append(names, filepath.ToSlash(rel)+"."+m[1])
 		}
-		return nil
+		return err
 	})
-	assert.NoError(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(names) < 10 {
+		t.Fatalf("found only %v: the scan is broken", names)
+	}
+	return names
+}
+
+// typeName names an error's type by its package's directory in the
+// module: ledger.CorruptError.
+func typeName(tp reflect.Type) string {
+	if tp.Kind() == reflect.Pointer {
+		tp = tp.Elem()
+	}
+	return strings.TrimPrefix(tp.PkgPath(), module+"/") + "." + tp.Name()
 }
 
 // module is the module's path, to name a type by its package's directory.

@@ -16,16 +16,15 @@ import (
 	"github.com/agentx-cli/agentx/workflow"
 )
 
-// Hint is the desk's wording table: the hint the page shows under a
-// refused action, for a person at a web page (what to do here, or who
-// does it; never a command line's commands, flags or variables). Core
-// errors carry their kind and fields; the command line and the MCP server
-// word the same kinds in their own tables. "" when err offers no hint.
+// Hint is the hint the page shows under a refused action, for a person at
+// a web page (what to do here, or who does it; never a command line's
+// commands, flags or variables): a refusal of who acts (deskWho), else
+// Wording's. "" when err offers no hint.
 func Hint(err error) string {
 	if h := router.WhoHint(err, deskWho); h != "" {
 		return h
 	}
-	return words.Hint(err, pageWords)
+	return Wording.Hint(err)
 }
 
 // deskWho words a refusal of who acts for the person at the page.
@@ -54,47 +53,59 @@ var deskWho = router.WhoWords{
 	},
 }
 
-// pageWords words one error of a chain for the page; the kinds it does not
-// name (bad input, an option not offered, a rule) keep their own hint,
-// which speaks only of the input or the rules.
-func pageWords(h words.Hinter) string {
-	switch e := h.(type) {
-	case *ledger.CorruptError:
+// Wording is the desk's wording table: every kind of error an action at
+// the page may meet, worded for the person at it. Core errors carry their
+// kind and fields; the command line and the MCP server word the same
+// kinds in their own tables.
+var Wording = words.Table{
+	words.Word((*router.RuleError).Hint), // the rules (a party refusal: deskWho)
+	words.Word((*router.WaitTimeoutError).Hint),
+	words.Word((*router.OptionError).Hint), // the options, by number
+	words.Word((*ledger.InputError).Hint),  // the text in the box
+	words.Word(func(e *ledger.CorruptError) string {
 		if e.Derived {
 			return fmt.Sprintf("%s was left untouched: a workspace check with repairs moves it aside (its content kept) and the next write starts it afresh", e.Path)
 		}
 		return fmt.Sprintf("%s was left untouched: fix its JSON by hand, or move it aside to start that issue afresh", e.Path)
-	case *remote.SupersededError:
+	}),
+	words.Word(func(*workflow.BrokenError) string {
+		return "fix that workflow's file; the other workflows work meanwhile"
+	}),
+	words.Word(func(e *remote.SupersededError) string {
 		if len(e.Changed) == 0 {
 			return ""
 		}
 		return fmt.Sprintf("the local copy is now the shared one: the page shows %s as the other host left it", e.Changed[0])
-	case *remote.RenumberedError:
+	}),
+	words.Word(func(e *remote.RenumberedError) string {
 		return fmt.Sprintf("act on %s instead; %s on this host stays refused, as it is another host's question", e.As, e.ID)
-	case *remote.BusyError:
+	}),
+	words.Word(func(*remote.BusyError) string {
 		return "nothing was written: try again ([remote] attempts in .agentx/config.toml tries more times)"
-	case *remote.HistoryError:
+	}),
+	words.Word(func(e *remote.HistoryError) string {
 		return fmt.Sprintf("nothing was written and this host's copy is kept: issue #%d's shared ledger needs repair first (docs/remote.md)", e.Issue)
-	case *atomicfile.SymlinkError:
+	}),
+	words.Word(func(*atomicfile.SymlinkError) string {
 		return "find out who made the link (one in a cloned repository can point anywhere); delete it, or put a regular file in its place, and try again"
-	case *workflow.BrokenError:
-		return "fix that workflow's file; the other workflows work meanwhile"
-	case *workspace.NotFoundError:
+	}),
+	words.Word(func(*workspace.NotFoundError) string {
 		return "make a workspace in the repository's top directory, or start the desk there"
-	case *workspace.ExistsError:
+	}),
+	words.Word(func(*workspace.ExistsError) string {
 		return "the workspace is there already; its default files are replaced only on purpose (its state/ directory is kept)"
-	case *setup.DataError:
+	}),
+	words.Word(func(*setup.DataError) string {
 		return "fix the file (or move it aside) and set the tools up again; nothing was written"
-	case *setup.MergeError:
+	}),
+	words.Word(func(*setup.MergeError) string {
 		return "remove the tool's entry from the file, or write it by hand; nothing was written"
-	case *proposal.DraftError:
-		return draftWords(e)
-	case *skills.ExistsError:
-		return "draft under another name, or edit the skill that is there"
-	case *skills.NameError:
+	}),
+	words.Word(draftWords),
+	words.Word(func(*skills.ExistsError) string { return "draft under another name, or edit the skill that is there" }),
+	words.Word(func(*skills.NameError) string {
 		return "name the skill with lowercase letters, digits and hyphens, at most 64 characters"
-	}
-	return h.Hint()
+	}),
 }
 
 // draftWords says what comes of a proposal that cannot be drafted into a

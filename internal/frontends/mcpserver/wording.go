@@ -15,67 +15,76 @@ import (
 	"github.com/agentx-cli/agentx/workflow"
 )
 
-// Hint is the server's wording table: the hint of a tool error, in the
-// server's terms (tools and their arguments; what a person does, never how
-// a person's command is typed). Core errors carry their kind and fields;
-// the command line and the desk word the same kinds in their own tables.
-// "" when err offers no hint.
+// Hint is the hint of a tool error, in the server's terms (tools and
+// their arguments; what a person does, never how a person's command is
+// typed): a refusal of who acts (identityHint), else Wording's. "" when
+// err offers no hint.
 func Hint(err error) string {
 	if h := identityHint(err); h != "" {
 		return h
 	}
-	return words.Hint(err, toolWords)
+	return Wording.Hint(err)
 }
 
-// toolWords words one error of a chain for a model calling the tools;
-// the kinds it does not name (bad input, an option not offered) keep their
-// own hint, which speaks only of the input.
-func toolWords(h words.Hinter) string {
-	switch e := h.(type) {
-	case *router.RuleError:
-		return ruleWords(e)
-	case *router.WaitTimeoutError:
+// Wording is the server's wording table: every kind of error a tool call
+// may meet, worded for a model calling the tools. Core errors carry their
+// kind and fields; the command line and the desk word the same kinds in
+// their own tables.
+var Wording = words.Table{
+	words.Word(ruleWords),
+	words.Word(func(e *router.WaitTimeoutError) string {
 		return fmt.Sprintf("%s (the question stays open: clarify_wait {\"id\":%q} picks the answer up later).", TimedOutGuidance, e.ID)
-	case *ledger.CorruptError:
+	}),
+	words.Word((*router.OptionError).Hint), // the options, by number
+	words.Word((*ledger.InputError).Hint),  // the input, by the argument's name
+	words.Word(func(e *ledger.CorruptError) string {
 		if e.Derived {
 			return fmt.Sprintf("%s was left untouched: a person's workspace check with repairs moves it aside (its content kept) and the next write starts it afresh.", e.Path)
 		}
 		return fmt.Sprintf("%s was left untouched: a person fixes its JSON, or moves it aside to start that issue afresh.", e.Path)
-	case *workflow.BrokenError:
+	}),
+	words.Word(func(*workflow.BrokenError) string {
 		return "A person fixes that workflow's file; the other workflows work meanwhile."
-	case *remote.SupersededError:
+	}),
+	words.Word(func(e *remote.SupersededError) string {
 		if len(e.Changed) == 0 {
 			return ""
 		}
 		return fmt.Sprintf("The local copy is now the shared one: clarify_show {\"id\":%q} reads what the other host did.", e.Changed[0])
-	case *remote.RenumberedError:
+	}),
+	words.Word(func(e *remote.RenumberedError) string {
 		return fmt.Sprintf("Use %s (clarify_show {\"id\":%q} reads it); %s on this host stays refused, as it is another host's question.", e.As, e.As, e.ID)
-	case *remote.BusyError:
+	}),
+	words.Word(func(*remote.BusyError) string {
 		return "Nothing was written: call the tool again ([remote] attempts in .agentx/config.toml tries more times)."
-	case *remote.HistoryError:
+	}),
+	words.Word(func(e *remote.HistoryError) string {
 		return fmt.Sprintf("Nothing was written and this host's copy is kept: a person repairs issue #%d's shared ledger (docs/remote.md); meanwhile go on with what does not need it.", e.Issue)
-	case *atomicfile.SymlinkError:
+	}),
+	words.Word(func(*atomicfile.SymlinkError) string {
 		return "A person finds out who made the link (one in a cloned repository can point anywhere) and deletes it, or puts a regular file in its place; then call the tool again."
-	case *workspace.NotFoundError:
+	}),
+	words.Word(func(*workspace.NotFoundError) string {
 		return "A person makes a workspace in the repository's top directory, or starts the server there."
-	case *workspace.ExistsError:
+	}),
+	words.Word(func(*workspace.ExistsError) string {
 		return "The workspace is there already; a person replaces its default files if need be (its state/ directory is kept)."
-	case *setup.DataError:
+	}),
+	words.Word(func(*setup.DataError) string {
 		return "A person fixes the file (or moves it aside) and sets the tools up again; nothing was written."
-	case *setup.MergeError:
+	}),
+	words.Word(func(*setup.MergeError) string {
 		return "A person removes this server's entry from the file or writes it by hand; nothing was written."
-	case *proposal.DraftError:
-		return draftWords(e)
-	case *skills.ExistsError:
-		return "Draft under another name, or edit the skill that is there."
-	case *skills.NameError:
+	}),
+	words.Word(draftWords),
+	words.Word(func(*skills.ExistsError) string { return "Draft under another name, or edit the skill that is there." }),
+	words.Word(func(*skills.NameError) string {
 		return "Name the skill with lowercase letters, digits and hyphens, at most 64 characters."
-	}
-	return h.Hint()
+	}),
 }
 
 // ruleWords words a refusal of the workflow rules (a party refusal is
-// identityHint's).
+// identityHint's: "" here).
 func ruleWords(e *router.RuleError) string {
 	switch e.Kind {
 	case router.RuleBlocking:
