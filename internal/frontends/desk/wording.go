@@ -101,7 +101,7 @@ var Wording = words.Table{
 	words.Word(func(*setup.MergeError) string {
 		return "remove the tool's entry from the file, or write it by hand; nothing was written"
 	}),
-	words.Word(draftWords),
+	words.Word(func(e *proposal.DraftError) string { return draftWords[e.Next()] }),
 	words.Word(func(*skills.ExistsError) string { return "draft under another name, or edit the skill that is there" }),
 	words.Word(func(*skills.NameError) string {
 		return "name the skill with lowercase letters, digits and hyphens, at most 64 characters"
@@ -110,14 +110,8 @@ var Wording = words.Table{
 
 // draftWords says what comes of a proposal that cannot be drafted into a
 // skill ("" when nothing does).
-func draftWords(e *proposal.DraftError) string {
-	switch {
-	case e.WrongType():
-		return "carry that proposal out, then mark it implemented; only a new_skill proposal is drafted"
-	case e.Drafted != nil:
-		return "edit that skill and check it before committing it"
-	case e.Status == proposal.Pending:
-		return "approve or reject it first, on this page"
-	}
-	return ""
+var draftWords = map[proposal.DraftNext]string{
+	proposal.NextCarryOut: "carry that proposal out, then mark it implemented; only a new_skill proposal is drafted",
+	proposal.NextEdit:     "edit that skill and check it before committing it",
+	proposal.NextDecide:   "approve or reject it first, on this page",
 }

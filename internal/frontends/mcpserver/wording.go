@@ -76,7 +76,7 @@ var Wording = words.Table{
 	words.Word(func(*setup.MergeError) string {
 		return "A person removes this server's entry from the file or writes it by hand; nothing was written."
 	}),
-	words.Word(draftWords),
+	words.Word(func(e *proposal.DraftError) string { return draftWords[e.Next()] }),
 	words.Word(func(*skills.ExistsError) string { return "Draft under another name, or edit the skill that is there." }),
 	words.Word(func(*skills.NameError) string {
 		return "Name the skill with lowercase letters, digits and hyphens, at most 64 characters."
@@ -97,16 +97,10 @@ func ruleWords(e *router.RuleError) string {
 
 // draftWords says what comes of a proposal that cannot be drafted into a
 // skill: a person's decision or work ("" when nothing does).
-func draftWords(e *proposal.DraftError) string {
-	switch {
-	case e.WrongType():
-		return "A person carries out that proposal and marks it implemented; only a new_skill proposal is drafted."
-	case e.Drafted != nil:
-		return "Edit that skill; a person checks it before committing it."
-	case e.Status == proposal.Pending:
-		return "A person approves or rejects it first; proposal_show tells which."
-	}
-	return ""
+var draftWords = map[proposal.DraftNext]string{
+	proposal.NextCarryOut: "A person carries out that proposal and marks it implemented; only a new_skill proposal is drafted.",
+	proposal.NextEdit:     "Edit that skill; a person checks it before committing it.",
+	proposal.NextDecide:   "A person approves or rejects it first; proposal_show tells which.",
 }
 
 // askTool is the tool that asks to.
