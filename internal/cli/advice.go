@@ -51,25 +51,28 @@ func advice(err error) string {
 
 // cliWording is the command line's wording table: its commands and flags
 // for the kinds whose core hint leaves them out; the other kinds keep the
-// core's hint, which is the command line's too.
-var cliWording = words.Table{
-	words.Word(corruptAdvice),
-	words.Word(func(*workspace.NotFoundError) string {
-		return "run `agentx init` in the repository's top directory, or point --root (or AGENTX_ROOT) at it"
-	}),
-	words.Word(func(*workspace.ExistsError) string {
-		return "pass --force to replace the default files (your state/ directory is kept)"
-	}),
-	words.Word(func(e *remote.RenumberedError) string {
-		return fmt.Sprintf("run the command on %s; %s on this host stays refused, as it is another host's question (read it with agentx clarify show --issue %d)", e.As, e.ID, e.Issue)
-	}),
-	words.Word(doctor.RefusalAdvice), // doctor's action for a kept refusal says the same
-	words.Word(func(*setup.DataError) string {
-		return "fix the file (or move it aside) and run agentx setup again; nothing was written"
-	}),
-	words.Word(func(*skills.ExistsError) string {
-		return "draft under another name with --name NAME, or edit the skill that is there"
-	}),
+// core's hint, which is the command line's too. Built when an error is
+// worded, not at every start.
+func cliWording() words.Table {
+	return words.Table{
+		words.Word(corruptAdvice),
+		words.Word(func(*workspace.NotFoundError) string {
+			return "run `agentx init` in the repository's top directory, or point --root (or AGENTX_ROOT) at it"
+		}),
+		words.Word(func(*workspace.ExistsError) string {
+			return "pass --force to replace the default files (your state/ directory is kept)"
+		}),
+		words.Word(func(e *remote.RenumberedError) string {
+			return fmt.Sprintf("run the command on %s; %s on this host stays refused, as it is another host's question (read it with agentx clarify show --issue %d)", e.As, e.ID, e.Issue)
+		}),
+		words.Word(doctor.RefusalAdvice), // doctor's action for a kept refusal says the same
+		words.Word(func(*setup.DataError) string {
+			return "fix the file (or move it aside) and run agentx setup again; nothing was written"
+		}),
+		words.Word(func(*skills.ExistsError) string {
+			return "draft under another name with --name NAME, or edit the skill that is there"
+		}),
+	}
 }
 
 // corruptAdvice is what to do about a state file that does not parse: a

@@ -98,7 +98,7 @@ func hintOf(err error) string {
 	if h := advice(err); h != "" {
 		return h
 	}
-	return cliWording.Hint(err)
+	return cliWording().Hint(err)
 }
 
 // exitCodesHelp renders the table for `agentx help exit-codes`.

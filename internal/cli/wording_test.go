@@ -145,7 +145,7 @@ func TestHintedErrorsComplete(t *testing.T) {
 		}
 		return names
 	}
-	mcp, page := worded(mcpserver.Wording), worded(desk.Wording)
+	mcp, page := worded(mcpserver.Wording()), worded(desk.Wording())
 	for _, name := range hintedTypes(t) {
 		if slices.Contains(cliOnly, name) {
 			continue
