@@ -124,6 +124,25 @@ func TestFrontEndHints(t *testing.T) {
 	}
 }
 
+// coreKept are the core hints that still hold the command line's words:
+// cmd_skills.go builds its refusal of a draft from the first two (they go
+// once it asks hintOf), and a merge refusal's hint shows the entry to write,
+// whose env names the agent.
+var coreKept = []string{"internal/gate/skills.NameError", "internal/gate/proposal.DraftError", "internal/setup.MergeError"}
+
+// TestCoreHintsNeutral: a core error's own hint names no front end's
+// command, flag or variable; each front end words those in its table.
+func TestCoreHintsNeutral(t *testing.T) {
+	for name, err := range hintedErrors() {
+		var h words.Hinter
+		if !errors.As(err, &h) || slices.Contains(coreKept, typeName(reflect.TypeOf(h))) {
+			continue
+		}
+		own := words.Table{}.Hint(err)
+		assert.NotRegexp(t, frontEndWords, own, "%s: the core's own hint", name)
+	}
+}
+
 // cliOnly are the errors with a hint that only the command line makes
 // (its usage errors, its worded outcomes, a gate it could not read).
 var cliOnly = []string{"internal/cli.codedError", "internal/cli.usageError", "internal/cli.gateUnreadable"}
