@@ -31,7 +31,7 @@ var mcpWords = router.WhoWords{
 		case router.IdentityHub:
 			return "The hub writes its own entries under its own name; leave from out."
 		case router.IdentityNotAnAgent:
-			return "The server was launched with no agent's own name: a person configures it with the agent's name (engineer, architect, ...)."
+			return "The server was launched under a name that is not an agent's (human, or the hub's own): a person configures it with the agent's own name (engineer, architect, ...)."
 		case router.IdentityNotAllowed, router.IdentityNoName, router.IdentityAccount:
 			return "Only the people the workspace lists act as human, each under their own name: " + personHint + "."
 		case router.IdentityNoTerminal, router.IdentityNotConfirmed:
