@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -97,10 +98,11 @@ func hintedErrors() map[string]error {
 	} {
 		errs["identity "+string(k)] = who(k)
 	}
+	all := maps.Clone(errs)
 	for name, err := range errs {
-		errs[name+", wrapped"] = fmt.Errorf("clarify: %w", err) // a command's context changes no hint
+		all[name+", wrapped"] = fmt.Errorf("clarify: %w", err) // a command's context changes no hint
 	}
-	return errs
+	return all
 }
 
 // frontEndWords are the words no hint of the MCP server or the desk may
