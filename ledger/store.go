@@ -53,12 +53,14 @@ func (e *CorruptError) Problem() string {
 	return fmt.Sprintf("cannot be parsed: %v", e.Err)
 }
 
-// Hint says what to do about it.
+// Hint says what to do about it, in no front end's words: Path and
+// Derived are what each front end words its own advice from (the command
+// line names its doctor command, and a shell's mv).
 func (e *CorruptError) Hint() string {
 	if e.Derived {
-		return fmt.Sprintf("agentx left %s untouched. A workspace check with repairs moves the file aside (its content kept) and the next write starts it afresh.", e.Path)
+		return fmt.Sprintf("%s was left untouched: a workspace check with repairs moves the file aside (its content kept) and the next write starts it afresh.", e.Path)
 	}
-	return fmt.Sprintf("agentx left %s untouched. Fix the JSON by hand, or move it aside (mv %s %s.corrupt) to start that issue afresh.", e.Path, e.Path, e.Path)
+	return fmt.Sprintf("%s was left untouched: fix the JSON by hand, or move the file aside to start that issue afresh.", e.Path)
 }
 
 func (e *CorruptError) Unwrap() error { return e.Err }

@@ -138,6 +138,12 @@ func (e *BrokenError) Error() string {
 // Unwrap gives errors.As the problems (Errors).
 func (e *BrokenError) Unwrap() error { return e.Errs }
 
+// Hint says what to do, in no front end's words (the command line names
+// its validate command).
+func (e *BrokenError) Hint() string {
+	return "fix the workflow file; the other workflows work meanwhile"
+}
+
 // brokenError is the BrokenError for name: the problems of its own file
 // when one is named after it, else every one of them.
 func brokenError(name string, broken Errors) *BrokenError {

@@ -75,8 +75,7 @@ waking agents), as agentx watch does. Ctrl-C stops it (exit 130).`,
 					// what a command does at its end, at once: agent-status.json, the push, the wake
 					_, _ = pass.runTurn(ctx, sideSteps{status: true, push: true, wake: true}, nil)
 				},
-				Explain: func(err error) (string, string) { return err.Error(), hintOf(err) },
-				Warn:    func(err error) { a.warnf("%v", err) },
+				Warn: func(err error) { a.warnf("%v", err) },
 			})
 			if err != nil {
 				return err

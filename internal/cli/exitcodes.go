@@ -89,7 +89,8 @@ func errorExit(err error) ExitCode {
 	return ExitFailure
 }
 
-// hintOf returns the hint an error offers, if any.
+// hintOf returns the hint the command line gives for an error, if any
+// (the wording table: advice.go).
 func hintOf(err error) string {
 	if h := whoHint(err); h != "" {
 		return h
@@ -97,13 +98,7 @@ func hintOf(err error) string {
 	if h := advice(err); h != "" {
 		return h
 	}
-	var h interface{ Hint() string }
-	for e := err; e != nil; e = errors.Unwrap(e) {
-		if errors.As(e, &h) && h.Hint() != "" {
-			return h.Hint()
-		}
-	}
-	return ""
+	return cliWording().Hint(err)
 }
 
 // exitCodesHelp renders the table for `agentx help exit-codes`.
@@ -194,8 +189,9 @@ func (e *usageError) Hint() string {
 func usage(err error) error { return &usageError{Err: err} }
 
 // classify is the CLI's error mapping, for a front end that words its own
-// failures (the MCP server): exit code, code name and hint.
-func classify(err error) (int, string, string) {
+// failures (the MCP server): exit code and code name. Its hint it words
+// itself, in its own table.
+func classify(err error) (int, string) {
 	c := errorExit(err)
-	return c.N, c.Name, hintOf(err)
+	return c.N, c.Name
 }

@@ -22,8 +22,9 @@ import (
 )
 
 // TestMCPCommand runs `agentx mcp` in-process over pipes and checks that a
-// tool error carries exactly what the CLI prints for the same failure: the
-// classifier is the CLI's, injected, not a copy.
+// tool error carries the code, exit code and message the CLI prints for the
+// same failure (the classifier is the CLI's, injected, not a copy), and its
+// hint where the hint names no command line's words.
 func TestMCPCommand(t *testing.T) {
 	dir := t.TempDir()
 	require.Equal(t, 0, runCmd(t, dir, nil, "", "init").code)
@@ -137,9 +138,9 @@ func startMCP(t *testing.T, ctx context.Context, env map[string]string, stderr i
 
 // TestMCPRefusesRenumbered: an id this host printed while the remote was
 // out of reach, for a question since delivered under another id, is
-// refused by every MCP tool that names it, with what the CLI says for the
-// same id (exit 6, superseded, naming the new id): never another host's
-// question read, answered or resolved in its place.
+// refused by every MCP tool that names it, as the CLI refuses the same id
+// (exit 6, superseded, naming the new id; the hint in each one's terms):
+// never another host's question read, answered or resolved in its place.
 func TestMCPRefusesRenumbered(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("the remote mode needs git")
@@ -197,7 +198,9 @@ func TestMCPRefusesRenumbered(t *testing.T) {
 			assert.Equal(t, 6, got.ExitCode)
 			assert.Contains(t, got.Message, "CLR-50-002", "names the new id")
 			want := sameError(t, runCmd(t, a, engineer, "", append(tt.cli, "--json")...), got)
-			assert.Equal(t, want.Error.Hint, got.Hint)
+			assert.Contains(t, want.Error.Hint, "agentx clarify show --issue 50", "the command line names its command")
+			assert.Contains(t, got.Hint, `clarify_show {"id":"CLR-50-002"}`, "the server names its tool")
+			assert.NotContains(t, got.Hint, "agentx ")
 		})
 	}
 	// B's question, CLR-50-001 everywhere else, is untouched: still pending,

@@ -98,7 +98,7 @@ func checkState(store *ledger.Store, opts Options, r *Report) error {
 		if st.Refused != nil {
 			r.add(Finding{Check: CheckRemote, Severity: Error, Path: path,
 				Problem: fmt.Sprintf("since %s: %s", st.Refused.At.UTC().Format(time.RFC3339), st.Refused.Error()),
-				Action:  st.Refused.Hint()})
+				Action:  RefusalAdvice(&st.Refused.HistoryError)})
 		}
 	}
 	checkClock(store, opts, r)
@@ -275,4 +275,17 @@ func endLine(path string) error {
 		return err
 	}
 	return f.Close()
+}
+
+// RefusalAdvice is what the command line says to do about a shared ledger
+// this host refused (remote.HistoryError, whose own hint names no
+// command): doctor's action, and the command line's hint for the refusal.
+func RefusalAdvice(e *remote.HistoryError) string {
+	switch {
+	case e.Settled == "" && e.Refused():
+		return fmt.Sprintf("this host has no copy of issue #%d to put back: on a host that holds a good one, agentx sync --republish puts it back on the remote (agentx remote log --issue %d marks the refused commit)", e.Issue, e.Issue)
+	case e.Refused():
+		return fmt.Sprintf("agentx remote log --issue %d marks it; if this host's copy is right, agentx sync --republish puts it back on the remote (the ref then leaves the refused commit out)", e.Issue)
+	}
+	return fmt.Sprintf("if the remote lost the newer chain (a restored backup, git push --force or --mirror from an older clone), agentx sync --republish puts this host's copy back (what other hosts added since is kept, renumbered if need be); see docs/remote.md (protecting refs/agentx/*); git show %s:%s shows this host's version", e.Settled, remote.File(e.Issue))
 }

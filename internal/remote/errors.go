@@ -94,7 +94,8 @@ func (e *RenumberedError) Error() string {
 	return fmt.Sprintf("superseded: %s was this host's provisional id for a question asked while the remote was out of reach; another host had taken %s, so that question is now %s", e.ID, e.ID, e.As)
 }
 
-// Hint says which id to use.
+// Hint says which id to use, in no front end's words (each names how its
+// user reads the issue's questions).
 func (e *RenumberedError) Hint() string {
-	return fmt.Sprintf("run the command on %s; %s on this host stays refused, as it is another host's question (read it with agentx clarify show --issue %d)", e.As, e.ID, e.Issue)
+	return fmt.Sprintf("use %s; %s on this host stays refused, as it is another host's question (issue #%d lists it)", e.As, e.ID, e.Issue)
 }

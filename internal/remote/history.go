@@ -51,15 +51,23 @@ func (e *HistoryError) Error() string {
 	return fmt.Sprintf("%s was moved back or rewritten: it holds %s, which does not descend from %s, the version this host last settled: %s", e.Ref, e.Found, e.Settled, kept)
 }
 
-// Hint says what to do.
+// Hint says what to do, in no front end's words: Kind, Issue and
+// Settled are what a front end words its own advice from (the command
+// line names its republish and log commands).
 func (e *HistoryError) Hint() string {
 	switch {
-	case e.Settled == "" && (e.Kind == HistoryInvalid || e.Kind == HistoryUnsigned):
-		return fmt.Sprintf("this host has no copy of issue #%d to put back: on a host that holds a good one, agentx sync --republish puts it back on the remote (agentx remote log --issue %d marks the refused commit)", e.Issue, e.Issue)
-	case e.Kind == HistoryInvalid || e.Kind == HistoryUnsigned:
-		return fmt.Sprintf("agentx remote log --issue %d marks it; if this host's copy is right, agentx sync --republish puts it back on the remote (the ref then leaves the refused commit out)", e.Issue)
+	case e.Settled == "" && e.Refused():
+		return fmt.Sprintf("this host has no copy of issue #%d to put back: a host that holds a good one republishes it to the remote (the issue's remote log marks the refused commit)", e.Issue)
+	case e.Refused():
+		return fmt.Sprintf("the issue's remote log marks the commit; if this host's copy of issue #%d is right, republishing it puts it back on the remote (the ref then leaves the refused commit out)", e.Issue)
 	}
-	return fmt.Sprintf("if the remote lost the newer chain (a restored backup, git push --force or --mirror from an older clone), agentx sync --republish puts this host's copy back (what other hosts added since is kept, renumbered if need be); see docs/remote.md (protecting refs/agentx/*); git show %s:%s shows this host's version", e.Settled, File(e.Issue))
+	return fmt.Sprintf("if the remote lost the newer chain (a restored backup, or a forced push from an older clone), republishing this host's copy of issue #%d puts it back (what other hosts added since is kept, renumbered if need be); see docs/remote.md (protecting refs/agentx/*)", e.Issue)
+}
+
+// Refused reports whether a commit on the ref was refused (invalid or
+// unsigned), rather than the ref moved back or deleted.
+func (e *HistoryError) Refused() bool {
+	return e.Kind == HistoryInvalid || e.Kind == HistoryUnsigned
 }
 
 // Refusal is a HistoryError kept in the issue's sync state until the

@@ -28,9 +28,10 @@ func (e *DataError) Error() string {
 	return fmt.Sprintf("%s: %s (not changed)", where, e.Msg)
 }
 
-// Hint says what to do.
+// Hint says what to do, in no front end's words (the command line names
+// its setup command).
 func (e *DataError) Hint() string {
-	return "fix the file (or move it aside) and run agentx setup again; nothing was written"
+	return "fix the file (or move it aside) and run the set-up again; nothing was written"
 }
 
 // MergeError is a file that parses but whose agentx entry is written in a

@@ -3,9 +3,67 @@
 package words
 
 import (
+	"errors"
+	"reflect"
 	"strconv"
 	"strings"
 )
+
+// Hinter is an error that says what to do about it, in the core's words:
+// the rule and its fields, never a front end's commands, flags or tools.
+type Hinter interface{ Hint() string }
+
+// Table is a front end's wording table: its words for each kind of error
+// (a type with a Hint), so that the core's errors carry their kind and
+// fields and each front end says what to do in its own terms (commands,
+// tools, a page). An error of a kind the table does not name keeps its
+// own hint.
+type Table []Wording
+
+// Wording is a table's words for one kind of error.
+type Wording struct {
+	kind reflect.Type
+	word func(Hinter) string
+}
+
+// Word words the errors of type E with w.
+func Word[E Hinter](w func(E) string) Wording {
+	return Wording{kind: reflect.TypeFor[E](), word: func(h Hinter) string { return w(h.(E)) }}
+}
+
+// Hint is the hint the table gives for err: of err's chain, the first
+// error that offers a hint, worded by the table. "" from the table moves
+// on to the next error of the chain.
+func (t Table) Hint(err error) string {
+	var h Hinter
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		if errors.As(e, &h) {
+			if s := t.word(h); s != "" {
+				return s
+			}
+		}
+	}
+	return ""
+}
+
+// word is the table's words for h, or h's own hint.
+func (t Table) word(h Hinter) string {
+	for _, w := range t {
+		if w.kind == reflect.TypeOf(h) {
+			return w.word(h)
+		}
+	}
+	return h.Hint()
+}
+
+// Kinds are the types of error the table words.
+func (t Table) Kinds() []reflect.Type {
+	kinds := make([]reflect.Type, len(t))
+	for i, w := range t {
+		kinds[i] = w.kind
+	}
+	return kinds
+}
 
 // Plural is one when n is 1, else many.
 func Plural(n int, one, many string) string {

@@ -1,6 +1,11 @@
 package words
 
-import "testing"
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"testing"
+)
 
 func TestCount(t *testing.T) {
 	for _, tc := range []struct {
@@ -99,5 +104,48 @@ func TestDidYouMean(t *testing.T) {
 		if got := DidYouMean(tt.typed, known); got != tt.want {
 			t.Errorf("DidYouMean(%q) = %q, want %q", tt.typed, got, tt.want)
 		}
+	}
+}
+
+type hinted struct {
+	hint string
+	err  error
+}
+
+func (e *hinted) Error() string { return "hinted" }
+func (e *hinted) Hint() string  { return e.hint }
+func (e *hinted) Unwrap() error { return e.err }
+
+type other struct{}
+
+func (other) Error() string { return "other" }
+func (other) Hint() string  { return "its own" }
+
+// TestTable: a table words the kinds it names, leaves the others their own
+// hint, and moves down the chain past an error with none.
+func TestTable(t *testing.T) {
+	table := Table{Word(func(e *hinted) string {
+		if e.hint == "" {
+			return ""
+		}
+		return "worded: " + e.hint
+	})}
+	tests := []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"worded", fmt.Errorf("ctx: %w", &hinted{hint: "h"}), "worded: h"},
+		{"its own", other{}, "its own"},
+		{"down the chain", &hinted{err: other{}}, "its own"},
+		{"none", errors.New("plain"), ""},
+	}
+	for _, tt := range tests {
+		if got := table.Hint(tt.err); got != tt.want {
+			t.Errorf("%s: got %q, want %q", tt.name, got, tt.want)
+		}
+	}
+	if k := table.Kinds(); len(k) != 1 || k[0] != reflect.TypeFor[*hinted]() {
+		t.Errorf("Kinds: %v", k)
 	}
 }

@@ -31,9 +31,11 @@ func (e *NotFoundError) Error() string {
 	return fmt.Sprintf("no agentx workspace in %s or any parent directory", e.Start)
 }
 
-// Hint says how to make one.
+// Hint says how to go on, in no front end's words: each front end words
+// how one makes a workspace or names its directory (the command line: its
+// init command, its root flag and variable).
 func (e *NotFoundError) Hint() string {
-	return "run `agentx init` in the repository's top directory, or point --root (or AGENTX_ROOT) at it"
+	return "make a workspace in the repository's top directory, or name the directory that holds one"
 }
 
 // Find returns the root to use: the nearest directory holding .agentx at or
@@ -77,9 +79,10 @@ func (e *ExistsError) Error() string {
 	return fmt.Sprintf("%s already exists; agentx init will not overwrite it", e.Paths[0])
 }
 
-// Hint says how to go on.
+// Hint says how to go on, in no front end's words (the command line names
+// its flag).
 func (e *ExistsError) Hint() string {
-	return "pass --force to replace the default files (your state/ directory is kept)"
+	return "replace the default files to start them afresh (your state/ directory is kept)"
 }
 
 // StateGitignore is state/.gitignore: of the state directory a team

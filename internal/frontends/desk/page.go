@@ -98,8 +98,7 @@ func (s *Server) page(w http.ResponseWriter, r *http.Request) {
 	}
 	items, skipped, err := todo.List(s.opt.Hub, todo.Filter{})
 	if err != nil {
-		msg, _ := s.explain(err)
-		v.Skip = append(v.Skip, msg)
+		v.Skip = append(v.Skip, err.Error())
 	}
 	for _, e := range skipped {
 		v.Skip = append(v.Skip, e.Error())

@@ -31,9 +31,6 @@ type Options struct {
 	// GitHub and Slack, waking agents), at once rather than at the next
 	// interval. Nil: nothing.
 	After func(ctx context.Context)
-	// Explain words an error for the page as the command line words it
-	// (its message and hint). Nil: the error's text and its Hint.
-	Explain func(err error) (msg, hint string)
 	// Poll is how often the event log is looked at (0: 250 ms); Refresh
 	// how often the queue is read again without an event (0: 10 s: an
 	// answer becomes overdue with time alone).
@@ -356,7 +353,7 @@ func (s *Server) act(w http.ResponseWriter, r *http.Request) {
 		done, err := s.Do(r.Context(), a)
 		if err != nil {
 			f = flash{ID: a.ID, Draft: a.Body}
-			f.Msg, f.Hint = s.explain(err)
+			f.Msg, f.Hint = err.Error(), Hint(err) // the desk's words (wording.go)
 			return
 		}
 		f = flash{OK: true, Msg: done, ID: a.ID}
@@ -389,18 +386,6 @@ func (s *Server) takeFlash(key string) (flash, bool) {
 	f, ok := s.flash[key]
 	delete(s.flash, key)
 	return f, ok
-}
-
-func (s *Server) explain(err error) (string, string) {
-	if s.opt.Explain != nil {
-		return s.opt.Explain(err)
-	}
-	var h interface{ Hint() string }
-	hint := ""
-	if errors.As(err, &h) {
-		hint = h.Hint()
-	}
-	return err.Error(), hint
 }
 
 func (s *Server) warn(err error) {

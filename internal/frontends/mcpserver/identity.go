@@ -1,23 +1,26 @@
 package mcpserver
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
-	"github.com/agentx-cli/agentx/ledger"
 	"github.com/agentx-cli/agentx/router"
 )
 
 // personHint is how the server tells an agent what a person does: it names
-// the way, never suggests the agent take it.
-const personHint = "a person does it with the agentx command line, in a shell of their own; to involve one, ask with ask_human"
+// the way, never suggests the agent take it (nor how a person's command is
+// run: a model reads that as the way round a refusal).
+const personHint = "a person does it in a session of their own, at a terminal or the desk; to involve one, ask with ask_human"
 
 // identityHint words the hint for a refusal of who acts: an identity the
 // server does not have, or an action only another party may take. "" for
 // other errors.
 func identityHint(err error) string { return router.WhoHint(err, mcpWords) }
 
+// mcpWords words every kind of identity refusal for a model calling the
+// tools. The server never acts as a person, so the kinds about a person's
+// name, account or terminal reach it only through a person's own front
+// end's rules: they are worded as what a person does.
 var mcpWords = router.WhoWords{
 	Identity: func(e *router.IdentityError) string {
 		switch e.Kind {
@@ -26,9 +29,13 @@ var mcpWords = router.WhoWords{
 		case router.IdentityAgentAsPerson, router.IdentityAgentsOnly:
 			return "Only a person acts as human: " + personHint + ". Meanwhile proceed on your best judgment and record your assumption with clarify_assume."
 		case router.IdentityHub:
-			return "agentx writes its own entries; leave from out."
+			return "The hub writes its own entries under its own name; leave from out."
 		case router.IdentityNotAnAgent:
-			return "Launch the server with the agent's own name in AGENTX_AGENT (engineer, architect, ...)."
+			return "The server was launched under a name that is not an agent's (human, or the hub's own): a person configures it with the agent's own name (engineer, architect, ...)."
+		case router.IdentityNotAllowed, router.IdentityNoName, router.IdentityAccount:
+			return "Only the people the workspace lists act as human, each under their own name: " + personHint + "."
+		case router.IdentityNoTerminal, router.IdentityNotConfirmed:
+			return "Nothing was done: a person confirms their own action where they act; " + personHint + "."
 		}
 		return ""
 	},
@@ -36,35 +43,4 @@ var mcpWords = router.WhoWords{
 		return fmt.Sprintf("it is for %s to do, in its own session", strings.Join(agents, " or "))
 	},
 	Person: func(string, string, bool) string { return personHint },
-}
-
-// toolHint words, in the server's terms (tools and their arguments), the
-// hint of a refusal the core leaves to its front ends: who acts (see
-// identityHint), a blocking question a step does not allow, the question
-// cap, a wait that ended unanswered. "" for other errors.
-func toolHint(err error) string {
-	if h := identityHint(err); h != "" {
-		return h
-	}
-	var (
-		re *router.RuleError
-		te *router.WaitTimeoutError
-	)
-	switch {
-	case errors.As(err, &re) && re.Kind == router.RuleBlocking:
-		return fmt.Sprintf("Step %s allows only non-blocking questions: call %s again with blocking false and keep working; the answer reaches you through the inbox or clarify_wait.", re.Step, askTool(re.To))
-	case errors.As(err, &re) && re.Kind == router.RuleCap:
-		return "No more questions in this run on this issue (the next run may ask again): " + TimedOutGuidance + "."
-	case errors.As(err, &te):
-		return fmt.Sprintf("%s (the question stays open: clarify_wait {\"id\":%q} picks the answer up later).", TimedOutGuidance, te.ID)
-	}
-	return ""
-}
-
-// askTool is the tool that asks to.
-func askTool(to string) string {
-	if to == ledger.Human {
-		return "ask_human"
-	}
-	return "clarify_ask"
 }

@@ -47,10 +47,11 @@ type Options struct {
 	Issue *int
 	// MaxWait caps every wait_seconds; 0 means DefaultMaxWait.
 	MaxWait time.Duration
-	// Classify maps an error to the CLI's exit code, code name and hint, so
-	// that a tool error says what the same failure says on the command line.
-	// Nil: every error is 1, "failure", with the error's own hint if any.
-	Classify func(error) (code int, name, hint string)
+	// Classify maps an error to the CLI's exit code and code name, so that
+	// a tool error is classed as the same failure is on the command line.
+	// Nil: every error is 1, "failure". The hint the server words itself
+	// (Hint), in its own terms.
+	Classify func(error) (code int, name string)
 	// Version is reported to clients.
 	Version string
 	// Logger receives the server's log (never stdout); nil discards it.
@@ -245,14 +246,7 @@ func (s *server) bound(ctx context.Context) (context.Context, context.CancelFunc
 	}
 }
 
-func defaultClassify(err error) (int, string, string) {
-	var h interface{ Hint() string }
-	hint := ""
-	if errors.As(err, &h) {
-		hint = h.Hint()
-	}
-	return 1, "failure", hint
-}
+func defaultClassify(error) (int, string) { return 1, "failure" }
 
 // typeSchemas are the JSON schemas of types whose JSON is not what their Go
 // shape says; made when the server builds its tools, not at every start of
@@ -372,13 +366,12 @@ func decodeArgs[In any](raw json.RawMessage, s *jsonschema.Schema, resolved *jso
 	return in, nil
 }
 
-// toolError is the result of a failed call: the same code name, exit code
-// and hint the CLI gives, as text for the model and ErrorInfo in _meta.
+// toolError is the result of a failed call: the same code name and exit
+// code the CLI gives, and the hint in the server's terms (Hint), as text
+// for the model and ErrorInfo in _meta.
 func (s *server) toolError(tool string, err error) *mcp.CallToolResult {
-	code, name, hint := s.opts.Classify(err)
-	if h := toolHint(err); h != "" {
-		hint = h // in the server's terms: tools, not the command line's flags
-	}
+	code, name := s.opts.Classify(err)
+	hint := Hint(err)
 	info := ErrorInfo{Code: name, ExitCode: code, Message: err.Error(), Hint: hint}
 	var re *router.RuleError
 	if errors.As(err, &re) {

@@ -27,32 +27,27 @@ import (
 
 // testClassify mirrors the CLI's table for the errors these tests provoke
 // (the CLI's own classifier is injected by cmd/agentx and tested there).
-func testClassify(err error) (int, string, string) {
+func testClassify(err error) (int, string) {
 	var (
 		input *ledger.InputError
 		who   *router.IdentityError
 		rule  *router.RuleError
 		tr    *ledger.TransitionError
 		opt   *router.OptionError
-		h     interface{ Hint() string }
 	)
-	hint := ""
-	if errors.As(err, &h) {
-		hint = h.Hint()
-	}
 	switch {
 	case errors.As(err, &input), errors.As(err, &opt):
-		return 2, "usage", hint
+		return 2, "usage"
 	case errors.As(err, &who):
-		return 4, "identity_mismatch", hint
+		return 4, "identity_mismatch"
 	case errors.As(err, &rule):
-		return 4, "rejected", hint
+		return 4, "rejected"
 	case errors.As(err, &tr):
-		return 6, "invalid_transition", hint
+		return 6, "invalid_transition"
 	case errors.Is(err, ledger.ErrNotFound):
-		return 3, "not_found", hint
+		return 3, "not_found"
 	}
-	return 1, "failure", hint
+	return 1, "failure"
 }
 
 // newHub builds a hub over a fresh workspace with the default workflows.
@@ -504,7 +499,7 @@ func TestNeverActsAsAnother(t *testing.T) {
 		{"resolve an escalation as the architect", "engineer", "clarify_resolve", map[string]any{"from": "architect", "body": "decision: mine"},
 			"identity_mismatch", router.IdentityOtherAgent, "You act as engineer", "escalated"},
 		{"resolve an escalation as itself", "engineer", "clarify_resolve", map[string]any{"body": "decision: mine"},
-			"rejected", "", "a person does it with the agentx command line", "escalated"},
+			"rejected", "", "a person does it in a session of their own", "escalated"},
 		{"answer for the architect", "engineer", "clarify_answer", map[string]any{"from": "architect", "body": "yes"},
 			"identity_mismatch", router.IdentityOtherAgent, "You act as engineer", "escalated"},
 		{"no agent: resolve as human", "", "clarify_resolve", map[string]any{"from": "human", "body": "decision: mine"},
@@ -640,18 +635,12 @@ func TestSide(t *testing.T) {
 }
 
 // TestToolHints: the hint of a refusal the core leaves to its front ends
-// is worded in the server's terms (tools and their arguments), even where
-// the classifier it is given (the CLI's, in agentx-full) offers the
-// command line's.
+// is worded in the server's terms (tools and their arguments).
 func TestToolHints(t *testing.T) {
 	h := newHub(t)
 	h.Rules().Config.DefaultWorkflow = "bug" // its steps allow only non-blocking questions
 	h.Rules().Config.MaxQuestions = 1
-	cliLike := func(err error) (int, string, string) {
-		code, name, _ := testClassify(err)
-		return code, name, "ask with --non-blocking; `agentx clarify wait` picks the answer up"
-	}
-	cs := connect(t, h, Options{Agent: "engineer", Classify: cliLike})
+	cs := connect(t, h, Options{Agent: "engineer", Classify: testClassify})
 	tests := []struct {
 		name string
 		tool string

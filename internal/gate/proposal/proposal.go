@@ -338,17 +338,43 @@ func (e *DraftError) Error() string {
 	return fmt.Sprintf("%s is %s: only an approved proposal is drafted into a skill", e.ID, e.Status)
 }
 
-// Hint says what to do.
+// Hint says what to do. It is the command line's (its skills command
+// words its refusal from it); the other front ends word Next their way.
 func (e *DraftError) Hint() string {
-	switch {
-	case e.Type != TypeNewSkill:
+	switch e.Next() {
+	case NextCarryOut:
 		return "a person carries out other proposals, then marks them: agentx proposals implemented " + e.ID
-	case e.Drafted != nil:
+	case NextEdit:
 		return "edit that skill; agentx skills validate checks it"
-	case e.Status == Pending:
+	case NextDecide:
 		return "a person decides first, at a terminal of their own: agentx proposals approve " + e.ID
 	}
 	return ""
+}
+
+// DraftNext is what comes of a proposal that cannot be drafted into a
+// skill, for a front end to word.
+type DraftNext int
+
+// What comes of a proposal a draft refused.
+const (
+	NextNothing  DraftNext = iota // rejected or implemented: nothing more
+	NextCarryOut                  // not a new_skill proposal: a person carries it out and marks it implemented
+	NextEdit                      // drafted already: the skill is edited
+	NextDecide                    // pending: a person approves or rejects it first
+)
+
+// Next is what comes of the proposal.
+func (e *DraftError) Next() DraftNext {
+	switch {
+	case e.Type != TypeNewSkill:
+		return NextCarryOut
+	case e.Drafted != nil:
+		return NextEdit
+	case e.Status == Pending:
+		return NextDecide
+	}
+	return NextNothing
 }
 
 // WrongType reports whether the proposal is not a new_skill one.

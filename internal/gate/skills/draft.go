@@ -36,9 +36,10 @@ func (e *ExistsError) Error() string {
 	return fmt.Sprintf("%s exists already: a draft never replaces a skill", e.Path)
 }
 
-// Hint says how to go on.
+// Hint says how to go on, in no front end's words (the command line names
+// its flag).
 func (e *ExistsError) Hint() string {
-	return "draft under another name with --name NAME, or edit the skill that is there"
+	return "draft under another name, or edit the skill that is there"
 }
 
 // NameError is a skill name that Claude Code would not accept.
