@@ -4,10 +4,15 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
 	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -258,4 +263,223 @@ func TestRulesNamePackages(t *testing.T) {
 			t.Errorf("a rule names %s, which is not a package: rename it in archdoc_test.go", p)
 		}
 	}
+}
+
+// TestNamesExist: every Go name the document gives in backquotes
+// (`Hub.Ask`, `ledger.Store.Update`, `sideWork.then`, `runE`) is a
+// function, method, type, field, variable or constant of the module, so
+// the walk through the code cannot name what no longer exists.
+func TestNamesExist(t *testing.T) {
+	known := declared(t)
+	data, err := os.ReadFile(docFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var missing []string
+	for i, line := range strings.Split(string(data), "\n") {
+		for _, m := range codeSpan.FindAllStringSubmatch(line, -1) {
+			name := strings.TrimSuffix(m[1], "()")
+			if file, fn, ok := strings.Cut(name, ": "); ok && strings.HasSuffix(file, ".go") {
+				// the walk's "path/file.go: Func"
+				src, err := os.ReadFile(filepath.Join("..", "..", file))
+				if err != nil {
+					missing = append(missing, fmt.Sprintf("%s:%d: `%s`: no file %s", docFile, i+1, m[1], file))
+				} else if !declares(string(src), fn) {
+					missing = append(missing, fmt.Sprintf("%s:%d: `%s`: %s does not declare %s", docFile, i+1, m[1], file, fn))
+				}
+				name = fn
+			}
+			if !goName.MatchString(name) || notGo(name) {
+				continue
+			}
+			if !isDeclared(known, name) {
+				missing = append(missing, fmt.Sprintf("%s:%d: `%s` is not a name in the code", docFile, i+1, m[1]))
+			}
+		}
+	}
+	if len(missing) > 0 {
+		t.Fatalf("the document names what the code does not have (rename or remove it):\n%s", strings.Join(missing, "\n"))
+	}
+}
+
+var (
+	codeSpan = regexp.MustCompile("`([^`]+)`")
+	allCaps  = regexp.MustCompile(`^[A-Z][A-Z0-9_]+$`)
+	// external are the other libraries' names the document gives
+	external = map[string]bool{"PersistentPreRunE": true, "ExecuteContext": true}
+	// goName is a dotted Go name with at least one capital or a call, so
+	// that plain words in backquotes (`ready`, `list`) are left alone
+	goName = regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_]*\.)*[A-Za-z_][A-Za-z0-9_]*$`)
+)
+
+// notGo reports whether a backquoted name is something else than Go: a
+// file name, a command word, a JSON key, a TOML table.
+func notGo(name string) bool {
+	if allCaps.MatchString(name) || strings.HasPrefix(name, "agentx.") || external[name] {
+		return true // an environment variable or flag constant, a JSON member, another library's
+	}
+	parts := strings.Split(name, ".")
+	last := parts[len(parts)-1]
+	switch last {
+	case "go", "json", "jsonl", "toml", "md", "txtar", "lock", "queue", "local", "layout", "sh", "yml", "yaml", "log":
+		return true
+	}
+	if len(parts) == 1 {
+		// a bare word names Go only when it has a capital inside or is a
+		// known unexported function written with its receiver elsewhere
+		return !strings.ContainsAny(name[1:], "ABCDEFGHIJKLMNOPQRSTUVWXYZ") && !strings.ContainsAny(name[:1], "ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+	}
+	return false
+}
+
+// declared is every name the module's Go files declare (tests too: the
+// document names test helpers), as the document may write it: Func,
+// pkg.Func, Type, pkg.Type, Type.Method, pkg.Type.Method, Type.Field,
+// pkg.Type.Field, a method or field by itself, one promoted from an
+// embedded struct (App.later for sideWork.later), and a variable's method
+// (fstime.Default.Settled).
+func declared(t *testing.T) map[string]bool {
+	t.Helper()
+	known := map[string]bool{}
+	vars := map[string]bool{}               // pkg.Var and Var
+	embeds := map[string][]string{}         // Type: the types it embeds
+	members := map[string]map[string]bool{} // Type: its methods and fields
+	add := func(pkg string, names ...string) {
+		n := strings.Join(names, ".")
+		known[n] = true
+		known[pkg+"."+n] = true
+		if len(names) == 2 {
+			known[names[1]] = true
+			if members[names[0]] == nil {
+				members[names[0]] = map[string]bool{}
+			}
+			members[names[0]][names[1]] = true
+		}
+	}
+	root := filepath.Join("..", "..")
+	fset := token.NewFileSet()
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == "testdata" || d.Name() == "node_modules" || strings.HasPrefix(d.Name(), ".")) && path != root {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		pkg := f.Name.Name
+		for _, decl := range f.Decls {
+			switch d := decl.(type) {
+			case *ast.FuncDecl:
+				if d.Recv == nil {
+					add(pkg, d.Name.Name)
+					continue
+				}
+				add(pkg, recvName(d.Recv.List[0].Type), d.Name.Name)
+			case *ast.GenDecl:
+				for _, spec := range d.Specs {
+					switch s := spec.(type) {
+					case *ast.TypeSpec:
+						add(pkg, s.Name.Name)
+						if st, ok := s.Type.(*ast.StructType); ok {
+							for _, f := range st.Fields.List {
+								if len(f.Names) == 0 {
+									embeds[s.Name.Name] = append(embeds[s.Name.Name], recvName(f.Type))
+								}
+								for _, n := range f.Names {
+									add(pkg, s.Name.Name, n.Name)
+								}
+							}
+						}
+						if it, ok := s.Type.(*ast.InterfaceType); ok {
+							for _, m := range it.Methods.List {
+								for _, n := range m.Names {
+									add(pkg, s.Name.Name, n.Name)
+								}
+							}
+						}
+					case *ast.ValueSpec:
+						for _, n := range s.Names {
+							add(pkg, n.Name)
+							vars[n.Name], vars[pkg+"."+n.Name] = true, true
+						}
+					}
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// promoted members: App.later when App embeds sideWork, which has later
+	var promote func(typ string, seen map[string]bool) map[string]bool
+	promote = func(typ string, seen map[string]bool) map[string]bool {
+		out := map[string]bool{}
+		for _, e := range embeds[typ] {
+			if seen[e] {
+				continue
+			}
+			seen[e] = true
+			for m := range members[e] {
+				out[m] = true
+			}
+			for m := range promote(e, seen) {
+				out[m] = true
+			}
+		}
+		return out
+	}
+	for typ := range embeds {
+		for m := range promote(typ, map[string]bool{typ: true}) {
+			known[typ+"."+m] = true
+		}
+	}
+	// a variable's member: Var.Method, pkg.Var.Method (noted as such, and
+	// checked by isDeclared)
+	for v := range vars {
+		known[varMark+v] = true
+	}
+	return known
+}
+
+// varMark prefixes the variables in declared's map.
+const varMark = "var:"
+
+// declares reports whether the Go source src declares name's last part
+// as a function, method or type.
+func declares(src, name string) bool {
+	last := name[strings.LastIndexByte(name, '.')+1:]
+	return regexp.MustCompile(`(?m)^(func (\([^)]*\) )?` + regexp.QuoteMeta(last) + `[(\[]|type ` + regexp.QuoteMeta(last) + ` )`).MatchString(src)
+}
+
+// isDeclared reports whether name is in known, or is a variable's member
+// (a variable, then a method or field of some type).
+func isDeclared(known map[string]bool, name string) bool {
+	if known[name] {
+		return true
+	}
+	i := strings.LastIndexByte(name, '.')
+	return i > 0 && known[varMark+name[:i]] && known[name[i+1:]]
+}
+
+// recvName is a method receiver's type name (without * or type
+// parameters).
+func recvName(e ast.Expr) string {
+	switch x := e.(type) {
+	case *ast.StarExpr:
+		return recvName(x.X)
+	case *ast.IndexExpr:
+		return recvName(x.X)
+	case *ast.IndexListExpr:
+		return recvName(x.X)
+	case *ast.Ident:
+		return x.Name
+	}
+	return ""
 }
