@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/agentx-cli/agentx/internal/doctor"
+	"github.com/agentx-cli/agentx/internal/gate/proposal"
 	"github.com/agentx-cli/agentx/internal/gate/skills"
 	"github.com/agentx-cli/agentx/internal/remote"
 	"github.com/agentx-cli/agentx/internal/setup"
@@ -72,7 +73,24 @@ func cliWording() words.Table {
 		words.Word(func(*skills.ExistsError) string {
 			return "draft under another name with --name NAME, or edit the skill that is there"
 		}),
+		words.Word(func(*skills.NameError) string {
+			return "give one with --name: lowercase letters, digits and hyphens, at most 64 characters"
+		}),
+		words.Word(draftAdvice),
 	}
+}
+
+// draftAdvice is what to do about a proposal a draft refused.
+func draftAdvice(e *proposal.DraftError) string {
+	switch e.Next() {
+	case proposal.NextCarryOut:
+		return "a person carries out other proposals, then marks them: agentx proposals implemented " + e.ID
+	case proposal.NextEdit:
+		return "edit that skill; agentx skills validate checks it"
+	case proposal.NextDecide:
+		return "a person decides first, at a terminal of their own: agentx proposals approve " + e.ID
+	}
+	return ""
 }
 
 // corruptAdvice is what to do about a state file that does not parse: a

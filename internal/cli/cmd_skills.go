@@ -96,7 +96,7 @@ func (o *skillsDraftOptions) run(ctx context.Context, a *App) error {
 func draftError(err error) error {
 	var ne *skills.NameError
 	if errors.As(err, &ne) {
-		return &codedError{Code: ExitUsage, Msg: err.Error(), Todo: ne.Hint()}
+		return &codedError{Code: ExitUsage, Msg: err.Error(), Todo: hintOf(err)}
 	}
 	var de *proposal.DraftError
 	if !errors.As(err, &de) {
@@ -106,7 +106,7 @@ func draftError(err error) error {
 	if de.WrongType() {
 		code = ExitRejected
 	}
-	return &codedError{Code: code, Msg: err.Error(), Todo: de.Hint()}
+	return &codedError{Code: code, Msg: err.Error(), Todo: hintOf(err)}
 }
 
 // skillsValidateOptions are `agentx skills validate`'s argument.

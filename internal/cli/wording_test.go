@@ -126,11 +126,9 @@ func TestFrontEndHints(t *testing.T) {
 	}
 }
 
-// coreKept are the core hints that still hold the command line's words:
-// cmd_skills.go builds its refusal of a draft from the first two (they go
-// once it asks hintOf), and a merge refusal's hint shows the entry to write,
-// whose env names the agent.
-var coreKept = []string{"internal/gate/skills.NameError", "internal/gate/proposal.DraftError", "internal/setup.MergeError"}
+// coreKept are the core hints that still hold the command line's words: a
+// merge refusal's hint shows the entry to write, whose env names the agent.
+var coreKept = []string{"internal/setup.MergeError"}
 
 // TestCoreHintsNeutral: a core error's own hint names no front end's
 // command, flag or variable; each front end words those in its table.

@@ -338,16 +338,16 @@ func (e *DraftError) Error() string {
 	return fmt.Sprintf("%s is %s: only an approved proposal is drafted into a skill", e.ID, e.Status)
 }
 
-// Hint says what to do. It is the command line's (its skills command
-// words its refusal from it); the other front ends word Next their way.
+// Hint says what to do, in no front end's words (each words Next its
+// way).
 func (e *DraftError) Hint() string {
 	switch e.Next() {
 	case NextCarryOut:
-		return "a person carries out other proposals, then marks them: agentx proposals implemented " + e.ID
+		return "a person carries out other proposals, then marks them implemented"
 	case NextEdit:
-		return "edit that skill; agentx skills validate checks it"
+		return "edit that skill, and validate it again"
 	case NextDecide:
-		return "a person decides first, at a terminal of their own: agentx proposals approve " + e.ID
+		return "a person decides first, in a session of their own"
 	}
 	return ""
 }

@@ -47,9 +47,10 @@ type NameError struct{ Name, Why string }
 
 func (e *NameError) Error() string { return fmt.Sprintf("skill name %q %s", e.Name, e.Why) }
 
-// Hint says how to go on.
+// Hint says how to go on, in no front end's words (the command line names
+// its flag).
 func (e *NameError) Hint() string {
-	return "give one with --name: lowercase letters, digits and hyphens, at most 64 characters"
+	return "give a name of lowercase letters, digits and hyphens, at most 64 characters"
 }
 
 // Draft writes a skill drafted from the approved new_skill proposal id to

@@ -44,7 +44,7 @@ func TestDraft(t *testing.T) {
 	_, err := Draft(ctx, store, pending, o)
 	require.ErrorAs(t, err, &de)
 	assert.Equal(t, "PROP-001 is pending: only an approved proposal is drafted into a skill", err.Error())
-	assert.Contains(t, de.Hint(), "agentx proposals approve PROP-001")
+	assert.Equal(t, proposal.NextDecide, de.Next(), "a person decides first")
 	_, err = Draft(ctx, store, toolFix, o)
 	require.ErrorAs(t, err, &de)
 	assert.True(t, de.WrongType())
