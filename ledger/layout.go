@@ -53,7 +53,7 @@ const (
 
 // layoutMagic begins a memo: its format, and the build that wrote it (a
 // memo of another build is not trusted: how it writes ledgers may differ).
-var layoutMagic = sync.OnceValue(func() []byte { return []byte("agentx-ledger-layout 1 " + buildid.ID() + "\n") })
+var layoutMagic = sync.OnceValue(func() []byte { return []byte("agentx-ledger-layout 2 " + buildid.ID() + "\n") })
 
 // fileStamp is a Stamp with the change time, which no one can set back.
 type fileStamp struct {
@@ -74,6 +74,19 @@ type layout struct {
 	// ordered: every id is as agentx spells it, in increasing order, so
 	// no two are the same
 	ordered bool
+	shadow  shadowHeld
+}
+
+// shadowHeld is what a memo knows of its ledger's shadow (see
+// atomicfile.Options.Shadow): the file stamped file, which the write of
+// the ledger exchanged out, holds the ledger's first n bytes (what that
+// write copied from it in place). A write that finds the shadow so
+// stamped neither reads nor compares those bytes: with them, an ask on a
+// long ledger costs what it appends, not the ledger's size. Nothing is
+// known when n is 0.
+type shadowHeld struct {
+	file fileStamp
+	n    int64
 }
 
 // WrittenUnder is the file under whose lock the file of a state
@@ -100,8 +113,9 @@ func (s *Store) LayoutPath(issue int) string {
 }
 
 // encodeLayout renders the memo of a ledger file of issue, stamped file,
-// whose records cs start at head and have the lengths lens.
-func encodeLayout(issue int, file fileStamp, head int64, cs []*Clarification, lens []int64) []byte {
+// whose records cs start at head and have the lengths lens, and whose
+// shadow is sh.
+func encodeLayout(issue int, file fileStamp, head int64, cs []*Clarification, lens []int64, sh shadowHeld) []byte {
 	b := make([]byte, 0, len(layoutMagic())+64+len(cs)*8)
 	b = append(b, layoutMagic()...)
 	b = binary.AppendUvarint(b, uint64(issue))
@@ -110,6 +124,13 @@ func encodeLayout(issue int, file fileStamp, head int64, cs []*Clarification, le
 	b = binary.AppendVarint(b, file.MTime)
 	b = binary.AppendVarint(b, file.CTime)
 	b = binary.AppendVarint(b, head)
+	b = binary.AppendVarint(b, sh.n)
+	if sh.n > 0 {
+		b = binary.AppendUvarint(b, sh.file.Ino)
+		b = binary.AppendVarint(b, sh.file.Size)
+		b = binary.AppendVarint(b, sh.file.MTime)
+		b = binary.AppendVarint(b, sh.file.CTime)
+	}
 	// senders are numbered in order of first appearance; a record's is
 	// most often the previous record's, which is found without the map
 	senders := map[string]uint64{}
@@ -184,6 +205,12 @@ func decodeLayout(data []byte) (*layout, error) {
 	lo.file.MTime = d.varint()
 	lo.file.CTime = d.varint()
 	lo.head = d.varint()
+	if lo.shadow.n = d.varint(); lo.shadow.n > 0 {
+		lo.shadow.file.Ino = d.uvarint(1<<64 - 1)
+		lo.shadow.file.Size = d.varint()
+		lo.shadow.file.MTime = d.varint()
+		lo.shadow.file.CTime = d.varint()
+	}
 	nNames := d.uvarint(uint64(len(d.b)))
 	names := make([]string, 0, nNames)
 	for i := uint64(0); i < nNames && d.err == nil; i++ {
@@ -242,7 +269,8 @@ func decodeLayout(data []byte) (*layout, error) {
 	}
 	lo.tail = off
 	if lo.issue <= 0 || lo.head <= 0 || len(lo.stubs) == 0 || lo.tail <= lo.head || lo.tail >= lo.file.Size ||
-		lo.head > layoutEdgeMax || lo.file.Size-lo.tail > layoutEdgeMax {
+		lo.head > layoutEdgeMax || lo.file.Size-lo.tail > layoutEdgeMax ||
+		lo.shadow.n < 0 || lo.shadow.n > min(lo.file.Size, lo.shadow.file.Size) || (lo.shadow.n > 0 && lo.shadow.file.CTime == 0) {
 		return nil, errLayout
 	}
 	return lo, nil
@@ -420,11 +448,14 @@ func (l *Ledger) close() {
 
 // saveLayout writes the layout memo of the ledger just written at path,
 // whose records start at head and have the lengths lens, after checking
-// that path is the file written (ino: the temp file's inode). A ledger under
-// layoutMin has none. Derived data: a failure only means the next write
-// reads the ledger whole. Written only here, under the issue's lock (a
-// temp file a killed writer left is replaced: atomicfile.Options.Locked).
-func (s *Store) saveLayout(path string, l *Ledger, ino uint64, head int64, lens []int64) {
+// that path is the file written (ino: the temp file's inode). same is how
+// many of the new file's first bytes were copied in place from the file it
+// replaced (l.src's): when that file is now the shadow, the memo says so
+// (shadowHeld). A ledger under layoutMin has none. Derived data: a failure
+// only means the next write reads the ledger whole. Written only here,
+// under the issue's lock (a temp file a killed writer left is replaced:
+// atomicfile.Options.Locked).
+func (s *Store) saveLayout(path string, l *Ledger, ino uint64, head int64, lens []int64, same int64) {
 	memo := s.LayoutPath(l.IssueNumber)
 	fi, err := os.Lstat(path)
 	switch {
@@ -435,7 +466,47 @@ func (s *Store) saveLayout(path string, l *Ledger, ino uint64, head int64, lens 
 		return
 	}
 	if fs := fileStampOf(fi); fs.Ino == ino && fs.CTime != 0 {
-		_ = atomicfile.WriteDerivedLocked(s.dir, memo, encodeLayout(l.IssueNumber, fs, head, l.Clarifications, lens))
+		_ = atomicfile.WriteDerivedLocked(s.dir, memo, encodeLayout(l.IssueNumber, fs, head, l.Clarifications, lens, shadowOf(path, l.src, same)))
+	}
+}
+
+// shadowOf is what the memo of the ledger just written at path knows of
+// its shadow: that it is src's file, the ledger before, exchanged out by
+// the write, and so holds the first same bytes of the new one. Nothing
+// when the write was no exchange. src's file is still open, so no other
+// file can have its inode.
+func shadowOf(path string, src *source, same int64) shadowHeld {
+	if src == nil || same <= 0 {
+		return shadowHeld{}
+	}
+	fi, err := os.Lstat(atomicfile.ShadowOf(path))
+	if err != nil || !fi.Mode().IsRegular() {
+		return shadowHeld{}
+	}
+	sh := fileStampOf(fi)
+	if was := src.lo.file; sh.Ino != was.Ino || sh.Size != was.Size || sh.MTime != was.MTime || sh.CTime == 0 {
+		return shadowHeld{}
+	}
+	return shadowHeld{file: sh, n: same}
+}
+
+// shadowHolds is atomicfile.Options.ShadowHolds for a write of the ledger
+// read through its layout memo from src: the shadow's first bytes when
+// it is the file the memo stamped. Should the patch change any of them,
+// the memo is first removed for good (its directory synced), so that no
+// write after a power loss trusts a shadow half patched.
+func (s *Store) shadowHolds(src *source) func(os.FileInfo) (int64, func() error) {
+	return func(fi os.FileInfo) (int64, func() error) {
+		sh := src.lo.shadow
+		if sh.n <= 0 || fileStampOf(fi) != sh.file {
+			return 0, nil
+		}
+		return sh.n, func() error {
+			if err := os.Remove(src.memo); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("layout memo: %w", err)
+			}
+			return atomicfile.SyncDir(filepath.Dir(src.memo))
+		}
 	}
 }
 

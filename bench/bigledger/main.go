@@ -12,7 +12,7 @@
 // The ledgers are bench/internal/gen's History: nine in ten resolved, the
 // rest answered or pending, each with a question and an answer.
 //
-//	go run ./bench/bigledger [-records 20000] [-asks 60] [-startup 300] [-bin PATH]
+//	go run ./bench/bigledger [-records 20000] [-asks 60] [-startup 300] [-bin PATH] [-keep]
 package main
 
 import (
@@ -37,8 +37,9 @@ func main() {
 	asks := flag.Int("asks", 60, "asks on each ledger (after one uncounted)")
 	startup := flag.Int("startup", 300, "runs of agentx version and of hello world (0: skip)")
 	bin := flag.String("bin", "", "the agentx binary to measure (default: built from this tree)")
+	keep := flag.Bool("keep", false, "keep the workspaces and say where they are (to profile an ask there)")
 	flag.Parse()
-	if err := run(*records, *asks, *startup, *bin); err != nil {
+	if err := run(*records, *asks, *startup, *bin, *keep); err != nil {
 		fmt.Fprintln(os.Stderr, "bigledger:", err)
 		os.Exit(1)
 	}
@@ -74,12 +75,16 @@ func workspace(root string) error {
 	return os.WriteFile(cfg, []byte(lifted), 0o644)
 }
 
-func run(records, asks, startup int, bin string) error {
+func run(records, asks, startup int, bin string, keep bool) error {
 	tmp, err := os.MkdirTemp("", "agentx-bigledger-")
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(tmp)
+	if keep {
+		defer fmt.Fprintln(os.Stderr, "workspaces kept under", tmp)
+	} else {
+		defer os.RemoveAll(tmp)
+	}
 	if bin == "" {
 		bin = filepath.Join(tmp, "agentx")
 		if err := build(".", "./cmd/agentx", bin); err != nil {
