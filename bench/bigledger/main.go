@@ -12,7 +12,7 @@
 // The ledgers are bench/internal/gen's History: nine in ten resolved, the
 // rest answered or pending, each with a question and an answer.
 //
-//	go run ./bench/bigledger [-records 20000] [-asks 60] [-startup 300] [-bin PATH] [-keep]
+//	go run ./bench/bigledger [-records 20000] [-asks 60] [-startup 300] [-bin PATH] [-base PATH] [-keep]
 package main
 
 import (
@@ -25,7 +25,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -37,9 +36,10 @@ func main() {
 	asks := flag.Int("asks", 60, "asks on each ledger (after one uncounted)")
 	startup := flag.Int("startup", 300, "runs of agentx version and of hello world (0: skip)")
 	bin := flag.String("bin", "", "the agentx binary to measure (default: built from this tree)")
+	base := flag.String("base", "", "another agentx binary (an earlier build) measured beside it, the runs taking turns")
 	keep := flag.Bool("keep", false, "keep the workspaces and say where they are (to profile an ask there)")
 	flag.Parse()
-	if err := run(*records, *asks, *startup, *bin, *keep); err != nil {
+	if err := run(*records, *asks, *startup, *bin, *base, *keep); err != nil {
 		fmt.Fprintln(os.Stderr, "bigledger:", err)
 		os.Exit(1)
 	}
@@ -75,7 +75,7 @@ func workspace(root string) error {
 	return os.WriteFile(cfg, []byte(lifted), 0o644)
 }
 
-func run(records, asks, startup int, bin string, keep bool) error {
+func run(records, asks, startup int, bin, base string, keep bool) error {
 	tmp, err := os.MkdirTemp("", "agentx-bigledger-")
 	if err != nil {
 		return err
@@ -91,41 +91,66 @@ func run(records, asks, startup int, bin string, keep bool) error {
 			return err
 		}
 	}
-	load, _ := os.ReadFile("/proc/loadavg")
-	fmt.Printf("%d CPUs, %s, load average %s\n\n", runtime.NumCPU(), runtime.Version(), strings.Join(strings.Fields(string(load))[:min(3, len(strings.Fields(string(load))))], " "))
-
-	var history []*job
-	for _, n := range []int{10, records} {
-		root := filepath.Join(tmp, "history-"+strconv.Itoa(n))
-		if err := workspace(root); err != nil {
-			return err
-		}
-		if err := gen.History(root, 1, n); err != nil {
-			return err
-		}
-		argv := []string{bin, "clarify", "ask", "--issue", "1", "--from", "engineer", "--to", "architect",
-			"--topic", "Retry budget", "--non-blocking", "--json", "--question", ""}
-		history = append(history, &job{name: fmt.Sprintf("ask, %d records", n), root: root, argv: argv, question: len(argv) - 1})
+	// the binaries measured: this one and, with -base, the one to compare
+	// it with, their runs taking turns
+	bins := map[string]string{"": bin}
+	names := []string{""}
+	if base != "" {
+		bins["base: "] = base
+		names = append(names, "base: ")
 	}
-	if err := rounds(history, asks); err != nil {
+	fields := strings.Fields(readLoad())
+	fmt.Printf("%d CPUs, %s, load average %s\n\n", runtime.NumCPU(), runtime.Version(), strings.Join(fields[:min(3, len(fields))], " "))
+
+	var history [][2]*job
+	var all []*job
+	for _, name := range names {
+		var pair [2]*job
+		for i, n := range []int{10, records} {
+			root := filepath.Join(tmp, fmt.Sprintf("history-%d-%d", len(history), n))
+			if err := workspace(root); err != nil {
+				return err
+			}
+			if err := gen.History(root, 1, n); err != nil {
+				return err
+			}
+			argv := []string{bins[name], "clarify", "ask", "--issue", "1", "--from", "engineer", "--to", "architect",
+				"--topic", "Retry budget", "--non-blocking", "--json", "--question", ""}
+			pair[i] = &job{name: fmt.Sprintf("%sask, %d records", name, n), root: root, argv: argv, question: len(argv) - 1}
+			all = append(all, pair[i])
+		}
+		history = append(history, pair)
+	}
+	if err := rounds(all, asks); err != nil {
 		return err
 	}
 	fmt.Printf("clarify ask --non-blocking, %d runs each, interleaved\n\n", asks)
-	table(history)
+	table(all, history)
 
 	if startup > 0 {
 		hello, err := helloWorld(tmp)
 		if err != nil {
 			return err
 		}
-		jobs := []*job{{name: "agentx version", argv: []string{bin, "version"}}, {name: "hello world", argv: []string{hello}}}
+		hw := &job{name: "hello world", argv: []string{hello}}
+		jobs := []*job{hw}
+		var pairs [][2]*job
+		for _, name := range names {
+			v := &job{name: name + "agentx version", argv: []string{bins[name], "version"}}
+			jobs, pairs = append(jobs, v), append(pairs, [2]*job{hw, v})
+		}
 		if err := rounds(jobs, startup); err != nil {
 			return err
 		}
 		fmt.Printf("\nstart-up, %d runs each, shuffled\n\n", startup)
-		table(jobs)
+		table(jobs, pairs)
 	}
 	return nil
+}
+
+func readLoad() string {
+	b, _ := os.ReadFile("/proc/loadavg")
+	return string(b)
 }
 
 // rounds runs every job once, uncounted, then n rounds of them, each
@@ -172,18 +197,17 @@ func (j *job) once() (wall, cpu time.Duration, err error) {
 	return wall, cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime(), nil
 }
 
-// table prints each job's medians and 90th percentiles, and its medians
-// ratio: the last job's over the first's, or agentx's over hello world's.
-func table(jobs []*job) {
-	fmt.Printf("%-28s %11s %11s %11s %11s\n", "", "wall p50", "wall p90", "CPU p50", "CPU p90")
+// table prints each job's medians and 90th percentiles, then, for each
+// pair, the ratio of the second's medians over the first's.
+func table(jobs []*job, pairs [][2]*job) {
+	fmt.Printf("%-36s %11s %11s %11s %11s\n", "", "wall p50", "wall p90", "CPU p50", "CPU p90")
 	for _, j := range jobs {
-		fmt.Printf("%-28s %8.2f ms %8.2f ms %8.2f ms %8.2f ms\n", j.name, ms(pct(j.wall, 50)), ms(pct(j.wall, 90)), ms(pct(j.cpu, 50)), ms(pct(j.cpu, 90)))
+		fmt.Printf("%-36s %8.2f ms %8.2f ms %8.2f ms %8.2f ms\n", j.name, ms(pct(j.wall, 50)), ms(pct(j.wall, 90)), ms(pct(j.cpu, 50)), ms(pct(j.cpu, 90)))
 	}
-	a, b := jobs[0], jobs[len(jobs)-1]
-	if b.name == "hello world" {
-		a, b = b, a
+	for _, p := range pairs {
+		a, b := p[0], p[1]
+		fmt.Printf("ratio (%s over %s): wall ×%.2f, CPU ×%.2f\n", b.name, a.name, ms(pct(b.wall, 50))/ms(pct(a.wall, 50)), ms(pct(b.cpu, 50))/ms(pct(a.cpu, 50)))
 	}
-	fmt.Printf("ratio (%s over %s): wall ×%.2f, CPU ×%.2f\n", b.name, a.name, ms(pct(b.wall, 50))/ms(pct(a.wall, 50)), ms(pct(b.cpu, 50))/ms(pct(a.cpu, 50)))
 }
 
 func build(dir, pkg, out string) error {
