@@ -252,8 +252,12 @@ func decodeLayout(data []byte) (*layout, error) {
 		if i > 0 {
 			off += int64(len(nextRecord))
 		}
-		lo.exts[i].off, lo.exts[i].n, lo.exts[i].status = off, n, Statuses[st]
-		lo.stubs[i] = Clarification{From: names[from], Status: Statuses[st], at: &lo.exts[i]}
+		x := &lo.exts[i]
+		x.off, x.n, x.status = off, n, Statuses[st]
+		// field by field: the stub is zero already, and a composite
+		// literal would write all of its bytes again
+		c := &lo.stubs[i]
+		c.From, c.Status, c.at = names[from], x.status, x
 		off += n
 		if off > lo.file.Size {
 			return nil, errLayout
