@@ -584,6 +584,29 @@ func (s *Store) CheckLayoutOf(whole *Ledger, data []byte, st Stamp) error {
 			return &LayoutError{Path: memo, Why: fmt.Sprintf("record %d is not where agentx would write it", i+1)}
 		}
 	}
+	return checkShadowHeld(memo, s.Path(issue), lo.shadow, data)
+}
+
+// checkShadowHeld checks what a memo says of the shadow of the ledger at
+// path, whose bytes are data, when it is in force (the shadow stamped as
+// it says): that it holds the ledger's first sh.n bytes.
+func checkShadowHeld(memo, path string, sh shadowHeld, data []byte) error {
+	if sh.n <= 0 {
+		return nil
+	}
+	f, err := os.Open(atomicfile.ShadowOf(path))
+	if err != nil {
+		return nil // gone: nothing will be trusted
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || fileStampOf(fi) != sh.file {
+		return nil // changed since: not trusted
+	}
+	have := make([]byte, sh.n)
+	if _, err := f.ReadAt(have, 0); err != nil || !bytes.Equal(have, data[:sh.n]) {
+		return &LayoutError{Path: memo, Why: fmt.Sprintf("the shadow does not hold the ledger's first %d bytes", sh.n)}
+	}
 	return nil
 }
 

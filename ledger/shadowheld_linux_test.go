@@ -130,3 +130,33 @@ func TestShadowHeldNotTrustedWhenTouched(t *testing.T) {
 	assert.True(t, bytes.Equal(enc, got), "the ledger is what a whole encode gives")
 	assert.NotContains(t, string(got), "STORAGE")
 }
+
+// TestShadowHeldForgedIsCaught: a memo stamped right whose word on the
+// shadow is false (only a hand-made one could be) is reported by
+// CheckLayout (doctor).
+func TestShadowHeldForgedIsCaught(t *testing.T) {
+	ctx := context.Background()
+	s := newTestStore(t)
+	seedHistory(t, s, 9, 400)
+	for _, q := range []string{"One?", "Two?"} {
+		_, err := s.Update(ctx, 9, ask(s, "engineer", "architect", q))
+		require.NoError(t, err)
+	}
+	require.NoError(t, s.CheckLayout(9))
+	l, ok := s.openLaidOut(s.Path(9), 9)
+	require.True(t, ok)
+	lo := l.src.lo
+	lens := make([]int64, len(lo.exts))
+	for i, x := range lo.exts {
+		lens[i] = x.n
+	}
+	sh := lo.shadow
+	require.Positive(t, sh.n)
+	sh.n = sh.file.Size // the whole shadow: it lacks the last record
+	forged := encodeLayout(9, lo.file, lo.head, l.Clarifications, lens, sh)
+	l.close()
+	require.NoError(t, os.WriteFile(s.LayoutPath(9), forged, 0o644))
+	var le *LayoutError
+	require.ErrorAs(t, s.CheckLayout(9), &le)
+	assert.Contains(t, le.Error(), "shadow")
+}
