@@ -94,16 +94,24 @@ func TestShadowHeldWritesWhatAWholeReadWould(t *testing.T) {
 	}
 }
 
+// shadowedStore is a store whose issue 9 has a long ledger asked on
+// twice since: its memo vouches for its shadow.
+func shadowedStore(t *testing.T) *Store {
+	t.Helper()
+	s := newTestStore(t)
+	seedHistory(t, s, 9, 400)
+	for _, q := range []string{"One?", "Two?"} {
+		_, err := s.Update(context.Background(), 9, ask(s, "engineer", "architect", q))
+		require.NoError(t, err)
+	}
+	return s
+}
+
 // TestShadowHeldNotTrustedWhenTouched: a shadow written by anyone after
 // the memo stamped it is compared whole again, and the write is right.
 func TestShadowHeldNotTrustedWhenTouched(t *testing.T) {
 	ctx := context.Background()
-	s := newTestStore(t)
-	seedHistory(t, s, 9, 400)
-	for _, q := range []string{"One?", "Two?"} {
-		_, err := s.Update(ctx, 9, ask(s, "engineer", "architect", q))
-		require.NoError(t, err)
-	}
+	s := shadowedStore(t)
 	require.Positive(t, shadowInForce(t, s, 9))
 	// spoil the shadow's first record, same size
 	shadow := atomicfile.ShadowOf(s.Path(9))
@@ -135,13 +143,7 @@ func TestShadowHeldNotTrustedWhenTouched(t *testing.T) {
 // shadow is false (only a hand-made one could be) is reported by
 // CheckLayout (doctor).
 func TestShadowHeldForgedIsCaught(t *testing.T) {
-	ctx := context.Background()
-	s := newTestStore(t)
-	seedHistory(t, s, 9, 400)
-	for _, q := range []string{"One?", "Two?"} {
-		_, err := s.Update(ctx, 9, ask(s, "engineer", "architect", q))
-		require.NoError(t, err)
-	}
+	s := shadowedStore(t)
 	require.NoError(t, s.CheckLayout(9))
 	l, ok := s.openLaidOut(s.Path(9), 9)
 	require.True(t, ok)
