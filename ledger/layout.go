@@ -75,6 +75,10 @@ type layout struct {
 	// no two are the same
 	ordered bool
 	shadow  shadowHeld
+	// names are the senders as the memo numbers them, and recs the
+	// memo's bytes of the records' entries (see encodeLayout's prev)
+	names []string
+	recs  []byte
 }
 
 // shadowHeld is what a memo knows of its ledger's shadow (see
@@ -114,8 +118,11 @@ func (s *Store) LayoutPath(issue int) string {
 
 // encodeLayout renders the memo of a ledger file of issue, stamped file,
 // whose records cs start at head and have the lengths lens, and whose
-// shadow is sh.
-func encodeLayout(issue int, file fileStamp, head int64, cs []*Clarification, lens []int64, sh shadowHeld) []byte {
+// shadow is sh. prev, if not nil, is the memo of the file cs was read
+// from: when cs begins with all of its records, untouched and as long as
+// they were (an ask appends), their entries are copied from it as they
+// are, and only the rest encoded.
+func encodeLayout(issue int, file fileStamp, head int64, cs []*Clarification, lens []int64, sh shadowHeld, prev *layout) []byte {
 	b := make([]byte, 0, len(layoutMagic())+64+len(cs)*8)
 	b = append(b, layoutMagic()...)
 	b = binary.AppendUvarint(b, uint64(issue))
@@ -131,13 +138,21 @@ func encodeLayout(issue int, file fileStamp, head int64, cs []*Clarification, le
 		b = binary.AppendVarint(b, sh.file.MTime)
 		b = binary.AppendVarint(b, sh.file.CTime)
 	}
-	// senders are numbered in order of first appearance; a record's is
-	// most often the previous record's, which is found without the map
+	// senders are numbered in order of first appearance (after prev's,
+	// when its entries are kept); a record's is most often the previous
+	// record's, which is found without the map
+	kept := keptOf(prev, issue, cs, lens)
 	senders := map[string]uint64{}
 	var names []string
-	from := make([]uint64, len(cs))
-	for i, c := range cs {
-		if i > 0 && c.From == cs[i-1].From {
+	if kept > 0 {
+		names = append(names, prev.names...)
+		for i, n := range names {
+			senders[n] = uint64(i)
+		}
+	}
+	from := make([]uint64, len(cs)-kept)
+	for i, c := range cs[kept:] {
+		if i > 0 && c.From == cs[kept+i-1].From {
 			from[i] = from[i-1]
 			continue
 		}
@@ -154,9 +169,12 @@ func encodeLayout(issue int, file fileStamp, head int64, cs []*Clarification, le
 		b = appendString(b, n)
 	}
 	b = binary.AppendUvarint(b, uint64(len(cs)))
+	if kept > 0 {
+		b = append(b, prev.recs...)
+	}
 	var idb [32]byte
-	for i, c := range cs {
-		b = binary.AppendVarint(b, lens[i])
+	for i, c := range cs[kept:] {
+		b = binary.AppendVarint(b, lens[kept+i])
 		b = append(b, statusCode(c.Status))
 		b = binary.AppendUvarint(b, from[i])
 		// an id as agentx writes it is its sequence number (even); any
@@ -171,6 +189,22 @@ func encodeLayout(issue int, file fileStamp, head int64, cs []*Clarification, le
 		}
 	}
 	return b
+}
+
+// keptOf is how many of cs's first records are the records of prev (the
+// memo they were read through) untouched, as long as they were: all of
+// prev's, or none.
+func keptOf(prev *layout, issue int, cs []*Clarification, lens []int64) int {
+	if prev == nil || prev.issue != issue || len(cs) < len(prev.stubs) || prev.recs == nil {
+		return 0
+	}
+	for i := range prev.stubs {
+		x := &prev.exts[i]
+		if c := cs[i]; c != &prev.stubs[i] || c.at != x || c.ID != x.id || c.Status != x.status || lens[i] != x.n {
+			return 0
+		}
+	}
+	return len(prev.stubs)
 }
 
 func appendString(b []byte, s string) []byte {
@@ -220,6 +254,7 @@ func decodeLayout(data []byte) (*layout, error) {
 	if d.err != nil {
 		return nil, d.err
 	}
+	lo.names, lo.recs = names, d.b // the entries are all that follows
 	lo.stubs = make([]Clarification, nRecs)
 	lo.exts = make([]extent, nRecs)
 	// the ids are spelled into one buffer, and each is a slice of it
@@ -443,6 +478,14 @@ func (s *Store) openLaidOut(path string, issue int) (l *Ledger, ok bool) {
 	return &doc, true
 }
 
+// layout is the memo src was read through (nil: none).
+func (src *source) layout() *layout {
+	if src == nil {
+		return nil
+	}
+	return src.lo
+}
+
 // close releases the file a ledger read through its layout memo holds.
 func (l *Ledger) close() {
 	if l.src != nil {
@@ -470,7 +513,7 @@ func (s *Store) saveLayout(path string, l *Ledger, ino uint64, head int64, lens 
 		return
 	}
 	if fs := fileStampOf(fi); fs.Ino == ino && fs.CTime != 0 {
-		_ = atomicfile.WriteDerivedLocked(s.dir, memo, encodeLayout(l.IssueNumber, fs, head, l.Clarifications, lens, shadowOf(path, l.src, same)))
+		_ = atomicfile.WriteDerivedLocked(s.dir, memo, encodeLayout(l.IssueNumber, fs, head, l.Clarifications, lens, shadowOf(path, l.src, same), l.src.layout()))
 	}
 }
 

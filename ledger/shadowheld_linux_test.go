@@ -155,10 +155,39 @@ func TestShadowHeldForgedIsCaught(t *testing.T) {
 	sh := lo.shadow
 	require.Positive(t, sh.n)
 	sh.n = sh.file.Size // the whole shadow: it lacks the last record
-	forged := encodeLayout(9, lo.file, lo.head, l.Clarifications, lens, sh)
+	forged := encodeLayout(9, lo.file, lo.head, l.Clarifications, lens, sh, nil)
 	l.close()
 	require.NoError(t, os.WriteFile(s.LayoutPath(9), forged, 0o644))
 	var le *LayoutError
 	require.ErrorAs(t, s.CheckLayout(9), &le)
 	assert.Contains(t, le.Error(), "shadow")
+}
+
+// TestLayoutKeptEntriesAsEncoded: a memo whose entries an ask copied from
+// the memo before (encodeLayout's prev) is byte for byte the memo encoded
+// afresh from its records, a new sender included.
+func TestLayoutKeptEntriesAsEncoded(t *testing.T) {
+	s := shadowedStore(t)
+	for _, from := range []string{"engineer", "qa"} {
+		l, ok := s.openLaidOut(s.Path(9), 9)
+		require.True(t, ok)
+		prev := l.src.lo
+		l.close()
+		_, err := s.Update(context.Background(), 9, ask(s, from, "architect", "Kept?"))
+		require.NoError(t, err)
+		memo, err := os.ReadFile(s.LayoutPath(9))
+		require.NoError(t, err)
+
+		l, ok = s.openLaidOut(s.Path(9), 9)
+		require.True(t, ok)
+		lo := l.src.lo
+		lens := make([]int64, len(lo.exts))
+		for i, x := range lo.exts {
+			lens[i] = x.n
+		}
+		assert.Equal(t, len(prev.stubs)+1, len(lo.stubs))
+		afresh := encodeLayout(9, lo.file, lo.head, l.Clarifications, lens, lo.shadow, nil)
+		l.close()
+		assert.True(t, bytes.Equal(afresh, memo), "asked by %s: the memo differs from one encoded afresh", from)
+	}
 }
