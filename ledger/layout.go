@@ -131,39 +131,13 @@ func encodeLayout(issue int, file fileStamp, head int64, cs []*Clarification, le
 	b = binary.AppendVarint(b, file.MTime)
 	b = binary.AppendVarint(b, file.CTime)
 	b = binary.AppendVarint(b, head)
-	b = binary.AppendVarint(b, sh.n)
-	if sh.n > 0 {
-		b = binary.AppendUvarint(b, sh.file.Ino)
-		b = binary.AppendVarint(b, sh.file.Size)
-		b = binary.AppendVarint(b, sh.file.MTime)
-		b = binary.AppendVarint(b, sh.file.CTime)
-	}
-	// senders are numbered in order of first appearance (after prev's,
-	// when its entries are kept); a record's is most often the previous
-	// record's, which is found without the map
+	b = sh.append(b)
 	kept := keptOf(prev, issue, cs, lens)
-	senders := map[string]uint64{}
 	var names []string
 	if kept > 0 {
-		names = append(names, prev.names...)
-		for i, n := range names {
-			senders[n] = uint64(i)
-		}
+		names = prev.names
 	}
-	from := make([]uint64, len(cs)-kept)
-	for i, c := range cs[kept:] {
-		if i > 0 && c.From == cs[kept+i-1].From {
-			from[i] = from[i-1]
-			continue
-		}
-		n, ok := senders[c.From]
-		if !ok {
-			n = uint64(len(names))
-			senders[c.From] = n
-			names = append(names, c.From)
-		}
-		from[i] = n
-	}
+	names, from := numberSenders(names, cs[kept:])
 	b = binary.AppendUvarint(b, uint64(len(names)))
 	for _, n := range names {
 		b = appendString(b, n)
@@ -189,6 +163,63 @@ func encodeLayout(issue int, file fileStamp, head int64, cs []*Clarification, le
 		}
 	}
 	return b
+}
+
+// numberSenders numbers the senders of cs in order of first appearance,
+// after names (kept as they are numbered): the names, and each record's
+// number. A record's is most often the previous record's, which is found
+// without the map.
+func numberSenders(names []string, cs []*Clarification) ([]string, []uint64) {
+	names = names[:len(names):len(names)] // appended to, never written into
+	senders := make(map[string]uint64, len(names))
+	for i, n := range names {
+		senders[n] = uint64(i)
+	}
+	from := make([]uint64, len(cs))
+	for i, c := range cs {
+		if i > 0 && c.From == cs[i-1].From {
+			from[i] = from[i-1]
+			continue
+		}
+		n, ok := senders[c.From]
+		if !ok {
+			n = uint64(len(names))
+			senders[c.From] = n
+			names = append(names, c.From)
+		}
+		from[i] = n
+	}
+	return names, from
+}
+
+// append appends the memo's encoding of sh.
+func (sh shadowHeld) append(b []byte) []byte {
+	b = binary.AppendVarint(b, sh.n)
+	if sh.n > 0 {
+		b = binary.AppendUvarint(b, sh.file.Ino)
+		b = binary.AppendVarint(b, sh.file.Size)
+		b = binary.AppendVarint(b, sh.file.MTime)
+		b = binary.AppendVarint(b, sh.file.CTime)
+	}
+	return b
+}
+
+// shadow reads what's shadowHeld.append wrote.
+func (d *decoder) shadow() shadowHeld {
+	var sh shadowHeld
+	if sh.n = d.varint(); sh.n > 0 {
+		sh.file.Ino = d.uvarint(1<<64 - 1)
+		sh.file.Size = d.varint()
+		sh.file.MTime = d.varint()
+		sh.file.CTime = d.varint()
+	}
+	return sh
+}
+
+// valid reports whether sh can describe the shadow of a ledger file of
+// the given size.
+func (sh shadowHeld) valid(size int64) bool {
+	return sh.n == 0 || sh.n > 0 && sh.n <= min(size, sh.file.Size) && sh.file.CTime != 0
 }
 
 // keptOf is how many of cs's first records are the records of prev (the
@@ -239,12 +270,7 @@ func decodeLayout(data []byte) (*layout, error) {
 	lo.file.MTime = d.varint()
 	lo.file.CTime = d.varint()
 	lo.head = d.varint()
-	if lo.shadow.n = d.varint(); lo.shadow.n > 0 {
-		lo.shadow.file.Ino = d.uvarint(1<<64 - 1)
-		lo.shadow.file.Size = d.varint()
-		lo.shadow.file.MTime = d.varint()
-		lo.shadow.file.CTime = d.varint()
-	}
+	lo.shadow = d.shadow()
 	nNames := d.uvarint(uint64(len(d.b)))
 	names := make([]string, 0, nNames)
 	for i := uint64(0); i < nNames && d.err == nil; i++ {
@@ -308,8 +334,7 @@ func decodeLayout(data []byte) (*layout, error) {
 	}
 	lo.tail = off
 	if lo.issue <= 0 || lo.head <= 0 || len(lo.stubs) == 0 || lo.tail <= lo.head || lo.tail >= lo.file.Size ||
-		lo.head > layoutEdgeMax || lo.file.Size-lo.tail > layoutEdgeMax ||
-		lo.shadow.n < 0 || lo.shadow.n > min(lo.file.Size, lo.shadow.file.Size) || (lo.shadow.n > 0 && lo.shadow.file.CTime == 0) {
+		lo.head > layoutEdgeMax || lo.file.Size-lo.tail > layoutEdgeMax || !lo.shadow.valid(lo.file.Size) {
 		return nil, errLayout
 	}
 	return lo, nil

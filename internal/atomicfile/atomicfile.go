@@ -132,9 +132,7 @@ func write(path string, perm os.FileMode, o Options, fill func(*Target) error) (
 		}
 	}
 	t := newTarget(f, patch)
-	if patch && o.ShadowHolds != nil {
-		t.holds(path, o.ShadowHolds)
-	}
+	t.holds(path, o.ShadowHolds)
 	if err = fill(t); err == nil {
 		err = t.finish()
 	}

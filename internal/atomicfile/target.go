@@ -50,8 +50,12 @@ func newTarget(f *os.File, patch bool) *Target {
 	return t
 }
 
-// holds asks ask how much of the shadow the caller vouches for.
+// holds asks ask, if not nil, how much of the shadow being patched the
+// caller vouches for.
 func (t *Target) holds(path string, ask func(os.FileInfo) (int64, func() error)) {
+	if !t.patch || ask == nil {
+		return
+	}
 	fi, err := t.f.Stat()
 	if err != nil {
 		return
@@ -101,13 +105,8 @@ func (t *Target) CopyFrom(src *os.File, off, n int64) error {
 		t.err = err
 		return err
 	}
-	if off == t.at && off < t.held {
-		// the shadow holds these bytes already, if src is path's file
-		if fi, err := src.Stat(); err == nil && os.SameFile(fi, t.heldOf) {
-			k := min(n, t.held-off)
-			t.at, off, n = t.at+k, off+k, n-k
-		}
-	}
+	k := t.alreadyHeld(src, off, n)
+	t.at, off, n = t.at+k, off+k, n-k
 	for n > 0 && t.err == nil {
 		b := t.buf[:min(n, int64(cap(t.buf)))]
 		got, err := src.ReadAt(b, off)
@@ -123,6 +122,19 @@ func (t *Target) CopyFrom(src *os.File, off, n int64) error {
 	}
 	t.buf = t.buf[:0]
 	return t.err
+}
+
+// alreadyHeld is how many of the n bytes of src at off, copied to the
+// same offset, the shadow holds already on the caller's word
+// (Options.ShadowHolds): those of path's file below held.
+func (t *Target) alreadyHeld(src *os.File, off, n int64) int64 {
+	if off != t.at || off >= t.held {
+		return 0
+	}
+	if fi, err := src.Stat(); err != nil || !os.SameFile(fi, t.heldOf) {
+		return 0
+	}
+	return min(n, t.held-off)
 }
 
 // flush puts the buffered bytes in the file.
