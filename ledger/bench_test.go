@@ -56,31 +56,14 @@ func filledStore(b *testing.B) *Store {
 // BenchmarkUpdateAppendLong measures one Store.Update that appends a
 // clarification to a ledger of 5,000 (500 of them open), read through its
 // layout memo: what history adds to an ask.
-func BenchmarkUpdateAppendLong(b *testing.B) {
-	s := NewStore(b.TempDir(), lock.Options{}, nil)
-	l := &Ledger{IssueNumber: 1, Clarifications: []*Clarification{}}
-	for i := range 5000 {
-		var one Ledger // ask numbers it 001: renumbered, so that making the ledger is linear
-		if err := ask(s, "engineer", "architect", "Which retry budget applies to call "+strconv.Itoa(i)+", and where is it configured?")(&one); err != nil {
-			b.Fatal(err)
-		}
-		c := one.Clarifications[0]
-		c.ID = FormatID(1, i+1)
-		if i%10 != 0 {
-			c.Status = Resolved
-		}
-		l.Clarifications = append(l.Clarifications, c)
-	}
-	data, err := Encode(l)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := os.MkdirAll(filepath.Dir(s.Path(1)), 0o755); err != nil {
-		b.Fatal(err)
-	}
-	if err := os.WriteFile(s.Path(1), data, 0o644); err != nil {
-		b.Fatal(err)
-	}
+func BenchmarkUpdateAppendLong(b *testing.B) { benchAppendLong(b, 5000) }
+
+// BenchmarkUpdateAppend20000 is BenchmarkUpdateAppendLong on 20,000
+// clarifications (2,000 open): bench/bigledger's long ledger.
+func BenchmarkUpdateAppend20000(b *testing.B) { benchAppendLong(b, 20_000) }
+
+func benchAppendLong(b *testing.B, n int) {
+	s := longStore(b, n)
 	ctx := context.Background()
 	q := ask(s, "engineer", "architect", "What is the retry policy?")
 	if _, err := s.Update(ctx, 1, q); err != nil { // the memo and index file
@@ -92,4 +75,35 @@ func BenchmarkUpdateAppendLong(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// longStore is a store whose issue 1 holds n clarifications, one in ten
+// open, written whole (no layout memo yet).
+func longStore(tb testing.TB, n int) *Store {
+	tb.Helper()
+	s := NewStore(tb.TempDir(), lock.Options{}, nil)
+	l := &Ledger{IssueNumber: 1, Clarifications: []*Clarification{}}
+	for i := range n {
+		var one Ledger // ask numbers it 001: renumbered, so that making the ledger is linear
+		if err := ask(s, "engineer", "architect", "Which retry budget applies to call "+strconv.Itoa(i)+", and where is it configured?")(&one); err != nil {
+			tb.Fatal(err)
+		}
+		c := one.Clarifications[0]
+		c.ID = FormatID(1, i+1)
+		if i%10 != 0 {
+			c.Status = Resolved
+		}
+		l.Clarifications = append(l.Clarifications, c)
+	}
+	data, err := Encode(l)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(s.Path(1)), 0o755); err != nil {
+		tb.Fatal(err)
+	}
+	if err := os.WriteFile(s.Path(1), data, 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	return s
 }

@@ -269,6 +269,7 @@ func writeLedger(e *emitter, l *Ledger) (first int64, lens []int64, err error) {
 	}
 	at += len(emptyMember) - len(emptyArray)
 	src := l.src
+	e.base = src
 	recs := l.Clarifications
 	prefix := append(append([]byte(nil), head[:at]...), openArray...)
 	if len(recs) > 0 {
@@ -329,6 +330,11 @@ type emitter struct {
 
 	pend   *source // a span not yet copied: of pend, n bytes at off
 	off, n int64
+
+	// same is how many of the first bytes emitted are base's at the same
+	// offsets, copied in place: what the new file shares with the old
+	base *source
+	same int64
 }
 
 // toFile is an emitter writing to the file t.
@@ -355,6 +361,9 @@ func (e *emitter) spanIf(src *source, off int64, b []byte, same bool) {
 }
 
 func (e *emitter) span(src *source, off, n int64) {
+	if src == e.base && off == e.pos && e.same == e.pos {
+		e.same += n
+	}
 	if e.pend == src && e.off+e.n == off {
 		e.n += n
 	} else {

@@ -53,7 +53,7 @@ const (
 
 // layoutMagic begins a memo: its format, and the build that wrote it (a
 // memo of another build is not trusted: how it writes ledgers may differ).
-var layoutMagic = sync.OnceValue(func() []byte { return []byte("agentx-ledger-layout 1 " + buildid.ID() + "\n") })
+var layoutMagic = sync.OnceValue(func() []byte { return []byte("agentx-ledger-layout 2 " + buildid.ID() + "\n") })
 
 // fileStamp is a Stamp with the change time, which no one can set back.
 type fileStamp struct {
@@ -74,6 +74,23 @@ type layout struct {
 	// ordered: every id is as agentx spells it, in increasing order, so
 	// no two are the same
 	ordered bool
+	shadow  shadowHeld
+	// names are the senders as the memo numbers them, and recs the
+	// memo's bytes of the records' entries (see encodeLayout's prev)
+	names []string
+	recs  []byte
+}
+
+// shadowHeld is what a memo knows of its ledger's shadow (see
+// atomicfile.Options.Shadow): the file stamped file, which the write of
+// the ledger exchanged out, holds the ledger's first n bytes (what that
+// write copied from it in place). A write that finds the shadow so
+// stamped neither reads nor compares those bytes: with them, an ask on a
+// long ledger costs what it appends, not the ledger's size. Nothing is
+// known when n is 0.
+type shadowHeld struct {
+	file fileStamp
+	n    int64
 }
 
 // WrittenUnder is the file under whose lock the file of a state
@@ -100,8 +117,12 @@ func (s *Store) LayoutPath(issue int) string {
 }
 
 // encodeLayout renders the memo of a ledger file of issue, stamped file,
-// whose records cs start at head and have the lengths lens.
-func encodeLayout(issue int, file fileStamp, head int64, cs []*Clarification, lens []int64) []byte {
+// whose records cs start at head and have the lengths lens, and whose
+// shadow is sh. prev, if not nil, is the memo of the file cs was read
+// from: when cs begins with all of its records, untouched and as long as
+// they were (an ask appends), their entries are copied from it as they
+// are, and only the rest encoded.
+func encodeLayout(issue int, file fileStamp, head int64, cs []*Clarification, lens []int64, sh shadowHeld, prev *layout) []byte {
 	b := make([]byte, 0, len(layoutMagic())+64+len(cs)*8)
 	b = append(b, layoutMagic()...)
 	b = binary.AppendUvarint(b, uint64(issue))
@@ -110,32 +131,24 @@ func encodeLayout(issue int, file fileStamp, head int64, cs []*Clarification, le
 	b = binary.AppendVarint(b, file.MTime)
 	b = binary.AppendVarint(b, file.CTime)
 	b = binary.AppendVarint(b, head)
-	// senders are numbered in order of first appearance; a record's is
-	// most often the previous record's, which is found without the map
-	senders := map[string]uint64{}
+	b = sh.append(b)
+	kept := keptOf(prev, issue, cs, lens)
 	var names []string
-	from := make([]uint64, len(cs))
-	for i, c := range cs {
-		if i > 0 && c.From == cs[i-1].From {
-			from[i] = from[i-1]
-			continue
-		}
-		n, ok := senders[c.From]
-		if !ok {
-			n = uint64(len(names))
-			senders[c.From] = n
-			names = append(names, c.From)
-		}
-		from[i] = n
+	if kept > 0 {
+		names = prev.names
 	}
+	names, from := numberSenders(names, cs[kept:])
 	b = binary.AppendUvarint(b, uint64(len(names)))
 	for _, n := range names {
 		b = appendString(b, n)
 	}
 	b = binary.AppendUvarint(b, uint64(len(cs)))
+	if kept > 0 {
+		b = append(b, prev.recs...)
+	}
 	var idb [32]byte
-	for i, c := range cs {
-		b = binary.AppendVarint(b, lens[i])
+	for i, c := range cs[kept:] {
+		b = binary.AppendVarint(b, lens[kept+i])
 		b = append(b, statusCode(c.Status))
 		b = binary.AppendUvarint(b, from[i])
 		// an id as agentx writes it is its sequence number (even); any
@@ -150,6 +163,79 @@ func encodeLayout(issue int, file fileStamp, head int64, cs []*Clarification, le
 		}
 	}
 	return b
+}
+
+// numberSenders numbers the senders of cs in order of first appearance,
+// after names (kept as they are numbered): the names, and each record's
+// number. A record's is most often the previous record's, which is found
+// without the map.
+func numberSenders(names []string, cs []*Clarification) ([]string, []uint64) {
+	names = names[:len(names):len(names)] // appended to, never written into
+	senders := make(map[string]uint64, len(names))
+	for i, n := range names {
+		senders[n] = uint64(i)
+	}
+	from := make([]uint64, len(cs))
+	for i, c := range cs {
+		if i > 0 && c.From == cs[i-1].From {
+			from[i] = from[i-1]
+			continue
+		}
+		n, ok := senders[c.From]
+		if !ok {
+			n = uint64(len(names))
+			senders[c.From] = n
+			names = append(names, c.From)
+		}
+		from[i] = n
+	}
+	return names, from
+}
+
+// append appends the memo's encoding of sh.
+func (sh shadowHeld) append(b []byte) []byte {
+	b = binary.AppendVarint(b, sh.n)
+	if sh.n > 0 {
+		b = binary.AppendUvarint(b, sh.file.Ino)
+		b = binary.AppendVarint(b, sh.file.Size)
+		b = binary.AppendVarint(b, sh.file.MTime)
+		b = binary.AppendVarint(b, sh.file.CTime)
+	}
+	return b
+}
+
+// shadow reads what's shadowHeld.append wrote.
+func (d *decoder) shadow() shadowHeld {
+	var sh shadowHeld
+	if sh.n = d.varint(); sh.n > 0 {
+		sh.file.Ino = d.uvarint(1<<64 - 1)
+		sh.file.Size = d.varint()
+		sh.file.MTime = d.varint()
+		sh.file.CTime = d.varint()
+	}
+	return sh
+}
+
+// valid reports whether sh can describe the shadow of a ledger file of
+// the given size.
+func (sh shadowHeld) valid(size int64) bool {
+	return sh.n == 0 || sh.n > 0 && sh.n <= min(size, sh.file.Size) && sh.file.CTime != 0
+}
+
+// keptOf is how many of cs's first records are the records of prev (the
+// memo they were read through) untouched, as long as they were: all of
+// prev's, or none.
+func keptOf(prev *layout, issue int, cs []*Clarification, lens []int64) int {
+	if prev == nil || prev.issue != issue || len(cs) < len(prev.stubs) || prev.recs == nil {
+		return 0
+	}
+	for i := range prev.stubs {
+		x := &prev.exts[i]
+		if c := cs[i]; c != &prev.stubs[i] || c.at != x || c.ID != x.id || c.Status != x.status || lens[i] != x.n {
+			return 0
+		}
+	}
+	return len(prev.stubs)
 }
 
 func appendString(b []byte, s string) []byte {
@@ -184,6 +270,7 @@ func decodeLayout(data []byte) (*layout, error) {
 	lo.file.MTime = d.varint()
 	lo.file.CTime = d.varint()
 	lo.head = d.varint()
+	lo.shadow = d.shadow()
 	nNames := d.uvarint(uint64(len(d.b)))
 	names := make([]string, 0, nNames)
 	for i := uint64(0); i < nNames && d.err == nil; i++ {
@@ -193,6 +280,7 @@ func decodeLayout(data []byte) (*layout, error) {
 	if d.err != nil {
 		return nil, d.err
 	}
+	lo.names, lo.recs = names, d.b // the entries are all that follows
 	lo.stubs = make([]Clarification, nRecs)
 	lo.exts = make([]extent, nRecs)
 	// the ids are spelled into one buffer, and each is a slice of it
@@ -225,8 +313,12 @@ func decodeLayout(data []byte) (*layout, error) {
 		if i > 0 {
 			off += int64(len(nextRecord))
 		}
-		lo.exts[i].off, lo.exts[i].n, lo.exts[i].status = off, n, Statuses[st]
-		lo.stubs[i] = Clarification{From: names[from], Status: Statuses[st], at: &lo.exts[i]}
+		x := &lo.exts[i]
+		x.off, x.n, x.status = off, n, Statuses[st]
+		// field by field: the stub is zero already, and a composite
+		// literal would write all of its bytes again
+		c := &lo.stubs[i]
+		c.From, c.Status, c.at = names[from], x.status, x
 		off += n
 		if off > lo.file.Size {
 			return nil, errLayout
@@ -242,7 +334,7 @@ func decodeLayout(data []byte) (*layout, error) {
 	}
 	lo.tail = off
 	if lo.issue <= 0 || lo.head <= 0 || len(lo.stubs) == 0 || lo.tail <= lo.head || lo.tail >= lo.file.Size ||
-		lo.head > layoutEdgeMax || lo.file.Size-lo.tail > layoutEdgeMax {
+		lo.head > layoutEdgeMax || lo.file.Size-lo.tail > layoutEdgeMax || !lo.shadow.valid(lo.file.Size) {
 		return nil, errLayout
 	}
 	return lo, nil
@@ -411,6 +503,14 @@ func (s *Store) openLaidOut(path string, issue int) (l *Ledger, ok bool) {
 	return &doc, true
 }
 
+// layout is the memo src was read through (nil: none).
+func (src *source) layout() *layout {
+	if src == nil {
+		return nil
+	}
+	return src.lo
+}
+
 // close releases the file a ledger read through its layout memo holds.
 func (l *Ledger) close() {
 	if l.src != nil {
@@ -420,11 +520,14 @@ func (l *Ledger) close() {
 
 // saveLayout writes the layout memo of the ledger just written at path,
 // whose records start at head and have the lengths lens, after checking
-// that path is the file written (ino: the temp file's inode). A ledger under
-// layoutMin has none. Derived data: a failure only means the next write
-// reads the ledger whole. Written only here, under the issue's lock (a
-// temp file a killed writer left is replaced: atomicfile.Options.Locked).
-func (s *Store) saveLayout(path string, l *Ledger, ino uint64, head int64, lens []int64) {
+// that path is the file written (ino: the temp file's inode). same is how
+// many of the new file's first bytes were copied in place from the file it
+// replaced (l.src's): when that file is now the shadow, the memo says so
+// (shadowHeld). A ledger under layoutMin has none. Derived data: a failure
+// only means the next write reads the ledger whole. Written only here,
+// under the issue's lock (a temp file a killed writer left is replaced:
+// atomicfile.Options.Locked).
+func (s *Store) saveLayout(path string, l *Ledger, ino uint64, head int64, lens []int64, same int64) {
 	memo := s.LayoutPath(l.IssueNumber)
 	fi, err := os.Lstat(path)
 	switch {
@@ -435,7 +538,47 @@ func (s *Store) saveLayout(path string, l *Ledger, ino uint64, head int64, lens 
 		return
 	}
 	if fs := fileStampOf(fi); fs.Ino == ino && fs.CTime != 0 {
-		_ = atomicfile.WriteDerivedLocked(s.dir, memo, encodeLayout(l.IssueNumber, fs, head, l.Clarifications, lens))
+		_ = atomicfile.WriteDerivedLocked(s.dir, memo, encodeLayout(l.IssueNumber, fs, head, l.Clarifications, lens, shadowOf(path, l.src, same), l.src.layout()))
+	}
+}
+
+// shadowOf is what the memo of the ledger just written at path knows of
+// its shadow: that it is src's file, the ledger before, exchanged out by
+// the write, and so holds the first same bytes of the new one. Nothing
+// when the write was no exchange. src's file is still open, so no other
+// file can have its inode.
+func shadowOf(path string, src *source, same int64) shadowHeld {
+	if src == nil || same <= 0 {
+		return shadowHeld{}
+	}
+	fi, err := os.Lstat(atomicfile.ShadowOf(path))
+	if err != nil || !fi.Mode().IsRegular() {
+		return shadowHeld{}
+	}
+	sh := fileStampOf(fi)
+	if was := src.lo.file; sh.Ino != was.Ino || sh.Size != was.Size || sh.MTime != was.MTime || sh.CTime == 0 {
+		return shadowHeld{}
+	}
+	return shadowHeld{file: sh, n: same}
+}
+
+// shadowHolds is atomicfile.Options.ShadowHolds for a write of the ledger
+// read through its layout memo from src: the shadow's first bytes when
+// it is the file the memo stamped. Should the patch change any of them,
+// the memo is first removed for good (its directory synced), so that no
+// write after a power loss trusts a shadow half patched.
+func (s *Store) shadowHolds(src *source) func(os.FileInfo) (int64, func() error) {
+	return func(fi os.FileInfo) (int64, func() error) {
+		sh := src.lo.shadow
+		if sh.n <= 0 || fileStampOf(fi) != sh.file {
+			return 0, nil
+		}
+		return sh.n, func() error {
+			if err := os.Remove(src.memo); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("layout memo: %w", err)
+			}
+			return atomicfile.SyncDir(filepath.Dir(src.memo))
+		}
 	}
 }
 
@@ -508,6 +651,29 @@ func (s *Store) CheckLayoutOf(whole *Ledger, data []byte, st Stamp) error {
 		if i > 0 && string(data[spans[i-1][0]+spans[i-1][1]:x.off]) != string(nextRecord) {
 			return &LayoutError{Path: memo, Why: fmt.Sprintf("record %d is not where agentx would write it", i+1)}
 		}
+	}
+	return checkShadowHeld(memo, s.Path(issue), lo.shadow, data)
+}
+
+// checkShadowHeld checks what a memo says of the shadow of the ledger at
+// path, whose bytes are data, when it is in force (the shadow stamped as
+// it says): that it holds the ledger's first sh.n bytes.
+func checkShadowHeld(memo, path string, sh shadowHeld, data []byte) error {
+	if sh.n <= 0 {
+		return nil
+	}
+	f, err := os.Open(atomicfile.ShadowOf(path))
+	if err != nil {
+		return nil // gone: nothing will be trusted
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || fileStampOf(fi) != sh.file {
+		return nil // changed since: not trusted
+	}
+	have := make([]byte, sh.n)
+	if _, err := f.ReadAt(have, 0); err != nil || !bytes.Equal(have, data[:sh.n]) {
+		return &LayoutError{Path: memo, Why: fmt.Sprintf("the shadow does not hold the ledger's first %d bytes", sh.n)}
 	}
 	return nil
 }

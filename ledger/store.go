@@ -381,9 +381,9 @@ func (f *Locked) WriteAfter(l *Ledger, encoded []byte, wait func() error) error 
 		return err
 	}
 	var (
-		ino   uint64
-		first int64
-		lens  []int64
+		ino         uint64
+		first, same int64
+		lens        []int64
 	)
 	// Locked: only the holder of the issue's lock writes its ledger, so
 	// a temp file a killed writer left is replaced by the next write.
@@ -402,16 +402,19 @@ func (f *Locked) WriteAfter(l *Ledger, encoded []byte, wait func() error) error 
 		// a large ledger, read through its layout memo: most of its
 		// bytes stay where they are, and a shadow saves writing them
 		o.Shadow = atomicfile.ShadowOf(path)
+		o.ShadowHolds = s.shadowHolds(l.src)
 	}
 	err := atomicfile.WriteFile(path, perm, o, func(t *atomicfile.Target) error {
 		if encoded != nil {
 			_, err := t.Write(encoded)
 			return err
 		}
+		e := toFile(t)
 		var err error
-		if first, lens, err = writeLedger(toFile(t), l); err != nil {
+		if first, lens, err = writeLedger(e, l); err != nil {
 			return fmt.Errorf("ledger issue %d: encode: %w", issue, err)
 		}
+		same = e.same
 		return nil
 	})
 	if err != nil {
@@ -423,7 +426,7 @@ func (f *Locked) WriteAfter(l *Ledger, encoded []byte, wait func() error) error 
 	}
 	f.noteDecided(l) // after the rename: a decision in memory is one taken
 	if s.rep == nil {
-		s.saveLayout(path, l, ino, first, lens)
+		s.saveLayout(path, l, ino, first, lens, same)
 	}
 	return nil
 }

@@ -35,6 +35,18 @@ type Options struct {
 	// failed on. Linux only; elsewhere, or when the file system has no
 	// leases, the write is an ordinary one.
 	Shadow string
+	// ShadowHolds, with Shadow, is asked, once the shadow is open under
+	// its lease and holds an earlier version (fi: its FileInfo), how many
+	// of its first bytes the caller knows to be those of the file at path
+	// now: n (0: none). The caller vouches for that (a ledger's layout
+	// memo stamps the shadow it describes); CopyFrom then neither reads
+	// nor compares what it copies from path's file to the same offset
+	// below n, which the shadow already holds. Before the patch changes a
+	// byte below n, forget is called, and must make the caller's word
+	// durably forgotten: a patch cut short by a power loss could leave
+	// those bytes changed under a stamp that did not reach the disk. An
+	// error from forget cancels the write.
+	ShadowHolds func(fi os.FileInfo) (n int64, forget func() error)
 	// Locked says that the writer holds the one lock every writer that
 	// sets Locked for path holds (a ledger's, under its issue's lock):
 	// the temp file then has one name, LockedTemp(path), and what a killed
@@ -120,6 +132,7 @@ func write(path string, perm os.FileMode, o Options, fill func(*Target) error) (
 		}
 	}
 	t := newTarget(f, patch)
+	t.holds(path, o.ShadowHolds)
 	if err = fill(t); err == nil {
 		err = t.finish()
 	}

@@ -271,3 +271,72 @@ func TestShadowOfAnotherUser(t *testing.T) {
 	require.NoError(t, unix.Lstat(p, &st))
 	assert.Equal(t, uint32(os.Geteuid()), st.Uid, "their file did not become the file")
 }
+
+// copyFromPath is a WriteFile fill that copies path's file whole, but for
+// its line "version N", which it writes as "version M" instead: in place
+// when N and M are as long.
+func copyFromPath(path string, from, to []byte) func(*Target) error {
+	return func(t *Target) error {
+		f, err := os.Open(path)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		at := bytes.Index(data, from)
+		if err := t.CopyFrom(f, 0, int64(at)); err != nil {
+			return err
+		}
+		if _, err := t.Write(to); err != nil {
+			return err
+		}
+		return t.CopyFrom(f, int64(at+len(from)), int64(len(data)-at-len(from)))
+	}
+}
+
+// TestShadowHoldsTakenOnTheCallersWord: what the caller vouches the
+// shadow holds (Options.ShadowHolds) is neither read nor written, and
+// forget is called before the patch changes a byte of it, not otherwise.
+func TestShadowHoldsTakenOnTheCallersWord(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "issue-7.json")
+	require.NoError(t, Write(p, version(3), 0o644))
+	writeShadowed(t, p, version(3)) // the shadow holds version 3 too
+	forgot := 0
+	holds := func(n int64) func(os.FileInfo) (int64, func() error) {
+		return func(os.FileInfo) (int64, func() error) { return n, func() error { forgot++; return nil } }
+	}
+	// the last line changes: after what the caller vouches for
+	keep := int64(len(version(2)))
+	want := append(version(2), "version 4\n"...)
+	require.NoError(t, WriteFile(p, 0o644, Options{Durable: true, Shadow: ShadowOf(p), ShadowHolds: holds(keep)},
+		copyFromPath(p, []byte("version 3\n"), []byte("version 4\n"))))
+	got, err := os.ReadFile(p)
+	require.NoError(t, err)
+	assert.Equal(t, string(want), string(got))
+	assert.Zero(t, forgot, "nothing the caller vouched for changed")
+
+	// the first version line changes: inside it
+	want = bytes.Replace(want, []byte("version 1\n"), []byte("version 9\n"), 1)
+	require.NoError(t, WriteFile(p, 0o644, Options{Durable: true, Shadow: ShadowOf(p), ShadowHolds: holds(keep)},
+		copyFromPath(p, []byte("version 1\n"), []byte("version 9\n"))))
+	got, err = os.ReadFile(p)
+	require.NoError(t, err)
+	assert.Equal(t, string(want), string(got))
+	assert.Equal(t, 1, forgot, "forgotten once, before the change")
+
+	// a forget that fails cancels the write
+	before := want
+	fail := func(os.FileInfo) (int64, func() error) {
+		return int64(len(before)), func() error { return errors.New("cannot forget") }
+	}
+	err = WriteFile(p, 0o644, Options{Durable: true, Shadow: ShadowOf(p), ShadowHolds: fail},
+		copyFromPath(p, []byte("version 2\n"), []byte("version 8\n")))
+	require.ErrorContains(t, err, "cannot forget")
+	got, err = os.ReadFile(p)
+	require.NoError(t, err)
+	assert.Equal(t, string(before), string(got), "the file is as it was")
+}

@@ -16,7 +16,8 @@ import (
 // there and written only where it differs, so that the fsync writes back
 // the pages that changed, not the whole file. Nothing about the shadow's
 // content is trusted: a patch interrupted half-way is compared like any
-// other content by the next one.
+// other content by the next one, unless the caller vouches for it
+// (Options.ShadowHolds).
 type Target struct {
 	f     *os.File
 	patch bool
@@ -25,6 +26,13 @@ type Target struct {
 	cmp   []byte // patch: scratch for what the file holds
 	wrote int64  // patch: bytes that differed and were written
 	err   error
+
+	// held: the shadow's first held bytes are those of heldOf, the file
+	// at path when the write began (Options.ShadowHolds); forget is
+	// called, once, before the patch writes below held
+	held   int64
+	heldOf os.FileInfo
+	forget func() error
 }
 
 const (
@@ -40,6 +48,25 @@ func newTarget(f *os.File, patch bool) *Target {
 		t.cmp = make([]byte, targetBuf)
 	}
 	return t
+}
+
+// holds asks ask, if not nil, how much of the shadow being patched the
+// caller vouches for.
+func (t *Target) holds(path string, ask func(os.FileInfo) (int64, func() error)) {
+	if !t.patch || ask == nil {
+		return
+	}
+	fi, err := t.f.Stat()
+	if err != nil {
+		return
+	}
+	cur, err := os.Lstat(path)
+	if err != nil {
+		return
+	}
+	if n, forget := ask(fi); n > 0 && forget != nil {
+		t.held, t.heldOf, t.forget = min(n, fi.Size()), cur, forget
+	}
 }
 
 // Write appends p to the file.
@@ -78,6 +105,8 @@ func (t *Target) CopyFrom(src *os.File, off, n int64) error {
 		t.err = err
 		return err
 	}
+	k := t.alreadyHeld(src, off, n)
+	t.at, off, n = t.at+k, off+k, n-k
 	for n > 0 && t.err == nil {
 		b := t.buf[:min(n, int64(cap(t.buf)))]
 		got, err := src.ReadAt(b, off)
@@ -93,6 +122,19 @@ func (t *Target) CopyFrom(src *os.File, off, n int64) error {
 	}
 	t.buf = t.buf[:0]
 	return t.err
+}
+
+// alreadyHeld is how many of the n bytes of src at off, copied to the
+// same offset, the shadow holds already on the caller's word
+// (Options.ShadowHolds): those of path's file below held.
+func (t *Target) alreadyHeld(src *os.File, off, n int64) int64 {
+	if off != t.at || off >= t.held {
+		return 0
+	}
+	if fi, err := src.Stat(); err != nil || !os.SameFile(fi, t.heldOf) {
+		return 0
+	}
+	return min(n, t.held-off)
 }
 
 // flush puts the buffered bytes in the file.
@@ -140,11 +182,25 @@ func (t *Target) write(b []byte, from, to int) {
 	if from < 0 || t.err != nil {
 		return
 	}
+	if t.err = t.spoil(t.at + int64(from)); t.err != nil {
+		return
+	}
 	if _, err := t.f.WriteAt(b[from:to], t.at+int64(from)); err != nil {
 		t.err = err
 		return
 	}
 	t.wrote += int64(to - from)
+}
+
+// spoil calls forget before the first change to the shadow at off, when
+// off is below what the caller vouched for.
+func (t *Target) spoil(off int64) error {
+	if off >= t.held || t.forget == nil {
+		return nil
+	}
+	forget := t.forget
+	t.forget, t.held = nil, 0
+	return forget()
 }
 
 // finish puts what is buffered in the file and, for a shadow, cuts it to
