@@ -44,7 +44,8 @@ func TestDoctorLayoutMemo(t *testing.T) {
 	assert.Empty(t, r.Findings, "a true memo is not reported")
 
 	// The memo: a magic line, the issue, the file's stamp (five varints),
-	// where the first record starts, the senders (one), how many records,
+	// where the first record starts, the shadow's vouched bytes (and their
+	// file's stamp), the senders (one), how many records,
 	// then each record's length and status code. Make the first record
 	// pending (code 0) while the ledger says resolved.
 	data, err := os.ReadFile(memo)
@@ -55,7 +56,17 @@ func TestDoctorLayoutMemo(t *testing.T) {
 		require.Positive(t, n)
 		at += n
 	}
-	_, n := binary.Uvarint(data[at:]) // the sender's name
+	held, n := binary.Varint(data[at:]) // the shadow's bytes the memo vouches for, and its stamp if any
+	require.Positive(t, n)
+	at += n
+	if held > 0 {
+		for range 4 {
+			_, n := binary.Varint(data[at:])
+			require.Positive(t, n)
+			at += n
+		}
+	}
+	_, n = binary.Uvarint(data[at:]) // the sender's name
 	at += n + len("engineer")
 	_, n = binary.Uvarint(data[at:]) // the records
 	at += n
