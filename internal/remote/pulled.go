@@ -14,8 +14,13 @@ import (
 // the same ref at the same moment makes git fail to lock it ("cannot lock
 // ref"): that is not an outage, and a moment later the fetch goes through.
 func (g *Git) fetch(ctx context.Context, args ...string) error {
+	return g.fetchRefs(ctx, args[:len(args)-1], args[len(args)-1])
+}
+
+// fetchRefs is fetch of several refspecs, with the options opts.
+func (g *Git) fetchRefs(ctx context.Context, opts []string, refspecs ...string) error {
 	for try := 1; ; try++ {
-		_, err := g.exchange(ctx, append(append([]string{"fetch", "--quiet", "--no-tags", "--no-write-fetch-head"}, args[:len(args)-1]...), "--", g.Remote, args[len(args)-1])...)
+		_, err := g.exchange(ctx, append(append(append([]string{"fetch", "--quiet", "--no-tags", "--no-write-fetch-head"}, opts...), "--", g.Remote), refspecs...)...)
 		var oe *offlineError
 		if err == nil || try == 5 || !errors.As(err, &oe) || !strings.Contains(oe.why, "cannot lock ref") {
 			return err
