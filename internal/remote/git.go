@@ -50,6 +50,12 @@ type Git struct {
 	// keeps what settings read for the next process ("": none; Attach
 	// sets it)
 	settingsState string
+
+	// one git cat-file for the reads of a write (hold)
+	heldMu  sync.Mutex
+	holding bool
+	heldCtx context.Context
+	held    *objects
 }
 
 // settingsKeys are the keys settings reads: signing, syncing, and where

@@ -3,8 +3,11 @@ package remote
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -132,8 +135,13 @@ func (g *Git) readIntent(o *objects, issue int, name, ref string) Intent {
 }
 
 // localNames lists the refs under prefix in the local repository, by
-// name, sorted (git for-each-ref sorts by ref name).
+// name, sorted: read from the repository's files (its loose refs and
+// packed-refs) where agentx knows where they are, else git for-each-ref.
 func (g *Git) localNames(ctx context.Context, prefix string) ([]string, error) {
+	g.settings(ctx)
+	if names, ok := g.refFiles(prefix); ok {
+		return names, nil
+	}
 	out, err := g.git(ctx, nil, nil, "for-each-ref", "--format=%(refname)", prefix+"/")
 	if err != nil {
 		return nil, err
@@ -164,7 +172,7 @@ type posting struct {
 	f    *ledger.Locked
 	st   *SyncState
 	it   Intents
-	l0   *ledger.Ledger         // the local copy the change was made on
+	l0   *ledger.Ledger          // the local copy the change was made on
 	mine []*ledger.Clarification // the records it added, as the caller holds them
 	msg  string
 	name string    // its intent
@@ -478,4 +486,43 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	case <-t.C:
 		return nil
 	}
+}
+
+// refFiles lists the refs directly under prefix from the repository's
+// files: the loose refs in its directory and the packed ones. ok false
+// where that is not known to be all (no objects directory agentx writes
+// to, refs kept another way, a file that cannot be read).
+func (g *Git) refFiles(prefix string) (names []string, ok bool) {
+	if g.objectDir == "" {
+		return nil, false
+	}
+	common := filepath.Dir(g.objectDir)
+	if _, err := os.Stat(filepath.Join(common, "reftable")); !errors.Is(err, fs.ErrNotExist) {
+		return nil, false
+	}
+	seen := map[string]bool{}
+	entries, err := os.ReadDir(filepath.Join(common, filepath.FromSlash(prefix)))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, false
+	}
+	for _, e := range entries {
+		if e.Type().IsRegular() && !strings.HasSuffix(e.Name(), ".lock") {
+			seen[e.Name()] = true
+		}
+	}
+	packed, err := os.ReadFile(filepath.Join(common, "packed-refs"))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, false
+	}
+	for _, l := range strings.Split(string(packed), "\n") {
+		_, ref, _ := strings.Cut(l, " ")
+		if n, ok := strings.CutPrefix(ref, prefix+"/"); ok && n != "" && !strings.Contains(n, "/") {
+			seen[n] = true
+		}
+	}
+	for n := range seen {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names, true
 }

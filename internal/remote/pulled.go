@@ -45,16 +45,20 @@ func (g *Git) Hosts(ctx context.Context, issue int, from, to string) (map[string
 	if !isHexID(to) || (from != "" && !isHexID(from)) {
 		return nil, fmt.Errorf("remote %s: not a commit id", g.Remote)
 	}
-	args := []string{"log", "--format=%B%x1e", fmt.Sprintf("--max-count=%d", maxPulledCommits), to}
-	if from != "" {
-		args = append(args, "^"+from)
-	}
-	out, err := g.git(ctx, nil, nil, args...)
-	if err != nil {
-		return nil, err
+	msgs, ok := g.linearMessages(ctx, from, to)
+	if !ok {
+		args := []string{"log", "--format=%B%x1e", fmt.Sprintf("--max-count=%d", maxPulledCommits), to}
+		if from != "" {
+			args = append(args, "^"+from)
+		}
+		out, err := g.git(ctx, nil, nil, args...)
+		if err != nil {
+			return nil, err
+		}
+		msgs = strings.Split(string(out), "\x1e")
 	}
 	hosts := map[string]string{}
-	for _, msg := range strings.Split(string(out), "\x1e") {
+	for _, msg := range msgs {
 		subject, host := parseMessage(msg)
 		for _, phrase := range strings.Split(subject, "; ") {
 			id, _, _ := strings.Cut(phrase, " ")
@@ -69,6 +73,31 @@ func (g *Git) Hosts(ctx context.Context, issue int, from, to string) (map[string
 		}
 	}
 	return hosts, nil
+}
+
+// linearMessages are the messages of the commits from to down to from
+// (excluded), newest first, read through git cat-file, when they are a
+// chain of one parent each (linearSince); ok false otherwise, or past
+// maxPulledCommits.
+func (g *Git) linearMessages(ctx context.Context, from, to string) ([]string, bool) {
+	o, err := g.objects(ctx)
+	if err != nil {
+		return nil, false
+	}
+	defer o.close()
+	var msgs []string
+	for sha := to; len(msgs) < maxPulledCommits; {
+		c, err := o.commit(sha)
+		if err != nil || len(c.Parents) > 1 || len(c.Parents) == 0 && from != "" {
+			return nil, false
+		}
+		msgs = append(msgs, c.Message)
+		if len(c.Parents) == 0 || c.Parents[0] == from {
+			return msgs, true
+		}
+		sha = c.Parents[0]
+	}
+	return nil, false
 }
 
 // parseMessage splits a ledger commit's message into its subject and the

@@ -290,6 +290,9 @@ func (r *Replicator) update(ctx context.Context, f *ledger.Locked, fn func(*ledg
 	if err != nil {
 		return nil, err
 	}
+	if h, ok := r.transport.(holder); ok {
+		defer h.hold(ctx)()
+	}
 	switch {
 	case r.offline:
 		return r.updateOffline(f, fn, st, "--offline")
@@ -324,6 +327,12 @@ func (r *Replicator) update(ctx context.Context, f *ledger.Locked, fn func(*ledg
 		}
 	}
 	return t.run()
+}
+
+// holder is a Transport whose reads during one write can share one
+// process (Git: git cat-file).
+type holder interface {
+	hold(ctx context.Context) (release func())
 }
 
 // waiting reports whether a live waiter is in issue's queue.
