@@ -141,7 +141,7 @@ for a in "$@"; do
     *) sub=$a; break ;;
   esac
 done
-echo "$sub" >> '`+w.gitLog+`'
+echo "$PPID $sub" >> '`+w.gitLog+`'
 exec '`+realGit+`' "$@"
 `), 0o755))
 	for i := range hosts {
@@ -385,9 +385,12 @@ func gitCommands(log string, ok int) (float64, string) {
 	data, _ := os.ReadFile(log)
 	count := map[string]int{}
 	n := 0
-	for _, l := range strings.Fields(string(data)) {
-		count[l]++
-		n++
+	for _, l := range strings.Split(string(data), "\n") {
+		// each line: the agentx process, the subcommand
+		if f := strings.Fields(l); len(f) == 2 {
+			count[f[1]]++
+			n++
+		}
 	}
 	subs := make([]string, 0, len(count))
 	for c := range count {

@@ -200,7 +200,6 @@ func (r *Replicator) intentState(st *SyncState) bool {
 // records fn added hold what the shared ledger holds. errNoIntent: fn
 // ran, but the change is to be made as a transaction.
 func (r *Replicator) intentWrite(ctx context.Context, f *ledger.Locked, fn func(*ledger.Ledger) error, st *SyncState) (*ledger.Ledger, error) {
-	it, _ := r.transport.(Intents)
 	data, err := readCopy(f.Path, st)
 	if err != nil {
 		return nil, errNoIntent
@@ -214,17 +213,26 @@ func (r *Replicator) intentWrite(ctx context.Context, f *ledger.Locked, fn func(
 	if fn(l0) != nil || cp.Check(f.Path, l0) != nil {
 		return nil, errNoIntent // judged on the shared ledger
 	}
-	p := &posting{r: r, ctx: ctx, f: f, st: st, it: it, l0: l0, msg: changeMessage(before, l0)}
-	if p.mine = addedOnly(before, l0); len(p.mine) == 0 || p.msg == "" {
+	msg, mine := changeMessage(before, l0), addedOnly(before, l0)
+	if len(mine) == 0 || msg == "" {
 		return nil, errNoIntent
 	}
 	enc, err := ledger.Encode(l0)
 	if err != nil {
 		return nil, err
 	}
-	p.at = r.store.Now()
+	return r.post(ctx, f, st, st.Head, Commit{Data: enc, Message: msg}, mine)
+}
+
+// post posts c, a change made on the shared version base that adds the
+// records mine (as the caller holds them), as an intent, and waits until
+// it is merged. errNoIntent: it could not be posted (nothing was).
+func (r *Replicator) post(ctx context.Context, f *ledger.Locked, st *SyncState, base string, c Commit, mine []*ledger.Clarification) (*ledger.Ledger, error) {
+	it, _ := r.transport.(Intents)
+	p := &posting{r: r, ctx: ctx, f: f, st: st, it: it, mine: mine, at: r.store.Now()}
 	start := time.Now()
-	p.name, err = it.Post(ctx, f.Issue, st.Head, Commit{Data: enc, Message: p.msg}, p.at)
+	var err error
+	p.name, err = it.Post(ctx, f.Issue, base, c, p.at)
 	switch {
 	case errors.Is(err, ErrOffline):
 		return p.offline(err)
@@ -298,7 +306,7 @@ func (p *posting) await(rtt time.Duration) (*ledger.Ledger, error) {
 			return p.merged(snap, nil)
 		}
 		if !p.leads(intents[:mine]) {
-			wait = max(time.Since(start), rtt)
+			wait = 2 * max(time.Since(start), rtt)
 			continue
 		}
 		l, commits, names, err := p.combine(snap, intents)

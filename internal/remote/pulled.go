@@ -100,6 +100,32 @@ func (g *Git) linearMessages(ctx context.Context, from, to string) ([]string, bo
 	return nil, false
 }
 
+// linearDescends is Descends read through git cat-file, when the chain
+// from version is one of commits of one parent each until it meets base
+// or its root (then base is not in it); ok false otherwise (a merge, a
+// commit not read, past maxLinear): git merge-base says.
+func (g *Git) linearDescends(ctx context.Context, version, base string) (yes, ok bool) {
+	o, err := g.objects(ctx)
+	if err != nil {
+		return false, false
+	}
+	defer o.close()
+	for sha, n := version, 0; n < maxLinear; n++ {
+		if sha == base {
+			return true, true
+		}
+		c, err := o.commit(sha)
+		if err != nil || len(c.Parents) > 1 {
+			return false, false
+		}
+		if len(c.Parents) == 0 {
+			return false, true
+		}
+		sha = c.Parents[0]
+	}
+	return false, false
+}
+
 // parseMessage splits a ledger commit's message into its subject and the
 // host of its "host:" line ("" when there is none, or it is not a plain
 // name).
@@ -138,6 +164,9 @@ func hostName(h string) string {
 func (g *Git) Descends(ctx context.Context, version, base string) (bool, error) {
 	if !isHexID(version) || !isHexID(base) {
 		return false, fmt.Errorf("remote %s: not a commit id", g.Remote)
+	}
+	if yes, ok := g.linearDescends(ctx, version, base); ok {
+		return yes, nil
 	}
 	_, err := g.git(ctx, nil, nil, "merge-base", "--is-ancestor", base, version)
 	var ge *GitError
