@@ -280,7 +280,7 @@ func addedOnly(before map[string]*recState, l *ledger.Ledger) []*ledger.Clarific
 // intent waiting when none live is ahead of its own (or its own has waited
 // intentStall), else waits about one exchange (rtt) for the host ahead.
 func (p *posting) await(rtt time.Duration) (*ledger.Ledger, error) {
-	wait := rtt
+	wait := 2 * rtt
 	for {
 		if err := sleepCtx(p.ctx, jitter(wait)); err != nil {
 			return nil, err
