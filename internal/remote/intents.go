@@ -1,8 +1,10 @@
 package remote
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"math/rand/v2"
 	"os"
@@ -68,7 +70,12 @@ func (g *Git) Post(ctx context.Context, issue int, base string, c Commit, now ti
 	name := waiterName(now, g.host())
 	ref := g.intentsRef(issue) + "/" + name
 	_, err := g.publish(ctx, issue, []string{base}, []Commit{c}, func(head string) error {
-		_, err := g.exchange(ctx, "push", "--porcelain", "--no-verify", "--force-with-lease="+ref+":", "--", g.Remote, head+":"+ref)
+		out, err := g.exchange(ctx, "push", "--porcelain", "--no-verify", "--force-with-lease="+ref+":", "--", g.Remote, head+":"+ref)
+		if err != nil && bytes.Contains(out, []byte(":"+ref+"\t")) {
+			// the remote answered, and refused the ref (a rule, a hook):
+			// not an outage
+			return fmt.Errorf("remote %s refused the intent %s: %s", g.Remote, ref, firstLine(string(out)))
+		}
 		return err
 	})
 	return name, err
