@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -146,8 +147,8 @@ func (g *Git) readIntent(o *objects, issue int, name, ref string) Intent {
 // packed-refs) where agentx knows where they are, else git for-each-ref.
 func (g *Git) localNames(ctx context.Context, prefix string) ([]string, error) {
 	g.settings(ctx)
-	if names, ok := g.refFiles(prefix); ok {
-		return names, nil
+	if refs, ok := g.refFiles(prefix); ok {
+		return slices.Sorted(maps.Keys(refs)), nil
 	}
 	out, err := g.git(ctx, nil, nil, "for-each-ref", "--format=%(refname)", prefix+"/")
 	if err != nil {
@@ -504,10 +505,11 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 }
 
 // refFiles lists the refs directly under prefix from the repository's
-// files: the loose refs in its directory and the packed ones. ok false
-// where that is not known to be all (no objects directory agentx writes
-// to, refs kept another way, a file that cannot be read).
-func (g *Git) refFiles(prefix string) (names []string, ok bool) {
+// files, each name with its object id: the loose refs in its directory
+// (which win) and the packed ones. ok false where that is not known to be
+// all (no objects directory agentx writes to, refs kept another way, a
+// file that cannot be read, a symbolic ref).
+func (g *Git) refFiles(prefix string) (refs map[string]string, ok bool) {
 	if g.objectDir == "" {
 		return nil, false
 	}
@@ -515,29 +517,35 @@ func (g *Git) refFiles(prefix string) (names []string, ok bool) {
 	if _, err := os.Stat(filepath.Join(common, "reftable")); !errors.Is(err, fs.ErrNotExist) {
 		return nil, false
 	}
-	seen := map[string]bool{}
-	entries, err := os.ReadDir(filepath.Join(common, filepath.FromSlash(prefix)))
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, false
-	}
-	for _, e := range entries {
-		if e.Type().IsRegular() && !strings.HasSuffix(e.Name(), ".lock") {
-			seen[e.Name()] = true
-		}
-	}
+	refs = map[string]string{}
 	packed, err := os.ReadFile(filepath.Join(common, "packed-refs"))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, false
 	}
 	for _, l := range strings.Split(string(packed), "\n") {
-		_, ref, _ := strings.Cut(l, " ")
-		if n, ok := strings.CutPrefix(ref, prefix+"/"); ok && n != "" && !strings.Contains(n, "/") {
-			seen[n] = true
+		sha, ref, _ := strings.Cut(l, " ")
+		if n, ok := strings.CutPrefix(ref, prefix+"/"); ok && n != "" && !strings.Contains(n, "/") && isHexID(sha) {
+			refs[n] = sha
 		}
 	}
-	for n := range seen {
-		names = append(names, n)
+	dir := filepath.Join(common, filepath.FromSlash(prefix))
+	entries, err := os.ReadDir(dir)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, false
 	}
-	slices.Sort(names)
-	return names, true
+	for _, e := range entries {
+		if !e.Type().IsRegular() || strings.HasSuffix(e.Name(), ".lock") {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		sha := strings.TrimSpace(string(data))
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			continue // removed meanwhile (a prune)
+		case err != nil || !isHexID(sha):
+			return nil, false
+		}
+		refs[e.Name()] = sha
+	}
+	return refs, true
 }
