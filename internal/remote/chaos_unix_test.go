@@ -28,6 +28,18 @@ import (
 // under a minute on two busy cores).
 const chaosEnv = "AGENTX_REMOTE_CHAOS"
 
+// soakFor is how long a chaos test's hosts work under the chaos: chaosEnv,
+// else def.
+func soakFor(t *testing.T, def time.Duration) time.Duration {
+	v := os.Getenv(chaosEnv)
+	if v == "" {
+		return def
+	}
+	d, err := time.ParseDuration(v)
+	require.NoError(t, err, "%s", chaosEnv)
+	return d
+}
+
 // chaos is a world whose agentx processes are killed and paused at random
 // while a rewinder moves the shared refs back and deletes one.
 type chaos struct {
@@ -206,12 +218,7 @@ func TestRemoteChaos(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the chaos test runs for tens of seconds")
 	}
-	soak := 20 * time.Second
-	if v := os.Getenv(chaosEnv); v != "" {
-		d, err := time.ParseDuration(v)
-		require.NoError(t, err, "%s", chaosEnv)
-		soak = d
-	}
+	soak := soakFor(t, 20*time.Second)
 	const hosts, procs = 3, 2
 	w := newWorld(t, hosts, "", "")
 	c := &chaos{w: w, acked: map[string]string{}, issues: 2}
@@ -342,12 +349,7 @@ func TestRemoteChaosOneIssue(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the chaos test runs for tens of seconds")
 	}
-	soak := 15 * time.Second
-	if v := os.Getenv(chaosEnv); v != "" {
-		d, err := time.ParseDuration(v)
-		require.NoError(t, err, "%s", chaosEnv)
-		soak = d
-	}
+	soak := soakFor(t, 15*time.Second)
 	const hosts = 8
 	w := newWorld(t, hosts+1, "", "") // the last one only checks, at the end
 	c := &chaos{w: w, acked: map[string]string{}, issues: 1}

@@ -53,8 +53,12 @@ type Intent struct {
 }
 
 // intentStall is how long an intent ahead of this write's may wait before
-// this write merges it too: its host was killed or paused.
+// this write merges it too: its host was killed or paused. Against a
+// remote slower than a few hundred milliseconds an exchange, stallFor
+// exchanges instead: a live host merges within about four.
 var intentStall = 2 * time.Second
+
+const stallFor = 8
 
 // intentsRef is the ref prefix of issue's intents: under the queue's, so
 // that the server rules for waiters (created and deleted by the hosts)
@@ -180,11 +184,10 @@ type posting struct {
 	f    *ledger.Locked
 	st   *SyncState
 	it   Intents
-	l0   *ledger.Ledger          // the local copy the change was made on
 	mine []*ledger.Clarification // the records it added, as the caller holds them
-	msg  string
-	name string    // its intent
-	at   time.Time // when it was posted
+	name string                  // its intent
+	at   time.Time               // when it was posted
+	rtt  time.Duration           // one exchange with the remote, as its post took
 }
 
 // errNoIntent is a change the intents cannot carry (it does more than add
@@ -247,7 +250,8 @@ func (r *Replicator) post(ctx context.Context, f *ledger.Locked, st *SyncState, 
 	case err != nil:
 		return nil, errNoIntent
 	}
-	return p.await(time.Since(start))
+	p.rtt = time.Since(start)
+	return p.await()
 }
 
 // readCopy returns the local copy when it is the shared ledger as settled
@@ -287,7 +291,8 @@ func addedOnly(before map[string]*recState, l *ledger.Ledger) []*ledger.Clarific
 // await waits until the intent is merged: it fetches, and merges every
 // intent waiting when none live is ahead of its own (or its own has waited
 // intentStall), else waits about one exchange (rtt) for the host ahead.
-func (p *posting) await(rtt time.Duration) (*ledger.Ledger, error) {
+func (p *posting) await() (*ledger.Ledger, error) {
+	rtt := p.rtt
 	wait := 2 * rtt
 	for {
 		if err := sleepCtx(p.ctx, jitter(wait)); err != nil {
@@ -341,14 +346,16 @@ func (p *posting) await(rtt time.Duration) (*ledger.Ledger, error) {
 }
 
 // leads reports whether this write merges the intents now: no live intent
-// is ahead of its own, or its own has waited intentStall.
+// is ahead of its own, or its own has waited intentStall (stallFor
+// exchanges, if longer).
 func (p *posting) leads(ahead []Intent) bool {
 	now := p.r.store.Now()
-	if now.Sub(p.at) > intentStall {
+	stall := max(intentStall, stallFor*p.rtt)
+	if now.Sub(p.at) > stall {
 		return true
 	}
 	for _, in := range ahead {
-		if at, ok := waiterTime(in.Name); ok && now.Sub(at) <= intentStall {
+		if at, ok := waiterTime(in.Name); ok && now.Sub(at) <= stall {
 			return false
 		}
 	}

@@ -389,15 +389,7 @@ var pause = sleepJitter
 // again.
 func sleepJitter(ctx context.Context, losses int) error {
 	d := 10 * time.Millisecond << min(losses-1, 6)
-	d = d/2 + rand.N(d/2+1)
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return context.Cause(ctx)
-	case <-t.C:
-		return nil
-	}
+	return sleepCtx(ctx, d/2+rand.N(d/2+1))
 }
 
 // settle makes l, the shared ledger at version, the local copy, and
