@@ -288,9 +288,10 @@ func addedOnly(before map[string]*recState, l *ledger.Ledger) []*ledger.Clarific
 	return added
 }
 
-// await waits until the intent is merged: it fetches, and merges every
-// intent waiting when none live is ahead of its own (or its own has waited
-// intentStall), else waits about one exchange (rtt) for the host ahead.
+// await waits until the intent is merged: about two exchanges (the host
+// ahead, if any, fetching and pushing), then it fetches, and merges every
+// intent waiting when none live is ahead of its own (leads), else waits
+// again. A merge that loses to another host's push fetches again at once.
 func (p *posting) await() (*ledger.Ledger, error) {
 	rtt := p.rtt
 	wait := 2 * rtt
