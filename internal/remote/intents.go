@@ -179,15 +179,16 @@ func (g *Git) PushMerging(ctx context.Context, issue int, base Snapshot, commits
 
 // posting is one write's intent, from its post to its merge.
 type posting struct {
-	r    *Replicator
-	ctx  context.Context
-	f    *ledger.Locked
-	st   *SyncState
-	it   Intents
-	mine []*ledger.Clarification // the records it added, as the caller holds them
-	name string                  // its intent
-	at   time.Time               // when it was posted
-	rtt  time.Duration           // one exchange with the remote, as its post took
+	r      *Replicator
+	ctx    context.Context
+	f      *ledger.Locked
+	st     *SyncState
+	it     Intents
+	mine   []*ledger.Clarification // the records it added, as the caller holds them
+	name   string                  // its intent
+	at     time.Time               // when it was posted (the store's clock: its name)
+	posted time.Time               // and by the system's clock
+	rtt    time.Duration           // one exchange with the remote, as its post took
 }
 
 // errNoIntent is a change the intents cannot carry (it does more than add
@@ -244,6 +245,7 @@ func (r *Replicator) post(ctx context.Context, f *ledger.Locked, st *SyncState, 
 	start := time.Now()
 	var err error
 	p.name, err = it.Post(ctx, f.Issue, base, c, p.at)
+	p.posted = time.Now()
 	switch {
 	case errors.Is(err, ErrOffline):
 		return p.offline(err)
@@ -352,7 +354,9 @@ func (p *posting) await() (*ledger.Ledger, error) {
 func (p *posting) leads(ahead []Intent) bool {
 	now := p.r.store.Now()
 	stall := max(intentStall, stallFor*p.rtt)
-	if now.Sub(p.at) > stall {
+	if time.Since(p.posted) > stall {
+		// by the system's clock, which moves whatever the store's says
+		// (AGENTX_NOW): a host whose own intent waited this long merges
 		return true
 	}
 	for _, in := range ahead {
