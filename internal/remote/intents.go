@@ -212,6 +212,9 @@ func (r *Replicator) intentState(st *SyncState) bool {
 // records fn added hold what the shared ledger holds. errNoIntent: fn
 // ran, but the change is to be made as a transaction.
 func (r *Replicator) intentWrite(ctx context.Context, f *ledger.Locked, fn func(*ledger.Ledger) error, st *SyncState) (*ledger.Ledger, error) {
+	if fn == nil || !r.intentState(st) {
+		return nil, errNoIntent
+	}
 	data, err := readCopy(f.Path, st)
 	if err != nil {
 		return nil, errNoIntent
@@ -312,12 +315,7 @@ func (p *posting) await() (*ledger.Ledger, error) {
 		if err := p.r.checkHistory(p.ctx, p.f, snap, p.st); err != nil {
 			return nil, err
 		}
-		mine := -1
-		for i, in := range intents {
-			if in.Name == p.name {
-				mine = i
-			}
-		}
+		mine := slices.IndexFunc(intents, func(in Intent) bool { return in.Name == p.name })
 		if mine < 0 {
 			return p.merged(snap, nil)
 		}
@@ -325,27 +323,34 @@ func (p *posting) await() (*ledger.Ledger, error) {
 			wait = 2 * max(time.Since(start), rtt)
 			continue
 		}
-		l, commits, names, err := p.combine(snap, intents)
-		if err != nil {
-			return nil, err
+		l, err := p.lead(snap, intents)
+		if !errors.Is(err, ErrMoved) {
+			return l, err
 		}
-		if len(commits) == 0 {
-			// nothing left to merge, this write's own included (already on
-			// the shared ledger, or not readable as an intent)
-			return p.merged(snap, nil)
-		}
-		pushed, err := p.it.PushMerging(p.ctx, p.f.Issue, snap, commits, names)
-		switch {
-		case err == nil:
-			return p.merged(pushed, l)
-		case errors.Is(err, ErrMoved):
-			wait = 0
-		case errors.Is(err, ErrOffline):
-			return p.offline(err)
-		default:
-			return nil, err
-		}
+		wait = 0 // another host's push landed first: look again at once
 	}
+}
+
+// lead merges every intent waiting on the shared ledger at snap, and
+// pushes them; ErrMoved when another host's push landed first.
+func (p *posting) lead(snap Snapshot, intents []Intent) (*ledger.Ledger, error) {
+	l, commits, names, err := p.combine(snap, intents)
+	if err != nil {
+		return nil, err
+	}
+	if len(commits) == 0 {
+		// nothing left to merge, this write's own included (already on
+		// the shared ledger, or not readable as an intent)
+		return p.merged(snap, nil)
+	}
+	pushed, err := p.it.PushMerging(p.ctx, p.f.Issue, snap, commits, names)
+	switch {
+	case err == nil:
+		return p.merged(pushed, l)
+	case errors.Is(err, ErrOffline):
+		return p.offline(err)
+	}
+	return nil, err
 }
 
 // leads reports whether this write merges the intents now: no live intent
@@ -521,7 +526,7 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 // (which win) and the packed ones. ok false where that is not known to be
 // all (no objects directory agentx writes to, refs kept another way, a
 // file that cannot be read, a symbolic ref).
-func (g *Git) refFiles(prefix string) (refs map[string]string, ok bool) {
+func (g *Git) refFiles(prefix string) (map[string]string, bool) {
 	if g.objectDir == "" {
 		return nil, false
 	}
@@ -529,10 +534,19 @@ func (g *Git) refFiles(prefix string) (refs map[string]string, ok bool) {
 	if _, err := os.Stat(filepath.Join(common, "reftable")); !errors.Is(err, fs.ErrNotExist) {
 		return nil, false
 	}
-	refs = map[string]string{}
-	packed, err := os.ReadFile(filepath.Join(common, "packed-refs"))
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+	refs := map[string]string{}
+	if !packedRefs(common, prefix, refs) || !looseRefs(filepath.Join(common, filepath.FromSlash(prefix)), refs) {
 		return nil, false
+	}
+	return refs, true
+}
+
+// packedRefs adds to refs those directly under prefix in the packed-refs
+// file of the repository's common directory; false when it cannot be read.
+func packedRefs(common, prefix string, refs map[string]string) bool {
+	packed, err := os.ReadFile(filepath.Join(common, "packed-refs"))
+	if err != nil {
+		return errors.Is(err, fs.ErrNotExist)
 	}
 	for _, l := range strings.Split(string(packed), "\n") {
 		sha, ref, _ := strings.Cut(l, " ")
@@ -540,10 +554,15 @@ func (g *Git) refFiles(prefix string) (refs map[string]string, ok bool) {
 			refs[n] = sha
 		}
 	}
-	dir := filepath.Join(common, filepath.FromSlash(prefix))
+	return true
+}
+
+// looseRefs adds to refs the loose refs in dir; false when one cannot be
+// read or is not an object id (a symbolic ref).
+func looseRefs(dir string, refs map[string]string) bool {
 	entries, err := os.ReadDir(dir)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, false
+	if err != nil {
+		return errors.Is(err, fs.ErrNotExist)
 	}
 	for _, e := range entries {
 		if !e.Type().IsRegular() || strings.HasSuffix(e.Name(), ".lock") {
@@ -555,9 +574,9 @@ func (g *Git) refFiles(prefix string) (refs map[string]string, ok bool) {
 		case errors.Is(err, fs.ErrNotExist):
 			continue // removed meanwhile (a prune)
 		case err != nil || !isHexID(sha):
-			return nil, false
+			return false
 		}
 		refs[e.Name()] = sha
 	}
-	return refs, true
+	return true
 }

@@ -299,10 +299,8 @@ func (r *Replicator) update(ctx context.Context, f *ledger.Locked, fn func(*ledg
 	case pre != nil && pre.offline != nil:
 		return r.updateOffline(f, fn, st, pre.offline.Error())
 	case pre != nil && pre.intent:
-		if fn != nil && r.intentState(st) {
-			if l, err := r.intentWrite(ctx, f, fn, st); !errors.Is(err, errNoIntent) {
-				return l, err
-			}
+		if l, err := r.intentWrite(ctx, f, fn, st); !errors.Is(err, errNoIntent) {
+			return l, err
 		}
 		pre = nil // a transaction, on the shared ledger fetched now
 	}
