@@ -28,6 +28,7 @@ func main() {
 	baseFlag := flag.String("base", "", "also measure this agentx binary (an earlier build), in the same run, taking turns with the other")
 	ledgerMB := flag.Int("ledger-mb", 0, "instead: measure the memory of ready on a host with no local copy when an issue's shared ledger is a body of this many MiB")
 	keep := flag.Bool("keep", false, "keep the temporary directories")
+	slowest = flag.Int("slowest", 0, "also list the N slowest asks of each row: host, round (0: each host's first), latency")
 	latency := flag.Duration("latency", 0, "added to every exchange with the remote (each upload-pack and receive-pack, the floor's too), as a remote across a network adds")
 	flag.Parse()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
@@ -169,8 +170,9 @@ exec '`+realGit+`' "$@"
 // and how many were refused as busy.
 type result struct {
 	lat    []time.Duration
-	busy   int // refused as remote_busy: nothing written
-	failed int // any other failure
+	slow   []string // the slowest operations: host, round, latency (slowest)
+	busy   int      // refused as remote_busy: nothing written
+	failed int      // any other failure
 	wall   time.Duration
 }
 
@@ -190,6 +192,7 @@ func each(w *world, r *result, from, to int, op func(host, n int) (time.Duration
 				switch {
 				case err == nil:
 					r.lat = append(r.lat, d)
+					r.slow = append(r.slow, fmt.Sprintf("%08d host %d round %d: %.0f ms", d.Microseconds(), i, n, ms(d)))
 				case errors.Is(err, errBusy):
 					r.busy++
 				default:
@@ -328,6 +331,12 @@ func run(ctx context.Context, dir string, builds []build, hosts, issues, k, bloc
 			ms(pct(ledgerFloor.lat, 50)), ms(pct(ledgerFloor.lat, 99)), ratio(pct(a.lat, 50), pct(ledgerFloor.lat, 50)),
 			float64(ok)/a.wall.Seconds(), float64(len(floor.lat))/floor.wall.Seconds(), records, dense, strings.Fields(load)[0])
 		defer fmt.Printf("  %s, %d/%d: git commands per ask: %s\n", bd.name, hosts, issues, which)
+		if *slowest > 0 {
+			slices.Sort(a.slow)
+			for _, l := range a.slow[max(len(a.slow)-*slowest, 0):] {
+				defer fmt.Printf("    %s, slow: %s\n", bd.name, l[9:])
+			}
+		}
 	}
 	if floor.failed > 0 || ledgerFloor.failed > 0 {
 		fmt.Fprintf(os.Stderr, "floor: %d and %d of %d rounds failed\n", floor.failed, ledgerFloor.failed, hosts*k)
@@ -403,6 +412,9 @@ func gitCommands(log string, ok int) (float64, string) {
 	}
 	return float64(n) / float64(max(ok, 1)), strings.Join(parts, ", ")
 }
+
+// slowest is -slowest.
+var slowest *int
 
 // errBusy is an ask refused as remote_busy.
 var errBusy = errors.New("remote_busy")
