@@ -60,6 +60,13 @@ var intentStall = 2 * time.Second
 
 const stallFor = 8
 
+// intentLife is the age past which an intent is removed unmerged: its
+// host died waiting (it was never acknowledged), and a question it asked
+// must not appear long after, when the next host asks. A host still
+// waiting for it finds it gone and not merged, and makes its change again
+// as a transaction.
+var intentLife = time.Minute
+
 // intentsRef is the ref prefix of issue's intents: under the queue's, so
 // that the server rules for waiters (created and deleted by the hosts)
 // hold for them too, in a directory of its own (a waiter's name holds no
@@ -383,8 +390,12 @@ func (p *posting) combine(snap Snapshot, intents []Intent) (*ledger.Ledger, []Co
 	}
 	var commits []Commit
 	var names []string
+	now := p.r.store.Now()
 	for _, in := range intents {
 		names = append(names, in.Name)
+		if at, ok := waiterTime(in.Name); ok && now.Sub(at) > intentLife {
+			continue // removed unmerged: see intentLife
+		}
 		q, ok := intentChange(p.f.Issue, in)
 		if !ok {
 			continue
