@@ -18,7 +18,11 @@
 // by a receive-pack wrapper; the floor's pushes go through the same
 // wrapper, counted apart, so that both pay its shell); latency p50/p99 of both and their ratios; and checks
 // the remote's ledgers afterwards (one record per acknowledged ask, ids
-// dense). Beside the floor it measures a ledger floor: the same fetch and
+// dense), and every git command the asks ran (a git wrapper first on their
+// PATH: git/ask, and per subcommand below the table). -latency D adds D to
+// every exchange with the remote (upload-pack and receive-pack, the
+// floor's too), as a remote across a network does; -slowest N lists each
+// row's N slowest asks (host, round, latency). Beside the floor it measures a ledger floor: the same fetch and
 // push of commits holding the ledger agentx writes at that ask (made
 // beforehand by the same asks in a workspace without [remote]), so that git
 // carries the same bytes as agentx's push. The load average is printed: on a shared machine the figures are
@@ -30,5 +34,6 @@
 //
 //	go run ./bench/remote                       # 1/1, 4/1, 8/1, 8/8; k = 15
 //	go run ./bench/remote -runs 1/1,8/1 -k 10 -base /tmp/agentx-old
+//	go run ./bench/remote -runs 8/1,8/8 -latency 300ms -slowest 8
 //	go run ./bench/remote -ledger-mb 300
 package main

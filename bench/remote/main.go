@@ -28,6 +28,8 @@ func main() {
 	baseFlag := flag.String("base", "", "also measure this agentx binary (an earlier build), in the same run, taking turns with the other")
 	ledgerMB := flag.Int("ledger-mb", 0, "instead: measure the memory of ready on a host with no local copy when an issue's shared ledger is a body of this many MiB")
 	keep := flag.Bool("keep", false, "keep the temporary directories")
+	slowest = flag.Int("slowest", 0, "also list the N slowest asks of each row: host, round (0: each host's first), latency")
+	latency := flag.Duration("latency", 0, "added to every exchange with the remote (each upload-pack and receive-pack, the floor's too), as a remote across a network adds")
 	flag.Parse()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
 	defer cancel()
@@ -60,8 +62,11 @@ func main() {
 	if *baseFlag != "" {
 		builds = append(builds, build{name: "base", bin: *baseFlag})
 	}
-	fmt.Printf("\n| build | hosts | issues | asks | ok | busy | failed | rounds/ask | p50 ms | p99 ms | floor p50 | floor p99 | p50 ÷ floor | p99 ÷ floor | ledger floor p50 | ledger floor p99 | p50 ÷ ledger floor | ok/s | floor/s | records | dense | load |\n")
-	fmt.Printf("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|--:|\n")
+	if *latency > 0 {
+		fmt.Printf("%s added to every exchange with the remote\n", *latency)
+	}
+	fmt.Printf("\n| build | hosts | issues | asks | ok | busy | failed | rounds/ask | git/ask | p50 ms | p99 ms | floor p50 | floor p99 | p50 ÷ floor | p99 ÷ floor | ledger floor p50 | ledger floor p99 | p50 ÷ ledger floor | ok/s | floor/s | records | dense | load |\n")
+	fmt.Printf("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|--:|\n")
 	for i, f := range strings.Split(*runsFlag, ",") {
 		h, is, ok := strings.Cut(strings.TrimSpace(f), "/")
 		hosts, err1 := strconv.Atoi(h)
@@ -78,7 +83,7 @@ func main() {
 		if hosts == 1 {
 			rounds = *kAlone
 		}
-		run(ctx, filepath.Join(tmp, strconv.Itoa(i)), row, hosts, issues, rounds, max(*block, 1))
+		run(ctx, filepath.Join(tmp, strconv.Itoa(i)), row, hosts, issues, rounds, max(*block, 1), *latency)
 	}
 }
 
@@ -99,18 +104,47 @@ type world struct {
 	// floorPack is the same wrapper for the floor's pushes, counting
 	// them apart
 	floorPack string
+	upload    string // the upload-pack wrapper (fetch, ls-remote): the added latency, if any
+	// gitDir holds a git wrapper, first on agentx's PATH, that logs each
+	// git command to gitLog: git commands per ask, and which
+	gitDir, gitLog string
 }
 
-func newWorld(ctx context.Context, dir, bin string, hosts int, remote bool) *world {
+func newWorld(ctx context.Context, dir, bin string, hosts int, remote bool, latency time.Duration) *world {
 	w := &world{bare: filepath.Join(dir, "remote.git"), pushes: filepath.Join(dir, "pushes"), pack: filepath.Join(dir, "receive-pack"),
-		floorPack: filepath.Join(dir, "receive-pack-floor")}
-	check(os.MkdirAll(dir, 0o755))
+		floorPack: filepath.Join(dir, "receive-pack-floor"), upload: filepath.Join(dir, "upload-pack"),
+		gitDir: filepath.Join(dir, "gitbin"), gitLog: filepath.Join(dir, "git.log")}
+	check(os.MkdirAll(w.gitDir, 0o755))
 	git(dir, "init", "--quiet", "--bare", w.bare)
 	// Each push reaching the remote appends a byte: rounds per ask. The
 	// floor's pushes go through the same wrapper, counted apart, so that
-	// both pay its shell.
-	check(os.WriteFile(w.pack, []byte("#!/bin/sh\nprintf x >> '"+w.pushes+"'\nexec git-receive-pack \"$@\"\n"), 0o755))
-	check(os.WriteFile(w.floorPack, []byte("#!/bin/sh\nprintf x >> '"+w.pushes+".floor'\nexec git-receive-pack \"$@\"\n"), 0o755))
+	// both pay its shell. Every exchange, the floor's too, waits the
+	// latency added first.
+	delay := ""
+	if latency > 0 {
+		delay = fmt.Sprintf("sleep %.3f\n", latency.Seconds())
+	}
+	check(os.WriteFile(w.pack, []byte("#!/bin/sh\n"+delay+"printf x >> '"+w.pushes+"'\nexec git-receive-pack \"$@\"\n"), 0o755))
+	check(os.WriteFile(w.floorPack, []byte("#!/bin/sh\n"+delay+"printf x >> '"+w.pushes+".floor'\nexec git-receive-pack \"$@\"\n"), 0o755))
+	check(os.WriteFile(w.upload, []byte("#!/bin/sh\n"+delay+"exec git-upload-pack \"$@\"\n"), 0o755))
+	realGit, err := exec.LookPath("git")
+	check(err)
+	// the subcommand is the first argument not an option (agentx runs
+	// git -C DIR -c K=V ... SUBCOMMAND)
+	check(os.WriteFile(filepath.Join(w.gitDir, "git"), []byte(`#!/bin/sh
+sub=
+skip=
+for a in "$@"; do
+  if [ -n "$skip" ]; then skip=; continue; fi
+  case "$a" in
+    -C|-c) skip=1 ;;
+    -*) ;;
+    *) sub=$a; break ;;
+  esac
+done
+echo "$PPID $sub" >> '`+w.gitLog+`'
+exec '`+realGit+`' "$@"
+`), 0o755))
 	for i := range hosts {
 		h := filepath.Join(dir, fmt.Sprintf("host%d", i))
 		git(dir, "init", "--quiet", h)
@@ -136,8 +170,9 @@ func newWorld(ctx context.Context, dir, bin string, hosts int, remote bool) *wor
 // and how many were refused as busy.
 type result struct {
 	lat    []time.Duration
-	busy   int // refused as remote_busy: nothing written
-	failed int // any other failure
+	slow   []string // the slowest operations: host, round, latency (slowest)
+	busy   int      // refused as remote_busy: nothing written
+	failed int      // any other failure
 	wall   time.Duration
 }
 
@@ -157,6 +192,7 @@ func each(w *world, r *result, from, to int, op func(host, n int) (time.Duration
 				switch {
 				case err == nil:
 					r.lat = append(r.lat, d)
+					r.slow = append(r.slow, fmt.Sprintf("%08d host %d round %d: %.0f ms", d.Microseconds(), i, n, ms(d)))
 				case errors.Is(err, errBusy):
 					r.busy++
 				default:
@@ -171,10 +207,10 @@ func each(w *world, r *result, from, to int, op func(host, n int) (time.Duration
 	r.wall += time.Since(start)
 }
 
-func run(ctx context.Context, dir string, builds []build, hosts, issues, k, block int) {
+func run(ctx context.Context, dir string, builds []build, hosts, issues, k, block int, latency time.Duration) {
 	worlds := make([]*world, len(builds))
 	for i, b := range builds {
-		worlds[i] = newWorld(ctx, filepath.Join(dir, strconv.Itoa(i)), b.bin, hosts, !b.local)
+		worlds[i] = newWorld(ctx, filepath.Join(dir, strconv.Itoa(i)), b.bin, hosts, !b.local, latency)
 	}
 	w := worlds[0] // the floor's
 	// The floor: k trivial commits per host, made before the clock runs,
@@ -221,7 +257,7 @@ func run(ctx context.Context, dir string, builds []build, hosts, issues, k, bloc
 		return func(i, n int) (time.Duration, error) {
 			ref := fmt.Sprintf("%s/host%d", prefix, i)
 			t0 := time.Now()
-			err := exec.CommandContext(ctx, "git", "-C", w.hosts[i], "fetch", "--quiet", "--no-tags", "origin", "+"+ref+":"+ref).Run()
+			err := exec.CommandContext(ctx, "git", "-C", w.hosts[i], "-c", "remote.origin.uploadpack="+w.upload, "fetch", "--quiet", "--no-tags", "origin", "+"+ref+":"+ref).Run()
 			if n == 0 {
 				err = nil // the ref is not there yet: git fetch fails, as it costs
 			}
@@ -246,8 +282,10 @@ func run(ctx context.Context, dir string, builds []build, hosts, issues, k, bloc
 				"--topic", "Retry budget", "--question", fmt.Sprintf("host %d, ask %d: which retry budget applies?", i, n), "--non-blocking", "--json")
 			cmd.Dir = w.hosts[i]
 			// Only agentx's pushes are counted: its git runs with the wrapper.
-			cmd.Env = append(os.Environ(), "AGENTX_NO_MONITOR=1", "GIT_CONFIG_COUNT=1",
-				"GIT_CONFIG_KEY_0=remote.origin.receivepack", "GIT_CONFIG_VALUE_0="+w.pack)
+			cmd.Env = append(os.Environ(), "AGENTX_NO_MONITOR=1", "GIT_CONFIG_COUNT=2",
+				"GIT_CONFIG_KEY_0=remote.origin.receivepack", "GIT_CONFIG_VALUE_0="+w.pack,
+				"GIT_CONFIG_KEY_1=remote.origin.uploadpack", "GIT_CONFIG_VALUE_1="+w.upload,
+				"PATH="+w.gitDir+string(os.PathListSeparator)+os.Getenv("PATH"))
 			var errb bytes.Buffer
 			cmd.Stderr = &errb
 			t0 := time.Now()
@@ -285,12 +323,20 @@ func run(ctx context.Context, dir string, builds []build, hosts, issues, k, bloc
 			dense = dense && ok
 		}
 		ok := len(a.lat)
-		fmt.Printf("| %s | %d | %d | %d | %d | %d | %d | %.2f | %.0f | %.0f | %.0f | %.0f | %.2f | %.2f | %.0f | %.0f | %.2f | %.1f | %.1f | %d | %v | %s |\n",
-			bd.name, hosts, issues, hosts*k, ok, a.busy, a.failed, float64(len(pushes))/float64(max(ok, 1)),
+		gitPerAsk, which := gitCommands(worlds[j].gitLog, ok)
+		fmt.Printf("| %s | %d | %d | %d | %d | %d | %d | %.2f | %.2f | %.0f | %.0f | %.0f | %.0f | %.2f | %.2f | %.0f | %.0f | %.2f | %.1f | %.1f | %d | %v | %s |\n",
+			bd.name, hosts, issues, hosts*k, ok, a.busy, a.failed, float64(len(pushes))/float64(max(ok, 1)), gitPerAsk,
 			ms(pct(a.lat, 50)), ms(pct(a.lat, 99)), ms(pct(floor.lat, 50)), ms(pct(floor.lat, 99)),
 			ratio(pct(a.lat, 50), pct(floor.lat, 50)), ratio(pct(a.lat, 99), pct(floor.lat, 99)),
 			ms(pct(ledgerFloor.lat, 50)), ms(pct(ledgerFloor.lat, 99)), ratio(pct(a.lat, 50), pct(ledgerFloor.lat, 50)),
 			float64(ok)/a.wall.Seconds(), float64(len(floor.lat))/floor.wall.Seconds(), records, dense, strings.Fields(load)[0])
+		defer fmt.Printf("  %s, %d/%d: git commands per ask: %s\n", bd.name, hosts, issues, which)
+		if *slowest > 0 {
+			slices.Sort(a.slow)
+			for _, l := range a.slow[max(len(a.slow)-*slowest, 0):] {
+				defer fmt.Printf("    %s, slow: %s\n", bd.name, l[9:])
+			}
+		}
 	}
 	if floor.failed > 0 || ledgerFloor.failed > 0 {
 		fmt.Fprintf(os.Stderr, "floor: %d and %d of %d rounds failed\n", floor.failed, ledgerFloor.failed, hosts*k)
@@ -301,7 +347,7 @@ func run(ctx context.Context, dir string, builds []build, hosts, issues, k, bloc
 // asks a row makes (hosts x k, in the order of the rounds; with an issue
 // per host, k on one issue) and returns the ledger file after each.
 func ledgerVersions(ctx context.Context, dir, bin string, hosts, issues, k int) [][]byte {
-	w := newWorld(ctx, dir, bin, 1, false)
+	w := newWorld(ctx, dir, bin, 1, false, 0)
 	n := hosts * k
 	if issues > 1 {
 		n = k
@@ -341,6 +387,34 @@ func verify(bare string, issue int) (int, bool) {
 	}
 	return len(l.Clarifications), true
 }
+
+// gitCommands reads the git wrapper's log: git commands per ask (ok asks
+// acknowledged), and per subcommand, most first.
+func gitCommands(log string, ok int) (float64, string) {
+	data, _ := os.ReadFile(log)
+	count := map[string]int{}
+	n := 0
+	for _, l := range strings.Split(string(data), "\n") {
+		// each line: the agentx process, the subcommand
+		if f := strings.Fields(l); len(f) == 2 {
+			count[f[1]]++
+			n++
+		}
+	}
+	subs := make([]string, 0, len(count))
+	for c := range count {
+		subs = append(subs, c)
+	}
+	slices.SortFunc(subs, func(a, b string) int { return count[b] - count[a] })
+	var parts []string
+	for _, c := range subs {
+		parts = append(parts, fmt.Sprintf("%s %.2f", c, float64(count[c])/float64(max(ok, 1))))
+	}
+	return float64(n) / float64(max(ok, 1)), strings.Join(parts, ", ")
+}
+
+// slowest is -slowest.
+var slowest *int
 
 // errBusy is an ask refused as remote_busy.
 var errBusy = errors.New("remote_busy")

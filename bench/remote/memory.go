@@ -21,7 +21,7 @@ import (
 // resident set.
 func memory(ctx context.Context, dir, bin string, mb int) {
 	const issue = 5
-	w := newWorld(ctx, dir, bin, 1, true)
+	w := newWorld(ctx, dir, bin, 1, true, 0)
 	cmd := exec.CommandContext(ctx, bin, "clarify", "ask", "--issue", strconv.Itoa(issue), "--from", "engineer", "--to", "architect",
 		"--topic", "Retry budget", "--question", "which retry budget applies?", "--non-blocking")
 	cmd.Dir = w.hosts[0]
@@ -62,7 +62,7 @@ func memory(ctx context.Context, dir, bin string, mb int) {
 		}
 		for _, args := range [][]string{{"ready", "--issue", strconv.Itoa(issue)}, {"ready"}, {"git fetch of the ref"}} {
 			n++
-			fresh := newWorld(ctx, filepath.Join(dir, "fresh"+strconv.Itoa(n)), bin, 1, true)
+			fresh := newWorld(ctx, filepath.Join(dir, "fresh"+strconv.Itoa(n)), bin, 1, true, 0)
 			git(fresh.hosts[0], "remote", "set-url", "origin", w.bare)
 			argv := append([]string{bin}, args...)
 			if args[0] == "git fetch of the ref" {

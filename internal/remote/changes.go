@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"slices"
 
 	"github.com/agentx-cli/agentx/ledger"
 )
@@ -43,7 +44,9 @@ func (r *Replicator) newer(ctx context.Context, snap Snapshot, head string) bool
 // undone (the shared ledger at st.Head, as this host knows it). The
 // questions new here are noted in st.Arrived (another host asked them),
 // and the time again when another host's question starts a new round.
-func (r *Replicator) tellPulled(ctx context.Context, f *ledger.Locked, snap Snapshot, st *SyncState) {
+// own are records of this host's change that snap holds (they are left
+// out).
+func (r *Replicator) tellPulled(ctx context.Context, f *ledger.Locked, snap Snapshot, st *SyncState, own []string) {
 	issue := f.Issue
 	if snap.Version == "" || snap.Version == st.Head {
 		return
@@ -59,7 +62,7 @@ func (r *Replicator) tellPulled(ctx context.Context, f *ledger.Locked, snap Snap
 		}
 		undoPending(base, st.Pending)
 	}
-	changes := pulledChanges(base, after)
+	changes := slices.DeleteFunc(pulledChanges(base, after), func(c Pulled) bool { return slices.Contains(own, c.After.ID) })
 	r.noteArrived(changes, st)
 	_ = f.AppendDecided(decidedElsewhere(changes)...) // for decision memory; its failure leaves them out
 	if len(changes) == 0 || r.onPulled == nil {

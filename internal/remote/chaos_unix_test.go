@@ -28,6 +28,18 @@ import (
 // under a minute on two busy cores).
 const chaosEnv = "AGENTX_REMOTE_CHAOS"
 
+// soakFor is how long a chaos test's hosts work under the chaos: chaosEnv,
+// else def.
+func soakFor(t *testing.T, def time.Duration) time.Duration {
+	v := os.Getenv(chaosEnv)
+	if v == "" {
+		return def
+	}
+	d, err := time.ParseDuration(v)
+	require.NoError(t, err, "%s", chaosEnv)
+	return d
+}
+
 // chaos is a world whose agentx processes are killed and paused at random
 // while a rewinder moves the shared refs back and deletes one.
 type chaos struct {
@@ -36,7 +48,9 @@ type chaos struct {
 	mu     sync.Mutex
 	// acked maps the topic of every ask that exited 0 with an id to that id.
 	acked                    map[string]string
+	issues                   int // the workers ask on issues 1 to issues
 	asks, refused, republish int
+	busy                     int // asks refused as remote_busy (exit 5)
 	rewound, deleted, raced  int
 	failures                 []string
 }
@@ -79,7 +93,7 @@ func (c *chaos) worker(h, p int, stop <-chan struct{}) {
 			return
 		default:
 		}
-		issue := 1 + rng.IntN(2)
+		issue := 1 + rng.IntN(max(c.issues, 1))
 		topic := fmt.Sprintf("h%d-p%d-k%d", h, p, k)
 		r := c.run(h, "clarify", "ask", "--issue", fmt.Sprint(issue), "--from", "engineer", "--to", "architect",
 			"--topic", topic, "--question", "which retry budget applies to "+topic+"?", "--non-blocking", "--json")
@@ -113,6 +127,9 @@ func (c *chaos) worker(h, p int, stop <-chan struct{}) {
 				c.mu.Unlock()
 			}
 		case 5: // remote_busy: not acknowledged, nothing written
+			c.mu.Lock()
+			c.busy++
+			c.mu.Unlock()
 		default:
 			c.fail("host %d: ask: exit %d: %s", h, r.code, r.stderr)
 		}
@@ -201,15 +218,10 @@ func TestRemoteChaos(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the chaos test runs for tens of seconds")
 	}
-	soak := 20 * time.Second
-	if v := os.Getenv(chaosEnv); v != "" {
-		d, err := time.ParseDuration(v)
-		require.NoError(t, err, "%s", chaosEnv)
-		soak = d
-	}
+	soak := soakFor(t, 20*time.Second)
 	const hosts, procs = 3, 2
 	w := newWorld(t, hosts, "", "")
-	c := &chaos{w: w, acked: map[string]string{}}
+	c := &chaos{w: w, acked: map[string]string{}, issues: 2}
 	// Every host settles both issues first, so that it can tell a ref
 	// moved back from a new one.
 	for i := range 2 {
@@ -324,4 +336,78 @@ func TestRemoteChaos(t *testing.T) {
 	}
 	assert.Positive(t, c.rewound, "the ref was moved back")
 	assert.Positive(t, c.deleted, "a ref was deleted")
+}
+
+// TestRemoteChaosOneIssue: eight hosts, one agentx process on each, all
+// asking on one issue (the intents: every ask posted on a ref of its own
+// and merged by the oldest waiting host), killed and paused at random.
+// At the end every ask that printed an id and exited 0 is on the remote
+// once, under that id, with its question; the ids are dense; none was
+// refused as remote_busy; and a host that never wrote the issue checks
+// the whole chain from its root and adopts it.
+func TestRemoteChaosOneIssue(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the chaos test runs for tens of seconds")
+	}
+	soak := soakFor(t, 15*time.Second)
+	const hosts = 8
+	w := newWorld(t, hosts+1, "", "") // the last one only checks, at the end
+	c := &chaos{w: w, acked: map[string]string{}, issues: 1}
+	r := c.run(0, "clarify", "ask", "--issue", "1", "--from", "engineer", "--to", "architect", "--topic", "seed", "--question", "seed?", "--non-blocking", "--json")
+	require.Equal(t, 0, r.code, r.stderr)
+	c.acked["seed"] = "CLR-1-001"
+
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for h := range hosts {
+		wg.Go(func() { c.worker(h, 0, stop) })
+	}
+	var side sync.WaitGroup
+	side.Go(func() { c.chaos(stop) })
+	time.Sleep(soak)
+	close(stop)
+	side.Wait()
+	wg.Wait()
+	for _, f := range c.failures {
+		t.Error(f)
+	}
+	assert.Zero(t, c.busy, "asks refused as remote_busy")
+	assert.Zero(t, c.refused, "asks refused (exit 7)")
+
+	ref := "refs/agentx/clarifications/issue-1"
+	l, err := ledger.Decode(ref, []byte(git(t, w.bare, "cat-file", "blob", ref+":issue-1.json")))
+	require.NoError(t, err)
+	onRemote := map[string][]*ledger.Clarification{}
+	for i, rec := range l.Clarifications {
+		assert.Equal(t, ledger.FormatID(1, i+1), rec.ID, "ids dense, in order")
+		onRemote[rec.Topic] = append(onRemote[rec.Topic], rec)
+	}
+	lost := 0
+	for topic, id := range c.acked {
+		recs := onRemote[topic]
+		if len(recs) != 1 {
+			lost++
+			t.Errorf("acknowledged %s (%s) is on the remote %d times", topic, id, len(recs))
+			continue
+		}
+		assert.Equal(t, id, recs[0].ID, "%s: the id printed is the one on the remote", topic)
+		if topic != "seed" && assert.NotEmpty(t, recs[0].Thread, topic) {
+			assert.Equal(t, "which retry budget applies to "+topic+"?", recs[0].Thread[0].Body, "%s: its question", topic)
+		}
+	}
+	for topic, recs := range onRemote {
+		if len(recs) > 1 {
+			t.Errorf("%s is on the remote %d times", topic, len(recs))
+		}
+	}
+	// A host with no copy checks every commit from the root, then adopts
+	// the head.
+	fresh := c.run(hosts, "sync")
+	assert.Equal(t, 0, fresh.code, "a fresh host adopts the chain: %s", fresh.stderr)
+	killed, paused := c.monkey.Counts()
+	t.Logf("%s of chaos on one issue, %d hosts: %d asks, %d acknowledged (%d lost), %d remote_busy; %d SIGKILLs, %d SIGSTOPs; %d records on the remote",
+		soak, hosts, c.asks, len(c.acked), lost, c.busy, killed, paused, len(l.Clarifications))
+	for h := range hosts {
+		git(t, w.hosts[h], "fsck", "--no-dangling")
+	}
 }

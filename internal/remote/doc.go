@@ -12,7 +12,12 @@
 // tries, SupersededError when it no longer applies), kept in the outbox
 // (SyncState, remote/issue-N.json) when the remote is out of reach or
 // --offline, and delivered later, replayed on the newer shared ledger
-// (renumbered or superseded: Outcome). Pulled tells of the changes other
+// (renumbered or superseded: Outcome). On an issue other hosts keep
+// writing, a change that only adds records (an ask) does not race for the
+// ref: it is posted as an intent on a ref of its own and merged, with
+// every other intent waiting, by the oldest waiting host in one atomic
+// push (Intents, intents.go); its host finds it there by what was asked.
+// Pulled tells of the changes other
 // hosts made. Refresh brings the local copies up to date at most once per
 // interval and delivers the outbox; after each fetch it compares this
 // host's clock with the times of the commits other hosts pushed since the

@@ -50,6 +50,12 @@ type Git struct {
 	// keeps what settings read for the next process ("": none; Attach
 	// sets it)
 	settingsState string
+
+	// one git cat-file for the reads of a write (hold)
+	heldMu  sync.Mutex
+	holding bool
+	heldCtx context.Context
+	held    *objects
 }
 
 // settingsKeys are the keys settings reads: signing, syncing, and where
@@ -717,6 +723,16 @@ func (g *Git) FetchAll(ctx context.Context) (map[int]string, error) {
 
 // Local returns the heads of the issues' refs in the local repository.
 func (g *Git) Local(ctx context.Context) (map[int]string, error) {
+	g.settings(ctx)
+	if refs, ok := g.refFiles(g.Refs); ok {
+		heads := map[int]string{}
+		for name, sha := range refs {
+			if n, ok := ledger.IssueOfFile(name + ".json"); ok {
+				heads[n] = sha
+			}
+		}
+		return heads, nil
+	}
 	out, err := g.git(ctx, nil, nil, "for-each-ref", "--format=%(objectname) %(refname)", g.Refs+"/")
 	if err != nil {
 		return nil, err

@@ -288,7 +288,15 @@ func (g *Git) checkPulled(ctx context.Context, issue int, settled, version strin
 	}
 	pc := &pullCheck{g: g, ctx: ctx, issue: issue, version: version, fresh: fresh, decoded: map[string]*ledger.Ledger{},
 		he: &HistoryError{Kind: HistoryRewound, Issue: issue, Ref: g.Name(issue), Settled: settled, Found: version}}
-	commits, err := g.revList(ctx, settled, version)
+	var err error
+	if pc.o, err = g.objects(ctx); err != nil {
+		return nil, err
+	}
+	defer pc.o.close()
+	commits, ok := linearSince(pc.o, settled, version)
+	if !ok {
+		commits, err = g.revList(ctx, settled, version)
+	}
 	if err == errUnknownCommit {
 		return nil, nil // settled is not in the repository (cloned afresh): nothing to compare
 	}
@@ -298,10 +306,6 @@ func (g *Git) checkPulled(ctx context.Context, issue int, settled, version strin
 	if !fresh && !slices.ContainsFunc(commits, func(e revEntry) bool { return slices.Contains(e.parents, settled) }) {
 		return nil, pc.he
 	}
-	if pc.o, err = g.objects(ctx); err != nil {
-		return nil, err
-	}
-	defer pc.o.close()
 	var first *ledger.Ledger
 	if !fresh {
 		if _, first, err = pc.read(settled); err != nil {
@@ -317,6 +321,31 @@ func (g *Git) checkPulled(ctx context.Context, issue int, settled, version strin
 		return nil, pc.refuse(lastCommit, HistoryInvalid, "drops what this host settled: "+err.Error())
 	}
 	return renumbered, nil
+}
+
+// maxLinear bounds the commits linearSince walks.
+const maxLinear = 1000
+
+// linearSince is what revList lists when version is a chain of commits of
+// one parent each down to settled (a chain from its root when settled is
+// ""), as the ledgers' chains are but for a republished one: read through
+// o, with no git rev-list. ok false when it is not (a merge, a chain that
+// does not meet settled, longer than maxLinear, a commit not read): then
+// git rev-list says.
+func linearSince(o *objects, settled, version string) (commits []revEntry, ok bool) {
+	for sha := version; len(commits) < maxLinear; {
+		c, err := o.commit(sha)
+		if err != nil || len(c.Parents) > 1 || len(c.Parents) == 0 && settled != "" {
+			return nil, false
+		}
+		commits = append(commits, revEntry{sha, c.Parents})
+		if len(c.Parents) == 0 || c.Parents[0] == settled {
+			slices.Reverse(commits)
+			return commits, true
+		}
+		sha = c.Parents[0]
+	}
+	return nil, false
 }
 
 // revEntry is a commit git rev-list listed, with its parents.

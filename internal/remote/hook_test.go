@@ -76,3 +76,27 @@ func TestProtectHook(t *testing.T) {
 	assert.NoError(t, err)
 	assert.True(t, strings.HasPrefix(git(t, bare, "rev-parse", ref), merged))
 }
+
+// TestIntentRefused: a remote whose rules refuse the intents' refs (a
+// hook) still takes a contended ask: the ask, its intent refused, is made
+// as a transaction on the shared ledger, published (not left in the
+// outbox), under the next id.
+func TestIntentRefused(t *testing.T) {
+	w := newWorld(t, 2, "", "")
+	hook := "#!/bin/sh\ncase $1 in refs/agentx/clarifications-queue/*/intent/*) echo 'no intents here' >&2; exit 1 ;; esac\nexit 0\n"
+	require.NoError(t, os.WriteFile(filepath.Join(w.bare, "hooks", "update"), []byte(hook), 0o755))
+	ask := func(i int, topic string) result {
+		t.Helper()
+		r := w.run(i, "", "clarify", "ask", "--issue", "4", "--from", "engineer", "--to", "architect", "--topic", topic, "--question", topic+"?", "--non-blocking", "--json")
+		require.Equal(t, 0, r.code, r.stderr)
+		return r
+	}
+	ask(0, "one")
+	ask(1, "two")
+	ask(0, "three") // its try on the copy refused: the issue is contended from now on
+	r := ask(0, "four")
+	assert.NotContains(t, r.stdout, "unsynced", "published, not kept in the outbox")
+	assert.Equal(t, "CLR-4-004", data(t, r.stdout)["id"])
+	assert.Equal(t, []string{"CLR-4-001 one", "CLR-4-002 two", "CLR-4-003 three", "CLR-4-004 four"}, w.topics(0, 4))
+	assert.Empty(t, git(t, w.bare, "for-each-ref", "refs/agentx/clarifications-queue/"))
+}

@@ -33,10 +33,52 @@ type objects struct {
 	in   io.WriteCloser
 	out  *bufio.Reader
 	done context.CancelFunc
+	// borrowed: the process is held (Git.hold); close leaves it running
+	borrowed bool
 }
 
-// objects starts the reader; close it when done.
+// objects starts the reader; close it when done. While a write holds the
+// reader (hold), every read goes through the one process it started at
+// its first, and close leaves it running.
 func (g *Git) objects(ctx context.Context) (*objects, error) {
+	g.heldMu.Lock()
+	defer g.heldMu.Unlock()
+	if !g.holding {
+		return g.startObjects(ctx)
+	}
+	if g.held == nil {
+		o, err := g.startObjects(g.heldCtx)
+		if err != nil {
+			return nil, err
+		}
+		g.held = o
+	}
+	return &objects{cmd: g.held.cmd, in: g.held.in, out: g.held.out, done: g.held.done, borrowed: true}, nil
+}
+
+// hold has the reads until release go through one git cat-file, started
+// at the first of them (none: none started): a write's fetch, history
+// check and the hosts of what it pulled cost one process, not one each.
+func (g *Git) hold(ctx context.Context) (release func()) {
+	g.heldMu.Lock()
+	defer g.heldMu.Unlock()
+	if g.holding {
+		return func() {}
+	}
+	g.holding, g.heldCtx = true, ctx
+	return func() {
+		g.heldMu.Lock()
+		defer g.heldMu.Unlock()
+		if g.held != nil {
+			g.held.borrowed = false
+			g.held.close()
+		}
+		g.holding, g.held, g.heldCtx = false, nil, nil
+	}
+}
+
+// startObjects starts a reader of its own.
+func (g *Git) startObjects(ctx context.Context) (*objects, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	cmd := exec.CommandContext(ctx, "git", "-C", g.Dir, "cat-file", "--batch-command")
 	cmd.Env = append(os.Environ(), "LC_ALL=C", "LANGUAGE=C")
@@ -59,6 +101,9 @@ func (g *Git) objects(ctx context.Context) (*objects, error) {
 }
 
 func (o *objects) close() {
+	if o.borrowed {
+		return
+	}
 	_ = o.in.Close()
 	o.done()
 	_ = o.cmd.Wait()

@@ -163,6 +163,7 @@ func (r *Replicator) writeSync(f *ledger.Locked, st *SyncState) error {
 // the renumberings it makes.
 func replay(l *ledger.Ledger, p Queued, now time.Time, renames map[string]string) (bool, []Outcome, error) {
 	var steps []replayStep
+	var dups []Outcome
 	for _, r := range p.Records {
 		after, err := ledger.DecodeRecord(r.After)
 		if err != nil {
@@ -171,6 +172,18 @@ func replay(l *ledger.Ledger, p Queued, now time.Time, renames map[string]string
 		if to, ok := renames[r.ID]; ok && !created(r.Before) {
 			if err := follow(&r, after, to); err != nil {
 				return false, nil, err
+			}
+		}
+		if created(r.Before) {
+			// A question already there, asked as this one was (an intent
+			// of it merged by another host, a delivery whose process died
+			// before it could say so), is not added twice.
+			if i := findOrigin(l, after); i >= 0 {
+				if id := l.Clarifications[i].ID; id != r.ID {
+					dups = append(dups, Outcome{Outcome: OutcomeRenumbered, ID: r.ID, As: id, Message: p.Message, At: ledger.T(now), By: after.From})
+					renames[r.ID] = id
+				}
+				continue
 			}
 		}
 		cur := l.Find(r.ID)
@@ -194,7 +207,7 @@ func replay(l *ledger.Ledger, p Queued, now time.Time, renames map[string]string
 			return false, []Outcome{{Outcome: OutcomeSuperseded, ID: r.ID, Message: p.Message, At: ledger.T(now), By: author(after), Winner: winner}}, nil
 		}
 	}
-	return len(steps) > 0, applySteps(l, steps, p, now, renames), nil
+	return len(steps) > 0, append(dups, applySteps(l, steps, p, now, renames)...), nil
 }
 
 // replayStep is one record a queued change makes (cur nil) or changes

@@ -14,8 +14,13 @@ import (
 // the same ref at the same moment makes git fail to lock it ("cannot lock
 // ref"): that is not an outage, and a moment later the fetch goes through.
 func (g *Git) fetch(ctx context.Context, args ...string) error {
+	return g.fetchRefs(ctx, args[:len(args)-1], args[len(args)-1])
+}
+
+// fetchRefs is fetch of several refspecs, with the options opts.
+func (g *Git) fetchRefs(ctx context.Context, opts []string, refspecs ...string) error {
 	for try := 1; ; try++ {
-		_, err := g.exchange(ctx, append(append([]string{"fetch", "--quiet", "--no-tags", "--no-write-fetch-head"}, args[:len(args)-1]...), "--", g.Remote, args[len(args)-1])...)
+		_, err := g.exchange(ctx, append(append(append([]string{"fetch", "--quiet", "--no-tags", "--no-write-fetch-head"}, opts...), "--", g.Remote), refspecs...)...)
 		var oe *offlineError
 		if err == nil || try == 5 || !errors.As(err, &oe) || !strings.Contains(oe.why, "cannot lock ref") {
 			return err
@@ -40,16 +45,20 @@ func (g *Git) Hosts(ctx context.Context, issue int, from, to string) (map[string
 	if !isHexID(to) || (from != "" && !isHexID(from)) {
 		return nil, fmt.Errorf("remote %s: not a commit id", g.Remote)
 	}
-	args := []string{"log", "--format=%B%x1e", fmt.Sprintf("--max-count=%d", maxPulledCommits), to}
-	if from != "" {
-		args = append(args, "^"+from)
-	}
-	out, err := g.git(ctx, nil, nil, args...)
-	if err != nil {
-		return nil, err
+	msgs, ok := g.linearMessages(ctx, from, to)
+	if !ok {
+		args := []string{"log", "--format=%B%x1e", fmt.Sprintf("--max-count=%d", maxPulledCommits), to}
+		if from != "" {
+			args = append(args, "^"+from)
+		}
+		out, err := g.git(ctx, nil, nil, args...)
+		if err != nil {
+			return nil, err
+		}
+		msgs = strings.Split(string(out), "\x1e")
 	}
 	hosts := map[string]string{}
-	for _, msg := range strings.Split(string(out), "\x1e") {
+	for _, msg := range msgs {
 		subject, host := parseMessage(msg)
 		for _, phrase := range strings.Split(subject, "; ") {
 			id, _, _ := strings.Cut(phrase, " ")
@@ -64,6 +73,57 @@ func (g *Git) Hosts(ctx context.Context, issue int, from, to string) (map[string
 		}
 	}
 	return hosts, nil
+}
+
+// linearMessages are the messages of the commits from to down to from
+// (excluded), newest first, read through git cat-file, when they are a
+// chain of one parent each (linearSince); ok false otherwise, or past
+// maxPulledCommits.
+func (g *Git) linearMessages(ctx context.Context, from, to string) ([]string, bool) {
+	o, err := g.objects(ctx)
+	if err != nil {
+		return nil, false
+	}
+	defer o.close()
+	var msgs []string
+	for sha := to; len(msgs) < maxPulledCommits; {
+		c, err := o.commit(sha)
+		if err != nil || len(c.Parents) > 1 || len(c.Parents) == 0 && from != "" {
+			return nil, false
+		}
+		msgs = append(msgs, c.Message)
+		if len(c.Parents) == 0 || c.Parents[0] == from {
+			return msgs, true
+		}
+		sha = c.Parents[0]
+	}
+	return nil, false
+}
+
+// linearDescends is Descends read through git cat-file, when the chain
+// from version is one of commits of one parent each until it meets base
+// or its root (then base is not in it); ok false otherwise (a merge, a
+// commit not read, past maxLinear): git merge-base says.
+func (g *Git) linearDescends(ctx context.Context, version, base string) (yes, ok bool) {
+	o, err := g.objects(ctx)
+	if err != nil {
+		return false, false
+	}
+	defer o.close()
+	for sha, n := version, 0; n < maxLinear; n++ {
+		if sha == base {
+			return true, true
+		}
+		c, err := o.commit(sha)
+		if err != nil || len(c.Parents) > 1 {
+			return false, false
+		}
+		if len(c.Parents) == 0 {
+			return false, true
+		}
+		sha = c.Parents[0]
+	}
+	return false, false
 }
 
 // parseMessage splits a ledger commit's message into its subject and the
@@ -104,6 +164,9 @@ func hostName(h string) string {
 func (g *Git) Descends(ctx context.Context, version, base string) (bool, error) {
 	if !isHexID(version) || !isHexID(base) {
 		return false, fmt.Errorf("remote %s: not a commit id", g.Remote)
+	}
+	if yes, ok := g.linearDescends(ctx, version, base); ok {
+		return yes, nil
 	}
 	_, err := g.git(ctx, nil, nil, "merge-base", "--is-ancestor", base, version)
 	var ge *GitError

@@ -139,6 +139,9 @@ type prefetch struct {
 	snap    *Snapshot
 	offline error // an ErrOffline
 	fast    bool
+	// intent: no fetch was made because the issue is contended and the
+	// change, if it only adds records, is posted as an intent (Intents)
+	intent bool
 }
 
 // fastAfter is how long after a write of this host found the shared
@@ -183,6 +186,9 @@ func (r *Replicator) Prefetch(ctx context.Context, issue int) (any, error) {
 		if st, err := ReadSync(r.store, issue); err == nil && r.fastState(st) {
 			r.Warm(ctx)
 			return &prefetch{fast: true}, nil
+		} else if err == nil && r.intentState(st) {
+			r.Warm(ctx)
+			return &prefetch{intent: true}, nil
 		}
 	}
 	return r.prefetch(ctx, issue)
@@ -284,11 +290,19 @@ func (r *Replicator) update(ctx context.Context, f *ledger.Locked, fn func(*ledg
 	if err != nil {
 		return nil, err
 	}
+	if h, ok := r.transport.(holder); ok {
+		defer h.hold(ctx)()
+	}
 	switch {
 	case r.offline:
 		return r.updateOffline(f, fn, st, "--offline")
 	case pre != nil && pre.offline != nil:
 		return r.updateOffline(f, fn, st, pre.offline.Error())
+	case pre != nil && pre.intent:
+		if l, err := r.intentWrite(ctx, f, fn, st); !errors.Is(err, errNoIntent) {
+			return l, err
+		}
+		pre = nil // a transaction, on the shared ledger fetched now
 	}
 	t := r.plan(ctx, f, fn, st, pre)
 	if !t.fast && t.given == nil {
@@ -311,6 +325,12 @@ func (r *Replicator) update(ctx context.Context, f *ledger.Locked, fn func(*ledg
 		}
 	}
 	return t.run()
+}
+
+// holder is a Transport whose reads during one write can share one
+// process (Git: git cat-file).
+type holder interface {
+	hold(ctx context.Context) (release func())
 }
 
 // waiting reports whether a live waiter is in issue's queue.
@@ -367,25 +387,20 @@ var pause = sleepJitter
 // again.
 func sleepJitter(ctx context.Context, losses int) error {
 	d := 10 * time.Millisecond << min(losses-1, 6)
-	d = d/2 + rand.N(d/2+1)
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return context.Cause(ctx)
-	case <-t.C:
-		return nil
-	}
+	return sleepCtx(ctx, d/2+rand.N(d/2+1))
 }
 
 // settle makes l, the shared ledger at version, the local copy, and
 // records that the outbox is delivered. base is the shared version l was
 // made on: what it changed since st.Head was made elsewhere (tellPulled).
-func (r *Replicator) settle(ctx context.Context, f *ledger.Locked, l *ledger.Ledger, encoded []byte, written bool, base Snapshot, version string, st *SyncState, outcomes []Outcome) error {
+//
+// own are the records this host's change made that base holds already
+// (an intent merged there): they are not told as made elsewhere.
+func (r *Replicator) settle(ctx context.Context, f *ledger.Locked, l *ledger.Ledger, encoded []byte, written bool, base Snapshot, version string, st *SyncState, outcomes []Outcome, own ...string) error {
 	if err := keepUnshared(f.Path, st); err != nil {
 		return err
 	}
-	r.tellPulled(ctx, f, base, st)
+	r.tellPulled(ctx, f, base, st, own)
 	if len(outcomes) > 0 {
 		if r.onOutcomes != nil {
 			r.onOutcomes(f.Issue, outcomes, l)

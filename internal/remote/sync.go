@@ -70,6 +70,7 @@ func Refresh(ctx context.Context, rep *Replicator, g *Git, force bool) (Report, 
 		return r, nil
 	}
 	r.Fetched = true
+	defer g.hold(ctx)()
 	start := store.Now()
 	heads, err := g.FetchAll(ctx)
 	if errors.Is(err, ErrOffline) {

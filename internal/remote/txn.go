@@ -61,6 +61,10 @@ type attempt struct {
 	outcomes []Outcome
 	final    []byte
 	err      error
+	// added: the records the change added, when that is all it did and
+	// nothing else is pushed with it (the outbox empty): a push of it
+	// that loses is posted as an intent instead (Intents)
+	added []*ledger.Clarification
 }
 
 // errRefetch is a fast try that cannot say whether the change applies:
@@ -222,6 +226,9 @@ func (t *txn) make() (attempt, error) {
 		if err != nil {
 			return attempt{}, err
 		}
+		if len(a.commits) == 0 {
+			a.added = addedOnly(beforeRec, l)
+		}
 		a.commits = append(a.commits, Commit{Data: data, Message: msg})
 		a.final = data
 	}
@@ -263,6 +270,9 @@ func (t *txn) push(a attempt) (attempt, step) {
 	}
 	written := e.end(err == nil)
 	if err != nil {
+		if posted, ok := t.post(a, err); ok {
+			return posted, stepDone
+		}
 		return t.lost(err)
 	}
 	t.tn = nil // its waiter left with the push
@@ -272,6 +282,24 @@ func (t *txn) push(a attempt) (attempt, step) {
 		t.r.note("the change to %s is on %s, but the local copy was not updated: %v; the next command brings it up to date", words.Issue(t.f.Issue), t.r.transport.Name(t.f.Issue), err)
 	}
 	return attempt{l: a.l}, stepDone
+}
+
+// post is what follows a push of a that another host's change overtook,
+// when a only adds records and the remote takes intents: a is posted as
+// one, on the version it was made on, and merged (Replicator.post),
+// instead of made again. ok false: the push's loss is taken as ever.
+func (t *txn) post(a attempt, err error) (attempt, bool) {
+	// The fast try's loss says only that another host wrote since this
+	// host's last change: it is made again at once on the shared ledger.
+	if _, ok := t.r.transport.(Intents); !ok || t.fast || !errors.Is(err, ErrMoved) || len(a.added) == 0 || t.snap.Version == "" || t.tn != nil {
+		return attempt{}, false
+	}
+	t.st.Moved = ledger.T(t.r.store.Now())
+	l, perr := t.r.post(t.ctx, t.f, t.st, t.snap.Version, a.commits[len(a.commits)-1], a.added)
+	if errors.Is(perr, errNoIntent) {
+		return attempt{}, false
+	}
+	return attempt{l: l, err: perr}, true
 }
 
 // settle makes the attempt's ledger, the shared ledger at version, the

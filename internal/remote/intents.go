@@ -1,0 +1,593 @@
+package remote
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/agentx-cli/agentx/internal/safetext"
+	"github.com/agentx-cli/agentx/internal/words"
+	"github.com/agentx-cli/agentx/ledger"
+)
+
+// Intents is a Transport on which a write that only adds records (an ask)
+// to an issue other hosts keep writing does not race them for the ledger's
+// ref: it posts its change on a ref of its own (an intent, which no other
+// host writes, so the push is never refused), and the oldest waiting
+// intent's host merges every intent posted so far in one push, each as its
+// own commit, removing them in the same atomic push. A host whose intent
+// another merged finds its question on the shared ledger by what was asked
+// (origin): it waits for one push, never for its turn to win a race, so
+// hosts that share an issue neither fail nor starve, and the ids stay
+// dense, assigned once, by the push that merges them.
+type Intents interface {
+	// Post publishes c, made on the shared version base, as an intent on
+	// issue, named for when it was posted (now), and returns its name.
+	Post(ctx context.Context, issue int, base string, c Commit, now time.Time) (string, error)
+	// FetchIntents fetches issue's shared ledger and the intents waiting
+	// on it, oldest first.
+	FetchIntents(ctx context.Context, issue int) (Snapshot, []Intent, error)
+	// PushMerging is Push, removing the intents named in the same push:
+	// all of it or nothing, so that an intent is merged once.
+	PushMerging(ctx context.Context, issue int, base Snapshot, commits []Commit, merged []string) (Snapshot, error)
+}
+
+// Intent is a change another host posted and waits to see merged: the
+// ledger it was made on (Base) and the ledger after it (Data), both as
+// untrusted as any shared ledger.
+type Intent struct {
+	Name    string
+	Commit  string
+	Message string
+	Base    []byte // nil: it could not be read (it is removed, never merged)
+	Data    []byte
+}
+
+// intentStall is how long an intent ahead of this write's may wait before
+// this write merges it too: its host was killed or paused. Against a
+// remote slower than a few hundred milliseconds an exchange, stallFor
+// exchanges instead: a live host merges within about four.
+var intentStall = 2 * time.Second
+
+const stallFor = 8
+
+// intentLife is the age past which an intent is removed unmerged: its
+// host died waiting (it was never acknowledged), and a question it asked
+// must not appear long after, when the next host asks. A host still
+// waiting for it finds it gone and not merged, and makes its change again
+// as a transaction.
+var intentLife = time.Minute
+
+// intentsRef is the ref prefix of issue's intents: under the queue's, so
+// that the server rules for waiters (created and deleted by the hosts)
+// hold for them too, in a directory of its own (a waiter's name holds no
+// slash, so the waiters' code never takes one for a waiter).
+func (g *Git) intentsRef(issue int) string { return g.queueRef(issue) + "/intent" }
+
+// Post implements Intents: a commit holding the ledger after the change,
+// on base, pushed to a ref of its own (created, never forced).
+func (g *Git) Post(ctx context.Context, issue int, base string, c Commit, now time.Time) (string, error) {
+	if strings.HasPrefix(g.Refs, "refs/heads/") {
+		return "", errNoQueue
+	}
+	name := waiterName(now, g.host())
+	ref := g.intentsRef(issue) + "/" + name
+	_, err := g.publish(ctx, issue, []string{base}, []Commit{c}, func(head string) error {
+		out, err := g.exchange(ctx, "push", "--porcelain", "--no-verify", "--force-with-lease="+ref+":", "--", g.Remote, head+":"+ref)
+		if err != nil && bytes.Contains(out, []byte(":"+ref+"\t")) {
+			// the remote answered, and refused the ref (a rule, a hook):
+			// not an outage
+			return fmt.Errorf("remote %s refused the intent %s: %s", g.Remote, ref, firstLine(string(out)))
+		}
+		return err
+	})
+	return name, err
+}
+
+// FetchIntents implements Intents: one git fetch of the ledger's ref and
+// the intents' (pruning those merged since), their names listed locally,
+// and everything read through one git cat-file.
+func (g *Git) FetchIntents(ctx context.Context, issue int) (Snapshot, []Intent, error) {
+	if strings.HasPrefix(g.Refs, "refs/heads/") {
+		return Snapshot{}, nil, errNoQueue
+	}
+	ref, prefix := g.Ref(issue), g.intentsRef(issue)
+	if err := g.fetchRefs(ctx, []string{"--prune"}, "+"+ref+":"+ref, "+"+prefix+"/*:"+prefix+"/*"); err != nil {
+		return Snapshot{}, nil, err
+	}
+	names, err := g.localNames(ctx, prefix)
+	if err != nil {
+		return Snapshot{}, nil, err
+	}
+	o, err := g.objects(ctx)
+	if err != nil {
+		return Snapshot{}, nil, err
+	}
+	defer o.close()
+	sha, err := o.resolve(ref)
+	if err != nil || sha == "" {
+		return Snapshot{}, nil, err
+	}
+	_, data, err := g.readAt(o, issue, sha)
+	if err != nil {
+		return Snapshot{}, nil, err
+	}
+	var intents []Intent
+	for _, n := range names {
+		intents = append(intents, g.readIntent(o, issue, n, prefix+"/"+n))
+	}
+	return Snapshot{Version: sha, Data: data}, intents, nil
+}
+
+// readIntent reads the intent name at ref: its commit, the ledger in it
+// and in its parent. One that cannot be read is returned with no Base.
+func (g *Git) readIntent(o *objects, issue int, name, ref string) Intent {
+	in := Intent{Name: name}
+	sha, err := o.resolve(ref)
+	if err != nil || sha == "" {
+		return in
+	}
+	in.Commit = sha
+	c, data, err := g.readAt(o, issue, sha)
+	if err != nil || len(c.Parents) != 1 {
+		return in
+	}
+	_, base, err := g.readAt(o, issue, c.Parents[0])
+	if err != nil {
+		return in
+	}
+	subject, _ := parseMessage(c.Message)
+	if len(subject) > maxMessage {
+		subject = strings.ToValidUTF8(subject[:maxMessage], "")
+	}
+	in.Message, in.Base, in.Data = safetext.Line(subject), base, data
+	return in
+}
+
+// localNames lists the refs under prefix in the local repository, by
+// name, sorted: read from the repository's files (its loose refs and
+// packed-refs) where agentx knows where they are, else git for-each-ref.
+func (g *Git) localNames(ctx context.Context, prefix string) ([]string, error) {
+	g.settings(ctx)
+	if refs, ok := g.refFiles(prefix); ok {
+		return slices.Sorted(maps.Keys(refs)), nil
+	}
+	out, err := g.git(ctx, nil, nil, "for-each-ref", "--format=%(refname)", prefix+"/")
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, l := range strings.Split(string(out), "\n") {
+		if n, ok := strings.CutPrefix(strings.TrimSpace(l), prefix+"/"); ok && n != "" && !strings.Contains(n, "/") {
+			names = append(names, n)
+		}
+	}
+	return names, nil
+}
+
+// PushMerging implements Intents: the ledger and the removal of the
+// intents merged in one atomic push.
+func (g *Git) PushMerging(ctx context.Context, issue int, base Snapshot, commits []Commit, merged []string) (Snapshot, error) {
+	var del []string
+	for _, n := range merged {
+		del = append(del, ":"+g.intentsRef(issue)+"/"+n)
+	}
+	return g.push(ctx, issue, base, commits, del)
+}
+
+// posting is one write's intent, from its post to its merge.
+type posting struct {
+	r      *Replicator
+	ctx    context.Context
+	f      *ledger.Locked
+	st     *SyncState
+	it     Intents
+	mine   []*ledger.Clarification // the records it added, as the caller holds them
+	name   string                  // its intent
+	at     time.Time               // when it was posted (the store's clock: its name)
+	posted time.Time               // and by the system's clock
+	rtt    time.Duration           // one exchange with the remote, as its post took
+}
+
+// errNoIntent is a change the intents cannot carry (it does more than add
+// records, or the local copy is not the shared ledger as settled): it runs
+// as an optimistic transaction instead.
+var errNoIntent = errors.New("not a change an intent carries")
+
+// intentState reports whether a write on st's issue posts an intent: the
+// issue is contended (a write of this host found another host's change
+// lately), and the local copy is the shared ledger as settled, with
+// nothing pending or refused.
+func (r *Replicator) intentState(st *SyncState) bool {
+	_, ok := r.transport.(Intents)
+	return ok && st.Head != "" && st.Copy != "" && len(st.Pending) == 0 && st.Refused == nil &&
+		!st.Moved.IsZero() && r.store.Now().Sub(st.Moved.Time) < fastAfter
+}
+
+// intentWrite makes fn on the local copy and, if it only adds records,
+// posts it as an intent and waits until it is merged (by this host or
+// another): the shared ledger with it is then the local copy, and the
+// records fn added hold what the shared ledger holds. errNoIntent: fn
+// ran, but the change is to be made as a transaction.
+func (r *Replicator) intentWrite(ctx context.Context, f *ledger.Locked, fn func(*ledger.Ledger) error, st *SyncState) (*ledger.Ledger, error) {
+	if fn == nil || !r.intentState(st) {
+		return nil, errNoIntent
+	}
+	data, err := readCopy(f.Path, st)
+	if err != nil {
+		return nil, errNoIntent
+	}
+	l0, err := ledger.DecodeIssue(f.Path, f.Issue, data)
+	if err != nil {
+		return nil, errNoIntent
+	}
+	before := recStates(l0)
+	cp := l0.Checkpoint()
+	if fn(l0) != nil || cp.Check(f.Path, l0) != nil {
+		return nil, errNoIntent // judged on the shared ledger
+	}
+	msg, mine := changeMessage(before, l0), addedOnly(before, l0)
+	if len(mine) == 0 || msg == "" {
+		return nil, errNoIntent
+	}
+	enc, err := ledger.Encode(l0)
+	if err != nil {
+		return nil, err
+	}
+	return r.post(ctx, f, st, st.Head, Commit{Data: enc, Message: msg}, mine)
+}
+
+// post posts c, a change made on the shared version base that adds the
+// records mine (as the caller holds them), as an intent, and waits until
+// it is merged. errNoIntent: it could not be posted (nothing was).
+func (r *Replicator) post(ctx context.Context, f *ledger.Locked, st *SyncState, base string, c Commit, mine []*ledger.Clarification) (*ledger.Ledger, error) {
+	it, _ := r.transport.(Intents)
+	p := &posting{r: r, ctx: ctx, f: f, st: st, it: it, mine: mine, at: r.store.Now()}
+	start := time.Now()
+	var err error
+	p.name, err = it.Post(ctx, f.Issue, base, c, p.at)
+	p.posted = time.Now()
+	switch {
+	case errors.Is(err, ErrOffline):
+		return p.offline(err)
+	case err != nil:
+		return nil, errNoIntent
+	}
+	p.rtt = time.Since(start)
+	return p.await()
+}
+
+// readCopy returns the local copy when it is the shared ledger as settled
+// (st.Copy).
+func readCopy(path string, st *SyncState) ([]byte, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	if copySum(data) != st.Copy {
+		return nil, errNoIntent
+	}
+	return data, nil
+}
+
+// addedOnly returns the records l added to before, when that is all the
+// change did (nil otherwise).
+func addedOnly(before map[string]*recState, l *ledger.Ledger) []*ledger.Clarification {
+	var added []*ledger.Clarification
+	for _, c := range l.Clarifications {
+		was, ok := before[c.ID]
+		if !ok {
+			added = append(added, c)
+			continue
+		}
+		if c.Sealed() {
+			continue
+		}
+		b, err := ledger.RecordJSON(c)
+		if err != nil || string(b) != string(was.whole().raw) {
+			return nil
+		}
+	}
+	return added
+}
+
+// await waits until the intent is merged: about two exchanges (the host
+// ahead, if any, fetching and pushing), then it fetches, and merges every
+// intent waiting when none live is ahead of its own (leads), else waits
+// again. A merge that loses to another host's push fetches again at once.
+func (p *posting) await() (*ledger.Ledger, error) {
+	rtt := p.rtt
+	wait := 2 * rtt
+	for {
+		if err := sleepCtx(p.ctx, jitter(wait)); err != nil {
+			return nil, err
+		}
+		start := time.Now()
+		snap, intents, err := p.it.FetchIntents(p.ctx, p.f.Issue)
+		switch {
+		case errors.Is(err, ErrOffline):
+			return p.offline(err)
+		case err != nil:
+			return nil, err
+		}
+		if err := p.r.checkHistory(p.ctx, p.f, snap, p.st); err != nil {
+			return nil, err
+		}
+		mine := slices.IndexFunc(intents, func(in Intent) bool { return in.Name == p.name })
+		if mine < 0 {
+			return p.merged(snap, nil)
+		}
+		if !p.leads(intents[:mine]) {
+			wait = 2 * max(time.Since(start), rtt)
+			continue
+		}
+		l, err := p.lead(snap, intents)
+		if !errors.Is(err, ErrMoved) {
+			return l, err
+		}
+		wait = 0 // another host's push landed first: look again at once
+	}
+}
+
+// lead merges every intent waiting on the shared ledger at snap, and
+// pushes them; ErrMoved when another host's push landed first.
+func (p *posting) lead(snap Snapshot, intents []Intent) (*ledger.Ledger, error) {
+	l, commits, names, err := p.combine(snap, intents)
+	if err != nil {
+		return nil, err
+	}
+	if len(commits) == 0 {
+		// nothing left to merge, this write's own included (already on
+		// the shared ledger, or not readable as an intent)
+		return p.merged(snap, nil)
+	}
+	pushed, err := p.it.PushMerging(p.ctx, p.f.Issue, snap, commits, names)
+	switch {
+	case err == nil:
+		return p.merged(pushed, l)
+	case errors.Is(err, ErrOffline):
+		return p.offline(err)
+	}
+	return nil, err
+}
+
+// leads reports whether this write merges the intents now: no live intent
+// is ahead of its own, or its own has waited intentStall (stallFor
+// exchanges, if longer).
+func (p *posting) leads(ahead []Intent) bool {
+	now := p.r.store.Now()
+	stall := max(intentStall, stallFor*p.rtt)
+	if time.Since(p.posted) > stall {
+		// by the system's clock, which moves whatever the store's says
+		// (AGENTX_NOW): a host whose own intent waited this long merges
+		return true
+	}
+	for _, in := range ahead {
+		if at, ok := waiterTime(in.Name); ok && now.Sub(at) <= stall {
+			return false
+		}
+	}
+	return true
+}
+
+// combine replays every intent, oldest first, on the shared ledger at
+// snap, each as its own commit: the ledger, the commits, and the intents
+// to remove (merged, or not readable as an intent: never merged).
+func (p *posting) combine(snap Snapshot, intents []Intent) (*ledger.Ledger, []Commit, []string, error) {
+	name := p.r.transport.Name(p.f.Issue)
+	l, err := ledger.DecodeIssue(name+" at "+snap.Version, p.f.Issue, snap.Data)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	var commits []Commit
+	var names []string
+	now := p.r.store.Now()
+	for _, in := range intents {
+		names = append(names, in.Name)
+		if at, ok := waiterTime(in.Name); ok && now.Sub(at) > intentLife {
+			continue // removed unmerged: see intentLife
+		}
+		q, ok := intentChange(p.f.Issue, in)
+		if !ok {
+			continue
+		}
+		renames := map[string]string{}
+		applied, _, err := replay(l, q, p.r.store.Now(), renames)
+		if err != nil || !applied {
+			continue
+		}
+		for from, to := range renames {
+			q.Message = strings.ReplaceAll(q.Message, from, to)
+		}
+		data, err := ledger.Encode(l)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		commits = append(commits, Commit{Data: data, Message: q.Message})
+	}
+	return l, commits, names, nil
+}
+
+// intentChange is in as a queued change that adds records, checked as a
+// pulled commit is: it only appends to the ledger it was made on, and
+// changes no record there. ok false: not an intent to merge.
+func intentChange(issue int, in Intent) (Queued, bool) {
+	if in.Base == nil {
+		return Queued{}, false
+	}
+	base, err1 := ledger.DecodeIssue("intent "+in.Name, issue, in.Base)
+	after, err2 := ledger.DecodeIssue("intent "+in.Name, issue, in.Data)
+	if err1 != nil || err2 != nil || Appends(base, after) != nil {
+		return Queued{}, false
+	}
+	added := addedOnly(recStates(base), after)
+	if len(added) == 0 {
+		return Queued{}, false
+	}
+	q := Queued{Message: in.Message}
+	for _, c := range added {
+		raw, err := ledger.RecordJSON(c)
+		if err != nil {
+			return Queued{}, false
+		}
+		q.Records = append(q.Records, QueuedRecord{ID: c.ID, After: raw})
+	}
+	return q, true
+}
+
+// merged ends a posting whose intent is on the shared ledger at snap (l:
+// that ledger, decoded, when this write pushed it): the records it added
+// are found by what was asked and take their shared ids and content in
+// the caller's hands, and the shared ledger becomes the local copy.
+func (p *posting) merged(snap Snapshot, l *ledger.Ledger) (*ledger.Ledger, error) {
+	if l == nil {
+		var err error
+		if l, err = ledger.DecodeIssue(p.r.transport.Name(p.f.Issue)+" at "+snap.Version, p.f.Issue, snap.Data); err != nil {
+			return nil, err
+		}
+	}
+	var own []string
+	for _, c := range p.mine {
+		i := findOrigin(l, c)
+		if i < 0 {
+			// removed unmerged (it could not be read there): made again
+			// as a transaction
+			return nil, errNoIntent
+		}
+		*c = *l.Clarifications[i]
+		l.Clarifications[i] = c
+		own = append(own, c.ID)
+	}
+	p.st.Moved = ledger.T(p.r.store.Now())
+	if err := p.r.settle(p.ctx, p.f, l, nil, false, snap, snap.Version, p.st, nil, own...); err != nil {
+		p.r.note("the change to %s is on %s, but the local copy was not updated: %v; the next command brings it up to date", words.Issue(p.f.Issue), p.r.transport.Name(p.f.Issue), err)
+	}
+	return l, nil
+}
+
+// offline ends a posting the remote stopped answering: the change goes to
+// the outbox, as the records fn added (the intent, if it was posted, may
+// still be merged: the outbox's delivery then finds them there, by what
+// was asked, and does not add them twice).
+func (p *posting) offline(err error) (*ledger.Ledger, error) {
+	mine := p.mine
+	return p.r.updateOffline(p.f, func(l *ledger.Ledger) error {
+		for _, c := range mine {
+			c.ID = l.NextID()
+			l.Clarifications = append(l.Clarifications, c)
+		}
+		return nil
+	}, p.st, err.Error())
+}
+
+// findOrigin returns the index in l of the record asked as c was (who, of
+// whom, topic, when, the question), or -1. c is taken as written (its
+// times as the ledger keeps them), so that a record made in this process
+// is found as another host reads it.
+func findOrigin(l *ledger.Ledger, c *ledger.Clarification) int {
+	if raw, err := ledger.RecordJSON(c); err == nil {
+		if w, err := ledger.DecodeRecord(raw); err == nil {
+			c = w
+		}
+	}
+	o := origin(c)
+	for i, x := range l.Clarifications {
+		if x.From == c.From && origin(x) == o {
+			return i
+		}
+	}
+	return -1
+}
+
+// jitter is d, give or take a quarter, so that hosts waiting alike do not
+// fetch at the same moment.
+func jitter(d time.Duration) time.Duration {
+	if d <= 0 {
+		return 0
+	}
+	return d*3/4 + rand.N(d/2+1)
+}
+
+// sleepCtx waits d, or until ctx is done.
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	case <-t.C:
+		return nil
+	}
+}
+
+// refFiles lists the refs directly under prefix from the repository's
+// files, each name with its object id: the loose refs in its directory
+// (which win) and the packed ones. ok false where that is not known to be
+// all (no objects directory agentx writes to, refs kept another way, a
+// file that cannot be read, a symbolic ref).
+func (g *Git) refFiles(prefix string) (map[string]string, bool) {
+	if g.objectDir == "" {
+		return nil, false
+	}
+	common := filepath.Dir(g.objectDir)
+	if _, err := os.Stat(filepath.Join(common, "reftable")); !errors.Is(err, fs.ErrNotExist) {
+		return nil, false
+	}
+	refs := map[string]string{}
+	if !packedRefs(common, prefix, refs) || !looseRefs(filepath.Join(common, filepath.FromSlash(prefix)), refs) {
+		return nil, false
+	}
+	return refs, true
+}
+
+// packedRefs adds to refs those directly under prefix in the packed-refs
+// file of the repository's common directory; false when it cannot be read.
+func packedRefs(common, prefix string, refs map[string]string) bool {
+	packed, err := os.ReadFile(filepath.Join(common, "packed-refs"))
+	if err != nil {
+		return errors.Is(err, fs.ErrNotExist)
+	}
+	for _, l := range strings.Split(string(packed), "\n") {
+		sha, ref, _ := strings.Cut(l, " ")
+		if n, ok := strings.CutPrefix(ref, prefix+"/"); ok && n != "" && !strings.Contains(n, "/") && isHexID(sha) {
+			refs[n] = sha
+		}
+	}
+	return true
+}
+
+// looseRefs adds to refs the loose refs in dir; false when one cannot be
+// read or is not an object id (a symbolic ref).
+func looseRefs(dir string, refs map[string]string) bool {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return errors.Is(err, fs.ErrNotExist)
+	}
+	for _, e := range entries {
+		if !e.Type().IsRegular() || strings.HasSuffix(e.Name(), ".lock") {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		sha := strings.TrimSpace(string(data))
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			continue // removed meanwhile (a prune)
+		case err != nil || !isHexID(sha):
+			return false
+		}
+		refs[e.Name()] = sha
+	}
+	return true
+}
