@@ -299,95 +299,164 @@ func newer(a, b candidate) bool { return a.at > b.at || a.at == b.at && a.n > b.
 // 0); short says that fewer than q.Max held while candidates were left
 // out.
 func (s *Store) matchDecided(data []byte, head string, q DecisionQuery, keep int) (out []DecisionMatch, short bool, err error) {
-	key, sig := textsim.TopicKey(q.Topic), textsim.Of(q.Question).AppendHex(nil)
-	var (
-		cands   []candidate
-		struck  map[string]int // id → the place of its last strike
-		dropped bool
-	)
-	n := 0
-	for rest := data; len(rest) > 0; n++ {
-		line := rest
-		if i := bytes.IndexByte(rest, '\n'); i >= 0 {
-			line, rest = rest[:i], rest[i+1:]
-		} else {
-			rest = nil // cut short: its checksum fails below
-		}
-		id, tail, ok := bytes.Cut(line, tab)
-		if !ok {
-			continue
-		}
-		if len(id) == 1 && id[0] == '-' {
-			if struck == nil {
-				struck = map[string]int{}
-			}
-			if sid, _, ok := bytes.Cut(tail, tab); ok {
-				struck[string(sid)] = n
-			}
-			continue
-		}
-		at, tail, _ := bytes.Cut(tail, tab)
-		k, tail, _ := bytes.Cut(tail, tab)
-		qhex, _, _ := bytes.Cut(tail, tab)
-		same := len(key) > 0 && string(k) == key
-		sim, alike := textsim.SimilarHex(sig, qhex, q.Similarity) // in place: no decoding
-		if same && !alike {
-			sim = textsim.JaccardHex(sig, qhex)
-		}
-		if !same && !alike {
-			continue
-		}
-		ns, err := strconv.ParseInt(string(at), 10, 64)
-		if err != nil {
-			continue
-		}
-		c := candidate{line: line, at: ns, n: n, sameTopic: same, similarity: sim}
-		if keep < 0 {
-			cands = append(cands, c)
-			continue
-		}
-		// kept newest first: insert in place, the oldest falling off
-		if len(cands) == keep && !newer(c, cands[keep-1]) {
-			dropped = true
-			continue
-		}
-		if len(cands) == keep {
-			cands, dropped = cands[:keep-1], true
-		}
-		i := len(cands)
-		for i > 0 && newer(c, cands[i-1]) {
-			i--
-		}
-		cands = slices.Insert(cands, i, c)
-	}
-	if len(cands) == 0 {
+	sc := decidedScan{key: textsim.TopicKey(q.Topic), sig: textsim.Of(q.Question).AppendHex(nil), similarity: q.Similarity, keep: keep}
+	sc.scan(data)
+	if len(sc.cands) == 0 {
 		return nil, false, nil
 	}
 	if keep < 0 {
-		slices.SortStableFunc(cands, func(a, b candidate) int {
-			if newer(a, b) {
-				return -1
-			}
-			if newer(b, a) {
-				return 1
-			}
-			return 0
-		})
+		sortNewestFirst(sc.cands)
 	}
-	text, err := atomicfile.OpenFile(s.decisionsTextPath(), os.O_RDONLY, 0)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, false, errStaleDecisions
-	}
+	text, err := s.openDecisionText(head)
 	if err != nil {
-		return nil, false, fmt.Errorf("decision memory: %w", err)
+		return nil, false, err
 	}
 	defer func() { _ = text.Close() }()
-	if th, err := readHead(text); err != nil || th != head {
-		return nil, false, errStaleDecisions // not made with the decision file
+	out = s.readMatches(text, sc.cands, sc.struck, q.Max)
+	return out, len(out) < q.Max && sc.dropped, nil
+}
+
+// decidedScan is one pass of matchDecided over the decision file's lines:
+// the candidates asking what the query asks (key, sig, similarity), the
+// keep newest of them (all when keep < 0), and the strikes.
+type decidedScan struct {
+	key        string
+	sig        []byte
+	similarity float64
+	keep       int
+
+	cands   []candidate
+	struck  map[string]int // id → the place of its last strike
+	dropped bool           // a candidate was left out
+}
+
+// scan reads every line of data, n counting each one, a line without a
+// tab too.
+func (sc *decidedScan) scan(data []byte) {
+	n := 0
+	for rest := data; len(rest) > 0; n++ {
+		var line []byte
+		line, rest = nextLine(rest)
+		sc.line(line, n)
 	}
+}
+
+// nextLine splits off the first line of rest; a last line without its
+// newline is taken whole (cut short: its checksum fails later).
+func nextLine(rest []byte) (line, after []byte) {
+	if i := bytes.IndexByte(rest, '\n'); i >= 0 {
+		return rest[:i], rest[i+1:]
+	}
+	return rest, nil
+}
+
+// line takes in the n-th line: a strike ("-" id …) is noted, a decision
+// asking what the query asks becomes a candidate.
+func (sc *decidedScan) line(line []byte, n int) {
+	id, tail, ok := bytes.Cut(line, tab)
+	if !ok {
+		return
+	}
+	if len(id) == 1 && id[0] == '-' {
+		sc.strike(tail, n)
+		return
+	}
+	if c, ok := sc.candidate(line, tail, n); ok {
+		sc.add(c)
+	}
+}
+
+// strike notes the struck id at the head of tail as struck at n.
+func (sc *decidedScan) strike(tail []byte, n int) {
+	if sc.struck == nil {
+		sc.struck = map[string]int{}
+	}
+	if sid, _, ok := bytes.Cut(tail, tab); ok {
+		sc.struck[string(sid)] = n
+	}
+}
+
+// candidate reads the time, topic key and question signature of a
+// decision line (tail: after its id); ok when it is of the same topic or
+// similar enough, and its time reads.
+func (sc *decidedScan) candidate(line, tail []byte, n int) (candidate, bool) {
+	at, tail, _ := bytes.Cut(tail, tab)
+	k, tail, _ := bytes.Cut(tail, tab)
+	qhex, _, _ := bytes.Cut(tail, tab)
+	same := len(sc.key) > 0 && string(k) == sc.key
+	sim, alike := textsim.SimilarHex(sc.sig, qhex, sc.similarity) // in place: no decoding
+	if same && !alike {
+		sim = textsim.JaccardHex(sc.sig, qhex)
+	}
+	if !same && !alike {
+		return candidate{}, false
+	}
+	ns, err := strconv.ParseInt(string(at), 10, 64)
+	if err != nil {
+		return candidate{}, false
+	}
+	return candidate{line: line, at: ns, n: n, sameTopic: same, similarity: sim}, true
+}
+
+// add keeps c: every one when keep < 0, else the keep newest, newest
+// first, inserted in place with the oldest falling off.
+func (sc *decidedScan) add(c candidate) {
+	keep := sc.keep
+	if keep < 0 {
+		sc.cands = append(sc.cands, c)
+		return
+	}
+	if len(sc.cands) == keep && !newer(c, sc.cands[keep-1]) {
+		sc.dropped = true
+		return
+	}
+	if len(sc.cands) == keep {
+		sc.cands, sc.dropped = sc.cands[:keep-1], true
+	}
+	i := len(sc.cands)
+	for i > 0 && newer(c, sc.cands[i-1]) {
+		i--
+	}
+	sc.cands = slices.Insert(sc.cands, i, c)
+}
+
+// sortNewestFirst orders every candidate newest first, stably.
+func sortNewestFirst(cands []candidate) {
+	slices.SortStableFunc(cands, func(a, b candidate) int {
+		if newer(a, b) {
+			return -1
+		}
+		if newer(b, a) {
+			return 1
+		}
+		return 0
+	})
+}
+
+// openDecisionText opens the decision text file, made with the decision
+// file whose first line is head; else errStaleDecisions.
+func (s *Store) openDecisionText(head string) (*os.File, error) {
+	text, err := atomicfile.OpenFile(s.decisionsTextPath(), os.O_RDONLY, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, errStaleDecisions
+	}
+	if err != nil {
+		return nil, fmt.Errorf("decision memory: %w", err)
+	}
+	if th, err := readHead(text); err != nil || th != head {
+		_ = text.Close()
+		return nil, errStaleDecisions // not made with the decision file
+	}
+	return text, nil
+}
+
+// readMatches reads the decisions of cands (newest first) from text, at
+// most limit: each id once, none struck after its line, none whose text
+// fails or whose ledger is gone.
+func (s *Store) readMatches(text *os.File, cands []candidate, struck map[string]int, limit int) (out []DecisionMatch) {
 	seen := map[string]bool{}
 	for _, c := range cands {
-		if len(out) == q.Max {
+		if len(out) == limit {
 			break
 		}
 		d, off, size, ok := parseMatch(c.line)
@@ -407,7 +476,7 @@ func (s *Store) matchDecided(data []byte, head string, q DecisionQuery, keep int
 		}
 		out = append(out, DecisionMatch{Decided: d, SameTopic: c.sameTopic, Similarity: c.similarity})
 	}
-	return out, len(out) < q.Max && dropped, nil
+	return out
 }
 
 var tab = []byte{'\t'}

@@ -152,105 +152,162 @@ func (o *Outbox) Idle(now time.Time) bool {
 // The first Run in a workspace starts at the end of the event log and
 // queues Start's issues.
 func (o *Outbox) Run(ctx context.Context, now time.Time, v any, q *Queue, force bool, only []int, sync func(ctx context.Context, n int) error) (skipped string, err error) {
+	r := &outboxRun{o: o, now: now, q: q, force: force}
 	err = o.File.Update(ctx, v, force, func() error {
-		if q.Issues == nil {
-			q.Issues = map[string]*Behind{}
-		}
-		queue := func(n int) {
-			if n < 0 || (n == 0 && !o.NoIssue) {
-				return
-			}
-			if _, ok := q.Issues[IssueKey(n)]; !ok {
-				q.Issues[IssueKey(n)] = &Behind{Since: ledger.T(now)}
-			}
-		}
-		if q.Updated == nil {
-			size, err := o.Events.Size()
-			if err != nil {
-				return err
-			}
-			q.Offset = size
-			start := o.Start
-			if start == nil {
-				start = func() ([]int, error) { return o.Store.IssuesWithFile(ledger.IndexDir) }
-			}
-			open, err := start()
-			if err != nil {
-				return err
-			}
-			for _, n := range open {
-				queue(n)
-			}
-		}
-		if size, err := o.Events.Size(); err == nil && size < q.Offset {
-			q.Offset = 0 // the log was replaced: read it again (what is mirrored stays mirrored)
-		}
-		next, err := o.Events.ReadFrom(q.Offset, func(l router.Line) error {
-			// A change pulled from the shared remote is mirrored by the
-			// host that made it; a refusal changed nothing.
-			if e, ok := l.Decode(); ok && !e.Pulled() && !e.Refusal() {
-				queue(e.IssueNumber)
-				for _, n := range e.Issues { // a proposal's
-					queue(n)
-				}
-			}
-			return nil
-		})
-		q.Offset = next
-		if err != nil {
+		if err := r.collect(only); err != nil {
 			return err
 		}
-		for _, n := range only {
-			queue(n)
-		}
-		t := ledger.T(now)
-		q.Updated = &t
-		if q.WaitUntil != nil && q.WaitUntil.After(now) && !force {
-			skipped = o.Service + " rate limit: not before " + q.WaitUntil.UTC().Format(time.RFC3339)
-			return nil
-		}
-		if why := o.Hold.Held(o.Service, now); why != "" && !force {
+		if why := r.held(); why != "" {
 			skipped = why
 			return nil
 		}
 		q.WaitUntil = nil
-		// In remote mode, an issue with changes still in the remote's
-		// outbox waits: they may yet be renumbered or superseded, and the
-		// host whose push wins mirrors each change once.
-		unshared, _ := remote.OutboxIssues(o.Store)
-		var firstErr error
-		for _, n := range Sorted(q.Issues) {
-			b := q.Issues[IssueKey(n)]
-			if (!force && !b.Due(now)) || ctx.Err() != nil {
-				continue
-			}
-			if slices.Contains(unshared, n) {
-				b.Error = "waiting until its changes are on the shared remote (agentx sync)"
-				continue
-			}
-			err := sync(ctx, n)
-			if err == nil {
-				delete(q.Issues, IssueKey(n))
-				continue
-			}
-			b.Attempts++
-			b.Error = err.Error()
-			retry := ledger.T(now.Add(Backoff(b.Attempts)))
-			if until, ok := WaitOf(err); ok {
-				u := ledger.T(until)
-				q.WaitUntil, retry = &u, u
-			}
-			b.RetryAt = &retry
-			if firstErr == nil {
-				firstErr = err
-			}
-			if q.WaitUntil != nil || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
-				break
-			}
-		}
-		return firstErr
+		return r.syncDue(ctx, sync)
 	})
 	return skipped, err
+}
+
+// outboxRun is one Run of an outbox at now over its queue q.
+type outboxRun struct {
+	o     *Outbox
+	now   time.Time
+	q     *Queue
+	force bool
+}
+
+// queue adds issue n to the queue unless it is there already (issue 0
+// only with NoIssue).
+func (r *outboxRun) queue(n int) {
+	if n < 0 || (n == 0 && !r.o.NoIssue) {
+		return
+	}
+	if _, ok := r.q.Issues[IssueKey(n)]; !ok {
+		r.q.Issues[IssueKey(n)] = &Behind{Since: ledger.T(r.now)}
+	}
+}
+
+// collect queues what changed since the last run (Start's issues on the
+// first), then only, and marks the queue updated.
+func (r *outboxRun) collect(only []int) error {
+	if r.q.Issues == nil {
+		r.q.Issues = map[string]*Behind{}
+	}
+	if r.q.Updated == nil {
+		if err := r.start(); err != nil {
+			return err
+		}
+	}
+	if err := r.readEvents(); err != nil {
+		return err
+	}
+	for _, n := range only {
+		r.queue(n)
+	}
+	t := ledger.T(r.now)
+	r.q.Updated = &t
+	return nil
+}
+
+// start begins the first run in a workspace at the end of the event log
+// and queues Start's issues.
+func (r *outboxRun) start() error {
+	size, err := r.o.Events.Size()
+	if err != nil {
+		return err
+	}
+	r.q.Offset = size
+	start := r.o.Start
+	if start == nil {
+		start = func() ([]int, error) { return r.o.Store.IssuesWithFile(ledger.IndexDir) }
+	}
+	open, err := start()
+	if err != nil {
+		return err
+	}
+	for _, n := range open {
+		r.queue(n)
+	}
+	return nil
+}
+
+// readEvents queues the issues of each change in the event log from the
+// queue's offset on, and moves the offset past what was read.
+func (r *outboxRun) readEvents() error {
+	if size, err := r.o.Events.Size(); err == nil && size < r.q.Offset {
+		r.q.Offset = 0 // the log was replaced: read it again (what is mirrored stays mirrored)
+	}
+	next, err := r.o.Events.ReadFrom(r.q.Offset, func(l router.Line) error {
+		// A change pulled from the shared remote is mirrored by the
+		// host that made it; a refusal changed nothing.
+		if e, ok := l.Decode(); ok && !e.Pulled() && !e.Refusal() {
+			r.queue(e.IssueNumber)
+			for _, n := range e.Issues { // a proposal's
+				r.queue(n)
+			}
+		}
+		return nil
+	})
+	r.q.Offset = next
+	return err
+}
+
+// held says why an unforced run sends nothing now (a rate limit the
+// queue or the Hold keeps), or "".
+func (r *outboxRun) held() string {
+	if r.q.WaitUntil != nil && r.q.WaitUntil.After(r.now) && !r.force {
+		return r.o.Service + " rate limit: not before " + r.q.WaitUntil.UTC().Format(time.RFC3339)
+	}
+	if why := r.o.Hold.Held(r.o.Service, r.now); why != "" && !r.force {
+		return why
+	}
+	return ""
+}
+
+// syncDue syncs the queued issues that are due (every one when forced),
+// oldest issue number first, until ctx ends or a rate limit or deadline
+// stops the run; it returns the first failure.
+func (r *outboxRun) syncDue(ctx context.Context, sync func(ctx context.Context, n int) error) error {
+	// In remote mode, an issue with changes still in the remote's
+	// outbox waits: they may yet be renumbered or superseded, and the
+	// host whose push wins mirrors each change once.
+	unshared, _ := remote.OutboxIssues(r.o.Store)
+	var firstErr error
+	for _, n := range Sorted(r.q.Issues) {
+		b := r.q.Issues[IssueKey(n)]
+		if (!r.force && !b.Due(r.now)) || ctx.Err() != nil {
+			continue
+		}
+		if slices.Contains(unshared, n) {
+			b.Error = "waiting until its changes are on the shared remote (agentx sync)"
+			continue
+		}
+		err := sync(ctx, n)
+		if err == nil {
+			delete(r.q.Issues, IssueKey(n))
+			continue
+		}
+		r.failed(b, err)
+		if firstErr == nil {
+			firstErr = err
+		}
+		if r.q.WaitUntil != nil || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+			break
+		}
+	}
+	return firstErr
+}
+
+// failed records a failed sync of b: its error and a retry time (Backoff,
+// or when err is a Waiter the time it holds every call until).
+func (r *outboxRun) failed(b *Behind, err error) {
+	b.Attempts++
+	b.Error = err.Error()
+	retry := ledger.T(r.now.Add(Backoff(b.Attempts)))
+	if until, ok := WaitOf(err); ok {
+		u := ledger.T(until)
+		r.q.WaitUntil, retry = &u, u
+	}
+	b.RetryAt = &retry
 }
 
 // BehindIssue is one queued issue, as a status shows it.

@@ -68,95 +68,162 @@ func ParseFrontMatter(data []byte) (fm *FrontMatter, body []byte, problems []Key
 		return nil, data, nil, &FrontMatterError{Line: 1, Msg: `no front matter: the file must start with a line "---", then the YAML (name, description), then "---"`}
 	}
 	yamlStart := len(data) - len(rest)
-	end, line := -1, 2
-	for r := rest; len(r) > 0; line++ {
-		l, next, _ := cutLine(r)
-		if isFence(l) {
-			end = len(data) - len(r)
-			body = next
-			break
-		}
-		r = next
-	}
+	end, line, body := closingFence(data, rest)
 	if end < 0 {
 		return nil, nil, nil, &FrontMatterError{Line: 1, Msg: `the front matter is not closed: no line "---" after it`}
 	}
-	src := data[yamlStart:end]
-	if len(src) > MaxFrontMatter {
-		return nil, body, nil, &FrontMatterError{Line: 2, Msg: fmt.Sprintf("the front matter is %d bytes, more than %d", len(src), MaxFrontMatter)}
+	m, ferr := frontMatterMapping(data[yamlStart:end])
+	if ferr != nil {
+		return nil, body, nil, ferr
 	}
-	// YAML ends a line at a lone carriage return too, where a line here
-	// ends at a newline: the two would number the keys differently
-	for i, c := range src {
-		if c == '\r' && (i+1 == len(src) || src[i+1] != '\n') {
-			return nil, body, nil, &FrontMatterError{Line: 2 + bytes.Count(src[:i], []byte("\n")),
-				Msg: "a carriage return without a newline after it: end each line with a newline (\\n or \\r\\n)"}
+	fm = &FrontMatter{End: line}
+	return fm, body, readKeys(fm, m), nil
+}
+
+// closingFence finds the line "---" that closes the front matter in rest
+// (data after its opening line): its offset in data (-1 when there is
+// none), its line in the file, and the body after it.
+func closingFence(data, rest []byte) (end, line int, body []byte) {
+	end, line = -1, 2
+	for r := rest; len(r) > 0; line++ {
+		l, next, _ := cutLine(r)
+		if isFence(l) {
+			return len(data) - len(r), line, next
 		}
+		r = next
+	}
+	return end, line, nil
+}
+
+// frontMatterMapping parses src, the YAML between the fences, within
+// MaxFrontMatter: its top mapping, or why it is not one.
+func frontMatterMapping(src []byte) (*yaml.Node, *FrontMatterError) {
+	if len(src) > MaxFrontMatter {
+		return nil, &FrontMatterError{Line: 2, Msg: fmt.Sprintf("the front matter is %d bytes, more than %d", len(src), MaxFrontMatter)}
+	}
+	if ferr := loneCarriageReturn(src); ferr != nil {
+		return nil, ferr
 	}
 	var doc yaml.Node
 	if err := yamlUnmarshal(src, &doc); err != nil {
-		return nil, body, nil, yamlError(err)
+		return nil, yamlError(err)
 	}
 	if len(doc.Content) == 0 {
-		return nil, body, nil, &FrontMatterError{Line: 2, Msg: "the front matter is empty: it needs name and description"}
+		return nil, &FrontMatterError{Line: 2, Msg: "the front matter is empty: it needs name and description"}
 	}
 	m := doc.Content[0]
 	if m.Kind != yaml.MappingNode {
-		return nil, body, nil, &FrontMatterError{Line: m.Line + 1, Msg: "the front matter must be a YAML mapping (key: value lines), not " + kindName(m)}
+		return nil, &FrontMatterError{Line: m.Line + 1, Msg: "the front matter must be a YAML mapping (key: value lines), not " + kindName(m)}
 	}
-	fm = &FrontMatter{End: line}
-	seen := map[string]bool{}
+	return m, nil
+}
+
+// loneCarriageReturn refuses a carriage return without a newline after
+// it: YAML ends a line there too, where a line here ends at a newline,
+// and the two would number the keys differently.
+func loneCarriageReturn(src []byte) *FrontMatterError {
+	for i, c := range src {
+		if c == '\r' && (i+1 == len(src) || src[i+1] != '\n') {
+			return &FrontMatterError{Line: 2 + bytes.Count(src[:i], []byte("\n")),
+				Msg: "a carriage return without a newline after it: end each line with a newline (\\n or \\r\\n)"}
+		}
+	}
+	return nil
+}
+
+// readKeys fills fm from the keys of the front matter's mapping m, in
+// order, and returns the problems with single keys.
+func readKeys(fm *FrontMatter, m *yaml.Node) []KeyProblem {
+	r := keyReader{fm: fm, seen: map[string]bool{}}
 	for i := 0; i+1 < len(m.Content); i += 2 {
-		k, v := m.Content[i], resolve(m.Content[i+1])
-		at := k.Line + 1 // the file's line: the opening "---" is line 1
-		if k.Kind != yaml.ScalarNode {
-			problems = append(problems, KeyProblem{Key: "?", Line: at, Msg: "a key must be a plain string, not " + kindName(k)})
-			continue
+		r.key(m.Content[i], resolve(m.Content[i+1]))
+	}
+	return r.problems
+}
+
+// keyReader reads the keys of a front matter into fm.
+type keyReader struct {
+	fm       *FrontMatter
+	seen     map[string]bool
+	problems []KeyProblem
+}
+
+// frontMatterKeys reads each key agentx reads (others are left alone):
+// its value v, the key at line at of the file.
+var frontMatterKeys = map[string]func(r *keyReader, key string, v *yaml.Node, at int){
+	"name": func(r *keyReader, key string, v *yaml.Node, at int) {
+		r.fm.NameLine = at
+		if s, ok := r.text(key, v, at); ok {
+			r.fm.Name, r.fm.HasName = s, true
 		}
-		if seen[k.Value] {
-			problems = append(problems, KeyProblem{Key: k.Value, Line: at, Msg: "is given twice"})
-			continue
+	},
+	"description": func(r *keyReader, key string, v *yaml.Node, at int) {
+		r.fm.DescLine = at
+		if s, ok := r.text(key, v, at); ok {
+			r.fm.Description, r.fm.HasDesc = s, true
 		}
-		seen[k.Value] = true
-		switch k.Value {
-		case "name":
-			fm.NameLine = at
-			if s, ok := str(v); ok {
-				fm.Name, fm.HasName = s, true
-			} else if v != nil && !isNull(v) {
-				problems = append(problems, KeyProblem{Key: "name", Line: at, Msg: "must be a string, not " + kindName(v)})
-			}
-		case "description":
-			fm.DescLine = at
-			if s, ok := str(v); ok {
-				fm.Description, fm.HasDesc = s, true
-			} else if v != nil && !isNull(v) {
-				problems = append(problems, KeyProblem{Key: "description", Line: at, Msg: "must be a string, not " + kindName(v)})
-			}
-		case "disable-model-invocation":
-			if b, ok := boolean(v); ok {
-				fm.DisableModelInvocation = b
-			} else {
-				problems = append(problems, KeyProblem{Key: k.Value, Line: at, Msg: "must be true or false"})
-			}
-		case "metadata":
-			if v == nil || isNull(v) {
-				continue
-			}
-			if v.Kind != yaml.MappingNode {
-				problems = append(problems, KeyProblem{Key: k.Value, Line: at, Msg: "must be a map of strings to strings, not " + kindName(v)})
-				continue
-			}
-			for j := 0; j+1 < len(v.Content); j += 2 {
-				if v.Content[j].Value == ProposalKey {
-					if s, ok := str(resolve(v.Content[j+1])); ok {
-						fm.Proposal = s
-					}
-				}
+	},
+	"disable-model-invocation": func(r *keyReader, key string, v *yaml.Node, at int) {
+		if b, ok := boolean(v); ok {
+			r.fm.DisableModelInvocation = b
+		} else {
+			r.problem(key, at, "must be true or false")
+		}
+	},
+	"metadata": (*keyReader).metadata,
+}
+
+// key reads key k with value v: a key that is no plain string, or one
+// given before, is a problem.
+func (r *keyReader) key(k, v *yaml.Node) {
+	at := k.Line + 1 // the file's line: the opening "---" is line 1
+	if k.Kind != yaml.ScalarNode {
+		r.problem("?", at, "a key must be a plain string, not "+kindName(k))
+		return
+	}
+	if r.seen[k.Value] {
+		r.problem(k.Value, at, "is given twice")
+		return
+	}
+	r.seen[k.Value] = true
+	if read, ok := frontMatterKeys[k.Value]; ok {
+		read(r, k.Value, v, at)
+	}
+}
+
+func (r *keyReader) problem(key string, at int, msg string) {
+	r.problems = append(r.problems, KeyProblem{Key: key, Line: at, Msg: msg})
+}
+
+// text is the string value v of key; a value that is neither a string
+// nor null is a problem.
+func (r *keyReader) text(key string, v *yaml.Node, at int) (string, bool) {
+	if s, ok := str(v); ok {
+		return s, true
+	}
+	if v != nil && !isNull(v) {
+		r.problem(key, at, "must be a string, not "+kindName(v))
+	}
+	return "", false
+}
+
+// metadata reads the proposal a draft came from out of the metadata map
+// v; null is no metadata, anything but a map a problem.
+func (r *keyReader) metadata(key string, v *yaml.Node, at int) {
+	if v == nil || isNull(v) {
+		return
+	}
+	if v.Kind != yaml.MappingNode {
+		r.problem(key, at, "must be a map of strings to strings, not "+kindName(v))
+		return
+	}
+	for j := 0; j+1 < len(v.Content); j += 2 {
+		if v.Content[j].Value == ProposalKey {
+			if s, ok := str(resolve(v.Content[j+1])); ok {
+				r.fm.Proposal = s
 			}
 		}
 	}
-	return fm, body, problems, nil
 }
 
 // ProposalKey is the metadata key that names the proposal a skill was
