@@ -148,29 +148,29 @@ type keyReader struct {
 	problems []KeyProblem
 }
 
-// frontMatterKeys reads each key agentx reads (others are left alone):
-// its value v, the key at line at of the file.
-var frontMatterKeys = map[string]func(r *keyReader, key string, v *yaml.Node, at int){
-	"name": func(r *keyReader, key string, v *yaml.Node, at int) {
+// readKey reads key, one of the keys agentx reads (the others are left
+// alone), with value v at line at of the file.
+func (r *keyReader) readKey(key string, v *yaml.Node, at int) {
+	switch key {
+	case "name":
 		r.fm.NameLine = at
 		if s, ok := r.text(key, v, at); ok {
 			r.fm.Name, r.fm.HasName = s, true
 		}
-	},
-	"description": func(r *keyReader, key string, v *yaml.Node, at int) {
+	case "description":
 		r.fm.DescLine = at
 		if s, ok := r.text(key, v, at); ok {
 			r.fm.Description, r.fm.HasDesc = s, true
 		}
-	},
-	"disable-model-invocation": func(r *keyReader, key string, v *yaml.Node, at int) {
+	case "disable-model-invocation":
 		if b, ok := boolean(v); ok {
 			r.fm.DisableModelInvocation = b
 		} else {
 			r.problem(key, at, "must be true or false")
 		}
-	},
-	"metadata": (*keyReader).metadata,
+	case "metadata":
+		r.metadata(key, v, at)
+	}
 }
 
 // key reads key k with value v: a key that is no plain string, or one
@@ -186,9 +186,7 @@ func (r *keyReader) key(k, v *yaml.Node) {
 		return
 	}
 	r.seen[k.Value] = true
-	if read, ok := frontMatterKeys[k.Value]; ok {
-		read(r, k.Value, v, at)
-	}
+	r.readKey(k.Value, v, at)
 }
 
 func (r *keyReader) problem(key string, at int, msg string) {
