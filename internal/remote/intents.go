@@ -48,6 +48,7 @@ type Intent struct {
 	Name    string
 	Commit  string
 	Message string
+	Host    string // the host: line of its commit, the host that posted it ("" when none)
 	Base    []byte // nil: it could not be read (it is removed, never merged)
 	Data    []byte
 }
@@ -145,11 +146,11 @@ func (g *Git) readIntent(o *objects, issue int, name, ref string) Intent {
 	if err != nil {
 		return in
 	}
-	subject, _ := parseMessage(c.Message)
+	subject, host := parseMessage(c.Message)
 	if len(subject) > maxMessage {
 		subject = strings.ToValidUTF8(subject[:maxMessage], "")
 	}
-	in.Message, in.Base, in.Data = safetext.Line(subject), base, data
+	in.Message, in.Host, in.Base, in.Data = safetext.Line(subject), host, base, data
 	return in
 }
 
@@ -434,6 +435,11 @@ func intentChange(issue int, in Intent) (Queued, bool) {
 		return Queued{}, false
 	}
 	q := Queued{Message: in.Message}
+	if in.Host != "" {
+		// the merged commit's host: line names the host that merged it;
+		// its subject keeps the one that asked, for remote log's readers
+		q.Message += " (posted on " + in.Host + ")"
+	}
 	for _, c := range added {
 		raw, err := ledger.RecordJSON(c)
 		if err != nil {

@@ -51,8 +51,9 @@ func TestIntentChange(t *testing.T) {
 		return data
 	}
 	base := enc(sharedRecord("CLR-1-001", "x"))
-	q, ok := intentChange(1, Intent{Name: "n", Message: "CLR-1-002 asked", Base: base, Data: enc(sharedRecord("CLR-1-001", "x"), sharedRecord("CLR-1-002", "q"))})
+	q, ok := intentChange(1, Intent{Name: "n", Message: "CLR-1-002 asked", Host: "host3", Base: base, Data: enc(sharedRecord("CLR-1-001", "x"), sharedRecord("CLR-1-002", "q"))})
 	require.True(t, ok)
+	assert.Equal(t, "CLR-1-002 asked (posted on host3)", q.Message, "the merged commit says which host asked")
 	require.Len(t, q.Records, 1)
 	assert.Equal(t, "CLR-1-002", q.Records[0].ID)
 	assert.True(t, created(q.Records[0].Before))
