@@ -3,6 +3,7 @@ package remote
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -66,4 +67,33 @@ func TestIntentChange(t *testing.T) {
 	assert.False(t, ok, "an intent that adds nothing")
 	_, ok = intentChange(1, Intent{Name: "n"})
 	assert.False(t, ok, "an intent that could not be read")
+}
+
+// TestIntentTooOldIsRemovedUnmerged: an intent posted longer ago than
+// intentLife (its host killed, the question never acknowledged) is removed
+// unmerged, so a question nobody was told was asked cannot appear much
+// later; a young one beside it is merged, under the next free id, its
+// subject naming the host that posted it.
+func TestIntentTooOldIsRemovedUnmerged(t *testing.T) {
+	enc := func(recs ...*ledger.Clarification) []byte {
+		data, err := ledger.Encode(&ledger.Ledger{IssueNumber: 1, Clarifications: recs})
+		require.NoError(t, err)
+		return data
+	}
+	h := sharedHost(t, &memRemote{chains: map[int][]Commit{}})
+	p := &posting{r: h.Replicator, f: &ledger.Locked{Issue: 1}}
+	base := enc(sharedRecord("CLR-1-001", "x"))
+	now := h.Store.Now()
+	old := Intent{Name: waiterName(now.Add(-intentLife-time.Second), "gone"), Message: "CLR-1-002 asked by engineer of architect", Host: "gone",
+		Base: base, Data: enc(sharedRecord("CLR-1-001", "x"), sharedRecord("CLR-1-002", "old question"))}
+	young := Intent{Name: waiterName(now, "here"), Message: "CLR-1-002 asked by engineer of architect", Host: "here",
+		Base: base, Data: enc(sharedRecord("CLR-1-001", "x"), sharedRecord("CLR-1-002", "young question"))}
+
+	l, commits, names, err := p.combine(Snapshot{Version: "v1", Data: base}, []Intent{old, young})
+	require.NoError(t, err)
+	assert.Equal(t, []string{old.Name, young.Name}, names, "both removed from the queue")
+	require.Len(t, commits, 1, "only the young one merged")
+	assert.Equal(t, "CLR-1-002 asked by engineer of architect (posted on here)", commits[0].Message)
+	require.Len(t, l.Clarifications, 2)
+	assert.Equal(t, "young question", l.Clarifications[1].Topic)
 }
