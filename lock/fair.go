@@ -236,13 +236,11 @@ func (a *acquirer) openWindow(free time.Time) error {
 }
 
 // sawForeign notes, at now, a lock file found while this acquirer holds
-// the kernel lock: one no agentx process wrote and not stale is a foreign
-// tool's, which turns the windows on for this file (see Fairness).
+// the kernel lock and judged not stale by the caller: one no agentx
+// process wrote is a foreign tool's, which turns the windows on for this
+// file (see Fairness).
 func (a *acquirer) sawForeign(snap *snapshot, now time.Time) {
-	if snap.info.fromAgentx() {
-		return
-	}
-	if stale, _ := IsStale(a.staleInput(snap)); !stale {
+	if !snap.info.fromAgentx() {
 		a.foreign = now
 	}
 }
