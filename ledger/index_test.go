@@ -290,14 +290,7 @@ func TestTestenvKnowsTheIndexMarker(t *testing.T) {
 func TestForeignLedgersSeen(t *testing.T) {
 	s := newTestStore(t)
 	ctx := context.Background()
-	_, _, err := s.RebuildIndex(ctx) // as init does
-	require.NoError(t, err)
-	_, err = s.Update(ctx, 42, ask(s, "engineer", "architect", "Dual adapter?"))
-	require.NoError(t, err)
-	_, err = s.Update(ctx, 42, move(Answered))
-	require.NoError(t, err)
-	_, err = s.Update(ctx, 42, move(Resolved))
-	require.NoError(t, err)
+	resolvedIssue(t, s, 42)
 	assert.Empty(t, indexIDs(t, s))
 
 	// foreign writes issue's ledger with n records, all resolved but the
@@ -354,16 +347,9 @@ func TestForeignLedgersSweptOnce(t *testing.T) {
 	t.Cleanup(func() { fstime.Default = was })
 	s := newTestStore(t)
 	ctx := context.Background()
-	_, _, err := s.RebuildIndex(ctx)
-	require.NoError(t, err)
-	_, err = s.Update(ctx, 42, ask(s, "engineer", "architect", "Dual adapter?"))
-	require.NoError(t, err)
-	_, err = s.Update(ctx, 42, move(Answered))
-	require.NoError(t, err)
-	_, err = s.Update(ctx, 42, move(Resolved))
-	require.NoError(t, err)
+	resolvedIssue(t, s, 42)
 
-	_, _, _, err = s.LoadOpen(ctx)
+	_, _, _, err := s.LoadOpen(ctx)
 	require.NoError(t, err)
 	dir, _, ok := s.ledgerDir()
 	require.True(t, ok)
@@ -401,15 +387,7 @@ func TestOpenIssuesSettling(t *testing.T) {
 	fstime.Default = fstime.Settle{}
 	t.Cleanup(func() { fstime.Default = was })
 	s := newTestStore(t)
-	ctx := context.Background()
-	_, _, err := s.RebuildIndex(ctx)
-	require.NoError(t, err)
-	_, err = s.Update(ctx, 42, ask(s, "engineer", "architect", "Dual adapter?"))
-	require.NoError(t, err)
-	_, err = s.Update(ctx, 42, move(Answered))
-	require.NoError(t, err)
-	_, err = s.Update(ctx, 42, move(Resolved)) // its index file goes: 42 is to be accounted for
-	require.NoError(t, err)
+	resolvedIssue(t, s, 42)
 
 	issues, settled, err := s.OpenIssuesSettling()
 	require.NoError(t, err)
@@ -457,4 +435,18 @@ func TestForeignLedgerTurnsFairnessOn(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, seen(7), "a foreign tool's ledger")
 	assert.False(t, seen(42))
+}
+
+// resolvedIssue builds s's index, as agentx init does, then asks a
+// question on issue, answers and resolves it: issue has a ledger and no
+// index file.
+func resolvedIssue(t *testing.T, s *Store, issue int) {
+	t.Helper()
+	ctx := context.Background()
+	_, _, err := s.RebuildIndex(ctx)
+	require.NoError(t, err)
+	for _, f := range []func(*Ledger) error{ask(s, "engineer", "architect", "Dual adapter?"), move(Answered), move(Resolved)} {
+		_, err = s.Update(ctx, issue, f)
+		require.NoError(t, err)
+	}
 }
