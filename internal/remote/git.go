@@ -55,7 +55,7 @@ type Git struct {
 	heldMu  sync.Mutex
 	holding bool
 	heldCtx context.Context
-	held    *objects
+	held    *catFile
 }
 
 // settingsKeys are the keys settings reads: signing, syncing, and where

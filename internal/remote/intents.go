@@ -49,7 +49,7 @@ type Intent struct {
 	Commit  string
 	Message string
 	Host    string // the host: line of its commit, the host that posted it ("" when none)
-	Base    []byte // nil: it could not be read (it is removed, never merged)
+	Base    []byte // nil: it could not be read (it is removed, never merged); empty: made on no ledger (a commit with no parent)
 	Data    []byte
 }
 
@@ -82,7 +82,11 @@ func (g *Git) Post(ctx context.Context, issue int, base string, c Commit, now ti
 	}
 	name := waiterName(now, g.host())
 	ref := g.intentsRef(issue) + "/" + name
-	_, err := g.publish(ctx, issue, []string{base}, []Commit{c}, func(head string) error {
+	var parents []string // none: made on no ledger (the issue had none yet)
+	if base != "" {
+		parents = []string{base}
+	}
+	_, err := g.publish(ctx, issue, parents, []Commit{c}, func(head string) error {
 		out, err := g.exchange(ctx, "push", "--porcelain", "--no-verify", "--force-with-lease="+ref+":", "--", g.Remote, head+":"+ref)
 		if err != nil && bytes.Contains(out, []byte(":"+ref+"\t")) {
 			// the remote answered, and refused the ref (a rule, a hook):
@@ -139,12 +143,14 @@ func (g *Git) readIntent(o *objects, issue int, name, ref string) Intent {
 	}
 	in.Commit = sha
 	c, data, err := g.readAt(o, issue, sha)
-	if err != nil || len(c.Parents) != 1 {
+	if err != nil || len(c.Parents) > 1 {
 		return in
 	}
-	_, base, err := g.readAt(o, issue, c.Parents[0])
-	if err != nil {
-		return in
+	base := []byte{} // no parent: made on no ledger
+	if len(c.Parents) == 1 {
+		if _, base, err = g.readAt(o, issue, c.Parents[0]); err != nil {
+			return in
+		}
 	}
 	subject, host := parseMessage(c.Message)
 	if len(subject) > maxMessage {
@@ -247,6 +253,37 @@ func (r *Replicator) intentWrite(ctx context.Context, f *ledger.Locked, fn func(
 	return r.post(ctx, f, st, st.Head, Commit{Data: enc, Message: msg}, mine)
 }
 
+// lookWrite is a write of a host that has been writing on its local copy
+// without a fetch (streaking): it fetches the shared ledger and the
+// intents waiting on it, and if any live one waits, posts fn as an intent
+// beside them (intentWrite), the issue now taken as contended. Else
+// (errNoIntent) the write is a transaction on the shared ledger fetched,
+// as pre says.
+func (r *Replicator) lookWrite(ctx context.Context, f *ledger.Locked, fn func(*ledger.Ledger) error, st *SyncState) (*ledger.Ledger, *prefetch, error) {
+	snap, intents, err := r.transport.(Intents).FetchIntents(ctx, f.Issue)
+	switch {
+	case errors.Is(err, ErrOffline):
+		return nil, &prefetch{offline: err}, errNoIntent
+	case errors.Is(err, errNoQueue):
+		return nil, nil, errNoIntent // no intents where the ledgers are branches: fetched as ever
+	case err != nil:
+		return nil, nil, err
+	}
+	now := r.store.Now()
+	if snap.Version != st.Head || slices.ContainsFunc(intents, func(in Intent) bool {
+		at, ok := waiterTime(in.Name)
+		return ok && now.Sub(at) <= intentLife
+	}) {
+		st.Moved = ledger.T(now)
+	}
+	if snap.Version == st.Head {
+		if l, err := r.intentWrite(ctx, f, fn, st); !errors.Is(err, errNoIntent) {
+			return l, nil, err
+		}
+	}
+	return nil, &prefetch{snap: &snap}, errNoIntent
+}
+
 // post posts c, a change made on the shared version base that adds the
 // records mine (as the caller holds them), as an intent, and waits until
 // it is merged. errNoIntent: it could not be posted (nothing was).
@@ -301,13 +338,15 @@ func addedOnly(before map[string]*recState, l *ledger.Ledger) []*ledger.Clarific
 	return added
 }
 
-// await waits until the intent is merged: about two exchanges (the host
-// ahead, if any, fetching and pushing), then it fetches, and merges every
-// intent waiting when none live is ahead of its own (leads), else waits
-// again. A merge that loses to another host's push fetches again at once.
+// await waits until the intent is merged: about an exchange (the hosts
+// posting beside it, their intents then seen by one fetch), then it
+// fetches, and merges every intent waiting when none live is ahead of its
+// own (leads), else waits again, about an exchange: the host ahead has
+// fetched as this one did, and its push is then on the remote. A merge
+// that loses to another host's push fetches again at once.
 func (p *posting) await() (*ledger.Ledger, error) {
 	rtt := p.rtt
-	wait := 2 * rtt
+	wait := rtt
 	for {
 		if err := sleepCtx(p.ctx, jitter(wait)); err != nil {
 			return nil, err
@@ -328,7 +367,7 @@ func (p *posting) await() (*ledger.Ledger, error) {
 			return p.merged(snap, nil)
 		}
 		if !p.leads(intents[:mine]) {
-			wait = 2 * max(time.Since(start), rtt)
+			wait = max(time.Since(start), rtt)
 			continue
 		}
 		l, err := p.lead(snap, intents)
@@ -425,7 +464,10 @@ func intentChange(issue int, in Intent) (Queued, bool) {
 	if in.Base == nil {
 		return Queued{}, false
 	}
-	base, err1 := ledger.DecodeIssue("intent "+in.Name, issue, in.Base)
+	base, err1 := &ledger.Ledger{IssueNumber: issue}, error(nil) // made on no ledger
+	if len(in.Base) > 0 {
+		base, err1 = ledger.DecodeIssue("intent "+in.Name, issue, in.Base)
+	}
 	after, err2 := ledger.DecodeIssue("intent "+in.Name, issue, in.Data)
 	if err1 != nil || err2 != nil || Appends(base, after) != nil {
 		return Queued{}, false
@@ -474,6 +516,7 @@ func (p *posting) merged(snap Snapshot, l *ledger.Ledger) (*ledger.Ledger, error
 		own = append(own, c.ID)
 	}
 	p.st.Moved = ledger.T(p.r.store.Now())
+	p.r.countStreak(p.st, false)
 	if err := p.r.settle(p.ctx, p.f, l, nil, false, snap, snap.Version, p.st, nil, own...); err != nil {
 		p.r.note("the change to %s is on %s, but the local copy was not updated: %v; the next command brings it up to date", words.Issue(p.f.Issue), p.r.transport.Name(p.f.Issue), err)
 	}

@@ -2,6 +2,8 @@ package remote
 
 import (
 	"context"
+	"fmt"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -67,6 +69,15 @@ func TestIntentChange(t *testing.T) {
 	assert.False(t, ok, "an intent that adds nothing")
 	_, ok = intentChange(1, Intent{Name: "n"})
 	assert.False(t, ok, "an intent that could not be read")
+
+	// made on no ledger (the issue had none when it was posted: a commit
+	// with no parent): what it holds is all added
+	q, ok = intentChange(1, Intent{Name: "n", Message: "CLR-1-001 asked", Base: []byte{}, Data: enc(sharedRecord("CLR-1-001", "q"))})
+	require.True(t, ok, "an intent made on no ledger")
+	require.Len(t, q.Records, 1)
+	assert.Equal(t, "CLR-1-001", q.Records[0].ID)
+	_, ok = intentChange(2, Intent{Name: "n", Base: []byte{}, Data: enc(sharedRecord("CLR-1-001", "q"))})
+	assert.False(t, ok, "an intent made on no ledger holding another issue's ledger")
 }
 
 // TestIntentTooOldIsRemovedUnmerged: an intent posted longer ago than
@@ -96,4 +107,104 @@ func TestIntentTooOldIsRemovedUnmerged(t *testing.T) {
 	assert.Equal(t, "CLR-1-002 asked by engineer of architect (posted on here)", commits[0].Message)
 	require.Len(t, l.Clarifications, 2)
 	assert.Equal(t, "young question", l.Clarifications[1].Topic)
+}
+
+// TestIntentOnNoLedger: a host that lost the race to create an issue's
+// ledger posts its question as an intent made on no ledger (a commit
+// with no parent), which the merge takes like any other: its question
+// lands under the next free id.
+func TestIntentOnNoLedger(t *testing.T) {
+	a, b := twoRepos(t)
+	ctx := context.Background()
+	enc := func(recs ...*ledger.Clarification) []byte {
+		data, err := ledger.Encode(&ledger.Ledger{IssueNumber: 1, Clarifications: recs})
+		require.NoError(t, err)
+		return data
+	}
+	first, err := a.Push(ctx, 1, Snapshot{}, []Commit{{Data: enc(sharedRecord("CLR-1-001", "first")), Message: "CLR-1-001 asked"}})
+	require.NoError(t, err)
+	name, err := b.Post(ctx, 1, "", Commit{Data: enc(sharedRecord("CLR-1-001", "second")), Message: "CLR-1-001 asked"}, time.Now())
+	require.NoError(t, err)
+
+	snap, intents, err := a.FetchIntents(ctx, 1)
+	require.NoError(t, err)
+	assert.Equal(t, first.Version, snap.Version)
+	require.Len(t, intents, 1)
+	assert.Equal(t, name, intents[0].Name)
+	require.NotNil(t, intents[0].Base, "read")
+	assert.Empty(t, intents[0].Base, "made on no ledger")
+
+	h := sharedHost(t, &memRemote{chains: map[int][]Commit{}})
+	p := &posting{r: h.Replicator, f: &ledger.Locked{Issue: 1}}
+	l, commits, names, err := p.combine(snap, intents)
+	require.NoError(t, err)
+	assert.Equal(t, []string{name}, names)
+	require.Len(t, commits, 1)
+	require.Len(t, l.Clarifications, 2)
+	assert.Equal(t, "CLR-1-002", l.Clarifications[1].ID)
+	assert.Equal(t, "second", l.Clarifications[1].Topic)
+	_, err = a.PushMerging(ctx, 1, snap, commits, names)
+	require.NoError(t, err)
+	_, intents, err = b.FetchIntents(ctx, 1)
+	require.NoError(t, err)
+	assert.Empty(t, intents, "merged and removed in the same push")
+}
+
+// TestStreakLooksForIntents: a host writing on its local copy without a
+// fetch, write after write, never sees the intents other hosts post, and
+// its pushes land first every time: after streakMax such writes its next
+// fetches the intents, finds one waiting, and posts its own beside it, so
+// the waiting question is merged (before the change, the fifth ask was
+// pushed alone and the intent kept waiting).
+func TestStreakLooksForIntents(t *testing.T) {
+	defer func(s time.Duration) { intentStall = s }(intentStall)
+	intentStall = 100 * time.Millisecond
+	a, b := twoRepos(t)
+	ctx := context.Background()
+	now := time.Now().UTC()
+	ha := clockedHost(t, a, &now)
+	for i := range streakMax + 1 {
+		_, err := sharedAsk(ha, fmt.Sprintf("a's %d", i+1))
+		require.NoError(t, err)
+	}
+	st, err := ReadSync(ha.Store, 1)
+	require.NoError(t, err)
+	require.Equal(t, streakMax, st.Streak, "the first write fetched, the next were pushed on the copy")
+
+	// b posts an intent on the shared ledger as it is now
+	snap, _, err := b.FetchIntents(ctx, 1)
+	require.NoError(t, err)
+	l, err := ledger.DecodeIssue("b", 1, snap.Data)
+	require.NoError(t, err)
+	l.Clarifications = append(l.Clarifications, sharedRecord(l.NextID(), "b's"))
+	data, err := ledger.Encode(l)
+	require.NoError(t, err)
+	_, err = b.Post(ctx, 1, snap.Version, Commit{Data: data, Message: "b's asked"}, now)
+	require.NoError(t, err)
+
+	now = now.Add(time.Millisecond) // a's intent is named apart from b's (one process: one pid)
+	_, err = sharedAsk(ha, "a's last")
+	require.NoError(t, err)
+	snap, intents, err := b.FetchIntents(ctx, 1)
+	require.NoError(t, err)
+	assert.Equal(t, 0, len(intents), "b's intent merged")
+	final, err := ledger.DecodeIssue("shared", 1, snap.Data)
+	require.NoError(t, err)
+	require.Len(t, final.Clarifications, 6)
+	assert.Equal(t, "b's", final.Clarifications[4].Topic)
+	assert.Equal(t, "a's last", final.Clarifications[5].Topic, "merged after b's")
+	st, err = ReadSync(ha.Store, 1)
+	require.NoError(t, err)
+	assert.Zero(t, st.Streak, "the streak ended")
+	assert.False(t, st.Moved.IsZero(), "the issue is now taken as contended")
+}
+
+// twoRepos is two repositories whose remote origin is one bare repository.
+func twoRepos(t *testing.T) (a, b *Git) {
+	a, b = gitRepo(t), gitRepo(t)
+	bare := filepath.Join(t.TempDir(), "remote.git")
+	gitT(t, a.Dir, "", "init", "--quiet", "--bare", bare)
+	gitT(t, a.Dir, "", "remote", "add", "origin", bare)
+	gitT(t, b.Dir, "", "remote", "add", "origin", bare)
+	return a, b
 }

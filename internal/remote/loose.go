@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -248,4 +249,69 @@ func (w *looseWriter) write(typ string, body []byte) (string, error) {
 		}
 	}
 	return id, nil
+}
+
+// loose reads the loose object name from the objects directory o reads
+// directly: its type and size from the header, and, with content, its
+// content when it is at most max bytes (nil when bigger: not read). The
+// bytes read are checked against the name (SHA-1 of the whole object) and
+// zlib's checksum. ok false when there is no such file, or it cannot be
+// read as the object named (git is asked then, and says what is wrong).
+func (o *objects) loose(name string, max int64, content bool) (typ string, size int64, data []byte, ok bool) {
+	if o.dir == "" || len(name) != 40 || !isHexID(name) {
+		return "", 0, nil, false
+	}
+	f, err := os.Open(filepath.Join(o.dir, name[:2], name[2:]))
+	if err != nil {
+		return "", 0, nil, false
+	}
+	defer f.Close()
+	z, err := zlib.NewReader(f)
+	if err != nil {
+		return "", 0, nil, false
+	}
+	defer z.Close()
+	var head [32]byte
+	n := 0
+	for {
+		if n == len(head) {
+			return "", 0, nil, false
+		}
+		if _, err := io.ReadFull(z, head[n:n+1]); err != nil {
+			return "", 0, nil, false
+		}
+		if head[n] == 0 {
+			break
+		}
+		n++
+	}
+	t, sz, found := strings.Cut(string(head[:n]), " ")
+	size, err = strconv.ParseInt(sz, 10, 64)
+	if !found || err != nil || size < 0 || strconv.FormatInt(size, 10) != sz {
+		return "", 0, nil, false
+	}
+	switch t {
+	case "commit", "tree", "blob", "tag":
+	default:
+		return "", 0, nil, false
+	}
+	if !content || size > max {
+		return t, size, nil, true
+	}
+	h := sha1.New()
+	h.Write(head[:n+1])
+	data = make([]byte, size)
+	if _, err := io.ReadFull(z, data); err != nil {
+		return "", 0, nil, false
+	}
+	// nothing after the content, and zlib's checksum holds (checked at
+	// its end)
+	if k, err := z.Read(head[:1]); k != 0 || err != io.EOF {
+		return "", 0, nil, false
+	}
+	h.Write(data)
+	if hex.EncodeToString(h.Sum(nil)) != name {
+		return "", 0, nil, false
+	}
+	return t, size, data, true
 }

@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -25,10 +27,26 @@ const MaxShared = 64 << 20
 // holds one entry, its message one line and a host line.
 const maxObject = 1 << 20
 
-// objects reads objects of the repository through one git cat-file
-// --batch-command process: each object's size and type before its content,
-// so that none bigger than asked is read.
+// objects reads objects of the repository: where agentx may read and write
+// them itself (Git.objectDir), a loose object's file directly (what a
+// fetch of a few commits, and agentx's own commits, leave), and anything
+// else through one git cat-file --batch-command process, started at the
+// first object not found so (a packed one, a ref that is not a plain
+// file): an ask's fetch, history check and merge then start no process to
+// read what they fetched.
 type objects struct {
+	g   *Git
+	ctx context.Context
+	// dir: the objects directory read directly ("": all goes to git), and
+	// common, the repository's directory that holds it and the refs
+	dir, common string
+	cf          *catFile // started at the first read it takes
+}
+
+// catFile is one git cat-file --batch-command process: each object's
+// size and type before its content, so that none bigger than asked is
+// read.
+type catFile struct {
 	cmd  *exec.Cmd
 	in   io.WriteCloser
 	out  *bufio.Reader
@@ -37,28 +55,65 @@ type objects struct {
 	borrowed bool
 }
 
-// objects starts the reader; close it when done. While a write holds the
-// reader (hold), every read goes through the one process it started at
-// its first, and close leaves it running.
+// objects returns a reader; close it when done. While a write holds the
+// reader (hold), every read that needs git goes through the one process
+// started at the first of them, and close leaves it running.
 func (g *Git) objects(ctx context.Context) (*objects, error) {
+	g.settings(ctx)
+	o := &objects{g: g, ctx: ctx}
+	if g.objectDir != "" && !g.looseOff.Load() {
+		o.dir, o.common = g.objectDir, filepath.Dir(g.objectDir)
+		if replaced(o.common) {
+			// git cat-file would show the replacements: so must this
+			o.dir, o.common = "", ""
+		}
+	}
+	return o, nil
+}
+
+// replaced reports whether the repository at common may hold replace
+// refs (refs/replace/), which git's readers follow: its loose refs'
+// directory exists, or packed-refs names one, or either cannot be read.
+func replaced(common string) bool {
+	if _, err := os.Lstat(filepath.Join(common, "refs", "replace")); !errors.Is(err, fs.ErrNotExist) {
+		return true
+	}
+	packed, err := os.ReadFile(filepath.Join(common, "packed-refs"))
+	if err != nil {
+		return !errors.Is(err, fs.ErrNotExist)
+	}
+	return bytes.Contains(packed, []byte(" refs/replace/"))
+}
+
+// proc is the git cat-file process the reads that need git go through:
+// the held one while a write holds it, else one of o's own.
+func (o *objects) proc() (*catFile, error) {
+	if o.cf != nil {
+		return o.cf, nil
+	}
+	g := o.g
 	g.heldMu.Lock()
 	defer g.heldMu.Unlock()
 	if !g.holding {
-		return g.startObjects(ctx)
+		cf, err := startCatFile(o.ctx, g.Dir)
+		o.cf = cf
+		return cf, err
 	}
 	if g.held == nil {
-		o, err := g.startObjects(g.heldCtx)
+		cf, err := startCatFile(g.heldCtx, g.Dir)
 		if err != nil {
 			return nil, err
 		}
-		g.held = o
+		g.held = cf
 	}
-	return &objects{cmd: g.held.cmd, in: g.held.in, out: g.held.out, done: g.held.done, borrowed: true}, nil
+	o.cf = &catFile{cmd: g.held.cmd, in: g.held.in, out: g.held.out, done: g.held.done, borrowed: true}
+	return o.cf, nil
 }
 
 // hold has the reads until release go through one git cat-file, started
-// at the first of them (none: none started): a write's fetch, history
-// check and the hosts of what it pulled cost one process, not one each.
+// at the first of them that needs git (none: none started): a write's
+// fetch, history check and the hosts of what it pulled cost one process
+// at most, not one each.
 func (g *Git) hold(ctx context.Context) (release func()) {
 	g.heldMu.Lock()
 	defer g.heldMu.Unlock()
@@ -77,10 +132,11 @@ func (g *Git) hold(ctx context.Context) (release func()) {
 	}
 }
 
-// startObjects starts a reader of its own.
-func (g *Git) startObjects(ctx context.Context) (*objects, error) {
+// startCatFile starts a git cat-file --batch-command in the repository
+// dir.
+func startCatFile(ctx context.Context, dir string) (*catFile, error) {
 	ctx, cancel := context.WithCancel(ctx)
-	cmd := exec.CommandContext(ctx, "git", "-C", g.Dir, "cat-file", "--batch-command")
+	cmd := exec.CommandContext(ctx, "git", "-C", dir, "cat-file", "--batch-command")
 	cmd.Env = append(os.Environ(), "LC_ALL=C", "LANGUAGE=C")
 	cmd.WaitDelay = time.Second
 	in, err := cmd.StdinPipe()
@@ -97,42 +153,90 @@ func (g *Git) startObjects(ctx context.Context) (*objects, error) {
 		cancel()
 		return nil, &GitError{Args: []string{"cat-file", "--batch-command"}, Err: err}
 	}
-	return &objects{cmd: cmd, in: in, out: bufio.NewReaderSize(out, 64<<10), done: cancel}, nil
+	return &catFile{cmd: cmd, in: in, out: bufio.NewReaderSize(out, 64<<10), done: cancel}, nil
 }
 
 func (o *objects) close() {
-	if o.borrowed {
+	if o.cf != nil {
+		o.cf.close()
+	}
+}
+
+func (c *catFile) close() {
+	if c.borrowed {
 		return
 	}
-	_ = o.in.Close()
-	o.done()
-	_ = o.cmd.Wait()
+	_ = c.in.Close()
+	c.done()
+	_ = c.cmd.Wait()
 }
 
 // errMissing is an object the repository does not have.
 var errMissing = errors.New("no such object")
 
 // info returns the type and size of the object name names.
-func (o *objects) info(name string) (typ string, size int64, err error) {
+func (c *catFile) info(name string) (typ string, size int64, err error) {
 	if strings.ContainsAny(name, "\n\r") {
 		return "", 0, fmt.Errorf("%q is not an object name", name)
 	}
-	if _, err := io.WriteString(o.in, "info "+name+"\n"); err != nil {
+	if _, err := io.WriteString(c.in, "info "+name+"\n"); err != nil {
 		return "", 0, err
 	}
-	return o.header()
+	return c.header()
 }
 
 // resolve returns the commit ref points to ("" when none), as rev-parse
-// --verify ref^{commit} would.
+// --verify ref^{commit} would: a ref kept as a plain file (loose, or in
+// packed-refs) naming a loose commit is read directly, anything else
+// (none found, a tag, a symbolic ref) asked of git.
 func (o *objects) resolve(ref string) (string, error) {
 	if strings.ContainsAny(ref, "\n\r \t") {
 		return "", fmt.Errorf("%q is not a ref", ref)
 	}
-	if _, err := io.WriteString(o.in, "info "+ref+"^{commit}\n"); err != nil {
+	if sha, ok := o.refFile(ref); ok {
+		if typ, _, _, ok := o.loose(sha, maxObject, false); ok && typ == "commit" {
+			return sha, nil
+		}
+	}
+	cf, err := o.proc()
+	if err != nil {
 		return "", err
 	}
-	line, err := o.out.ReadString('\n')
+	return cf.resolve(ref)
+}
+
+// refFile returns the object id ref holds in the repository's files: its
+// loose file, else its line in packed-refs. ok false when it is not found
+// there as a plain object id (git is asked then).
+func (o *objects) refFile(ref string) (string, bool) {
+	if o.common == "" || !strings.HasPrefix(ref, "refs/") || strings.Contains(ref, "..") {
+		return "", false
+	}
+	if _, err := os.Stat(filepath.Join(o.common, "reftable")); !errors.Is(err, fs.ErrNotExist) {
+		return "", false
+	}
+	data, err := os.ReadFile(filepath.Join(o.common, filepath.FromSlash(ref)))
+	if err == nil {
+		sha := strings.TrimSpace(string(data))
+		return sha, isHexID(sha)
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		return "", false
+	}
+	refs := map[string]string{}
+	dir, name := ref[:strings.LastIndexByte(ref, '/')], ref[strings.LastIndexByte(ref, '/')+1:]
+	if !packedRefs(o.common, dir, refs) {
+		return "", false
+	}
+	sha, ok := refs[name]
+	return sha, ok
+}
+
+func (c *catFile) resolve(ref string) (string, error) {
+	if _, err := io.WriteString(c.in, "info "+ref+"^{commit}\n"); err != nil {
+		return "", err
+	}
+	line, err := c.out.ReadString('\n')
 	if err != nil {
 		return "", fmt.Errorf("git cat-file: %w", err)
 	}
@@ -148,8 +252,8 @@ func (o *objects) resolve(ref string) (string, error) {
 
 // header reads the line git answers a command with: "SHA TYPE SIZE", or
 // "NAME missing".
-func (o *objects) header() (string, int64, error) {
-	line, err := o.out.ReadString('\n')
+func (c *catFile) header() (string, int64, error) {
+	line, err := c.out.ReadString('\n')
 	if err != nil {
 		return "", 0, fmt.Errorf("git cat-file: %w", err)
 	}
@@ -169,9 +273,27 @@ func (o *objects) header() (string, int64, error) {
 
 // contents returns the object name names, which must be of type typ and
 // at most max bytes; a bigger one is refused (tooLargeError) from its size,
-// not read.
+// not read. A loose object is read from its file; git is asked for the
+// rest.
 func (o *objects) contents(name, typ string, max int64) ([]byte, error) {
-	t, size, err := o.info(name)
+	if t, size, data, ok := o.loose(name, max, true); ok {
+		switch {
+		case t != typ:
+			return nil, fmt.Errorf("%s is a %s, not a %s", safetext.Line(name), t, typ)
+		case size > max:
+			return nil, &tooLargeError{size: size, max: max}
+		}
+		return data, nil
+	}
+	cf, err := o.proc()
+	if err != nil {
+		return nil, err
+	}
+	return cf.contents(name, typ, max)
+}
+
+func (c *catFile) contents(name, typ string, max int64) ([]byte, error) {
+	t, size, err := c.info(name)
 	if err != nil {
 		return nil, err
 	}
@@ -181,16 +303,16 @@ func (o *objects) contents(name, typ string, max int64) ([]byte, error) {
 	if size > max {
 		return nil, &tooLargeError{size: size, max: max}
 	}
-	if _, err := io.WriteString(o.in, "contents "+name+"\n"); err != nil {
+	if _, err := io.WriteString(c.in, "contents "+name+"\n"); err != nil {
 		return nil, err
 	}
-	if _, n, err := o.header(); err != nil {
+	if _, n, err := c.header(); err != nil {
 		return nil, err
 	} else if n != size {
 		return nil, fmt.Errorf("git cat-file: %s changed size while read", safetext.Line(name))
 	}
 	data := make([]byte, size+1) // the content and git's newline after it
-	if _, err := io.ReadFull(o.out, data); err != nil {
+	if _, err := io.ReadFull(c.out, data); err != nil {
 		return nil, fmt.Errorf("git cat-file: %w", err)
 	}
 	return data[:size], nil

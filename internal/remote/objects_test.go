@@ -2,6 +2,9 @@ package remote
 
 import (
 	"bytes"
+	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -74,4 +77,93 @@ func FuzzObjects(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestLooseReadsAsGit: an object read from its loose file is what git
+// cat-file gives, without starting git; a packed object, a corrupt loose
+// file, a ref that is packed or missing, and a repository with replace
+// refs go to git, which answers as before.
+func TestLooseReadsAsGit(t *testing.T) {
+	g := gitRepo(t)
+	ctx := context.Background()
+	bare := filepath.Join(t.TempDir(), "remote.git")
+	gitT(t, g.Dir, "", "init", "--quiet", "--bare", bare)
+	gitT(t, g.Dir, "", "remote", "add", "origin", bare)
+	ledgerData := []byte(`{"issue_number":6,"clarifications":[]}` + "\n")
+	snap, err := g.Push(ctx, 6, Snapshot{}, []Commit{{Data: ledgerData, Message: "one"}})
+	require.NoError(t, err)
+	ref := g.Ref(6)
+
+	viaGit := func(name, typ string) []byte {
+		t.Helper()
+		cf, err := startCatFile(ctx, g.Dir)
+		require.NoError(t, err)
+		defer cf.close()
+		data, err := cf.contents(name, typ, MaxShared)
+		require.NoError(t, err)
+		return data
+	}
+	o, err := g.objects(ctx)
+	require.NoError(t, err)
+	require.NotEmpty(t, o.dir, "an ordinary repository is read directly")
+	sha, err := o.resolve(ref)
+	require.NoError(t, err)
+	assert.Equal(t, snap.Version, sha)
+	c, data, err := g.readAt(o, 6, sha)
+	require.NoError(t, err)
+	assert.Equal(t, ledgerData, data)
+	commit, err := o.contents(sha, "commit", maxObject)
+	require.NoError(t, err)
+	assert.Equal(t, viaGit(sha, "commit"), commit)
+	tree, err := o.contents(c.Tree, "tree", maxObject)
+	require.NoError(t, err)
+	assert.Equal(t, viaGit(c.Tree, "tree"), tree)
+	assert.Nil(t, o.cf, "no git process for loose objects and a loose ref")
+
+	_, err = o.contents(c.Tree, "blob", maxObject)
+	assert.ErrorContains(t, err, "is a tree, not a blob")
+	_, err = o.contents(sha, "commit", 10)
+	var big *tooLargeError
+	require.ErrorAs(t, err, &big)
+	assert.Equal(t, int64(len(commit)), big.size, "refused from its size")
+	o.close()
+
+	// A corrupt loose file: not taken; git says what is wrong.
+	path := filepath.Join(o.dir, c.Tree[:2], c.Tree[2:])
+	good, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.NoError(t, os.Chmod(path, 0o644))
+	bad := bytes.Clone(good)
+	bad[len(bad)-3] ^= 0xff
+	require.NoError(t, os.WriteFile(path, bad, 0o644))
+	o, _ = g.objects(ctx)
+	_, _, _, ok := o.loose(c.Tree, maxObject, true)
+	assert.False(t, ok, "a loose file that does not hold what its name says")
+	_, err = o.contents(c.Tree, "tree", maxObject)
+	assert.Error(t, err)
+	o.close()
+	require.NoError(t, os.WriteFile(path, good, 0o644))
+
+	// Packed objects and refs: git reads them.
+	gitT(t, g.Dir, "", "pack-refs", "--all")
+	gitT(t, g.Dir, "", "repack", "-a", "-d", "-q")
+	gitT(t, g.Dir, "", "prune-packed")
+	o, _ = g.objects(ctx)
+	got, ok := o.refFile(ref)
+	assert.True(t, ok, "a packed ref is read from packed-refs")
+	assert.Equal(t, sha, got)
+	_, data, err = g.readAt(o, 6, sha)
+	require.NoError(t, err)
+	assert.Equal(t, ledgerData, data)
+	assert.NotNil(t, o.cf, "packed objects are read by git")
+	missing, err := o.resolve(g.Ref(7))
+	require.NoError(t, err)
+	assert.Empty(t, missing)
+	o.close()
+
+	// Replace refs: git's readers follow them, so every read goes to git.
+	gitT(t, g.Dir, "", "update-ref", "refs/replace/"+c.Tree, c.Tree)
+	o, _ = g.objects(ctx)
+	assert.Empty(t, o.dir, "replace refs: nothing read directly")
+	o.close()
 }

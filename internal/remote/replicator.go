@@ -42,6 +42,33 @@ type Replicator struct {
 	onOutcomes func(issue int, outcomes []Outcome, l *ledger.Ledger) // told of queued changes delivered otherwise (OnOutcomes)
 	onSkew     func(Skew)                                            // told of another host's clock found to disagree (OnSkew)
 	overtaken  []Outcome                                             // what this process delivered otherwise than made (Overtaken)
+
+	// listed: when this process last fetched every issue's ref (Refresh),
+	// by the system's clock, and the issues it found
+	listed     time.Time
+	listedRefs map[int]string
+}
+
+// listedAbsentFor is how long after this process fetched every issue's
+// ref a write on an issue it found no ref of takes that for the shared
+// ledger (none yet) instead of fetching the issue's ref again: a command
+// refreshes just before it writes.
+const listedAbsentFor = time.Second
+
+// noteListed notes the issues a fetch of every ref found (heads).
+func (r *Replicator) noteListed(heads map[int]string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.listed, r.listedRefs = time.Now(), heads
+}
+
+// absent reports whether this process fetched every issue's ref a moment
+// ago and found none of issue.
+func (r *Replicator) absent(issue int) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_, found := r.listedRefs[issue]
+	return r.listedRefs != nil && !found && time.Since(r.listed) < listedAbsentFor
 }
 
 // OnOutcomes sets what is told, under the issue's lock, of the queued
@@ -139,6 +166,11 @@ type prefetch struct {
 	snap    *Snapshot
 	offline error // an ErrOffline
 	fast    bool
+	// look: no fetch was made, because the local copy is the shared
+	// ledger as settled but this host has written on it without a fetch
+	// streakMax times in a row: the intents waiting are fetched with it
+	// under the lock (lookWrite)
+	look bool
 	// intent: no fetch was made because the issue is contended and the
 	// change, if it only adds records, is posted as an intent (Intents)
 	intent bool
@@ -189,6 +221,14 @@ func (r *Replicator) Prefetch(ctx context.Context, issue int) (any, error) {
 		} else if err == nil && r.intentState(st) {
 			r.Warm(ctx)
 			return &prefetch{intent: true}, nil
+		} else if _, ok := r.transport.(Intents); ok && err == nil && r.settledAlone(st) {
+			r.Warm(ctx)
+			return &prefetch{look: true}, nil // streaking
+		} else if err == nil && st.Head == "" && r.absent(issue) {
+			// no ledger of the issue on the remote, as fetched a moment
+			// ago: its first version is pushed with a lease on none
+			r.Warm(ctx)
+			return &prefetch{snap: &Snapshot{}}, nil
 		}
 	}
 	return r.prefetch(ctx, issue)
@@ -196,10 +236,51 @@ func (r *Replicator) Prefetch(ctx context.Context, issue int) (any, error) {
 
 // fastState reports whether st allows a write on the local copy without
 // a fetch first: a settled version, nothing pending or refused, a copy
-// recorded, and no other host's change found by a write lately.
+// recorded, no other host's change found by a write lately, and not
+// streakMax such writes in a row (streaking).
 func (r *Replicator) fastState(st *SyncState) bool {
+	return r.settledAlone(st) && !r.streaking(st)
+}
+
+// settledAlone reports whether st is a settled version, with nothing
+// pending or refused, a copy recorded, and no other host's change found
+// by a write lately.
+func (r *Replicator) settledAlone(st *SyncState) bool {
 	return st.Head != "" && st.Copy != "" && len(st.Pending) == 0 && st.Refused == nil &&
 		(st.Moved.IsZero() || r.store.Now().Sub(st.Moved.Time) >= fastAfter || st.Moved.After(r.store.Now()))
+}
+
+// streakMax is how many writes in a row, each within streakGap of the
+// one before, a host pushes on its local copy without a fetch. A host
+// writing that often wins every race for the ledger's ref (a push against
+// another's fetch and push), so the host merging the intents other hosts
+// posted would keep losing to it: its next write fetches the intents
+// too, and finding some waiting, posts its own beside them.
+const (
+	streakMax = 3
+	streakGap = 2 * time.Second
+)
+
+// streaking reports whether st's host has written streakMax times in a
+// row on the local copy without a fetch, the last within streakGap.
+func (r *Replicator) streaking(st *SyncState) bool {
+	now := r.store.Now()
+	return st.Streak >= streakMax && now.Sub(st.StreakAt.Time) < streakGap && !st.StreakAt.After(now)
+}
+
+// countStreak counts a write that landed in st's host's streak: fast, a
+// push made on the local copy without a fetch; else the streak ends.
+func (r *Replicator) countStreak(st *SyncState, fast bool) {
+	now := r.store.Now()
+	switch {
+	case !fast:
+		st.Streak, st.StreakAt = 0, ledger.Time{}
+	case st.Streak > 0 && now.Sub(st.StreakAt.Time) < streakGap && !st.StreakAt.After(now):
+		st.Streak++
+		st.StreakAt = ledger.T(now)
+	default:
+		st.Streak, st.StreakAt = 1, ledger.T(now)
+	}
 }
 
 // fastCopy returns the shared ledger at st.Head from the local copy, when
@@ -292,6 +373,13 @@ func (r *Replicator) update(ctx context.Context, f *ledger.Locked, fn func(*ledg
 	}
 	if h, ok := r.transport.(holder); ok {
 		defer h.hold(ctx)()
+	}
+	if pre != nil && pre.look && !r.offline {
+		l, next, err := r.lookWrite(ctx, f, fn, st)
+		if !errors.Is(err, errNoIntent) {
+			return l, err
+		}
+		pre = next
 	}
 	switch {
 	case r.offline:

@@ -81,6 +81,7 @@ func Refresh(ctx context.Context, rep *Replicator, g *Git, force bool) (Report, 
 	if err != nil {
 		return r, err
 	}
+	rep.noteListed(heads)
 	if err := rep.checkClock(ctx, g, start, heads); err != nil {
 		r.Problems = append(r.Problems, fmt.Sprintf("checking this host's clock against the commits fetched: %v", err))
 	}

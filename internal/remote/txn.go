@@ -33,6 +33,11 @@ type txn struct {
 	tn     *turn // this write's place in q, once it has one: its waiter is removed by the push that lands it, or when it gives up (leave)
 	inTurn bool  // the last attempt lost while tn still waits its turn
 
+	// lostRace: an attempt made on the fetched shared ledger lost to
+	// another host's push: the next, if it only adds records, is posted
+	// as an intent instead of racing again (Intents)
+	lostRace bool
+
 	tries    int // the attempts made, this one included
 	attempts int // [remote] attempts
 	counted  int // losses counted against attempts: not those waited in turn
@@ -257,6 +262,12 @@ func (t *txn) unchanged(a attempt) (attempt, step) {
 // nothing to keep, no outcome), the local copy's new version is written
 // while the push runs (early).
 func (t *txn) push(a attempt) (attempt, step) {
+	if t.lostRace {
+		// others are writing: not a second race for the ref
+		if posted, ok := t.post(a, ErrMoved); ok {
+			return posted, stepDone
+		}
+	}
 	var e *early
 	if a.final != nil && t.st.Head != "" && t.snap.Version == t.st.Head && len(a.outcomes) == 0 {
 		e = writeEarly(t.f, a.l, a.final)
@@ -276,6 +287,7 @@ func (t *txn) push(a attempt) (attempt, step) {
 		return t.lost(err)
 	}
 	t.tn = nil // its waiter left with the push
+	t.r.countStreak(t.st, t.fast)
 	if err := t.settle(a, a.final, written, pushed.Version); err != nil {
 		// Published: the change stands, and failing now would have it
 		// made twice.
@@ -291,7 +303,7 @@ func (t *txn) push(a attempt) (attempt, step) {
 func (t *txn) post(a attempt, err error) (attempt, bool) {
 	// The fast try's loss says only that another host wrote since this
 	// host's last change: it is made again at once on the shared ledger.
-	if _, ok := t.r.transport.(Intents); !ok || t.fast || !errors.Is(err, ErrMoved) || len(a.added) == 0 || t.snap.Version == "" || t.tn != nil {
+	if _, ok := t.r.transport.(Intents); !ok || t.fast || !errors.Is(err, ErrMoved) || len(a.added) == 0 || t.tn != nil {
 		return attempt{}, false
 	}
 	t.st.Moved = ledger.T(t.r.store.Now())
@@ -317,6 +329,7 @@ func (t *txn) lost(err error) (attempt, step) {
 	moved := errors.Is(err, ErrMoved)
 	if moved {
 		t.st.Moved = ledger.T(t.r.store.Now())
+		t.lostRace = !t.fast
 	}
 	if t.fast && !errors.Is(err, ErrOffline) {
 		// Refused (another host has written since this host's last
