@@ -10,17 +10,7 @@ import (
 
 // CancelledReason is the reason a cancelled question is abandoned with
 // (Cancel): its thread ends with "Abandoned: cancelled".
-const CancelledReason = "cancelled"
-
-// Cancelled reports whether c was withdrawn by a cancel, not abandoned by
-// the monitor, a hook or a person.
-func Cancelled(c *ledger.Clarification) bool {
-	if c.Status != ledger.Abandoned {
-		return false
-	}
-	e := c.Current(ledger.Resolution)
-	return e != nil && e.Body == "Abandoned: "+CancelledReason
-}
+const CancelledReason = ledger.CancelledReason
 
 // RunStart is when agent's current run on issue began: its last hook on
 // the issue (a `hook start`, or a `hook finish` after which it went on),
@@ -36,36 +26,6 @@ func (h *Hub) RunStart(issue int, agent string) (*time.Time, error) {
 		return &t, nil
 	}
 	return nil, nil
-}
-
-// RunQuestions counts the questions from asked on the ledger in the run
-// that began at run (nil: every one), leaving out those it cancelled.
-//
-// A write reads closed records sealed (id, sender, status: see
-// ledger.Store.Update), so those this needs are opened: with a run, the
-// records from the newest back to the first asked before it (records are
-// appended as they are asked), the run's records only; without one, the
-// asker's abandoned records, to tell a cancelled one.
-func RunQuestions(l *ledger.Ledger, from string, run *time.Time) int {
-	n := 0
-	for i := len(l.Clarifications) - 1; i >= 0; i-- {
-		c := l.Clarifications[i]
-		if run == nil && c.From != from {
-			continue
-		}
-		if c.Sealed() && (run != nil || c.Status == ledger.Abandoned) {
-			if c = l.Find(c.ID); c == nil {
-				continue // unreadable: Update fails with why
-			}
-		}
-		if run != nil && c.Created.Time.Before(*run) {
-			break
-		}
-		if c.From == from && !Cancelled(c) {
-			n++
-		}
-	}
-	return n
 }
 
 // capError is the refusal of a question past max_questions: it says what

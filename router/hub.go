@@ -175,9 +175,14 @@ func (h *Hub) Ask(ctx context.Context, req AskRequest) (Record, error) {
 		From: req.From, To: req.To, Issue: req.Issue, Refs: req.Refs,
 	})
 	var rec Record
+	if maxQ > 0 {
+		// a change made on a copy that may be behind (remote mode) is
+		// judged by the cap again on the ledger it lands on
+		ctx = ledger.WithCap(ctx, ledger.Cap{Max: maxQ, Since: run})
+	}
 	_, err = h.Store.Update(ctx, req.Issue, func(l *ledger.Ledger) error {
 		if maxQ > 0 {
-			if n := RunQuestions(l, req.From, run); n >= maxQ {
+			if n := ledger.RunQuestions(l, req.From, run); n >= maxQ {
 				return capError(req, n, maxQ, run)
 			}
 		}

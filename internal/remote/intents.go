@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -51,6 +52,55 @@ type Intent struct {
 	Host    string // the host: line of its commit, the host that posted it ("" when none)
 	Base    []byte // nil: it could not be read (it is removed, never merged); empty: made on no ledger (a commit with no parent)
 	Data    []byte
+	// Cap is the question cap its ask was checked against on the copy it
+	// was made on (its commit's cap: line), checked again where it is
+	// merged; nil when it names none
+	Cap *ledger.Cap
+}
+
+// capLine is the line an intent's commit message carries for the
+// question cap of the ask made under ctx ("" when none): "cap: MAX SINCE",
+// SINCE the start of the asker's run (RFC 3339) or "-" for none.
+func capLine(ctx context.Context) string {
+	c, ok := ledger.CapOf(ctx)
+	if !ok || c.Max <= 0 {
+		return ""
+	}
+	since := "-"
+	if c.Since != nil {
+		since = c.Since.UTC().Format(time.RFC3339Nano)
+	}
+	return fmt.Sprintf("\n\ncap: %d %s", c.Max, since)
+}
+
+// parseCap reads the cap: line of an intent's commit message; nil when
+// there is none it can read (the intent is then merged uncapped, as an
+// intent of a host that checks no cap).
+func parseCap(msg string) *ledger.Cap {
+	for _, l := range strings.Split(msg, "\n") {
+		rest, ok := strings.CutPrefix(strings.TrimSpace(l), "cap: ")
+		if !ok {
+			continue
+		}
+		f := strings.Fields(rest)
+		if len(f) != 2 {
+			return nil
+		}
+		max, err := strconv.Atoi(f[0])
+		if err != nil || max <= 0 {
+			return nil
+		}
+		c := &ledger.Cap{Max: max}
+		if f[1] != "-" {
+			t, err := time.Parse(time.RFC3339Nano, f[1])
+			if err != nil {
+				return nil
+			}
+			c.Since = &t
+		}
+		return c
+	}
+	return nil
 }
 
 // intentStall is how long an intent ahead of this write's may wait before
@@ -156,7 +206,7 @@ func (g *Git) readIntent(o *objects, issue int, name, ref string) Intent {
 	if len(subject) > maxMessage {
 		subject = strings.ToValidUTF8(subject[:maxMessage], "")
 	}
-	in.Message, in.Host, in.Base, in.Data = safetext.Line(subject), host, base, data
+	in.Message, in.Host, in.Base, in.Data, in.Cap = safetext.Line(subject), host, base, data, parseCap(c.Message)
 	return in
 }
 
@@ -290,6 +340,7 @@ func (r *Replicator) lookWrite(ctx context.Context, f *ledger.Locked, fn func(*l
 func (r *Replicator) post(ctx context.Context, f *ledger.Locked, st *SyncState, base string, c Commit, mine []*ledger.Clarification) (*ledger.Ledger, error) {
 	it, _ := r.transport.(Intents)
 	p := &posting{r: r, ctx: ctx, f: f, st: st, it: it, mine: mine, at: r.store.Now()}
+	c.Message += capLine(ctx)
 	start := time.Now()
 	var err error
 	p.name, err = it.Post(ctx, f.Issue, base, c, p.at)
@@ -437,7 +488,7 @@ func (p *posting) combine(snap Snapshot, intents []Intent) (*ledger.Ledger, []Co
 			continue // removed unmerged: see intentLife
 		}
 		q, ok := intentChange(p.f.Issue, in)
-		if !ok {
+		if !ok || !capAllows(l, in.Cap, q) {
 			continue
 		}
 		renames := map[string]string{}
@@ -455,6 +506,24 @@ func (p *posting) combine(snap Snapshot, intents []Intent) (*ledger.Ledger, []Co
 		commits = append(commits, Commit{Data: data, Message: q.Message})
 	}
 	return l, commits, names, nil
+}
+
+// capAllows reports whether the questions q adds fit under c (nil: no
+// cap) on l, the ledger they would be merged into: an ask checked on a
+// copy a few asks behind is judged again here, and one past its asker's
+// max_questions is removed unmerged (its host then makes it again on the
+// shared ledger, where the cap refuses it).
+func capAllows(l *ledger.Ledger, c *ledger.Cap, q Queued) bool {
+	if c == nil {
+		return true
+	}
+	for _, r := range q.Records {
+		rec, err := ledger.DecodeRecord(r.After)
+		if err != nil || !c.Allows(l, rec.From) {
+			return false
+		}
+	}
+	return true
 }
 
 // intentChange is in as a queued change that adds records, checked as a

@@ -48,11 +48,7 @@ func TestOutboxFindsItsQuestionMerged(t *testing.T) {
 // TestIntentChange: an intent is merged only when it adds records to the
 // ledger it was made on, and changes nothing there.
 func TestIntentChange(t *testing.T) {
-	enc := func(recs ...*ledger.Clarification) []byte {
-		data, err := ledger.Encode(&ledger.Ledger{IssueNumber: 1, Clarifications: recs})
-		require.NoError(t, err)
-		return data
-	}
+	enc := func(recs ...*ledger.Clarification) []byte { return encIssue1(t, recs...) }
 	base := enc(sharedRecord("CLR-1-001", "x"))
 	q, ok := intentChange(1, Intent{Name: "n", Message: "CLR-1-002 asked", Host: "host3", Base: base, Data: enc(sharedRecord("CLR-1-001", "x"), sharedRecord("CLR-1-002", "q"))})
 	require.True(t, ok)
@@ -86,11 +82,7 @@ func TestIntentChange(t *testing.T) {
 // later; a young one beside it is merged, under the next free id, its
 // subject naming the host that posted it.
 func TestIntentTooOldIsRemovedUnmerged(t *testing.T) {
-	enc := func(recs ...*ledger.Clarification) []byte {
-		data, err := ledger.Encode(&ledger.Ledger{IssueNumber: 1, Clarifications: recs})
-		require.NoError(t, err)
-		return data
-	}
+	enc := func(recs ...*ledger.Clarification) []byte { return encIssue1(t, recs...) }
 	h := sharedHost(t, &memRemote{chains: map[int][]Commit{}})
 	p := &posting{r: h.Replicator, f: &ledger.Locked{Issue: 1}}
 	base := enc(sharedRecord("CLR-1-001", "x"))
@@ -116,11 +108,7 @@ func TestIntentTooOldIsRemovedUnmerged(t *testing.T) {
 func TestIntentOnNoLedger(t *testing.T) {
 	a, b := twoRepos(t)
 	ctx := context.Background()
-	enc := func(recs ...*ledger.Clarification) []byte {
-		data, err := ledger.Encode(&ledger.Ledger{IssueNumber: 1, Clarifications: recs})
-		require.NoError(t, err)
-		return data
-	}
+	enc := func(recs ...*ledger.Clarification) []byte { return encIssue1(t, recs...) }
 	first, err := a.Push(ctx, 1, Snapshot{}, []Commit{{Data: enc(sharedRecord("CLR-1-001", "first")), Message: "CLR-1-001 asked"}})
 	require.NoError(t, err)
 	name, err := b.Post(ctx, 1, "", Commit{Data: enc(sharedRecord("CLR-1-001", "second")), Message: "CLR-1-001 asked"}, time.Now())
@@ -207,4 +195,91 @@ func twoRepos(t *testing.T) (a, b *Git) {
 	gitT(t, a.Dir, "", "remote", "add", "origin", bare)
 	gitT(t, b.Dir, "", "remote", "add", "origin", bare)
 	return a, b
+}
+
+// TestIntentCapIsCheckedWhereMerged: an ask checked against max_questions
+// on a copy a few asks behind carries the cap in its intent (a cap: line),
+// and the merge judges it again on the shared ledger: one past its asker's
+// cap is removed unmerged, one within it merged. Before, an issue could
+// end a few questions over the cap when one agent asked from many hosts.
+func TestIntentCapIsCheckedWhereMerged(t *testing.T) {
+	a, b := twoRepos(t)
+	ctx := context.Background()
+	enc := func(recs ...*ledger.Clarification) []byte { return encIssue1(t, recs...) }
+	first, err := a.Push(ctx, 1, Snapshot{}, []Commit{{Data: enc(sharedRecord("CLR-1-001", "first")), Message: "CLR-1-001 asked"}})
+	require.NoError(t, err)
+	// b's copy is behind: it has not seen CLR-1-001, so its two asks
+	// passed a cap of 1 there
+	now := time.Now()
+	post := func(topic string, max int, at time.Time) string {
+		c := Commit{Data: enc(sharedRecord("CLR-1-001", topic)), Message: "CLR-1-001 asked" + capLine(ledger.WithCap(ctx, ledger.Cap{Max: max}))}
+		name, err := b.Post(ctx, 1, "", c, at)
+		require.NoError(t, err)
+		return name
+	}
+	over := post("over the cap", 1, now)
+	within := post("within the cap", 2, now.Add(time.Millisecond))
+
+	snap, intents, err := a.FetchIntents(ctx, 1)
+	require.NoError(t, err)
+	require.Len(t, intents, 2)
+	require.NotNil(t, intents[0].Cap)
+	assert.Equal(t, 1, intents[0].Cap.Max)
+	assert.Nil(t, intents[0].Cap.Since)
+	h := sharedHost(t, &memRemote{chains: map[int][]Commit{}})
+	p := &posting{r: h.Replicator, f: &ledger.Locked{Issue: 1}}
+	l, commits, names, err := p.combine(snap, intents)
+	require.NoError(t, err)
+	assert.Equal(t, []string{over, within}, names, "both removed")
+	require.Len(t, commits, 1, "only the one within its cap merged")
+	require.Len(t, l.Clarifications, 2)
+	assert.Equal(t, "within the cap", l.Clarifications[1].Topic)
+	assert.Equal(t, first.Version, snap.Version)
+}
+
+func TestParseCap(t *testing.T) {
+	since := time.Date(2026, 11, 29, 10, 0, 0, 5, time.UTC)
+	for _, tc := range []struct {
+		name, msg string
+		want      *ledger.Cap
+	}{
+		{"none", "CLR-1-001 asked\n\nhost: a\n", nil},
+		{"no run", "CLR-1-001 asked\n\ncap: 3 -\n\nhost: a\n", &ledger.Cap{Max: 3}},
+		{"a run", "CLR-1-001 asked\n\ncap: 2 2026-11-29T10:00:00.000000005Z\n", &ledger.Cap{Max: 2, Since: &since}},
+		{"zero", "x\n\ncap: 0 -\n", nil},
+		{"negative", "x\n\ncap: -1 -\n", nil},
+		{"not a number", "x\n\ncap: many -\n", nil},
+		{"not a time", "x\n\ncap: 3 yesterday\n", nil},
+		{"extra field", "x\n\ncap: 3 - more\n", nil},
+		{"huge", "x\n\ncap: 99999999999999999999999 -\n", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := parseCap(tc.msg)
+			if tc.want == nil {
+				assert.Nil(t, got)
+				return
+			}
+			require.NotNil(t, got)
+			assert.Equal(t, tc.want.Max, got.Max)
+			if tc.want.Since == nil {
+				assert.Nil(t, got.Since)
+			} else {
+				require.NotNil(t, got.Since)
+				assert.True(t, tc.want.Since.Equal(*got.Since))
+			}
+		})
+	}
+	assert.Equal(t, "", capLine(context.Background()), "no cap: no line")
+	c := parseCap("x" + capLine(ledger.WithCap(context.Background(), ledger.Cap{Max: 4, Since: &since})))
+	require.NotNil(t, c)
+	assert.Equal(t, 4, c.Max)
+	assert.True(t, since.Equal(*c.Since), "round trip")
+}
+
+// encIssue1 is issue 1's ledger holding recs, encoded.
+func encIssue1(t *testing.T, recs ...*ledger.Clarification) []byte {
+	t.Helper()
+	data, err := ledger.Encode(&ledger.Ledger{IssueNumber: 1, Clarifications: recs})
+	require.NoError(t, err)
+	return data
 }
