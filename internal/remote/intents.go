@@ -304,7 +304,7 @@ func (r *Replicator) intentWrite(ctx context.Context, f *ledger.Locked, fn func(
 }
 
 // lookWrite is a write of a host that has been writing on its local copy
-// without a fetch (streaking): it fetches the shared ledger and the
+// without a fetch for a while (streaking): it fetches the shared ledger and the
 // intents waiting on it, and if any live one waits, posts fn as an intent
 // beside them (intentWrite), the issue now taken as contended. Else
 // (errNoIntent) the write is a transaction on the shared ledger fetched,

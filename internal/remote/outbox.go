@@ -52,12 +52,13 @@ type SyncState struct {
 	// refused, or a fetch bringing other changes): for a while after it,
 	// writes fetch first (fastAfter).
 	Moved ledger.Time `json:"moved,omitzero"`
-	// Streak counts this host's writes pushed on the local copy without a
-	// fetch, each within streakGap of the one before, the last at
-	// StreakAt: a host writing that often never sees the intents other
-	// hosts post, and its pushes keep landing first (see streakMax).
-	Streak   int         `json:"streak,omitempty"`
-	StreakAt ledger.Time `json:"streak_at,omitzero"`
+	// StreakFrom is when this host's run of writes pushed on the local
+	// copy without a fetch began, each within streakGap of the one
+	// before, the last at StreakAt: a host writing that often never sees
+	// the intents other hosts post, and its pushes keep landing first
+	// (see streakLook).
+	StreakFrom ledger.Time `json:"streak_from,omitzero"`
+	StreakAt   ledger.Time `json:"streak_at,omitzero"`
 }
 
 // Queued is one change waiting in the outbox: each record it changed, as

@@ -167,9 +167,9 @@ type prefetch struct {
 	offline error // an ErrOffline
 	fast    bool
 	// look: no fetch was made, because the local copy is the shared
-	// ledger as settled but this host has written on it without a fetch
-	// streakMax times in a row: the intents waiting are fetched with it
-	// under the lock (lookWrite)
+	// ledger as settled but this host has been writing on it without a
+	// fetch for streakLook: the intents waiting are fetched with it under
+	// the lock (lookWrite)
 	look bool
 	// intent: no fetch was made because the issue is contended and the
 	// change, if it only adds records, is posted as an intent (Intents)
@@ -237,7 +237,7 @@ func (r *Replicator) Prefetch(ctx context.Context, issue int) (any, error) {
 // fastState reports whether st allows a write on the local copy without
 // a fetch first: a settled version, nothing pending or refused, a copy
 // recorded, no other host's change found by a write lately, and not
-// streakMax such writes in a row (streaking).
+// writing so for streakLook already (streaking).
 func (r *Replicator) fastState(st *SyncState) bool {
 	return r.settledAlone(st) && !r.streaking(st)
 }
@@ -250,22 +250,30 @@ func (r *Replicator) settledAlone(st *SyncState) bool {
 		(st.Moved.IsZero() || r.store.Now().Sub(st.Moved.Time) >= fastAfter || st.Moved.After(r.store.Now()))
 }
 
-// streakMax is how many writes in a row, each within streakGap of the
-// one before, a host pushes on its local copy without a fetch. A host
-// writing that often wins every race for the ledger's ref (a push against
-// another's fetch and push), so the host merging the intents other hosts
-// posted would keep losing to it: its next write fetches the intents
-// too, and finding some waiting, posts its own beside them.
+// streakLook is how long a host keeps writing on its local copy without
+// a fetch, each write within streakGap of the one before, before a write
+// fetches again. A host writing that often wins every race for the
+// ledger's ref (a push against another's fetch and push), so the host
+// merging the intents other hosts posted would keep losing to it: its
+// next write fetches the intents too, and finding some waiting, posts its
+// own beside them. A host writing alone pays one fetch each streakLook it
+// keeps writing that fast.
 const (
-	streakMax = 3
-	streakGap = 2 * time.Second
+	streakLook = 2 * time.Second
+	streakGap  = 2 * time.Second
 )
 
-// streaking reports whether st's host has written streakMax times in a
-// row on the local copy without a fetch, the last within streakGap.
+// streaking reports whether st's host has been writing on the local copy
+// without a fetch for streakLook, the last write within streakGap.
 func (r *Replicator) streaking(st *SyncState) bool {
 	now := r.store.Now()
-	return st.Streak >= streakMax && now.Sub(st.StreakAt.Time) < streakGap && !st.StreakAt.After(now)
+	return !st.StreakFrom.IsZero() && r.inStreak(st, now) && now.Sub(st.StreakFrom.Time) >= streakLook
+}
+
+// inStreak reports whether st's last write on the local copy without a
+// fetch was within streakGap before now.
+func (r *Replicator) inStreak(st *SyncState, now time.Time) bool {
+	return !st.StreakAt.IsZero() && now.Sub(st.StreakAt.Time) < streakGap && !st.StreakAt.After(now)
 }
 
 // countStreak counts a write that landed in st's host's streak: fast, a
@@ -274,12 +282,11 @@ func (r *Replicator) countStreak(st *SyncState, fast bool) {
 	now := r.store.Now()
 	switch {
 	case !fast:
-		st.Streak, st.StreakAt = 0, ledger.Time{}
-	case st.Streak > 0 && now.Sub(st.StreakAt.Time) < streakGap && !st.StreakAt.After(now):
-		st.Streak++
+		st.StreakFrom, st.StreakAt = ledger.Time{}, ledger.Time{}
+	case r.inStreak(st, now) && !st.StreakFrom.IsZero():
 		st.StreakAt = ledger.T(now)
 	default:
-		st.Streak, st.StreakAt = 1, ledger.T(now)
+		st.StreakFrom, st.StreakAt = ledger.T(now), ledger.T(now)
 	}
 }
 
