@@ -78,11 +78,31 @@ func eventOfEntry(e ledger.ThreadEntry) (eventlog.EventType, bool) {
 	return "", false
 }
 
-// eventKey counts events of one kind for one round of a clarification.
-type eventKey struct {
-	id    string
+// change is one kind of change of a clarification the ledgers hold (its
+// event's type and round), and its slot in a count of each kind.
+type change struct {
 	typ   eventlog.EventType
 	round int
+	slot  int
+}
+
+// changes are the kinds of change the ledgers hold, by clarification id:
+// a line of the log is looked up by its id alone, and the few kinds of
+// that id compared, as most lines of a long log name a clarification the
+// ledgers hold no more.
+type changes struct {
+	byID  map[string][]change
+	kinds int // slots
+}
+
+// slot is the slot of the change of type typ in round among of, or -1.
+func slot(of []change, typ eventlog.EventType, round int) int {
+	for _, c := range of {
+		if c.typ == typ && c.round == round {
+			return c.slot
+		}
+	}
+	return -1
 }
 
 // logged is what the event log says, as the event checks need it, read
@@ -91,27 +111,30 @@ type eventKey struct {
 // asked matched against its ledger as it is read (vanishing).
 type logged struct {
 	start    time.Time        // the first event's time: changes before it are not expected in the log
-	counts   map[eventKey]int // for the keys the ledgers hold
+	held     *changes         // what is counted
+	counts   []int            // by slot of held
 	timeouts []eventlog.Event // every lock-timeout event, in log order (rare: a holder that keeps others waiting)
 }
 
-// readLogged reads the event log at path. need lists the keys the ledgers
-// hold (only those are counted); asked, when set, is told each
+// readLogged reads the event log at path. held are the changes the
+// ledgers hold (only those are counted); asked, when set, is told each
 // clarification-requested event.
-func readLogged(path string, need map[eventKey]int, asked func(eventlog.Event)) (*logged, error) {
-	lg := &logged{counts: make(map[eventKey]int, len(need))}
-	_, err := eventlog.EventLog{Path: path}.Each(eventlog.EventFilter{}, func(e eventlog.Event) error {
+func readLogged(path string, held *changes, asked func(*eventlog.Glance)) (*logged, error) {
+	lg := &logged{held: held, counts: make([]int, held.kinds)}
+	// A glance at each line: the log is most of what doctor reads, and
+	// what it keeps of a line is the few clarifications the ledgers hold.
+	_, err := eventlog.EventLog{Path: path}.EachGlance(func(e *eventlog.Glance) error {
 		if e.Type == eventlog.EventLockTimeout {
-			lg.timeouts = append(lg.timeouts, e)
+			lg.timeouts = append(lg.timeouts, e.Event())
 		}
-		if e.ClarificationID == "" || e.Refusal() {
+		if len(e.ClarificationID) == 0 || e.Refusal() {
 			return nil // a proposal's event, or no change
 		}
 		if lg.start.IsZero() || e.Timestamp.Before(lg.start) {
-			lg.start = e.Timestamp.Time
+			lg.start = e.Timestamp
 		}
-		if k := (eventKey{e.ClarificationID, e.Type, e.Round}); need[k] > 0 {
-			lg.counts[k]++
+		if i := slot(held.byID[string(e.ClarificationID)], e.Type, e.Round); i >= 0 {
+			lg.counts[i]++
 		}
 		if asked != nil && e.Type == eventlog.EventRequested {
 			asked(e)
@@ -121,13 +144,17 @@ func readLogged(path string, need map[eventKey]int, asked func(eventlog.Event)) 
 	return lg, err
 }
 
-// needed counts the changes the ledgers hold, by event key.
-func needed(records map[int][]recordSum) map[eventKey]int {
-	out := map[eventKey]int{}
+// needed lists the kinds of change the ledgers hold.
+func needed(records map[int][]recordSum) *changes {
+	out := &changes{byID: map[string][]change{}}
 	for _, rs := range records {
 		for _, rec := range rs {
 			for _, en := range rec.entries {
-				out[eventKey{rec.id, en.typ, en.round}]++
+				of := out.byID[rec.id]
+				if slot(of, en.typ, en.round) < 0 {
+					out.byID[rec.id] = append(of, change{en.typ, en.round, out.kinds})
+					out.kinds++
+				}
 			}
 		}
 	}
@@ -144,9 +171,9 @@ func needed(records map[int][]recordSum) map[eventKey]int {
 // to append it. The log is read once, streamed.
 func crossCheckEvents(ctx context.Context, store *ledger.Store, opts Options, r *Report, records map[int][]recordSum, unsound map[int]bool) error {
 	path := filepath.Join(store.Dir(), eventlog.File)
-	need := needed(records)
+	held := needed(records)
 	v := newVanishing(store, records, unsound)
-	lg, err := readLogged(path, need, v.asked)
+	lg, err := readLogged(path, held, v.asked)
 	if err != nil {
 		return err
 	}
@@ -160,7 +187,7 @@ func crossCheckEvents(ctx context.Context, store *ledger.Store, opts Options, r 
 		return nil
 	}
 	if opts.Fix {
-		appended, err := appendMissing(ctx, path, opts, records, need)
+		appended, err := appendMissing(ctx, path, opts, records, held)
 		if err != nil {
 			r.add(Finding{Check: CheckEvents, Severity: Error, Path: path,
 				Problem: fmt.Sprintf("%d %s the ledgers hold %s no event", len(missing), words.Plural(len(missing), "change", "changes"), words.Plural(len(missing), "has", "have")),
@@ -201,7 +228,7 @@ type vanishing struct {
 	unsound    map[int]bool
 	byID       map[string]*recordSum
 	claimed    map[string]bool
-	matched    map[string]asked // the first event that matched each id
+	matched    map[string]*recordSum // the record each id's first matching event matched
 	renumbered map[string]string
 	synced     map[int]bool // issues whose sync state was read into renumbered
 	left       []asked
@@ -216,7 +243,7 @@ const maxLeft = 10_000
 
 func newVanishing(store *ledger.Store, records map[int][]recordSum, unsound map[int]bool) *vanishing {
 	v := &vanishing{store: store, records: records, unsound: unsound, byID: map[string]*recordSum{},
-		claimed: map[string]bool{}, matched: map[string]asked{}, renumbered: map[string]string{}, synced: map[int]bool{}, names: map[string]string{}}
+		claimed: map[string]bool{}, matched: map[string]*recordSum{}, renumbered: map[string]string{}, synced: map[int]bool{}, names: map[string]string{}}
 	for _, rs := range records {
 		for i := range rs {
 			v.byID[rs[i].id] = &rs[i]
@@ -229,55 +256,63 @@ func (a asked) same(rec *recordSum) bool {
 	return rec.from == a.from && rec.to == a.to && rec.topic == a.topic
 }
 
-// asked takes one clarification-requested event.
-func (v *vanishing) asked(e eventlog.Event) {
+// asks reports whether e asks rec's question: the same asker, one asked
+// and topic.
+func (rec *recordSum) asks(e *eventlog.Glance) bool {
+	return rec.from == string(e.FromAgent) && rec.to == string(e.ToAgent) && rec.topic == string(e.Topic)
+}
+
+// asked takes one clarification-requested event. Its strings are the
+// log's line, copied only when kept.
+func (v *vanishing) asked(e *eventlog.Glance) {
 	if v.unsound[e.IssueNumber] {
 		return // its ledger is reported as it is
 	}
-	a := asked{id: e.ClarificationID, from: e.FromAgent, to: e.ToAgent, topic: e.Topic, issue: e.IssueNumber, at: e.Timestamp.Time}
-	id := a.id
-	if to, ok := v.renumberedTo(a); ok {
-		id = to // delivered under another id (remote mode): the sync state says which
+	id := e.ClarificationID
+	if to, ok := v.renumberedTo(e.IssueNumber, id); ok {
+		id = []byte(to) // delivered under another id (remote mode): the sync state says which
 	}
-	if m, ok := v.matched[id]; ok && m.from == a.from && m.to == a.to && m.topic == a.topic {
+	if rec := v.matched[string(id)]; rec != nil && rec.asks(e) {
 		return // the same question logged twice (a pull paused, then killed, logs again)
 	}
-	if rec := v.byID[id]; rec != nil && a.same(rec) && !v.claimed[rec.id] {
+	if rec := v.byID[string(id)]; rec != nil && rec.asks(e) && !v.claimed[rec.id] {
 		v.claimed[rec.id] = true
-		v.matched[id] = a
+		v.matched[rec.id] = rec
 		return
 	}
 	if len(v.left) >= maxLeft {
 		v.overflow++
 		return
 	}
-	a.from, a.to, a.topic = v.intern(a.from), v.intern(a.to), v.intern(a.topic)
-	v.left = append(v.left, a)
+	v.left = append(v.left, asked{id: string(e.ClarificationID), from: v.intern(e.FromAgent), to: v.intern(e.ToAgent), topic: v.intern(e.Topic),
+		issue: e.IssueNumber, at: e.Timestamp})
 }
 
-// intern is s, one copy per distinct value (agents and topics repeat).
-func (v *vanishing) intern(s string) string {
-	if k, ok := v.names[s]; ok {
+// intern is b as a string, one copy per distinct value (agents and topics
+// repeat).
+func (v *vanishing) intern(b []byte) string {
+	if k, ok := v.names[string(b)]; ok {
 		return k
 	}
+	s := string(b)
 	v.names[s] = s
 	return s
 }
 
-// renumberedTo is the id a's question was delivered under, when a sync
+// renumberedTo is the id the question id of issue was delivered under, when a sync
 // state (remote mode) says it was given another; each issue's state is
 // read once, and an unreadable one maps nothing (its own check reports it).
-func (v *vanishing) renumberedTo(a asked) (string, bool) {
+func (v *vanishing) renumberedTo(issue int, id []byte) (string, bool) {
 	if remote.Of(v.store) == nil {
 		return "", false
 	}
-	if !v.synced[a.issue] {
-		v.synced[a.issue] = true
-		if st, err := remote.ReadSync(v.store, a.issue); err == nil {
+	if !v.synced[issue] {
+		v.synced[issue] = true
+		if st, err := remote.ReadSync(v.store, issue); err == nil {
 			maps.Copy(v.renumbered, st.Renumbered)
 		}
 	}
-	to, ok := v.renumbered[a.id]
+	to, ok := v.renumbered[string(id)]
 	return to, ok
 }
 
@@ -346,11 +381,11 @@ func countCheck(r *Report, check string) int {
 // log does not, made from the first event's time on and before settled.
 func missingEvents(lg *logged, records map[int][]recordSum, settled time.Time) []eventlog.Event {
 	var out []eventlog.Event
-	seen := map[eventKey]int{}
+	seen := make([]int, lg.held.kinds)
 	for n, rs := range records {
 		for _, rec := range rs {
 			for _, en := range rec.entries {
-				k := eventKey{rec.id, en.typ, en.round}
+				k := slot(lg.held.byID[rec.id], en.typ, en.round)
 				seen[k]++
 				if seen[k] <= lg.counts[k] || en.at.Before(lg.start) || en.at.After(settled) {
 					continue
@@ -378,13 +413,13 @@ const eventsLockWait = 30 * time.Second
 // appendMissing appends the missing events under the event log's own lock:
 // the log is read again under it, so a doctor that waited for another
 // appends only what is still missing.
-func appendMissing(ctx context.Context, path string, opts Options, records map[int][]recordSum, need map[eventKey]int) ([]eventlog.Event, error) {
+func appendMissing(ctx context.Context, path string, opts Options, records map[int][]recordSum, held *changes) ([]eventlog.Event, error) {
 	lk, err := lock.Acquire(ctx, path, lock.Options{Wait: eventsLockWait, StaleAge: opts.StaleAge, Agent: "agentx-doctor", Now: opts.Now})
 	if err != nil {
 		return nil, err
 	}
 	defer func() { _ = lk.Release() }()
-	lg, err := readLogged(path, need, nil)
+	lg, err := readLogged(path, held, nil)
 	if err != nil {
 		return nil, err
 	}

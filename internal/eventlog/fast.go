@@ -2,6 +2,7 @@ package eventlog
 
 import (
 	"strconv"
+	"time"
 
 	"github.com/agentx-cli/agentx/internal/jsonscan"
 	"github.com/agentx-cli/agentx/ledger"
@@ -15,68 +16,173 @@ import (
 // hand. Anything else goes to the generic engine, which decides.
 // FuzzFastEvent and FuzzEventIndent hold both to the generic result.
 
-// fastEvent decodes line (without its newline) if it is in the form Append
-// writes, and reports whether it could; ok false says nothing about the line.
-func fastEvent(line []byte) (e Event, ok bool) {
-	s := jsonscan.New(line)
+// fastLine is a line in the form Append writes, read in place: its
+// strings are slices of the line, so reading one allocates nothing.
+type fastLine struct {
+	typ, id, from, to, topic, by, reason, proposal, via, host []byte
+	issues                                                    []byte // the numbers of "issues", commas included; nil: none
+	issue, round                                              int
+	blocking                                                  bool
+	at                                                        time.Time
+}
+
+// scanFast reads line (without its newline) if it is in the form Append
+// writes, and reports whether it could; ok false says nothing about the
+// line. days, when not nil, spares the timestamps' calendar arithmetic.
+func scanFast(line []byte, days *dayCache) (v fastLine, ok bool) {
+	s := jsonscan.Scanner{B: line, OK: true}
 	s.Lit(`{"type":`)
-	e.Type = EventType(s.Str())
+	v.typ = s.Raw()
 	if s.Opt(`,"clarificationId":`) {
-		e.ClarificationID = s.Str()
+		v.id = s.Raw()
 	}
 	s.Lit(`,"issueNumber":`)
-	e.IssueNumber = s.Int()
+	v.issue = s.Int()
 	if s.Opt(`,"fromAgent":`) {
-		e.FromAgent = s.Str()
+		v.from = s.Raw()
 	}
 	if s.Opt(`,"toAgent":`) {
-		e.ToAgent = s.Str()
+		v.to = s.Raw()
 	}
 	s.Lit(`,"topic":`)
-	e.Topic = s.Str()
+	v.topic = s.Raw()
 	s.Lit(`,"blocking":`)
 	if s.Opt("true") {
-		e.Blocking = true
+		v.blocking = true
 	} else {
 		s.Lit("false")
 	}
 	s.Lit(`,"round":`)
-	e.Round = s.Int()
+	v.round = s.Int()
 	s.Lit(`,"timestamp":`)
-	if t, ok := ledger.ParseWritten(s.Raw()); ok {
-		e.Timestamp = ledger.Time{Time: t}
+	if t, ok := days.parse(s.Raw()); ok {
+		v.at = t
 	} else {
 		s.OK = false
 	}
 	if s.Opt(`,"by":`) {
-		e.By = s.Str()
+		v.by = s.Raw()
 	}
 	if s.Opt(`,"reason":`) {
-		e.Reason = s.Str()
+		v.reason = s.Raw()
 	}
 	if s.Opt(`,"proposalId":`) {
-		e.ProposalID = s.Str()
+		v.proposal = s.Raw()
 	}
 	if s.Opt(`,"issues":[`) {
+		from := s.I
+		for {
+			s.Int()
+			if !s.Opt(",") {
+				break
+			}
+		}
+		v.issues = line[from:s.I]
+		s.Lit("]")
+	}
+	if s.Opt(`,"via":`) {
+		v.via = s.Raw()
+	}
+	if s.Opt(`,"host":`) {
+		v.host = s.Raw()
+	}
+	s.Lit("}")
+	if !s.Done() || len(v.typ) == 0 {
+		return fastLine{}, false
+	}
+	return v, true
+}
+
+// event is the event v holds, its strings copied out of the line.
+func (v *fastLine) event() Event {
+	e := Event{Type: typeOf(v.typ), ClarificationID: string(v.id), IssueNumber: v.issue, FromAgent: string(v.from), ToAgent: string(v.to),
+		Topic: string(v.topic), Blocking: v.blocking, Round: v.round, Timestamp: ledger.Time{Time: v.at},
+		By: string(v.by), Reason: string(v.reason), ProposalID: string(v.proposal), Via: string(v.via), Host: string(v.host)}
+	if v.issues != nil {
+		s := jsonscan.New(v.issues) // read once already: plain numbers and commas
 		for {
 			e.Issues = append(e.Issues, s.Int())
 			if !s.Opt(",") {
 				break
 			}
 		}
-		s.Lit("]")
 	}
-	if s.Opt(`,"via":`) {
-		e.Via = s.Str()
-	}
-	if s.Opt(`,"host":`) {
-		e.Host = s.Str()
-	}
-	s.Lit("}")
-	if !s.Done() || e.Type == "" {
+	return e
+}
+
+// fastEvent decodes line (without its newline) if it is in the form Append
+// writes, and reports whether it could; ok false says nothing about the line.
+func fastEvent(line []byte) (Event, bool) {
+	v, ok := scanFast(line, nil)
+	if !ok {
 		return Event{}, false
 	}
-	return e, true
+	return v.event(), true
+}
+
+// types are the event types agentx writes, by name: a line's type is
+// looked up here rather than copied, as a log holds a handful of them a
+// million times.
+var types = func() map[string]EventType {
+	m := map[string]EventType{}
+	for _, t := range []EventType{EventRequested, EventAnswered, EventFollowedUp, EventStale, EventResolved, EventEscalated,
+		EventAbandoned, EventResponderFailed, EventSuperseded, EventRemoteRefused, EventClockSkew, EventRenumbered,
+		EventChangeSuperseded, EventScopeRefused, EventLockTimeout, EventProposalCreated, EventProposalEvidence,
+		EventProposalApproved, EventProposalRejected, EventProposalImplemented} {
+		m[string(t)] = t
+	}
+	return m
+}()
+
+// typeOf is the event type named b: a known one without a copy.
+func typeOf(b []byte) EventType {
+	if t, ok := types[string(b)]; ok {
+		return t
+	}
+	return EventType(b)
+}
+
+// dayCache remembers the last date a timestamp named: a log's lines come
+// in time order, so most share their date with the line before, and a
+// timestamp is then that midnight plus its time of day, without the
+// calendar arithmetic of time.Date. A nil *dayCache does that arithmetic
+// every time.
+type dayCache struct {
+	date     [10]byte // "2006-01-02" of midnight
+	midnight time.Time
+}
+
+// parse is ledger.ParseWritten(v).
+func (c *dayCache) parse(v []byte) (time.Time, bool) {
+	if c == nil || len(v) != len("2006-01-02T15:04:05.000Z") || string(v[:10]) != string(c.date[:]) {
+		t, ok := ledger.ParseWritten(v)
+		if ok && c != nil {
+			copy(c.date[:], v[:10])
+			c.midnight = time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
+		}
+		return t, ok
+	}
+	// the date is one ParseWritten accepted: the rest is checked as it does
+	if v[10] != 'T' || v[13] != ':' || v[16] != ':' || v[19] != '.' || v[23] != 'Z' {
+		return time.Time{}, false
+	}
+	h, mi, sec, ms := digits(v[11:13]), digits(v[14:16]), digits(v[17:19]), digits(v[20:23])
+	if h < 0 || h > 23 || mi < 0 || mi > 59 || sec < 0 || sec > 59 || ms < 0 {
+		return time.Time{}, false
+	}
+	return c.midnight.Add(time.Duration(((h*60+mi)*60+sec)*1000+ms) * time.Millisecond), true
+}
+
+// digits is the number b writes in decimal digits, or -1.
+func digits(b []byte) int {
+	x := 0
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return -1
+		}
+		x = x*10 + int(c-'0')
+	}
+	return x
 }
 
 // plainOut is the bytes a string written by hand may hold: those
