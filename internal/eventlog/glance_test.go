@@ -1,0 +1,160 @@
+package eventlog
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentx-cli/agentx/ledger"
+)
+
+// hostileLines are lines a glance must read as the generic decoder does:
+// in Append's form, and every way out of it that could fool a reader that
+// matches bytes.
+func hostileLines(t testing.TB) []string {
+	var out []string
+	for _, e := range fastEvents() {
+		b, err := json.Marshal(e)
+		require.NoError(t, err)
+		out = append(out, string(b))
+	}
+	base := out[0] // a clarification-requested line as Append writes it
+	swap := func(old, new string) string { return strings.Replace(base, old, new, 1) }
+	long := fastEvents()[0]
+	long.Topic = strings.Repeat("long ", 30_000) // past the reader's 64 KiB buffer
+	longLine, err := json.Marshal(long)
+	require.NoError(t, err)
+	return append(out,
+		swap(`Retry budget`, `Retry \"budget\"`),                                         // escaped quotes
+		swap(`Retry budget`, `Retry budget\\`),                                           // an escaped backslash at the end
+		swap(`"CLR-42-001"`, `"CLR-\u0034\u0032-001"`),                                   // unicode escapes in the id
+		swap(`"CLR-42-001"`, `"CLR-42-\u0030\u0030\u0031"`),                              // the same, another way
+		swap(`"CLR-42-001"`, "\"CLR-42-\xff01\""),                                        // invalid UTF-8 in the id
+		swap(`Retry budget`, "Retry \xc3\x28 budget"),                                    // invalid UTF-8 in the topic
+		swap(`Retry budget`, "Retry büdget"),                                             // valid UTF-8
+		swap(`Retry budget`, "Retry\tbudget"),                                            // a raw control character
+		swap(`"round":1,`, `"round":1,"clarificationId":"CLR-42-002",`),                  // a duplicate key: the last wins
+		swap(`"round":1,`, `"round":1,"type":"clarification-answered",`),                 // a duplicate type
+		swap(`"round":1,`, `"round":1,"x":{"clarificationId":"CLR-9-009"},`),             // a nested object named like the field
+		swap(`"topic":"Retry budget"`, `"topic":{"type":"lock-timeout"}`),                // an object where a string goes
+		swap(`"issueNumber":42`, `"issueNumber":42.0`),                                   // a number in another form
+		swap(`"issueNumber":42`, `"issueNumber":042`),                                    // a leading zero
+		swap(`"issueNumber":42`, `"issueNumber":99999999999999999999`),                   // past int
+		swap(`"round":1`, `"round":-1`),                                                  // a negative round
+		swap(`"clarificationId"`, `"ClarificationID"`),                                   // a name in another case
+		swap(`"type":"clarification-requested",`, `"type":"clarification-requested", `),  // a space
+		swap(`2026-11-23T10:00:00.123Z`, `2026-11-23T24:00:00.123Z`),                     // no such hour
+		swap(`2026-11-23T10:00:00.123Z`, `2026-11-23T10:00:00Z`),                         // another time form
+		swap(`2026-11-23T10:00:00.123Z`, `2026-02-29T10:00:00.123Z`),                     // no such day
+		swap(`2026-11-23T10:00:00.123Z`, `2026-11-23T10:00:00.123+01:00`),                // an offset
+		swap(`"type":"clarification-requested"`, `"type":"clarification-requested-too"`), // an unknown type
+		swap(`"type":"clarification-requested"`, `"type":""`),                            // no type
+		base[:len(base)/2],      // torn
+		base[:len(base)/3]+base, // a torn fragment glued in front of a whole event
+		base+" ",                // trailing space
+		"  ",                    // blank
+		"[]",
+		"{}",
+		string(longLine),
+	)
+}
+
+// sameAs checks that g says what e says.
+func sameAs(t *testing.T, e Event, g *Glance, line string) {
+	t.Helper()
+	assert.Equal(t, e.Type, g.Type, "%.200q", line)
+	assert.Equal(t, e.ClarificationID, string(g.ClarificationID), "%.200q", line)
+	assert.Equal(t, e.IssueNumber, g.IssueNumber, "%.200q", line)
+	assert.Equal(t, e.FromAgent, string(g.FromAgent), "%.200q", line)
+	assert.Equal(t, e.ToAgent, string(g.ToAgent), "%.200q", line)
+	assert.Equal(t, e.Topic, string(g.Topic), "%.200q", line)
+	assert.Equal(t, e.Round, g.Round, "%.200q", line)
+	assert.Equal(t, e.Timestamp.Time, g.Timestamp, "%.200q", line)
+	assert.Equal(t, e.Refusal(), g.Refusal(), "%.200q", line)
+	assert.Equal(t, e, g.Event(), "%.200q", line)
+}
+
+// TestGlanceIsTheEvent: a glance at a line says what the whole decode of
+// it says, whatever the line: read in place when in Append's form, by the
+// generic decoder otherwise; and EachGlance skips what Each skips, a line
+// longer than the read buffer and a last line without its newline
+// included.
+func TestGlanceIsTheEvent(t *testing.T) {
+	lines := hostileLines(t)
+	var days dayCache
+	for _, line := range lines {
+		e, ok, skipped := parseEventLine([]byte(line))
+		var g Glance
+		gok, gskipped := glanceLine([]byte(line), &days, &g)
+		require.Equal(t, ok, gok, "%.200q", line)
+		require.Equal(t, skipped, gskipped, "%.200q", line)
+		if ok {
+			sameAs(t, e, &g, line)
+		}
+	}
+
+	path := filepath.Join(t.TempDir(), File)
+	require.NoError(t, os.WriteFile(path, []byte(strings.Join(lines, "\n")), 0o644)) // the last line torn: no newline
+	log := EventLog{Path: path}
+	var events []Event
+	skipped, err := log.Each(EventFilter{}, func(e Event) error { events = append(events, e); return nil })
+	require.NoError(t, err)
+	var glanced []Event
+	gskipped, err := log.EachGlance(func(g *Glance) error { glanced = append(glanced, g.Event()); return nil })
+	require.NoError(t, err)
+	assert.Equal(t, skipped, gskipped)
+	assert.Equal(t, events, glanced)
+	assert.Greater(t, skipped, 5)
+	assert.Equal(t, strings.Repeat("long ", 30_000), glanced[len(glanced)-1].Topic, "the long last line is read whole")
+}
+
+// TestDayCache: a timestamp read with the date of the one before is what
+// ledger.ParseWritten reads, valid or not.
+func TestDayCache(t *testing.T) {
+	var days dayCache
+	for _, s := range []string{
+		"2026-11-23T10:00:00.123Z", "2026-11-23T23:59:59.999Z", "2026-11-23T00:00:00.000Z", "2026-11-23T24:00:00.000Z",
+		"2026-11-23T10:60:00.000Z", "2026-11-23T10:00:60.000Z", "2026-11-23T1a:00:00.000Z", "2026-11-23T10:00:00.12aZ",
+		"2026-11-23X10:00:00.123Z", "2026-11-23T10:00:00.123", "2026-02-29T10:00:00.000Z", "2026-11-23T10-00:00.000Z",
+		"2028-02-29T10:00:00.000Z", "2028-02-29T11:00:00.000Z", "0000-01-01T00:00:00.000Z", "9999-12-31T23:59:59.999Z",
+	} {
+		want, wok := ledger.ParseWritten([]byte(s))
+		got, ok := days.parse([]byte(s))
+		require.Equal(t, wok, ok, s)
+		require.Equal(t, want, got, s)
+	}
+	var none *dayCache
+	got, ok := none.parse([]byte("2026-11-23T10:00:00.123Z"))
+	require.True(t, ok)
+	assert.Equal(t, time.Date(2026, 11, 23, 10, 0, 0, 123e6, time.UTC), got)
+}
+
+// FuzzGlance: whatever the line, and the line before it (whose date the
+// glance may remember), a glance reads what the whole decode reads: the
+// same event or none, the same count skipped.
+func FuzzGlance(f *testing.F) {
+	lines := hostileLines(f)
+	for i, line := range lines {
+		if len(line) < 4096 {
+			f.Add([]byte(lines[(i+1)%len(lines)]), []byte(line))
+		}
+	}
+	f.Fuzz(func(t *testing.T, before, line []byte) {
+		var days dayCache
+		var g Glance
+		glanceLine(before, &days, &g)
+		e, ok, skipped := parseEventLine(line)
+		gok, gskipped := glanceLine(line, &days, &g)
+		require.Equal(t, ok, gok, "%q", line)
+		require.Equal(t, skipped, gskipped, "%q", line)
+		if ok {
+			sameAs(t, e, &g, string(line))
+		}
+	})
+}
