@@ -122,20 +122,35 @@ func fastEvent(line []byte) (Event, bool) {
 
 // types are the event types agentx writes, by name: a line's type is
 // looked up here rather than copied, as a log holds a handful of them a
-// million times.
-var types = func() map[string]EventType {
-	m := map[string]EventType{}
+// million times. typeSlots holds most of them where typeSlot says, to be
+// found with one comparison.
+var types, typeSlots = func() (map[string]EventType, [64]EventType) {
+	m, slots := map[string]EventType{}, [64]EventType{}
 	for _, t := range []EventType{EventRequested, EventAnswered, EventFollowedUp, EventStale, EventResolved, EventEscalated,
 		EventAbandoned, EventResponderFailed, EventSuperseded, EventRemoteRefused, EventClockSkew, EventRenumbered,
 		EventChangeSuperseded, EventScopeRefused, EventLockTimeout, EventProposalCreated, EventProposalEvidence,
 		EventProposalApproved, EventProposalRejected, EventProposalImplemented} {
 		m[string(t)] = t
+		if i := typeSlot([]byte(t)); slots[i] == "" {
+			slots[i] = t
+		}
 	}
-	return m
+	return m, slots
 }()
+
+// typeSlot is where typeSlots holds the type named b, if anywhere.
+func typeSlot(b []byte) int {
+	if len(b) < 4 {
+		return 0
+	}
+	return (len(b) + int(b[len(b)-4])*6 + int(b[len(b)-2])) & 63
+}
 
 // typeOf is the event type named b: a known one without a copy.
 func typeOf(b []byte) EventType {
+	if t := typeSlots[typeSlot(b)]; string(t) == string(b) {
+		return t
+	}
 	if t, ok := types[string(b)]; ok {
 		return t
 	}

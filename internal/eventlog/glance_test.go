@@ -158,3 +158,56 @@ func FuzzGlance(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkEachGlance reads a log of 100,000 lines as agentx writes them,
+// a glance at each, against Each's whole events.
+func BenchmarkEachGlance(b *testing.B) {
+	path := filepath.Join(b.TempDir(), File)
+	var buf []byte
+	at := time.Date(2026, 11, 18, 0, 29, 11, 203e6, time.UTC)
+	for i := range 100_000 {
+		e := EventFor([]EventType{EventRequested, EventAnswered, EventResolved}[i%3], i/30+1,
+			&ledger.Clarification{ID: ledger.FormatID(i/30+1, i/3%10+1), From: "engineer", To: "architect", Topic: "Topic adapter", Round: 1},
+			at.Add(time.Duration(i)*time.Second))
+		e.By = "engineer"
+		line, err := json.Marshal(e)
+		require.NoError(b, err)
+		buf = append(append(buf, line...), '\n')
+	}
+	require.NoError(b, os.WriteFile(path, buf, 0o644))
+	log := EventLog{Path: path}
+	b.Run("glance", func(b *testing.B) {
+		b.SetBytes(int64(len(buf)))
+		b.ReportAllocs()
+		for b.Loop() {
+			n := 0
+			if _, err := log.EachGlance(func(g *Glance) error { n += len(g.ClarificationID); return nil }); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("each", func(b *testing.B) {
+		b.SetBytes(int64(len(buf)))
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := log.Each(EventFilter{}, func(Event) error { return nil }); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// TestTypeSlots: every type agentx writes is found by its name, in one
+// comparison.
+func TestTypeSlots(t *testing.T) {
+	inSlots := 0
+	for name, typ := range types {
+		assert.Equal(t, typ, typeOf([]byte(name)))
+		if typeSlots[typeSlot([]byte(name))] == typ {
+			inSlots++
+		}
+	}
+	assert.Equal(t, len(types), inSlots, "two names share a slot: one is found by the map, slower (change typeSlot)")
+	assert.Equal(t, EventType("clarification-unknown"), typeOf([]byte("clarification-unknown")))
+	assert.Equal(t, EventType(""), typeOf(nil))
+}
