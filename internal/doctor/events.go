@@ -86,13 +86,21 @@ type change struct {
 	slot  int
 }
 
-// changes are the kinds of change the ledgers hold, by clarification id:
-// a line of the log is looked up by its id alone, and the few kinds of
-// that id compared, as most lines of a long log name a clarification the
-// ledgers hold no more.
+// changes are what the event checks know of each clarification id the
+// ledgers hold: a line of the log is looked up once, by its id, and the
+// few kinds of change of that id compared, as most lines of a long log
+// name a clarification the ledgers hold no more.
 type changes struct {
-	byID  map[string][]change
+	byID  map[string]*clar
 	kinds int // slots
+}
+
+// clar is what the event checks know of one clarification id: the kinds
+// of change the ledgers hold of it, and its record (one of them, should
+// two ledgers hold the id).
+type clar struct {
+	kinds []change
+	rec   *recordSum
 }
 
 // slot is the slot of the change of type typ in round among of, or -1.
@@ -119,7 +127,7 @@ type logged struct {
 // readLogged reads the event log at path. held are the changes the
 // ledgers hold (only those are counted); asked, when set, is told each
 // clarification-requested event.
-func readLogged(path string, held *changes, asked func(*eventlog.Glance)) (*logged, error) {
+func readLogged(path string, held *changes, asked func(*eventlog.Glance, *clar)) (*logged, error) {
 	lg := &logged{held: held, counts: make([]int, held.kinds)}
 	// A glance at each line: the log is most of what doctor reads, and
 	// what it keeps of a line is the few clarifications the ledgers hold.
@@ -133,26 +141,36 @@ func readLogged(path string, held *changes, asked func(*eventlog.Glance)) (*logg
 		if lg.start.IsZero() || e.Timestamp.Before(lg.start) {
 			lg.start = e.Timestamp
 		}
-		if i := slot(held.byID[string(e.ClarificationID)], e.Type, e.Round); i >= 0 {
+		c := held.byID[string(e.ClarificationID)]
+		if c == nil {
+			// a clarification no ledger holds: nothing to count
+		} else if i := slot(c.kinds, e.Type, e.Round); i >= 0 {
 			lg.counts[i]++
 		}
 		if asked != nil && e.Type == eventlog.EventRequested {
-			asked(e)
+			asked(e, c)
 		}
 		return nil
 	})
 	return lg, err
 }
 
-// needed lists the kinds of change the ledgers hold.
+// needed lists the clarifications the ledgers hold, and their kinds of
+// change.
 func needed(records map[int][]recordSum) *changes {
-	out := &changes{byID: map[string][]change{}}
+	out := &changes{byID: map[string]*clar{}}
 	for _, rs := range records {
-		for _, rec := range rs {
+		for i := range rs {
+			rec := &rs[i]
+			c := out.byID[rec.id]
+			if c == nil {
+				c = &clar{}
+				out.byID[rec.id] = c
+			}
+			c.rec = rec
 			for _, en := range rec.entries {
-				of := out.byID[rec.id]
-				if slot(of, en.typ, en.round) < 0 {
-					out.byID[rec.id] = append(of, change{en.typ, en.round, out.kinds})
+				if slot(c.kinds, en.typ, en.round) < 0 {
+					c.kinds = append(c.kinds, change{en.typ, en.round, out.kinds})
 					out.kinds++
 				}
 			}
@@ -172,7 +190,7 @@ func needed(records map[int][]recordSum) *changes {
 func crossCheckEvents(ctx context.Context, store *ledger.Store, opts Options, r *Report, records map[int][]recordSum, unsound map[int]bool) error {
 	path := filepath.Join(store.Dir(), eventlog.File)
 	held := needed(records)
-	v := newVanishing(store, records, unsound)
+	v := newVanishing(store, records, unsound, held)
 	lg, err := readLogged(path, held, v.asked)
 	if err != nil {
 		return err
@@ -226,9 +244,8 @@ type vanishing struct {
 	store      *ledger.Store
 	records    map[int][]recordSum
 	unsound    map[int]bool
-	byID       map[string]*recordSum
+	held       *changes
 	claimed    map[string]bool
-	matched    map[string]*recordSum // the record each id's first matching event matched
 	renumbered map[string]string
 	synced     map[int]bool // issues whose sync state was read into renumbered
 	left       []asked
@@ -241,15 +258,9 @@ type vanishing struct {
 // hold every question in memory. Past it they are only counted.
 const maxLeft = 10_000
 
-func newVanishing(store *ledger.Store, records map[int][]recordSum, unsound map[int]bool) *vanishing {
-	v := &vanishing{store: store, records: records, unsound: unsound, byID: map[string]*recordSum{},
-		claimed: map[string]bool{}, matched: map[string]*recordSum{}, renumbered: map[string]string{}, synced: map[int]bool{}, names: map[string]string{}}
-	for _, rs := range records {
-		for i := range rs {
-			v.byID[rs[i].id] = &rs[i]
-		}
-	}
-	return v
+func newVanishing(store *ledger.Store, records map[int][]recordSum, unsound map[int]bool, held *changes) *vanishing {
+	return &vanishing{store: store, records: records, unsound: unsound, held: held,
+		claimed: map[string]bool{}, renumbered: map[string]string{}, synced: map[int]bool{}, names: map[string]string{}}
 }
 
 func (a asked) same(rec *recordSum) bool {
@@ -262,22 +273,20 @@ func (rec *recordSum) asks(e *eventlog.Glance) bool {
 	return rec.from == string(e.FromAgent) && rec.to == string(e.ToAgent) && rec.topic == string(e.Topic)
 }
 
-// asked takes one clarification-requested event. Its strings are the
-// log's line, copied only when kept.
-func (v *vanishing) asked(e *eventlog.Glance) {
+// asked takes one clarification-requested event, and what the ledgers
+// hold under its id (nil: nothing). Its strings are the log's line, copied
+// only when kept. An event that asks its record's question claims the
+// record; another that asks it again (a pull paused, then killed, logs
+// again) changes nothing.
+func (v *vanishing) asked(e *eventlog.Glance, c *clar) {
 	if v.unsound[e.IssueNumber] {
 		return // its ledger is reported as it is
 	}
-	id := e.ClarificationID
-	if to, ok := v.renumberedTo(e.IssueNumber, id); ok {
-		id = []byte(to) // delivered under another id (remote mode): the sync state says which
+	if to, ok := v.renumberedTo(e.IssueNumber, e.ClarificationID); ok {
+		c = v.held.byID[to] // delivered under another id (remote mode): the sync state says which
 	}
-	if rec := v.matched[string(id)]; rec != nil && rec.asks(e) {
-		return // the same question logged twice (a pull paused, then killed, logs again)
-	}
-	if rec := v.byID[string(id)]; rec != nil && rec.asks(e) && !v.claimed[rec.id] {
-		v.claimed[rec.id] = true
-		v.matched[rec.id] = rec
+	if c != nil && c.rec.asks(e) {
+		v.claimed[c.rec.id] = true
 		return
 	}
 	if len(v.left) >= maxLeft {
@@ -346,7 +355,8 @@ func (v *vanishing) report(r *Report) {
 		}
 		problem := fmt.Sprintf("%s (asked by %s of %s, topic %q, at %s) was acknowledged but is not in the ledger of #%d",
 			a.id, a.from, a.to, a.topic, ledger.T(a.at), a.issue)
-		if rec := v.byID[a.id]; rec != nil {
+		if c := v.held.byID[a.id]; c != nil {
+			rec := c.rec
 			problem += fmt.Sprintf("; %s there now is another question (asked by %s of %s, topic %q)", rec.id, rec.from, rec.to, rec.topic)
 		}
 		r.add(Finding{Check: CheckVanished, Severity: Error, Path: v.store.Path(a.issue),
@@ -385,7 +395,7 @@ func missingEvents(lg *logged, records map[int][]recordSum, settled time.Time) [
 	for n, rs := range records {
 		for _, rec := range rs {
 			for _, en := range rec.entries {
-				k := slot(lg.held.byID[rec.id], en.typ, en.round)
+				k := slot(lg.held.byID[rec.id].kinds, en.typ, en.round)
 				seen[k]++
 				if seen[k] <= lg.counts[k] || en.at.Before(lg.start) || en.at.After(settled) {
 					continue
