@@ -2,11 +2,14 @@ package doctor
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agentx-cli/agentx/internal/eventlog"
@@ -125,13 +128,45 @@ type logged struct {
 }
 
 // readLogged reads the event log at path. held are the changes the
-// ledgers hold (only those are counted); asked, when set, is told each
+// ledgers hold (only those are counted); v, when set, is told each
+// clarification-requested event. A long log is read in parts, on every
+// core, each part into a logged and a vanishing of its own, put together
+// in the parts' order: what one read of the whole would have found.
+func readLogged(path string, held *changes, v *vanishing) (*logged, error) {
+	parts, err := eventlog.EventLog{Path: path}.Parts(runtime.GOMAXPROCS(0))
+	if err != nil {
+		return nil, err
+	}
+	lgs, vs, errs := make([]*logged, len(parts)), make([]*vanishing, len(parts)), make([]error, len(parts))
+	var wg sync.WaitGroup
+	for i, p := range parts {
+		lgs[i] = &logged{held: held, counts: make([]int, held.kinds)}
+		vs[i] = v
+		if v != nil && len(parts) > 1 {
+			vs[i] = v.fork()
+		}
+		wg.Go(func() { errs[i] = lgs[i].read(p, vs[i]) })
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	lg := lgs[0]
+	for _, p := range lgs[1:] {
+		lg.add(p)
+	}
+	if v != nil && len(parts) > 1 {
+		v.join(vs)
+	}
+	return lg, nil
+}
+
+// read counts one part of the log into lg, telling v (when set) each
 // clarification-requested event.
-func readLogged(path string, held *changes, asked func(*eventlog.Glance, *clar)) (*logged, error) {
-	lg := &logged{held: held, counts: make([]int, held.kinds)}
+func (lg *logged) read(p eventlog.Part, v *vanishing) error {
 	// A glance at each line: the log is most of what doctor reads, and
 	// what it keeps of a line is the few clarifications the ledgers hold.
-	_, err := eventlog.EventLog{Path: path}.EachGlance(func(e *eventlog.Glance) error {
+	_, err := p.EachGlance(func(e *eventlog.Glance) error {
 		if e.Type == eventlog.EventLockTimeout {
 			lg.timeouts = append(lg.timeouts, e.Event())
 		}
@@ -141,18 +176,29 @@ func readLogged(path string, held *changes, asked func(*eventlog.Glance, *clar))
 		if lg.start.IsZero() || e.Timestamp.Before(lg.start) {
 			lg.start = e.Timestamp
 		}
-		c := held.byID[string(e.ClarificationID)]
+		c := lg.held.byID[string(e.ClarificationID)]
 		if c == nil {
 			// a clarification no ledger holds: nothing to count
 		} else if i := slot(c.kinds, e.Type, e.Round); i >= 0 {
 			lg.counts[i]++
 		}
-		if asked != nil && e.Type == eventlog.EventRequested {
-			asked(e, c)
+		if v != nil && e.Type == eventlog.EventRequested {
+			v.asked(e, c)
 		}
 		return nil
 	})
-	return lg, err
+	return err
+}
+
+// add adds what the next part of the log says to lg.
+func (lg *logged) add(next *logged) {
+	if !next.start.IsZero() && (lg.start.IsZero() || next.start.Before(lg.start)) {
+		lg.start = next.start
+	}
+	for i, n := range next.counts {
+		lg.counts[i] += n
+	}
+	lg.timeouts = append(lg.timeouts, next.timeouts...)
 }
 
 // needed lists the clarifications the ledgers hold, and their kinds of
@@ -191,7 +237,7 @@ func crossCheckEvents(ctx context.Context, store *ledger.Store, opts Options, r 
 	path := filepath.Join(store.Dir(), eventlog.File)
 	held := needed(records)
 	v := newVanishing(store, records, unsound, held)
-	lg, err := readLogged(path, held, v.asked)
+	lg, err := readLogged(path, held, v)
 	if err != nil {
 		return err
 	}
@@ -261,6 +307,27 @@ const maxLeft = 10_000
 func newVanishing(store *ledger.Store, records map[int][]recordSum, unsound map[int]bool, held *changes) *vanishing {
 	return &vanishing{store: store, records: records, unsound: unsound, held: held,
 		claimed: map[string]bool{}, renumbered: map[string]string{}, synced: map[int]bool{}, names: map[string]string{}}
+}
+
+// fork is a vanishing for one part of the log: the ledgers' of v, and
+// nothing found yet.
+func (v *vanishing) fork() *vanishing {
+	return newVanishing(v.store, v.records, v.unsound, v.held)
+}
+
+// join puts into v what its forks found in the parts of the log, in the
+// parts' order: the questions left, the first maxLeft of them kept, as
+// one read of the whole would have kept them, and the records claimed.
+func (v *vanishing) join(parts []*vanishing) {
+	for _, p := range parts {
+		for id := range p.claimed {
+			v.claimed[id] = true
+		}
+		v.overflow += p.overflow
+		keep := min(len(p.left), maxLeft-len(v.left))
+		v.left = append(v.left, p.left[:keep]...)
+		v.overflow += len(p.left) - keep
+	}
 }
 
 func (a asked) same(rec *recordSum) bool {

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -261,7 +262,7 @@ func (l EventLog) Read(f EventFilter) (ReadResult, error) {
 // error from fn stops it and is returned.
 func (l EventLog) Each(f EventFilter, fn func(Event) error) (skipped int, err error) {
 	var days dayCache
-	err = l.eachLine(func(line []byte) error {
+	err = l.eachLine(0, -1, func(line []byte) error {
 		e, ok, n := parseLine(line, &days)
 		skipped += n
 		if ok && f.Match(e) {
@@ -272,11 +273,12 @@ func (l EventLog) Each(f EventFilter, fn func(Event) error) (skipped int, err er
 	return skipped, err
 }
 
-// eachLine passes each line of the log to fn, in file order, newline
+// eachLine passes each line of the log from byte offset from (a line's
+// start) to end (-1: the end of the file) to fn, in file order, newline
 // included, a last line without its newline too; the line is valid only
 // during the call. A missing file has no lines. An error from fn stops it
 // and is returned.
-func (l EventLog) eachLine(fn func([]byte) error) error {
+func (l EventLog) eachLine(from, end int64, fn func([]byte) error) error {
 	file, err := os.Open(l.Path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
@@ -285,7 +287,14 @@ func (l EventLog) eachLine(fn func([]byte) error) error {
 		return fmt.Errorf("event log %s: %w", l.Path, err)
 	}
 	defer file.Close()
-	r := bufio.NewReaderSize(file, 64<<10)
+	var in io.Reader = file
+	if from > 0 || end >= 0 {
+		if end < 0 {
+			end = math.MaxInt64
+		}
+		in = io.NewSectionReader(file, from, end-from)
+	}
+	r := bufio.NewReaderSize(in, 64<<10)
 	for {
 		line, rerr := r.ReadSlice('\n')
 		if errors.Is(rerr, bufio.ErrBufferFull) {

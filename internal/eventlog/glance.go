@@ -1,7 +1,13 @@
 package eventlog
 
 import (
+	"bufio"
 	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
 	"slices"
 	"time"
 )
@@ -60,9 +66,79 @@ func glanceLine(line []byte, days *dayCache, g *Glance) (ok bool, skipped int) {
 // few fields of each event of a long log, and keeps fewer. g is reused
 // from line to line.
 func (l EventLog) EachGlance(fn func(g *Glance) error) (skipped int, err error) {
+	return Part{log: l, End: -1}.EachGlance(fn)
+}
+
+// Part is a run of whole lines of the log, from byte Start to End (-1:
+// the end of the file, whatever was appended meanwhile).
+type Part struct {
+	log        EventLog
+	Start, End int64
+}
+
+// minPart is the least a part holds: a short log is not worth a second
+// core. (A variable: tests cut short logs.)
+var minPart int64 = 4 << 20
+
+// Parts cuts the log into at most n parts of about the same size, each
+// from a line's start to the next part's: a reader of a long log may read
+// them at once, on as many cores, and put together what it found in the
+// parts' order. The last part reads to the end of the file, as Each does.
+// A missing or short log is one part.
+func (l EventLog) Parts(n int) ([]Part, error) {
+	size, err := l.Size()
+	if err != nil {
+		return nil, err
+	}
+	n = max(1, min(n, int(size/minPart)))
+	parts := []Part{{log: l, End: -1}}
+	if n == 1 {
+		return parts, nil
+	}
+	file, err := os.Open(l.Path)
+	if err != nil {
+		return nil, fmt.Errorf("event log %s: %w", l.Path, err)
+	}
+	defer file.Close()
+	for i := 1; i < n; i++ {
+		at, err := lineAfter(file, size*int64(i)/int64(n))
+		if err != nil {
+			return nil, fmt.Errorf("event log %s: %w", l.Path, err)
+		}
+		last := &parts[len(parts)-1]
+		if at <= last.Start || at >= size {
+			continue // a line longer than a part
+		}
+		last.End = at
+		parts = append(parts, Part{log: l, Start: at, End: -1})
+	}
+	return parts, nil
+}
+
+// lineAfter is the offset of the first line that starts at off or after
+// it (the file's size if none does).
+func lineAfter(file *os.File, off int64) (int64, error) {
+	r := bufio.NewReaderSize(io.NewSectionReader(file, off-1, math.MaxInt64-off), 4096)
+	at := off - 1
+	for {
+		b, err := r.ReadSlice('\n')
+		at += int64(len(b))
+		switch {
+		case err == nil:
+			return at, nil
+		case errors.Is(err, io.EOF):
+			return at, nil
+		case !errors.Is(err, bufio.ErrBufferFull):
+			return 0, err
+		}
+	}
+}
+
+// EachGlance is EventLog.EachGlance of the lines of p.
+func (p Part) EachGlance(fn func(g *Glance) error) (skipped int, err error) {
 	var days dayCache
 	var g Glance
-	err = l.eachLine(func(line []byte) error {
+	err = p.log.eachLine(p.Start, p.End, func(line []byte) error {
 		ok, n := glanceLine(line, &days, &g)
 		skipped += n
 		if ok {

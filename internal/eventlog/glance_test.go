@@ -211,3 +211,55 @@ func TestTypeSlots(t *testing.T) {
 	assert.Equal(t, EventType("clarification-unknown"), typeOf([]byte("clarification-unknown")))
 	assert.Equal(t, EventType(""), typeOf(nil))
 }
+
+// TestParts: the parts of a log are runs of whole lines, one after the
+// other from the first byte to the end, and their glances, one part after
+// the other, are the glances of the whole log: a line longer than a part
+// and a torn last line included.
+func TestParts(t *testing.T) {
+	defer func(was int64) { minPart = was }(minPart)
+	minPart = 1 << 10
+	lines := hostileLines(t)
+	var text []string
+	for range 20 {
+		text = append(text, lines...)
+	}
+	path := filepath.Join(t.TempDir(), File)
+	require.NoError(t, os.WriteFile(path, []byte(strings.Join(text, "\n")), 0o644))
+	log := EventLog{Path: path}
+	var whole []Event
+	skipped, err := log.EachGlance(func(g *Glance) error { whole = append(whole, g.Event()); return nil })
+	require.NoError(t, err)
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	for _, n := range []int{1, 2, 3, 7, 1000} {
+		parts, err := log.Parts(n)
+		require.NoError(t, err)
+		require.NotEmpty(t, parts)
+		assert.LessOrEqual(t, len(parts), n)
+		var got []Event
+		gotSkipped := 0
+		for i, p := range parts {
+			if i == 0 {
+				assert.Zero(t, p.Start)
+			} else {
+				assert.Equal(t, byte('\n'), data[p.Start-1], "part %d of %d starts a line", i, n)
+				assert.Equal(t, parts[i-1].End, p.Start)
+			}
+			if i == len(parts)-1 {
+				assert.Equal(t, int64(-1), p.End)
+			}
+			s, err := p.EachGlance(func(g *Glance) error { got = append(got, g.Event()); return nil })
+			require.NoError(t, err)
+			gotSkipped += s
+		}
+		assert.Equal(t, skipped, gotSkipped, "%d parts", n)
+		assert.Equal(t, whole, got, "%d parts", n)
+		if n > 1 {
+			assert.Greater(t, len(parts), 1, "%d parts", n)
+		}
+	}
+	parts, err := EventLog{Path: filepath.Join(t.TempDir(), "none")}.Parts(4)
+	require.NoError(t, err)
+	assert.Len(t, parts, 1, "a missing log is one part")
+}
