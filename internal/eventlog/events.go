@@ -341,7 +341,8 @@ func parseLine(line []byte, days *dayCache) (e Event, ok bool, skipped int) {
 	if len(line) == 0 {
 		return e, false, 0
 	}
-	if v, ok := scanFast(line, days); ok {
+	var v fastLine
+	if scanFast(line, days, &v) {
 		return v.event(), true, 0
 	}
 	return slowLine(line)

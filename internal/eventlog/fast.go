@@ -26,10 +26,12 @@ type fastLine struct {
 	at                                                        time.Time
 }
 
-// scanFast reads line (without its newline) if it is in the form Append
-// writes, and reports whether it could; ok false says nothing about the
-// line. days, when not nil, spares the timestamps' calendar arithmetic.
-func scanFast(line []byte, days *dayCache) (v fastLine, ok bool) {
+// scanFast reads line (without its newline) into v if it is in the form
+// Append writes, and reports whether it could; false says nothing about
+// the line, and leaves v undefined. days, when not nil, spares the
+// timestamps' calendar arithmetic.
+func scanFast(line []byte, days *dayCache, v *fastLine) bool {
+	*v = fastLine{}
 	s := jsonscan.Scanner{B: line, OK: true}
 	s.Lit(`{"type":`)
 	v.typ = s.Raw()
@@ -87,10 +89,7 @@ func scanFast(line []byte, days *dayCache) (v fastLine, ok bool) {
 		v.host = s.Raw()
 	}
 	s.Lit("}")
-	if !s.Done() || len(v.typ) == 0 {
-		return fastLine{}, false
-	}
-	return v, true
+	return s.Done() && len(v.typ) > 0
 }
 
 // event is the event v holds, its strings copied out of the line.
@@ -113,8 +112,8 @@ func (v *fastLine) event() Event {
 // fastEvent decodes line (without its newline) if it is in the form Append
 // writes, and reports whether it could; ok false says nothing about the line.
 func fastEvent(line []byte) (Event, bool) {
-	v, ok := scanFast(line, nil)
-	if !ok {
+	var v fastLine
+	if !scanFast(line, nil, &v) {
 		return Event{}, false
 	}
 	return v.event(), true

@@ -48,9 +48,9 @@ func glanceLine(line []byte, days *dayCache, g *Glance) (ok bool, skipped int) {
 	if len(line) == 0 {
 		return false, 0
 	}
-	if v, ok := scanFast(line, days); ok {
-		*g = Glance{Type: typeOf(v.typ), ClarificationID: v.id, IssueNumber: v.issue, FromAgent: v.from, ToAgent: v.to,
-			Topic: v.topic, Round: v.round, Timestamp: v.at, fast: v}
+	if v := &g.fast; scanFast(line, days, v) {
+		g.Type, g.ClarificationID, g.IssueNumber, g.FromAgent, g.ToAgent = typeOf(v.typ), v.id, v.issue, v.from, v.to
+		g.Topic, g.Round, g.Timestamp, g.full = v.topic, v.round, v.at, nil
 		return true, 0
 	}
 	e, ok, skipped := slowLine(line)
