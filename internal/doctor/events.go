@@ -133,10 +133,12 @@ type logged struct {
 // core, each part into a logged and a vanishing of its own, put together
 // in the parts' order: what one read of the whole would have found.
 func readLogged(path string, held *changes, v *vanishing) (*logged, error) {
-	parts, err := eventlog.EventLog{Path: path}.Parts(runtime.GOMAXPROCS(0))
+	ps, err := eventlog.EventLog{Path: path}.Parts(runtime.GOMAXPROCS(0))
 	if err != nil {
 		return nil, err
 	}
+	defer ps.Close()
+	parts := ps.List
 	lgs, vs, errs := make([]*logged, len(parts)), make([]*vanishing, len(parts)), make([]error, len(parts))
 	var wg sync.WaitGroup
 	for i, p := range parts {

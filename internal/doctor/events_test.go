@@ -237,7 +237,8 @@ func TestTheLogReadInParts(t *testing.T) {
 	require.NoError(t, os.WriteFile(path, lines, 0o644))
 	parts, err := eventlog.EventLog{Path: path}.Parts(4)
 	require.NoError(t, err)
-	require.Len(t, parts, 3)
+	require.Len(t, parts.List, 3)
+	require.NoError(t, parts.Close())
 
 	run := func(procs int) *Report {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -262,7 +261,7 @@ func (l EventLog) Read(f EventFilter) (ReadResult, error) {
 // error from fn stops it and is returned.
 func (l EventLog) Each(f EventFilter, fn func(Event) error) (skipped int, err error) {
 	var days dayCache
-	err = l.eachLine(0, -1, func(line []byte) error {
+	err = l.eachLine(func(line []byte) error {
 		e, ok, n := parseLine(line, &days)
 		skipped += n
 		if ok && f.Match(e) {
@@ -273,12 +272,11 @@ func (l EventLog) Each(f EventFilter, fn func(Event) error) (skipped int, err er
 	return skipped, err
 }
 
-// eachLine passes each line of the log from byte offset from (a line's
-// start) to end (-1: the end of the file) to fn, in file order, newline
+// eachLine passes each line of the log to fn, in file order, newline
 // included, a last line without its newline too; the line is valid only
 // during the call. A missing file has no lines. An error from fn stops it
 // and is returned.
-func (l EventLog) eachLine(from, end int64, fn func([]byte) error) error {
+func (l EventLog) eachLine(fn func([]byte) error) error {
 	file, err := os.Open(l.Path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
@@ -287,13 +285,11 @@ func (l EventLog) eachLine(from, end int64, fn func([]byte) error) error {
 		return fmt.Errorf("event log %s: %w", l.Path, err)
 	}
 	defer file.Close()
-	var in io.Reader = file
-	if from > 0 || end >= 0 {
-		if end < 0 {
-			end = math.MaxInt64
-		}
-		in = io.NewSectionReader(file, from, end-from)
-	}
+	return eachLineIn(file, l.Path, fn)
+}
+
+// eachLineIn is eachLine of what in reads of the log at path.
+func eachLineIn(in io.Reader, path string, fn func([]byte) error) error {
 	r := bufio.NewReaderSize(in, 64<<10)
 	for {
 		line, rerr := r.ReadSlice('\n')
@@ -315,7 +311,7 @@ func (l EventLog) eachLine(from, end int64, fn func([]byte) error) error {
 			return nil
 		}
 		if rerr != nil {
-			return fmt.Errorf("event log %s: read: %w", l.Path, rerr)
+			return fmt.Errorf("event log %s: read: %w", path, rerr)
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"slices"
@@ -66,13 +67,38 @@ func glanceLine(line []byte, days *dayCache, g *Glance) (ok bool, skipped int) {
 // few fields of each event of a long log, and keeps fewer. g is reused
 // from line to line.
 func (l EventLog) EachGlance(fn func(g *Glance) error) (skipped int, err error) {
-	return Part{log: l, End: -1}.EachGlance(fn)
+	err = l.eachLine(glancing(&skipped, fn))
+	return skipped, err
+}
+
+// glancing is a function of each line that passes its glance to fn and
+// counts what it skips.
+func glancing(skipped *int, fn func(g *Glance) error) func([]byte) error {
+	var days dayCache
+	var g Glance
+	return func(line []byte) error {
+		ok, n := glanceLine(line, &days, &g)
+		*skipped += n
+		if ok {
+			return fn(&g)
+		}
+		return nil
+	}
+}
+
+// Parts are the log cut into runs of whole lines, read from the file as
+// it was opened (whatever is renamed over its path meanwhile), by any
+// number of goroutines at once.
+type Parts struct {
+	file *os.File // nil: no log
+	path string
+	List []Part
 }
 
 // Part is a run of whole lines of the log, from byte Start to End (-1:
 // the end of the file, whatever was appended meanwhile).
 type Part struct {
-	log        EventLog
+	of         *Parts
 	Start, End int64
 }
 
@@ -84,35 +110,47 @@ var minPart int64 = 4 << 20
 // from a line's start to the next part's: a reader of a long log may read
 // them at once, on as many cores, and put together what it found in the
 // parts' order. The last part reads to the end of the file, as Each does.
-// A missing or short log is one part.
-func (l EventLog) Parts(n int) ([]Part, error) {
-	size, err := l.Size()
-	if err != nil {
-		return nil, err
-	}
-	n = max(1, min(n, int(size/minPart)))
-	parts := []Part{{log: l, End: -1}}
-	if n == 1 {
-		return parts, nil
-	}
+// A missing or short log is one part. Close them when done.
+func (l EventLog) Parts(n int) (*Parts, error) {
+	ps := &Parts{path: l.Path}
+	ps.List = []Part{{of: ps, End: -1}}
 	file, err := os.Open(l.Path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return ps, nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("event log %s: %w", l.Path, err)
 	}
-	defer file.Close()
+	ps.file = file
+	fi, err := file.Stat()
+	if err != nil {
+		file.Close()
+		return nil, fmt.Errorf("event log %s: %w", l.Path, err)
+	}
+	size := fi.Size()
+	n = max(1, min(n, int(size/minPart)))
 	for i := 1; i < n; i++ {
 		at, err := lineAfter(file, size*int64(i)/int64(n))
 		if err != nil {
+			file.Close()
 			return nil, fmt.Errorf("event log %s: %w", l.Path, err)
 		}
-		last := &parts[len(parts)-1]
+		last := &ps.List[len(ps.List)-1]
 		if at <= last.Start || at >= size {
 			continue // a line longer than a part
 		}
 		last.End = at
-		parts = append(parts, Part{log: l, Start: at, End: -1})
+		ps.List = append(ps.List, Part{of: ps, Start: at, End: -1})
 	}
-	return parts, nil
+	return ps, nil
+}
+
+// Close closes the file the parts read.
+func (ps *Parts) Close() error {
+	if ps.file == nil {
+		return nil
+	}
+	return ps.file.Close()
 }
 
 // lineAfter is the offset of the first line that starts at off or after
@@ -136,15 +174,14 @@ func lineAfter(file *os.File, off int64) (int64, error) {
 
 // EachGlance is EventLog.EachGlance of the lines of p.
 func (p Part) EachGlance(fn func(g *Glance) error) (skipped int, err error) {
-	var days dayCache
-	var g Glance
-	err = p.log.eachLine(p.Start, p.End, func(line []byte) error {
-		ok, n := glanceLine(line, &days, &g)
-		skipped += n
-		if ok {
-			return fn(&g)
-		}
-		return nil
-	})
+	if p.of.file == nil {
+		return 0, nil
+	}
+	end := p.End
+	if end < 0 {
+		end = math.MaxInt64
+	}
+	in := io.NewSectionReader(p.of.file, p.Start, end-p.Start) // ReadAt: the parts share the file
+	err = eachLineIn(in, p.of.path, glancing(&skipped, fn))
 	return skipped, err
 }

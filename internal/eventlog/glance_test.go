@@ -233,8 +233,9 @@ func TestParts(t *testing.T) {
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)
 	for _, n := range []int{1, 2, 3, 7, 1000} {
-		parts, err := log.Parts(n)
+		ps, err := log.Parts(n)
 		require.NoError(t, err)
+		parts := ps.List
 		require.NotEmpty(t, parts)
 		assert.LessOrEqual(t, len(parts), n)
 		var got []Event
@@ -258,8 +259,27 @@ func TestParts(t *testing.T) {
 		if n > 1 {
 			assert.Greater(t, len(parts), 1, "%d parts", n)
 		}
+		require.NoError(t, ps.Close())
 	}
-	parts, err := EventLog{Path: filepath.Join(t.TempDir(), "none")}.Parts(4)
+
+	// the parts read the file they were cut from, whatever is renamed over it
+	ps, err := log.Parts(3)
 	require.NoError(t, err)
-	assert.Len(t, parts, 1, "a missing log is one part")
+	require.NoError(t, os.WriteFile(path+".new", []byte(lines[0]+"\n"), 0o644))
+	require.NoError(t, os.Rename(path+".new", path))
+	var got []Event
+	for _, p := range ps.List {
+		_, err := p.EachGlance(func(g *Glance) error { got = append(got, g.Event()); return nil })
+		require.NoError(t, err)
+	}
+	require.NoError(t, ps.Close())
+	assert.Equal(t, whole, got)
+
+	ps, err = EventLog{Path: filepath.Join(t.TempDir(), "none")}.Parts(4)
+	require.NoError(t, err)
+	require.Len(t, ps.List, 1, "a missing log is one part")
+	n, err := ps.List[0].EachGlance(func(*Glance) error { t.Fatal("a line of no log"); return nil })
+	require.NoError(t, err)
+	assert.Zero(t, n)
+	require.NoError(t, ps.Close())
 }
