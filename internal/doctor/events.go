@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"maps"
 	"path/filepath"
 	"runtime"
@@ -96,6 +97,26 @@ type change struct {
 type changes struct {
 	byID  map[string]*clar
 	kinds int // slots
+	// a bit for the hash of each id of byID: a line whose id's bit is
+	// clear names none of them, and is not looked up (a long log names
+	// many clarifications the ledgers hold no more, and a lookup in a map
+	// of every clarification is a trip to memory; this is in the cache)
+	ids  [1 << 12]uint64
+	seed maphash.Seed
+}
+
+// mark sets the bit of id.
+func (c *changes) mark(id string) {
+	h := maphash.String(c.seed, id)
+	c.ids[h>>6%uint64(len(c.ids))] |= 1 << (h % 64)
+}
+
+// of is what the ledgers hold under id; nil: nothing.
+func (c *changes) of(id []byte) *clar {
+	if h := maphash.Bytes(c.seed, id); c.ids[h>>6%uint64(len(c.ids))]&(1<<(h%64)) == 0 {
+		return nil
+	}
+	return c.byID[string(id)]
 }
 
 // clar is what the event checks know of one clarification id: the kinds
@@ -178,7 +199,7 @@ func (lg *logged) read(p eventlog.Part, v *vanishing) error {
 		if lg.start.IsZero() || e.Timestamp.Before(lg.start) {
 			lg.start = e.Timestamp
 		}
-		c := lg.held.byID[string(e.ClarificationID)]
+		c := lg.held.of(e.ClarificationID)
 		if c == nil {
 			// a clarification no ledger holds: nothing to count
 		} else if i := slot(c.kinds, e.Type, e.Round); i >= 0 {
@@ -206,7 +227,7 @@ func (lg *logged) add(next *logged) {
 // needed lists the clarifications the ledgers hold, and their kinds of
 // change.
 func needed(records map[int][]recordSum) *changes {
-	out := &changes{byID: map[string]*clar{}}
+	out := &changes{byID: map[string]*clar{}, seed: maphash.MakeSeed()}
 	for _, rs := range records {
 		for i := range rs {
 			rec := &rs[i]
@@ -214,6 +235,7 @@ func needed(records map[int][]recordSum) *changes {
 			if c == nil {
 				c = &clar{}
 				out.byID[rec.id] = c
+				out.mark(rec.id)
 			}
 			c.rec = rec
 			for _, en := range rec.entries {
