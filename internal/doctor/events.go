@@ -47,7 +47,8 @@ type entrySum struct {
 func summarize(l *ledger.Ledger) []recordSum {
 	out := make([]recordSum, 0, len(l.Clarifications))
 	for _, c := range l.Clarifications {
-		r := recordSum{id: c.ID, from: c.From, to: c.To, topic: c.Topic, blocking: c.Blocking, created: c.Created.Time}
+		r := recordSum{id: c.ID, from: c.From, to: c.To, topic: c.Topic, blocking: c.Blocking, created: c.Created.Time,
+			entries: make([]entrySum, 0, len(c.Thread))}
 		for _, e := range c.Thread {
 			if t, ok := eventOfEntry(e); ok {
 				r.entries = append(r.entries, entrySum{typ: t, round: e.Round, from: e.From, at: e.Timestamp.Time})
@@ -227,13 +228,19 @@ func (lg *logged) add(next *logged) {
 // needed lists the clarifications the ledgers hold, and their kinds of
 // change.
 func needed(records map[int][]recordSum) *changes {
-	out := &changes{byID: map[string]*clar{}, seed: maphash.MakeSeed()}
+	n := 0
+	for _, rs := range records {
+		n += len(rs)
+	}
+	out := &changes{byID: make(map[string]*clar, n), seed: maphash.MakeSeed()}
+	clars := make([]clar, 0, n) // one allocation for all
 	for _, rs := range records {
 		for i := range rs {
 			rec := &rs[i]
 			c := out.byID[rec.id]
 			if c == nil {
-				c = &clar{}
+				clars = append(clars, clar{})
+				c = &clars[len(clars)-1]
 				out.byID[rec.id] = c
 				out.mark(rec.id)
 			}
