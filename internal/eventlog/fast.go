@@ -177,15 +177,28 @@ func (c *dayCache) parse(v []byte) (time.Time, bool) {
 		return t, ok
 	}
 	// the date is one ParseWritten accepted: the rest is checked as it does
-	if v[10] != 'T' || v[13] != ':' || v[16] != ':' || v[19] != '.' || v[23] != 'Z' {
+	ms, ok := timeOfDay(v[10:])
+	if !ok {
 		return time.Time{}, false
 	}
-	h, mi, sec, ms := digits(v[11:13]), digits(v[14:16]), digits(v[17:19]), digits(v[20:23])
-	if h < 0 || h > 23 || mi < 0 || mi > 59 || sec < 0 || sec > 59 || ms < 0 {
-		return time.Time{}, false
-	}
-	return c.midnight.Add(time.Duration(((h*60+mi)*60+sec)*1000+ms) * time.Millisecond), true
+	return c.midnight.Add(time.Duration(ms) * time.Millisecond), true
 }
+
+// timeOfDay is the milliseconds since midnight "T15:04:05.000Z" says,
+// checked as ledger.ParseWritten checks them.
+func timeOfDay(v []byte) (ms int, ok bool) {
+	if v[0] != 'T' || v[3] != ':' || v[6] != ':' || v[9] != '.' || v[13] != 'Z' {
+		return 0, false
+	}
+	h, mi, sec, milli := digits(v[1:3]), digits(v[4:6]), digits(v[7:9]), digits(v[10:13])
+	if !within(h, 23) || !within(mi, 59) || !within(sec, 59) || milli < 0 {
+		return 0, false
+	}
+	return ((h*60+mi)*60+sec)*1000 + milli, true
+}
+
+// within reports whether 0 <= n <= most.
+func within(n, most int) bool { return n >= 0 && n <= most }
 
 // digits is the number b writes in decimal digits, or -1.
 func digits(b []byte) int {
