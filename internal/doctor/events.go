@@ -200,11 +200,11 @@ func (lg *logged) read(p eventlog.Part, v *vanishing) error {
 		if lg.start.IsZero() || e.Timestamp.Before(lg.start) {
 			lg.start = e.Timestamp
 		}
-		c := lg.held.of(e.ClarificationID)
-		if c == nil {
-			// a clarification no ledger holds: nothing to count
-		} else if i := slot(c.kinds, e.Type, e.Round); i >= 0 {
-			lg.counts[i]++
+		c := lg.held.of(e.ClarificationID) // nil: one no ledger holds, nothing to count
+		if c != nil {
+			if i := slot(c.kinds, e.Type, e.Round); i >= 0 {
+				lg.counts[i]++
+			}
 		}
 		if v != nil && e.Type == eventlog.EventRequested {
 			v.asked(e, c)
@@ -263,7 +263,7 @@ func needed(records map[int][]recordSum) *changes {
 // must have its event (CheckEvents; --fix appends the missing ones, under
 // the event log's own lock, so that two doctors append each once). A change
 // younger than the stale age is left alone: its writer may still be about
-// to append it. The log is read once, streamed.
+// to append it. The log is read once, streamed (in parts, on every core).
 func crossCheckEvents(ctx context.Context, store *ledger.Store, opts Options, r *Report, records map[int][]recordSum, unsound map[int]bool) error {
 	path := filepath.Join(store.Dir(), eventlog.File)
 	held := needed(records)
@@ -406,9 +406,10 @@ func (v *vanishing) intern(b []byte) string {
 	return s
 }
 
-// renumberedTo is the id the question id of issue was delivered under, when a sync
-// state (remote mode) says it was given another; each issue's state is
-// read once, and an unreadable one maps nothing (its own check reports it).
+// renumberedTo is the id the question id of issue was delivered under,
+// when a sync state (remote mode) says it was given another; each issue's
+// state is read once, and an unreadable one maps nothing (its own check
+// reports it).
 func (v *vanishing) renumberedTo(issue int, id []byte) (string, bool) {
 	if remote.Of(v.store) == nil {
 		return "", false
