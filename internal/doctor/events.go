@@ -2,11 +2,15 @@ package doctor
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"hash/maphash"
 	"maps"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agentx-cli/agentx/internal/eventlog"
@@ -43,7 +47,8 @@ type entrySum struct {
 func summarize(l *ledger.Ledger) []recordSum {
 	out := make([]recordSum, 0, len(l.Clarifications))
 	for _, c := range l.Clarifications {
-		r := recordSum{id: c.ID, from: c.From, to: c.To, topic: c.Topic, blocking: c.Blocking, created: c.Created.Time}
+		r := recordSum{id: c.ID, from: c.From, to: c.To, topic: c.Topic, blocking: c.Blocking, created: c.Created.Time,
+			entries: make([]entrySum, 0, len(c.Thread))}
 		for _, e := range c.Thread {
 			if t, ok := eventOfEntry(e); ok {
 				r.entries = append(r.entries, entrySum{typ: t, round: e.Round, from: e.From, at: e.Timestamp.Time})
@@ -78,11 +83,59 @@ func eventOfEntry(e ledger.ThreadEntry) (eventlog.EventType, bool) {
 	return "", false
 }
 
-// eventKey counts events of one kind for one round of a clarification.
-type eventKey struct {
-	id    string
+// change is one kind of change of a clarification the ledgers hold (its
+// event's type and round), and its slot in a count of each kind.
+type change struct {
 	typ   eventlog.EventType
 	round int
+	slot  int
+}
+
+// changes are what the event checks know of each clarification id the
+// ledgers hold: a line of the log is looked up once, by its id, and the
+// few kinds of change of that id compared, as most lines of a long log
+// name a clarification the ledgers hold no more.
+type changes struct {
+	byID  map[string]*clar
+	kinds int // slots
+	// a bit for the hash of each id of byID: a line whose id's bit is
+	// clear names none of them, and is not looked up (a long log names
+	// many clarifications the ledgers hold no more, and a lookup in a map
+	// of every clarification is a trip to memory; this is in the cache)
+	ids  [1 << 12]uint64
+	seed maphash.Seed
+}
+
+// mark sets the bit of id.
+func (c *changes) mark(id string) {
+	h := maphash.String(c.seed, id)
+	c.ids[h>>6%uint64(len(c.ids))] |= 1 << (h % 64)
+}
+
+// of is what the ledgers hold under id; nil: nothing.
+func (c *changes) of(id []byte) *clar {
+	if h := maphash.Bytes(c.seed, id); c.ids[h>>6%uint64(len(c.ids))]&(1<<(h%64)) == 0 {
+		return nil
+	}
+	return c.byID[string(id)]
+}
+
+// clar is what the event checks know of one clarification id: the kinds
+// of change the ledgers hold of it, and its record (one of them, should
+// two ledgers hold the id).
+type clar struct {
+	kinds []change
+	rec   *recordSum
+}
+
+// slot is the slot of the change of type typ in round among of, or -1.
+func slot(of []change, typ eventlog.EventType, round int) int {
+	for _, c := range of {
+		if c.typ == typ && c.round == round {
+			return c.slot
+		}
+	}
+	return -1
 }
 
 // logged is what the event log says, as the event checks need it, read
@@ -91,43 +144,112 @@ type eventKey struct {
 // asked matched against its ledger as it is read (vanishing).
 type logged struct {
 	start    time.Time        // the first event's time: changes before it are not expected in the log
-	counts   map[eventKey]int // for the keys the ledgers hold
+	held     *changes         // what is counted
+	counts   []int            // by slot of held
 	timeouts []eventlog.Event // every lock-timeout event, in log order (rare: a holder that keeps others waiting)
 }
 
-// readLogged reads the event log at path. need lists the keys the ledgers
-// hold (only those are counted); asked, when set, is told each
-// clarification-requested event.
-func readLogged(path string, need map[eventKey]int, asked func(eventlog.Event)) (*logged, error) {
-	lg := &logged{counts: make(map[eventKey]int, len(need))}
-	_, err := eventlog.EventLog{Path: path}.Each(eventlog.EventFilter{}, func(e eventlog.Event) error {
-		if e.Type == eventlog.EventLockTimeout {
-			lg.timeouts = append(lg.timeouts, e)
+// readLogged reads the event log at path. held are the changes the
+// ledgers hold (only those are counted); v, when set, is told each
+// clarification-requested event. A long log is read in parts, on every
+// core, each part into a logged and a vanishing of its own, put together
+// in the parts' order: what one read of the whole would have found.
+func readLogged(path string, held *changes, v *vanishing) (*logged, error) {
+	ps, err := eventlog.EventLog{Path: path}.Parts(runtime.GOMAXPROCS(0))
+	if err != nil {
+		return nil, err
+	}
+	defer ps.Close()
+	parts := ps.List
+	lgs, vs, errs := make([]*logged, len(parts)), make([]*vanishing, len(parts)), make([]error, len(parts))
+	var wg sync.WaitGroup
+	for i, p := range parts {
+		lgs[i] = &logged{held: held, counts: make([]int, held.kinds)}
+		vs[i] = v
+		if v != nil && len(parts) > 1 {
+			vs[i] = v.fork()
 		}
-		if e.ClarificationID == "" || e.Refusal() {
+		wg.Go(func() { errs[i] = lgs[i].read(p, vs[i]) })
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	lg := lgs[0]
+	for _, p := range lgs[1:] {
+		lg.add(p)
+	}
+	if v != nil && len(parts) > 1 {
+		v.join(vs)
+	}
+	return lg, nil
+}
+
+// read counts one part of the log into lg, telling v (when set) each
+// clarification-requested event.
+func (lg *logged) read(p eventlog.Part, v *vanishing) error {
+	// A glance at each line: the log is most of what doctor reads, and
+	// what it keeps of a line is the few clarifications the ledgers hold.
+	_, err := p.EachGlance(func(e *eventlog.Glance) error {
+		if e.Type == eventlog.EventLockTimeout {
+			lg.timeouts = append(lg.timeouts, e.Event())
+		}
+		if len(e.ClarificationID) == 0 || e.Refusal() {
 			return nil // a proposal's event, or no change
 		}
 		if lg.start.IsZero() || e.Timestamp.Before(lg.start) {
-			lg.start = e.Timestamp.Time
+			lg.start = e.Timestamp
 		}
-		if k := (eventKey{e.ClarificationID, e.Type, e.Round}); need[k] > 0 {
-			lg.counts[k]++
+		c := lg.held.of(e.ClarificationID) // nil: one no ledger holds, nothing to count
+		if c != nil {
+			if i := slot(c.kinds, e.Type, e.Round); i >= 0 {
+				lg.counts[i]++
+			}
 		}
-		if asked != nil && e.Type == eventlog.EventRequested {
-			asked(e)
+		if v != nil && e.Type == eventlog.EventRequested {
+			v.asked(e, c)
 		}
 		return nil
 	})
-	return lg, err
+	return err
 }
 
-// needed counts the changes the ledgers hold, by event key.
-func needed(records map[int][]recordSum) map[eventKey]int {
-	out := map[eventKey]int{}
+// add adds what the next part of the log says to lg.
+func (lg *logged) add(next *logged) {
+	if !next.start.IsZero() && (lg.start.IsZero() || next.start.Before(lg.start)) {
+		lg.start = next.start
+	}
+	for i, n := range next.counts {
+		lg.counts[i] += n
+	}
+	lg.timeouts = append(lg.timeouts, next.timeouts...)
+}
+
+// needed lists the clarifications the ledgers hold, and their kinds of
+// change.
+func needed(records map[int][]recordSum) *changes {
+	n := 0
 	for _, rs := range records {
-		for _, rec := range rs {
+		n += len(rs)
+	}
+	out := &changes{byID: make(map[string]*clar, n), seed: maphash.MakeSeed()}
+	clars := make([]clar, 0, n) // one allocation for all
+	for _, rs := range records {
+		for i := range rs {
+			rec := &rs[i]
+			c := out.byID[rec.id]
+			if c == nil {
+				clars = append(clars, clar{})
+				c = &clars[len(clars)-1]
+				out.byID[rec.id] = c
+				out.mark(rec.id)
+			}
+			c.rec = rec
 			for _, en := range rec.entries {
-				out[eventKey{rec.id, en.typ, en.round}]++
+				if slot(c.kinds, en.typ, en.round) < 0 {
+					c.kinds = append(c.kinds, change{en.typ, en.round, out.kinds})
+					out.kinds++
+				}
 			}
 		}
 	}
@@ -141,12 +263,12 @@ func needed(records map[int][]recordSum) map[eventKey]int {
 // must have its event (CheckEvents; --fix appends the missing ones, under
 // the event log's own lock, so that two doctors append each once). A change
 // younger than the stale age is left alone: its writer may still be about
-// to append it. The log is read once, streamed.
+// to append it. The log is read once, streamed (in parts, on every core).
 func crossCheckEvents(ctx context.Context, store *ledger.Store, opts Options, r *Report, records map[int][]recordSum, unsound map[int]bool) error {
 	path := filepath.Join(store.Dir(), eventlog.File)
-	need := needed(records)
-	v := newVanishing(store, records, unsound)
-	lg, err := readLogged(path, need, v.asked)
+	held := needed(records)
+	v := newVanishing(store, records, unsound, held)
+	lg, err := readLogged(path, held, v)
 	if err != nil {
 		return err
 	}
@@ -160,7 +282,7 @@ func crossCheckEvents(ctx context.Context, store *ledger.Store, opts Options, r 
 		return nil
 	}
 	if opts.Fix {
-		appended, err := appendMissing(ctx, path, opts, records, need)
+		appended, err := appendMissing(ctx, path, opts, records, held)
 		if err != nil {
 			r.add(Finding{Check: CheckEvents, Severity: Error, Path: path,
 				Problem: fmt.Sprintf("%d %s the ledgers hold %s no event", len(missing), words.Plural(len(missing), "change", "changes"), words.Plural(len(missing), "has", "have")),
@@ -199,9 +321,8 @@ type vanishing struct {
 	store      *ledger.Store
 	records    map[int][]recordSum
 	unsound    map[int]bool
-	byID       map[string]*recordSum
+	held       *changes
 	claimed    map[string]bool
-	matched    map[string]asked // the first event that matched each id
 	renumbered map[string]string
 	synced     map[int]bool // issues whose sync state was read into renumbered
 	left       []asked
@@ -214,70 +335,92 @@ type vanishing struct {
 // hold every question in memory. Past it they are only counted.
 const maxLeft = 10_000
 
-func newVanishing(store *ledger.Store, records map[int][]recordSum, unsound map[int]bool) *vanishing {
-	v := &vanishing{store: store, records: records, unsound: unsound, byID: map[string]*recordSum{},
-		claimed: map[string]bool{}, matched: map[string]asked{}, renumbered: map[string]string{}, synced: map[int]bool{}, names: map[string]string{}}
-	for _, rs := range records {
-		for i := range rs {
-			v.byID[rs[i].id] = &rs[i]
+func newVanishing(store *ledger.Store, records map[int][]recordSum, unsound map[int]bool, held *changes) *vanishing {
+	return &vanishing{store: store, records: records, unsound: unsound, held: held,
+		claimed: map[string]bool{}, renumbered: map[string]string{}, synced: map[int]bool{}, names: map[string]string{}}
+}
+
+// fork is a vanishing for one part of the log: the ledgers' of v, and
+// nothing found yet.
+func (v *vanishing) fork() *vanishing {
+	return newVanishing(v.store, v.records, v.unsound, v.held)
+}
+
+// join puts into v what its forks found in the parts of the log, in the
+// parts' order: the questions left, the first maxLeft of them kept, as
+// one read of the whole would have kept them, and the records claimed.
+func (v *vanishing) join(parts []*vanishing) {
+	for _, p := range parts {
+		for id := range p.claimed {
+			v.claimed[id] = true
 		}
+		v.overflow += p.overflow
+		keep := min(len(p.left), maxLeft-len(v.left))
+		v.left = append(v.left, p.left[:keep]...)
+		v.overflow += len(p.left) - keep
 	}
-	return v
 }
 
 func (a asked) same(rec *recordSum) bool {
 	return rec.from == a.from && rec.to == a.to && rec.topic == a.topic
 }
 
-// asked takes one clarification-requested event.
-func (v *vanishing) asked(e eventlog.Event) {
+// asks reports whether e asks rec's question: the same asker, one asked
+// and topic.
+func (rec *recordSum) asks(e *eventlog.Glance) bool {
+	return rec.from == string(e.FromAgent) && rec.to == string(e.ToAgent) && rec.topic == string(e.Topic)
+}
+
+// asked takes one clarification-requested event, and what the ledgers
+// hold under its id (nil: nothing). Its strings are the log's line, copied
+// only when kept. An event that asks its record's question claims the
+// record; another that asks it again (a pull paused, then killed, logs
+// again) changes nothing.
+func (v *vanishing) asked(e *eventlog.Glance, c *clar) {
 	if v.unsound[e.IssueNumber] {
 		return // its ledger is reported as it is
 	}
-	a := asked{id: e.ClarificationID, from: e.FromAgent, to: e.ToAgent, topic: e.Topic, issue: e.IssueNumber, at: e.Timestamp.Time}
-	id := a.id
-	if to, ok := v.renumberedTo(a); ok {
-		id = to // delivered under another id (remote mode): the sync state says which
+	if to, ok := v.renumberedTo(e.IssueNumber, e.ClarificationID); ok {
+		c = v.held.byID[to] // delivered under another id (remote mode): the sync state says which
 	}
-	if m, ok := v.matched[id]; ok && m.from == a.from && m.to == a.to && m.topic == a.topic {
-		return // the same question logged twice (a pull paused, then killed, logs again)
-	}
-	if rec := v.byID[id]; rec != nil && a.same(rec) && !v.claimed[rec.id] {
-		v.claimed[rec.id] = true
-		v.matched[id] = a
+	if c != nil && c.rec.asks(e) {
+		v.claimed[c.rec.id] = true
 		return
 	}
 	if len(v.left) >= maxLeft {
 		v.overflow++
 		return
 	}
-	a.from, a.to, a.topic = v.intern(a.from), v.intern(a.to), v.intern(a.topic)
-	v.left = append(v.left, a)
+	v.left = append(v.left, asked{id: string(e.ClarificationID), from: v.intern(e.FromAgent), to: v.intern(e.ToAgent), topic: v.intern(e.Topic),
+		issue: e.IssueNumber, at: e.Timestamp})
 }
 
-// intern is s, one copy per distinct value (agents and topics repeat).
-func (v *vanishing) intern(s string) string {
-	if k, ok := v.names[s]; ok {
+// intern is b as a string, one copy per distinct value (agents and topics
+// repeat).
+func (v *vanishing) intern(b []byte) string {
+	if k, ok := v.names[string(b)]; ok {
 		return k
 	}
+	s := string(b)
 	v.names[s] = s
 	return s
 }
 
-// renumberedTo is the id a's question was delivered under, when a sync
-// state (remote mode) says it was given another; each issue's state is
-// read once, and an unreadable one maps nothing (its own check reports it).
-func (v *vanishing) renumberedTo(a asked) (string, bool) {
+// renumberedTo is the id the question id of issue was delivered under,
+// when a sync state (remote mode) says it was given another; each issue's
+// state is read once, and an unreadable one maps nothing (its own check
+// reports it).
+func (v *vanishing) renumberedTo(issue int, id []byte) (string, bool) {
 	if remote.Of(v.store) == nil {
 		return "", false
 	}
-	if !v.synced[a.issue] {
-		v.synced[a.issue] = true
-		if st, err := remote.ReadSync(v.store, a.issue); err == nil {
+	if !v.synced[issue] {
+		v.synced[issue] = true
+		if st, err := remote.ReadSync(v.store, issue); err == nil {
 			maps.Copy(v.renumbered, st.Renumbered)
 		}
 	}
-	to, ok := v.renumbered[a.id]
+	to, ok := v.renumbered[string(id)]
 	return to, ok
 }
 
@@ -311,7 +454,8 @@ func (v *vanishing) report(r *Report) {
 		}
 		problem := fmt.Sprintf("%s (asked by %s of %s, topic %q, at %s) was acknowledged but is not in the ledger of #%d",
 			a.id, a.from, a.to, a.topic, ledger.T(a.at), a.issue)
-		if rec := v.byID[a.id]; rec != nil {
+		if c := v.held.byID[a.id]; c != nil {
+			rec := c.rec
 			problem += fmt.Sprintf("; %s there now is another question (asked by %s of %s, topic %q)", rec.id, rec.from, rec.to, rec.topic)
 		}
 		r.add(Finding{Check: CheckVanished, Severity: Error, Path: v.store.Path(a.issue),
@@ -346,11 +490,11 @@ func countCheck(r *Report, check string) int {
 // log does not, made from the first event's time on and before settled.
 func missingEvents(lg *logged, records map[int][]recordSum, settled time.Time) []eventlog.Event {
 	var out []eventlog.Event
-	seen := map[eventKey]int{}
+	seen := make([]int, lg.held.kinds)
 	for n, rs := range records {
 		for _, rec := range rs {
 			for _, en := range rec.entries {
-				k := eventKey{rec.id, en.typ, en.round}
+				k := slot(lg.held.byID[rec.id].kinds, en.typ, en.round)
 				seen[k]++
 				if seen[k] <= lg.counts[k] || en.at.Before(lg.start) || en.at.After(settled) {
 					continue
@@ -378,13 +522,13 @@ const eventsLockWait = 30 * time.Second
 // appendMissing appends the missing events under the event log's own lock:
 // the log is read again under it, so a doctor that waited for another
 // appends only what is still missing.
-func appendMissing(ctx context.Context, path string, opts Options, records map[int][]recordSum, need map[eventKey]int) ([]eventlog.Event, error) {
+func appendMissing(ctx context.Context, path string, opts Options, records map[int][]recordSum, held *changes) ([]eventlog.Event, error) {
 	lk, err := lock.Acquire(ctx, path, lock.Options{Wait: eventsLockWait, StaleAge: opts.StaleAge, Agent: "agentx-doctor", Now: opts.Now})
 	if err != nil {
 		return nil, err
 	}
 	defer func() { _ = lk.Release() }()
-	lg, err := readLogged(path, need, nil)
+	lg, err := readLogged(path, held, nil)
 	if err != nil {
 		return nil, err
 	}

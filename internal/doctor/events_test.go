@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -172,4 +173,85 @@ func TestALogThatMatchesNothing(t *testing.T) {
 	}
 	assert.Equal(t, maxVanished+1, listed, "the first ones, and one line for the rest")
 	assert.Contains(t, last.Problem, fmt.Sprintf("up to %d more questions", n-maxVanished))
+}
+
+// TestTheLogReadInParts: a long log read in parts, on several cores, says
+// what it says read whole: the same findings in the same order (questions
+// vanished and kept past maxLeft, one logged twice across the parts, a
+// change logged only in the second part, lock timeouts in both).
+func TestTheLogReadInParts(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s := ledger.NewStore(dir, lock.Options{}, func() time.Time { return t0 })
+	var asked []*ledger.Clarification
+	for n := 1; n <= 3; n++ {
+		_, err := s.Update(ctx, n, func(l *ledger.Ledger) error {
+			c := &ledger.Clarification{ID: l.NextID(), From: "engineer", To: "architect", Topic: fmt.Sprint("kept ", n), Status: ledger.Answered,
+				Round: 1, MaxRounds: 5, Created: ledger.T(t0), StaleAfter: ledger.T(t0.Add(time.Hour)),
+				Thread: []ledger.ThreadEntry{{Round: 1, From: "engineer", Type: ledger.Question, Body: "q", Timestamp: ledger.T(t0)},
+					{Round: 1, From: "architect", Type: ledger.Answer, Body: "a", Timestamp: ledger.T(t0.Add(time.Minute))}}}
+			l.Clarifications = append(l.Clarifications, c)
+			asked = append(asked, c)
+			return nil
+		})
+		require.NoError(t, err)
+	}
+	_, _, err := s.RebuildIndex(ctx)
+	require.NoError(t, err)
+
+	var lines []byte
+	add := func(e eventlog.Event) {
+		b, err := json.Marshal(e)
+		require.NoError(t, err)
+		lines = append(append(lines, b...), '\n')
+	}
+	now := t0.Add(time.Hour)
+	timeout := func(n int) {
+		e := eventlog.EventFor(eventlog.EventLockTimeout, n, nil, now.Add(-time.Duration(n)*time.Minute))
+		e.Reason = fmt.Sprint("held by ", n)
+		add(e)
+	}
+	add(eventlog.EventFor(eventlog.EventRequested, 1, asked[0], t0))
+	add(eventlog.EventFor(eventlog.EventRequested, 2, asked[1], t0))
+	add(eventlog.EventFor(eventlog.EventAnswered, 1, asked[0], t0.Add(time.Minute)))
+	timeout(1)
+	const filler = 3 * maxLeft / 2 // questions no ledger holds: past maxLeft, in every part
+	pad := &ledger.Clarification{ID: "CLR-9-001", Topic: strings.Repeat("x", 500)}
+	for i := range filler {
+		c := &ledger.Clarification{ID: ledger.FormatID(4+i%5, 1+i/5), From: "pm", To: "architect", Topic: "elsewhere"}
+		add(eventlog.EventFor(eventlog.EventRequested, 4+i%5, c, t0.Add(time.Duration(i)*time.Millisecond)))
+		add(eventlog.EventFor(eventlog.EventStale, 9, pad, t0)) // to make the log long enough for three parts
+		if i == filler/2 {
+			timeout(2)
+			add(eventlog.EventFor(eventlog.EventRequested, 1, asked[0], t0)) // logged twice
+			again := *asked[0]
+			again.ID = "CLR-1-009" // its question again, under an id no ledger holds: the record was claimed in the first part
+			add(eventlog.EventFor(eventlog.EventRequested, 1, &again, t0.Add(30*time.Second)))
+			add(eventlog.EventFor(eventlog.EventAnswered, 2, asked[1], t0.Add(time.Minute)))
+			gone := *asked[2]
+			gone.ID, gone.Topic = "CLR-3-002", "vanished"
+			add(eventlog.EventFor(eventlog.EventRequested, 3, &gone, t0))
+		}
+	}
+	path := filepath.Join(dir, eventlog.File)
+	require.NoError(t, os.WriteFile(path, lines, 0o644))
+	parts, err := eventlog.EventLog{Path: path}.Parts(4)
+	require.NoError(t, err)
+	require.Len(t, parts.List, 3)
+	require.NoError(t, parts.Close())
+
+	run := func(procs int) *Report {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+		r, err := Run(ctx, s, Options{Now: func() time.Time { return now }})
+		require.NoError(t, err)
+		return r
+	}
+	whole, inParts := run(1), run(4)
+	assert.Equal(t, whole, inParts)
+	checks := map[string]int{}
+	for _, f := range whole.Findings {
+		checks[f.Check]++
+	}
+	// issue 3's question and answer were never logged
+	assert.Equal(t, map[string]int{CheckVanished: maxVanished + 1, CheckEvents: 2, CheckLockTimeouts: 2}, checks)
 }

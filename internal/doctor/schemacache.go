@@ -41,6 +41,7 @@ func loadSchemaMemo(store *ledger.Store) *schemaMemo {
 	// an unreadable cache is as good as none: it is rebuilt
 	if err := store.ReadState(SchemaCacheFile, &c); err == nil && c.Version == schemaCacheVersion {
 		m.was = c.OK
+		m.now = make(map[string]ledger.Stamp, len(c.OK)) // most pass again
 	}
 	return m
 }

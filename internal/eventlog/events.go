@@ -260,15 +260,37 @@ func (l EventLog) Read(f EventFilter) (ReadResult, error) {
 // memory, and returns how many malformed lines it skipped (see Read). An
 // error from fn stops it and is returned.
 func (l EventLog) Each(f EventFilter, fn func(Event) error) (skipped int, err error) {
+	var days dayCache
+	err = l.eachLine(func(line []byte) error {
+		e, ok, n := parseLine(line, &days)
+		skipped += n
+		if ok && f.Match(e) {
+			return fn(e)
+		}
+		return nil
+	})
+	return skipped, err
+}
+
+// eachLine passes each line of the log to fn, in file order, newline
+// included, a last line without its newline too; the line is valid only
+// during the call. A missing file has no lines. An error from fn stops it
+// and is returned.
+func (l EventLog) eachLine(fn func([]byte) error) error {
 	file, err := os.Open(l.Path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return 0, nil
+		return nil
 	}
 	if err != nil {
-		return 0, fmt.Errorf("event log %s: %w", l.Path, err)
+		return fmt.Errorf("event log %s: %w", l.Path, err)
 	}
 	defer file.Close()
-	r := bufio.NewReaderSize(file, 64<<10)
+	return eachLineIn(file, l.Path, fn)
+}
+
+// eachLineIn is eachLine of what in reads of the log at path.
+func eachLineIn(in io.Reader, path string, fn func([]byte) error) error {
+	r := bufio.NewReaderSize(in, 64<<10)
 	for {
 		line, rerr := r.ReadSlice('\n')
 		if errors.Is(rerr, bufio.ErrBufferFull) {
@@ -281,19 +303,15 @@ func (l EventLog) Each(f EventFilter, fn func(Event) error) (skipped int, err er
 			line = long
 		}
 		if len(line) > 0 {
-			e, ok, n := parseEventLine(line)
-			skipped += n
-			if ok && f.Match(e) {
-				if err := fn(e); err != nil {
-					return skipped, err
-				}
+			if err := fn(line); err != nil {
+				return err
 			}
 		}
 		if rerr == io.EOF {
-			return skipped, nil
+			return nil
 		}
 		if rerr != nil {
-			return skipped, fmt.Errorf("event log %s: read: %w", l.Path, rerr)
+			return fmt.Errorf("event log %s: read: %w", path, rerr)
 		}
 	}
 }
@@ -309,13 +327,26 @@ var eventStart = []byte(`{"type":"`)
 // line (a writer died mid-line, another appended after it) yields the
 // whole event and skipped = 1.
 func parseEventLine(line []byte) (e Event, ok bool, skipped int) {
+	return parseLine(line, nil)
+}
+
+// parseLine is parseEventLine, with the timestamps' dates remembered in
+// days (which may be nil).
+func parseLine(line []byte, days *dayCache) (e Event, ok bool, skipped int) {
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 {
 		return e, false, 0
 	}
-	if e, ok := fastEvent(line); ok {
-		return e, true, 0
+	var v fastLine
+	if scanFast(line, days, &v) {
+		return v.event(), true, 0
 	}
+	return slowLine(line)
+}
+
+// slowLine is parseEventLine of a trimmed line that is not in the form
+// Append writes.
+func slowLine(line []byte) (e Event, ok bool, skipped int) {
 	if decodeEvent(line, &e) {
 		return e, true, 0
 	}

@@ -2,7 +2,9 @@ package jsonscan
 
 import (
 	"bytes"
-	"strconv"
+	"encoding/binary"
+	"math"
+	"math/bits"
 )
 
 // Scanner reads B from I. OK turns false, for good, at the first byte that
@@ -43,13 +45,16 @@ func (s *Scanner) Uint() int64 {
 	if !s.OK {
 		return 0
 	}
-	j := s.I
-	for j < len(s.B) && s.B[j] >= '0' && s.B[j] <= '9' {
-		j++
+	j, n := s.I, int64(0)
+	for ; j < len(s.B) && s.B[j] >= '0' && s.B[j] <= '9'; j++ {
+		d := int64(s.B[j] - '0')
+		if n > (math.MaxInt64-d)/10 {
+			s.OK = false // past int64
+			return 0
+		}
+		n = n*10 + d
 	}
-	d := s.B[s.I:j]
-	n, err := strconv.ParseInt(string(d), 10, 64)
-	if len(d) == 0 || len(d) > 1 && d[0] == '0' || err != nil {
+	if j == s.I || j-s.I > 1 && s.B[s.I] == '0' {
 		s.OK = false
 		return 0
 	}
@@ -70,21 +75,41 @@ func (s *Scanner) Int() int {
 // Raw reads a string of printable ASCII without escapes, quotes included,
 // and returns what is between them (a slice of B).
 func (s *Scanner) Raw() []byte {
-	if !s.Opt(`"`) {
+	if !s.OK || s.I >= len(s.B) || s.B[s.I] != '"' {
 		s.OK = false
 		return nil
 	}
-	j := s.I
-	for j < len(s.B) && Plain[s.B[j]] {
-		j++
-	}
+	from := s.I + 1
+	j := from + PlainRun(s.B[from:])
 	if j == len(s.B) || s.B[j] != '"' {
 		s.OK = false
 		return nil
 	}
-	v := s.B[s.I:j]
 	s.I = j + 1
-	return v
+	return s.B[from:j]
+}
+
+// PlainRun is how many of b's first bytes are Plain. It looks at eight
+// bytes a step: the strings of a long file are most of what its reader
+// looks at.
+func PlainRun(b []byte) int {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	i := 0
+	for ; i+8 <= len(b); i += 8 {
+		x := binary.LittleEndian.Uint64(b[i:])
+		// a high bit in each byte that is below 0x20, 0x7f or above, '"'
+		// or '\\'; the borrows and carries of the arithmetic only ever
+		// mark a byte above one rightly marked, so the lowest mark is right
+		q, bs := x^('"'*ones), x^('\\'*ones)
+		m := (x-0x20*ones)&^x | x | (x + ones) | (q-ones)&^q | (bs-ones)&^bs
+		if m &= highs; m != 0 {
+			return i + bits.TrailingZeros64(m)/8
+		}
+	}
+	for i < len(b) && Plain[b[i]] {
+		i++
+	}
+	return i
 }
 
 // Str is Raw, as a string.

@@ -53,3 +53,64 @@ func TestScanner(t *testing.T) {
 	assert.Equal(t, []string{"ab", "ab", "cd"}, []string{a, b, c})
 	assert.True(t, s.Done())
 }
+
+// plainRun is PlainRun a byte at a time.
+func plainRun(b []byte) int {
+	i := 0
+	for i < len(b) && Plain[b[i]] {
+		i++
+	}
+	return i
+}
+
+// TestPlainRun: eight bytes a step find what a byte at a time finds: each
+// byte value at each place of a word, after a plain run or another
+// special byte, and near the end of the input.
+func TestPlainRun(t *testing.T) {
+	for n := range 20 {
+		for pos := range n {
+			for c := range 256 {
+				for _, fill := range []byte{'a', '~', ' ', 0x7f, 0xff, 0} {
+					b := make([]byte, n)
+					for i := range b {
+						b[i] = 'a'
+					}
+					for i := pos + 1; i < n; i++ {
+						b[i] = fill // what follows must not matter
+					}
+					b[pos] = byte(c)
+					if got, want := PlainRun(b), plainRun(b); got != want {
+						t.Fatalf("PlainRun(%q) = %d, want %d", b, got, want)
+					}
+				}
+			}
+		}
+	}
+}
+
+// FuzzPlainRun: whatever the bytes, eight at a time is one at a time.
+func FuzzPlainRun(f *testing.F) {
+	f.Add([]byte(`CLR-42-001","issueNumber":42`))
+	f.Add([]byte("Retry \x1f budget \x7f\xff\"\\"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if got, want := PlainRun(b), plainRun(b); got != want {
+			t.Fatalf("PlainRun(%q) = %d, want %d", b, got, want)
+		}
+	})
+}
+
+// TestUint: digits read as ParseInt reads them, to the last int64.
+func TestUint(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		want int64
+		ok   bool
+	}{
+		{"0", 0, true}, {"7", 7, true}, {"9223372036854775807", 9223372036854775807, true},
+		{"9223372036854775808", 0, false}, {"92233720368547758070", 0, false}, {"00", 0, false}, {"", 0, false},
+	} {
+		s := New([]byte(tt.in))
+		assert.Equal(t, tt.want, s.Uint(), tt.in)
+		assert.Equal(t, tt.ok, s.Done(), tt.in)
+	}
+}
