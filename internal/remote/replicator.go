@@ -672,6 +672,11 @@ func (r *Replicator) refused(ctx context.Context, f *ledger.Locked, fn func(*led
 	if fn(local) != nil {
 		return ferr
 	}
+	if len(addedOnly(localRec, local)) > 0 {
+		// an ask: it supersedes nothing, and is refused for what it is
+		// (a question cap other hosts' questions filled, say)
+		return ferr
+	}
 	var changed []string
 	for _, c := range winner.Clarifications {
 		was, ok := localRec[c.ID]
