@@ -2,6 +2,7 @@ package eventlog
 
 import (
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/agentx-cli/agentx/internal/jsonscan"
@@ -119,25 +120,31 @@ func fastEvent(line []byte) (Event, bool) {
 	return v.event(), true
 }
 
-// types are the event types agentx writes, by name: a line's type is
-// looked up here rather than copied, as a log holds a handful of them a
-// million times. typeSlots holds most of them where typeSlot says, to be
-// found with one comparison.
-var types, typeSlots = func() (map[string]EventType, [64]EventType) {
-	m, slots := map[string]EventType{}, [64]EventType{}
+// typeTable holds the event types agentx writes, by name: a line's type
+// is looked up here rather than copied, as a log holds a handful of them
+// a million times. slots holds most of them where typeSlot says, to be
+// found with one comparison. Built at first use (typeTables), not when
+// the package loads: most commands read no event log.
+type typeTable struct {
+	types map[string]EventType
+	slots [64]EventType
+}
+
+var typeTables = sync.OnceValue(func() *typeTable {
+	tt := &typeTable{types: map[string]EventType{}}
 	for _, t := range []EventType{EventRequested, EventAnswered, EventFollowedUp, EventStale, EventResolved, EventEscalated,
 		EventAbandoned, EventResponderFailed, EventSuperseded, EventRemoteRefused, EventClockSkew, EventRenumbered,
 		EventChangeSuperseded, EventScopeRefused, EventLockTimeout, EventProposalCreated, EventProposalEvidence,
 		EventProposalApproved, EventProposalRejected, EventProposalImplemented} {
-		m[string(t)] = t
-		if i := typeSlot([]byte(t)); slots[i] == "" {
-			slots[i] = t
+		tt.types[string(t)] = t
+		if i := typeSlot([]byte(t)); tt.slots[i] == "" {
+			tt.slots[i] = t
 		}
 	}
-	return m, slots
-}()
+	return tt
+})
 
-// typeSlot is where typeSlots holds the type named b, if anywhere.
+// typeSlot is where typeTable.slots holds the type named b, if anywhere.
 func typeSlot(b []byte) int {
 	if len(b) < 4 {
 		return 0
@@ -147,10 +154,11 @@ func typeSlot(b []byte) int {
 
 // typeOf is the event type named b: a known one without a copy.
 func typeOf(b []byte) EventType {
-	if t := typeSlots[typeSlot(b)]; string(t) == string(b) {
+	tt := typeTables()
+	if t := tt.slots[typeSlot(b)]; string(t) == string(b) {
 		return t
 	}
-	if t, ok := types[string(b)]; ok {
+	if t, ok := tt.types[string(b)]; ok {
 		return t
 	}
 	return EventType(b)

@@ -203,7 +203,7 @@ func TestTypeSlots(t *testing.T) {
 	inSlots := 0
 	for name, typ := range types {
 		assert.Equal(t, typ, typeOf([]byte(name)))
-		if typeSlots[typeSlot([]byte(name))] == typ {
+		if typeTables().slots[typeSlot([]byte(name))] == typ {
 			inSlots++
 		}
 	}
