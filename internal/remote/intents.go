@@ -14,7 +14,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentx-cli/agentx/internal/safetext"
 	"github.com/agentx-cli/agentx/internal/words"
 	"github.com/agentx-cli/agentx/ledger"
 )
@@ -45,12 +44,11 @@ type Intents interface {
 // ledger it was made on (Base) and the ledger after it (Data), both as
 // untrusted as any shared ledger.
 type Intent struct {
-	Name    string
-	Commit  string
-	Message string
-	Host    string // the host: line of its commit, the host that posted it ("" when none)
-	Base    []byte // nil: it could not be read (it is removed, never merged)
-	Data    []byte
+	Name   string
+	Commit string
+	Host   string // the host: line of its commit, the host that posted it ("" when none)
+	Base   []byte // nil: it could not be read (it is removed, never merged)
+	Data   []byte
 }
 
 // intentStall is how long an intent ahead of this write's may wait before
@@ -146,11 +144,11 @@ func (g *Git) readIntent(o *objects, issue int, name, ref string) Intent {
 	if err != nil {
 		return in
 	}
-	subject, host := parseMessage(c.Message)
-	if len(subject) > maxMessage {
-		subject = strings.ToValidUTF8(subject[:maxMessage], "")
-	}
-	in.Message, in.Host, in.Base, in.Data = safetext.Line(subject), host, base, data
+	// Its subject is not read: the merged commit's message is made from
+	// the records it adds (intentChange), so that no intent puts words of
+	// its own on the shared chain.
+	_, host := parseMessage(c.Message)
+	in.Host, in.Base, in.Data = host, base, data
 	return in
 }
 
@@ -420,7 +418,8 @@ func (p *posting) combine(snap Snapshot, intents []Intent) (*ledger.Ledger, []Co
 
 // intentChange is in as a queued change that adds records, checked as a
 // pulled commit is: it only appends to the ledger it was made on, and
-// changes no record there. ok false: not an intent to merge.
+// changes no record there; its message names the records added. ok
+// false: not an intent to merge.
 func intentChange(issue int, in Intent) (Queued, bool) {
 	if in.Base == nil {
 		return Queued{}, false
@@ -434,7 +433,9 @@ func intentChange(issue int, in Intent) (Queued, bool) {
 	if len(added) == 0 {
 		return Queued{}, false
 	}
-	q := Queued{Message: in.Message}
+	// the message says what it adds, as the commit of an ask does, never
+	// what the intent's own message claims
+	q := Queued{Message: changeMessage(nil, &ledger.Ledger{Clarifications: added})}
 	if in.Host != "" {
 		// the merged commit's host: line names the host that merged it;
 		// its subject keeps the one that asked, for remote log's readers
