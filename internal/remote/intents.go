@@ -392,8 +392,11 @@ func (p *posting) combine(snap Snapshot, intents []Intent) (*ledger.Ledger, []Co
 	now := p.r.store.Now()
 	for _, in := range intents {
 		names = append(names, in.Name)
-		if at, ok := waiterTime(in.Name); ok && now.Sub(at) > intentLife {
-			continue // removed unmerged: see intentLife
+		if at, ok := waiterTime(in.Name); !ok || now.Sub(at) > intentLife {
+			// removed unmerged: see intentLife; a name not as Post makes
+			// them does not say when it was posted, so it cannot show it
+			// was posted since
+			continue
 		}
 		q, ok := intentChange(p.f.Issue, in)
 		if !ok {
