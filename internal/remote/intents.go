@@ -121,15 +121,17 @@ func (g *Git) FetchIntents(ctx context.Context, issue int) (Snapshot, []Intent, 
 		return Snapshot{}, nil, err
 	}
 	var intents []Intent
+	history := &firstParents{o: o, next: sha, seen: map[string]bool{}}
 	for _, n := range names {
-		intents = append(intents, g.readIntent(o, issue, n, prefix+"/"+n))
+		intents = append(intents, g.readIntent(o, issue, n, prefix+"/"+n, history))
 	}
 	return Snapshot{Version: sha, Data: data}, intents, nil
 }
 
 // readIntent reads the intent name at ref: its commit, the ledger in it
-// and in its parent. One that cannot be read is returned with no Base.
-func (g *Git) readIntent(o *objects, issue int, name, ref string) Intent {
+// and in its parent, which must be a version of the shared ledger (on its
+// history). One that cannot be read is returned with no Base.
+func (g *Git) readIntent(o *objects, issue int, name, ref string, history *firstParents) Intent {
 	in := Intent{Name: name}
 	sha, err := o.resolve(ref)
 	if err != nil || sha == "" {
@@ -137,7 +139,10 @@ func (g *Git) readIntent(o *objects, issue int, name, ref string) Intent {
 	}
 	in.Commit = sha
 	c, data, err := g.readAt(o, issue, sha)
-	if err != nil || len(c.Parents) != 1 {
+	if err != nil || len(c.Parents) != 1 || !history.has(c.Parents[0]) {
+		// a host posts its change on the version it settled, which the
+		// shared ledger holds: a change made on any other ledger says
+		// nothing of what it changes in the shared one
 		return in
 	}
 	_, base, err := g.readAt(o, issue, c.Parents[0])
@@ -150,6 +155,32 @@ func (g *Git) readIntent(o *objects, issue int, name, ref string) Intent {
 	_, host := parseMessage(c.Message)
 	in.Host, in.Base, in.Data = host, base, data
 	return in
+}
+
+// firstParents is the shared ledger's history, read down the first
+// parents from its head (next) as far as a question asks, and no further
+// than maxLinear commits: an intent's parent is the head or a little
+// behind it (an intent lives a minute), so one not met by then is not on
+// it.
+type firstParents struct {
+	o    *objects
+	next string // the next commit to read ("": the root, or the bound, met)
+	seen map[string]bool
+}
+
+// has reports whether sha is on the history.
+func (h *firstParents) has(sha string) bool {
+	for !h.seen[sha] && h.next != "" {
+		h.seen[h.next] = true
+		c, err := h.o.commit(h.next)
+		switch {
+		case err != nil || len(c.Parents) == 0 || len(h.seen) >= maxLinear:
+			h.next = ""
+		default:
+			h.next = c.Parents[0]
+		}
+	}
+	return h.seen[sha]
 }
 
 // localNames lists the refs under prefix in the local repository, by
