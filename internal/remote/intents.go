@@ -183,35 +183,55 @@ func (h *firstParents) has(sha string) bool {
 	return h.seen[sha]
 }
 
-// localNames lists the refs under prefix in the local repository, by
-// name, sorted: read from the repository's files (its loose refs and
-// packed-refs) where agentx knows where they are, else git for-each-ref.
+// localNames lists the refs directly under prefix in the local
+// repository, by name, sorted (localRefs).
 func (g *Git) localNames(ctx context.Context, prefix string) ([]string, error) {
+	refs, err := g.localRefs(ctx, prefix)
+	return slices.Sorted(maps.Keys(refs)), err
+}
+
+// localRefs lists the refs directly under prefix in the local repository,
+// each name with the object id it holds: read from the repository's files
+// (its loose refs and packed-refs) where agentx knows where they are, else
+// git for-each-ref.
+func (g *Git) localRefs(ctx context.Context, prefix string) (map[string]string, error) {
 	g.settings(ctx)
 	if refs, ok := g.refFiles(prefix); ok {
-		return slices.Sorted(maps.Keys(refs)), nil
+		return refs, nil
 	}
-	out, err := g.git(ctx, nil, nil, "for-each-ref", "--format=%(refname)", prefix+"/")
+	out, err := g.git(ctx, nil, nil, "for-each-ref", "--format=%(objectname) %(refname)", prefix+"/")
 	if err != nil {
 		return nil, err
 	}
-	var names []string
+	refs := map[string]string{}
 	for _, l := range strings.Split(string(out), "\n") {
-		if n, ok := strings.CutPrefix(strings.TrimSpace(l), prefix+"/"); ok && n != "" && !strings.Contains(n, "/") {
-			names = append(names, n)
+		id, ref, _ := strings.Cut(strings.TrimSpace(l), " ")
+		if n, ok := strings.CutPrefix(ref, prefix+"/"); ok && n != "" && !strings.Contains(n, "/") {
+			refs[n] = id
 		}
 	}
-	return names, nil
+	return refs, nil
 }
 
 // PushMerging implements Intents: the ledger and the removal of the
-// intents merged in one atomic push.
+// intents merged in one atomic push, each removal leased on the intent as
+// FetchIntents fetched it. An intent removed meanwhile otherwise (a person,
+// an attacker) fails the push, so that one its host has found gone
+// unmerged (and so asks again) is never merged after.
 func (g *Git) PushMerging(ctx context.Context, issue int, base Snapshot, commits []Commit, merged []string) (Snapshot, error) {
-	var del []string
-	for _, n := range merged {
-		del = append(del, ":"+g.intentsRef(issue)+"/"+n)
+	prefix := g.intentsRef(issue)
+	fetched, err := g.localRefs(ctx, prefix)
+	if err != nil {
+		return Snapshot{}, err
 	}
-	return g.push(ctx, issue, base, commits, del)
+	var del, leases []string
+	for _, n := range merged {
+		del = append(del, ":"+prefix+"/"+n)
+		if id := fetched[n]; id != "" {
+			leases = append(leases, prefix+"/"+n+":"+id)
+		}
+	}
+	return g.push(ctx, issue, base, commits, del, leases...)
 }
 
 // posting is one write's intent, from its post to its merge.
