@@ -1,10 +1,13 @@
 package remote_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"maps"
+	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -14,6 +17,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/agentx-cli/agentx/internal/remote"
 )
 
 // These tests post intents as an attacker with push access would: crafted
@@ -31,10 +36,12 @@ const forged = "FORGED"
 // askLimit bounds one honest ask, slowest the longest ask took with no
 // intent about: an intent ahead of it holds it back as long as a dead
 // host's would, intentStall (2 s), or eight exchanges with the remote when
-// they are slow (as on a loaded machine: an exchange takes at most an
-// ask), then its own merge takes about an ask more.
+// they are slow (an exchange takes at most an ask), then its own merge
+// takes about an ask more. Never less than 10 s: on a machine others load
+// as well, an ask may take longer than any measured before; an intent that
+// held asks back would hold them a minute (intentLife), or for good.
 func askLimit(slowest time.Duration) time.Duration {
-	return max(2*time.Second, 8*slowest) + 2*slowest + time.Second
+	return max(10*time.Second, max(2*time.Second, 8*slowest)+2*slowest+time.Second)
 }
 
 // hostile is a world of honest hosts and mallory: a plain git repository
@@ -257,7 +264,7 @@ func TestHostileIntents(t *testing.T) {
 				maps.Copy(acked, tc.setup(h, issue))
 			}
 			p := tc.plant(h, issue)
-			longest := h.rush(issue, 3, acked)
+			longest := h.rush(issue, 2, acked)
 			t.Logf("longest ask: %v (%v with no intent about, %v to push the forged ones)", longest, slowest, h.pushed)
 			// each host fetches what mallory pushed, once, all at once (a
 			// huge blob costs each about what pushing it did)
@@ -349,6 +356,7 @@ func hostileCases() []hostileCase {
 		{name: "ids", plant: plantIDs},
 		{name: "parents", plant: plantParents},
 		{name: "trees", plant: plantTrees},
+		{name: "huge", plant: plantHuge},
 		{name: "names", plant: plantNames},
 		{name: "not commits", plant: plantObjects},
 	}
@@ -431,26 +439,28 @@ func plantParents(h *hostile, issue int) planted {
 	return p
 }
 
+// plantHuge: an intent on the shared head whose ledger is over the size
+// limit (remote.MaxShared), refused from its size alone, never read.
+func plantHuge(h *hostile, issue int) planted {
+	head, _ := h.head(issue)
+	big := []byte(fmt.Sprintf(`{"issueNumber": %d, "clarifications": [], "pad": "%s%s"}`, issue, forged, bytes.Repeat([]byte("x"), remote.MaxShared)))
+	tree := fmt.Sprintf("100644 blob %s\tissue-%d.json\n", h.blob(big), issue)
+	return planted{gone: []string{h.post(issue, intentName(time.Now()), h.commit(tree, head))}}
+}
+
 // plantTrees: intents on the shared head whose tree is not a ledger: a
-// blob that is not JSON, one over the size limit, the ledger as a
-// symbolic link, an extra file beside it, the ledger of another issue.
+// blob that is not JSON, the ledger as a symbolic link, an extra file
+// beside it, the ledger of another issue.
 func plantTrees(h *hostile, issue int) planted {
 	t := h.t
 	head, l := h.head(issue)
 	file := fmt.Sprintf("issue-%d.json", issue)
 	good, err := json.Marshal(adding(t, l, question(t, l, next(issue, l), forged+" tree")))
 	require.NoError(t, err)
-	big := make([]byte, 65<<20)
-	copy(big, `{"issueNumber": 3, "clarifications": [], "pad": "`+forged)
-	for i := 56; i < len(big)-2; i++ {
-		big[i] = 'x'
-	}
-	copy(big[len(big)-2:], `"}`)
 	other := strings.Replace(string(good), fmt.Sprintf(`"issueNumber":%d`, issue), `"issueNumber":4`, 1)
 	require.NotEqual(t, string(good), other)
 	trees := []string{
 		"100644 blob " + h.blob([]byte(forged+" {not json")) + "\t" + file + "\n",
-		"100644 blob " + h.blob(big) + "\t" + file + "\n",
 		"120000 blob " + h.blob(good) + "\t" + file + "\n",
 		"100644 blob " + h.blob(good) + "\t" + file + "\n100644 blob " + h.blob([]byte(forged)) + "\tz.json\n",
 		"100644 blob " + h.blob([]byte(other)) + "\t" + file + "\n",
@@ -546,4 +556,63 @@ func (h *hostile) updates() []string {
 	data, err := os.ReadFile(filepath.Join(h.bare, "updates"))
 	require.NoError(h.t, err)
 	return strings.Split(strings.TrimSpace(string(data)), "\n")
+}
+
+// TestIntentsDeleted: while the hosts ask on a busy issue, an attacker
+// deletes every intent a moment (up to 300 ms) after it sees it, as a
+// merge of it may be under way. A host whose intent is gone unmerged asks
+// again as a transaction, and the merge under way fails on the intent's
+// lease: every ask lands, once.
+func TestIntentsDeleted(t *testing.T) {
+	t.Parallel()
+	h := newHostile(t, 3)
+	const issue = 6
+	acked, _ := h.busy(issue)
+	stop := make(chan struct{})
+	var deleted int
+	var wg sync.WaitGroup
+	wg.Go(func() { deleted = h.deleteIntents(issue, stop) })
+	h.rush(issue, 3, acked)
+	close(stop)
+	wg.Wait()
+	t.Logf("%d intents deleted", deleted)
+	last := checkChain(t, h.chain(issue))
+	seen := map[string]string{}
+	for _, c := range last.Clarifications {
+		if was, ok := seen[c.Topic]; ok {
+			t.Errorf("%s asked twice: %s and %s", c.Topic, was, c.ID)
+		}
+		seen[c.Topic] = c.ID
+	}
+	h.checkRecords(issue, acked, nil)
+	if t.Failed() {
+		t.Log(git(t, h.bare, "log", "--format=%s / %b", h.ref(issue)))
+		t.Log(strings.Join(h.updates(), "\n"))
+	}
+}
+
+// deleteIntents deletes, on the remote, each intent on issue a moment
+// after it first sees it, until stop; it returns how many it deleted.
+func (h *hostile) deleteIntents(issue int, stop <-chan struct{}) int {
+	deleted := 0
+	due := map[string]time.Time{}
+	for {
+		select {
+		case <-stop:
+			return deleted
+		case <-time.After(10 * time.Millisecond):
+		}
+		out, err := exec.Command("git", "-C", h.bare, "for-each-ref", "--format=%(refname)", fmt.Sprintf("refs/agentx/clarifications-queue/issue-%d/intent/", issue)).Output()
+		if err != nil {
+			continue
+		}
+		for _, ref := range strings.Fields(string(out)) {
+			if _, ok := due[ref]; !ok {
+				due[ref] = time.Now().Add(time.Duration(rand.IntN(300)) * time.Millisecond)
+			}
+			if time.Now().After(due[ref]) && exec.Command("git", "-C", h.bare, "update-ref", "-d", ref).Run() == nil {
+				deleted++
+			}
+		}
+	}
 }
