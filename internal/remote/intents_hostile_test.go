@@ -237,6 +237,9 @@ func next(issue int, l map[string]any) string {
 // intents that are ordinary asks, to be merged once each.
 type planted struct {
 	gone, kept, merged []string
+	// noIntents: no intent can be posted meanwhile (every ask is a
+	// transaction)
+	noIntents bool
 }
 
 // hostileCase is one attack: plant pushes it on issue, whose ledger the
@@ -280,7 +283,7 @@ func TestHostileIntents(t *testing.T) {
 func (h *hostile) check(issue int, acked map[string]string, p planted) {
 	h.t.Helper()
 	h.checkRecords(issue, acked, p.merged)
-	h.checkChain(issue)
+	h.checkChain(issue, !p.noIntents)
 	refs := git(h.t, h.bare, "for-each-ref", "--format=%(refname)", "refs/agentx/")
 	for _, r := range p.gone {
 		assert.NotContains(h.t, refs, r, "the forged intent is removed")
@@ -318,8 +321,8 @@ func (h *hostile) checkRecords(issue int, acked map[string]string, merged []stri
 }
 
 // checkChain: no commit of issue's chain holds forged content, nor says
-// forged words, and the honest asks were merged as intents.
-func (h *hostile) checkChain(issue int) {
+// forged words, and (intents) the honest asks were merged as intents.
+func (h *hostile) checkChain(issue int, intents bool) {
 	t := h.t
 	t.Helper()
 	ref := h.ref(issue)
@@ -327,7 +330,9 @@ func (h *hostile) checkChain(issue int) {
 	for _, l := range strings.Split(log, "\n") {
 		assert.NotContains(t, l, forged, "a forged message in the chain")
 	}
-	assert.Contains(t, log, "(posted on host", "the honest asks were merged as intents")
+	if intents {
+		assert.Contains(t, log, "(posted on host", "the honest asks were merged as intents")
+	}
 	for _, c := range strings.Fields(git(t, h.bare, "rev-list", ref)) {
 		v := git(t, h.bare, "cat-file", "blob", fmt.Sprintf("%s:issue-%d.json", c, issue))
 		assert.False(t, strings.Contains(v, forged), "version %s holds forged content", c)
@@ -359,6 +364,7 @@ func hostileCases() []hostileCase {
 		{name: "huge", plant: plantHuge},
 		{name: "names", plant: plantNames},
 		{name: "not commits", plant: plantObjects},
+		{name: "a ref where the intents are", plant: plantInTheWay},
 	}
 }
 
@@ -517,6 +523,17 @@ func plantObjects(h *hostile, issue int) planted {
 	deeper := h.ledgerCommit(issue, adding(t, l, question(t, l, next(issue, l), forged+" deeper")), head)
 	p.kept = append(p.kept, h.post(issue, "deeper/"+intentName(time.Now()), deeper))
 	return p
+}
+
+// plantInTheWay: a ref where the intents' directory is, so that no intent
+// can be created under it: the hosts' asks, their intents refused, are
+// transactions, as on a remote whose rules refuse intents. Nothing agentx
+// reads, so it is left alone.
+func plantInTheWay(h *hostile, issue int) planted {
+	head, _ := h.head(issue)
+	ref := strings.TrimSuffix(intentRef(issue, "x"), "/x")
+	h.mgit("", "push", "--quiet", "origin", head+":"+ref)
+	return planted{kept: []string{ref}, noIntents: true}
 }
 
 // TestIntentsClockBehind: a host whose clock is 5 minutes behind asks on a
