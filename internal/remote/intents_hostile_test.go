@@ -427,13 +427,18 @@ func plantIDs(h *hostile, issue int) planted {
 	return p
 }
 
-// plantParents: intents whose commit has no parent, two parents, or one
-// parent that is not on the ledger's history (a root commit of its own).
+// plantParents: intents whose commit has two parents, or one parent that
+// is not on the ledger's history (a root commit of its own), or none (a
+// ledger made from nothing: the shared one, a question in it resolved as
+// a person).
 func plantParents(h *hostile, issue int) planted {
 	t := h.t
 	head, l := h.head(issue)
 	var p planted
 	after := adding(t, l, question(t, l, next(issue, l), forged+" root"))
+	c := records(after)[0].(map[string]any)
+	c["status"] = "resolved"
+	c["thread"] = append(c["thread"].([]any), map[string]any{"round": 1, "from": "human", "type": "resolution", "body": forged, "timestamp": "2026-02-26T10:00:00Z"})
 	p.gone = append(p.gone, h.post(issue, intentName(time.Now()), h.ledgerCommit(issue, after)))
 	after = adding(t, l, question(t, l, next(issue, l), forged+" merge"))
 	p.gone = append(p.gone, h.post(issue, intentName(time.Now()), h.ledgerCommit(issue, after, head, head+"^")))
