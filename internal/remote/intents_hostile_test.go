@@ -78,8 +78,9 @@ func intentRef(issue int, name string) string {
 // intentName is a well-formed intent name posted at at, by mallory.
 func intentName(at time.Time) string { return fmt.Sprintf("%013d-4242-mallory", at.UnixMilli()) }
 
-// ask asks topic on issue from host i and returns its id and how long it
-// took.
+// ask asks topic on issue from host i and returns its id ("" when it
+// failed: asserted, not required, as the hosts ask from goroutines) and
+// how long it took.
 func (h *hostile) ask(i, issue int, topic string) (string, time.Duration) {
 	t := h.t
 	t.Helper()
@@ -94,8 +95,10 @@ func (h *hostile) ask(i, issue int, topic string) (string, time.Duration) {
 	if took > 3*time.Second {
 		t.Logf("host %d asking %s took %v: %s", i, topic, took, r.stderr)
 	}
-	require.Equal(t, 0, r.code, "host %d asking %s: %s", i, topic, r.stderr)
 	assert.NotContains(t, r.stderr, "panic")
+	if !assert.Equal(t, 0, r.code, "host %d asking %s: %s", i, topic, r.stderr) {
+		return "", took
+	}
 	assert.NotContains(t, r.stdout, "unsynced", "host %d asking %s: the remote was reachable throughout", i, topic)
 	return data(t, r.stdout)["id"].(string), took
 }
@@ -118,7 +121,7 @@ func (h *hostile) busy(issue int) (acked map[string]string, slowest time.Duratio
 }
 
 // rush has every host ask n questions on issue, the hosts at once. It
-// returns the asks acknowledged and the longest one took.
+// adds the asks acknowledged to acked and returns the longest one took.
 func (h *hostile) rush(issue, n int, acked map[string]string) time.Duration {
 	var mu sync.Mutex
 	var longest time.Duration
@@ -128,6 +131,9 @@ func (h *hostile) rush(issue, n int, acked map[string]string) time.Duration {
 			for k := range n {
 				topic := fmt.Sprintf("rush-h%d-%d", i, k)
 				id, took := h.ask(i, issue, topic)
+				if id == "" {
+					continue
+				}
 				mu.Lock()
 				_, dup := acked[id]
 				assert.False(h.t, dup, "%s acknowledged twice", id)
@@ -210,8 +216,8 @@ func clone[T any](t *testing.T, v T) T {
 	return out
 }
 
-// question is a new record for l, made from its first: id, topic and
-// question topic, asked now.
+// question is a new record for l, made from its first: its id, its topic,
+// its question (the topic, asked), asked now.
 func question(t *testing.T, l map[string]any, id, topic string) map[string]any {
 	c := clone(t, records(l)[0].(map[string]any))
 	now := time.Now().UTC().Format("2006-01-02T15:04:05.000Z")
@@ -246,7 +252,7 @@ type planted struct {
 // honest hosts have made busy.
 type hostileCase struct {
 	name  string
-	setup func(h *hostile, issue int) map[string]string // before the issue is made busy (nil: nothing); the asks it acknowledged
+	setup func(h *hostile, issue int) map[string]string // once the issue is busy, before the attack (nil: nothing); the asks it acknowledged
 	plant func(h *hostile, issue int) planted
 }
 
