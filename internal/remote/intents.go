@@ -158,7 +158,7 @@ func (g *Git) readIntent(o *objects, issue int, name, ref string, history *first
 }
 
 // firstParents is the shared ledger's history, read down the first
-// parents from its head (next) as far as a question asks, and no further
+// parents from its head (next) only as far as has needs, and no further
 // than maxLinear commits: an intent's parent is the head or a little
 // behind it (an intent lives a minute), so one not met by then is not on
 // it.
