@@ -435,14 +435,15 @@ func (g *Git) Push(ctx context.Context, issue int, base Snapshot, commits []Comm
 // removes no waiter. Only the ledger's ref decides what it reports: when
 // the push failed for one of the others (or the remote cannot push
 // atomically), the ledger is pushed alone, and they are removed after it
-// lands.
-func (g *Git) push(ctx context.Context, issue int, base Snapshot, commits []Commit, also []string) (Snapshot, error) {
+// lands. leases ("REF:ID") hold refs also names to what they were seen
+// to hold: one that moved fails the whole push, as ErrMoved.
+func (g *Git) push(ctx context.Context, issue int, base Snapshot, commits []Commit, also []string, leases ...string) (Snapshot, error) {
 	var parents []string
 	if base.Version != "" {
 		parents = []string{base.Version}
 	}
 	head, err := g.publish(ctx, issue, parents, commits, func(head string) error {
-		return g.pushHead(ctx, issue, base, head, also)
+		return g.pushHead(ctx, issue, base, head, also, leases...)
 	})
 	if err != nil {
 		return Snapshot{}, err
@@ -468,8 +469,9 @@ func (g *Git) publish(ctx context.Context, issue int, parents []string, commits 
 	return head, err
 }
 
-// pushHead pushes head, a chain made on base, onto issue's ref, with also.
-func (g *Git) pushHead(ctx context.Context, issue int, base Snapshot, head string, also []string) error {
+// pushHead pushes head, a chain made on base, onto issue's ref, with also
+// and its leases (push).
+func (g *Git) pushHead(ctx context.Context, issue int, base Snapshot, head string, also []string, leases ...string) error {
 	ref := g.Ref(issue)
 	// The local ref follows what the remote now holds: a named remote's
 	// push updates it itself, as a remote-tracking ref of the ledgers'
@@ -481,12 +483,18 @@ func (g *Git) pushHead(ctx context.Context, issue int, base Snapshot, head strin
 		args = append(args, "-c", "remote."+g.Remote+".fetch=+"+g.Refs+"/*:"+g.Refs+"/*")
 	}
 	args = append(args, "push", "--porcelain", "--no-verify", "--force-with-lease="+ref+":"+base.Version)
+	for _, l := range leases {
+		args = append(args, "--force-with-lease="+l)
+	}
 	if len(also) > 0 {
 		args = append(args, "--atomic")
 	}
 	out, err := g.exchange(ctx, append(append(args, "--", g.Remote, head+":"+ref), also...)...)
 	if err != nil {
-		if rejected(out, ref) {
+		// A leased ref that moved fails the push, by its lease or, moved
+		// as the remote took the push, by its transaction: the ledger is
+		// never pushed alone then.
+		if rejected(out, ref) || len(leases) > 0 && (bytes.Contains(out, []byte("(stale info)")) || bytes.Contains(out, []byte("(atomic transaction failed)"))) {
 			return fmt.Errorf("push %s: %w", g.Name(issue), ErrMoved)
 		}
 		switch {

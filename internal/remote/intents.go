@@ -15,7 +15,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentx-cli/agentx/internal/safetext"
 	"github.com/agentx-cli/agentx/internal/words"
 	"github.com/agentx-cli/agentx/ledger"
 )
@@ -46,12 +45,11 @@ type Intents interface {
 // ledger it was made on (Base) and the ledger after it (Data), both as
 // untrusted as any shared ledger.
 type Intent struct {
-	Name    string
-	Commit  string
-	Message string
-	Host    string // the host: line of its commit, the host that posted it ("" when none)
-	Base    []byte // nil: it could not be read (it is removed, never merged); empty: made on no ledger (a commit with no parent)
-	Data    []byte
+	Name   string
+	Commit string
+	Host   string // the host: line of its commit, the host that posted it ("" when none)
+	Base   []byte // nil: it could not be read (it is removed, never merged); empty: made on no ledger (a commit with no parent)
+	Data   []byte
 	// Cap is the question cap its ask was checked against on the copy it
 	// was made on (its commit's cap: line), checked again where it is
 	// merged; nil when it names none
@@ -177,15 +175,17 @@ func (g *Git) FetchIntents(ctx context.Context, issue int) (Snapshot, []Intent, 
 		return Snapshot{}, nil, err
 	}
 	var intents []Intent
+	history := &firstParents{o: o, next: sha, seen: map[string]bool{}}
 	for _, n := range names {
-		intents = append(intents, g.readIntent(o, issue, n, prefix+"/"+n))
+		intents = append(intents, g.readIntent(o, issue, n, prefix+"/"+n, history))
 	}
 	return Snapshot{Version: sha, Data: data}, intents, nil
 }
 
 // readIntent reads the intent name at ref: its commit, the ledger in it
-// and in its parent. One that cannot be read is returned with no Base.
-func (g *Git) readIntent(o *objects, issue int, name, ref string) Intent {
+// and in its parent, which must be a version of the shared ledger (on its
+// history). One that cannot be read is returned with no Base.
+func (g *Git) readIntent(o *objects, issue int, name, ref string, history *firstParents) Intent {
 	in := Intent{Name: name}
 	sha, err := o.resolve(ref)
 	if err != nil || sha == "" {
@@ -193,7 +193,11 @@ func (g *Git) readIntent(o *objects, issue int, name, ref string) Intent {
 	}
 	in.Commit = sha
 	c, data, err := g.readAt(o, issue, sha)
-	if err != nil || len(c.Parents) > 1 {
+	if err != nil || len(c.Parents) > 1 || len(c.Parents) == 1 && !history.has(c.Parents[0]) {
+		// a host posts its change on the version it settled, which the
+		// shared ledger holds (or on none, when the issue had no ledger):
+		// a change made on any other ledger says nothing of what it
+		// changes in the shared one
 		return in
 	}
 	base := []byte{} // no parent: made on no ledger
@@ -202,43 +206,89 @@ func (g *Git) readIntent(o *objects, issue int, name, ref string) Intent {
 			return in
 		}
 	}
-	subject, host := parseMessage(c.Message)
-	if len(subject) > maxMessage {
-		subject = strings.ToValidUTF8(subject[:maxMessage], "")
-	}
-	in.Message, in.Host, in.Base, in.Data, in.Cap = safetext.Line(subject), host, base, data, parseCap(c.Message)
+	// Its subject is not read: the merged commit's message is made from
+	// the records it adds (intentChange), so that no intent puts words of
+	// its own on the shared chain. Its cap: line is (see capAllows).
+	_, host := parseMessage(c.Message)
+	in.Host, in.Base, in.Data, in.Cap = host, base, data, parseCap(c.Message)
 	return in
 }
 
-// localNames lists the refs under prefix in the local repository, by
-// name, sorted: read from the repository's files (its loose refs and
-// packed-refs) where agentx knows where they are, else git for-each-ref.
+// firstParents is the shared ledger's history, read down the first
+// parents from its head (next) only as far as has needs, and no further
+// than maxLinear commits: an intent's parent is the head or a little
+// behind it (an intent lives a minute), so one not met by then is not on
+// it.
+type firstParents struct {
+	o    *objects
+	next string // the next commit to read ("": the root, or the bound, met)
+	seen map[string]bool
+}
+
+// has reports whether sha is on the history.
+func (h *firstParents) has(sha string) bool {
+	for !h.seen[sha] && h.next != "" {
+		h.seen[h.next] = true
+		c, err := h.o.commit(h.next)
+		switch {
+		case err != nil || len(c.Parents) == 0 || len(h.seen) >= maxLinear:
+			h.next = ""
+		default:
+			h.next = c.Parents[0]
+		}
+	}
+	return h.seen[sha]
+}
+
+// localNames lists the refs directly under prefix in the local
+// repository, by name, sorted (localRefs).
 func (g *Git) localNames(ctx context.Context, prefix string) ([]string, error) {
+	refs, err := g.localRefs(ctx, prefix)
+	return slices.Sorted(maps.Keys(refs)), err
+}
+
+// localRefs lists the refs directly under prefix in the local repository,
+// each name with the object id it holds: read from the repository's files
+// (its loose refs and packed-refs) where agentx knows where they are, else
+// git for-each-ref.
+func (g *Git) localRefs(ctx context.Context, prefix string) (map[string]string, error) {
 	g.settings(ctx)
 	if refs, ok := g.refFiles(prefix); ok {
-		return slices.Sorted(maps.Keys(refs)), nil
+		return refs, nil
 	}
-	out, err := g.git(ctx, nil, nil, "for-each-ref", "--format=%(refname)", prefix+"/")
+	out, err := g.git(ctx, nil, nil, "for-each-ref", "--format=%(objectname) %(refname)", prefix+"/")
 	if err != nil {
 		return nil, err
 	}
-	var names []string
+	refs := map[string]string{}
 	for _, l := range strings.Split(string(out), "\n") {
-		if n, ok := strings.CutPrefix(strings.TrimSpace(l), prefix+"/"); ok && n != "" && !strings.Contains(n, "/") {
-			names = append(names, n)
+		id, ref, _ := strings.Cut(strings.TrimSpace(l), " ")
+		if n, ok := strings.CutPrefix(ref, prefix+"/"); ok && n != "" && !strings.Contains(n, "/") {
+			refs[n] = id
 		}
 	}
-	return names, nil
+	return refs, nil
 }
 
 // PushMerging implements Intents: the ledger and the removal of the
-// intents merged in one atomic push.
+// intents merged in one atomic push, each removal leased on the intent as
+// FetchIntents fetched it. An intent removed meanwhile otherwise (a person,
+// an attacker) fails the push, so that one its host has found gone
+// unmerged (and so asks again) is never merged after.
 func (g *Git) PushMerging(ctx context.Context, issue int, base Snapshot, commits []Commit, merged []string) (Snapshot, error) {
-	var del []string
-	for _, n := range merged {
-		del = append(del, ":"+g.intentsRef(issue)+"/"+n)
+	prefix := g.intentsRef(issue)
+	fetched, err := g.localRefs(ctx, prefix)
+	if err != nil {
+		return Snapshot{}, err
 	}
-	return g.push(ctx, issue, base, commits, del)
+	var del, leases []string
+	for _, n := range merged {
+		del = append(del, ":"+prefix+"/"+n)
+		if id := fetched[n]; id != "" {
+			leases = append(leases, prefix+"/"+n+":"+id)
+		}
+	}
+	return g.push(ctx, issue, base, commits, del, leases...)
 }
 
 // posting is one write's intent, from its post to its merge.
@@ -484,8 +534,11 @@ func (p *posting) combine(snap Snapshot, intents []Intent) (*ledger.Ledger, []Co
 	now := p.r.store.Now()
 	for _, in := range intents {
 		names = append(names, in.Name)
-		if at, ok := waiterTime(in.Name); ok && now.Sub(at) > intentLife {
-			continue // removed unmerged: see intentLife
+		if at, ok := waiterTime(in.Name); !ok || now.Sub(at) > intentLife {
+			// removed unmerged: see intentLife; a name not as Post makes
+			// them does not say when it was posted, so it cannot show it
+			// was posted since
+			continue
 		}
 		q, ok := intentChange(p.f.Issue, in)
 		if !ok || !capAllows(l, in.Cap, q) {
@@ -528,7 +581,8 @@ func capAllows(l *ledger.Ledger, c *ledger.Cap, q Queued) bool {
 
 // intentChange is in as a queued change that adds records, checked as a
 // pulled commit is: it only appends to the ledger it was made on, and
-// changes no record there. ok false: not an intent to merge.
+// changes no record there; its message names the records added. ok
+// false: not an intent to merge.
 func intentChange(issue int, in Intent) (Queued, bool) {
 	if in.Base == nil {
 		return Queued{}, false
@@ -545,7 +599,9 @@ func intentChange(issue int, in Intent) (Queued, bool) {
 	if len(added) == 0 {
 		return Queued{}, false
 	}
-	q := Queued{Message: in.Message}
+	// the message says what it adds, as the commit of an ask does, never
+	// what the intent's own message claims
+	q := Queued{Message: changeMessage(nil, &ledger.Ledger{Clarifications: added})}
 	if in.Host != "" {
 		// the merged commit's host: line names the host that merged it;
 		// its subject keeps the one that asked, for remote log's readers

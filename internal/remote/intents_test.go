@@ -50,9 +50,9 @@ func TestOutboxFindsItsQuestionMerged(t *testing.T) {
 func TestIntentChange(t *testing.T) {
 	enc := func(recs ...*ledger.Clarification) []byte { return encIssue1(t, recs...) }
 	base := enc(sharedRecord("CLR-1-001", "x"))
-	q, ok := intentChange(1, Intent{Name: "n", Message: "CLR-1-002 asked", Host: "host3", Base: base, Data: enc(sharedRecord("CLR-1-001", "x"), sharedRecord("CLR-1-002", "q"))})
+	q, ok := intentChange(1, Intent{Name: "n", Host: "host3", Base: base, Data: enc(sharedRecord("CLR-1-001", "x"), sharedRecord("CLR-1-002", "q"))})
 	require.True(t, ok)
-	assert.Equal(t, "CLR-1-002 asked (posted on host3)", q.Message, "the merged commit says which host asked")
+	assert.Equal(t, "CLR-1-002 asked by engineer of architect (posted on host3)", q.Message, "the merged commit says what was asked, and which host asked it")
 	require.Len(t, q.Records, 1)
 	assert.Equal(t, "CLR-1-002", q.Records[0].ID)
 	assert.True(t, created(q.Records[0].Before))
@@ -68,7 +68,7 @@ func TestIntentChange(t *testing.T) {
 
 	// made on no ledger (the issue had none when it was posted: a commit
 	// with no parent): what it holds is all added
-	q, ok = intentChange(1, Intent{Name: "n", Message: "CLR-1-001 asked", Base: []byte{}, Data: enc(sharedRecord("CLR-1-001", "q"))})
+	q, ok = intentChange(1, Intent{Name: "n", Base: []byte{}, Data: enc(sharedRecord("CLR-1-001", "q"))})
 	require.True(t, ok, "an intent made on no ledger")
 	require.Len(t, q.Records, 1)
 	assert.Equal(t, "CLR-1-001", q.Records[0].ID)
@@ -87,9 +87,9 @@ func TestIntentTooOldIsRemovedUnmerged(t *testing.T) {
 	p := &posting{r: h.Replicator, f: &ledger.Locked{Issue: 1}}
 	base := enc(sharedRecord("CLR-1-001", "x"))
 	now := h.Store.Now()
-	old := Intent{Name: waiterName(now.Add(-intentLife-time.Second), "gone"), Message: "CLR-1-002 asked by engineer of architect", Host: "gone",
+	old := Intent{Name: waiterName(now.Add(-intentLife-time.Second), "gone"), Host: "gone",
 		Base: base, Data: enc(sharedRecord("CLR-1-001", "x"), sharedRecord("CLR-1-002", "old question"))}
-	young := Intent{Name: waiterName(now, "here"), Message: "CLR-1-002 asked by engineer of architect", Host: "here",
+	young := Intent{Name: waiterName(now, "here"), Host: "here",
 		Base: base, Data: enc(sharedRecord("CLR-1-001", "x"), sharedRecord("CLR-1-002", "young question"))}
 
 	l, commits, names, err := p.combine(Snapshot{Version: "v1", Data: base}, []Intent{old, young})
