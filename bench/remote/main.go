@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -28,6 +29,7 @@ func main() {
 	baseFlag := flag.String("base", "", "also measure this agentx binary (an earlier build), in the same run, taking turns with the other")
 	ledgerMB := flag.Int("ledger-mb", 0, "instead: measure the memory of ready on a host with no local copy when an issue's shared ledger is a body of this many MiB")
 	keep := flag.Bool("keep", false, "keep the temporary directories")
+	sequences = flag.Int("sequences", 0, "also list, for each row, the N most common runs of git commands one ask made (each agentx process's, in order), and how many asks made each")
 	slowest = flag.Int("slowest", 0, "also list the N slowest asks of each row: host, round (0: each host's first), latency")
 	latency := flag.Duration("latency", 0, "added to every exchange with the remote (each upload-pack and receive-pack, the floor's too), as a remote across a network adds")
 	flag.Parse()
@@ -331,6 +333,9 @@ func run(ctx context.Context, dir string, builds []build, hosts, issues, k, bloc
 			ms(pct(ledgerFloor.lat, 50)), ms(pct(ledgerFloor.lat, 99)), ratio(pct(a.lat, 50), pct(ledgerFloor.lat, 50)),
 			float64(ok)/a.wall.Seconds(), float64(len(floor.lat))/floor.wall.Seconds(), records, dense, strings.Fields(load)[0])
 		defer fmt.Printf("  %s, %d/%d: git commands per ask: %s\n", bd.name, hosts, issues, which)
+		if *sequences > 0 {
+			defer fmt.Printf("  %s, %d/%d: the git commands of one ask, most common first: %s\n", bd.name, hosts, issues, gitSequences(worlds[j].gitLog, *sequences))
+		}
 		if *slowest > 0 {
 			slices.Sort(a.slow)
 			for _, l := range a.slow[max(len(a.slow)-*slowest, 0):] {
@@ -413,8 +418,43 @@ func gitCommands(log string, ok int) (float64, string) {
 	return float64(n) / float64(max(ok, 1)), strings.Join(parts, ", ")
 }
 
-// slowest is -slowest.
-var slowest *int
+// slowest is -slowest, sequences -sequences.
+var slowest, sequences *int
+
+// gitSequences reads the git wrapper's log: the n most common runs of
+// subcommands one agentx process made, in order ("push fetch fetch"),
+// each with how many processes made it.
+func gitSequences(log string, n int) string {
+	data, _ := os.ReadFile(log)
+	var order []string
+	runs := map[string][]string{}
+	for _, l := range strings.Split(string(data), "\n") {
+		f := strings.Fields(l)
+		if len(f) != 2 {
+			continue
+		}
+		if _, ok := runs[f[0]]; !ok {
+			order = append(order, f[0])
+		}
+		runs[f[0]] = append(runs[f[0]], f[1])
+	}
+	count := map[string]int{}
+	for _, pid := range order {
+		count[strings.Join(runs[pid], " ")]++
+	}
+	seqs := slices.Collect(maps.Keys(count))
+	slices.SortFunc(seqs, func(a, b string) int {
+		if c := count[b] - count[a]; c != 0 {
+			return c
+		}
+		return strings.Compare(a, b)
+	})
+	var parts []string
+	for _, q := range seqs[:min(n, len(seqs))] {
+		parts = append(parts, fmt.Sprintf("%d× %s", count[q], q))
+	}
+	return strings.Join(parts, "; ")
+}
 
 // errBusy is an ask refused as remote_busy.
 var errBusy = errors.New("remote_busy")
