@@ -439,15 +439,16 @@ func addedOnly(before map[string]*recState, l *ledger.Ledger) []*ledger.Clarific
 	return added
 }
 
-// await waits until the intent is merged: about an exchange (the hosts
-// posting beside it, their intents then seen by one fetch), then it
+// await waits until the intent is merged: about two exchanges (the hosts
+// posting beside it, their intents then seen by one fetch and merged in
+// one push; the host ahead, if any, fetching and pushing), then it
 // fetches, and merges every intent waiting when none live is ahead of its
 // own (leads), else waits again, about an exchange: the host ahead has
 // fetched as this one did, and its push is then on the remote. A merge
 // that loses to another host's push fetches again at once.
 func (p *posting) await() (*ledger.Ledger, error) {
 	rtt := p.rtt
-	wait := rtt
+	wait := 2 * rtt
 	for {
 		if err := sleepCtx(p.ctx, jitter(wait)); err != nil {
 			return nil, err

@@ -287,3 +287,51 @@ func encIssue1(t *testing.T, recs ...*ledger.Clarification) []byte {
 	require.NoError(t, err)
 	return data
 }
+
+// TestReadOfABusyIssue: a read (a sync, the refresh) that brings in
+// another host's change made moments ago notes the issue as busy, so that
+// this host's next ask posts an intent beside the others' instead of
+// pushing on its copy and landing before their merges; one bringing in an
+// old change, or this host's own, does not.
+func TestReadOfABusyIssue(t *testing.T) {
+	a, b := twoRepos(t)
+	b.Host = "other"
+	ctx := context.Background()
+	now := time.Now().UTC()
+	ha, hb := clockedHost(t, a, &now), clockedHost(t, b, &now)
+	moved := func() ledger.Time {
+		t.Helper()
+		st, err := ReadSync(ha.Store, 1)
+		require.NoError(t, err)
+		return st.Moved
+	}
+
+	_, err := sharedAsk(ha, "a's own")
+	require.NoError(t, err)
+	_, err = ha.Sync(ctx, 1, nil)
+	require.NoError(t, err)
+	assert.True(t, moved().IsZero(), "its own change")
+
+	_, err = sharedAsk(hb, "b's")
+	require.NoError(t, err)
+	_, err = ha.Sync(ctx, 1, nil)
+	require.NoError(t, err)
+	assert.False(t, moved().IsZero(), "another host's change, made moments ago")
+	assert.True(t, ha.intentState(mustSync(t, ha)), "the next ask posts an intent")
+
+	c := clockedHost(t, a, &now) // a host of its own, on a's repository
+	now = now.Add(fastAfter + time.Second)
+	_, err = sharedAsk(hb, "b's later")
+	require.NoError(t, err)
+	now = now.Add(fastAfter + time.Second)
+	_, err = c.Sync(ctx, 1, nil)
+	require.NoError(t, err)
+	assert.True(t, mustSync(t, c).Moved.IsZero(), "a change made longer ago than fastAfter")
+}
+
+func mustSync(t *testing.T, h host) *SyncState {
+	t.Helper()
+	st, err := ReadSync(h.Store, 1)
+	require.NoError(t, err)
+	return st
+}

@@ -126,6 +126,23 @@ func (g *Git) linearDescends(ctx context.Context, version, base string) (yes, ok
 	return false, false
 }
 
+// Committed implements Authored: the committer time of version, and
+// whether its host: line names another host than this one (a commit
+// naming none is taken as another's).
+func (g *Git) Committed(ctx context.Context, version string) (time.Time, bool, error) {
+	o, err := g.objects(ctx)
+	if err != nil {
+		return time.Time{}, false, err
+	}
+	defer o.close()
+	c, err := o.commit(version)
+	if err != nil {
+		return time.Time{}, false, err
+	}
+	_, host := parseMessage(c.Message)
+	return c.Time, host != hostName(g.host()), nil
+}
+
 // parseMessage splits a ledger commit's message into its subject and the
 // host of its "host:" line ("" when there is none, or it is not a plain
 // name).

@@ -405,10 +405,12 @@ func (r *Replicator) update(ctx context.Context, f *ledger.Locked, fn func(*ledg
 			return t.fetchFailed(err)
 		}
 	}
-	if fn != nil && st.Head != "" && t.snap.Version != st.Head {
-		// A write found another host's change since this host's last
-		// (a read bringing one in says nothing of the next write).
+	switch {
+	case fn != nil && st.Head != "" && t.snap.Version != st.Head:
+		// A write found another host's change since this host's last.
 		st.Moved = ledger.T(r.store.Now())
+	case fn == nil && t.snap.Version != "" && t.snap.Version != st.Head:
+		r.noteBusy(ctx, st, t.snap.Version)
 	}
 	defer t.leave()
 	if t.joinBehind() {
@@ -420,6 +422,32 @@ func (r *Replicator) update(ctx context.Context, f *ledger.Locked, fn func(*ledg
 		}
 	}
 	return t.run()
+}
+
+// noteBusy, for a read that brings in the shared ledger at version, notes
+// the issue as busy (Moved) when that version is another host's commit
+// made less than fastAfter ago: this host's next write then takes the
+// path of a busy issue (an intent, for an ask) instead of pushing on its
+// copy, which would land before the other hosts' merges (it needs one
+// exchange to their two) and keep delaying them. A read bringing in an
+// old change says nothing of the next write. The commit's time is the
+// other host's clock: one in this host's future counts as now.
+func (r *Replicator) noteBusy(ctx context.Context, st *SyncState, version string) {
+	a, ok := r.transport.(Authored)
+	if !ok {
+		return
+	}
+	at, foreign, err := a.Committed(ctx, version)
+	now := r.store.Now()
+	if err != nil || !foreign || now.Sub(at) >= fastAfter {
+		return
+	}
+	if at.After(now) {
+		at = now
+	}
+	if st.Moved.IsZero() || at.After(st.Moved.Time) {
+		st.Moved = ledger.T(at)
+	}
 }
 
 // holder is a Transport whose reads during one write can share one

@@ -3,6 +3,7 @@ package remote
 import (
 	"context"
 	"errors"
+	"time"
 )
 
 // Transport is a shared copy of the ledgers, on another machine (Git: git
@@ -60,4 +61,12 @@ type Origins interface {
 // copy.
 type Lineage interface {
 	Descends(ctx context.Context, version, base string) (bool, error)
+}
+
+// Authored is a Transport that can say when version was committed, and
+// whether by another host than this one: a read that brings in another
+// host's change made moments ago tells that the issue is busy (see
+// Replicator.noteBusy).
+type Authored interface {
+	Committed(ctx context.Context, version string) (at time.Time, foreign bool, err error)
 }
