@@ -424,7 +424,10 @@ func (s *Store) writeIndexFile(issue int, st stamp, es []IndexEntry, locked bool
 		return fmt.Errorf("encode %s: the entries are not last", path)
 	}
 	data = append(make([]byte, 0, size), data[:len(data)-len(`]}`)]...)
-	for i, e := range es {
+	for i := range es {
+		// by index: a copy of the entry handed to Marshal would be one
+		// allocation per entry
+		e := &es[i]
 		if i > 0 {
 			data = append(data, ',')
 		}
@@ -432,7 +435,7 @@ func (s *Store) writeIndexFile(issue int, st stamp, es []IndexEntry, locked bool
 			data = append(data, e.raw...)
 			continue
 		}
-		b, err := jsonv2.Marshal(&e)
+		b, err := jsonv2.Marshal(e)
 		if err != nil {
 			return fmt.Errorf("encode %s: %w", path, err)
 		}
@@ -462,21 +465,25 @@ func (s *Store) noteIndex(issue int, st stamp, es []IndexEntry) {
 }
 
 // noted returns the entries noteIndex kept, if they are for ledger
-// version st of issue.
+// version st of issue. They are not copied: every reader after a write
+// (agent statuses, the side monitor) would copy all the issue's open
+// entries, and none changes them in place (see OpenEntries); the capacity
+// is cut to the length, so that an append copies.
 func (s *Store) noted(issue int, st stamp) ([]IndexEntry, bool) {
 	s.wrote.Lock()
 	defer s.wrote.Unlock()
 	if s.wrote.issue != issue || s.wrote.st != st || s.wrote.es == nil {
 		return nil, false
 	}
-	return slices.Clone(s.wrote.es), true
+	return slices.Clip(s.wrote.es), true
 }
 
 // ReadIndex reads every per-issue index file without locking, checking
 // each against its ledger: an issue whose ledger is no longer the version
 // its file was derived from is read from the ledger itself. Ledgers that
 // cannot be read then are returned in skipped (their issues are left out).
-// An index that was never built gives an *IndexUnusableError.
+// An index that was never built gives an *IndexUnusableError. The
+// entries may be shared, as OpenEntries' are.
 func (s *Store) ReadIndex() (*Index, []error, error) { return s.readIndex(false) }
 
 // readIndex is ReadIndex; with heal, an index file that does not match its
@@ -561,6 +568,8 @@ func IssueOfFile(name string) (int, bool) {
 // OpenEntries returns the index entries of issue's open clarifications:
 // from its index file when that was made from the ledger now on disk, else
 // from the ledger. It costs the issue's open questions, not its history.
+// After a write in this process the entries are those it wrote, shared by
+// every reader (noted): read them, and copy before changing one in place.
 func (s *Store) OpenEntries(issue int) ([]IndexEntry, error) {
 	if err := ValidateIssue(issue); err != nil {
 		return nil, err
