@@ -65,14 +65,19 @@ func (h *Hub) AgentStates() ([]AgentState, []error, error) {
 	}
 	rows := map[key]*ledger.AgentStatus{}
 	rank := map[key]int{} // 3 blocked, 2 clarifying, 1 answered, 0 hook
-	set := func(k key, r int, st *ledger.AgentStatus) {
+	// wins says whether a status of rank r would be k's: the open
+	// entries' statuses are made only then, as most lose to one before
+	wins := func(k key, r int) bool {
 		if k.agent == ledger.Human || k.agent == HubAgent {
-			return
+			return false
 		}
-		if cur, ok := rank[k]; ok && cur >= r {
-			return
+		cur, ok := rank[k]
+		return !ok || cur < r
+	}
+	set := func(k key, r int, st *ledger.AgentStatus) {
+		if wins(k, r) {
+			rank[k], rows[k] = r, st
 		}
-		rank[k], rows[k] = r, st
 	}
 	issues, err := h.Store.IssuesWithFile(HooksDir)
 	if err != nil {
@@ -94,14 +99,17 @@ func (h *Hub) AgentStates() ([]AgentState, []error, error) {
 	}
 	for _, n := range ix.OpenIssues() {
 		for _, e := range ix.Issues[n] {
-			issue, at := n, e.Asked
-			if b, ok := BlockerOf(e); ok {
-				set(key{e.From, n}, 3, &ledger.AgentStatus{Status: ledger.BlockedClarification, Issue: &issue, LastActivity: &at, ClarificationID: e.ID, WaitingOn: b.On})
-			} else if e.Status == ledger.Answered {
-				set(key{e.From, n}, 1, &ledger.AgentStatus{Status: ledger.Working, Issue: &issue, LastActivity: &at})
+			from, to := key{e.From, n}, key{e.To, n}
+			if b, ok := BlockerOf(e); ok && wins(from, 3) {
+				issue, at := n, e.Asked
+				set(from, 3, &ledger.AgentStatus{Status: ledger.BlockedClarification, Issue: &issue, LastActivity: &at, ClarificationID: e.ID, WaitingOn: b.On})
+			} else if !ok && e.Status == ledger.Answered && wins(from, 1) {
+				issue, at := n, e.Asked
+				set(from, 1, &ledger.AgentStatus{Status: ledger.Working, Issue: &issue, LastActivity: &at})
 			}
-			if e.Status == ledger.Pending || e.Status == ledger.Stale {
-				set(key{e.To, n}, 2, &ledger.AgentStatus{Status: ledger.Clarifying, Issue: &issue, LastActivity: &at, ClarificationID: e.ID, RespondingTo: e.From})
+			if (e.Status == ledger.Pending || e.Status == ledger.Stale) && wins(to, 2) {
+				issue, at := n, e.Asked
+				set(to, 2, &ledger.AgentStatus{Status: ledger.Clarifying, Issue: &issue, LastActivity: &at, ClarificationID: e.ID, RespondingTo: e.From})
 			}
 		}
 	}
