@@ -226,16 +226,30 @@ func (sh shadowHeld) valid(size int64) bool {
 // memo they were read through) untouched, as long as they were: all of
 // prev's, or none.
 func keptOf(prev *layout, issue int, cs []*Clarification, lens []int64) int {
-	if prev == nil || prev.issue != issue || len(cs) < len(prev.stubs) || prev.recs == nil {
+	if prev == nil || prev.issue != issue || prev.recs == nil || !untouched(prev, cs) {
 		return 0
 	}
-	for i := range prev.stubs {
-		x := &prev.exts[i]
-		if c := cs[i]; c != &prev.stubs[i] || c.at != x || c.ID != x.id || c.Status != x.status || lens[i] != x.n {
+	for i := range prev.exts {
+		if lens[i] != prev.exts[i].n {
 			return 0
 		}
 	}
 	return len(prev.stubs)
+}
+
+// untouched reports whether cs are lo's stubs, in order, each as read:
+// its id and status those of its extent.
+func untouched(lo *layout, cs []*Clarification) bool {
+	if len(cs) < len(lo.stubs) {
+		return false
+	}
+	for i := range lo.stubs {
+		x := &lo.exts[i]
+		if c := cs[i]; c != &lo.stubs[i] || c.at != x || c.ID != x.id || c.Status != x.status {
+			return false
+		}
+	}
+	return true
 }
 
 func appendString(b []byte, s string) []byte {

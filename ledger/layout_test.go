@@ -437,3 +437,51 @@ func TestLayoutRandomChanges(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckpointThroughTheMemo: the checkpoint of a ledger read through
+// its layout memo and untouched takes its records from the memo's extents,
+// copying none, and holds what a copy would; the checks against it still
+// refuse a move the table forbids, on a record opened or not.
+func TestCheckpointThroughTheMemo(t *testing.T) {
+	s := newTestStore(t)
+	seedHistory(t, s, 9, 400)
+	l, ok := s.openLaidOut(s.Path(9), 9)
+	require.True(t, ok)
+	defer l.close()
+
+	cp := l.Checkpoint()
+	require.Len(t, cp.read, 400, "the untouched records come from the memo")
+	require.Empty(t, cp.recs)
+	for i, c := range l.Clarifications {
+		require.Equal(t, idStatus{c.ID, c.Status}, cp.rec(i))
+	}
+	allocs := testing.AllocsPerRun(20, func() { _ = l.Checkpoint() })
+	assert.Zero(t, allocs, "a checkpoint of untouched records copies none")
+
+	// a record opened: the checkpoint copies, as before
+	require.NotNil(t, l.Find("CLR-9-004"))
+	cp2 := l.Checkpoint()
+	require.Empty(t, cp2.read)
+	require.Len(t, cp2.recs, 400)
+	for i := range 400 {
+		require.Equal(t, cp.rec(i), cp2.rec(i))
+	}
+
+	// a move the table forbids (resolved back to pending), set on a record
+	// opened and on a stub, is refused by the write's checks
+	for i, open := range []bool{true, false} {
+		require.True(t, laidOut(s, 9))
+		id := FormatID(9, i+1)
+		_, err := s.Update(context.Background(), 9, func(l *Ledger) error {
+			c := l.Clarifications[i]
+			if open {
+				c = l.Find(id)
+			}
+			c.Status = Pending
+			return nil
+		})
+		var te *TransitionError
+		require.ErrorAs(t, err, &te, id)
+		assert.Equal(t, id, te.ID)
+	}
+}

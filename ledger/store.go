@@ -454,17 +454,18 @@ func (s *Store) acquire(ctx context.Context, path string) (*lock.Lock, error) {
 // before is the records as read, in order. A write keeps the records in
 // place and may add some after them, so the check goes by position, with
 // no map, unless a record moved.
-func checkChanges(before []idStatus, l *Ledger) error {
+func checkChanges(before Checkpoint, l *Ledger) error {
 	cs := l.Clarifications
-	inPlace := len(cs) >= len(before)
-	for i := 0; inPlace && i < len(before); i++ {
-		inPlace = cs[i].ID == before[i].id
+	n := before.len()
+	inPlace := len(cs) >= n
+	for i := 0; inPlace && i < n; i++ {
+		inPlace = cs[i].ID == before.rec(i).id
 	}
 	if !inPlace {
 		return checkMoved(before, l)
 	}
-	for i, b := range before {
-		if c := cs[i]; b.status != c.Status && !CanMove(b.status, c.Status) {
+	for i := range n {
+		if b, c := before.rec(i), cs[i]; b.status != c.Status && !CanMove(b.status, c.Status) {
 			return &TransitionError{ID: c.ID, From: b.status, To: c.Status}
 		}
 	}
@@ -473,7 +474,11 @@ func checkChanges(before []idStatus, l *Ledger) error {
 
 // checkMoved is checkChanges for records that are no longer in their
 // places.
-func checkMoved(before []idStatus, l *Ledger) error {
+func checkMoved(cp Checkpoint, l *Ledger) error {
+	before := make([]idStatus, cp.len())
+	for i := range before {
+		before[i] = cp.rec(i)
+	}
 	was := make(map[string]Status, len(before))
 	for _, b := range before {
 		was[b.id] = b.status
