@@ -146,7 +146,14 @@ func (s *Store) entriesOf(l *Ledger) []IndexEntry {
 	if ii, err := s.readIndexFile(l.IssueNumber, true); err == nil && ii.Ledger == l.src.lo.file.Stamp {
 		old = ii.Entries
 	}
-	out := make([]IndexEntry, 0, len(old)+4) // most often those and the one a change adds
+	// The entries are made in old's place (read for this alone): those
+	// taken over come in old's order, so none is written past the next
+	// one to read (j), until a new one would be; then they move to a
+	// slice of their own. (Were one written over, its record's entry would
+	// be made afresh, and the next ones': never wrong, as no two records
+	// share an id, but slow.) fastIndex leaves room for the few a change
+	// adds.
+	out, inPlace := old[:0], true
 	j := 0
 	for _, c := range l.Clarifications {
 		if !c.Status.Open() {
@@ -165,6 +172,9 @@ func (s *Store) entriesOf(l *Ledger) []IndexEntry {
 			if l.Find(c.ID) == nil {
 				continue // Update fails: l.bad
 			}
+		}
+		if inPlace && len(out) >= j && j < len(old) {
+			out, inPlace = append(make([]IndexEntry, 0, len(old)+4), out...), false
 		}
 		out = append(out, EntryOf(l.IssueNumber, c))
 	}
@@ -409,51 +419,47 @@ func (s *Store) writeIssueIndex(issue int, st stamp, es []IndexEntry, locked boo
 // the previous index file (taken over by entriesOf) is written as read.
 func (s *Store) writeIndexFile(issue int, st stamp, es []IndexEntry, locked bool) error {
 	path := s.IssueIndexPath(issue)
-	size := 128
-	for _, e := range es {
-		size += len(e.raw) + 1
-		if e.raw == nil {
-			size += 256
-		}
-	}
-	data, err := jsonv2.Marshal(issueIndex{Version: IndexVersion, Issue: issue, Ledger: st})
+	head, err := jsonv2.Marshal(issueIndex{Version: IndexVersion, Issue: issue, Ledger: st})
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", path, err)
 	}
-	if !bytes.HasSuffix(data, []byte(`"entries":[]}`)) {
+	if !bytes.HasSuffix(head, []byte(`"entries":[]}`)) {
 		return fmt.Errorf("encode %s: the entries are not last", path)
 	}
-	data = append(make([]byte, 0, size), data[:len(data)-len(`]}`)]...)
-	for i := range es {
-		// by index: a copy of the entry handed to Marshal would be one
-		// allocation per entry
-		e := &es[i]
-		if i > 0 {
-			data = append(data, ',')
+	// The entries read from the old file are written as read, straight
+	// from its bytes: an issue with 2,000 open questions has a file of half
+	// a megabyte, which is not put together in memory again. An error
+	// cancels the write. Never into a directory that is a link (a cloned
+	// repository can hold one pointing anywhere): reads make index files
+	// afresh too.
+	err = atomicfile.WriteDerivedFile(s.dir, path, locked, func(t *atomicfile.Target) error {
+		t.Write(head[:len(head)-len(`]}`)])
+		for i := range es {
+			if i > 0 {
+				t.Write(comma)
+			}
+			b := es[i].raw
+			if b == nil {
+				// by index: a copy of the entry handed to Marshal would
+				// be one allocation per entry
+				var err error
+				if b, err = jsonv2.Marshal(&es[i]); err != nil {
+					return fmt.Errorf("encode %s: %w", path, err)
+				}
+			}
+			t.Write(b)
 		}
-		if e.raw != nil {
-			data = append(data, e.raw...)
-			continue
-		}
-		b, err := jsonv2.Marshal(e)
-		if err != nil {
-			return fmt.Errorf("encode %s: %w", path, err)
-		}
-		data = append(data, b...)
-	}
-	data = append(data, "]}\n"...)
-	// never into a directory that is a link (a cloned repository can
-	// hold one pointing anywhere): reads make index files afresh too
-	write := atomicfile.WriteDerived
-	if locked {
-		write = atomicfile.WriteDerivedLocked
-	}
-	if err := write(s.dir, path, data); err != nil {
+		_, err := t.Write(indexEnd)
+		return err // a Target keeps its first error
+	})
+	if err != nil {
 		return err
 	}
 	s.noteIndex(issue, st, es)
 	return nil
 }
+
+var comma, indexEnd = []byte(","), []byte("]}\n")
 
 // noteIndex keeps the entries of the index file this process last wrote,
 // for ledger version st of issue: the monitor that runs after a write then

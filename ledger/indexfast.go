@@ -39,7 +39,8 @@ func fastIndex(data []byte, ii *issueIndex) bool {
 	s.Lit(`,"mtime":`)
 	st.MTime = s.Uint()
 	s.Lit(`},"entries":[`)
-	es := make([]IndexEntry, 0, bytes.Count(data, []byte(`{"id":`)))
+	// with room for the entries an ask adds (Store.entriesOf)
+	es := make([]IndexEntry, 0, bytes.Count(data, []byte(`{"id":`))+4)
 	var last IndexEntry
 	for s.OK && !s.Peek(`]`) {
 		if len(es) > 0 {
