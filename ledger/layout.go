@@ -241,6 +241,11 @@ func keptOf(prev *layout, issue int, cs []*Clarification, lens []int64) int {
 	return len(prev.stubs)
 }
 
+// asRead is the Checkpoint of a ledger openLaidOut has just returned,
+// nothing having run on it since: its records are the memo's stubs as
+// decoded, whose ids and statuses the extents hold. No pass over them.
+func (l *Ledger) asRead() Checkpoint { return Checkpoint{read: l.src.lo.exts} }
+
 // untouched reports whether cs are lo's stubs, in order, each as read:
 // its id and status those of its extent.
 func untouched(lo *layout, cs []*Clarification) bool {

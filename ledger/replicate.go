@@ -72,9 +72,9 @@ func (f *Locked) Check() error { return f.lk.Check() }
 func (f *Locked) Read() (*Ledger, error) { return readLedger(f.Path, f.Issue, true) }
 
 // Checkpoint is a ledger's records as read: a change is checked against
-// it (Check). The records of a ledger read through its layout memo and
-// untouched since are the memo's extents (read), which hold their ids and
-// statuses as read: a checkpoint of 20,000 of them copies none.
+// it (Check). The records of a ledger Update read through its layout memo
+// are the memo's extents (read), which hold their ids and statuses as
+// read: a checkpoint of 20,000 of them copies none (asRead).
 type Checkpoint struct {
 	read []extent
 	recs []idStatus // the records after those of read
@@ -129,15 +129,11 @@ func (cp Checkpoint) resolvedBy(l *Ledger) []int {
 
 // Checkpoint returns l's records as they are now.
 func (l *Ledger) Checkpoint() Checkpoint {
-	var read []extent
-	if lo := l.src.layout(); lo != nil && untouched(lo, l.Clarifications) {
-		read = lo.exts
-	}
-	out := make([]idStatus, len(l.Clarifications)-len(read))
-	for i, c := range l.Clarifications[len(read):] {
+	out := make([]idStatus, len(l.Clarifications))
+	for i, c := range l.Clarifications {
 		out[i] = idStatus{c.ID, c.Status}
 	}
-	return Checkpoint{read: read, recs: out}
+	return Checkpoint{recs: out}
 }
 
 // Check is what every ledger a write produces must pass, l being cp's
@@ -163,7 +159,11 @@ func (cp Checkpoint) Check(name string, l *Ledger) error {
 // (a record not found) came of a record that could not be decoded: then
 // that record's *CorruptError.
 func (l *Ledger) Change(path string, fn func(*Ledger) error) error {
-	cp := l.Checkpoint()
+	return l.change(path, l.Checkpoint(), fn)
+}
+
+// change is Change, cp being l's records as they are now.
+func (l *Ledger) change(path string, cp Checkpoint, fn func(*Ledger) error) error {
 	if err := fn(l); err != nil {
 		if bad := l.badRecord(path); bad != nil {
 			return bad

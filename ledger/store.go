@@ -330,12 +330,16 @@ func (s *Store) Update(ctx context.Context, issue int, fn func(*Ledger) error) (
 		return s.rep.Apply(ctx, f, fn, prefetched)
 	}
 	l, laid := s.openLaidOut(f.Path, issue)
+	var cp Checkpoint
 	if laid {
 		defer l.close()
+		cp = l.asRead()
 	} else if l, err = f.Read(); err != nil {
 		return nil, err
+	} else {
+		cp = l.Checkpoint()
 	}
-	if err := l.Change(f.Path, fn); err != nil {
+	if err := l.change(f.Path, cp, fn); err != nil {
 		return nil, err
 	}
 	if err := f.Write(l, nil); err != nil {
