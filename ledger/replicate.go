@@ -144,10 +144,11 @@ func (cp Checkpoint) Check(name string, l *Ledger) error {
 	if err := l.badRecord(name); err != nil {
 		return err
 	}
-	if err := checkChanges(cp, l); err != nil {
+	decided, err := checkChanges(cp, l)
+	if err != nil {
 		return err
 	}
-	l.decided = cp.resolvedBy(l)
+	l.decided = decided
 	if err := l.Validate(); err != nil {
 		return fmt.Errorf("ledger issue %d: %w", l.IssueNumber, err)
 	}

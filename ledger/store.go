@@ -455,25 +455,42 @@ func (s *Store) acquire(ctx context.Context, path string) (*lock.Lock, error) {
 
 // checkChanges enforces the lifecycle at the write path, whatever fn did:
 // records are never removed and every status change is an allowed move.
-// before is the records as read, in order. A write keeps the records in
-// place and may add some after them, so the check goes by position, with
-// no map, unless a record moved.
-func checkChanges(before Checkpoint, l *Ledger) error {
+// before is the records as read, in order. It returns the places of the
+// records resolved since (Checkpoint.resolvedBy). A write keeps the
+// records in place and may add some after them, so the check goes by
+// position, with no map, in one pass, unless a record moved. (A ledger as
+// read has no two records of one id, so a record found in its place was
+// what it was there.)
+func checkChanges(before Checkpoint, l *Ledger) (decided []int, err error) {
 	cs := l.Clarifications
 	n := before.len()
-	inPlace := len(cs) >= n
-	for i := 0; inPlace && i < n; i++ {
-		inPlace = cs[i].ID == before.rec(i).id
+	if len(cs) < n {
+		return before.moved(l)
 	}
-	if !inPlace {
-		return checkMoved(before, l)
-	}
-	for i := range n {
-		if b, c := before.rec(i), cs[i]; b.status != c.Status && !CanMove(b.status, c.Status) {
-			return &TransitionError{ID: c.ID, From: b.status, To: c.Status}
+	for i, c := range cs {
+		var was Status // none: a new record
+		if i < n {
+			b := before.rec(i)
+			if c.ID != b.id {
+				return before.moved(l)
+			}
+			if was = b.status; was != c.Status && !CanMove(was, c.Status) {
+				return nil, &TransitionError{ID: c.ID, From: was, To: c.Status}
+			}
+		}
+		if c.Status == Resolved && was != Resolved {
+			decided = append(decided, i)
 		}
 	}
-	return nil
+	return decided, nil
+}
+
+// moved is checkChanges for records that are no longer in their places.
+func (cp Checkpoint) moved(l *Ledger) ([]int, error) {
+	if err := checkMoved(cp, l); err != nil {
+		return nil, err
+	}
+	return cp.resolvedBy(l), nil
 }
 
 // checkMoved is checkChanges for records that are no longer in their

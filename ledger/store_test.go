@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -354,4 +355,37 @@ func TestOnlyLedgersTakeTurns(t *testing.T) {
 	q, err = os.ReadFile(s.AgentStatusPath() + lock.Suffix + lock.QueueSuffix)
 	require.NoError(t, err)
 	assert.NotContains(t, string(q), "agentx-run", "agent-status.json's lock takes no turns")
+}
+
+// TestCheckChangesInOnePass: the one pass of checkChanges over records in
+// place finds what the map-based checks (checkMoved, resolvedBy) find, on
+// random changes: moves allowed or not, records added, one moved.
+func TestCheckChangesInOnePass(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for round := range 2000 {
+		n := 1 + rng.IntN(12)
+		l := &Ledger{IssueNumber: 1}
+		for i := range n {
+			l.Clarifications = append(l.Clarifications, &Clarification{ID: FormatID(1, i+1), Status: Statuses[rng.IntN(len(Statuses))]})
+		}
+		cp := l.Checkpoint()
+		for _, c := range l.Clarifications {
+			if rng.IntN(3) == 0 {
+				c.Status = Statuses[rng.IntN(len(Statuses))]
+			}
+		}
+		for i := range rng.IntN(3) {
+			l.Clarifications = append(l.Clarifications, &Clarification{ID: FormatID(1, n+i+1), Status: Statuses[rng.IntN(len(Statuses))]})
+		}
+		if rng.IntN(5) == 0 && len(l.Clarifications) > 1 {
+			cs := l.Clarifications
+			cs[0], cs[len(cs)-1] = cs[len(cs)-1], cs[0]
+		}
+		got, gotErr := checkChanges(cp, l)
+		want, wantErr := cp.moved(l)
+		require.Equal(t, wantErr, gotErr, "round %d", round)
+		if wantErr == nil {
+			require.Equal(t, want, got, "round %d", round)
+		}
+	}
 }
