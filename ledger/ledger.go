@@ -615,43 +615,59 @@ func (l *Ledger) Validate() error {
 	if err := ValidateIssue(l.IssueNumber); err != nil {
 		return err
 	}
-	// Ids in increasing sequence (as agentx numbers them) cannot repeat:
-	// only records out of that order need a map to find a duplicate.
-	var seen map[string]bool
-	last := -1
+	v := recordCheck{l: l, last: -1}
 	for i, c := range l.Clarifications {
-		if c == nil {
-			return fmt.Errorf("ledger issue %d: null clarification record", l.IssueNumber)
-		}
-		issue, seq, err := c.idParts()
-		if err != nil {
+		if err := v.check(i, c); err != nil {
 			return err
 		}
-		if issue != l.IssueNumber {
-			return fmt.Errorf("%s: belongs to issue %d, not %d", c.ID, issue, l.IssueNumber)
+	}
+	return nil
+}
+
+// recordCheck is Validate's pass over the records, one record at a time
+// (a write checks them in its pass over its changes: Checkpoint.Check).
+type recordCheck struct {
+	l *Ledger
+	// Ids in increasing sequence (as agentx numbers them) cannot repeat:
+	// only records out of that order need a map to find a duplicate.
+	seen map[string]bool
+	last int
+}
+
+// check checks c, the i-th record, the ones before it checked.
+func (v *recordCheck) check(i int, c *Clarification) error {
+	l := v.l
+	if c == nil {
+		return fmt.Errorf("ledger issue %d: null clarification record", l.IssueNumber)
+	}
+	issue, seq, err := c.idParts()
+	if err != nil {
+		return err
+	}
+	if issue != l.IssueNumber {
+		return fmt.Errorf("%s: belongs to issue %d, not %d", c.ID, issue, l.IssueNumber)
+	}
+	if v.seen == nil && seq <= v.last {
+		v.seen = make(map[string]bool, len(l.Clarifications))
+		for _, p := range l.Clarifications[:i] {
+			v.seen[p.ID] = true
 		}
-		if seen == nil && seq <= last {
-			seen = make(map[string]bool, len(l.Clarifications))
-			for _, p := range l.Clarifications[:i] {
-				seen[p.ID] = true
-			}
+	}
+	v.last = seq
+	if v.seen != nil {
+		if v.seen[c.ID] {
+			return fmt.Errorf("%s: duplicate id in issue %d", c.ID, l.IssueNumber)
 		}
-		last = seq
-		if seen != nil {
-			if seen[c.ID] {
-				return fmt.Errorf("%s: duplicate id in issue %d", c.ID, l.IssueNumber)
-			}
-			seen[c.ID] = true
+		v.seen[c.ID] = true
+	}
+	if c.Sealed() {
+		if !c.stubIntact() {
+			return fmt.Errorf("%s: a sealed record was changed without Ledger.Find: the change would be lost", c.ID)
 		}
-		if c.Sealed() {
-			if !c.stubIntact() {
-				return fmt.Errorf("%s: a sealed record was changed without Ledger.Find: the change would be lost", c.ID)
-			}
-			continue // written back as it was read
-		}
-		if err := c.validate(); err != nil {
-			return fmt.Errorf("%s: %w", c.ID, err)
-		}
+		return nil // written back as it was read
+	}
+	if err := c.validate(); err != nil {
+		return fmt.Errorf("%s: %w", c.ID, err)
 	}
 	return nil
 }

@@ -144,13 +144,16 @@ func (cp Checkpoint) Check(name string, l *Ledger) error {
 	if err := l.badRecord(name); err != nil {
 		return err
 	}
-	decided, err := checkChanges(cp, l)
+	decided, invalid, err := checkChanges(cp, l)
 	if err != nil {
 		return err
 	}
 	l.decided = decided
-	if err := l.Validate(); err != nil {
-		return fmt.Errorf("ledger issue %d: %w", l.IssueNumber, err)
+	if err := ValidateIssue(l.IssueNumber); err != nil {
+		invalid = err // Validate's first check
+	}
+	if invalid != nil {
+		return fmt.Errorf("ledger issue %d: %w", l.IssueNumber, invalid)
 	}
 	return nil
 }

@@ -456,17 +456,19 @@ func (s *Store) acquire(ctx context.Context, path string) (*lock.Lock, error) {
 // checkChanges enforces the lifecycle at the write path, whatever fn did:
 // records are never removed and every status change is an allowed move.
 // before is the records as read, in order. It returns the places of the
-// records resolved since (Checkpoint.resolvedBy). A write keeps the
-// records in place and may add some after them, so the check goes by
-// position, with no map, in one pass, unless a record moved. (A ledger as
-// read has no two records of one id, so a record found in its place was
-// what it was there.)
-func checkChanges(before Checkpoint, l *Ledger) (decided []int, err error) {
+// records resolved since (Checkpoint.resolvedBy) and, in invalid, the
+// first error Validate's checks of the records find (a lifecycle error
+// comes first). A write keeps the records in place and may add some after
+// them, so the checks go by position, with no map, in one pass over the
+// records, unless a record moved. (A ledger as read has no two records of
+// one id, so a record found in its place was what it was there.)
+func checkChanges(before Checkpoint, l *Ledger) (decided []int, invalid, err error) {
 	cs := l.Clarifications
 	n := before.len()
 	if len(cs) < n {
 		return before.moved(l)
 	}
+	v := recordCheck{l: l, last: -1}
 	for i, c := range cs {
 		var was Status // none: a new record
 		if i < n {
@@ -475,22 +477,31 @@ func checkChanges(before Checkpoint, l *Ledger) (decided []int, err error) {
 				return before.moved(l)
 			}
 			if was = b.status; was != c.Status && !CanMove(was, c.Status) {
-				return nil, &TransitionError{ID: c.ID, From: was, To: c.Status}
+				return nil, nil, &TransitionError{ID: c.ID, From: was, To: c.Status}
 			}
 		}
 		if c.Status == Resolved && was != Resolved {
 			decided = append(decided, i)
 		}
+		if invalid == nil {
+			invalid = v.check(i, c)
+		}
 	}
-	return decided, nil
+	return decided, invalid, nil
 }
 
 // moved is checkChanges for records that are no longer in their places.
-func (cp Checkpoint) moved(l *Ledger) ([]int, error) {
+func (cp Checkpoint) moved(l *Ledger) (decided []int, invalid, err error) {
 	if err := checkMoved(cp, l); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return cp.resolvedBy(l), nil
+	v := recordCheck{l: l, last: -1}
+	for i, c := range l.Clarifications {
+		if invalid = v.check(i, c); invalid != nil {
+			break
+		}
+	}
+	return cp.resolvedBy(l), invalid, nil
 }
 
 // checkMoved is checkChanges for records that are no longer in their
