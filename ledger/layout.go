@@ -307,7 +307,9 @@ func decodeLayout(data []byte) (*layout, error) {
 	lo.stubs = make([]Clarification, nRecs)
 	lo.exts = make([]extent, nRecs)
 	lo.src = &source{lo: lo}
-	lo.clars = make([]*Clarification, nRecs)
+	// with room for the records a change adds: an ask's append would
+	// otherwise copy them all
+	lo.clars = make([]*Clarification, nRecs, nRecs+4)
 	ids := idSpeller{stubs: lo.stubs, exts: lo.exts}
 	lo.ordered = true
 	last := uint64(0)

@@ -549,9 +549,18 @@ func DetectAbandoned(entries []ledger.IndexEntry, hook Hook) []Finding {
 // each seeing the state the earlier ones' actions will leave, so that a
 // clarification gets at most one action.
 func Detect(entries []ledger.IndexEntry, now time.Time, cfg Config, hook *Hook) []Finding {
-	work := slices.Clone(entries)
+	// entries are the caller's (and may be shared: ledger.Store.OpenEntries);
+	// work is copied from them when a finding first changes it, which on
+	// most runs none does
+	work, copied := entries, false
 	var out []Finding
 	take := func(fs []Finding) {
+		if len(fs) == 0 {
+			return
+		}
+		if !copied {
+			work, copied = slices.Clone(work), true
+		}
 		acted := map[string]Action{}
 		for _, f := range fs {
 			if _, dup := acted[f.ID]; !dup {
