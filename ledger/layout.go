@@ -123,10 +123,11 @@ func (s *Store) LayoutPath(issue int) string {
 // encodeLayout renders the memo of a ledger file of issue, stamped file,
 // whose records cs start at head and have the lengths lens, and whose
 // shadow is sh. prev, if not nil, is the memo of the file cs was read
-// from: when cs begins with all of its records, untouched and as long as
-// they were (an ask appends), their entries are copied from it as they
-// are, and only the rest encoded.
-func encodeLayout(issue int, file fileStamp, head int64, cs []*Clarification, lens []int64, sh shadowHeld, prev *layout) []byte {
+// from, and kept how many of cs's first records are its records, untouched
+// and as long as they were (all of them, or 0: writeLedger says): their
+// entries are copied from it as they are (after an ask, which appends),
+// and only the rest encoded.
+func encodeLayout(issue int, file fileStamp, head int64, cs []*Clarification, lens []int64, sh shadowHeld, prev *layout, kept int) []byte {
 	b := make([]byte, 0, len(layoutMagic())+64+len(cs)*8)
 	b = append(b, layoutMagic()...)
 	b = binary.AppendUvarint(b, uint64(issue))
@@ -136,7 +137,9 @@ func encodeLayout(issue int, file fileStamp, head int64, cs []*Clarification, le
 	b = binary.AppendVarint(b, file.CTime)
 	b = binary.AppendVarint(b, head)
 	b = sh.append(b)
-	kept := keptOf(prev, issue, cs, lens)
+	if prev == nil || kept != len(prev.stubs) {
+		kept = 0
+	}
 	var names []string
 	if kept > 0 {
 		names = prev.names
@@ -226,40 +229,41 @@ func (sh shadowHeld) valid(size int64) bool {
 	return sh.n == 0 || sh.n > 0 && sh.n <= min(size, sh.file.Size) && sh.file.CTime != 0
 }
 
-// keptOf is how many of cs's first records are the records of prev (the
-// memo they were read through) untouched, as long as they were: all of
-// prev's, or none.
-func keptOf(prev *layout, issue int, cs []*Clarification, lens []int64) int {
-	if prev == nil || prev.issue != issue || prev.recs == nil || !untouched(prev, cs) {
+// keeper finds, as a ledger read through its memo lo is written, whether
+// its first records are all of lo's, untouched and as long as they were:
+// the new memo then copies their entries (encodeLayout).
+type keeper struct {
+	lo   *layout
+	keep bool
+}
+
+// keeping is the keeper of a write of l.
+func keeping(l *Ledger) keeper {
+	lo := l.src.layout()
+	return keeper{lo, lo != nil && lo.recs != nil && lo.issue == l.IssueNumber && len(l.Clarifications) >= len(lo.stubs)}
+}
+
+// see takes in c, the i-th record, written n bytes long.
+func (k *keeper) see(i int, c *Clarification, n int64) {
+	if !k.keep || i >= len(k.lo.stubs) {
+		return
+	}
+	x := &k.lo.exts[i]
+	k.keep = c == &k.lo.stubs[i] && c.at == x && c.ID == x.id && c.Status == x.status && n == x.n
+}
+
+// kept is how many records the new memo copies: all of lo's, or none.
+func (k *keeper) kept() int {
+	if !k.keep {
 		return 0
 	}
-	for i := range prev.exts {
-		if lens[i] != prev.exts[i].n {
-			return 0
-		}
-	}
-	return len(prev.stubs)
+	return len(k.lo.stubs)
 }
 
 // asRead is the Checkpoint of a ledger openLaidOut has just returned,
 // nothing having run on it since: its records are the memo's stubs as
 // decoded, whose ids and statuses the extents hold. No pass over them.
 func (l *Ledger) asRead() Checkpoint { return Checkpoint{read: l.src.lo.exts} }
-
-// untouched reports whether cs are lo's stubs, in order, each as read:
-// its id and status those of its extent.
-func untouched(lo *layout, cs []*Clarification) bool {
-	if len(cs) < len(lo.stubs) {
-		return false
-	}
-	for i := range lo.stubs {
-		x := &lo.exts[i]
-		if c := cs[i]; c != &lo.stubs[i] || c.at != x || c.ID != x.id || c.Status != x.status {
-			return false
-		}
-	}
-	return true
-}
 
 func appendString(b []byte, s string) []byte {
 	b = binary.AppendUvarint(b, uint64(len(s)))
@@ -589,7 +593,7 @@ func (l *Ledger) close() {
 // only means the next write reads the ledger whole. Written only here,
 // under the issue's lock (a temp file a killed writer left is replaced:
 // atomicfile.Options.Locked).
-func (s *Store) saveLayout(path string, l *Ledger, ino uint64, head int64, lens []int64, same int64) {
+func (s *Store) saveLayout(path string, l *Ledger, ino uint64, head int64, lens []int64, kept int, same int64) {
 	memo := s.LayoutPath(l.IssueNumber)
 	fi, err := os.Lstat(path)
 	switch {
@@ -600,7 +604,7 @@ func (s *Store) saveLayout(path string, l *Ledger, ino uint64, head int64, lens 
 		return
 	}
 	if fs := fileStampOf(fi); fs.Ino == ino && fs.CTime != 0 {
-		_ = atomicfile.WriteDerivedLocked(s.dir, memo, encodeLayout(l.IssueNumber, fs, head, l.Clarifications, lens, shadowOf(path, l.src, same), l.src.layout()))
+		_ = atomicfile.WriteDerivedLocked(s.dir, memo, encodeLayout(l.IssueNumber, fs, head, l.Clarifications, lens, shadowOf(path, l.src, same), l.src.layout(), kept))
 	}
 }
 

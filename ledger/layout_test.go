@@ -191,7 +191,7 @@ func forgeLayout(t *testing.T, s *Store, issue int) {
 		lens[i] = x.n
 	}
 	lens[3], lens[4] = lens[3]+5, lens[4]-5
-	forged := encodeLayout(issue, lo.file, lo.head, l.Clarifications, lens, shadowHeld{}, nil)
+	forged := encodeLayout(issue, lo.file, lo.head, l.Clarifications, lens, shadowHeld{}, nil, 0)
 	l.close()
 	require.NoError(t, os.WriteFile(s.LayoutPath(issue), forged, 0o644))
 }
@@ -269,7 +269,7 @@ func FuzzDecodeLayout(f *testing.F) {
 		for i := range lo.stubs {
 			cs[i], lens[i] = &lo.stubs[i], lo.exts[i].n
 		}
-		again, err := decodeLayout(encodeLayout(lo.issue, lo.file, lo.head, cs, lens, lo.shadow, nil))
+		again, err := decodeLayout(encodeLayout(lo.issue, lo.file, lo.head, cs, lens, lo.shadow, nil, 0))
 		require.NoError(t, err)
 		require.Equal(t, lo.tail, again.tail)
 		require.Equal(t, len(lo.stubs), len(again.stubs))

@@ -293,7 +293,7 @@ func lineCol(data []byte, off int64) (line, col int) {
 // Encode renders a ledger as the file content agentx writes.
 func Encode(l *Ledger) ([]byte, error) {
 	var b bytes.Buffer
-	if _, _, err := writeLedger(&emitter{w: &b}, l); err != nil {
+	if _, _, _, err := writeLedger(&emitter{w: &b}, l); err != nil {
 		return nil, err
 	}
 	return b.Bytes(), nil
@@ -388,6 +388,7 @@ func (f *Locked) WriteAfter(l *Ledger, encoded []byte, wait func() error) error 
 		ino         uint64
 		first, same int64
 		lens        []int64
+		kept        int
 	)
 	// Locked: only the holder of the issue's lock writes its ledger, so
 	// a temp file a killed writer left is replaced by the next write.
@@ -415,7 +416,7 @@ func (f *Locked) WriteAfter(l *Ledger, encoded []byte, wait func() error) error 
 		}
 		e := toFile(t)
 		var err error
-		if first, lens, err = writeLedger(e, l); err != nil {
+		if first, lens, kept, err = writeLedger(e, l); err != nil {
 			return fmt.Errorf("ledger issue %d: encode: %w", issue, err)
 		}
 		same = e.same
@@ -430,7 +431,7 @@ func (f *Locked) WriteAfter(l *Ledger, encoded []byte, wait func() error) error 
 	}
 	f.noteDecided(l) // after the rename: a decision in memory is one taken
 	if s.rep == nil {
-		s.saveLayout(path, l, ino, first, lens, same)
+		s.saveLayout(path, l, ino, first, lens, kept, same)
 	}
 	return nil
 }
