@@ -65,12 +65,21 @@ type ThreadEntry struct {
 // Clarification is one question thread between two agents (or an agent and
 // a human). Field names are the AgentX ledger's.
 type Clarification struct {
-	ID         string        `json:"id"`
-	From       string        `json:"from"`
-	To         string        `json:"to"`
-	Topic      string        `json:"topic"`
-	Blocking   bool          `json:"blocking"`
-	Status     Status        `json:"status"`
+	ID       string `json:"id"`
+	From     string `json:"from"`
+	To       string `json:"to"`
+	Topic    string `json:"topic"`
+	Blocking bool   `json:"blocking"`
+	Status   Status `json:"status"`
+
+	// Beside the id and status that every pass over a ledger's records
+	// reads, in the same 128 bytes: 20,000 records read through a layout
+	// memo are gone over several times by each write, and a field in a
+	// cache line of its own costs each pass a miss per record. (Only the
+	// exported fields are encoded, in their order.)
+	at     *extent // where the record lies in its file, while it is sealed by a layout memo
+	sealed []byte  // the record as read, while it is sealed (see Sealed)
+
 	Round      int           `json:"round"`
 	MaxRounds  int           `json:"maxRounds"`
 	Created    Time          `json:"created"`
@@ -83,9 +92,7 @@ type Clarification struct {
 	// the AgentX schema's fields are untouched; nil when there are none.
 	X *Extra `json:"agentx,omitempty"`
 
-	more   unknown // members this version does not know, kept as read
-	sealed []byte  // the record as read, while it is sealed (see Sealed)
-	at     *extent // where the record lies in its file, while it is sealed by a layout memo
+	more unknown // members this version does not know, kept as read
 }
 
 // ExtraKey is the JSON key of agentx's additions to a record.
