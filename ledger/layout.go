@@ -260,6 +260,27 @@ func (k *keeper) kept() int {
 	return len(k.lo.stubs)
 }
 
+// memoSeq is, for NextID, the highest sequence number of l's first
+// records while they are the stubs of the memo l was read through, their
+// ids all as agentx spells them and increasing (the last one's), and how
+// many they are: NextID need not read them. (A stub whose id was changed
+// since is no longer where Checkpoint.Check finds the record it read
+// there: the change fails, whatever id NextID gave.) 0, 0 otherwise.
+func (l *Ledger) memoSeq() (max, n int) {
+	lo := l.src.layout()
+	if lo == nil || !lo.ordered {
+		return 0, 0
+	}
+	cs := l.Clarifications
+	for n < len(lo.stubs) && n < len(cs) && cs[n] == &lo.stubs[n] {
+		n++
+	}
+	if n == 0 {
+		return 0, 0
+	}
+	return lo.exts[n-1].seq, n
+}
+
 // asRead is the Checkpoint of a ledger openLaidOut has just returned,
 // nothing having run on it since: its records are the memo's stubs as
 // decoded, whose ids and statuses the extents hold. No pass over them.

@@ -477,3 +477,42 @@ func TestCheckpointThroughTheMemo(t *testing.T) {
 		assert.Equal(t, id, te.ID)
 	}
 }
+
+// TestNextIDThroughTheMemo: NextID of a ledger read through its layout
+// memo, which takes the stubs' highest sequence number from the memo, is
+// NextID of the ledger read whole: as read, with a record opened, and with
+// records appended.
+func TestNextIDThroughTheMemo(t *testing.T) {
+	s := newTestStore(t)
+	seedHistory(t, s, 9, 400)
+	whole, err := s.Read(9)
+	require.NoError(t, err)
+	l, ok := s.openLaidOut(s.Path(9), 9)
+	require.True(t, ok)
+	defer l.close()
+	_, n := l.memoSeq()
+	require.Equal(t, 400, n, "the memo gives the stubs' sequence numbers")
+	require.Equal(t, whole.NextID(), l.NextID())
+	require.NotNil(t, l.Find("CLR-9-400"))
+	require.Equal(t, "CLR-9-401", l.NextID())
+	for _, want := range []string{"CLR-9-401", "CLR-9-402"} {
+		id := l.NextID()
+		require.Equal(t, want, id)
+		l.Clarifications = append(l.Clarifications, &Clarification{ID: id, From: "engineer", Status: Pending})
+	}
+	l.Clarifications = append(l.Clarifications, &Clarification{ID: "CLR-9-900", From: "engineer", Status: Pending})
+	require.Equal(t, "CLR-9-901", l.NextID(), "a record after the stubs is read")
+
+	// a stub's id changed: NextID does not see it, and the change fails
+	for _, open := range []bool{false, true} {
+		_, err = s.Update(context.Background(), 9, func(l *Ledger) error {
+			c := l.Clarifications[5]
+			if open {
+				c = l.Find(c.ID)
+			}
+			c.ID = "CLR-9-999"
+			return ask(s, "engineer", "architect", "After?")(l)
+		})
+		require.ErrorContains(t, err, "CLR-9-006: a clarification may not be deleted", "opened: %v", open)
+	}
+}

@@ -412,8 +412,8 @@ func (l *Ledger) Find(id string) *Clarification {
 // NextID is the id for a new clarification: CLR-{issue}-{seq:03d} with seq
 // one past the highest in the ledger, so an id is never reused after a gap.
 func (l *Ledger) NextID() string {
-	max := 0
-	for _, c := range l.Clarifications {
+	max, from := l.memoSeq()
+	for _, c := range l.Clarifications[from:] {
 		if _, seq, err := c.idParts(); err == nil && seq > max {
 			max = seq
 		}
