@@ -167,12 +167,16 @@ func readTime(s *jsonscan.Scanner) Time {
 	if s.Opt("null") {
 		return Time{}
 	}
-	v := s.Raw()
+	v := rawChecked(s)
 	if !s.OK {
 		return Time{}
 	}
-	if t, ok := ParseWritten(v); ok {
+	if t, ok := ParseWritten(v); ok { // every byte a digit or its separator
 		return Time{t}
+	}
+	if !plain(v) {
+		s.OK = false
+		return Time{}
 	}
 	t, err := ParseTime(string(v))
 	if err != nil {
@@ -185,7 +189,7 @@ func readTime(s *jsonscan.Scanner) Time {
 // readBase64 reads a non-empty base64 string (standard, padded), as the
 // generic decoder reads a []byte.
 func readBase64(s *jsonscan.Scanner) []byte {
-	v := s.Raw()
+	v := rawChecked(s) // the decoder refuses any byte but base64's, and the length says a line break was skipped
 	if !s.OK || len(v) == 0 {
 		s.OK = false
 		return nil
@@ -197,6 +201,35 @@ func readBase64(s *jsonscan.Scanner) []byte {
 		return nil
 	}
 	return out[:n]
+}
+
+// rawChecked is s.Raw for a string whose bytes the caller checks itself
+// (a time, base64): the closing quote is looked for at once rather than
+// byte by byte, the string's bytes are not checked. An escaped quote ends
+// it early: the backslash before it fails the caller's check.
+func rawChecked(s *jsonscan.Scanner) []byte {
+	if !s.Opt(`"`) {
+		s.OK = false
+		return nil
+	}
+	j := bytes.IndexByte(s.B[s.I:], '"')
+	if j < 0 {
+		s.OK = false
+		return nil
+	}
+	v := s.B[s.I : s.I+j]
+	s.I += j + 1
+	return v
+}
+
+// plain reports whether every byte of v is one s.Raw reads in a string.
+func plain(v []byte) bool {
+	for _, c := range v {
+		if !jsonscan.Plain[c] {
+			return false
+		}
+	}
+	return true
 }
 
 // readValue reads one JSON value with the generic decoder into v: for a

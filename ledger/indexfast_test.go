@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -120,6 +121,10 @@ func FuzzFastIndex(f *testing.F) {
 	f.Add(data)
 	f.Add(indexFileOf(f, stamp{Size: 1}, indexEntries()[2:]))
 	f.Add([]byte(`{"version":2,"issue":1,"ledger":{"size":0,"mtime":0},"entries":[]}`))
+	// a sketch with a line break, an escape, an escaped quote; a time escaped
+	for _, odd := range [][2]string{{`"q":"`, `"q":"` + "\n"}, {`"q":"`, `"q":"\/`}, {`"q":"`, `"q":"\"`}, {`0Z"`, `0\u005a"`}} {
+		f.Add(bytes.Replace(data, []byte(odd[0]), []byte(odd[1]), 1))
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var fast issueIndex
 		if !fastIndex(data, &fast) {
