@@ -352,7 +352,7 @@ func decodeLayout(data []byte) (*layout, error) {
 			ids.b = append(ids.b, d.bytes(int(id>>1))...)
 			lo.ordered = false
 		} else {
-			ids.b = appendID(ids.b, lo.issue, int(id>>1))
+			ids.b = ids.spell(lo.issue, int(id>>1))
 			lo.ordered = lo.ordered && id>>1 > last
 			last = id >> 1
 			lo.exts[i].seq = int(id >> 1)
@@ -403,6 +403,20 @@ type idSpeller struct {
 	b     []byte
 	ends  []int // where the id of each record from first on ends in b
 	first int
+	// prefix is the start of the ids of issue prefixOf
+	prefix   []byte
+	prefixOf int
+}
+
+// spell appends FormatID(issue, seq) to b (issue and seq not negative:
+// a memo's are unsigned), the prefix of issue spelled once rather than
+// for every record.
+func (sp *idSpeller) spell(issue, seq int) []byte {
+	if sp.prefixOf != issue || sp.prefix == nil {
+		sp.prefix, sp.prefixOf = appendID(nil, issue, 0), issue
+		sp.prefix = sp.prefix[:len(sp.prefix)-len("000")] // CLR-7-
+	}
+	return appendSeq(append(sp.b, sp.prefix...), seq)
 }
 
 // idChunk is the size of the buffer the ids are spelled into.

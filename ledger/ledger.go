@@ -444,6 +444,12 @@ func appendID(b []byte, issue, seq int) []byte {
 	b = append(b, "CLR-"...)
 	b = strconv.AppendInt(b, int64(issue), 10)
 	b = append(b, '-')
+	return appendSeq(b, seq)
+}
+
+// appendSeq appends a sequence number as an id spells it: three digits at
+// least (seq not negative).
+func appendSeq(b []byte, seq int) []byte {
 	switch {
 	case seq < 10:
 		b = append(b, "00"...)
