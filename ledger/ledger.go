@@ -628,6 +628,11 @@ func (l *Ledger) Validate() error {
 	if err := ValidateIssue(l.IssueNumber); err != nil {
 		return err
 	}
+	return l.validateRecords()
+}
+
+// validateRecords is Validate's checks of the records.
+func (l *Ledger) validateRecords() error {
 	v := recordCheck{l: l, last: -1}
 	for i, c := range l.Clarifications {
 		if err := v.check(i, c); err != nil {

@@ -496,13 +496,7 @@ func (cp Checkpoint) moved(l *Ledger) (decided []int, invalid, err error) {
 	if err := checkMoved(cp, l); err != nil {
 		return nil, nil, err
 	}
-	v := recordCheck{l: l, last: -1}
-	for i, c := range l.Clarifications {
-		if invalid = v.check(i, c); invalid != nil {
-			break
-		}
-	}
-	return cp.resolvedBy(l), invalid, nil
+	return cp.resolvedBy(l), l.validateRecords(), nil
 }
 
 // checkMoved is checkChanges for records that are no longer in their
