@@ -77,7 +77,11 @@ var (
 						}
 						return enc.WriteValue(b)
 					}
-					return json.MarshalEncode(enc, &wire[clarFields]{(*clarFields)(c), c.more})
+					var more unknown
+					if c.more != nil {
+						more = *c.more
+					}
+					return json.MarshalEncode(enc, &wire[clarFields]{(*clarFields)(c), more})
 				}),
 				json.MarshalToFunc(func(enc *jsontext.Encoder, e *ThreadEntry) error {
 					return json.MarshalEncode(enc, &wire[entryFields]{(*entryFields)(e), e.more})
@@ -111,7 +115,7 @@ func decodeOptions(in []byte) json.Options {
 			}),
 			json.UnmarshalFromFunc(func(dec *jsontext.Decoder, c *Clarification) error {
 				if !seal {
-					return decodeInto(from(dec), (*clarFields)(c), &c.more)
+					return decodeClarification(from(dec), c)
 				}
 				raw, id, from, st, err := skim(dec, in)
 				if err != nil {
@@ -121,7 +125,7 @@ func decodeOptions(in []byte) json.Options {
 					*c = Clarification{ID: id, From: from, Status: st, sealed: raw}
 					return nil
 				}
-				return decodeInto(func(w any) error { return json.Unmarshal(raw, w, dec.Options()) }, (*clarFields)(c), &c.more)
+				return decodeClarification(func(w any) error { return json.Unmarshal(raw, w, dec.Options()) }, c)
 			}),
 			json.UnmarshalFromFunc(func(dec *jsontext.Decoder, e *ThreadEntry) error {
 				return decodeInto(from(dec), (*entryFields)(e), &e.more)
@@ -146,6 +150,18 @@ func decodeInto[F any](unmarshal func(any) error, fields *F, more *unknown) erro
 	w := wire[F]{Fields: fields}
 	err := unmarshal(&w)
 	*more = w.Unknown
+	return err
+}
+
+// decodeClarification is decodeInto for a record, whose unknown members
+// are kept behind a pointer (Clarification.more).
+func decodeClarification(unmarshal func(any) error, c *Clarification) error {
+	var more unknown
+	err := decodeInto(unmarshal, (*clarFields)(c), &more)
+	c.more = nil
+	if more != nil {
+		c.more = &more
+	}
 	return err
 }
 

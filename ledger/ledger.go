@@ -92,7 +92,10 @@ type Clarification struct {
 	// the AgentX schema's fields are untouched; nil when there are none.
 	X *Extra `json:"agentx,omitempty"`
 
-	more unknown // members this version does not know, kept as read
+	// more is the members this version does not know, kept as read (nil:
+	// none). A pointer: most records have none, and the 20,000 of a ledger
+	// read through its layout memo are 16 bytes smaller each.
+	more *unknown
 }
 
 // ExtraKey is the JSON key of agentx's additions to a record.
