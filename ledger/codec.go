@@ -77,7 +77,11 @@ var (
 						}
 						return enc.WriteValue(b)
 					}
-					return json.MarshalEncode(enc, &wire[clarFields]{(*clarFields)(c), c.more})
+					var more unknown
+					if c.more != nil {
+						more = *c.more
+					}
+					return json.MarshalEncode(enc, &wire[clarFields]{(*clarFields)(c), more})
 				}),
 				json.MarshalToFunc(func(enc *jsontext.Encoder, e *ThreadEntry) error {
 					return json.MarshalEncode(enc, &wire[entryFields]{(*entryFields)(e), e.more})
@@ -111,7 +115,7 @@ func decodeOptions(in []byte) json.Options {
 			}),
 			json.UnmarshalFromFunc(func(dec *jsontext.Decoder, c *Clarification) error {
 				if !seal {
-					return decodeInto(from(dec), (*clarFields)(c), &c.more)
+					return decodeClarification(from(dec), c)
 				}
 				raw, id, from, st, err := skim(dec, in)
 				if err != nil {
@@ -121,7 +125,7 @@ func decodeOptions(in []byte) json.Options {
 					*c = Clarification{ID: id, From: from, Status: st, sealed: raw}
 					return nil
 				}
-				return decodeInto(func(w any) error { return json.Unmarshal(raw, w, dec.Options()) }, (*clarFields)(c), &c.more)
+				return decodeClarification(func(w any) error { return json.Unmarshal(raw, w, dec.Options()) }, c)
 			}),
 			json.UnmarshalFromFunc(func(dec *jsontext.Decoder, e *ThreadEntry) error {
 				return decodeInto(from(dec), (*entryFields)(e), &e.more)
@@ -146,6 +150,18 @@ func decodeInto[F any](unmarshal func(any) error, fields *F, more *unknown) erro
 	w := wire[F]{Fields: fields}
 	err := unmarshal(&w)
 	*more = w.Unknown
+	return err
+}
+
+// decodeClarification is decodeInto for a record, whose unknown members
+// are kept behind a pointer (Clarification.more).
+func decodeClarification(unmarshal func(any) error, c *Clarification) error {
+	var more unknown
+	err := decodeInto(unmarshal, (*clarFields)(c), &more)
+	c.more = nil
+	if more != nil {
+		c.more = &more
+	}
 	return err
 }
 
@@ -257,15 +273,18 @@ func unmarshalLedger(data []byte, l *Ledger, sealed bool) error {
 // closed records. A ledger read through its layout memo (l.src) has its
 // unchanged stretches copied from the old file, separators, head and tail
 // included when they are as agentx writes them. It returns where the first
-// record starts and each record's length, for the new file's memo.
-func writeLedger(e *emitter, l *Ledger) (first int64, lens []int64, err error) {
+// record starts and each record's length, for the new file's memo, and
+// kept: how many of the first records are those of the memo l was read
+// through, untouched and as long as they were (all of its records, or
+// none), whose entries the new memo copies (encodeLayout).
+func writeLedger(e *emitter, l *Ledger) (first int64, lens []int64, kept int, err error) {
 	head, err := json.Marshal(&wire[ledgerHead]{&ledgerHead{IssueNumber: l.IssueNumber, Clarifications: emptyArray}, l.more}, encodeOpts())
 	if err != nil {
-		return 0, nil, err
+		return 0, nil, 0, err
 	}
 	at := bytes.Index(head, emptyMember)
 	if at < 0 {
-		return 0, nil, errors.New("ledger encoding: no clarifications member")
+		return 0, nil, 0, errors.New("ledger encoding: no clarifications member")
 	}
 	at += len(emptyMember) - len(emptyArray)
 	src := l.src
@@ -278,6 +297,7 @@ func writeLedger(e *emitter, l *Ledger) (first int64, lens []int64, err error) {
 	e.spanIf(src, 0, prefix, src != nil && len(recs) > 0 && bytes.Equal(prefix, src.head))
 	first = e.pos
 	lens = make([]int64, len(recs))
+	keep := keeping(l) // looked at in this pass, rather than in one of its own after it
 	for i, c := range recs {
 		if i > 0 {
 			prev := recs[i-1].at
@@ -292,11 +312,12 @@ func writeLedger(e *emitter, l *Ledger) (first int64, lens []int64, err error) {
 		default:
 			b, err := json.Marshal(c, encodeOpts(), recordIndent)
 			if err != nil {
-				return 0, nil, err
+				return 0, nil, 0, err
 			}
 			e.write(b)
 		}
 		lens[i] = e.pos - start
+		keep.see(i, c, lens[i])
 	}
 	var suffix []byte
 	if len(recs) > 0 {
@@ -308,7 +329,7 @@ func writeLedger(e *emitter, l *Ledger) (first int64, lens []int64, err error) {
 		last = recs[len(recs)-1].at
 	}
 	e.spanIf(src, end(last), suffix, last != nil && end(last) == src.lo.tail && bytes.Equal(suffix, src.tail))
-	return first, lens, e.finish()
+	return first, lens, keep.kept(), e.finish()
 }
 
 // end is the offset just past a record read through a layout memo.

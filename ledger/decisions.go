@@ -353,7 +353,7 @@ func nextLine(rest []byte) (line, after []byte) {
 // line takes in the n-th line: a strike ("-" id …) is noted, a decision
 // asking what the query asks becomes a candidate.
 func (sc *decidedScan) line(line []byte, n int) {
-	id, tail, ok := bytes.Cut(line, tab)
+	id, tail, ok := cutTab(line)
 	if !ok {
 		return
 	}
@@ -371,7 +371,7 @@ func (sc *decidedScan) strike(tail []byte, n int) {
 	if sc.struck == nil {
 		sc.struck = map[string]int{}
 	}
-	if sid, _, ok := bytes.Cut(tail, tab); ok {
+	if sid, _, ok := cutTab(tail); ok {
 		sc.struck[string(sid)] = n
 	}
 }
@@ -380,9 +380,9 @@ func (sc *decidedScan) strike(tail []byte, n int) {
 // decision line (tail: after its id); ok when it is of the same topic or
 // similar enough, and its time reads.
 func (sc *decidedScan) candidate(line, tail []byte, n int) (candidate, bool) {
-	at, tail, _ := bytes.Cut(tail, tab)
-	k, tail, _ := bytes.Cut(tail, tab)
-	qhex, _, _ := bytes.Cut(tail, tab)
+	at, tail, _ := cutTab(tail)
+	k, tail, _ := cutTab(tail)
+	qhex, _, _ := cutTab(tail)
 	same := len(sc.key) > 0 && string(k) == sc.key
 	sim, alike := textsim.SimilarHex(sc.sig, qhex, sc.similarity) // in place: no decoding
 	if same && !alike {
@@ -480,6 +480,16 @@ func (s *Store) readMatches(text *os.File, cands []candidate, struck map[string]
 }
 
 var tab = []byte{'\t'}
+
+// cutTab is bytes.Cut(b, tab), which the scan of the decision file calls
+// up to five times a line: one byte looked for as one (bytes.Cut goes
+// through bytes.Index), and inlined.
+func cutTab(b []byte) (before, after []byte, found bool) {
+	if i := bytes.IndexByte(b, '\t'); i >= 0 {
+		return b[:i], b[i+1:], true
+	}
+	return b, nil, false
+}
 
 // errStaleDecisions: the decision files are missing, of another version,
 // or not made together.

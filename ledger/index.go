@@ -146,7 +146,14 @@ func (s *Store) entriesOf(l *Ledger) []IndexEntry {
 	if ii, err := s.readIndexFile(l.IssueNumber, true); err == nil && ii.Ledger == l.src.lo.file.Stamp {
 		old = ii.Entries
 	}
-	out := make([]IndexEntry, 0, len(old)+4) // most often those and the one a change adds
+	// The entries are made in old's place (read for this alone): those
+	// taken over come in old's order, so none is written past the next
+	// one to read (j), until a new one would be; then they move to a
+	// slice of their own. (Were one written over, its record's entry would
+	// be made afresh, and the next ones': never wrong, as no two records
+	// share an id, but slow.) fastIndex leaves room for the few a change
+	// adds.
+	out, inPlace := old[:0], true
 	j := 0
 	for _, c := range l.Clarifications {
 		if !c.Status.Open() {
@@ -165,6 +172,9 @@ func (s *Store) entriesOf(l *Ledger) []IndexEntry {
 			if l.Find(c.ID) == nil {
 				continue // Update fails: l.bad
 			}
+		}
+		if inPlace && len(out) >= j && j < len(old) {
+			out, inPlace = append(make([]IndexEntry, 0, len(old)+4), out...), false
 		}
 		out = append(out, EntryOf(l.IssueNumber, c))
 	}
@@ -409,48 +419,47 @@ func (s *Store) writeIssueIndex(issue int, st stamp, es []IndexEntry, locked boo
 // the previous index file (taken over by entriesOf) is written as read.
 func (s *Store) writeIndexFile(issue int, st stamp, es []IndexEntry, locked bool) error {
 	path := s.IssueIndexPath(issue)
-	size := 128
-	for _, e := range es {
-		size += len(e.raw) + 1
-		if e.raw == nil {
-			size += 256
-		}
-	}
-	data, err := jsonv2.Marshal(issueIndex{Version: IndexVersion, Issue: issue, Ledger: st})
+	head, err := jsonv2.Marshal(issueIndex{Version: IndexVersion, Issue: issue, Ledger: st})
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", path, err)
 	}
-	if !bytes.HasSuffix(data, []byte(`"entries":[]}`)) {
+	if !bytes.HasSuffix(head, []byte(`"entries":[]}`)) {
 		return fmt.Errorf("encode %s: the entries are not last", path)
 	}
-	data = append(make([]byte, 0, size), data[:len(data)-len(`]}`)]...)
-	for i, e := range es {
-		if i > 0 {
-			data = append(data, ',')
+	// The entries read from the old file are written as read, straight
+	// from its bytes: an issue with 2,000 open questions has a file of half
+	// a megabyte, which is not put together in memory again. An error
+	// cancels the write. Never into a directory that is a link (a cloned
+	// repository can hold one pointing anywhere): reads make index files
+	// afresh too.
+	err = atomicfile.WriteDerivedFile(s.dir, path, locked, func(t *atomicfile.Target) error {
+		t.Write(head[:len(head)-len(`]}`)])
+		for i := range es {
+			if i > 0 {
+				t.Write(comma)
+			}
+			b := es[i].raw
+			if b == nil {
+				// by index: a copy of the entry handed to Marshal would
+				// be one allocation per entry
+				var err error
+				if b, err = jsonv2.Marshal(&es[i]); err != nil {
+					return fmt.Errorf("encode %s: %w", path, err)
+				}
+			}
+			t.Write(b)
 		}
-		if e.raw != nil {
-			data = append(data, e.raw...)
-			continue
-		}
-		b, err := jsonv2.Marshal(&e)
-		if err != nil {
-			return fmt.Errorf("encode %s: %w", path, err)
-		}
-		data = append(data, b...)
-	}
-	data = append(data, "]}\n"...)
-	// never into a directory that is a link (a cloned repository can
-	// hold one pointing anywhere): reads make index files afresh too
-	write := atomicfile.WriteDerived
-	if locked {
-		write = atomicfile.WriteDerivedLocked
-	}
-	if err := write(s.dir, path, data); err != nil {
+		_, err := t.Write(indexEnd)
+		return err // a Target keeps its first error
+	})
+	if err != nil {
 		return err
 	}
 	s.noteIndex(issue, st, es)
 	return nil
 }
+
+var comma, indexEnd = []byte(","), []byte("]}\n")
 
 // noteIndex keeps the entries of the index file this process last wrote,
 // for ledger version st of issue: the monitor that runs after a write then
@@ -462,21 +471,25 @@ func (s *Store) noteIndex(issue int, st stamp, es []IndexEntry) {
 }
 
 // noted returns the entries noteIndex kept, if they are for ledger
-// version st of issue.
+// version st of issue. They are not copied: every reader after a write
+// (agent statuses, the side monitor) would copy all the issue's open
+// entries, and none changes them in place (see OpenEntries); the capacity
+// is cut to the length, so that an append copies.
 func (s *Store) noted(issue int, st stamp) ([]IndexEntry, bool) {
 	s.wrote.Lock()
 	defer s.wrote.Unlock()
 	if s.wrote.issue != issue || s.wrote.st != st || s.wrote.es == nil {
 		return nil, false
 	}
-	return slices.Clone(s.wrote.es), true
+	return slices.Clip(s.wrote.es), true
 }
 
 // ReadIndex reads every per-issue index file without locking, checking
 // each against its ledger: an issue whose ledger is no longer the version
 // its file was derived from is read from the ledger itself. Ledgers that
 // cannot be read then are returned in skipped (their issues are left out).
-// An index that was never built gives an *IndexUnusableError.
+// An index that was never built gives an *IndexUnusableError. The
+// entries may be shared, as OpenEntries' are.
 func (s *Store) ReadIndex() (*Index, []error, error) { return s.readIndex(false) }
 
 // readIndex is ReadIndex; with heal, an index file that does not match its
@@ -561,6 +574,8 @@ func IssueOfFile(name string) (int, bool) {
 // OpenEntries returns the index entries of issue's open clarifications:
 // from its index file when that was made from the ledger now on disk, else
 // from the ledger. It costs the issue's open questions, not its history.
+// After a write in this process the entries are those it wrote, shared by
+// every reader (noted): read them, and copy before changing one in place.
 func (s *Store) OpenEntries(issue int) ([]IndexEntry, error) {
 	if err := ValidateIssue(issue); err != nil {
 		return nil, err

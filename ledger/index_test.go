@@ -450,3 +450,72 @@ func resolvedIssue(t *testing.T, s *Store, issue int) {
 		require.NoError(t, err)
 	}
 }
+
+// TestIndexFileAsARebuildWritesIt: the index file an update writes (the
+// entries it kept written as read from the file before, the new ones
+// encoded) is byte for byte the one RebuildIndex makes from the ledger,
+// through the layout memo and read whole alike.
+func TestIndexFileAsARebuildWritesIt(t *testing.T) {
+	ctx := context.Background()
+	s := newTestStore(t)
+	seedHistory(t, s, 9, 400)
+	steps := []func(*Ledger) error{
+		ask(s, "engineer", "architect", "A new question?"),
+		ask(s, "qa", "engineer", "Another one?"),
+		findAndMove("CLR-9-004", Answered),
+		findAndMove("CLR-9-104", Answered), // open still, in the middle
+		findAndMove("CLR-9-208", Resolved),
+		findAndMove("CLR-9-401", Stale),
+		func(l *Ledger) error { l.Whole(); return nil },
+		ask(s, "engineer", "architect", "Last?"),
+	}
+	for i, fn := range steps {
+		if i == len(steps)-2 {
+			require.NoError(t, os.Remove(s.LayoutPath(9))) // one read whole
+		}
+		_, err := s.Update(ctx, 9, fn)
+		require.NoError(t, err, i)
+		wrote, err := os.ReadFile(s.IssueIndexPath(9))
+		require.NoError(t, err, i)
+		_, _, err = s.RebuildIndex(ctx)
+		require.NoError(t, err, i)
+		rebuilt, err := os.ReadFile(s.IssueIndexPath(9))
+		require.NoError(t, err, i)
+		require.Equal(t, string(rebuilt), string(wrote), "step %d", i)
+	}
+}
+
+// TestIndexFileShortOfAnEntry: an update whose index file lacks an entry
+// it should hold (the ledger's first open question) makes it afresh, the
+// entries taken over from the file around the one made again.
+func TestIndexFileShortOfAnEntry(t *testing.T) {
+	ctx := context.Background()
+	s := newTestStore(t)
+	seedHistory(t, s, 9, 400)
+	require.True(t, laidOut(s, 9))
+	ii, err := s.readIndexFile(9, true)
+	require.NoError(t, err)
+	require.Equal(t, "CLR-9-004", ii.Entries[0].ID)
+	require.NoError(t, s.writeIndexFile(9, ii.Ledger, ii.Entries[1:], true))
+
+	_, err = s.Update(ctx, 9, func(*Ledger) error { return nil })
+	require.NoError(t, err)
+	fi, err := os.Stat(s.Path(9))
+	require.NoError(t, err)
+	es, ok := s.noted(9, stampOf(fi))
+	require.True(t, ok)
+	made := 0
+	for _, e := range es {
+		if e.raw == nil {
+			made++
+		}
+	}
+	assert.Equal(t, 1, made, "the other entries are taken over as read")
+	wrote, err := os.ReadFile(s.IssueIndexPath(9))
+	require.NoError(t, err)
+	_, _, err = s.RebuildIndex(ctx)
+	require.NoError(t, err)
+	rebuilt, err := os.ReadFile(s.IssueIndexPath(9))
+	require.NoError(t, err)
+	require.Equal(t, string(rebuilt), string(wrote))
+}

@@ -39,17 +39,21 @@ func fastIndex(data []byte, ii *issueIndex) bool {
 	s.Lit(`,"mtime":`)
 	st.MTime = s.Uint()
 	s.Lit(`},"entries":[`)
-	es := make([]IndexEntry, 0, bytes.Count(data, []byte(`{"id":`)))
+	// with room for the entries an ask adds (Store.entriesOf)
+	es := make([]IndexEntry, 0, bytes.Count(data, []byte(`{"id":`))+4)
 	var last IndexEntry
+	var sigs []byte // the sketches' bytes, a block at a time
 	for s.OK && !s.Peek(`]`) {
 		if len(es) > 0 {
 			s.Lit(`,`)
 		}
 		start := s.I
-		var e IndexEntry
-		readEntry(s, &e, &last)
+		// read in its place: an entry of its own would be one more
+		// allocation each (readEntry's generic fallback keeps a pointer)
+		es = append(es, IndexEntry{})
+		e := &es[len(es)-1]
+		readEntry(s, e, &last, &sigs)
 		e.raw = jsontext.Value(data[start:s.I])
-		es = append(es, e)
 	}
 	s.Lit(`]}`)
 	s.Opt("\n")
@@ -61,8 +65,9 @@ func fastIndex(data []byte, ii *issueIndex) bool {
 }
 
 // readEntry reads one entry object. Sender, recipient and status are most
-// often those of the entry before (last), and share its strings.
-func readEntry(s *jsonscan.Scanner, e, last *IndexEntry) {
+// often those of the entry before (last), and share its strings; the
+// sketches are decoded into sigs (readBase64).
+func readEntry(s *jsonscan.Scanner, e, last *IndexEntry, sigs *[]byte) {
 	s.Lit(`{"id":`)
 	e.ID = s.Str()
 	s.Lit(`,"from":`)
@@ -90,10 +95,10 @@ func readEntry(s *jsonscan.Scanner, e, last *IndexEntry) {
 		}
 	}
 	if s.Opt(`,"q":`) {
-		e.Q = readBase64(s)
+		e.Q = readBase64(s, sigs)
 	}
 	if s.Opt(`,"pq":`) {
-		e.PrevQ = readBase64(s)
+		e.PrevQ = readBase64(s, sigs)
 	}
 	if s.Opt(`,"reused":`) {
 		if e.Reused = s.Opt("true"); !e.Reused {
@@ -166,12 +171,16 @@ func readTime(s *jsonscan.Scanner) Time {
 	if s.Opt("null") {
 		return Time{}
 	}
-	v := s.Raw()
+	v := rawChecked(s)
 	if !s.OK {
 		return Time{}
 	}
-	if t, ok := ParseWritten(v); ok {
+	if t, ok := ParseWritten(v); ok { // every byte a digit or its separator
 		return Time{t}
+	}
+	if !plain(v) {
+		s.OK = false
+		return Time{}
 	}
 	t, err := ParseTime(string(v))
 	if err != nil {
@@ -182,20 +191,61 @@ func readTime(s *jsonscan.Scanner) Time {
 }
 
 // readBase64 reads a non-empty base64 string (standard, padded), as the
-// generic decoder reads a []byte.
-func readBase64(s *jsonscan.Scanner) []byte {
-	v := s.Raw()
+// generic decoder reads a []byte. The bytes are decoded into the block
+// *block, a new one taken when it is full: the sketches of 2,000 entries
+// are a few allocations, not 3,000. Each is cut to its length, so that an
+// append to one copies it rather than run into the next.
+func readBase64(s *jsonscan.Scanner, block *[]byte) []byte {
+	v := rawChecked(s) // the decoder refuses any byte but base64's, and the length says a line break was skipped
 	if !s.OK || len(v) == 0 {
 		s.OK = false
 		return nil
 	}
-	out := make([]byte, base64.StdEncoding.DecodedLen(len(v)))
+	need := base64.StdEncoding.DecodedLen(len(v))
+	if cap(*block)-len(*block) < need {
+		*block = make([]byte, 0, max(need, sigBlock))
+	}
+	b := *block
+	out := b[len(b) : len(b)+need]
 	n, err := base64.StdEncoding.Decode(out, v)
 	if err != nil || base64.StdEncoding.EncodedLen(n) != len(v) {
 		s.OK = false
 		return nil
 	}
-	return out[:n]
+	*block = b[:len(b)+n]
+	return out[:n:n]
+}
+
+// sigBlock is the size of the blocks readBase64 decodes into.
+const sigBlock = 16 << 10
+
+// rawChecked is s.Raw for a string whose bytes the caller checks itself
+// (a time, base64): the closing quote is looked for at once rather than
+// byte by byte, the string's bytes are not checked. An escaped quote ends
+// it early: the backslash before it fails the caller's check.
+func rawChecked(s *jsonscan.Scanner) []byte {
+	if !s.Opt(`"`) {
+		s.OK = false
+		return nil
+	}
+	j := bytes.IndexByte(s.B[s.I:], '"')
+	if j < 0 {
+		s.OK = false
+		return nil
+	}
+	v := s.B[s.I : s.I+j]
+	s.I += j + 1
+	return v
+}
+
+// plain reports whether every byte of v is one s.Raw reads in a string.
+func plain(v []byte) bool {
+	for _, c := range v {
+		if !jsonscan.Plain[c] {
+			return false
+		}
+	}
+	return true
 }
 
 // readValue reads one JSON value with the generic decoder into v: for a

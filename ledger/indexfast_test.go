@@ -1,7 +1,9 @@
 package ledger
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -119,6 +121,10 @@ func FuzzFastIndex(f *testing.F) {
 	f.Add(data)
 	f.Add(indexFileOf(f, stamp{Size: 1}, indexEntries()[2:]))
 	f.Add([]byte(`{"version":2,"issue":1,"ledger":{"size":0,"mtime":0},"entries":[]}`))
+	// a sketch with a line break, an escape, an escaped quote; a time escaped
+	for _, odd := range [][2]string{{`"q":"`, `"q":"` + "\n"}, {`"q":"`, `"q":"\/`}, {`"q":"`, `"q":"\"`}, {`0Z"`, `0\u005a"`}} {
+		f.Add(bytes.Replace(data, []byte(odd[0]), []byte(odd[1]), 1))
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var fast issueIndex
 		if !fastIndex(data, &fast) {
@@ -185,6 +191,27 @@ func TestParseWritten(t *testing.T) {
 			assert.Equal(t, want, got, s)
 		}
 		assert.Equal(t, ok, err == nil && len(s) == 24 && s[23] == 'Z' && s[10] == 'T', s)
+	}
+}
+
+// TestParseWrittenEveryDay: the day ParseWritten counts is the calendar's,
+// every day of the years around the ones where the count could slip (the
+// first, the turn of each century, the epoch, leap years, the last), and
+// the invalid days just past each month's end are refused.
+func TestParseWrittenEveryDay(t *testing.T) {
+	for _, years := range [][2]int{{0, 5}, {96, 104}, {396, 404}, {1696, 1704}, {1896, 1904}, {1966, 1974}, {1996, 2104}, {2396, 2404}, {9995, 9999}} {
+		for d := time.Date(years[0], 1, 1, 0, 0, 0, 0, time.UTC); d.Year() <= years[1]; d = d.AddDate(0, 0, 1) {
+			at := d.Add(time.Duration(d.YearDay()) * 4001 * time.Millisecond) // a time of day of its own
+			s := at.Format("2006-01-02T15:04:05.000Z")
+			got, ok := ParseWritten([]byte(s))
+			require.True(t, ok, s)
+			require.Equal(t, at, got, s)
+			if next := d.AddDate(0, 0, 1); next.Day() == 1 && d.Day() < 31 { // the day after the month's last
+				bad := fmt.Sprintf("%04d-%02d-%02dT00:00:00.000Z", d.Year(), d.Month(), d.Day()+1)
+				_, ok := ParseWritten([]byte(bad))
+				require.False(t, ok, bad)
+			}
+		}
 	}
 }
 

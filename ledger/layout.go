@@ -79,6 +79,10 @@ type layout struct {
 	// memo's bytes of the records' entries (see encodeLayout's prev)
 	names []string
 	recs  []byte
+	// src is the source every extent names, which openLaidOut completes,
+	// and clars the records in order, until they are a ledger's
+	src   *source
+	clars []*Clarification
 }
 
 // shadowHeld is what a memo knows of its ledger's shadow (see
@@ -119,10 +123,11 @@ func (s *Store) LayoutPath(issue int) string {
 // encodeLayout renders the memo of a ledger file of issue, stamped file,
 // whose records cs start at head and have the lengths lens, and whose
 // shadow is sh. prev, if not nil, is the memo of the file cs was read
-// from: when cs begins with all of its records, untouched and as long as
-// they were (an ask appends), their entries are copied from it as they
-// are, and only the rest encoded.
-func encodeLayout(issue int, file fileStamp, head int64, cs []*Clarification, lens []int64, sh shadowHeld, prev *layout) []byte {
+// from, and kept how many of cs's first records are its records, untouched
+// and as long as they were (all of them, or 0: writeLedger says): their
+// entries are copied from it as they are (after an ask, which appends),
+// and only the rest encoded.
+func encodeLayout(issue int, file fileStamp, head int64, cs []*Clarification, lens []int64, sh shadowHeld, prev *layout, kept int) []byte {
 	b := make([]byte, 0, len(layoutMagic())+64+len(cs)*8)
 	b = append(b, layoutMagic()...)
 	b = binary.AppendUvarint(b, uint64(issue))
@@ -132,7 +137,9 @@ func encodeLayout(issue int, file fileStamp, head int64, cs []*Clarification, le
 	b = binary.AppendVarint(b, file.CTime)
 	b = binary.AppendVarint(b, head)
 	b = sh.append(b)
-	kept := keptOf(prev, issue, cs, lens)
+	if prev == nil || kept != len(prev.stubs) {
+		kept = 0
+	}
 	var names []string
 	if kept > 0 {
 		names = prev.names
@@ -222,21 +229,62 @@ func (sh shadowHeld) valid(size int64) bool {
 	return sh.n == 0 || sh.n > 0 && sh.n <= min(size, sh.file.Size) && sh.file.CTime != 0
 }
 
-// keptOf is how many of cs's first records are the records of prev (the
-// memo they were read through) untouched, as long as they were: all of
-// prev's, or none.
-func keptOf(prev *layout, issue int, cs []*Clarification, lens []int64) int {
-	if prev == nil || prev.issue != issue || len(cs) < len(prev.stubs) || prev.recs == nil {
+// keeper finds, as a ledger read through its memo lo is written, whether
+// its first records are all of lo's, untouched and as long as they were:
+// the new memo then copies their entries (encodeLayout).
+type keeper struct {
+	lo   *layout
+	keep bool
+}
+
+// keeping is the keeper of a write of l.
+func keeping(l *Ledger) keeper {
+	lo := l.src.layout()
+	return keeper{lo, lo != nil && lo.recs != nil && lo.issue == l.IssueNumber && len(l.Clarifications) >= len(lo.stubs)}
+}
+
+// see takes in c, the i-th record, written n bytes long.
+func (k *keeper) see(i int, c *Clarification, n int64) {
+	if !k.keep || i >= len(k.lo.stubs) {
+		return
+	}
+	x := &k.lo.exts[i]
+	k.keep = c == &k.lo.stubs[i] && c.at == x && c.ID == x.id && c.Status == x.status && n == x.n
+}
+
+// kept is how many records the new memo copies: all of lo's, or none.
+func (k *keeper) kept() int {
+	if !k.keep {
 		return 0
 	}
-	for i := range prev.stubs {
-		x := &prev.exts[i]
-		if c := cs[i]; c != &prev.stubs[i] || c.at != x || c.ID != x.id || c.Status != x.status || lens[i] != x.n {
-			return 0
-		}
-	}
-	return len(prev.stubs)
+	return len(k.lo.stubs)
 }
+
+// memoSeq is, for NextID, the highest sequence number of l's first
+// records while they are the stubs of the memo l was read through, their
+// ids all as agentx spells them and increasing (the last one's), and how
+// many they are: NextID need not read them. (A stub whose id was changed
+// since is no longer where Checkpoint.Check finds the record it read
+// there: the change fails, whatever id NextID gave.) 0, 0 otherwise.
+func (l *Ledger) memoSeq() (max, n int) {
+	lo := l.src.layout()
+	if lo == nil || !lo.ordered {
+		return 0, 0
+	}
+	cs := l.Clarifications
+	for n < len(lo.stubs) && n < len(cs) && cs[n] == &lo.stubs[n] {
+		n++
+	}
+	if n == 0 {
+		return 0, 0
+	}
+	return lo.exts[n-1].seq, n
+}
+
+// asRead is the Checkpoint of a ledger openLaidOut has just returned,
+// nothing having run on it since: its records are the memo's stubs as
+// decoded, whose ids and statuses the extents hold. No pass over them.
+func (l *Ledger) asRead() Checkpoint { return Checkpoint{read: l.src.lo.exts} }
 
 func appendString(b []byte, s string) []byte {
 	b = binary.AppendUvarint(b, uint64(len(s)))
@@ -283,9 +331,11 @@ func decodeLayout(data []byte) (*layout, error) {
 	lo.names, lo.recs = names, d.b // the entries are all that follows
 	lo.stubs = make([]Clarification, nRecs)
 	lo.exts = make([]extent, nRecs)
-	// the ids are spelled into one buffer, and each is a slice of it
-	ids := make([]byte, 0, nRecs*12)
-	spans := make([]int, nRecs)
+	lo.src = &source{lo: lo}
+	// with room for the records a change adds: an ask's append would
+	// otherwise copy them all
+	lo.clars = make([]*Clarification, nRecs, nRecs+4)
+	ids := idSpeller{stubs: lo.stubs, exts: lo.exts}
 	lo.ordered = true
 	last := uint64(0)
 	off := lo.head
@@ -294,14 +344,15 @@ func decodeLayout(data []byte) (*layout, error) {
 		st := d.byte()
 		from := d.uvarint(uint64(len(names)))
 		id := d.uvarint(1<<40 - 1)
+		ids.room(i)
 		if id&1 == 1 {
-			if id>>1 > 64 {
+			if id>>1 > maxMemoID {
 				d.err = errLayout
 			}
-			ids = append(ids, d.bytes(int(id>>1))...)
+			ids.b = append(ids.b, d.bytes(int(id>>1))...)
 			lo.ordered = false
 		} else {
-			ids = appendID(ids, lo.issue, int(id>>1))
+			ids.b = ids.spell(lo.issue, int(id>>1))
 			lo.ordered = lo.ordered && id>>1 > last
 			last = id >> 1
 			lo.exts[i].seq = int(id >> 1)
@@ -309,16 +360,17 @@ func decodeLayout(data []byte) (*layout, error) {
 		if d.err != nil || int(st) >= len(Statuses) || from >= uint64(len(names)) || n < 2 || n > lo.file.Size {
 			return nil, errLayout
 		}
-		spans[i] = len(ids)
+		ids.ends = append(ids.ends, len(ids.b))
 		if i > 0 {
 			off += int64(len(nextRecord))
 		}
 		x := &lo.exts[i]
-		x.off, x.n, x.status = off, n, Statuses[st]
+		x.src, x.off, x.n, x.status = lo.src, off, n, Statuses[st]
 		// field by field: the stub is zero already, and a composite
 		// literal would write all of its bytes again
 		c := &lo.stubs[i]
 		c.From, c.Status, c.at = names[from], x.status, x
+		lo.clars[i] = c
 		off += n
 		if off > lo.file.Size {
 			return nil, errLayout
@@ -327,17 +379,69 @@ func decodeLayout(data []byte) (*layout, error) {
 	if d.err != nil || len(d.b) != 0 {
 		return nil, errLayout
 	}
-	all, at := string(ids), 0
-	for i := range lo.stubs {
-		lo.stubs[i].ID, at = all[at:spans[i]], spans[i]
-		lo.exts[i].id = lo.stubs[i].ID
-	}
+	ids.flush(len(lo.stubs))
 	lo.tail = off
 	if lo.issue <= 0 || lo.head <= 0 || len(lo.stubs) == 0 || lo.tail <= lo.head || lo.tail >= lo.file.Size ||
 		lo.head > layoutEdgeMax || lo.file.Size-lo.tail > layoutEdgeMax || !lo.shadow.valid(lo.file.Size) {
 		return nil, errLayout
 	}
 	return lo, nil
+}
+
+// maxMemoID is the longest id a memo spells out (one not as agentx
+// spells it); agentx's own are at most 28 bytes.
+const maxMemoID = 64
+
+// idSpeller gives a memo's stubs and extents their ids: spelled into a
+// small buffer, made one string every few hundred records, each id a slice
+// of it. The stubs it goes to were just written and are still in the
+// cache; a pass over all of them once the memo was read (7 MB for 20,000
+// records) was a third of the decode.
+type idSpeller struct {
+	stubs []Clarification
+	exts  []extent
+	b     []byte
+	ends  []int // where the id of each record from first on ends in b
+	first int
+	// prefix is the start of the ids of issue prefixOf
+	prefix   []byte
+	prefixOf int
+}
+
+// spell appends FormatID(issue, seq) to b (issue and seq not negative:
+// a memo's are unsigned), the prefix of issue spelled once rather than
+// for every record.
+func (sp *idSpeller) spell(issue, seq int) []byte {
+	if sp.prefixOf != issue || sp.prefix == nil {
+		sp.prefix, sp.prefixOf = appendID(nil, issue, 0), issue
+		sp.prefix = sp.prefix[:len(sp.prefix)-len("000")] // CLR-7-
+	}
+	return appendSeq(append(sp.b, sp.prefix...), seq)
+}
+
+// idChunk is the size of the buffer the ids are spelled into.
+const idChunk = 4096
+
+// room makes room in b for the id of record i: when b could not hold
+// another, the ids in it are given to their records.
+func (sp *idSpeller) room(i int) {
+	if sp.b == nil {
+		sp.b, sp.ends = make([]byte, 0, idChunk), make([]int, 0, idChunk/8)
+	}
+	if cap(sp.b)-len(sp.b) < maxMemoID+32 {
+		sp.flush(i)
+	}
+}
+
+// flush gives the records from first up to i their ids, spelled in b.
+func (sp *idSpeller) flush(i int) {
+	all, at := string(sp.b), 0
+	for j, end := range sp.ends {
+		id := all[at:end]
+		sp.stubs[sp.first+j].ID, sp.exts[sp.first+j].id = id, id
+		at = end
+	}
+	sp.b, sp.ends, sp.first = sp.b[:0], sp.ends[:0], i
 }
 
 // decoder reads varints and strings, keeping the first error.
@@ -474,7 +578,8 @@ func (s *Store) openLaidOut(path string, issue int) (l *Ledger, ok bool) {
 	if err != nil || lo.issue != issue || lo.file != fileStampOf(fi) || lo.file.CTime == 0 {
 		return nil, false
 	}
-	src := &source{f: f, memo: memo, lo: lo, head: make([]byte, lo.head), tail: make([]byte, lo.file.Size-lo.tail)}
+	src := lo.src // its extents name it already
+	src.f, src.memo, src.head, src.tail = f, memo, make([]byte, lo.head), make([]byte, lo.file.Size-lo.tail)
 	if _, err := f.ReadAt(src.head, 0); err != nil {
 		return nil, false
 	}
@@ -490,11 +595,7 @@ func (s *Store) openLaidOut(path string, issue int) (l *Ledger, ok bool) {
 		doc.IssueNumber != issue || len(doc.Clarifications) != 0 {
 		return nil, false
 	}
-	doc.Clarifications = make([]*Clarification, len(lo.stubs))
-	for i := range lo.stubs {
-		lo.exts[i].src = src
-		doc.Clarifications[i] = &lo.stubs[i]
-	}
+	doc.Clarifications, lo.clars = lo.clars, nil // the ledger's from now on
 	if !lo.ordered && doc.checkIntegrity() != nil {
 		return nil, false
 	}
@@ -527,7 +628,7 @@ func (l *Ledger) close() {
 // only means the next write reads the ledger whole. Written only here,
 // under the issue's lock (a temp file a killed writer left is replaced:
 // atomicfile.Options.Locked).
-func (s *Store) saveLayout(path string, l *Ledger, ino uint64, head int64, lens []int64, same int64) {
+func (s *Store) saveLayout(path string, l *Ledger, ino uint64, head int64, lens []int64, kept int, same int64) {
 	memo := s.LayoutPath(l.IssueNumber)
 	fi, err := os.Lstat(path)
 	switch {
@@ -538,7 +639,7 @@ func (s *Store) saveLayout(path string, l *Ledger, ino uint64, head int64, lens 
 		return
 	}
 	if fs := fileStampOf(fi); fs.Ino == ino && fs.CTime != 0 {
-		_ = atomicfile.WriteDerivedLocked(s.dir, memo, encodeLayout(l.IssueNumber, fs, head, l.Clarifications, lens, shadowOf(path, l.src, same), l.src.layout()))
+		_ = atomicfile.WriteDerivedLocked(s.dir, memo, encodeLayout(l.IssueNumber, fs, head, l.Clarifications, lens, shadowOf(path, l.src, same), l.src.layout(), kept))
 	}
 }
 

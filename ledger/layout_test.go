@@ -191,7 +191,7 @@ func forgeLayout(t *testing.T, s *Store, issue int) {
 		lens[i] = x.n
 	}
 	lens[3], lens[4] = lens[3]+5, lens[4]-5
-	forged := encodeLayout(issue, lo.file, lo.head, l.Clarifications, lens, shadowHeld{}, nil)
+	forged := encodeLayout(issue, lo.file, lo.head, l.Clarifications, lens, shadowHeld{}, nil, 0)
 	l.close()
 	require.NoError(t, os.WriteFile(s.LayoutPath(issue), forged, 0o644))
 }
@@ -269,7 +269,7 @@ func FuzzDecodeLayout(f *testing.F) {
 		for i := range lo.stubs {
 			cs[i], lens[i] = &lo.stubs[i], lo.exts[i].n
 		}
-		again, err := decodeLayout(encodeLayout(lo.issue, lo.file, lo.head, cs, lens, lo.shadow, nil))
+		again, err := decodeLayout(encodeLayout(lo.issue, lo.file, lo.head, cs, lens, lo.shadow, nil, 0))
 		require.NoError(t, err)
 		require.Equal(t, lo.tail, again.tail)
 		require.Equal(t, len(lo.stubs), len(again.stubs))
@@ -435,5 +435,84 @@ func TestLayoutRandomChanges(t *testing.T) {
 				require.Equal(t, eb, ea, "step %d (%s)", step, what)
 			}
 		})
+	}
+}
+
+// TestCheckpointThroughTheMemo: the checkpoint an update takes of a
+// ledger read through its layout memo is the memo's extents, copying
+// nothing, and holds what a copy would; the checks against it still refuse
+// a move the table forbids, on a record opened or not.
+func TestCheckpointThroughTheMemo(t *testing.T) {
+	s := newTestStore(t)
+	seedHistory(t, s, 9, 400)
+	l, ok := s.openLaidOut(s.Path(9), 9)
+	require.True(t, ok)
+	defer l.close()
+
+	cp, copied := l.asRead(), l.Checkpoint()
+	require.Len(t, cp.read, 400, "the records come from the memo")
+	require.Empty(t, cp.recs)
+	require.Equal(t, copied.len(), cp.len())
+	for i := range cp.len() {
+		require.Equal(t, copied.rec(i), cp.rec(i))
+	}
+	allocs := testing.AllocsPerRun(20, func() { _ = l.asRead() })
+	assert.Zero(t, allocs, "the checkpoint copies nothing")
+
+	// a move the table forbids (resolved back to pending), set on a record
+	// opened and on a stub, is refused by the write's checks
+	for i, open := range []bool{true, false} {
+		require.True(t, laidOut(s, 9))
+		id := FormatID(9, i+1)
+		_, err := s.Update(context.Background(), 9, func(l *Ledger) error {
+			c := l.Clarifications[i]
+			if open {
+				c = l.Find(id)
+			}
+			c.Status = Pending
+			return nil
+		})
+		var te *TransitionError
+		require.ErrorAs(t, err, &te, id)
+		assert.Equal(t, id, te.ID)
+	}
+}
+
+// TestNextIDThroughTheMemo: NextID of a ledger read through its layout
+// memo, which takes the stubs' highest sequence number from the memo, is
+// NextID of the ledger read whole: as read, with a record opened, and with
+// records appended.
+func TestNextIDThroughTheMemo(t *testing.T) {
+	s := newTestStore(t)
+	seedHistory(t, s, 9, 400)
+	whole, err := s.Read(9)
+	require.NoError(t, err)
+	l, ok := s.openLaidOut(s.Path(9), 9)
+	require.True(t, ok)
+	defer l.close()
+	_, n := l.memoSeq()
+	require.Equal(t, 400, n, "the memo gives the stubs' sequence numbers")
+	require.Equal(t, whole.NextID(), l.NextID())
+	require.NotNil(t, l.Find("CLR-9-400"))
+	require.Equal(t, "CLR-9-401", l.NextID())
+	for _, want := range []string{"CLR-9-401", "CLR-9-402"} {
+		id := l.NextID()
+		require.Equal(t, want, id)
+		l.Clarifications = append(l.Clarifications, &Clarification{ID: id, From: "engineer", Status: Pending})
+	}
+	l.Clarifications = append(l.Clarifications, &Clarification{ID: "CLR-9-900", From: "engineer", Status: Pending})
+	require.Equal(t, "CLR-9-901", l.NextID(), "a record after the stubs is read")
+
+	// a stub's id changed: NextID does not see it, and the change fails
+	for _, open := range []bool{false, true} {
+		_, err = s.Update(context.Background(), 9, func(l *Ledger) error {
+			c := l.Clarifications[5]
+			if open {
+				c = l.Find(c.ID)
+			}
+			c.ID = "CLR-9-999"
+			return ask(s, "engineer", "architect", "After?")(l)
+		})
+		require.ErrorContains(t, err, "CLR-9-006: a clarification may not be deleted", "opened: %v", open)
 	}
 }

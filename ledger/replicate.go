@@ -72,8 +72,25 @@ func (f *Locked) Check() error { return f.lk.Check() }
 func (f *Locked) Read() (*Ledger, error) { return readLedger(f.Path, f.Issue, true) }
 
 // Checkpoint is a ledger's records as read: a change is checked against
-// it (Check).
-type Checkpoint struct{ recs []idStatus }
+// it (Check). The records of a ledger Update read through its layout memo
+// are the memo's extents (read), which hold their ids and statuses as
+// read: a checkpoint of 20,000 of them copies none (asRead).
+type Checkpoint struct {
+	read []extent
+	recs []idStatus // the records after those of read
+}
+
+// len is how many records cp holds.
+func (cp Checkpoint) len() int { return len(cp.read) + len(cp.recs) }
+
+// rec is cp's i-th record.
+func (cp Checkpoint) rec(i int) idStatus {
+	if i < len(cp.read) {
+		x := &cp.read[i]
+		return idStatus{x.id, x.status}
+	}
+	return cp.recs[i-len(cp.read)]
+}
 
 // idStatus is a record's id and status, as read.
 type idStatus struct {
@@ -91,12 +108,13 @@ func (cp Checkpoint) resolvedBy(l *Ledger) []int {
 			continue
 		}
 		var before Status
-		if i < len(cp.recs) && cp.recs[i].id == c.ID {
-			before = cp.recs[i].status
+		if i < cp.len() && cp.rec(i).id == c.ID {
+			before = cp.rec(i).status
 		} else {
 			if was == nil {
-				was = make(map[string]Status, len(cp.recs))
-				for _, r := range cp.recs {
+				was = make(map[string]Status, cp.len())
+				for j := range cp.len() {
+					r := cp.rec(j)
 					was[r.id] = r.status
 				}
 			}
@@ -115,7 +133,7 @@ func (l *Ledger) Checkpoint() Checkpoint {
 	for i, c := range l.Clarifications {
 		out[i] = idStatus{c.ID, c.Status}
 	}
-	return Checkpoint{out}
+	return Checkpoint{recs: out}
 }
 
 // Check is what every ledger a write produces must pass, l being cp's
@@ -126,12 +144,16 @@ func (cp Checkpoint) Check(name string, l *Ledger) error {
 	if err := l.badRecord(name); err != nil {
 		return err
 	}
-	if err := checkChanges(cp.recs, l); err != nil {
+	decided, invalid, err := checkChanges(cp, l)
+	if err != nil {
 		return err
 	}
-	l.decided = cp.resolvedBy(l)
-	if err := l.Validate(); err != nil {
-		return fmt.Errorf("ledger issue %d: %w", l.IssueNumber, err)
+	l.decided = decided
+	if err := ValidateIssue(l.IssueNumber); err != nil {
+		invalid = err // Validate's first check
+	}
+	if invalid != nil {
+		return fmt.Errorf("ledger issue %d: %w", l.IssueNumber, invalid)
 	}
 	return nil
 }
@@ -141,7 +163,11 @@ func (cp Checkpoint) Check(name string, l *Ledger) error {
 // (a record not found) came of a record that could not be decoded: then
 // that record's *CorruptError.
 func (l *Ledger) Change(path string, fn func(*Ledger) error) error {
-	cp := l.Checkpoint()
+	return l.change(path, l.Checkpoint(), fn)
+}
+
+// change is Change, cp being l's records as they are now.
+func (l *Ledger) change(path string, cp Checkpoint, fn func(*Ledger) error) error {
 	if err := fn(l); err != nil {
 		if bad := l.badRecord(path); bad != nil {
 			return bad

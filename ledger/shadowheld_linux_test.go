@@ -155,7 +155,7 @@ func TestShadowHeldForgedIsCaught(t *testing.T) {
 	sh := lo.shadow
 	require.Positive(t, sh.n)
 	sh.n = sh.file.Size // the whole shadow: it lacks the last record
-	forged := encodeLayout(9, lo.file, lo.head, l.Clarifications, lens, sh, nil)
+	forged := encodeLayout(9, lo.file, lo.head, l.Clarifications, lens, sh, nil, 0)
 	l.close()
 	require.NoError(t, os.WriteFile(s.LayoutPath(9), forged, 0o644))
 	var le *LayoutError
@@ -186,7 +186,7 @@ func TestLayoutKeptEntriesAsEncoded(t *testing.T) {
 			lens[i] = x.n
 		}
 		assert.Equal(t, len(prev.stubs)+1, len(lo.stubs))
-		afresh := encodeLayout(9, lo.file, lo.head, l.Clarifications, lens, lo.shadow, nil)
+		afresh := encodeLayout(9, lo.file, lo.head, l.Clarifications, lens, lo.shadow, nil, 0)
 		l.close()
 		assert.True(t, bytes.Equal(afresh, memo), "asked by %s: the memo differs from one encoded afresh", from)
 	}

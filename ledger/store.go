@@ -293,7 +293,7 @@ func lineCol(data []byte, off int64) (line, col int) {
 // Encode renders a ledger as the file content agentx writes.
 func Encode(l *Ledger) ([]byte, error) {
 	var b bytes.Buffer
-	if _, _, err := writeLedger(&emitter{w: &b}, l); err != nil {
+	if _, _, _, err := writeLedger(&emitter{w: &b}, l); err != nil {
 		return nil, err
 	}
 	return b.Bytes(), nil
@@ -330,12 +330,16 @@ func (s *Store) Update(ctx context.Context, issue int, fn func(*Ledger) error) (
 		return s.rep.Apply(ctx, f, fn, prefetched)
 	}
 	l, laid := s.openLaidOut(f.Path, issue)
+	var cp Checkpoint
 	if laid {
 		defer l.close()
+		cp = l.asRead()
 	} else if l, err = f.Read(); err != nil {
 		return nil, err
+	} else {
+		cp = l.Checkpoint()
 	}
-	if err := l.Change(f.Path, fn); err != nil {
+	if err := l.change(f.Path, cp, fn); err != nil {
 		return nil, err
 	}
 	if err := f.Write(l, nil); err != nil {
@@ -384,6 +388,7 @@ func (f *Locked) WriteAfter(l *Ledger, encoded []byte, wait func() error) error 
 		ino         uint64
 		first, same int64
 		lens        []int64
+		kept        int
 	)
 	// Locked: only the holder of the issue's lock writes its ledger, so
 	// a temp file a killed writer left is replaced by the next write.
@@ -411,7 +416,7 @@ func (f *Locked) WriteAfter(l *Ledger, encoded []byte, wait func() error) error 
 		}
 		e := toFile(t)
 		var err error
-		if first, lens, err = writeLedger(e, l); err != nil {
+		if first, lens, kept, err = writeLedger(e, l); err != nil {
 			return fmt.Errorf("ledger issue %d: encode: %w", issue, err)
 		}
 		same = e.same
@@ -426,7 +431,7 @@ func (f *Locked) WriteAfter(l *Ledger, encoded []byte, wait func() error) error 
 	}
 	f.noteDecided(l) // after the rename: a decision in memory is one taken
 	if s.rep == nil {
-		s.saveLayout(path, l, ino, first, lens, same)
+		s.saveLayout(path, l, ino, first, lens, kept, same)
 	}
 	return nil
 }
@@ -451,29 +456,56 @@ func (s *Store) acquire(ctx context.Context, path string) (*lock.Lock, error) {
 
 // checkChanges enforces the lifecycle at the write path, whatever fn did:
 // records are never removed and every status change is an allowed move.
-// before is the records as read, in order. A write keeps the records in
-// place and may add some after them, so the check goes by position, with
-// no map, unless a record moved.
-func checkChanges(before []idStatus, l *Ledger) error {
+// before is the records as read, in order. It returns the places of the
+// records resolved since (Checkpoint.resolvedBy) and, in invalid, the
+// first error Validate's checks of the records find (a lifecycle error
+// comes first). A write keeps the records in place and may add some after
+// them, so the checks go by position, with no map, in one pass over the
+// records, unless a record moved. (A ledger as read has no two records of
+// one id, so a record found in its place was what it was there.)
+func checkChanges(before Checkpoint, l *Ledger) (decided []int, invalid, err error) {
 	cs := l.Clarifications
-	inPlace := len(cs) >= len(before)
-	for i := 0; inPlace && i < len(before); i++ {
-		inPlace = cs[i].ID == before[i].id
+	n := before.len()
+	if len(cs) < n {
+		return before.moved(l)
 	}
-	if !inPlace {
-		return checkMoved(before, l)
-	}
-	for i, b := range before {
-		if c := cs[i]; b.status != c.Status && !CanMove(b.status, c.Status) {
-			return &TransitionError{ID: c.ID, From: b.status, To: c.Status}
+	v := recordCheck{l: l, last: -1}
+	for i, c := range cs {
+		var was Status // none: a new record
+		if i < n {
+			b := before.rec(i)
+			if c.ID != b.id {
+				return before.moved(l)
+			}
+			if was = b.status; was != c.Status && !CanMove(was, c.Status) {
+				return nil, nil, &TransitionError{ID: c.ID, From: was, To: c.Status}
+			}
+		}
+		if c.Status == Resolved && was != Resolved {
+			decided = append(decided, i)
+		}
+		if invalid == nil {
+			invalid = v.check(i, c)
 		}
 	}
-	return nil
+	return decided, invalid, nil
+}
+
+// moved is checkChanges for records that are no longer in their places.
+func (cp Checkpoint) moved(l *Ledger) (decided []int, invalid, err error) {
+	if err := checkMoved(cp, l); err != nil {
+		return nil, nil, err
+	}
+	return cp.resolvedBy(l), l.validateRecords(), nil
 }
 
 // checkMoved is checkChanges for records that are no longer in their
 // places.
-func checkMoved(before []idStatus, l *Ledger) error {
+func checkMoved(cp Checkpoint, l *Ledger) error {
+	before := make([]idStatus, cp.len())
+	for i := range before {
+		before[i] = cp.rec(i)
+	}
 	was := make(map[string]Status, len(before))
 	for _, b := range before {
 		was[b.id] = b.status

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -354,4 +355,71 @@ func TestOnlyLedgersTakeTurns(t *testing.T) {
 	q, err = os.ReadFile(s.AgentStatusPath() + lock.Suffix + lock.QueueSuffix)
 	require.NoError(t, err)
 	assert.NotContains(t, string(q), "agentx-run", "agent-status.json's lock takes no turns")
+}
+
+// TestCheckChangesInOnePass: the one pass of checkChanges over records in
+// place finds what the map-based checks (checkMoved, resolvedBy) find, on
+// random changes: moves allowed or not, records added, one moved.
+func TestCheckChangesInOnePass(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for round := range 5000 {
+		n := 1 + rng.IntN(12)
+		l := &Ledger{IssueNumber: 1}
+		for i := range n {
+			c := &Clarification{ID: FormatID(1, i+1), Status: Statuses[rng.IntN(len(Statuses))]}
+			if rng.IntN(4) > 0 { // else one Validate refuses
+				c.From, c.To = "engineer", "architect"
+			}
+			l.Clarifications = append(l.Clarifications, c)
+		}
+		cp := l.Checkpoint()
+		for _, c := range l.Clarifications {
+			if rng.IntN(3) == 0 {
+				c.Status = Statuses[rng.IntN(len(Statuses))]
+			}
+		}
+		for i := range rng.IntN(3) {
+			id := FormatID(1, n+i+1)
+			if rng.IntN(4) == 0 {
+				id = FormatID(1, 1) // a duplicate: Validate refuses it
+			}
+			l.Clarifications = append(l.Clarifications, &Clarification{ID: id, From: "engineer", To: "architect", Status: Statuses[rng.IntN(len(Statuses))]})
+		}
+		if rng.IntN(5) == 0 && len(l.Clarifications) > 1 {
+			cs := l.Clarifications
+			cs[0], cs[len(cs)-1] = cs[len(cs)-1], cs[0]
+		}
+		got, gotInvalid, gotErr := checkChanges(cp, l)
+		want, wantInvalid, wantErr := checksOneByOne(cp, l)
+		require.Equal(t, wantErr, gotErr, "round %d", round)
+		if wantErr == nil {
+			require.Equal(t, wantInvalid, gotInvalid, "round %d", round)
+		}
+		if wantErr == nil && wantInvalid == nil { // else the write fails, and decided is not used
+			require.Equal(t, want, got, "round %d", round)
+		}
+	}
+}
+
+// checksOneByOne is what checkChanges finds, as three passes find it: the
+// moves by position when every record read is in its place (else by id),
+// those resolved since, then Validate.
+func checksOneByOne(cp Checkpoint, l *Ledger) (decided []int, invalid, err error) {
+	cs := l.Clarifications
+	inPlace := len(cs) >= cp.len()
+	for i := 0; inPlace && i < cp.len(); i++ {
+		inPlace = cs[i].ID == cp.rec(i).id
+	}
+	if !inPlace {
+		err = checkMoved(cp, l)
+	}
+	for i := 0; inPlace && i < cp.len() && err == nil; i++ {
+		if b, c := cp.rec(i), cs[i]; b.status != c.Status && !CanMove(b.status, c.Status) {
+			err = &TransitionError{ID: c.ID, From: b.status, To: c.Status}
+		}
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	return cp.resolvedBy(l), l.Validate(), nil
 }

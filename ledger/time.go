@@ -191,12 +191,45 @@ func ParseWritten(v []byte) (time.Time, bool) {
 		return x
 	}
 	y, mo, d, h, mi, sec, ms := num(0, 4), num(5, 2), num(8, 2), num(11, 2), num(14, 2), num(17, 2), num(20, 3)
-	if y < 0 || mo < 1 || mo > 12 || d < 1 || h < 0 || h > 23 || mi < 0 || mi > 59 || sec < 0 || sec > 59 || ms < 0 {
+	if y < 0 || mo < 1 || mo > 12 || d < 1 || d > monthDays(y, mo) || // 31 April, 29 February of a common year: ParseTime refuses them
+		h < 0 || h > 23 || mi < 0 || mi > 59 || sec < 0 || sec > 59 || ms < 0 {
 		return time.Time{}, false
 	}
-	t := time.Date(y, time.Month(mo), d, h, mi, sec, ms*int(time.Millisecond), time.UTC)
-	if t.Day() != d { // 31 April, 29 February of a common year: ParseTime refuses them
-		return time.Time{}, false
+	// the day counted here rather than by time.Date, which took a sixth of
+	// the read of an index file (two times an entry)
+	unix := civilDays(y, mo, d)*86400 + int64(h*3600+mi*60+sec)
+	return time.Unix(unix, int64(ms)*int64(time.Millisecond)).UTC(), true
+}
+
+// monthDays is the number of days of month mo of year y (proleptic
+// Gregorian, as package time counts).
+func monthDays(y, mo int) int {
+	switch mo {
+	case 2:
+		if y%4 == 0 && (y%100 != 0 || y%400 == 0) {
+			return 29
+		}
+		return 28
+	case 4, 6, 9, 11:
+		return 30
 	}
-	return t, true
+	return 31
+}
+
+// civilDays is the number of days from 1970-01-01 to year y, month mo,
+// day d (y from 0 to 9999), by the era arithmetic of the proleptic
+// Gregorian calendar: 400 years are 146,097 days, the year counted from
+// March so that the leap day is its last.
+func civilDays(y, mo, d int) int64 {
+	if mo <= 2 {
+		y--
+	}
+	era := y / 400
+	if y < 0 {
+		era = (y - 399) / 400
+	}
+	yoe := y - era*400                     // [0, 399]
+	doy := (153*((mo+9)%12)+2)/5 + d - 1   // [0, 365]
+	doe := yoe*365 + yoe/4 - yoe/100 + doy // [0, 146096]
+	return int64(era)*146097 + int64(doe) - 719468
 }

@@ -380,12 +380,14 @@ func cmpRank(a, b rank) int {
 }
 
 // graph is a wait-for graph: asker → target → the clarifications making
-// that edge.
-type graph map[string]map[string][]ledger.IndexEntry
+// that edge (pointers into the entries it was built from: a copy of each
+// was most of what a side run allocates on an issue with many open
+// questions).
+type graph map[string]map[string][]*ledger.IndexEntry
 
-func (g graph) add(e ledger.IndexEntry) {
+func (g graph) add(e *ledger.IndexEntry) {
 	if g[e.From] == nil {
-		g[e.From] = map[string][]ledger.IndexEntry{}
+		g[e.From] = map[string][]*ledger.IndexEntry{}
 	}
 	g[e.From][e.To] = append(g[e.From][e.To], e)
 }
@@ -439,7 +441,7 @@ func sortedKeys[V any](m map[string]V) []string {
 	return out
 }
 
-func ids(es []ledger.IndexEntry) []string {
+func ids(es []*ledger.IndexEntry) []string {
 	out := make([]string, len(es))
 	for i, e := range es {
 		out[i] = e.ID
@@ -455,8 +457,9 @@ func ids(es []ledger.IndexEntry) []string {
 // its own graph; with "global" one graph spans all issues.
 func DetectDeadlocks(entries []ledger.IndexEntry, cfg Config) []Finding {
 	groups := map[int]graph{}
-	for _, e := range entries {
-		if !waits(e) {
+	for i := range entries {
+		e := &entries[i]
+		if !waits(*e) {
 			continue
 		}
 		key := e.Issue
@@ -502,7 +505,7 @@ func DetectDeadlocks(entries []ledger.IndexEntry, cfg Config) []Finding {
 			reason := fmt.Sprintf("deadlock: %s; by precedence %s, %s's question is escalated and the others continue",
 				strings.Join(parts, ", "), strings.Join(byRank, " > "), cyc[0])
 			for _, e := range g[cyc[0]][cyc[1]] {
-				f := finding(KindDeadlock, ActEscalate, e, reason)
+				f := finding(KindDeadlock, ActEscalate, *e, reason)
 				f.Cycle = slices.Clone(cyc)
 				f.Related = related
 				out = append(out, f)
@@ -546,9 +549,18 @@ func DetectAbandoned(entries []ledger.IndexEntry, hook Hook) []Finding {
 // each seeing the state the earlier ones' actions will leave, so that a
 // clarification gets at most one action.
 func Detect(entries []ledger.IndexEntry, now time.Time, cfg Config, hook *Hook) []Finding {
-	work := slices.Clone(entries)
+	// entries are the caller's (and may be shared: ledger.Store.OpenEntries);
+	// work is copied from them when a finding first changes it, which on
+	// most runs none does
+	work, copied := entries, false
 	var out []Finding
 	take := func(fs []Finding) {
+		if len(fs) == 0 {
+			return
+		}
+		if !copied {
+			work, copied = slices.Clone(work), true
+		}
 		acted := map[string]Action{}
 		for _, f := range fs {
 			if _, dup := acted[f.ID]; !dup {

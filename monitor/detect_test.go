@@ -1,6 +1,7 @@
 package monitor
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -438,6 +439,23 @@ func TestDetectOneActionEach(t *testing.T) {
 	}, summarize(got), "abandoning engineer's question also ends the deadlock")
 
 	assert.Equal(t, []summary{{"CLR-42-001", KindDeadlock, ActEscalate}}, summarize(Detect(entries, at(10), cfg(), nil)), "before the SLA only the deadlock")
+}
+
+// TestDetectLeavesItsEntries: Detect changes a copy of the entries as its
+// findings act (an escalated question, one abandoned), never the caller's,
+// which other readers may share.
+func TestDetectLeavesItsEntries(t *testing.T) {
+	entries := []ledger.IndexEntry{
+		ent(42, clar("CLR-42-001", "engineer", "architect", ledger.Pending)),
+		ent(42, clar("CLR-42-002", "architect", "engineer", ledger.Pending)),
+		ent(42, clar("CLR-42-003", "engineer", "qa", ledger.Pending)),
+	}
+	was := slices.Clone(entries)
+	for _, hook := range []*Hook{nil, {PhaseFinish, "engineer", 42}} {
+		require.NotEmpty(t, Detect(entries, at(45), cfg("architect", "engineer"), hook))
+		require.Equal(t, was, entries)
+	}
+	assert.Empty(t, Detect(entries[2:], at(1), cfg(), nil), "nothing found")
 }
 
 // TestNextDueJudged: with a Judge, a question judged at a time of its own

@@ -111,6 +111,12 @@ func (d *digest) load(r *Report) []ledger.IndexEntry {
 		if file != (ledger.Stamp{}) {
 			d.stamps[n] = issueMark{ledger: file}
 		}
+		if out == nil {
+			// as read: Detect works on a copy, and the entries may be
+			// shared (ledger.Store.OpenEntries); an append copies them
+			out = slices.Clip(es)
+			continue
+		}
 		out = append(out, es...)
 	}
 	d.settled(func(n int) bool { return d.isHot[n] && !d.failed[n] })

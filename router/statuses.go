@@ -59,21 +59,7 @@ func (h *Hub) AgentStates() ([]AgentState, []error, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	type key struct {
-		agent string
-		issue int
-	}
-	rows := map[key]*ledger.AgentStatus{}
-	rank := map[key]int{} // 3 blocked, 2 clarifying, 1 answered, 0 hook
-	set := func(k key, r int, st *ledger.AgentStatus) {
-		if k.agent == ledger.Human || k.agent == HubAgent {
-			return
-		}
-		if cur, ok := rank[k]; ok && cur >= r {
-			return
-		}
-		rank[k], rows[k] = r, st
-	}
+	st := agentRows{rows: map[agentKey]*ledger.AgentStatus{}, rank: map[agentKey]int{}}
 	issues, err := h.Store.IssuesWithFile(HooksDir)
 	if err != nil {
 		skipped = append(skipped, err)
@@ -84,33 +70,71 @@ func (h *Hub) AgentStates() ([]AgentState, []error, error) {
 			skipped = append(skipped, err)
 			continue
 		}
-		for agent, st := range m {
-			if st != nil {
+		for agent, s := range m {
+			if s != nil {
 				issue := n
-				st.Issue = &issue
-				set(key{agent, n}, 0, st)
+				s.Issue = &issue
+				st.set(agentKey{agent, n}, 0, s)
 			}
 		}
 	}
 	for _, n := range ix.OpenIssues() {
 		for _, e := range ix.Issues[n] {
-			issue, at := n, e.Asked
-			if b, ok := BlockerOf(e); ok {
-				set(key{e.From, n}, 3, &ledger.AgentStatus{Status: ledger.BlockedClarification, Issue: &issue, LastActivity: &at, ClarificationID: e.ID, WaitingOn: b.On})
-			} else if e.Status == ledger.Answered {
-				set(key{e.From, n}, 1, &ledger.AgentStatus{Status: ledger.Working, Issue: &issue, LastActivity: &at})
-			}
-			if e.Status == ledger.Pending || e.Status == ledger.Stale {
-				set(key{e.To, n}, 2, &ledger.AgentStatus{Status: ledger.Clarifying, Issue: &issue, LastActivity: &at, ClarificationID: e.ID, RespondingTo: e.From})
-			}
+			st.open(n, e)
 		}
 	}
-	out := make([]AgentState, 0, len(rows))
-	for k, st := range rows {
-		out = append(out, AgentState{Agent: k.agent, AgentStatus: st})
+	out := make([]AgentState, 0, len(st.rows))
+	for k, s := range st.rows {
+		out = append(out, AgentState{Agent: k.agent, AgentStatus: s})
 	}
 	sortStates(out)
 	return out, skipped, nil
+}
+
+// agentKey is an agent on an issue.
+type agentKey struct {
+	agent string
+	issue int
+}
+
+// agentRows are AgentStates' rows as it finds them, each with its rank:
+// 3 blocked, 2 clarifying, 1 answered, 0 hook.
+type agentRows struct {
+	rows map[agentKey]*ledger.AgentStatus
+	rank map[agentKey]int
+}
+
+// wins says whether a status of rank r would be k's.
+func (a *agentRows) wins(k agentKey, r int) bool {
+	if k.agent == ledger.Human || k.agent == HubAgent {
+		return false
+	}
+	cur, ok := a.rank[k]
+	return !ok || cur < r
+}
+
+func (a *agentRows) set(k agentKey, r int, st *ledger.AgentStatus) {
+	if a.wins(k, r) {
+		a.rank[k], a.rows[k] = r, st
+	}
+}
+
+// open takes in e, an open question of issue n: the statuses of its
+// asker and its target it makes, each only where it wins (an issue with
+// 2,000 open questions has few agents, and most lose to one before).
+func (a *agentRows) open(n int, e ledger.IndexEntry) {
+	from, to := agentKey{e.From, n}, agentKey{e.To, n}
+	if b, ok := BlockerOf(e); ok && a.wins(from, 3) {
+		issue, at := n, e.Asked
+		a.set(from, 3, &ledger.AgentStatus{Status: ledger.BlockedClarification, Issue: &issue, LastActivity: &at, ClarificationID: e.ID, WaitingOn: b.On})
+	} else if !ok && e.Status == ledger.Answered && a.wins(from, 1) {
+		issue, at := n, e.Asked
+		a.set(from, 1, &ledger.AgentStatus{Status: ledger.Working, Issue: &issue, LastActivity: &at})
+	}
+	if (e.Status == ledger.Pending || e.Status == ledger.Stale) && a.wins(to, 2) {
+		issue, at := n, e.Asked
+		a.set(to, 2, &ledger.AgentStatus{Status: ledger.Clarifying, Issue: &issue, LastActivity: &at, ClarificationID: e.ID, RespondingTo: e.From})
+	}
 }
 
 // StateRows is what agentx state shows: every agent's status on every

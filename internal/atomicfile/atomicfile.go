@@ -68,10 +68,7 @@ type Options struct {
 
 // WriteWith replaces path with data like Write, as o says.
 func WriteWith(path string, data []byte, perm os.FileMode, o Options) error {
-	return write(path, perm, o, func(t *Target) error {
-		_, err := t.Write(data)
-		return err
-	})
+	return write(path, perm, o, writeAll(data))
 }
 
 // WriteFile replaces path like WriteWith with what fill writes to the
@@ -266,16 +263,32 @@ func IsShadow(name string) bool {
 // under base: never through a symbolic link between base and path, the
 // directories created as needed, without fsync (see WriteVolatile).
 func WriteDerived(base, path string, data []byte) error {
-	return writeDerived(base, path, data, Options{})
+	return writeDerived(base, path, Options{}, writeAll(data))
 }
 
 // WriteDerivedLocked is WriteDerived by a writer that holds the lock
 // every other writer of path that calls it holds (Options.Locked).
 func WriteDerivedLocked(base, path string, data []byte) error {
-	return writeDerived(base, path, data, Options{Locked: true})
+	return writeDerived(base, path, Options{Locked: true}, writeAll(data))
 }
 
-func writeDerived(base, path string, data []byte, o Options) error {
+// WriteDerivedFile is WriteDerived (WriteDerivedLocked when locked) of
+// what fill writes to the file's Target: a large file made of pieces
+// (an index file of the entries as read) is written without being put
+// together in memory first.
+func WriteDerivedFile(base, path string, locked bool, fill func(t *Target) error) error {
+	return writeDerived(base, path, Options{Locked: locked}, fill)
+}
+
+// writeAll is the fill that writes data.
+func writeAll(data []byte) func(t *Target) error {
+	return func(t *Target) error {
+		_, err := t.Write(data)
+		return err
+	}
+}
+
+func writeDerived(base, path string, o Options, fill func(t *Target) error) error {
 	if err := CheckNoLinks(base, path); err != nil {
 		return err
 	}
@@ -289,5 +302,5 @@ func writeDerived(base, path string, data []byte, o Options) error {
 			return err
 		}
 	}
-	return WriteWith(path, data, 0o644, o)
+	return write(path, 0o644, o, fill)
 }
