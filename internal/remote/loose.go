@@ -271,35 +271,15 @@ func (o *objects) loose(name string, max int64, content bool) (typ string, size 
 		return "", 0, nil, false
 	}
 	defer z.Close()
-	var head [32]byte
-	n := 0
-	for {
-		if n == len(head) {
-			return "", 0, nil, false
-		}
-		if _, err := io.ReadFull(z, head[n:n+1]); err != nil {
-			return "", 0, nil, false
-		}
-		if head[n] == 0 {
-			break
-		}
-		n++
-	}
-	t, sz, found := strings.Cut(string(head[:n]), " ")
-	size, err = strconv.ParseInt(sz, 10, 64)
-	if !found || err != nil || size < 0 || strconv.FormatInt(size, 10) != sz {
-		return "", 0, nil, false
-	}
-	switch t {
-	case "commit", "tree", "blob", "tag":
-	default:
+	head, t, size, ok := looseHeader(z)
+	if !ok {
 		return "", 0, nil, false
 	}
 	if !content || size > max {
 		return t, size, nil, true
 	}
 	h := sha1.New()
-	h.Write(head[:n+1])
+	h.Write(head)
 	data = make([]byte, size)
 	if _, err := io.ReadFull(z, data); err != nil {
 		return "", 0, nil, false
@@ -314,4 +294,33 @@ func (o *objects) loose(name string, max int64, content bool) (typ string, size 
 		return "", 0, nil, false
 	}
 	return t, size, data, true
+}
+
+// looseHeader reads a loose object's header from its decompressed
+// stream: "TYPE SIZE\x00" (head, with its NUL), a known type and a size
+// written as git writes it.
+func looseHeader(z io.Reader) (head []byte, typ string, size int64, ok bool) {
+	var buf [32]byte
+	n := 0
+	for ; ; n++ {
+		if n == len(buf) {
+			return nil, "", 0, false
+		}
+		if _, err := io.ReadFull(z, buf[n:n+1]); err != nil {
+			return nil, "", 0, false
+		}
+		if buf[n] == 0 {
+			break
+		}
+	}
+	t, sz, found := strings.Cut(string(buf[:n]), " ")
+	size, err := strconv.ParseInt(sz, 10, 64)
+	if !found || err != nil || size < 0 || strconv.FormatInt(size, 10) != sz {
+		return nil, "", 0, false
+	}
+	switch t {
+	case "commit", "tree", "blob", "tag":
+		return buf[:n+1], t, size, true
+	}
+	return nil, "", 0, false
 }

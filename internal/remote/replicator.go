@@ -259,7 +259,7 @@ func (r *Replicator) settledAlone(st *SyncState) bool {
 // own beside them. A host writing alone pays one fetch each streakLook it
 // keeps writing that fast.
 const (
-	streakLook = 2 * time.Second
+	streakLook = time.Second
 	streakGap  = 2 * time.Second
 )
 
@@ -381,23 +381,9 @@ func (r *Replicator) update(ctx context.Context, f *ledger.Locked, fn func(*ledg
 	if h, ok := r.transport.(holder); ok {
 		defer h.hold(ctx)()
 	}
-	if pre != nil && pre.look && !r.offline {
-		l, next, err := r.lookWrite(ctx, f, fn, st)
-		if !errors.Is(err, errNoIntent) {
-			return l, err
-		}
-		pre = next
-	}
-	switch {
-	case r.offline:
-		return r.updateOffline(f, fn, st, "--offline")
-	case pre != nil && pre.offline != nil:
-		return r.updateOffline(f, fn, st, pre.offline.Error())
-	case pre != nil && pre.intent:
-		if l, err := r.intentWrite(ctx, f, fn, st); !errors.Is(err, errNoIntent) {
-			return l, err
-		}
-		pre = nil // a transaction, on the shared ledger fetched now
+	l, pre, err := r.beforeTxn(ctx, f, fn, st, pre)
+	if !errors.Is(err, errNoIntent) {
+		return l, err
 	}
 	t := r.plan(ctx, f, fn, st, pre)
 	if !t.fast && t.given == nil {
@@ -405,13 +391,7 @@ func (r *Replicator) update(ctx context.Context, f *ledger.Locked, fn func(*ledg
 			return t.fetchFailed(err)
 		}
 	}
-	switch {
-	case fn != nil && st.Head != "" && t.snap.Version != st.Head:
-		// A write found another host's change since this host's last.
-		st.Moved = ledger.T(r.store.Now())
-	case fn == nil && t.snap.Version != "" && t.snap.Version != st.Head:
-		r.noteBusy(ctx, st, t.snap.Version)
-	}
+	r.noteFound(ctx, fn, st, t.snap.Version)
 	defer t.leave()
 	if t.joinBehind() {
 		if err := t.tn.wait(ctx, r.store.Now); err != nil && ctx.Err() != nil {
@@ -422,6 +402,48 @@ func (r *Replicator) update(ctx context.Context, f *ledger.Locked, fn func(*ledg
 		}
 	}
 	return t.run()
+}
+
+// beforeTxn is what an update does before its transaction: the look of
+// a host that has been writing on its copy without a fetch (lookWrite),
+// the outbox when the remote is out of reach, an intent on a busy issue
+// (intentWrite). errNoIntent: none of them ended the write, which is a
+// transaction, on what pre now says.
+func (r *Replicator) beforeTxn(ctx context.Context, f *ledger.Locked, fn func(*ledger.Ledger) error, st *SyncState, pre *prefetch) (*ledger.Ledger, *prefetch, error) {
+	if pre != nil && pre.look && !r.offline {
+		l, next, err := r.lookWrite(ctx, f, fn, st)
+		if !errors.Is(err, errNoIntent) {
+			return l, nil, err
+		}
+		pre = next
+	}
+	switch {
+	case r.offline:
+		l, err := r.updateOffline(f, fn, st, "--offline")
+		return l, nil, err
+	case pre != nil && pre.offline != nil:
+		l, err := r.updateOffline(f, fn, st, pre.offline.Error())
+		return l, nil, err
+	case pre != nil && pre.intent:
+		if l, err := r.intentWrite(ctx, f, fn, st); !errors.Is(err, errNoIntent) {
+			return l, nil, err
+		}
+		pre = nil // a transaction, on the shared ledger fetched now
+	}
+	return nil, pre, errNoIntent
+}
+
+// noteFound notes in st what the shared ledger at version, fetched for a
+// write (fn) or a read, says of others writing the issue: a write that
+// finds another host's change since this host's last marks the issue
+// busy (Moved); a read, when it is a fresh one (noteBusy).
+func (r *Replicator) noteFound(ctx context.Context, fn func(*ledger.Ledger) error, st *SyncState, version string) {
+	switch {
+	case fn != nil && st.Head != "" && version != st.Head:
+		st.Moved = ledger.T(r.store.Now())
+	case fn == nil && version != "" && version != st.Head:
+		r.noteBusy(ctx, st, version)
+	}
 }
 
 // noteBusy, for a read that brings in the shared ledger at version, notes
