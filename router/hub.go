@@ -180,6 +180,11 @@ func (h *Hub) Ask(ctx context.Context, req AskRequest) (Record, error) {
 		// judged by the cap again on the ledger it lands on
 		ctx = ledger.WithCap(ctx, ledger.Cap{Max: maxQ, Since: run})
 	}
+	// One question, asked at one time, however many times the store makes
+	// the change (remote mode makes it again on the shared ledger, or
+	// after its intent was not found): a question is known across hosts by
+	// what was asked and when, so each making must give the same record.
+	asked := h.now()
 	_, err = h.Store.Update(ctx, req.Issue, func(l *ledger.Ledger) error {
 		if maxQ > 0 {
 			if n := ledger.RunQuestions(l, req.From, run); n >= maxQ {
@@ -190,7 +195,7 @@ func (h *Hub) Ask(ctx context.Context, req AskRequest) (Record, error) {
 			From: req.From, To: req.To, Topic: req.Topic, Body: req.Question,
 			Blocking: blocking, MaxRounds: rule.Rounds(blocking), SLA: h.sla(rule, req.To),
 			Workflow: rule.Workflow, Step: rule.Step, Options: req.Options,
-		}, h.now())
+		}, asked)
 		if cx != nil {
 			c.Ext().Context = cx
 		}

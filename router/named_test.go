@@ -72,3 +72,39 @@ func TestNamedIDRefusedThroughTheHub(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, ledger.Answered, rec.Status)
 }
+
+// twiceReplicator makes each change twice, the first time on a copy it
+// throws away, as remote mode does when its first try loses to another
+// host; the clock moves a second between the two.
+type twiceReplicator struct {
+	refusingReplicator
+	now *time.Time
+}
+
+func (r twiceReplicator) Apply(ctx context.Context, f *ledger.Locked, fn func(*ledger.Ledger) error, p any) (*ledger.Ledger, error) {
+	l, err := f.Read()
+	if err != nil {
+		return nil, err
+	}
+	if err := l.Change(f.Path, fn); err != nil {
+		return nil, err
+	}
+	*r.now = r.now.Add(time.Second)
+	return refusingReplicator{}.Apply(ctx, f, fn, p)
+}
+
+// TestAskMadeAgainIsTheSameQuestion: a question made a second time (on
+// the shared ledger after a lost race, or after its intent was not found)
+// is the same question: asked at the same time, so that every host and a
+// republished chain know it as one by what was asked and when.
+func TestAskMadeAgainIsTheSameQuestion(t *testing.T) {
+	now := t0
+	h, _ := newTestHubAt(t, "", &now)
+	h.Store.SetReplicator(twiceReplicator{now: &now})
+	rec, err := h.Ask(context.Background(), askReq("engineer", "architect"))
+	require.NoError(t, err)
+	l, err := h.Store.Read(rec.IssueNumber)
+	require.NoError(t, err)
+	require.Len(t, l.Clarifications, 1)
+	assert.True(t, l.Clarifications[0].Created.Equal(t0), "the time the ask was made (%s), not its last making's (%s)", t0, l.Clarifications[0].Created)
+}
