@@ -46,6 +46,10 @@ type Git struct {
 	syncLoose    bool        // and that includes loose objects: so are the ones agentx writes
 	objectDir    string      // where agentx writes the objects of a commit itself ("": fast-import does)
 	looseOff     atomic.Bool // a push found objects written there missing: fast-import from then on
+	// plain: where objects and refs are read from the repository's files
+	// (plainDirs), looked at once a process
+	plainOnce              sync.Once
+	plainObjs, plainRefDir string
 	// settingsState is the state directory whose remote/SettingsFile
 	// keeps what settings read for the next process ("": none; Attach
 	// sets it)

@@ -713,11 +713,8 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 // all (no objects directory agentx writes to, refs kept another way, a
 // file that cannot be read, a symbolic ref).
 func (g *Git) refFiles(prefix string) (map[string]string, bool) {
-	if g.objectDir == "" {
-		return nil, false
-	}
-	common := filepath.Dir(g.objectDir)
-	if _, err := os.Stat(filepath.Join(common, "reftable")); !errors.Is(err, fs.ErrNotExist) {
+	_, common := g.plainDirs()
+	if common == "" {
 		return nil, false
 	}
 	refs := map[string]string{}

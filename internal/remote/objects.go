@@ -38,7 +38,8 @@ type objects struct {
 	g   *Git
 	ctx context.Context
 	// dir: the objects directory read directly ("": all goes to git), and
-	// common, the repository's directory that holds it and the refs
+	// common, the repository's directory that holds it and the refs ("":
+	// refs go to git)
 	dir, common string
 	cf          *catFile // started at the first read it takes
 }
@@ -61,14 +62,33 @@ type catFile struct {
 func (g *Git) objects(ctx context.Context) (*objects, error) {
 	g.settings(ctx)
 	o := &objects{g: g, ctx: ctx}
-	if g.objectDir != "" && !g.looseOff.Load() {
-		o.dir, o.common = g.objectDir, filepath.Dir(g.objectDir)
-		if replaced(o.common) {
-			// git cat-file would show the replacements: so must this
-			o.dir, o.common = "", ""
-		}
+	if !g.looseOff.Load() {
+		o.dir, o.common = g.plainDirs()
 	}
 	return o, nil
+}
+
+// plainDirs returns where this process reads objects and refs from the
+// repository's files, looked at once (after settings): the objects
+// directory agentx writes to, unless the repository has replace refs
+// (git's readers follow them, so must this: then none), and its common
+// directory for the refs, unless they are kept in a reftable ("" for
+// either: git reads them).
+func (g *Git) plainDirs() (objects, refs string) {
+	g.plainOnce.Do(func() {
+		if g.objectDir == "" {
+			return
+		}
+		common := filepath.Dir(g.objectDir)
+		if replaced(common) {
+			return
+		}
+		g.plainObjs = g.objectDir
+		if _, err := os.Stat(filepath.Join(common, "reftable")); errors.Is(err, fs.ErrNotExist) {
+			g.plainRefDir = common
+		}
+	})
+	return g.plainObjs, g.plainRefDir
 }
 
 // replaced reports whether the repository at common may hold replace
@@ -210,9 +230,6 @@ func (o *objects) resolve(ref string) (string, error) {
 // there as a plain object id (git is asked then).
 func (o *objects) refFile(ref string) (string, bool) {
 	if o.common == "" || !strings.HasPrefix(ref, "refs/") || strings.Contains(ref, "..") {
-		return "", false
-	}
-	if _, err := os.Stat(filepath.Join(o.common, "reftable")); !errors.Is(err, fs.ErrNotExist) {
 		return "", false
 	}
 	data, err := os.ReadFile(filepath.Join(o.common, filepath.FromSlash(ref)))
