@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentx-cli/agentx/internal/remote"
 	"github.com/agentx-cli/agentx/internal/testenv"
 	"github.com/agentx-cli/agentx/ledger"
 )
@@ -47,7 +48,11 @@ type chaos struct {
 	monkey testenv.Monkey // kills and pauses the agentx processes
 	mu     sync.Mutex
 	// acked maps the topic of every ask that exited 0 with an id to that id.
-	acked                    map[string]string
+	acked map[string]string
+	// unsynced maps the topic of every acknowledged ask that said
+	// unsynced (kept in the outbox: its id provisional) to its host and
+	// why its sync state says it was not published.
+	unsynced                 map[string]unsyncedAsk
 	issues                   int // the workers ask on issues 1 to issues
 	asks, refused, republish int
 	busy                     int // asks refused as remote_busy (exit 5)
@@ -112,6 +117,9 @@ func (c *chaos) worker(h, p int, stop <-chan struct{}) {
 			}
 			c.mu.Lock()
 			c.acked[topic] = doc.Data.ID
+			if strings.Contains(r.stdout, `"unsynced"`) {
+				c.unsynced[topic] = unsyncedAsk{host: h, why: newestWhy(c.w.syncState(h, issue))}
+			}
 			c.mu.Unlock()
 		case 7:
 			c.mu.Lock()
@@ -221,7 +229,7 @@ func TestRemoteChaos(t *testing.T) {
 	soak := soakFor(t, 20*time.Second)
 	const hosts, procs = 3, 2
 	w := newWorld(t, hosts, "", "")
-	c := &chaos{w: w, acked: map[string]string{}, issues: 2}
+	c := &chaos{w: w, acked: map[string]string{}, unsynced: map[string]unsyncedAsk{}, issues: 2}
 	// Every host settles both issues first, so that it can tell a ref
 	// moved back from a new one.
 	for i := range 2 {
@@ -338,6 +346,50 @@ func TestRemoteChaos(t *testing.T) {
 	assert.Positive(t, c.deleted, "a ref was deleted")
 }
 
+// unsyncedAsk is an acknowledged ask kept in its host's outbox.
+type unsyncedAsk struct {
+	host int
+	why  string // why it was not published, as its sync state says
+}
+
+// syncState reads host h's sync state of issue (empty when it has none).
+func (w *world) syncState(h, issue int) *remote.SyncState {
+	st := &remote.SyncState{}
+	if data, err := os.ReadFile(filepath.Join(w.hosts[h], ".agentx", "state", "remote", fmt.Sprintf("issue-%d.json", issue))); err == nil {
+		_ = json.Unmarshal(data, st)
+	}
+	return st
+}
+
+// newestWhy is why the newest change in st's outbox was not published.
+func newestWhy(st *remote.SyncState) string {
+	if len(st.Pending) == 0 {
+		return ""
+	}
+	return st.Pending[len(st.Pending)-1].Why
+}
+
+// sameID checks that the acknowledged ask of topic, printed as id, is on
+// the remote as onRemote: an ask printed as synced is never renumbered;
+// one kept in its host's outbox (unsynced: its id provisional) may be,
+// and its host then records the renumbering, as its asker is told.
+func (c *chaos) sameID(t *testing.T, topic, id, onRemote string) {
+	t.Helper()
+	u, ok := c.unsynced[topic]
+	if ok {
+		t.Logf("%s, printed as %s, is %s on the remote; it was kept in host %d's outbox: %s", topic, id, onRemote, u.host, u.why)
+	}
+	if id == onRemote {
+		return
+	}
+	if !ok {
+		t.Errorf("%s: printed as %s, synced, but %s on the remote", topic, id, onRemote)
+		return
+	}
+	to, told := c.w.syncState(u.host, 1).RenumberedTo(id)
+	assert.True(t, told && to == onRemote, "%s: printed as %s (unsynced), %s on the remote: host %d records it renumbered to %q", topic, id, onRemote, u.host, to)
+}
+
 // TestRemoteChaosOneIssue: eight hosts, one agentx process on each, all
 // asking on one issue (the intents: every ask posted on a ref of its own
 // and merged by the oldest waiting host), killed and paused at random.
@@ -352,7 +404,7 @@ func TestRemoteChaosOneIssue(t *testing.T) {
 	soak := soakFor(t, 15*time.Second)
 	const hosts = 8
 	w := newWorld(t, hosts+1, "", "") // the last one only checks, at the end
-	c := &chaos{w: w, acked: map[string]string{}, issues: 1}
+	c := &chaos{w: w, acked: map[string]string{}, unsynced: map[string]unsyncedAsk{}, issues: 1}
 	r := c.run(0, "clarify", "ask", "--issue", "1", "--from", "engineer", "--to", "architect", "--topic", "seed", "--question", "seed?", "--non-blocking", "--json")
 	require.Equal(t, 0, r.code, r.stderr)
 	c.acked["seed"] = "CLR-1-001"
@@ -373,6 +425,12 @@ func TestRemoteChaosOneIssue(t *testing.T) {
 	}
 	assert.Zero(t, c.busy, "asks refused as remote_busy")
 	assert.Zero(t, c.refused, "asks refused (exit 7)")
+	// Every host syncs, as the next command there would: an ask kept in
+	// an outbox is delivered, and where its id was taken, renumbered.
+	for h := range hosts {
+		r := c.run(h, "sync")
+		require.Equal(t, 0, r.code, "host %d: sync: %s", h, r.stderr)
+	}
 
 	ref := "refs/agentx/clarifications/issue-1"
 	l, err := ledger.Decode(ref, []byte(git(t, w.bare, "cat-file", "blob", ref+":issue-1.json")))
@@ -390,7 +448,7 @@ func TestRemoteChaosOneIssue(t *testing.T) {
 			t.Errorf("acknowledged %s (%s) is on the remote %d times", topic, id, len(recs))
 			continue
 		}
-		assert.Equal(t, id, recs[0].ID, "%s: the id printed is the one on the remote", topic)
+		c.sameID(t, topic, id, recs[0].ID)
 		if topic != "seed" && assert.NotEmpty(t, recs[0].Thread, topic) {
 			assert.Equal(t, "which retry budget applies to "+topic+"?", recs[0].Thread[0].Body, "%s: its question", topic)
 		}

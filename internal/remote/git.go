@@ -278,9 +278,12 @@ var bigFile = "core.bigFileThreshold=" + strconv.Itoa(MaxShared)
 
 // git runs the system git in the repository, with stdin, bounded by ctx.
 // It never prompts (no terminal, GIT_TERMINAL_PROMPT=0), speaks C, does
-// no automatic maintenance, and streams big objects (bigFile).
+// no automatic maintenance, and streams big objects (bigFile). Another
+// git of this host holding a ref's lock, or packed-refs' (which deleting
+// any ref takes: a fetch that prunes), is waited for up to five seconds,
+// not git's 0.1 and 1: this host busy is not the remote out of reach.
 func (g *Git) git(ctx context.Context, stdin []byte, env []string, args ...string) ([]byte, error) {
-	full := append([]string{"-C", g.Dir, "-c", "gc.auto=0", "-c", "maintenance.auto=false", "-c", "core.filesRefLockTimeout=5000", "-c", bigFile}, args...)
+	full := append([]string{"-C", g.Dir, "-c", "gc.auto=0", "-c", "maintenance.auto=false", "-c", "core.filesRefLockTimeout=5000", "-c", "core.packedRefsTimeout=5000", "-c", bigFile}, args...)
 	cmd := exec.CommandContext(ctx, "git", full...)
 	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "GCM_INTERACTIVE=never", "LC_ALL=C", "LANGUAGE=C")
 	cmd.Env = append(cmd.Env, env...)
