@@ -187,8 +187,32 @@ func TestStreakLooksForIntents(t *testing.T) {
 	assert.Equal(t, "a's last", final.Clarifications[n-1].Topic, "merged after b's")
 	st, err = ReadSync(ha.Store, 1)
 	require.NoError(t, err)
-	assert.True(t, st.StreakFrom.IsZero(), "the streak ended")
+	assert.WithinDuration(t, now, st.StreakFrom.Time, time.Millisecond, "the streak ended: one may start from the write that fetched")
+	assert.False(t, ha.streaking(st))
 	assert.False(t, st.Moved.IsZero(), "the issue is now taken as contended")
+}
+
+// TestStreakCountsFromTheFetch: the time a host has written on its copy
+// without a fetch counts from its last write that fetched, not from the
+// first that did not. Before, a host that won a race for the ledger and
+// then pushed on its copy every 0.4 s looked for intents only a second
+// after its second write: with 300 ms an exchange it wrote four times
+// unseen, and the host merging the others' intents lost its push to it.
+func TestStreakCountsFromTheFetch(t *testing.T) {
+	r := &memRemote{chains: map[int][]Commit{}}
+	now := time.Now().UTC()
+	h := clockedHost(t, r, &now)
+	for i, step := range []time.Duration{0, 400 * time.Millisecond, 400 * time.Millisecond} {
+		now = now.Add(step)
+		_, err := sharedAsk(h, fmt.Sprintf("q%d", i))
+		require.NoError(t, err)
+	}
+	fetches, _, _ := r.counts()
+	require.Equal(t, 1, fetches, "the first write fetched, the next two were pushed on the copy")
+	now = now.Add(300 * time.Millisecond)
+	st, err := ReadSync(h.Store, 1)
+	require.NoError(t, err)
+	assert.True(t, h.streaking(st), "1.1 s since the write that fetched: the next write looks")
 }
 
 // twoRepos is two repositories whose remote origin is one bare repository.

@@ -277,13 +277,16 @@ func (r *Replicator) inStreak(st *SyncState, now time.Time) bool {
 }
 
 // countStreak counts a write that landed in st's host's streak: fast, a
-// push made on the local copy without a fetch; else the streak ends.
+// push made on the local copy without a fetch, which carries the streak
+// on; else the write fetched, and a streak may start from it: the copy is
+// as fresh as that fetch, so the time without one counts from there (from
+// the first fast write after it, a host that won a race and then wrote
+// on its copy four times in a second, 300 ms an exchange, never looked:
+// the host merging the others' intents lost its first push to it).
 func (r *Replicator) countStreak(st *SyncState, fast bool) {
 	now := r.store.Now()
 	switch {
-	case !fast:
-		st.StreakFrom, st.StreakAt = ledger.Time{}, ledger.Time{}
-	case r.inStreak(st, now) && !st.StreakFrom.IsZero():
+	case fast && r.inStreak(st, now) && !st.StreakFrom.IsZero():
 		st.StreakAt = ledger.T(now)
 	default:
 		st.StreakFrom, st.StreakAt = ledger.T(now), ledger.T(now)
