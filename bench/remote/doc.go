@@ -22,7 +22,8 @@
 // PATH: git/ask, and per subcommand below the table). -latency D adds D to
 // every exchange with the remote (upload-pack and receive-pack, the
 // floor's too), as a remote across a network does; -slowest N lists each
-// row's N slowest asks (host, round, latency); -sequences N the N most common runs of git commands one ask made. Beside the floor it measures a ledger floor: the same fetch and
+// row's N slowest asks (host, round, latency) and the git commands each
+// ran, with their start, end and exit code; -sequences N the N most common runs of git commands one ask made. Beside the floor it measures a ledger floor: the same fetch and
 // push of commits holding the ledger agentx writes at that ask (made
 // beforehand by the same asks in a workspace without [remote]), so that git
 // carries the same bytes as agentx's push. The load average is printed: on a shared machine the figures are

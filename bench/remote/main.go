@@ -30,7 +30,7 @@ func main() {
 	ledgerMB := flag.Int("ledger-mb", 0, "instead: measure the memory of ready on a host with no local copy when an issue's shared ledger is a body of this many MiB")
 	keep := flag.Bool("keep", false, "keep the temporary directories")
 	sequences = flag.Int("sequences", 0, "also list, for each row, the N most common runs of git commands one ask made (each agentx process's, in order), and how many asks made each")
-	slowest = flag.Int("slowest", 0, "also list the N slowest asks of each row: host, round (0: each host's first), latency")
+	slowest = flag.Int("slowest", 0, "also list the N slowest asks of each row: host, round (0: each host's first), latency, and each git command the ask ran, with when it started and ended (ms from the ask's start) and its exit code when not 0")
 	latency := flag.Duration("latency", 0, "added to every exchange with the remote (each upload-pack and receive-pack, the floor's too), as a remote across a network adds")
 	flag.Parse()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
@@ -110,12 +110,22 @@ type world struct {
 	// gitDir holds a git wrapper, first on agentx's PATH, that logs each
 	// git command to gitLog: git commands per ask, and which
 	gitDir, gitLog string
+	// asks maps each ask's "host H round N" to its agentx process and
+	// start, for the slowest asks' git commands (-slowest)
+	asksMu sync.Mutex
+	asks   map[string]askRun
+}
+
+// askRun is one ask's agentx process and when it started.
+type askRun struct {
+	pid   int
+	start time.Time
 }
 
 func newWorld(ctx context.Context, dir, bin string, hosts int, remote bool, latency time.Duration) *world {
 	w := &world{bare: filepath.Join(dir, "remote.git"), pushes: filepath.Join(dir, "pushes"), pack: filepath.Join(dir, "receive-pack"),
 		floorPack: filepath.Join(dir, "receive-pack-floor"), upload: filepath.Join(dir, "upload-pack"),
-		gitDir: filepath.Join(dir, "gitbin"), gitLog: filepath.Join(dir, "git.log")}
+		gitDir: filepath.Join(dir, "gitbin"), gitLog: filepath.Join(dir, "git.log"), asks: map[string]askRun{}}
 	check(os.MkdirAll(w.gitDir, 0o755))
 	git(dir, "init", "--quiet", "--bare", w.bare)
 	// Each push reaching the remote appends a byte: rounds per ask. The
@@ -145,7 +155,7 @@ for a in "$@"; do
   esac
 done
 echo "$PPID $sub" >> '`+w.gitLog+`'
-exec '`+realGit+`' "$@"
+`+timed(realGit, w.gitLog+".times")+`
 `), 0o755))
 	for i := range hosts {
 		h := filepath.Join(dir, fmt.Sprintf("host%d", i))
@@ -166,6 +176,42 @@ exec '`+realGit+`' "$@"
 		w.hosts = append(w.hosts, h)
 	}
 	return w
+}
+
+// timed is the git wrapper's last lines: git run, with -slowest each
+// command's start and end (Unix ns) and exit code logged to times first
+// (two date processes a command: only when asked).
+func timed(realGit, times string) string {
+	if *slowest == 0 {
+		return "exec '" + realGit + "' \"$@\""
+	}
+	return "t0=$(date +%s%N)\n'" + realGit + "' \"$@\"\nrc=$?\necho \"$PPID $t0 $(date +%s%N) $sub $rc\" >> '" + times + "'\nexit $rc"
+}
+
+// timeline is the git commands agentx process pid ran, each with its
+// start and end in ms from start, and its exit code when not 0, from the
+// wrapper's times log.
+func timeline(times string, pid int, start time.Time) string {
+	data, _ := os.ReadFile(times)
+	var out []string
+	for _, l := range strings.Split(string(data), "\n") {
+		f := strings.Fields(l)
+		if len(f) != 5 || f[0] != strconv.Itoa(pid) {
+			continue
+		}
+		t0, err1 := strconv.ParseInt(f[1], 10, 64)
+		t1, err2 := strconv.ParseInt(f[2], 10, 64)
+		if err1 != nil || err2 != nil {
+			continue
+		}
+		rel := func(ns int64) float64 { return ms(time.Unix(0, ns).Sub(start)) }
+		c := fmt.Sprintf("%s %.0f-%.0f", f[3], rel(t0), rel(t1))
+		if f[4] != "0" {
+			c += " exit " + f[4]
+		}
+		out = append(out, c)
+	}
+	return strings.Join(out, ", ")
 }
 
 // result is one side of a row: latencies of the operations that succeeded,
@@ -291,7 +337,13 @@ func run(ctx context.Context, dir string, builds []build, hosts, issues, k, bloc
 			var errb bytes.Buffer
 			cmd.Stderr = &errb
 			t0 := time.Now()
-			err := cmd.Run()
+			err := cmd.Start()
+			if err == nil {
+				w.asksMu.Lock()
+				w.asks[fmt.Sprintf("host %d round %d", i, n)] = askRun{pid: cmd.Process.Pid, start: t0}
+				w.asksMu.Unlock()
+				err = cmd.Wait()
+			}
 			d := time.Since(t0)
 			switch {
 			case err != nil && strings.Contains(errb.String(), "remote_busy"):
@@ -339,7 +391,9 @@ func run(ctx context.Context, dir string, builds []build, hosts, issues, k, bloc
 		if *slowest > 0 {
 			slices.Sort(a.slow)
 			for _, l := range a.slow[max(len(a.slow)-*slowest, 0):] {
-				defer fmt.Printf("    %s, slow: %s\n", bd.name, l[9:])
+				which, _, _ := strings.Cut(l[9:], ":")
+				run := worlds[j].asks[which]
+				defer fmt.Printf("    %s, slow: %s: %s\n", bd.name, l[9:], timeline(worlds[j].gitLog+".times", run.pid, run.start))
 			}
 		}
 	}
