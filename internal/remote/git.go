@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -356,7 +357,11 @@ func firstLine(s string) string {
 // locally and reads the ledger at its head.
 func (g *Git) Fetch(ctx context.Context, issue int) (Snapshot, error) {
 	ref := g.Ref(issue)
-	err := g.fetch(ctx, "+"+ref+":"+ref)
+	specs := []string{"+" + ref + ":" + ref}
+	if !strings.HasPrefix(g.Refs, "refs/heads/") {
+		specs = append(specs, g.markSpec(issue)) // what PushOnCopy leases
+	}
+	err := g.fetchRefs(ctx, nil, specs...)
 	if err != nil {
 		var oe *offlineError
 		if errors.As(err, &oe) && strings.Contains(oe.why, "couldn't find remote ref") {
@@ -458,6 +463,41 @@ func (g *Git) push(ctx context.Context, issue int, base Snapshot, commits []Comm
 	return Snapshot{Version: head, Data: commits[len(commits)-1].Data}, nil
 }
 
+// PushOnCopy implements OnCopy: Push, atomic with a lease on the issue's
+// intents' mark (markRef) at what this host last fetched of it, none if
+// nothing: an intent posted since fails the push (errLeased). A remote
+// without the mark gets one, this push's head, which the next intent
+// moves. Where the ledgers are branches there are no intents: Push.
+func (g *Git) PushOnCopy(ctx context.Context, issue int, base Snapshot, commits []Commit) (Snapshot, error) {
+	if strings.HasPrefix(g.Refs, "refs/heads/") {
+		return g.Push(ctx, issue, base, commits)
+	}
+	mark := g.markRef(issue)
+	seen := ""
+	if refs, err := g.localRefs(ctx, g.queueRef(issue)); err == nil {
+		seen = refs["mark"] // whatever it names: it is only leased
+	}
+	var parents []string
+	if base.Version != "" {
+		parents = []string{base.Version}
+	}
+	head, err := g.publish(ctx, issue, parents, commits, func(head string) error {
+		src := seen
+		if src == "" {
+			src = head
+		}
+		return g.pushHead(ctx, issue, base, head, []string{src + ":" + mark}, mark+":"+seen)
+	})
+	if err != nil {
+		return Snapshot{}, err
+	}
+	if seen == "" && !remoteName(g.Remote) {
+		// as the remote now has it (a named remote's push did it)
+		_, _ = g.git(ctx, nil, nil, "update-ref", mark, head)
+	}
+	return Snapshot{Version: head, Data: commits[len(commits)-1].Data}, nil
+}
+
 // publish makes commits a chain on parents (chain), has send push its
 // head, and returns the head. Should the push find objects agentx wrote
 // missing (loose.go: not where git looks for them), the chain is made
@@ -488,6 +528,9 @@ func (g *Git) pushHead(ctx context.Context, issue int, base Snapshot, head strin
 	named := remoteName(g.Remote)
 	if named {
 		args = append(args, "-c", "remote."+g.Remote+".fetch=+"+g.Refs+"/*:"+g.Refs+"/*")
+		if mark := g.markRef(issue); slices.ContainsFunc(also, func(a string) bool { return strings.HasSuffix(a, ":"+mark) }) {
+			args = append(args, "-c", "remote."+g.Remote+".fetch=+"+mark+":"+mark) // PushOnCopy's
+		}
 	}
 	args = append(args, "push", "--porcelain", "--no-verify", "--force-with-lease="+ref+":"+base.Version)
 	for _, l := range leases {
@@ -501,8 +544,11 @@ func (g *Git) pushHead(ctx context.Context, issue int, base Snapshot, head strin
 		// A leased ref that moved fails the push, by its lease or, moved
 		// as the remote took the push, by its transaction: the ledger is
 		// never pushed alone then.
-		if rejected(out, ref) || len(leases) > 0 && (bytes.Contains(out, []byte("(stale info)")) || bytes.Contains(out, []byte("(atomic transaction failed)"))) {
+		switch {
+		case rejected(out, ref):
 			return fmt.Errorf("push %s: %w", g.Name(issue), ErrMoved)
+		case len(leases) > 0 && (bytes.Contains(out, []byte("(stale info)")) || bytes.Contains(out, []byte("(atomic transaction failed)"))):
+			return fmt.Errorf("push %s: %w", g.Name(issue), errLeased)
 		}
 		switch {
 		case landed(out, ref):
@@ -730,7 +776,12 @@ func (g *Git) Head(ctx context.Context, issue int) (string, error) {
 // FetchAll fetches every issue's ref and returns the issues' heads as now
 // known locally.
 func (g *Git) FetchAll(ctx context.Context) (map[int]string, error) {
-	if err := g.fetch(ctx, "--prune", "+"+g.Refs+"/*:"+g.Refs+"/*"); err != nil {
+	specs := []string{"+" + g.Refs + "/*:" + g.Refs + "/*"}
+	if !strings.HasPrefix(g.Refs, "refs/heads/") {
+		marks := g.Refs + "-queue/*/mark" // the intents' marks, which PushOnCopy leases
+		specs = append(specs, "+"+marks+":"+marks)
+	}
+	if err := g.fetchRefs(ctx, []string{"--prune"}, specs...); err != nil {
 		return nil, err
 	}
 	return g.Local(ctx)

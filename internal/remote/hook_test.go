@@ -98,5 +98,5 @@ func TestIntentRefused(t *testing.T) {
 	assert.NotContains(t, r.stdout, "unsynced", "published, not kept in the outbox")
 	assert.Equal(t, "CLR-4-004", data(t, r.stdout)["id"])
 	assert.Equal(t, []string{"CLR-4-001 one", "CLR-4-002 two", "CLR-4-003 three", "CLR-4-004 four"}, w.topics(0, 4))
-	assert.Empty(t, git(t, w.bare, "for-each-ref", "refs/agentx/clarifications-queue/"))
+	assert.Empty(t, queueLeft(t, w.bare))
 }

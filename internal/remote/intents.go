@@ -101,6 +101,20 @@ func parseCap(msg string) *ledger.Cap {
 	return nil
 }
 
+// herdSpread is how far apart the intents of hosts that post together
+// (those that lost one race for the ledger, or asked at one moment) land
+// on the remote: their processes' start and CPU, not the network.
+const herdSpread = 150 * time.Millisecond
+
+// firstLook is how long a host waits after its post before it first
+// looks at the intents, rtt its post's exchange: two exchanges on a fast
+// remote, where the herd's spread is many exchanges; on a slow one half an
+// exchange and the herd's spread (the look's own exchange reaches the
+// remote after the herd's posts have), not two exchanges.
+func firstLook(rtt time.Duration) time.Duration {
+	return min(2*rtt, rtt/2+herdSpread)
+}
+
 // intentStall is how long an intent ahead of this write's may wait before
 // this write merges it too: its host was killed or paused. Against a
 // remote slower than a few hundred milliseconds an exchange, stallFor
@@ -122,6 +136,21 @@ var intentLife = time.Minute
 // slash, so the waiters' code never takes one for a waiter).
 func (g *Git) intentsRef(issue int) string { return g.queueRef(issue) + "/intent" }
 
+// markRef is issue's intents' mark: the commit of the intent posted last
+// (Post moves it). A push made on a host's local copy without a fetch
+// leases it at what this host last fetched (PushOnCopy), so that the push
+// fails once another host has posted an intent since: its host then posts
+// beside the intents waiting instead of landing ahead of their merge. The
+// queue takes no ref of that name for a waiter, and ignores it.
+func (g *Git) markRef(issue int) string { return g.queueRef(issue) + "/mark" }
+
+// markSpec is the refspec that fetches issue's mark, a pattern, so that a
+// remote with none is no error.
+func (g *Git) markSpec(issue int) string {
+	m := g.markRef(issue) + "*"
+	return "+" + m + ":" + m
+}
+
 // Post implements Intents: a commit holding the ledger after the change,
 // on base, pushed to a ref of its own (created, never forced).
 func (g *Git) Post(ctx context.Context, issue int, base string, c Commit, now time.Time) (string, error) {
@@ -135,7 +164,12 @@ func (g *Git) Post(ctx context.Context, issue int, base string, c Commit, now ti
 		parents = []string{base}
 	}
 	_, err := g.publish(ctx, issue, parents, []Commit{c}, func(head string) error {
-		out, err := g.exchange(ctx, "push", "--porcelain", "--no-verify", "--force-with-lease="+ref+":", "--", g.Remote, head+":"+ref)
+		// the mark moved with it (see markRef), not atomically: a mark the
+		// remote refuses costs the hosts writing on their copies a look
+		out, err := g.exchange(ctx, "push", "--porcelain", "--no-verify", "--force-with-lease="+ref+":", "--", g.Remote, head+":"+ref, "+"+head+":"+g.markRef(issue))
+		if err != nil && landed(out, ref) {
+			return nil
+		}
 		if err != nil && bytes.Contains(out, []byte(":"+ref+"\t")) {
 			// the remote answered, and refused the ref (a rule, a hook):
 			// not an outage
@@ -154,7 +188,7 @@ func (g *Git) FetchIntents(ctx context.Context, issue int) (Snapshot, []Intent, 
 		return Snapshot{}, nil, errNoQueue
 	}
 	ref, prefix := g.Ref(issue), g.intentsRef(issue)
-	if err := g.fetchRefs(ctx, []string{"--prune"}, "+"+ref+":"+ref, "+"+prefix+"/*:"+prefix+"/*"); err != nil {
+	if err := g.fetchRefs(ctx, []string{"--prune"}, "+"+ref+":"+ref, "+"+prefix+"/*:"+prefix+"/*", g.markSpec(issue)); err != nil {
 		return Snapshot{}, nil, err
 	}
 	names, err := g.localNames(ctx, prefix)
@@ -439,16 +473,15 @@ func addedOnly(before map[string]*recState, l *ledger.Ledger) []*ledger.Clarific
 	return added
 }
 
-// await waits until the intent is merged: about two exchanges (the hosts
-// posting beside it, their intents then seen by one fetch and merged in
-// one push; the host ahead, if any, fetching and pushing), then it
-// fetches, and merges every intent waiting when none live is ahead of its
-// own (leads), else waits again, about an exchange: the host ahead has
-// fetched as this one did, and its push is then on the remote. A merge
-// that loses to another host's push fetches again at once.
+// await waits until the intent is merged: a while for the hosts posting
+// beside it (firstLook), their intents then seen by one fetch and merged
+// in one push, then it fetches, and merges every intent waiting when none
+// live is ahead of its own (leads), else waits again, about an exchange:
+// the host ahead has fetched as this one did, and its push is then on the
+// remote. A merge that loses to another host's push fetches again at once.
 func (p *posting) await() (*ledger.Ledger, error) {
 	rtt := p.rtt
-	wait := 2 * rtt
+	wait := firstLook(rtt)
 	for {
 		if err := sleepCtx(p.ctx, jitter(wait)); err != nil {
 			return nil, err

@@ -371,6 +371,7 @@ func hostileCases() []hostileCase {
 		{name: "names", plant: plantNames},
 		{name: "not commits", plant: plantObjects},
 		{name: "a ref where the intents are", plant: plantInTheWay},
+		{name: "the intents' mark", plant: plantMark},
 	}
 }
 
@@ -547,6 +548,19 @@ func plantInTheWay(h *hostile, issue int) planted {
 	return planted{kept: []string{ref}, noIntents: true}
 }
 
+// plantMark: the intents' mark (which a push on a host's copy leases)
+// moved to a blob and a directory planted beside it: a push leasing it
+// fails and its host looks, or leases the blob it fetched; every ask
+// lands. The ref under the mark's name is not agentx's: left alone.
+func plantMark(h *hostile, issue int) planted {
+	mark := strings.TrimSuffix(intentRef(issue, "x"), "intent/x") + "mark"
+	h.mgit("", "push", "--quiet", "--force", "origin", h.blob([]byte(forged))+":"+mark)
+	beside := mark + "er/x"
+	head, _ := h.head(issue)
+	h.mgit("", "push", "--quiet", "origin", head+":"+beside)
+	return planted{kept: []string{beside}}
+}
+
 // TestIntentsClockBehind: a host whose clock is 5 minutes behind asks on a
 // busy issue with two others. Its intents are named for its clock, so to
 // the others they look older than intentLife: they remove them unmerged,
@@ -568,7 +582,7 @@ func TestIntentsClockBehind(t *testing.T) {
 			assert.Contains(t, body, "host: host2", "%s: merged by another host", subject)
 		}
 	}
-	assert.Empty(t, git(t, h.bare, "for-each-ref", "refs/agentx/clarifications-queue/"), "no intent or waiter left")
+	assert.Empty(t, queueLeft(t, h.bare), "no intent or waiter left")
 	posted := 0
 	for _, u := range h.updates() {
 		if strings.Contains(u, "/intent/") && strings.HasSuffix(strings.Fields(u)[0], "-host2") && strings.Trim(strings.Fields(u)[1], "0") != "" {

@@ -145,51 +145,130 @@ func TestIntentOnNoLedger(t *testing.T) {
 // posts its own beside it, so the waiting question is merged (before the
 // change, the last ask was pushed alone and the intent kept waiting).
 func TestStreakLooksForIntents(t *testing.T) {
+	step := streakGap / 2
+	n := int(streakLook/step) + 1
+	sc := besideAnIntent(t, n, step, func(ha host, st *SyncState) {
+		require.False(t, st.StreakFrom.IsZero(), "the first write fetched, the next were pushed on the copy")
+		require.True(t, ha.streaking(st))
+	})
+	st, err := ReadSync(sc.ha.Store, 1)
+	require.NoError(t, err)
+	assert.WithinDuration(t, sc.now, st.StreakFrom.Time, time.Millisecond, "the streak ended: one may start from the write that fetched")
+	assert.False(t, sc.ha.streaking(st))
+	assert.False(t, st.Moved.IsZero(), "the issue is now taken as contended")
+}
+
+// intentScene is what besideAnIntent left: host a, and its clock.
+type intentScene struct {
+	ha  host
+	now time.Time
+}
+
+// besideAnIntent: host a asks n times, step apart (its first write
+// fetches, the others may be pushed on its copy), before checks its sync
+// state; then host b posts an intent and a asks once more. b's intent must
+// be merged and a's last question after it.
+func besideAnIntent(t *testing.T, n int, step time.Duration, before func(ha host, st *SyncState)) intentScene {
+	t.Helper()
 	defer func(s time.Duration) { intentStall = s }(intentStall)
 	intentStall = 100 * time.Millisecond
 	a, b := twoRepos(t)
 	ctx := context.Background()
 	now := time.Now().UTC()
 	ha := clockedHost(t, a, &now)
-	step := streakGap / 2
-	for i := range int(streakLook/step) + 1 {
+	for i := range n {
 		_, err := sharedAsk(ha, fmt.Sprintf("a's %d", i+1))
 		require.NoError(t, err)
 		now = now.Add(step)
 	}
 	st, err := ReadSync(ha.Store, 1)
 	require.NoError(t, err)
-	require.False(t, st.StreakFrom.IsZero(), "the first write fetched, the next were pushed on the copy")
-	require.True(t, ha.streaking(st))
+	before(ha, st)
 
-	// b posts an intent on the shared ledger as it is now
-	snap, _, err := b.FetchIntents(ctx, 1)
-	require.NoError(t, err)
-	l, err := ledger.DecodeIssue("b", 1, snap.Data)
-	require.NoError(t, err)
-	l.Clarifications = append(l.Clarifications, sharedRecord(l.NextID(), "b's"))
-	data, err := ledger.Encode(l)
-	require.NoError(t, err)
-	_, err = b.Post(ctx, 1, snap.Version, Commit{Data: data, Message: "b's asked"}, now)
-	require.NoError(t, err)
-
+	postAsk(t, b, "b's", now)
 	now = now.Add(time.Millisecond) // a's intent is named apart from b's (one process: one pid)
-	_, err = sharedAsk(ha, "a's last")
+	var last *ledger.Clarification
+	_, err = ha.Update(ctx, 1, func(l *ledger.Ledger) error {
+		last = sharedRecord(l.NextID(), "a's last")
+		l.Clarifications = append(l.Clarifications, last)
+		return nil
+	})
 	require.NoError(t, err)
 	snap, intents, err := b.FetchIntents(ctx, 1)
 	require.NoError(t, err)
-	assert.Equal(t, 0, len(intents), "b's intent merged")
+	assert.Empty(t, intents, "b's intent merged")
 	final, err := ledger.DecodeIssue("shared", 1, snap.Data)
 	require.NoError(t, err)
-	n := len(final.Clarifications)
-	require.Equal(t, int(streakLook/step)+3, n)
-	assert.Equal(t, "b's", final.Clarifications[n-2].Topic)
-	assert.Equal(t, "a's last", final.Clarifications[n-1].Topic, "merged after b's")
-	st, err = ReadSync(ha.Store, 1)
+	require.Len(t, final.Clarifications, n+2)
+	assert.Equal(t, "b's", final.Clarifications[n].Topic)
+	assert.Equal(t, "a's last", final.Clarifications[n+1].Topic, "merged after b's")
+	assert.Equal(t, final.Clarifications[n+1].ID, last.ID, "the id told is the one merged")
+	return intentScene{ha: ha, now: now}
+}
+
+// postAsk has g post, at, an intent asking topic on issue 1's shared
+// ledger as it is now.
+func postAsk(t *testing.T, g *Git, topic string, at time.Time) {
+	t.Helper()
+	snap, _, err := g.FetchIntents(context.Background(), 1)
 	require.NoError(t, err)
-	assert.WithinDuration(t, now, st.StreakFrom.Time, time.Millisecond, "the streak ended: one may start from the write that fetched")
-	assert.False(t, ha.streaking(st))
-	assert.False(t, st.Moved.IsZero(), "the issue is now taken as contended")
+	l, err := ledger.DecodeIssue("b", 1, snap.Data)
+	require.NoError(t, err)
+	l.Clarifications = append(l.Clarifications, sharedRecord(l.NextID(), topic))
+	data, err := ledger.Encode(l)
+	require.NoError(t, err)
+	_, err = g.Post(context.Background(), 1, snap.Version, Commit{Data: data, Message: topic + " asked"}, at)
+	require.NoError(t, err)
+}
+
+// TestPushOnCopyLearnsOfIntents: a push made on the local copy without a
+// fetch leases the intents' mark at what this host last fetched; an intent
+// posted since moves the mark, and the push fails without landing.
+func TestPushOnCopyLearnsOfIntents(t *testing.T) {
+	a, b := twoRepos(t)
+	ctx := context.Background()
+	enc := func(topics ...string) []byte {
+		var recs []*ledger.Clarification
+		for i, tp := range topics {
+			recs = append(recs, sharedRecord(ledger.FormatID(1, i+1), tp))
+		}
+		return encIssue1(t, recs...)
+	}
+	head, err := a.Push(ctx, 1, Snapshot{}, []Commit{{Data: enc("1"), Message: "CLR-1-001 asked"}})
+	require.NoError(t, err)
+	head, err = a.PushOnCopy(ctx, 1, head, []Commit{{Data: enc("1", "2"), Message: "CLR-1-002 asked"}})
+	require.NoError(t, err, "no mark yet: the push makes one")
+	head, err = a.PushOnCopy(ctx, 1, head, []Commit{{Data: enc("1", "2", "3"), Message: "CLR-1-003 asked"}})
+	require.NoError(t, err, "the mark as this host knows it")
+
+	_, _, err = b.FetchIntents(ctx, 1)
+	require.NoError(t, err)
+	_, err = b.Post(ctx, 1, head.Version, Commit{Data: enc("1", "2", "3", "b's"), Message: "CLR-1-004 asked"}, time.Now())
+	require.NoError(t, err)
+	_, err = a.PushOnCopy(ctx, 1, head, []Commit{{Data: enc("1", "2", "3", "a's"), Message: "CLR-1-004 asked"}})
+	require.ErrorIs(t, err, errLeased, "an intent was posted since")
+	require.ErrorIs(t, err, ErrMoved)
+	got, intents, err := a.FetchIntents(ctx, 1)
+	require.NoError(t, err)
+	assert.Equal(t, head.Version, got.Version, "nothing landed")
+	require.Len(t, intents, 1)
+
+	// Plain pushes lease nothing of it.
+	_, err = b.Post(ctx, 1, head.Version, Commit{Data: enc("1", "2", "3", "b's 2"), Message: "CLR-1-004 asked"}, time.Now().Add(time.Millisecond))
+	require.NoError(t, err)
+	_, err = a.Push(ctx, 1, head, []Commit{{Data: enc("1", "2", "3", "a's"), Message: "CLR-1-004 asked"}})
+	require.NoError(t, err)
+}
+
+// TestWriteOnCopyPostsBesideIntents: a host writing on its copy, well
+// within the streak's second, whose next push finds an intent posted
+// since (the mark moved) posts its own beside it: the waiting question is
+// merged first. Before, that push landed ahead of the merge, and a host
+// writing that often kept the merging host's push losing for a second.
+func TestWriteOnCopyPostsBesideIntents(t *testing.T) {
+	besideAnIntent(t, 2, 100*time.Millisecond, func(ha host, st *SyncState) {
+		require.True(t, ha.fastState(st), "the next write is pushed on the copy")
+	})
 }
 
 // TestStreakCountsFromTheFetch: the time a host has written on its copy

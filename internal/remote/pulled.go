@@ -9,15 +9,10 @@ import (
 	"time"
 )
 
-// fetch runs git fetch of a refspec, the last of args (the others are
-// options). Another process of this host fetching
-// the same ref at the same moment makes git fail to lock it ("cannot lock
-// ref"): that is not an outage, and a moment later the fetch goes through.
-func (g *Git) fetch(ctx context.Context, args ...string) error {
-	return g.fetchRefs(ctx, args[:len(args)-1], args[len(args)-1])
-}
-
-// fetchRefs is fetch of several refspecs, with the options opts.
+// fetchRefs runs git fetch of refspecs, with the options opts. Another
+// process of this host fetching the same ref at the same moment makes git
+// fail to lock it ("cannot lock ref"): that is not an outage, and a moment
+// later the fetch goes through.
 func (g *Git) fetchRefs(ctx context.Context, opts []string, refspecs ...string) error {
 	for try := 1; ; try++ {
 		_, err := g.exchange(ctx, append(append(append([]string{"fetch", "--quiet", "--no-tags", "--no-write-fetch-head"}, opts...), "--", g.Remote), refspecs...)...)

@@ -3,6 +3,7 @@ package remote
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -45,7 +46,18 @@ var (
 	ErrOffline = errors.New("the remote could not be reached")
 	// ErrMoved is a push refused because the remote moved on.
 	ErrMoved = errors.New("the remote moved on since it was fetched")
+	// errLeased is a push refused because a ref it leased other than the
+	// ledger's moved (an intent being merged, the intents' mark): the
+	// ledger may not have, but others are writing.
+	errLeased = fmt.Errorf("a ref the push leased moved: %w", ErrMoved)
 )
+
+// OnCopy is a Transport that can push a change made on this host's local
+// copy without a fetch so that it fails once another host has posted an
+// intent since this host last fetched (Git: the intents' mark).
+type OnCopy interface {
+	PushOnCopy(ctx context.Context, issue int, base Snapshot, commits []Commit) (Snapshot, error)
+}
 
 // Origins is a Transport that can say which host made the changes between
 // two versions of an issue's shared ledger: per clarification id, the host

@@ -274,9 +274,13 @@ func (t *txn) push(a attempt) (attempt, step) {
 	}
 	var pushed Snapshot
 	var err error
-	if t.tn != nil {
+	oc, onCopy := t.r.transport.(OnCopy)
+	switch {
+	case t.tn != nil:
 		pushed, err = t.q.PushLeaving(t.ctx, t.f.Issue, t.snap, a.commits, t.tn.leave())
-	} else {
+	case t.fast && onCopy:
+		pushed, err = oc.PushOnCopy(t.ctx, t.f.Issue, t.snap, a.commits)
+	default:
 		pushed, err = t.r.transport.Push(t.ctx, t.f.Issue, t.snap, a.commits)
 	}
 	written := e.end(err == nil)
@@ -329,7 +333,9 @@ func (t *txn) lost(err error) (attempt, step) {
 	moved := errors.Is(err, ErrMoved)
 	if moved {
 		t.st.Moved = ledger.T(t.r.store.Now())
-		t.lostRace = !t.fast
+		// a push on the copy refused by the intents' mark: others have
+		// posted since, and this write posts beside them once fetched
+		t.lostRace = !t.fast || errors.Is(err, errLeased)
 	}
 	if t.fast && !errors.Is(err, ErrOffline) {
 		// Refused (another host has written since this host's last
