@@ -3,8 +3,9 @@
 # a ref under refs/agentx/ may be created and moved forward, never deleted
 # nor moved to a commit that does not descend from the one it holds (no
 # force push, no git push --mirror or --prune from a clone that lacks them).
-# Waiters (refs/agentx/clarifications-queue/*, which hosts taking turns on a
-# busy issue create and delete) and other refs pass untouched.
+# The queue's refs (refs/agentx/clarifications-queue/*: the waiters and
+# intents hosts on a busy issue create and delete, and the intents' mark
+# each intent moves) and other refs pass untouched.
 #
 # Install it in the bare repository the hosts push to, as hooks/update
 # (chmod +x), or call it from your update hook with the same three
