@@ -358,7 +358,7 @@ func firstLine(s string) string {
 func (g *Git) Fetch(ctx context.Context, issue int) (Snapshot, error) {
 	ref := g.Ref(issue)
 	specs := []string{"+" + ref + ":" + ref}
-	if !strings.HasPrefix(g.Refs, "refs/heads/") {
+	if g.queued() {
 		specs = append(specs, g.markSpec(issue)) // what PushOnCopy leases
 	}
 	err := g.fetchRefs(ctx, nil, specs...)
@@ -466,10 +466,10 @@ func (g *Git) push(ctx context.Context, issue int, base Snapshot, commits []Comm
 // PushOnCopy implements OnCopy: Push, atomic with a lease on the issue's
 // intents' mark (markRef) at what this host last fetched of it, none if
 // nothing: an intent posted since fails the push (errLeased). A remote
-// without the mark gets one, this push's head, which the next intent
-// moves. Where the ledgers are branches there are no intents: Push.
+// without the mark gets one, the version the push was made on, which the
+// next intent moves. Where there is no queue there are no intents: Push.
 func (g *Git) PushOnCopy(ctx context.Context, issue int, base Snapshot, commits []Commit) (Snapshot, error) {
-	if strings.HasPrefix(g.Refs, "refs/heads/") {
+	if !g.queued() || base.Version == "" {
 		return g.Push(ctx, issue, base, commits)
 	}
 	mark := g.markRef(issue)
@@ -477,25 +477,16 @@ func (g *Git) PushOnCopy(ctx context.Context, issue int, base Snapshot, commits 
 	if refs, err := g.localRefs(ctx, g.queueRef(issue)); err == nil {
 		seen = refs["mark"] // whatever it names: it is only leased
 	}
-	var parents []string
-	if base.Version != "" {
-		parents = []string{base.Version}
+	src := seen
+	if src == "" {
+		src = base.Version
 	}
-	head, err := g.publish(ctx, issue, parents, commits, func(head string) error {
-		src := seen
-		if src == "" {
-			src = head
-		}
-		return g.pushHead(ctx, issue, base, head, []string{src + ":" + mark}, mark+":"+seen)
-	})
-	if err != nil {
-		return Snapshot{}, err
-	}
-	if seen == "" && !remoteName(g.Remote) {
+	pushed, err := g.push(ctx, issue, base, commits, []string{src + ":" + mark}, mark+":"+seen)
+	if err == nil && seen == "" && !remoteName(g.Remote) {
 		// as the remote now has it (a named remote's push did it)
-		_, _ = g.git(ctx, nil, nil, "update-ref", mark, head)
+		_, _ = g.git(ctx, nil, nil, "update-ref", mark, src)
 	}
-	return Snapshot{Version: head, Data: commits[len(commits)-1].Data}, nil
+	return pushed, err
 }
 
 // publish makes commits a chain on parents (chain), has send push its
@@ -777,7 +768,7 @@ func (g *Git) Head(ctx context.Context, issue int) (string, error) {
 // known locally.
 func (g *Git) FetchAll(ctx context.Context) (map[int]string, error) {
 	specs := []string{"+" + g.Refs + "/*:" + g.Refs + "/*"}
-	if !strings.HasPrefix(g.Refs, "refs/heads/") {
+	if g.queued() {
 		marks := g.Refs + "-queue/*/mark" // the intents' marks, which PushOnCopy leases
 		specs = append(specs, "+"+marks+":"+marks)
 	}

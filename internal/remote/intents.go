@@ -154,7 +154,7 @@ func (g *Git) markSpec(issue int) string {
 // Post implements Intents: a commit holding the ledger after the change,
 // on base, pushed to a ref of its own (created, never forced).
 func (g *Git) Post(ctx context.Context, issue int, base string, c Commit, now time.Time) (string, error) {
-	if strings.HasPrefix(g.Refs, "refs/heads/") {
+	if !g.queued() {
 		return "", errNoQueue
 	}
 	name := waiterName(now, g.host())
@@ -184,7 +184,7 @@ func (g *Git) Post(ctx context.Context, issue int, base string, c Commit, now ti
 // the intents' (pruning those merged since), their names listed locally,
 // and everything read through one git cat-file.
 func (g *Git) FetchIntents(ctx context.Context, issue int) (Snapshot, []Intent, error) {
-	if strings.HasPrefix(g.Refs, "refs/heads/") {
+	if !g.queued() {
 		return Snapshot{}, nil, errNoQueue
 	}
 	ref, prefix := g.Ref(issue), g.intentsRef(issue)

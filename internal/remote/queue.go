@@ -164,6 +164,11 @@ func (t *turn) wait(ctx context.Context, now func() time.Time) error {
 	}
 }
 
+// queued reports whether the ledgers' refs have a queue beside them (its
+// waiters, the intents and their mark): not where the ledgers are
+// branches, whose waiters would be branches too.
+func (g *Git) queued() bool { return !strings.HasPrefix(g.Refs, "refs/heads/") }
+
 // queueRef is the ref prefix of issue's waiters.
 func (g *Git) queueRef(issue int) string { return g.Refs + "-queue/issue-" + strconv.Itoa(issue) }
 
@@ -175,7 +180,7 @@ var errNoQueue = errors.New("no queue where the ledgers are branches")
 // Join implements Queue: a ref, created (never forced), pointing at
 // version, which the remote has, so the push carries no object.
 func (g *Git) Join(ctx context.Context, issue int, version string, now time.Time) (string, error) {
-	if strings.HasPrefix(g.Refs, "refs/heads/") {
+	if !g.queued() {
 		return "", errNoQueue
 	}
 	if !isHexID(version) {
@@ -192,7 +197,7 @@ func (g *Git) Join(ctx context.Context, issue int, version string, now time.Time
 // Waiters implements Queue: one git ls-remote of the issue's ref and its
 // waiters.
 func (g *Git) Waiters(ctx context.Context, issue int) (string, []string, error) {
-	if strings.HasPrefix(g.Refs, "refs/heads/") {
+	if !g.queued() {
 		return "", nil, errNoQueue
 	}
 	ref, prefix := g.Ref(issue), g.queueRef(issue)+"/"
@@ -266,7 +271,7 @@ const contendedFor = 3 * time.Second
 // waited; nobody waits for them any more): one ls-remote, and one push
 // when there are some. It returns how many.
 func (g *Git) PruneWaiters(ctx context.Context, now time.Time) (int, error) {
-	if strings.HasPrefix(g.Refs, "refs/heads/") {
+	if !g.queued() {
 		return 0, nil
 	}
 	prefix := g.Refs + "-queue/"
