@@ -4,6 +4,9 @@
 // under .agentx/state. Store.Update is the only code that writes a ledger: it
 // locks, reads, mutates, validates and writes atomically (Locked.Write, the
 // one write sequence), so any number of processes can share one workspace.
+// Store.Ask is Update with new questions as its change: an asker that finds
+// the lock held hands its question to the holder, which makes every handed
+// question in its one write (handoff.go).
 //
 // The ledger does not read GitHub's or Slack's data, yet carries it: in
 // GitHub and Slack modes a record also says which issue comment or Slack

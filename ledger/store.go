@@ -329,14 +329,23 @@ func (s *Store) Update(ctx context.Context, issue int, fn func(*Ledger) error) (
 	if s.rep != nil {
 		return s.rep.Apply(ctx, f, fn, prefetched)
 	}
-	l, laid := s.openLaidOut(f.Path, issue)
+	return s.change(f, fn, nil)
+}
+
+// change makes fn's change to the ledger f holds, checks it and writes it
+// (Update's work under the lock, on this machine alone); once the write is
+// in place, it calls after (when not nil), still under the lock.
+func (s *Store) change(f *Locked, fn func(*Ledger) error, after func()) (*Ledger, error) {
+	l, laid := s.openLaidOut(f.Path, f.Issue)
 	var cp Checkpoint
 	if laid {
 		defer l.close()
 		cp = l.asRead()
-	} else if l, err = f.Read(); err != nil {
-		return nil, err
 	} else {
+		var err error
+		if l, err = f.Read(); err != nil {
+			return nil, err
+		}
 		cp = l.Checkpoint()
 	}
 	if err := l.change(f.Path, cp, fn); err != nil {
@@ -344,6 +353,9 @@ func (s *Store) Update(ctx context.Context, issue int, fn func(*Ledger) error) (
 	}
 	if err := f.Write(l, nil); err != nil {
 		return nil, err
+	}
+	if after != nil {
+		after()
 	}
 	return l, nil
 }
@@ -438,6 +450,11 @@ func (f *Locked) WriteAfter(l *Ledger, encoded []byte, wait func() error) error 
 
 // acquire takes the lock of the data file at path.
 func (s *Store) acquire(ctx context.Context, path string) (*lock.Lock, error) {
+	return s.acquireWith(ctx, path, nil)
+}
+
+// acquireWith is acquire with hand, when not nil, as the lock's Handoff.
+func (s *Store) acquireWith(ctx context.Context, path string, hand *lock.Handoff) (*lock.Lock, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -451,6 +468,7 @@ func (s *Store) acquire(ctx context.Context, path string) (*lock.Lock, error) {
 		// write, and an AgentX tool's change to one would not be kept.
 		opts.Fair = lock.Fairness{}
 	}
+	opts.Hand = hand
 	return lock.Acquire(ctx, path, opts)
 }
 

@@ -74,6 +74,7 @@ type Options struct {
 	Agent    string           // written into the lock file; default "agentx"
 	Now      func() time.Time // clock for lock timestamps and staleness; default time.Now
 	Fair     Fairness         // a window for foreign pollers in a long run of agentx holders; zero: none (see Fairness)
+	Hand     *Handoff         // lets a writer that finds the lock held hand its change to the holder; nil: none (see Handoff)
 }
 
 func (o Options) withDefaults() Options {
@@ -385,6 +386,8 @@ type acquirer struct {
 
 	prev   *Info
 	reason string
+
+	posted bool // opts.Hand's Post was called
 }
 
 func (a *acquirer) deadline() time.Time { return a.start.Add(a.opts.Wait) }
@@ -393,6 +396,10 @@ func (a *acquirer) run() (*Lock, error) {
 	q, err := a.queue()
 	if err != nil {
 		return nil, err
+	}
+	if a.posted && a.opts.Hand.Done() {
+		_ = q.Unlock()
+		return nil, ErrHanded
 	}
 	run, err := a.fairTurn()
 	if err != nil {
@@ -423,6 +430,10 @@ func (a *acquirer) queue() (*flock.Flock, error) {
 	}
 	if ok {
 		return fl, nil
+	}
+	if a.opts.Hand != nil {
+		a.opts.Hand.Post()
+		a.posted = true
 	}
 	done := make(chan error, 1)
 	go func() { done <- fl.Lock() }()

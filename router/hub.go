@@ -174,7 +174,6 @@ func (h *Hub) Ask(ctx context.Context, req AskRequest) (Record, error) {
 		Root: h.Dir, Rules: h.Rules(), Workflow: rule.Workflow, Step: rule.Step,
 		From: req.From, To: req.To, Issue: req.Issue, Refs: req.Refs,
 	})
-	var rec Record
 	if maxQ > 0 {
 		// a change made on a copy that may be behind (remote mode) is
 		// judged by the cap again on the ledger it lands on
@@ -182,31 +181,27 @@ func (h *Hub) Ask(ctx context.Context, req AskRequest) (Record, error) {
 	}
 	// One question, asked at one time, however many times the store makes
 	// the change (remote mode makes it again on the shared ledger, or
-	// after its intent was not found): a question is known across hosts by
-	// what was asked and when, so each making must give the same record.
-	asked := h.now()
-	_, err = h.Store.Update(ctx, req.Issue, func(l *ledger.Ledger) error {
-		if maxQ > 0 {
-			if n := ledger.RunQuestions(l, req.From, run); n >= maxQ {
-				return capError(req, n, maxQ, run)
-			}
-		}
-		c := l.Ask(ledger.NewQuestion{
+	// after its intent was not found; or the holder of the issue's lock
+	// it was handed to makes it): a question is known across hosts and
+	// processes by what was asked and when, so each making must give the
+	// same record.
+	c, err := h.Store.Ask(ctx, req.Issue, ledger.Asking{
+		Question: ledger.NewQuestion{
 			From: req.From, To: req.To, Topic: req.Topic, Body: req.Question,
 			Blocking: blocking, MaxRounds: rule.Rounds(blocking), SLA: h.sla(rule, req.To),
 			Workflow: rule.Workflow, Step: rule.Step, Options: req.Options,
-		}, asked)
-		if cx != nil {
-			c.Ext().Context = cx
-		}
-		rec = Record{IssueNumber: req.Issue, Clarification: c}
-		return nil
+		},
+		At:      h.now(),
+		Cap:     ledger.Cap{Max: maxQ, Since: run},
+		Context: cx,
+		Capped:  func(n int) error { return capError(req, n, maxQ, run) },
 	})
 	if err != nil {
 		return Record{}, h.lockTimedOut(err, func() Event {
 			return Event{IssueNumber: req.Issue, FromAgent: req.From, ToAgent: req.To, Topic: req.Topic, Blocking: blocking, By: req.From}
 		})
 	}
+	rec := Record{IssueNumber: req.Issue, Clarification: c}
 	h.changed(EventRequested, rec, req.From, "")
 	// what was decided before on the same question, for the asker: a
 	// failure to read it takes nothing from the question asked

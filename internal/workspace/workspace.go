@@ -88,13 +88,14 @@ func (e *ExistsError) Hint() string {
 // StateGitignore is state/.gitignore: of the state directory a team
 // commits only the record (the ledgers, the event log, the proposals and
 // the evaluations); every other file is this machine's: transient (locks,
-// temp files), derived and rebuilt when missing (indexes, caches, memos,
+// questions handed to a lock's holder, temp files), derived and rebuilt when missing (indexes, caches, memos,
 // agent-status.json), or about this machine's processes, agents and hosts
 // (hook records, inbox marks, wake records, the remote's, GitHub's and
 // Slack's sync state). docs/file-formats.md says the same, file by file.
 const StateGitignore = "# agentx: a team commits the record (clarifications/issue-N.json, events.jsonl,\n" +
 	"# proposals.json, evaluations/issue-N.json); the rest is this machine's\n" +
 	"# lock files are transient and never committed\n*.lock\n*.lock.takeover\n*.lock.queue\n*.lock.tmp-*\n" +
+	"# questions handed to the holder of a ledger's lock, and what it made of them\nclarifications/*.asks/\n" +
 	"# temp files of writes in progress, and caches and memos derived per machine\n.*.tmp-*\ncache/\nledgers/\nmonitor/\ndoctor/\nevaluations/revise/\n# where this machine's agents can be reached, and their resume logs\nwake/\n" +
 	"# derived from the ledgers and hook records, rebuilt when missing\nindex/\nagent-status.json\n" +
 	"# this machine's agents and hosts: their runs, what they were delivered, sync state\nhooks/\ninbox/\nremote/\ngithub/\nslack/\n" +
