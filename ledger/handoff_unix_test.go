@@ -3,18 +3,25 @@
 package ledger
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/agentx-cli/agentx/internal/testenv"
+	"github.com/agentx-cli/agentx/lock"
 )
 
 // TestHandoffHostileFiles: a hand-off directory that is a link is not
@@ -72,4 +79,129 @@ func TestHandoffHostileFiles(t *testing.T) {
 	data, err := os.ReadFile(target)
 	require.NoError(t, err)
 	assert.Equal(t, string(good), string(data))
+}
+
+// TestHandedAsksUnderKillsAndPauses: askers on one issue, each a process,
+// hand their questions to whichever holds the lock while some are killed
+// (a holder among them, at any point of its write or of its telling) and
+// some paused and resumed: every acknowledged question is in the ledger
+// once, under the id its asker was given, no question is made twice, ids
+// stay dense, and the holders made some of them.
+func TestHandedAsksUnderKillsAndPauses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	procs, run := 10, 6*time.Second
+	if testenv.Race {
+		procs, run = 6, 3*time.Second // see testenv.Race
+	}
+	dir := t.TempDir()
+	type asker struct {
+		cmd  *exec.Cmd
+		done chan struct{}
+	}
+	var (
+		mu    sync.Mutex
+		acked = map[string]string{} // id → question
+		// handed counts the acknowledgements the holder made
+		handed, kills, pauses int
+		errs                  []string
+	)
+	start := func() *asker {
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), "AGENTX_LEDGER_HELPER=ask", "AGENTX_LEDGER_DIR="+dir)
+		stdout, err := cmd.StdoutPipe()
+		require.NoError(t, err)
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		require.NoError(t, cmd.Start())
+		a := &asker{cmd: cmd, done: make(chan struct{})}
+		go func() {
+			defer close(a.done)
+			sc := bufio.NewScanner(stdout)
+			for sc.Scan() {
+				f := strings.Fields(sc.Text())
+				if len(f) != 4 || f[0] != "ACK" {
+					continue
+				}
+				mu.Lock()
+				if q, ok := acked[f[1]]; ok {
+					errs = append(errs, fmt.Sprintf("%s acknowledged twice: %s and %s", f[1], q, f[2]))
+				}
+				acked[f[1]] = f[2]
+				if f[3] == "1" {
+					handed++
+				}
+				mu.Unlock()
+			}
+			if err := cmd.Wait(); err != nil {
+				if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() {
+					mu.Lock()
+					errs = append(errs, fmt.Sprintf("asker %d: %v: %s", cmd.Process.Pid, err, stderr.String()))
+					mu.Unlock()
+				}
+			}
+		}()
+		return a
+	}
+	askers := make([]*asker, procs)
+	for i := range askers {
+		askers[i] = start()
+	}
+	deadline := time.Now().Add(run)
+	for time.Now().Before(deadline) {
+		time.Sleep(time.Duration(20+rand.IntN(60)) * time.Millisecond)
+		i := rand.IntN(procs)
+		p := askers[i].cmd.Process
+		if rand.IntN(2) == 0 {
+			_ = p.Signal(syscall.SIGKILL)
+			<-askers[i].done
+			askers[i] = start()
+			kills++
+			continue
+		}
+		_ = p.Signal(syscall.SIGSTOP)
+		time.Sleep(time.Duration(10+rand.IntN(150)) * time.Millisecond)
+		_ = p.Signal(syscall.SIGCONT)
+		pauses++
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "stop"), nil, 0o644))
+	for _, a := range askers {
+		select {
+		case <-a.done:
+		case <-time.After(2 * time.Minute):
+			t.Fatal("an asker did not stop")
+		}
+	}
+	require.Empty(t, errs)
+
+	s := NewStore(dir, lock.Options{}, nil)
+	// one more ask makes or drops what killed askers left for a holder
+	_, err := s.Ask(context.Background(), 7, asking("reviewer", "the last question", 0))
+	require.NoError(t, err)
+	l, err := s.Read(7)
+	require.NoError(t, err)
+	require.NoError(t, l.Validate())
+	bodies := map[string]string{}
+	for i, c := range l.Clarifications {
+		if c.Sealed() {
+			c = l.Find(c.ID)
+		}
+		require.Equal(t, FormatID(7, i+1), c.ID, "ids dense")
+		body := c.Thread[0].Body
+		if prev, ok := bodies[body]; ok {
+			t.Errorf("%s made twice: %s and %s", body, prev, c.ID)
+		}
+		bodies[body] = c.ID
+	}
+	for id, body := range acked {
+		assert.Equal(t, id, bodies[body], "acknowledged %s is in the ledger under the id its asker was given", body)
+	}
+	for _, name := range spoolLeft(t, s, 7) {
+		assert.False(t, strings.HasSuffix(name, askEnd), "a question left: %s", name)
+	}
+	t.Logf("%d askers, %d kills, %d pauses: %d records, %d acknowledged, %d of them made by the holder",
+		procs, kills, pauses, len(l.Clarifications), len(acked), handed)
+	assert.Greater(t, kills, 5)
+	assert.NotZero(t, handed, "holders made some of the questions")
 }
