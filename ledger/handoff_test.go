@@ -320,3 +320,39 @@ func FuzzHandedFile(f *testing.F) {
 		_ = os.RemoveAll(s.Dir())
 	})
 }
+
+// TestHandedAsksOnALargeLedger: a holder's write of several handed
+// questions on a ledger read through its layout memo (and, on Linux,
+// written through its shadow) makes the file a whole read and write would,
+// and leaves a memo that describes it.
+func TestHandedAsksOnALargeLedger(t *testing.T) {
+	s := newTestStore(t)
+	seedHistory(t, s, 7, 400)
+	_, err := s.Update(context.Background(), 7, ask(s, "engineer", "architect", "one more, to leave a memo"))
+	require.NoError(t, err)
+	require.True(t, laidOut(s, 7))
+	f, err := s.Lock(context.Background(), 7)
+	require.NoError(t, err)
+	var rs []<-chan asked
+	for i := range 3 {
+		rs = append(rs, askAsync(s, 7, asking("engineer", fmt.Sprintf("handed %d", i), 10+i)))
+		waitHanded(t, s, 7, i+1)
+	}
+	require.Len(t, drainAsHolder(t, s, f), 3)
+	require.NoError(t, f.Release())
+	for i, r := range rs {
+		got := <-r
+		require.NoError(t, got.err)
+		assert.Equal(t, FormatID(7, 402+i), got.c.ID)
+	}
+	require.True(t, laidOut(s, 7), "the holder left a memo in force")
+	require.NoError(t, s.CheckLayout(7))
+	data, err := os.ReadFile(s.Path(7))
+	require.NoError(t, err)
+	l, err := Decode(s.Path(7), data)
+	require.NoError(t, err)
+	require.Len(t, l.Clarifications, 404)
+	again, err := Encode(l)
+	require.NoError(t, err)
+	require.Equal(t, string(again), string(data), "the ledger is as a whole write makes it")
+}
