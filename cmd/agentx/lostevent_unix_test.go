@@ -91,3 +91,52 @@ func TestKilledBeforeEventFoundByDoctor(t *testing.T) {
 		t.Errorf("inbox: exit %d, want the answer: %s", code, out)
 	}
 }
+
+// TestHeldTurnWaitsForTheAnswersEvent: a Stop hook holding the asker's
+// turn sees the answer in the ledger before its writer has logged its event
+// (a writer the machine is slow to schedule: the binary is built with the
+// agentx_crashpoints tag, and AGENTX_PAUSE_BEFORE_EVENT holds it there a
+// second and a half). The hook waits for the event and blocks the stop
+// with the answer: the agent carries on in the same run, rather than
+// stopping and the answer going to a waker that resumes it in a new one.
+func TestHeldTurnWaitsForTheAnswersEvent(t *testing.T) {
+	bin := buildAgentx(t, "-tags=agentx_crashpoints")
+	root := t.TempDir()
+	command := func(env []string, args ...string) *exec.Cmd {
+		c := exec.Command(bin, args...)
+		c.Dir = root
+		c.Env = processEnv(root, append([]string{"AGENTX_AGENT=", "AGENTX_ISSUE=1"}, env...)...)
+		return c
+	}
+	for _, args := range [][]string{{"init"}, {"clarify", "ask", "--from", "engineer", "--to", "architect", "--topic", "retries", "--question", "Which retry budget?"}} {
+		if out, err := command(nil, args...).CombinedOutput(); err != nil {
+			t.Fatalf("%v: %v: %s", args, err, out)
+		}
+	}
+	hook := command([]string{"AGENTX_AGENT=engineer"}, "hook", "stop", "--hold", "30s")
+	hook.Stdin = strings.NewReader(`{"session_id":"s-1","hook_event_name":"Stop","stop_hook_active":false}`)
+	var out bytes.Buffer
+	hook.Stdout, hook.Stderr = &out, &out
+	if err := hook.Start(); err != nil {
+		t.Fatal(err)
+	}
+	wakeFile := filepath.Join(root, ".agentx", "state", "wake", "engineer.json")
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if b, _ := os.ReadFile(wakeFile); bytes.Contains(b, []byte(`"holds"`)) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the hook never held the turn: %s", out.String())
+		}
+	}
+	if b, err := command([]string{"AGENTX_AGENT=architect", "AGENTX_PAUSE_BEFORE_EVENT=clarification-answered"},
+		"clarify", "answer", "CLR-1-001", "--body", "Three tries.").CombinedOutput(); err != nil {
+		t.Fatalf("answer: %v: %s", err, b)
+	}
+	if err := hook.Wait(); err != nil {
+		t.Fatalf("hook stop: %v: %s", err, out.String())
+	}
+	if !strings.Contains(out.String(), `"decision":"block"`) || !strings.Contains(out.String(), "Three tries.") {
+		t.Errorf("the held turn did not carry the answer on: %s", out.String())
+	}
+}

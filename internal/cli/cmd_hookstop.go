@@ -265,17 +265,49 @@ func (o *stopOptions) decide(ctx context.Context, a *App, t stopTurn) (*stopHook
 // before the hold goes (a waker that looks once it has gone finds it
 // delivered).
 func holdTurn(ctx context.Context, a *App, t stopTurn, id string) (*stopHookOutput, error) {
+	end := time.Now().Add(t.hold)
 	release, err := wake.Holding(ctx, t.h.Store, t.who, t.issue, t.h.Store.Now().Add(t.hold))
 	if err != nil {
 		return nil, err
 	}
 	defer release()
 	_, err = waitAnswer(ctx, a, t.h, id, t.hold)
-	if _, timedOut := errors.AsType[*router.WaitTimeoutError](err); err != nil && !timedOut {
+	_, timedOut := errors.AsType[*router.WaitTimeoutError](err)
+	if err != nil && !timedOut {
 		return nil, err
 	}
-	return stopDeliver(ctx, t.h, t.who, t.issue)
+	out, err := stopDeliver(ctx, t.h, t.who, t.issue)
+	if out != nil || err != nil || timedOut {
+		return out, err
+	}
+	// The answer is in the ledger, and what delivers it is its event,
+	// which its writer appends right after the ledger's rename: a hold
+	// that let go now would leave it to a waker, which resumes the agent
+	// in a new run instead of this one. Wait for the event, within the
+	// hold and for at most eventGrace (a writer killed in between leaves
+	// none until doctor --fix appends it).
+	if grace := time.Now().Add(eventGrace); grace.Before(end) {
+		end = grace
+	}
+	for time.Now().Before(end) {
+		select {
+		case <-ctx.Done():
+			return nil, nil
+		case <-time.After(eventPoll):
+		}
+		if out, err := stopDeliver(ctx, t.h, t.who, t.issue); out != nil || err != nil {
+			return out, err
+		}
+	}
+	return nil, nil
 }
+
+// eventGrace bounds how long a held turn waits, once the answer is in the
+// ledger, for its event (see holdTurn); eventPoll is how often it looks.
+const (
+	eventGrace = 3 * time.Second
+	eventPoll  = 20 * time.Millisecond
+)
 
 // waitsOn is the message an agent stops with while its blocking questions
 // wait (none came within the hold): what it waits on, and how the answer

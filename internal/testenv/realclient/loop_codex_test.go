@@ -111,11 +111,13 @@ func TestLoopCodexExec(t *testing.T) {
 
 	// 1. the answer lands while the Stop hook holds the turn
 	done := make(chan string, 1)
+	var stderr1 string
 	go func() {
 		stdout, stderr, err := RunCodex(t, dir, env, "", "exec", "--skip-git-repo-check", "Start on issue 7.")
 		if err != nil {
 			t.Errorf("codex exec: %v\n%s", err, stderr)
 		}
+		stderr1 = stderr
 		done <- stdout
 	}()
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Second)
@@ -126,7 +128,11 @@ func TestLoopCodexExec(t *testing.T) {
 	loopAgentx(t, bin, dir, architect, "clarify", "answer", "CLR-7-001", "--body", "Repository pattern")
 	stdout := <-done
 	if !strings.Contains(stdout, "CONTINUED-WITH-ANSWER") {
-		t.Errorf("the run did not carry on with the answer; stdout:\n%s", stdout)
+		t.Errorf("the run did not carry on with the answer; stdout:\n%s\nstderr:\n%s", stdout, stderr1)
+		for _, f := range []string{"events.jsonl", "wake/engineer.json", "clarifications/issue-7.json"} {
+			data, _ := os.ReadFile(filepath.Join(dir, ".agentx", "state", f))
+			t.Logf("%s:\n%s", f, data)
+		}
 	}
 	var session string
 	for _, r := range o.Requests() {
