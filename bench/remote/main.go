@@ -31,6 +31,7 @@ func main() {
 	keep := flag.Bool("keep", false, "keep the temporary directories")
 	sequences = flag.Int("sequences", 0, "also list, for each row, the N most common runs of git commands one ask made (each agentx process's, in order), and how many asks made each")
 	slowest = flag.Int("slowest", 0, "also list the N slowest asks of each row: host, round (0: each host's first), latency, and each git command the ask ran, with when it started and ended (ms from the ask's start) and its exit code when not 0")
+	answers = flag.Bool("answers", false, "also time, once each row's asks are made, every host answering its questions at once on the same issue (changes other than asks)")
 	latency := flag.Duration("latency", 0, "added to every exchange with the remote (each upload-pack and receive-pack, the floor's too), as a remote across a network adds")
 	flag.Parse()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
@@ -243,6 +244,7 @@ func each(w *world, r *result, from, to int, op func(host, n int) (time.Duration
 					r.slow = append(r.slow, fmt.Sprintf("%08d host %d round %d: %.0f ms", d.Microseconds(), i, n, ms(d)))
 				case errors.Is(err, errBusy):
 					r.busy++
+				case errors.Is(err, errSkip):
 				default:
 					r.failed++
 					fmt.Fprintln(os.Stderr, err)
@@ -326,32 +328,12 @@ func run(ctx context.Context, dir string, builds []build, hosts, issues, k, bloc
 			if issues > 1 {
 				issue = i + 1
 			}
-			cmd := exec.CommandContext(ctx, bin, "clarify", "ask", "--issue", strconv.Itoa(issue), "--from", "engineer", "--to", "architect",
-				"--topic", "Retry budget", "--question", fmt.Sprintf("host %d, ask %d: which retry budget applies?", i, n), "--non-blocking", "--json")
-			cmd.Dir = w.hosts[i]
-			// Only agentx's pushes are counted: its git runs with the wrapper.
-			cmd.Env = append(os.Environ(), "AGENTX_NO_MONITOR=1", "GIT_CONFIG_COUNT=2",
-				"GIT_CONFIG_KEY_0=remote.origin.receivepack", "GIT_CONFIG_VALUE_0="+w.pack,
-				"GIT_CONFIG_KEY_1=remote.origin.uploadpack", "GIT_CONFIG_VALUE_1="+w.upload,
-				"PATH="+w.gitDir+string(os.PathListSeparator)+os.Getenv("PATH"))
-			var errb bytes.Buffer
-			cmd.Stderr = &errb
-			t0 := time.Now()
-			err := cmd.Start()
-			if err == nil {
+			return onHost(ctx, w, i, "ask", func(pid int, t0 time.Time) {
 				w.asksMu.Lock()
-				w.asks[fmt.Sprintf("host %d round %d", i, n)] = askRun{pid: cmd.Process.Pid, start: t0}
+				w.asks[fmt.Sprintf("host %d round %d", i, n)] = askRun{pid: pid, start: t0}
 				w.asksMu.Unlock()
-				err = cmd.Wait()
-			}
-			d := time.Since(t0)
-			switch {
-			case err != nil && strings.Contains(errb.String(), "remote_busy"):
-				err = errBusy
-			case err != nil:
-				err = fmt.Errorf("ask failed: %w: %s", err, errb.String())
-			}
-			return d, err
+			}, bin, "clarify", "ask", "--issue", strconv.Itoa(issue), "--from", "engineer", "--to", "architect",
+				"--topic", "Retry budget", "--question", fmt.Sprintf("host %d, ask %d: which retry budget applies?", i, n), "--non-blocking", "--json")
 		}
 	}
 	load := loadavg()
@@ -397,6 +379,13 @@ func run(ctx context.Context, dir string, builds []build, hosts, issues, k, bloc
 			}
 		}
 	}
+	if *answers {
+		for j, bd := range builds {
+			if !bd.local {
+				answerAll(ctx, bd.name, bd.bin, worlds[j], hosts, issues, k)
+			}
+		}
+	}
 	if floor.failed > 0 || ledgerFloor.failed > 0 {
 		fmt.Fprintf(os.Stderr, "floor: %d and %d of %d rounds failed\n", floor.failed, ledgerFloor.failed, hosts*k)
 	}
@@ -427,16 +416,47 @@ func ledgerVersions(ctx context.Context, dir, bin string, hosts, issues, k int) 
 	return out
 }
 
+// onHost runs argv, an agentx command (what), on host i of w, telling
+// started (when not nil) its process and start, and returns how long it
+// took; errBusy when it was refused as remote_busy.
+func onHost(ctx context.Context, w *world, i int, what string, started func(pid int, t0 time.Time), argv ...string) (time.Duration, error) {
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Dir = w.hosts[i]
+	cmd.Env = hostEnv(w)
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	t0 := time.Now()
+	err := cmd.Start()
+	if err == nil {
+		if started != nil {
+			started(cmd.Process.Pid, t0)
+		}
+		err = cmd.Wait()
+	}
+	d := time.Since(t0)
+	switch {
+	case err != nil && strings.Contains(errb.String(), "remote_busy"):
+		err = errBusy
+	case err != nil:
+		err = fmt.Errorf("%s failed: %w: %s", what, err, errb.String())
+	}
+	return d, err
+}
+
+// hostEnv is the environment of agentx on a host of w: no side monitor,
+// and only agentx's pushes counted (its git runs with the wrapper).
+func hostEnv(w *world) []string {
+	return append(os.Environ(), "AGENTX_NO_MONITOR=1", "GIT_CONFIG_COUNT=2",
+		"GIT_CONFIG_KEY_0=remote.origin.receivepack", "GIT_CONFIG_VALUE_0="+w.pack,
+		"GIT_CONFIG_KEY_1=remote.origin.uploadpack", "GIT_CONFIG_VALUE_1="+w.upload,
+		"PATH="+w.gitDir+string(os.PathListSeparator)+os.Getenv("PATH"))
+}
+
 // verify reads the remote's ledger of issue: its record count, and
 // whether the ids are dense.
 func verify(bare string, issue int) (int, bool) {
-	ref := fmt.Sprintf("refs/agentx/clarifications/issue-%d:issue-%d.json", issue, issue)
-	data, err := exec.Command("git", "-C", bare, "cat-file", "blob", ref).Output()
-	if err != nil {
-		return 0, false
-	}
-	l, err := ledger.Decode("remote", data)
-	if err != nil {
+	l := remoteLedger(bare, issue)
+	if l == nil {
 		return 0, false
 	}
 	for i, c := range l.Clarifications {
@@ -473,7 +493,10 @@ func gitCommands(log string, ok int) (float64, string) {
 }
 
 // slowest is -slowest, sequences -sequences.
-var slowest, sequences *int
+var (
+	slowest, sequences *int
+	answers            *bool
+)
 
 // gitSequences reads the git wrapper's log: the n most common runs of
 // subcommands one agentx process made, in order ("push fetch fetch"),
