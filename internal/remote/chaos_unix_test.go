@@ -52,8 +52,14 @@ type chaos struct {
 	// unsynced maps the topic of every acknowledged ask that said
 	// unsynced (kept in the outbox: its id provisional) to its host and
 	// why its sync state says it was not published.
-	unsynced                 map[string]unsyncedAsk
-	issues                   int // the workers ask on issues 1 to issues
+	unsynced map[string]unsyncedAsk
+	issues   int // the workers ask on issues 1 to issues
+	// answers: every other turn, a worker answers one of its questions
+	// acknowledged before (answered maps its topic to the answer, once
+	// acknowledged)
+	answers                  bool
+	answered                 map[string]string
+	answering                int
 	asks, refused, republish int
 	busy                     int // asks refused as remote_busy (exit 5)
 	rewound, deleted, raced  int
@@ -92,11 +98,17 @@ func (c *chaos) run(h int, args ...string) result {
 // with agentx sync --republish, as docs/remote.md says to.
 func (c *chaos) worker(h, p int, stop <-chan struct{}) {
 	rng := rand.New(rand.NewPCG(uint64(h), uint64(p)))
+	var mine []string // topics of this worker's acknowledged questions, not yet answered
 	for k := 0; ; k++ {
 		select {
 		case <-stop:
 			return
 		default:
+		}
+		if c.answers && k%2 == 1 && len(mine) > 0 {
+			c.answer(h, mine[0])
+			mine = mine[1:]
+			continue
 		}
 		issue := 1 + rng.IntN(max(c.issues, 1))
 		topic := fmt.Sprintf("h%d-p%d-k%d", h, p, k)
@@ -119,6 +131,8 @@ func (c *chaos) worker(h, p int, stop <-chan struct{}) {
 			c.acked[topic] = doc.Data.ID
 			if strings.Contains(r.stdout, `"unsynced"`) {
 				c.unsynced[topic] = unsyncedAsk{host: h, why: newestWhy(c.w.syncState(h, issue))}
+			} else {
+				mine = append(mine, topic)
 			}
 			c.mu.Unlock()
 		case 7:
@@ -141,6 +155,32 @@ func (c *chaos) worker(h, p int, stop <-chan struct{}) {
 		default:
 			c.fail("host %d: ask: exit %d: %s", h, r.code, r.stderr)
 		}
+	}
+}
+
+// answer has host h answer the question asked as topic, under the id its
+// ask printed. Exit 0 acknowledges the answer; an answer refused because
+// the question is answered already (an earlier try killed after it
+// landed) or killed is not.
+func (c *chaos) answer(h int, topic string) {
+	c.mu.Lock()
+	id := c.acked[topic]
+	c.answering++
+	c.mu.Unlock()
+	body := "three tries for " + topic
+	r := c.run(h, "clarify", "answer", id, "--from", "architect", "--body", body, "--json")
+	switch r.code {
+	case -1, 3, 4: // killed; refused as it stands
+	case 0:
+		c.mu.Lock()
+		c.answered[topic] = body
+		c.mu.Unlock()
+	case 5:
+		c.mu.Lock()
+		c.busy++
+		c.mu.Unlock()
+	default:
+		c.fail("host %d: answer %s: exit %d: %s", h, id, r.code, r.stderr)
 	}
 }
 
@@ -404,7 +444,7 @@ func TestRemoteChaosOneIssue(t *testing.T) {
 	soak := soakFor(t, 15*time.Second)
 	const hosts = 8
 	w := newWorld(t, hosts+1, "", "") // the last one only checks, at the end
-	c := &chaos{w: w, acked: map[string]string{}, unsynced: map[string]unsyncedAsk{}, issues: 1}
+	c := &chaos{w: w, acked: map[string]string{}, unsynced: map[string]unsyncedAsk{}, issues: 1, answers: true, answered: map[string]string{}}
 	r := c.run(0, "clarify", "ask", "--issue", "1", "--from", "engineer", "--to", "architect", "--topic", "seed", "--question", "seed?", "--non-blocking", "--json")
 	require.Equal(t, 0, r.code, r.stderr)
 	c.acked["seed"] = "CLR-1-001"
@@ -457,14 +497,33 @@ func TestRemoteChaosOneIssue(t *testing.T) {
 		if len(recs) > 1 {
 			t.Errorf("%s is on the remote %d times", topic, len(recs))
 		}
+		answers := 0
+		for _, e := range recs[0].Thread {
+			if e.Type == ledger.Answer {
+				answers++
+			}
+		}
+		if answers > 1 {
+			t.Errorf("%s is answered %d times", topic, answers)
+		}
+	}
+	for topic, body := range c.answered {
+		recs := onRemote[topic]
+		if len(recs) != 1 {
+			continue // reported above
+		}
+		if n := len(recs[0].Thread); n < 2 || recs[0].Thread[1].Type != ledger.Answer || recs[0].Thread[1].Body != body {
+			lost++
+			t.Errorf("acknowledged answer to %s (%s) is not on the remote: %+v", topic, recs[0].ID, recs[0].Thread)
+		}
 	}
 	// A host with no copy checks every commit from the root, then adopts
 	// the head.
 	fresh := c.run(hosts, "sync")
 	assert.Equal(t, 0, fresh.code, "a fresh host adopts the chain: %s", fresh.stderr)
 	killed, paused := c.monkey.Counts()
-	t.Logf("%s of chaos on one issue, %d hosts: %d asks, %d acknowledged (%d lost), %d remote_busy; %d SIGKILLs, %d SIGSTOPs; %d records on the remote",
-		soak, hosts, c.asks, len(c.acked), lost, c.busy, killed, paused, len(l.Clarifications))
+	t.Logf("%s of chaos on one issue, %d hosts: %d asks, %d acknowledged, %d answers, %d acknowledged (%d lost), %d remote_busy; %d SIGKILLs, %d SIGSTOPs; %d records on the remote",
+		soak, hosts, c.asks, len(c.acked), c.answering, len(c.answered), lost, c.busy, killed, paused, len(l.Clarifications))
 	for h := range hosts {
 		git(t, w.hosts[h], "fsck", "--no-dangling")
 	}

@@ -19,16 +19,17 @@ import (
 	"github.com/agentx-cli/agentx/ledger"
 )
 
-// Intents is a Transport on which a write that only adds records (an ask)
-// to an issue other hosts keep writing does not race them for the ledger's
-// ref: it posts its change on a ref of its own (an intent, which no other
-// host writes, so the push is never refused), and the oldest waiting
-// intent's host merges every intent posted so far in one push, each as its
-// own commit, removing them in the same atomic push. A host whose intent
-// another merged finds its question on the shared ledger by what was asked
-// (origin): it waits for one push, never for its turn to win a race, so
-// hosts that share an issue neither fail nor starve, and the ids stay
-// dense, assigned once, by the push that merges them.
+// Intents is a Transport on which a write that adds records (an ask) or
+// thread entries (an answer) to an issue other hosts keep writing does
+// not race them for the ledger's ref: it posts its change on a ref of its
+// own (an intent, which no other host writes, so the push is never
+// refused), and the oldest waiting intent's host merges every intent
+// posted so far in one push, each as its own commit, removing them in the
+// same atomic push. A host whose intent another merged finds its question
+// on the shared ledger by what was asked (origin), its answer by its
+// thread entries (holds): it waits for one push, never for its turn to
+// win a race, so hosts that share an issue neither fail nor starve, and
+// the ids stay dense, assigned once, by the push that merges them.
 type Intents interface {
 	// Post publishes c, made on the shared version base, as an intent on
 	// issue, named for when it was posted (now), and returns its name.
@@ -327,16 +328,17 @@ func (g *Git) PushMerging(ctx context.Context, issue int, base Snapshot, commits
 
 // posting is one write's intent, from its post to its merge.
 type posting struct {
-	r      *Replicator
-	ctx    context.Context
-	f      *ledger.Locked
-	st     *SyncState
-	it     Intents
-	mine   []*ledger.Clarification // the records it added, as the caller holds them
-	name   string                  // its intent
-	at     time.Time               // when it was posted (the store's clock: its name)
-	posted time.Time               // and by the system's clock
-	rtt    time.Duration           // one exchange with the remote, as its post took
+	r       *Replicator
+	ctx     context.Context
+	f       *ledger.Locked
+	st      *SyncState
+	it      Intents
+	mine    []*ledger.Clarification // the records it added, as the caller holds them
+	changed []*ledger.Clarification // the records it changed, likewise
+	name    string                  // its intent
+	at      time.Time               // when it was posted (the store's clock: its name)
+	posted  time.Time               // and by the system's clock
+	rtt     time.Duration           // one exchange with the remote, as its post took
 }
 
 // errNoIntent is a change the intents cannot carry (it does more than add
@@ -354,8 +356,8 @@ func (r *Replicator) intentState(st *SyncState) bool {
 		!st.Moved.IsZero() && r.store.Now().Sub(st.Moved.Time) < fastAfter
 }
 
-// intentWrite makes fn on the local copy and, if it only adds records,
-// posts it as an intent and waits until it is merged (by this host or
+// intentWrite makes fn on the local copy and, if it only adds records
+// or thread entries (appendsEntries), posts it as an intent and waits until it is merged (by this host or
 // another): the shared ledger with it is then the local copy, and the
 // records fn added hold what the shared ledger holds. errNoIntent: fn
 // ran, but the change is to be made as a transaction.
@@ -376,15 +378,16 @@ func (r *Replicator) intentWrite(ctx context.Context, f *ledger.Locked, fn func(
 	if fn(l0) != nil || cp.Check(f.Path, l0) != nil {
 		return nil, errNoIntent // judged on the shared ledger
 	}
-	msg, mine := changeMessage(before, l0), addedOnly(before, l0)
-	if len(mine) == 0 || msg == "" {
+	msg := changeMessage(before, l0)
+	mine, changed := changedRecords(before, l0)
+	if len(mine)+len(changed) == 0 || msg == "" || !appendsEntries(before, changed) {
 		return nil, errNoIntent
 	}
 	enc, err := ledger.Encode(l0)
 	if err != nil {
 		return nil, err
 	}
-	return r.post(ctx, f, st, st.Head, Commit{Data: enc, Message: msg}, mine)
+	return r.post(ctx, f, st, st.Head, Commit{Data: enc, Message: msg}, mine, changed...)
 }
 
 // lookWrite is a write of a host that has been writing on its local copy
@@ -419,11 +422,12 @@ func (r *Replicator) lookWrite(ctx context.Context, f *ledger.Locked, fn func(*l
 }
 
 // post posts c, a change made on the shared version base that adds the
-// records mine (as the caller holds them), as an intent, and waits until
-// it is merged. errNoIntent: it could not be posted (nothing was).
-func (r *Replicator) post(ctx context.Context, f *ledger.Locked, st *SyncState, base string, c Commit, mine []*ledger.Clarification) (*ledger.Ledger, error) {
+// records mine and changes the records changed (both as the caller holds
+// them), as an intent, and waits until it is merged. errNoIntent: it could
+// not be posted (nothing was), or was removed unmerged.
+func (r *Replicator) post(ctx context.Context, f *ledger.Locked, st *SyncState, base string, c Commit, mine []*ledger.Clarification, changed ...*ledger.Clarification) (*ledger.Ledger, error) {
 	it, _ := r.transport.(Intents)
-	p := &posting{r: r, ctx: ctx, f: f, st: st, it: it, mine: mine, at: r.store.Now()}
+	p := &posting{r: r, ctx: ctx, f: f, st: st, it: it, mine: mine, changed: changed, at: r.store.Now()}
 	c.Message += capLine(ctx)
 	start := time.Now()
 	var err error
@@ -450,6 +454,55 @@ func readCopy(path string, st *SyncState) ([]byte, error) {
 		return nil, errNoIntent
 	}
 	return data, nil
+}
+
+// changedRecords returns the records l added to before, and those of
+// before it changed (their JSON differs), in l's order. A record read
+// sealed was not opened, so not changed.
+func changedRecords(before map[string]*recState, l *ledger.Ledger) (added, changed []*ledger.Clarification) {
+	for _, c := range l.Clarifications {
+		was, ok := before[c.ID]
+		switch {
+		case !ok:
+			added = append(added, c)
+		case c.Sealed():
+		default:
+			if b, err := ledger.RecordJSON(c); err != nil || string(b) != string(was.whole().raw) {
+				changed = append(changed, c)
+			}
+		}
+	}
+	return added, changed
+}
+
+// appendsEntries reports whether each of the changed records adds
+// entries to its thread (an answer, a follow-up, an escalation, a
+// resolution): what identifies the change on the shared ledger, whatever
+// came after it there (holds). A change that adds none (the agentx key
+// alone) is made as a transaction.
+func appendsEntries(before map[string]*recState, changed []*ledger.Clarification) bool {
+	for _, c := range changed {
+		if len(c.Thread) <= before[c.ID].whole().thread {
+			return false
+		}
+	}
+	return true
+}
+
+// holds reports whether cur, a record as a shared ledger holds it, carries
+// the change that made c: c's thread (with the entries it added) begins
+// cur's, and cur only appended to c since (Appends' rule). c is taken as
+// written (its times as the ledger keeps them).
+func holds(cur, c *ledger.Clarification) bool {
+	if cur == nil {
+		return false
+	}
+	raw, err := ledger.RecordJSON(c)
+	if err != nil {
+		return false
+	}
+	w, err := ledger.DecodeRecord(raw)
+	return err == nil && appendsRecord(w, cur) == nil
 }
 
 // addedOnly returns the records l added to before, when that is all the
@@ -605,6 +658,9 @@ func capAllows(l *ledger.Ledger, c *ledger.Cap, q Queued) bool {
 		return true
 	}
 	for _, r := range q.Records {
+		if !created(r.Before) {
+			continue // a change to a question asked: no question more
+		}
 		rec, err := ledger.DecodeRecord(r.After)
 		if err != nil || !c.Allows(l, rec.From) {
 			return false
@@ -613,10 +669,13 @@ func capAllows(l *ledger.Ledger, c *ledger.Cap, q Queued) bool {
 	return true
 }
 
-// intentChange is in as a queued change that adds records, checked as a
-// pulled commit is: it only appends to the ledger it was made on, and
-// changes no record there; its message names the records added. ok
-// false: not an intent to merge.
+// intentChange is in as a queued change that adds records or changes
+// records of the ledger it was made on, checked as a pulled commit is (it
+// only appends: records added after the others, a record's thread
+// appended to, its status moved as the transition table allows); its
+// message names what it did, never what the intent's own message claims.
+// Replayed, a change to a record lands only where the record is still as
+// the intent found it. ok false: not an intent to merge.
 func intentChange(issue int, in Intent) (Queued, bool) {
 	if in.Base == nil {
 		return Queued{}, false
@@ -629,17 +688,23 @@ func intentChange(issue int, in Intent) (Queued, bool) {
 	if err1 != nil || err2 != nil || Appends(base, after) != nil {
 		return Queued{}, false
 	}
-	added := addedOnly(recStates(base), after)
-	if len(added) == 0 {
+	before := recStates(base)
+	added, changed := changedRecords(before, after)
+	if len(added)+len(changed) == 0 || !appendsEntries(before, changed) {
 		return Queued{}, false
 	}
-	// the message says what it adds, as the commit of an ask does, never
-	// what the intent's own message claims
-	q := Queued{Message: changeMessage(nil, &ledger.Ledger{Clarifications: added})}
+	q := Queued{Message: changeMessage(before, after)}
 	if in.Host != "" {
 		// the merged commit's host: line names the host that merged it;
 		// its subject keeps the one that asked, for remote log's readers
 		q.Message += " (posted on " + in.Host + ")"
+	}
+	for _, c := range changed {
+		raw, err := ledger.RecordJSON(c)
+		if err != nil {
+			return Queued{}, false
+		}
+		q.Records = append(q.Records, QueuedRecord{ID: c.ID, Before: before[c.ID].whole().raw, After: raw})
 	}
 	for _, c := range added {
 		raw, err := ledger.RecordJSON(c)
@@ -674,6 +739,19 @@ func (p *posting) merged(snap Snapshot, l *ledger.Ledger) (*ledger.Ledger, error
 		l.Clarifications[i] = c
 		own = append(own, c.ID)
 	}
+	for _, c := range p.changed {
+		i := slices.IndexFunc(l.Clarifications, func(x *ledger.Clarification) bool { return x.ID == c.ID })
+		if i < 0 || !holds(l.Find(c.ID), c) {
+			// removed unmerged (the record moved since it was made on
+			// it, or it could not be read there): made again as a
+			// transaction, on the record as it now stands
+			return nil, errNoIntent
+		}
+		l.Clarifications[i] = l.Find(c.ID) // opened, if it was read sealed
+		*c = *l.Clarifications[i]
+		l.Clarifications[i] = c
+		own = append(own, c.ID)
+	}
 	p.st.Moved = ledger.T(p.r.store.Now())
 	p.r.countStreak(p.st, false)
 	if err := p.r.settle(p.ctx, p.f, l, nil, false, snap, snap.Version, p.st, nil, own...); err != nil {
@@ -687,8 +765,15 @@ func (p *posting) merged(snap Snapshot, l *ledger.Ledger) (*ledger.Ledger, error
 // still be merged: the outbox's delivery then finds them there, by what
 // was asked, and does not add them twice).
 func (p *posting) offline(err error) (*ledger.Ledger, error) {
-	mine := p.mine
+	mine, changed := p.mine, p.changed
 	return p.r.updateOffline(p.f, func(l *ledger.Ledger) error {
+		for _, c := range changed {
+			i := slices.IndexFunc(l.Clarifications, func(x *ledger.Clarification) bool { return x.ID == c.ID })
+			if i < 0 {
+				return fmt.Errorf("%s is not on the local copy", c.ID)
+			}
+			l.Clarifications[i] = c
+		}
 		for _, c := range mine {
 			c.ID = l.NextID()
 			l.Clarifications = append(l.Clarifications, c)

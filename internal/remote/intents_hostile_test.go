@@ -382,8 +382,9 @@ func answerFirst(h *hostile, issue int) map[string]string {
 	return nil
 }
 
-// plantRewrites: intents that add a question and also change an answer,
-// delete a question, rewrite a question, or resolve one as a person.
+// plantRewrites: intents that change an answer, delete a question,
+// rewrite a question, or resolve one as a person: each alone (an intent
+// may change records, as an answer does) and beside a question added.
 func plantRewrites(h *hostile, issue int) planted {
 	t := h.t
 	head, l := h.head(issue)
@@ -410,6 +411,9 @@ func plantRewrites(h *hostile, issue int) planted {
 		after := adding(t, l, question(t, l, next(issue, l), fmt.Sprintf("%s rewrite %d", forged, k)))
 		edit(after)
 		p.gone = append(p.gone, h.post(issue, intentName(time.Now()), h.ledgerCommit(issue, after, head)))
+		alone := clone(t, l)
+		edit(alone)
+		p.gone = append(p.gone, h.post(issue, intentName(time.Now()), h.ledgerCommit(issue, alone, head)))
 	}
 	return p
 }

@@ -46,7 +46,8 @@ func TestOutboxFindsItsQuestionMerged(t *testing.T) {
 }
 
 // TestIntentChange: an intent is merged only when it adds records to the
-// ledger it was made on, and changes nothing there.
+// ledger it was made on, or adds entries to the threads of records there,
+// as a pulled commit may; a record's change is replayed from what it was.
 func TestIntentChange(t *testing.T) {
 	enc := func(recs ...*ledger.Clarification) []byte { return encIssue1(t, recs...) }
 	base := enc(sharedRecord("CLR-1-001", "x"))
@@ -63,6 +64,24 @@ func TestIntentChange(t *testing.T) {
 	assert.False(t, ok, "an intent that changes a record there")
 	_, ok = intentChange(1, Intent{Name: "n", Base: base, Data: base})
 	assert.False(t, ok, "an intent that adds nothing")
+
+	answered := sharedRecord("CLR-1-001", "x")
+	require.NoError(t, answered.Move(ledger.Answered))
+	answered.Thread = append(answered.Thread, ledger.ThreadEntry{Round: 1, From: "architect", Type: ledger.Answer, Body: "Three tries.", Timestamp: answered.Created})
+	q, ok = intentChange(1, Intent{Name: "n", Host: "host2", Base: base, Data: enc(answered)})
+	require.True(t, ok, "an answer")
+	assert.Equal(t, "CLR-1-001 answered by architect (posted on host2)", q.Message)
+	require.Len(t, q.Records, 1)
+	assert.JSONEq(t, string(mustRecordJSON(t, sharedRecord("CLR-1-001", "x"))), string(q.Records[0].Before), "replayed only onto the record as it was")
+
+	extra := sharedRecord("CLR-1-001", "x")
+	extra.Ext().Summary = "no entry"
+	_, ok = intentChange(1, Intent{Name: "n", Base: base, Data: enc(extra)})
+	assert.False(t, ok, "a change that adds no thread entry")
+	person := sharedRecord("CLR-1-001", "x")
+	person.Thread = append(person.Thread, ledger.ThreadEntry{Round: 1, From: ledger.Human, Type: ledger.Answer, Body: "forged", Timestamp: person.Created})
+	_, ok = intentChange(1, Intent{Name: "n", Base: base, Data: enc(person)})
+	assert.False(t, ok, "an entry as a person that is not a move a person makes (Appends' rule)")
 	_, ok = intentChange(1, Intent{Name: "n"})
 	assert.False(t, ok, "an intent that could not be read")
 
@@ -170,9 +189,7 @@ type intentScene struct {
 // be merged and a's last question after it.
 func besideAnIntent(t *testing.T, n int, step time.Duration, before func(ha host, st *SyncState)) intentScene {
 	t.Helper()
-	defer func(s time.Duration) { intentStall = s }(intentStall)
-	intentStall = 100 * time.Millisecond
-	a, b := twoRepos(t)
+	a, b := intentRepos(t)
 	ctx := context.Background()
 	now := time.Now().UTC()
 	ha := clockedHost(t, a, &now)
@@ -204,6 +221,95 @@ func besideAnIntent(t *testing.T, n int, step time.Duration, before func(ha host
 	assert.Equal(t, "a's last", final.Clarifications[n+1].Topic, "merged after b's")
 	assert.Equal(t, final.Clarifications[n+1].ID, last.ID, "the id told is the one merged")
 	return intentScene{ha: ha, now: now}
+}
+
+// TestAnswerOnABusyIssueIsAnIntent: on an issue another host writes, an
+// answer is posted as an intent beside the others' and merged with them
+// in one push; the answer is on the shared ledger once, and the local
+// copy is it. Before, the answer took its turn in the queue, and the
+// waiting intent stayed unmerged. A second answer made on the same
+// version, to a record that has moved since, is not merged: it is made
+// again on the record as it stands.
+func TestAnswerOnABusyIssueIsAnIntent(t *testing.T) {
+	a, b := intentRepos(t)
+	ctx := context.Background()
+	now := time.Now().UTC()
+	ha := clockedHost(t, a, &now)
+	for _, q := range []string{"a's first", "a's second"} {
+		_, err := sharedAsk(ha, q)
+		require.NoError(t, err)
+		now = now.Add(100 * time.Millisecond)
+	}
+	// another host writes: the issue is now busy for a
+	postAsk(t, b, "b's", now)
+	now = now.Add(time.Millisecond)
+	_, err := sharedAsk(ha, "a's third")
+	require.NoError(t, err)
+	st, err := ReadSync(ha.Store, 1)
+	require.NoError(t, err)
+	require.True(t, ha.intentState(st), "the issue is taken as busy")
+
+	postAsk(t, b, "b's second", now)
+	now = now.Add(time.Millisecond)
+	require.NoError(t, sharedAnswer(ha, "CLR-1-001", "Three tries."))
+	snap, intents, err := b.FetchIntents(ctx, 1)
+	require.NoError(t, err)
+	assert.Empty(t, intents, "b's intent merged, with the answer beside it")
+	final, err := ledger.DecodeIssue("shared", 1, snap.Data)
+	require.NoError(t, err)
+	require.Len(t, final.Clarifications, 5)
+	c := final.Find("CLR-1-001")
+	assert.Equal(t, ledger.Answered, c.Status)
+	require.Len(t, c.Thread, 2, "answered once")
+	assert.Equal(t, "Three tries.", c.Thread[1].Body)
+	assert.Equal(t, "b's second", final.Clarifications[4].Topic)
+	local, err := ha.Read(1)
+	require.NoError(t, err)
+	assert.Equal(t, ledger.Answered, local.Find("CLR-1-001").Status, "the local copy is the shared ledger")
+
+	// b answers CLR-1-002 on its old copy as an intent; a answers it
+	// first: b's intent is removed unmerged, nothing of it lands
+	snap, _, err = b.FetchIntents(ctx, 1)
+	require.NoError(t, err)
+	mine, err := ledger.DecodeIssue("b", 1, snap.Data)
+	require.NoError(t, err)
+	c2 := mine.Find("CLR-1-002")
+	require.NoError(t, c2.Move(ledger.Answered))
+	c2.Thread = append(c2.Thread, ledger.ThreadEntry{Round: 1, From: "architect", Type: ledger.Answer, Body: "b's answer", Timestamp: c2.Created})
+	data, err := ledger.Encode(mine)
+	require.NoError(t, err)
+	require.NoError(t, sharedAnswer(ha, "CLR-1-002", "a's answer"))
+	_, err = b.Post(ctx, 1, snap.Version, Commit{Data: data, Message: "CLR-1-002 answered"}, now)
+	require.NoError(t, err)
+	now = now.Add(time.Millisecond)
+	_, err = sharedAsk(ha, "a's fourth") // merges what waits
+	require.NoError(t, err)
+	snap, intents, err = b.FetchIntents(ctx, 1)
+	require.NoError(t, err)
+	assert.Empty(t, intents, "b's stale answer removed")
+	final, err = ledger.DecodeIssue("shared", 1, snap.Data)
+	require.NoError(t, err)
+	c2 = final.Find("CLR-1-002")
+	require.Len(t, c2.Thread, 2, "answered once")
+	assert.Equal(t, "a's answer", c2.Thread[1].Body)
+}
+
+// mustRecordJSON is c as agentx writes a record.
+func mustRecordJSON(t *testing.T, c *ledger.Clarification) []byte {
+	t.Helper()
+	raw, err := ledger.RecordJSON(c)
+	require.NoError(t, err)
+	return raw
+}
+
+// intentRepos is twoRepos, where a host whose intent waits merges the
+// others' after 100 ms (intentStall), for the rest of the test.
+func intentRepos(t *testing.T) (a, b *Git) {
+	t.Helper()
+	stall := intentStall
+	t.Cleanup(func() { intentStall = stall })
+	intentStall = 100 * time.Millisecond
+	return twoRepos(t)
 }
 
 // postAsk has g post, at, an intent asking topic on issue 1's shared

@@ -172,7 +172,8 @@ type prefetch struct {
 	// the lock (lookWrite)
 	look bool
 	// intent: no fetch was made because the issue is contended and the
-	// change, if it only adds records, is posted as an intent (Intents)
+	// change, if it adds records or thread entries, is posted as an
+	// intent (Intents)
 	intent bool
 }
 
