@@ -47,13 +47,10 @@ func (a *Asking) apply(l *Ledger) (*Clarification, error) {
 	return c, nil
 }
 
-// made reports whether c is the record a asked for: the same asker,
-// answerer, topic, question and time of asking (what identifies a question
-// whatever its id), the time to the millisecond a ledger holds it to.
+// made reports whether c is the record a asked for: the same Origin.
 func (a *Asking) made(c *Clarification) bool {
 	q := &a.Question
-	return c.From == q.From && c.To == q.To && c.Topic == q.Topic && c.Created.UnixMilli() == a.At.UnixMilli() &&
-		len(c.Thread) > 0 && c.Thread[0].Body == q.Body
+	return Origin(c) == origin(q.From, q.To, q.Topic, a.At, q.Body)
 }
 
 // findMade is the record of l that a asked for, nil if none: searched from
@@ -255,8 +252,7 @@ func (h *handing) post() {
 
 // withdraw takes the question back; false when a holder took it first.
 func (h *handing) withdraw() bool {
-	err := os.Remove(h.name)
-	if err != nil && errors.Is(err, fs.ErrNotExist) {
+	if err := os.Remove(h.name); errors.Is(err, fs.ErrNotExist) {
 		return false
 	}
 	h.posted = false

@@ -1,6 +1,9 @@
 package ledger
 
-import "time"
+import (
+	"strings"
+	"time"
+)
 
 // NewQuestion is a new clarification as its asker gives it, with what the
 // rules that govern it say: every new question is made by Ledger.Ask.
@@ -28,4 +31,20 @@ func (l *Ledger) Ask(q NewQuestion, now time.Time) *Clarification {
 	}
 	l.Clarifications = append(l.Clarifications, c)
 	return c
+}
+
+// Origin is what identifies a question whatever its id (the id one ledger
+// gives it may be another's elsewhere: a merge, another host's copy): who
+// asked whom, the topic, when it was asked, to the millisecond a ledger
+// keeps, and the question.
+func Origin(c *Clarification) string {
+	first := ""
+	if len(c.Thread) > 0 {
+		first = c.Thread[0].Body
+	}
+	return origin(c.From, c.To, c.Topic, c.Created.Time, first)
+}
+
+func origin(from, to, topic string, at time.Time, question string) string {
+	return strings.Join([]string{from, to, topic, at.UTC().Format(TimeFormat), question}, "\x00")
 }

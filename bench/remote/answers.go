@@ -17,19 +17,32 @@ import (
 // issue (on one issue, host i the i-th, i+hosts-th, ... of them), through
 // the remote as the asks went. It prints the answers acknowledged,
 // refused as remote_busy and failed otherwise, git commands an answer,
-// latency p50/p99 and answers a second, and checks that every
-// acknowledged answer is on the remote's ledger.
+// latency p50/p99 and answers a second, and how many questions the
+// remote's ledgers hold answered afterwards.
 func answerAll(ctx context.Context, name, bin string, w *world, hosts, issues, k int) {
+	// each issue's ledger on the remote, read once: host i works on
+	// issue i+1, or all on issue 1
+	read := func() []*ledger.Ledger {
+		var ls []*ledger.Ledger
+		for issue := 1; issue <= issues; issue++ {
+			l := remoteLedger(w.bare, issue)
+			if l == nil {
+				fmt.Fprintf(os.Stderr, "%s: answers: no ledger of issue %d on the remote\n", name, issue)
+				return nil
+			}
+			ls = append(ls, l)
+		}
+		return ls
+	}
+	ls := read()
+	if ls == nil {
+		return
+	}
 	ids := make([][]string, len(w.hosts))
 	for i := range w.hosts {
-		issue := 1
+		l := ls[0]
 		if issues > 1 {
-			issue = i + 1
-		}
-		l := remoteLedger(w.bare, issue)
-		if l == nil {
-			fmt.Fprintf(os.Stderr, "%s: answers: no ledger of issue %d on the remote\n", name, issue)
-			return
+			l = ls[i]
 		}
 		for p, c := range l.Clarifications {
 			if issues > 1 || p%hosts == i {
@@ -53,16 +66,10 @@ func answerAll(ctx context.Context, name, bin string, w *world, hosts, issues, k
 	ok := len(r.lat)
 	gitPer, which := gitCommands(w.gitLog, ok)
 	answered := 0
-	for i := range w.hosts {
-		issue := 1
-		if issues > 1 {
-			issue = i + 1
-		}
-		if l := remoteLedger(w.bare, issue); l != nil && (issues > 1 || i == 0) {
-			for _, c := range l.Clarifications {
-				if c.Status == ledger.Answered {
-					answered++
-				}
+	for _, l := range read() {
+		for _, c := range l.Clarifications {
+			if c.Status == ledger.Answered {
+				answered++
 			}
 		}
 	}

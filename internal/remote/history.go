@@ -483,7 +483,7 @@ func Keeps(settled, final *ledger.Ledger) (map[string]string, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", c.ID, err)
 		}
-		byOrigin[origin(w)] = w
+		byOrigin[ledger.Origin(w)] = w
 	}
 	renumbered := map[string]string{}
 	for _, s := range settled.Clarifications {
@@ -492,11 +492,11 @@ func Keeps(settled, final *ledger.Ledger) (map[string]string, error) {
 			return nil, fmt.Errorf("%s: %w", s.ID, err)
 		}
 		if c := final.Find(s.ID); c != nil {
-			if cw, err := wholeRecord(c); err == nil && origin(cw) == origin(sw) && appendsRecord(sw, cw) == nil {
+			if cw, err := wholeRecord(c); err == nil && ledger.Origin(cw) == ledger.Origin(sw) && appendsRecord(sw, cw) == nil {
 				continue
 			}
 		}
-		c := byOrigin[origin(sw)]
+		c := byOrigin[ledger.Origin(sw)]
 		if c == nil {
 			return nil, fmt.Errorf("%s is gone", s.ID)
 		}
@@ -506,13 +506,4 @@ func Keeps(settled, final *ledger.Ledger) (map[string]string, error) {
 		renumbered[s.ID] = c.ID
 	}
 	return renumbered, nil
-}
-
-// origin is what identifies a record whatever its id: what was asked.
-func origin(c *ledger.Clarification) string {
-	first := ""
-	if len(c.Thread) > 0 {
-		first = c.Thread[0].Body
-	}
-	return strings.Join([]string{c.From, c.To, c.Topic, c.Created.UTC().Format("2006-01-02T15:04:05.999999999Z"), first}, "\x00")
 }

@@ -508,20 +508,9 @@ func holds(cur, c *ledger.Clarification) bool {
 // addedOnly returns the records l added to before, when that is all the
 // change did (nil otherwise).
 func addedOnly(before map[string]*recState, l *ledger.Ledger) []*ledger.Clarification {
-	var added []*ledger.Clarification
-	for _, c := range l.Clarifications {
-		was, ok := before[c.ID]
-		if !ok {
-			added = append(added, c)
-			continue
-		}
-		if c.Sealed() {
-			continue
-		}
-		b, err := ledger.RecordJSON(c)
-		if err != nil || string(b) != string(was.whole().raw) {
-			return nil
-		}
+	added, changed := changedRecords(before, l)
+	if len(changed) > 0 {
+		return nil
 	}
 	return added
 }
@@ -699,19 +688,16 @@ func intentChange(issue int, in Intent) (Queued, bool) {
 		// its subject keeps the one that asked, for remote log's readers
 		q.Message += " (posted on " + in.Host + ")"
 	}
-	for _, c := range changed {
+	for _, c := range append(changed, added...) {
 		raw, err := ledger.RecordJSON(c)
 		if err != nil {
 			return Queued{}, false
 		}
-		q.Records = append(q.Records, QueuedRecord{ID: c.ID, Before: before[c.ID].whole().raw, After: raw})
-	}
-	for _, c := range added {
-		raw, err := ledger.RecordJSON(c)
-		if err != nil {
-			return Queued{}, false
+		r := QueuedRecord{ID: c.ID, After: raw}
+		if was, ok := before[c.ID]; ok {
+			r.Before = was.whole().raw // a change replayed only onto the record as it was
 		}
-		q.Records = append(q.Records, QueuedRecord{ID: c.ID, After: raw})
+		q.Records = append(q.Records, r)
 	}
 	return q, true
 }
@@ -740,16 +726,15 @@ func (p *posting) merged(snap Snapshot, l *ledger.Ledger) (*ledger.Ledger, error
 		own = append(own, c.ID)
 	}
 	for _, c := range p.changed {
-		i := slices.IndexFunc(l.Clarifications, func(x *ledger.Clarification) bool { return x.ID == c.ID })
-		if i < 0 || !holds(l.Find(c.ID), c) {
+		cur := l.Find(c.ID) // opened, if it was read sealed
+		if !holds(cur, c) {
 			// removed unmerged (the record moved since it was made on
 			// it, or it could not be read there): made again as a
 			// transaction, on the record as it now stands
 			return nil, errNoIntent
 		}
-		l.Clarifications[i] = l.Find(c.ID) // opened, if it was read sealed
-		*c = *l.Clarifications[i]
-		l.Clarifications[i] = c
+		*c = *cur
+		l.Clarifications[slices.Index(l.Clarifications, cur)] = c
 		own = append(own, c.ID)
 	}
 	p.st.Moved = ledger.T(p.r.store.Now())
@@ -782,19 +767,12 @@ func (p *posting) offline(err error) (*ledger.Ledger, error) {
 	}, p.st, err.Error())
 }
 
-// findOrigin returns the index in l of the record asked as c was (who, of
-// whom, topic, when, the question), or -1. c is taken as written (its
-// times as the ledger keeps them), so that a record made in this process
-// is found as another host reads it.
+// findOrigin returns the index in l of the record asked as c was (its
+// ledger.Origin: who, of whom, topic, when, the question), or -1.
 func findOrigin(l *ledger.Ledger, c *ledger.Clarification) int {
-	if raw, err := ledger.RecordJSON(c); err == nil {
-		if w, err := ledger.DecodeRecord(raw); err == nil {
-			c = w
-		}
-	}
-	o := origin(c)
+	o := ledger.Origin(c)
 	for i, x := range l.Clarifications {
-		if x.From == c.From && origin(x) == o {
+		if x.From == c.From && ledger.Origin(x) == o {
 			return i
 		}
 	}

@@ -162,7 +162,7 @@ func (r *Replicator) mergeOther(ctx context.Context, pub republisher, issue int,
 	// republish may have given it another id on one side.
 	for i, c := range l.Clarifications {
 		if w, err := wholeRecord(c); err == nil {
-			m.ours[origin(w)] = i
+			m.ours[ledger.Origin(w)] = i
 		}
 	}
 	for _, c := range theirs.Clarifications {
@@ -224,7 +224,7 @@ func (m *chainMerge) take(c *ledger.Clarification) (bool, error) {
 	if err != nil {
 		return false, nil
 	}
-	if i, ok := m.ours[origin(w)]; ok && (m.l.Clarifications[i].ID != c.ID || m.base.Find(c.ID) == nil) {
+	if i, ok := m.ours[ledger.Origin(w)]; ok && (m.l.Clarifications[i].ID != c.ID || m.base.Find(c.ID) == nil) {
 		return true, m.addTo(i, w)
 	}
 	return true, m.replayRecord(c, w)
@@ -259,7 +259,7 @@ func (m *chainMerge) replayRecord(c, w *ledger.Clarification) error {
 	// The fork's record under this id, if it is the same question: a
 	// chain merged before may hold another question there.
 	if b := m.base.Find(c.ID); b != nil {
-		if bw, err := wholeRecord(b); err == nil && origin(bw) == origin(w) {
+		if bw, err := wholeRecord(b); err == nil && ledger.Origin(bw) == ledger.Origin(w) {
 			if before, err = ledger.RecordJSON(b); err != nil {
 				return err
 			}
