@@ -12,14 +12,49 @@ import (
 	"github.com/agentx-cli/agentx/ledger"
 )
 
-// answerAll times changes other than asks (-answers): once a row's asks
-// are made, every host answers, all at once, k of the questions on its
-// issue (on one issue, host i the i-th, i+hosts-th, ... of them), through
-// the remote as the asks went. It prints the answers acknowledged,
-// refused as remote_busy and failed otherwise, git commands an answer,
-// latency p50/p99 and answers a second, and how many questions the
-// remote's ledgers hold answered afterwards.
-func answerAll(ctx context.Context, name, bin string, w *world, hosts, issues, k int) {
+// A change is what -answers and -assumptions time: a change other than
+// an ask that every host makes at once on questions already asked.
+type change struct {
+	noun string                          // "answers"
+	verb string                          // "answer", the clarify command
+	args func(host int) []string         // its flags after the id
+	made func(*ledger.Clarification) int // how many of these changes a record holds
+}
+
+// answering is -answers: the one asked answers.
+var answering = change{noun: "answers", verb: "answer",
+	args: func(host int) []string {
+		return []string{"--from", "architect", "--body", fmt.Sprintf("Three tries, host %d.", host)}
+	},
+	made: func(c *ledger.Clarification) int {
+		if c.Status == ledger.Answered {
+			return 1
+		}
+		return 0
+	},
+}
+
+// assuming is -assumptions: the asker records what it proceeds on (a
+// change to agentx's own key alone, no thread entry).
+var assuming = change{noun: "assumptions", verb: "assume",
+	args: func(host int) []string {
+		return []string{"--from", "engineer", "--assumption", fmt.Sprintf("Proceeding on the default, host %d.", host)}
+	},
+	made: func(c *ledger.Clarification) int {
+		if c.X == nil {
+			return 0
+		}
+		return len(c.X.Assumptions)
+	},
+}
+
+// changeAll times ch once a row's asks are made: every host makes it,
+// all at once, on k of the questions on its issue (on one issue, host i
+// the i-th, i+hosts-th, ... of them), through the remote as the asks
+// went. It prints the changes acknowledged, refused as remote_busy and
+// failed otherwise, git commands a change, latency p50/p99 and changes a
+// second, and how many the remote's ledgers hold afterwards.
+func changeAll(ctx context.Context, ch change, name, bin string, w *world, hosts, issues, k int) {
 	// each issue's ledger on the remote, read once: host i works on
 	// issue i+1, or all on issue 1
 	read := func() []*ledger.Ledger {
@@ -27,17 +62,27 @@ func answerAll(ctx context.Context, name, bin string, w *world, hosts, issues, k
 		for issue := 1; issue <= issues; issue++ {
 			l := remoteLedger(w.bare, issue)
 			if l == nil {
-				fmt.Fprintf(os.Stderr, "%s: answers: no ledger of issue %d on the remote\n", name, issue)
+				fmt.Fprintf(os.Stderr, "%s: %s: no ledger of issue %d on the remote\n", name, ch.noun, issue)
 				return nil
 			}
 			ls = append(ls, l)
 		}
 		return ls
 	}
+	count := func(ls []*ledger.Ledger) int {
+		n := 0
+		for _, l := range ls {
+			for _, c := range l.Clarifications {
+				n += ch.made(c)
+			}
+		}
+		return n
+	}
 	ls := read()
 	if ls == nil {
 		return
 	}
+	had := count(ls)
 	ids := make([][]string, len(w.hosts))
 	for i := range w.hosts {
 		l := ls[0]
@@ -51,7 +96,7 @@ func answerAll(ctx context.Context, name, bin string, w *world, hosts, issues, k
 		}
 		ids[i] = ids[i][:min(k, len(ids[i]))]
 	}
-	// the asks' git commands are counted; the answers' start afresh
+	// the git commands before are counted; these start afresh
 	_ = os.Truncate(w.gitLog, 0)
 	_ = os.Truncate(w.gitLog+".times", 0)
 	var r result
@@ -59,23 +104,15 @@ func answerAll(ctx context.Context, name, bin string, w *world, hosts, issues, k
 		if n >= len(ids[i]) {
 			return 0, errSkip
 		}
-		return onHost(ctx, w, i, "answer "+ids[i][n], nil, bin, "clarify", "answer", ids[i][n], "--from", "architect",
-			"--body", fmt.Sprintf("Three tries, host %d.", i), "--json")
+		argv := append([]string{bin, "clarify", ch.verb, ids[i][n]}, ch.args(i)...)
+		return onHost(ctx, w, i, ch.verb+" "+ids[i][n], nil, append(argv, "--json")...)
 	})
 	slices.Sort(r.lat)
 	ok := len(r.lat)
 	gitPer, which := gitCommands(w.gitLog, ok)
-	answered := 0
-	for _, l := range read() {
-		for _, c := range l.Clarifications {
-			if c.Status == ledger.Answered {
-				answered++
-			}
-		}
-	}
-	fmt.Printf("  %s, %d/%d answers: %d ok, %d busy, %d failed; git/answer %.2f; p50 %.0f ms, p99 %.0f ms; %.1f answers/s; %d answered on the remote (%s)\n",
-		name, hosts, issues, ok, r.busy, r.failed, gitPer, ms(pct(r.lat, 50)), ms(pct(r.lat, 99)),
-		float64(ok)/r.wall.Seconds(), answered, which)
+	fmt.Printf("  %s, %d/%d %s: %d ok, %d busy, %d failed; git/change %.2f; p50 %.0f ms, p99 %.0f ms; %.1f a second; %d more on the remote (%s)\n",
+		name, hosts, issues, ch.noun, ok, r.busy, r.failed, gitPer, ms(pct(r.lat, 50)), ms(pct(r.lat, 99)),
+		float64(ok)/r.wall.Seconds(), count(read())-had, which)
 }
 
 // errSkip is a round a host has nothing to do in.

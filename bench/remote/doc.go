@@ -26,7 +26,9 @@
 // ran, with their start, end and exit code; -sequences N the N most common runs of git commands one ask made;
 // -answers, once each row's asks are made, times every host answering its
 // questions at once on the same issues (changes other than asks: answers
-// acknowledged, refused, git commands an answer, latency, answers a second). Beside the floor it measures a ledger floor: the same fetch and
+// acknowledged, refused, git commands an answer, latency, answers a second);
+// -assumptions, before them, every host recording an assumption on its
+// questions (a change to agentx's own key alone), timed alike. Beside the floor it measures a ledger floor: the same fetch and
 // push of commits holding the ledger agentx writes at that ask (made
 // beforehand by the same asks in a workspace without [remote]), so that git
 // carries the same bytes as agentx's push. The load average is printed: on a shared machine the figures are
@@ -39,6 +41,6 @@
 //	go run ./bench/remote                       # 1/1, 4/1, 8/1, 8/8; k = 15
 //	go run ./bench/remote -runs 1/1,8/1 -k 10 -base /tmp/agentx-old
 //	go run ./bench/remote -runs 8/1,8/8 -latency 300ms -slowest 8
-//	go run ./bench/remote -runs 8/1,8/8 -k 10 -answers
+//	go run ./bench/remote -runs 8/1,8/8 -k 10 -assumptions -answers
 //	go run ./bench/remote -ledger-mb 300
 package main

@@ -32,6 +32,7 @@ func main() {
 	sequences = flag.Int("sequences", 0, "also list, for each row, the N most common runs of git commands one ask made (each agentx process's, in order), and how many asks made each")
 	slowest = flag.Int("slowest", 0, "also list the N slowest asks of each row: host, round (0: each host's first), latency, and each git command the ask ran, with when it started and ended (ms from the ask's start) and its exit code when not 0")
 	answers = flag.Bool("answers", false, "also time, once each row's asks are made, every host answering its questions at once on the same issue (changes other than asks)")
+	assumptions = flag.Bool("assumptions", false, "also time, once each row's asks are made (before -answers), every host recording an assumption on its questions at once (a change to agentx's own key alone)")
 	latency := flag.Duration("latency", 0, "added to every exchange with the remote (each upload-pack and receive-pack, the floor's too), as a remote across a network adds")
 	flag.Parse()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
@@ -379,10 +380,13 @@ func run(ctx context.Context, dir string, builds []build, hosts, issues, k, bloc
 			}
 		}
 	}
-	if *answers {
+	for _, ch := range []struct {
+		on  bool
+		how change
+	}{{*assumptions, assuming}, {*answers, answering}} {
 		for j, bd := range builds {
-			if !bd.local {
-				answerAll(ctx, bd.name, bd.bin, worlds[j], hosts, issues, k)
+			if ch.on && !bd.local {
+				changeAll(ctx, ch.how, bd.name, bd.bin, worlds[j], hosts, issues, k)
 			}
 		}
 	}
@@ -494,8 +498,8 @@ func gitCommands(log string, ok int) (float64, string) {
 
 // slowest is -slowest, sequences -sequences.
 var (
-	slowest, sequences *int
-	answers            *bool
+	slowest, sequences   *int
+	answers, assumptions *bool
 )
 
 // gitSequences reads the git wrapper's log: the n most common runs of
