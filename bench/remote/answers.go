@@ -99,14 +99,16 @@ func changeAll(ctx context.Context, ch change, name, bin string, w *world, hosts
 	// the git commands before are counted; these start afresh
 	_ = os.Truncate(w.gitLog, 0)
 	_ = os.Truncate(w.gitLog+".times", 0)
+	w.asks = map[string]askRun{}
 	var r result
 	each(w, &r, 0, k, func(i, n int) (time.Duration, error) {
 		if n >= len(ids[i]) {
 			return 0, errSkip
 		}
 		argv := append([]string{bin, "clarify", ch.verb, ids[i][n]}, ch.args(i)...)
-		return onHost(ctx, w, i, ch.verb+" "+ids[i][n], nil, append(argv, "--json")...)
+		return onHost(ctx, w, i, ch.verb+" "+ids[i][n], w.started(i, n), append(argv, "--json")...)
 	})
+	defer func() { fmt.Print(slowestLines(name+" "+ch.noun, w, &r)) }()
 	slices.Sort(r.lat)
 	ok := len(r.lat)
 	gitPer, which := gitCommands(w.gitLog, ok)

@@ -329,11 +329,7 @@ func run(ctx context.Context, dir string, builds []build, hosts, issues, k, bloc
 			if issues > 1 {
 				issue = i + 1
 			}
-			return onHost(ctx, w, i, "ask", func(pid int, t0 time.Time) {
-				w.asksMu.Lock()
-				w.asks[fmt.Sprintf("host %d round %d", i, n)] = askRun{pid: pid, start: t0}
-				w.asksMu.Unlock()
-			}, bin, "clarify", "ask", "--issue", strconv.Itoa(issue), "--from", "engineer", "--to", "architect",
+			return onHost(ctx, w, i, "ask", w.started(i, n), bin, "clarify", "ask", "--issue", strconv.Itoa(issue), "--from", "engineer", "--to", "architect",
 				"--topic", "Retry budget", "--question", fmt.Sprintf("host %d, ask %d: which retry budget applies?", i, n), "--non-blocking", "--json")
 		}
 	}
@@ -371,14 +367,7 @@ func run(ctx context.Context, dir string, builds []build, hosts, issues, k, bloc
 		if *sequences > 0 {
 			defer fmt.Printf("  %s, %d/%d: the git commands of one ask, most common first: %s\n", bd.name, hosts, issues, gitSequences(worlds[j].gitLog, *sequences))
 		}
-		if *slowest > 0 {
-			slices.Sort(a.slow)
-			for _, l := range a.slow[max(len(a.slow)-*slowest, 0):] {
-				which, _, _ := strings.Cut(l[9:], ":")
-				run := worlds[j].asks[which]
-				defer fmt.Printf("    %s, slow: %s: %s\n", bd.name, l[9:], timeline(worlds[j].gitLog+".times", run.pid, run.start))
-			}
-		}
+		defer fmt.Print(slowestLines(bd.name, worlds[j], &a))
 	}
 	for _, ch := range []struct {
 		on  bool
@@ -494,6 +483,33 @@ func gitCommands(log string, ok int) (float64, string) {
 		parts = append(parts, fmt.Sprintf("%s %.2f", c, float64(count[c])/float64(max(ok, 1))))
 	}
 	return float64(n) / float64(max(ok, 1)), strings.Join(parts, ", ")
+}
+
+// slowestLines are, with -slowest N, the N slowest operations of r (asks,
+// or changes: changeAll) and the git commands each ran, read from the git
+// log now (changeAll starts it afresh).
+func slowestLines(name string, w *world, r *result) string {
+	if *slowest <= 0 {
+		return ""
+	}
+	slices.Sort(r.slow)
+	var b strings.Builder
+	for _, l := range r.slow[max(len(r.slow)-*slowest, 0):] {
+		which, _, _ := strings.Cut(l[9:], ":")
+		run := w.asks[which]
+		fmt.Fprintf(&b, "    %s, slow: %s: %s\n", name, l[9:], timeline(w.gitLog+".times", run.pid, run.start))
+	}
+	return b.String()
+}
+
+// started records, for -slowest, when host i's operation of round n
+// started and its process.
+func (w *world) started(i, n int) func(pid int, t0 time.Time) {
+	return func(pid int, t0 time.Time) {
+		w.asksMu.Lock()
+		w.asks[fmt.Sprintf("host %d round %d", i, n)] = askRun{pid: pid, start: t0}
+		w.asksMu.Unlock()
+	}
 }
 
 // slowest is -slowest, sequences -sequences.

@@ -100,6 +100,67 @@ func TestKilledBeforeEventFoundByDoctor(t *testing.T) {
 // with the answer: the agent carries on in the same run, rather than
 // stopping and the answer going to a waker that resumes it in a new one.
 func TestHeldTurnWaitsForTheAnswersEvent(t *testing.T) {
+	h := holdTurn(t)
+	if b, err := h.command([]string{"AGENTX_AGENT=architect", "AGENTX_PAUSE_BEFORE_EVENT=clarification-answered"},
+		"clarify", "answer", "CLR-1-001", "--body", "Three tries.").CombinedOutput(); err != nil {
+		t.Fatalf("answer: %v: %s", err, b)
+	}
+	if err := h.hook.Wait(); err != nil {
+		t.Fatalf("hook stop: %v: %s", err, h.out.String())
+	}
+	if !strings.Contains(h.out.String(), `"decision":"block"`) || !strings.Contains(h.out.String(), "Three tries.") {
+		t.Errorf("the held turn did not carry the answer on: %s", h.out.String())
+	}
+}
+
+// TestHeldTurnLetsGoWhenNothingIsToBeTold: while a Stop hook holds the
+// asker's turn, the asker withdraws its question elsewhere (clarify
+// cancel), whose writer is held a second and a half before its event, as
+// in the test above. Nothing of a withdrawal is for the asker to be told:
+// the hook lets the agent stop at once, before that writer has even
+// ended, with no word of a question it no longer waits on. Before, it
+// waited up to 3 s for an event that delivers nothing, then said the
+// agent "waits on CLR-1-001".
+func TestHeldTurnLetsGoWhenNothingIsToBeTold(t *testing.T) {
+	h := holdTurn(t)
+	cancel := h.command([]string{"AGENTX_AGENT=engineer", "AGENTX_PAUSE_BEFORE_EVENT=clarification-abandoned"},
+		"clarify", "cancel", "CLR-1-001")
+	var cancelOut bytes.Buffer
+	cancel.Stdout, cancel.Stderr = &cancelOut, &cancelOut
+	if err := cancel.Start(); err != nil {
+		t.Fatal(err)
+	}
+	cancelled := make(chan error, 1)
+	go func() { cancelled <- cancel.Wait() }()
+	if err := h.hook.Wait(); err != nil {
+		t.Fatalf("hook stop: %v: %s", err, h.out.String())
+	}
+	select {
+	case <-cancelled:
+		t.Errorf("the hook ended after the withdrawal's writer: it waited for its event")
+		cancelled <- nil
+	default:
+	}
+	if err := <-cancelled; err != nil {
+		t.Fatalf("cancel: %v: %s", err, cancelOut.String())
+	}
+	if s := h.out.String(); strings.Contains(s, "waits on") || strings.Contains(s, `"decision"`) {
+		t.Errorf("the hook spoke of a withdrawn question: %s", s)
+	}
+}
+
+// heldTurn is a Stop hook of the engineer's (started, output in out)
+// holding its turn for its blocking question CLR-1-001, in a workspace of
+// an agentx built with the agentx_crashpoints tag, which command runs.
+type heldTurn struct {
+	command func(env []string, args ...string) *exec.Cmd
+	hook    *exec.Cmd
+	out     *bytes.Buffer
+}
+
+// holdTurn starts a heldTurn and returns once the hook holds the turn.
+func holdTurn(t *testing.T) heldTurn {
+	t.Helper()
 	bin := buildAgentx(t, "-tags=agentx_crashpoints")
 	root := t.TempDir()
 	command := func(env []string, args ...string) *exec.Cmd {
@@ -115,11 +176,17 @@ func TestHeldTurnWaitsForTheAnswersEvent(t *testing.T) {
 	}
 	hook := command([]string{"AGENTX_AGENT=engineer"}, "hook", "stop", "--hold", "30s")
 	hook.Stdin = strings.NewReader(`{"session_id":"s-1","hook_event_name":"Stop","stop_hook_active":false}`)
-	var out bytes.Buffer
-	hook.Stdout, hook.Stderr = &out, &out
+	out := &bytes.Buffer{}
+	hook.Stdout, hook.Stderr = out, out
 	if err := hook.Start(); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() {
+		if hook.ProcessState == nil {
+			_ = hook.Process.Kill()
+			_ = hook.Wait()
+		}
+	})
 	wakeFile := filepath.Join(root, ".agentx", "state", "wake", "engineer.json")
 	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 		if b, _ := os.ReadFile(wakeFile); bytes.Contains(b, []byte(`"holds"`)) {
@@ -129,14 +196,5 @@ func TestHeldTurnWaitsForTheAnswersEvent(t *testing.T) {
 			t.Fatalf("the hook never held the turn: %s", out.String())
 		}
 	}
-	if b, err := command([]string{"AGENTX_AGENT=architect", "AGENTX_PAUSE_BEFORE_EVENT=clarification-answered"},
-		"clarify", "answer", "CLR-1-001", "--body", "Three tries.").CombinedOutput(); err != nil {
-		t.Fatalf("answer: %v: %s", err, b)
-	}
-	if err := hook.Wait(); err != nil {
-		t.Fatalf("hook stop: %v: %s", err, out.String())
-	}
-	if !strings.Contains(out.String(), `"decision":"block"`) || !strings.Contains(out.String(), "Three tries.") {
-		t.Errorf("the held turn did not carry the answer on: %s", out.String())
-	}
+	return heldTurn{command: command, hook: hook, out: out}
 }

@@ -73,7 +73,8 @@ hook's JSON on stdin and, in order:
      Slack and the remote) up to --hold; an answer that comes blocks the
      stop with it; none, and the agent stops, with a message saying what it
      waits on (its answer comes with the agent's next prompt, through the
-     inbox hook);
+     inbox hook); settled with nothing to tell the agent (it withdrew the
+     question elsewhere, say), the hook goes on as if it were not open;
   3. nothing open, and the agent's step has checks: the supervisor gate, as
      at hook finish (a revision request blocks the stop);
   4. otherwise the agent stops.
@@ -245,12 +246,17 @@ func (o *stopOptions) decide(ctx context.Context, a *App, t stopTurn) (*stopHook
 	if err != nil {
 		return nil, err
 	}
-	if len(waiting) > 0 {
-		if t.hold > 0 {
-			if out, err := holdTurn(ctx, a, t, waiting[0].ID); out != nil || err != nil {
-				return out, err
-			}
+	if len(waiting) > 0 && t.hold > 0 {
+		if out, err := holdTurn(ctx, a, t, waiting[0].ID); out != nil || err != nil {
+			return out, err
 		}
+		// settled with nothing to tell (withdrawn, say), or not: what
+		// waits now
+		if waiting, err = openBlocking(t.h, t.who, t.issue); err != nil {
+			return nil, err
+		}
+	}
+	if len(waiting) > 0 {
 		return &stopHookOutput{SystemMessage: waitsOn(t.h, t.who, waiting)}, nil
 	}
 	if t.issue == nil {
@@ -271,7 +277,7 @@ func holdTurn(ctx context.Context, a *App, t stopTurn, id string) (*stopHookOutp
 		return nil, err
 	}
 	defer release()
-	_, err = waitAnswer(ctx, a, t.h, id, t.hold)
+	rec, err := waitAnswer(ctx, a, t.h, id, t.hold)
 	_, timedOut := errors.AsType[*router.WaitTimeoutError](err)
 	if err != nil && !timedOut {
 		return nil, err
@@ -285,7 +291,14 @@ func holdTurn(ctx context.Context, a *App, t stopTurn, id string) (*stopHookOutp
 	// that let go now would leave it to a waker, which resumes the agent
 	// in a new run instead of this one. Wait for the event, within the
 	// hold and for at most eventGrace (a writer killed in between leaves
-	// none until doctor --fix appends it).
+	// none until doctor --fix appends it), unless nothing of what settled
+	// it is for the agent to be told (it resolved or withdrew it itself,
+	// another agent resolved it, it saw the answer another way).
+	if rec.Clarification != nil {
+		if due, err := inbox.Due(t.h.Store, t.who, rec.Clarification, stopKinds); err == nil && !due {
+			return nil, nil
+		}
+	}
 	if grace := time.Now().Add(eventGrace); grace.Before(end) {
 		end = grace
 	}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -54,12 +55,13 @@ type chaos struct {
 	// why its sync state says it was not published.
 	unsynced map[string]unsyncedAsk
 	issues   int // the workers ask on issues 1 to issues
-	// answers: every other turn, a worker answers one of its questions
-	// acknowledged before (answered maps its topic to the answer, once
-	// acknowledged)
+	// answers: every other turn, a worker records an assumption on one
+	// of its questions acknowledged before, then, its next such turn,
+	// answers it (assumed and answered map its topic to the assumption
+	// and the answer, once acknowledged)
 	answers                  bool
-	answered                 map[string]string
-	answering                int
+	answered, assumed        map[string]string
+	answering, assuming      int
 	asks, refused, republish int
 	busy                     int // asks refused as remote_busy (exit 5)
 	rewound, deleted, raced  int
@@ -98,12 +100,18 @@ func (c *chaos) run(h int, args ...string) result {
 // with agentx sync --republish, as docs/remote.md says to.
 func (c *chaos) worker(h, p int, stop <-chan struct{}) {
 	rng := rand.New(rand.NewPCG(uint64(h), uint64(p)))
-	var mine []string // topics of this worker's acknowledged questions, not yet answered
+	var mine []string          // topics of this worker's acknowledged questions, not yet answered
+	tried := map[string]bool{} // those it has tried to record an assumption on
 	for k := 0; ; k++ {
 		select {
 		case <-stop:
 			return
 		default:
+		}
+		if c.answers && k%2 == 1 && len(mine) > 0 && !tried[mine[0]] {
+			tried[mine[0]] = true
+			c.assume(h, mine[0])
+			continue
 		}
 		if c.answers && k%2 == 1 && len(mine) > 0 {
 			c.answer(h, mine[0])
@@ -163,24 +171,38 @@ func (c *chaos) worker(h, p int, stop <-chan struct{}) {
 // the question is answered already (an earlier try killed after it
 // landed) or killed is not.
 func (c *chaos) answer(h int, topic string) {
+	c.change(h, topic, "three tries for "+topic, c.answered, &c.answering, []string{"answer", "--from", "architect", "--body"}, 3, 4)
+}
+
+// assume has host h record, as the asker, an assumption on the question
+// asked as topic. Exit 0 acknowledges it.
+func (c *chaos) assume(h int, topic string) {
+	c.change(h, topic, "proceeding on two tries for "+topic, c.assumed, &c.assuming, []string{"assume", "--from", "engineer", "--assumption"})
+}
+
+// change has host h run clarify VERB ID ... body (how: VERB and the
+// flags before body) on the question asked as topic, under the id its
+// ask printed, counted in tries. Exit 0 acknowledges it (made maps topic
+// to body); killed, or refused as it stands (an exit in refused), not.
+func (c *chaos) change(h int, topic, body string, made map[string]string, tries *int, how []string, refused ...int) {
 	c.mu.Lock()
 	id := c.acked[topic]
-	c.answering++
+	*tries++
 	c.mu.Unlock()
-	body := "three tries for " + topic
-	r := c.run(h, "clarify", "answer", id, "--from", "architect", "--body", body, "--json")
-	switch r.code {
-	case -1, 3, 4: // killed; refused as it stands
-	case 0:
+	args := append([]string{"clarify", how[0], id}, how[1:]...)
+	r := c.run(h, append(args, body, "--json")...)
+	switch {
+	case r.code == -1 || slices.Contains(refused, r.code):
+	case r.code == 0:
 		c.mu.Lock()
-		c.answered[topic] = body
+		made[topic] = body
 		c.mu.Unlock()
-	case 5:
+	case r.code == 5:
 		c.mu.Lock()
 		c.busy++
 		c.mu.Unlock()
 	default:
-		c.fail("host %d: answer %s: exit %d: %s", h, id, r.code, r.stderr)
+		c.fail("host %d: %s %s: exit %d: %s", h, how[0], id, r.code, r.stderr)
 	}
 }
 
@@ -444,7 +466,7 @@ func TestRemoteChaosOneIssue(t *testing.T) {
 	soak := soakFor(t, 15*time.Second)
 	const hosts = 8
 	w := newWorld(t, hosts+1, "", "") // the last one only checks, at the end
-	c := &chaos{w: w, acked: map[string]string{}, unsynced: map[string]unsyncedAsk{}, issues: 1, answers: true, answered: map[string]string{}}
+	c := &chaos{w: w, acked: map[string]string{}, unsynced: map[string]unsyncedAsk{}, issues: 1, answers: true, answered: map[string]string{}, assumed: map[string]string{}}
 	r := c.run(0, "clarify", "ask", "--issue", "1", "--from", "engineer", "--to", "architect", "--topic", "seed", "--question", "seed?", "--non-blocking", "--json")
 	require.Equal(t, 0, r.code, r.stderr)
 	c.acked["seed"] = "CLR-1-001"
@@ -506,6 +528,19 @@ func TestRemoteChaosOneIssue(t *testing.T) {
 		if answers > 1 {
 			t.Errorf("%s is answered %d times", topic, answers)
 		}
+		if x := recs[0].X; x != nil && len(x.Assumptions) > 1 {
+			t.Errorf("%s holds %d assumptions: %+v", topic, len(x.Assumptions), x.Assumptions)
+		}
+	}
+	for topic, body := range c.assumed {
+		recs := onRemote[topic]
+		if len(recs) != 1 {
+			continue // reported above
+		}
+		if x := recs[0].X; x == nil || len(x.Assumptions) != 1 || x.Assumptions[0].Body != body {
+			lost++
+			t.Errorf("acknowledged assumption on %s (%s) is not on the remote: %+v", topic, recs[0].ID, x)
+		}
 	}
 	for topic, body := range c.answered {
 		recs := onRemote[topic]
@@ -522,8 +557,8 @@ func TestRemoteChaosOneIssue(t *testing.T) {
 	fresh := c.run(hosts, "sync")
 	assert.Equal(t, 0, fresh.code, "a fresh host adopts the chain: %s", fresh.stderr)
 	killed, paused := c.monkey.Counts()
-	t.Logf("%s of chaos on one issue, %d hosts: %d asks, %d acknowledged, %d answers, %d acknowledged (%d lost), %d remote_busy; %d SIGKILLs, %d SIGSTOPs; %d records on the remote",
-		soak, hosts, c.asks, len(c.acked), c.answering, len(c.answered), lost, c.busy, killed, paused, len(l.Clarifications))
+	t.Logf("%s of chaos on one issue, %d hosts: %d asks, %d acknowledged, %d assumptions, %d acknowledged, %d answers, %d acknowledged (%d lost), %d remote_busy; %d SIGKILLs, %d SIGSTOPs; %d records on the remote",
+		soak, hosts, c.asks, len(c.acked), c.assuming, len(c.assumed), c.answering, len(c.answered), lost, c.busy, killed, paused, len(l.Clarifications))
 	for h := range hosts {
 		git(t, w.hosts[h], "fsck", "--no-dangling")
 	}

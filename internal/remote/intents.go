@@ -19,15 +19,15 @@ import (
 	"github.com/agentx-cli/agentx/ledger"
 )
 
-// Intents is a Transport on which a write that adds records (an ask) or
-// thread entries (an answer) to an issue other hosts keep writing does
+// Intents is a Transport on which a write that adds records (an ask),
+// thread entries (an answer) or assumptions to an issue other hosts keep writing does
 // not race them for the ledger's ref: it posts its change on a ref of its
 // own (an intent, which no other host writes, so the push is never
 // refused), and the oldest waiting intent's host merges every intent
 // posted so far in one push, each as its own commit, removing them in the
 // same atomic push. A host whose intent another merged finds its question
 // on the shared ledger by what was asked (origin), its answer by its
-// thread entries (holds): it waits for one push, never for its turn to
+// thread entries, its assumption by the assumption (holds): it waits for one push, never for its turn to
 // win a race, so hosts that share an issue neither fail nor starve, and
 // the ids stay dense, assigned once, by the push that merges them.
 type Intents interface {
@@ -356,8 +356,8 @@ func (r *Replicator) intentState(st *SyncState) bool {
 		!st.Moved.IsZero() && r.store.Now().Sub(st.Moved.Time) < fastAfter
 }
 
-// intentWrite makes fn on the local copy and, if it only adds records
-// or thread entries (appendsEntries), posts it as an intent and waits until it is merged (by this host or
+// intentWrite makes fn on the local copy and, if it only adds records,
+// thread entries or assumptions (appendsEntries), posts it as an intent and waits until it is merged (by this host or
 // another): the shared ledger with it is then the local copy, and the
 // records fn added hold what the shared ledger holds. errNoIntent: fn
 // ran, but the change is to be made as a transaction.
@@ -477,12 +477,22 @@ func changedRecords(before map[string]*recState, l *ledger.Ledger) (added, chang
 
 // appendsEntries reports whether each of the changed records adds
 // entries to its thread (an answer, a follow-up, an escalation, a
-// resolution): what identifies the change on the shared ledger, whatever
-// came after it there (holds). A change that adds none (the agentx key
-// alone) is made as a transaction.
+// resolution) or assumptions (agentx's key: what the asker proceeds on),
+// keeping those it had: what identifies the change on the shared ledger,
+// whatever came after it there (holds). A change that adds neither (to
+// the rest of the agentx key alone) is made as a transaction.
 func appendsEntries(before map[string]*recState, changed []*ledger.Clarification) bool {
 	for _, c := range changed {
-		if len(c.Thread) <= before[c.ID].whole().thread {
+		was := before[c.ID].whole()
+		if len(c.Thread) > was.thread {
+			continue
+		}
+		if len(assumptions(c)) <= was.assumed {
+			return false
+		}
+		// its assumptions before are kept, as holds checks them
+		w, err := ledger.DecodeRecord(was.raw)
+		if err != nil || !beginsWith(assumptions(c), assumptions(w)) {
 			return false
 		}
 	}
@@ -491,8 +501,9 @@ func appendsEntries(before map[string]*recState, changed []*ledger.Clarification
 
 // holds reports whether cur, a record as a shared ledger holds it, carries
 // the change that made c: c's thread (with the entries it added) begins
-// cur's, and cur only appended to c since (Appends' rule). c is taken as
-// written (its times as the ledger keeps them).
+// cur's, cur only appended to c since (Appends' rule), and c's
+// assumptions begin cur's. c is taken as written (its times as the ledger
+// keeps them).
 func holds(cur, c *ledger.Clarification) bool {
 	if cur == nil {
 		return false
@@ -502,7 +513,15 @@ func holds(cur, c *ledger.Clarification) bool {
 		return false
 	}
 	w, err := ledger.DecodeRecord(raw)
-	return err == nil && appendsRecord(w, cur) == nil
+	return err == nil && appendsRecord(w, cur) == nil && beginsWith(assumptions(cur), assumptions(w))
+}
+
+// beginsWith reports whether as begins with the assumptions of prefix.
+func beginsWith(as, prefix []ledger.Assumption) bool {
+	return len(as) >= len(prefix) && slices.EqualFunc(as[:len(prefix)], prefix, func(a, b ledger.Assumption) bool {
+		return a.Round == b.Round && a.By == b.By && a.Body == b.Body && a.Timestamp.Equal(b.Timestamp.Time) &&
+			(a.Reuses == nil) == (b.Reuses == nil) && (a.Reuses == nil || *a.Reuses == *b.Reuses)
+	})
 }
 
 // addedOnly returns the records l added to before, when that is all the

@@ -77,7 +77,26 @@ func TestIntentChange(t *testing.T) {
 	extra := sharedRecord("CLR-1-001", "x")
 	extra.Ext().Summary = "no entry"
 	_, ok = intentChange(1, Intent{Name: "n", Base: base, Data: enc(extra)})
-	assert.False(t, ok, "a change that adds no thread entry")
+	assert.False(t, ok, "a change that adds no thread entry and no assumption")
+
+	// an assumption (agentx's key alone) is an intent too, identified by
+	// the assumption it adds; one that rewrites the assumptions there is not
+	assumed := sharedRecord("CLR-1-001", "x")
+	assumed.Ext().Assumptions = []ledger.Assumption{{Round: 1, By: "engineer", Body: "the default", Timestamp: assumed.Created}}
+	q, ok = intentChange(1, Intent{Name: "n", Host: "host4", Base: base, Data: enc(assumed)})
+	require.True(t, ok, "an assumption")
+	assert.Equal(t, "CLR-1-001 assumption by engineer (posted on host4)", q.Message)
+	require.Len(t, q.Records, 1)
+	assert.JSONEq(t, string(mustRecordJSON(t, sharedRecord("CLR-1-001", "x"))), string(q.Records[0].Before), "replayed only onto the record as it was")
+	again := sharedRecord("CLR-1-001", "x")
+	again.Ext().Assumptions = []ledger.Assumption{{Round: 1, By: "engineer", Body: "rewritten", Timestamp: assumed.Created}, {Round: 1, By: "engineer", Body: "the second", Timestamp: assumed.Created}}
+	_, ok = intentChange(1, Intent{Name: "n", Base: enc(assumed), Data: enc(again)})
+	assert.False(t, ok, "a change that rewrites an assumption while it adds one")
+	again.Ext().Assumptions[0].Body = "the default"
+	_, ok = intentChange(1, Intent{Name: "n", Base: enc(assumed), Data: enc(again)})
+	assert.True(t, ok, "a second assumption, the first kept")
+	_, ok = intentChange(1, Intent{Name: "n", Base: enc(assumed), Data: base})
+	assert.False(t, ok, "a change that removes an assumption")
 	person := sharedRecord("CLR-1-001", "x")
 	person.Thread = append(person.Thread, ledger.ThreadEntry{Round: 1, From: ledger.Human, Type: ledger.Answer, Body: "forged", Timestamp: person.Created})
 	_, ok = intentChange(1, Intent{Name: "n", Base: base, Data: enc(person)})
@@ -231,6 +250,57 @@ func besideAnIntent(t *testing.T, n int, step time.Duration, before func(ha host
 // version, to a record that has moved since, is not merged: it is made
 // again on the record as it stands.
 func TestAnswerOnABusyIssueIsAnIntent(t *testing.T) {
+	sc := onABusyIssue(t, sharedAnswer, func(c *ledger.Clarification) {
+		require.NoError(t, c.Move(ledger.Answered))
+		c.Thread = append(c.Thread, ledger.ThreadEntry{Round: 1, From: "architect", Type: ledger.Answer, Body: "b's", Timestamp: c.Created})
+	})
+	for _, l := range []*ledger.Ledger{sc.merged, sc.local} {
+		c := l.Find("CLR-1-001")
+		assert.Equal(t, ledger.Answered, c.Status)
+		require.Len(t, c.Thread, 2, "answered once")
+		assert.Equal(t, "a's", c.Thread[1].Body)
+	}
+	c2 := sc.last.Find("CLR-1-002")
+	require.Len(t, c2.Thread, 2, "answered once")
+	assert.Equal(t, "a's", c2.Thread[1].Body)
+}
+
+// TestAssumptionOnABusyIssueIsAnIntent: likewise an assumption (a change
+// to agentx's key alone, no thread entry), found on the shared ledger by
+// the assumption it added; before, it took its turn, and the waiting
+// intent stayed unmerged.
+func TestAssumptionOnABusyIssueIsAnIntent(t *testing.T) {
+	sc := onABusyIssue(t, sharedAssume, func(c *ledger.Clarification) {
+		c.Ext().Assumptions = append(c.Ext().Assumptions, ledger.Assumption{Round: 1, By: "engineer", Body: "b's", Timestamp: c.Created})
+	})
+	for _, l := range []*ledger.Ledger{sc.merged, sc.local} {
+		c := l.Find("CLR-1-001")
+		require.NotNil(t, c.X)
+		require.Len(t, c.X.Assumptions, 1, "assumed once")
+		assert.Equal(t, "a's", c.X.Assumptions[0].Body)
+	}
+	assert.Contains(t, sc.log, "CLR-1-001 assumption by engineer", "the merged commit says what it did")
+	as := sc.last.Find("CLR-1-002").X.Assumptions
+	require.Len(t, as, 1, "only a's")
+	assert.Equal(t, "a's", as[0].Body)
+}
+
+// busyScene is what onABusyIssue saw: the shared ledger once a's change
+// to CLR-1-001 was merged, a's local copy then, the shared chain's
+// subjects, and the shared ledger at the end.
+type busyScene struct {
+	merged, local, last *ledger.Ledger
+	log                 string
+}
+
+// onABusyIssue: host a asks while host b posts intents, so that the issue
+// is busy for a; b posts another ask and a makes change ("a's") on
+// CLR-1-001: b's intent must be merged with it, in one push. Then b makes
+// stale on CLR-1-002 of its old copy and posts it as an intent, after a
+// has made change there itself; a's next ask merges what waits, and b's
+// intent must be removed unmerged.
+func onABusyIssue(t *testing.T, change func(s host, id, body string) error, stale func(c *ledger.Clarification)) busyScene {
+	t.Helper()
 	a, b := intentRepos(t)
 	ctx := context.Background()
 	now := time.Now().UTC()
@@ -240,8 +310,7 @@ func TestAnswerOnABusyIssueIsAnIntent(t *testing.T) {
 		require.NoError(t, err)
 		now = now.Add(100 * time.Millisecond)
 	}
-	// another host writes: the issue is now busy for a
-	postAsk(t, b, "b's", now)
+	postAsk(t, b, "b's", now) // another host writes: the issue is now busy for a
 	now = now.Add(time.Millisecond)
 	_, err := sharedAsk(ha, "a's third")
 	require.NoError(t, err)
@@ -251,47 +320,87 @@ func TestAnswerOnABusyIssueIsAnIntent(t *testing.T) {
 
 	postAsk(t, b, "b's second", now)
 	now = now.Add(time.Millisecond)
-	require.NoError(t, sharedAnswer(ha, "CLR-1-001", "Three tries."))
+	require.NoError(t, change(ha, "CLR-1-001", "a's"))
+	var sc busyScene
 	snap, intents, err := b.FetchIntents(ctx, 1)
 	require.NoError(t, err)
-	assert.Empty(t, intents, "b's intent merged, with the answer beside it")
-	final, err := ledger.DecodeIssue("shared", 1, snap.Data)
+	assert.Empty(t, intents, "b's intent merged, with a's change beside it")
+	sc.merged, err = ledger.DecodeIssue("shared", 1, snap.Data)
 	require.NoError(t, err)
-	require.Len(t, final.Clarifications, 5)
-	c := final.Find("CLR-1-001")
-	assert.Equal(t, ledger.Answered, c.Status)
-	require.Len(t, c.Thread, 2, "answered once")
-	assert.Equal(t, "Three tries.", c.Thread[1].Body)
-	assert.Equal(t, "b's second", final.Clarifications[4].Topic)
-	local, err := ha.Read(1)
+	require.Len(t, sc.merged.Clarifications, 5)
+	assert.Equal(t, "b's second", sc.merged.Clarifications[4].Topic)
+	sc.local, err = ha.Read(1)
 	require.NoError(t, err)
-	assert.Equal(t, ledger.Answered, local.Find("CLR-1-001").Status, "the local copy is the shared ledger")
+	log, err := a.git(ctx, nil, nil, "log", "--format=%s", a.Ref(1))
+	require.NoError(t, err)
+	sc.log = string(log)
 
-	// b answers CLR-1-002 on its old copy as an intent; a answers it
-	// first: b's intent is removed unmerged, nothing of it lands
 	snap, _, err = b.FetchIntents(ctx, 1)
 	require.NoError(t, err)
 	mine, err := ledger.DecodeIssue("b", 1, snap.Data)
 	require.NoError(t, err)
-	c2 := mine.Find("CLR-1-002")
-	require.NoError(t, c2.Move(ledger.Answered))
-	c2.Thread = append(c2.Thread, ledger.ThreadEntry{Round: 1, From: "architect", Type: ledger.Answer, Body: "b's answer", Timestamp: c2.Created})
+	stale(mine.Find("CLR-1-002"))
 	data, err := ledger.Encode(mine)
 	require.NoError(t, err)
-	require.NoError(t, sharedAnswer(ha, "CLR-1-002", "a's answer"))
-	_, err = b.Post(ctx, 1, snap.Version, Commit{Data: data, Message: "CLR-1-002 answered"}, now)
+	require.NoError(t, change(ha, "CLR-1-002", "a's"))
+	_, err = b.Post(ctx, 1, snap.Version, Commit{Data: data, Message: "CLR-1-002 changed"}, now)
 	require.NoError(t, err)
 	now = now.Add(time.Millisecond)
 	_, err = sharedAsk(ha, "a's fourth") // merges what waits
 	require.NoError(t, err)
 	snap, intents, err = b.FetchIntents(ctx, 1)
 	require.NoError(t, err)
-	assert.Empty(t, intents, "b's stale answer removed")
-	final, err = ledger.DecodeIssue("shared", 1, snap.Data)
+	assert.Empty(t, intents, "b's stale change removed")
+	sc.last, err = ledger.DecodeIssue("shared", 1, snap.Data)
 	require.NoError(t, err)
-	c2 = final.Find("CLR-1-002")
-	require.Len(t, c2.Thread, 2, "answered once")
-	assert.Equal(t, "a's answer", c2.Thread[1].Body)
+	return sc
+}
+
+// TestHolds: a change is found on the shared ledger by the thread entries
+// or the assumptions it added, whatever was appended after them there.
+func TestHolds(t *testing.T) {
+	at := sharedRecord("CLR-1-001", "x").Created
+	rec := func(assumed ...string) *ledger.Clarification {
+		c := sharedRecord("CLR-1-001", "x")
+		for _, body := range assumed {
+			c.Ext().Assumptions = append(c.Ext().Assumptions, ledger.Assumption{Round: 1, By: "engineer", Body: body, Timestamp: at})
+		}
+		return c
+	}
+	answered := rec("mine")
+	require.NoError(t, answered.Move(ledger.Answered))
+	answered.Thread = append(answered.Thread, ledger.ThreadEntry{Round: 1, From: "architect", Type: ledger.Answer, Body: "b", Timestamp: at})
+	for _, tc := range []struct {
+		name   string
+		cur, c *ledger.Clarification
+		want   bool
+	}{
+		{"as made", rec("mine"), rec("mine"), true},
+		{"another's after it", rec("mine", "theirs"), rec("mine"), true},
+		{"answered after it", answered, rec("mine"), true},
+		{"not merged", rec(), rec("mine"), false},
+		{"another's in its place", rec("theirs"), rec("mine"), false},
+		{"another's before it", rec("theirs", "mine"), rec("mine"), false},
+		{"gone", nil, rec("mine"), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, holds(tc.cur, tc.c))
+		})
+	}
+}
+
+// sharedAssume has s record, as the asker, an assumption on id on issue 1.
+func sharedAssume(s host, id, body string) error {
+	_, err := s.Update(context.Background(), 1, func(l *ledger.Ledger) error {
+		c := l.Find(id)
+		if c == nil {
+			return ledger.ErrNotFound
+		}
+		x := c.Ext()
+		x.Assumptions = append(x.Assumptions, ledger.Assumption{Round: c.Round, By: c.From, Body: body, Timestamp: ledger.T(s.Store.Now())})
+		return nil
+	})
+	return err
 }
 
 // mustRecordJSON is c as agentx writes a record.
@@ -543,4 +652,104 @@ func mustSync(t *testing.T, h host) *SyncState {
 	st, err := ReadSync(h.Store, 1)
 	require.NoError(t, err)
 	return st
+}
+
+// TestLostRaceIsPostedAsAnIntent: a write on an issue that was quiet (no
+// other host's change seen for a while: a transaction, not an intent)
+// whose push loses to another host's is posted as an intent, and merged,
+// rather than racing again and waiting its turn in the queue: an ask, and
+// now an answer and an assumption too (before, those two joined the queue).
+func TestLostRaceIsPostedAsAnIntent(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		change func(s host) error
+		landed func(t *testing.T, l *ledger.Ledger)
+	}{
+		{"an ask", func(s host) error { _, err := sharedAsk(s, "a's third"); return err }, func(t *testing.T, l *ledger.Ledger) {
+			assert.Equal(t, "a's third", l.Clarifications[len(l.Clarifications)-1].Topic)
+		}},
+		{"an answer", func(s host) error { return sharedAnswer(s, "CLR-1-001", "a's") }, func(t *testing.T, l *ledger.Ledger) {
+			assert.Equal(t, ledger.Answered, l.Find("CLR-1-001").Status)
+		}},
+		{"an assumption", func(s host) error { return sharedAssume(s, "CLR-1-001", "a's") }, func(t *testing.T, l *ledger.Ledger) {
+			require.NotNil(t, l.Find("CLR-1-001").X)
+			assert.Len(t, l.Find("CLR-1-001").X.Assumptions, 1)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a, b := intentRepos(t)
+			ctx := context.Background()
+			now := time.Now().UTC()
+			r := &racing{Git: a, t: t, b: b}
+			ha := clockedHost(t, r, &now)
+			a.Now = ha.Store.Now
+			for _, q := range []string{"a's first", "a's second"} {
+				_, err := sharedAsk(ha, q)
+				require.NoError(t, err)
+				now = now.Add(100 * time.Millisecond)
+			}
+			now = now.Add(2 * fastAfter) // quiet: the next write is a transaction
+			r.races, r.pushes = 3, 0     // b lands an ask before each of a's next three pushes
+			require.NoError(t, tc.change(ha))
+			assert.Equal(t, 1, r.posted(), "a's change was posted as an intent")
+			snap, intents, err := b.FetchIntents(ctx, 1)
+			require.NoError(t, err)
+			assert.Empty(t, intents)
+			l, err := ledger.DecodeIssue("shared", 1, snap.Data)
+			require.NoError(t, err)
+			tc.landed(t, l)
+			assert.Equal(t, 2, r.pushes, "it raced twice (on its copy, then on the ledger fetched), not a third time")
+		})
+	}
+}
+
+// racing is a host's transport whose pushes each lose, races times, to
+// an ask host b lands just before; it counts its pushes and the intents it
+// posts.
+type racing struct {
+	*Git
+	t             *testing.T
+	b             *Git
+	races         int
+	pushes, posts int
+}
+
+func (r *racing) race() {
+	r.pushes++
+	if r.races == 0 {
+		return
+	}
+	r.races--
+	postAskLanded(r.t, r.b, fmt.Sprintf("b's %d", r.races))
+}
+
+func (r *racing) Push(ctx context.Context, issue int, base Snapshot, commits []Commit) (Snapshot, error) {
+	r.race()
+	return r.Git.Push(ctx, issue, base, commits)
+}
+
+func (r *racing) PushOnCopy(ctx context.Context, issue int, base Snapshot, commits []Commit) (Snapshot, error) {
+	r.race()
+	return r.Git.PushOnCopy(ctx, issue, base, commits)
+}
+
+func (r *racing) Post(ctx context.Context, issue int, base string, c Commit, now time.Time) (string, error) {
+	r.posts++
+	return r.Git.Post(ctx, issue, base, c, now)
+}
+
+func (r *racing) posted() int { return r.posts }
+
+// postAskLanded has g ask topic on issue 1's shared ledger, pushed.
+func postAskLanded(t *testing.T, g *Git, topic string) {
+	t.Helper()
+	snap, err := g.Fetch(context.Background(), 1)
+	require.NoError(t, err)
+	l, err := ledger.DecodeIssue("b", 1, snap.Data)
+	require.NoError(t, err)
+	l.Clarifications = append(l.Clarifications, sharedRecord(l.NextID(), topic))
+	data, err := ledger.Encode(l)
+	require.NoError(t, err)
+	_, err = g.Push(context.Background(), 1, snap, []Commit{{Data: data, Message: "asked"}})
+	require.NoError(t, err)
 }

@@ -11,10 +11,11 @@ import (
 
 // recState is a record as it was before a change.
 type recState struct {
-	status ledger.Status
-	thread int
-	raw    json.RawMessage // its JSON as agentx writes it (a sealed record's: see whole)
-	sealed json.RawMessage // a sealed record's bytes as read
+	status  ledger.Status
+	thread  int
+	assumed int             // its assumptions (agentx's key)
+	raw     json.RawMessage // its JSON as agentx writes it (a sealed record's: see whole)
+	sealed  json.RawMessage // a sealed record's bytes as read
 }
 
 // whole fills in what a sealed record held (its thread, its JSON), decoded
@@ -23,7 +24,7 @@ type recState struct {
 func (r *recState) whole() *recState {
 	if r != nil && r.sealed != nil && r.raw == nil {
 		if c, err := ledger.DecodeRecord(r.sealed); err == nil {
-			r.thread = len(c.Thread)
+			r.thread, r.assumed = len(c.Thread), len(assumptions(c))
 			r.raw, _ = ledger.RecordJSON(c)
 		}
 	}
@@ -33,13 +34,21 @@ func (r *recState) whole() *recState {
 func recStates(l *ledger.Ledger) map[string]*recState {
 	m := make(map[string]*recState, len(l.Clarifications))
 	for _, c := range l.Clarifications {
-		r := &recState{status: c.Status, thread: len(c.Thread), sealed: c.SealedJSON()}
+		r := &recState{status: c.Status, thread: len(c.Thread), assumed: len(assumptions(c)), sealed: c.SealedJSON()}
 		if r.sealed == nil {
 			r.raw, _ = ledger.RecordJSON(c)
 		}
 		m[c.ID] = r
 	}
 	return m
+}
+
+// assumptions are c's assumptions (nil: none).
+func assumptions(c *ledger.Clarification) []ledger.Assumption {
+	if c.X == nil {
+		return nil
+	}
+	return c.X.Assumptions
 }
 
 // changeMessage names what a change did, for a commit message and the outbox:
@@ -66,6 +75,8 @@ func changeMessage(before map[string]*recState, l *ledger.Ledger) string {
 			out = append(out, fmt.Sprintf("%s %s by %s", c.ID, c.Status, by))
 		case len(c.Thread) > was.thread:
 			out = append(out, fmt.Sprintf("%s %s by %s", c.ID, c.Thread[len(c.Thread)-1].Type, by))
+		case len(assumptions(c)) > was.assumed:
+			out = append(out, fmt.Sprintf("%s assumption by %s", c.ID, assumptions(c)[len(assumptions(c))-1].By))
 		default:
 			if b, err := ledger.RecordJSON(c); err != nil || !bytes.Equal(b, was.raw) {
 				out = append(out, c.ID+" updated")

@@ -66,10 +66,12 @@ type attempt struct {
 	outcomes []Outcome
 	final    []byte
 	err      error
-	// added: the records the change added, when that is all it did and
-	// nothing else is pushed with it (the outbox empty): a push of it
-	// that loses is posted as an intent instead (Intents)
-	added []*ledger.Clarification
+	// added, changed: the records the change added and those it changed,
+	// when an intent carries it (records added, entries or assumptions
+	// appended: appendsEntries) and nothing else is pushed with it (the
+	// outbox empty): a push of it that loses is posted as an intent
+	// instead (Intents)
+	added, changed []*ledger.Clarification
 }
 
 // errRefetch is a fast try that cannot say whether the change applies:
@@ -232,7 +234,9 @@ func (t *txn) make() (attempt, error) {
 			return attempt{}, err
 		}
 		if len(a.commits) == 0 {
-			a.added = addedOnly(beforeRec, l)
+			if added, changed := changedRecords(beforeRec, l); appendsEntries(beforeRec, changed) {
+				a.added, a.changed = added, changed
+			}
 		}
 		a.commits = append(a.commits, Commit{Data: data, Message: msg})
 		a.final = data
@@ -301,17 +305,18 @@ func (t *txn) push(a attempt) (attempt, step) {
 }
 
 // post is what follows a push of a that another host's change overtook,
-// when a only adds records and the remote takes intents: a is posted as
-// one, on the version it was made on, and merged (Replicator.post),
-// instead of made again. ok false: the push's loss is taken as ever.
+// when an intent carries a (an ask, an answer, an assumption...) and the
+// remote takes intents: a is posted as one, on the version it was made
+// on, and merged (Replicator.post), instead of made again. ok false: the
+// push's loss is taken as ever.
 func (t *txn) post(a attempt, err error) (attempt, bool) {
 	// The fast try's loss says only that another host wrote since this
 	// host's last change: it is made again at once on the shared ledger.
-	if _, ok := t.r.transport.(Intents); !ok || t.fast || !errors.Is(err, ErrMoved) || len(a.added) == 0 || t.tn != nil {
+	if _, ok := t.r.transport.(Intents); !ok || t.fast || !errors.Is(err, ErrMoved) || len(a.added)+len(a.changed) == 0 || t.tn != nil {
 		return attempt{}, false
 	}
 	t.st.Moved = ledger.T(t.r.store.Now())
-	l, perr := t.r.post(t.ctx, t.f, t.st, t.snap.Version, a.commits[len(a.commits)-1], a.added)
+	l, perr := t.r.post(t.ctx, t.f, t.st, t.snap.Version, a.commits[len(a.commits)-1], a.added, a.changed...)
 	if errors.Is(perr, errNoIntent) {
 		return attempt{}, false
 	}

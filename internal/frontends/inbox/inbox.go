@@ -670,6 +670,47 @@ func kindOf(e eventlog.Event, agent string) (Kind, bool) {
 	return "", false
 }
 
+// Due reports whether c, as it stands, holds an item of one of kinds for
+// agent about a thread entry its marks do not cover: the item the entry's
+// event will deliver, if it is not in the log yet (a writer appends it
+// right after the ledger). A reader that found c settled before its event
+// (hook stop's hold) waits for it only then. Entries past a mark pruned
+// since count as not seen.
+func Due(store *ledger.Store, agent string, c *ledger.Clarification, kinds []Kind) (bool, error) {
+	var st State
+	if err := store.ReadState(StateFile(agent), &st); err != nil {
+		return false, fmt.Errorf("inbox %s: %w", agent, err)
+	}
+	for i := st.Marks[c.ID].Entries; i < len(c.Thread); i++ {
+		if k, ok := entryKind(c, i, agent); ok && slices.Contains(kinds, k) {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// entryKind is kindOf for the event that thread entry i of c logs: an
+// answer to agent's question, a question to it, an escalation of its
+// question, a person's resolution of one it is party to, its question
+// abandoned by another.
+func entryKind(c *ledger.Clarification, i int, agent string) (Kind, bool) {
+	e := &c.Thread[i]
+	switch e.Type {
+	case ledger.Answer:
+		return KindAnswer, c.From == agent
+	case ledger.Question:
+		return KindQuestion, c.To == agent
+	case ledger.Escalation:
+		return KindEscalated, c.From == agent
+	case ledger.Resolution:
+		if c.Status == ledger.Abandoned && i == len(c.Thread)-1 {
+			return KindAbandoned, c.From == agent && e.From != agent
+		}
+		return KindResolved, ledger.IsHuman(e.From) && (c.From == agent || c.To == agent)
+	}
+	return "", false
+}
+
 // told reports whether kind only tells the agent something once (what
 // became of a change it made offline), whatever the clarification's state.
 func told(kind Kind) bool { return kind == KindRenumbered || kind == KindOvertaken }

@@ -1,12 +1,16 @@
 package inbox
 
 import (
+	"context"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/agentx-cli/agentx/ledger"
+	"github.com/agentx-cli/agentx/lock"
 )
 
 func TestReceipts(t *testing.T) {
@@ -116,4 +120,54 @@ func TestMarkSteps(t *testing.T) {
 		{Entries: 1, At: ledger.T(t0), Via: ViaShow},
 		{Entries: 2, At: ledger.T(t0.Add(time.Minute)), Via: ViaWait},
 	}}, m["CLR-1-001"])
+}
+
+// TestDue: a record settled is due to an agent when an entry its marks do
+// not cover makes an item of the kinds asked for it (what hook stop's hold
+// waits for the event of); an answer it has seen, a withdrawal of its
+// own, an agent's resolution are not.
+func TestDue(t *testing.T) {
+	at := ledger.T(t0)
+	q := ledger.ThreadEntry{Round: 1, From: "engineer", Type: ledger.Question, Body: "q", Timestamp: at}
+	entry := func(from string, typ ledger.EntryType) ledger.ThreadEntry {
+		return ledger.ThreadEntry{Round: 1, From: from, Type: typ, Body: "b", Timestamp: at}
+	}
+	clar := func(status ledger.Status, more ...ledger.ThreadEntry) *ledger.Clarification {
+		return &ledger.Clarification{ID: "CLR-1-001", From: "engineer", To: "architect", Status: status, Round: 1,
+			Thread: append([]ledger.ThreadEntry{q}, more...)}
+	}
+	stop := []Kind{KindAnswer, KindResolved, KindEscalated, KindAbandoned}
+	tests := []struct {
+		name  string
+		seen  int // entries the engineer's mark covers (0: no mark)
+		agent string
+		c     *ledger.Clarification
+		want  bool
+	}{
+		{"an answer", 0, "engineer", clar(ledger.Answered, entry("architect", ledger.Answer)), true},
+		{"an answer seen", 2, "engineer", clar(ledger.Answered, entry("architect", ledger.Answer)), false},
+		{"the question seen, not the answer", 1, "engineer", clar(ledger.Answered, entry("architect", ledger.Answer)), true},
+		{"an answer, to the one who gave it", 0, "architect", clar(ledger.Answered, entry("architect", ledger.Answer)), false},
+		{"withdrawn by its asker", 0, "engineer", clar(ledger.Abandoned, entry("engineer", ledger.Resolution)), false},
+		{"abandoned by the hub", 0, "engineer", clar(ledger.Abandoned, entry("hub", ledger.Resolution)), true},
+		{"resolved by a person", 0, "engineer", clar(ledger.Resolved, entry(ledger.Human, ledger.Resolution)), true},
+		{"resolved by an agent", 0, "engineer", clar(ledger.Resolved, entry("architect", ledger.Resolution)), false},
+		{"escalated", 0, "engineer", clar(ledger.Escalated, entry("hub", ledger.Escalation)), true},
+		{"a question, not of the kinds asked", 0, "architect", clar(ledger.Pending), false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			store := ledger.NewStore(filepath.Join(t.TempDir(), "state"), lock.Options{}, func() time.Time { return t0 })
+			if tc.seen > 0 {
+				var st State
+				require.NoError(t, store.UpdateState(context.Background(), StateFile(tc.agent), &st, func() error {
+					st.Marks = map[string]Mark{"CLR-1-001": {Entries: tc.seen, At: at}}
+					return nil
+				}))
+			}
+			due, err := Due(store, tc.agent, tc.c, stop)
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, due)
+		})
+	}
 }
