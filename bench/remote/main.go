@@ -369,11 +369,14 @@ func run(ctx context.Context, dir string, builds []build, hosts, issues, k, bloc
 		}
 		defer fmt.Print(slowestLines(bd.name, worlds[j], &a))
 	}
-	for _, ch := range []struct {
-		on  bool
-		how change
-	}{{*assumptions, assuming}, {*answers, answering}} {
-		for j, bd := range builds {
+	// each build's changes one after the other, so that one build's slow
+	// phase does not leave the other's issue quiet (a host that has seen
+	// no other host's change for 30 s writes as on a quiet issue)
+	for j, bd := range builds {
+		for _, ch := range []struct {
+			on  bool
+			how change
+		}{{*assumptions, assuming}, {*answers, answering}} {
 			if ch.on && !bd.local {
 				changeAll(ctx, ch.how, bd.name, bd.bin, worlds[j], hosts, issues, k)
 			}
