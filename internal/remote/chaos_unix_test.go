@@ -56,10 +56,12 @@ type chaos struct {
 	unsynced map[string]unsyncedAsk
 	issues   int // the workers ask on issues 1 to issues
 	// answers: every other turn, a worker records an assumption on one
-	// of its questions acknowledged before, then, its next such turn,
-	// answers it (assumed and answered map its topic to the assumption
-	// and the answer, once acknowledged)
+	// of its questions acknowledged before while the next host answers
+	// it, at the same moment (assumed and answered map its topic to the
+	// assumption and the answer, once acknowledged); peers: the workers'
+	// hosts
 	answers                  bool
+	peers                    int
 	answered, assumed        map[string]string
 	answering, assuming      int
 	asks, refused, republish int
@@ -100,21 +102,20 @@ func (c *chaos) run(h int, args ...string) result {
 // with agentx sync --republish, as docs/remote.md says to.
 func (c *chaos) worker(h, p int, stop <-chan struct{}) {
 	rng := rand.New(rand.NewPCG(uint64(h), uint64(p)))
-	var mine []string          // topics of this worker's acknowledged questions, not yet answered
-	tried := map[string]bool{} // those it has tried to record an assumption on
+	var mine []string // topics of this worker's acknowledged questions, not yet answered
 	for k := 0; ; k++ {
 		select {
 		case <-stop:
 			return
 		default:
 		}
-		if c.answers && k%2 == 1 && len(mine) > 0 && !tried[mine[0]] {
-			tried[mine[0]] = true
-			c.assume(h, mine[0])
-			continue
-		}
 		if c.answers && k%2 == 1 && len(mine) > 0 {
-			c.answer(h, mine[0])
+			// the asker proceeds on an assumption as the answer comes,
+			// on two hosts: both changes to the one record stand
+			var both sync.WaitGroup
+			both.Go(func() { c.assume(h, mine[0]) })
+			both.Go(func() { c.answer((h+1)%c.peers, mine[0]) })
+			both.Wait()
 			mine = mine[1:]
 			continue
 		}
@@ -466,7 +467,7 @@ func TestRemoteChaosOneIssue(t *testing.T) {
 	soak := soakFor(t, 15*time.Second)
 	const hosts = 8
 	w := newWorld(t, hosts+1, "", "") // the last one only checks, at the end
-	c := &chaos{w: w, acked: map[string]string{}, unsynced: map[string]unsyncedAsk{}, issues: 1, answers: true, answered: map[string]string{}, assumed: map[string]string{}}
+	c := &chaos{w: w, acked: map[string]string{}, unsynced: map[string]unsyncedAsk{}, issues: 1, answers: true, peers: hosts, answered: map[string]string{}, assumed: map[string]string{}}
 	r := c.run(0, "clarify", "ask", "--issue", "1", "--from", "engineer", "--to", "architect", "--topic", "seed", "--question", "seed?", "--non-blocking", "--json")
 	require.Equal(t, 0, r.code, r.stderr)
 	c.acked["seed"] = "CLR-1-001"

@@ -490,9 +490,9 @@ func appendsEntries(before map[string]*recState, changed []*ledger.Clarification
 		if len(assumptions(c)) <= was.assumed {
 			return false
 		}
-		// its assumptions before are kept, as holds checks them
+		// its assumptions before are kept, first
 		w, err := ledger.DecodeRecord(was.raw)
-		if err != nil || !beginsWith(assumptions(c), assumptions(w)) {
+		if err != nil || !hasAssumptions(assumptions(c)[:was.assumed], assumptions(w)) {
 			return false
 		}
 	}
@@ -501,9 +501,10 @@ func appendsEntries(before map[string]*recState, changed []*ledger.Clarification
 
 // holds reports whether cur, a record as a shared ledger holds it, carries
 // the change that made c: c's thread (with the entries it added) begins
-// cur's, cur only appended to c since (Appends' rule), and c's
-// assumptions begin cur's. c is taken as written (its times as the ledger
-// keeps them).
+// cur's, cur only appended to c since (Appends' rule), and cur holds
+// c's assumptions (in whatever order: an assumption lands on a record
+// another change moved since, rebased). c is taken as written (its times
+// as the ledger keeps them).
 func holds(cur, c *ledger.Clarification) bool {
 	if cur == nil {
 		return false
@@ -513,15 +514,7 @@ func holds(cur, c *ledger.Clarification) bool {
 		return false
 	}
 	w, err := ledger.DecodeRecord(raw)
-	return err == nil && appendsRecord(w, cur) == nil && beginsWith(assumptions(cur), assumptions(w))
-}
-
-// beginsWith reports whether as begins with the assumptions of prefix.
-func beginsWith(as, prefix []ledger.Assumption) bool {
-	return len(as) >= len(prefix) && slices.EqualFunc(as[:len(prefix)], prefix, func(a, b ledger.Assumption) bool {
-		return a.Round == b.Round && a.By == b.By && a.Body == b.Body && a.Timestamp.Equal(b.Timestamp.Time) &&
-			(a.Reuses == nil) == (b.Reuses == nil) && (a.Reuses == nil || *a.Reuses == *b.Reuses)
-	})
+	return err == nil && appendsRecord(w, cur) == nil && hasAssumptions(assumptions(cur), assumptions(w))
 }
 
 // addedOnly returns the records l added to before, when that is all the

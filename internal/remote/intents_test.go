@@ -268,7 +268,8 @@ func TestAnswerOnABusyIssueIsAnIntent(t *testing.T) {
 // TestAssumptionOnABusyIssueIsAnIntent: likewise an assumption (a change
 // to agentx's key alone, no thread entry), found on the shared ledger by
 // the assumption it added; before, it took its turn, and the waiting
-// intent stayed unmerged.
+// intent stayed unmerged. b's assumption made on a record a's assumption
+// moved since is not removed: assumptions commute, and it lands after a's.
 func TestAssumptionOnABusyIssueIsAnIntent(t *testing.T) {
 	sc := onABusyIssue(t, sharedAssume, func(c *ledger.Clarification) {
 		c.Ext().Assumptions = append(c.Ext().Assumptions, ledger.Assumption{Round: 1, By: "engineer", Body: "b's", Timestamp: c.Created})
@@ -281,8 +282,9 @@ func TestAssumptionOnABusyIssueIsAnIntent(t *testing.T) {
 	}
 	assert.Contains(t, sc.log, "CLR-1-001 assumption by engineer", "the merged commit says what it did")
 	as := sc.last.Find("CLR-1-002").X.Assumptions
-	require.Len(t, as, 1, "only a's")
+	require.Len(t, as, 2, "a's, then b's, rebased")
 	assert.Equal(t, "a's", as[0].Body)
+	assert.Equal(t, "b's", as[1].Body)
 }
 
 // busyScene is what onABusyIssue saw: the shared ledger once a's change
@@ -297,8 +299,8 @@ type busyScene struct {
 // is busy for a; b posts another ask and a makes change ("a's") on
 // CLR-1-001: b's intent must be merged with it, in one push. Then b makes
 // stale on CLR-1-002 of its old copy and posts it as an intent, after a
-// has made change there itself; a's next ask merges what waits, and b's
-// intent must be removed unmerged.
+// has made change there itself; a's next ask merges what waits (last:
+// the shared ledger then), and b's intent must be gone.
 func onABusyIssue(t *testing.T, change func(s host, id, body string) error, stale func(c *ledger.Clarification)) busyScene {
 	t.Helper()
 	a, b := intentRepos(t)
@@ -350,7 +352,7 @@ func onABusyIssue(t *testing.T, change func(s host, id, body string) error, stal
 	require.NoError(t, err)
 	snap, intents, err = b.FetchIntents(ctx, 1)
 	require.NoError(t, err)
-	assert.Empty(t, intents, "b's stale change removed")
+	assert.Empty(t, intents, "b's change made on a moved record: merged or removed")
 	sc.last, err = ledger.DecodeIssue("shared", 1, snap.Data)
 	require.NoError(t, err)
 	return sc
@@ -380,7 +382,7 @@ func TestHolds(t *testing.T) {
 		{"answered after it", answered, rec("mine"), true},
 		{"not merged", rec(), rec("mine"), false},
 		{"another's in its place", rec("theirs"), rec("mine"), false},
-		{"another's before it", rec("theirs", "mine"), rec("mine"), false},
+		{"another's before it (rebased)", rec("theirs", "mine"), rec("mine"), true},
 		{"gone", nil, rec("mine"), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

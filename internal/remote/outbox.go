@@ -202,9 +202,16 @@ func replay(l *ledger.Ledger, p Queued, now time.Time, renames map[string]string
 			continue // delivered already
 		case created(r.Before):
 			steps = append(steps, replayStep{after: after})
+			continue
 		case cur != nil && sameRecord(cur, r.Before):
 			steps = append(steps, replayStep{cur: cur, after: after})
-		default:
+			continue
+		}
+		// The record moved since the change was made on it: the change
+		// lands there only when it, or what moved the record, appended
+		// assumptions alone (rebased).
+		merged, ok := rebased(r.Before, after, cur)
+		if !ok {
 			winner := json.RawMessage("null")
 			if cur != nil {
 				if b, err := ledger.RecordJSON(cur); err == nil {
@@ -213,6 +220,9 @@ func replay(l *ledger.Ledger, p Queued, now time.Time, renames map[string]string
 			}
 			return false, []Outcome{{Outcome: OutcomeSuperseded, ID: r.ID, Message: p.Message, At: ledger.T(now), By: author(after), Winner: winner}}, nil
 		}
+		if merged != cur {
+			steps = append(steps, replayStep{cur: cur, after: merged})
+		} // else it holds them already: delivered
 	}
 	return len(steps) > 0, append(dups, applySteps(l, steps, p, now, renames)...), nil
 }

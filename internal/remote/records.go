@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/agentx-cli/agentx/ledger"
@@ -49,6 +50,77 @@ func assumptions(c *ledger.Clarification) []ledger.Assumption {
 		return nil
 	}
 	return c.X.Assumptions
+}
+
+// sameAssumption reports whether a and b are one assumption (as the
+// ledger keeps it: its time to the millisecond).
+func sameAssumption(a, b ledger.Assumption) bool {
+	return a.Round == b.Round && a.By == b.By && a.Body == b.Body && a.Timestamp.Equal(b.Timestamp.Time) &&
+		(a.Reuses == nil) == (b.Reuses == nil) && (a.Reuses == nil || *a.Reuses == *b.Reuses)
+}
+
+// hasAssumptions reports whether as holds every assumption of want.
+func hasAssumptions(as, want []ledger.Assumption) bool {
+	for _, w := range want {
+		if !slices.ContainsFunc(as, func(a ledger.Assumption) bool { return sameAssumption(a, w) }) {
+			return false
+		}
+	}
+	return true
+}
+
+// rebased is what a change of a record from before (its JSON) to after
+// makes of cur, the record as another change has left it since, when
+// one of the two changes appended assumptions alone: what an asker
+// proceeds on commutes with any other change. The assumptions after
+// appended are added to cur (unless cur is closed), or those cur gained
+// to after; cur itself when it holds after's already. ok false: the two
+// conflict, and the change is superseded.
+func rebased(before json.RawMessage, after, cur *ledger.Clarification) (merged *ledger.Clarification, ok bool) {
+	switch {
+	case cur == nil:
+		return nil, false
+	case onlyAssumed(before, after) && !cur.Status.Final():
+		return withAssumptions(cur, after), true
+	case onlyAssumed(before, cur):
+		return withAssumptions(after, cur), true
+	}
+	return nil, false
+}
+
+// onlyAssumed reports whether x is the record before (its JSON) with
+// assumptions appended, and nothing else changed.
+func onlyAssumed(before json.RawMessage, x *ledger.Clarification) bool {
+	b, err := ledger.DecodeRecord(before)
+	if err != nil || len(assumptions(x)) <= len(assumptions(b)) || !hasAssumptions(assumptions(x)[:len(assumptions(b))], assumptions(b)) {
+		return false
+	}
+	b.Ext().Assumptions = assumptions(x)
+	bj, err1 := ledger.RecordJSON(b)
+	xj, err2 := ledger.RecordJSON(x)
+	return err1 == nil && err2 == nil && bytes.Equal(bj, xj)
+}
+
+// withAssumptions is c with the assumptions of from it lacks appended
+// after its own: a copy, or c itself when it lacks none.
+func withAssumptions(c, from *ledger.Clarification) *ledger.Clarification {
+	m := c
+	for _, a := range assumptions(from) {
+		if hasAssumptions(assumptions(m), []ledger.Assumption{a}) {
+			continue
+		}
+		if m == c {
+			raw, err := ledger.RecordJSON(c)
+			if err != nil {
+				return c
+			}
+			if m, err = ledger.DecodeRecord(raw); err != nil {
+				return c
+			}
+		}
+		m.Ext().Assumptions = append(m.Ext().Assumptions, a)
+	}
+	return m
 }
 
 // changeMessage names what a change did, for a commit message and the outbox:
