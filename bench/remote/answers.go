@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/agentx-cli/agentx/ledger"
@@ -48,13 +49,16 @@ var assuming = change{noun: "assumptions", verb: "assume",
 	},
 }
 
-// changeAll times ch once a row's asks are made: every host makes it,
+// changeAll times chs once a row's asks are made: every host makes them,
 // all at once, on k of the questions on its issue (on one issue, host i
 // the i-th, i+hosts-th, ... of them), through the remote as the asks
-// went. It prints the changes acknowledged, refused as remote_busy and
-// failed otherwise, git commands a change, latency p50/p99 and changes a
-// second, and how many the remote's ledgers hold afterwards.
-func changeAll(ctx context.Context, ch change, name, bin string, w *world, hosts, issues, k int) {
+// went; with more than one change (-together), host i+j makes chs[j] on
+// host i's questions, the changes of a round at the same moment. It
+// prints, per change, those acknowledged, refused as remote_busy and
+// failed otherwise, latency p50/p99 and changes a second, and how many
+// the remote's ledgers hold afterwards; git commands a change, of them
+// all.
+func changeAll(ctx context.Context, chs []change, name, bin string, w *world, hosts, issues, k int) {
 	// each issue's ledger on the remote, read once: host i works on
 	// issue i+1, or all on issue 1
 	read := func() []*ledger.Ledger {
@@ -62,14 +66,14 @@ func changeAll(ctx context.Context, ch change, name, bin string, w *world, hosts
 		for issue := 1; issue <= issues; issue++ {
 			l := remoteLedger(w.bare, issue)
 			if l == nil {
-				fmt.Fprintf(os.Stderr, "%s: %s: no ledger of issue %d on the remote\n", name, ch.noun, issue)
+				fmt.Fprintf(os.Stderr, "%s: %s: no ledger of issue %d on the remote\n", name, chs[0].noun, issue)
 				return nil
 			}
 			ls = append(ls, l)
 		}
 		return ls
 	}
-	count := func(ls []*ledger.Ledger) int {
+	count := func(ls []*ledger.Ledger, ch change) int {
 		n := 0
 		for _, l := range ls {
 			for _, c := range l.Clarifications {
@@ -82,7 +86,10 @@ func changeAll(ctx context.Context, ch change, name, bin string, w *world, hosts
 	if ls == nil {
 		return
 	}
-	had := count(ls)
+	had := make([]int, len(chs))
+	for j, ch := range chs {
+		had[j] = count(ls, ch)
+	}
 	ids := make([][]string, len(w.hosts))
 	for i := range w.hosts {
 		l := ls[0]
@@ -100,21 +107,51 @@ func changeAll(ctx context.Context, ch change, name, bin string, w *world, hosts
 	_ = os.Truncate(w.gitLog, 0)
 	_ = os.Truncate(w.gitLog+".times", 0)
 	w.asks = map[string]askRun{}
-	var r result
-	each(w, &r, 0, k, func(i, n int) (time.Duration, error) {
+	rs := make([]result, len(chs))
+	var mu sync.Mutex
+	var all result
+	each(w, &all, 0, k, func(i, n int) (time.Duration, error) {
 		if n >= len(ids[i]) {
 			return 0, errSkip
 		}
-		argv := append([]string{bin, "clarify", ch.verb, ids[i][n]}, ch.args(i)...)
-		return onHost(ctx, w, i, ch.verb+" "+ids[i][n], w.started(i, n), append(argv, "--json")...)
+		var wg sync.WaitGroup
+		for j, ch := range chs {
+			wg.Go(func() {
+				h := (i + j) % len(w.hosts)
+				argv := append([]string{bin, "clarify", ch.verb, ids[i][n]}, ch.args(h)...)
+				d, err := onHost(ctx, w, h, ch.verb+" "+ids[i][n], w.started(h, n), append(argv, "--json")...)
+				mu.Lock()
+				defer mu.Unlock()
+				switch {
+				case err == nil:
+					rs[j].lat = append(rs[j].lat, d)
+					rs[j].slow = append(rs[j].slow, fmt.Sprintf("%08d host %d round %d: %.0f ms", d.Microseconds(), h, n, ms(d)))
+				case errors.Is(err, errBusy):
+					rs[j].busy++
+				default:
+					rs[j].failed++
+					fmt.Fprintln(os.Stderr, err)
+				}
+			})
+		}
+		wg.Wait()
+		return 0, errSkip // counted above, per change
 	})
-	defer func() { fmt.Print(slowestLines(name+" "+ch.noun, w, &r)) }()
-	slices.Sort(r.lat)
-	ok := len(r.lat)
-	gitPer, which := gitCommands(w.gitLog, ok)
-	fmt.Printf("  %s, %d/%d %s: %d ok, %d busy, %d failed; git/change %.2f; p50 %.0f ms, p99 %.0f ms; %.1f a second; %d more on the remote (%s)\n",
-		name, hosts, issues, ch.noun, ok, r.busy, r.failed, gitPer, ms(pct(r.lat, 50)), ms(pct(r.lat, 99)),
-		float64(ok)/r.wall.Seconds(), count(read())-had, which)
+	done := 0
+	for j := range chs {
+		done += len(rs[j].lat)
+	}
+	gitPer, which := gitCommands(w.gitLog, done)
+	after := read()
+	for j, ch := range chs {
+		r := &rs[j]
+		defer func() { fmt.Print(slowestLines(name+" "+ch.noun, w, r)) }()
+		slices.Sort(r.lat)
+		ok := len(r.lat)
+		fmt.Printf("  %s, %d/%d %s: %d ok, %d busy, %d failed; git/change %.2f; p50 %.0f ms, p99 %.0f ms; %.1f a second; %d more on the remote (%s)\n",
+			name, hosts, issues, ch.noun, ok, r.busy, r.failed, gitPer, ms(pct(r.lat, 50)), ms(pct(r.lat, 99)),
+			float64(ok)/all.wall.Seconds(), count(after, ch)-had[j], which)
+	}
 }
 
 // errSkip is a round a host has nothing to do in.

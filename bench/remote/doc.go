@@ -28,7 +28,9 @@
 // questions at once on the same issues (changes other than asks: answers
 // acknowledged, refused, git commands an answer, latency, answers a second);
 // -assumptions, before them, every host recording an assumption on its
-// questions (a change to agentx's own key alone), timed alike. Beside the floor it measures a ledger floor: the same fetch and
+// questions (a change to agentx's own key alone), timed alike; with
+// -together both at the same moment, the next host answering each
+// question as its asker records an assumption on it. Beside the floor it measures a ledger floor: the same fetch and
 // push of commits holding the ledger agentx writes at that ask (made
 // beforehand by the same asks in a workspace without [remote]), so that git
 // carries the same bytes as agentx's push. The load average is printed: on a shared machine the figures are

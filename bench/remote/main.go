@@ -33,6 +33,7 @@ func main() {
 	slowest = flag.Int("slowest", 0, "also list the N slowest asks of each row: host, round (0: each host's first), latency, and each git command the ask ran, with when it started and ended (ms from the ask's start) and its exit code when not 0")
 	answers = flag.Bool("answers", false, "also time, once each row's asks are made, every host answering its questions at once on the same issue (changes other than asks)")
 	assumptions = flag.Bool("assumptions", false, "also time, once each row's asks are made (before -answers), every host recording an assumption on its questions at once (a change to agentx's own key alone)")
+	together = flag.Bool("together", false, "with -assumptions and -answers: make both at the same moment, the next host answering each question as its asker records an assumption on it")
 	latency := flag.Duration("latency", 0, "added to every exchange with the remote (each upload-pack and receive-pack, the floor's too), as a remote across a network adds")
 	flag.Parse()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
@@ -372,13 +373,21 @@ func run(ctx context.Context, dir string, builds []build, hosts, issues, k, bloc
 	// each build's changes one after the other, so that one build's slow
 	// phase does not leave the other's issue quiet (a host that has seen
 	// no other host's change for 30 s writes as on a quiet issue)
+	var chs []change
+	if *assumptions {
+		chs = append(chs, assuming)
+	}
+	if *answers {
+		chs = append(chs, answering)
+	}
 	for j, bd := range builds {
-		for _, ch := range []struct {
-			on  bool
-			how change
-		}{{*assumptions, assuming}, {*answers, answering}} {
-			if ch.on && !bd.local {
-				changeAll(ctx, ch.how, bd.name, bd.bin, worlds[j], hosts, issues, k)
+		switch {
+		case bd.local || len(chs) == 0:
+		case *together:
+			changeAll(ctx, chs, bd.name, bd.bin, worlds[j], hosts, issues, k)
+		default:
+			for _, ch := range chs {
+				changeAll(ctx, []change{ch}, bd.name, bd.bin, worlds[j], hosts, issues, k)
 			}
 		}
 	}
@@ -517,8 +526,8 @@ func (w *world) started(i, n int) func(pid int, t0 time.Time) {
 
 // slowest is -slowest, sequences -sequences.
 var (
-	slowest, sequences   *int
-	answers, assumptions *bool
+	slowest, sequences             *int
+	answers, assumptions, together *bool
 )
 
 // gitSequences reads the git wrapper's log: the n most common runs of
