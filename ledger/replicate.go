@@ -63,6 +63,25 @@ func (s *Store) Lock(ctx context.Context, issue int) (*Locked, error) {
 // Release gives the lock back.
 func (f *Locked) Release() error { return f.lk.Release() }
 
+// Aside gives the lock back while wait runs, then takes it again: for a
+// write that waits on something other than the file (remote mode: its
+// change merged on the remote), so that this host's other writers of the
+// issue go ahead meanwhile. The file, and the state files kept beside it
+// under its lock, may have changed: read them again. An error is the lock
+// not taken back (f is then not held).
+func (f *Locked) Aside(ctx context.Context, wait func()) error {
+	if err := f.lk.Release(); err != nil {
+		return err
+	}
+	wait()
+	lk, err := f.s.acquire(ctx, f.Path)
+	if err != nil {
+		return err
+	}
+	f.lk = lk
+	return nil
+}
+
 // Check reports whether the lock is still ours (nil: it is), for a write
 // of another file that must happen under it.
 func (f *Locked) Check() error { return f.lk.Check() }

@@ -537,7 +537,7 @@ func (p *posting) await() (*ledger.Ledger, error) {
 	rtt := p.rtt
 	wait := firstLook(rtt)
 	for {
-		if err := sleepCtx(p.ctx, jitter(wait)); err != nil {
+		if err := p.sleep(jitter(wait)); err != nil {
 			return nil, err
 		}
 		start := time.Now()
@@ -565,6 +565,33 @@ func (p *posting) await() (*ledger.Ledger, error) {
 		}
 		wait = 0 // another host's push landed first: look again at once
 	}
+}
+
+// sleep waits d with the issue's local lock given back (Locked.Aside), so
+// that this host's other writers of the issue post their changes beside
+// this one instead of waiting for its merge, then reads the sync state
+// again: they may have settled a newer version meanwhile (never one newer
+// than the next fetch brings), or queued a change.
+func (p *posting) sleep(d time.Duration) error {
+	if d <= 0 {
+		return nil
+	}
+	var slept error
+	if err := p.f.Aside(p.ctx, func() { slept = sleepCtx(p.ctx, d) }); err != nil {
+		// another process of this host holds the issue past the lock's
+		// wait (paused, say): this change is posted, and may be merged
+		return fmt.Errorf("%w (the change was posted to %s and may be merged there by another host: agentx sync brings in what the shared ledger holds)",
+			err, p.r.transport.Name(p.f.Issue))
+	}
+	if slept != nil {
+		return slept
+	}
+	st, err := ReadSync(p.r.store, p.f.Issue)
+	if err != nil {
+		return err
+	}
+	*p.st = *st
+	return nil
 }
 
 // lead merges every intent waiting on the shared ledger at snap, and
@@ -748,6 +775,13 @@ func (p *posting) merged(snap Snapshot, l *ledger.Ledger) (*ledger.Ledger, error
 		*c = *cur
 		l.Clarifications[slices.Index(l.Clarifications, cur)] = c
 		own = append(own, c.ID)
+	}
+	if len(p.st.Pending) > 0 || p.st.Refused != nil {
+		// another writer of this host queued a change, or was refused,
+		// while this one waited (sleep): the change is on the shared
+		// ledger, and the local copy is for that writer's next command
+		// to settle, with its outbox
+		return l, nil
 	}
 	p.st.Moved = ledger.T(p.r.store.Now())
 	p.r.countStreak(p.st, false)
