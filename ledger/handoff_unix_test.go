@@ -108,8 +108,7 @@ func TestHandedAsksUnderKillsAndPauses(t *testing.T) {
 		errs                  []string
 	)
 	start := func() *asker {
-		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), "AGENTX_LEDGER_HELPER=ask", "AGENTX_LEDGER_DIR="+dir)
+		cmd := helperProcess(dir, "ask")
 		stdout, err := cmd.StdoutPipe()
 		require.NoError(t, err)
 		var stderr strings.Builder

@@ -36,8 +36,7 @@ func TestPausedWriterAndForeignTool(t *testing.T) {
 	_, err := s.Update(context.Background(), 7, ask(s, "engineer", "architect", "before"))
 	require.NoError(t, err)
 
-	paused := exec.Command(os.Args[0], "-test.run=^$")
-	paused.Env = append(os.Environ(), "AGENTX_LEDGER_HELPER=pause", "AGENTX_LEDGER_DIR="+dir)
+	paused := helperProcess(dir, "pause")
 	out, err := paused.StdoutPipe()
 	require.NoError(t, err)
 	var stderr strings.Builder

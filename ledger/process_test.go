@@ -209,10 +209,35 @@ func slowRead(path string) ([]byte, error) {
 	return data, err
 }
 
+// helperCmd is this test binary as a writer process appending n
+// clarifications to issue 7 in dir (helper "append").
 func helperCmd(dir string, n int) *exec.Cmd {
+	return helperProcess(dir, "append", "AGENTX_LEDGER_N="+strconv.Itoa(n))
+}
+
+// helperProcess is this test binary as a helper process of mode (see
+// helper) on the store in dir, env added to its environment.
+func helperProcess(dir, mode string, env ...string) *exec.Cmd {
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), "AGENTX_LEDGER_HELPER=append", "AGENTX_LEDGER_DIR="+dir, "AGENTX_LEDGER_N="+strconv.Itoa(n))
+	cmd.Env = append(append(os.Environ(), "AGENTX_LEDGER_HELPER="+mode, "AGENTX_LEDGER_DIR="+dir), env...)
 	return cmd
+}
+
+// requireWholeWrite checks that issue 7's ledger in s is what a whole
+// read and write would make of it, its layout memo in force and right,
+// and returns it.
+func requireWholeWrite(t *testing.T, s *Store, who string) *Ledger {
+	t.Helper()
+	require.True(t, laidOut(s, 7), "%s left a memo in force", who)
+	require.NoError(t, s.CheckLayout(7))
+	data, err := os.ReadFile(s.Path(7))
+	require.NoError(t, err)
+	l, err := Decode(s.Path(7), data)
+	require.NoError(t, err)
+	again, err := Encode(l)
+	require.NoError(t, err)
+	require.Equal(t, string(again), string(data), "the ledger is as a whole write makes it")
+	return l
 }
 
 // TestConcurrentProcessesNeverLoseAWrite: 16 processes append 8
@@ -245,8 +270,7 @@ func TestConcurrentProcessesLargeLedger(t *testing.T) {
 	var outs []*strings.Builder
 	dir := concurrentWritersWith(t, 400, procs, each, func(dir string) {
 		for range 2 {
-			cmd := exec.Command(os.Args[0], "-test.run=^$")
-			cmd.Env = append(os.Environ(), "AGENTX_LEDGER_HELPER=read", "AGENTX_LEDGER_DIR="+dir)
+			cmd := helperProcess(dir, "read")
 			out := &strings.Builder{}
 			cmd.Stdout, cmd.Stderr = out, out
 			require.NoError(t, cmd.Start())
@@ -277,15 +301,7 @@ func TestConcurrentProcessesLargeLedger(t *testing.T) {
 		require.NoError(t, err, "which holds a whole version")
 		require.Len(t, prev.Clarifications, 400+procs*each-1, "the one before the last")
 	}
-	require.True(t, laidOut(s, 7), "the last writer left a memo in force")
-	require.NoError(t, s.CheckLayout(7))
-	data, err := os.ReadFile(s.Path(7))
-	require.NoError(t, err)
-	l, err := Decode(s.Path(7), data)
-	require.NoError(t, err)
-	again, err := Encode(l)
-	require.NoError(t, err)
-	require.Equal(t, string(again), string(data), "the ledger is as a whole write makes it")
+	requireWholeWrite(t, s, "the last writer")
 }
 
 // concurrentWriters seeds issue 7 with seed clarifications, starts procs

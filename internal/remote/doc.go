@@ -13,13 +13,15 @@
 // (SyncState, remote/issue-N.json) when the remote is out of reach or
 // --offline, and delivered later, replayed on the newer shared ledger
 // (renumbered or superseded: Outcome). On an issue other hosts keep
-// writing, a change that adds records (an ask) or thread entries (an
-// answer, a follow-up, a resolution) does not race for the ref: it is
-// posted as an intent on a ref of its own and merged, with every other
-// intent waiting, by the oldest waiting host in one atomic push (Intents,
-// intents.go), a changed record only where it is as the intent found it;
-// its host finds a question there by what was asked, an answer by its
-// thread entries.
+// writing, a change that adds records (an ask), thread entries (an
+// answer, a follow-up, a resolution) or assumptions does not race for the
+// ref: it is posted as an intent on a ref of its own and merged, with
+// every other intent waiting, by the oldest waiting host in one atomic
+// push (Intents, intents.go), a changed record only where it is as the
+// intent found it or, when one of the two changes only added assumptions,
+// beside the other (rebased); its host finds a question there by what was
+// asked, an answer by its thread entries, an assumption by itself (holds),
+// and gives the issue's local lock back while it waits.
 // Pulled tells of the changes other
 // hosts made. Refresh brings the local copies up to date at most once per
 // interval and delivers the outbox; after each fetch it compares this

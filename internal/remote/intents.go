@@ -356,8 +356,8 @@ func (r *Replicator) intentState(st *SyncState) bool {
 		!st.Moved.IsZero() && r.store.Now().Sub(st.Moved.Time) < fastAfter
 }
 
-// intentWrite makes fn on the local copy and, if it only adds records,
-// thread entries or assumptions (appendsEntries), posts it as an intent and waits until it is merged (by this host or
+// intentWrite makes fn on the local copy and, if an intent carries it
+// (carried), posts it as an intent and waits until it is merged (by this host or
 // another): the shared ledger with it is then the local copy, and the
 // records fn added hold what the shared ledger holds. errNoIntent: fn
 // ran, but the change is to be made as a transaction.
@@ -379,8 +379,8 @@ func (r *Replicator) intentWrite(ctx context.Context, f *ledger.Locked, fn func(
 		return nil, errNoIntent // judged on the shared ledger
 	}
 	msg := changeMessage(before, l0)
-	mine, changed := changedRecords(before, l0)
-	if len(mine)+len(changed) == 0 || msg == "" || !appendsEntries(before, changed) {
+	mine, changed, ok := carried(before, l0)
+	if !ok || msg == "" {
 		return nil, errNoIntent
 	}
 	enc, err := ledger.Encode(l0)
@@ -475,13 +475,22 @@ func changedRecords(before map[string]*recState, l *ledger.Ledger) (added, chang
 	return added, changed
 }
 
-// appendsEntries reports whether each of the changed records adds
-// entries to its thread (an answer, a follow-up, an escalation, a
-// resolution) or assumptions (agentx's key: what the asker proceeds on),
-// keeping those it had: what identifies the change on the shared ledger,
-// whatever came after it there (holds). A change that adds neither (to
-// the rest of the agentx key alone) is made as a transaction.
-func appendsEntries(before map[string]*recState, changed []*ledger.Clarification) bool {
+// carried returns the records l added to before and those of before it
+// changed, ok when an intent carries the change: it adds records, and
+// each record it changes gains entries in its thread (an answer, a
+// follow-up, an escalation, a resolution) or assumptions (agentx's key:
+// what the asker proceeds on), keeping those it had: what identifies the
+// change on the shared ledger, whatever came after it there (holds). A
+// change to a record that adds neither (to the rest of the agentx key
+// alone) is made as a transaction.
+func carried(before map[string]*recState, l *ledger.Ledger) (added, changed []*ledger.Clarification, ok bool) {
+	added, changed = changedRecords(before, l)
+	return added, changed, len(added)+len(changed) > 0 && identifiable(before, changed)
+}
+
+// identifiable reports whether each of the changed records gains thread
+// entries or assumptions, keeping those it had (see carried).
+func identifiable(before map[string]*recState, changed []*ledger.Clarification) bool {
 	for _, c := range changed {
 		was := before[c.ID].whole()
 		if len(c.Thread) > was.thread {
@@ -703,7 +712,8 @@ func capAllows(l *ledger.Ledger, c *ledger.Cap, q Queued) bool {
 // appended to, its status moved as the transition table allows); its
 // message names what it did, never what the intent's own message claims.
 // Replayed, a change to a record lands only where the record is still as
-// the intent found it. ok false: not an intent to merge.
+// the intent found it, or beside another change when one of the two only
+// added assumptions (rebased). ok false: not an intent to merge.
 func intentChange(issue int, in Intent) (Queued, bool) {
 	if in.Base == nil {
 		return Queued{}, false
@@ -717,8 +727,8 @@ func intentChange(issue int, in Intent) (Queued, bool) {
 		return Queued{}, false
 	}
 	before := recStates(base)
-	added, changed := changedRecords(before, after)
-	if len(added)+len(changed) == 0 || !appendsEntries(before, changed) {
+	added, changed, ok := carried(before, after)
+	if !ok {
 		return Queued{}, false
 	}
 	q := Queued{Message: changeMessage(before, after)}

@@ -68,29 +68,33 @@ func TestIntentChange(t *testing.T) {
 	_, ok = intentChange(1, Intent{Name: "n", Base: base, Data: base})
 	assert.False(t, ok, "an intent that adds nothing")
 
+	// a change to a record an intent carries, identified by what it
+	// adds: an answer (thread entries), an assumption (agentx's key alone)
 	answered := sharedRecord("CLR-1-001", "x")
 	require.NoError(t, answered.Move(ledger.Answered))
 	answered.Thread = append(answered.Thread, ledger.ThreadEntry{Round: 1, From: "architect", Type: ledger.Answer, Body: "Three tries.", Timestamp: answered.Created})
-	q, ok = intentChange(1, Intent{Name: "n", Host: "host2", Base: base, Data: enc(answered)})
-	require.True(t, ok, "an answer")
-	assert.Equal(t, "CLR-1-001 answered by architect (posted on host2)", q.Message)
-	require.Len(t, q.Records, 1)
-	assert.JSONEq(t, string(mustRecordJSON(t, sharedRecord("CLR-1-001", "x"))), string(q.Records[0].Before), "replayed only onto the record as it was")
+	assumed := sharedRecord("CLR-1-001", "x")
+	assumed.Ext().Assumptions = []ledger.Assumption{{Round: 1, By: "engineer", Body: "the default", Timestamp: assumed.Created}}
+	for _, tc := range []struct {
+		name, host, message string
+		c                   *ledger.Clarification
+	}{
+		{"an answer", "host2", "CLR-1-001 answered by architect (posted on host2)", answered},
+		{"an assumption", "host4", "CLR-1-001 assumption by engineer (posted on host4)", assumed},
+	} {
+		q, ok = intentChange(1, Intent{Name: "n", Host: tc.host, Base: base, Data: enc(tc.c)})
+		require.True(t, ok, tc.name)
+		assert.Equal(t, tc.message, q.Message)
+		require.Len(t, q.Records, 1)
+		assert.JSONEq(t, string(mustRecordJSON(t, sharedRecord("CLR-1-001", "x"))), string(q.Records[0].Before), "%s: replayed only onto the record as it was", tc.name)
+	}
 
 	extra := sharedRecord("CLR-1-001", "x")
 	extra.Ext().Summary = "no entry"
 	_, ok = intentChange(1, Intent{Name: "n", Base: base, Data: enc(extra)})
 	assert.False(t, ok, "a change that adds no thread entry and no assumption")
 
-	// an assumption (agentx's key alone) is an intent too, identified by
-	// the assumption it adds; one that rewrites the assumptions there is not
-	assumed := sharedRecord("CLR-1-001", "x")
-	assumed.Ext().Assumptions = []ledger.Assumption{{Round: 1, By: "engineer", Body: "the default", Timestamp: assumed.Created}}
-	q, ok = intentChange(1, Intent{Name: "n", Host: "host4", Base: base, Data: enc(assumed)})
-	require.True(t, ok, "an assumption")
-	assert.Equal(t, "CLR-1-001 assumption by engineer (posted on host4)", q.Message)
-	require.Len(t, q.Records, 1)
-	assert.JSONEq(t, string(mustRecordJSON(t, sharedRecord("CLR-1-001", "x"))), string(q.Records[0].Before), "replayed only onto the record as it was")
+	// one that rewrites the assumptions there is not
 	again := sharedRecord("CLR-1-001", "x")
 	again.Ext().Assumptions = []ledger.Assumption{{Round: 1, By: "engineer", Body: "rewritten", Timestamp: assumed.Created}, {Round: 1, By: "engineer", Body: "the second", Timestamp: assumed.Created}}
 	_, ok = intentChange(1, Intent{Name: "n", Base: enc(assumed), Data: enc(again)})
@@ -432,12 +436,7 @@ func postAsk(t *testing.T, g *Git, topic string, at time.Time) {
 	t.Helper()
 	snap, _, err := g.FetchIntents(context.Background(), 1)
 	require.NoError(t, err)
-	l, err := ledger.DecodeIssue("b", 1, snap.Data)
-	require.NoError(t, err)
-	l.Clarifications = append(l.Clarifications, sharedRecord(l.NextID(), topic))
-	data, err := ledger.Encode(l)
-	require.NoError(t, err)
-	_, err = g.Post(context.Background(), 1, snap.Version, Commit{Data: data, Message: topic + " asked"}, at)
+	_, err = g.Post(context.Background(), 1, snap.Version, Commit{Data: withAsk(t, snap, topic), Message: topic + " asked"}, at)
 	require.NoError(t, err)
 }
 
@@ -750,13 +749,20 @@ func postAskLanded(t *testing.T, g *Git, topic string) {
 	t.Helper()
 	snap, err := g.Fetch(context.Background(), 1)
 	require.NoError(t, err)
-	l, err := ledger.DecodeIssue("b", 1, snap.Data)
+	_, err = g.Push(context.Background(), 1, snap, []Commit{{Data: withAsk(t, snap, topic), Message: "asked"}})
+	require.NoError(t, err)
+}
+
+// withAsk is issue 1's shared ledger at snap with one more question,
+// asked as topic.
+func withAsk(t *testing.T, snap Snapshot, topic string) []byte {
+	t.Helper()
+	l, err := ledger.DecodeIssue("shared", 1, snap.Data)
 	require.NoError(t, err)
 	l.Clarifications = append(l.Clarifications, sharedRecord(l.NextID(), topic))
 	data, err := ledger.Encode(l)
 	require.NoError(t, err)
-	_, err = g.Push(context.Background(), 1, snap, []Commit{{Data: data, Message: "asked"}})
-	require.NoError(t, err)
+	return data
 }
 
 // TestWritersOfOneHostPostBesideEachOther: two agentx processes of one

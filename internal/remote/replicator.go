@@ -172,8 +172,8 @@ type prefetch struct {
 	// the lock (lookWrite)
 	look bool
 	// intent: no fetch was made because the issue is contended and the
-	// change, if it adds records or thread entries, is posted as an
-	// intent (Intents)
+	// change, if an intent carries it (carried), is posted as an intent
+	// (Intents)
 	intent bool
 }
 

@@ -66,12 +66,11 @@ type attempt struct {
 	outcomes []Outcome
 	final    []byte
 	err      error
-	// added, changed: the records the change added and those it changed,
-	// when an intent carries it (records added, entries or assumptions
-	// appended: appendsEntries) and nothing else is pushed with it (the
-	// outbox empty): a push of it that loses is posted as an intent
-	// instead (Intents)
-	added, changed []*ledger.Clarification
+	// before: the records as they were before the change, when nothing
+	// else is pushed with it (the outbox empty): a push of it that loses
+	// is posted as an intent instead, if an intent carries it (carried,
+	// worked out only then: Intents)
+	before map[string]*recState
 }
 
 // errRefetch is a fast try that cannot say whether the change applies:
@@ -234,9 +233,7 @@ func (t *txn) make() (attempt, error) {
 			return attempt{}, err
 		}
 		if len(a.commits) == 0 {
-			if added, changed := changedRecords(beforeRec, l); appendsEntries(beforeRec, changed) {
-				a.added, a.changed = added, changed
-			}
+			a.before = beforeRec
 		}
 		a.commits = append(a.commits, Commit{Data: data, Message: msg})
 		a.final = data
@@ -312,11 +309,15 @@ func (t *txn) push(a attempt) (attempt, step) {
 func (t *txn) post(a attempt, err error) (attempt, bool) {
 	// The fast try's loss says only that another host wrote since this
 	// host's last change: it is made again at once on the shared ledger.
-	if _, ok := t.r.transport.(Intents); !ok || t.fast || !errors.Is(err, ErrMoved) || len(a.added)+len(a.changed) == 0 || t.tn != nil {
+	if _, ok := t.r.transport.(Intents); !ok || t.fast || !errors.Is(err, ErrMoved) || a.before == nil || t.tn != nil {
+		return attempt{}, false
+	}
+	added, changed, ok := carried(a.before, a.l)
+	if !ok {
 		return attempt{}, false
 	}
 	t.st.Moved = ledger.T(t.r.store.Now())
-	l, perr := t.r.post(t.ctx, t.f, t.st, t.snap.Version, a.commits[len(a.commits)-1], a.added, a.changed...)
+	l, perr := t.r.post(t.ctx, t.f, t.st, t.snap.Version, a.commits[len(a.commits)-1], added, changed...)
 	if errors.Is(perr, errNoIntent) {
 		return attempt{}, false
 	}
