@@ -78,36 +78,38 @@ func (a *Asking) findMade(l *Ledger) *Clarification {
 // returns the record as written: Update with one change, checked and
 // written as every change is.
 //
-// On this machine alone (no Replicator), an ask that finds the issue's
-// lock held hands its question to the holder rather than waiting to make
-// it (group commit, see lock.Handoff): it leaves the question in the
-// issue's hand-off directory (issue-N.json.asks), then sleeps in the
-// lock's queue as before. A holder making an ask takes the questions left
-// there, oldest first, up to MaxHanded, adds them after its own in its one
-// write (one fsync for all), and, once that write is in place, leaves
-// each asker its record (NAME.done). When the queue wakes an asker, it
-// takes its question back if no holder took it and makes it itself;
-// otherwise it reads its record and is done without making the lock file
-// or writing anything. An asker is answered only after the write that
-// carries its question, and a question is made once: taking it is
-// removing its file, which either the holder or its asker does, never
-// both. A holder that dies after taking it leaves no record: its asker,
-// woken by the kernel, looks for its question in the ledger (by what was
-// asked and when) and makes it only if it is not there. A question the
-// holder cannot make (the cap refuses it, or it is not a valid record) is
-// made again by its asker, whose error says why.
+// An ask that finds the issue's lock held hands its question to the
+// holder rather than waiting to make it (group commit, see lock.Handoff):
+// it leaves the question in the issue's hand-off directory
+// (issue-N.json.asks), then sleeps in the lock's queue as before. A holder
+// making an ask takes the questions left there, oldest first, up to
+// MaxHanded, adds them after its own in its one write (on this machine
+// alone: one fsync for all; in remote mode, one change on the shared
+// ledger, which takes only those held to its own question cap, as the
+// cap travels with the change), and, once that write is in place, leaves
+// each asker its record (NAME.done) before it releases the lock. When the
+// queue wakes an asker, it takes its question back if no holder took it
+// and makes it itself; otherwise it reads its record and is done without
+// making the lock file or writing anything. An asker is answered only
+// after the write that carries its question, and a question is made once:
+// taking it is removing its file, which either the holder or its asker
+// does, never both. A holder that dies after taking it leaves no record:
+// its asker, woken by the kernel, looks for its question in the ledger (by
+// what was asked and when) and makes it only if it is not there; in remote
+// mode it cannot know (the holder's push may land after it died) and
+// fails with HandedLostError. A question the holder cannot make (the cap
+// refuses it, or it is not a valid record) is made again by its asker,
+// whose error says why.
 func (s *Store) Ask(ctx context.Context, issue int, a Asking) (*Clarification, error) {
-	if s.rep != nil {
-		var c *Clarification
-		_, err := s.Update(ctx, issue, func(l *Ledger) error {
-			var err error
-			c, err = a.apply(l)
-			return err
-		})
-		return c, err
-	}
 	if err := ValidateIssue(issue); err != nil {
 		return nil, err
+	}
+	var prefetched any
+	if s.rep != nil {
+		var err error
+		if prefetched, err = s.rep.Prefetch(ctx, issue); err != nil {
+			return nil, err
+		}
 	}
 	path := s.Path(issue)
 	h := &handing{spool: path + HandoffSuffix, issue: issue, a: &a}
@@ -115,8 +117,7 @@ func (s *Store) Ask(ctx context.Context, issue int, a Asking) (*Clarification, e
 	lk, err := s.acquireWith(ctx, path, &opts)
 	switch {
 	case errors.Is(err, lock.ErrHanded):
-		h.madeByHolder()
-		return h.record, nil
+		return h.madeByHolder(s), nil
 	case err != nil && h.posted && !h.withdraw():
 		// A holder took the question and has not said what became of
 		// it: wait for it to let go, then look.
@@ -126,14 +127,16 @@ func (s *Store) Ask(ctx context.Context, issue int, a Asking) (*Clarification, e
 		}
 		if h.told() {
 			_ = lk.Release()
-			h.madeByHolder()
-			return h.record, nil
+			return h.madeByHolder(s), nil
 		}
 	case err != nil:
 		return nil, err
 	}
 	f := &Locked{Issue: issue, Path: path, s: s, lk: lk}
 	defer func() { _ = f.Release() }()
+	if s.rep != nil {
+		return s.askShared(ctx, f, h, prefetched)
+	}
 	var (
 		own   *Clarification
 		batch []handedAsk
@@ -150,9 +153,9 @@ func (s *Store) Ask(ctx context.Context, issue int, a Asking) (*Clarification, e
 		}
 		batch = h.drain(l)
 		return nil
-	}, func() { tell(batch) })
+	}, func() { tell(batch, false) })
 	if errors.Is(err, errMadeAlready) {
-		h.madeByHolder()
+		h.madeByHolder(s)
 		return own, nil
 	}
 	if err != nil {
@@ -161,14 +164,102 @@ func (s *Store) Ask(ctx context.Context, issue int, a Asking) (*Clarification, e
 	return own, nil
 }
 
+// askShared is Ask's write in remote mode, under the issue's lock: its
+// question, and those handed to it under the same question cap, made in
+// one change through the Replicator (the cap an intent carries is its
+// writer's); each asker is told, before the lock is released, of its
+// record and whether the change was kept in the outbox. The write keeps
+// the lock while it carries handed questions (Locked.Aside).
+func (s *Store) askShared(ctx context.Context, f *Locked, h *handing, pre any) (*Clarification, error) {
+	if h.taken && !h.notMade {
+		// taken by a holder that ended without a word: its change may
+		// still land, so the question is not made again
+		return nil, &HandedLostError{Issue: f.Issue}
+	}
+	var (
+		own     *Clarification
+		batch   []handedAsk
+		drained bool
+		refused error // this question's own refusal (its cap), in the last making
+	)
+	notes, _ := s.rep.(unsyncedNotes)
+	before := 0
+	if notes != nil {
+		before = len(notes.Unsynced())
+	}
+	_, err := s.rep.Apply(ctx, f, func(l *Ledger) error {
+		var err error
+		if own, err = h.a.apply(l); err != nil {
+			refused = err
+			return err
+		}
+		if !drained {
+			// taken once; made again on each ledger the change is made on
+			drained = true
+			batch = h.take(l.IssueNumber, func(x *Asking) bool { return sameCap(x.Cap, h.a.Cap) })
+			f.carrying = len(batch) > 0
+		}
+		makeAll(batch, l)
+		return nil
+	}, pre)
+	if err != nil {
+		if refused != nil && errors.Is(err, refused) {
+			// refused as made last (the shared ledger's cap): nothing
+			// of this write landed, and each asker makes its own
+			for i := range batch {
+				batch[i].record = nil
+			}
+			tell(batch, false)
+		}
+		// otherwise the askers of batch are told nothing: whether the
+		// change landed is not known (HandedLostError)
+		return nil, err
+	}
+	tell(batch, notes != nil && len(notes.Unsynced()) > before)
+	return own, nil
+}
+
+// unsyncedNotes is a Replicator that lists the changes this process kept
+// in its outbox (reported "unsynced"), and takes one more: a question a
+// holder made for this process and kept there.
+type unsyncedNotes interface {
+	Unsynced() []string
+	NoteUnsynced(msg string)
+}
+
+// HandedLostError: in remote mode, an ask's question was taken by the
+// process holding the issue's lock (group commit), which ended (killed)
+// before saying what became of it. Its change may have reached the
+// shared ledger, or be on its way (its git push outlives it): the
+// question is not made again, so that it is not asked twice.
+type HandedLostError struct{ Issue int }
+
+func (e *HandedLostError) Error() string {
+	return fmt.Sprintf("the question was handed to the process holding issue #%d's lock, which ended before saying whether it reached the shared ledger: it may be there or on its way; look before asking again (agentx clarify list --issue %d)", e.Issue, e.Issue)
+}
+
+// sameCap reports whether a and b are one question cap.
+func sameCap(a, b Cap) bool {
+	if a.Max != b.Max || (a.Since == nil) != (b.Since == nil) {
+		return false
+	}
+	return a.Since == nil || a.Since.Equal(*b.Since)
+}
+
 // handedHook, when set, is called when an ask returns a record the lock's
 // holder made. Test hook; nil outside tests.
 var handedHook func()
 
-func (h *handing) madeByHolder() {
+// madeByHolder is the record the holder made (told): a question it kept
+// in the outbox is noted as this process's unsynced change.
+func (h *handing) madeByHolder(s *Store) *Clarification {
 	if handedHook != nil {
 		handedHook()
 	}
+	if notes, ok := s.rep.(unsyncedNotes); ok && h.unsynced != "" {
+		notes.NoteUnsynced(h.unsynced)
+	}
+	return h.record
 }
 
 // errMadeAlready ends the change of an ask whose question a holder made.
@@ -214,6 +305,9 @@ type handedFile struct {
 type doneFile struct {
 	V      int             `json:"v"`
 	Record json.RawMessage `json:"record,omitempty"`
+	// Unsynced, in remote mode, says the record was kept in the outbox
+	// (the remote out of reach): the change as the asker reports it.
+	Unsynced string `json:"unsynced,omitempty"`
 }
 
 // handing is one ask's side of the hand-off.
@@ -223,9 +317,11 @@ type handing struct {
 	a     *Asking
 	name  string // the question's file, once posted
 
-	posted bool // the question was left for the holder, and not taken back
-	taken  bool // a holder took it
-	record *Clarification
+	posted   bool // the question was left for the holder, and not taken back
+	taken    bool // a holder took it
+	notMade  bool // and said it did not make it (its cap, a record not valid)
+	record   *Clarification
+	unsynced string // the holder kept it in the outbox: the change, as reported
 }
 
 // post leaves the question for the lock's holder. A failure leaves
@@ -279,29 +375,36 @@ func (h *handing) told() bool {
 	}
 	_ = os.Remove(name)
 	var d doneFile
-	if json.Unmarshal(data, &d) != nil || d.V != 1 || len(d.Record) == 0 {
+	if json.Unmarshal(data, &d) != nil || d.V != 1 {
+		return false
+	}
+	if len(d.Record) == 0 {
+		h.notMade = true // told so: its asker makes it
 		return false
 	}
 	c, err := DecodeRecord(d.Record)
 	if err != nil || !h.a.made(c) {
 		return false
 	}
-	h.record = c
+	h.record, h.unsynced = c, d.Unsynced
 	return true
 }
 
-// handedAsk is a question a holder took: where to leave what became of
-// it, and its record (nil: not made).
+// handedAsk is a question a holder took: the question, where to leave
+// what became of it, and its record on the ledger it was last made on
+// (nil: not made).
 type handedAsk struct {
+	a      Asking
 	done   string
 	record *Clarification
 }
 
-// drain takes the questions left in the hand-off directory, oldest first,
-// up to MaxHanded, and adds each to l; it removes files left there longer
-// than handAfter. A file that cannot be read, of another version or
-// another issue, is left alone.
-func (h *handing) drain(l *Ledger) []handedAsk {
+// take takes the questions left in the hand-off directory that fits
+// accepts (nil: all), oldest first, up to MaxHanded, for a ledger of
+// issue; it removes files left there longer than handAfter. A file that
+// cannot be read, of another version or another issue, is left alone, as
+// is a question fits refuses (its asker makes it).
+func (h *handing) take(issue int, fits func(*Asking) bool) []handedAsk {
 	ents, err := os.ReadDir(h.spool)
 	if err != nil {
 		return nil
@@ -322,8 +425,12 @@ func (h *handing) drain(l *Ledger) []handedAsk {
 			continue
 		}
 		var f handedFile
-		if json.Unmarshal(data, &f) != nil || f.V != 1 || f.Issue != l.IssueNumber {
+		if json.Unmarshal(data, &f) != nil || f.V != 1 || f.Issue != issue {
 			removeOld(path, e)
+			continue
+		}
+		a := Asking{Question: f.Question, At: f.At, Cap: f.Cap, Context: f.Context}
+		if fits != nil && !fits(&a) {
 			continue
 		}
 		if os.Remove(path) != nil {
@@ -332,18 +439,33 @@ func (h *handing) drain(l *Ledger) []handedAsk {
 		if f.PID > 0 && !lock.PIDAlive(f.PID) {
 			continue // its asker is gone: nobody is told of it
 		}
-		a := Asking{Question: f.Question, At: f.At, Cap: f.Cap, Context: f.Context}
-		ask := handedAsk{done: strings.TrimSuffix(path, askEnd) + doneEnd}
-		if c, err := a.apply(l); err == nil {
+		batch = append(batch, handedAsk{a: a, done: strings.TrimSuffix(path, askEnd) + doneEnd})
+	}
+	return batch
+}
+
+// drain takes every question left for a holder of l's issue (take) and
+// makes them on l (makeAll).
+func (h *handing) drain(l *Ledger) []handedAsk {
+	batch := h.take(l.IssueNumber, nil)
+	makeAll(batch, l)
+	return batch
+}
+
+// makeAll adds each question of batch to l, after the others, setting its
+// record (nil when the cap refuses it or it is not a valid record).
+func makeAll(batch []handedAsk, l *Ledger) {
+	for i := range batch {
+		ask := &batch[i]
+		ask.record = nil
+		if c, err := ask.a.apply(l); err == nil {
 			if c.validate() == nil {
 				ask.record = c
 			} else {
 				l.Clarifications = l.Clarifications[:len(l.Clarifications)-1]
 			}
 		}
-		batch = append(batch, ask)
 	}
-	return batch
 }
 
 // removeOld removes path, an entry of a hand-off directory, when it was
@@ -355,8 +477,9 @@ func removeOld(path string, e fs.DirEntry) {
 }
 
 // tell leaves each asker of batch what became of its question: called once
-// the write that carries them is in place, before the lock is released.
-func tell(batch []handedAsk) {
+// the write that carries them is in place (kept: in the outbox), before
+// the lock is released.
+func tell(batch []handedAsk, kept bool) {
 	for _, ask := range batch {
 		d := doneFile{V: 1}
 		if ask.record != nil {
@@ -365,6 +488,10 @@ func tell(batch []handedAsk) {
 				continue // its asker looks in the ledger
 			}
 			d.Record = raw
+			if kept {
+				c := ask.record
+				d.Unsynced = fmt.Sprintf("%s asked by %s of %s", c.ID, c.From, c.To)
+			}
 		}
 		data, err := json.Marshal(d)
 		if err != nil {

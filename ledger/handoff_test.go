@@ -90,7 +90,7 @@ func drainAsHolder(t *testing.T, s *Store, f *Locked) []handedAsk {
 	_, err := s.change(f, func(l *Ledger) error {
 		batch = (&handing{spool: f.Path + HandoffSuffix, issue: f.Issue}).drain(l)
 		return nil
-	}, func() { tell(batch) })
+	}, func() { tell(batch, false) })
 	require.NoError(t, err)
 	return batch
 }
@@ -237,7 +237,7 @@ func TestHandedAskWhoseHolderDied(t *testing.T) {
 				}, nil)
 				require.NoError(t, err)
 				if tc.told != "" {
-					tell([]handedAsk{{done: strings.TrimSuffix(name, askEnd) + doneEnd, record: c}})
+					tell([]handedAsk{{done: strings.TrimSuffix(name, askEnd) + doneEnd, record: c}}, false)
 				}
 			}
 			require.NoError(t, f.Release()) // as the kernel does for a dead holder
@@ -312,7 +312,7 @@ func FuzzHandedFile(f *testing.F) {
 		_, err = s.change(lk, func(l *Ledger) error {
 			batch = (&handing{spool: lk.Path + HandoffSuffix, issue: 7}).drain(l)
 			return nil
-		}, func() { tell(batch) })
+		}, func() { tell(batch, false) })
 		require.NoError(t, err, "the holder's write")
 		l, err := s.Read(7)
 		require.NoError(t, err)

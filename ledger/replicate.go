@@ -43,6 +43,9 @@ type Locked struct {
 
 	s  *Store
 	lk *lock.Lock
+	// carrying: the write holds questions other processes handed to it
+	// (Store.Ask), whose askers wait in the lock's queue for its word
+	carrying bool
 }
 
 // Lock takes issue's lock. Update takes it for a change; a Replicator
@@ -68,8 +71,14 @@ func (f *Locked) Release() error { return f.lk.Release() }
 // change merged on the remote), so that this host's other writers of the
 // issue go ahead meanwhile. The file, and the state files kept beside it
 // under its lock, may have changed: read them again. An error is the lock
-// not taken back (f is then not held).
+// not taken back (f is then not held). A write that carries questions
+// handed to it keeps the lock while wait runs: their askers, woken by its
+// release, would find their questions taken and not yet told of.
 func (f *Locked) Aside(ctx context.Context, wait func()) error {
+	if f.carrying {
+		wait()
+		return nil
+	}
 	if err := f.lk.Release(); err != nil {
 		return err
 	}

@@ -110,7 +110,7 @@ func changeAll(ctx context.Context, chs []change, name, bin string, w *world, ho
 	rs := make([]result, len(chs))
 	var mu sync.Mutex
 	var all result
-	each(w, &all, 0, k, func(i, n int) (time.Duration, error) {
+	each(w, &all, 0, k, 1, func(i, n int) (time.Duration, error) {
 		if n >= len(ids[i]) {
 			return 0, errSkip
 		}

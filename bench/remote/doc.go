@@ -30,7 +30,11 @@
 // -assumptions, before them, every host recording an assumption on its
 // questions (a change to agentx's own key alone), timed alike; with
 // -together both at the same moment, the next host answering each
-// question as its asker records an assumption on it. Beside the floor it measures a ledger floor: the same fetch and
+// question as its asker records an assumption on it; -procs P runs P agentx
+// processes on each host at once, in its one workspace (several agents in
+// one clone), each making the row's rounds (the floor stays one process a
+// host): rounds/ask below 1 is their asks sharing a push (a holder of the
+// issue's lock makes the questions handed to it). Beside the floor it measures a ledger floor: the same fetch and
 // push of commits holding the ledger agentx writes at that ask (made
 // beforehand by the same asks in a workspace without [remote]), so that git
 // carries the same bytes as agentx's push. The load average is printed: on a shared machine the figures are

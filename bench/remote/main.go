@@ -34,6 +34,7 @@ func main() {
 	answers = flag.Bool("answers", false, "also time, once each row's asks are made, every host answering its questions at once on the same issue (changes other than asks)")
 	assumptions = flag.Bool("assumptions", false, "also time, once each row's asks are made (before -answers), every host recording an assumption on its questions at once (a change to agentx's own key alone)")
 	together = flag.Bool("together", false, "with -assumptions and -answers: make both at the same moment, the next host answering each question as its asker records an assumption on it")
+	procs = flag.Int("procs", 1, "agentx processes of each host asking at once in one workspace (several agents in one clone), each making the row's rounds: asks = hosts × procs × rounds; the floor stays one a host")
 	latency := flag.Duration("latency", 0, "added to every exchange with the remote (each upload-pack and receive-pack, the floor's too), as a remote across a network adds")
 	flag.Parse()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
@@ -229,34 +230,42 @@ type result struct {
 
 // each runs op for rounds from to to (excluded) in a row on every host,
 // all hosts at once, adding to r.
-func each(w *world, r *result, from, to int, op func(host, n int) (time.Duration, error)) {
+func each(w *world, r *result, from, to, procs int, op func(host, n int) (time.Duration, error)) {
 	var mu sync.Mutex
 	start := time.Now()
 	var wg sync.WaitGroup
 	for i := range w.hosts {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for n := from; n < to; n++ {
-				d, err := op(i, n)
-				mu.Lock()
-				switch {
-				case err == nil:
-					r.lat = append(r.lat, d)
-					r.slow = append(r.slow, fmt.Sprintf("%08d host %d round %d: %.0f ms", d.Microseconds(), i, n, ms(d)))
-				case errors.Is(err, errBusy):
-					r.busy++
-				case errors.Is(err, errSkip):
-				default:
-					r.failed++
-					fmt.Fprintln(os.Stderr, err)
-				}
-				mu.Unlock()
-			}
-		}()
+		for j := range procs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				eachRound(&mu, r, from, to, func(n int) (time.Duration, error) { return op(i, n*procs+j) }, i, j, procs)
+			}()
+		}
 	}
 	wg.Wait()
 	r.wall += time.Since(start)
+}
+
+// eachRound is process j (of procs) of host i making rounds from to to,
+// each ask's round numbered n*procs+j, into r.
+func eachRound(mu *sync.Mutex, r *result, from, to int, op func(n int) (time.Duration, error), i, j, procs int) {
+	for n := from; n < to; n++ {
+		d, err := op(n)
+		mu.Lock()
+		switch {
+		case err == nil:
+			r.lat = append(r.lat, d)
+			r.slow = append(r.slow, fmt.Sprintf("%08d host %d round %d: %.0f ms", d.Microseconds(), i, n*procs+j, ms(d)))
+		case errors.Is(err, errBusy):
+			r.busy++
+		case errors.Is(err, errSkip):
+		default:
+			r.failed++
+			fmt.Fprintln(os.Stderr, err)
+		}
+		mu.Unlock()
+	}
 }
 
 func run(ctx context.Context, dir string, builds []build, hosts, issues, k, block int, latency time.Duration) {
@@ -338,10 +347,10 @@ func run(ctx context.Context, dir string, builds []build, hosts, issues, k, bloc
 	var floor, ledgerFloor result
 	asks := make([]result, len(builds))
 	for b := 0; b < k; b += block {
-		each(w, &floor, b, min(b+block, k), floorOp)
-		each(w, &ledgerFloor, b, min(b+block, k), ledgerFloorOp)
+		each(w, &floor, b, min(b+block, k), 1, floorOp)
+		each(w, &ledgerFloor, b, min(b+block, k), 1, ledgerFloorOp)
 		for j, bd := range builds {
-			each(worlds[j], &asks[j], b, min(b+block, k), askOp(bd.bin, worlds[j]))
+			each(worlds[j], &asks[j], b, min(b+block, k), *procs, askOp(bd.bin, worlds[j]))
 		}
 	}
 	slices.Sort(floor.lat)
@@ -359,7 +368,7 @@ func run(ctx context.Context, dir string, builds []build, hosts, issues, k, bloc
 		ok := len(a.lat)
 		gitPerAsk, which := gitCommands(worlds[j].gitLog, ok)
 		fmt.Printf("| %s | %d | %d | %d | %d | %d | %d | %.2f | %.2f | %.0f | %.0f | %.0f | %.0f | %.2f | %.2f | %.0f | %.0f | %.2f | %.1f | %.1f | %d | %v | %s |\n",
-			bd.name, hosts, issues, hosts*k, ok, a.busy, a.failed, float64(len(pushes))/float64(max(ok, 1)), gitPerAsk,
+			bd.name, hosts, issues, hosts*k**procs, ok, a.busy, a.failed, float64(len(pushes))/float64(max(ok, 1)), gitPerAsk,
 			ms(pct(a.lat, 50)), ms(pct(a.lat, 99)), ms(pct(floor.lat, 50)), ms(pct(floor.lat, 99)),
 			ratio(pct(a.lat, 50), pct(floor.lat, 50)), ratio(pct(a.lat, 99), pct(floor.lat, 99)),
 			ms(pct(ledgerFloor.lat, 50)), ms(pct(ledgerFloor.lat, 99)), ratio(pct(a.lat, 50), pct(ledgerFloor.lat, 50)),
@@ -526,7 +535,7 @@ func (w *world) started(i, n int) func(pid int, t0 time.Time) {
 
 // slowest is -slowest, sequences -sequences.
 var (
-	slowest, sequences             *int
+	slowest, sequences, procs      *int
 	answers, assumptions, together *bool
 )
 

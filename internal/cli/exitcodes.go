@@ -46,6 +46,7 @@ func errorExit(err error) ExitCode {
 		superseded *remote.SupersededError
 		renumbered *remote.RenumberedError
 		busy       *remote.BusyError
+		handedLost *ledger.HandedLostError
 		history    *remote.HistoryError
 		badConfig  *setup.DataError
 		option     *router.OptionError
@@ -67,6 +68,8 @@ func errorExit(err error) ExitCode {
 		return ExitLockLost
 	case errors.As(err, &busy):
 		return ExitRemoteBusy
+	case errors.As(err, &handedLost):
+		return ExitHandedLost
 	case errors.As(err, &history):
 		return ExitRemoteRefused
 	case errors.As(err, &superseded), errors.As(err, &renumbered):
@@ -142,6 +145,7 @@ var (
 	ExitLockTimeout   = ExitCode{5, "lock_timeout", "a state file stayed locked by another process past the wait budget"}
 	ExitLockLost      = ExitCode{5, "lock_lost", "another tool took this process's lock over while it held it (it was paused past the stale age): nothing was written; run it again"}
 	ExitRemoteBusy    = ExitCode{5, "remote_busy", "with a [remote]: other hosts published first every time the write was tried ([remote] attempts): nothing written; run it again"}
+	ExitHandedLost    = ExitCode{5, "handed_lost", "with a [remote]: the question was handed to another agentx process of this host holding the issue (one write for both), which was killed before saying whether it reached the shared ledger: it may be there or on its way; look (agentx clarify list --issue N) before asking again"}
 	ExitTransition    = ExitCode{6, "invalid_transition", "the clarification's status does not allow that move"}
 	ExitSuperseded    = ExitCode{6, "superseded", "with a [remote]: another host changed the clarification first and the change no longer applies; data is the record as it now stands"}
 	ExitInvalidData   = ExitCode{7, "invalid_data", "a ledger, workflow or config file is invalid or corrupt (never overwritten)"}
@@ -151,7 +155,7 @@ var (
 	ExitBlocked       = ExitCode{9, "blocked", "ready gate: the issue has a blocking clarification pending, stale or escalated (a non-blocking one never gates), or work sent back"}
 	ExitNoWorkspace   = ExitCode{10, "no_workspace", "no .agentx workspace found (run agentx init)"}
 	ExitInterrupted   = ExitCode{130, "interrupted", "interrupted by a signal (Ctrl-C)"}
-	ExitCodes         = []ExitCode{ExitOK, ExitFailure, ExitUsage, ExitRewake, ExitNotFound, ExitRejected, ExitIdentity, ExitLockTimeout, ExitLockLost, ExitRemoteBusy, ExitTransition, ExitSuperseded, ExitInvalidData, ExitRemoteRefused, ExitUnsafePath, ExitWaitTimeout, ExitBlocked, ExitNoWorkspace, ExitInterrupted}
+	ExitCodes         = []ExitCode{ExitOK, ExitFailure, ExitUsage, ExitRewake, ExitNotFound, ExitRejected, ExitIdentity, ExitLockTimeout, ExitLockLost, ExitRemoteBusy, ExitHandedLost, ExitTransition, ExitSuperseded, ExitInvalidData, ExitRemoteRefused, ExitUnsafePath, ExitWaitTimeout, ExitBlocked, ExitNoWorkspace, ExitInterrupted}
 )
 
 // codedError is a command's outcome with an explicit exit code: an outcome

@@ -66,8 +66,12 @@ type chaos struct {
 	answering, assuming      int
 	asks, refused, republish int
 	busy                     int // asks refused as remote_busy (exit 5)
-	rewound, deleted, raced  int
-	failures                 []string
+	// asks whose question the process holding the issue took (group
+	// commit) and was killed before telling them: handed_lost (exit 5),
+	// not acknowledged, maybe on the remote
+	handedLost              int
+	rewound, deleted, raced int
+	failures                []string
 }
 
 func (c *chaos) fail(format string, args ...any) {
@@ -159,7 +163,11 @@ func (c *chaos) worker(h, p int, stop <-chan struct{}) {
 			}
 		case 5: // remote_busy: not acknowledged, nothing written
 			c.mu.Lock()
-			c.busy++
+			if strings.Contains(r.stderr, `"handed_lost"`) {
+				c.handedLost++
+			} else {
+				c.busy++
+			}
 			c.mu.Unlock()
 		default:
 			c.fail("host %d: ask: exit %d: %s", h, r.code, r.stderr)
@@ -391,8 +399,8 @@ func TestRemoteChaos(t *testing.T) {
 		}
 	}
 	killed, paused := c.monkey.Counts()
-	t.Logf("%s of chaos: %d asks, %d acknowledged (%d lost), %d refused (exit 7), %d republished; %d SIGKILLs, %d SIGSTOPs; %d rewinds, %d deletions (%d lost a race with a host); %d records on the remote",
-		soak, c.asks, len(c.acked), lost, c.refused, c.republish, killed, paused, c.rewound, c.deleted, c.raced, len(remote))
+	t.Logf("%s of chaos: %d asks, %d acknowledged (%d lost), %d refused (exit 7), %d handed_lost, %d republished; %d SIGKILLs, %d SIGSTOPs; %d rewinds, %d deletions (%d lost a race with a host); %d records on the remote",
+		soak, c.asks, len(c.acked), lost, c.refused, c.handedLost, c.republish, killed, paused, c.rewound, c.deleted, c.raced, len(remote))
 	// The clocks are right: neither a ref moved back nor a chain put back
 	// may read as a disagreement of clocks.
 	for h := range hosts {
@@ -558,8 +566,8 @@ func TestRemoteChaosOneIssue(t *testing.T) {
 	fresh := c.run(hosts, "sync")
 	assert.Equal(t, 0, fresh.code, "a fresh host adopts the chain: %s", fresh.stderr)
 	killed, paused := c.monkey.Counts()
-	t.Logf("%s of chaos on one issue, %d hosts: %d asks, %d acknowledged, %d assumptions, %d acknowledged, %d answers, %d acknowledged (%d lost), %d remote_busy; %d SIGKILLs, %d SIGSTOPs; %d records on the remote",
-		soak, hosts, c.asks, len(c.acked), c.assuming, len(c.assumed), c.answering, len(c.answered), lost, c.busy, killed, paused, len(l.Clarifications))
+	t.Logf("%s of chaos on one issue, %d hosts: %d asks, %d acknowledged, %d assumptions, %d acknowledged, %d answers, %d acknowledged (%d lost), %d remote_busy, %d handed_lost; %d SIGKILLs, %d SIGSTOPs; %d records on the remote",
+		soak, hosts, c.asks, len(c.acked), c.assuming, len(c.assumed), c.answering, len(c.answered), lost, c.busy, c.handedLost, killed, paused, len(l.Clarifications))
 	for h := range hosts {
 		git(t, w.hosts[h], "fsck", "--no-dangling")
 	}

@@ -140,6 +140,15 @@ func (r *Replicator) Unsynced() []string {
 	return slices.Clone(r.unsynced)
 }
 
+// NoteUnsynced adds msg to Unsynced: a question this process handed to
+// another process of this host (ledger.Store.Ask), which kept it in the
+// outbox.
+func (r *Replicator) NoteUnsynced(msg string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.unsynced = append(r.unsynced, msg)
+}
+
 // Notes lists what went wrong after a change of this process was
 // acknowledged (published, or durable in the outbox): the change stands,
 // and the command that made it succeeded, so that no one makes it twice;
