@@ -107,3 +107,25 @@ func longStore(tb testing.TB, n int) *Store {
 	}
 	return s
 }
+
+// BenchmarkEncode20000 measures Encode of a ledger of 20,000
+// clarifications decoded from its bytes (its closed records sealed): what
+// remote mode's commit of it costs agentx before git.
+func BenchmarkEncode20000(b *testing.B) {
+	s := longStore(b, 20_000)
+	data, err := os.ReadFile(s.Path(1))
+	if err != nil {
+		b.Fatal(err)
+	}
+	l, err := DecodeIssue("bench", 1, data)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Encode(l); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

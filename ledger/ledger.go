@@ -363,6 +363,7 @@ type Ledger struct {
 	more unknown // members this version does not know, kept as read
 	bad  error   // a sealed record Find could not decode
 	src  *source // the file read through its layout memo, during an Update
+	size int     // the bytes it was decoded from: about what encoding it again takes
 	// decided are the places of the records a change resolved, as
 	// Checkpoint.Check found them: the write adds them to decision memory
 	decided []int

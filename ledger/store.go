@@ -188,6 +188,7 @@ func decode(path string, data []byte, sealed bool) (*Ledger, error) {
 	if err := unmarshalLedger(data, &l, sealed); err != nil {
 		return nil, corrupt(path, data, err)
 	}
+	l.size = len(data)
 	if l.Clarifications == nil {
 		l.Clarifications = []*Clarification{}
 	}
@@ -293,6 +294,9 @@ func lineCol(data []byte, off int64) (line, col int) {
 // Encode renders a ledger as the file content agentx writes.
 func Encode(l *Ledger) ([]byte, error) {
 	var b bytes.Buffer
+	// one buffer the size of the ledger as read and a margin for the
+	// change, not doubled and copied up to it (25 MB for 20,000 records)
+	b.Grow(l.size + l.size/32 + 4<<10)
 	if _, _, _, err := writeLedger(&emitter{w: &b}, l); err != nil {
 		return nil, err
 	}
