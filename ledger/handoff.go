@@ -182,11 +182,6 @@ func (s *Store) askShared(ctx context.Context, f *Locked, h *handing, pre any) (
 		drained bool
 		refused error // this question's own refusal (its cap), in the last making
 	)
-	notes, _ := s.rep.(unsyncedNotes)
-	before := 0
-	if notes != nil {
-		before = len(notes.Unsynced())
-	}
 	_, err := s.rep.Apply(ctx, f, func(l *Ledger) error {
 		var err error
 		if own, err = h.a.apply(l); err != nil {
@@ -215,17 +210,14 @@ func (s *Store) askShared(ctx context.Context, f *Locked, h *handing, pre any) (
 		// change landed is not known (HandedLostError)
 		return nil, err
 	}
-	tell(batch, notes != nil && len(notes.Unsynced()) > before)
+	tell(batch, f.kept)
 	return own, nil
 }
 
-// unsyncedNotes is a Replicator that lists the changes this process kept
-// in its outbox (reported "unsynced"), and takes one more: a question a
+// unsyncedNotes is a Replicator that reports the changes this process
+// kept in its outbox ("unsynced"), and takes one more: a question a
 // holder made for this process and kept there.
-type unsyncedNotes interface {
-	Unsynced() []string
-	NoteUnsynced(msg string)
-}
+type unsyncedNotes interface{ NoteUnsynced(msg string) }
 
 // HandedLostError: in remote mode, an ask's question was taken by the
 // process holding the lock (group commit), which ended (killed)

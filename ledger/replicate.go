@@ -46,7 +46,13 @@ type Locked struct {
 	// carrying: the write holds questions other processes handed to it
 	// (Store.Ask), whose askers wait in the lock's queue for its word
 	carrying bool
+	kept     bool // the Replicator kept the change in its outbox
 }
+
+// KeptInOutbox is the Replicator saying that the change it made through f
+// is kept in its outbox (the remote out of reach): acknowledged, not yet
+// shared. Store.Ask tells the askers whose questions it carried.
+func (f *Locked) KeptInOutbox() { f.kept = true }
 
 // Lock takes issue's lock. Update takes it for a change; a Replicator
 // takes it itself only for a pass with no change of its own (bringing the

@@ -707,6 +707,7 @@ func (r *Replicator) updateOffline(f *ledger.Locked, fn func(*ledger.Ledger) err
 	r.mu.Lock()
 	r.unsynced = append(r.unsynced, msg)
 	r.mu.Unlock()
+	f.KeptInOutbox()
 	if err := f.Write(l, nil); err != nil {
 		r.note("the change to %s is in the outbox, but the local copy was not updated: %v; the next command that reaches the remote brings it up to date", words.Issue(f.Issue), err)
 	}
