@@ -140,9 +140,9 @@ func (r *Replicator) Unsynced() []string {
 	return slices.Clone(r.unsynced)
 }
 
-// NoteUnsynced adds msg to Unsynced: a question this process handed to
-// another process of this host (ledger.Store.Ask), which kept it in the
-// outbox.
+// NoteUnsynced adds msg to Unsynced: a change this process kept in the
+// outbox, or a question it handed to another process of this host
+// (ledger.Store.Ask), which kept it there.
 func (r *Replicator) NoteUnsynced(msg string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -704,9 +704,7 @@ func (r *Replicator) updateOffline(f *ledger.Locked, fn func(*ledger.Ledger) err
 	if err := r.writeSync(f, st); err != nil {
 		return nil, err
 	}
-	r.mu.Lock()
-	r.unsynced = append(r.unsynced, msg)
-	r.mu.Unlock()
+	r.NoteUnsynced(msg)
 	f.KeptInOutbox()
 	if err := f.Write(l, nil); err != nil {
 		r.note("the change to %s is in the outbox, but the local copy was not updated: %v; the next command that reaches the remote brings it up to date", words.Issue(f.Issue), err)
