@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -180,12 +181,12 @@ func (s *Store) askShared(ctx context.Context, f *Locked, h *handing, pre any) (
 		own     *Clarification
 		batch   []handedAsk
 		drained bool
-		refused error // this question's own refusal (its cap), in the last making
+		refused []error // this question's own refusals (its cap), as made on each ledger
 	)
 	_, err := s.rep.Apply(ctx, f, func(l *Ledger) error {
 		var err error
 		if own, err = h.a.apply(l); err != nil {
-			refused = err
+			refused = append(refused, err)
 			return err
 		}
 		if !drained {
@@ -198,9 +199,10 @@ func (s *Store) askShared(ctx context.Context, f *Locked, h *handing, pre any) (
 		return nil
 	}, pre)
 	if err != nil {
-		if refused != nil && errors.Is(err, refused) {
-			// refused as made last (the shared ledger's cap): nothing
-			// of this write landed, and each asker makes its own
+		if slices.ContainsFunc(refused, func(r error) bool { return errors.Is(err, r) }) {
+			// the write ends on its own question's refusal (the shared
+			// ledger's cap): nothing of it landed, and each asker makes
+			// its own
 			for i := range batch {
 				batch[i].record = nil
 			}

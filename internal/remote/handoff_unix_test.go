@@ -284,16 +284,21 @@ func TestHandedAsksOnABusyIssue(t *testing.T) {
 // askers, whose own refusal says why (rejected, exit 4), as on one machine.
 func TestHandedAskOverTheCap(t *testing.T) {
 	w := newWorld(t, 1, "", "")
-	cfg := filepath.Join(w.hosts[0], ".agentx", "config.toml")
-	data, err := os.ReadFile(cfg)
-	require.NoError(t, err)
-	require.Contains(t, string(data), "\nmax_questions = 0\n")
-	require.NoError(t, os.WriteFile(cfg, bytes.Replace(data, []byte("\nmax_questions = 0\n"), []byte("\nmax_questions = 2\n"), 1), 0o644))
+	w.capped(0, 2)
 	topics := topicsN("c", 4)
 	askers, release := w.holdIssue(topics...)
 	release()
 	waitAll(t, askers)
-	made, refused := 0, 0
+	made, refused := rejected(t, askers)
+	assert.Equal(t, 2, made, "the cap's two questions")
+	assert.Equal(t, 2, refused, "the others refused by the cap, not lost")
+	assert.Len(t, checkChain(t, w.chain(3)).Clarifications, 2)
+}
+
+// rejected counts the asks that were made (exit 0) and those the question
+// cap refused (rejected, exit 4); any other end fails the test.
+func rejected(t *testing.T, askers []*asker) (made, refused int) {
+	t.Helper()
 	for _, a := range askers {
 		switch a.code {
 		case 0:
@@ -305,7 +310,37 @@ func TestHandedAskOverTheCap(t *testing.T) {
 			t.Errorf("%s: exit %d: %s", a.topic, a.code, a.err.String())
 		}
 	}
-	assert.Equal(t, 2, made, "the cap's two questions")
-	assert.Equal(t, 2, refused, "the others refused by the cap, not lost")
+	return made, refused
+}
+
+// capped sets host i's question cap to n questions an agent.
+func (w *world) capped(i, n int) {
+	t := w.t
+	cfg := filepath.Join(w.hosts[i], ".agentx", "config.toml")
+	data, err := os.ReadFile(cfg)
+	require.NoError(t, err)
+	require.Contains(t, string(data), "\nmax_questions = 0\n")
+	require.NoError(t, os.WriteFile(cfg, bytes.Replace(data, []byte("\nmax_questions = 0\n"), []byte(fmt.Sprintf("\nmax_questions = %d\n", n)), 1), 0o644))
+}
+
+// TestHandedAsksRefusedOnTheSharedLedger: the holder made its question and
+// one handed to it on its copy, which the cap allowed; the shared ledger,
+// where another host has asked meanwhile, is full: the holder's own is
+// refused there, nothing of its write lands, and it tells the asker so,
+// which makes its question itself and is refused too (rejected, not
+// handed_lost).
+func TestHandedAsksRefusedOnTheSharedLedger(t *testing.T) {
+	w := newWorld(t, 2, "", "")
+	w.capped(0, 2)
+	w.capped(1, 2)
+	w.firstAsk()
+	r := w.run(1, "", "clarify", "ask", "--issue", "3", "--from", "engineer", "--to", "architect", "--topic", "other host's", "--question", "other?", "--non-blocking", "--json")
+	require.Equal(t, 0, r.code, r.stderr)
+	askers, release := w.holdIssue(topicsN("s", 2)...)
+	release()
+	waitAll(t, askers)
+	made, refused := rejected(t, askers)
+	assert.Zero(t, made)
+	assert.Equal(t, 2, refused)
 	assert.Len(t, checkChain(t, w.chain(3)).Clarifications, 2)
 }
