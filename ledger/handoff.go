@@ -229,7 +229,12 @@ type unsyncedNotes interface{ NoteUnsynced(msg string) }
 type HandedLostError struct{ Issue int }
 
 func (e *HandedLostError) Error() string {
-	return fmt.Sprintf("the question was handed to the process holding issue #%d's lock, which ended before saying whether it reached the shared ledger: it may be there or on its way; look before asking again (agentx clarify list --issue %d)", e.Issue, e.Issue)
+	return fmt.Sprintf("the question was handed to the process holding issue #%d's lock, which ended before saying whether it reached the shared ledger: it may be there or on its way", e.Issue)
+}
+
+// Hint says what to do.
+func (e *HandedLostError) Hint() string {
+	return fmt.Sprintf("look for it on issue #%d's shared ledger before asking again", e.Issue)
 }
 
 // sameCap reports whether a and b are one question cap.

@@ -63,6 +63,9 @@ func cliWording() words.Table {
 		words.Word(func(*workspace.ExistsError) string {
 			return "pass --force to replace the default files (your state/ directory is kept)"
 		}),
+		words.Word(func(e *ledger.HandedLostError) string {
+			return fmt.Sprintf("`agentx clarify list --issue %d` shows the question if it is there; ask again only if it is not", e.Issue)
+		}),
 		words.Word(func(e *remote.RenumberedError) string {
 			return fmt.Sprintf("run the command on %s; %s on this host stays refused, as it is another host's question (read it with agentx clarify show --issue %d)", e.As, e.ID, e.Issue)
 		}),

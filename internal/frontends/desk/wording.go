@@ -85,6 +85,9 @@ func Wording() words.Table {
 		words.Word(func(*remote.BusyError) string {
 			return "nothing was written: try again ([remote] attempts in .agentx/config.toml tries more times)"
 		}),
+		words.Word(func(e *ledger.HandedLostError) string {
+			return fmt.Sprintf("the question may be on issue #%d's shared ledger already: the page shows it if it is; ask again only if it is not", e.Issue)
+		}),
 		words.Word(func(e *remote.HistoryError) string {
 			return fmt.Sprintf("nothing was written and this host's copy is kept: issue #%d's shared ledger needs repair first (docs/remote.md)", e.Issue)
 		}),

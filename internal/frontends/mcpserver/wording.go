@@ -60,6 +60,9 @@ func Wording() words.Table {
 		words.Word(func(*remote.BusyError) string {
 			return "Nothing was written: call the tool again ([remote] attempts in .agentx/config.toml tries more times)."
 		}),
+		words.Word(func(e *ledger.HandedLostError) string {
+			return fmt.Sprintf("The question may be on the shared ledger already: clarify_list {\"issue\":%d} shows it if it is; ask again only if it is not.", e.Issue)
+		}),
 		words.Word(func(e *remote.HistoryError) string {
 			return fmt.Sprintf("Nothing was written and this host's copy is kept: a person repairs issue #%d's shared ledger (docs/remote.md); meanwhile go on with what does not need it.", e.Issue)
 		}),
