@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -40,6 +41,22 @@ func soakFor(t *testing.T, def time.Duration) time.Duration {
 	d, err := time.ParseDuration(v)
 	require.NoError(t, err, "%s", chaosEnv)
 	return d
+}
+
+// procsEnv sets TestRemoteChaos's agentx processes a host (default 2):
+// more meet at each issue's lock, and hand their questions to its holder.
+const procsEnv = "AGENTX_REMOTE_CHAOS_PROCS"
+
+// procsFor is TestRemoteChaos's processes a host: procsEnv, else def.
+func procsFor(t *testing.T, def int) int {
+	v := os.Getenv(procsEnv)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	require.NoError(t, err, "%s", procsEnv)
+	require.Positive(t, n, "%s", procsEnv)
+	return n
 }
 
 // chaos is a world whose agentx processes are killed and paused at random
@@ -298,7 +315,8 @@ func TestRemoteChaos(t *testing.T) {
 		t.Skip("the chaos test runs for tens of seconds")
 	}
 	soak := soakFor(t, 20*time.Second)
-	const hosts, procs = 3, 2
+	const hosts = 3
+	procs := procsFor(t, 2)
 	w := newWorld(t, hosts, "", "")
 	c := &chaos{w: w, acked: map[string]string{}, unsynced: map[string]unsyncedAsk{}, issues: 2}
 	// Every host settles both issues first, so that it can tell a ref
