@@ -685,23 +685,27 @@ func (p *posting) combine(snap Snapshot, intents []Intent) (*ledger.Ledger, []Co
 	return l, commits, names, nil
 }
 
-// capAllows reports whether the questions q adds fit under c (nil: no
-// cap) on l, the ledger they would be merged into: an ask checked on a
+// capAllows reports whether the questions q adds, all of them together,
+// fit under c (nil: no cap) on l, the ledger they would be merged into (an
+// intent may carry several of one asker's, the questions other processes
+// of its host handed to its writer): an ask checked on a
 // copy a few asks behind is judged again here, and one past its asker's
 // max_questions is removed unmerged (its host then makes it again on the
 // shared ledger, where the cap refuses it).
 func capAllows(l *ledger.Ledger, c *ledger.Cap, q Queued) bool {
-	if c == nil {
+	if c == nil || c.Max <= 0 {
 		return true
 	}
+	more := map[string]int{} // the questions q adds so far, by asker
 	for _, r := range q.Records {
 		if !created(r.Before) {
 			continue // a change to a question asked: no question more
 		}
 		rec, err := ledger.DecodeRecord(r.After)
-		if err != nil || !c.Allows(l, rec.From) {
+		if err != nil || ledger.RunQuestions(l, rec.From, c.Since)+more[rec.From] >= c.Max {
 			return false
 		}
+		more[rec.From]++ // an intent may carry several of one asker's (handed to its writer)
 	}
 	return true
 }

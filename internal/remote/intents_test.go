@@ -911,3 +911,47 @@ func (w *oneHostWriter) PushMerging(ctx context.Context, issue int, base Snapsho
 	w.merges.Add(1)
 	return w.Git.PushMerging(ctx, issue, base, commits, merged)
 }
+
+// TestCapAllows: the questions an intent adds are judged against the cap
+// together: an intent may carry several of one asker's (the questions
+// other processes of its host handed to its writer), and two that each
+// fit alone do not both fit when the ledger has room for one.
+func TestCapAllows(t *testing.T) {
+	onLedger := func(n int) *ledger.Ledger {
+		l := &ledger.Ledger{IssueNumber: 1}
+		for range n {
+			l.Clarifications = append(l.Clarifications, sharedRecord(l.NextID(), "asked before"))
+		}
+		return l
+	}
+	adding := func(n int, from string) Queued {
+		var q Queued
+		for i := range n {
+			c := sharedRecord(fmt.Sprintf("CLR-1-%03d", 90+i), "new")
+			c.From = from
+			raw, err := ledger.RecordJSON(c)
+			require.NoError(t, err)
+			q.Records = append(q.Records, QueuedRecord{ID: c.ID, After: raw})
+		}
+		return q
+	}
+	two := &ledger.Cap{Max: 2}
+	for _, tc := range []struct {
+		name   string
+		cap    *ledger.Cap
+		before int // the engineer's questions on the ledger
+		q      Queued
+		want   bool
+	}{
+		{"no cap", nil, 5, adding(3, "engineer"), true},
+		{"room for both", two, 0, adding(2, "engineer"), true},
+		{"room for one of two", two, 1, adding(2, "engineer"), false},
+		{"room for the one", two, 1, adding(1, "engineer"), true},
+		{"full", two, 2, adding(1, "engineer"), false},
+		{"another asker's questions count apart", two, 2, adding(2, "architect"), true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, capAllows(onLedger(tc.before), tc.cap, tc.q))
+		})
+	}
+}
