@@ -59,9 +59,19 @@ type Cap struct {
 }
 
 // Allows reports whether l has room under the cap for one more question
-// of from's.
-func (c Cap) Allows(l *Ledger, from string) bool {
-	return c.Max <= 0 || RunQuestions(l, from, c.Since) < c.Max
+// of from's, beyond more of them that are to land on it with this one
+// (a change may carry several of one asker's: the questions handed to its
+// writer, see Store.Ask).
+func (c Cap) Allows(l *Ledger, from string, more int) bool {
+	return c.Max <= 0 || RunQuestions(l, from, c.Since)+more < c.Max
+}
+
+// Same reports whether c and o are one question cap.
+func (c Cap) Same(o Cap) bool {
+	if c.Max != o.Max || (c.Since == nil) != (o.Since == nil) {
+		return false
+	}
+	return c.Since == nil || c.Since.Equal(*o.Since)
 }
 
 type capKey struct{}

@@ -192,7 +192,7 @@ func (s *Store) askShared(ctx context.Context, f *Locked, h *handing, pre any) (
 		if !drained {
 			// taken once; made again on each ledger the change is made on
 			drained = true
-			batch = h.take(l.IssueNumber, func(x *Asking) bool { return sameCap(x.Cap, h.a.Cap) })
+			batch = h.take(l.IssueNumber, func(x *Asking) bool { return x.Cap.Same(h.a.Cap) })
 			f.carrying = len(batch) > 0
 		}
 		makeAll(batch, l)
@@ -235,14 +235,6 @@ func (e *HandedLostError) Error() string {
 // Hint says what to do.
 func (e *HandedLostError) Hint() string {
 	return fmt.Sprintf("look for it on issue #%d's shared ledger before asking again", e.Issue)
-}
-
-// sameCap reports whether a and b are one question cap.
-func sameCap(a, b Cap) bool {
-	if a.Max != b.Max || (a.Since == nil) != (b.Since == nil) {
-		return false
-	}
-	return a.Since == nil || a.Since.Equal(*b.Since)
 }
 
 // handedHook, when set, is called when an ask returns a record the lock's

@@ -693,7 +693,7 @@ func (p *posting) combine(snap Snapshot, intents []Intent) (*ledger.Ledger, []Co
 // max_questions is removed unmerged (its host then makes it again on the
 // shared ledger, where the cap refuses it).
 func capAllows(l *ledger.Ledger, c *ledger.Cap, q Queued) bool {
-	if c == nil || c.Max <= 0 {
+	if c == nil {
 		return true
 	}
 	more := map[string]int{} // the questions q adds so far, by asker
@@ -702,10 +702,10 @@ func capAllows(l *ledger.Ledger, c *ledger.Cap, q Queued) bool {
 			continue // a change to a question asked: no question more
 		}
 		rec, err := ledger.DecodeRecord(r.After)
-		if err != nil || ledger.RunQuestions(l, rec.From, c.Since)+more[rec.From] >= c.Max {
+		if err != nil || !c.Allows(l, rec.From, more[rec.From]) {
 			return false
 		}
-		more[rec.From]++ // an intent may carry several of one asker's (handed to its writer)
+		more[rec.From]++
 	}
 	return true
 }
