@@ -83,25 +83,49 @@ func (a *Asking) findMade(l *Ledger) *Clarification {
 // holder rather than waiting to make it (group commit, see lock.Handoff):
 // it leaves the question in the issue's hand-off directory
 // (issue-N.json.asks), then sleeps in the lock's queue as before. A holder
-// making an ask takes the questions left there, oldest first, up to
-// MaxHanded, adds them after its own in its one write (on this machine
-// alone: one fsync for all; in remote mode, one change on the shared
-// ledger, which takes only those held to its own question cap, as the
-// cap travels with the change), and, once that write is in place, leaves
-// each asker its record (NAME.done) before it releases the lock. When the
-// queue wakes an asker, it takes its question back if no holder took it
-// and makes it itself; otherwise it reads its record and is done without
-// making the lock file or writing anything. An asker is answered only
-// after the write that carries its question, and a question is made once:
-// taking it is removing its file, which either the holder or its asker
-// does, never both. A holder that dies after taking it leaves no record:
-// its asker, woken by the kernel, looks for its question in the ledger (by
-// what was asked and when) and makes it only if it is not there; in remote
+// making an ask or a change (Hand) takes the questions and changes left
+// there, oldest first, up to MaxHanded, adds them after its own in its one
+// write (on this machine alone: one fsync for all; in remote mode, one
+// change on the shared ledger, which takes only the questions held to its
+// own question cap, as the cap travels with the change), and, once that
+// write is in place, leaves each writer its record (NAME.done) before it
+// releases the lock. When the queue wakes a writer, it takes its question
+// back if no holder took it and makes it itself; otherwise it reads its
+// record and is done without making the lock file or writing anything. A
+// writer is answered only after the write that carries its change, and a
+// change is made once: taking it is removing its file, which either the
+// holder or its writer does, never both. A holder that dies after taking
+// it leaves no record: its writer, woken by the kernel, looks for its
+// change in the ledger (a question by what was asked and when, a change
+// by its Changer's Made) and makes it only if it is not there; in remote
 // mode it cannot know (the holder's push may land after it died) and
-// fails with HandedLostError. A question the holder cannot make (the cap
-// refuses it, or it is not a valid record) is made again by its asker,
-// whose error says why.
+// fails with HandedLostError. A change the holder cannot make (the cap
+// refuses a question, a record that would not be valid, a transition the
+// table refuses) is made again by its writer, whose error says why.
 func (s *Store) Ask(ctx context.Context, issue int, a Asking) (*Clarification, error) {
+	return s.hand(ctx, issue, &a)
+}
+
+// Hand makes ch, a change to one record of a kind the Store handles
+// (Handle), and returns the record as written: Update with ch's Changer's
+// Make, handed to the holder of the issue's lock when it is held, as Ask
+// hands a question.
+func (s *Store) Hand(ctx context.Context, ch Change) (*Clarification, error) {
+	issue, _, err := ParseID(ch.ID)
+	if err != nil {
+		return nil, err
+	}
+	mk := s.changers[ch.Kind]
+	if mk == nil {
+		return nil, fmt.Errorf("ledger: no Changer for changes of kind %q", ch.Kind)
+	}
+	ch.At = ch.At.UTC().Truncate(time.Millisecond) // as the ledger keeps times: Made finds it there
+	return s.hand(ctx, issue, &changing{ch: ch, mk: mk})
+}
+
+// hand is Ask and Hand: x made on issue's ledger, handed to the lock's
+// holder when it is held.
+func (s *Store) hand(ctx context.Context, issue int, x handable) (*Clarification, error) {
 	if err := ValidateIssue(issue); err != nil {
 		return nil, err
 	}
@@ -113,18 +137,18 @@ func (s *Store) Ask(ctx context.Context, issue int, a Asking) (*Clarification, e
 		}
 	}
 	path := s.Path(issue)
-	h := &handing{spool: path + HandoffSuffix, issue: issue, a: &a}
+	h := &handing{spool: path + HandoffSuffix, issue: issue, x: x, changers: s.changers}
 	opts := lock.Handoff{Post: h.post, Done: h.done}
 	lk, err := s.acquireWith(ctx, path, &opts)
 	switch {
 	case errors.Is(err, lock.ErrHanded):
 		return h.madeByHolder(s), nil
 	case err != nil && h.posted && !h.withdraw():
-		// A holder took the question and has not said what became of
-		// it: wait for it to let go, then look.
+		// A holder took the change and has not said what became of it:
+		// wait for it to let go, then look.
 		h.taken = true
 		if lk, err = s.acquireWith(ctx, path, nil); err != nil {
-			return nil, fmt.Errorf("%w (the question was handed to the lock's holder, which may have recorded it: see agentx clarify list --issue %d)", err, issue)
+			return nil, fmt.Errorf("%w (it was handed to the lock's holder, which may have made it: %s)", err, x.look(issue))
 		}
 		if h.told() {
 			_ = lk.Release()
@@ -136,20 +160,20 @@ func (s *Store) Ask(ctx context.Context, issue int, a Asking) (*Clarification, e
 	f := &Locked{Issue: issue, Path: path, s: s, lk: lk}
 	defer func() { _ = f.Release() }()
 	if s.rep != nil {
-		return s.askShared(ctx, f, h, prefetched)
+		return s.handShared(ctx, f, h, prefetched)
 	}
 	var (
 		own   *Clarification
-		batch []handedAsk
+		batch []handedOne
 	)
 	_, err = s.change(f, func(l *Ledger) error {
 		if h.taken {
-			if own = a.findMade(l); own != nil {
+			if own = x.findMade(l); own != nil {
 				return errMadeAlready
 			}
 		}
 		var err error
-		if own, err = a.apply(l); err != nil {
+		if own, err = x.apply(l); err != nil {
 			return err
 		}
 		batch = h.drain(l)
@@ -165,34 +189,35 @@ func (s *Store) Ask(ctx context.Context, issue int, a Asking) (*Clarification, e
 	return own, nil
 }
 
-// askShared is Ask's write in remote mode, under the issue's lock: its
-// question, and those handed to it under the same question cap, made in
-// one change through the Replicator (the cap an intent carries is its
-// writer's); each asker is told, before the lock is released, of its
-// record and whether the change was kept in the outbox. The write keeps
-// the lock while it carries handed questions (Locked.Aside).
-func (s *Store) askShared(ctx context.Context, f *Locked, h *handing, pre any) (*Clarification, error) {
+// handShared is hand's write in remote mode, under the issue's lock: its
+// change, and those handed to it (of questions, those held to the same
+// question cap: the cap an intent carries is its writer's), made in one
+// change through the Replicator; each writer is told, before the lock is
+// released, of its record and whether the change was kept in the outbox.
+// The write keeps the lock while it carries handed changes (Locked.Aside).
+func (s *Store) handShared(ctx context.Context, f *Locked, h *handing, pre any) (*Clarification, error) {
 	if h.taken && !h.notMade {
 		// taken by a holder that ended without a word: its change may
-		// still land, so the question is not made again
-		return nil, &HandedLostError{Issue: f.Issue}
+		// still land, so it is not made again
+		return nil, h.x.lost(f.Issue)
 	}
 	var (
 		own     *Clarification
-		batch   []handedAsk
+		batch   []handedOne
 		drained bool
-		refused []error // this question's own refusals (its cap), as made on each ledger
+		refused []error // this change's own refusals, as made on each ledger
 	)
+	holderCap := h.x.capOf(ctx) // what its change carries
 	_, err := s.rep.Apply(ctx, f, func(l *Ledger) error {
 		var err error
-		if own, err = h.a.apply(l); err != nil {
+		if own, err = h.x.apply(l); err != nil {
 			refused = append(refused, err)
 			return err
 		}
 		if !drained {
 			// taken once; made again on each ledger the change is made on
 			drained = true
-			batch = h.take(l.IssueNumber, func(x *Asking) bool { return x.Cap.Same(h.a.Cap) })
+			batch = h.take(l.IssueNumber, func(x handable) bool { return x.rides(holderCap) })
 			f.carrying = len(batch) > 0
 		}
 		makeAll(batch, l)
@@ -200,15 +225,15 @@ func (s *Store) askShared(ctx context.Context, f *Locked, h *handing, pre any) (
 	}, pre)
 	if err != nil {
 		if slices.ContainsFunc(refused, func(r error) bool { return errors.Is(err, r) }) {
-			// the write ends on its own question's refusal (the shared
-			// ledger's cap): nothing of it landed, and each asker makes
-			// its own
+			// the write ends on its own change's refusal (the shared
+			// ledger's cap, a transition another host made first):
+			// nothing of it landed, and each writer makes its own
 			for i := range batch {
 				batch[i].record = nil
 			}
 			tell(batch, false)
 		}
-		// otherwise the askers of batch are told nothing: whether the
+		// otherwise the writers of batch are told nothing: whether the
 		// change landed is not known (HandedLostError)
 		return nil, err
 	}
@@ -221,28 +246,40 @@ func (s *Store) askShared(ctx context.Context, f *Locked, h *handing, pre any) (
 // holder made for this process and kept there.
 type unsyncedNotes interface{ NoteUnsynced(msg string) }
 
-// HandedLostError: in remote mode, an ask's question was taken by the
-// process holding the issue's lock (group commit), which ended (killed)
-// before saying what became of it. Its change may have reached the
-// shared ledger, or be on its way (its git push outlives it): the
-// question is not made again, so that it is not asked twice.
-type HandedLostError struct{ Issue int }
+// HandedLostError: in remote mode, a question or a change was taken by
+// the process holding the issue's lock (group commit), which ended
+// (killed) before saying what became of it. Its change may have reached
+// the shared ledger, or be on its way (its git push outlives it): it is
+// not made again, so that it is not made twice.
+type HandedLostError struct {
+	Issue int
+	// ID is the record a handed change was to change ("": a question),
+	// What the change ("an answer", "an assumption").
+	ID, What string
+}
 
 func (e *HandedLostError) Error() string {
-	return fmt.Sprintf("the question was handed to the process holding issue #%d's lock, which ended before saying whether it reached the shared ledger: it may be there or on its way", e.Issue)
+	what := "the question"
+	if e.ID != "" {
+		what = fmt.Sprintf("%s on %s", e.What, e.ID)
+	}
+	return fmt.Sprintf("%s was handed to the process holding issue #%d's lock, which ended before saying whether it reached the shared ledger: it may be there or on its way", what, e.Issue)
 }
 
 // Hint says what to do.
 func (e *HandedLostError) Hint() string {
+	if e.ID != "" {
+		return fmt.Sprintf("look at %s on issue #%d's shared ledger before trying again", e.ID, e.Issue)
+	}
 	return fmt.Sprintf("look for it on issue #%d's shared ledger before asking again", e.Issue)
 }
 
-// handedHook, when set, is called when an ask returns a record the lock's
+// handedHook, when set, is called when a write returns a record the lock's
 // holder made. Test hook; nil outside tests.
 var handedHook func()
 
-// madeByHolder is the record the holder made (told): a question it kept
-// in the outbox is noted as this process's unsynced change.
+// madeByHolder is the record the holder made (told): a change it kept in
+// the outbox is noted as this process's unsynced change.
 func (h *handing) madeByHolder(s *Store) *Clarification {
 	if handedHook != nil {
 		handedHook()
@@ -253,25 +290,26 @@ func (h *handing) madeByHolder(s *Store) *Clarification {
 	return h.record
 }
 
-// errMadeAlready ends the change of an ask whose question a holder made.
-var errMadeAlready = errors.New("the question is in the ledger already")
+// errMadeAlready ends the change of a write that a holder made.
+var errMadeAlready = errors.New("the change is in the ledger already")
 
 // HandoffSuffix ends the name of an issue's hand-off directory, beside its
 // ledger: issue-42.json.asks (see Store.Ask).
 const HandoffSuffix = ".asks"
 
-// MaxHanded is how many handed questions a holder makes in one write, at
-// most: the lock is held for them all.
+// MaxHanded is how many handed questions and changes a holder makes in
+// one write, at most: the lock is held for them all.
 const MaxHanded = 64
 
 // maxHandedSize bounds a hand-off file as read.
 const maxHandedSize = 1 << 20
 
-// Ends of the names in a hand-off directory: a question left for the
-// holder, and what became of it, left for its asker.
+// Ends of the names in a hand-off directory: a question or a change left
+// for the holder, and what became of it, left for its writer.
 const (
-	askEnd  = ".ask"
-	doneEnd = ".done"
+	askEnd    = ".ask"
+	changeEnd = ".change"
+	doneEnd   = ".done"
 )
 
 // handAfter is how long a file is left in a hand-off directory before a
@@ -279,44 +317,212 @@ const (
 // written by a killed process.
 const handAfter = time.Hour
 
-// handedFile is a question as left in a hand-off directory.
+// handedFile is a question (NAME.ask) or a change (NAME.change) as left
+// in a hand-off directory.
 type handedFile struct {
-	V        int         `json:"v"`
-	Issue    int         `json:"issue"`
-	PID      int         `json:"pid"`
-	Question NewQuestion `json:"question"`
-	At       time.Time   `json:"at"`
-	Cap      Cap         `json:"cap"`
-	Context  *Context    `json:"context,omitempty"`
+	V        int          `json:"v"`
+	Issue    int          `json:"issue"`
+	PID      int          `json:"pid"`
+	Question *NewQuestion `json:"question,omitempty"`
+	At       time.Time    `json:"at"`
+	Cap      Cap          `json:"cap"`
+	Context  *Context     `json:"context,omitempty"`
+	Change   *Change      `json:"change,omitempty"`
 }
 
-// doneFile is what became of a handed question, left for its asker: its
-// record as written, or no record when the holder did not make it (the
-// asker makes it itself).
+// doneFile is what became of a handed question or change, left for its
+// writer: its record as written, or no record when the holder did not
+// make it (the writer makes it itself).
 type doneFile struct {
 	V      int             `json:"v"`
 	Record json.RawMessage `json:"record,omitempty"`
 	// Unsynced, in remote mode, says the record was kept in the outbox
-	// (the remote out of reach): the change as the asker reports it.
+	// (the remote out of reach): the change as the writer reports it.
 	Unsynced string `json:"unsynced,omitempty"`
 }
 
-// handing is one ask's side of the hand-off.
-type handing struct {
-	spool string
-	issue int
-	a     *Asking
-	name  string // the question's file, once posted
+// handable is what a writer may hand to the holder of the issue's lock:
+// a question (*Asking) or a change to a record (*changing).
+type handable interface {
+	// apply makes it on l, for its own writer: its record, or why not.
+	apply(l *Ledger) (*Clarification, error)
+	// handed makes it on l for another writer: its record, or nil (l
+	// then as it was) when it cannot be made.
+	handed(l *Ledger) *Clarification
+	// findMade is the record of l that holds it, nil if none.
+	findMade(l *Ledger) *Clarification
+	// made reports whether c, a record a holder told of, holds it.
+	made(c *Clarification) bool
+	// capOf is the question cap the change of a write that makes it
+	// carries (made under ctx).
+	capOf(ctx context.Context) Cap
+	// rides reports whether it may be made in a change that carries
+	// holder as its question cap.
+	rides(holder Cap) bool
+	// file is it as left for the holder.
+	file(issue int) handedFile
+	// unsynced is how the outbox words it, made as c.
+	unsynced(c *Clarification) string
+	// look says where its writer finds whether it was made.
+	look(issue int) string
+	// lost is the error of a writer whose holder ended without a word.
+	lost(issue int) error
+}
 
-	posted   bool // the question was left for the holder, and not taken back
+func (a *Asking) capOf(context.Context) Cap { return a.Cap }
+func (a *Asking) rides(holder Cap) bool     { return a.Cap.Same(holder) }
+
+// handed is apply, on a valid record: a question the cap refuses or
+// whose record is not valid leaves l as it was.
+func (a *Asking) handed(l *Ledger) *Clarification {
+	c, err := a.apply(l)
+	if err != nil {
+		return nil
+	}
+	if c.validate() != nil {
+		l.Clarifications = l.Clarifications[:len(l.Clarifications)-1]
+		return nil
+	}
+	return c
+}
+
+func (a *Asking) file(issue int) handedFile {
+	return handedFile{V: 1, Issue: issue, PID: os.Getpid(), Question: &a.Question, At: a.At.UTC(), Cap: a.Cap, Context: a.Context}
+}
+
+func (a *Asking) unsynced(c *Clarification) string {
+	return fmt.Sprintf("%s asked by %s of %s", c.ID, c.From, c.To)
+}
+
+func (a *Asking) look(issue int) string {
+	return fmt.Sprintf("see agentx clarify list --issue %d", issue)
+}
+
+func (a *Asking) lost(issue int) error { return &HandedLostError{Issue: issue} }
+
+// Change is a change to one record described as data, so that the
+// process holding the issue's lock can make it for the process that
+// makes it (Store.Hand: group commit, as Store.Ask for a question). Its
+// Changer, which the Store knows by Kind, makes it: the same code for a
+// change of this process and one handed to it.
+type Change struct {
+	Kind string          `json:"kind"`
+	ID   string          `json:"id"`   // the record it changes
+	By   string          `json:"by"`   // who makes it ("": its Changer's default)
+	At   time.Time       `json:"at"`   // when: the time it writes (to the millisecond, as the ledger keeps it)
+	What string          `json:"what"` // what it is, for errors: "an answer"
+	Args json.RawMessage `json:"args,omitempty"`
+}
+
+// A Changer makes the changes of one kind (Store.Handle).
+type Changer interface {
+	// Make makes ch on c, a record opened whole, or says why not.
+	Make(c *Clarification, ch Change) error
+	// Made reports whether c holds ch: as a holder that made it told,
+	// or as the ledger holds it after that holder died.
+	Made(c *Clarification, ch Change) bool
+}
+
+// Handle has the Store make changes of kind with c (Hand); called before
+// the Store is used.
+func (s *Store) Handle(kind string, c Changer) {
+	if s.changers == nil {
+		s.changers = map[string]Changer{}
+	}
+	s.changers[kind] = c
+}
+
+// changing is a Change with its Changer.
+type changing struct {
+	ch Change
+	mk Changer
+}
+
+func (x *changing) apply(l *Ledger) (*Clarification, error) {
+	c := l.Find(x.ch.ID)
+	if c == nil {
+		return nil, fmt.Errorf("clarification %s: %w", x.ch.ID, ErrNotFound)
+	}
+	return c, x.mk.Make(c, x.ch)
+}
+
+// handed is apply, leaving the record as it was when the change cannot be
+// made or would leave it not valid.
+func (x *changing) handed(l *Ledger) *Clarification {
+	c := l.Find(x.ch.ID)
+	if c == nil {
+		return nil
+	}
+	raw, err := RecordJSON(c)
+	if err != nil {
+		return nil
+	}
+	if x.mk.Make(c, x.ch) == nil && c.validate() == nil {
+		return c
+	}
+	if was, err := DecodeRecord(raw); err == nil {
+		*c = *was // in place: the holder's own change may hold c
+	}
+	return nil
+}
+
+func (x *changing) findMade(l *Ledger) *Clarification {
+	if c := l.Find(x.ch.ID); c != nil && x.mk.Made(c, x.ch) {
+		return c
+	}
+	return nil
+}
+
+func (x *changing) made(c *Clarification) bool {
+	return c.ID == x.ch.ID && x.mk.Made(c, x.ch)
+}
+
+func (x *changing) capOf(ctx context.Context) Cap {
+	c, _ := CapOf(ctx)
+	return c
+}
+
+func (x *changing) rides(Cap) bool { return true } // no question cap counts it
+
+func (x *changing) file(issue int) handedFile {
+	ch := x.ch
+	ch.At = ch.At.UTC()
+	return handedFile{V: 1, Issue: issue, PID: os.Getpid(), At: ch.At, Change: &ch}
+}
+
+func (x *changing) unsynced(c *Clarification) string {
+	by := x.ch.By
+	if by == "" {
+		by = c.From
+	}
+	return fmt.Sprintf("%s: %s by %s", c.ID, x.ch.What, by)
+}
+
+func (x *changing) look(int) string {
+	return fmt.Sprintf("see agentx clarify show %s", x.ch.ID)
+}
+
+func (x *changing) lost(issue int) error {
+	return &HandedLostError{Issue: issue, ID: x.ch.ID, What: x.ch.What}
+}
+
+// handing is one write's side of the hand-off.
+type handing struct {
+	spool    string
+	issue    int
+	x        handable
+	changers map[string]Changer // for the changes it takes, as a holder
+	name     string             // the question's or change's file, once posted
+
+	posted   bool // it was left for the holder, and not taken back
 	taken    bool // a holder took it
 	notMade  bool // and said it did not make it (its cap, a record not valid)
 	record   *Clarification
 	unsynced string // the holder kept it in the outbox: the change, as reported
 }
 
-// post leaves the question for the lock's holder. A failure leaves
-// nothing: the ask waits and makes its question itself.
+// post leaves the question or change for the lock's holder. A failure
+// leaves nothing: the writer waits and makes it itself.
 func (h *handing) post() {
 	if err := os.Mkdir(h.spool, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
 		return
@@ -325,19 +531,24 @@ func (h *handing) post() {
 	if err != nil || !fi.IsDir() {
 		return // not a directory (a link is never followed): no hand-off
 	}
-	data, err := json.Marshal(handedFile{V: 1, Issue: h.issue, PID: os.Getpid(),
-		Question: h.a.Question, At: h.a.At.UTC(), Cap: h.a.Cap, Context: h.a.Context})
+	f := h.x.file(h.issue)
+	data, err := json.Marshal(f)
 	if err != nil {
 		return
 	}
-	name := filepath.Join(h.spool, fmt.Sprintf("%020d-%d-%016x%s", h.a.At.UnixNano(), os.Getpid(), rand.Uint64(), askEnd))
+	end := askEnd
+	if f.Change != nil {
+		end = changeEnd
+	}
+	name := filepath.Join(h.spool, fmt.Sprintf("%020d-%d-%016x%s", f.At.UnixNano(), os.Getpid(), rand.Uint64(), end))
 	if atomicfile.WriteVolatile(name, data, 0o600) != nil {
 		return
 	}
 	h.name, h.posted = name, true
 }
 
-// withdraw takes the question back; false when a holder took it first.
+// withdraw takes the question or change back; false when a holder took
+// it first.
 func (h *handing) withdraw() bool {
 	if err := os.Remove(h.name); errors.Is(err, fs.ErrNotExist) {
 		return false
@@ -346,8 +557,8 @@ func (h *handing) withdraw() bool {
 	return true
 }
 
-// done is lock.Handoff's Done: true when a holder made the question and
-// left its record.
+// done is lock.Handoff's Done: true when a holder made the question or
+// change and left its record.
 func (h *handing) done() bool {
 	if h.withdraw() {
 		return false
@@ -356,10 +567,15 @@ func (h *handing) done() bool {
 	return h.told()
 }
 
-// told reads what the holder that took the question left: true, with
-// h.record set, when it made it.
+// doneName is the file a holder leaves for the writer of the file name.
+func doneName(name string) string {
+	return strings.TrimSuffix(strings.TrimSuffix(name, askEnd), changeEnd) + doneEnd
+}
+
+// told reads what the holder that took the question or change left: true,
+// with h.record set, when it made it.
 func (h *handing) told() bool {
-	name := strings.TrimSuffix(h.name, askEnd) + doneEnd
+	name := doneName(h.name)
 	data, err := atomicfile.ReadAtMost(name, maxHandedSize)
 	if err != nil {
 		return false
@@ -370,41 +586,42 @@ func (h *handing) told() bool {
 		return false
 	}
 	if len(d.Record) == 0 {
-		h.notMade = true // told so: its asker makes it
+		h.notMade = true // told so: its writer makes it
 		return false
 	}
 	c, err := DecodeRecord(d.Record)
-	if err != nil || !h.a.made(c) {
+	if err != nil || !h.x.made(c) {
 		return false
 	}
 	h.record, h.unsynced = c, d.Unsynced
 	return true
 }
 
-// handedAsk is a question a holder took: the question, where to leave
+// handedOne is a question or change a holder took: it, where to leave
 // what became of it, and its record on the ledger it was last made on
 // (nil: not made).
-type handedAsk struct {
-	a      Asking
+type handedOne struct {
+	x      handable
 	done   string
 	record *Clarification
 }
 
-// take takes the questions left in the hand-off directory that fits
-// accepts (nil: all), oldest first, up to MaxHanded, for a ledger of
-// issue; it removes files left there longer than handAfter. A file that
-// cannot be read, of another version or another issue, is left alone, as
-// is a question fits refuses (its asker makes it).
-func (h *handing) take(issue int, fits func(*Asking) bool) []handedAsk {
+// take takes the questions and changes left in the hand-off directory
+// that fits accepts (nil: all), oldest first, up to MaxHanded, for a
+// ledger of issue; it removes files left there longer than handAfter. A
+// file that cannot be read, of another version or another issue, a
+// change of a kind this Store does not handle, is left alone, as is one
+// fits refuses (its writer makes it).
+func (h *handing) take(issue int, fits func(handable) bool) []handedOne {
 	ents, err := os.ReadDir(h.spool)
 	if err != nil {
 		return nil
 	}
-	var batch []handedAsk
+	var batch []handedOne
 	for _, e := range ents {
 		name := e.Name()
 		path := filepath.Join(h.spool, name)
-		if !strings.HasSuffix(name, askEnd) || !e.Type().IsRegular() {
+		if !strings.HasSuffix(name, askEnd) && !strings.HasSuffix(name, changeEnd) || !e.Type().IsRegular() {
 			removeOld(path, e)
 			continue
 		}
@@ -420,42 +637,55 @@ func (h *handing) take(issue int, fits func(*Asking) bool) []handedAsk {
 			removeOld(path, e)
 			continue
 		}
-		a := Asking{Question: f.Question, At: f.At, Cap: f.Cap, Context: f.Context}
-		if fits != nil && !fits(&a) {
+		x := h.handable(f, strings.HasSuffix(name, changeEnd))
+		if x == nil {
+			removeOld(path, e)
+			continue
+		}
+		if fits != nil && !fits(x) {
 			continue
 		}
 		if os.Remove(path) != nil {
-			continue // its asker took it back
+			continue // its writer took it back
 		}
 		if f.PID > 0 && !lock.PIDAlive(f.PID) {
-			continue // its asker is gone: nobody is told of it
+			continue // its writer is gone: nobody is told of it
 		}
-		batch = append(batch, handedAsk{a: a, done: strings.TrimSuffix(path, askEnd) + doneEnd})
+		batch = append(batch, handedOne{x: x, done: doneName(path)})
 	}
 	return batch
 }
 
-// drain takes every question left for a holder of l's issue (take) and
-// makes them on l (makeAll).
-func (h *handing) drain(l *Ledger) []handedAsk {
+// handable is what f, read from a file whose name ends as a change's or
+// a question's, asks of the holder; nil when it cannot say (a change of a
+// kind this Store does not handle, or of another issue).
+func (h *handing) handable(f handedFile, change bool) handable {
+	switch {
+	case change && f.Change != nil:
+		mk := h.changers[f.Change.Kind]
+		if n, _, err := ParseID(f.Change.ID); err != nil || n != f.Issue || mk == nil {
+			return nil
+		}
+		return &changing{ch: *f.Change, mk: mk}
+	case !change && f.Question != nil && f.Change == nil:
+		return &Asking{Question: *f.Question, At: f.At, Cap: f.Cap, Context: f.Context}
+	}
+	return nil
+}
+
+// drain takes every question and change left for a holder of l's issue
+// (take) and makes them on l (makeAll).
+func (h *handing) drain(l *Ledger) []handedOne {
 	batch := h.take(l.IssueNumber, nil)
 	makeAll(batch, l)
 	return batch
 }
 
-// makeAll adds each question of batch to l, after the others, setting its
-// record (nil when the cap refuses it or it is not a valid record).
-func makeAll(batch []handedAsk, l *Ledger) {
+// makeAll makes each question and change of batch on l, after the
+// others, setting its record (nil when it cannot be made).
+func makeAll(batch []handedOne, l *Ledger) {
 	for i := range batch {
-		ask := &batch[i]
-		ask.record = nil
-		if c, err := ask.a.apply(l); err == nil {
-			if c.validate() == nil {
-				ask.record = c
-			} else {
-				l.Clarifications = l.Clarifications[:len(l.Clarifications)-1]
-			}
-		}
+		batch[i].record = batch[i].x.handed(l)
 	}
 }
 
@@ -467,27 +697,26 @@ func removeOld(path string, e fs.DirEntry) {
 	}
 }
 
-// tell leaves each asker of batch what became of its question: called once
-// the write that carries them is in place (kept: in the outbox), before
-// the lock is released.
-func tell(batch []handedAsk, kept bool) {
-	for _, ask := range batch {
+// tell leaves each writer of batch what became of its question or change:
+// called once the write that carries them is in place (kept: in the
+// outbox), before the lock is released.
+func tell(batch []handedOne, kept bool) {
+	for _, one := range batch {
 		d := doneFile{V: 1}
-		if ask.record != nil {
-			raw, err := RecordJSON(ask.record)
+		if one.record != nil {
+			raw, err := RecordJSON(one.record)
 			if err != nil {
-				continue // its asker looks in the ledger
+				continue // its writer looks in the ledger
 			}
 			d.Record = raw
 			if kept {
-				c := ask.record
-				d.Unsynced = fmt.Sprintf("%s asked by %s of %s", c.ID, c.From, c.To)
+				d.Unsynced = one.x.unsynced(one.record)
 			}
 		}
 		data, err := json.Marshal(d)
 		if err != nil {
 			continue
 		}
-		_ = atomicfile.WriteVolatile(ask.done, data, 0o600)
+		_ = atomicfile.WriteVolatile(one.done, data, 0o600)
 	}
 }

@@ -53,13 +53,15 @@ func askAsync(s *Store, issue int, a Asking) <-chan asked {
 	return ch
 }
 
-// waitHanded waits until n questions are left in issue's hand-off
+// waitHanded waits until n questions and changes are left in issue's hand-off
 // directory, and returns their paths.
 func waitHanded(t *testing.T, s *Store, issue, n int) []string {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		names, _ := filepath.Glob(filepath.Join(s.Path(issue)+HandoffSuffix, "*"+askEnd))
+		changes, _ := filepath.Glob(filepath.Join(s.Path(issue)+HandoffSuffix, "*"+changeEnd))
+		names = append(names, changes...)
 		if len(names) >= n {
 			return names
 		}
@@ -84,11 +86,11 @@ func handedWhileHeld(t *testing.T, s *Store, a Asking) (*Locked, <-chan asked, s
 // drainAsHolder is what a holder of f's lock making an ask does with the
 // questions handed to it: it makes them in its write and tells their
 // askers.
-func drainAsHolder(t *testing.T, s *Store, f *Locked) []handedAsk {
+func drainAsHolder(t *testing.T, s *Store, f *Locked) []handedOne {
 	t.Helper()
-	var batch []handedAsk
+	var batch []handedOne
 	_, err := s.change(f, func(l *Ledger) error {
-		batch = (&handing{spool: f.Path + HandoffSuffix, issue: f.Issue}).drain(l)
+		batch = (&handing{spool: f.Path + HandoffSuffix, issue: f.Issue, changers: s.changers}).drain(l)
 		return nil
 	}, func() { tell(batch, false) })
 	require.NoError(t, err)
@@ -226,7 +228,7 @@ func TestHandedAskWhoseHolderDied(t *testing.T) {
 			var hf handedFile
 			require.NoError(t, json.Unmarshal(data, &hf))
 			if tc.made || tc.told != "" {
-				other := Asking{Question: hf.Question, At: hf.At}
+				other := Asking{Question: *hf.Question, At: hf.At}
 				if tc.told == "other" {
 					other.Question.Body = "Another question"
 				}
@@ -237,7 +239,7 @@ func TestHandedAskWhoseHolderDied(t *testing.T) {
 				}, nil)
 				require.NoError(t, err)
 				if tc.told != "" {
-					tell([]handedAsk{{done: strings.TrimSuffix(name, askEnd) + doneEnd, record: c}}, false)
+					tell([]handedOne{{done: strings.TrimSuffix(name, askEnd) + doneEnd, record: c}}, false)
 				}
 			}
 			require.NoError(t, f.Release()) // as the kernel does for a dead holder
@@ -291,8 +293,13 @@ func TestHandedAskAndTheWaitBudget(t *testing.T) {
 // FuzzHandedFile: whatever a question's file holds, a holder never fails
 // nor makes a ledger that does not check.
 func FuzzHandedFile(f *testing.F) {
-	good, _ := json.Marshal(handedFile{V: 1, Issue: 7, Question: asking("engineer", "q", 2).Question, At: t0})
+	q := asking("engineer", "q", 2).Question
+	good, _ := json.Marshal(handedFile{V: 1, Issue: 7, Question: &q, At: t0})
 	f.Add(good)
+	change, _ := json.Marshal(handedFile{V: 1, Issue: 7, At: t0, Change: &Change{Kind: "note", ID: "CLR-7-001", By: "engineer", At: t0, Args: json.RawMessage(`"a note"`)}})
+	f.Add(change)
+	f.Add([]byte(`{"v":1,"issue":7,"change":{"kind":"note","id":"CLR-7-001","args":"\u0000"}}`))
+	f.Add([]byte(`{"v":1,"issue":7,"change":{"kind":"note","id":"CLR-8-001"},"question":{"From":"engineer"}}`))
 	f.Add([]byte(`{"v":1,"issue":7,"question":{"From":"a","To":"a"}}`))
 	f.Add([]byte(`{"v":1,"issue":7,"question":{"From":"engineer","To":"architect","MaxRounds":-4,"Body":"\u0000"},"cap":{"Max":3}}`))
 	f.Add([]byte(`{"v":1,"issue":7,"context":{"refs":[{}]},"at":"0001-01-01T00:00:00Z"}`))
@@ -303,14 +310,18 @@ func FuzzHandedFile(f *testing.F) {
 		mu.Lock()
 		defer mu.Unlock()
 		s := NewStore(filepath.Join(dir, fmt.Sprint(n.Add(1))), lock.Options{Agent: "fuzz"}, nil)
+		s.Handle("note", noter{})
+		_, err := s.Ask(context.Background(), 7, asking("engineer", "the first", 0))
+		require.NoError(t, err)
 		lk, err := s.Lock(context.Background(), 7)
 		require.NoError(t, err)
 		defer lk.Release()
 		require.NoError(t, os.MkdirAll(s.Path(7)+HandoffSuffix, 0o755))
 		require.NoError(t, os.WriteFile(filepath.Join(s.Path(7)+HandoffSuffix, "q.ask"), data, 0o600))
-		var batch []handedAsk
+		require.NoError(t, os.WriteFile(filepath.Join(s.Path(7)+HandoffSuffix, "c.change"), data, 0o600))
+		var batch []handedOne
 		_, err = s.change(lk, func(l *Ledger) error {
-			batch = (&handing{spool: lk.Path + HandoffSuffix, issue: 7}).drain(l)
+			batch = (&handing{spool: lk.Path + HandoffSuffix, issue: 7, changers: s.changers}).drain(l)
 			return nil
 		}, func() { tell(batch, false) })
 		require.NoError(t, err, "the holder's write")

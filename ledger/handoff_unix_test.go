@@ -47,7 +47,8 @@ func TestHandoffHostileFiles(t *testing.T) {
 
 	require.NoError(t, os.Remove(spool))
 	require.NoError(t, os.Mkdir(spool, 0o755))
-	good, err := json.Marshal(handedFile{V: 1, Issue: 7, PID: os.Getpid(), Question: asking("engineer", "q", 2).Question, At: t0})
+	q := asking("engineer", "q", 2).Question
+	good, err := json.Marshal(handedFile{V: 1, Issue: 7, PID: os.Getpid(), Question: &q, At: t0})
 	require.NoError(t, err)
 	other := strings.Replace(string(good), `"issue":7`, `"issue":8`, 1)
 	dead := strings.Replace(string(good), fmt.Sprintf(`"pid":%d`, os.Getpid()), `"pid":2147483000`, 1)
@@ -81,12 +82,14 @@ func TestHandoffHostileFiles(t *testing.T) {
 	assert.Equal(t, string(good), string(data))
 }
 
-// TestHandedAsksUnderKillsAndPauses: askers on one issue, each a process,
-// hand their questions to whichever holds the lock while some are killed
-// (a holder among them, at any point of its write or of its telling) and
-// some paused and resumed: every acknowledged question is in the ledger
-// once, under the id its asker was given, no question is made twice, ids
-// stay dense, and the holders made some of them.
+// TestHandedAsksUnderKillsAndPauses: askers on one issue, each a process
+// that asks and then notes on its question (a change, Store.Hand), hand
+// their questions and notes to whichever holds the lock while some are
+// killed (a holder among them, at any point of its write or of its
+// telling) and some paused and resumed: every acknowledged question is in
+// the ledger once, under the id its asker was given, every acknowledged
+// note on its record once, nothing is made twice, ids stay dense, and the
+// holders made some of them.
 func TestHandedAsksUnderKillsAndPauses(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts processes")
@@ -103,6 +106,7 @@ func TestHandedAsksUnderKillsAndPauses(t *testing.T) {
 	var (
 		mu    sync.Mutex
 		acked = map[string]string{} // id → question
+		noted = map[string]string{} // note → id
 		// handed counts the acknowledgements the holder made
 		handed, kills, pauses int
 		errs                  []string
@@ -120,6 +124,15 @@ func TestHandedAsksUnderKillsAndPauses(t *testing.T) {
 			sc := bufio.NewScanner(stdout)
 			for sc.Scan() {
 				f := strings.Fields(sc.Text())
+				if len(f) == 4 && f[0] == "NOTE" {
+					mu.Lock()
+					noted[f[2]] = f[1]
+					if f[3] == "1" {
+						handed++
+					}
+					mu.Unlock()
+					continue
+				}
 				if len(f) != 4 || f[0] != "ACK" {
 					continue
 				}
@@ -182,11 +195,17 @@ func TestHandedAsksUnderKillsAndPauses(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, l.Validate())
 	bodies := map[string]string{}
+	notes := map[string][]string{} // note → the records that hold it
 	for i, c := range l.Clarifications {
 		if c.Sealed() {
 			c = l.Find(c.ID)
 		}
 		require.Equal(t, FormatID(7, i+1), c.ID, "ids dense")
+		if c.X != nil {
+			for _, a := range c.X.Assumptions {
+				notes[a.Body] = append(notes[a.Body], c.ID)
+			}
+		}
 		body := c.Thread[0].Body
 		if prev, ok := bodies[body]; ok {
 			t.Errorf("%s made twice: %s and %s", body, prev, c.ID)
@@ -196,11 +215,17 @@ func TestHandedAsksUnderKillsAndPauses(t *testing.T) {
 	for id, body := range acked {
 		assert.Equal(t, id, bodies[body], "acknowledged %s is in the ledger under the id its asker was given", body)
 	}
-	for _, name := range spoolLeft(t, s, 7) {
-		assert.False(t, strings.HasSuffix(name, askEnd), "a question left: %s", name)
+	for body, id := range noted {
+		assert.Equal(t, []string{id}, notes[body], "acknowledged %s is on its record once", body)
 	}
-	t.Logf("%d askers, %d kills, %d pauses: %d records, %d acknowledged, %d of them made by the holder",
-		procs, kills, pauses, len(l.Clarifications), len(acked), handed)
+	for body, ids := range notes {
+		assert.Len(t, ids, 1, "%s made once", body)
+	}
+	for _, name := range spoolLeft(t, s, 7) {
+		assert.False(t, strings.HasSuffix(name, askEnd) || strings.HasSuffix(name, changeEnd), "a question or change left: %s", name)
+	}
+	t.Logf("%d askers, %d kills, %d pauses: %d records, %d questions and %d notes acknowledged, %d of them made by the holder",
+		procs, kills, pauses, len(l.Clarifications), len(acked), len(noted), handed)
 	assert.Greater(t, kills, 5)
 	assert.NotZero(t, handed, "holders made some of the questions")
 }

@@ -78,10 +78,13 @@ func helper(mode string) int {
 
 // askHelper asks questions on issue 7 through Store.Ask until the file
 // "stop" appears beside the state, printing "ACK id question handed" after
-// each (handed: 1 when the lock's holder made it, 0 when this process did).
+// each (handed: 1 when the lock's holder made it, 0 when this process
+// did); after each, it notes on the question it asked (Store.Hand, the
+// test Changer noter) and prints "NOTE id note handed".
 func askHelper() int {
 	dir := os.Getenv("AGENTX_LEDGER_DIR")
 	s := NewStore(dir, lock.Options{Agent: "asker", Wait: time.Minute}, nil)
+	s.Handle("note", noter{})
 	handed := false
 	handedHook = func() { handed = true }
 	w := bufio.NewWriter(os.Stdout)
@@ -104,6 +107,18 @@ func askHelper() int {
 			h = 1
 		}
 		fmt.Fprintln(w, "ACK", c.ID, body, h)
+		w.Flush()
+		handed = false
+		body = fmt.Sprintf("note-%d-%d", os.Getpid(), i)
+		if c, err = s.Hand(context.Background(), note(c.ID, "engineer", body, 0)); err != nil {
+			fmt.Fprintln(os.Stderr, "note:", err)
+			return 1
+		}
+		h = 0
+		if handed {
+			h = 1
+		}
+		fmt.Fprintln(w, "NOTE", c.ID, body, h)
 		w.Flush()
 	}
 }

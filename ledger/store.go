@@ -80,6 +80,8 @@ type Store struct {
 
 	rep Replicator // what the ledgers are shared through, if anything (SetReplicator)
 
+	changers map[string]Changer // the kinds of Change it makes (Handle)
+
 	pending decidedPending // ledgers read again, for decision memory (noteReread)
 
 	// wrote is the index file this process last wrote (see noteIndex)

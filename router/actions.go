@@ -81,43 +81,20 @@ func (h *Hub) answer(ctx context.Context, id, from string, r Reply, round int) (
 	if err := validateReply("answer", r); err != nil {
 		return Record{}, err
 	}
-	var signer string
-	rec, err := h.change(ctx, id, func(c *ledger.Clarification, now time.Time) error {
-		if err := inRound(c, round); err != nil {
-			return err
-		}
-		if from == "" {
-			from = c.To
-		}
-		if from != c.To && from != ledger.Human {
-			return partyError(c, from, OpAnswer, "answer", c.To, ledger.Human)
-		}
-		var err error
-		if signer, err = person(ctx, from); err != nil {
-			return err
-		}
-		// A person's further reply to an answered round (people clarify in
-		// several messages) is one more answer of the round, not an error.
-		further := c.Status == ledger.Answered && from == ledger.Human
-		body, choice, err := pick(c, r)
+	if from == "" {
+		// the record's target: the change names who answers
+		rec, err := h.get(id)
 		if err != nil {
-			return err
+			return Record{}, err
 		}
-		// A further note is welcome; a second pick of an option is not:
-		// the first answer that picked one stands, wherever it came from.
-		if further && choice != nil {
-			if first := pickedInRound(c); first != nil {
-				return &PickedError{ID: c.ID, First: *first}
-			}
-		}
-		if err := c.Move(ledger.Answered); err != nil && !further {
-			return err
-		}
-		c.Thread = append(c.Thread, entry(c, from, ledger.Answer, body, now))
-		c.Sign(signer)
-		c.Chose(choice)
-		return nil
-	})
+		from = rec.To
+	}
+	signer, err := person(ctx, from)
+	if err != nil {
+		return Record{}, err
+	}
+	ch := ledger.Change{Kind: changeAnswer, ID: id, By: from, What: "an answer", Args: args(answerArgs{Reply: r, Round: round, Signer: signer})}
+	rec, err := h.hand(ctx, ch, answerChange{})
 	if err != nil {
 		return Record{}, err
 	}
@@ -365,20 +342,8 @@ func (h *Hub) assume(ctx context.Context, id, by, assumption string, reuses *led
 	if err := ledger.ValidateMessage("assumption", assumption); err != nil {
 		return Record{}, err
 	}
-	return h.change(ctx, id, func(c *ledger.Clarification, now time.Time) error {
-		if by == "" {
-			by = c.From
-		}
-		if by != c.From {
-			return partyError(c, by, OpAssume, "record an assumption on", c.From)
-		}
-		if c.Status.Final() {
-			return &ledger.TransitionError{ID: c.ID, From: c.Status, To: c.Status}
-		}
-		x := c.Ext()
-		x.Assumptions = append(x.Assumptions, ledger.Assumption{Round: c.Round, By: by, Body: assumption, Timestamp: ledger.T(now), Reuses: reuses})
-		return nil
-	})
+	ch := ledger.Change{Kind: changeAssume, ID: id, By: by, What: "an assumption", Args: args(assumeArgs{Body: assumption, Reuses: reuses})}
+	return h.hand(ctx, ch, assumeChange{})
 }
 
 // SettledError is a change to a clarification that is closed already

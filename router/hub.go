@@ -76,6 +76,7 @@ func New(store *ledger.Store, rules *workflow.Set, dir string) *Hub {
 		Warn:   func(error) {},
 	}
 	h.rules.Store(rules)
+	handle(store)
 	return h
 }
 

@@ -8,7 +8,10 @@
 //     issue and each on its own issue: throughput, failures by exit code,
 //     latency and CPU per ask, and whether every acknowledged ask's record
 //     is in the ledger exactly once (a fleet makes at most -max-asks asks,
-//     so the largest ones ask fewer each);
+//     so the largest ones ask fewer each); with -assumptions, after each
+//     fleet on one issue, its processes record an assumption on each
+//     question they asked, all at once (the row "one, assume": changes
+//     other than asks, handed to the lock's holder as asks are);
 //  2. history cost: asks on an issue holding 10 clarifications against one
 //     holding 5,000;
 //  3. start-up: the CPU of `agentx version` against a hello-world Go program,
@@ -31,6 +34,7 @@
 //	go run ./bench/fleet -scale-only -per-ledger 12 -events 1000
 //	go run ./bench/fleet -scale-only -against HEAD~1 # before and after, interleaved
 //	go run ./bench/fleet -json > figures.json # the same figures as JSON
+//	go run ./bench/fleet -skip-scale -procs 32 -assumptions -bin /tmp/agentx-before
 //
 // Every process is bounded by -timeout, Ctrl-C stops the run, and the
 // temporary workspaces are removed on the way out (-keep keeps them).

@@ -41,6 +41,8 @@ type config struct {
 	timeout      time.Duration
 	json         bool
 	keep         bool
+	assumptions  bool
+	bin          string
 }
 
 // quick is what -quick changes, for the flags not given.
@@ -66,6 +68,8 @@ func parseFlags(args []string) (config, error) {
 	fs.DurationVar(&c.timeout, "timeout", 2*time.Minute, "time limit of each process")
 	fs.BoolVar(&c.json, "json", false, "print the figures as JSON instead of tables")
 	fs.BoolVar(&c.keep, "keep", false, "keep the workspaces and say where they are")
+	fs.BoolVar(&c.assumptions, "assumptions", false, "after each fleet on one issue, its processes record an assumption on each question they asked, all at once (changes other than asks, on one issue)")
+	fs.StringVar(&c.bin, "bin", "", "measure this agentx binary (an earlier build, for before and after) instead of building this tree's")
 	q := fs.Bool("quick", false, "a smaller pass for a smoke test (P 1,8; K 5; 1,000 ledgers; 100,000 events; fewer runs)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -157,6 +161,8 @@ type bench struct {
 	floor  string // bench/internal/floor: cobra and toml, nothing of agentx
 	base   string // agentx built at -against (agentx-full beside it, at a revision that has one), or ""
 	rev    string // -against
+
+	assumptions bool // -assumptions
 }
 
 // report is every figure of a run.
@@ -195,12 +201,19 @@ func run(ctx context.Context, c config, stdout, stderr io.Writer) (err error) {
 			err = rerr
 		}
 	}()
-	b := &bench{r: newRunner(c.timeout), tmp: tmp, agentx: filepath.Join(tmp, "agentx")}
+	b := &bench{r: newRunner(c.timeout), tmp: tmp, agentx: filepath.Join(tmp, "agentx"), assumptions: c.assumptions}
 	progress := func(format string, args ...any) { fmt.Fprintf(stderr, "fleet: "+format+"\n", args...) }
 
 	progress("building agentx, the libraries' floor and hello world (CGO_ENABLED=0)")
 	b.floor = filepath.Join(tmp, "floor")
-	for _, pkg := range []string{"./cmd/agentx", "./bench/internal/floor"} {
+	pkgs := []string{"./cmd/agentx", "./bench/internal/floor"}
+	if c.bin != "" {
+		if b.agentx, err = filepath.Abs(c.bin); err != nil {
+			return err
+		}
+		pkgs = pkgs[1:]
+	}
+	for _, pkg := range pkgs {
 		if err := build(ctx, "", pkg, filepath.Join(tmp, filepath.Base(pkg))); err != nil {
 			return fmt.Errorf("%w (run from the repository root)", err)
 		}
@@ -290,11 +303,11 @@ func (b *bench) before(ctx context.Context, c config, rep *report, out *printer,
 				where = "all on one issue"
 			}
 			progress("%d processes × %d asks, %s", p, k, where)
-			fr, err := b.fleet(ctx, p, k, one)
+			frs, err := b.fleet(ctx, p, k, one)
 			if err != nil {
 				return err
 			}
-			rep.Fleet = append(rep.Fleet, fr)
+			rep.Fleet = append(rep.Fleet, frs...)
 		}
 	}
 	out.fleet(rep.Fleet)

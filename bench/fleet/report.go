@@ -97,7 +97,8 @@ func (p *printer) fleet(frs []fleetRun) {
 			lost, fmt.Sprint(f.Writes.Doubled), fmt.Sprint(f.Writes.Unacked), strings.Join(fails, ", ")})
 	}
 	notes = append([]string{"issues one: every process on issue 1; own: each process on its own issue. lost: asks that exited 0",
-		"whose record is not in the ledger; unacked: records of asks that did not exit 0."}, notes...)
+		"whose record is not in the ledger; unacked: records of asks that did not exit 0.",
+		"one, assume (-assumptions): the same processes then each run agentx clarify assume on each question it asked."}, notes...)
 	p.table("1. Fleet asks: P processes at once, each running K × agentx clarify ask --non-blocking --json", rows, notes...)
 }
 

@@ -51,14 +51,15 @@ var assuming = change{noun: "assumptions", verb: "assume",
 
 // changeAll times chs once a row's asks are made: every host makes them,
 // all at once, on k of the questions on its issue (on one issue, host i
-// the i-th, i+hosts-th, ... of them), through the remote as the asks
+// the i-th, i+hosts-th, ... of them; with procs processes a host, each
+// makes k, all at once), through the remote as the asks
 // went; with more than one change (-together), host i+j makes chs[j] on
 // host i's questions, the changes of a round at the same moment. It
 // prints, per change, those acknowledged, refused as remote_busy and
 // failed otherwise, latency p50/p99 and changes a second, and how many
 // the remote's ledgers hold afterwards; git commands a change, of them
 // all.
-func changeAll(ctx context.Context, chs []change, name, bin string, w *world, hosts, issues, k int) {
+func changeAll(ctx context.Context, chs []change, name, bin string, w *world, hosts, issues, k, procs int) {
 	// each issue's ledger on the remote, read once: host i works on
 	// issue i+1, or all on issue 1
 	read := func() []*ledger.Ledger {
@@ -101,7 +102,7 @@ func changeAll(ctx context.Context, chs []change, name, bin string, w *world, ho
 				ids[i] = append(ids[i], c.ID)
 			}
 		}
-		ids[i] = ids[i][:min(k, len(ids[i]))]
+		ids[i] = ids[i][:min(k*procs, len(ids[i]))]
 	}
 	// the git commands before are counted; these start afresh
 	_ = os.Truncate(w.gitLog, 0)
@@ -110,7 +111,7 @@ func changeAll(ctx context.Context, chs []change, name, bin string, w *world, ho
 	rs := make([]result, len(chs))
 	var mu sync.Mutex
 	var all result
-	each(w, &all, 0, k, 1, func(i, n int) (time.Duration, error) {
+	each(w, &all, 0, k, procs, func(i, n int) (time.Duration, error) {
 		if n >= len(ids[i]) {
 			return 0, errSkip
 		}

@@ -393,10 +393,10 @@ func run(ctx context.Context, dir string, builds []build, hosts, issues, k, bloc
 		switch {
 		case bd.local || len(chs) == 0:
 		case *together:
-			changeAll(ctx, chs, bd.name, bd.bin, worlds[j], hosts, issues, k)
+			changeAll(ctx, chs, bd.name, bd.bin, worlds[j], hosts, issues, k, *procs)
 		default:
 			for _, ch := range chs {
-				changeAll(ctx, []change{ch}, bd.name, bd.bin, worlds[j], hosts, issues, k)
+				changeAll(ctx, []change{ch}, bd.name, bd.bin, worlds[j], hosts, issues, k, *procs)
 			}
 		}
 	}

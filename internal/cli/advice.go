@@ -64,6 +64,9 @@ func cliWording() words.Table {
 			return "pass --force to replace the default files (your state/ directory is kept)"
 		}),
 		words.Word(func(e *ledger.HandedLostError) string {
+			if e.ID != "" {
+				return fmt.Sprintf("`agentx clarify show %s` shows whether %s is there; make it again only if it is not", e.ID, e.What)
+			}
 			return fmt.Sprintf("`agentx clarify list --issue %d` shows the question if it is there; ask again only if it is not", e.Issue)
 		}),
 		words.Word(func(e *remote.RenumberedError) string {

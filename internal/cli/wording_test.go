@@ -72,6 +72,7 @@ func hintedErrors() map[string]error {
 		"workflow broken":     &workflow.BrokenError{Workflow: "bug", Own: true, Errs: workflow.Errors{{File: "bug.toml", Msg: "bad"}}},
 		"remote busy":         &remote.BusyError{Remote: "origin", Attempts: 5},
 		"handed lost":         &ledger.HandedLostError{Issue: 7},
+		"handed change lost":  &ledger.HandedLostError{Issue: 7, ID: "CLR-7-002", What: "an answer"},
 		"remote superseded":   &remote.SupersededError{Issue: 7, Changed: []string{"CLR-7-001"}, Err: errors.New("answered")},
 		"remote renumbered":   &remote.RenumberedError{Issue: 7, ID: "CLR-7-002", As: "CLR-7-003"},
 		"history rewound":     history(remote.HistoryRewound, "abc123"),

@@ -225,7 +225,11 @@ func (c *chaos) change(h int, topic, body string, made map[string]string, tries 
 		c.mu.Unlock()
 	case r.code == 5:
 		c.mu.Lock()
-		c.busy++
+		if strings.Contains(r.stderr, `"handed_lost"`) {
+			c.handedLost++ // handed to a holder that was killed
+		} else {
+			c.busy++
+		}
 		c.mu.Unlock()
 	default:
 		c.fail("host %d: %s %s: exit %d: %s", h, how[0], id, r.code, r.stderr)

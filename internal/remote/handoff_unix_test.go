@@ -62,12 +62,22 @@ type asker struct {
 
 // startAsks starts one ask on host 0's issue 3 for each topic, at once.
 func (w *world) startAsks(topics ...string) []*asker {
+	var argvs [][]string
+	for _, topic := range topics {
+		argvs = append(argvs, []string{"clarify", "ask", "--issue", "3", "--from", "engineer", "--to", "architect",
+			"--topic", topic, "--question", "which retry budget applies to " + topic + "?", "--non-blocking", "--json"})
+	}
+	return w.start(topics, argvs)
+}
+
+// start starts an agentx process of host 0 for each argv, at once, each
+// known by its name (an asker's topic).
+func (w *world) start(names []string, argvs [][]string) []*asker {
 	t := w.t
 	var out []*asker
-	for _, topic := range topics {
-		a := &asker{topic: topic, done: make(chan struct{})}
-		a.cmd = exec.Command(w.bin, "clarify", "ask", "--issue", "3", "--from", "engineer", "--to", "architect",
-			"--topic", topic, "--question", "which retry budget applies to "+topic+"?", "--non-blocking", "--json")
+	for i, argv := range argvs {
+		a := &asker{topic: names[i], done: make(chan struct{})}
+		a.cmd = exec.Command(w.bin, argv...)
 		a.cmd.Dir = w.hosts[0]
 		a.cmd.Env = append(os.Environ(), "AGENTX_NO_MONITOR=1", "USER=tester", "GIT_TERMINAL_PROMPT=0")
 		a.cmd.Stdout, a.cmd.Stderr = &a.out, &a.err
@@ -93,23 +103,29 @@ func (w *world) startAsks(topics ...string) []*asker {
 // once each has handed its question over (its file in the issue's
 // hand-off directory), with the lock still held; release lets them go.
 func (w *world) holdIssue(topics ...string) (askers []*asker, release func()) {
+	return w.holdWhile(func() []*asker { return w.startAsks(topics...) })
+}
+
+// holdWhile is holdIssue for the processes start starts, each of which
+// hands a question or a change over.
+func (w *world) holdWhile(start func() []*asker) (writers []*asker, release func()) {
 	t := w.t
 	s := ledger.NewStore(filepath.Join(w.hosts[0], ".agentx", "state"), lock.Options{Agent: "test"}, nil)
 	f, err := s.Lock(context.Background(), 3)
 	require.NoError(t, err)
-	askers = w.startAsks(topics...)
+	writers = start()
 	spool := w.ledgerOf() + ledger.HandoffSuffix
-	require.Eventually(t, func() bool { return len(handed(spool)) == len(topics) }, 30*time.Second, 10*time.Millisecond,
-		"every ask hands its question over: %v", handed(spool))
-	return askers, func() { require.NoError(t, f.Release()) }
+	require.Eventually(t, func() bool { return len(handed(spool)) == len(writers) }, 30*time.Second, 10*time.Millisecond,
+		"every writer hands its question or change over: %v", handed(spool))
+	return writers, func() { require.NoError(t, f.Release()) }
 }
 
-// handed lists the questions left in a hand-off directory.
+// handed lists the questions and changes left in a hand-off directory.
 func handed(spool string) []string {
 	ents, _ := os.ReadDir(spool)
 	var out []string
 	for _, e := range ents {
-		if strings.HasSuffix(e.Name(), ".ask") {
+		if strings.HasSuffix(e.Name(), ".ask") || strings.HasSuffix(e.Name(), ".change") {
 			out = append(out, e.Name())
 		}
 	}
@@ -343,4 +359,101 @@ func TestHandedAsksRefusedOnTheSharedLedger(t *testing.T) {
 	assert.Zero(t, made)
 	assert.Equal(t, 2, refused)
 	assert.Len(t, checkChain(t, w.chain(3)).Clarifications, 2)
+}
+
+// askedEight has host 0 ask eight questions on issue 3 (handed to one
+// holder: one push) after its first; their ids, in the order asked.
+func (w *world) askedEight() []string {
+	t := w.t
+	w.firstAsk()
+	askers, release := w.holdIssue(topicsN("q", 8)...)
+	release()
+	waitAll(t, askers)
+	var ids []string
+	for _, a := range askers {
+		require.Equal(t, 0, a.code, "%s: %s", a.topic, a.err.String())
+		ids = append(ids, data(t, a.out.String())["id"].(string))
+	}
+	return ids
+}
+
+// changeEach starts, while host 0 holds issue 3's lock, one change on each
+// of ids, at once: an assumption of the engineer's on the even ones, an
+// answer of the architect's on the odd; each hands it over.
+func (w *world) changeEach(ids []string) (writers []*asker, release func()) {
+	var argvs [][]string
+	for i, id := range ids {
+		if i%2 == 0 {
+			argvs = append(argvs, []string{"clarify", "assume", id, "--from", "engineer", "--assumption", "proceeding on " + id, "--json"})
+		} else {
+			argvs = append(argvs, []string{"clarify", "answer", id, "--from", "architect", "--body", "the answer to " + id, "--json"})
+		}
+	}
+	return w.holdWhile(func() []*asker { return w.start(ids, argvs) })
+}
+
+// TestHandedChangesShareOnePush: answers and assumptions of eight agentx
+// processes of one host, each on its own question of one issue, made
+// while the issue's lock is held, are handed to the process that takes
+// it next: one change on the shared ledger, one push, where each took a
+// round trip in turn; each process is told its own record as written.
+func TestHandedChangesShareOnePush(t *testing.T) {
+	w := newWorld(t, 1, "", "")
+	ids := w.askedEight()
+	before := len(w.chain(3))
+	w.slowPushes(0, 300*time.Millisecond)
+	writers, release := w.changeEach(ids)
+	start := time.Now()
+	release()
+	waitAll(t, writers)
+	t.Logf("eight changes made %v after the lock was let go", time.Since(start).Round(time.Millisecond))
+	for _, a := range writers {
+		require.Equal(t, 0, a.code, "%s: %s", a.topic, a.err.String())
+		assert.Equal(t, a.topic, data(t, a.out.String())["id"], "each writer is told its own record")
+	}
+	versions := w.chain(3)
+	assert.Len(t, versions, before+1, "one version for the eight changes")
+	last := checkChain(t, versions)
+	for i, id := range ids {
+		c := last.Find(id)
+		require.NotNil(t, c, id)
+		if i%2 == 0 {
+			require.NotNil(t, c.X, id)
+			require.Len(t, c.X.Assumptions, 1, id)
+			assert.Equal(t, "proceeding on "+id, c.X.Assumptions[0].Body)
+			continue
+		}
+		assert.Equal(t, ledger.Answered, c.Status, id)
+		assert.Equal(t, "the answer to "+id, c.Thread[len(c.Thread)-1].Body)
+	}
+	assert.Empty(t, handed(w.ledgerOf()+ledger.HandoffSuffix))
+}
+
+// TestHandedChangesKeptInTheOutbox: the same with the remote gone: the
+// one change goes to the outbox, and each writer says its change is
+// unsynced, as one that kept its own there does.
+func TestHandedChangesKeptInTheOutbox(t *testing.T) {
+	w := newWorld(t, 1, "", "")
+	ids := w.askedEight()[:4]
+	require.NoError(t, os.RemoveAll(w.bare))
+	writers, release := w.changeEach(ids)
+	release()
+	waitAll(t, writers)
+	for i, a := range writers {
+		require.Equal(t, 0, a.code, "%s: %s", a.topic, a.err.String())
+		var doc struct {
+			Data     struct{ ID string } `json:"data"`
+			Unsynced []string            `json:"unsynced"`
+		}
+		require.NoError(t, json.Unmarshal(a.out.Bytes(), &doc), a.out.String())
+		assert.Equal(t, a.topic, doc.Data.ID)
+		require.Len(t, doc.Unsynced, 1, "%s: told it is kept in the outbox", a.topic)
+		// a writer told by the holder, or the holder (the outbox's words
+		// for its whole change)
+		want := []string{a.topic + ": an assumption by engineer", a.topic + " assumption by engineer"}
+		if i%2 == 1 {
+			want = []string{a.topic + ": an answer by architect", a.topic + " answered by architect"}
+		}
+		assert.True(t, strings.Contains(doc.Unsynced[0], want[0]) || strings.Contains(doc.Unsynced[0], want[1]), "%s: %s", a.topic, doc.Unsynced[0])
+	}
 }

@@ -207,6 +207,9 @@ func replay(l *ledger.Ledger, p Queued, now time.Time, renames map[string]string
 			steps = append(steps, replayStep{cur: cur, after: after})
 			continue
 		}
+		if holdsChange(r.Before, after, cur) {
+			continue // delivered already (an intent of it merged), moved on since
+		}
 		// The record moved since the change was made on it: the change
 		// lands there only when it, or what moved the record, appended
 		// assumptions alone (rebased).
@@ -225,6 +228,18 @@ func replay(l *ledger.Ledger, p Queued, now time.Time, renames map[string]string
 		} // else it holds them already: delivered
 	}
 	return len(steps) > 0, append(dups, applySteps(l, steps, p, now, renames)...), nil
+}
+
+// holdsChange reports whether cur holds the change from before (its JSON) to
+// after, one that adds thread entries or assumptions (what identifies it
+// on a record moved on since: holds). A change to the rest of the record
+// is never taken as landed.
+func holdsChange(before json.RawMessage, after, cur *ledger.Clarification) bool {
+	b, err := ledger.DecodeRecord(before)
+	if cur == nil || err != nil || len(after.Thread) <= len(b.Thread) && len(assumptions(after)) <= len(assumptions(b)) {
+		return false
+	}
+	return holds(cur, after)
 }
 
 // replayStep is one record a queued change makes (cur nil) or changes

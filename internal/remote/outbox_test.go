@@ -17,7 +17,9 @@ import (
 // assumptions alone: what an asker proceeds on commutes with an answer,
 // another assumption, a follow-up, and lands beside it, once. Before, an
 // asker's assumption made as the answer came was superseded (and an
-// answer made as the asker assumed).
+// answer made as the asker assumed). A change already on the record (an
+// intent of it merged before its host went out of reach), the record
+// moved on since, is delivered already: before, it was told superseded.
 func TestReplayRebasesAssumptions(t *testing.T) {
 	at := sharedRecord("CLR-1-001", "x").Created
 	assume := func(c *ledger.Clarification, body string) *ledger.Clarification {
@@ -65,6 +67,15 @@ func TestReplayRebasesAssumptions(t *testing.T) {
 			true, false, ledger.Resolved, 3, nil},
 		{"two answers", base(), answer(base(), "mine"), answer(base(), "theirs"),
 			true, false, ledger.Answered, 2, nil},
+		{"an answer delivered already, assumed on since", base(), answer(base(), "mine"), assume(answer(base(), "mine"), "theirs"),
+			false, false, ledger.Answered, 2, []string{"theirs"}},
+		{"an answer delivered already, resolved since", base(), answer(base(), "mine"), resolve(answer(base(), "mine")),
+			false, false, ledger.Resolved, 3, nil},
+		{"a change to the agentx key alone, the record moved on", base(), func() *ledger.Clarification {
+			c := base()
+			c.Ext().Summary = "rewritten"
+			return c
+		}(), answer(base(), "a"), true, false, ledger.Answered, 2, nil},
 		{"an assumption that also rewrites the record", base(), func() *ledger.Clarification {
 			c := assume(base(), "mine")
 			c.Ext().Summary = "rewritten"

@@ -86,6 +86,9 @@ func Wording() words.Table {
 			return "nothing was written: try again ([remote] attempts in .agentx/config.toml tries more times)"
 		}),
 		words.Word(func(e *ledger.HandedLostError) string {
+			if e.ID != "" {
+				return fmt.Sprintf("%s may be on issue #%d's shared ledger already: the page shows %s as it is; make it again only if it is not there", e.What, e.Issue, e.ID)
+			}
 			return fmt.Sprintf("the question may be on issue #%d's shared ledger already: the page shows it if it is; ask again only if it is not", e.Issue)
 		}),
 		words.Word(func(e *remote.HistoryError) string {

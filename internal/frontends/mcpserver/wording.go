@@ -61,6 +61,9 @@ func Wording() words.Table {
 			return "Nothing was written: call the tool again ([remote] attempts in .agentx/config.toml tries more times)."
 		}),
 		words.Word(func(e *ledger.HandedLostError) string {
+			if e.ID != "" {
+				return fmt.Sprintf("It may be on the shared ledger already: clarify_show {\"id\":%q} shows whether %s is there; make it again only if it is not.", e.ID, e.What)
+			}
 			return fmt.Sprintf("The question may be on the shared ledger already: clarify_list {\"issue\":%d} shows it if it is; ask again only if it is not.", e.Issue)
 		}),
 		words.Word(func(e *remote.HistoryError) string {

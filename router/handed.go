@@ -1,0 +1,160 @@
+package router
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/agentx-cli/agentx/ledger"
+)
+
+// The changes a writer hands to the process holding its issue's lock when
+// the issue is busy (ledger.Store.Hand, group commit): answers and
+// assumptions, the changes many agents make at once on one issue. Their
+// Changers are also the code that makes them in this process: one path.
+
+// Kinds of ledger.Change the hub makes.
+const (
+	changeAnswer = "answer"
+	changeAssume = "assume"
+)
+
+// handle has s make the hub's changes for the processes that hand them.
+func handle(s *ledger.Store) {
+	s.Handle(changeAnswer, answerChange{})
+	s.Handle(changeAssume, assumeChange{})
+}
+
+// hand makes ch (At set here) through the issue's hand-off
+// (ledger.Store.Hand). Under a Once (WithOnce), whose guard reads the
+// ledger under the lock, it is made as change makes a change, by this
+// process.
+func (h *Hub) hand(ctx context.Context, ch ledger.Change, mk ledger.Changer) (Record, error) {
+	if o, _ := ctx.Value(onceKey{}).(*Once); o != nil {
+		return h.change(ctx, ch.ID, func(c *ledger.Clarification, now time.Time) error {
+			ch.At = now
+			return mk.Make(c, ch)
+		})
+	}
+	issue, _, err := ledger.ParseID(ch.ID)
+	if err != nil {
+		return Record{}, err
+	}
+	ch.At = h.now()
+	c, err := h.Store.Hand(ctx, ch)
+	if err != nil {
+		return Record{}, h.lockTimedOut(err, func() Event { return h.about(issue, ch.ID) })
+	}
+	return Record{IssueNumber: issue, Clarification: c}, nil
+}
+
+// args is v as a Change's Args.
+func args(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err) // the hub's own argument types always encode
+	}
+	return b
+}
+
+// answerArgs are an answer's: the reply, the round a responder answers
+// (0: the current one) and the person who signs it ("" for an agent).
+type answerArgs struct {
+	Reply  Reply  `json:"reply"`
+	Round  int    `json:"round,omitempty"`
+	Signer string `json:"signer,omitempty"`
+}
+
+// answerChange makes an answer: By is the one answering (the record's
+// target or a human), At the thread entry's time.
+type answerChange struct{}
+
+func (answerChange) Make(c *ledger.Clarification, ch ledger.Change) error {
+	var a answerArgs
+	if err := json.Unmarshal(ch.Args, &a); err != nil {
+		return err
+	}
+	if err := inRound(c, a.Round); err != nil {
+		return err
+	}
+	from := ch.By
+	if from != c.To && from != ledger.Human {
+		return partyError(c, from, OpAnswer, "answer", c.To, ledger.Human)
+	}
+	// A person's further reply to an answered round (people clarify in
+	// several messages) is one more answer of the round, not an error.
+	further := c.Status == ledger.Answered && from == ledger.Human
+	body, choice, err := pick(c, a.Reply)
+	if err != nil {
+		return err
+	}
+	// A further note is welcome; a second pick of an option is not: the
+	// first answer that picked one stands, wherever it came from.
+	if further && choice != nil {
+		if first := pickedInRound(c); first != nil {
+			return &PickedError{ID: c.ID, First: *first}
+		}
+	}
+	if err := c.Move(ledger.Answered); err != nil && !further {
+		return err
+	}
+	c.Thread = append(c.Thread, entry(c, from, ledger.Answer, body, ch.At))
+	c.Sign(a.Signer)
+	c.Chose(choice)
+	return nil
+}
+
+// Made: c's thread holds an answer of ch.By's at ch.At.
+func (answerChange) Made(c *ledger.Clarification, ch ledger.Change) bool {
+	for _, e := range c.Thread {
+		if e.Type == ledger.Answer && e.From == ch.By && e.Timestamp.Equal(ch.At) {
+			return true
+		}
+	}
+	return false
+}
+
+// assumeArgs are an assumption's: what the asker proceeds on, and the
+// earlier decision it reuses (nil: none).
+type assumeArgs struct {
+	Body   string        `json:"body"`
+	Reuses *ledger.Reuse `json:"reuses,omitempty"`
+}
+
+// assumeChange records an assumption: By is the asker ("": the record's),
+// At the assumption's time.
+type assumeChange struct{}
+
+func (assumeChange) Make(c *ledger.Clarification, ch ledger.Change) error {
+	var a assumeArgs
+	if err := json.Unmarshal(ch.Args, &a); err != nil {
+		return err
+	}
+	by := ch.By
+	if by == "" {
+		by = c.From
+	}
+	if by != c.From {
+		return partyError(c, by, OpAssume, "record an assumption on", c.From)
+	}
+	if c.Status.Final() {
+		return &ledger.TransitionError{ID: c.ID, From: c.Status, To: c.Status}
+	}
+	x := c.Ext()
+	x.Assumptions = append(x.Assumptions, ledger.Assumption{Round: c.Round, By: by, Body: a.Body, Timestamp: ledger.T(ch.At), Reuses: a.Reuses})
+	return nil
+}
+
+// Made: c holds the assumption, by its asker, at ch.At.
+func (assumeChange) Made(c *ledger.Clarification, ch ledger.Change) bool {
+	var a assumeArgs
+	if json.Unmarshal(ch.Args, &a) != nil || c.X == nil {
+		return false
+	}
+	for _, x := range c.X.Assumptions {
+		if x.Body == a.Body && x.By == c.From && x.Timestamp.Equal(ch.At) {
+			return true
+		}
+	}
+	return false
+}
