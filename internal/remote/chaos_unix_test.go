@@ -43,11 +43,13 @@ func soakFor(t *testing.T, def time.Duration) time.Duration {
 	return d
 }
 
-// procsEnv sets TestRemoteChaos's agentx processes a host (default 2):
-// more meet at each issue's lock, and hand their questions to its holder.
+// procsEnv sets the chaos tests' workers a host (default 2; 1 on one
+// issue, where another host's worker's answers meet its asks): more meet
+// at each issue's lock, and hand their questions and changes to its
+// holder.
 const procsEnv = "AGENTX_REMOTE_CHAOS_PROCS"
 
-// procsFor is TestRemoteChaos's processes a host: procsEnv, else def.
+// procsFor is a chaos test's processes a host: procsEnv, else def.
 func procsFor(t *testing.T, def int) int {
 	v := os.Getenv(procsEnv)
 	if v == "" {
@@ -504,8 +506,11 @@ func TestRemoteChaosOneIssue(t *testing.T) {
 
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
+	procs := procsFor(t, 1)
 	for h := range hosts {
-		wg.Go(func() { c.worker(h, 0, stop) })
+		for p := range procs {
+			wg.Go(func() { c.worker(h, p, stop) })
+		}
 	}
 	var side sync.WaitGroup
 	side.Go(func() { c.chaos(stop) })
