@@ -144,19 +144,28 @@ func (s *Store) hand(ctx context.Context, issue int, x handable) (*Clarification
 	case errors.Is(err, lock.ErrHanded):
 		return h.madeByHolder(s), nil
 	case err != nil && h.posted && !h.withdraw():
-		// A holder took the change and has not said what became of it:
-		// wait for it to let go, then look.
-		h.taken = true
-		if lk, err = s.acquireWith(ctx, path, nil); err != nil {
-			return nil, fmt.Errorf("%w (it was handed to the lock's holder, which may have made it: %s)", err, x.look(issue))
-		}
-		if h.told() {
-			_ = lk.Release()
-			return h.madeByHolder(s), nil
-		}
+		h.taken = true // by a holder: its word is awaited below
 	case err != nil:
 		return nil, err
 	}
+	if h.taken && h.record == nil && !h.notMade {
+		// A holder took the change and has not said what became of it
+		// (it gives the issue's lock back while a remote merges its
+		// change): wait for its word without the lock, then look.
+		if lk != nil {
+			_ = lk.Release()
+			lk = nil
+		}
+		if h.awaitHolder(ctx, s.lock.Wait) {
+			return h.madeByHolder(s), nil
+		}
+	}
+	if lk == nil {
+		if lk, err = s.acquireWith(ctx, path, nil); err != nil {
+			return nil, fmt.Errorf("%w (it was handed to the lock's holder, which may have made it: %s)", err, x.look(issue))
+		}
+	}
+	defer h.unmark() // a holder's mark, once it has told its writers (or failed)
 	f := &Locked{Issue: issue, Path: path, s: s, lk: lk}
 	defer func() { _ = f.Release() }()
 	if s.rep != nil {
@@ -178,7 +187,10 @@ func (s *Store) hand(ctx context.Context, issue int, x handable) (*Clarification
 		}
 		batch = h.drain(l)
 		return nil
-	}, func() { tell(batch, false) })
+	}, func() {
+		tell(batch, false)
+		h.unmark()
+	})
 	if errors.Is(err, errMadeAlready) {
 		h.madeByHolder(s)
 		return own, nil
@@ -192,9 +204,10 @@ func (s *Store) hand(ctx context.Context, issue int, x handable) (*Clarification
 // handShared is hand's write in remote mode, under the issue's lock: its
 // change, and those handed to it (of questions, those held to the same
 // question cap: the cap an intent carries is its writer's), made in one
-// change through the Replicator; each writer is told, before the lock is
-// released, of its record and whether the change was kept in the outbox.
-// The write keeps the lock while it carries handed changes (Locked.Aside).
+// change through the Replicator; each writer is told of its record and
+// whether the change was kept in the outbox. While an intent of it waits
+// to be merged, the issue's lock is given back (Locked.Aside), and the
+// writers whose changes it took wait on its mark.
 func (s *Store) handShared(ctx context.Context, f *Locked, h *handing, pre any) (*Clarification, error) {
 	if h.taken && !h.notMade {
 		// taken by a holder that ended without a word: its change may
@@ -218,7 +231,6 @@ func (s *Store) handShared(ctx context.Context, f *Locked, h *handing, pre any) 
 			// taken once; made again on each ledger the change is made on
 			drained = true
 			batch = h.take(l.IssueNumber, func(x handable) bool { return x.rides(holderCap) })
-			f.carrying = len(batch) > 0
 		}
 		makeAll(batch, l)
 		return nil
@@ -238,6 +250,7 @@ func (s *Store) handShared(ctx context.Context, f *Locked, h *handing, pre any) 
 		return nil, err
 	}
 	tell(batch, f.kept)
+	h.unmark()
 	return own, nil
 }
 
@@ -305,12 +318,29 @@ const MaxHanded = 64
 const maxHandedSize = 1 << 20
 
 // Ends of the names in a hand-off directory: a question or a change left
-// for the holder, and what became of it, left for its writer.
+// for the holder (NAME.ask, NAME.change), one a holder took
+// (NAME.HOLDER.taken), the holder's mark (HOLDER.mark: lock.Mark, held
+// until it has told its writers) and what became of it, left for its
+// writer (NAME.done).
 const (
 	askEnd    = ".ask"
 	changeEnd = ".change"
+	takenEnd  = ".taken"
+	markEnd   = ".mark"
 	doneEnd   = ".done"
 )
+
+// baseName is the file name, or path, of a question or change left for
+// the holder without its end.
+func baseName(name string) string {
+	return strings.TrimSuffix(strings.TrimSuffix(name, askEnd), changeEnd)
+}
+
+// takenName is what the file at path is renamed to when the holder whose
+// mark is m takes it: NAME.HOLDER.taken.
+func takenName(path string, m *lock.Mark) string {
+	return baseName(path) + "." + strings.TrimSuffix(filepath.Base(m.Path()), markEnd) + takenEnd
+}
 
 // handAfter is how long a file is left in a hand-off directory before a
 // holder removes it: an answer whose asker is gone, or a question half
@@ -512,6 +542,7 @@ type handing struct {
 	issue    int
 	x        handable
 	changers map[string]Changer // for the changes it takes, as a holder
+	mark     *lock.Mark         // as a holder that took some: held until they are told
 	name     string             // the question's or change's file, once posted
 
 	posted   bool // it was left for the holder, and not taken back
@@ -568,8 +599,42 @@ func (h *handing) done() bool {
 }
 
 // doneName is the file a holder leaves for the writer of the file name.
-func doneName(name string) string {
-	return strings.TrimSuffix(strings.TrimSuffix(name, askEnd), changeEnd) + doneEnd
+func doneName(name string) string { return baseName(name) + doneEnd }
+
+// awaitHolder waits until the holder that took the question or change
+// (its NAME.HOLDER.taken) lets its mark go, having told its writers or
+// died, for twice the lock's wait budget (wait; 0: lock.DefaultWait) at
+// most, as long as a writer whose holder keeps the issue's lock waits in
+// its queue, or until ctx ends; then it reads what it was told (told).
+func (h *handing) awaitHolder(ctx context.Context, wait time.Duration) bool {
+	if wait <= 0 {
+		wait = lock.DefaultWait
+	}
+	ctx, cancel := context.WithTimeout(ctx, 2*wait)
+	defer cancel()
+	prefix := filepath.Base(baseName(h.name)) + "."
+	ents, _ := os.ReadDir(h.spool)
+	for _, e := range ents {
+		name := e.Name()
+		holder, ok := strings.CutPrefix(name, prefix)
+		if !ok || !strings.HasSuffix(holder, takenEnd) {
+			continue
+		}
+		holder = strings.TrimSuffix(holder, takenEnd)
+		_ = lock.AwaitMark(ctx, filepath.Join(h.spool, holder+markEnd))
+		_ = os.Remove(filepath.Join(h.spool, name))
+		break
+	}
+	return h.told()
+}
+
+// unmark lets the holder's mark go, once its writers are told (or it
+// failed without a word for them).
+func (h *handing) unmark() {
+	if h.mark != nil {
+		_ = h.mark.Release()
+		h.mark = nil
+	}
 }
 
 // told reads what the holder that took the question or change left: true,
@@ -602,7 +667,8 @@ func (h *handing) told() bool {
 // (nil: not made).
 type handedOne struct {
 	x      handable
-	done   string
+	done   string // what became of it, for its writer
+	taken  string // its file, as taken
 	record *Clarification
 }
 
@@ -645,13 +711,22 @@ func (h *handing) take(issue int, fits func(handable) bool) []handedOne {
 		if fits != nil && !fits(x) {
 			continue
 		}
-		if os.Remove(path) != nil {
+		if h.mark == nil {
+			m, err := lock.NewMark(filepath.Join(h.spool, fmt.Sprintf("%d-%016x%s", os.Getpid(), rand.Uint64(), markEnd)))
+			if err != nil {
+				break // no mark, nothing taken: each writer makes its own
+			}
+			h.mark = m
+		}
+		taken := takenName(path, h.mark)
+		if os.Rename(path, taken) != nil {
 			continue // its writer took it back
 		}
 		if f.PID > 0 && !lock.PIDAlive(f.PID) {
+			_ = os.Remove(taken)
 			continue // its writer is gone: nobody is told of it
 		}
-		batch = append(batch, handedOne{x: x, done: doneName(path)})
+		batch = append(batch, handedOne{x: x, done: doneName(path), taken: taken})
 	}
 	return batch
 }
@@ -717,6 +792,8 @@ func tell(batch []handedOne, kept bool) {
 		if err != nil {
 			continue
 		}
-		_ = atomicfile.WriteVolatile(one.done, data, 0o600)
+		if atomicfile.WriteVolatile(one.done, data, 0o600) == nil && one.taken != "" {
+			_ = os.Remove(one.taken)
+		}
 	}
 }

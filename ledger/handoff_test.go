@@ -89,10 +89,14 @@ func handedWhileHeld(t *testing.T, s *Store, a Asking) (*Locked, <-chan asked, s
 func drainAsHolder(t *testing.T, s *Store, f *Locked) []handedOne {
 	t.Helper()
 	var batch []handedOne
+	h := &handing{spool: f.Path + HandoffSuffix, issue: f.Issue, changers: s.changers}
 	_, err := s.change(f, func(l *Ledger) error {
-		batch = (&handing{spool: f.Path + HandoffSuffix, issue: f.Issue, changers: s.changers}).drain(l)
+		batch = h.drain(l)
 		return nil
-	}, func() { tell(batch, false) })
+	}, func() {
+		tell(batch, false)
+		h.unmark()
+	})
 	require.NoError(t, err)
 	return batch
 }
@@ -274,14 +278,19 @@ func TestHandedAskAndTheWaitBudget(t *testing.T) {
 	t.Run("taken by a slow holder", func(t *testing.T) {
 		s := NewStore(t.TempDir(), opts, func() time.Time { return t0 })
 		handed := countHanded(t)
-		f, r, name := handedWhileHeld(t, s, asking("engineer", "Which layout?", 1))
-		data, err := os.ReadFile(name)
+		f, r, _ := handedWhileHeld(t, s, asking("engineer", "Which layout?", 1))
+		holder := &handing{spool: f.Path + HandoffSuffix, issue: 7}
+		var batch []handedOne
+		_, err := s.change(f, func(l *Ledger) error {
+			batch = holder.take(7, nil)
+			time.Sleep(400 * time.Millisecond) // past the asker's wait
+			makeAll(batch, l)
+			return nil
+		}, func() {
+			tell(batch, false)
+			holder.unmark()
+		})
 		require.NoError(t, err)
-		require.NoError(t, os.WriteFile(name+".taken", data, 0o600))
-		require.NoError(t, os.Remove(name))
-		time.Sleep(400 * time.Millisecond) // past the asker's first wait
-		require.NoError(t, os.Rename(name+".taken", name))
-		drainAsHolder(t, s, f)
 		require.NoError(t, f.Release())
 		got := <-r
 		require.NoError(t, got.err)
@@ -320,10 +329,12 @@ func FuzzHandedFile(f *testing.F) {
 		require.NoError(t, os.WriteFile(filepath.Join(s.Path(7)+HandoffSuffix, "q.ask"), data, 0o600))
 		require.NoError(t, os.WriteFile(filepath.Join(s.Path(7)+HandoffSuffix, "c.change"), data, 0o600))
 		var batch []handedOne
+		h := &handing{spool: lk.Path + HandoffSuffix, issue: 7, changers: s.changers}
 		_, err = s.change(lk, func(l *Ledger) error {
-			batch = (&handing{spool: lk.Path + HandoffSuffix, issue: 7, changers: s.changers}).drain(l)
+			batch = h.drain(l)
 			return nil
 		}, func() { tell(batch, false) })
+		h.unmark()
 		require.NoError(t, err, "the holder's write")
 		l, err := s.Read(7)
 		require.NoError(t, err)

@@ -41,12 +41,9 @@ type Locked struct {
 	Issue int
 	Path  string // the ledger file
 
-	s  *Store
-	lk *lock.Lock
-	// carrying: the write holds questions other processes handed to it
-	// (Store.Ask), whose askers wait in the lock's queue for its word
-	carrying bool
-	kept     bool // the Replicator kept the change in its outbox
+	s    *Store
+	lk   *lock.Lock
+	kept bool // the Replicator kept the change in its outbox
 }
 
 // KeptInOutbox is the Replicator saying that the change it made through f
@@ -77,14 +74,10 @@ func (f *Locked) Release() error { return f.lk.Release() }
 // change merged on the remote), so that this host's other writers of the
 // issue go ahead meanwhile. The file, and the state files kept beside it
 // under its lock, may have changed: read them again. An error is the lock
-// not taken back (f is then not held). A write that carries questions
-// handed to it keeps the lock while wait runs: their askers, woken by its
-// release, would find their questions taken and not yet told of.
+// not taken back (f is then not held). A write that carries questions or
+// changes handed to it gives the lock back too: their writers, woken, wait
+// on its mark for its word (Store.Ask).
 func (f *Locked) Aside(ctx context.Context, wait func()) error {
-	if f.carrying {
-		wait()
-		return nil
-	}
 	if err := f.lk.Release(); err != nil {
 		return err
 	}

@@ -7,7 +7,9 @@
 // follow. Only a lock file of such a foreign tool is polled for, and only it
 // (or one left by a dead process) is ever judged stale (IsStale, a pure
 // function). A caller may hand its change to the holder instead of
-// waiting to make it (Options.Hand, see Handoff). Check tells a writer,
+// waiting to make it (Options.Hand, see Handoff); a holder that lets the
+// lock go before it has said what became of the changes handed to it
+// holds a Mark their writers wait on (AwaitMark). Check tells a writer,
 // right before it makes a write visible, whether a foreign tool took its
 // lock file over; Release removes the lock file only while it is still the
 // caller's, then frees the queue.

@@ -803,6 +803,17 @@ func runHelper(mode string) int {
 		time.Sleep(time.Hour)
 		return 0
 
+	case "mark":
+		// Hold a mark at data, say so, then sleep until killed.
+		if _, err := NewMark(data); err != nil {
+			return fail("mark: %v", err)
+		}
+		if err := os.WriteFile(os.Getenv("AGENTX_LOCK_READY"), nil, 0o644); err != nil {
+			return fail("ready: %v", err)
+		}
+		time.Sleep(time.Hour)
+		return 0
+
 	case "takeover":
 		return takeoverHelper(data, fail)
 	}

@@ -266,10 +266,11 @@ func TestHandedAskHolderKilled(t *testing.T) {
 }
 
 // TestHandedAsksOnABusyIssue: on an issue another host writes too, the
-// questions handed over go as one intent, merged in one push; the write
-// keeps the issue's lock while it waits for the merge (it gives it back
-// otherwise, for the host's other writers), as its askers wait for its
-// word under the lock: each is told its record, none fails.
+// questions handed over go as one intent, merged in one push; while the
+// intent waits to be merged, the holder gives the issue's lock back (for
+// the host's other writers, which post beside it) and holds its mark,
+// on which the askers whose questions it took wait for its word: each is
+// told its record, none fails, nothing is left behind.
 func TestHandedAsksOnABusyIssue(t *testing.T) {
 	w := newWorld(t, 2, "", "")
 	for i, topic := range []string{"first", "other host's", "after the other host's"} {
@@ -281,11 +282,25 @@ func TestHandedAsksOnABusyIssue(t *testing.T) {
 	w.slowPushes(0, 300*time.Millisecond)
 	topics := topicsN("b", 4)
 	askers, release := w.holdIssue(topics...)
+	spool, lockFile := w.ledgerOf()+ledger.HandoffSuffix, w.ledgerOf()+lock.Suffix
 	release()
+	// while its intent waits, the holder gives the issue's lock back and
+	// holds its mark, on which the askers it took from wait
+	asideWithMark := false
+	for deadline := time.Now().Add(20 * time.Second); !asideWithMark && time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		marks, _ := filepath.Glob(filepath.Join(spool, "*.mark"))
+		_, err := os.Stat(lockFile)
+		asideWithMark = len(marks) > 0 && os.IsNotExist(err)
+	}
+	assert.True(t, asideWithMark, "the lock given back while the holder's mark is held")
 	waitAll(t, askers)
 	for _, a := range askers {
 		require.Equal(t, 0, a.code, "%s: %s", a.topic, a.err.String())
 		assert.Equal(t, a.topic, data(t, a.out.String())["topic"])
+	}
+	ents, _ := os.ReadDir(spool)
+	for _, e := range ents {
+		t.Errorf("left in the hand-off directory: %s", e.Name())
 	}
 	versions := w.chain(3)
 	last := checkChain(t, versions)
