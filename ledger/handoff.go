@@ -210,9 +210,7 @@ func (s *Store) hand(ctx context.Context, issue int, x handable) (*Clarification
 // writers whose changes it took wait on its mark.
 func (s *Store) handShared(ctx context.Context, f *Locked, h *handing, pre any) (*Clarification, error) {
 	if h.taken && !h.notMade {
-		// taken by a holder that ended without a word: its change may
-		// still land, so it is not made again
-		return nil, h.x.lost(f.Issue)
+		return s.lookShared(ctx, f, h, pre)
 	}
 	var (
 		own     *Clarification
@@ -252,6 +250,41 @@ func (s *Store) handShared(ctx context.Context, f *Locked, h *handing, pre any) 
 	tell(batch, f.kept)
 	h.unmark()
 	return own, nil
+}
+
+// lookShared is handShared for a change taken by a holder that ended
+// without a word: it is not made again, as the holder's change may have
+// landed or still land (its git push outlives it). The shared ledger is
+// fetched and looked at: the change there (the holder's push landed, or
+// its intent was merged), its record is returned; not there,
+// HandedLostError (it may be on its way).
+func (s *Store) lookShared(ctx context.Context, f *Locked, h *handing, pre any) (*Clarification, error) {
+	if fr, ok := s.rep.(freshFetcher); ok {
+		// fetched after the holder ended, not before this process waited
+		if fresh, err := fr.FetchNow(ctx, f.Issue); err == nil {
+			pre = fresh
+		}
+	}
+	var found *Clarification
+	_, err := s.rep.Apply(ctx, f, func(l *Ledger) error {
+		if c := h.x.findMade(l); c != nil {
+			// as the ledger that says so holds it: nothing to write
+			found = c
+			return errMadeAlready
+		}
+		return h.x.lost(f.Issue)
+	}, pre)
+	if errors.Is(err, errMadeAlready) && found != nil {
+		h.record = found
+		return h.madeByHolder(s), nil
+	}
+	return nil, h.x.lost(f.Issue)
+}
+
+// freshFetcher is a Replicator that fetches the shared ledger now, for
+// Apply (what Prefetch returns, always from a fetch).
+type freshFetcher interface {
+	FetchNow(ctx context.Context, issue int) (any, error)
 }
 
 // unsyncedNotes is a Replicator that reports the changes this process

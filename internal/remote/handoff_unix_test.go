@@ -38,6 +38,16 @@ func (w *world) slowPushes(i int, d time.Duration) {
 	git(t, w.hosts[i], "config", "remote.origin.receivepack", script)
 }
 
+// lingeringPushes makes each push of host i's to the remote take d longer
+// after it has landed (the remote's answer slow to come back).
+func (w *world) lingeringPushes(i int, d time.Duration) {
+	t := w.t
+	script := filepath.Join(t.TempDir(), "receive-pack")
+	body := fmt.Sprintf("#!/bin/sh\ngit-receive-pack \"$@\"\nst=$?\nsleep %.3f\nexit $st\n", d.Seconds())
+	require.NoError(t, os.WriteFile(script, []byte(body), 0o755))
+	git(t, w.hosts[i], "config", "remote.origin.receivepack", script)
+}
+
 // firstAsk has host 0 ask on issue 3 alone: the shared ledger's first
 // version, settled on the host.
 func (w *world) firstAsk() {
@@ -209,23 +219,12 @@ func TestHandedAsksKeptInTheOutbox(t *testing.T) {
 	}
 }
 
-// TestHandedAskHolderKilled: the process that took the others' questions
-// is killed while its push is on its way: its git push outlives it and
-// lands. Its askers cannot know whether it did: each fails with
-// handed_lost (exit 5) instead of asking again, and no question is on the
-// shared ledger twice.
-func TestHandedAskHolderKilled(t *testing.T) {
-	w := newWorld(t, 1, "", "")
-	w.firstAsk()
-	w.slowPushes(0, 2*time.Second)
-	topics := topicsN("k", 4)
-	askers, release := w.holdIssue(topics...)
+// holderOf waits until one of askers holds host 0's lock of issue 3,
+// having taken the others' questions, and returns it.
+func (w *world) holderOf(askers []*asker) *asker {
 	lockFile, spool := w.ledgerOf()+lock.Suffix, w.ledgerOf()+ledger.HandoffSuffix
-	release()
-	// the asker that takes the lock takes the others' questions, then
-	// pushes for two seconds
 	var holder *asker
-	require.Eventually(t, func() bool {
+	require.Eventually(w.t, func() bool {
 		if len(handed(spool)) > 0 {
 			return false
 		}
@@ -241,6 +240,24 @@ func TestHandedAskHolderKilled(t *testing.T) {
 		}
 		return holder != nil
 	}, 30*time.Second, 5*time.Millisecond)
+	return holder
+}
+
+// TestHandedAskHolderKilled: the process that took the others' questions
+// is killed while its push is on its way: its git push outlives it and
+// lands. Its askers cannot know whether it did: each fails with
+// handed_lost (exit 5) instead of asking again, and no question is on the
+// shared ledger twice.
+func TestHandedAskHolderKilled(t *testing.T) {
+	w := newWorld(t, 1, "", "")
+	w.firstAsk()
+	w.slowPushes(0, 2*time.Second)
+	topics := topicsN("k", 4)
+	askers, release := w.holdIssue(topics...)
+	release()
+	// the asker that takes the lock takes the others' questions, then
+	// pushes for two seconds
+	holder := w.holderOf(askers)
 	time.Sleep(300 * time.Millisecond) // into its push
 	require.NoError(t, holder.cmd.Process.Signal(syscall.SIGKILL))
 	waitAll(t, askers)
@@ -263,6 +280,45 @@ func TestHandedAskHolderKilled(t *testing.T) {
 		assert.LessOrEqual(t, seen[topic], 1, "%s is on the shared ledger at most once", topic)
 	}
 	t.Logf("on the shared ledger after the holder was killed: %v", seen)
+}
+
+// TestHandedAskHolderKilledAfterItsPushLanded: the holder is killed once
+// its push has landed, before it has told its askers (the remote's answer
+// slow to come back): they look at the shared ledger, find their
+// questions there, and succeed with the ids it gave them, each once.
+// Before, each failed handed_lost.
+func TestHandedAskHolderKilledAfterItsPushLanded(t *testing.T) {
+	w := newWorld(t, 1, "", "")
+	w.firstAsk()
+	w.lingeringPushes(0, 3*time.Second)
+	topics := topicsN("l", 4)
+	askers, release := w.holdIssue(topics...)
+	release()
+	holder := w.holderOf(askers)
+	before := len(w.chain(3))
+	require.Eventually(t, func() bool { return len(w.chain(3)) > before }, 30*time.Second, 20*time.Millisecond, "the holder's push lands")
+	require.NoError(t, holder.cmd.Process.Signal(syscall.SIGKILL))
+	waitAll(t, askers)
+	last := checkChain(t, w.chain(3))
+	for _, a := range askers {
+		if a == holder {
+			assert.Equal(t, -1, a.code)
+			continue
+		}
+		require.Equal(t, 0, a.code, "%s: %s", a.topic, a.err.String())
+		d := data(t, a.out.String())
+		assert.Equal(t, a.topic, d["topic"])
+		c := last.Find(d["id"].(string))
+		require.NotNil(t, c, "%s: %s is on the shared ledger", a.topic, d["id"])
+		assert.Equal(t, a.topic, c.Topic, "under the id its asker printed")
+	}
+	seen := map[string]int{}
+	for _, c := range last.Clarifications {
+		seen[c.Topic]++
+	}
+	for _, topic := range topics {
+		assert.Equal(t, 1, seen[topic], "%s is on the shared ledger once", topic)
+	}
 }
 
 // TestHandedAsksOnABusyIssue: on an issue another host writes too, the

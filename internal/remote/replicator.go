@@ -337,6 +337,16 @@ func (r *Replicator) prefetch(ctx context.Context, issue int) (*prefetch, error)
 	return &prefetch{snap: &snap}, nil
 }
 
+// FetchNow is Prefetch that always fetches (nil, the remote out of reach:
+// Apply finds it so): for a look at the shared ledger as it is now.
+func (r *Replicator) FetchNow(ctx context.Context, issue int) (any, error) {
+	pre, err := r.prefetch(ctx, issue)
+	if pre == nil || err != nil {
+		return nil, err
+	}
+	return pre, nil
+}
+
 // Apply implements ledger.Replicator: the change fn, made under the
 // issue's lock (f) on the shared ledger, published, and the result written
 // as the local copy; or, the remote out of reach, made on the local copy
