@@ -245,9 +245,9 @@ func (w *world) holderOf(askers []*asker) *asker {
 
 // TestHandedAskHolderKilled: the process that took the others' questions
 // is killed while its push is on its way: its git push outlives it and
-// lands. Its askers cannot know whether it did: each fails with
-// handed_lost (exit 5) instead of asking again, and no question is on the
-// shared ledger twice.
+// lands. Its askers, looking at the shared ledger before it has, cannot
+// know whether it will: each fails with handed_lost (exit 5) instead of
+// asking again, and no question is on the shared ledger twice.
 func TestHandedAskHolderKilled(t *testing.T) {
 	w := newWorld(t, 1, "", "")
 	w.firstAsk()
