@@ -191,48 +191,20 @@ func (h *Hub) resolve(ctx context.Context, id, from string, r Reply) (Record, er
 			return Record{}, err
 		}
 	}
-	var signer string
-	rec, err := h.change(ctx, id, func(c *ledger.Clarification, now time.Time) error {
-		if from == "" {
-			from = c.From
-		}
-		if c.Status == ledger.Escalated && from != ledger.Human {
-			return partyError(c, from, OpResolve, "resolve the escalated", ledger.Human)
-		}
-		if from != c.From && from != ledger.Human && from != HubAgent {
-			return partyError(c, from, OpResolve, "resolve", c.From, ledger.Human)
-		}
-		var err error
-		if signer, err = person(ctx, from); err != nil {
-			return err
-		}
-		if c.Status == ledger.Resolved || c.Status == ledger.Abandoned {
-			return settledError(c, ledger.Resolved) // a race lost: say who won, not what the options were
-		}
-		// the options are read before the move: an escalation's are its own
-		text, choice, err := pick(c, r)
+	if from == "" {
+		// the record's asker: the change names who resolves
+		rec, err := h.get(id)
 		if err != nil {
-			return err
+			return Record{}, err
 		}
-		if err := c.Move(ledger.Resolved); err != nil {
-			return err
-		}
-		if text == "" {
-			text = "Resolved."
-			if a := c.RoundAnswer(); a != "" {
-				text = "Resolved with the answer: " + a
-			}
-		}
-		c.Thread = append(c.Thread, entry(c, from, ledger.Resolution, text, now))
-		c.Sign(signer)
-		c.Chose(choice)
-		if summary != "" {
-			c.Ext().Summary = summary
-		}
-		t := ledger.T(now)
-		c.ResolvedAt = &t
-		return nil
-	})
+		from = rec.From
+	}
+	signer, err := person(ctx, from)
+	if err != nil {
+		return Record{}, err
+	}
+	ch := ledger.Change{Kind: changeResolve, ID: id, By: from, What: "a resolution", Args: args(resolveArgs{Reply: r, Summary: summary, Signer: signer})}
+	rec, err := h.hand(ctx, ch, resolveChange{})
 	if err != nil {
 		return Record{}, err
 	}

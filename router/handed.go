@@ -9,20 +9,23 @@ import (
 )
 
 // The changes a writer hands to the process holding its issue's lock when
-// the issue is busy (ledger.Store.Hand, group commit): answers and
-// assumptions, the changes many agents make at once on one issue. Their
+// the issue is busy (ledger.Store.Hand, group commit): answers,
+// assumptions and resolutions, the changes many agents make at once on
+// one issue. Their
 // Changers are also the code that makes them in this process: one path.
 
 // Kinds of ledger.Change the hub makes.
 const (
-	changeAnswer = "answer"
-	changeAssume = "assume"
+	changeAnswer  = "answer"
+	changeAssume  = "assume"
+	changeResolve = "resolve"
 )
 
 // handle has s make the hub's changes for the processes that hand them.
 func handle(s *ledger.Store) {
 	s.Handle(changeAnswer, answerChange{})
 	s.Handle(changeAssume, assumeChange{})
+	s.Handle(changeResolve, resolveChange{})
 }
 
 // hand makes ch (At set here) through the issue's hand-off
@@ -106,8 +109,14 @@ func (answerChange) Make(c *ledger.Clarification, ch ledger.Change) error {
 
 // Made: c's thread holds an answer of ch.By's at ch.At.
 func (answerChange) Made(c *ledger.Clarification, ch ledger.Change) bool {
+	return hasEntry(c, ledger.Answer, ch)
+}
+
+// hasEntry reports whether c's thread holds an entry of type t by ch.By
+// at ch.At.
+func hasEntry(c *ledger.Clarification, t ledger.EntryType, ch ledger.Change) bool {
 	for _, e := range c.Thread {
-		if e.Type == ledger.Answer && e.From == ch.By && e.Timestamp.Equal(ch.At) {
+		if e.Type == t && e.From == ch.By && e.Timestamp.Equal(ch.At) {
 			return true
 		}
 	}
@@ -157,4 +166,61 @@ func (assumeChange) Made(c *ledger.Clarification, ch ledger.Change) bool {
 		}
 	}
 	return false
+}
+
+// resolveArgs are a resolution's: the reply (its text or the option
+// picked), the decision's summary ("": none) and the person who signs it.
+type resolveArgs struct {
+	Reply   Reply  `json:"reply"`
+	Summary string `json:"summary,omitempty"`
+	Signer  string `json:"signer,omitempty"`
+}
+
+// resolveChange closes a clarification: By is the asker, a human or the
+// hub, At the resolution's time.
+type resolveChange struct{}
+
+func (resolveChange) Make(c *ledger.Clarification, ch ledger.Change) error {
+	var a resolveArgs
+	if err := json.Unmarshal(ch.Args, &a); err != nil {
+		return err
+	}
+	from := ch.By
+	if c.Status == ledger.Escalated && from != ledger.Human {
+		return partyError(c, from, OpResolve, "resolve the escalated", ledger.Human)
+	}
+	if from != c.From && from != ledger.Human && from != HubAgent {
+		return partyError(c, from, OpResolve, "resolve", c.From, ledger.Human)
+	}
+	if c.Status == ledger.Resolved || c.Status == ledger.Abandoned {
+		return settledError(c, ledger.Resolved) // a race lost: say who won, not what the options were
+	}
+	// the options are read before the move: an escalation's are its own
+	text, choice, err := pick(c, a.Reply)
+	if err != nil {
+		return err
+	}
+	if err := c.Move(ledger.Resolved); err != nil {
+		return err
+	}
+	if text == "" {
+		text = "Resolved."
+		if ans := c.RoundAnswer(); ans != "" {
+			text = "Resolved with the answer: " + ans
+		}
+	}
+	c.Thread = append(c.Thread, entry(c, from, ledger.Resolution, text, ch.At))
+	c.Sign(a.Signer)
+	c.Chose(choice)
+	if a.Summary != "" {
+		c.Ext().Summary = a.Summary
+	}
+	t := ledger.T(ch.At)
+	c.ResolvedAt = &t
+	return nil
+}
+
+// Made: c's thread holds a resolution of ch.By's at ch.At.
+func (resolveChange) Made(c *ledger.Clarification, ch ledger.Change) bool {
+	return hasEntry(c, ledger.Resolution, ch)
 }
