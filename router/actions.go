@@ -81,15 +81,7 @@ func (h *Hub) answer(ctx context.Context, id, from string, r Reply, round int) (
 	if err := validateReply("answer", r); err != nil {
 		return Record{}, err
 	}
-	if from == "" {
-		// the record's target: the change names who answers
-		rec, err := h.get(id)
-		if err != nil {
-			return Record{}, err
-		}
-		from = rec.To
-	}
-	signer, err := person(ctx, from)
+	from, signer, err := h.actorOf(ctx, id, from, func(r Record) string { return r.To })
 	if err != nil {
 		return Record{}, err
 	}
@@ -191,15 +183,7 @@ func (h *Hub) resolve(ctx context.Context, id, from string, r Reply) (Record, er
 			return Record{}, err
 		}
 	}
-	if from == "" {
-		// the record's asker: the change names who resolves
-		rec, err := h.get(id)
-		if err != nil {
-			return Record{}, err
-		}
-		from = rec.From
-	}
-	signer, err := person(ctx, from)
+	from, signer, err := h.actorOf(ctx, id, from, func(r Record) string { return r.From })
 	if err != nil {
 		return Record{}, err
 	}

@@ -51,6 +51,21 @@ func (h *Hub) hand(ctx context.Context, ch ledger.Change, mk ledger.Changer) (Re
 	return Record{IssueNumber: issue, Clarification: c}, nil
 }
 
+// actorOf is who makes a change to id and the person who signs it (""
+// for an agent): from, or, when "", the party of the record def names (a
+// change names who makes it, so the record is read first).
+func (h *Hub) actorOf(ctx context.Context, id, from string, def func(Record) string) (string, string, error) {
+	if from == "" {
+		rec, err := h.get(id)
+		if err != nil {
+			return "", "", err
+		}
+		from = def(rec)
+	}
+	signer, err := person(ctx, from)
+	return from, signer, err
+}
+
 // args is v as a Change's Args.
 func args(v any) json.RawMessage {
 	b, err := json.Marshal(v)
