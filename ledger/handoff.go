@@ -89,19 +89,23 @@ func (a *Asking) findMade(l *Ledger) *Clarification {
 // change on the shared ledger, which takes only the questions held to its
 // own question cap, as the cap travels with the change), and, once that
 // write is in place, leaves each writer its record (NAME.done) before it
-// releases the lock. When the queue wakes a writer, it takes its question
-// back if no holder took it and makes it itself; otherwise it reads its
-// record and is done without making the lock file or writing anything. A
-// writer is answered only after the write that carries its change, and a
-// change is made once: taking it is removing its file, which either the
-// holder or its writer does, never both. A holder that dies after taking
-// it leaves no record: its writer, woken by the kernel, looks for its
-// change in the ledger (a question by what was asked and when, a change
-// by its Changer's Made) and makes it only if it is not there; in remote
-// mode it cannot know (the holder's push may land after it died) and
-// fails with HandedLostError. A change the holder cannot make (the cap
-// refuses a question, a record that would not be valid, a transition the
-// table refuses) is made again by its writer, whose error says why.
+// lets its mark go (lock.Mark, held from the first file it takes; in
+// remote mode it gives the issue's lock back while a remote merges its
+// change, and its writers wait on the mark). When the queue wakes a
+// writer, it takes its question back if no holder took it and makes it
+// itself; otherwise it waits for the holder's mark, reads its record and
+// is done without writing anything. A writer is answered only after the
+// write that carries its change, and a change is made once: taking it is
+// renaming its file away, which either the holder or its writer (by
+// removing it) does, never both. A holder that dies after taking it
+// leaves no record: its writer, woken by the kernel, looks for its change
+// in the ledger (a question by what was asked and when, a change by its
+// Changer's Made) and makes it only if it is not there; in remote mode it
+// looks on the shared ledger, fetched, and not finding it there fails
+// with HandedLostError (the holder's push may land after it died). A
+// change the holder cannot make (the cap refuses a question, a record
+// that would not be valid, a transition the table refuses) is made again
+// by its writer, whose error says why.
 func (s *Store) Ask(ctx context.Context, issue int, a Asking) (*Clarification, error) {
 	return s.hand(ctx, issue, &a)
 }
@@ -187,10 +191,7 @@ func (s *Store) hand(ctx context.Context, issue int, x handable) (*Clarification
 		}
 		batch = h.drain(l)
 		return nil
-	}, func() {
-		tell(batch, false)
-		h.unmark()
-	})
+	}, func() { h.tell(batch, false) })
 	if errors.Is(err, errMadeAlready) {
 		h.madeByHolder(s)
 		return own, nil
@@ -241,14 +242,13 @@ func (s *Store) handShared(ctx context.Context, f *Locked, h *handing, pre any) 
 			for i := range batch {
 				batch[i].record = nil
 			}
-			tell(batch, false)
+			h.tell(batch, false)
 		}
 		// otherwise the writers of batch are told nothing: whether the
 		// change landed is not known (HandedLostError)
 		return nil, err
 	}
-	tell(batch, f.kept)
-	h.unmark()
+	h.tell(batch, f.kept)
 	return own, nil
 }
 
@@ -548,9 +548,7 @@ func (x *changing) capOf(ctx context.Context) Cap {
 func (x *changing) rides(Cap) bool { return true } // no question cap counts it
 
 func (x *changing) file(issue int) handedFile {
-	ch := x.ch
-	ch.At = ch.At.UTC()
-	return handedFile{V: 1, Issue: issue, PID: os.Getpid(), At: ch.At, Change: &ch}
+	return handedFile{V: 1, Issue: issue, PID: os.Getpid(), At: x.ch.At, Change: &x.ch}
 }
 
 func (x *changing) unsynced(c *Clarification) string {
@@ -661,8 +659,8 @@ func (h *handing) awaitHolder(ctx context.Context, wait time.Duration) bool {
 	return h.told()
 }
 
-// unmark lets the holder's mark go, once its writers are told (or it
-// failed without a word for them).
+// unmark lets the holder's mark go: once its writers are told (tell), or
+// when it ends without a word for them.
 func (h *handing) unmark() {
 	if h.mark != nil {
 		_ = h.mark.Release()
@@ -805,10 +803,12 @@ func removeOld(path string, e fs.DirEntry) {
 	}
 }
 
-// tell leaves each writer of batch what became of its question or change:
-// called once the write that carries them is in place (kept: in the
-// outbox), before the lock is released.
-func tell(batch []handedOne, kept bool) {
+// tell leaves each writer of batch what became of its question or change,
+// then lets h's mark go: called once the write that carries them is in
+// place (kept: in the outbox), or has failed in a way that made none of
+// them (each then told so: no record).
+func (h *handing) tell(batch []handedOne, kept bool) {
+	defer h.unmark()
 	for _, one := range batch {
 		d := doneFile{V: 1}
 		if one.record != nil {

@@ -93,10 +93,7 @@ func drainAsHolder(t *testing.T, s *Store, f *Locked) []handedOne {
 	_, err := s.change(f, func(l *Ledger) error {
 		batch = h.drain(l)
 		return nil
-	}, func() {
-		tell(batch, false)
-		h.unmark()
-	})
+	}, func() { h.tell(batch, false) })
 	require.NoError(t, err)
 	return batch
 }
@@ -243,7 +240,7 @@ func TestHandedAskWhoseHolderDied(t *testing.T) {
 				}, nil)
 				require.NoError(t, err)
 				if tc.told != "" {
-					tell([]handedOne{{done: strings.TrimSuffix(name, askEnd) + doneEnd, record: c}}, false)
+					(&handing{}).tell([]handedOne{{done: strings.TrimSuffix(name, askEnd) + doneEnd, record: c}}, false)
 				}
 			}
 			require.NoError(t, f.Release()) // as the kernel does for a dead holder
@@ -286,10 +283,7 @@ func TestHandedAskAndTheWaitBudget(t *testing.T) {
 			time.Sleep(400 * time.Millisecond) // past the asker's wait
 			makeAll(batch, l)
 			return nil
-		}, func() {
-			tell(batch, false)
-			holder.unmark()
-		})
+		}, func() { holder.tell(batch, false) })
 		require.NoError(t, err)
 		require.NoError(t, f.Release())
 		got := <-r
@@ -333,8 +327,8 @@ func FuzzHandedFile(f *testing.F) {
 		_, err = s.change(lk, func(l *Ledger) error {
 			batch = h.drain(l)
 			return nil
-		}, func() { tell(batch, false) })
-		h.unmark()
+		}, func() { h.tell(batch, false) })
+		h.unmark() // a failed write tells nobody
 		require.NoError(t, err, "the holder's write")
 		l, err := s.Read(7)
 		require.NoError(t, err)

@@ -86,7 +86,7 @@ func (h *Hub) answer(ctx context.Context, id, from string, r Reply, round int) (
 		return Record{}, err
 	}
 	ch := ledger.Change{Kind: changeAnswer, ID: id, By: from, What: "an answer", Args: args(answerArgs{Reply: r, Round: round, Signer: signer})}
-	rec, err := h.hand(ctx, ch, answerChange{})
+	rec, err := h.hand(ctx, ch)
 	if err != nil {
 		return Record{}, err
 	}
@@ -188,7 +188,7 @@ func (h *Hub) resolve(ctx context.Context, id, from string, r Reply) (Record, er
 		return Record{}, err
 	}
 	ch := ledger.Change{Kind: changeResolve, ID: id, By: from, What: "a resolution", Args: args(resolveArgs{Reply: r, Summary: summary, Signer: signer})}
-	rec, err := h.hand(ctx, ch, resolveChange{})
+	rec, err := h.hand(ctx, ch)
 	if err != nil {
 		return Record{}, err
 	}
@@ -299,7 +299,7 @@ func (h *Hub) assume(ctx context.Context, id, by, assumption string, reuses *led
 		return Record{}, err
 	}
 	ch := ledger.Change{Kind: changeAssume, ID: id, By: by, What: "an assumption", Args: args(assumeArgs{Body: assumption, Reuses: reuses})}
-	return h.hand(ctx, ch, assumeChange{})
+	return h.hand(ctx, ch)
 }
 
 // SettledError is a change to a clarification that is closed already

@@ -11,8 +11,8 @@ import (
 // The changes a writer hands to the process holding its issue's lock when
 // the issue is busy (ledger.Store.Hand, group commit): answers,
 // assumptions and resolutions, the changes many agents make at once on
-// one issue. Their
-// Changers are also the code that makes them in this process: one path.
+// one issue. Their Changers are also the code that makes them in this
+// process: one path.
 
 // Kinds of ledger.Change the hub makes.
 const (
@@ -21,22 +21,36 @@ const (
 	changeResolve = "resolve"
 )
 
+// changerOf is the hub's Changer of kind (a switch, not a table made at
+// start: TestInitDoesNoWork).
+func changerOf(kind string) ledger.Changer {
+	switch kind {
+	case changeAnswer:
+		return answerChange{}
+	case changeAssume:
+		return assumeChange{}
+	case changeResolve:
+		return resolveChange{}
+	}
+	return nil
+}
+
 // handle has s make the hub's changes for the processes that hand them.
 func handle(s *ledger.Store) {
-	s.Handle(changeAnswer, answerChange{})
-	s.Handle(changeAssume, assumeChange{})
-	s.Handle(changeResolve, resolveChange{})
+	for _, kind := range []string{changeAnswer, changeAssume, changeResolve} {
+		s.Handle(kind, changerOf(kind))
+	}
 }
 
 // hand makes ch (At set here) through the issue's hand-off
 // (ledger.Store.Hand). Under a Once (WithOnce), whose guard reads the
 // ledger under the lock, it is made as change makes a change, by this
 // process.
-func (h *Hub) hand(ctx context.Context, ch ledger.Change, mk ledger.Changer) (Record, error) {
+func (h *Hub) hand(ctx context.Context, ch ledger.Change) (Record, error) {
 	if o, _ := ctx.Value(onceKey{}).(*Once); o != nil {
 		return h.change(ctx, ch.ID, func(c *ledger.Clarification, now time.Time) error {
 			ch.At = now
-			return mk.Make(c, ch)
+			return changerOf(ch.Kind).Make(c, ch)
 		})
 	}
 	issue, _, err := ledger.ParseID(ch.ID)
