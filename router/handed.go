@@ -9,10 +9,12 @@ import (
 )
 
 // The changes a writer hands to the process holding its issue's lock when
-// the issue is busy (ledger.Store.Hand, group commit): answers,
-// assumptions and resolutions, the changes many agents make at once on
-// one issue. Their Changers are also the code that makes them in this
-// process: one path.
+// the issue is busy (ledger.Store.Hand, group commit): answers and
+// assumptions, the changes many agents make at once on one issue. Their
+// Changers are also the code that makes them in this process: one path.
+// A resolution is a Changer too, made here only (makeHere): handed over,
+// it failed TestHostsAtOnce in about one run of four (an answer refused
+// as answered already, a question made twice), not yet understood.
 
 // Kinds of ledger.Change the hub makes.
 const (
@@ -37,7 +39,7 @@ func changerOf(kind string) ledger.Changer {
 
 // handle has s make the hub's changes for the processes that hand them.
 func handle(s *ledger.Store) {
-	for _, kind := range []string{changeAnswer, changeAssume, changeResolve} {
+	for _, kind := range []string{changeAnswer, changeAssume} {
 		s.Handle(kind, changerOf(kind))
 	}
 }
@@ -48,10 +50,7 @@ func handle(s *ledger.Store) {
 // process.
 func (h *Hub) hand(ctx context.Context, ch ledger.Change) (Record, error) {
 	if o, _ := ctx.Value(onceKey{}).(*Once); o != nil {
-		return h.change(ctx, ch.ID, func(c *ledger.Clarification, now time.Time) error {
-			ch.At = now
-			return changerOf(ch.Kind).Make(c, ch)
-		})
+		return h.makeHere(ctx, ch)
 	}
 	issue, _, err := ledger.ParseID(ch.ID)
 	if err != nil {
@@ -63,6 +62,15 @@ func (h *Hub) hand(ctx context.Context, ch ledger.Change) (Record, error) {
 		return Record{}, h.lockTimedOut(err, func() Event { return h.about(issue, ch.ID) })
 	}
 	return Record{IssueNumber: issue, Clarification: c}, nil
+}
+
+// makeHere makes ch in this process, under the issue's lock, as change
+// makes a change: never handed to another process.
+func (h *Hub) makeHere(ctx context.Context, ch ledger.Change) (Record, error) {
+	return h.change(ctx, ch.ID, func(c *ledger.Clarification, now time.Time) error {
+		ch.At = now
+		return changerOf(ch.Kind).Make(c, ch)
+	})
 }
 
 // actorOf is who makes a change to id and the person who signs it (""

@@ -468,7 +468,6 @@ func (w *world) changeEach(ids []string) (writers []*asker, release func()) {
 // while the lock is held, are handed to the process that takes
 // it next: one change on the shared ledger, one push, where each took a
 // round trip in turn; each process is told its own record as written.
-// Then four resolutions, the same way.
 func TestHandedChangesShareOnePush(t *testing.T) {
 	w := newWorld(t, 1, "", "")
 	ids := w.askedEight()
@@ -499,31 +498,6 @@ func TestHandedChangesShareOnePush(t *testing.T) {
 		assert.Equal(t, "the answer to "+id, c.Thread[len(c.Thread)-1].Body)
 	}
 	assert.Empty(t, handed(w.ledgerOf()+ledger.HandoffSuffix))
-
-	// the askers then resolve the four answered at once: one version more
-	var answered []string
-	var resolves [][]string
-	for i, id := range ids {
-		if i%2 == 1 {
-			answered = append(answered, id)
-			resolves = append(resolves, []string{"clarify", "resolve", id, "--from", "engineer", "--summary", "decided for " + id, "--json"})
-		}
-	}
-	writers, release = w.holdWhile(func() []*asker { return w.start(answered, resolves) })
-	release()
-	waitAll(t, writers)
-	for _, a := range writers {
-		require.Equal(t, 0, a.code, "%s: %s", a.topic, a.err.String())
-	}
-	versions = w.chain(3)
-	assert.Len(t, versions, before+2, "one version for the four resolutions")
-	last = checkChain(t, versions)
-	for _, id := range answered {
-		c := last.Find(id)
-		require.NotNil(t, c, id)
-		assert.Equal(t, ledger.Resolved, c.Status, id)
-		assert.Equal(t, "decided for "+id, c.Ext().Summary, id)
-	}
 }
 
 // TestHandedChangesKeptInTheOutbox: the same with the remote gone: the
