@@ -239,3 +239,74 @@ func TestHandWithoutChanger(t *testing.T) {
 	_, err = s.Hand(context.Background(), Change{Kind: "note", ID: "CLR-x"})
 	require.Error(t, err)
 }
+
+// madeTwice is a Replicator whose Apply makes the change on the ledger as
+// read, then again on that ledger as written (as a remote's write does
+// when its change was merged but it could not tell: it makes it again on
+// the shared ledger fetched, which holds it), and writes the second.
+type madeTwice struct{ calls int }
+
+func (*madeTwice) Prefetch(context.Context, int) (any, error) { return nil, nil }
+
+func (r *madeTwice) Apply(_ context.Context, f *Locked, fn func(*Ledger) error, _ any) (*Ledger, error) {
+	l, err := f.Read()
+	if err != nil {
+		return nil, err
+	}
+	for range 2 {
+		r.calls++
+		if err := fn(l); err != nil {
+			return nil, err
+		}
+		data, err := Encode(l)
+		if err != nil {
+			return nil, err
+		}
+		if l, err = DecodeIssue(f.Path, f.Issue, data); err != nil {
+			return nil, err
+		}
+	}
+	data, err := Encode(l)
+	if err != nil {
+		return nil, err
+	}
+	return l, f.Write(l, data)
+}
+
+// TestHandedMadeAgainOnALedgerHoldingThem: a holder whose change is made
+// again on a ledger that already holds it and the changes handed to it
+// finds them there: each made once, each writer told its record. Before,
+// it made them again: its own change refused (a resolution of a record
+// resolved), each writer was told "not made" and made its own again (a
+// question twice; an answer refused as answered already).
+func TestHandedMadeAgainOnALedgerHoldingThem(t *testing.T) {
+	s := changeStore(t)
+	rep := &madeTwice{}
+	s.SetReplicator(rep)
+	f, err := s.Lock(context.Background(), 7)
+	require.NoError(t, err)
+	r1 := handAsync(s, note("CLR-7-002", "", "retrying three times", 11))
+	waitHanded(t, s, 7, 1)
+	r2 := askAsync(s, 7, asking("engineer", "a fourth question", 12))
+	waitHanded(t, s, 7, 2)
+
+	own := note("CLR-7-001", "engineer", "the holder's", 13)
+	own.At = own.At.UTC()
+	h := &handing{spool: f.Path + HandoffSuffix, issue: 7, x: &changing{ch: own, mk: noter{}}, changers: s.changers}
+	c, err := s.handShared(context.Background(), f, h, nil)
+	require.NoError(t, err)
+	require.NoError(t, f.Release())
+	assert.Equal(t, 2, rep.calls, "made, then made again")
+	require.Len(t, c.X.Assumptions, 1, "the holder's change once")
+	got := []asked{<-r1, <-r2}
+	for i, r := range got {
+		require.NoError(t, r.err, "writer %d", i)
+	}
+	l, err := s.Read(7)
+	require.NoError(t, err)
+	require.Len(t, l.Clarifications, 4, "the handed question once")
+	require.Len(t, l.Find("CLR-7-002").X.Assumptions, 1, "the handed change once")
+	assert.Equal(t, "CLR-7-004", got[1].c.ID)
+	assert.Len(t, got[0].c.X.Assumptions, 1)
+	assert.Empty(t, spoolLeft(t, s, 7))
+}

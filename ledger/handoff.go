@@ -221,6 +221,15 @@ func (s *Store) handShared(ctx context.Context, f *Locked, h *handing, pre any) 
 	)
 	holderCap := h.x.capOf(ctx) // what its change carries
 	_, err := s.rep.Apply(ctx, f, func(l *Ledger) error {
+		if drained {
+			// made again, on a ledger fetched since: what it already
+			// holds of this write (an intent of it merged after all) is
+			// found, not made twice
+			if own = h.x.findMade(l); own != nil {
+				findAll(batch, l)
+				return nil
+			}
+		}
 		var err error
 		if own, err = h.x.apply(l); err != nil {
 			refused = append(refused, err)
@@ -230,8 +239,10 @@ func (s *Store) handShared(ctx context.Context, f *Locked, h *handing, pre any) 
 			// taken once; made again on each ledger the change is made on
 			drained = true
 			batch = h.take(l.IssueNumber, func(x handable) bool { return x.rides(holderCap) })
+			makeAll(batch, l)
+			return nil
 		}
-		makeAll(batch, l)
+		findAll(batch, l)
 		return nil
 	}, pre)
 	if err != nil {
@@ -792,6 +803,16 @@ func (h *handing) drain(l *Ledger) []handedOne {
 func makeAll(batch []handedOne, l *Ledger) {
 	for i := range batch {
 		batch[i].record = batch[i].x.handed(l)
+	}
+}
+
+// findAll is makeAll on a ledger that may hold some of batch already:
+// each found there is taken as made, the others made.
+func findAll(batch []handedOne, l *Ledger) {
+	for i := range batch {
+		if batch[i].record = batch[i].x.findMade(l); batch[i].record == nil {
+			batch[i].record = batch[i].x.handed(l)
+		}
 	}
 }
 

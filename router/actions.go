@@ -188,7 +188,7 @@ func (h *Hub) resolve(ctx context.Context, id, from string, r Reply) (Record, er
 		return Record{}, err
 	}
 	ch := ledger.Change{Kind: changeResolve, ID: id, By: from, What: "a resolution", Args: args(resolveArgs{Reply: r, Summary: summary, Signer: signer})}
-	rec, err := h.makeHere(ctx, ch)
+	rec, err := h.hand(ctx, ch)
 	if err != nil {
 		return Record{}, err
 	}

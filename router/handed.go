@@ -9,12 +9,10 @@ import (
 )
 
 // The changes a writer hands to the process holding its issue's lock when
-// the issue is busy (ledger.Store.Hand, group commit): answers and
-// assumptions, the changes many agents make at once on one issue. Their
-// Changers are also the code that makes them in this process: one path.
-// A resolution is a Changer too, made here only (makeHere): handed over,
-// it failed TestHostsAtOnce in about one run of four (an answer refused
-// as answered already, a question made twice), not yet understood.
+// the issue is busy (ledger.Store.Hand, group commit): answers,
+// assumptions and resolutions, the changes many agents make at once on
+// one issue. Their Changers are also the code that makes them in this
+// process: one path.
 
 // Kinds of ledger.Change the hub makes.
 const (
@@ -39,7 +37,7 @@ func changerOf(kind string) ledger.Changer {
 
 // handle has s make the hub's changes for the processes that hand them.
 func handle(s *ledger.Store) {
-	for _, kind := range []string{changeAnswer, changeAssume} {
+	for _, kind := range []string{changeAnswer, changeAssume, changeResolve} {
 		s.Handle(kind, changerOf(kind))
 	}
 }

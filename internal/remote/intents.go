@@ -465,8 +465,11 @@ func changedRecords(before map[string]*recState, l *ledger.Ledger) (added, chang
 		switch {
 		case !ok:
 			added = append(added, c)
-		case c.Sealed():
+		case sealedAsBefore(was, c):
 		default:
+			if c = l.Find(c.ID); c == nil {
+				continue // not readable: Appends says so
+			}
 			if b, err := ledger.RecordJSON(c); err != nil || string(b) != string(was.whole().raw) {
 				changed = append(changed, c)
 			}

@@ -75,12 +75,17 @@ func TestIntentChange(t *testing.T) {
 	answered.Thread = append(answered.Thread, ledger.ThreadEntry{Round: 1, From: "architect", Type: ledger.Answer, Body: "Three tries.", Timestamp: answered.Created})
 	assumed := sharedRecord("CLR-1-001", "x")
 	assumed.Ext().Assumptions = []ledger.Assumption{{Round: 1, By: "engineer", Body: "the default", Timestamp: assumed.Created}}
+	resolved := sharedRecord("CLR-1-001", "x") // closed: read sealed from the intent
+	require.NoError(t, resolved.Move(ledger.Abandoned))
+	resolved.Thread = append(resolved.Thread, ledger.ThreadEntry{Round: 1, From: "engineer", Type: ledger.Resolution, Body: "Abandoned: not needed.", Timestamp: resolved.Created})
+	resolved.ResolvedAt = &resolved.Created
 	for _, tc := range []struct {
 		name, host, message string
 		c                   *ledger.Clarification
 	}{
 		{"an answer", "host2", "CLR-1-001 answered by architect (posted on host2)", answered},
 		{"an assumption", "host4", "CLR-1-001 assumption by engineer (posted on host4)", assumed},
+		{"a closing", "host5", "CLR-1-001 abandoned by engineer (posted on host5)", resolved},
 	} {
 		q, ok = intentChange(1, Intent{Name: "n", Host: tc.host, Base: base, Data: enc(tc.c)})
 		require.True(t, ok, tc.name)
@@ -412,6 +417,24 @@ func sharedAssume(s host, id, body string) error {
 	return err
 }
 
+// sharedResolve has s resolve id on issue 1, as the asker.
+func sharedResolve(s host, id, body string) error {
+	_, err := s.Update(context.Background(), 1, func(l *ledger.Ledger) error {
+		c := l.Find(id)
+		if c == nil {
+			return ledger.ErrNotFound
+		}
+		if err := c.Move(ledger.Resolved); err != nil {
+			return err
+		}
+		at := ledger.T(s.Store.Now())
+		c.Thread = append(c.Thread, ledger.ThreadEntry{Round: c.Round, From: c.From, Type: ledger.Resolution, Body: body, Timestamp: at})
+		c.ResolvedAt = &at
+		return nil
+	})
+	return err
+}
+
 // mustRecordJSON is c as agentx writes a record.
 func mustRecordJSON(t *testing.T, c *ledger.Clarification) []byte {
 	t.Helper()
@@ -668,17 +691,24 @@ func TestLostRaceIsPostedAsAnIntent(t *testing.T) {
 		name   string
 		change func(s host) error
 		landed func(t *testing.T, l *ledger.Ledger)
+		before func(s host) error // nil: nothing
 	}{
 		{"an ask", func(s host) error { _, err := sharedAsk(s, "a's third"); return err }, func(t *testing.T, l *ledger.Ledger) {
 			assert.Equal(t, "a's third", l.Clarifications[len(l.Clarifications)-1].Topic)
-		}},
+		}, nil},
 		{"an answer", func(s host) error { return sharedAnswer(s, "CLR-1-001", "a's") }, func(t *testing.T, l *ledger.Ledger) {
 			assert.Equal(t, ledger.Answered, l.Find("CLR-1-001").Status)
-		}},
+		}, nil},
 		{"an assumption", func(s host) error { return sharedAssume(s, "CLR-1-001", "a's") }, func(t *testing.T, l *ledger.Ledger) {
 			require.NotNil(t, l.Find("CLR-1-001").X)
 			assert.Len(t, l.Find("CLR-1-001").X.Assumptions, 1)
-		}},
+		}, nil},
+		// a record it closes is read sealed from the intent: merged all
+		// the same (before, removed unmerged and made again as a
+		// transaction, a third push)
+		{"a resolution", func(s host) error { return sharedResolve(s, "CLR-1-001", "a's") }, func(t *testing.T, l *ledger.Ledger) {
+			assert.Equal(t, ledger.Resolved, l.Find("CLR-1-001").Status)
+		}, func(s host) error { return sharedAnswer(s, "CLR-1-001", "yes") }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a, b := intentRepos(t)
@@ -691,6 +721,9 @@ func TestLostRaceIsPostedAsAnIntent(t *testing.T) {
 				_, err := sharedAsk(ha, q)
 				require.NoError(t, err)
 				now = now.Add(100 * time.Millisecond)
+			}
+			if tc.before != nil {
+				require.NoError(t, tc.before(ha))
 			}
 			now = now.Add(2 * fastAfter) // quiet: the next write is a transaction
 			r.races, r.pushes = 3, 0     // b lands an ask before each of a's next three pushes

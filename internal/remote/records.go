@@ -17,6 +17,7 @@ type recState struct {
 	assumed int             // its assumptions (agentx's key)
 	raw     json.RawMessage // its JSON as agentx writes it (a sealed record's: see whole)
 	sealed  json.RawMessage // a sealed record's bytes as read
+	inPlace bool            // read sealed in place (from a file, no bytes kept)
 }
 
 // whole fills in what a sealed record held (its thread, its JSON), decoded
@@ -36,12 +37,28 @@ func recStates(l *ledger.Ledger) map[string]*recState {
 	m := make(map[string]*recState, len(l.Clarifications))
 	for _, c := range l.Clarifications {
 		r := &recState{status: c.Status, thread: len(c.Thread), assumed: len(assumptions(c)), sealed: c.SealedJSON()}
+		r.inPlace = c.Sealed() && r.sealed == nil
 		if r.sealed == nil {
 			r.raw, _ = ledger.RecordJSON(c)
 		}
 		m[c.ID] = r
 	}
 	return m
+}
+
+// sealedAsBefore reports whether c, read sealed, is the record was was:
+// the same status and, where both were read from bytes, the same bytes
+// (records read in place from one file, as a write reads its ledger, are
+// one read). A record a change closed, read from the change's bytes (an
+// intent's, a pulled commit's), is read sealed too, and is not as before.
+func sealedAsBefore(was *recState, c *ledger.Clarification) bool {
+	if !c.Sealed() || was.status != c.Status {
+		return false
+	}
+	if b := c.SealedJSON(); b != nil {
+		return bytes.Equal(b, was.sealed)
+	}
+	return was.inPlace
 }
 
 // assumptions are c's assumptions (nil: none).
@@ -129,10 +146,13 @@ func withAssumptions(c, from *ledger.Clarification) *ledger.Clarification {
 func changeMessage(before map[string]*recState, l *ledger.Ledger) string {
 	var out []string
 	for _, c := range l.Clarifications {
-		if c.Sealed() {
+		was, existed := before[c.ID]
+		if existed && sealedAsBefore(was, c) {
 			continue
 		}
-		was, existed := before[c.ID]
+		if c = l.Find(c.ID); c == nil {
+			continue
+		}
 		was = was.whole()
 		by := ""
 		if n := len(c.Thread); n > 0 {
