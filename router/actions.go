@@ -104,35 +104,17 @@ func (h *Hub) Followup(ctx context.Context, id, from, body string) (Record, erro
 	if err := ledger.ValidateMessage("follow-up", body); err != nil {
 		return Record{}, err
 	}
-	atLimit := false
-	rec, err := h.change(ctx, id, func(c *ledger.Clarification, now time.Time) error {
-		if from == "" {
-			from = c.From
-		}
-		if from != c.From {
-			return partyError(c, from, OpFollowup, "follow up on", c.From)
-		}
-		if c.Status != ledger.Answered {
-			return &ledger.TransitionError{ID: c.ID, From: c.Status, To: ledger.Pending}
-		}
-		if c.MaxRounds > 0 && c.Round >= c.MaxRounds {
-			atLimit = true
-			reason := fmt.Sprintf("round limit reached (%d of %d) without resolution", c.Round, c.MaxRounds)
-			return escalate(c, issueOf(c), reason, body, now)
-		}
-		sla := roundSLA(c)
-		if err := c.Move(ledger.Pending); err != nil {
-			return err
-		}
-		c.Round++
-		c.Thread = append(c.Thread, entry(c, from, ledger.Question, body, now))
-		c.StaleAfter = ledger.T(now.Add(sla))
-		return nil
-	})
+	from, _, err := h.actorOf(ctx, id, from, func(r Record) string { return r.From })
 	if err != nil {
 		return Record{}, err
 	}
-	if atLimit {
+	rec, err := h.hand(ctx, ledger.Change{Kind: changeFollowup, ID: id, By: from, What: "a follow-up", Args: args(body)})
+	if err != nil {
+		return Record{}, err
+	}
+	if rec.Status == ledger.Escalated {
+		// at the round limit: escalated, with the follow-up as the
+		// asker's latest position
 		h.escalated(ctx, rec)
 		return rec, nil
 	}
@@ -241,23 +223,19 @@ func (h *Hub) Abandon(ctx context.Context, id, by, reason string) (Record, error
 	if reason != "" {
 		body = "Abandoned: " + reason
 	}
-	var signer string
-	rec, err := h.change(ctx, id, func(c *ledger.Clarification, now time.Time) error {
-		if err := c.Move(ledger.Abandoned); err != nil {
-			return err
-		}
-		var err error
-		if signer, err = person(ctx, by); err != nil {
-			return err
-		}
-		who := by
-		if who == "" {
-			who = HubAgent
-		}
-		c.Thread = append(c.Thread, entry(c, who, ledger.Resolution, body, now))
-		c.Sign(signer)
-		return nil
-	})
+	signer, err := person(ctx, by)
+	if err != nil {
+		return Record{}, err
+	}
+	who := by
+	if who == "" {
+		who = HubAgent
+	}
+	what := "an abandon"
+	if reason == CancelledReason {
+		what = "a cancel"
+	}
+	rec, err := h.hand(ctx, ledger.Change{Kind: changeAbandon, ID: id, By: who, What: what, Args: args(abandonArgs{Body: body, Signer: signer})})
 	if err != nil {
 		return Record{}, err
 	}

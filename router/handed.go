@@ -3,6 +3,7 @@ package router
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/agentx-cli/agentx/ledger"
@@ -10,15 +11,17 @@ import (
 
 // The changes a writer hands to the process holding its issue's lock when
 // the issue is busy (ledger.Store.Hand, group commit): answers,
-// assumptions and resolutions, the changes many agents make at once on
-// one issue. Their Changers are also the code that makes them in this
+// assumptions, follow-ups, resolutions and abandons (a cancel is one),
+// the changes many agents make at once on one issue. Their Changers are also the code that makes them in this
 // process: one path.
 
 // Kinds of ledger.Change the hub makes.
 const (
-	changeAnswer  = "answer"
-	changeAssume  = "assume"
-	changeResolve = "resolve"
+	changeAnswer   = "answer"
+	changeAssume   = "assume"
+	changeResolve  = "resolve"
+	changeFollowup = "followup"
+	changeAbandon  = "abandon"
 )
 
 // changerOf is the hub's Changer of kind (a switch, not a table made at
@@ -31,13 +34,17 @@ func changerOf(kind string) ledger.Changer {
 		return assumeChange{}
 	case changeResolve:
 		return resolveChange{}
+	case changeFollowup:
+		return followupChange{}
+	case changeAbandon:
+		return abandonChange{}
 	}
 	return nil
 }
 
 // handle has s make the hub's changes for the processes that hand them.
 func handle(s *ledger.Store) {
-	for _, kind := range []string{changeAnswer, changeAssume, changeResolve} {
+	for _, kind := range []string{changeAnswer, changeAssume, changeResolve, changeFollowup, changeAbandon} {
 		s.Handle(kind, changerOf(kind))
 	}
 }
@@ -257,5 +264,71 @@ func (resolveChange) Make(c *ledger.Clarification, ch ledger.Change) error {
 
 // Made: c's thread holds a resolution of ch.By's at ch.At.
 func (resolveChange) Made(c *ledger.Clarification, ch ledger.Change) bool {
+	return hasEntry(c, ledger.Resolution, ch)
+}
+
+// followupChange asks the next round: By is the asker, At the follow-up's
+// time, Args its body (a JSON string). At the round limit it escalates
+// instead, with the follow-up as the asker's latest position.
+type followupChange struct{}
+
+func (followupChange) Make(c *ledger.Clarification, ch ledger.Change) error {
+	var body string
+	if err := json.Unmarshal(ch.Args, &body); err != nil {
+		return err
+	}
+	from := ch.By
+	if from != c.From {
+		return partyError(c, from, OpFollowup, "follow up on", c.From)
+	}
+	if c.Status != ledger.Answered {
+		return &ledger.TransitionError{ID: c.ID, From: c.Status, To: ledger.Pending}
+	}
+	if c.MaxRounds > 0 && c.Round >= c.MaxRounds {
+		reason := fmt.Sprintf("round limit reached (%d of %d) without resolution", c.Round, c.MaxRounds)
+		return escalate(c, issueOf(c), reason, body, ch.At)
+	}
+	sla := roundSLA(c)
+	if err := c.Move(ledger.Pending); err != nil {
+		return err
+	}
+	c.Round++
+	c.Thread = append(c.Thread, entry(c, from, ledger.Question, body, ch.At))
+	c.StaleAfter = ledger.T(ch.At.Add(sla))
+	return nil
+}
+
+// Made: c's thread holds the follow-up (a question of ch.By's at ch.At),
+// or the escalation it made at the round limit (the hub's, at ch.At).
+func (followupChange) Made(c *ledger.Clarification, ch ledger.Change) bool {
+	return hasEntry(c, ledger.Question, ch) || hasEntry(c, ledger.Escalation, ledger.Change{By: HubAgent, At: ch.At})
+}
+
+// abandonArgs are an abandon's: its thread entry and the person who signs
+// it ("" for an agent or the hub).
+type abandonArgs struct {
+	Body   string `json:"body"`
+	Signer string `json:"signer,omitempty"`
+}
+
+// abandonChange closes a clarification nobody will finish: By is who
+// closes it (an agent, human, or the hub), At the entry's time.
+type abandonChange struct{}
+
+func (abandonChange) Make(c *ledger.Clarification, ch ledger.Change) error {
+	var a abandonArgs
+	if err := json.Unmarshal(ch.Args, &a); err != nil {
+		return err
+	}
+	if err := c.Move(ledger.Abandoned); err != nil {
+		return err
+	}
+	c.Thread = append(c.Thread, entry(c, ch.By, ledger.Resolution, a.Body, ch.At))
+	c.Sign(a.Signer)
+	return nil
+}
+
+// Made: c's thread holds a closing entry of ch.By's at ch.At.
+func (abandonChange) Made(c *ledger.Clarification, ch ledger.Change) bool {
 	return hasEntry(c, ledger.Resolution, ch)
 }

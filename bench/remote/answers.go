@@ -49,6 +49,20 @@ var assuming = change{noun: "assumptions", verb: "assume",
 	},
 }
 
+// resolving is -resolutions: the asker resolves the question answered
+// (-answers first), closing the record.
+var resolving = change{noun: "resolutions", verb: "resolve",
+	args: func(host int) []string {
+		return []string{"--from", "engineer", "--body", fmt.Sprintf("Done with three tries, host %d.", host)}
+	},
+	made: func(c *ledger.Clarification) int {
+		if c.Status == ledger.Resolved {
+			return 1
+		}
+		return 0
+	},
+}
+
 // changeAll times chs once a row's asks are made: every host makes them,
 // all at once, on k of the questions on its issue (on one issue, host i
 // the i-th, i+hosts-th, ... of them; with procs processes a host, each

@@ -30,7 +30,9 @@
 // -assumptions, before them, every host recording an assumption on its
 // questions (a change to agentx's own key alone), timed alike; with
 // -together both at the same moment, the next host answering each
-// question as its asker records an assumption on it; -procs P runs P agentx
+// question as its asker records an assumption on it; -resolutions, with
+// -answers, then every host resolving its answered questions at once (a
+// change that closes the record), timed alike; -procs P runs P agentx
 // processes on each host at once, in its one workspace (several agents in
 // one clone), each making the row's rounds (the floor stays one process a
 // host): rounds/ask below 1 is their asks sharing a push (a holder of the

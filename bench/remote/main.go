@@ -33,6 +33,7 @@ func main() {
 	slowest = flag.Int("slowest", 0, "also list the N slowest asks of each row: host, round (0: each host's first), latency, and each git command the ask ran, with when it started and ended (ms from the ask's start) and its exit code when not 0")
 	answers = flag.Bool("answers", false, "also time, once each row's asks are made, every host answering its questions at once on the same issue (changes other than asks)")
 	assumptions = flag.Bool("assumptions", false, "also time, once each row's asks are made (before -answers), every host recording an assumption on its questions at once (a change to agentx's own key alone)")
+	resolutions = flag.Bool("resolutions", false, "with -answers: also time, once the answers are made, every host resolving its questions at once (a change that closes the record)")
 	together = flag.Bool("together", false, "with -assumptions and -answers: make both at the same moment, the next host answering each question as its asker records an assumption on it")
 	procs = flag.Int("procs", 1, "agentx processes of each host asking at once in one workspace (several agents in one clone), each making the row's rounds: asks = hosts × procs × rounds; the floor stays one a host")
 	latency := flag.Duration("latency", 0, "added to every exchange with the remote (each upload-pack and receive-pack, the floor's too), as a remote across a network adds")
@@ -389,11 +390,17 @@ func run(ctx context.Context, dir string, builds []build, hosts, issues, k, bloc
 	if *answers {
 		chs = append(chs, answering)
 	}
+	if *resolutions && *answers {
+		chs = append(chs, resolving)
+	}
 	for j, bd := range builds {
 		switch {
 		case bd.local || len(chs) == 0:
 		case *together:
-			changeAll(ctx, chs, bd.name, bd.bin, worlds[j], hosts, issues, k, *procs)
+			changeAll(ctx, slices.DeleteFunc(slices.Clone(chs), func(c change) bool { return c.verb == resolving.verb }), bd.name, bd.bin, worlds[j], hosts, issues, k, *procs)
+			if *resolutions && *answers {
+				changeAll(ctx, []change{resolving}, bd.name, bd.bin, worlds[j], hosts, issues, k, *procs) // on the answered records
+			}
 		default:
 			for _, ch := range chs {
 				changeAll(ctx, []change{ch}, bd.name, bd.bin, worlds[j], hosts, issues, k, *procs)
@@ -535,8 +542,8 @@ func (w *world) started(i, n int) func(pid int, t0 time.Time) {
 
 // slowest is -slowest, sequences -sequences.
 var (
-	slowest, sequences, procs      *int
-	answers, assumptions, together *bool
+	slowest, sequences, procs                   *int
+	answers, assumptions, resolutions, together *bool
 )
 
 // gitSequences reads the git wrapper's log: the n most common runs of

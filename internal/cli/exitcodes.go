@@ -145,7 +145,7 @@ var (
 	ExitLockTimeout   = ExitCode{5, "lock_timeout", "a state file stayed locked by another process past the wait budget"}
 	ExitLockLost      = ExitCode{5, "lock_lost", "another tool took this process's lock over while it held it (it was paused past the stale age): nothing was written; run it again"}
 	ExitRemoteBusy    = ExitCode{5, "remote_busy", "with a [remote]: other hosts published first every time the write was tried ([remote] attempts): nothing written; run it again"}
-	ExitHandedLost    = ExitCode{5, "handed_lost", "with a [remote]: the question (or answer, or assumption) was handed to another agentx process of this host holding the issue (one write for both), which was killed before saying whether it reached the shared ledger: it may be there or on its way; look (agentx clarify list --issue N, agentx clarify show ID) before making it again"}
+	ExitHandedLost    = ExitCode{5, "handed_lost", "with a [remote]: the question or change (an answer, an assumption, a follow-up, a resolution, a cancel) was handed to another agentx process of this host holding the issue (one write for both), which was killed before saying whether it reached the shared ledger: it may be there or on its way; look (agentx clarify list --issue N, agentx clarify show ID) before making it again"}
 	ExitTransition    = ExitCode{6, "invalid_transition", "the clarification's status does not allow that move"}
 	ExitSuperseded    = ExitCode{6, "superseded", "with a [remote]: another host changed the clarification first and the change no longer applies; data is the record as it now stands"}
 	ExitInvalidData   = ExitCode{7, "invalid_data", "a ledger, workflow or config file is invalid or corrupt (never overwritten)"}

@@ -77,12 +77,15 @@ type chaos struct {
 	// answers: every other turn, a worker records an assumption on one
 	// of its questions acknowledged before while the next host answers
 	// it, at the same moment (assumed and answered map its topic to the
-	// assumption and the answer, once acknowledged); peers: the workers'
-	// hosts
+	// assumption and the answer, once acknowledged), then, its answer
+	// acknowledged, resolves it or follows up (resolved and followed);
+	// peers: the workers' hosts
 	answers                  bool
 	peers                    int
 	answered, assumed        map[string]string
+	resolved, followed       map[string]string
 	answering, assuming      int
+	resolving, following     int
 	asks, refused, republish int
 	busy                     int // asks refused as remote_busy (exit 5)
 	// asks whose question the process holding the issue took (group
@@ -136,10 +139,21 @@ func (c *chaos) worker(h, p int, stop <-chan struct{}) {
 			// the asker proceeds on an assumption as the answer comes,
 			// on two hosts: both changes to the one record stand
 			var both sync.WaitGroup
-			both.Go(func() { c.assume(h, mine[0]) })
-			both.Go(func() { c.answer((h+1)%c.peers, mine[0]) })
+			topic := mine[0]
+			both.Go(func() { c.assume(h, topic) })
+			both.Go(func() { c.answer((h+1)%c.peers, topic) })
 			both.Wait()
 			mine = mine[1:]
+			c.mu.Lock()
+			_, answered := c.answered[topic]
+			c.mu.Unlock()
+			switch {
+			case !answered:
+			case k%4 == 1:
+				c.change(h, topic, "done with "+topic, c.resolved, &c.resolving, []string{"resolve", "--from", "engineer", "--body"}, 6)
+			default:
+				c.change(h, topic, "and for timeouts, "+topic+"?", c.followed, &c.following, []string{"followup", "--from", "engineer", "--body"}, 6)
+			}
 			continue
 		}
 		issue := 1 + rng.IntN(max(c.issues, 1))
@@ -499,7 +513,8 @@ func TestRemoteChaosOneIssue(t *testing.T) {
 	soak := soakFor(t, 15*time.Second)
 	const hosts = 8
 	w := newWorld(t, hosts+1, "", "") // the last one only checks, at the end
-	c := &chaos{w: w, acked: map[string]string{}, unsynced: map[string]unsyncedAsk{}, issues: 1, answers: true, peers: hosts, answered: map[string]string{}, assumed: map[string]string{}}
+	c := &chaos{w: w, acked: map[string]string{}, unsynced: map[string]unsyncedAsk{}, issues: 1, answers: true, peers: hosts,
+		answered: map[string]string{}, assumed: map[string]string{}, resolved: map[string]string{}, followed: map[string]string{}}
 	r := c.run(0, "clarify", "ask", "--issue", "1", "--from", "engineer", "--to", "architect", "--topic", "seed", "--question", "seed?", "--non-blocking", "--json")
 	require.Equal(t, 0, r.code, r.stderr)
 	c.acked["seed"] = "CLR-1-001"
@@ -588,14 +603,42 @@ func TestRemoteChaosOneIssue(t *testing.T) {
 			t.Errorf("acknowledged answer to %s (%s) is not on the remote: %+v", topic, recs[0].ID, recs[0].Thread)
 		}
 	}
+	// a resolution or follow-up once, after its answer (exit 6: refused,
+	// its host not yet holding the answer, kept in another's outbox)
+	for topic, body := range c.resolved {
+		if recs := onRemote[topic]; len(recs) == 1 && !endsWith(recs[0], ledger.Resolved, ledger.Resolution, body) {
+			lost++
+			t.Errorf("acknowledged resolution of %s (%s) is not on the remote: %s %+v", topic, recs[0].ID, recs[0].Status, recs[0].Thread)
+		}
+	}
+	for topic, body := range c.followed {
+		if recs := onRemote[topic]; len(recs) == 1 && !endsWith(recs[0], ledger.Pending, ledger.Question, body) {
+			lost++
+			t.Errorf("acknowledged follow-up on %s (%s) is not on the remote: %s %+v", topic, recs[0].ID, recs[0].Status, recs[0].Thread)
+		}
+	}
 	// A host with no copy checks every commit from the root, then adopts
 	// the head.
 	fresh := c.run(hosts, "sync")
 	assert.Equal(t, 0, fresh.code, "a fresh host adopts the chain: %s", fresh.stderr)
 	killed, paused := c.monkey.Counts()
-	t.Logf("%s of chaos on one issue, %d hosts: %d asks, %d acknowledged, %d assumptions, %d acknowledged, %d answers, %d acknowledged (%d lost), %d remote_busy, %d handed_lost; %d SIGKILLs, %d SIGSTOPs; %d records on the remote",
-		soak, hosts, c.asks, len(c.acked), c.assuming, len(c.assumed), c.answering, len(c.answered), lost, c.busy, c.handedLost, killed, paused, len(l.Clarifications))
+	t.Logf("%s of chaos on one issue, %d hosts: %d asks, %d acknowledged, %d assumptions, %d acknowledged, %d answers, %d acknowledged, %d resolutions, %d acknowledged, %d follow-ups, %d acknowledged (%d lost), %d remote_busy, %d handed_lost; %d SIGKILLs, %d SIGSTOPs; %d records on the remote",
+		soak, hosts, c.asks, len(c.acked), c.assuming, len(c.assumed), c.answering, len(c.answered), c.resolving, len(c.resolved), c.following, len(c.followed), lost, c.busy, c.handedLost, killed, paused, len(l.Clarifications))
 	for h := range hosts {
 		git(t, w.hosts[h], "fsck", "--no-dangling")
 	}
+}
+
+// endsWith reports whether c is in status st, its thread holding one
+// entry of type t with body, its last (a record resolved, or followed up
+// and not answered since).
+func endsWith(c *ledger.Clarification, st ledger.Status, t ledger.EntryType, body string) bool {
+	n := 0
+	for _, e := range c.Thread {
+		if e.Type == t && e.Body == body {
+			n++
+		}
+	}
+	last := c.Thread[len(c.Thread)-1]
+	return c.Status == st && n == 1 && last.Type == t && last.Body == body
 }

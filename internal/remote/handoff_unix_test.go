@@ -473,18 +473,7 @@ func TestHandedChangesShareOnePush(t *testing.T) {
 	ids := w.askedEight()
 	before := len(w.chain(3))
 	w.slowPushes(0, 300*time.Millisecond)
-	writers, release := w.changeEach(ids)
-	start := time.Now()
-	release()
-	waitAll(t, writers)
-	t.Logf("eight changes made %v after the lock was let go", time.Since(start).Round(time.Millisecond))
-	for _, a := range writers {
-		require.Equal(t, 0, a.code, "%s: %s", a.topic, a.err.String())
-		assert.Equal(t, a.topic, data(t, a.out.String())["id"], "each writer is told its own record")
-	}
-	versions := w.chain(3)
-	assert.Len(t, versions, before+1, "one version for the eight changes")
-	last := checkChain(t, versions)
+	last := w.madeInOnePush(w.changeEach(ids))(before)
 	for i, id := range ids {
 		c := last.Find(id)
 		require.NotNil(t, c, id)
@@ -498,6 +487,27 @@ func TestHandedChangesShareOnePush(t *testing.T) {
 		assert.Equal(t, "the answer to "+id, c.Thread[len(c.Thread)-1].Body)
 	}
 	assert.Empty(t, handed(w.ledgerOf()+ledger.HandoffSuffix))
+}
+
+// madeInOnePush lets the issue's lock go (release) and waits for the
+// writers, each of which must be told its own record (by id); then, given
+// the versions of issue 3's chain before, checks that one version more
+// carries them all and returns the ledger it holds.
+func (w *world) madeInOnePush(writers []*asker, release func()) func(before int) *ledger.Ledger {
+	t := w.t
+	start := time.Now()
+	release()
+	waitAll(t, writers)
+	t.Logf("%d changes made %v after the lock was let go", len(writers), time.Since(start).Round(time.Millisecond))
+	for _, a := range writers {
+		require.Equal(t, 0, a.code, "%s: %s", a.topic, a.err.String())
+		assert.Equal(t, a.topic, data(t, a.out.String())["id"], "each writer is told its own record")
+	}
+	return func(before int) *ledger.Ledger {
+		versions := w.chain(3)
+		assert.Len(t, versions, before+1, "one version for the changes")
+		return checkChain(t, versions)
+	}
 }
 
 // TestHandedChangesKeptInTheOutbox: the same with the remote gone: the
@@ -527,4 +537,53 @@ func TestHandedChangesKeptInTheOutbox(t *testing.T) {
 		}
 		assert.True(t, strings.Contains(doc.Unsynced[0], want[0]) || strings.Contains(doc.Unsynced[0], want[1]), "%s: %s", a.topic, doc.Unsynced[0])
 	}
+}
+
+// TestHandedFollowupsAndClosingsShareOnePush: follow-ups, resolutions and
+// cancels (an abandon by the asker) of eight agentx processes of one host, each on
+// its own question of one issue, made while the issue's lock is held,
+// are handed over as answers are: one change on the shared ledger, one
+// push; each process is told its own record. Before, each took the
+// issue's lock, and a round trip to the remote, in turn.
+func TestHandedFollowupsAndClosingsShareOnePush(t *testing.T) {
+	w := newWorld(t, 1, "", "")
+	ids := w.askedEight()
+	for i, id := range ids {
+		if i%2 == 1 {
+			r := w.run(0, "architect", "clarify", "answer", id, "--body", "yes", "--json")
+			require.Equal(t, 0, r.code, r.stderr)
+		}
+	}
+	before := len(w.chain(3))
+	var argvs [][]string
+	for i, id := range ids {
+		switch i % 4 {
+		case 0, 2:
+			argvs = append(argvs, []string{"clarify", "cancel", id, "--from", "engineer", "--json"})
+		case 1:
+			argvs = append(argvs, []string{"clarify", "followup", id, "--from", "engineer", "--body", "and for " + id + "?", "--json"})
+		case 3:
+			argvs = append(argvs, []string{"clarify", "resolve", id, "--from", "engineer", "--body", "done with " + id, "--json"})
+		}
+	}
+	last := w.madeInOnePush(w.holdWhile(func() []*asker { return w.start(ids, argvs) }))(before)
+	for i, id := range ids {
+		c := last.Find(id)
+		require.NotNil(t, c, id)
+		end := c.Thread[len(c.Thread)-1]
+		switch i % 4 {
+		case 0, 2:
+			assert.Equal(t, ledger.Abandoned, c.Status, id)
+			assert.Equal(t, "engineer", end.From, id)
+			assert.True(t, ledger.Cancelled(c), id)
+		case 1:
+			assert.Equal(t, ledger.Pending, c.Status, id)
+			assert.Equal(t, 2, c.Round, id)
+			assert.Equal(t, "and for "+id+"?", end.Body)
+		case 3:
+			assert.Equal(t, ledger.Resolved, c.Status, id)
+			assert.Equal(t, "done with "+id, end.Body)
+		}
+	}
+	assert.Empty(t, handed(w.ledgerOf()+ledger.HandoffSuffix))
 }
