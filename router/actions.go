@@ -187,9 +187,7 @@ func (h *Hub) Escalate(ctx context.Context, id, reason string) (Record, error) {
 	if reason == "" {
 		reason = "escalated by hand"
 	}
-	rec, err := h.change(ctx, id, func(c *ledger.Clarification, now time.Time) error {
-		return escalate(c, issueOf(c), reason, "", now)
-	})
+	rec, err := h.hand(ctx, ledger.Change{Kind: changeEscalate, ID: id, By: HubAgent, What: "an escalation", Args: args(reason)})
 	if err != nil {
 		return Record{}, err
 	}

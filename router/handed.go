@@ -11,8 +11,8 @@ import (
 
 // The changes a writer hands to the process holding its issue's lock when
 // the issue is busy (ledger.Store.Hand, group commit): answers,
-// assumptions, follow-ups, resolutions and abandons (a cancel is one),
-// the changes many agents make at once on one issue. Their Changers are also the code that makes them in this
+// assumptions, follow-ups, resolutions, abandons (a cancel is one) and
+// escalations by hand: the changes agents and people make on one issue. Their Changers are also the code that makes them in this
 // process: one path.
 
 // Kinds of ledger.Change the hub makes.
@@ -22,6 +22,7 @@ const (
 	changeResolve  = "resolve"
 	changeFollowup = "followup"
 	changeAbandon  = "abandon"
+	changeEscalate = "escalate"
 )
 
 // changerOf is the hub's Changer of kind (a switch, not a table made at
@@ -38,13 +39,15 @@ func changerOf(kind string) ledger.Changer {
 		return followupChange{}
 	case changeAbandon:
 		return abandonChange{}
+	case changeEscalate:
+		return escalateChange{}
 	}
 	return nil
 }
 
 // handle has s make the hub's changes for the processes that hand them.
 func handle(s *ledger.Store) {
-	for _, kind := range []string{changeAnswer, changeAssume, changeResolve, changeFollowup, changeAbandon} {
+	for _, kind := range []string{changeAnswer, changeAssume, changeResolve, changeFollowup, changeAbandon, changeEscalate} {
 		s.Handle(kind, changerOf(kind))
 	}
 }
@@ -301,7 +304,7 @@ func (followupChange) Make(c *ledger.Clarification, ch ledger.Change) error {
 // Made: c's thread holds the follow-up (a question of ch.By's at ch.At),
 // or the escalation it made at the round limit (the hub's, at ch.At).
 func (followupChange) Made(c *ledger.Clarification, ch ledger.Change) bool {
-	return hasEntry(c, ledger.Question, ch) || hasEntry(c, ledger.Escalation, ledger.Change{By: HubAgent, At: ch.At})
+	return hasEntry(c, ledger.Question, ch) || escalateChange{}.Made(c, ledger.Change{By: HubAgent, At: ch.At})
 }
 
 // abandonArgs are an abandon's: its thread entry and the person who signs
@@ -331,4 +334,22 @@ func (abandonChange) Make(c *ledger.Clarification, ch ledger.Change) error {
 // Made: c's thread holds a closing entry of ch.By's at ch.At.
 func (abandonChange) Made(c *ledger.Clarification, ch ledger.Change) bool {
 	return hasEntry(c, ledger.Resolution, ch)
+}
+
+// escalateChange hands a clarification to a human by hand: By is the
+// hub (its entry's author), At the entry's time, Args the reason (a JSON
+// string).
+type escalateChange struct{}
+
+func (escalateChange) Make(c *ledger.Clarification, ch ledger.Change) error {
+	var reason string
+	if err := json.Unmarshal(ch.Args, &reason); err != nil {
+		return err
+	}
+	return escalate(c, issueOf(c), reason, "", ch.At)
+}
+
+// Made: c's thread holds the hub's escalation at ch.At.
+func (escalateChange) Made(c *ledger.Clarification, ch ledger.Change) bool {
+	return hasEntry(c, ledger.Escalation, ch)
 }

@@ -36,6 +36,7 @@ func TestChangersFindWhatTheyMade(t *testing.T) {
 		{"a follow-up at the round limit", 1, ledger.Change{Kind: changeFollowup, By: "engineer", Args: args("And on timeouts?")}, followupChange{}, ledger.Escalated},
 		{"a cancel", 3, ledger.Change{Kind: changeAbandon, By: "engineer", Args: args(abandonArgs{Body: "Abandoned: " + CancelledReason})}, abandonChange{}, ledger.Abandoned},
 		{"an abandon by the hub", 3, ledger.Change{Kind: changeAbandon, By: HubAgent, Args: args(abandonArgs{Body: "Abandoned: nobody answers"})}, abandonChange{}, ledger.Abandoned},
+		{"an escalation by hand", 3, ledger.Change{Kind: changeEscalate, By: HubAgent, Args: args("escalated by hand")}, escalateChange{}, ledger.Escalated},
 		{"a resolution", 3, ledger.Change{Kind: changeResolve, By: "engineer", Args: args(resolveArgs{Reply: Reply{Body: "Done."}})}, resolveChange{}, ledger.Resolved},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

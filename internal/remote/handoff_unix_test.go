@@ -539,8 +539,8 @@ func TestHandedChangesKeptInTheOutbox(t *testing.T) {
 	}
 }
 
-// TestHandedFollowupsAndClosingsShareOnePush: follow-ups, resolutions and
-// cancels (an abandon by the asker) of eight agentx processes of one host, each on
+// TestHandedFollowupsAndClosingsShareOnePush: follow-ups, resolutions,
+// escalations and cancels (an abandon by the asker) of eight agentx processes of one host, each on
 // its own question of one issue, made while the issue's lock is held,
 // are handed over as answers are: one change on the shared ledger, one
 // push; each process is told its own record. Before, each took the
@@ -558,8 +558,10 @@ func TestHandedFollowupsAndClosingsShareOnePush(t *testing.T) {
 	var argvs [][]string
 	for i, id := range ids {
 		switch i % 4 {
-		case 0, 2:
+		case 0:
 			argvs = append(argvs, []string{"clarify", "cancel", id, "--from", "engineer", "--json"})
+		case 2:
+			argvs = append(argvs, []string{"clarify", "escalate", id, "--reason", "no agent knows " + id, "--json"})
 		case 1:
 			argvs = append(argvs, []string{"clarify", "followup", id, "--from", "engineer", "--body", "and for " + id + "?", "--json"})
 		case 3:
@@ -572,7 +574,10 @@ func TestHandedFollowupsAndClosingsShareOnePush(t *testing.T) {
 		require.NotNil(t, c, id)
 		end := c.Thread[len(c.Thread)-1]
 		switch i % 4 {
-		case 0, 2:
+		case 2:
+			assert.Equal(t, ledger.Escalated, c.Status, id)
+			assert.Contains(t, end.Body, "no agent knows "+id)
+		case 0:
 			assert.Equal(t, ledger.Abandoned, c.Status, id)
 			assert.Equal(t, "engineer", end.From, id)
 			assert.True(t, ledger.Cancelled(c), id)
