@@ -34,10 +34,8 @@ func RunQuestions(l *Ledger, from string, run *time.Time) int {
 		if run == nil && c.From != from {
 			continue
 		}
-		if c.Sealed() && (run != nil || c.Status == Abandoned) {
-			if c = l.Find(c.ID); c == nil {
-				continue // unreadable: Update fails with why
-			}
+		if c.Sealed() && (run != nil || c.Status == Abandoned) && !l.open(c) {
+			continue // unreadable: Update fails with why
 		}
 		if run != nil && c.Created.Time.Before(*run) {
 			break

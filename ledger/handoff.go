@@ -57,16 +57,24 @@ func (a *Asking) made(c *Clarification) bool {
 // findMade is the record of l that a asked for, nil if none: searched from
 // the newest record back, a closed record (read sealed) opened only when
 // its sender is a's.
-func (a *Asking) findMade(l *Ledger) *Clarification {
+func (a *Asking) findMade(l *Ledger) *Clarification { return a.find(l, true) }
+
+// findOpen is findMade among the records l holds open (not read sealed):
+// a question just made is open (closing it takes its asker, or a person,
+// after it is acknowledged), and on a ledger of 20,000 records, most of
+// them closed, opening each of its asker's costs a tenth of a second
+// (BenchmarkFindHandedOn20000).
+func (a *Asking) findOpen(l *Ledger) *Clarification { return a.find(l, false) }
+
+// find is findMade, among the closed records too when closed.
+func (a *Asking) find(l *Ledger, closed bool) *Clarification {
 	for i := len(l.Clarifications) - 1; i >= 0; i-- {
 		c := l.Clarifications[i]
 		if c.From != a.Question.From {
 			continue
 		}
-		if c.Sealed() {
-			if c = l.Find(c.ID); c == nil {
-				continue
-			}
+		if c.Sealed() && (!closed || !l.open(c)) {
+			continue // opened in place: Find would look for it from the start
 		}
 		if a.made(c) {
 			return c
@@ -225,7 +233,7 @@ func (s *Store) handShared(ctx context.Context, f *Locked, h *handing, pre any) 
 			// made again, on a ledger fetched since: what it already
 			// holds of this write (an intent of it merged after all) is
 			// found, not made twice
-			if own = h.x.findMade(l); own != nil {
+			if own = h.x.findOpen(l); own != nil {
 				findAll(batch, l)
 				return nil
 			}
@@ -425,6 +433,10 @@ type handable interface {
 	handed(l *Ledger) *Clarification
 	// findMade is the record of l that holds it, nil if none.
 	findMade(l *Ledger) *Clarification
+	// findOpen is findMade where l is a ledger its write made it on a
+	// moment before (a question then still open, not searched for among
+	// the closed records).
+	findOpen(l *Ledger) *Clarification
 	// made reports whether c, a record a holder told of, holds it.
 	made(c *Clarification) bool
 	// capOf is the question cap the change of a write that makes it
@@ -546,6 +558,8 @@ func (x *changing) findMade(l *Ledger) *Clarification {
 	}
 	return nil
 }
+
+func (x *changing) findOpen(l *Ledger) *Clarification { return x.findMade(l) }
 
 func (x *changing) made(c *Clarification) bool {
 	return c.ID == x.ch.ID && x.mk.Made(c, x.ch)
@@ -810,7 +824,7 @@ func makeAll(batch []handedOne, l *Ledger) {
 // each found there is taken as made, the others made.
 func findAll(batch []handedOne, l *Ledger) {
 	for i := range batch {
-		if batch[i].record = batch[i].x.findMade(l); batch[i].record == nil {
+		if batch[i].record = batch[i].x.findOpen(l); batch[i].record == nil {
 			batch[i].record = batch[i].x.handed(l)
 		}
 	}

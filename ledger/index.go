@@ -169,7 +169,7 @@ func (s *Store) entriesOf(l *Ledger) []IndexEntry {
 				j = k + 1
 				continue
 			}
-			if l.Find(c.ID) == nil {
+			if !l.open(c) {
 				continue // Update fails: l.bad
 			}
 		}

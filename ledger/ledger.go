@@ -385,6 +385,11 @@ func (l *Ledger) Whole() []*Clarification {
 	return out
 }
 
+// Open decodes c, one of l's records, whole if it is sealed, and reports
+// whether it could be (if not, Update fails with a *CorruptError): Find
+// for a record in hand, without searching for it.
+func (l *Ledger) Open(c *Clarification) bool { return l.open(c) }
+
 // open decodes c whole if it is sealed, and reports whether it could be
 // (if not, l.bad says why and Update fails).
 func (l *Ledger) open(c *Clarification) bool {

@@ -467,7 +467,7 @@ func changedRecords(before map[string]*recState, l *ledger.Ledger) (added, chang
 			added = append(added, c)
 		case sealedAsBefore(was, c):
 		default:
-			if c = l.Find(c.ID); c == nil {
+			if !l.Open(c) {
 				continue // not readable: Appends says so
 			}
 			if b, err := ledger.RecordJSON(c); err != nil || string(b) != string(was.whole().raw) {

@@ -147,10 +147,7 @@ func changeMessage(before map[string]*recState, l *ledger.Ledger) string {
 	var out []string
 	for _, c := range l.Clarifications {
 		was, existed := before[c.ID]
-		if existed && sealedAsBefore(was, c) {
-			continue
-		}
-		if c = l.Find(c.ID); c == nil {
+		if existed && sealedAsBefore(was, c) || !l.Open(c) {
 			continue
 		}
 		was = was.whole()
