@@ -108,9 +108,11 @@ func (a *Asking) find(l *Ledger, closed bool) *Clarification {
 // removing it) does, never both. A holder that dies after taking it
 // leaves no record: its writer, woken by the kernel, looks for its change
 // in the ledger (a question by what was asked and when, a change by its
-// Changer's Made) and makes it only if it is not there; in remote mode it
-// looks on the shared ledger, fetched, and not finding it there fails
-// with HandedLostError (the holder's push may land after it died). A
+// Changer's Made) and makes it only if it is not there; in remote mode,
+// woken once the holder and the git commands it started have ended (they
+// hold its mark too), it looks on the shared ledger, fetched, and not
+// finding it there fails with HandedLostError (an intent the holder
+// posted may be merged after it died). A
 // change the holder cannot make (the cap refuses a question, a record
 // that would not be valid, a transition the table refuses) is made again
 // by its writer, whose error says why.
@@ -150,6 +152,13 @@ func (s *Store) hand(ctx context.Context, issue int, x handable) (*Clarification
 	}
 	path := s.Path(issue)
 	h := &handing{spool: path + HandoffSuffix, issue: issue, x: x, changers: s.changers}
+	if s.rep != nil {
+		// the git commands the write runs while it carries others'
+		// changes hold its mark too: killed, it leaves its push running,
+		// and its writers wait for that push before they look
+		h.inherit = &lock.Inheritance{}
+		ctx = lock.WithInheritance(ctx, h.inherit)
+	}
 	opts := lock.Handoff{Post: h.post, Done: h.done}
 	lk, err := s.acquireWith(ctx, path, &opts)
 	switch {
@@ -273,7 +282,9 @@ func (s *Store) handShared(ctx context.Context, f *Locked, h *handing, pre any) 
 
 // lookShared is handShared for a change taken by a holder that ended
 // without a word: it is not made again, as the holder's change may have
-// landed or still land (its git push outlives it). The shared ledger is
+// landed or still land (an intent it posted, merged later; its outbox).
+// Its git commands held its mark (lock.Inheritance), so a push it
+// started has ended by now. The shared ledger is
 // fetched and looked at: the change there (the holder's push landed, or
 // its intent was merged), its record is returned; not there,
 // HandedLostError (it may be on its way).
@@ -314,8 +325,8 @@ type unsyncedNotes interface{ NoteUnsynced(msg string) }
 // HandedLostError: in remote mode, a question or a change was taken by
 // the process holding the issue's lock (group commit), which ended
 // (killed) before saying what became of it. Its change may have reached
-// the shared ledger, or be on its way (its git push outlives it): it is
-// not made again, so that it is not made twice.
+// the shared ledger, or be on its way (an intent it posted, merged
+// later; its outbox): it is not made again, so that it is not made twice.
 type HandedLostError struct {
 	Issue int
 	// ID is the record a handed change was to change ("": a question),
@@ -599,6 +610,7 @@ type handing struct {
 	x        handable
 	changers map[string]Changer // for the changes it takes, as a holder
 	mark     *lock.Mark         // as a holder that took some: held until they are told
+	inherit  *lock.Inheritance  // in remote mode: the child processes holding mark too
 	name     string             // the question's or change's file, once posted
 
 	posted   bool // it was left for the holder, and not taken back
@@ -773,6 +785,7 @@ func (h *handing) take(issue int, fits func(handable) bool) []handedOne {
 				break // no mark, nothing taken: each writer makes its own
 			}
 			h.mark = m
+			h.inherit.Add(m)
 		}
 		taken := takenName(path, h.mark)
 		if os.Rename(path, taken) != nil {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"runtime"
@@ -809,6 +810,26 @@ func runHelper(mode string) int {
 			return fail("mark: %v", err)
 		}
 		if err := os.WriteFile(os.Getenv("AGENTX_LOCK_READY"), nil, 0o644); err != nil {
+			return fail("ready: %v", err)
+		}
+		time.Sleep(time.Hour)
+		return 0
+
+	case "mark-child":
+		// Hold a mark at data, start a child that inherits it (sleep),
+		// write the child's pid to the ready file, then sleep until killed.
+		m, err := NewMark(data)
+		if err != nil {
+			return fail("mark: %v", err)
+		}
+		in := &Inheritance{}
+		in.Add(m)
+		child := exec.Command("sleep", "3600")
+		child.ExtraFiles = InheritedFiles(WithInheritance(context.Background(), in))
+		if err := child.Start(); err != nil {
+			return fail("child: %v", err)
+		}
+		if err := os.WriteFile(os.Getenv("AGENTX_LOCK_READY"), []byte(strconv.Itoa(child.Process.Pid)), 0o644); err != nil {
 			return fail("ready: %v", err)
 		}
 		time.Sleep(time.Hour)

@@ -28,18 +28,9 @@ func TestMarkReleased(t *testing.T) {
 	_, err = NewMark(path)
 	require.Error(t, err, "a mark where one is")
 	r := awaitAsync(context.Background(), path)
-	select {
-	case err := <-r:
-		t.Fatalf("woke while the mark is held: %v", err)
-	case <-time.After(100 * time.Millisecond):
-	}
+	asleep(t, r, 100*time.Millisecond, "woke while the mark is held")
 	require.NoError(t, m.Release())
-	select {
-	case err := <-r:
-		require.NoError(t, err)
-	case <-time.After(5 * time.Second):
-		t.Fatal("not woken by the release")
-	}
+	woken(t, r, "not woken by the release")
 	_, err = os.Stat(path)
 	assert.ErrorIs(t, err, os.ErrNotExist, "released: removed")
 	require.NoError(t, AwaitMark(context.Background(), path), "no mark: no wait")
@@ -54,4 +45,26 @@ func TestMarkCancelled(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	require.ErrorIs(t, AwaitMark(ctx, path), context.DeadlineExceeded)
+}
+
+// asleep fails t if r, a waiter on a mark, wakes within d.
+func asleep(t *testing.T, r <-chan error, d time.Duration, why string) {
+	t.Helper()
+	select {
+	case err := <-r:
+		t.Fatalf("%s: %v", why, err)
+	case <-time.After(d):
+	}
+}
+
+// woken fails t unless r, a waiter on a mark, wakes (without an error)
+// within 5 s.
+func woken(t *testing.T, r <-chan error, why string) {
+	t.Helper()
+	select {
+	case err := <-r:
+		require.NoError(t, err)
+	case <-time.After(5 * time.Second):
+		t.Fatal(why)
+	}
 }

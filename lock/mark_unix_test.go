@@ -5,7 +5,10 @@ package lock
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
+	"syscall"
 	"testing"
 	"time"
 
@@ -24,20 +27,56 @@ func TestMarkHolderKilled(t *testing.T) {
 	cmd, out := helper(t, "mark", "AGENTX_LOCK_DATA="+path, "AGENTX_LOCK_READY="+ready)
 	require.Eventually(t, func() bool { _, err := os.Stat(ready); return err == nil }, 30*time.Second, 5*time.Millisecond, "helper: %s", out)
 	r := awaitAsync(context.Background(), path)
-	select {
-	case err := <-r:
-		t.Fatalf("woke while the holder lives: %v", err)
-	case <-time.After(100 * time.Millisecond):
-	}
+	asleep(t, r, 100*time.Millisecond, "woke while the holder lives")
 	require.NoError(t, cmd.Process.Kill())
 	_ = cmd.Wait()
-	select {
-	case err := <-r:
-		require.NoError(t, err)
-	case <-time.After(5 * time.Second):
-		t.Fatal("not woken by the holder's death")
-	}
+	woken(t, r, "not woken by the holder's death")
 	_, err := os.Stat(path)
 	require.NoError(t, err, "a dead holder's mark is left")
 	require.NoError(t, AwaitMark(context.Background(), path))
+}
+
+// TestMarkHeldByAChild: a holder's child process started with the mark
+// inherited (Inheritance: how a holder's git push holds it) keeps the
+// mark held after the holder is SIGKILLed, until the child ends too.
+func TestMarkHeldByAChild(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	dir := t.TempDir()
+	path, ready := filepath.Join(dir, "h.mark"), filepath.Join(dir, "ready")
+	cmd, out := helper(t, "mark-child", "AGENTX_LOCK_DATA="+path, "AGENTX_LOCK_READY="+ready)
+	var child int
+	require.Eventually(t, func() bool {
+		data, err := os.ReadFile(ready)
+		child, _ = strconv.Atoi(string(data))
+		return err == nil && child > 0
+	}, 30*time.Second, 5*time.Millisecond, "helper: %s", out)
+	t.Cleanup(func() { _ = syscall.Kill(child, syscall.SIGKILL) })
+	r := awaitAsync(context.Background(), path)
+	require.NoError(t, cmd.Process.Kill())
+	_ = cmd.Wait()
+	asleep(t, r, 300*time.Millisecond, "woke while the holder's child lives")
+	require.NoError(t, syscall.Kill(child, syscall.SIGKILL))
+	woken(t, r, "not woken by the child's end")
+}
+
+// TestMarkReleasedWhileAChildHoldsIt: a holder that lets its mark go
+// wakes its waiters at once, though a child it started still holds the
+// mark's file.
+func TestMarkReleasedWhileAChildHoldsIt(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "h.mark")
+	m, err := NewMark(path)
+	require.NoError(t, err)
+	in := &Inheritance{}
+	in.Add(m)
+	child := exec.Command("sleep", "3600")
+	child.ExtraFiles = InheritedFiles(WithInheritance(context.Background(), in))
+	require.Len(t, child.ExtraFiles, 1)
+	require.NoError(t, child.Start())
+	t.Cleanup(func() { _ = child.Process.Kill(); _ = child.Wait() })
+	r := awaitAsync(context.Background(), path)
+	asleep(t, r, 100*time.Millisecond, "woke while the mark is held")
+	require.NoError(t, m.Release())
+	woken(t, r, "not woken by the release")
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentx-cli/agentx/internal/safetext"
 	"github.com/agentx-cli/agentx/ledger"
+	"github.com/agentx-cli/agentx/lock"
 	"github.com/agentx-cli/agentx/workflow"
 )
 
@@ -289,6 +290,9 @@ func (g *Git) git(ctx context.Context, stdin []byte, env []string, args ...strin
 	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "GCM_INTERACTIVE=never", "LC_ALL=C", "LANGUAGE=C")
 	cmd.Env = append(cmd.Env, env...)
 	cmd.WaitDelay = time.Second // a child (ssh, a helper) holding the pipes does not hold us
+	// a write carrying other processes' changes has git hold its mark
+	// too (lock.Inheritance): killed, its push still tells them when it ends
+	cmd.ExtraFiles = lock.InheritedFiles(ctx)
 	if stdin != nil {
 		cmd.Stdin = bytes.NewReader(stdin)
 	}
