@@ -108,13 +108,16 @@ func (h *Hub) Followup(ctx context.Context, id, from, body string) (Record, erro
 	if err != nil {
 		return Record{}, err
 	}
-	rec, err := h.hand(ctx, ledger.Change{Kind: changeFollowup, ID: id, By: from, What: "a follow-up", Args: args(body)})
+	at := h.now().UTC().Truncate(time.Millisecond) // as the ledger keeps it
+	rec, err := h.hand(ctx, ledger.Change{Kind: changeFollowup, ID: id, By: from, At: at, What: "a follow-up", Args: args(body)})
 	if err != nil {
 		return Record{}, err
 	}
-	if rec.Status == ledger.Escalated {
+	if !hasEntry(rec.Clarification, ledger.Question, ledger.Change{By: from, At: at}) {
 		// at the round limit: escalated, with the follow-up as the
-		// asker's latest position
+		// asker's latest position (told by the question it did not
+		// add: the record's status may be another change's of the same
+		// write, made after it)
 		h.escalated(ctx, rec)
 		return rec, nil
 	}

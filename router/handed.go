@@ -52,9 +52,9 @@ func handle(s *ledger.Store) {
 	}
 }
 
-// hand makes ch (At set here) through the issue's hand-off
-// (ledger.Store.Hand). Under a Once (WithOnce), whose guard reads the
-// ledger under the lock, it is made as change makes a change, by this
+// hand makes ch (At, when not set, set here) through the issue's
+// hand-off (ledger.Store.Hand). Under a Once (WithOnce), whose guard reads
+// the ledger under the lock, it is made as change makes a change, by this
 // process.
 func (h *Hub) hand(ctx context.Context, ch ledger.Change) (Record, error) {
 	if o, _ := ctx.Value(onceKey{}).(*Once); o != nil {
@@ -64,7 +64,9 @@ func (h *Hub) hand(ctx context.Context, ch ledger.Change) (Record, error) {
 	if err != nil {
 		return Record{}, err
 	}
-	ch.At = h.now()
+	if ch.At.IsZero() {
+		ch.At = h.now()
+	}
 	c, err := h.Store.Hand(ctx, ch)
 	if err != nil {
 		return Record{}, h.lockTimedOut(err, func() Event { return h.about(issue, ch.ID) })
@@ -76,7 +78,9 @@ func (h *Hub) hand(ctx context.Context, ch ledger.Change) (Record, error) {
 // makes a change: never handed to another process.
 func (h *Hub) makeHere(ctx context.Context, ch ledger.Change) (Record, error) {
 	return h.change(ctx, ch.ID, func(c *ledger.Clarification, now time.Time) error {
-		ch.At = now
+		if ch.At.IsZero() {
+			ch.At = now
+		}
 		return changerOf(ch.Kind).Make(c, ch)
 	})
 }

@@ -1,6 +1,8 @@
 package router
 
 import (
+	"context"
+	"os"
 	"testing"
 	"time"
 
@@ -53,4 +55,41 @@ func TestChangersFindWhatTheyMade(t *testing.T) {
 			assert.IsType(t, tc.mk, changerOf(ch.Kind), "the hub makes the kind with this Changer")
 		})
 	}
+}
+
+// TestHandedFollowupBesideAnEscalation: a follow-up and an escalation by
+// hand of one record, both handed to the holder of the lock, are
+// made in one write, the follow-up first; the follow-up's writer is told
+// the record escalated by the other change, and reports its follow-up
+// (one followed-up event, one escalation), not an escalation of its own.
+func TestHandedFollowupBesideAnEscalation(t *testing.T) {
+	h, _ := newTestHub(t, "")
+	ctx := context.Background()
+	rec, err := h.Ask(ctx, askReq("engineer", "architect"))
+	require.NoError(t, err)
+	_, err = h.Answer(ctx, rec.ID, "architect", "SQLite.")
+	require.NoError(t, err)
+
+	f, err := h.Store.Lock(ctx, 42)
+	require.NoError(t, err)
+	spool := h.Store.Path(42) + ledger.HandoffSuffix
+	waitSpool := func(n int) {
+		require.Eventually(t, func() bool { ents, _ := os.ReadDir(spool); return len(ents) == n }, 10*time.Second, time.Millisecond)
+	}
+	followed := make(chan error, 1)
+	go func() {
+		_, err := h.Followup(ctx, rec.ID, "engineer", "And in CI?")
+		followed <- err
+	}()
+	waitSpool(1)
+	escalated := make(chan error, 1)
+	go func() {
+		_, err := h.Escalate(ctx, rec.ID, "no agent knows")
+		escalated <- err
+	}()
+	waitSpool(2)
+	require.NoError(t, f.Release())
+	require.NoError(t, <-followed)
+	require.NoError(t, <-escalated)
+	assert.ElementsMatch(t, []EventType{EventRequested, EventAnswered, EventFollowedUp, EventEscalated}, eventTypes(t, h, rec.ID))
 }
