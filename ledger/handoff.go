@@ -281,18 +281,47 @@ func (s *Store) handShared(ctx context.Context, f *Locked, h *handing, pre any) 
 }
 
 // lookShared is handShared for a change taken by a holder that ended
-// without a word: it is not made again, as the holder's change may have
-// landed or still land (an intent it posted, merged later; its outbox).
-// Its git commands held its mark (lock.Inheritance), so a push it
-// started has ended by now. The shared ledger is
-// fetched and looked at: the change there (the holder's push landed, or
-// its intent was merged), its record is returned; not there,
+// without a word: it is not made again while the holder's change may
+// have landed or still land. The shared ledger is fetched and looked at:
+// the change there (the holder's push landed, or its intent was merged,
+// or the holder kept it in this host's outbox, which Apply replays), its
+// record is returned. Not there: when the holder and the git commands it
+// started have all ended (they hold its mark: lock.Inheritance) and
+// nothing of theirs can still bring it (no intent waiting on the remote
+// holds it, nor this host's outbox: mayLand), it is made here, after one
+// more look at the shared ledger, fetched after the intents were; else
 // HandedLostError (it may be on its way).
 func (s *Store) lookShared(ctx context.Context, f *Locked, h *handing, pre any) (*Clarification, error) {
+	if c, _ := s.findShared(ctx, f, h, pre); c != nil {
+		return c, nil
+	}
+	ml, ok := s.rep.(mayLand)
+	if !ok || !h.holderEnded {
+		return nil, h.x.lost(f.Issue)
+	}
+	if may, err := ml.MayLand(ctx, f.Issue, h.x.findMade); err != nil || may {
+		return nil, h.x.lost(f.Issue)
+	}
+	c, fresh := s.findShared(ctx, f, h, nil)
+	if c != nil {
+		return c, nil
+	}
+	if fresh == nil {
+		return nil, h.x.lost(f.Issue) // not fetched: not known
+	}
+	h.taken = false // as if never handed: made here, on the ledger fetched
+	return s.handShared(ctx, f, h, fresh)
+}
+
+// findShared fetches the shared ledger (pre, when the Replicator cannot
+// fetch now) and returns the record there that holds h's change (nil: not
+// there), and what was fetched (nil: nothing, or the fetch failed).
+func (s *Store) findShared(ctx context.Context, f *Locked, h *handing, pre any) (*Clarification, any) {
+	var fresh any
 	if fr, ok := s.rep.(freshFetcher); ok {
 		// fetched after the holder ended, not before this process waited
-		if fresh, err := fr.FetchNow(ctx, f.Issue); err == nil {
-			pre = fresh
+		if got, err := fr.FetchNow(ctx, f.Issue); err == nil {
+			pre, fresh = got, got
 		}
 	}
 	var found *Clarification
@@ -306,9 +335,17 @@ func (s *Store) lookShared(ctx context.Context, f *Locked, h *handing, pre any) 
 	}, pre)
 	if errors.Is(err, errMadeAlready) && found != nil {
 		h.record = found
-		return h.madeByHolder(s), nil
+		return h.madeByHolder(s), fresh
 	}
-	return nil, h.x.lost(f.Issue)
+	return nil, fresh
+}
+
+// mayLand is a Replicator that says whether a change a holder that ended
+// took may still reach the shared ledger: an intent waiting there, or
+// this host's outbox, holds it (found by find); an error, or a remote out
+// of reach, is taken as yes.
+type mayLand interface {
+	MayLand(ctx context.Context, issue int, find func(*Ledger) *Clarification) (bool, error)
 }
 
 // freshFetcher is a Replicator that fetches the shared ledger now, for
@@ -613,11 +650,14 @@ type handing struct {
 	inherit  *lock.Inheritance  // in remote mode: the child processes holding mark too
 	name     string             // the question's or change's file, once posted
 
-	posted   bool // it was left for the holder, and not taken back
-	taken    bool // a holder took it
-	notMade  bool // and said it did not make it (its cap, a record not valid)
-	record   *Clarification
-	unsynced string // the holder kept it in the outbox: the change, as reported
+	posted  bool // it was left for the holder, and not taken back
+	taken   bool // a holder took it
+	notMade bool // and said it did not make it (its cap, a record not valid)
+	// holderEnded: the holder that took it, and the git commands it
+	// started, have all ended (its mark is free), told or killed
+	holderEnded bool
+	record      *Clarification
+	unsynced    string // the holder kept it in the outbox: the change, as reported
 }
 
 // post leaves the question or change for the lock's holder. A failure
@@ -689,7 +729,7 @@ func (h *handing) awaitHolder(ctx context.Context, wait time.Duration) bool {
 			continue
 		}
 		holder = strings.TrimSuffix(holder, takenEnd)
-		_ = lock.AwaitMark(ctx, filepath.Join(h.spool, holder+markEnd))
+		h.holderEnded = lock.AwaitMark(ctx, filepath.Join(h.spool, holder+markEnd)) == nil
 		_ = os.Remove(filepath.Join(h.spool, name))
 		break
 	}

@@ -48,6 +48,18 @@ func (w *world) lingeringPushes(i int, d time.Duration) {
 	git(t, w.hosts[i], "config", "remote.origin.receivepack", script)
 }
 
+// failingFirstPush makes host i's next push to the remote take d, then
+// fail, nothing landed (the remote refusing it, the link lost); the pushes
+// after it land.
+func (w *world) failingFirstPush(i int, d time.Duration) {
+	t := w.t
+	dir := t.TempDir()
+	script, once := filepath.Join(dir, "receive-pack"), filepath.Join(dir, "failed")
+	body := fmt.Sprintf("#!/bin/sh\nif [ ! -e %s ]; then : > %s; sleep %.3f; exit 1; fi\nexec git-receive-pack \"$@\"\n", once, once, d.Seconds())
+	require.NoError(t, os.WriteFile(script, []byte(body), 0o755))
+	git(t, w.hosts[i], "config", "remote.origin.receivepack", script)
+}
+
 // firstAsk has host 0 ask on issue 3 alone: the shared ledger's first
 // version, settled on the host.
 func (w *world) firstAsk() {
@@ -254,36 +266,62 @@ func TestHandedAskHolderKilled(t *testing.T) {
 	w := newWorld(t, 1, "", "")
 	w.firstAsk()
 	w.slowPushes(0, 2*time.Second)
-	topics := topicsN("k", 4)
-	askers, release := w.holdIssue(topics...)
+	askers, holder, seen := w.killedMidPush("k")
+	assert.LessOrEqual(t, seen[holder.topic], 1, "the killed holder's own question is there at most once")
+	w.toldTheirIDs(askers, holder, seen)
+}
+
+// killedMidPush starts four askers on host 0's issue 3 while its lock is
+// held, lets it go, SIGKILLs the one that takes the lock (and the others'
+// questions) 0.3 s into its push, and waits for them all; it returns
+// them, that holder, and how many times each topic is then on the shared
+// ledger.
+func (w *world) killedMidPush(prefix string) (askers []*asker, holder *asker, seen map[string]int) {
+	t := w.t
+	askers, release := w.holdIssue(topicsN(prefix, 4)...)
 	release()
-	// the asker that takes the lock takes the others' questions, then
-	// pushes for two seconds
-	holder := w.holderOf(askers)
+	holder = w.holderOf(askers)
 	time.Sleep(300 * time.Millisecond) // into its push
 	require.NoError(t, holder.cmd.Process.Signal(syscall.SIGKILL))
 	waitAll(t, askers)
+	assert.Equal(t, -1, holder.code)
+	seen = map[string]int{}
+	for _, c := range checkChain(t, w.chain(3)).Clarifications {
+		seen[c.Topic]++
+	}
+	return askers, holder, seen
+}
+
+// toldTheirIDs checks that each asker but holder exited 0 with the id its
+// question has on the shared ledger, which holds it once (seen).
+func (w *world) toldTheirIDs(askers []*asker, holder *asker, seen map[string]int) {
+	t := w.t
 	last := checkChain(t, w.chain(3))
 	for _, a := range askers {
 		if a == holder {
-			assert.Equal(t, -1, a.code)
 			continue
 		}
 		require.Equal(t, 0, a.code, "%s: %s", a.topic, a.err.String())
 		c := last.Find(data(t, a.out.String())["id"].(string))
 		require.NotNil(t, c, a.topic)
 		assert.Equal(t, a.topic, c.Topic, "under the id its asker printed")
+		assert.Equal(t, 1, seen[a.topic], "%s is on the shared ledger once", a.topic)
 	}
-	seen := map[string]int{}
-	for _, c := range last.Clarifications {
-		seen[c.Topic]++
-	}
-	for _, topic := range topics {
-		if topic != holder.topic {
-			assert.Equal(t, 1, seen[topic], "%s is on the shared ledger once", topic)
-		}
-		assert.LessOrEqual(t, seen[topic], 1, "%s is on the shared ledger at most once", topic)
-	}
+}
+
+// TestHandedAskHolderKilledBeforeAnythingLanded: the holder is killed
+// while its push runs, and that push fails: nothing of its change is on
+// the shared ledger, in an intent or in the host's outbox. Its askers,
+// once the push has ended, find their questions nowhere and ask them
+// themselves: each exits 0 with its id, each question once. Before, each
+// failed handed_lost.
+func TestHandedAskHolderKilledBeforeAnythingLanded(t *testing.T) {
+	w := newWorld(t, 1, "", "")
+	w.firstAsk()
+	w.failingFirstPush(0, 2*time.Second)
+	askers, holder, seen := w.killedMidPush("f")
+	assert.Zero(t, seen[holder.topic], "the killed holder's own question did not land")
+	w.toldTheirIDs(askers, holder, seen)
 }
 
 // TestHandedAskHolderKilledAfterItsPushLanded: the holder is killed once

@@ -805,3 +805,61 @@ func (e *early) end(landed bool) bool {
 	e.landed <- landed
 	return <-e.done == nil && landed
 }
+
+// MayLand implements what ledger.Store asks of a Replicator when the
+// process that took a change of this host's (group commit) ended without
+// a word, it and its git commands gone: whether that change may still
+// reach the shared ledger. It may when this host's outbox holds it (or a
+// refused version waits to be put back), or an intent waiting on the
+// remote does (another host merges it); the remote out of reach, or
+// anything not read, is taken as may. find says whether a ledger holds
+// the change.
+func (r *Replicator) MayLand(ctx context.Context, issue int, find func(*ledger.Ledger) *ledger.Clarification) (bool, error) {
+	st, err := ReadSync(r.store, issue)
+	if err != nil {
+		return true, err
+	}
+	if st.Refused != nil {
+		return true, nil
+	}
+	for _, q := range st.Pending {
+		l := &ledger.Ledger{IssueNumber: issue}
+		for _, rec := range q.Records {
+			c, err := ledger.DecodeRecord(rec.After)
+			if err != nil {
+				return true, nil
+			}
+			l.Clarifications = append(l.Clarifications, c)
+		}
+		if find(l) != nil {
+			return true, nil
+		}
+	}
+	if r.offline {
+		return true, nil // --offline: the remote is not looked at
+	}
+	it, ok := r.transport.(Intents)
+	if !ok {
+		return false, nil // no intents: the outbox is all that could bring it
+	}
+	_, intents, err := it.FetchIntents(ctx, issue)
+	switch {
+	case errors.Is(err, errNoQueue):
+		return false, nil // no intents where the ledgers are branches
+	case err != nil:
+		return true, err
+	}
+	for _, in := range intents {
+		if in.Base == nil {
+			continue // not readable as an intent: removed, never merged
+		}
+		l, err := ledger.DecodeIssue("intent "+in.Name, issue, in.Data)
+		if err != nil {
+			continue
+		}
+		if find(l) != nil {
+			return true, nil
+		}
+	}
+	return false, nil
+}
