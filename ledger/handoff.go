@@ -296,7 +296,9 @@ func (s *Store) lookShared(ctx context.Context, f *Locked, h *handing, pre any) 
 		return c, nil
 	}
 	ml, ok := s.rep.(mayLand)
-	if !ok || !h.holderEnded {
+	if !ok || !h.holderEnded || !lock.MarksInherited {
+		// the holder (or, where a mark is not inherited, a push it
+		// started) may still be at work
 		return nil, h.x.lost(f.Issue)
 	}
 	if may, err := ml.MayLand(ctx, f.Issue, h.x.findMade); err != nil || may {

@@ -8,6 +8,11 @@ import (
 	"github.com/gofrs/flock"
 )
 
+// MarksInherited: here no child process holds a mark (see Inheritance):
+// a mark is free once its holder ends, though a git push it started may
+// still be running.
+const MarksInherited = false
+
 // hold takes the mark's lock through flock, f closed: here a lock is not
 // handed to child processes (see Inheritance).
 func (m *Mark) hold(f *os.File) error {

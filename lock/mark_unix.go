@@ -7,6 +7,10 @@ import (
 	"syscall"
 )
 
+// MarksInherited: the child processes started under an Inheritance hold
+// its marks (see Inheritance).
+const MarksInherited = true
+
 // hold takes the mark's lock on f, its file opened, and keeps f: a child
 // process given f inherits the lock (flock's lock belongs to the open
 // file, which the child shares), so the mark is held until the holder and
