@@ -110,9 +110,11 @@ func (a *Asking) find(l *Ledger, closed bool) *Clarification {
 // in the ledger (a question by what was asked and when, a change by its
 // Changer's Made) and makes it only if it is not there; in remote mode,
 // woken once the holder and the git commands it started have ended (they
-// hold its mark too), it looks on the shared ledger, fetched, and not
-// finding it there fails with HandedLostError (an intent the holder
-// posted may be merged after it died). A
+// hold its mark too), it looks on the shared ledger, fetched, then, not
+// finding it there, in the intents waiting on the remote and this host's
+// outbox (lookShared): in none of them, it makes it; in one, it fails
+// with HandedLostError (an intent the holder posted may be merged after
+// it died). A
 // change the holder cannot make (the cap refuses a question, a record
 // that would not be valid, a transition the table refuses) is made again
 // by its writer, whose error says why.
