@@ -100,7 +100,8 @@ func InheritedFiles(ctx context.Context) []*os.File {
 	}
 	in.mu.Lock()
 	defer in.mu.Unlock()
-	return slices.Clone(in.files)
+	// a mark released since is closed (Fd -1): no longer handed on
+	return slices.DeleteFunc(slices.Clone(in.files), func(f *os.File) bool { return f.Fd() == ^uintptr(0) })
 }
 
 // AwaitMark waits until no process holds the mark at path (released, its

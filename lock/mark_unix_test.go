@@ -80,3 +80,28 @@ func TestMarkReleasedWhileAChildHoldsIt(t *testing.T) {
 	require.NoError(t, m.Release())
 	woken(t, r, "not woken by the release")
 }
+
+// TestInheritedFilesLeaveReleasedMarks: a mark released is no longer
+// handed to the child processes started after (its file is closed: a
+// child given it would not start).
+func TestInheritedFilesLeaveReleasedMarks(t *testing.T) {
+	dir := t.TempDir()
+	in := &Inheritance{}
+	ctx := WithInheritance(context.Background(), in)
+	a, err := NewMark(filepath.Join(dir, "a.mark"))
+	require.NoError(t, err)
+	b, err := NewMark(filepath.Join(dir, "b.mark"))
+	require.NoError(t, err)
+	in.Add(a)
+	in.Add(b)
+	require.Len(t, InheritedFiles(ctx), 2)
+	require.NoError(t, a.Release())
+	files := InheritedFiles(ctx)
+	require.Len(t, files, 1)
+	child := exec.Command("true")
+	child.ExtraFiles = files
+	require.NoError(t, child.Run(), "a child started after the release")
+	require.NoError(t, b.Release())
+	require.Empty(t, InheritedFiles(ctx))
+	require.Nil(t, InheritedFiles(context.Background()), "no Inheritance: nothing")
+}
