@@ -135,30 +135,46 @@ func BenchmarkEncode20000(b *testing.B) {
 // open records) against the look of a writer whose holder died (findMade:
 // its asker's closed records opened too), on 20,000 clarifications, 18,000
 // of them closed, all the asker's, the question not there (the usual
-// retry: the earlier try did not land).
+// retry: the earlier try did not land). The whole search takes a tenth
+// of a second a run: CI's short pass leaves it out (-skip), run it by
+// hand (-bench FindHandedOn20000).
 func BenchmarkFindHandedOn20000(b *testing.B) {
 	s := longStore(b, 20_000)
 	data, err := os.ReadFile(s.Path(1))
 	if err != nil {
 		b.Fatal(err)
 	}
-	a := &Asking{Question: NewQuestion{From: "engineer", To: "architect", Topic: "not asked", Body: "Not asked?"}, At: t0}
-	for _, bc := range []struct {
-		name string
-		find func(*Ledger) *Clarification
-	}{{"open", a.findOpen}, {"all", a.findMade}} {
-		b.Run(bc.name, func(b *testing.B) {
-			for b.Loop() {
-				b.StopTimer()
-				l, err := DecodeIssue("bench", 1, data) // sealed again: a fetched ledger
-				if err != nil {
-					b.Fatal(err)
-				}
-				b.StartTimer()
-				if bc.find(l) != nil {
-					b.Fatal("found a question never asked")
-				}
-			}
-		})
+	l, err := DecodeIssue("bench", 1, data) // a fetched ledger: its closed records sealed
+	if err != nil {
+		b.Fatal(err)
 	}
+	a := &Asking{Question: NewQuestion{From: "engineer", To: "architect", Topic: "not asked", Body: "Not asked?"}, At: t0}
+	b.Run("open", func(b *testing.B) {
+		for b.Loop() {
+			if a.findOpen(l) != nil { // opens nothing: l stays as read
+				b.Fatal("found a question never asked")
+			}
+		}
+	})
+	b.Run("all", func(b *testing.B) {
+		for b.Loop() {
+			b.StopTimer()
+			again := resealed(l) // findMade opens the records it looks at
+			b.StartTimer()
+			if a.findMade(again) != nil {
+				b.Fatal("found a question never asked")
+			}
+		}
+	})
+}
+
+// resealed is a copy of l whose records are as l's were read (opening a
+// record of the copy leaves l's as it is).
+func resealed(l *Ledger) *Ledger {
+	out := &Ledger{IssueNumber: l.IssueNumber, Clarifications: make([]*Clarification, len(l.Clarifications))}
+	for i, c := range l.Clarifications {
+		x := *c
+		out.Clarifications[i] = &x
+	}
+	return out
 }
