@@ -380,7 +380,7 @@ func (e *HandedLostError) Error() string {
 	if e.ID != "" {
 		what = fmt.Sprintf("%s on %s", e.What, e.ID)
 	}
-	return fmt.Sprintf("%s was handed to the process holding issue #%d's lock, which ended before saying whether it reached the shared ledger: it may be there or on its way", what, e.Issue)
+	return fmt.Sprintf("%s was handed to the process holding issue #%d's lock, which was killed or paused before saying whether it reached the shared ledger: it is not there, and may still be on its way (an intent of that process's not yet merged)", what, e.Issue)
 }
 
 // Hint says what to do.
